@@ -1,0 +1,179 @@
+/*
+ * Internal interface of the aclnn_py host emulator.
+ *
+ * Three libraries, as in CANN, each exporting one header family:
+ *   libascendcl.so  (runtime.c)  acl*/aclrt* + aclemu* + the emu_ runtime services below;
+ *                                holds all runtime state and every counter.
+ *   libnnopbase.so  (meta.c)     aclCreateTensor & co, executors, aclnnInit; NEEDED libascendcl.so.
+ *   libopapi.so     (ops.c)      aclnnMseLossBackward*, aclnnMseLoss*; NEEDED both.
+ * The libraries are linked with SONAMEs libascendcl.so / libnnopbase.so /
+ * libopapi.so and RUNPATH $ORIGIN, so a copy named libacl_rt.so or
+ * libopapi_nn.so (CANN >= 8.5 names) shares the one runtime state.
+ * Functions below are exported (default visibility) by the library named in
+ * their section; everything else is built with -fvisibility=hidden.
+ */
+#ifndef ACLNN_EMU_INTERNAL_H
+#define ACLNN_EMU_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#include "cann_api.h"
+
+#define EMU_MAX_DIMS 8        /* CANN's rank limit for aclnn operators */
+#define EMU_TENSOR_MAX_DIMS 25 /* what aclCreateTensor itself accepts here */
+
+/* ==== libascendcl.so (runtime.c) ==== */
+
+/* ---- errors: aclGetRecentErrMsg text, per thread ---- */
+
+/* Append one message (printf-style) to the calling thread's recent-error text. */
+void emu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Fault injection point: every public API calls this first with its own name.
+ * Returns 0, or the status armed by aclemuInjectFault (already recorded in the
+ * error text), which the API then returns.
+ */
+int32_t emu_fault(const char *api);
+
+/* ---- runtime state ---- */
+
+/* true between aclInit and aclFinalize; else records the message and returns false. */
+bool emu_require_init(const char *api);
+
+/*
+ * Device of the calling thread's current context, or -1 after recording
+ * "no context" (the caller returns ACL_ERROR_RT_CONTEXT_NULL).
+ */
+int32_t emu_require_device(const char *api);
+
+/* ---- device memory ---- */
+
+/*
+ * Whether [ptr, ptr + bytes) lies inside one live aclrtMalloc allocation.
+ * bytes == 0 checks only that ptr is inside (or one past the end of) one.
+ * On success *device receives its device id (device may be NULL).
+ */
+bool emu_devmem_contains(const void *ptr, uint64_t bytes, int32_t *device);
+
+/* ---- streams and deferred work ---- */
+
+/*
+ * A unit of device work. run() executes it on the host when the stream is
+ * synchronised; it must re-check every device range it touches with
+ * emu_devmem_contains (buffers may have been freed while it was pending) and
+ * returns ACL_SUCCESS or an aclError code after recording a message.
+ * release() frees the task's own state (called exactly once, after run() or
+ * when the task is dropped). bytes_touched is what the task reads and writes.
+ */
+typedef struct emu_task {
+    aclError (*run)(struct emu_task *task);
+    void (*release)(struct emu_task *task);
+    const char *name; /* for messages, e.g. "MseLossBackward" */
+    struct emu_task *next;
+} emu_task;
+
+/*
+ * Resolve `stream` (NULL = the default stream of the calling thread's current
+ * context) and queue `task` on it. Returns ACL_SUCCESS, or an error after
+ * recording a message (the task is then released by this call).
+ */
+aclError emu_stream_enqueue(aclrtStream stream, emu_task *task, const char *api);
+
+/* ---- SoC and counters ---- */
+
+/* The emulated SoC name (ACLNN_EMU_SOC, default an Atlas A2 name). */
+const char *emu_soc_name(void);
+
+/* Whether the emulated SoC has bfloat16 aclnn kernels (Atlas A2/A3, Ascend 950). */
+bool emu_soc_supports_bf16(void);
+
+typedef enum {
+    EMU_COUNTER_TENSORS,        /* live aclTensors (meta.c: +1 create, -1 destroy) */
+    EMU_COUNTER_EXECUTORS,      /* live executors */
+    EMU_COUNTER_LAUNCHES,       /* accepted operator launches */
+    EMU_COUNTER_KERNELS_RUN     /* kernels executed */
+} emu_counter;
+
+void emu_counter_add(emu_counter counter, int64_t delta);
+
+/* ==== libnnopbase.so (meta.c) ==== */
+
+/* ---- tensors (aclCreateTensor) ---- */
+
+#define EMU_TENSOR_MAGIC 0x54454e53u /* "TENS" */
+
+struct aclTensor {
+    uint32_t magic;
+    aclDataType dtype;
+    aclFormat format;
+    uint64_t ndim;
+    int64_t dims[EMU_TENSOR_MAX_DIMS];
+    int64_t strides[EMU_TENSOR_MAX_DIMS]; /* elements */
+    int64_t offset;                       /* elements */
+    uint64_t storage_ndim;
+    int64_t storage_dims[EMU_TENSOR_MAX_DIMS];
+    void *data;                            /* storage base (device address) */
+};
+
+/* Whether t is a live tensor made by aclCreateTensor (records nothing). */
+bool emu_tensor_is_live(const aclTensor *t);
+
+/* Size in bytes of one element, 0 for dtypes the emulator cannot store. */
+size_t emu_dtype_size(aclDataType dtype);
+
+/* Name of a dtype for messages ("DT_FLOAT", "DT_BF16", ...). */
+const char *emu_dtype_name(aclDataType dtype);
+
+/* Number of elements of the view (1 for 0-d, 0 when any dim is 0). */
+int64_t emu_tensor_numel(const aclTensor *t);
+
+/* ---- executors ---- */
+/* (ops.c, in libopapi.so, implements the operators over these) */
+
+/*
+ * An operator's executor, made by its phase 1 and run by its phase 2.
+ * The operator fills `launch` (and `release_op`) and the tensor snapshots; the
+ * core owns registration, repeatability, address rebinding and consumption.
+ *
+ * `inputs`/`outputs` are copies of the caller's tensors taken at phase 1;
+ * aclSetInputTensorAddr/aclSetOutputTensorAddr/aclSetTensorAddr change their
+ * `data`. At phase 2 the core calls launch(), which must snapshot everything
+ * the deferred work needs (tensors, parameters, workspace) into a task and
+ * queue it with emu_stream_enqueue.
+ */
+#define EMU_EXECUTOR_MAX_TENSORS 8
+
+struct aclOpExecutor {
+    uint32_t magic;
+    const char *op_name;             /* "MseLossBackward" */
+    bool repeatable;
+    uint64_t workspace_size;         /* what phase 1 reported */
+    size_t n_inputs, n_outputs;
+    aclTensor inputs[EMU_EXECUTOR_MAX_TENSORS];
+    aclTensor outputs[EMU_EXECUTOR_MAX_TENSORS];
+    const aclTensor *caller_inputs[EMU_EXECUTOR_MAX_TENSORS];   /* identity, for rebinding checks */
+    const aclTensor *caller_outputs[EMU_EXECUTOR_MAX_TENSORS];
+    void *op_state;                  /* operator parameters, owned */
+    aclError (*launch)(aclOpExecutor *executor, void *workspace, uint64_t workspace_size,
+                       aclrtStream stream, const char *api);
+    void (*release_op)(aclOpExecutor *executor); /* frees op_state; may be NULL */
+};
+
+/* A zeroed executor registered as live, or NULL (message recorded). */
+aclOpExecutor *emu_executor_new(const char *op_name);
+
+/* Unregister and free an executor that phase 1 built but cannot hand out. */
+void emu_executor_discard(aclOpExecutor *executor);
+
+/*
+ * Phase 2, common part: checks that `executor` is live (561103 otherwise),
+ * the workspace (NULL with size > 0 -> 161001; smaller than phase 1 reported
+ * -> 161002; not inside one live device allocation -> 161002), then calls
+ * executor->launch. A non-repeatable executor is consumed whatever happens.
+ */
+aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
+                             aclOpExecutor *executor, aclrtStream stream);
+
+#endif

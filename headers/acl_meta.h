@@ -1,0 +1,66 @@
+/*
+ * aclnn meta API (header family aclnn/acl_meta.h, aclnn/aclnn_base.h,
+ * nnopbase/opdev/op_errno.h) -- the subset aclnn_py uses.
+ *
+ * Library: libnnopbase.so (every CANN release).
+ * Sources: hicann/opbase include/nnopbase/aclnn/acl_meta.h, aclnn_base.h,
+ * include/nnopbase/opdev/op_errno.h and
+ * docs/en/api/nnopbase/opdev/aclnn_return_code/aclnn_return_codes.md.
+ *
+ * cdef-ready: no preprocessor conditionals, no includes; needs acl_rt.h first.
+ */
+
+typedef int32_t aclnnStatus;
+typedef struct aclTensor aclTensor;
+typedef struct aclOpExecutor aclOpExecutor;
+
+/* aclnnStatus codes (op_errno.h, where they are #defines). */
+typedef enum {
+    ACLNN_SUCCESS = 0,
+    ACLNN_ERR_PARAM_NULLPTR = 161001,
+    ACLNN_ERR_PARAM_INVALID = 161002,
+    ACLNN_ERR_RUNTIME_ERROR = 361001,
+    ACLNN_ERR_INNER = 561000,
+    ACLNN_ERR_INNER_INFERSHAPE_ERROR = 561001,
+    ACLNN_ERR_INNER_TILING_ERROR = 561002,
+    ACLNN_ERR_INNER_FIND_KERNEL_ERROR = 561003,
+    ACLNN_ERR_INNER_CREATE_EXECUTOR = 561101,
+    ACLNN_ERR_INNER_NOT_TRANS_EXECUTOR = 561102,
+    ACLNN_ERR_INNER_NULLPTR = 561103,
+    ACLNN_ERR_INNER_WRONG_ATTR_INFO_SIZE = 561104,
+    ACLNN_ERR_INNER_KEY_CONFLICT = 561105,
+    ACLNN_ERR_INNER_INVALID_IMPL_MODE = 561106,
+    ACLNN_ERR_INNER_OPP_PATH_NOT_FOUND = 561107,
+    ACLNN_ERR_INNER_LOAD_JSON_FAILED = 561108,
+    ACLNN_ERR_INNER_JSON_VALUE_NOT_FOUND = 561109,
+    ACLNN_ERR_INNER_JSON_FORMAT_INVALID = 561110,
+    ACLNN_ERR_INNER_JSON_DTYPE_INVALID = 561111,
+    ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND = 561112,
+    ACLNN_ERR_INNER_OP_FILE_INVALID = 561113,
+    ACLNN_ERR_INNER_ATTR_NUM_OUT_OF_BOUND = 561114,
+    ACLNN_ERR_INNER_ATTR_LEN_NOT_ENOUGH = 561115,
+    ACLNN_ERR_INNER_INPUT_NUM_IN_JSON_TOO_LARGE = 561116,
+    ACLNN_ERR_INNER_INPUT_JSON_IS_NULL = 561117,
+    ACLNN_ERR_INNER_STATIC_WORKSPACE_INVALID = 561118,
+    ACLNN_ERR_INNER_STATIC_BLOCK_DIM_INVALID = 561119
+} aclnnStatusCode;
+
+/* Tensors (acl_meta.h). Dims, strides and offset count elements, not bytes. */
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t *stride, int64_t offset, aclFormat format,
+                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
+aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
+aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
+aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
+
+/* Executors (acl_meta.h) */
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);
+aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr);
+
+/* Layer initialisation (aclnn_base.h) */
+aclnnStatus aclnnInit(const char *configPath);
+aclnnStatus aclnnFinalize(void);

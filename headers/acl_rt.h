@@ -1,0 +1,273 @@
+/*
+ * CANN runtime API (header family acl/acl.h, acl/acl_rt.h, acl/acl_base.h,
+ * acl/error_codes/rt_error_codes.h) -- the subset aclnn_py uses.
+ *
+ * Library: libascendcl.so (CANN <= 8.3), libacl_rt.so (CANN >= 8.5).
+ * Sources: hicann/runtime include/external/acl/acl_rt.h, acl_base_rt.h and
+ * docs/zh/api_ref/25-01_aclError.md; Ascend/pytorch third_party/acl/inc/acl/acl.h,
+ * acl_base.h, acl_rt.h and error_codes/rt_error_codes.h (commit 994621452).
+ *
+ * Written for cffi's cdef (ABI mode) and plain C alike: no preprocessor
+ * conditionals, no includes (C users include <stdint.h> and <stddef.h> first).
+ * Enum values are copied literally from the sources above.
+ */
+
+typedef int aclError;
+typedef void *aclrtStream;
+typedef void *aclrtContext;
+typedef void *aclrtEvent;
+typedef uint16_t aclFloat16;
+
+/* acl_base_rt.h: aclDataType */
+typedef enum {
+    ACL_DT_UNDEFINED = -1,
+    ACL_FLOAT = 0,
+    ACL_FLOAT16 = 1,
+    ACL_INT8 = 2,
+    ACL_INT32 = 3,
+    ACL_UINT8 = 4,
+    ACL_INT16 = 6,
+    ACL_UINT16 = 7,
+    ACL_UINT32 = 8,
+    ACL_INT64 = 9,
+    ACL_UINT64 = 10,
+    ACL_DOUBLE = 11,
+    ACL_BOOL = 12,
+    ACL_STRING = 13,
+    ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17,
+    ACL_BF16 = 27,
+    ACL_INT4 = 29,
+    ACL_UINT1 = 30,
+    ACL_COMPLEX32 = 33
+} aclDataType;
+
+/* acl_base_rt.h: aclFormat (the members aclnn_py can meet) */
+typedef enum {
+    ACL_FORMAT_UNDEFINED = -1,
+    ACL_FORMAT_NCHW = 0,
+    ACL_FORMAT_NHWC = 1,
+    ACL_FORMAT_ND = 2,
+    ACL_FORMAT_NC1HWC0 = 3,
+    ACL_FORMAT_FRACTAL_Z = 4,
+    ACL_FORMAT_NC1HWC0_C04 = 12,
+    ACL_FORMAT_HWCN = 16,
+    ACL_FORMAT_NDHWC = 27,
+    ACL_FORMAT_FRACTAL_NZ = 29,
+    ACL_FORMAT_NCDHW = 30,
+    ACL_FORMAT_NDC1HWC0 = 32,
+    ACL_FRACTAL_Z_3D = 33,
+    ACL_FORMAT_NC = 35,
+    ACL_FORMAT_NCL = 47
+} aclFormat;
+
+/* acl_rt.h: aclrtMemcpyKind */
+typedef enum {
+    ACL_MEMCPY_HOST_TO_HOST = 0,
+    ACL_MEMCPY_HOST_TO_DEVICE = 1,
+    ACL_MEMCPY_DEVICE_TO_HOST = 2,
+    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+    ACL_MEMCPY_DEFAULT = 4,
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
+} aclrtMemcpyKind;
+
+/* acl_rt.h: aclrtMemMallocPolicy */
+typedef enum {
+    ACL_MEM_MALLOC_HUGE_FIRST = 0,
+    ACL_MEM_MALLOC_HUGE_ONLY = 1,
+    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
+} aclrtMemMallocPolicy;
+
+/* acl_rt.h: aclrtMemAttr */
+typedef enum {
+    ACL_DDR_MEM = 0,
+    ACL_HBM_MEM = 1,
+    ACL_DDR_MEM_HUGE = 2,
+    ACL_DDR_MEM_NORMAL = 3,
+    ACL_HBM_MEM_HUGE = 4,
+    ACL_HBM_MEM_NORMAL = 5,
+    ACL_DDR_MEM_P2P_HUGE = 6,
+    ACL_DDR_MEM_P2P_NORMAL = 7,
+    ACL_HBM_MEM_P2P_HUGE = 8,
+    ACL_HBM_MEM_P2P_NORMAL = 9,
+    ACL_HBM_MEM_HUGE1G = 10,
+    ACL_HBM_MEM_P2P_HUGE1G = 11
+} aclrtMemAttr;
+
+/* acl_rt.h: aclrtStreamStatus */
+typedef enum {
+    ACL_STREAM_STATUS_COMPLETE = 0,
+    ACL_STREAM_STATUS_NOT_READY = 1,
+    ACL_STREAM_STATUS_RESERVED = 0xFFFF
+} aclrtStreamStatus;
+
+/*
+ * aclError codes. CANN declares them as `static const int` (acl_base_rt.h) and
+ * `#define` (rt_error_codes.h); they are gathered in one enum here so that a
+ * code can be turned back into its name. Sources: acl_base_rt.h,
+ * rt_error_codes.h, docs/zh/api_ref/25-01_aclError.md.
+ */
+typedef enum {
+    ACL_SUCCESS = 0,
+    ACL_ERROR_INVALID_PARAM = 100000,
+    ACL_ERROR_UNINITIALIZE = 100001,
+    ACL_ERROR_REPEAT_INITIALIZE = 100002,
+    ACL_ERROR_INVALID_FILE = 100003,
+    ACL_ERROR_WRITE_FILE = 100004,
+    ACL_ERROR_INVALID_FILE_SIZE = 100005,
+    ACL_ERROR_PARSE_FILE = 100006,
+    ACL_ERROR_FILE_MISSING_ATTR = 100007,
+    ACL_ERROR_FILE_ATTR_INVALID = 100008,
+    ACL_ERROR_INVALID_DUMP_CONFIG = 100009,
+    ACL_ERROR_INVALID_PROFILING_CONFIG = 100010,
+    ACL_ERROR_INVALID_MODEL_ID = 100011,
+    ACL_ERROR_DESERIALIZE_MODEL = 100012,
+    ACL_ERROR_PARSE_MODEL = 100013,
+    ACL_ERROR_READ_MODEL_FAILURE = 100014,
+    ACL_ERROR_MODEL_SIZE_INVALID = 100015,
+    ACL_ERROR_MODEL_MISSING_ATTR = 100016,
+    ACL_ERROR_MODEL_INPUT_NOT_MATCH = 100017,
+    ACL_ERROR_MODEL_OUTPUT_NOT_MATCH = 100018,
+    ACL_ERROR_MODEL_NOT_DYNAMIC = 100019,
+    ACL_ERROR_OP_TYPE_NOT_MATCH = 100020,
+    ACL_ERROR_OP_INPUT_NOT_MATCH = 100021,
+    ACL_ERROR_OP_OUTPUT_NOT_MATCH = 100022,
+    ACL_ERROR_OP_ATTR_NOT_MATCH = 100023,
+    ACL_ERROR_OP_NOT_FOUND = 100024,
+    ACL_ERROR_OP_LOAD_FAILED = 100025,
+    ACL_ERROR_UNSUPPORTED_DATA_TYPE = 100026,
+    ACL_ERROR_FORMAT_NOT_MATCH = 100027,
+    ACL_ERROR_BIN_SELECTOR_NOT_REGISTERED = 100028,
+    ACL_ERROR_KERNEL_NOT_FOUND = 100029,
+    ACL_ERROR_BIN_SELECTOR_ALREADY_REGISTERED = 100030,
+    ACL_ERROR_KERNEL_ALREADY_REGISTERED = 100031,
+    ACL_ERROR_INVALID_QUEUE_ID = 100032,
+    ACL_ERROR_REPEAT_SUBSCRIBE = 100033,
+    ACL_ERROR_STREAM_NOT_SUBSCRIBE = 100034,
+    ACL_ERROR_THREAD_NOT_SUBSCRIBE = 100035,
+    ACL_ERROR_WAIT_CALLBACK_TIMEOUT = 100036,
+    ACL_ERROR_REPEAT_FINALIZE = 100037,
+    ACL_ERROR_NOT_STATIC_AIPP = 100038,
+    ACL_ERROR_COMPILING_STUB_MODE = 100039,
+    ACL_ERROR_GROUP_NOT_SET = 100040,
+    ACL_ERROR_GROUP_NOT_CREATE = 100041,
+    ACL_ERROR_PROF_ALREADY_RUN = 100042,
+    ACL_ERROR_PROF_NOT_RUN = 100043,
+    ACL_ERROR_DUMP_ALREADY_RUN = 100044,
+    ACL_ERROR_DUMP_NOT_RUN = 100045,
+    ACL_ERROR_PROF_REPEAT_SUBSCRIBE = 148046,
+    ACL_ERROR_PROF_API_CONFLICT = 148047,
+    ACL_ERROR_INVALID_MAX_OPQUEUE_NUM_CONFIG = 148048,
+    ACL_ERROR_INVALID_OPP_PATH = 148049,
+    ACL_ERROR_OP_UNSUPPORTED_DYNAMIC = 148050,
+    ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED = 148051,
+    ACL_ERROR_UNSUPPORTED_JPEG = 148052,
+    ACL_ERROR_INVALID_BUNDLE_MODEL_ID = 148053,
+    ACL_ERROR_BAD_ALLOC = 200000,
+    ACL_ERROR_API_NOT_SUPPORT = 200001,
+    ACL_ERROR_INVALID_DEVICE = 200002,
+    ACL_ERROR_MEMORY_ADDRESS_UNALIGNED = 200003,
+    ACL_ERROR_RESOURCE_NOT_MATCH = 200004,
+    ACL_ERROR_INVALID_RESOURCE_HANDLE = 200005,
+    ACL_ERROR_FEATURE_UNSUPPORTED = 200006,
+    ACL_ERROR_PROF_MODULES_UNSUPPORTED = 200007,
+    ACL_ERROR_STORAGE_OVER_LIMIT = 300000,
+    ACL_ERROR_INTERNAL_ERROR = 500000,
+    ACL_ERROR_FAILURE = 500001,
+    ACL_ERROR_GE_FAILURE = 500002,
+    ACL_ERROR_RT_FAILURE = 500003,
+    ACL_ERROR_DRV_FAILURE = 500004,
+    ACL_ERROR_PROFILING_FAILURE = 500005,
+    /* rt_error_codes.h */
+    ACL_ERROR_RT_PARAM_INVALID = 107000,
+    ACL_ERROR_RT_INVALID_DEVICEID = 107001,
+    ACL_ERROR_RT_CONTEXT_NULL = 107002,
+    ACL_ERROR_RT_STREAM_CONTEXT = 107003,
+    ACL_ERROR_RT_ADDR_UNALIGNED = 107008,
+    ACL_ERROR_RT_INVALID_MEMORY_TYPE = 107016,
+    ACL_ERROR_RT_INVALID_HANDLE = 107017,
+    ACL_ERROR_RT_WAIT_TIMEOUT = 107019,
+    ACL_ERROR_RT_TASK_TIMEOUT = 107020,
+    ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000,
+    ACL_ERROR_RT_MEMORY_ALLOCATION = 207001,
+    ACL_ERROR_RT_MEMORY_FREE = 207002,
+    ACL_ERROR_RT_AICORE_OVER_FLOW = 207003,
+    ACL_ERROR_RT_NO_DEVICE = 207004,
+    ACL_ERROR_RT_RESOURCE_ALLOC_FAIL = 207005,
+    ACL_ERROR_RT_NO_PERMISSION = 207006,
+    ACL_ERROR_RT_NO_EVENT_RESOURCE = 207007,
+    ACL_ERROR_RT_NO_STREAM_RESOURCE = 207008,
+    ACL_ERROR_RT_AIVEC_OVER_FLOW = 207016,
+    ACL_ERROR_RT_OVER_FLOW = 207017,
+    ACL_ERROR_RT_DEVICE_OOM = 207018,
+    ACL_ERROR_RT_INTERNAL_ERROR = 507000,
+    ACL_ERROR_RT_TS_ERROR = 507001,
+    ACL_ERROR_RT_LOST_HEARTBEAT = 507010,
+    ACL_ERROR_RT_MODEL_EXECUTE = 507011,
+    ACL_ERROR_RT_AICORE_TIMEOUT = 507014,
+    ACL_ERROR_RT_AICORE_EXCEPTION = 507015,
+    ACL_ERROR_RT_AICORE_TRAP_EXCEPTION = 507016,
+    ACL_ERROR_RT_AICPU_TIMEOUT = 507017,
+    ACL_ERROR_RT_AICPU_EXCEPTION = 507018,
+    ACL_ERROR_RT_DEV_SETUP_ERROR = 507033,
+    ACL_ERROR_RT_VECTOR_CORE_TIMEOUT = 507034,
+    ACL_ERROR_RT_VECTOR_CORE_EXCEPTION = 507035,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046,
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047,
+    ACL_ERROR_RT_DRV_INTERNAL_ERROR = 507899,
+    ACL_ERROR_RT_AICPU_INTERNAL_ERROR = 507900,
+    ACL_ERROR_RT_SOCKET_CLOSE = 507901
+} aclErrorCode;
+
+/* Initialisation, errors, SoC (acl.h / acl_rt.h, acl_base_rt.h) */
+aclError aclInit(const char *configPath);
+aclError aclFinalize(void);
+const char *aclGetRecentErrMsg(void);
+const char *aclrtGetSocName(void);
+aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
+
+/* Devices and contexts */
+aclError aclrtSetDevice(int32_t deviceId);
+aclError aclrtResetDevice(int32_t deviceId);
+aclError aclrtGetDevice(int32_t *deviceId);
+aclError aclrtGetDeviceCount(uint32_t *count);
+aclError aclrtSynchronizeDevice(void);
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+aclError aclrtDestroyContext(aclrtContext context);
+aclError aclrtSetCurrentContext(aclrtContext context);
+aclError aclrtGetCurrentContext(aclrtContext *context);
+
+/* Streams */
+aclError aclrtCreateStream(aclrtStream *stream);
+aclError aclrtDestroyStream(aclrtStream stream);
+aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+
+/* Events */
+aclError aclrtCreateEvent(aclrtEvent *event);
+aclError aclrtDestroyEvent(aclrtEvent event);
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+aclError aclrtSynchronizeEvent(aclrtEvent event);
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/* Memory */
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtFree(void *devPtr);
+aclError aclrtMallocHost(void **hostPtr, size_t size);
+aclError aclrtFreeHost(void *hostPtr);
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind);
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                          aclrtMemcpyKind kind, aclrtStream stream);
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);

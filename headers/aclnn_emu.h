@@ -1,0 +1,44 @@
+/*
+ * The aclnn_py host emulator's own API: introspection and fault injection.
+ * Not part of CANN; exported only by the emulator's libraries, so a real CANN
+ * install never resolves these names.
+ *
+ * cdef-ready: no preprocessor conditionals, no includes.
+ */
+
+typedef struct {
+    int64_t live_device_bytes;   /* bytes held by live aclrtMalloc allocations, all devices */
+    int64_t peak_device_bytes;
+    int64_t live_allocations;    /* live aclrtMalloc allocations */
+    int64_t live_host_allocations; /* live aclrtMallocHost allocations */
+    int64_t live_tensors;        /* aclTensor descriptors not yet destroyed */
+    int64_t live_executors;      /* executors neither consumed by a launch nor destroyed */
+    int64_t live_streams;        /* explicit streams not yet destroyed */
+    int64_t live_events;
+    int64_t live_contexts;       /* explicit contexts not yet destroyed */
+    int64_t pending_tasks;       /* launched work not yet executed, all streams */
+    int64_t h2d_bytes;           /* host to device bytes copied since load or reset */
+    int64_t d2h_bytes;
+    int64_t d2d_bytes;
+    int64_t malloc_calls;        /* successful aclrtMalloc calls since load or reset */
+    int64_t kernel_launches;     /* operator launches accepted since load or reset */
+    int64_t kernels_executed;
+} aclemuStats;
+
+/* Fill *stats. Returns 0, or 100000 when stats is NULL. */
+int32_t aclemuGetStats(aclemuStats *stats);
+
+/* Zero the since-reset counters (bytes copied, calls, launches). */
+int32_t aclemuResetCounters(void);
+
+/*
+ * Make the nth call from now (1 = the next one) of the API named `api`
+ * (e.g. "aclrtMalloc", "aclnnMseLossBackwardGetWorkspaceSize") fail with
+ * `status` before doing anything; the failure records an error message like a
+ * real one. A NULL-returning API (aclCreateTensor) returns NULL instead.
+ * Several faults may be armed at once. Returns 0, or 100000 for bad arguments.
+ */
+int32_t aclemuInjectFault(const char *api, int64_t nth, int32_t status);
+
+/* Disarm every fault not yet fired. */
+int32_t aclemuClearFaults(void);
