@@ -1,0 +1,35 @@
+"""aclnn_py: CANN's aclnn operators on Ascend NPUs, straight from Python over numpy arrays.
+
+Libraries are found and loaded lazily on first use; importing aclnn_py never
+needs CANN. Without a CANN install the bundled host emulator runs instead
+(see :mod:`aclnn_py.emulator`).
+"""
+
+import logging
+
+from . import emulator
+from ._info import runtime_info
+from ._ops import Reduction, mse_loss_backward
+from ._version import __version__
+from .errors import (
+    AclError,
+    AclnnPyError,
+    LibraryNotFoundError,
+    OutOfMemoryError,
+    UnavailableError,
+)
+
+logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
+
+__all__ = [
+    "AclError",
+    "AclnnPyError",
+    "LibraryNotFoundError",
+    "OutOfMemoryError",
+    "Reduction",
+    "UnavailableError",
+    "__version__",
+    "emulator",
+    "mse_loss_backward",
+    "runtime_info",
+]

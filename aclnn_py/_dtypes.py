@@ -1,0 +1,50 @@
+"""The one table between numpy dtypes and CANN's aclDataType."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import ml_dtypes
+import numpy as np
+
+from ._lowlevel import constant
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+# numpy dtype -> aclDataType member name (headers/acl_rt.h).
+_ACL_NAMES: dict[np.dtype, str] = {
+    np.dtype(np.float32): "ACL_FLOAT",
+    np.dtype(np.float16): "ACL_FLOAT16",
+    bfloat16: "ACL_BF16",
+    np.dtype(np.float64): "ACL_DOUBLE",
+    np.dtype(np.int8): "ACL_INT8",
+    np.dtype(np.int16): "ACL_INT16",
+    np.dtype(np.int32): "ACL_INT32",
+    np.dtype(np.int64): "ACL_INT64",
+    np.dtype(np.uint8): "ACL_UINT8",
+    np.dtype(np.uint16): "ACL_UINT16",
+    np.dtype(np.uint32): "ACL_UINT32",
+    np.dtype(np.uint64): "ACL_UINT64",
+    np.dtype(np.bool_): "ACL_BOOL",
+    np.dtype(np.complex64): "ACL_COMPLEX64",
+    np.dtype(np.complex128): "ACL_COMPLEX128",
+}
+_ACL_VALUES: dict[np.dtype, int] = {dt: constant(name) for dt, name in _ACL_NAMES.items()}
+
+FLOATING = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
+
+
+def dtype_label(dtype: np.dtype) -> str:
+    """A dtype's name as users write it ("float32", "bfloat16")."""
+    return np.dtype(dtype).name
+
+
+def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array"
+              ) -> int:
+    """aclDataType of ``dtype``; TypeError naming ``argument`` when it is not ``supported``."""
+    dtype = np.dtype(dtype)
+    supported = tuple(supported)
+    if dtype not in supported:
+        names = ", ".join(dtype_label(d) for d in supported)
+        raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are {names}")
+    return _ACL_VALUES[dtype]

@@ -1,0 +1,33 @@
+"""runtime_info(): what aclnn_py is running on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _lowlevel as ll
+from ._loader import read_cann_version
+from ._runtime import device_count
+from ._version import __version__
+
+
+def runtime_info() -> dict[str, Any]:
+    """Describe the loaded backend (loading and initialising it if needed).
+
+    Returns
+    -------
+    dict
+        ``backend`` ("cann" or "emulator"), ``root`` (install root), ``libraries``
+        (family -> absolute path), ``cann_version`` (from the install's version
+        files, or None), ``soc_name``, ``device_count`` and ``aclnn_py_version``.
+    """
+    installation = ll.libraries().installation
+    count = device_count()
+    return {
+        "backend": installation.backend,
+        "root": str(installation.root),
+        "libraries": {family: str(path) for family, path in installation.paths.items()},
+        "cann_version": read_cann_version(installation.root),
+        "soc_name": ll.get_soc_name(),
+        "device_count": count,
+        "aclnn_py_version": __version__,
+    }

@@ -1,0 +1,340 @@
+"""The low-level layer: one checked Python function per C function.
+
+It keeps C's semantics (handles are cffi pointers, sizes are bytes, nothing is
+owned here) but returns results instead of out-parameters, and every status
+passes through :func:`check`, the only place that compares return codes.
+Higher layers import this module, never the cffi library objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _loader
+from ._ffi import ffi
+from .errors import AclError, UnavailableError
+
+NULL = ffi.NULL
+
+_enum_values: dict[str, int] = {}
+for _type in ("aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy",
+              "aclrtMemAttr", "aclrtStreamStatus", "aclErrorCode", "aclnnStatusCode"):
+    _enum_values.update(ffi.typeof(_type).relements)
+
+
+def constant(name: str) -> int:
+    """The value of a CANN enum member declared in headers/ (e.g. "ACL_FLOAT")."""
+    return _enum_values[name]
+
+
+ACL_SUCCESS = constant("ACL_SUCCESS")
+ACL_ERROR_REPEAT_INITIALIZE = constant("ACL_ERROR_REPEAT_INITIALIZE")
+ACLNN_ERR_INNER_NULLPTR = constant("ACLNN_ERR_INNER_NULLPTR")
+MEMCPY_HOST_TO_DEVICE = constant("ACL_MEMCPY_HOST_TO_DEVICE")
+MEMCPY_DEVICE_TO_HOST = constant("ACL_MEMCPY_DEVICE_TO_HOST")
+MEMCPY_DEVICE_TO_DEVICE = constant("ACL_MEMCPY_DEVICE_TO_DEVICE")
+MALLOC_HUGE_FIRST = constant("ACL_MEM_MALLOC_HUGE_FIRST")
+FORMAT_ND = constant("ACL_FORMAT_ND")
+
+
+# ---- library access --------------------------------------------------------
+
+_libraries: _loader.Libraries | None = None
+
+
+def libraries() -> _loader.Libraries:
+    """The loaded libraries (loading them on first use)."""
+    global _libraries
+    if _libraries is None:
+        _libraries = _loader.load()
+    return _libraries
+
+
+def _function(family: str, name: str) -> Any:
+    libs = libraries()
+    library = getattr(libs, family)
+    try:
+        return getattr(library, name)
+    except AttributeError:
+        raise UnavailableError(name, str(libs.installation.paths[family])) from None
+
+
+def _rt(name: str) -> Any:
+    return _function("runtime", name)
+
+
+def _meta(name: str) -> Any:
+    return _function("meta", name)
+
+
+def _ops(name: str) -> Any:
+    return _function("ops", name)
+
+
+# ---- the one check ---------------------------------------------------------
+
+
+def recent_error_message() -> str:
+    """CANN's error text for this thread, copied at once (the call clears it)."""
+    text = _rt("aclGetRecentErrMsg")()
+    if text == NULL:
+        return ""
+    return ffi.string(text).decode("utf-8", errors="replace")
+
+
+def check(status: int, api: str) -> None:
+    """Raise the AclError for a non-zero ``status`` returned by ``api``."""
+    if status != ACL_SUCCESS:
+        raise AclError.from_status(status, api, recent_error_message())
+
+
+def check_created(handle: Any, api: str) -> Any:
+    """Raise for a NULL returned by a creator (``api`` reports no status of its own)."""
+    if handle == NULL:
+        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, api, recent_error_message())
+    return handle
+
+
+def address(pointer: Any) -> int:
+    """The integer address of a cffi pointer."""
+    return int(ffi.cast("uintptr_t", pointer))
+
+
+# ---- initialisation, devices, contexts -------------------------------------
+
+
+def init(config_path: str | None = None) -> bool:
+    """aclInit. Returns False when the process was already initialised (100002)."""
+    status = _rt("aclInit")(config_path.encode() if config_path else NULL)
+    if status == ACL_ERROR_REPEAT_INITIALIZE:
+        recent_error_message()  # CANN counts a repeat as an error; drop its text
+        return False
+    check(status, "aclInit")
+    return True
+
+
+def finalize() -> None:
+    check(_rt("aclFinalize")(), "aclFinalize")
+
+
+def get_soc_name() -> str | None:
+    name = _rt("aclrtGetSocName")()
+    return None if name == NULL else ffi.string(name).decode("utf-8", errors="replace")
+
+
+def set_device(device_id: int) -> None:
+    check(_rt("aclrtSetDevice")(device_id), "aclrtSetDevice")
+
+
+def reset_device(device_id: int) -> None:
+    check(_rt("aclrtResetDevice")(device_id), "aclrtResetDevice")
+
+
+def get_device() -> int:
+    out = ffi.new("int32_t *")
+    check(_rt("aclrtGetDevice")(out), "aclrtGetDevice")
+    return out[0]
+
+
+def get_device_count() -> int:
+    out = ffi.new("uint32_t *")
+    check(_rt("aclrtGetDeviceCount")(out), "aclrtGetDeviceCount")
+    return out[0]
+
+
+def synchronize_device() -> None:
+    check(_rt("aclrtSynchronizeDevice")(), "aclrtSynchronizeDevice")
+
+
+def create_context(device_id: int) -> Any:
+    out = ffi.new("aclrtContext *")
+    check(_rt("aclrtCreateContext")(out, device_id), "aclrtCreateContext")
+    return out[0]
+
+
+def destroy_context(context: Any) -> None:
+    check(_rt("aclrtDestroyContext")(context), "aclrtDestroyContext")
+
+
+def set_current_context(context: Any) -> None:
+    check(_rt("aclrtSetCurrentContext")(context), "aclrtSetCurrentContext")
+
+
+def get_current_context() -> Any:
+    out = ffi.new("aclrtContext *")
+    check(_rt("aclrtGetCurrentContext")(out), "aclrtGetCurrentContext")
+    return out[0]
+
+
+# ---- streams and events ----------------------------------------------------
+
+
+def create_stream() -> Any:
+    out = ffi.new("aclrtStream *")
+    check(_rt("aclrtCreateStream")(out), "aclrtCreateStream")
+    return out[0]
+
+
+def destroy_stream(stream: Any) -> None:
+    check(_rt("aclrtDestroyStream")(stream), "aclrtDestroyStream")
+
+
+def synchronize_stream(stream: Any) -> None:
+    check(_rt("aclrtSynchronizeStream")(stream), "aclrtSynchronizeStream")
+
+
+def synchronize_stream_with_timeout(stream: Any, timeout_ms: int) -> None:
+    check(_rt("aclrtSynchronizeStreamWithTimeout")(stream, timeout_ms),
+          "aclrtSynchronizeStreamWithTimeout")
+
+
+def stream_query(stream: Any) -> int:
+    """aclrtStreamQuery: an aclrtStreamStatus value."""
+    out = ffi.new("aclrtStreamStatus *")
+    check(_rt("aclrtStreamQuery")(stream, out), "aclrtStreamQuery")
+    return int(out[0])
+
+
+def create_event() -> Any:
+    out = ffi.new("aclrtEvent *")
+    check(_rt("aclrtCreateEvent")(out), "aclrtCreateEvent")
+    return out[0]
+
+
+def destroy_event(event: Any) -> None:
+    check(_rt("aclrtDestroyEvent")(event), "aclrtDestroyEvent")
+
+
+def record_event(event: Any, stream: Any) -> None:
+    check(_rt("aclrtRecordEvent")(event, stream), "aclrtRecordEvent")
+
+
+def synchronize_event(event: Any) -> None:
+    check(_rt("aclrtSynchronizeEvent")(event), "aclrtSynchronizeEvent")
+
+
+def event_elapsed_time(start: Any, end: Any) -> float:
+    """Milliseconds between two completed events."""
+    out = ffi.new("float *")
+    check(_rt("aclrtEventElapsedTime")(out, start, end), "aclrtEventElapsedTime")
+    return float(out[0])
+
+
+# ---- memory ----------------------------------------------------------------
+
+
+def malloc(size: int, policy: int = MALLOC_HUGE_FIRST) -> Any:
+    """aclrtMalloc: a device pointer of ``size`` (> 0) bytes."""
+    out = ffi.new("void **")
+    check(_rt("aclrtMalloc")(out, size, policy), "aclrtMalloc")
+    return out[0]
+
+
+def free(pointer: Any) -> None:
+    check(_rt("aclrtFree")(pointer), "aclrtFree")
+
+
+def malloc_host(size: int) -> Any:
+    out = ffi.new("void **")
+    check(_rt("aclrtMallocHost")(out, size), "aclrtMallocHost")
+    return out[0]
+
+
+def free_host(pointer: Any) -> None:
+    check(_rt("aclrtFreeHost")(pointer), "aclrtFreeHost")
+
+
+def memcpy(dst: Any, dst_max: int, src: Any, count: int, kind: int) -> None:
+    check(_rt("aclrtMemcpy")(dst, dst_max, src, count, kind), "aclrtMemcpy")
+
+
+def memcpy_async(dst: Any, dst_max: int, src: Any, count: int, kind: int, stream: Any) -> None:
+    check(_rt("aclrtMemcpyAsync")(dst, dst_max, src, count, kind, stream), "aclrtMemcpyAsync")
+
+
+def memset(pointer: Any, max_count: int, value: int, count: int) -> None:
+    check(_rt("aclrtMemset")(pointer, max_count, value, count), "aclrtMemset")
+
+
+def get_mem_info(attribute: int) -> tuple[int, int]:
+    """aclrtGetMemInfo: (free, total) bytes of the current device."""
+    free_bytes = ffi.new("size_t *")
+    total_bytes = ffi.new("size_t *")
+    check(_rt("aclrtGetMemInfo")(attribute, free_bytes, total_bytes), "aclrtGetMemInfo")
+    return int(free_bytes[0]), int(total_bytes[0])
+
+
+# ---- aclTensor and executors -----------------------------------------------
+
+
+def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], offset: int,
+                  storage_shape: tuple[int, ...], data: Any, fmt: int = FORMAT_ND) -> Any:
+    """aclCreateTensor. Shapes, strides and offset count elements."""
+    view = ffi.new("int64_t[]", shape) if shape else NULL
+    stride = ffi.new("int64_t[]", strides) if strides else NULL
+    storage = ffi.new("int64_t[]", storage_shape) if storage_shape else NULL
+    handle = _meta("aclCreateTensor")(view, len(shape), dtype, stride, offset, fmt,
+                                      storage, len(storage_shape), data)
+    return check_created(handle, "aclCreateTensor")
+
+
+def destroy_tensor(tensor: Any) -> None:
+    check(_meta("aclDestroyTensor")(tensor), "aclDestroyTensor")
+
+
+def set_executor_repeatable(executor: Any) -> None:
+    check(_meta("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
+
+
+def destroy_executor(executor: Any) -> None:
+    check(_meta("aclDestroyAclOpExecutor")(executor), "aclDestroyAclOpExecutor")
+
+
+def set_input_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> None:
+    check(_meta("aclSetInputTensorAddr")(executor, index, tensor, data), "aclSetInputTensorAddr")
+
+
+def set_output_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> None:
+    check(_meta("aclSetOutputTensorAddr")(executor, index, tensor, data), "aclSetOutputTensorAddr")
+
+
+# ---- operators (the two-phase aclnn call) ----------------------------------
+
+
+def operator_workspace_size(operator: str, *arguments: Any) -> tuple[int, Any]:
+    """Phase 1, ``<operator>GetWorkspaceSize(*arguments, &size, &executor)``.
+
+    Returns (workspace bytes, executor handle).
+    """
+    api = operator + "GetWorkspaceSize"
+    size = ffi.new("uint64_t *")
+    executor = ffi.new("aclOpExecutor **")
+    check(_ops(api)(*arguments, size, executor), api)
+    return int(size[0]), executor[0]
+
+
+def operator_launch(operator: str, workspace: Any, workspace_size: int, executor: Any,
+                    stream: Any) -> None:
+    """Phase 2, ``<operator>(workspace, size, executor, stream)``."""
+    check(_ops(operator)(workspace, workspace_size, executor, stream), operator)
+
+
+# ---- the emulator's own API (absent from real CANN) ------------------------
+
+
+def emulator_stats() -> dict[str, int]:
+    stats = ffi.new("aclemuStats *")
+    check(_rt("aclemuGetStats")(stats), "aclemuGetStats")
+    return {field: int(getattr(stats, field)) for field, _ in ffi.typeof("aclemuStats").fields}
+
+
+def emulator_reset_counters() -> None:
+    check(_rt("aclemuResetCounters")(), "aclemuResetCounters")
+
+
+def emulator_inject_fault(api: str, nth: int, status: int) -> None:
+    check(_rt("aclemuInjectFault")(api.encode(), nth, status), "aclemuInjectFault")
+
+
+def emulator_clear_faults() -> None:
+    check(_rt("aclemuClearFaults")(), "aclemuClearFaults")

@@ -1,0 +1,1996 @@
+/*
+ * aclnn_py host emulator -- runtime library (built as libascendcl.so).
+ *
+ * Implements the acl / aclrt subset declared in headers/acl_rt.h, the emulator
+ * API of headers/aclnn_emu.h and the emu_* runtime services of emu_internal.h.
+ * All runtime state lives here, guarded by one process-wide recursive mutex
+ * (deferred tasks run while it is held and may call back into emu_* services).
+ *
+ * Lock order: libnnopbase's own mutex may be held only while calling nothing in
+ * this library; tasks run here may call libnnopbase. So the order is always
+ * runtime mutex -> nnopbase mutex, never the reverse.
+ *
+ * Error codes not stated in the project's facts file are documented where they
+ * are chosen (see "Error code choices" comments).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+/*
+ * Error code choices for runtime-side task failures (no public statement of
+ * what CANN returns when DMA hits freed memory): ACL_ERROR_RT_SYS_DMA 507013,
+ * "system dma硬件执行错误" in hicann/runtime docs/zh/api_ref/25-01_aclError.md.
+ * Not a member of the project's aclErrorCode enum (callers must expect unknown
+ * codes anyway, facts §5.1).
+ */
+#define EMU_ERROR_RT_SYS_DMA 507013
+/* ACL_ERROR_RT_EVENT_NOT_COMPLETE, "event未完成", same doc. */
+#define EMU_ERROR_RT_EVENT_NOT_COMPLETE 507006
+
+#define EMU_MAX_DEVICES 64
+#define EMU_MAX_STREAMS_PER_DEVICE 1984 /* RT doc 06: explicit streams per device on A2/A3 */
+#define EMU_ERR_MAX_MESSAGES 64
+#define EMU_FAULT_API_MAX 128
+
+/* ------------------------------------------------------------------------- */
+/* Global state                                                              */
+/* ------------------------------------------------------------------------- */
+
+static pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+#define LOCK() pthread_mutex_lock(&g_mu)
+#define UNLOCK() pthread_mutex_unlock(&g_mu)
+
+static bool g_inited;
+static char g_soc[64] = "Ascend910B3";
+static bool g_bf16 = true;
+static int32_t g_dev_count = 1;
+static uint64_t g_dev_capacity = 16ull << 30;
+static uint64_t g_next_id = 1; /* handle generation ids, never reused */
+
+typedef struct context context;
+typedef struct stream stream;
+typedef struct event event;
+
+struct context {
+    uint64_t id;
+    int32_t device;
+    bool is_default;
+    stream *default_stream;
+};
+
+struct stream {
+    uint64_t id;
+    context *ctx;
+    int32_t device;
+    bool is_default;
+    emu_task *head, *tail;
+    uint64_t n_pending;
+    uint64_t seq_enqueued; /* tasks ever queued */
+    uint64_t seq_done;     /* tasks ever run or dropped (FIFO, so the first seq_done of seq_enqueued) */
+    bool query_not_ready_reported;
+};
+
+struct event {
+    uint64_t id;
+    int32_t device;
+    bool recorded;          /* a record was issued */
+    bool completed;         /* the latest record has run */
+    stream *rec_stream;
+    uint64_t rec_stream_id;
+    uint64_t rec_seq;       /* stream seq_enqueued value right after the record task */
+    uint64_t generation;    /* bumped by every record */
+    struct timespec ts;
+};
+
+typedef struct {
+    int32_t refcount; /* aclrtSetDevice count */
+    context *default_ctx;
+    uint64_t used_bytes;
+    int64_t explicit_streams;
+} device_state;
+
+static device_state g_devices[EMU_MAX_DEVICES];
+
+/* live handle registries (pointer arrays; handles are never dereferenced before lookup) */
+typedef struct {
+    void **items;
+    size_t n, cap;
+} registry;
+
+static registry g_ctxs, g_streams, g_events;
+
+/* memory allocations, sorted by address */
+typedef struct {
+    char *base;     /* address handed out */
+    size_t size;    /* requested bytes */
+    char *map;      /* mapping start */
+    size_t map_len; /* mapping length including the guard page */
+    int32_t device; /* -1 for host (aclrtMallocHost) */
+} mem_block;
+
+typedef struct {
+    mem_block *items;
+    size_t n, cap;
+} block_list;
+
+static block_list g_dev_mem, g_host_mem;
+
+/* counters */
+static int64_t g_live_device_bytes, g_peak_device_bytes;
+static int64_t g_h2d, g_d2h, g_d2d, g_malloc_calls;
+static int64_t g_counters[4]; /* emu_counter */
+
+/* faults */
+typedef struct {
+    char api[EMU_FAULT_API_MAX];
+    int64_t remaining;
+    int32_t status;
+} fault;
+
+static fault *g_faults;
+static size_t g_n_faults, g_cap_faults;
+
+/* thread-local current context (pointer plus generation id, so a destroyed
+ * context whose memory is reused is never mistaken for a live one) */
+static __thread context *t_ctx;
+static __thread uint64_t t_ctx_id;
+
+/* ------------------------------------------------------------------------- */
+/* Per-thread error text                                                     */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    char *msgs[EMU_ERR_MAX_MESSAGES]; /* oldest first */
+    size_t n;
+    char *returned; /* what the last aclGetRecentErrMsg returned */
+} errbuf;
+
+static pthread_key_t g_err_key;
+static pthread_once_t g_err_once = PTHREAD_ONCE_INIT;
+static bool g_verbose;
+
+static void errbuf_free(void *p)
+{
+    errbuf *e = p;
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->n; i++)
+        free(e->msgs[i]);
+    free(e->returned);
+    free(e);
+}
+
+static void err_key_init(void)
+{
+    pthread_key_create(&g_err_key, errbuf_free);
+    const char *v = getenv("ACLNN_EMU_VERBOSE");
+    g_verbose = v && *v && strcmp(v, "0") != 0;
+}
+
+static errbuf *get_errbuf(void)
+{
+    pthread_once(&g_err_once, err_key_init);
+    errbuf *e = pthread_getspecific(g_err_key);
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        pthread_setspecific(g_err_key, e);
+    }
+    return e;
+}
+
+EMU_EXPORT void emu_error(const char *fmt, ...)
+{
+    errbuf *e = get_errbuf();
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    int r = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (r < 0 || !msg)
+        return;
+    if (g_verbose)
+        fprintf(stderr, "[aclnn-emu] %s\n", msg);
+    if (!e) {
+        free(msg);
+        return;
+    }
+    if (e->n == EMU_ERR_MAX_MESSAGES) { /* drop the oldest */
+        free(e->msgs[0]);
+        memmove(e->msgs, e->msgs + 1, (EMU_ERR_MAX_MESSAGES - 1) * sizeof e->msgs[0]);
+        e->n--;
+    }
+    e->msgs[e->n++] = msg;
+}
+
+EMU_EXPORT const char *aclGetRecentErrMsg(void)
+{
+    /* A fault here makes the call return NULL (its documented failure value);
+     * the fault message then waits for the next call. */
+    if (emu_fault("aclGetRecentErrMsg"))
+        return NULL;
+    errbuf *e = get_errbuf();
+    if (!e)
+        return NULL;
+    free(e->returned);
+    e->returned = NULL;
+    if (e->n == 0)
+        return NULL;
+    size_t total = 1;
+    for (size_t i = 0; i < e->n; i++)
+        total += strlen(e->msgs[i]) + 1;
+    char *out = malloc(total);
+    if (!out)
+        return NULL;
+    char *p = out;
+    for (size_t i = e->n; i-- > 0;) { /* newest first */
+        size_t len = strlen(e->msgs[i]);
+        memcpy(p, e->msgs[i], len);
+        p += len;
+        if (i > 0)
+            *p++ = '\n';
+        free(e->msgs[i]);
+    }
+    *p = '\0';
+    e->n = 0;
+    e->returned = out;
+    return out;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Faults                                                                    */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT int32_t emu_fault(const char *api)
+{
+    if (!api)
+        return 0;
+    int32_t status = 0;
+    LOCK();
+    if (g_n_faults) {
+        size_t w = 0;
+        for (size_t i = 0; i < g_n_faults; i++) {
+            fault f = g_faults[i];
+            if (strcmp(f.api, api) == 0) {
+                f.remaining--;
+                if (f.remaining <= 0) {
+                    if (status == 0)
+                        status = f.status;
+                    continue; /* fired (or fires together with another): disarm */
+                }
+            }
+            g_faults[w++] = f;
+        }
+        g_n_faults = w;
+    }
+    UNLOCK();
+    if (status)
+        emu_error("%s: injected fault, status %" PRId32, api, status);
+    return status;
+}
+
+EMU_EXPORT int32_t aclemuInjectFault(const char *api, int64_t nth, int32_t status)
+{
+    if (!api || !*api || strlen(api) >= EMU_FAULT_API_MAX || nth < 1 || status == 0) {
+        emu_error("aclemuInjectFault: invalid argument (api must be a non-empty name shorter than %d "
+                  "characters, nth >= 1, status != 0)", EMU_FAULT_API_MAX);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    if (g_n_faults == g_cap_faults) {
+        size_t cap = g_cap_faults ? 2 * g_cap_faults : 8;
+        fault *nf = realloc(g_faults, cap * sizeof *nf);
+        if (!nf) {
+            UNLOCK();
+            emu_error("aclemuInjectFault: out of host memory");
+            return ACL_ERROR_BAD_ALLOC;
+        }
+        g_faults = nf;
+        g_cap_faults = cap;
+    }
+    fault *f = &g_faults[g_n_faults++];
+    memset(f, 0, sizeof *f);
+    strcpy(f->api, api);
+    f->remaining = nth;
+    f->status = status;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT int32_t aclemuClearFaults(void)
+{
+    LOCK();
+    free(g_faults);
+    g_faults = NULL;
+    g_n_faults = g_cap_faults = 0;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Registries                                                                */
+/* ------------------------------------------------------------------------- */
+
+static bool reg_add(registry *r, void *p)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        void **ni = realloc(r->items, cap * sizeof *ni);
+        if (!ni)
+            return false;
+        r->items = ni;
+        r->cap = cap;
+    }
+    r->items[r->n++] = p;
+    return true;
+}
+
+static bool reg_has(const registry *r, const void *p)
+{
+    if (!p)
+        return false;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i] == p)
+            return true;
+    return false;
+}
+
+static void reg_remove(registry *r, const void *p)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->items[i] == p) {
+            memmove(r->items + i, r->items + i + 1, (r->n - i - 1) * sizeof *r->items);
+            r->n--;
+            return;
+        }
+    }
+}
+
+static void reg_free(registry *r)
+{
+    free(r->items);
+    r->items = NULL;
+    r->n = r->cap = 0;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Init / config                                                             */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT bool emu_require_init(const char *api)
+{
+    LOCK();
+    bool ok = g_inited;
+    UNLOCK();
+    if (!ok)
+        emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
+    return ok;
+}
+
+#define REQUIRE_INIT(api)                     \
+    do {                                      \
+        if (!emu_require_init(api))           \
+            return ACL_ERROR_UNINITIALIZE;    \
+    } while (0)
+
+#define FAULT(api)                            \
+    do {                                      \
+        int32_t fault_status_ = emu_fault(api); \
+        if (fault_status_)                    \
+            return fault_status_;             \
+    } while (0)
+
+static bool parse_u64(const char *s, const char **end, uint64_t *out)
+{
+    if (!isdigit((unsigned char)*s))
+        return false;
+    uint64_t v = 0;
+    while (isdigit((unsigned char)*s)) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+        s++;
+    }
+    *end = s;
+    *out = v;
+    return true;
+}
+
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+    const char *end;
+    uint64_t v;
+    if (!parse_u64(s, &end, &v))
+        return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: return false;
+    }
+    if (*end != '\0' || v == 0)
+        return false;
+    if (shift && v > (UINT64_MAX >> shift))
+        return false;
+    *out = v << shift;
+    return true;
+}
+
+static bool soc_has_bf16(const char *name)
+{
+    return strncmp(name, "Ascend910B", 10) == 0 || strncmp(name, "Ascend910_93", 12) == 0 ||
+           strncmp(name, "Ascend950", 9) == 0;
+}
+
+static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity)
+{
+    const char *v = getenv("ACLNN_EMU_SOC");
+    if (v) {
+        size_t len = strlen(v);
+        bool ok = len > 0 && len < 64;
+        for (size_t i = 0; ok && i < len; i++)
+            ok = isgraph((unsigned char)v[i]) != 0;
+        if (!ok) {
+            emu_error("aclInit: environment variable ACLNN_EMU_SOC='%s' is invalid: expected a SoC name "
+                      "of 1 to 63 printable characters without spaces (e.g. Ascend910B3)", v);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        strcpy(soc, v);
+    } else {
+        strcpy(soc, "Ascend910B3");
+    }
+    *bf16 = soc_has_bf16(soc);
+
+    v = getenv("ACLNN_EMU_DEVICE_COUNT");
+    *count = 1;
+    if (v) {
+        const char *end;
+        uint64_t n;
+        if (!parse_u64(v, &end, &n) || *end != '\0' || n < 1 || n > EMU_MAX_DEVICES) {
+            emu_error("aclInit: environment variable ACLNN_EMU_DEVICE_COUNT='%s' is invalid: expected an "
+                      "integer from 1 to %d", v, EMU_MAX_DEVICES);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        *count = (int32_t)n;
+    }
+
+    v = getenv("ACLNN_EMU_DEVICE_MEMORY");
+    *capacity = 16ull << 30;
+    if (v) {
+        uint64_t b;
+        if (!parse_bytes(v, &b) || b > (uint64_t)INT64_MAX) {
+            emu_error("aclInit: environment variable ACLNN_EMU_DEVICE_MEMORY='%s' is invalid: expected a "
+                      "positive byte count with an optional K, M, G or T suffix (e.g. 16G)", v);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        *capacity = b;
+    }
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclInit(const char *configPath)
+{
+    FAULT("aclInit");
+    LOCK();
+    if (g_inited) {
+        UNLOCK();
+        emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
+        return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    UNLOCK();
+    /* configPath: NULL or "" = no configuration; otherwise the file must be readable.
+     * Error code choice: ACL_ERROR_INVALID_FILE (100003, "请检查文件是否存在、文件是否能被访问",
+     * RT doc 25-01). The JSON content itself is not interpreted. */
+    if (configPath && *configPath) {
+        FILE *f = fopen(configPath, "r");
+        if (!f) {
+            emu_error("aclInit: configPath '%s' cannot be opened: %s", configPath, strerror(errno));
+            return ACL_ERROR_INVALID_FILE;
+        }
+        fclose(f);
+    }
+    char soc[64];
+    bool bf16;
+    int32_t count;
+    uint64_t cap;
+    aclError rc = read_config(soc, &bf16, &count, &cap);
+    if (rc)
+        return rc;
+    LOCK();
+    if (g_inited) { /* lost a race with another thread */
+        UNLOCK();
+        emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
+        return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    strcpy(g_soc, soc);
+    g_bf16 = bf16;
+    g_dev_count = count;
+    g_dev_capacity = cap;
+    memset(g_devices, 0, sizeof g_devices);
+    g_inited = true;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Contexts, streams, tasks                                                  */
+/* ------------------------------------------------------------------------- */
+
+static context *current_ctx(void)
+{
+    if (t_ctx && reg_has(&g_ctxs, t_ctx) && t_ctx->id == t_ctx_id)
+        return t_ctx;
+    return NULL;
+}
+
+static void set_current(context *c)
+{
+    t_ctx = c;
+    t_ctx_id = c ? c->id : 0;
+}
+
+EMU_EXPORT int32_t emu_require_device(const char *api)
+{
+    LOCK();
+    context *c = current_ctx();
+    bool stale = t_ctx != NULL && c == NULL;
+    int32_t dev = c ? c->device : -1;
+    UNLOCK();
+    if (dev < 0) {
+        if (stale)
+            emu_error("%s: the calling thread's current context is no longer valid (it was destroyed, its "
+                      "device was reset, or aclFinalize was called): call aclrtSetDevice or "
+                      "aclrtSetCurrentContext", api);
+        else
+            emu_error("%s: no current context in the calling thread: call aclrtSetDevice or "
+                      "aclrtSetCurrentContext first", api);
+    }
+    return dev;
+}
+
+#define REQUIRE_DEVICE(api, var)                 \
+    int32_t var = emu_require_device(api);       \
+    if (var < 0)                                 \
+        return ACL_ERROR_RT_CONTEXT_NULL;
+
+static void task_release(emu_task *t)
+{
+    if (t && t->release)
+        t->release(t);
+}
+
+/* Run (or drop) the tasks of s while seq_done < upto. Returns the first error. Lock held. */
+static aclError stream_run(stream *s, uint64_t upto, const char *api)
+{
+    aclError first = ACL_SUCCESS;
+    while (s->head && s->seq_done < upto) {
+        emu_task *t = s->head;
+        s->head = t->next;
+        if (!s->head)
+            s->tail = NULL;
+        t->next = NULL;
+        s->n_pending--;
+        aclError rc = t->run ? t->run(t) : ACL_SUCCESS;
+        s->seq_done++;
+        if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
+            first = rc;
+            emu_error("%s: task %s on the stream failed with error %d", api, t->name ? t->name : "(unnamed)", rc);
+        }
+        task_release(t);
+    }
+    if (!s->head)
+        s->query_not_ready_reported = false;
+    return first;
+}
+
+static aclError stream_run_all(stream *s, const char *api)
+{
+    return stream_run(s, UINT64_MAX, api);
+}
+
+static void stream_drop(stream *s)
+{
+    while (s->head) {
+        emu_task *t = s->head;
+        s->head = t->next;
+        t->next = NULL;
+        s->n_pending--;
+        s->seq_done++;
+        task_release(t);
+    }
+    s->tail = NULL;
+    s->query_not_ready_reported = false;
+}
+
+static stream *stream_new(context *c, bool is_default)
+{
+    stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->id = g_next_id++;
+    s->ctx = c;
+    s->device = c->device;
+    s->is_default = is_default;
+    if (!reg_add(&g_streams, s)) {
+        free(s);
+        return NULL;
+    }
+    if (!is_default)
+        g_devices[c->device].explicit_streams++;
+    return s;
+}
+
+/* Free a stream, dropping its pending work. Lock held. */
+static void stream_free(stream *s)
+{
+    stream_drop(s);
+    reg_remove(&g_streams, s);
+    if (!s->is_default)
+        g_devices[s->device].explicit_streams--;
+    free(s);
+}
+
+static context *ctx_new(int32_t device, bool is_default)
+{
+    context *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->id = g_next_id++;
+    c->device = device;
+    c->is_default = is_default;
+    if (!reg_add(&g_ctxs, c)) {
+        free(c);
+        return NULL;
+    }
+    c->default_stream = stream_new(c, true);
+    if (!c->default_stream) {
+        reg_remove(&g_ctxs, c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Destroy a context and every stream made in it (pending work dropped). Lock held. */
+static void ctx_free(context *c)
+{
+    for (size_t i = g_streams.n; i-- > 0;) {
+        stream *s = g_streams.items[i];
+        if (s->ctx == c)
+            stream_free(s);
+    }
+    /* Other threads that still point at c notice through the id check in current_ctx(). */
+    reg_remove(&g_ctxs, c);
+    free(c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Memory blocks                                                             */
+/* ------------------------------------------------------------------------- */
+
+static size_t page_size(void)
+{
+    static size_t ps;
+    if (!ps) {
+        long v = sysconf(_SC_PAGESIZE);
+        ps = v > 0 ? (size_t)v : 4096;
+    }
+    return ps;
+}
+
+/* index of the last block with map <= p, or -1 */
+static ptrdiff_t blocks_floor(const block_list *l, const void *p)
+{
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((const char *)l->items[mid].map <= (const char *)p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (ptrdiff_t)lo - 1;
+}
+
+/* block whose mapping (allocation, padding or guard page) contains p */
+static mem_block *blocks_find_mapping(const block_list *l, const void *p)
+{
+    ptrdiff_t i = blocks_floor(l, p);
+    if (i < 0)
+        return NULL;
+    mem_block *b = &l->items[i];
+    if ((const char *)p < b->map + b->map_len)
+        return b;
+    return NULL;
+}
+
+static ptrdiff_t blocks_find_base(const block_list *l, const void *p)
+{
+    ptrdiff_t i = blocks_floor(l, p);
+    if (i >= 0 && l->items[i].base == (const char *)p)
+        return i;
+    return -1;
+}
+
+/* Map a new block; returns false on mmap failure. */
+static bool block_map(size_t size, int32_t device, mem_block *out)
+{
+    size_t ps = page_size();
+    if (size > SIZE_MAX - 2 * ps)
+        return false;
+    size_t usable = (size + ps - 1) / ps * ps;
+    size_t len = usable + ps;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return false;
+    mprotect((char *)m + usable, ps, PROT_NONE); /* guard page: host overruns fault */
+    size_t rounded = (size + 63) / 64 * 64;
+    out->map = m;
+    out->map_len = len;
+    out->base = (char *)m + usable - rounded; /* 64-byte aligned, ends next to the guard */
+    out->size = size;
+    out->device = device;
+    return true;
+}
+
+static bool blocks_insert(block_list *l, const mem_block *b)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        mem_block *ni = realloc(l->items, cap * sizeof *ni);
+        if (!ni)
+            return false;
+        l->items = ni;
+        l->cap = cap;
+    }
+    ptrdiff_t i = blocks_floor(l, b->map) + 1;
+    memmove(l->items + i + 1, l->items + i, (l->n - (size_t)i) * sizeof *l->items);
+    l->items[i] = *b;
+    l->n++;
+    return true;
+}
+
+static void blocks_remove_at(block_list *l, size_t i)
+{
+    munmap(l->items[i].map, l->items[i].map_len);
+    memmove(l->items + i, l->items + i + 1, (l->n - i - 1) * sizeof *l->items);
+    l->n--;
+}
+
+static void dev_block_remove_at(size_t i)
+{
+    mem_block *b = &g_dev_mem.items[i];
+    g_devices[b->device].used_bytes -= b->size;
+    g_live_device_bytes -= (int64_t)b->size;
+    blocks_remove_at(&g_dev_mem, i);
+}
+
+EMU_EXPORT bool emu_devmem_contains(const void *ptr, uint64_t bytes, int32_t *device)
+{
+    if (!ptr)
+        return false;
+    bool ok = false;
+    LOCK();
+    ptrdiff_t i = blocks_floor(&g_dev_mem, ptr);
+    if (i >= 0) {
+        const mem_block *b = &g_dev_mem.items[i];
+        const char *p = ptr;
+        if (p >= b->base) {
+            uint64_t off = (uint64_t)(p - b->base);
+            if (bytes == 0)
+                ok = off <= b->size; /* inside or one past the end */
+            else
+                ok = off < b->size && bytes <= b->size - off;
+            if (ok && device)
+                *device = b->device;
+        }
+    }
+    UNLOCK();
+    return ok;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Devices and contexts                                                      */
+/* ------------------------------------------------------------------------- */
+
+/* Release everything of device d (contexts, streams, events, memory). Lock held. */
+static void device_release(int32_t d)
+{
+    for (size_t i = g_ctxs.n; i-- > 0;) {
+        context *c = g_ctxs.items[i];
+        if (c->device == d)
+            ctx_free(c);
+    }
+    for (size_t i = g_events.n; i-- > 0;) {
+        event *e = g_events.items[i];
+        if (e->device == d) {
+            reg_remove(&g_events, e);
+            free(e);
+        }
+    }
+    for (size_t i = g_dev_mem.n; i-- > 0;)
+        if (g_dev_mem.items[i].device == d)
+            dev_block_remove_at(i);
+    g_devices[d].refcount = 0;
+    g_devices[d].default_ctx = NULL;
+}
+
+EMU_EXPORT aclError aclFinalize(void)
+{
+    FAULT("aclFinalize");
+    LOCK();
+    if (!g_inited) {
+        UNLOCK();
+        emu_error("aclFinalize: ACL is not initialized (aclInit was not called, or aclFinalize was already called)");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    /* Pending work is dropped, not run: nobody can observe its results any more. */
+    for (int32_t d = 0; d < EMU_MAX_DEVICES; d++)
+        device_release(d);
+    for (size_t i = g_host_mem.n; i-- > 0;)
+        blocks_remove_at(&g_host_mem, i);
+    reg_free(&g_ctxs);
+    reg_free(&g_streams);
+    reg_free(&g_events);
+    free(g_dev_mem.items);
+    free(g_host_mem.items);
+    memset(&g_dev_mem, 0, sizeof g_dev_mem);
+    memset(&g_host_mem, 0, sizeof g_host_mem);
+    g_live_device_bytes = 0;
+    set_current(NULL);
+    g_inited = false;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+static bool check_device_id(const char *api, int32_t id)
+{
+    if (id < 0 || id >= g_dev_count) {
+        emu_error("%s: deviceId %" PRId32 " is invalid: the emulator has %" PRId32
+                  " device(s), valid ids are 0 to %" PRId32, api, id, g_dev_count, g_dev_count - 1);
+        return false;
+    }
+    return true;
+}
+
+EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
+{
+    FAULT("aclrtSetDevice");
+    REQUIRE_INIT("aclrtSetDevice");
+    LOCK();
+    if (!check_device_id("aclrtSetDevice", deviceId)) {
+        UNLOCK();
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    device_state *d = &g_devices[deviceId];
+    if (!d->default_ctx) {
+        d->default_ctx = ctx_new(deviceId, true);
+        if (!d->default_ctx) {
+            UNLOCK();
+            emu_error("aclrtSetDevice: out of host memory creating the default context of device %" PRId32, deviceId);
+            return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        }
+    }
+    d->refcount++;
+    set_current(d->default_ctx);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
+{
+    FAULT("aclrtResetDevice");
+    REQUIRE_INIT("aclrtResetDevice");
+    LOCK();
+    if (!check_device_id("aclrtResetDevice", deviceId)) {
+        UNLOCK();
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    device_state *d = &g_devices[deviceId];
+    if (d->refcount <= 0) {
+        UNLOCK();
+        emu_error("aclrtResetDevice: device %" PRId32 " is not set: aclrtSetDevice was not called for it, "
+                  "or every aclrtSetDevice was already matched by aclrtResetDevice", deviceId);
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    if (--d->refcount == 0)
+        device_release(deviceId);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
+{
+    FAULT("aclrtGetDevice");
+    REQUIRE_INIT("aclrtGetDevice");
+    if (!deviceId) {
+        emu_error("aclrtGetDevice: deviceId is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtGetDevice", dev);
+    *deviceId = dev;
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
+{
+    FAULT("aclrtGetDeviceCount");
+    REQUIRE_INIT("aclrtGetDeviceCount");
+    if (!count) {
+        emu_error("aclrtGetDeviceCount: count is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    *count = (uint32_t)g_dev_count;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeDevice(void)
+{
+    FAULT("aclrtSynchronizeDevice");
+    REQUIRE_INIT("aclrtSynchronizeDevice");
+    REQUIRE_DEVICE("aclrtSynchronizeDevice", dev);
+    aclError first = ACL_SUCCESS;
+    LOCK();
+    for (size_t i = 0; i < g_streams.n; i++) {
+        stream *s = g_streams.items[i];
+        if (s->device != dev)
+            continue;
+        aclError rc = stream_run_all(s, "aclrtSynchronizeDevice");
+        if (rc && !first)
+            first = rc;
+    }
+    UNLOCK();
+    return first;
+}
+
+EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
+{
+    FAULT("aclrtCreateContext");
+    REQUIRE_INIT("aclrtCreateContext");
+    if (!ctx) {
+        emu_error("aclrtCreateContext: context is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    if (!check_device_id("aclrtCreateContext", deviceId)) {
+        UNLOCK();
+        return ACL_ERROR_RT_INVALID_DEVICEID;
+    }
+    context *c = ctx_new(deviceId, false);
+    if (!c) {
+        UNLOCK();
+        emu_error("aclrtCreateContext: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    set_current(c);
+    *ctx = c;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtDestroyContext(aclrtContext ctx)
+{
+    FAULT("aclrtDestroyContext");
+    REQUIRE_INIT("aclrtDestroyContext");
+    LOCK();
+    if (!reg_has(&g_ctxs, ctx)) {
+        UNLOCK();
+        emu_error("aclrtDestroyContext: context %p is not a live context (never created, already destroyed, "
+                  "or its device was reset)", ctx);
+        return ctx ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    }
+    context *c = ctx;
+    if (c->is_default) {
+        UNLOCK();
+        emu_error("aclrtDestroyContext: context %p is the default context of device %" PRId32
+                  ": it cannot be destroyed, it is released by aclrtResetDevice", ctx, c->device);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    ctx_free(c);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtSetCurrentContext(aclrtContext ctx)
+{
+    FAULT("aclrtSetCurrentContext");
+    REQUIRE_INIT("aclrtSetCurrentContext");
+    LOCK();
+    if (!reg_has(&g_ctxs, ctx)) {
+        UNLOCK();
+        emu_error("aclrtSetCurrentContext: context %p is not a live context (never created, already destroyed, "
+                  "or its device was reset)", ctx);
+        return ctx ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    }
+    set_current(ctx);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtGetCurrentContext(aclrtContext *ctx)
+{
+    FAULT("aclrtGetCurrentContext");
+    REQUIRE_INIT("aclrtGetCurrentContext");
+    if (!ctx) {
+        emu_error("aclrtGetCurrentContext: context is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtGetCurrentContext", dev);
+    (void)dev;
+    LOCK();
+    *ctx = current_ctx();
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Streams                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * Resolve a user stream handle for the calling thread. Lock held. Records a
+ * message and returns an error for: no current context (107002), unknown
+ * stream (107000), stream of another device (107003).
+ */
+static aclError resolve_stream(aclrtStream h, const char *api, stream **out)
+{
+    context *c = current_ctx();
+    if (!c) {
+        bool stale = t_ctx != NULL;
+        emu_error("%s: %s: call aclrtSetDevice or aclrtSetCurrentContext first", api,
+                  stale ? "the calling thread's current context is no longer valid (destroyed, device reset, or "
+                          "aclFinalize called)"
+                        : "no current context in the calling thread");
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (!h) {
+        *out = c->default_stream;
+        return ACL_SUCCESS;
+    }
+    if (!reg_has(&g_streams, h)) {
+        emu_error("%s: stream %p is not a live stream (never created, already destroyed, or its context or "
+                  "device was released)", api, h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    stream *s = h;
+    if (s->device != c->device) {
+        emu_error("%s: stream %p belongs to device %" PRId32 " but the calling thread's current context is on "
+                  "device %" PRId32, api, h, s->device, c->device);
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+static void stream_append(stream *s, emu_task *t)
+{
+    t->next = NULL;
+    if (s->tail)
+        s->tail->next = t;
+    else
+        s->head = t;
+    s->tail = t;
+    s->n_pending++;
+    s->seq_enqueued++;
+}
+
+EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, const char *api)
+{
+    if (!task) {
+        emu_error("%s: internal error: NULL task", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    if (!g_inited) {
+        UNLOCK();
+        emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
+        task_release(task);
+        return ACL_ERROR_UNINITIALIZE;
+    }
+    stream *s;
+    aclError rc = resolve_stream(stream_h, api, &s);
+    if (rc) {
+        UNLOCK();
+        task_release(task);
+        return rc;
+    }
+    stream_append(s, task);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
+{
+    FAULT("aclrtCreateStream");
+    REQUIRE_INIT("aclrtCreateStream");
+    if (!stream_out) {
+        emu_error("aclrtCreateStream: stream is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtCreateStream", dev);
+    LOCK();
+    context *c = current_ctx();
+    if (!c) { /* raced with a reset */
+        UNLOCK();
+        emu_error("aclrtCreateStream: no current context in the calling thread");
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (g_devices[dev].explicit_streams >= EMU_MAX_STREAMS_PER_DEVICE) {
+        UNLOCK();
+        emu_error("aclrtCreateStream: device %" PRId32 " already has %d streams, the maximum", dev,
+                  EMU_MAX_STREAMS_PER_DEVICE);
+        return ACL_ERROR_RT_NO_STREAM_RESOURCE;
+    }
+    stream *s = stream_new(c, false);
+    if (!s) {
+        UNLOCK();
+        emu_error("aclrtCreateStream: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    *stream_out = s;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
+{
+    FAULT("aclrtDestroyStream");
+    REQUIRE_INIT("aclrtDestroyStream");
+    if (!stream_h) {
+        emu_error("aclrtDestroyStream: stream is NULL: the default stream cannot be destroyed");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtDestroyStream", dev);
+    (void)dev;
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtDestroyStream", &s);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    if (s->is_default) {
+        UNLOCK();
+        emu_error("aclrtDestroyStream: stream %p is the default stream of a context: it cannot be destroyed",
+                  stream_h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    rc = stream_run_all(s, "aclrtDestroyStream");
+    if (rc)
+        emu_error("aclrtDestroyStream: pending work of stream %p failed with error %d (the stream was destroyed "
+                  "anyway)", stream_h, rc);
+    stream_free(s);
+    UNLOCK();
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
+{
+    FAULT("aclrtSynchronizeStream");
+    REQUIRE_INIT("aclrtSynchronizeStream");
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtSynchronizeStream", &s);
+    if (!rc)
+        rc = stream_run_all(s, "aclrtSynchronizeStream");
+    UNLOCK();
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
+{
+    FAULT("aclrtSynchronizeStreamWithTimeout");
+    REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
+    if (timeout < -1) {
+        emu_error("aclrtSynchronizeStreamWithTimeout: timeout %" PRId32 " is invalid: expected -1 (wait forever) "
+                  "or a value >= 0 in milliseconds", timeout);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtSynchronizeStreamWithTimeout", &s);
+    if (!rc)
+        rc = stream_run_all(s, "aclrtSynchronizeStreamWithTimeout"); /* host execution never times out */
+    UNLOCK();
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *status)
+{
+    FAULT("aclrtStreamQuery");
+    REQUIRE_INIT("aclrtStreamQuery");
+    if (!status) {
+        emu_error("aclrtStreamQuery: status is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtStreamQuery", &s);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    if (!s->head) {
+        s->query_not_ready_reported = false;
+        *status = ACL_STREAM_STATUS_COMPLETE;
+    } else if (!s->query_not_ready_reported) {
+        /* First look at pending work: report it as still running. */
+        s->query_not_ready_reported = true;
+        *status = ACL_STREAM_STATUS_NOT_READY;
+    } else {
+        /* Next look: the work "finished" meanwhile. */
+        rc = stream_run_all(s, "aclrtStreamQuery");
+        *status = ACL_STREAM_STATUS_COMPLETE;
+    }
+    UNLOCK();
+    return rc;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Events                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    emu_task base;
+    event *ev;
+    uint64_t ev_id;
+    uint64_t generation;
+} record_task;
+
+static aclError record_run(emu_task *t)
+{
+    record_task *r = (record_task *)t;
+    if (reg_has(&g_events, r->ev) && r->ev->id == r->ev_id && r->ev->generation == r->generation) {
+        clock_gettime(CLOCK_MONOTONIC, &r->ev->ts);
+        r->ev->completed = true;
+    }
+    return ACL_SUCCESS;
+}
+
+static void record_release(emu_task *t)
+{
+    free(t);
+}
+
+EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
+{
+    FAULT("aclrtCreateEvent");
+    REQUIRE_INIT("aclrtCreateEvent");
+    if (!ev) {
+        emu_error("aclrtCreateEvent: event is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtCreateEvent", dev);
+    event *e = calloc(1, sizeof *e);
+    if (!e) {
+        emu_error("aclrtCreateEvent: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    e->id = g_next_id++;
+    e->device = dev;
+    if (!reg_add(&g_events, e)) {
+        UNLOCK();
+        free(e);
+        emu_error("aclrtCreateEvent: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    *ev = e;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtDestroyEvent(aclrtEvent ev)
+{
+    FAULT("aclrtDestroyEvent");
+    REQUIRE_INIT("aclrtDestroyEvent");
+    REQUIRE_DEVICE("aclrtDestroyEvent", dev);
+    (void)dev;
+    LOCK();
+    if (!reg_has(&g_events, ev)) {
+        UNLOCK();
+        emu_error("aclrtDestroyEvent: event %p is not a live event (never created, already destroyed, or its "
+                  "device was reset)", ev);
+        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    }
+    reg_remove(&g_events, ev);
+    free(ev);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
+{
+    FAULT("aclrtRecordEvent");
+    REQUIRE_INIT("aclrtRecordEvent");
+    REQUIRE_DEVICE("aclrtRecordEvent", dev);
+    (void)dev;
+    record_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("aclrtRecordEvent: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    if (!reg_has(&g_events, ev)) {
+        UNLOCK();
+        free(t);
+        emu_error("aclrtRecordEvent: event %p is not a live event (never created, already destroyed, or its "
+                  "device was reset)", ev);
+        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    }
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtRecordEvent", &s);
+    if (rc) {
+        UNLOCK();
+        free(t);
+        return rc;
+    }
+    event *e = ev;
+    if (e->device != s->device) {
+        UNLOCK();
+        free(t);
+        emu_error("aclrtRecordEvent: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32,
+                  ev, e->device, stream_h, s->device);
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    e->generation++;
+    e->recorded = true;
+    e->completed = false;
+    t->base.run = record_run;
+    t->base.release = record_release;
+    t->base.name = "EventRecord";
+    t->ev = e;
+    t->ev_id = e->id;
+    t->generation = e->generation;
+    stream_append(s, &t->base);
+    e->rec_stream = s;
+    e->rec_stream_id = s->id;
+    e->rec_seq = s->seq_enqueued;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
+{
+    FAULT("aclrtSynchronizeEvent");
+    REQUIRE_INIT("aclrtSynchronizeEvent");
+    REQUIRE_DEVICE("aclrtSynchronizeEvent", dev);
+    (void)dev;
+    LOCK();
+    if (!reg_has(&g_events, ev)) {
+        UNLOCK();
+        emu_error("aclrtSynchronizeEvent: event %p is not a live event (never created, already destroyed, or its "
+                  "device was reset)", ev);
+        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    }
+    event *e = ev;
+    aclError rc = ACL_SUCCESS;
+    /* Never recorded: nothing to wait for. Recorded on a stream that is gone: its work was run or dropped. */
+    if (e->recorded && !e->completed && reg_has(&g_streams, e->rec_stream) && e->rec_stream->id == e->rec_stream_id)
+        rc = stream_run(e->rec_stream, e->rec_seq, "aclrtSynchronizeEvent");
+    UNLOCK();
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
+{
+    FAULT("aclrtEventElapsedTime");
+    REQUIRE_INIT("aclrtEventElapsedTime");
+    if (!ms) {
+        emu_error("aclrtEventElapsedTime: ms is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtEventElapsedTime", dev);
+    (void)dev;
+    LOCK();
+    const char *names[2] = {"startEvent", "endEvent"};
+    event *evs[2] = {start, end};
+    for (int i = 0; i < 2; i++) {
+        if (!reg_has(&g_events, evs[i])) {
+            UNLOCK();
+            emu_error("aclrtEventElapsedTime: %s %p is not a live event", names[i], (void *)evs[i]);
+            return evs[i] ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!evs[i]->recorded) {
+            UNLOCK();
+            emu_error("aclrtEventElapsedTime: %s %p was never recorded (call aclrtRecordEvent)", names[i],
+                      (void *)evs[i]);
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        if (!evs[i]->completed) {
+            UNLOCK();
+            /* Error code choice: ACL_ERROR_RT_EVENT_NOT_COMPLETE (507006, RT doc 25-01). */
+            emu_error("aclrtEventElapsedTime: %s %p has not completed yet: synchronize its stream or the "
+                      "event first", names[i], (void *)evs[i]);
+            return EMU_ERROR_RT_EVENT_NOT_COMPLETE;
+        }
+    }
+    double d = (double)(end->ts.tv_sec - start->ts.tv_sec) * 1e3 +
+               (double)(end->ts.tv_nsec - start->ts.tv_nsec) / 1e6;
+    *ms = (float)d;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Memory API                                                                */
+/* ------------------------------------------------------------------------- */
+
+static bool valid_policy(int p)
+{
+    switch (p) {
+    case ACL_MEM_MALLOC_HUGE_FIRST:
+    case ACL_MEM_MALLOC_HUGE_ONLY:
+    case ACL_MEM_MALLOC_NORMAL_ONLY:
+    case ACL_MEM_MALLOC_HUGE_FIRST_P2P:
+    case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
+    case ACL_MEM_MALLOC_NORMAL_ONLY_P2P:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
+    case ACL_MEM_TYPE_LOW_BAND_WIDTH:
+    case ACL_MEM_TYPE_HIGH_BAND_WIDTH:
+    case ACL_MEM_ACCESS_USER_SPACE_READONLY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    FAULT("aclrtMalloc");
+    REQUIRE_INIT("aclrtMalloc");
+    if (!devPtr) {
+        emu_error("aclrtMalloc: devPtr is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size == 0) {
+        emu_error("aclrtMalloc: size must be greater than 0");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!valid_policy((int)policy)) {
+        emu_error("aclrtMalloc: policy %d is not a valid aclrtMemMallocPolicy (pass exactly one value, e.g. "
+                  "ACL_MEM_MALLOC_HUGE_FIRST)", (int)policy);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtMalloc", dev);
+    LOCK();
+    device_state *d = &g_devices[dev];
+    uint64_t free_b = g_dev_capacity - d->used_bytes;
+    /*
+     * Out of device memory -> ACL_ERROR_RT_MEMORY_ALLOCATION (207001): hicann/runtime
+     * docs/zh/api_ref/25-01_aclError.md ("内存申请失败。请检查硬件环境上的存储剩余情况"), and
+     * vllm-project/vllm-ascend issue #3141, where exhausted device memory surfaced as
+     * "error code is 207001 ... Failed to allocate memory (EL0004) ... Memory resources are
+     * exhausted". (ACL_ERROR_RT_DEVICE_OOM 207018 exists too but no aclrtMalloc source using it
+     * was found.)
+     */
+    if ((uint64_t)size > free_b) {
+        UNLOCK();
+        emu_error("aclrtMalloc: out of device memory on device %" PRId32 ": requested %zu bytes, free %" PRIu64
+                  " bytes, total %" PRIu64 " bytes", dev, size, free_b, g_dev_capacity);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    mem_block b;
+    if (!block_map(size, dev, &b)) {
+        UNLOCK();
+        emu_error("aclrtMalloc: failed to allocate %zu bytes on device %" PRId32 " (host mmap failed: %s)", size,
+                  dev, strerror(errno));
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    if (!blocks_insert(&g_dev_mem, &b)) {
+        munmap(b.map, b.map_len);
+        UNLOCK();
+        emu_error("aclrtMalloc: out of host memory for bookkeeping");
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    d->used_bytes += size;
+    g_live_device_bytes += (int64_t)size;
+    if (g_live_device_bytes > g_peak_device_bytes)
+        g_peak_device_bytes = g_live_device_bytes;
+    g_malloc_calls++;
+    *devPtr = b.base;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtFree(void *devPtr)
+{
+    FAULT("aclrtFree");
+    REQUIRE_INIT("aclrtFree");
+    if (!devPtr) {
+        emu_error("aclrtFree: devPtr is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    ptrdiff_t i = blocks_find_base(&g_dev_mem, devPtr);
+    if (i < 0) {
+        mem_block *b = blocks_find_mapping(&g_dev_mem, devPtr);
+        UNLOCK();
+        if (b)
+            emu_error("aclrtFree: devPtr %p is not an address returned by aclrtMalloc, or already freed (it points "
+                      "inside the allocation %p of %zu bytes)", devPtr, (void *)b->base, b->size);
+        else
+            emu_error("aclrtFree: devPtr %p is not an address returned by aclrtMalloc, or already freed", devPtr);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    /* Freed at once: pending work that still uses it fails when its stream is synchronised. */
+    dev_block_remove_at((size_t)i);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    FAULT("aclrtMallocHost");
+    REQUIRE_INIT("aclrtMallocHost");
+    if (!hostPtr) {
+        emu_error("aclrtMallocHost: hostPtr is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (size == 0) {
+        emu_error("aclrtMallocHost: size must be greater than 0");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    /* Needs a context like real CANN: ModelEngine-Group/unified-cache-management issue #143 shows
+     * aclrtMallocHost returning 107002 in threads without one. */
+    REQUIRE_DEVICE("aclrtMallocHost", dev);
+    (void)dev;
+    LOCK();
+    mem_block b;
+    bool mapped = block_map(size, -1, &b);
+    if (!mapped || !blocks_insert(&g_host_mem, &b)) {
+        if (mapped)
+            munmap(b.map, b.map_len);
+        UNLOCK();
+        emu_error("aclrtMallocHost: failed to allocate %zu bytes of host memory", size);
+        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    *hostPtr = b.base;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtFreeHost(void *hostPtr)
+{
+    FAULT("aclrtFreeHost");
+    REQUIRE_INIT("aclrtFreeHost");
+    if (!hostPtr) {
+        emu_error("aclrtFreeHost: hostPtr is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    ptrdiff_t i = blocks_find_base(&g_host_mem, hostPtr);
+    if (i < 0) {
+        UNLOCK();
+        emu_error("aclrtFreeHost: hostPtr %p is not an address returned by aclrtMallocHost, or already freed",
+                  hostPtr);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    blocks_remove_at(&g_host_mem, (size_t)i);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t *total)
+{
+    FAULT("aclrtGetMemInfo");
+    REQUIRE_INIT("aclrtGetMemInfo");
+    if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_HBM_MEM_P2P_HUGE1G) {
+        emu_error("aclrtGetMemInfo: attr %d is not a valid aclrtMemAttr", (int)attr);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!free_out || !total) {
+        emu_error("aclrtGetMemInfo: %s is NULL", !free_out ? "free" : "total");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtGetMemInfo", dev);
+    LOCK();
+    /* Every attribute reports the one emulated memory pool of the device. */
+    *free_out = (size_t)(g_dev_capacity - g_devices[dev].used_bytes);
+    *total = (size_t)g_dev_capacity;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ---- memcpy checks ---- */
+
+enum { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D };
+
+typedef struct {
+    int dir;
+    bool dst_pinned, src_pinned;
+} copy_plan;
+
+static const char *kind_name(int kind)
+{
+    static const char *names[] = {"ACL_MEMCPY_HOST_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE",
+                                  "ACL_MEMCPY_DEVICE_TO_HOST", "ACL_MEMCPY_DEVICE_TO_DEVICE",
+                                  "ACL_MEMCPY_DEFAULT", "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+                                  "ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", "ACL_MEMCPY_INTER_DEVICE_TO_DEVICE"};
+    return kind >= 0 && kind < 8 ? names[kind] : "?";
+}
+
+/* Check a device-side range. Lock held. */
+static bool check_dev_side(const char *api, const char *which, const void *p, size_t count, int32_t cur_dev)
+{
+    mem_block *b = blocks_find_mapping(&g_dev_mem, p);
+    const char *c = p;
+    if (c < b->base) {
+        emu_error("%s: %s %p lies %zu bytes before the start of its device allocation %p", api, which, p,
+                  (size_t)(b->base - c), (void *)b->base);
+        return false;
+    }
+    size_t off = (size_t)(c - b->base);
+    if (off >= b->size) {
+        emu_error("%s: %s %p lies %zu bytes past the end of its device allocation %p (%zu bytes)", api, which, p,
+                  off - b->size, (void *)b->base, b->size);
+        return false;
+    }
+    if (count > b->size - off) {
+        emu_error("%s: %s range exceeds its allocation by %zu bytes (%s %p + count %zu, allocation %p of %zu "
+                  "bytes)", api, which, count - (b->size - off), which, p, count, (void *)b->base, b->size);
+        return false;
+    }
+    if (b->device != cur_dev) {
+        emu_error("%s: %s %p is memory of device %" PRId32 " but the current device is %" PRId32, api, which, p,
+                  b->device, cur_dev);
+        return false;
+    }
+    return true;
+}
+
+/* Check a host-side range; sets *pinned when it lies in an aclrtMallocHost block. Lock held. */
+static bool check_host_side(const char *api, const char *which, const void *p, size_t count, bool *pinned)
+{
+    mem_block *b = blocks_find_mapping(&g_host_mem, p);
+    *pinned = false;
+    if (!b)
+        return true; /* pageable memory: the emulator cannot check its extent */
+    const char *c = p;
+    if (c < b->base || (size_t)(c - b->base) >= b->size) {
+        emu_error("%s: %s %p lies outside its aclrtMallocHost allocation %p (%zu bytes)", api, which, p,
+                  (void *)b->base, b->size);
+        return false;
+    }
+    size_t off = (size_t)(c - b->base);
+    if (count > b->size - off) {
+        emu_error("%s: %s range exceeds its aclrtMallocHost allocation by %zu bytes", api, which,
+                  count - (b->size - off));
+        return false;
+    }
+    *pinned = true;
+    return true;
+}
+
+/*
+ * Validate a copy. Lock held. kind handling (documented choice):
+ *   HOST_TO_BUF_TO_DEVICE (5) is treated as HOST_TO_DEVICE;
+ *   INNER_DEVICE_TO_DEVICE (6) as DEVICE_TO_DEVICE (both on the current device);
+ *   INTER_DEVICE_TO_DEVICE (7) is rejected with 100000 (no peer copies in the emulator);
+ *   DEFAULT (4) infers the direction from the pointers (bounds still checked).
+ * Every device side must lie inside one live allocation of the current device.
+ */
+static aclError check_copy(const char *api, void *dst, size_t destMax, const void *src, size_t count, int kind,
+                           int32_t cur_dev, copy_plan *plan, bool *empty)
+{
+    *empty = false;
+    if (!dst || !src) {
+        emu_error("%s: %s is NULL", api, !dst ? "dst" : "src");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        emu_error("%s: kind %d is not a valid aclrtMemcpyKind", api, kind);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (kind == ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
+        emu_error("%s: kind ACL_MEMCPY_INTER_DEVICE_TO_DEVICE is not supported by the emulator", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count > destMax) {
+        emu_error("%s: count %zu is greater than destMax %zu", api, count, destMax);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count == 0) {
+        *empty = true;
+        return ACL_SUCCESS;
+    }
+    bool dst_dev = blocks_find_mapping(&g_dev_mem, dst) != NULL;
+    bool src_dev = blocks_find_mapping(&g_dev_mem, src) != NULL;
+    int want_dst = -1, want_src = -1; /* 1 device, 0 host, -1 any */
+    switch (kind) {
+    case ACL_MEMCPY_HOST_TO_HOST: want_dst = 0; want_src = 0; break;
+    case ACL_MEMCPY_HOST_TO_DEVICE:
+    case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: want_dst = 1; want_src = 0; break;
+    case ACL_MEMCPY_DEVICE_TO_HOST: want_dst = 0; want_src = 1; break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE:
+    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: want_dst = 1; want_src = 1; break;
+    default: break;
+    }
+    if (want_dst >= 0 && (int)dst_dev != want_dst) {
+        emu_error("%s: dst %p is %s but kind is %s%s", api, dst, dst_dev ? "device memory" : "host memory",
+                  kind_name(kind), dst_dev ? "" : " (it is not inside any live aclrtMalloc allocation)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (want_src >= 0 && (int)src_dev != want_src) {
+        emu_error("%s: src %p is %s but kind is %s%s", api, src, src_dev ? "device memory" : "host memory",
+                  kind_name(kind), src_dev ? "" : " (it is not inside any live aclrtMalloc allocation)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    plan->dst_pinned = plan->src_pinned = false;
+    if (dst_dev ? !check_dev_side(api, "dst", dst, count, cur_dev)
+                : !check_host_side(api, "dst", dst, count, &plan->dst_pinned))
+        return ACL_ERROR_INVALID_PARAM;
+    if (src_dev ? !check_dev_side(api, "src", src, count, cur_dev)
+                : !check_host_side(api, "src", src, count, &plan->src_pinned))
+        return ACL_ERROR_INVALID_PARAM;
+    plan->dir = dst_dev ? (src_dev ? DIR_D2D : DIR_H2D) : (src_dev ? DIR_D2H : DIR_H2H);
+    return ACL_SUCCESS;
+}
+
+static void count_copy(int dir, size_t count)
+{
+    switch (dir) {
+    case DIR_H2D: g_h2d += (int64_t)count; break;
+    case DIR_D2H: g_d2h += (int64_t)count; break;
+    case DIR_D2D: g_d2d += (int64_t)count; break;
+    default: break;
+    }
+}
+
+EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
+{
+    FAULT("aclrtMemcpy");
+    REQUIRE_INIT("aclrtMemcpy");
+    REQUIRE_DEVICE("aclrtMemcpy", dev);
+    LOCK();
+    copy_plan plan;
+    bool empty;
+    aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, (int)kind, dev, &plan, &empty);
+    if (rc || empty) {
+        UNLOCK();
+        return rc;
+    }
+    /* Immediate, no stream synchronisation (RT doc 11-03): reading before a sync sees stale data. */
+    memmove(dst, src, count);
+    count_copy(plan.dir, count);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+typedef struct {
+    emu_task base;
+    void *dst;
+    const void *src;
+    size_t count;
+    copy_plan plan;
+} copy_task;
+
+/* Re-check one side at run time. Lock held (tasks run under it). */
+static bool copy_side_still_valid(const char *which, const void *p, size_t count, bool is_dev, bool pinned)
+{
+    if (is_dev) {
+        if (!emu_devmem_contains(p, count, NULL)) {
+            emu_error("aclrtMemcpyAsync: %s [%p, +%zu bytes) is no longer inside a live device allocation (freed "
+                      "with aclrtFree while the copy was pending)", which, p, count);
+            return false;
+        }
+    } else if (pinned) {
+        mem_block *b = blocks_find_mapping(&g_host_mem, p);
+        const char *c = p;
+        if (!b || c < b->base || (size_t)(c - b->base) > b->size || count > b->size - (size_t)(c - b->base)) {
+            emu_error("aclrtMemcpyAsync: %s [%p, +%zu bytes) is no longer inside a live aclrtMallocHost allocation "
+                      "(freed with aclrtFreeHost while the copy was pending)", which, p, count);
+            return false;
+        }
+    }
+    return true;
+}
+
+static aclError copy_run(emu_task *t)
+{
+    copy_task *c = (copy_task *)t;
+    bool dst_dev = c->plan.dir == DIR_H2D || c->plan.dir == DIR_D2D;
+    bool src_dev = c->plan.dir == DIR_D2H || c->plan.dir == DIR_D2D;
+    if (!copy_side_still_valid("dst", c->dst, c->count, dst_dev, c->plan.dst_pinned) ||
+        !copy_side_still_valid("src", c->src, c->count, src_dev, c->plan.src_pinned))
+        return EMU_ERROR_RT_SYS_DMA;
+    memmove(c->dst, c->src, c->count);
+    count_copy(c->plan.dir, c->count);
+    return ACL_SUCCESS;
+}
+
+static void copy_release(emu_task *t)
+{
+    free(t);
+}
+
+EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+                                     aclrtMemcpyKind kind, aclrtStream stream_h)
+{
+    FAULT("aclrtMemcpyAsync");
+    REQUIRE_INIT("aclrtMemcpyAsync");
+    REQUIRE_DEVICE("aclrtMemcpyAsync", dev);
+    copy_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("aclrtMemcpyAsync: out of host memory");
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, "aclrtMemcpyAsync", &s);
+    copy_plan plan;
+    bool empty = false;
+    if (!rc)
+        rc = check_copy("aclrtMemcpyAsync", dst, destMax, src, count, (int)kind, dev, &plan, &empty);
+    if (rc || empty) {
+        UNLOCK();
+        free(t);
+        return rc;
+    }
+    t->base.run = copy_run;
+    t->base.release = copy_release;
+    t->base.name = "MemcpyAsync";
+    t->dst = dst;
+    t->src = src;
+    t->count = count;
+    t->plan = plan;
+    stream_append(s, &t->base);
+    bool async = plan.dir == DIR_D2D || (plan.dir == DIR_H2D && plan.src_pinned) ||
+                 (plan.dir == DIR_D2H && plan.dst_pinned) ||
+                 (plan.dir == DIR_H2H && plan.src_pinned && plan.dst_pinned);
+    if (!async) {
+        /* Pageable host memory: CANN returns only after the copy (RT doc 11-03). The copy is
+         * ordered after the work already on the stream, so that work runs first. */
+        rc = stream_run(s, s->seq_enqueued, "aclrtMemcpyAsync");
+    }
+    UNLOCK();
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
+{
+    FAULT("aclrtMemset");
+    REQUIRE_INIT("aclrtMemset");
+    if (!devPtr) {
+        emu_error("aclrtMemset: devPtr is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (count > maxCount) {
+        emu_error("aclrtMemset: count %zu is greater than maxCount %zu", count, maxCount);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE("aclrtMemset", dev);
+    if (count == 0)
+        return ACL_SUCCESS;
+    LOCK();
+    if (!blocks_find_mapping(&g_dev_mem, devPtr)) {
+        UNLOCK();
+        emu_error("aclrtMemset: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", devPtr);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!check_dev_side("aclrtMemset", "devPtr", devPtr, count, dev)) {
+        UNLOCK();
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    memset(devPtr, (unsigned char)value, count);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* SoC, version, counters, stats                                             */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT const char *aclrtGetSocName(void)
+{
+    if (emu_fault("aclrtGetSocName"))
+        return NULL;
+    if (!emu_require_init("aclrtGetSocName"))
+        return NULL;
+    return g_soc;
+}
+
+EMU_EXPORT aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
+{
+    FAULT("aclrtGetVersion");
+    REQUIRE_INIT("aclrtGetVersion");
+    if (!majorVersion || !minorVersion || !patchVersion) {
+        emu_error("aclrtGetVersion: %s is NULL",
+                  !majorVersion ? "majorVersion" : !minorVersion ? "minorVersion" : "patchVersion");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *majorVersion = 1;
+    *minorVersion = 0;
+    *patchVersion = 0;
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT const char *emu_soc_name(void)
+{
+    return g_soc;
+}
+
+EMU_EXPORT bool emu_soc_supports_bf16(void)
+{
+    return g_bf16;
+}
+
+EMU_EXPORT void emu_counter_add(emu_counter counter, int64_t delta)
+{
+    if ((int)counter < 0 || (int)counter >= 4)
+        return;
+    LOCK();
+    g_counters[counter] += delta;
+    UNLOCK();
+}
+
+EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
+{
+    if (!st) {
+        emu_error("aclemuGetStats: stats is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    memset(st, 0, sizeof *st);
+    LOCK();
+    st->live_device_bytes = g_live_device_bytes;
+    st->peak_device_bytes = g_peak_device_bytes;
+    st->live_allocations = (int64_t)g_dev_mem.n;
+    st->live_host_allocations = (int64_t)g_host_mem.n;
+    st->live_tensors = g_counters[EMU_COUNTER_TENSORS];
+    st->live_executors = g_counters[EMU_COUNTER_EXECUTORS];
+    int64_t streams = 0, pending = 0, ctxs = 0;
+    for (size_t i = 0; i < g_streams.n; i++) {
+        stream *s = g_streams.items[i];
+        if (!s->is_default)
+            streams++;
+        pending += (int64_t)s->n_pending;
+    }
+    for (size_t i = 0; i < g_ctxs.n; i++)
+        if (!((context *)g_ctxs.items[i])->is_default)
+            ctxs++;
+    st->live_streams = streams;
+    st->live_events = (int64_t)g_events.n;
+    st->live_contexts = ctxs;
+    st->pending_tasks = pending;
+    st->h2d_bytes = g_h2d;
+    st->d2h_bytes = g_d2h;
+    st->d2d_bytes = g_d2d;
+    st->malloc_calls = g_malloc_calls;
+    st->kernel_launches = g_counters[EMU_COUNTER_LAUNCHES];
+    st->kernels_executed = g_counters[EMU_COUNTER_KERNELS_RUN];
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT int32_t aclemuResetCounters(void)
+{
+    LOCK();
+    g_h2d = g_d2h = g_d2d = 0;
+    g_malloc_calls = 0;
+    g_counters[EMU_COUNTER_LAUNCHES] = 0;
+    g_counters[EMU_COUNTER_KERNELS_RUN] = 0;
+    g_peak_device_bytes = g_live_device_bytes;
+    UNLOCK();
+    return ACL_SUCCESS;
+}

@@ -1,0 +1,50 @@
+"""Shared fixtures. Every test runs on the host emulator."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+os.environ["ACLNN_PY_BACKEND"] = "emulator"
+
+import aclnn_py  # noqa: E402
+
+CANN_VARIABLES = ("ACLNN_PY_CANN_HOME", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME",
+                  "ASCEND_OPP_PATH", "ACLNN_PY_BACKEND")
+
+LEAK_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "live_tensors",
+             "live_executors", "pending_tasks")
+
+
+def run_python(code: str, env: dict[str, str] | None = None, *, home: str | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with no CANN variables but those in ``env``."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in CANN_VARIABLES and not k.startswith("ACLNN_EMU_")}
+    if home is not None:
+        environment["HOME"] = home
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def live_resources() -> dict[str, int]:
+    stats = aclnn_py.emulator.stats()
+    return {key: stats[key] for key in LEAK_KEYS}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_leaks_per_module():
+    """After every test module the emulator holds no device memory, tensors or executors."""
+    yield
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+
+
+@pytest.fixture(autouse=True)
+def _disarm_faults():
+    yield
+    aclnn_py.emulator.clear_faults()

@@ -1,0 +1,467 @@
+"""The host emulator is strict: one test per rule, each failing if the rule is removed."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from conftest import run_python
+
+import aclnn_py
+from aclnn_py import _lowlevel as ll
+from aclnn_py.errors import AclError
+
+FLOAT = ll.constant("ACL_FLOAT")
+FLOAT16 = ll.constant("ACL_FLOAT16")
+
+
+@pytest.fixture
+def device():
+    ll.init()
+    ll.set_device(0)
+    yield 0
+    ll.reset_device(0)
+
+
+class Resources:
+    """Device buffers, tensors and a stream for one test, all released at the end."""
+
+    def __init__(self) -> None:
+        self.pointers: list = []
+        self.tensors: list = []
+        self.stream = ll.create_stream()
+
+    def upload(self, array: np.ndarray):
+        pointer = ll.malloc(array.nbytes)
+        self.pointers.append(pointer)
+        ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+                  ll.MEMCPY_HOST_TO_DEVICE)
+        return pointer
+
+    def download(self, pointer, like: np.ndarray) -> np.ndarray:
+        result = np.empty_like(like)
+        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, pointer,
+                  result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        return result
+
+    def tensor(self, pointer, shape, dtype=FLOAT, strides=None, offset=0, storage=None):
+        if strides is None:
+            strides = tuple(int(s) for s in np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1])
+        storage = storage if storage is not None else (int(np.prod(shape)),)
+        handle = ll.create_tensor(tuple(shape), dtype, tuple(strides), offset, storage, pointer)
+        self.tensors.append(handle)
+        return handle
+
+    def operands(self, shape=(4,), out_dtype=FLOAT):
+        """Device grad, self, target (float32) and out, with their host copies."""
+        grad = np.full(shape, 0.5, np.float32)
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        y = np.ones(shape, np.float32)
+        pointers = [self.upload(a) for a in (grad, x, y)]
+        out_host = np.zeros(shape, np.float32 if out_dtype == FLOAT else np.float16)
+        pointers.append(self.upload(out_host))
+        tensors = [self.tensor(p, shape) for p in pointers[:3]]
+        tensors.append(self.tensor(pointers[3], shape, out_dtype))
+        expected = grad * (x - y) * 2 / x.size
+        return tensors, pointers, out_host, expected
+
+    def plan(self, tensors, reduction=1):
+        return ll.operator_workspace_size("aclnnMseLossBackward", *tensors[:3], reduction,
+                                          tensors[3])
+
+    def release(self) -> None:
+        for tensor in self.tensors:
+            ll.destroy_tensor(tensor)
+        for pointer in self.pointers:
+            ll.free(pointer)
+        ll.destroy_stream(self.stream)
+
+
+@pytest.fixture
+def res(device):
+    resources = Resources()
+    yield resources
+    resources.release()
+
+
+def status_of(call, *args) -> int:
+    with pytest.raises(AclError) as info:
+        call(*args)
+    return info.value.status
+
+
+# ---- initialisation and contexts -------------------------------------------
+
+
+def test_calls_before_acl_init_fail_with_uninitialize():
+    done = run_python("""
+        from aclnn_py import _lowlevel as ll
+        from aclnn_py.errors import AclError
+        for call, args in ((ll.set_device, (0,)), (ll.malloc, (64,)), (ll.create_stream, ()),
+                           (ll.get_device_count, ())):
+            try:
+                call(*args)
+            except AclError as error:
+                print(error.api, error.status)
+        ll.init()
+        ll.set_device(0)
+        print("after init", ll.get_device())
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:4] == ["aclrtSetDevice 100001", "aclrtMalloc 100001",
+                                          "aclrtCreateStream 100001",
+                                          "aclrtGetDeviceCount 100001"]
+    assert "after init 0" in done.stdout
+
+
+def test_repeat_acl_init_is_reported_and_counted_as_success(device):
+    assert ll.init() is False
+
+
+def test_thread_without_device_has_no_context(device):
+    seen = {}
+
+    def worker():
+        for name, call, args in (("malloc", ll.malloc, (64,)), ("device", ll.get_device, ()),
+                                 ("stream", ll.create_stream, ())):
+            try:
+                call(*args)
+            except AclError as error:
+                seen[name] = error.status
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen == {"malloc": 107002, "device": 107002, "stream": 107002}
+
+
+def test_invalid_device_id_is_refused(device):
+    assert status_of(ll.set_device, 1) == 107001
+
+
+# ---- device memory ---------------------------------------------------------
+
+
+def test_malloc_is_aligned_device_only_and_refuses_size_zero(device):
+    pointers = [ll.malloc(size) for size in (1, 3, 100, 4096)]
+    try:
+        assert all(ll.address(p) % 64 == 0 for p in pointers)
+        assert aclnn_py.emulator.stats()["live_allocations"] == 4
+    finally:
+        for p in pointers:
+            ll.free(p)
+    assert status_of(ll.malloc, 0) == 100000
+
+
+def test_bad_and_double_frees_fail(device):
+    pointer = ll.malloc(256)
+    assert status_of(ll.free, ll.ffi.cast("char *", pointer) + 64) == 107000  # not a base
+    ll.free(pointer)
+    assert status_of(ll.free, pointer) == 107000  # double free
+    host = np.zeros(16, np.uint8)
+    assert status_of(ll.free, ll.ffi.from_buffer(host)) == 107000  # host memory
+
+
+def test_device_memory_capacity_is_enforced_like_cann_oom():
+    done = run_python("""
+        import aclnn_py
+        from aclnn_py import _lowlevel as ll
+        ll.init(); ll.set_device(0)
+        print(ll.get_mem_info(ll.constant("ACL_HBM_MEM")))
+        keep = ll.malloc(600_000)
+        try:
+            ll.malloc(600_000)
+        except aclnn_py.OutOfMemoryError as error:
+            print(error.status, "MemoryError" if isinstance(error, MemoryError) else "")
+        ll.free(keep)
+    """, {"ACLNN_EMU_DEVICE_MEMORY": "1M"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "(1048576, 1048576)"
+    assert lines[1] == "207001 MemoryError"
+
+
+def test_device_count_is_configurable():
+    done = run_python("""
+        from aclnn_py import _lowlevel as ll
+        from aclnn_py.errors import AclError
+        ll.init()
+        print(ll.get_device_count())
+        ll.set_device(2); print(ll.get_device())
+        try:
+            ll.set_device(3)
+        except AclError as error:
+            print(error.status)
+    """, {"ACLNN_EMU_DEVICE_COUNT": "3"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "2", "107001"]
+
+
+# ---- copies ----------------------------------------------------------------
+
+
+def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
+    host = np.zeros(64, np.uint8)
+    other_host = np.zeros(64, np.uint8)
+    h, h2 = ll.ffi.from_buffer(host, require_writable=True), ll.ffi.from_buffer(other_host)
+    d = ll.malloc(64)
+    try:
+        cases = [
+            (h, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),    # dst is host memory
+            (d, 64, d, 64, ll.MEMCPY_HOST_TO_DEVICE),     # src is device memory
+            (h, 64, h2, 64, ll.MEMCPY_DEVICE_TO_HOST),    # src is host memory
+            (d, 64, h2, 64, ll.MEMCPY_DEVICE_TO_HOST),    # dst is device memory
+            (d, 64, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),    # count > destMax
+            (d, 128, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),   # past the end of the allocation
+            (ll.ffi.cast("char *", d) + 32, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),
+        ]
+        for dst, dst_max, src, count, kind in cases:
+            assert status_of(ll.memcpy, dst, dst_max, src, count, kind) == 100000
+            assert ll.recent_error_message() == ""  # the check consumed the message
+        ll.memcpy(d, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE)  # the right way works
+    finally:
+        ll.free(d)
+
+
+def test_reading_an_output_before_the_stream_sync_sees_stale_data(res):
+    tensors, pointers, out_host, expected = res.operands()
+    size, executor = res.plan(tensors)
+    ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    assert aclnn_py.emulator.stats()["pending_tasks"] >= 1
+    early = res.download(pointers[3], out_host)
+    np.testing.assert_array_equal(early, np.zeros_like(out_host))  # memcpy did not wait
+    ll.synchronize_stream(res.stream)
+    np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+
+
+def test_kernel_whose_buffer_was_freed_while_pending_fails_at_sync(res):
+    tensors, pointers, _, _ = res.operands()
+    size, executor = res.plan(tensors)
+    ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    ll.free(pointers[1])
+    res.pointers.remove(pointers[1])
+    with pytest.raises(AclError) as info:
+        ll.synchronize_stream(res.stream)
+    assert info.value.status == 507015
+    assert "self" in info.value.message
+
+
+def test_stream_query_never_claims_completion_of_unrun_work(res):
+    tensors, pointers, out_host, expected = res.operands()
+    size, executor = res.plan(tensors)
+    ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    complete = ll.constant("ACL_STREAM_STATUS_COMPLETE")
+    assert ll.stream_query(res.stream) != complete
+    while ll.stream_query(res.stream) != complete:
+        pass
+    np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+
+
+def test_events_order_work_and_time_it(res):
+    tensors, pointers, out_host, expected = res.operands()
+    start, end = ll.create_event(), ll.create_event()
+    try:
+        ll.record_event(start, res.stream)
+        size, executor = res.plan(tensors)
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+        ll.record_event(end, res.stream)
+        ll.synchronize_event(end)
+        np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+        assert ll.event_elapsed_time(start, end) >= 0.0
+    finally:
+        ll.destroy_event(start)
+        ll.destroy_event(end)
+
+
+# ---- tensors must point at live device memory ------------------------------
+
+
+def test_host_pointers_are_refused_as_tensor_data(res):
+    tensors, _, _, _ = res.operands()
+    host = np.ones(4, np.float32)
+    host_tensor = res.tensor(ll.ffi.from_buffer(host), (4,))
+    with pytest.raises(AclError) as info:
+        res.plan([tensors[0], host_tensor, tensors[2], tensors[3]])
+    assert info.value.status == 161002 and "self" in info.value.message
+
+
+def test_a_view_past_its_allocation_is_refused(res):
+    tensors, pointers, _, _ = res.operands()
+    too_long = res.tensor(pointers[2], (4,), offset=1)  # elements 1..4 of a 4-element buffer
+    with pytest.raises(AclError) as info:
+        res.plan([tensors[0], tensors[1], too_long, tensors[3]])
+    assert info.value.status == 161002 and "target" in info.value.message
+
+
+# ---- executors -------------------------------------------------------------
+
+
+def test_phase_two_consumes_a_non_repeatable_executor(res):
+    tensors, _, _, _ = res.operands()
+    size, executor = res.plan(tensors)
+    before = aclnn_py.emulator.stats()["live_executors"]
+    ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    assert aclnn_py.emulator.stats()["live_executors"] == before - 1
+    with pytest.raises(AclError) as relaunch:
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    assert relaunch.value.status == 561103
+    assert status_of(ll.destroy_executor, executor) == 561103
+    ll.synchronize_stream(res.stream)
+
+
+def test_unlaunched_and_repeatable_executors_are_counted_until_destroyed(res):
+    tensors, pointers, out_host, expected = res.operands()
+    before = aclnn_py.emulator.stats()["live_executors"]
+    _, forgotten = res.plan(tensors)
+    size, repeatable = res.plan(tensors)
+    ll.set_executor_repeatable(repeatable)
+    assert aclnn_py.emulator.stats()["live_executors"] == before + 2
+    for _ in range(3):
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, repeatable, res.stream)
+    ll.synchronize_stream(res.stream)
+    np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+    assert aclnn_py.emulator.stats()["live_executors"] == before + 2
+    ll.destroy_executor(forgotten)
+    ll.destroy_executor(repeatable)
+    assert aclnn_py.emulator.stats()["live_executors"] == before
+
+
+def test_repeatable_executor_rebinds_addresses(res):
+    tensors, pointers, out_host, _ = res.operands()
+    size, executor = res.plan(tensors)
+    ll.set_executor_repeatable(executor)
+    try:
+        other = np.full(4, 3.0, np.float32)
+        ll.set_input_tensor_addr(executor, 1, tensors[1], res.upload(other))
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+        ll.synchronize_stream(res.stream)
+        expected = np.full(4, 0.5 * (3.0 - 1.0) * 2 / 4, np.float32)
+        np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+        assert status_of(ll.set_input_tensor_addr, executor, 3, tensors[1], pointers[1]) == 161002
+    finally:
+        ll.destroy_executor(executor)
+
+
+# ---- workspace -------------------------------------------------------------
+
+
+def test_non_contiguous_input_needs_a_workspace_that_is_really_used(res):
+    tensors, pointers, out_host, _ = res.operands(shape=(2, 2))
+    # self read transposed: a non-contiguous view
+    transposed = res.tensor(pointers[1], (2, 2), strides=(1, 2))
+    size, executor = res.plan([tensors[0], transposed, tensors[2], tensors[3]])
+    assert size > 0
+    workspace = ll.malloc(size)
+    res.pointers.append(workspace)
+    junk = np.full(size, 0xAB, np.uint8)
+    ll.memcpy(workspace, size, ll.ffi.from_buffer(junk), size, ll.MEMCPY_HOST_TO_DEVICE)
+    ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, res.stream)
+    ll.synchronize_stream(res.stream)
+    x = np.arange(4, dtype=np.float32).reshape(2, 2).T
+    expected = 0.5 * (x - 1.0) * 2 / 4
+    np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+    assert not np.array_equal(res.download(workspace, junk), junk)  # the kernel wrote it
+
+
+def test_cast_to_another_out_dtype_needs_a_workspace(res):
+    tensors, _, _, _ = res.operands(out_dtype=FLOAT16)
+    size, executor = res.plan(tensors)
+    assert size > 0
+    ll.destroy_executor(executor)
+
+
+def test_missing_or_undersized_workspace_is_refused(res):
+    tensors, pointers, _, _ = res.operands(shape=(2, 2))
+    transposed = res.tensor(pointers[1], (2, 2), strides=(1, 2))
+    operands = [tensors[0], transposed, tensors[2], tensors[3]]
+    size, executor = res.plan(operands)
+    with pytest.raises(AclError) as missing:
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+    assert missing.value.status == 161001
+    size, executor = res.plan(operands)
+    small = ll.malloc(size)
+    res.pointers.append(small)
+    with pytest.raises(AclError) as undersized:
+        ll.operator_launch("aclnnMseLossBackward", small, size - 1, executor, res.stream)
+    assert undersized.value.status == 161002
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+
+
+# ---- error messages --------------------------------------------------------
+
+
+def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
+    messages = {}
+
+    def fail_then_read():
+        ll.set_device(0)
+        try:
+            status = ll._rt("aclrtMalloc")(ll.ffi.new("void **"), 0, 0)  # unchecked on purpose
+            assert status == 100000
+            messages["other thread first read"] = ll.recent_error_message()
+            messages["other thread second read"] = ll.recent_error_message()
+        finally:
+            ll.reset_device(0)
+
+    status = ll._rt("aclrtFree")(ll.ffi.cast("void *", 64))
+    assert status == 107000
+    thread = threading.Thread(target=fail_then_read)
+    thread.start()
+    thread.join()
+    mine = ll.recent_error_message()
+    assert "aclrtFree" in mine and "aclrtMalloc" not in mine
+    assert "aclrtMalloc" in messages["other thread first read"]
+    assert messages["other thread second read"] == ""
+    assert ll.recent_error_message() == ""
+
+
+# ---- SoC -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("soc, bf16", [("Ascend910B3", True), ("Ascend910_9391", True),
+                                       ("Ascend310P3", False)])
+def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
+    done = run_python("""
+        from aclnn_py import _lowlevel as ll
+        from aclnn_py.errors import AclError
+        ll.init(); ll.set_device(0)
+        print(ll.get_soc_name())
+        bf = ll.constant("ACL_BF16")
+        p = ll.malloc(64)
+        t = [ll.create_tensor((4,), bf, (1,), 0, (4,), p) for _ in range(4)]
+        try:
+            size, executor = ll.operator_workspace_size("aclnnMseLossBackward", *t[:3], 1, t[3])
+            ll.destroy_executor(executor)
+            print("accepted")
+        except AclError as error:
+            print(error.status, "BF16" in error.message or "bf16" in error.message.lower())
+    """, {"ACLNN_EMU_SOC": soc})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == soc
+    assert lines[1] == ("accepted" if bf16 else "161002 True")
+
+
+# ---- introspection and faults ----------------------------------------------
+
+
+def test_stats_count_traffic(res):
+    aclnn_py.emulator.reset_counters()
+    array = np.ones(10, np.float32)
+    pointer = res.upload(array)
+    res.download(pointer, array)
+    stats = aclnn_py.emulator.stats()
+    assert stats["h2d_bytes"] == 40 and stats["d2h_bytes"] == 40
+    assert stats["live_device_bytes"] >= 40
+
+
+def test_fault_injection_fires_on_the_nth_call_only(device):
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 507899, nth=2)
+    first = ll.malloc(64)
+    try:
+        assert status_of(ll.malloc, 64) == 507899
+        third = ll.malloc(64)
+        ll.free(third)
+    finally:
+        ll.free(first)

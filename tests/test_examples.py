@@ -1,0 +1,18 @@
+"""The examples run as users run them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def test_quickstart_prints_the_backend_and_a_matching_result():
+    done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "backend: emulator" in done.stdout
+    error = float(done.stdout.strip().splitlines()[-1].split("=")[-1])
+    assert error < 1e-6

@@ -1,0 +1,98 @@
+"""The C API driven through the low-level layer, as CANN's documented sample does it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aclnn_py import _lowlevel as ll
+
+FLOAT = ll.constant("ACL_FLOAT")
+
+
+@pytest.fixture
+def device():
+    ll.init()
+    ll.set_device(0)
+    yield 0
+    ll.reset_device(0)
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def test_documented_sample_sequence(device):
+    """aclInit, set device, stream, malloc, H2D, tensors, two phases, sync, D2H, release."""
+    shape = (2, 4)
+    grad = np.ones(shape, np.float32)
+    self_ = np.arange(8, dtype=np.float32).reshape(shape)
+    target = np.full(shape, 2.0, np.float32)
+    stream = ll.create_stream()
+    pointers, tensors = [], []
+    try:
+        for array in (grad, self_, target, np.zeros(shape, np.float32)):
+            pointer = ll.malloc(array.nbytes)
+            pointers.append(pointer)
+            ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+                      ll.MEMCPY_HOST_TO_DEVICE)
+            tensors.append(ll.create_tensor(shape, FLOAT, contiguous_strides(shape), 0, shape,
+                                            pointer))
+        size, executor = ll.operator_workspace_size("aclnnMseLossBackward", *tensors[:3], 1,
+                                                    tensors[3])
+        workspace = ll.malloc(size) if size else ll.NULL
+        if size:
+            pointers.append(workspace)
+        ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, stream)
+        ll.synchronize_stream(stream)
+        result = np.empty(shape, np.float32)
+        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes,
+                  pointers[3], result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+    finally:
+        for tensor in tensors:
+            ll.destroy_tensor(tensor)
+        for pointer in pointers:
+            ll.free(pointer)
+        ll.destroy_stream(stream)
+    np.testing.assert_allclose(result, grad * (self_ - target) * 2 / self_.size, rtol=1e-6)
+
+
+def test_mse_loss_forward_through_the_same_machinery(device):
+    shape = (3,)
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    y = np.array([0.0, 0.0, 1.0], np.float32)
+    stream = ll.create_stream()
+    pointers = [ll.malloc(a.nbytes) for a in (x, y)] + [ll.malloc(4)]
+    for pointer, array in zip(pointers, (x, y)):
+        ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+                  ll.MEMCPY_HOST_TO_DEVICE)
+    tensors = [ll.create_tensor(shape, FLOAT, (1,), 0, shape, p) for p in pointers[:2]]
+    tensors.append(ll.create_tensor((), FLOAT, (), 0, (1,), pointers[2]))
+    try:
+        size, executor = ll.operator_workspace_size("aclnnMseLoss", tensors[0], tensors[1], 1,
+                                                    tensors[2])
+        assert size == 0
+        ll.operator_launch("aclnnMseLoss", ll.NULL, 0, executor, stream)
+        ll.synchronize_stream(stream)
+        result = np.empty((), np.float32)
+        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), 4, pointers[2], 4,
+                  ll.MEMCPY_DEVICE_TO_HOST)
+    finally:
+        for tensor in tensors:
+            ll.destroy_tensor(tensor)
+        for pointer in pointers:
+            ll.free(pointer)
+        ll.destroy_stream(stream)
+    assert result == pytest.approx((1 + 4 + 9) / 3)
+
+
+def test_device_queries(device):
+    assert ll.get_device() == 0
+    assert ll.get_device_count() >= 1
+    free, total = ll.get_mem_info(ll.constant("ACL_HBM_MEM"))
+    assert 0 < free <= total
+    assert ll.get_soc_name()

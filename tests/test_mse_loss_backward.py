@@ -1,0 +1,110 @@
+"""aclnn_py.mse_loss_backward over numpy, on the emulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import LEAK_KEYS, live_resources
+
+import aclnn_py
+from aclnn_py import AclError
+
+
+def reference(grad, x, y, reduction):
+    grad, x, y = (np.asarray(a, np.float64) for a in (grad, x, y))
+    scale = 2.0 / x.size if reduction in ("mean", 1) else 2.0
+    return scale * (x - y) * grad
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum", 0, 1, 2, aclnn_py.Reduction.MEAN])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (2, 3, 4), (1, 2, 1, 2, 1, 2, 1, 2)])
+def test_matches_the_formula(shape, reduction):
+    rng = np.random.default_rng(len(shape))
+    grad, x, y = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
+    result = aclnn_py.mse_loss_backward(grad, x, y, reduction=reduction)
+    assert result.dtype == np.float32 and result.shape == shape
+    np.testing.assert_allclose(result, reference(grad, x, y, reduction), rtol=1e-5, atol=1e-7)
+
+
+def test_empty_arrays_give_an_empty_result():
+    empty = np.zeros((0, 3), np.float32)
+    result = aclnn_py.mse_loss_backward(empty, empty, empty)
+    assert result.shape == (0, 3) and result.dtype == np.float32
+
+
+def test_results_are_new_arrays_and_inputs_are_untouched():
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    grad = np.ones(4, np.float32)
+    copies = [a.copy() for a in (grad, x, y)]
+    result = aclnn_py.mse_loss_backward(grad, x, y, "none")
+    for original, copy in zip((grad, x, y), copies):
+        np.testing.assert_array_equal(original, copy)
+        assert not np.shares_memory(result, original)
+
+
+def test_non_contiguous_host_arrays_are_accepted():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4).T
+    y = np.ones((4, 3), np.float32)
+    grad = np.full((4, 3), 0.5, np.float32)
+    np.testing.assert_allclose(aclnn_py.mse_loss_backward(grad, x, y, "sum"),
+                               reference(grad, x, y, "sum"), rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [np.float64, np.int32, np.bool_, np.complex64])
+def test_unsupported_dtypes_are_a_type_error_naming_the_argument(bad):
+    good = np.ones(3, np.float32)
+    with pytest.raises(TypeError, match=r"^y has dtype .*; supported dtypes are float32"):
+        aclnn_py.mse_loss_backward(good, good, np.ones(3, bad))
+
+
+def test_shape_mismatch_is_a_value_error_naming_the_shapes():
+    with pytest.raises(ValueError, match=r"grad \(3,\), x \(4,\), y \(3,\)"):
+        aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(4, np.float32),
+                                   np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("reduction", ["avg", 3, -1, 1.0, None, True])
+def test_bad_reduction_is_a_value_error_listing_the_choices(reduction):
+    a = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="reduction must be 'none', 'mean', 'sum', 0, 1, 2"):
+        aclnn_py.mse_loss_backward(a, a, a, reduction)
+
+
+def test_bad_input_does_no_device_work():
+    aclnn_py.mse_loss_backward(np.ones(1, np.float32), np.ones(1, np.float32),
+                               np.ones(1, np.float32))
+    aclnn_py.emulator.reset_counters()
+    with pytest.raises(TypeError):
+        aclnn_py.mse_loss_backward(np.ones(3), np.ones(3), np.ones(3))
+    stats = aclnn_py.emulator.stats()
+    assert stats["malloc_calls"] == 0 and stats["h2d_bytes"] == 0
+
+
+# Every C call on the operator's path, in order; a failure at any of them must raise
+# AclError for that call and leave nothing behind.
+CALL_SEQUENCE = ["aclrtMalloc", "aclrtMemcpy", "aclCreateTensor",
+                 "aclnnMseLossBackwardGetWorkspaceSize", "aclnnMseLossBackward",
+                 "aclrtSynchronizeStream"]
+
+
+@pytest.mark.parametrize("api", CALL_SEQUENCE)
+@pytest.mark.parametrize("nth", [1, 2, 4])
+def test_a_failure_at_any_call_raises_and_leaks_nothing(api, nth):
+    x = np.arange(4, dtype=np.float32).reshape(2, 2).T  # non-contiguous host input
+    ones = np.ones((2, 2), np.float32)
+    aclnn_py.mse_loss_backward(ones, x, ones)  # warm up: default stream exists
+    status = 507899
+    aclnn_py.emulator.inject_fault(api, status, nth=nth)
+    try:
+        aclnn_py.mse_loss_backward(ones, x, ones)
+    except AclError as error:
+        assert error.api == api and error.status == status
+        assert "injected" in error.message
+    else:
+        # Only calls made fewer than nth times per operation may not fire.
+        assert api not in ("aclrtMalloc", "aclrtMemcpy", "aclCreateTensor") or nth > 1
+    aclnn_py.emulator.clear_faults()
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+    np.testing.assert_allclose(aclnn_py.mse_loss_backward(ones, x, ones),
+                               reference(ones, x, ones, "mean"), rtol=1e-6)

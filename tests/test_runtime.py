@@ -1,0 +1,81 @@
+"""Runtime state: threads, ownership, finalizers and teardown."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+from conftest import run_python
+
+import aclnn_py
+from aclnn_py import _runtime
+
+
+def test_threads_each_set_their_device_and_compute():
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            x = np.full((64,), float(index), np.float32)
+            for _ in range(20):
+                results[index] = aclnn_py.mse_loss_backward(np.ones_like(x), x,
+                                                            np.zeros_like(x), "sum")
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for index, result in results.items():
+        np.testing.assert_array_equal(result, np.full(64, 2.0 * index, np.float32))
+
+
+def test_dropped_buffers_are_freed_by_their_finalizer():
+    before = aclnn_py.emulator.stats()["live_allocations"]
+    buffer = _runtime.DeviceBuffer(1024)
+    assert aclnn_py.emulator.stats()["live_allocations"] == before + 1
+    del buffer
+    gc.collect()
+    assert aclnn_py.emulator.stats()["live_allocations"] == before
+
+
+def test_explicit_release_is_idempotent():
+    with _runtime.DeviceBuffer(64) as buffer:
+        pass
+    buffer.free()
+    tensor = _runtime.AclTensor((2,), 0, (1,), 0, 2, aclnn_py._lowlevel.NULL)
+    tensor.destroy()
+    tensor.destroy()
+
+
+def test_exit_tears_down_in_order_and_late_finalizers_do_nothing():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        from aclnn_py import _runtime
+        r = aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(3, np.float32),
+                                       np.zeros(3, np.float32))
+        kept = _runtime.DeviceBuffer(256)   # still alive at exit
+        _runtime.teardown()
+        print(aclnn_py.emulator.stats()["live_allocations"])
+        del kept                             # finalizer after teardown: a no-op
+        _runtime.teardown()                  # twice is fine
+        print("ok")
+    """, {"ACLNN_PY_BACKEND": "emulator"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "ok"]
+    assert done.stderr == ""
+
+
+def test_runtime_info_describes_the_emulator():
+    info = aclnn_py.runtime_info()
+    assert info["backend"] == "emulator"
+    assert info["root"] == aclnn_py.emulator.home()
+    assert set(info["libraries"]) == {"runtime", "meta", "ops"}
+    assert info["soc_name"] == "Ascend910B3"
+    assert info["device_count"] == 1
+    assert info["cann_version"]
