@@ -42,7 +42,7 @@ class _DeviceOperand:
     """A C-contiguous copy of a host array on the device, described by an aclTensor."""
 
     def __init__(self, array: np.ndarray, acl_type: int, stack: ExitStack) -> None:
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")  # ascontiguousarray would make 0-d arrays 1-d
         self.buffer = stack.enter_context(DeviceBuffer.from_host(array))
         self.tensor = stack.enter_context(
             _describe(self.buffer, array.shape, array.dtype, acl_type))

@@ -99,8 +99,10 @@ def test_a_failure_at_any_call_raises_and_leaks_nothing(api, nth):
     try:
         aclnn_py.mse_loss_backward(ones, x, ones)
     except AclError as error:
-        assert error.api == api and error.status == status
-        assert "injected" in error.message
+        assert error.api == api
+        # A NULL-returning creator has no status of its own: CANN's text carries it.
+        assert error.status == (561103 if api == "aclCreateTensor" else status)
+        assert f"injected fault, status {status}" in error.message
     else:
         # Only calls made fewer than nth times per operation may not fire.
         assert api not in ("aclrtMalloc", "aclrtMemcpy", "aclCreateTensor") or nth > 1

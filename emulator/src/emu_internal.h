@@ -2,7 +2,7 @@
  * Internal interface of the aclnn_py host emulator.
  *
  * Three libraries, as in CANN, each exporting one header family:
- *   libascendcl.so  (runtime.c)  acl*/aclrt* + aclemu* + the emu_ runtime services below;
+ *   libascendcl.so  (runtime.c)  acl*, aclrt* + aclemu* + the emu_ runtime services below;
  *                                holds all runtime state and every counter.
  *   libnnopbase.so  (meta.c)     aclCreateTensor & co, executors, aclnnInit; NEEDED libascendcl.so.
  *   libopapi.so     (ops.c)      aclnnMseLossBackward*, aclnnMseLoss*; NEEDED both.
@@ -175,5 +175,13 @@ void emu_executor_discard(aclOpExecutor *executor);
  */
 aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
                              aclOpExecutor *executor, aclrtStream stream);
+
+/*
+ * Fault point of an operator's phase 2, to call instead of emu_fault(api) there:
+ * returns 0, or the injected status after consuming a non-repeatable live
+ * executor exactly as a failed phase 2 does (so an injected phase-2 failure
+ * leaks nothing). (Added by the runtime/meta implementation.)
+ */
+aclnnStatus emu_executor_fault(const char *api, aclOpExecutor *executor);
 
 #endif

@@ -5,8 +5,10 @@
  *   loss/mse_loss_grad_v2/op_host/op_api/aclnn_mse_loss_backward.cpp  (phase 1/2, check order)
  *   loss/mse_loss_grad_v2/op_host/op_api/mse_loss_grad.cpp             (l0 MseLossGrad: result in self's dtype)
  *   loss/mse_loss_grad_v2/docs/aclnnMseLossBackward.md                 (formula, codes, sample)
- *   loss/mse_loss/op_api/aclnn_mse_loss.cpp, loss/mse_loss/docs/aclnnMseLoss.md
- *   loss/common/level2_base_loss.h (CheckDtypeValidMseLoss, CheckReductionMseLoss, CheckFillScalarLoss)
+ *   aclnn_mse_loss.cpp (loss/mse_loss/op_host/op_api/ or loss/mse_loss/op_api/ by revision),
+ *   loss/mse_loss/docs/aclnnMseLoss.md. Two revisions were read: a 2025 one that broadcasts
+ *   self with target (followed here) and a 2026 one that requires equal self/target shapes.
+ *   level2_base_loss.h (CheckDtypeValidMseLoss, CheckReductionMseLoss, CheckFillScalarLoss)
  *   common/inc/op_api/level2_base.h -> level2_base_nn.h (CheckNotNull3Tensor/4Tensor, GetDtypeSupportListV2)
  *   hicann/opbase aclnn_kernels/common/op_error_check.h (OP_CHECK_* macros: what each check tests)
  * Check order, aclnnMseLossBackwardGetWorkspaceSize (CANN):
@@ -31,6 +33,20 @@
  * non-negative; at the end of phase 1 each non-empty view's data, when set, must be 32-byte aligned
  * and lie wholly inside one live aclrtMalloc allocation; the kernel re-checks every range it touches
  * when it runs (507015 if freed, NULL or foreign).
+ * Workspace (reported only when CANN's graph needs intermediate tensors, and really used by the
+ * kernel; each chunk rounded up to 512 bytes, laid out in this order):
+ *   per input whose view is not C-contiguous (strides of dims > 1 not row-major; zero-stride
+ *   broadcast views included, an offset alone does not count): numel x itemsize (Contiguous);
+ *   forward only, per input whose dtype differs from the promoted one: numel x promoted itemsize
+ *   (Cast), and per input whose shape differs from the broadcast one: broadcast numel x promoted
+ *   itemsize (BroadcastTo);
+ *   when out's dtype differs from the compute dtype, or out is not contiguous: the l0 result,
+ *   result numel x compute itemsize; when both: also the cast result, result numel x out itemsize,
+ *   copied into out's view by the ViewCopy.
+ * Math (golden: PyTorch aten::mse_loss_backward / mse_loss): float32 per element,
+ *   backward r = (coef * (self - target)) * gradOutput, coef = (float)(2.0 / self.numel()) for mean,
+ *   else 2; forward d = self - target, d * d, summed in double, mean divides by the broadcast numel;
+ *   results rounded (RNE) to the compute dtype, then cast to out's dtype.
  * Messages are this emulator's own wording.
  */
 #include <inttypes.h>
@@ -131,8 +147,8 @@ static inline float bf16_to_f32(uint16_t h)
 static uint16_t f32_to_bf16(float f)
 {
     uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) /* NaN: quiet it, keep sign and top payload */
-        return (uint16_t)((x >> 16) | 0x0040u);
+    if ((x & 0x7fffffffu) > 0x7f800000u) /* NaN: the canonical quiet NaN, sign kept */
+        return (uint16_t)(((x >> 16) & 0x8000u) | 0x7fc0u);
     uint32_t lsb = (x >> 16) & 1u;
     x += 0x7fffu + lsb; /* overflow to infinity is correct rounding */
     return (uint16_t)(x >> 16);
@@ -171,19 +187,6 @@ static inline void store_elem(char *p, aclDataType dt, float v)
     default:
         memcpy(p, &v, 4);
         break;
-    }
-}
-
-/* Round a float32 value to dtype dt and back (what storing it in dt keeps). */
-static inline float round_to(aclDataType dt, float v)
-{
-    switch (dt) {
-    case ACL_FLOAT16:
-        return f16_to_f32(f32_to_f16(v));
-    case ACL_BF16:
-        return bf16_to_f32(f32_to_bf16(v));
-    default:
-        return v;
     }
 }
 
@@ -640,7 +643,11 @@ static bool run_check_range(const char *kernel, const char *arg, const void *ptr
                             int32_t *dev, bool *have_dev)
 {
     int32_t d = -1;
-    if (ptr == NULL || !emu_devmem_contains(ptr, bytes, &d)) {
+    if (ptr == NULL) {
+        emu_error("%s kernel: %s memory is not valid device memory: its data address is NULL", kernel, arg);
+        return false;
+    }
+    if (!emu_devmem_contains(ptr, bytes, &d)) {
         emu_error("%s kernel: %s memory is not valid device memory (freed while the launch was pending?)",
                   kernel, arg);
         return false;
@@ -780,6 +787,7 @@ static aclError mse_task_run(emu_task *base)
     if (pl->ws_total > 0 && !run_check_range(pl->kernel, "workspace", t->ws, pl->ws_total, &dev, &have_dev))
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     execute_plan(pl, t->in, &t->out, t->ws);
+    emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
     return ACL_SUCCESS;
 }
 
@@ -896,13 +904,15 @@ static aclnnStatus check_contiguous_source(const char *api, const char *arg, con
 static aclnnStatus check_memory(const char *api, const char *arg, const aclTensor *t)
 {
     uint64_t bytes;
-    if (t->data == NULL || view_numel(t) == 0)
+    if (t->data == NULL)
         return ACLNN_SUCCESS;
     if (((uintptr_t)t->data % OPS_ADDR_ALIGN) != 0) {
         emu_error("%s: %s data address %p is not %u-byte aligned (aclCreateTensor requires it)", api, arg,
                   t->data, OPS_ADDR_ALIGN);
         return ACLNN_ERR_PARAM_INVALID;
     }
+    if (view_numel(t) == 0) /* nothing is read or written: only the alignment rule applies */
+        return ACLNN_SUCCESS;
     if (!view_extent_bytes(t, &bytes)) {
         emu_error("%s: %s view is too large to address", api, arg);
         return ACLNN_ERR_PARAM_INVALID;
@@ -1112,6 +1122,11 @@ EMU_EXPORT aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gra
         pl.bnumel = 0;
         pl.rnumel = 0;
         pl.out_direct = true;
+        for (int i = 0; i < 4; i++) {
+            const aclTensor *t = i < 3 ? ins[i] : out;
+            if ((st = check_memory(api, i < 3 ? BWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
+                goto fail;
+        }
         if ((st = finish_executor(api, ex, &pl, ins, out)) != ACLNN_SUCCESS)
             goto fail;
         *workspaceSize = 0;
@@ -1170,7 +1185,7 @@ fail:
 EMU_EXPORT aclnnStatus aclnnMseLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                             aclrtStream stream)
 {
-    int32_t fault = emu_fault("aclnnMseLossBackward");
+    aclnnStatus fault = emu_executor_fault("aclnnMseLossBackward", executor);
     if (fault != 0)
         return fault;
     return emu_executor_run("aclnnMseLossBackward", workspace, workspaceSize, executor, stream);
@@ -1326,9 +1341,14 @@ EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const
     pl.rnumel = reduction == 0 ? pl.bnumel : 1;
 
     if (view_numel(self) == 0 || view_numel(target) == 0) {
+        for (int i = 0; i < 2; i++)
+            if ((st = check_memory(api, FWD_IN_NAMES[i], ins[i])) != ACLNN_SUCCESS)
+                goto fail;
         if (reduction == 0) {
             pl.no_work = true;
             pl.out_direct = true;
+            if ((st = check_memory(api, "out", out)) != ACLNN_SUCCESS)
+                goto fail;
         } else {
             /* CANN fills out with NaN (mean) or 0 (sum): a tiny kernel writing out */
             pl.fill_only = true;
@@ -1403,7 +1423,7 @@ fail:
 EMU_EXPORT aclnnStatus aclnnMseLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                     aclrtStream stream)
 {
-    int32_t fault = emu_fault("aclnnMseLoss");
+    aclnnStatus fault = emu_executor_fault("aclnnMseLoss", executor);
     if (fault != 0)
         return fault;
     return emu_executor_run("aclnnMseLoss", workspace, workspaceSize, executor, stream);

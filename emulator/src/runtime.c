@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,10 @@
 #include "emu_internal.h"
 
 /*
- * Error code choices for runtime-side task failures (no public statement of
- * what CANN returns when DMA hits freed memory): ACL_ERROR_RT_SYS_DMA 507013,
+ * Error code choice for an asynchronous copy that finds its memory freed when
+ * it runs (no public statement of what CANN returns): ACL_ERROR_RT_SYS_DMA,
  * "system dma硬件执行错误" in hicann/runtime docs/zh/api_ref/25-01_aclError.md.
- * Not a member of the project's aclErrorCode enum (callers must expect unknown
- * codes anyway, facts §5.1).
  */
-#define EMU_ERROR_RT_SYS_DMA 507013
-/* ACL_ERROR_RT_EVENT_NOT_COMPLETE, "event未完成", same doc. */
-#define EMU_ERROR_RT_EVENT_NOT_COMPLETE 507006
 
 #define EMU_MAX_DEVICES 64
 #define EMU_MAX_STREAMS_PER_DEVICE 1984 /* RT doc 06: explicit streams per device on A2/A3 */
@@ -604,18 +600,66 @@ static aclError stream_run_all(stream *s, const char *api)
     return stream_run(s, UINT64_MAX, api);
 }
 
-static void stream_drop(stream *s)
+static void stream_drop_upto(stream *s, uint64_t upto)
 {
-    while (s->head) {
+    while (s->head && s->seq_done < upto) {
         emu_task *t = s->head;
         s->head = t->next;
+        if (!s->head)
+            s->tail = NULL;
         t->next = NULL;
         s->n_pending--;
         s->seq_done++;
         task_release(t);
     }
-    s->tail = NULL;
-    s->query_not_ready_reported = false;
+    if (!s->head)
+        s->query_not_ready_reported = false;
+}
+
+static void stream_drop(stream *s)
+{
+    stream_drop_upto(s, UINT64_MAX);
+}
+
+/*
+ * Fault point of the synchronising APIs. An injected failure there stands for
+ * the device failing the work: the work the call would have waited for is
+ * dropped (released without running, so outputs are never written) and the
+ * status returned, so a caller may free its buffers afterwards without later
+ * calls tripping over stale tasks. Dropped: the stream h (NULL = the default
+ * stream), every stream of the device (all_device), or the record stream of
+ * ev up to and including its record.
+ */
+static int32_t sync_fault(const char *api, aclrtStream h, bool all_device, event *ev)
+{
+    int32_t f = emu_fault(api);
+    if (!f)
+        return 0;
+    LOCK();
+    context *c = current_ctx();
+    if (g_inited && c) {
+        if (all_device) {
+            for (size_t i = 0; i < g_streams.n; i++) {
+                stream *s = g_streams.items[i];
+                if (s->device == c->device)
+                    stream_drop(s);
+            }
+        } else if (ev) {
+            if (reg_has(&g_events, ev) && ev->recorded && !ev->completed && reg_has(&g_streams, ev->rec_stream) &&
+                ev->rec_stream->id == ev->rec_stream_id)
+                stream_drop_upto(ev->rec_stream, ev->rec_seq);
+        } else {
+            stream *s = NULL;
+            if (!h)
+                s = c->default_stream;
+            else if (reg_has(&g_streams, h) && ((stream *)h)->device == c->device)
+                s = h;
+            if (s)
+                stream_drop(s);
+        }
+    }
+    UNLOCK();
+    return f;
 }
 
 static stream *stream_new(context *c, bool is_default)
@@ -944,7 +988,9 @@ EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 
 EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 {
-    FAULT("aclrtSynchronizeDevice");
+    int32_t fault_status = sync_fault("aclrtSynchronizeDevice", NULL, true, NULL);
+    if (fault_status)
+        return fault_status;
     REQUIRE_INIT("aclrtSynchronizeDevice");
     REQUIRE_DEVICE("aclrtSynchronizeDevice", dev);
     aclError first = ACL_SUCCESS;
@@ -1184,7 +1230,9 @@ EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
 
 EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 {
-    FAULT("aclrtSynchronizeStream");
+    int32_t fault_status = sync_fault("aclrtSynchronizeStream", stream_h, false, NULL);
+    if (fault_status)
+        return fault_status;
     REQUIRE_INIT("aclrtSynchronizeStream");
     LOCK();
     stream *s;
@@ -1197,7 +1245,9 @@ EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 
 EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
 {
-    FAULT("aclrtSynchronizeStreamWithTimeout");
+    int32_t fault_status = sync_fault("aclrtSynchronizeStreamWithTimeout", stream_h, false, NULL);
+    if (fault_status)
+        return fault_status;
     REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
     if (timeout < -1) {
         emu_error("aclrtSynchronizeStreamWithTimeout: timeout %" PRId32 " is invalid: expected -1 (wait forever) "
@@ -1370,7 +1420,9 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
 
 EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
-    FAULT("aclrtSynchronizeEvent");
+    int32_t fault_status = sync_fault("aclrtSynchronizeEvent", NULL, false, ev);
+    if (fault_status)
+        return fault_status;
     REQUIRE_INIT("aclrtSynchronizeEvent");
     REQUIRE_DEVICE("aclrtSynchronizeEvent", dev);
     (void)dev;
@@ -1422,11 +1474,11 @@ EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEven
             /* Error code choice: ACL_ERROR_RT_EVENT_NOT_COMPLETE (507006, RT doc 25-01). */
             emu_error("aclrtEventElapsedTime: %s %p has not completed yet: synchronize its stream or the "
                       "event first", names[i], (void *)evs[i]);
-            return EMU_ERROR_RT_EVENT_NOT_COMPLETE;
+            return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
         }
     }
-    double d = (double)(end->ts.tv_sec - start->ts.tv_sec) * 1e3 +
-               (double)(end->ts.tv_nsec - start->ts.tv_nsec) / 1e6;
+    double d = (double)(evs[1]->ts.tv_sec - evs[0]->ts.tv_sec) * 1e3 +
+               (double)(evs[1]->ts.tv_nsec - evs[0]->ts.tv_nsec) / 1e6;
     *ms = (float)d;
     UNLOCK();
     return ACL_SUCCESS;
@@ -1814,7 +1866,7 @@ static aclError copy_run(emu_task *t)
     bool src_dev = c->plan.dir == DIR_D2H || c->plan.dir == DIR_D2D;
     if (!copy_side_still_valid("dst", c->dst, c->count, dst_dev, c->plan.dst_pinned) ||
         !copy_side_still_valid("src", c->src, c->count, src_dev, c->plan.src_pinned))
-        return EMU_ERROR_RT_SYS_DMA;
+        return ACL_ERROR_RT_SYS_DMA;
     memmove(c->dst, c->src, c->count);
     count_copy(c->plan.dir, c->count);
     return ACL_SUCCESS;

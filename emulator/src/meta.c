@@ -1,0 +1,707 @@
+/*
+ * aclnn_py host emulator -- aclnn meta library (built as libnnopbase.so).
+ *
+ * aclCreateTensor & co, executors (the common part of every operator's phase 2,
+ * repeatability and address rebinding) and aclnnInit/aclnnFinalize.
+ * Sources: hicann/opbase src/nnopbase/common/api/acl_op_api.cpp, op_executor.cpp,
+ * docs for aclCreateTensor, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
+ * aclSetInputTensorAddr (summarised in the project's cann-abi-facts.md §6, §7).
+ *
+ * Locking: one mutex for the registries of live tensors and executors. It is
+ * never held while calling into libascendcl (emu_fault, emu_counter_add,
+ * launch...), so libascendcl may call back in here from a task without any
+ * risk of lock-order inversion.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_internal.h"
+
+#define EMU_EXECUTOR_MAGIC 0x45584543u /* "EXEC" */
+
+static pthread_mutex_t m_mu = PTHREAD_MUTEX_INITIALIZER;
+#define MLOCK() pthread_mutex_lock(&m_mu)
+#define MUNLOCK() pthread_mutex_unlock(&m_mu)
+
+static bool m_aclnn_inited;
+
+/* ------------------------------------------------------------------------- */
+/* Pointer hash set (open addressing, linear probing, backward-shift delete)  */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    const void **slots;
+    size_t cap; /* power of two, or 0 */
+    size_t n;
+} ptr_set;
+
+static ptr_set m_tensors, m_executors;
+
+static size_t ptr_hash(const void *p, size_t mask)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
+static bool set_has(const ptr_set *s, const void *p)
+{
+    if (!p || !s->cap)
+        return false;
+    size_t mask = s->cap - 1;
+    for (size_t i = ptr_hash(p, mask);; i = (i + 1) & mask) {
+        if (!s->slots[i])
+            return false;
+        if (s->slots[i] == p)
+            return true;
+    }
+}
+
+static bool set_grow(ptr_set *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    const void **slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < s->cap; i++) {
+        const void *p = s->slots[i];
+        if (!p)
+            continue;
+        size_t j = ptr_hash(p, cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = p;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return true;
+}
+
+static bool set_add(ptr_set *s, const void *p)
+{
+    if ((s->n + 1) * 2 > s->cap && !set_grow(s))
+        return false;
+    size_t mask = s->cap - 1;
+    size_t i = ptr_hash(p, mask);
+    while (s->slots[i]) {
+        if (s->slots[i] == p)
+            return true;
+        i = (i + 1) & mask;
+    }
+    s->slots[i] = p;
+    s->n++;
+    return true;
+}
+
+static bool set_remove(ptr_set *s, const void *p)
+{
+    if (!p || !s->cap)
+        return false;
+    size_t mask = s->cap - 1;
+    size_t i = ptr_hash(p, mask);
+    while (s->slots[i] != p) {
+        if (!s->slots[i])
+            return false;
+        i = (i + 1) & mask;
+    }
+    /* backward-shift deletion keeps probe chains intact */
+    s->slots[i] = NULL;
+    for (size_t j = (i + 1) & mask; s->slots[j]; j = (j + 1) & mask) {
+        size_t k = ptr_hash(s->slots[j], mask);
+        bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j); /* home k cyclically in (i, j] */
+        if (stays)
+            continue;
+        s->slots[i] = s->slots[j];
+        s->slots[j] = NULL;
+        i = j;
+    }
+    s->n--;
+    return true;
+}
+
+/* ------------------------------------------------------------------------- */
+/* dtypes                                                                    */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT size_t emu_dtype_size(aclDataType dtype)
+{
+    switch (dtype) {
+    case ACL_FLOAT: return 4;
+    case ACL_FLOAT16: return 2;
+    case ACL_BF16: return 2;
+    case ACL_INT8: return 1;
+    case ACL_INT32: return 4;
+    case ACL_UINT8: return 1;
+    case ACL_INT16: return 2;
+    case ACL_UINT16: return 2;
+    case ACL_UINT32: return 4;
+    case ACL_INT64: return 8;
+    case ACL_UINT64: return 8;
+    case ACL_DOUBLE: return 8;
+    case ACL_BOOL: return 1;
+    case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+    }
+}
+
+EMU_EXPORT const char *emu_dtype_name(aclDataType dtype)
+{
+    switch (dtype) {
+    case ACL_DT_UNDEFINED: return "DT_UNDEFINED";
+    case ACL_FLOAT: return "DT_FLOAT";
+    case ACL_FLOAT16: return "DT_FLOAT16";
+    case ACL_INT8: return "DT_INT8";
+    case ACL_INT32: return "DT_INT32";
+    case ACL_UINT8: return "DT_UINT8";
+    case ACL_INT16: return "DT_INT16";
+    case ACL_UINT16: return "DT_UINT16";
+    case ACL_UINT32: return "DT_UINT32";
+    case ACL_INT64: return "DT_INT64";
+    case ACL_UINT64: return "DT_UINT64";
+    case ACL_DOUBLE: return "DT_DOUBLE";
+    case ACL_BOOL: return "DT_BOOL";
+    case ACL_STRING: return "DT_STRING";
+    case ACL_COMPLEX64: return "DT_COMPLEX64";
+    case ACL_COMPLEX128: return "DT_COMPLEX128";
+    case ACL_BF16: return "DT_BF16";
+    case ACL_INT4: return "DT_INT4";
+    case ACL_UINT1: return "DT_UINT1";
+    case ACL_COMPLEX32: return "DT_COMPLEX32";
+    default: return "DT_UNKNOWN";
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* Tensors                                                                   */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT bool emu_tensor_is_live(const aclTensor *t)
+{
+    MLOCK();
+    bool live = set_has(&m_tensors, t);
+    MUNLOCK();
+    return live;
+}
+
+EMU_EXPORT int64_t emu_tensor_numel(const aclTensor *t)
+{
+    if (!t)
+        return 0;
+    int64_t n = 1;
+    for (uint64_t i = 0; i < t->ndim; i++) {
+        if (t->dims[i] == 0)
+            return 0;
+        if (t->dims[i] > 0 && n > INT64_MAX / t->dims[i])
+            return INT64_MAX; /* not reachable for tensors aclCreateTensor accepted */
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+/* product of dims with overflow detection */
+static bool dims_product(const int64_t *dims, uint64_t n, int64_t *out)
+{
+    int64_t p = 1;
+    bool zero = false;
+    for (uint64_t i = 0; i < n; i++) {
+        if (dims[i] == 0)
+            zero = true;
+        else if (p > INT64_MAX / dims[i])
+            return false;
+        else
+            p *= dims[i];
+    }
+    *out = zero ? 0 : p;
+    return true;
+}
+
+EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                                      const int64_t *stride, int64_t offset, aclFormat format,
+                                      const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
+{
+    static const char *api = "aclCreateTensor";
+    if (emu_fault(api))
+        return NULL;
+    if (!viewDims && viewDimsNum > 0) {
+        emu_error("%s: viewDims is NULL but viewDimsNum is %" PRIu64, api, viewDimsNum);
+        return NULL;
+    }
+    if (!storageDims && storageDimsNum > 0) {
+        emu_error("%s: storageDims is NULL but storageDimsNum is %" PRIu64, api, storageDimsNum);
+        return NULL;
+    }
+    if (viewDimsNum > EMU_TENSOR_MAX_DIMS) {
+        emu_error("%s: viewDimsNum %" PRIu64 " exceeds the maximum rank %d", api, viewDimsNum, EMU_TENSOR_MAX_DIMS);
+        return NULL;
+    }
+    if (storageDimsNum > EMU_TENSOR_MAX_DIMS) {
+        emu_error("%s: storageDimsNum %" PRIu64 " exceeds the maximum rank %d", api, storageDimsNum,
+                  EMU_TENSOR_MAX_DIMS);
+        return NULL;
+    }
+    size_t esize = emu_dtype_size(dataType);
+    if (esize == 0) {
+        emu_error("%s: dataType %d (%s) is not supported", api, (int)dataType, emu_dtype_name(dataType));
+        return NULL;
+    }
+    for (uint64_t i = 0; i < viewDimsNum; i++) {
+        if (viewDims[i] < 0) {
+            emu_error("%s: viewDims[%" PRIu64 "] is %" PRId64 ": dims must be non-negative", api, i, viewDims[i]);
+            return NULL;
+        }
+        if (stride && stride[i] < 0) {
+            emu_error("%s: stride[%" PRIu64 "] is %" PRId64 ": strides must be non-negative", api, i, stride[i]);
+            return NULL;
+        }
+    }
+    for (uint64_t i = 0; i < storageDimsNum; i++) {
+        if (storageDims[i] < 0) {
+            emu_error("%s: storageDims[%" PRIu64 "] is %" PRId64 ": dims must be non-negative", api, i,
+                      storageDims[i]);
+            return NULL;
+        }
+    }
+    if (offset < 0) {
+        emu_error("%s: offset is %" PRId64 ": it must be non-negative", api, offset);
+        return NULL;
+    }
+    int64_t numel, storage_numel;
+    if (!dims_product(viewDims, viewDimsNum, &numel) || numel > INT64_MAX / (int64_t)esize) {
+        emu_error("%s: the number of bytes of viewDims overflows int64", api);
+        return NULL;
+    }
+    if (!dims_product(storageDims, storageDimsNum, &storage_numel) ||
+        storage_numel > INT64_MAX / (int64_t)esize) {
+        emu_error("%s: the number of bytes of storageDims overflows int64", api);
+        return NULL;
+    }
+
+    aclTensor *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    t->magic = EMU_TENSOR_MAGIC;
+    t->dtype = dataType;
+    t->format = format;
+    t->ndim = viewDimsNum;
+    for (uint64_t i = 0; i < viewDimsNum; i++)
+        t->dims[i] = viewDims[i];
+    if (stride) {
+        for (uint64_t i = 0; i < viewDimsNum; i++)
+            t->strides[i] = stride[i];
+    } else { /* C-contiguous strides from viewDims (CANN's constructor does the same) */
+        int64_t s = 1;
+        for (uint64_t i = viewDimsNum; i-- > 0;) {
+            t->strides[i] = s;
+            s *= viewDims[i] > 0 ? viewDims[i] : 1;
+        }
+    }
+    t->offset = offset;
+    t->storage_ndim = storageDimsNum;
+    for (uint64_t i = 0; i < storageDimsNum; i++)
+        t->storage_dims[i] = storageDims[i];
+    t->data = tensorData;
+
+    MLOCK();
+    bool ok = set_add(&m_tensors, t);
+    MUNLOCK();
+    if (!ok) {
+        free(t);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    emu_counter_add(EMU_COUNTER_TENSORS, +1);
+    return t;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyTensor(const aclTensor *tensor)
+{
+    static const char *api = "aclDestroyTensor";
+    int32_t f = emu_fault(api);
+    if (f)
+        return f;
+    if (!tensor)
+        return ACLNN_SUCCESS;
+    MLOCK();
+    bool live = set_remove(&m_tensors, tensor);
+    MUNLOCK();
+    if (!live) {
+        /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
+        emu_error("%s: tensor %p is not a live aclTensor: it was already destroyed, or was not made by "
+                  "aclCreateTensor", api, (const void *)tensor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    aclTensor *t = (aclTensor *)tensor;
+    t->magic = 0;
+    free(t);
+    emu_counter_add(EMU_COUNTER_TENSORS, -1);
+    return ACLNN_SUCCESS;
+}
+
+/* Common checks of the tensor getters. */
+static aclnnStatus getter_check(const char *api, const aclTensor *t, const void *out, const char *out_name)
+{
+    int32_t f = emu_fault(api);
+    if (f)
+        return f;
+    if (!t) {
+        emu_error("%s: tensor is NULL", api);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (!out) {
+        emu_error("%s: %s is NULL", api, out_name);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    if (!emu_tensor_is_live(t)) {
+        emu_error("%s: tensor %p is not a live aclTensor (already destroyed, or not made by aclCreateTensor)", api,
+                  (const void *)t);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* The getters read the tensor under the lock, so a concurrent destroy cannot free it mid-read. */
+EMU_EXPORT aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+{
+    aclnnStatus rc = getter_check("aclGetViewOffset", tensor, offset, "offset");
+    if (rc)
+        return rc;
+    MLOCK();
+    bool live = set_has(&m_tensors, tensor);
+    if (live)
+        *offset = tensor->offset;
+    MUNLOCK();
+    if (!live) {
+        emu_error("aclGetViewOffset: tensor %p was destroyed during the call", (const void *)tensor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
+{
+    aclnnStatus rc = getter_check("aclGetFormat", tensor, format, "format");
+    if (rc)
+        return rc;
+    MLOCK();
+    bool live = set_has(&m_tensors, tensor);
+    if (live)
+        *format = tensor->format;
+    MUNLOCK();
+    if (!live) {
+        emu_error("aclGetFormat: tensor %p was destroyed during the call", (const void *)tensor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
+{
+    aclnnStatus rc = getter_check("aclGetDataType", tensor, dataType, "dataType");
+    if (rc)
+        return rc;
+    MLOCK();
+    bool live = set_has(&m_tensors, tensor);
+    if (live)
+        *dataType = tensor->dtype;
+    MUNLOCK();
+    if (!live) {
+        emu_error("aclGetDataType: tensor %p was destroyed during the call", (const void *)tensor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Executors                                                                 */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT aclOpExecutor *emu_executor_new(const char *op_name)
+{
+    aclOpExecutor *e = calloc(1, sizeof *e);
+    if (!e) {
+        emu_error("%s: failed to create the executor: out of host memory", op_name ? op_name : "executor");
+        return NULL;
+    }
+    e->magic = EMU_EXECUTOR_MAGIC;
+    e->op_name = op_name;
+    MLOCK();
+    bool ok = set_add(&m_executors, e);
+    MUNLOCK();
+    if (!ok) {
+        free(e);
+        emu_error("%s: failed to create the executor: out of host memory", op_name ? op_name : "executor");
+        return NULL;
+    }
+    emu_counter_add(EMU_COUNTER_EXECUTORS, +1);
+    return e;
+}
+
+/* Free an executor already removed from the registry (no lock held). */
+static void executor_free(aclOpExecutor *e)
+{
+    if (e->release_op)
+        e->release_op(e);
+    e->magic = 0;
+    free(e);
+    emu_counter_add(EMU_COUNTER_EXECUTORS, -1);
+}
+
+EMU_EXPORT void emu_executor_discard(aclOpExecutor *executor)
+{
+    if (!executor)
+        return;
+    MLOCK();
+    bool live = set_remove(&m_executors, executor);
+    MUNLOCK();
+    if (live)
+        executor_free(executor);
+}
+
+/* Whether an operator's launch() returned an aclnnStatus worth passing through. */
+static bool is_aclnn_status(aclError rc)
+{
+    return rc == ACLNN_ERR_PARAM_NULLPTR || rc == ACLNN_ERR_PARAM_INVALID || rc == ACLNN_ERR_RUNTIME_ERROR ||
+           (rc >= ACLNN_ERR_INNER && rc < ACLNN_ERR_INNER + 200);
+}
+
+EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
+                                        aclOpExecutor *executor, aclrtStream stream)
+{
+    MLOCK();
+    bool live = set_has(&m_executors, executor);
+    bool consume = false;
+    if (live && !executor->repeatable) {
+        /* consumed by this call whatever happens (CANN: CommonOpExecutorRun deletes it) */
+        set_remove(&m_executors, executor);
+        consume = true;
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: executor is not valid: it was already consumed by a launch or destroyed (executor %p)",
+                  api, (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+
+    aclnnStatus rc = ACLNN_SUCCESS;
+    uint64_t need = executor->workspace_size;
+    if (!workspace && workspace_size > 0) {
+        emu_error("%s: workspace is NULL but workspaceSize is %" PRIu64, api, workspace_size);
+        rc = ACLNN_ERR_PARAM_NULLPTR;
+    } else if (workspace_size < need) {
+        emu_error("%s: workspaceSize %" PRIu64 " is smaller than the %" PRIu64
+                  " bytes required (the size returned by phase 1)", api, workspace_size, need);
+        rc = ACLNN_ERR_PARAM_INVALID;
+    } else if (need > 0 && !emu_devmem_contains(workspace, need, NULL)) {
+        emu_error("%s: workspace %p is not inside one live device allocation of at least the %" PRIu64
+                  " bytes required (host memory, a freed buffer, or too small an allocation)",
+                  api, workspace, need);
+        rc = ACLNN_ERR_PARAM_INVALID;
+    } else if (!executor->launch) {
+        emu_error("%s: internal error: executor of %s has no launch function", api,
+                  executor->op_name ? executor->op_name : "operator");
+        rc = ACLNN_ERR_INNER;
+    } else {
+        aclError lrc = executor->launch(executor, workspace, workspace_size, stream, api);
+        if (lrc != ACL_SUCCESS) {
+            if (is_aclnn_status(lrc)) {
+                rc = lrc;
+            } else {
+                emu_error("%s: launching %s on the stream failed: runtime error %d", api,
+                          executor->op_name ? executor->op_name : "the operator", lrc);
+                rc = ACLNN_ERR_RUNTIME_ERROR;
+            }
+        } else {
+            emu_counter_add(EMU_COUNTER_LAUNCHES, +1);
+        }
+    }
+    if (consume)
+        executor_free(executor);
+    return rc;
+}
+
+EMU_EXPORT aclnnStatus emu_executor_fault(const char *api, aclOpExecutor *executor)
+{
+    int32_t f = emu_fault(api);
+    if (!f)
+        return 0;
+    /* An injected phase-2 failure is a failed phase 2: a non-repeatable executor is consumed. */
+    MLOCK();
+    bool consume = set_has(&m_executors, executor) && !executor->repeatable;
+    if (consume)
+        set_remove(&m_executors, executor);
+    MUNLOCK();
+    if (consume)
+        executor_free(executor);
+    return f;
+}
+
+EMU_EXPORT aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
+{
+    static const char *api = "aclSetAclOpExecutorRepeatable";
+    int32_t f = emu_fault(api);
+    if (f)
+        return f;
+    MLOCK();
+    bool live = set_has(&m_executors, executor);
+    if (live)
+        executor->repeatable = true;
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch, or destroyed", api,
+                  (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
+{
+    static const char *api = "aclDestroyAclOpExecutor";
+    int32_t f = emu_fault(api);
+    if (f)
+        return f;
+    MLOCK();
+    bool live = set_remove(&m_executors, executor);
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch (a non-repeatable "
+                  "executor is freed by phase 2 and must not be destroyed), or was already destroyed", api,
+                  (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    executor_free(executor);
+    return ACLNN_SUCCESS;
+}
+
+enum { SET_INPUT, SET_OUTPUT, SET_ANY };
+
+static aclnnStatus set_tensor_addr(const char *api, int which, aclOpExecutor *executor, size_t index,
+                                   aclTensor *tensor, void *addr)
+{
+    int32_t f = emu_fault(api);
+    if (f)
+        return f;
+    MLOCK();
+    if (!set_has(&m_executors, executor)) {
+        MUNLOCK();
+        emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch, or destroyed", api,
+                  (void *)executor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    if (!executor->repeatable) {
+        MUNLOCK();
+        emu_error("%s: executor is not repeatable: call aclSetAclOpExecutorRepeatable right after phase 1", api);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (!tensor) {
+        MUNLOCK();
+        emu_error("%s: tensor is NULL", api);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    aclTensor *snap;
+    const aclTensor *caller;
+    const char *kind;
+    size_t local;
+    size_t n_in = executor->n_inputs, n_out = executor->n_outputs;
+    if (which == SET_INPUT || (which == SET_ANY && index < n_in)) {
+        if (index >= n_in) {
+            MUNLOCK();
+            emu_error("%s: index %zu is out of range: %s has %zu input(s)", api, index,
+                      executor->op_name ? executor->op_name : "the operator", n_in);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        local = index;
+        snap = &executor->inputs[local];
+        caller = executor->caller_inputs[local];
+        kind = "input";
+    } else {
+        local = which == SET_ANY ? index - n_in : index;
+        if (local >= n_out) {
+            MUNLOCK();
+            if (which == SET_ANY)
+                emu_error("%s: index %zu is out of range: %s has %zu input(s) and %zu output(s)", api, index,
+                          executor->op_name ? executor->op_name : "the operator", n_in, n_out);
+            else
+                emu_error("%s: index %zu is out of range: %s has %zu output(s)", api, index,
+                          executor->op_name ? executor->op_name : "the operator", n_out);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        snap = &executor->outputs[local];
+        caller = executor->caller_outputs[local];
+        kind = "output";
+    }
+    if (!snap->data) {
+        MUNLOCK();
+        emu_error("%s: %s %zu had a NULL data address in phase 1: its address cannot be updated", api, kind, local);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (tensor != caller) {
+        MUNLOCK();
+        emu_error("%s: tensor %p is not the aclTensor passed as %s %zu in phase 1 (%p)", api, (void *)tensor, kind,
+                  local, (const void *)caller);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (!addr) {
+        MUNLOCK();
+        emu_error("%s: addr is NULL", api);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    snap->data = addr;
+    if (set_has(&m_tensors, tensor))
+        tensor->data = addr;
+    MUNLOCK();
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                             void *addr)
+{
+    return set_tensor_addr("aclSetInputTensorAddr", SET_INPUT, executor, index, tensor, addr);
+}
+
+EMU_EXPORT aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor,
+                                              void *addr)
+{
+    return set_tensor_addr("aclSetOutputTensorAddr", SET_OUTPUT, executor, index, tensor, addr);
+}
+
+EMU_EXPORT aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t index, aclTensor *tensor, void *addr)
+{
+    return set_tensor_addr("aclSetTensorAddr", SET_ANY, executor, index, tensor, addr);
+}
+
+/* ------------------------------------------------------------------------- */
+/* aclnnInit / aclnnFinalize                                                 */
+/* ------------------------------------------------------------------------- */
+
+EMU_EXPORT aclnnStatus aclnnInit(const char *configPath)
+{
+    int32_t f = emu_fault("aclnnInit");
+    if (f)
+        return f;
+    MLOCK();
+    m_aclnn_inited = true;
+    MUNLOCK();
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclnnFinalize(void)
+{
+    int32_t f = emu_fault("aclnnFinalize");
+    if (f)
+        return f;
+    MLOCK();
+    m_aclnn_inited = false;
+    MUNLOCK();
+    return ACLNN_SUCCESS;
+}
