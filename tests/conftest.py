@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -22,14 +23,18 @@ LEAK_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "
 
 def run_python(code: str, env: dict[str, str] | None = None, *, home: str | None = None,
                timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter with no CANN variables but those in ``env``."""
+    """Run ``code`` in a fresh interpreter with no CANN variables but those in ``env``.
+
+    It runs outside the source tree, so it imports the installed aclnn_py.
+    """
     environment = {k: v for k, v in os.environ.items()
                    if k not in CANN_VARIABLES and not k.startswith("ACLNN_EMU_")}
     if home is not None:
         environment["HOME"] = home
     environment.update(env or {})
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+                          cwd=home or tempfile.gettempdir(), capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def live_resources() -> dict[str, int]:
