@@ -9,7 +9,7 @@ import logging
 
 from . import emulator
 from ._info import runtime_info
-from ._ops import Reduction, mse_loss_backward
+from ._ops import Reduction, mse_loss, mse_loss_backward
 from ._version import __version__
 from .errors import (
     AclError,
@@ -30,6 +30,7 @@ __all__ = [
     "UnavailableError",
     "__version__",
     "emulator",
+    "mse_loss",
     "mse_loss_backward",
     "runtime_info",
 ]

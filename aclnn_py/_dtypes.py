@@ -48,3 +48,20 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
         names = ", ".join(dtype_label(d) for d in supported)
         raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are {names}")
     return _ACL_VALUES[dtype]
+
+
+# SoCs whose aclnn kernels take bfloat16: Atlas A2 (Ascend910B*), Atlas A3
+# (Ascend910_93*) and Ascend 950 -- "DAV_2201 or regbase" in hicann/ops-nn
+# common/inc/op_api/level2_base.h (GetDtypeSupportListV2).
+BFLOAT16_SOC_PREFIXES = ("Ascend910B", "Ascend910_93", "Ascend950")
+BFLOAT16_PRODUCTS = "Atlas A2 and Atlas A3 series (Ascend910B*, Ascend910_93*) and Ascend 950"
+
+
+def soc_supports_bfloat16(soc_name: str | None) -> bool:
+    """Whether aclnn operators accept bfloat16 on the SoC called ``soc_name``."""
+    return bool(soc_name) and soc_name.startswith(BFLOAT16_SOC_PREFIXES)
+
+
+def promote(first: np.dtype, second: np.dtype) -> np.dtype:
+    """CANN's type promotion among float32, float16 and bfloat16 (mixed halves -> float32)."""
+    return first if first == second else np.dtype(np.float32)

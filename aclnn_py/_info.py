@@ -6,7 +6,7 @@ from typing import Any
 
 from . import _lowlevel as ll
 from ._loader import read_cann_version
-from ._runtime import device_count
+from ._runtime import device_count, soc_name
 from ._version import __version__
 
 
@@ -27,7 +27,7 @@ def runtime_info() -> dict[str, Any]:
         "root": str(installation.root),
         "libraries": {family: str(path) for family, path in installation.paths.items()},
         "cann_version": read_cann_version(installation.root),
-        "soc_name": ll.get_soc_name(),
+        "soc_name": soc_name(),
         "device_count": count,
         "aclnn_py_version": __version__,
     }

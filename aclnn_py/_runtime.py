@@ -34,6 +34,7 @@ class _Process:
         # Bumped by every teardown: resources of an older generation are already gone.
         self.generation = 0
         self.device_count = 0
+        self.soc_name: str | None = None
         self.set_counts: dict[int, int] = {}
         self.default_streams: dict[int, Stream] = {}
         self.atexit_registered = False
@@ -61,6 +62,14 @@ def ensure_initialized() -> None:
 def device_count() -> int:
     ensure_initialized()
     return _process.device_count
+
+
+def soc_name() -> str | None:
+    """``aclrtGetSocName()`` (the SoC of device 0), read once per process."""
+    ensure_initialized()
+    if _process.soc_name is None:
+        _process.soc_name = ll.get_soc_name() or ""
+    return _process.soc_name or None
 
 
 def activate(device: int | None = None) -> int:
@@ -213,12 +222,14 @@ class DeviceBuffer:
         return buffer
 
     def copy_from_host(self, array: np.ndarray) -> None:
-        """Synchronous host-to-device copy of a C-contiguous array of ``nbytes`` bytes."""
-        if array.nbytes == 0:
-            return
+        """Synchronous host-to-device copy of a C-contiguous array."""
+        if array.nbytes:
+            self.copy_from_address(ll.ffi.from_buffer(array), array.nbytes)
+
+    def copy_from_address(self, source: Any, nbytes: int) -> None:
+        """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
         activate(self.device)
-        source = ll.ffi.from_buffer(array)
-        ll.memcpy(self.pointer, self.nbytes, source, array.nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.memcpy(self.pointer, self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
 
     def copy_to_host(self, array: np.ndarray) -> None:
         """Synchronous device-to-host copy into a writable C-contiguous array."""
