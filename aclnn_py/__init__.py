@@ -9,6 +9,7 @@ import logging
 
 from . import emulator
 from ._info import runtime_info
+from ._memory import empty_cache, memory_info
 from ._ops import Reduction, mse_loss, mse_loss_backward
 from ._version import __version__
 from .errors import (
@@ -30,6 +31,8 @@ __all__ = [
     "UnavailableError",
     "__version__",
     "emulator",
+    "empty_cache",
+    "memory_info",
     "mse_loss",
     "mse_loss_backward",
     "runtime_info",

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import _lowlevel as ll
-from ._runtime import AclTensor, DeviceBuffer, Executor, Stream, default_stream
+from ._memory import DeviceBuffer
+from ._runtime import AclTensor, Executor, Stream, default_stream
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -99,5 +100,5 @@ def run_operator(operator: str, arguments: tuple[Any, ...], tensors: tuple[AclTe
     with ExitStack() as stack:
         executor = stack.enter_context(Executor(operator, *arguments, keepalive=tensors))
         workspace = stack.enter_context(DeviceBuffer(executor.workspace_size))
-        executor.launch(workspace if workspace.nbytes else None, stream)
+        executor.launch(workspace.pointer, stream)
         stream.synchronize()

@@ -4,8 +4,8 @@
   CANN's documented order: streams, devices, ``aclFinalize``.
 * Every thread that touches a device calls ``aclrtSetDevice`` for it once
   (:func:`activate`); each device has one default stream, created on first use.
-* :class:`DeviceBuffer`, :class:`AclTensor`, :class:`Executor` and
-  :class:`Stream` each own one C resource, release it deterministically
+* :class:`Stream`, :class:`Event`, :class:`AclTensor` and :class:`Executor`
+  each own one C resource (device memory is owned in ``_memory``), release it deterministically
   (``free``/``destroy``/``close``, context managers) and carry a
   ``weakref.finalize`` safety net that does nothing once the runtime is torn down.
 """
@@ -16,7 +16,7 @@ import atexit
 import logging
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -38,6 +38,8 @@ class _Process:
         self.set_counts: dict[int, int] = {}
         self.default_streams: dict[int, Stream] = {}
         self.atexit_registered = False
+        # Called first at teardown, while devices are still set (e.g. the memory pool).
+        self.teardown_hooks: list[Callable[[], None]] = []
 
 
 _process = _Process()
@@ -93,8 +95,18 @@ def activate(device: int | None = None) -> int:
     return device
 
 
-def _alive(generation: int) -> bool:
+def on_teardown(hook: Callable[[], None]) -> None:
+    """Run ``hook`` at teardown, before streams and devices are released."""
+    _process.teardown_hooks.append(hook)
+
+
+def alive(generation: int) -> bool:
+    """Whether resources made in runtime ``generation`` still exist (no teardown since)."""
     return _process.initialized and _process.generation == generation
+
+
+def generation() -> int:
+    return _process.generation
 
 
 def teardown() -> None:
@@ -102,6 +114,11 @@ def teardown() -> None:
     with _process.lock:
         if not _process.initialized:
             return
+        for hook in _process.teardown_hooks:
+            try:
+                hook()
+            except Exception:
+                logger.exception("aclnn_py teardown hook %r", hook)
         for device, stream in list(_process.default_streams.items()):
             try:
                 ll.set_device(device)
@@ -126,11 +143,11 @@ def teardown() -> None:
         _process.generation += 1
 
 
-# ---- streams ---------------------------------------------------------------
+# ---- streams and events -----------------------------------------------------
 
 
 def _destroy_stream(handle: Any, device: int, generation: int) -> None:
-    if not _alive(generation):
+    if not alive(generation):
         return
     try:
         activate(device)
@@ -140,30 +157,57 @@ def _destroy_stream(handle: Any, device: int, generation: int) -> None:
 
 
 class Stream:
-    """Owns one ``aclrtStream`` of a device."""
+    """A queue of device work (``aclrtStream``) on one device.
+
+    ``with stream:`` makes it the calling thread's current stream, which
+    operators use when given no ``stream=``. :meth:`close` (or the garbage
+    collector) releases it after waiting for its work.
+    """
 
     def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
         self.handle = ll.create_stream()
+        self.key = ll.address(self.handle)
         self._finalizer = weakref.finalize(self, _destroy_stream, self.handle, self.device,
                                            _process.generation)
+        self._keepalive: list[Any] = []
 
     def synchronize(self) -> None:
         """Wait for all work queued on this stream."""
         activate(self.device)
         ll.synchronize_stream(self.handle)
+        self._keepalive.clear()
 
-    def destroy(self) -> None:
+    def keep_until_synchronized(self, resource: Any) -> None:
+        """Hold ``resource`` until the stream's queued work is known to be done."""
+        self._keepalive.append(resource)
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def close(self) -> None:
         """Wait for the stream's work and release it. Safe to call twice."""
         if self._finalizer.detach() is not None:
             activate(self.device)
             ll.destroy_stream(self.handle)
+            self._keepalive.clear()
+
+    destroy = close
 
     def __enter__(self) -> Stream:
+        stack = getattr(_thread, "streams", None)
+        if stack is None:
+            stack = _thread.streams = []
+        stack.append(self)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.destroy()
+        _thread.streams.pop()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"0x{self.key:x}"
+        return f"<aclnn_py.Stream device={self.device} {state}>"
 
 
 def default_stream(device: int | None = None) -> Stream:
@@ -178,87 +222,85 @@ def default_stream(device: int | None = None) -> Stream:
     return stream
 
 
-# ---- device memory ---------------------------------------------------------
+def current_stream(device: int | None = None) -> Stream:
+    """The stream of the innermost ``with stream:`` in this thread, else the default stream."""
+    stack = getattr(_thread, "streams", None)
+    if stack:
+        stream = stack[-1]
+        if device is None or stream.device == device:
+            activate(stream.device)
+            return stream
+    return default_stream(device)
 
 
-def _free_device_memory(pointer: Any, device: int, generation: int, *, raising: bool = False
-                        ) -> None:
-    if not _alive(generation):
+def resolve_stream(stream: Stream | None) -> Stream:
+    """``stream`` made ready for use, or the current stream when None."""
+    if stream is None:
+        return current_stream()
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be an aclnn_py.Stream or None, got {type(stream).__name__}")
+    if stream.closed:
+        raise ValueError("stream is closed")
+    activate(stream.device)
+    return stream
+
+
+def synchronize(stream: Stream | None = None) -> None:
+    """Wait for the work of ``stream`` (default: the calling thread's current stream)."""
+    resolve_stream(stream).synchronize()
+
+
+def _destroy_event(handle: Any, device: int, generation: int) -> None:
+    if not alive(generation):
         return
     try:
         activate(device)
-        ll.free(pointer)
+        ll.destroy_event(handle)
     except Exception:
-        if raising:
-            raise
-        logger.exception("aclnn_py: freeing device memory at 0x%x", ll.address(pointer))
+        logger.exception("aclnn_py: destroying an event of device %d", device)
 
 
-class DeviceBuffer:
-    """Owns one ``aclrtMalloc`` allocation (none for 0 bytes: CANN rejects size 0)."""
+class Event:
+    """A marker in a stream's work (``aclrtEvent``), for ordering and timing."""
 
-    __slots__ = ("pointer", "nbytes", "device", "_finalizer", "__weakref__")
-
-    def __init__(self, nbytes: int, device: int | None = None) -> None:
+    def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
-        self.nbytes = int(nbytes)
-        self._finalizer: weakref.finalize | None = None
-        if self.nbytes == 0:
-            self.pointer = ll.NULL
-            return
-        self.pointer = ll.malloc(self.nbytes)
-        self._finalizer = weakref.finalize(self, _free_device_memory, self.pointer, self.device,
+        self.handle = ll.create_event()
+        self._finalizer = weakref.finalize(self, _destroy_event, self.handle, self.device,
                                            _process.generation)
 
-    @classmethod
-    def from_host(cls, array: np.ndarray, device: int | None = None) -> DeviceBuffer:
-        """A new buffer holding the bytes of a C-contiguous array."""
-        buffer = cls(array.nbytes, device)
-        try:
-            buffer.copy_from_host(array)
-        except BaseException:
-            buffer.free()
-            raise
-        return buffer
+    def record(self, stream: Stream | None = None) -> Event:
+        """Mark the current end of ``stream``'s queued work."""
+        ll.record_event(self.handle, resolve_stream(stream).handle)
+        return self
 
-    def copy_from_host(self, array: np.ndarray) -> None:
-        """Synchronous host-to-device copy of a C-contiguous array."""
-        if array.nbytes:
-            self.copy_from_address(ll.ffi.from_buffer(array), array.nbytes)
-
-    def copy_from_address(self, source: Any, nbytes: int) -> None:
-        """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
+    def synchronize(self) -> None:
+        """Wait until the work before the recorded point is done."""
         activate(self.device)
-        ll.memcpy(self.pointer, self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.synchronize_event(self.handle)
 
-    def copy_to_host(self, array: np.ndarray) -> None:
-        """Synchronous device-to-host copy into a writable C-contiguous array."""
-        if array.nbytes == 0:
-            return
+    def elapsed_ms(self, end: Event) -> float:
+        """Milliseconds from this event to ``end`` (both recorded and completed)."""
         activate(self.device)
-        target = ll.ffi.from_buffer(array, require_writable=True)
-        ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        return ll.event_elapsed_time(self.handle, end.handle)
 
-    def free(self) -> None:
-        """Release the memory now. Safe to call twice; raises AclError if CANN refuses."""
-        if self._finalizer is not None:
-            detached = self._finalizer.detach()
-            if detached is not None:
-                _, function, args, _ = detached
-                function(*args, raising=True)
+    def close(self) -> None:
+        if self._finalizer.detach() is not None:
+            activate(self.device)
+            ll.destroy_event(self.handle)
 
-    def __enter__(self) -> DeviceBuffer:
+    def __enter__(self) -> Event:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.free()
+        self.close()
 
 
 # ---- aclTensor descriptors -------------------------------------------------
 
 
 def _destroy_tensor(handle: Any, generation: int) -> None:
-    if not _alive(generation):
+    if not alive(generation):
         return
     try:
         ll.destroy_tensor(handle)
@@ -296,7 +338,7 @@ class AclTensor:
 
 
 def _destroy_executor(handle: Any, generation: int) -> None:
-    if not _alive(generation):
+    if not alive(generation):
         return
     try:
         ll.destroy_executor(handle)
@@ -307,36 +349,48 @@ def _destroy_executor(handle: Any, generation: int) -> None:
 class Executor:
     """Owns the ``aclOpExecutor`` that phase 1 of ``operator`` returned.
 
-    This class is the one place that encodes who owns an executor: we own it
-    from phase 1 until it is launched; launching a non-repeatable executor hands
-    it to CANN, which frees it inside phase 2 whether the launch succeeds or not,
-    so it must never be destroyed afterwards. An executor that is never launched
-    is destroyed by :meth:`close` (or the finalizer).
+    This class is the one place that encodes who owns an executor. We own it
+    from phase 1. Launching a non-repeatable executor hands it to CANN, which
+    frees it inside phase 2 whether the launch succeeds or not, so it is never
+    destroyed afterwards. A repeatable executor (:meth:`make_repeatable`) stays
+    ours across launches. :meth:`close` (or the finalizer) destroys whatever we
+    still own.
     """
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
         self.operator = operator
         self.device = activate()
+        self.repeatable = False
         self.workspace_size, self.handle = ll.operator_workspace_size(operator, *arguments)
-        # The executor refers to the aclTensors until phase 2 returns.
+        # The executor refers to the aclTensors: until phase 2 returns, or for as long as
+        # it lives when repeatable.
         self._keepalive = keepalive
         self._finalizer = weakref.finalize(self, _destroy_executor, self.handle,
                                            _process.generation)
 
-    def launch(self, workspace: DeviceBuffer | None, stream: Stream) -> None:
-        """Phase 2 on ``stream``; the executor then belongs to CANN."""
+    def make_repeatable(self) -> None:
+        """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
+        ll.set_executor_repeatable(self.handle)
+        self.repeatable = True
+
+    def launch(self, workspace: Any, stream: Stream) -> None:
+        """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
+        if self.repeatable:
+            if not self._finalizer.alive:
+                raise ValueError(f"{self.operator}: this plan is closed")
+            ll.operator_launch(self.operator, workspace, self.workspace_size, self.handle,
+                               stream.handle)
+            return
         if self._finalizer.detach() is None:
             raise RuntimeError(f"{self.operator}: this executor was already launched or closed")
-        activate(stream.device)
-        pointer = ll.NULL if workspace is None else workspace.pointer
         try:
-            ll.operator_launch(self.operator, pointer, self.workspace_size, self.handle,
+            ll.operator_launch(self.operator, workspace, self.workspace_size, self.handle,
                                stream.handle)
         finally:
             self._keepalive = ()
 
     def close(self) -> None:
-        """Destroy an executor that was never launched. Safe to call twice."""
+        """Destroy the executor if it is still ours. Safe to call twice."""
         if self._finalizer.detach() is not None:
             ll.destroy_executor(self.handle)
         self._keepalive = ()

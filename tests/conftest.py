@@ -38,6 +38,8 @@ def run_python(code: str, env: dict[str, str] | None = None, *, home: str | None
 
 
 def live_resources() -> dict[str, int]:
+    """The emulator's live resources once the memory pool's cache is returned."""
+    aclnn_py.empty_cache()
     stats = aclnn_py.emulator.stats()
     return {key: stats[key] for key in LEAK_KEYS}
 

@@ -82,9 +82,22 @@ def test_check_raises_with_canns_message_and_clears_it():
 
 
 def test_injected_status_reaches_the_caller_with_its_message():
-    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001)
+    aclnn_py.empty_cache()  # so that the call allocates
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 507899)
+    with pytest.raises(AclError) as info:
+        aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(3, np.float32),
+                                   np.ones(3, np.float32))
+    assert info.value.status == 507899 and info.value.api == "aclrtMalloc"
+    assert "injected fault, status 507899" in info.value.message
+
+
+def test_out_of_memory_after_the_pool_retry_says_how_much_was_asked_for():
+    aclnn_py.empty_cache()
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=1)
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=2)
     with pytest.raises(OutOfMemoryError) as info:
         aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(3, np.float32),
                                    np.ones(3, np.float32))
     assert info.value.status == 207001 and info.value.api == "aclrtMalloc"
-    assert "injected" in info.value.message
+    assert "requested 12 bytes on device 0" in info.value.message
+    assert "bytes free of" in info.value.message and "injected" in info.value.message

@@ -9,7 +9,7 @@ import numpy as np
 from conftest import run_python
 
 import aclnn_py
-from aclnn_py import _runtime
+from aclnn_py import _memory, _runtime
 
 
 def test_threads_each_set_their_device_and_compute():
@@ -35,17 +35,23 @@ def test_threads_each_set_their_device_and_compute():
         np.testing.assert_array_equal(result, np.full(64, 2.0 * index, np.float32))
 
 
-def test_dropped_buffers_are_freed_by_their_finalizer():
-    before = aclnn_py.emulator.stats()["live_allocations"]
-    buffer = _runtime.DeviceBuffer(1024)
-    assert aclnn_py.emulator.stats()["live_allocations"] == before + 1
+def test_dropped_buffers_are_given_back_by_their_finalizer():
+    aclnn_py.empty_cache()
+    before = aclnn_py.memory_info()
+    buffer = _memory.DeviceBuffer(1000)
+    assert aclnn_py.memory_info()["used_bytes"] == before["used_bytes"] + 1024  # rounded
     del buffer
     gc.collect()
-    assert aclnn_py.emulator.stats()["live_allocations"] == before
+    after = aclnn_py.memory_info()
+    assert after["used_bytes"] == before["used_bytes"]
+    assert after["cached_bytes"] == before["cached_bytes"] + 1024
+    live = aclnn_py.emulator.stats()["live_allocations"]
+    assert aclnn_py.empty_cache() == 1024
+    assert aclnn_py.emulator.stats()["live_allocations"] == live - 1
 
 
 def test_explicit_release_is_idempotent():
-    with _runtime.DeviceBuffer(64) as buffer:
+    with _memory.DeviceBuffer(64) as buffer:
         pass
     buffer.free()
     tensor = _runtime.AclTensor((2,), 0, (1,), 0, 2, aclnn_py._lowlevel.NULL)
@@ -56,10 +62,10 @@ def test_explicit_release_is_idempotent():
 def test_exit_tears_down_in_order_and_late_finalizers_do_nothing():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _runtime
+        from aclnn_py import _memory, _runtime
         r = aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(3, np.float32),
                                        np.zeros(3, np.float32))
-        kept = _runtime.DeviceBuffer(256)   # still alive at exit
+        kept = _memory.DeviceBuffer(256)   # still alive at exit
         _runtime.teardown()
         print(aclnn_py.emulator.stats()["live_allocations"])
         del kept                             # finalizer after teardown: a no-op
