@@ -8,9 +8,11 @@ needs CANN. Without a CANN install the bundled host emulator runs instead
 import logging
 
 from . import emulator
+from ._arrays import DeviceArray, empty, to_device
 from ._info import runtime_info
 from ._memory import empty_cache, memory_info
-from ._ops import Reduction, mse_loss, mse_loss_backward
+from ._ops import MseLossBackwardPlan, MseLossPlan, Reduction, mse_loss, mse_loss_backward
+from ._runtime import Event, Stream, synchronize
 from ._version import __version__
 from .errors import (
     AclError,
@@ -25,15 +27,23 @@ logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
 __all__ = [
     "AclError",
     "AclnnPyError",
+    "DeviceArray",
+    "Event",
     "LibraryNotFoundError",
+    "MseLossBackwardPlan",
+    "MseLossPlan",
     "OutOfMemoryError",
     "Reduction",
+    "Stream",
     "UnavailableError",
     "__version__",
     "emulator",
+    "empty",
     "empty_cache",
     "memory_info",
     "mse_loss",
     "mse_loss_backward",
     "runtime_info",
+    "synchronize",
+    "to_device",
 ]

@@ -1,6 +1,6 @@
-"""Host numpy arrays as aclTensors on the device, moving as few bytes as possible.
+"""Arrays in device memory, and numpy arrays moved there with as few bytes as possible.
 
-An input array is described to CANN as the view it is: its own shape, element
+A host array is described to CANN as the view it is: its own shape, element
 strides and offset over a device copy of the memory it really spans.
 
 * Zero-stride axes (``numpy.broadcast_to``, scalars expanded) are kept as zero
@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from . import _lowlevel as ll
+from ._dtypes import acl_dtype, all_dtypes, dtype_label
 from ._memory import DeviceBuffer
-from ._runtime import AclTensor, Executor, Stream, default_stream
+from ._runtime import AclTensor, Executor, Stream
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -36,69 +37,177 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def _is_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """Whether positive element ``strides`` lay ``shape`` out gap-free in some axis order."""
-    axes = sorted((s, n) for n, s in zip(shape, strides) if n > 1)
     step = 1
-    for stride, extent in axes:
+    for stride, extent in sorted((s, n) for n, s in zip(shape, strides) if n > 1):
         if stride != step:
             return False
         step *= extent
     return True
 
 
-class DeviceOperand:
-    """A host array's data on the device plus the aclTensor describing its view."""
+class DeviceArray:
+    """An array in device memory: a buffer plus shape, dtype, element strides and offset.
 
-    __slots__ = ("buffer", "tensor")
+    Made by :func:`to_device` and :func:`empty`, and returned by operators given
+    device inputs. Work that writes it may still be queued (operators on device
+    arrays do not wait); :meth:`numpy` waits for it first.
+    """
 
-    def __init__(self, array: np.ndarray, acl_dtype: int, stack: ExitStack) -> None:
-        shape = array.shape
-        itemsize = array.itemsize
-        if array.size == 0:
-            self.buffer = DeviceBuffer(0)
-            self.tensor = stack.enter_context(
-                AclTensor(shape, acl_dtype, contiguous_strides(shape), 0, 0, ll.NULL))
-            return
-        broadcast = tuple(s == 0 and n > 1 for n, s in zip(shape, array.strides))
-        # The distinct elements: one index along each zero-stride axis.
-        core = array[tuple(slice(0, 1) if b else slice(None) for b in broadcast)]
-        strides = tuple(s // itemsize for s in core.strides)
-        dense = all(s > 0 or n == 1 for n, s in zip(core.shape, strides)) and \
-            _is_dense(core.shape, strides) and all(s % itemsize == 0 for s in core.strides)
-        if not dense:
-            core = np.ascontiguousarray(core)
-        if core.flags.c_contiguous:  # also normalises the strides of length-1 axes
-            strides = contiguous_strides(core.shape)
-        strides = tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
-        self.buffer = stack.enter_context(DeviceBuffer(core.size * itemsize))
+    __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "stream", "__weakref__")
+
+    def __init__(self, buffer: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype,
+                 strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
+        self.buffer = buffer
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
+        self.offset = offset
+        # The stream whose queued work last wrote this array (None: nothing pending).
+        self.stream: Stream | None = None
+
+    @property
+    def device(self) -> int:
+        return self.buffer.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements the view shows (zero-stride repeats counted)."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def storage_size(self) -> int:
+        """Elements of device storage the view spans."""
+        return self.buffer.nbytes // self.dtype.itemsize
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self.offset == 0 and all(
+            n == 1 or s == c for n, s, c in zip(self.shape, self.strides,
+                                                 contiguous_strides(self.shape)))
+
+    def tensor(self) -> AclTensor:
+        """A new aclTensor describing this array."""
+        return AclTensor(self.shape, acl_dtype(self.dtype, all_dtypes()), self.strides,
+                         self.offset, self.storage_size, self.buffer.pointer)
+
+    def synchronize(self) -> None:
+        """Wait for queued work that writes this array."""
+        if self.stream is not None:
+            self.stream.synchronize()
+            self.stream = None
+
+    def numpy(self) -> np.ndarray:
+        """A new host array with this array's contents (waiting for pending work first)."""
+        self.synchronize()
+        result = np.empty(self.shape, self.dtype)
+        if self.size == 0:
+            return result
+        if self.is_contiguous and self.buffer.nbytes >= result.nbytes:
+            self.buffer.copy_to_host(result)
+            return result
+        storage = np.empty(self.storage_size, self.dtype)
+        self.buffer.copy_to_host(storage)
+        itemsize = self.dtype.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            storage[self.offset:], self.shape, tuple(s * itemsize for s in self.strides))
+        result[...] = view
+        return result
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def free(self) -> None:
+        """Give the device memory back now (after pending work on it). Safe to call twice."""
+        if not self.buffer.freed:
+            self.synchronize()
+        self.buffer.free()
+
+    def __enter__(self) -> DeviceArray:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.free()
+
+    def __repr__(self) -> str:
+        state = "freed" if self.buffer.freed else (
+            "pending" if self.stream is not None else "ready")
+        layout = "" if self.is_contiguous else f", strides={self.strides}, offset={self.offset}"
+        return (f"DeviceArray(shape={self.shape}, dtype={dtype_label(self.dtype)}, "
+                f"device={self.device}{layout}, {state})")
+
+
+def to_device(array: Any, *, device: int | None = None, stream: Stream | None = None
+              ) -> DeviceArray:
+    """Copy a host array to the device (its distinct elements, once).
+
+    ``stream`` chooses which stream's pool cache the memory comes from; the copy
+    itself is synchronous.
+    """
+    if isinstance(array, DeviceArray):
+        return array
+    array = np.asarray(array)
+    acl_dtype(array.dtype, all_dtypes(), argument="array")
+    shape, itemsize = array.shape, array.itemsize
+    if array.size == 0:
+        return DeviceArray(DeviceBuffer(0, device), shape, array.dtype)
+    broadcast = tuple(s == 0 and n > 1 for n, s in zip(shape, array.strides))
+    # The distinct elements: one index along each zero-stride axis.
+    core = array[tuple(slice(0, 1) if b else slice(None) for b in broadcast)]
+    strides = tuple(s // itemsize for s in core.strides)
+    dense = all(s % itemsize == 0 and (s > 0 or n == 1)
+                for n, s in zip(core.shape, core.strides)) and _is_dense(core.shape, strides)
+    if not dense:
+        core = np.ascontiguousarray(core)
+    if core.flags.c_contiguous:  # also normalises the strides of length-1 axes
+        strides = contiguous_strides(core.shape)
+    strides = tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
+    buffer = DeviceBuffer(core.size * itemsize, device, stream)
+    try:
         address = core.__array_interface__["data"][0]
-        self.buffer.copy_from_address(ll.ffi.cast("void *", address), core.size * itemsize)
-        self.tensor = stack.enter_context(
-            AclTensor(shape, acl_dtype, strides, 0, core.size, self.buffer.pointer))
+        buffer.copy_from_address(ll.ffi.cast("void *", address), core.size * itemsize)
+    except BaseException:
+        buffer.free()
+        raise
+    return DeviceArray(buffer, shape, array.dtype, strides)
 
 
-class DeviceResult:
-    """Device memory for an operator's C-contiguous result, copied into ``host`` after the run."""
-
-    __slots__ = ("buffer", "tensor", "host")
-
-    def __init__(self, host: np.ndarray, acl_dtype: int, stack: ExitStack) -> None:
-        self.host = host
-        self.buffer = stack.enter_context(DeviceBuffer(host.nbytes))
-        self.tensor = stack.enter_context(
-            AclTensor(host.shape, acl_dtype, contiguous_strides(host.shape), 0, host.size,
-                      self.buffer.pointer))
-
-    def fetch(self) -> np.ndarray:
-        self.buffer.copy_to_host(self.host)
-        return self.host
+def empty(shape: Any, dtype: Any, *, device: int | None = None,
+          stream: Stream | None = None) -> DeviceArray:
+    """A new C-contiguous device array with undefined contents."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"shape must not have negative extents, got {shape}")
+    dtype = np.dtype(dtype)
+    acl_dtype(dtype, all_dtypes(), argument="dtype")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    return DeviceArray(DeviceBuffer(nbytes, device, stream), shape, dtype)
 
 
-def run_operator(operator: str, arguments: tuple[Any, ...], tensors: tuple[AclTensor, ...],
-                 stream: Stream | None = None) -> None:
-    """Phase 1, workspace, phase 2 on ``stream`` (default stream), then wait for it."""
-    stream = stream or default_stream()
+def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
+           result: DeviceArray, stream: Stream, *, keep: tuple[Any, ...] = ()) -> None:
+    """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
+
+    Inputs whose pending work is on another stream are waited for first; the
+    inputs, the result, the workspace and ``keep`` stay alive until ``stream``
+    is synchronised.
+    """
+    for array in (*inputs, result):
+        if array.stream is not None and array.stream is not stream:
+            array.synchronize()
     with ExitStack() as stack:
-        executor = stack.enter_context(Executor(operator, *arguments, keepalive=tensors))
-        workspace = stack.enter_context(DeviceBuffer(executor.workspace_size))
+        tensors = [stack.enter_context(a.tensor()) for a in (*inputs, result)]
+        arguments = (*(t.handle for t in tensors[:-1]), *scalars, tensors[-1].handle)
+        executor = stack.enter_context(Executor(operator, *arguments, keepalive=tuple(tensors)))
+        workspace = DeviceBuffer(executor.workspace_size, stream.device, stream)
         executor.launch(workspace.pointer, stream)
-        stream.synchronize()
+    stream.keep_until_synchronized((workspace, *(a.buffer for a in inputs), result.buffer, keep))
+    result.stream = stream

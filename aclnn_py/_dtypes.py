@@ -34,6 +34,11 @@ _ACL_VALUES: dict[np.dtype, int] = {dt: constant(name) for dt, name in _ACL_NAME
 FLOATING = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 
 
+def all_dtypes() -> tuple[np.dtype, ...]:
+    """Every numpy dtype that has an aclDataType."""
+    return tuple(_ACL_VALUES)
+
+
 def dtype_label(dtype: np.dtype) -> str:
     """A dtype's name as users write it ("float32", "bfloat16")."""
     return np.dtype(dtype).name

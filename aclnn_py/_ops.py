@@ -1,19 +1,26 @@
-"""The numpy-facing operators.
+"""The operators: functions over numpy or device arrays, and reusable plans.
 
-Each function validates its arguments completely (raising TypeError or
-ValueError that name the argument and the rule) before any device work, then
-runs the operator through the shared two-phase machinery in ``_arrays``.
+Each entry point validates its arguments completely (TypeError or ValueError
+naming the argument and the rule) before any device work.
+
+* All-numpy inputs: the inputs travel to the device, the operator runs, and
+  the result comes back as a numpy array once the stream has finished.
+* Any :class:`DeviceArray` input: the result is a DeviceArray and the call
+  returns as soon as the work is queued.
+* A plan (:class:`MseLossBackwardPlan`, :class:`MseLossPlan`) does phase 1
+  once, with a repeatable executor and one workspace, and relaunches with
+  rebound arrays.
 """
 
 from __future__ import annotations
 
 import enum
-from contextlib import ExitStack
 from typing import Any, Union
 
 import numpy as np
 
-from ._arrays import DeviceOperand, DeviceResult, run_operator
+from . import _lowlevel as ll
+from ._arrays import DeviceArray, empty, launch, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
     FLOATING,
@@ -22,9 +29,12 @@ from ._dtypes import (
     promote,
     soc_supports_bfloat16,
 )
-from ._runtime import soc_name
+from ._memory import DeviceBuffer
+from ._runtime import AclTensor, Executor, Stream, resolve_stream, soc_name
 
 MAX_RANK = 8  # CANN's rank limit for these operators' inputs
+
+ArrayLike = Any
 
 
 class Reduction(enum.IntEnum):
@@ -50,9 +60,14 @@ def _reduction(value: ReductionLike) -> Reduction:
     raise ValueError(f"reduction must be {_ACCEPTED_REDUCTIONS}, got {value!r}")
 
 
-def _as_array(value: Any, like: np.dtype) -> np.ndarray:
-    """``value`` as an array; a bare Python number takes the dtype ``like``."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+# ---- validation ---------------------------------------------------------------
+
+
+def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceArray:
+    """``value`` as an array (device arrays stay); a bare Python number takes ``like``."""
+    if isinstance(value, DeviceArray):
+        return value
+    if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.asarray(value, dtype=like)
     return np.asarray(value)
 
@@ -64,12 +79,12 @@ def _check_dtype(dtype: np.dtype, argument: str) -> None:
                         f"for aclnn operators; bfloat16 needs {BFLOAT16_PRODUCTS}")
 
 
-def _describe(arrays: dict[str, np.ndarray], attribute: str) -> str:
+def _describe(arrays: dict[str, Any], attribute: str) -> str:
     return ", ".join(f"{name} {getattr(a, attribute)}" for name, a in arrays.items())
 
 
-def _check_inputs(arrays: dict[str, np.ndarray], *, same_dtype: bool) -> tuple[int, ...]:
-    """Validate dtypes and ranks; return the broadcast shape."""
+def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...]:
+    """Validate dtypes, ranks and devices; return the broadcast shape."""
     for name, array in arrays.items():
         acl_dtype(array.dtype, FLOATING, argument=name)
     if same_dtype and len({a.dtype for a in arrays.values()}) > 1:
@@ -80,6 +95,9 @@ def _check_inputs(arrays: dict[str, np.ndarray], *, same_dtype: bool) -> tuple[i
         if array.ndim > MAX_RANK:
             raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
                              f"at most {MAX_RANK} are supported")
+    devices = {a.device for a in arrays.values() if isinstance(a, DeviceArray)}
+    if len(devices) > 1:
+        raise ValueError(f"device arrays must be on one device; got {_describe(arrays, 'device')}")
     try:
         return np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
@@ -87,37 +105,61 @@ def _check_inputs(arrays: dict[str, np.ndarray], *, same_dtype: bool) -> tuple[i
                          ) from None
 
 
-def _result(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """The array the result goes to: a new one, or a checked ``out``."""
-    if out is None:
-        return np.empty(shape, dtype)
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+def _check_out(out: Any, shape: tuple[int, ...], on_device: bool) -> None:
+    kind = DeviceArray if on_device else np.ndarray
+    if not isinstance(out, kind):
+        wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
+            else "a numpy.ndarray"
+        raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
     _check_dtype(out.dtype, "out")
     if out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
+    if on_device:
+        if not out.is_contiguous:
+            raise ValueError("out must be a C-contiguous device array")
+        return
     if not out.flags.writeable:
         raise ValueError("out is read-only")
     if not out.flags.c_contiguous:
         raise ValueError("out must be C-contiguous (results are written in place, never "
                          "through a hidden copy)")
-    return out
 
 
-def _run(operator: str, inputs: dict[str, np.ndarray], scalars: tuple[int, ...],
-         result: np.ndarray) -> np.ndarray:
-    """Upload ``inputs``, run ``operator(*inputs, *scalars, out)`` and fetch the result."""
-    with ExitStack() as stack:
-        operands = [DeviceOperand(a, acl_dtype(a.dtype), stack) for a in inputs.values()]
-        target = DeviceResult(result, acl_dtype(result.dtype), stack)
-        tensors = tuple(o.tensor for o in operands) + (target.tensor,)
-        arguments = (*(o.tensor.handle for o in operands), *scalars, target.tensor.handle)
-        run_operator(operator, arguments, tensors)
-        return target.fetch()
+# ---- running ----------------------------------------------------------------------
 
 
-def mse_loss_backward(grad: Any, x: Any, y: Any, reduction: ReductionLike = "mean", *,
-                      out: np.ndarray | None = None) -> np.ndarray:
+def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
+          shape: tuple[int, ...], dtype: np.dtype, out: Any, stream: Stream | None) -> Any:
+    """Run a validated call: synchronous over numpy, asynchronous over device arrays."""
+    on_device = any(isinstance(a, DeviceArray) for a in arrays.values())
+    if out is not None:
+        _check_out(out, shape, on_device)
+    stream = resolve_stream(stream)
+    device = next((a.device for a in arrays.values() if isinstance(a, DeviceArray)),
+                  stream.device)
+    if stream.device != device:
+        raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
+    if on_device:
+        result = out if out is not None else empty(shape, dtype, device=device, stream=stream)
+        launch(operator, uploaded, scalars, result, stream)
+        return result
+    host = out if out is not None else np.empty(shape, dtype)
+    result = empty(shape, host.dtype, device=device, stream=stream)
+    try:
+        launch(operator, uploaded, scalars, result, stream)
+        stream.synchronize()
+        result.buffer.copy_to_host(host)
+    finally:
+        result.buffer.free()
+        for array in uploaded:
+            array.buffer.free()
+    return host
+
+
+def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                      reduction: ReductionLike = "mean", *, out: Any = None,
+                      stream: Stream | None = None) -> Any:
     """Gradient of the mean squared error with respect to ``x`` (``aclnnMseLossBackward``).
 
     Computes ``grad * (x - y) * 2 / x.size`` for ``reduction="mean"`` and
@@ -125,47 +167,50 @@ def mse_loss_backward(grad: Any, x: Any, y: Any, reduction: ReductionLike = "mea
 
     Parameters
     ----------
-    grad : array_like or float
+    grad : array_like, DeviceArray or float
         Gradient of the loss: an array broadcastable with ``x`` and ``y`` (a 0-d
         array for a "mean" or "sum" loss), or a Python number, which takes
         ``x``'s dtype.
-    x, y : array_like
+    x, y : array_like or DeviceArray
         Input and target. ``grad``, ``x`` and ``y`` share one dtype: float32,
         float16 or bfloat16 (``ml_dtypes.bfloat16``; Atlas A2/A3 and Ascend 950
         only). Each has 0 to 8 dimensions; the three broadcast together.
     reduction : {"none", "mean", "sum"}, int or Reduction
         The reduction the forward loss used. The mean divisor is ``x.size``.
-    out : numpy.ndarray, optional
-        Writable C-contiguous array of the broadcast shape and a supported dtype
-        (which may differ from the inputs': CANN computes in the input dtype
-        and casts). Filled and returned.
+    out : numpy.ndarray or DeviceArray, optional
+        C-contiguous (and writable) array of the broadcast shape and a supported
+        dtype, which may differ from the inputs' (CANN computes in the input
+        dtype and casts); a DeviceArray when any input is one. Filled and returned.
+    stream : Stream, optional
+        Where the work is queued; default the calling thread's current stream.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or DeviceArray
         The gradient, of the broadcast shape and the inputs' dtype (or ``out``).
+        A numpy result is complete; a DeviceArray result may still be computing
+        (its ``numpy()`` waits).
 
     Raises
     ------
     TypeError
-        Unsupported or mismatched dtypes, bfloat16 on an SoC without it, ``out``
-        not an array.
+        Unsupported or mismatched dtypes, bfloat16 on an SoC without it, an
+        ``out`` of the wrong kind.
     ValueError
         Unknown reduction, more than 8 dimensions, shapes that do not broadcast,
-        an unsuitable ``out``.
+        an unsuitable ``out``, arrays on several devices.
     AclError
         CANN refused the call or failed; carries CANN's status and message.
     """
     mode = _reduction(reduction)
-    x = np.asarray(x)
+    x = _as_array(x)
     arrays = {"grad": _as_array(grad, x.dtype), "x": x, "y": _as_array(y, x.dtype)}
     shape = _check_inputs(arrays, same_dtype=True)
-    result = _result(out, shape, x.dtype)
-    return _run("aclnnMseLossBackward", arrays, (int(mode),), result)
+    return _call("aclnnMseLossBackward", arrays, (int(mode),), shape, x.dtype, out, stream)
 
 
-def mse_loss(x: Any, y: Any, reduction: ReductionLike = "mean", *,
-             out: np.ndarray | None = None) -> np.ndarray:
+def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
+             out: Any = None, stream: Stream | None = None) -> Any:
     """Mean squared error between ``x`` and ``y`` (``aclnnMseLoss``).
 
     ``(x - y) ** 2`` elementwise for ``reduction="none"``; its mean or sum (a
@@ -173,18 +218,20 @@ def mse_loss(x: Any, y: Any, reduction: ReductionLike = "mean", *,
 
     Parameters
     ----------
-    x, y : array_like
+    x, y : array_like or DeviceArray
         float32, float16 or bfloat16 arrays of 0 to 8 dimensions that broadcast
         together; different dtypes are promoted as CANN does (float16 with
         bfloat16 gives float32). A Python number for ``y`` takes ``x``'s dtype.
     reduction : {"none", "mean", "sum"}, int or Reduction
-    out : numpy.ndarray, optional
-        Writable C-contiguous array of the result's shape (the broadcast shape,
-        or ``()``) and a supported dtype. Filled and returned.
+    out : numpy.ndarray or DeviceArray, optional
+        C-contiguous (and writable) array of the result's shape (the broadcast
+        shape, or ``()``) and a supported dtype. Filled and returned.
+    stream : Stream, optional
+        Where the work is queued; default the calling thread's current stream.
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or DeviceArray
         The loss, in the promoted dtype (or ``out``).
 
     Raises
@@ -193,9 +240,167 @@ def mse_loss(x: Any, y: Any, reduction: ReductionLike = "mean", *,
         As for :func:`mse_loss_backward`.
     """
     mode = _reduction(reduction)
-    x = np.asarray(x)
+    x = _as_array(x)
     arrays = {"x": x, "y": _as_array(y, x.dtype)}
     shape = _check_inputs(arrays, same_dtype=False)
     dtype = promote(x.dtype, arrays["y"].dtype)
-    result = _result(out, shape if mode == Reduction.NONE else (), dtype)
-    return _run("aclnnMseLoss", arrays, (int(mode),), result)
+    result_shape = shape if mode == Reduction.NONE else ()
+    return _call("aclnnMseLoss", arrays, (int(mode),), result_shape, dtype, out, stream)
+
+
+# ---- plans -------------------------------------------------------------------------
+
+
+class _Plan:
+    """Phase 1 once with a repeatable executor; :meth:`run` relaunches it.
+
+    The arrays bound at construction fix the shapes, dtypes and layouts;
+    :meth:`run` may rebind any of them to other device arrays of the same
+    description (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``).
+    """
+
+    operator = ""
+
+    def __init__(self, arrays: dict[str, Any], scalars: tuple[int, ...], out: DeviceArray,
+                 stream: Stream) -> None:
+        self.stream = stream
+        self._names = tuple(arrays)
+        self._bound: dict[str, DeviceArray] = {**arrays, "out": out}
+        self._tensors: dict[str, AclTensor] = {}
+        self._executor: Executor | None = None
+        self._workspace: DeviceBuffer | None = None
+        try:
+            for name, array in self._bound.items():
+                self._tensors[name] = array.tensor()
+            handles = [self._tensors[name].handle for name in self._names]
+            self._executor = Executor(self.operator, *handles, *scalars,
+                                      self._tensors["out"].handle,
+                                      keepalive=tuple(self._tensors.values()))
+            self._executor.make_repeatable()
+            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device, stream)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def out(self) -> DeviceArray:
+        return self._bound["out"]
+
+    def _rebind(self, name: str, array: DeviceArray) -> None:
+        bound = self._bound[name]
+        if not isinstance(array, DeviceArray):
+            raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
+        same = (array.shape, array.dtype, array.strides, array.offset, array.device) == \
+            (bound.shape, bound.dtype, bound.strides, bound.offset, bound.device)
+        if not same or array.storage_size < bound.storage_size:
+            raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
+                             f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
+                             f"device {bound.device}; got {array!r}")
+        if array is bound or bound.size == 0:
+            self._bound[name] = array
+            return
+        if name == "out":
+            ll.set_output_tensor_addr(self._executor.handle, 0, self._tensors[name].handle,
+                                      array.buffer.pointer)
+        else:
+            ll.set_input_tensor_addr(self._executor.handle, self._names.index(name),
+                                     self._tensors[name].handle, array.buffer.pointer)
+        self._bound[name] = array
+
+    def run(self, **arrays: DeviceArray | None) -> DeviceArray:
+        """Launch again, first rebinding any arrays given; returns ``out`` (still computing)."""
+        if self._executor is None or not self._executor.repeatable:
+            raise ValueError(f"{type(self).__name__} is closed")
+        unknown = set(arrays) - set(self._bound)
+        if unknown:
+            raise TypeError(f"run() got unexpected arrays {sorted(unknown)}; "
+                            f"it takes {', '.join(self._bound)}")
+        for name, array in arrays.items():
+            if array is not None:
+                self._rebind(name, array)
+        for array in self._bound.values():
+            if array.stream is not None and array.stream is not self.stream:
+                array.synchronize()
+        self._executor.launch(self._workspace.pointer, self.stream)
+        self.stream.keep_until_synchronized(tuple(a.buffer for a in self._bound.values()))
+        self.out.stream = self.stream
+        return self.out
+
+    def close(self) -> None:
+        """Destroy the executor and release the workspace. Safe to call twice."""
+        if self._executor is not None:
+            self.stream.synchronize()
+            self._executor.close()
+            self._executor.repeatable = False
+        if self._workspace is not None:
+            self._workspace.free()
+        for tensor in self._tensors.values():
+            tensor.destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _plan_arrays(arrays: dict[str, Any]) -> None:
+    for name, array in arrays.items():
+        if not isinstance(array, DeviceArray):
+            raise TypeError(f"{name} must be an aclnn_py.DeviceArray (plans work on device "
+                            f"arrays; use aclnn_py.to_device), got {type(array).__name__}")
+
+
+def _plan_out(out: DeviceArray | None, shape: tuple[int, ...], dtype: np.dtype,
+              stream: Stream) -> DeviceArray:
+    if out is None:
+        return empty(shape, dtype, device=stream.device, stream=stream)
+    _check_out(out, shape, on_device=True)
+    return out
+
+
+class MseLossBackwardPlan(_Plan):
+    """A reusable ``aclnnMseLossBackward`` over device arrays.
+
+    ``plan.run(grad=None, x=None, y=None, out=None)`` relaunches, rebinding any
+    arrays given (same shapes, dtypes and layouts), and returns ``out``.
+    Arguments and results as for :func:`mse_loss_backward`.
+    """
+
+    operator = "aclnnMseLossBackward"
+
+    def __init__(self, grad: DeviceArray, x: DeviceArray, y: DeviceArray,
+                 reduction: ReductionLike = "mean", *, out: DeviceArray | None = None,
+                 stream: Stream | None = None) -> None:
+        mode = _reduction(reduction)
+        arrays = {"grad": grad, "x": x, "y": y}
+        _plan_arrays(arrays)
+        shape = _check_inputs(arrays, same_dtype=True)
+        stream = resolve_stream(stream)
+        super().__init__(arrays, (int(mode),), _plan_out(out, shape, x.dtype, stream), stream)
+
+    def run(self, grad: DeviceArray | None = None, x: DeviceArray | None = None,
+            y: DeviceArray | None = None, out: DeviceArray | None = None) -> DeviceArray:
+        return super().run(grad=grad, x=x, y=y, out=out)
+
+
+class MseLossPlan(_Plan):
+    """A reusable ``aclnnMseLoss`` over device arrays (see :class:`MseLossBackwardPlan`)."""
+
+    operator = "aclnnMseLoss"
+
+    def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = "mean", *,
+                 out: DeviceArray | None = None, stream: Stream | None = None) -> None:
+        mode = _reduction(reduction)
+        arrays = {"x": x, "y": y}
+        _plan_arrays(arrays)
+        shape = _check_inputs(arrays, same_dtype=False)
+        stream = resolve_stream(stream)
+        result_shape = shape if mode == Reduction.NONE else ()
+        dtype = promote(x.dtype, y.dtype)
+        super().__init__(arrays, (int(mode),), _plan_out(out, result_shape, dtype, stream),
+                         stream)
+
+    def run(self, x: DeviceArray | None = None, y: DeviceArray | None = None,
+            out: DeviceArray | None = None) -> DeviceArray:
+        return super().run(x=x, y=y, out=out)

@@ -175,8 +175,10 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for all work queued on this stream."""
         activate(self.device)
-        ll.synchronize_stream(self.handle)
-        self._keepalive.clear()
+        try:
+            ll.synchronize_stream(self.handle)
+        finally:  # a failed sync ends the queued work too: nothing to keep for it
+            self._keepalive.clear()
 
     def keep_until_synchronized(self, resource: Any) -> None:
         """Hold ``resource`` until the stream's queued work is known to be done."""
