@@ -1,0 +1,176 @@
+"""DeviceArray, streams and events: device-resident results that stay asynchronous."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from conftest import run_python
+
+import aclnn_py
+from aclnn_py import DeviceArray
+
+
+def reference(grad, x, y, scale):
+    return scale * (np.asarray(x, np.float64) - y) * grad
+
+
+def test_round_trip_keeps_shape_dtype_and_values():
+    for array in (np.arange(12, dtype=np.float32).reshape(3, 4),
+                  np.arange(12, dtype=np.float16).reshape(4, 3).T,
+                  np.float32(5.0) * np.ones(()),
+                  np.zeros((0, 2), np.float32)):
+        device = aclnn_py.to_device(array)
+        assert device.shape == array.shape and device.dtype == array.dtype
+        np.testing.assert_array_equal(device.numpy(), array)
+        np.testing.assert_array_equal(np.asarray(device), array)
+        device.free()
+
+
+def test_zero_stride_views_travel_as_their_distinct_elements():
+    aclnn_py.emulator.reset_counters()
+    row = np.arange(5, dtype=np.float32)
+    device = aclnn_py.to_device(np.broadcast_to(row, (1000, 5)))
+    assert aclnn_py.emulator.stats()["h2d_bytes"] == row.nbytes
+    assert device.strides == (0, 1)
+    assert "strides=(0, 1)" in repr(device)
+    np.testing.assert_array_equal(device.numpy(), np.broadcast_to(row, (1000, 5)))
+    device.free()
+
+
+def test_operators_on_device_arrays_do_not_wait():
+    x = aclnn_py.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = aclnn_py.to_device(np.ones(3, np.float32))
+    result = aclnn_py.mse_loss_backward(1.0, x, y, "sum")
+    assert isinstance(result, DeviceArray) and result.shape == (2, 3)
+    assert aclnn_py.emulator.stats()["pending_tasks"] >= 1
+    assert "pending" in repr(result)
+    np.testing.assert_allclose(result.numpy(), reference(1.0, np.arange(6).reshape(2, 3),
+                                                         np.ones(3), 2.0))
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0 and "ready" in repr(result)
+    for array in (x, y, result):
+        array.free()
+
+
+def test_numpy_inputs_mixed_with_device_arrays_are_copied_up():
+    x = aclnn_py.to_device(np.full(4, 3.0, np.float32))
+    result = aclnn_py.mse_loss(x, np.ones(4, np.float32), "sum")
+    assert isinstance(result, DeviceArray) and result.shape == ()
+    assert float(result.numpy()) == 16.0
+    x.free()
+    result.free()
+
+
+def test_device_out_is_filled_and_returned():
+    x = aclnn_py.to_device(np.ones(3, np.float32))
+    out = aclnn_py.empty((3,), np.float16)
+    assert aclnn_py.mse_loss_backward(2.0, x, 0.0, "none", out=out) is out
+    np.testing.assert_array_equal(out.numpy(), np.full(3, 4.0, np.float16))
+    with pytest.raises(TypeError, match="out must be an aclnn_py.DeviceArray"):
+        aclnn_py.mse_loss_backward(2.0, x, 0.0, out=np.empty(3, np.float32))
+    with pytest.raises(ValueError, match=r"out has shape \(4,\)"):
+        aclnn_py.mse_loss_backward(2.0, x, 0.0, out=aclnn_py.empty(4, np.float32))
+    x.free()
+    out.free()
+
+
+def test_a_chain_of_async_operators_on_one_stream_needs_no_sync_between():
+    x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
+    grad = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")     # 2x
+    twice = aclnn_py.mse_loss_backward(1.0, grad, 0.0, "none")  # 4x, reads pending work
+    np.testing.assert_array_equal(twice.numpy(), 4 * np.arange(4, dtype=np.float32))
+    for array in (x, grad, twice):
+        array.free()
+
+
+def test_work_on_another_stream_is_awaited_before_use():
+    x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
+    side = aclnn_py.Stream()
+    grad = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none", stream=side)
+    assert grad.stream is side
+    result = aclnn_py.mse_loss_backward(1.0, grad, 0.0, "none")  # default stream
+    np.testing.assert_array_equal(result.numpy(), 4 * np.arange(4, dtype=np.float32))
+    for array in (x, grad, result):
+        array.free()
+    side.close()
+
+
+def test_stream_context_makes_it_current_and_synchronize_waits():
+    x = aclnn_py.to_device(np.ones(2, np.float32))
+    with aclnn_py.Stream() as stream:
+        result = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")
+        assert result.stream is stream
+        aclnn_py.synchronize()
+        assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    result.stream = None
+    assert aclnn_py.mse_loss_backward(1.0, x, 0.0, "none").stream is not stream
+    aclnn_py.synchronize()
+    stream.close()
+    stream.close()
+    with pytest.raises(ValueError, match="stream is closed"):
+        aclnn_py.mse_loss_backward(1.0, x, 0.0, stream=stream)
+    with pytest.raises(TypeError, match="stream must be an aclnn_py.Stream"):
+        aclnn_py.mse_loss_backward(1.0, x, 0.0, stream="default")
+    x.free()
+    result.free()
+    gc.collect()
+
+
+def test_events_time_queued_work():
+    x = aclnn_py.to_device(np.ones(1000, np.float32))
+    with aclnn_py.Event() as start, aclnn_py.Event() as end:
+        start.record()
+        result = aclnn_py.mse_loss_backward(1.0, x, 0.0)
+        end.record()
+        end.synchronize()
+        assert end.elapsed_ms(end) == 0.0
+        assert start.elapsed_ms(end) >= 0.0
+    np.testing.assert_allclose(result.numpy(), np.full(1000, 2 / 1000, np.float32))
+    x.free()
+    result.free()
+
+
+def test_free_waits_for_pending_work_and_is_idempotent():
+    x = aclnn_py.to_device(np.ones(8, np.float32))
+    result = aclnn_py.mse_loss_backward(1.0, x, 0.0)
+    x.free()         # still read by queued work: kept until the stream is synchronised
+    values = result.numpy()
+    np.testing.assert_allclose(values, np.full(8, 0.25, np.float32))
+    x.free()
+    with result:
+        pass
+    assert "freed" in repr(result)
+
+
+def test_arrays_on_several_devices_are_refused():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        a = aclnn_py.to_device(np.ones(2, np.float32), device=0)
+        b = aclnn_py.to_device(np.ones(2, np.float32), device=1)
+        try:
+            aclnn_py.mse_loss(a, b)
+        except ValueError as error:
+            print(error)
+        s1 = aclnn_py.Stream(device=1)
+        try:
+            aclnn_py.mse_loss(a, a, stream=s1)
+        except ValueError as error:
+            print(error)
+        r = aclnn_py.mse_loss(b, b, stream=s1)
+        print(float(r.numpy()), r.device)
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "device arrays must be on one device; got x 0, y 1"
+    assert lines[1] == "stream is on device 1 but the arrays are on 0"
+    assert lines[2] == "0.0 1"
+
+
+def test_empty_and_bad_shapes():
+    array = aclnn_py.empty((2, 0, 3), np.float32)
+    assert array.nbytes == 0 and array.numpy().shape == (2, 0, 3)
+    with pytest.raises(ValueError, match="negative"):
+        aclnn_py.empty((2, -1), np.float32)
+    with pytest.raises(TypeError, match="dtype has dtype object"):
+        aclnn_py.empty(3, object)

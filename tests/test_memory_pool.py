@@ -1,0 +1,67 @@
+"""The device memory pool: reuse after warm-up, OOM recovery, direct mode."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import run_python
+
+import aclnn_py
+
+
+def test_repeated_calls_allocate_nothing_new_after_warm_up():
+    x = np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32)
+    aclnn_py.mse_loss_backward(1.0, x, 0.0)
+    aclnn_py.emulator.reset_counters()
+    hits = aclnn_py.memory_info()["pool_hits"]
+    for _ in range(10):
+        aclnn_py.mse_loss_backward(1.0, x, 0.0)
+    assert aclnn_py.emulator.stats()["malloc_calls"] == 0
+    assert aclnn_py.memory_info()["pool_hits"] > hits
+    assert aclnn_py.memory_info()["used_bytes"] == 0
+
+
+def test_memory_info_reports_used_cached_and_device_totals():
+    aclnn_py.empty_cache()
+    info = aclnn_py.memory_info()
+    assert info["cached_bytes"] == 0
+    assert 0 < info["device_free_bytes"] <= info["device_total_bytes"]
+    array = aclnn_py.to_device(np.ones(1000, np.float32))
+    assert aclnn_py.memory_info()["used_bytes"] == info["used_bytes"] + 4096
+    array.free()
+    assert aclnn_py.memory_info()["cached_bytes"] == 4096
+    assert aclnn_py.empty_cache() == 4096
+
+
+def test_out_of_memory_empties_the_cache_then_raises_with_the_numbers():
+    done = run_python("""
+        import gc, numpy as np, aclnn_py
+        a = aclnn_py.to_device(np.ones(150_000, np.float32))   # 600 kB of 1 MB
+        a.free()                                               # cached, not returned
+        b = aclnn_py.to_device(np.ones(125_000, np.float32))   # 500 kB: needs the cache emptied
+        print("recovered", aclnn_py.memory_info()["cached_bytes"])
+        try:
+            aclnn_py.to_device(np.ones(300_000, np.float32))
+        except aclnn_py.OutOfMemoryError as error:
+            print(error.status, isinstance(error, MemoryError))
+            print(error.message.split(". CANN")[0])
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_EMU_DEVICE_MEMORY": "1M"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "recovered 0"
+    assert lines[1] == "207001 True"
+    assert lines[2].startswith("requested 1200000 bytes on device 0; ")
+    assert "bytes free of 1048576" in lines[2]
+
+
+def test_pool_can_be_turned_off():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        for _ in range(3):
+            aclnn_py.mse_loss_backward(1.0, np.ones(4, np.float32), 0.0)
+        stats = aclnn_py.emulator.stats()
+        cached = aclnn_py.memory_info()["cached_bytes"]
+        print(stats["malloc_calls"], stats["live_allocations"], cached)
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0"})
+    assert done.returncode == 0, done.stderr
+    # grad and y (0-d from Python numbers), x and out: four allocations a call, none kept
+    assert done.stdout.split() == ["12", "0", "0"]

@@ -1,0 +1,94 @@
+"""Plans: phase 1 once with a repeatable executor, then relaunch with rebound arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py
+
+
+@pytest.fixture
+def arrays():
+    made = {"grad": aclnn_py.to_device(np.full((2, 3), 0.5, np.float32)),
+            "x": aclnn_py.to_device(np.arange(6, dtype=np.float32).reshape(2, 3)),
+            "y": aclnn_py.to_device(np.ones((2, 3), np.float32))}
+    yield made
+    for array in made.values():
+        array.free()
+
+
+def expected(grad, x, y, divisor):
+    return (2.0 / divisor) * (x - y) * grad
+
+
+def test_plan_runs_repeatedly_with_one_executor_and_workspace(arrays):
+    before = aclnn_py.emulator.stats()
+    with aclnn_py.MseLossBackwardPlan(arrays["grad"], arrays["x"], arrays["y"]) as plan:
+        assert aclnn_py.emulator.stats()["live_executors"] == before["live_executors"] + 1
+        for _ in range(5):
+            out = plan.run()
+        assert out is plan.out
+        host = {k: v.numpy() for k, v in arrays.items()}
+        np.testing.assert_allclose(out.numpy(), expected(host["grad"], host["x"], host["y"], 6))
+        stats = aclnn_py.emulator.stats()
+        assert stats["kernel_launches"] - before["kernel_launches"] == 5
+        assert stats["live_executors"] == before["live_executors"] + 1
+    assert aclnn_py.emulator.stats()["live_executors"] == before["live_executors"]
+    out.free()
+
+
+def test_run_rebinds_inputs_and_output(arrays):
+    plan = aclnn_py.MseLossBackwardPlan(arrays["grad"], arrays["x"], arrays["y"], "sum")
+    other_x = aclnn_py.to_device(np.full((2, 3), 4.0, np.float32))
+    other_out = aclnn_py.empty((2, 3), np.float32)
+    result = plan.run(x=other_x, out=other_out)
+    assert result is other_out
+    np.testing.assert_allclose(result.numpy(), np.full((2, 3), 2 * 3.0 * 0.5))
+    plan.close()
+    plan.close()
+    with pytest.raises(ValueError, match="closed"):
+        plan.run()
+    for array in (other_x, other_out, plan.out):
+        array.free()
+
+
+def test_rebinding_a_different_description_is_a_value_error(arrays):
+    with aclnn_py.MseLossBackwardPlan(arrays["grad"], arrays["x"], arrays["y"]) as plan:
+        for wrong in (aclnn_py.to_device(np.ones((3, 2), np.float32)),
+                      aclnn_py.to_device(np.ones((2, 3), np.float16)),
+                      aclnn_py.to_device(np.ones((3, 2), np.float32).T)):
+            with pytest.raises(ValueError, match=r"x must match the planned array: shape \(2, 3\)"):
+                plan.run(x=wrong)
+            wrong.free()
+        with pytest.raises(TypeError, match="must be an aclnn_py.DeviceArray"):
+            plan.run(y=np.ones((2, 3), np.float32))
+        with pytest.raises(TypeError, match="unexpected"):
+            plan.run(z=arrays["x"])
+    plan.out.free()
+
+
+def test_plans_take_device_arrays_only(arrays):
+    with pytest.raises(TypeError, match="plans work on device arrays"):
+        aclnn_py.MseLossBackwardPlan(np.ones(3, np.float32), arrays["x"], arrays["y"])
+
+
+def test_forward_plan(arrays):
+    with aclnn_py.MseLossPlan(arrays["x"], arrays["y"], "mean") as plan:
+        value = float(plan.run().numpy())
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    assert value == pytest.approx(np.mean((x - 1) ** 2))
+    plan.out.free()
+
+
+def test_plan_over_a_non_contiguous_view_uses_and_keeps_its_workspace(arrays):
+    transposed = aclnn_py.to_device(np.arange(6, dtype=np.float32).reshape(3, 2).T)
+    assert transposed.strides == (1, 2)
+    with aclnn_py.MseLossBackwardPlan(arrays["grad"], transposed, arrays["y"], "none") as plan:
+        assert plan._executor.workspace_size > 0
+        first = plan.run().numpy()
+        second = plan.run().numpy()
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, 0.5 * 2 * (np.arange(6).reshape(3, 2).T - 1.0))
+    transposed.free()
+    plan.out.free()
