@@ -14,7 +14,7 @@ strides and offset over a device copy of the memory it really spans.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+import math
 from typing import Any
 
 import numpy as np
@@ -53,14 +53,16 @@ class DeviceArray:
     arrays do not wait); :meth:`numpy` waits for it first.
     """
 
-    __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "stream", "__weakref__")
+    __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "stream", "acl_dtype",
+                 "__weakref__")
 
     def __init__(self, buffer: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype,
                  strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
         self.buffer = buffer
-        self.shape = tuple(int(n) for n in shape)
-        self.dtype = np.dtype(dtype)
-        self.strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
+        self.shape = shape
+        self.dtype = dtype
+        self.acl_dtype = acl_dtype(dtype, all_dtypes())
+        self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
         # The stream whose queued work last wrote this array (None: nothing pending).
         self.stream: Stream | None = None
@@ -75,7 +77,7 @@ class DeviceArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -94,9 +96,9 @@ class DeviceArray:
                                                  contiguous_strides(self.shape)))
 
     def tensor(self) -> AclTensor:
-        """A new aclTensor describing this array."""
-        return AclTensor(self.shape, acl_dtype(self.dtype, all_dtypes()), self.strides,
-                         self.offset, self.storage_size, self.buffer.pointer)
+        """A new aclTensor describing this array, owned by the caller."""
+        return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
+                         self.storage_size, self.buffer.pointer)
 
     def synchronize(self) -> None:
         """Wait for queued work that writes this array."""
@@ -188,26 +190,33 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
         raise ValueError(f"shape must not have negative extents, got {shape}")
     dtype = np.dtype(dtype)
     acl_dtype(dtype, all_dtypes(), argument="dtype")
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    return DeviceArray(DeviceBuffer(nbytes, device, stream), shape, dtype)
+    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device, stream), shape,
+                       dtype)
 
 
 def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
-           result: DeviceArray, stream: Stream, *, keep: tuple[Any, ...] = ()) -> None:
+           result: DeviceArray, stream: Stream) -> None:
     """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
 
     Inputs whose pending work is on another stream are waited for first; the
-    inputs, the result, the workspace and ``keep`` stay alive until ``stream``
-    is synchronised.
+    inputs, the result and the workspace stay alive until ``stream`` is
+    synchronised. The aclTensors live only until phase 2 returns, as CANN allows.
     """
-    for array in (*inputs, result):
+    arrays = (*inputs, result)
+    for array in arrays:
         if array.stream is not None and array.stream is not stream:
             array.synchronize()
-    with ExitStack() as stack:
-        tensors = [stack.enter_context(a.tensor()) for a in (*inputs, result)]
-        arguments = (*(t.handle for t in tensors[:-1]), *scalars, tensors[-1].handle)
-        executor = stack.enter_context(Executor(operator, *arguments, keepalive=tuple(tensors)))
-        workspace = DeviceBuffer(executor.workspace_size, stream.device, stream)
-        executor.launch(workspace.pointer, stream)
-    stream.keep_until_synchronized((workspace, *(a.buffer for a in inputs), result.buffer, keep))
+    handles = []
+    try:
+        for a in arrays:
+            handles.append(ll.create_tensor(a.shape, a.acl_dtype, a.strides, a.offset,
+                                            (a.buffer.nbytes // a.dtype.itemsize,),
+                                            a.buffer.pointer))
+        workspace = Executor.run_once(
+            operator, (*handles[:-1], *scalars, handles[-1]), stream,
+            lambda size: DeviceBuffer(size, stream.device, stream))
+    finally:
+        for handle in handles:
+            ll.destroy_tensor(handle)
+    stream.keep_until_synchronized((workspace, *(a.buffer for a in arrays)))
     result.stream = stream

@@ -30,13 +30,14 @@ _ACL_NAMES: dict[np.dtype, str] = {
     np.dtype(np.complex128): "ACL_COMPLEX128",
 }
 _ACL_VALUES: dict[np.dtype, int] = {dt: constant(name) for dt, name in _ACL_NAMES.items()}
+_ALL = tuple(_ACL_VALUES)
 
 FLOATING = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 
 
 def all_dtypes() -> tuple[np.dtype, ...]:
     """Every numpy dtype that has an aclDataType."""
-    return tuple(_ACL_VALUES)
+    return _ALL
 
 
 def dtype_label(dtype: np.dtype) -> str:
@@ -47,6 +48,9 @@ def dtype_label(dtype: np.dtype) -> str:
 def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array"
               ) -> int:
     """aclDataType of ``dtype``; TypeError naming ``argument`` when it is not ``supported``."""
+    value = _ACL_VALUES.get(dtype)
+    if value is not None and dtype in supported:
+        return value
     dtype = np.dtype(dtype)
     supported = tuple(supported)
     if dtype not in supported:

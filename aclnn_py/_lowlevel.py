@@ -50,13 +50,20 @@ def libraries() -> _loader.Libraries:
     return _libraries
 
 
+_functions: dict[str, Any] = {}
+
+
 def _function(family: str, name: str) -> Any:
-    libs = libraries()
-    library = getattr(libs, family)
-    try:
-        return getattr(library, name)
-    except AttributeError:
-        raise UnavailableError(name, str(libs.installation.paths[family])) from None
+    """The C function ``name`` of a library family, resolved once."""
+    function = _functions.get(name)
+    if function is None:
+        libs = libraries()
+        try:
+            function = getattr(getattr(libs, family), name)
+        except AttributeError:
+            raise UnavailableError(name, str(libs.installation.paths[family])) from None
+        _functions[name] = function
+    return function
 
 
 def _rt(name: str) -> Any:
@@ -267,14 +274,27 @@ def get_mem_info(attribute: int) -> tuple[int, int]:
 # ---- aclTensor and executors -----------------------------------------------
 
 
+_int64_arrays: dict[tuple[int, ...], Any] = {}
+
+
+def _int64_array(values: tuple[int, ...]) -> Any:
+    """A C int64_t array of ``values`` (cached: shapes and strides repeat across calls)."""
+    if not values:
+        return NULL
+    array = _int64_arrays.get(values)
+    if array is None:
+        if len(_int64_arrays) >= 4096:
+            _int64_arrays.clear()
+        array = _int64_arrays[values] = ffi.new("int64_t[]", values)
+    return array
+
+
 def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], offset: int,
                   storage_shape: tuple[int, ...], data: Any, fmt: int = FORMAT_ND) -> Any:
-    """aclCreateTensor. Shapes, strides and offset count elements."""
-    view = ffi.new("int64_t[]", shape) if shape else NULL
-    stride = ffi.new("int64_t[]", strides) if strides else NULL
-    storage = ffi.new("int64_t[]", storage_shape) if storage_shape else NULL
-    handle = _meta("aclCreateTensor")(view, len(shape), dtype, stride, offset, fmt,
-                                      storage, len(storage_shape), data)
+    """aclCreateTensor. Shapes, strides and offset count elements; CANN copies the arrays."""
+    handle = _meta("aclCreateTensor")(_int64_array(shape), len(shape), dtype,
+                                      _int64_array(strides), offset, fmt,
+                                      _int64_array(storage_shape), len(storage_shape), data)
     return check_created(handle, "aclCreateTensor")
 
 

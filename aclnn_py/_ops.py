@@ -98,6 +98,9 @@ def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...
     devices = {a.device for a in arrays.values() if isinstance(a, DeviceArray)}
     if len(devices) > 1:
         raise ValueError(f"device arrays must be on one device; got {_describe(arrays, 'device')}")
+    shapes = {a.shape for a in arrays.values()}
+    if len(shapes) == 1:
+        return shapes.pop()
     try:
         return np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
@@ -131,12 +134,12 @@ def _check_out(out: Any, shape: tuple[int, ...], on_device: bool) -> None:
 def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
           shape: tuple[int, ...], dtype: np.dtype, out: Any, stream: Stream | None) -> Any:
     """Run a validated call: synchronous over numpy, asynchronous over device arrays."""
-    on_device = any(isinstance(a, DeviceArray) for a in arrays.values())
+    devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
+    on_device = bool(devices)
     if out is not None:
         _check_out(out, shape, on_device)
     stream = resolve_stream(stream)
-    device = next((a.device for a in arrays.values() if isinstance(a, DeviceArray)),
-                  stream.device)
+    device = devices[0] if devices else stream.device
     if stream.device != device:
         raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]

@@ -370,6 +370,24 @@ class Executor:
         self._finalizer = weakref.finalize(self, _destroy_executor, self.handle,
                                            _process.generation)
 
+    @staticmethod
+    def run_once(operator: str, arguments: tuple[Any, ...], stream: Stream,
+                 allocate: Callable[[int], Any]) -> Any:
+        """Phase 1, ``allocate(workspace_size)``, phase 2: the one-shot fast path.
+
+        The same ownership rules without an owner object: the executor is
+        destroyed here if phase 2 is never reached, and is CANN's once it is.
+        Returns the workspace, which must outlive the queued work.
+        """
+        size, handle = ll.operator_workspace_size(operator, *arguments)
+        try:
+            workspace = allocate(size)
+        except BaseException:
+            ll.destroy_executor(handle)
+            raise
+        ll.operator_launch(operator, workspace.pointer, size, handle, stream.handle)
+        return workspace
+
     def make_repeatable(self) -> None:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
         ll.set_executor_repeatable(self.handle)
