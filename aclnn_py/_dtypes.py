@@ -53,6 +53,9 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
         return value
     dtype = np.dtype(dtype)
     supported = tuple(supported)
+    if not dtype.isnative and dtype.newbyteorder("=") in supported:
+        raise TypeError(f"{argument} has dtype {dtype.str}, a non-native byte order; "
+                        f"swap it first (array.astype(array.dtype.newbyteorder('=')))")
     if dtype not in supported:
         names = ", ".join(dtype_label(d) for d in supported)
         raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are {names}")

@@ -64,12 +64,18 @@ def _reduction(value: ReductionLike) -> Reduction:
 
 
 def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceArray:
-    """``value`` as an array (device arrays stay); a bare Python number takes ``like``."""
+    """``value`` as an array (device arrays stay); a bare Python number takes ``like``.
+
+    Non-native byte order is swapped here: the device reads native numbers.
+    """
     if isinstance(value, DeviceArray):
         return value
     if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.asarray(value, dtype=like)
-    return np.asarray(value)
+    array = np.asarray(value)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
 
 
 def _check_dtype(dtype: np.dtype, argument: str) -> None:

@@ -1,0 +1,99 @@
+"""The golden semantics and the per-dtype tolerances of the numerical tests, stated once.
+
+Golden semantics are PyTorch's ``aten::mse_loss_backward`` / ``F.mse_loss``
+(see shared CANN facts §8, §11): compute in float64, then round once to the
+result's dtype. The ``mse_loss_backward`` divisor for ``"mean"`` is ``x.size``,
+not the broadcast size; ``mse_loss``'s mean is over the broadcast shape, and
+CANN's empty results are NaN (``"mean"``) and 0 (``"sum"``).
+
+Tolerances: an element passes when ``|actual - golden| <= atol + rtol * |golden|``
+with ``golden`` the float64 value rounded to the result's dtype. ``rtol`` is the
+operator-repo practice for float32 ("双万分之一") and float16 ("双千分之一") and
+2**-6 for bfloat16 (two bfloat16 ulps at the top of a binade); ``atol`` covers
+values near zero, where relative error is meaningless (msprobe's small-value
+thresholds). NaN must meet NaN and infinities must match exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import ml_dtypes
+import numpy as np
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT32 = np.dtype(np.float32)
+FLOAT16 = np.dtype(np.float16)
+DTYPES = (FLOAT32, FLOAT16, BFLOAT16)
+REDUCTIONS = ("none", "mean", "sum")
+
+
+class Tolerance(NamedTuple):
+    rtol: float
+    atol: float
+
+
+TOLERANCES: dict[np.dtype, Tolerance] = {
+    FLOAT32: Tolerance(rtol=1e-4, atol=1e-9),
+    FLOAT16: Tolerance(rtol=1e-3, atol=1e-5),
+    BFLOAT16: Tolerance(rtol=2.0**-6, atol=1e-5),
+}
+
+
+def tolerance(*dtypes: Any) -> Tolerance:
+    """The loosest tolerance among ``dtypes`` (a result cast through several dtypes)."""
+    chosen = [TOLERANCES[np.dtype(d)] for d in dtypes]
+    return Tolerance(max(t.rtol for t in chosen), max(t.atol for t in chosen))
+
+
+def as_float64(value: Any) -> np.ndarray:
+    return np.asarray(value).astype(np.float64)
+
+
+def golden_backward(grad: Any, x: Any, y: Any, reduction: str | int) -> np.ndarray:
+    """``norm * (x - y) * grad`` in float64, broadcast; ``norm = 2 / x.size`` for mean."""
+    g, a, b = as_float64(grad), as_float64(x), as_float64(y)
+    mean = reduction in ("mean", 1)
+    norm = 2.0 / a.size if mean and a.size else 2.0
+    with np.errstate(all="ignore"):
+        return norm * (a - b) * g
+
+
+def golden_loss(x: Any, y: Any, reduction: str | int) -> np.ndarray:
+    """``(x - y) ** 2`` in float64 over the broadcast shape; its mean (NaN if empty) or sum."""
+    a, b = as_float64(x), as_float64(y)
+    with np.errstate(all="ignore"):
+        squared = (a - b) ** 2
+        if reduction in ("none", 0):
+            return squared
+        if reduction in ("sum", 2):
+            return np.asarray(squared.sum())
+        return np.asarray(squared.mean() if squared.size else np.nan)
+
+
+def rounded(golden: np.ndarray, *dtypes: Any) -> np.ndarray:
+    """``golden`` rounded through each of ``dtypes`` in turn, as float64."""
+    value = np.asarray(golden)
+    with np.errstate(over="ignore"):
+        for dtype in dtypes:
+            value = value.astype(dtype)
+    return value.astype(np.float64)
+
+
+def assert_close(actual: np.ndarray, golden: Any, dtype: Any, *, via: tuple[Any, ...] = (),
+                 atol: float | None = None) -> None:
+    """``actual`` has ``dtype`` and ``golden``'s shape, and matches it within the tolerance.
+
+    ``golden`` (float64) is rounded through ``via`` (e.g. the inputs' dtype when
+    ``out`` has another one) and then to ``dtype``; the tolerance is the loosest
+    of all those dtypes. ``atol`` overrides the table's for exactness checks.
+    """
+    dtype = np.dtype(dtype)
+    assert isinstance(actual, np.ndarray), type(actual)
+    assert actual.dtype == dtype, (actual.dtype, dtype)
+    golden = np.asarray(golden)
+    assert actual.shape == golden.shape, (actual.shape, golden.shape)
+    expected = rounded(golden, *via, dtype)
+    rtol, table_atol = tolerance(dtype, *via)
+    np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=rtol,
+                               atol=table_atol if atol is None else atol, equal_nan=True)
