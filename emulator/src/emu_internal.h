@@ -37,6 +37,14 @@ void emu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int32_t emu_fault(const char *api);
 
+/* The usual first line of a public API: return the injected status if the fault fires. */
+#define EMU_RETURN_IF_FAULT(api)                        \
+    do {                                                \
+        int32_t emu_fault_status_ = emu_fault(api);     \
+        if (emu_fault_status_ != 0)                     \
+            return emu_fault_status_;                   \
+    } while (0)
+
 /* ---- runtime state ---- */
 
 /* true between aclInit and aclFinalize; else records the message and returns false. */

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,9 +327,7 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
 EMU_EXPORT aclnnStatus aclDestroyTensor(const aclTensor *tensor)
 {
     static const char *api = "aclDestroyTensor";
-    int32_t f = emu_fault(api);
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     if (!tensor)
         return ACLNN_SUCCESS;
     MLOCK();
@@ -347,12 +346,15 @@ EMU_EXPORT aclnnStatus aclDestroyTensor(const aclTensor *tensor)
     return ACLNN_SUCCESS;
 }
 
-/* Common checks of the tensor getters. */
-static aclnnStatus getter_check(const char *api, const aclTensor *t, const void *out, const char *out_name)
+/*
+ * The tensor getters: copy `size` bytes of the field at `offset` in the
+ * aclTensor to out, after the common checks. The field is read under the lock,
+ * so a concurrent destroy cannot free the tensor mid-read.
+ */
+static aclnnStatus get_field(const char *api, const aclTensor *t, void *out, const char *out_name, size_t offset,
+                             size_t size)
 {
-    int32_t f = emu_fault(api);
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     if (!t) {
         emu_error("%s: tensor is NULL", api);
         return ACLNN_ERR_PARAM_NULLPTR;
@@ -366,59 +368,32 @@ static aclnnStatus getter_check(const char *api, const aclTensor *t, const void 
                   (const void *)t);
         return ACLNN_ERR_INNER_NULLPTR;
     }
-    return ACLNN_SUCCESS;
-}
-
-/* The getters read the tensor under the lock, so a concurrent destroy cannot free it mid-read. */
-EMU_EXPORT aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
-{
-    aclnnStatus rc = getter_check("aclGetViewOffset", tensor, offset, "offset");
-    if (rc)
-        return rc;
     MLOCK();
-    bool live = set_has(&m_tensors, tensor);
+    bool live = set_has(&m_tensors, t);
     if (live)
-        *offset = tensor->offset;
+        memcpy(out, (const char *)t + offset, size);
     MUNLOCK();
     if (!live) {
-        emu_error("aclGetViewOffset: tensor %p was destroyed during the call", (const void *)tensor);
+        emu_error("%s: tensor %p was destroyed during the call", api, (const void *)t);
         return ACLNN_ERR_INNER_NULLPTR;
     }
     return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+{
+    return get_field("aclGetViewOffset", tensor, offset, "offset", offsetof(aclTensor, offset), sizeof *offset);
 }
 
 EMU_EXPORT aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
 {
-    aclnnStatus rc = getter_check("aclGetFormat", tensor, format, "format");
-    if (rc)
-        return rc;
-    MLOCK();
-    bool live = set_has(&m_tensors, tensor);
-    if (live)
-        *format = tensor->format;
-    MUNLOCK();
-    if (!live) {
-        emu_error("aclGetFormat: tensor %p was destroyed during the call", (const void *)tensor);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
-    return ACLNN_SUCCESS;
+    return get_field("aclGetFormat", tensor, format, "format", offsetof(aclTensor, format), sizeof *format);
 }
 
 EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
 {
-    aclnnStatus rc = getter_check("aclGetDataType", tensor, dataType, "dataType");
-    if (rc)
-        return rc;
-    MLOCK();
-    bool live = set_has(&m_tensors, tensor);
-    if (live)
-        *dataType = tensor->dtype;
-    MUNLOCK();
-    if (!live) {
-        emu_error("aclGetDataType: tensor %p was destroyed during the call", (const void *)tensor);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
-    return ACLNN_SUCCESS;
+    return get_field("aclGetDataType", tensor, dataType, "dataType", offsetof(aclTensor, dtype),
+                     sizeof *dataType);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -428,22 +403,29 @@ EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *data
 EMU_EXPORT aclOpExecutor *emu_executor_new(const char *op_name)
 {
     aclOpExecutor *e = calloc(1, sizeof *e);
-    if (!e) {
-        emu_error("%s: failed to create the executor: out of host memory", op_name ? op_name : "executor");
-        return NULL;
+    if (e) {
+        e->magic = EMU_EXECUTOR_MAGIC;
+        e->op_name = op_name;
+        MLOCK();
+        bool ok = set_add(&m_executors, e);
+        MUNLOCK();
+        if (!ok) {
+            free(e);
+            e = NULL;
+        }
     }
-    e->magic = EMU_EXECUTOR_MAGIC;
-    e->op_name = op_name;
-    MLOCK();
-    bool ok = set_add(&m_executors, e);
-    MUNLOCK();
-    if (!ok) {
-        free(e);
+    if (!e) {
         emu_error("%s: failed to create the executor: out of host memory", op_name ? op_name : "executor");
         return NULL;
     }
     emu_counter_add(EMU_COUNTER_EXECUTORS, +1);
     return e;
+}
+
+/* The operator's name for messages, or `fallback` when it has none. */
+static const char *op_label(const aclOpExecutor *e, const char *fallback)
+{
+    return e->op_name ? e->op_name : fallback;
 }
 
 /* Free an executor already removed from the registry (no lock held). */
@@ -474,19 +456,35 @@ static bool is_aclnn_status(aclError rc)
            (rc >= ACLNN_ERR_INNER && rc < ACLNN_ERR_INNER + 200);
 }
 
-EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
-                                        aclOpExecutor *executor, aclrtStream stream)
+/*
+ * Whether executor is live; if it is and is not repeatable, it is also taken
+ * out of the registry (*consume = true): the caller then frees it once done.
+ */
+static bool executor_claim(aclOpExecutor *executor, bool *consume)
 {
     MLOCK();
     bool live = set_has(&m_executors, executor);
-    bool consume = false;
-    if (live && !executor->repeatable) {
-        /* consumed by this call whatever happens (CANN: CommonOpExecutorRun deletes it) */
+    *consume = live && !executor->repeatable;
+    if (*consume)
         set_remove(&m_executors, executor);
-        consume = true;
-    }
     MUNLOCK();
-    if (!live) {
+    return live;
+}
+
+/* The message and status for an executor handle that is not live. */
+static aclnnStatus executor_not_live(const char *api, const aclOpExecutor *executor)
+{
+    emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch, or destroyed", api,
+              (const void *)executor);
+    return ACLNN_ERR_INNER_NULLPTR;
+}
+
+EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
+                                        aclOpExecutor *executor, aclrtStream stream)
+{
+    /* a non-repeatable executor is consumed by this call whatever happens (CANN: CommonOpExecutorRun deletes it) */
+    bool consume;
+    if (!executor_claim(executor, &consume)) {
         emu_error("%s: executor is not valid: it was already consumed by a launch or destroyed (executor %p)",
                   api, (void *)executor);
         return ACLNN_ERR_INNER_NULLPTR;
@@ -507,8 +505,7 @@ EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64
                   api, workspace, need);
         rc = ACLNN_ERR_PARAM_INVALID;
     } else if (!executor->launch) {
-        emu_error("%s: internal error: executor of %s has no launch function", api,
-                  executor->op_name ? executor->op_name : "operator");
+        emu_error("%s: internal error: executor of %s has no launch function", api, op_label(executor, "operator"));
         rc = ACLNN_ERR_INNER;
     } else {
         aclError lrc = executor->launch(executor, workspace, workspace_size, stream, api);
@@ -517,7 +514,7 @@ EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64
                 rc = lrc;
             } else {
                 emu_error("%s: launching %s on the stream failed: runtime error %d", api,
-                          executor->op_name ? executor->op_name : "the operator", lrc);
+                          op_label(executor, "the operator"), lrc);
                 rc = ACLNN_ERR_RUNTIME_ERROR;
             }
         } else {
@@ -535,11 +532,8 @@ EMU_EXPORT aclnnStatus emu_executor_fault(const char *api, aclOpExecutor *execut
     if (!f)
         return 0;
     /* An injected phase-2 failure is a failed phase 2: a non-repeatable executor is consumed. */
-    MLOCK();
-    bool consume = set_has(&m_executors, executor) && !executor->repeatable;
-    if (consume)
-        set_remove(&m_executors, executor);
-    MUNLOCK();
+    bool consume;
+    executor_claim(executor, &consume);
     if (consume)
         executor_free(executor);
     return f;
@@ -548,28 +542,21 @@ EMU_EXPORT aclnnStatus emu_executor_fault(const char *api, aclOpExecutor *execut
 EMU_EXPORT aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 {
     static const char *api = "aclSetAclOpExecutorRepeatable";
-    int32_t f = emu_fault(api);
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     MLOCK();
     bool live = set_has(&m_executors, executor);
     if (live)
         executor->repeatable = true;
     MUNLOCK();
-    if (!live) {
-        emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch, or destroyed", api,
-                  (void *)executor);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
+    if (!live)
+        return executor_not_live(api, executor);
     return ACLNN_SUCCESS;
 }
 
 EMU_EXPORT aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
     static const char *api = "aclDestroyAclOpExecutor";
-    int32_t f = emu_fault(api);
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     MLOCK();
     bool live = set_remove(&m_executors, executor);
     MUNLOCK();
@@ -588,15 +575,11 @@ enum { SET_INPUT, SET_OUTPUT, SET_ANY };
 static aclnnStatus set_tensor_addr(const char *api, int which, aclOpExecutor *executor, size_t index,
                                    aclTensor *tensor, void *addr)
 {
-    int32_t f = emu_fault(api);
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     MLOCK();
     if (!set_has(&m_executors, executor)) {
         MUNLOCK();
-        emu_error("%s: executor %p is not valid: it is NULL, was already consumed by a launch, or destroyed", api,
-                  (void *)executor);
-        return ACLNN_ERR_INNER_NULLPTR;
+        return executor_not_live(api, executor);
     }
     if (!executor->repeatable) {
         MUNLOCK();
@@ -613,11 +596,11 @@ static aclnnStatus set_tensor_addr(const char *api, int which, aclOpExecutor *ex
     const char *kind;
     size_t local;
     size_t n_in = executor->n_inputs, n_out = executor->n_outputs;
+    const char *op = op_label(executor, "the operator");
     if (which == SET_INPUT || (which == SET_ANY && index < n_in)) {
         if (index >= n_in) {
             MUNLOCK();
-            emu_error("%s: index %zu is out of range: %s has %zu input(s)", api, index,
-                      executor->op_name ? executor->op_name : "the operator", n_in);
+            emu_error("%s: index %zu is out of range: %s has %zu input(s)", api, index, op, n_in);
             return ACLNN_ERR_PARAM_INVALID;
         }
         local = index;
@@ -629,11 +612,10 @@ static aclnnStatus set_tensor_addr(const char *api, int which, aclOpExecutor *ex
         if (local >= n_out) {
             MUNLOCK();
             if (which == SET_ANY)
-                emu_error("%s: index %zu is out of range: %s has %zu input(s) and %zu output(s)", api, index,
-                          executor->op_name ? executor->op_name : "the operator", n_in, n_out);
+                emu_error("%s: index %zu is out of range: %s has %zu input(s) and %zu output(s)", api, index, op,
+                          n_in, n_out);
             else
-                emu_error("%s: index %zu is out of range: %s has %zu output(s)", api, index,
-                          executor->op_name ? executor->op_name : "the operator", n_out);
+                emu_error("%s: index %zu is out of range: %s has %zu output(s)", api, index, op, n_out);
             return ACLNN_ERR_PARAM_INVALID;
         }
         snap = &executor->outputs[local];
@@ -684,24 +666,21 @@ EMU_EXPORT aclnnStatus aclSetTensorAddr(aclOpExecutor *executor, const size_t in
 /* aclnnInit / aclnnFinalize                                                 */
 /* ------------------------------------------------------------------------- */
 
-EMU_EXPORT aclnnStatus aclnnInit(const char *configPath)
+static aclnnStatus set_aclnn_inited(const char *api, bool inited)
 {
-    int32_t f = emu_fault("aclnnInit");
-    if (f)
-        return f;
+    EMU_RETURN_IF_FAULT(api);
     MLOCK();
-    m_aclnn_inited = true;
+    m_aclnn_inited = inited;
     MUNLOCK();
     return ACLNN_SUCCESS;
 }
 
+EMU_EXPORT aclnnStatus aclnnInit(const char *configPath)
+{
+    return set_aclnn_inited("aclnnInit", true);
+}
+
 EMU_EXPORT aclnnStatus aclnnFinalize(void)
 {
-    int32_t f = emu_fault("aclnnFinalize");
-    if (f)
-        return f;
-    MLOCK();
-    m_aclnn_inited = false;
-    MUNLOCK();
-    return ACLNN_SUCCESS;
+    return set_aclnn_inited("aclnnFinalize", false);
 }

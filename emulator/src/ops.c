@@ -363,6 +363,16 @@ static uint64_t ws_add(uint64_t *total, uint64_t n)
     return off;
 }
 
+/* Add a chunk of numel elements of dt; false on overflow, else *off receives its offset. */
+static bool ws_add_elems(uint64_t *total, uint64_t numel, aclDataType dt, uint64_t *off)
+{
+    uint64_t n;
+    if (__builtin_mul_overflow(numel, (uint64_t)ops_dtype_size(dt), &n))
+        return false;
+    *off = ws_add(total, n);
+    return *off != OPS_NO_CHUNK;
+}
+
 /* ======================================================================== */
 /* n-d iteration over up to 4 operands, rows of the (coalesced) last dim    */
 /* ======================================================================== */
@@ -399,6 +409,12 @@ static void nd_set_view(nd_iter *it, int k, char *data, int64_t offset, const in
         int j = ndim - it->ndim + i;
         it->bstride[k][i] = (j >= 0 && dims[j] != 1) ? strides[j] * (int64_t)isz : 0;
     }
+}
+
+/* Operand k is the view of tensor t, its elements isz bytes each. */
+static void nd_set_tensor(nd_iter *it, int k, const aclTensor *t, size_t isz)
+{
+    nd_set_view(it, k, (char *)t->data, t->offset, t->dims, t->strides, (int)t->ndim, isz);
 }
 
 /* Operand k is a contiguous buffer of the iteration shape. */
@@ -495,7 +511,7 @@ static void gather_view(char *dst, const aclTensor *src, const shape_t *shape)
     copy_ctx c = {isz};
     nd_init(&it, shape, 2);
     nd_set_contig(&it, 0, dst, isz);
-    nd_set_view(&it, 1, (char *)src->data, src->offset, src->dims, src->strides, (int)src->ndim, isz);
+    nd_set_tensor(&it, 1, src, isz);
     nd_run(&it, copy_row, &c);
 }
 
@@ -509,7 +525,7 @@ static void scatter_view(const aclTensor *dst, const char *src)
     s.ndim = (int)dst->ndim;
     memcpy(s.d, dst->dims, sizeof(int64_t) * dst->ndim);
     nd_init(&it, &s, 2);
-    nd_set_view(&it, 0, (char *)dst->data, dst->offset, dst->dims, dst->strides, (int)dst->ndim, isz);
+    nd_set_tensor(&it, 0, dst, isz);
     nd_set_contig(&it, 1, (char *)src, isz);
     nd_run(&it, copy_row, &c);
 }
@@ -637,6 +653,12 @@ typedef struct {
 static const char *const BWD_IN_NAMES[3] = {"gradOutput", "self", "target"};
 static const char *const FWD_IN_NAMES[3] = {"self", "target", ""};
 
+/* The operator's input names, for messages. */
+static const char *const *in_names(const mse_plan *pl)
+{
+    return pl->op == OP_MSE_BACKWARD ? BWD_IN_NAMES : FWD_IN_NAMES;
+}
+
 /* ---- run time ---- */
 
 static bool run_check_range(const char *kernel, const char *arg, const void *ptr, uint64_t bytes,
@@ -679,6 +701,18 @@ static bool run_check_tensor(const char *kernel, const char *arg, const aclTenso
     return run_check_range(kernel, arg, t->data, bytes, dev, have_dev);
 }
 
+/* Make v a C-contiguous view of its dims at data (offset 0). */
+static void rebase_contiguous(aclTensor *v, char *data)
+{
+    int64_t s = 1;
+    v->data = data;
+    v->offset = 0;
+    for (uint64_t k = v->ndim; k-- > 0;) {
+        v->strides[k] = s;
+        s *= v->dims[k];
+    }
+}
+
 static void execute_plan(const mse_plan *pl, const aclTensor *in, const aclTensor *out, char *ws)
 {
     /* stage each input: Contiguous -> Cast -> BroadcastTo, each into its workspace chunk */
@@ -691,13 +725,7 @@ static void execute_plan(const mse_plan *pl, const aclTensor *in, const aclTenso
         if (pl->in[i].contig_off != OPS_NO_CHUNK) {
             char *dst = ws + pl->in[i].contig_off;
             gather_view(dst, &v, &vs);
-            v.data = dst;
-            v.offset = 0;
-            int64_t s = 1;
-            for (int k = vs.ndim; k-- > 0;) {
-                v.strides[k] = s;
-                s *= vs.d[k];
-            }
+            rebase_contiguous(&v, dst);
         }
         if (pl->in[i].cast_off != OPS_NO_CHUNK) {
             char *dst = ws + pl->in[i].cast_off;
@@ -710,15 +738,9 @@ static void execute_plan(const mse_plan *pl, const aclTensor *in, const aclTenso
         if (pl->in[i].bcast_off != OPS_NO_CHUNK) {
             char *dst = ws + pl->in[i].bcast_off;
             gather_view(dst, &v, &pl->bshape);
-            v.data = dst;
-            v.offset = 0;
             v.ndim = (uint64_t)pl->bshape.ndim;
-            int64_t s = 1;
-            for (int k = pl->bshape.ndim; k-- > 0;) {
-                v.dims[k] = pl->bshape.d[k];
-                v.strides[k] = s;
-                s *= pl->bshape.d[k];
-            }
+            memcpy(v.dims, pl->bshape.d, sizeof(int64_t) * v.ndim);
+            rebase_contiguous(&v, dst);
         }
         cur[i] = v;
     }
@@ -728,35 +750,31 @@ static void execute_plan(const mse_plan *pl, const aclTensor *in, const aclTenso
     char *out_lin = (char *)out->data + out->offset * (int64_t)osz; /* out contiguous */
     char *res = pl->res_off != OPS_NO_CHUNK ? ws + pl->res_off : out_lin;
 
-    if (pl->op == OP_MSE_BACKWARD) {
-        bwd_ctx c;
-        c.coef = pl->reduction == 1 ? (float)(2.0 / (double)pl->divisor) : 2.0f;
-        c.in_dt = pl->cdt;
-        c.out_dt = pl->cdt;
-        nd_iter it;
-        nd_init(&it, &pl->bshape, 4);
-        nd_set_contig(&it, 0, res, csz);
-        for (int i = 0; i < 3; i++)
-            nd_set_view(&it, i + 1, (char *)cur[i].data, cur[i].offset, cur[i].dims, cur[i].strides,
-                        (int)cur[i].ndim, csz);
-        nd_run(&it, bwd_row, &c);
-    } else if (pl->fill_only) {
+    if (pl->fill_only) { /* forward only */
         float v = pl->reduction == 1 ? NAN : 0.0f;
         store_elem(res, pl->cdt, v);
     } else {
-        fwd_ctx c = {pl->cdt, 0.0};
+        /* the l0 kernel iterates over the broadcast shape: operand 0 the result, then the staged inputs */
         nd_iter it;
-        nd_init(&it, &pl->bshape, 3);
+        nd_init(&it, &pl->bshape, pl->n_in + 1);
         nd_set_contig(&it, 0, res, csz);
-        for (int i = 0; i < 2; i++)
-            nd_set_view(&it, i + 1, (char *)cur[i].data, cur[i].offset, cur[i].dims, cur[i].strides,
-                        (int)cur[i].ndim, csz);
-        if (pl->reduction == 0) {
-            nd_run(&it, fwd_none_row, &c);
+        for (int i = 0; i < pl->n_in; i++)
+            nd_set_tensor(&it, i + 1, &cur[i], csz);
+        if (pl->op == OP_MSE_BACKWARD) {
+            bwd_ctx c;
+            c.coef = pl->reduction == 1 ? (float)(2.0 / (double)pl->divisor) : 2.0f;
+            c.in_dt = pl->cdt;
+            c.out_dt = pl->cdt;
+            nd_run(&it, bwd_row, &c);
         } else {
-            nd_run(&it, fwd_reduce_row, &c);
-            double r = pl->reduction == 1 ? c.sum / (double)pl->divisor : c.sum;
-            store_elem(res, pl->cdt, (float)r);
+            fwd_ctx c = {pl->cdt, 0.0};
+            if (pl->reduction == 0) {
+                nd_run(&it, fwd_none_row, &c);
+            } else {
+                nd_run(&it, fwd_reduce_row, &c);
+                double r = pl->reduction == 1 ? c.sum / (double)pl->divisor : c.sum;
+                store_elem(res, pl->cdt, (float)r);
+            }
         }
     }
 
@@ -775,7 +793,7 @@ static aclError mse_task_run(emu_task *base)
 {
     mse_task *t = (mse_task *)base;
     const mse_plan *pl = &t->plan;
-    const char *const *names = pl->op == OP_MSE_BACKWARD ? BWD_IN_NAMES : FWD_IN_NAMES;
+    const char *const *names = in_names(pl);
     int32_t dev = -1;
     bool have_dev = false;
     if (!pl->fill_only)
@@ -832,6 +850,33 @@ static void mse_release_op(aclOpExecutor *ex)
 /* ======================================================================== */
 /* phase 1 helpers                                                          */
 /* ======================================================================== */
+
+/* The checks both operators' phase 1 starts with: steps 1 and 2 (then the executor is *ex). */
+static aclnnStatus phase1_begin(const char *api, const char *op_name, const uint64_t *workspaceSize,
+                                aclOpExecutor *const *executor, aclOpExecutor **ex)
+{
+    EMU_RETURN_IF_FAULT(api);
+    if (workspaceSize == NULL || executor == NULL) {
+        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
+                  workspaceSize == NULL ? "workspaceSize" : "executor");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    *ex = emu_executor_new(op_name);
+    return *ex == NULL ? ACLNN_ERR_INNER_CREATE_EXECUTOR : ACLNN_SUCCESS;
+}
+
+/* An empty plan: no workspace chunks yet. */
+static void plan_init(mse_plan *pl, int op, const char *kernel, int n_in, int64_t reduction)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->op = op;
+    pl->kernel = kernel;
+    pl->n_in = n_in;
+    pl->reduction = reduction;
+    for (int i = 0; i < 3; i++)
+        pl->in[i].contig_off = pl->in[i].cast_off = pl->in[i].bcast_off = OPS_NO_CHUNK;
+    pl->res_off = pl->cast_off = OPS_NO_CHUNK;
+}
 
 /* Emulator-only: a live descriptor with a sane view (reads nothing of a destroyed one). */
 static aclnnStatus check_live(const char *api, const char *arg, const aclTensor *t)
@@ -973,24 +1018,47 @@ static aclnnStatus check_reduction(const char *api, int64_t reduction)
     return ACLNN_SUCCESS;
 }
 
+/* CANN's NULL checks of the tensor arguments (in order), then the emulator's liveness check. */
+static aclnnStatus check_tensors_given(const char *api, const aclTensor *const *ts, const char *const *names, int n)
+{
+    aclnnStatus st;
+    for (int i = 0; i < n; i++) {
+        if (ts[i] == NULL) {
+            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if ((st = check_live(api, names[i], ts[i])) != ACLNN_SUCCESS)
+            return st;
+    return ACLNN_SUCCESS;
+}
+
+typedef aclnnStatus (*tensor_check)(const char *api, const char *arg, const aclTensor *t);
+
+/* check each input of pl, then out unless it is NULL; the first failure is returned. */
+static aclnnStatus check_operands(const char *api, tensor_check check, const mse_plan *pl,
+                                  const aclTensor *const *ins, const aclTensor *out)
+{
+    const char *const *names = in_names(pl);
+    aclnnStatus st;
+    for (int i = 0; i < pl->n_in; i++)
+        if ((st = check(api, names[i], ins[i])) != ACLNN_SUCCESS)
+            return st;
+    return out != NULL ? check(api, "out", out) : ACLNN_SUCCESS;
+}
+
 /* Result routing (shared): l0 result in cdt -> Cast(out dtype) -> ViewCopy(out). */
 static bool plan_result(mse_plan *pl, const aclTensor *out)
 {
     bool out_contig = view_contiguous(out);
     bool need_cast = out->dtype != pl->cdt;
-    uint64_t n;
     pl->res_off = OPS_NO_CHUNK;
     pl->cast_off = OPS_NO_CHUNK;
-    if (need_cast || !out_contig) {
-        if (__builtin_mul_overflow((uint64_t)pl->rnumel, (uint64_t)ops_dtype_size(pl->cdt), &n) ||
-            (pl->res_off = ws_add(&pl->ws_total, n)) == OPS_NO_CHUNK)
-            return false;
-    }
-    if (need_cast && !out_contig) {
-        if (__builtin_mul_overflow((uint64_t)pl->rnumel, (uint64_t)ops_dtype_size(out->dtype), &n) ||
-            (pl->cast_off = ws_add(&pl->ws_total, n)) == OPS_NO_CHUNK)
-            return false;
-    }
+    if ((need_cast || !out_contig) && !ws_add_elems(&pl->ws_total, (uint64_t)pl->rnumel, pl->cdt, &pl->res_off))
+        return false;
+    if (need_cast && !out_contig && !ws_add_elems(&pl->ws_total, (uint64_t)pl->rnumel, out->dtype, &pl->cast_off))
+        return false;
     pl->out_direct = out_contig;
     return true;
 }
@@ -1020,6 +1088,42 @@ static aclnnStatus finish_executor(const char *api, aclOpExecutor *ex, const mse
     return ACLNN_SUCCESS;
 }
 
+/* Phase 1's last steps: route the result into out, then (emulator-only) the device memory of every view. */
+static aclnnStatus plan_output(const char *api, mse_plan *pl, const aclTensor *const *ins, const aclTensor *out)
+{
+    if (!plan_result(pl, out)) {
+        emu_error("%s: out is too large", api);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return check_operands(api, check_memory, pl, ins, out);
+}
+
+/* Phase 1's end: hand out the executor built from pl, or discard it when st (or the snapshot) failed. */
+static aclnnStatus phase1_end(const char *api, aclnnStatus st, aclOpExecutor *ex, const mse_plan *pl,
+                              const aclTensor *const *ins, const aclTensor *out, uint64_t *workspaceSize,
+                              aclOpExecutor **executor)
+{
+    if (st == ACLNN_SUCCESS)
+        st = finish_executor(api, ex, pl, ins, out);
+    if (st != ACLNN_SUCCESS) {
+        emu_executor_discard(ex);
+        return st;
+    }
+    *workspaceSize = pl->ws_total;
+    *executor = ex;
+    return ACLNN_SUCCESS;
+}
+
+/* Phase 2 of both operators: the fault point, then the executor core. */
+static aclnnStatus phase2(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                          aclrtStream stream)
+{
+    aclnnStatus fault = emu_executor_fault(api, executor);
+    if (fault != 0)
+        return fault;
+    return emu_executor_run(api, workspace, workspaceSize, executor, stream);
+}
+
 /* ======================================================================== */
 /* aclnnMseLossBackward                                                     */
 /* ======================================================================== */
@@ -1034,15 +1138,8 @@ static aclnnStatus bwd_check_params(const char *api, const aclTensor *gradOutput
     char a[256], b[256];
 
     /* 1. NULL pointers */
-    for (int i = 0; i < 4; i++) {
-        if (ts[i] == NULL) {
-            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
-            return ACLNN_ERR_PARAM_NULLPTR;
-        }
-    }
-    for (int i = 0; i < 4; i++)
-        if ((st = check_live(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
+    if ((st = check_tensors_given(api, ts, names, 4)) != ACLNN_SUCCESS)
+        return st;
 
     /* 2. dtypes: gradOutput and target as self, then self and out in the support list */
     for (int i = 0; i < 3; i += 2) {
@@ -1081,114 +1178,63 @@ static aclnnStatus bwd_check_params(const char *api, const aclTensor *gradOutput
     return check_out_shape(api, out, bshape);
 }
 
+/* Phase 1 of aclnnMseLossBackward once the executor exists: checks, then the plan. */
+static aclnnStatus bwd_plan(const char *api, const aclTensor *const *ins, int64_t reduction, const aclTensor *out,
+                            mse_plan *pl)
+{
+    const aclTensor *gradOutput = ins[0], *self = ins[1], *target = ins[2];
+    aclnnStatus st = bwd_check_params(api, gradOutput, self, target, reduction, out, &pl->bshape);
+    if (st != ACLNN_SUCCESS)
+        return st;
+    pl->cdt = self->dtype;
+
+    if (view_numel(self) == 0 || view_numel(gradOutput) == 0 || view_numel(target) == 0) {
+        pl->no_work = true; /* CANN: success, workspace 0, nothing to run (the sizes stay 0) */
+        pl->out_direct = true;
+        return check_operands(api, check_memory, pl, ins, out);
+    }
+
+    if ((st = check_operands(api, check_view_domain, pl, ins, out)) != ACLNN_SUCCESS)
+        return st;
+    pl->divisor = view_numel(self);
+    pl->bnumel = shape_numel(&pl->bshape);
+    pl->rnumel = pl->bnumel;
+
+    /* l0 Contiguous of each input */
+    for (int i = 0; i < 3; i++) {
+        if ((st = check_contiguous_source(api, BWD_IN_NAMES[i], ins[i])) != ACLNN_SUCCESS)
+            return st;
+        if (!view_contiguous(ins[i]) &&
+            !ws_add_elems(&pl->ws_total, (uint64_t)view_numel(ins[i]), ins[i]->dtype, &pl->in[i].contig_off)) {
+            emu_error("%s: %s is too large", api, BWD_IN_NAMES[i]);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    /* MseLossGrad (self's dtype) -> Cast(out dtype) -> ViewCopy(out) */
+    return plan_output(api, pl, ins, out);
+}
+
 EMU_EXPORT aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
                                                             const aclTensor *target, int64_t reduction,
                                                             aclTensor *out, uint64_t *workspaceSize,
                                                             aclOpExecutor **executor)
 {
     static const char api[] = "aclnnMseLossBackwardGetWorkspaceSize";
-    int32_t fault = emu_fault(api);
-    if (fault != 0)
-        return fault;
-    if (workspaceSize == NULL || executor == NULL) {
-        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
-                  workspaceSize == NULL ? "workspaceSize" : "executor");
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    aclOpExecutor *ex = emu_executor_new("MseLossBackward");
-    if (ex == NULL)
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-
-    mse_plan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.op = OP_MSE_BACKWARD;
-    pl.kernel = "MseLossBackward";
-    pl.n_in = 3;
-    pl.reduction = reduction;
-    aclnnStatus st = bwd_check_params(api, gradOutput, self, target, reduction, out, &pl.bshape);
+    aclOpExecutor *ex;
+    aclnnStatus st = phase1_begin(api, "MseLossBackward", workspaceSize, executor, &ex);
     if (st != ACLNN_SUCCESS)
-        goto fail;
-
+        return st;
     const aclTensor *ins[3] = {gradOutput, self, target};
-    pl.cdt = self->dtype;
-    for (int i = 0; i < 3; i++)
-        pl.in[i].contig_off = pl.in[i].cast_off = pl.in[i].bcast_off = OPS_NO_CHUNK;
-    pl.res_off = pl.cast_off = OPS_NO_CHUNK;
-
-    if (view_numel(self) == 0 || view_numel(gradOutput) == 0 || view_numel(target) == 0) {
-        pl.no_work = true; /* CANN: success, workspace 0, nothing to run */
-        pl.ws_total = 0;
-        pl.divisor = 0;
-        pl.bnumel = 0;
-        pl.rnumel = 0;
-        pl.out_direct = true;
-        for (int i = 0; i < 4; i++) {
-            const aclTensor *t = i < 3 ? ins[i] : out;
-            if ((st = check_memory(api, i < 3 ? BWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
-                goto fail;
-        }
-        if ((st = finish_executor(api, ex, &pl, ins, out)) != ACLNN_SUCCESS)
-            goto fail;
-        *workspaceSize = 0;
-        *executor = ex;
-        return ACLNN_SUCCESS;
-    }
-
-    for (int i = 0; i < 4; i++) {
-        const aclTensor *t = i < 3 ? ins[i] : out;
-        if ((st = check_view_domain(api, i < 3 ? BWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
-            goto fail;
-    }
-    pl.divisor = view_numel(self);
-    pl.bnumel = shape_numel(&pl.bshape);
-    pl.rnumel = pl.bnumel;
-
-    /* l0 Contiguous of each input */
-    for (int i = 0; i < 3; i++) {
-        if ((st = check_contiguous_source(api, BWD_IN_NAMES[i], ins[i])) != ACLNN_SUCCESS)
-            goto fail;
-        if (!view_contiguous(ins[i])) {
-            uint64_t n;
-            if (__builtin_mul_overflow((uint64_t)view_numel(ins[i]), (uint64_t)ops_dtype_size(ins[i]->dtype), &n) ||
-                (pl.in[i].contig_off = ws_add(&pl.ws_total, n)) == OPS_NO_CHUNK) {
-                emu_error("%s: %s is too large", api, BWD_IN_NAMES[i]);
-                st = ACLNN_ERR_PARAM_INVALID;
-                goto fail;
-            }
-        }
-    }
-    /* MseLossGrad (self's dtype) -> Cast(out dtype) -> ViewCopy(out) */
-    if (!plan_result(&pl, out)) {
-        emu_error("%s: out is too large", api);
-        st = ACLNN_ERR_PARAM_INVALID;
-        goto fail;
-    }
-
-    /* emulator-only: device memory of every view */
-    for (int i = 0; i < 4; i++) {
-        const aclTensor *t = i < 3 ? ins[i] : out;
-        if ((st = check_memory(api, i < 3 ? BWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
-            goto fail;
-    }
-
-    if ((st = finish_executor(api, ex, &pl, ins, out)) != ACLNN_SUCCESS)
-        goto fail;
-    *workspaceSize = pl.ws_total;
-    *executor = ex;
-    return ACLNN_SUCCESS;
-
-fail:
-    emu_executor_discard(ex);
-    return st;
+    mse_plan pl;
+    plan_init(&pl, OP_MSE_BACKWARD, "MseLossBackward", 3, reduction);
+    st = bwd_plan(api, ins, reduction, out, &pl);
+    return phase1_end(api, st, ex, &pl, ins, out, workspaceSize, executor);
 }
 
 EMU_EXPORT aclnnStatus aclnnMseLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                             aclrtStream stream)
 {
-    aclnnStatus fault = emu_executor_fault("aclnnMseLossBackward", executor);
-    if (fault != 0)
-        return fault;
-    return emu_executor_run("aclnnMseLossBackward", workspace, workspaceSize, executor, stream);
+    return phase2("aclnnMseLossBackward", workspace, workspaceSize, executor, stream);
 }
 
 /* ======================================================================== */
@@ -1253,15 +1299,8 @@ static aclnnStatus fwd_check_params(const char *api, const aclTensor *self, cons
     aclnnStatus st;
     char a[256], b[256], note[160];
 
-    for (int i = 0; i < 3; i++) {
-        if (ts[i] == NULL) {
-            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
-            return ACLNN_ERR_PARAM_NULLPTR;
-        }
-    }
-    for (int i = 0; i < 3; i++)
-        if ((st = check_live(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
+    if ((st = check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
+        return st;
 
     /* dtypes: the promoted type, then self, target, out each in the support list */
     aclDataType p = promote_type(self->dtype, target->dtype);
@@ -1305,126 +1344,81 @@ static aclnnStatus fwd_check_params(const char *api, const aclTensor *self, cons
     return ACLNN_SUCCESS;
 }
 
-EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
-                                                    int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
-                                                    aclOpExecutor **executor)
+/* Phase 1 of aclnnMseLoss once the executor exists: checks, then the plan. */
+static aclnnStatus fwd_plan(const char *api, const aclTensor *const *ins, int64_t reduction, const aclTensor *out,
+                            mse_plan *pl)
 {
-    static const char api[] = "aclnnMseLossGetWorkspaceSize";
-    int32_t fault = emu_fault(api);
-    if (fault != 0)
-        return fault;
-    if (workspaceSize == NULL || executor == NULL) {
-        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
-                  workspaceSize == NULL ? "workspaceSize" : "executor");
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    aclOpExecutor *ex = emu_executor_new("MseLoss");
-    if (ex == NULL)
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-
-    mse_plan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.op = OP_MSE_FORWARD;
-    pl.kernel = "MseLoss";
-    pl.n_in = 2;
-    pl.reduction = reduction;
-    for (int i = 0; i < 3; i++)
-        pl.in[i].contig_off = pl.in[i].cast_off = pl.in[i].bcast_off = OPS_NO_CHUNK;
-    pl.res_off = pl.cast_off = OPS_NO_CHUNK;
-    aclnnStatus st = fwd_check_params(api, self, target, reduction, out, &pl.bshape, &pl.cdt);
+    const aclTensor *self = ins[0], *target = ins[1];
+    aclnnStatus st = fwd_check_params(api, self, target, reduction, out, &pl->bshape, &pl->cdt);
     if (st != ACLNN_SUCCESS)
-        goto fail;
-
-    const aclTensor *ins[2] = {self, target};
-    pl.bnumel = shape_numel(&pl.bshape);
-    pl.divisor = pl.bnumel;
-    pl.rnumel = reduction == 0 ? pl.bnumel : 1;
+        return st;
+    pl->bnumel = shape_numel(&pl->bshape);
+    pl->divisor = pl->bnumel;
+    pl->rnumel = reduction == 0 ? pl->bnumel : 1;
 
     if (view_numel(self) == 0 || view_numel(target) == 0) {
-        for (int i = 0; i < 2; i++)
-            if ((st = check_memory(api, FWD_IN_NAMES[i], ins[i])) != ACLNN_SUCCESS)
-                goto fail;
+        if ((st = check_operands(api, check_memory, pl, ins, NULL)) != ACLNN_SUCCESS)
+            return st;
         if (reduction == 0) {
-            pl.no_work = true;
-            pl.out_direct = true;
-            if ((st = check_memory(api, "out", out)) != ACLNN_SUCCESS)
-                goto fail;
-        } else {
-            /* CANN fills out with NaN (mean) or 0 (sum): a tiny kernel writing out */
-            pl.fill_only = true;
-            pl.rnumel = 1;
-            if ((st = check_view_domain(api, "out", out)) != ACLNN_SUCCESS)
-                goto fail;
-            pl.cdt = out->dtype; /* the fill value is made in out's dtype */
-            pl.out_direct = true; /* a 0-d out is contiguous */
-            if ((st = check_memory(api, "out", out)) != ACLNN_SUCCESS)
-                goto fail;
+            pl->no_work = true;
+            pl->out_direct = true;
+            return check_memory(api, "out", out);
         }
-        if ((st = finish_executor(api, ex, &pl, ins, out)) != ACLNN_SUCCESS)
-            goto fail;
-        *workspaceSize = pl.ws_total;
-        *executor = ex;
-        return ACLNN_SUCCESS;
+        /* CANN fills out with NaN (mean) or 0 (sum): a tiny kernel writing out */
+        pl->fill_only = true;
+        pl->rnumel = 1;
+        if ((st = check_view_domain(api, "out", out)) != ACLNN_SUCCESS)
+            return st;
+        pl->cdt = out->dtype; /* the fill value is made in out's dtype */
+        pl->out_direct = true; /* a 0-d out is contiguous */
+        return check_memory(api, "out", out);
     }
 
-    for (int i = 0; i < 3; i++) {
-        const aclTensor *t = i < 2 ? ins[i] : out;
-        if ((st = check_view_domain(api, i < 2 ? FWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
-            goto fail;
-    }
+    if ((st = check_operands(api, check_view_domain, pl, ins, out)) != ACLNN_SUCCESS)
+        return st;
     /* per input: Contiguous -> Cast(promoted) -> BroadcastTo, each materialised in the workspace */
     bool same_shape = self->ndim == target->ndim &&
                       memcmp(self->dims, target->dims, sizeof(int64_t) * self->ndim) == 0;
     for (int i = 0; i < 2; i++) {
         const aclTensor *t = ins[i];
-        uint64_t n, numel = (uint64_t)view_numel(t);
+        in_plan *ip = &pl->in[i];
+        uint64_t numel = (uint64_t)view_numel(t);
         bool ok = true;
         if ((st = check_contiguous_source(api, FWD_IN_NAMES[i], t)) != ACLNN_SUCCESS)
-            goto fail;
+            return st;
         if (!view_contiguous(t))
-            ok = !__builtin_mul_overflow(numel, (uint64_t)ops_dtype_size(t->dtype), &n) &&
-                 (pl.in[i].contig_off = ws_add(&pl.ws_total, n)) != OPS_NO_CHUNK;
-        if (ok && t->dtype != pl.cdt)
-            ok = !__builtin_mul_overflow(numel, (uint64_t)ops_dtype_size(pl.cdt), &n) &&
-                 (pl.in[i].cast_off = ws_add(&pl.ws_total, n)) != OPS_NO_CHUNK;
-        if (ok && !same_shape && !shape_equals(t, &pl.bshape))
-            ok = !__builtin_mul_overflow((uint64_t)pl.bnumel, (uint64_t)ops_dtype_size(pl.cdt), &n) &&
-                 (pl.in[i].bcast_off = ws_add(&pl.ws_total, n)) != OPS_NO_CHUNK;
+            ok = ws_add_elems(&pl->ws_total, numel, t->dtype, &ip->contig_off);
+        if (ok && t->dtype != pl->cdt)
+            ok = ws_add_elems(&pl->ws_total, numel, pl->cdt, &ip->cast_off);
+        if (ok && !same_shape && !shape_equals(t, &pl->bshape))
+            ok = ws_add_elems(&pl->ws_total, (uint64_t)pl->bnumel, pl->cdt, &ip->bcast_off);
         if (!ok) {
             emu_error("%s: %s is too large", api, FWD_IN_NAMES[i]);
-            st = ACLNN_ERR_PARAM_INVALID;
-            goto fail;
+            return ACLNN_ERR_PARAM_INVALID;
         }
     }
     /* MseLoss (promoted dtype) -> Cast(out dtype) -> ViewCopy(out) */
-    if (!plan_result(&pl, out)) {
-        emu_error("%s: out is too large", api);
-        st = ACLNN_ERR_PARAM_INVALID;
-        goto fail;
-    }
+    return plan_output(api, pl, ins, out);
+}
 
-    for (int i = 0; i < 3; i++) {
-        const aclTensor *t = i < 2 ? ins[i] : out;
-        if ((st = check_memory(api, i < 2 ? FWD_IN_NAMES[i] : "out", t)) != ACLNN_SUCCESS)
-            goto fail;
-    }
-
-    if ((st = finish_executor(api, ex, &pl, ins, out)) != ACLNN_SUCCESS)
-        goto fail;
-    *workspaceSize = pl.ws_total;
-    *executor = ex;
-    return ACLNN_SUCCESS;
-
-fail:
-    emu_executor_discard(ex);
-    return st;
+EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                                    int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor)
+{
+    static const char api[] = "aclnnMseLossGetWorkspaceSize";
+    aclOpExecutor *ex;
+    aclnnStatus st = phase1_begin(api, "MseLoss", workspaceSize, executor, &ex);
+    if (st != ACLNN_SUCCESS)
+        return st;
+    const aclTensor *ins[2] = {self, target};
+    mse_plan pl;
+    plan_init(&pl, OP_MSE_FORWARD, "MseLoss", 2, reduction);
+    st = fwd_plan(api, ins, reduction, out, &pl);
+    return phase1_end(api, st, ex, &pl, ins, out, workspaceSize, executor);
 }
 
 EMU_EXPORT aclnnStatus aclnnMseLoss(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                     aclrtStream stream)
 {
-    aclnnStatus fault = emu_executor_fault("aclnnMseLoss", executor);
-    if (fault != 0)
-        return fault;
-    return emu_executor_run("aclnnMseLoss", workspace, workspaceSize, executor, stream);
+    return phase2("aclnnMseLoss", workspace, workspaceSize, executor, stream);
 }

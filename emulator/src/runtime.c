@@ -58,6 +58,8 @@ typedef struct context context;
 typedef struct stream stream;
 typedef struct event event;
 
+/* Each handle struct starts with its generation id (see handle_new). */
+
 struct context {
     uint64_t id;
     int32_t device;
@@ -361,9 +363,53 @@ static void reg_free(registry *r)
     r->n = r->cap = 0;
 }
 
+/*
+ * A zeroed handle object of `size` bytes, registered in r and given a fresh
+ * generation id (the `id` field every handle struct starts with), or NULL when
+ * out of host memory. Lock held.
+ */
+static void *handle_new(registry *r, size_t size)
+{
+    uint64_t *h = calloc(1, size);
+    if (!h)
+        return NULL;
+    if (!reg_add(r, h)) {
+        free(h);
+        return NULL;
+    }
+    *h = g_next_id++;
+    return h;
+}
+
+/*
+ * Whether h is a live handle of r; if not, records "<api>: <kind> <h> is not a
+ * live <kind> ..." and returns 100000 for NULL, 107000 for any other handle.
+ * Lock held.
+ */
+static aclError check_live_handle(const char *api, const registry *r, const char *kind, const void *h)
+{
+    if (reg_has(r, h))
+        return ACL_SUCCESS;
+    emu_error("%s: %s %p is not a live %s (never created, already destroyed, or its device was reset)", api, kind,
+              h, kind);
+    return h ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+}
+
+/* Unregister and free a handle object. Lock held. */
+static void handle_free(registry *r, void *h)
+{
+    reg_remove(r, h);
+    free(h);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Init / config                                                             */
 /* ------------------------------------------------------------------------- */
+
+static void report_uninitialized(const char *api)
+{
+    emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
+}
 
 EMU_EXPORT bool emu_require_init(const char *api)
 {
@@ -371,9 +417,22 @@ EMU_EXPORT bool emu_require_init(const char *api)
     bool ok = g_inited;
     UNLOCK();
     if (!ok)
-        emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
+        report_uninitialized(api);
     return ok;
 }
+
+/*
+ * Checks that open the public APIs. They return from the calling API, hence
+ * macros; each API uses them in the order its checks are made.
+ */
+
+/* Return the status from the calling API unless it is ACL_SUCCESS. */
+#define RETURN_IF_ERROR(expr)                 \
+    do {                                      \
+        aclError status_ = (expr);            \
+        if (status_ != ACL_SUCCESS)           \
+            return status_;                   \
+    } while (0)
 
 #define REQUIRE_INIT(api)                     \
     do {                                      \
@@ -381,11 +440,20 @@ EMU_EXPORT bool emu_require_init(const char *api)
             return ACL_ERROR_UNINITIALIZE;    \
     } while (0)
 
-#define FAULT(api)                            \
+/* How (nearly) every public API starts: its fault point, then the aclInit check. */
+#define ENTER(api)                            \
     do {                                      \
-        int32_t fault_status_ = emu_fault(api); \
-        if (fault_status_)                    \
-            return fault_status_;             \
+        EMU_RETURN_IF_FAULT(api);             \
+        REQUIRE_INIT(api);                    \
+    } while (0)
+
+/* A required pointer argument: ACL_ERROR_INVALID_PARAM with "<api>: <name> is NULL". */
+#define REQUIRE_ARG(api, ptr, name)                  \
+    do {                                             \
+        if (!(ptr)) {                                \
+            emu_error("%s: %s is NULL", api, name);  \
+            return ACL_ERROR_INVALID_PARAM;          \
+        }                                            \
     } while (0)
 
 static bool parse_u64(const char *s, const char **end, uint64_t *out)
@@ -480,16 +548,20 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     return ACL_SUCCESS;
 }
 
+static aclError repeated_init(void)
+{
+    emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
+    return ACL_ERROR_REPEAT_INITIALIZE;
+}
+
 EMU_EXPORT aclError aclInit(const char *configPath)
 {
-    FAULT("aclInit");
+    EMU_RETURN_IF_FAULT("aclInit");
     LOCK();
-    if (g_inited) {
-        UNLOCK();
-        emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
-        return ACL_ERROR_REPEAT_INITIALIZE;
-    }
+    bool inited = g_inited;
     UNLOCK();
+    if (inited)
+        return repeated_init();
     /* configPath: NULL or "" = no configuration; otherwise the file must be readable.
      * Error code choice: ACL_ERROR_INVALID_FILE (100003, "请检查文件是否存在、文件是否能被访问",
      * RT doc 25-01). The JSON content itself is not interpreted. */
@@ -511,8 +583,7 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     LOCK();
     if (g_inited) { /* lost a race with another thread */
         UNLOCK();
-        emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
-        return ACL_ERROR_REPEAT_INITIALIZE;
+        return repeated_init();
     }
     strcpy(g_soc, soc);
     g_bf16 = bf16;
@@ -560,10 +631,18 @@ EMU_EXPORT int32_t emu_require_device(const char *api)
     return dev;
 }
 
+/* Declares `var`, the current device; returns ACL_ERROR_RT_CONTEXT_NULL without a context. */
 #define REQUIRE_DEVICE(api, var)                 \
     int32_t var = emu_require_device(api);       \
     if (var < 0)                                 \
         return ACL_ERROR_RT_CONTEXT_NULL;
+
+/* The same check where the device itself is not needed. */
+#define REQUIRE_CONTEXT(api)                     \
+    do {                                         \
+        if (emu_require_device(api) < 0)         \
+            return ACL_ERROR_RT_CONTEXT_NULL;    \
+    } while (0)
 
 static void task_release(emu_task *t)
 {
@@ -571,17 +650,32 @@ static void task_release(emu_task *t)
         t->release(t);
 }
 
+/* release() of tasks that own nothing but their own allocation. */
+static void task_free(emu_task *t)
+{
+    free(t);
+}
+
+/* Unlink the first task of s if it is one of the first `upto` ever queued, else NULL. Lock held. */
+static emu_task *stream_pop(stream *s, uint64_t upto)
+{
+    emu_task *t = s->head;
+    if (!t || s->seq_done >= upto)
+        return NULL;
+    s->head = t->next;
+    if (!s->head)
+        s->tail = NULL;
+    t->next = NULL;
+    s->n_pending--;
+    return t;
+}
+
 /* Run (or drop) the tasks of s while seq_done < upto. Returns the first error. Lock held. */
 static aclError stream_run(stream *s, uint64_t upto, const char *api)
 {
     aclError first = ACL_SUCCESS;
-    while (s->head && s->seq_done < upto) {
-        emu_task *t = s->head;
-        s->head = t->next;
-        if (!s->head)
-            s->tail = NULL;
-        t->next = NULL;
-        s->n_pending--;
+    emu_task *t;
+    while ((t = stream_pop(s, upto)) != NULL) {
         aclError rc = t->run ? t->run(t) : ACL_SUCCESS;
         s->seq_done++;
         if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
@@ -602,13 +696,8 @@ static aclError stream_run_all(stream *s, const char *api)
 
 static void stream_drop_upto(stream *s, uint64_t upto)
 {
-    while (s->head && s->seq_done < upto) {
-        emu_task *t = s->head;
-        s->head = t->next;
-        if (!s->head)
-            s->tail = NULL;
-        t->next = NULL;
-        s->n_pending--;
+    emu_task *t;
+    while ((t = stream_pop(s, upto)) != NULL) {
         s->seq_done++;
         task_release(t);
     }
@@ -619,6 +708,18 @@ static void stream_drop_upto(stream *s, uint64_t upto)
 static void stream_drop(stream *s)
 {
     stream_drop_upto(s, UINT64_MAX);
+}
+
+/*
+ * The stream whose work up to e->rec_seq the latest record of e still waits
+ * for, or NULL: never recorded, already completed, or recorded on a stream
+ * that is gone (its work was run or dropped). Lock held.
+ */
+static stream *pending_record_stream(const event *e)
+{
+    if (e->recorded && !e->completed && reg_has(&g_streams, e->rec_stream) && e->rec_stream->id == e->rec_stream_id)
+        return e->rec_stream;
+    return NULL;
 }
 
 /*
@@ -645,9 +746,9 @@ static int32_t sync_fault(const char *api, aclrtStream h, bool all_device, event
                     stream_drop(s);
             }
         } else if (ev) {
-            if (reg_has(&g_events, ev) && ev->recorded && !ev->completed && reg_has(&g_streams, ev->rec_stream) &&
-                ev->rec_stream->id == ev->rec_stream_id)
-                stream_drop_upto(ev->rec_stream, ev->rec_seq);
+            stream *s = reg_has(&g_events, ev) ? pending_record_stream(ev) : NULL;
+            if (s)
+                stream_drop_upto(s, ev->rec_seq);
         } else {
             stream *s = NULL;
             if (!h)
@@ -664,17 +765,12 @@ static int32_t sync_fault(const char *api, aclrtStream h, bool all_device, event
 
 static stream *stream_new(context *c, bool is_default)
 {
-    stream *s = calloc(1, sizeof *s);
+    stream *s = handle_new(&g_streams, sizeof *s);
     if (!s)
         return NULL;
-    s->id = g_next_id++;
     s->ctx = c;
     s->device = c->device;
     s->is_default = is_default;
-    if (!reg_add(&g_streams, s)) {
-        free(s);
-        return NULL;
-    }
     if (!is_default)
         g_devices[c->device].explicit_streams++;
     return s;
@@ -684,28 +780,21 @@ static stream *stream_new(context *c, bool is_default)
 static void stream_free(stream *s)
 {
     stream_drop(s);
-    reg_remove(&g_streams, s);
     if (!s->is_default)
         g_devices[s->device].explicit_streams--;
-    free(s);
+    handle_free(&g_streams, s);
 }
 
 static context *ctx_new(int32_t device, bool is_default)
 {
-    context *c = calloc(1, sizeof *c);
+    context *c = handle_new(&g_ctxs, sizeof *c);
     if (!c)
         return NULL;
-    c->id = g_next_id++;
     c->device = device;
     c->is_default = is_default;
-    if (!reg_add(&g_ctxs, c)) {
-        free(c);
-        return NULL;
-    }
     c->default_stream = stream_new(c, true);
     if (!c->default_stream) {
-        reg_remove(&g_ctxs, c);
-        free(c);
+        handle_free(&g_ctxs, c);
         return NULL;
     }
     return c;
@@ -720,8 +809,7 @@ static void ctx_free(context *c)
             stream_free(s);
     }
     /* Other threads that still point at c notice through the id check in current_ctx(). */
-    reg_remove(&g_ctxs, c);
-    free(c);
+    handle_free(&g_ctxs, c);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -863,10 +951,8 @@ static void device_release(int32_t d)
     }
     for (size_t i = g_events.n; i-- > 0;) {
         event *e = g_events.items[i];
-        if (e->device == d) {
-            reg_remove(&g_events, e);
-            free(e);
-        }
+        if (e->device == d)
+            handle_free(&g_events, e);
     }
     for (size_t i = g_dev_mem.n; i-- > 0;)
         if (g_dev_mem.items[i].device == d)
@@ -877,7 +963,7 @@ static void device_release(int32_t d)
 
 EMU_EXPORT aclError aclFinalize(void)
 {
-    FAULT("aclFinalize");
+    EMU_RETURN_IF_FAULT("aclFinalize");
     LOCK();
     if (!g_inited) {
         UNLOCK();
@@ -915,10 +1001,10 @@ static bool check_device_id(const char *api, int32_t id)
 
 EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
 {
-    FAULT("aclrtSetDevice");
-    REQUIRE_INIT("aclrtSetDevice");
+    static const char api[] = "aclrtSetDevice";
+    ENTER(api);
     LOCK();
-    if (!check_device_id("aclrtSetDevice", deviceId)) {
+    if (!check_device_id(api, deviceId)) {
         UNLOCK();
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
@@ -927,7 +1013,7 @@ EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
         d->default_ctx = ctx_new(deviceId, true);
         if (!d->default_ctx) {
             UNLOCK();
-            emu_error("aclrtSetDevice: out of host memory creating the default context of device %" PRId32, deviceId);
+            emu_error("%s: out of host memory creating the default context of device %" PRId32, api, deviceId);
             return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
         }
     }
@@ -939,18 +1025,18 @@ EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
 
 EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
 {
-    FAULT("aclrtResetDevice");
-    REQUIRE_INIT("aclrtResetDevice");
+    static const char api[] = "aclrtResetDevice";
+    ENTER(api);
     LOCK();
-    if (!check_device_id("aclrtResetDevice", deviceId)) {
+    if (!check_device_id(api, deviceId)) {
         UNLOCK();
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
     device_state *d = &g_devices[deviceId];
     if (d->refcount <= 0) {
         UNLOCK();
-        emu_error("aclrtResetDevice: device %" PRId32 " is not set: aclrtSetDevice was not called for it, "
-                  "or every aclrtSetDevice was already matched by aclrtResetDevice", deviceId);
+        emu_error("%s: device %" PRId32 " is not set: aclrtSetDevice was not called for it, "
+                  "or every aclrtSetDevice was already matched by aclrtResetDevice", api, deviceId);
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
     if (--d->refcount == 0)
@@ -961,25 +1047,19 @@ EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
 
 EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
 {
-    FAULT("aclrtGetDevice");
-    REQUIRE_INIT("aclrtGetDevice");
-    if (!deviceId) {
-        emu_error("aclrtGetDevice: deviceId is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtGetDevice", dev);
+    static const char api[] = "aclrtGetDevice";
+    ENTER(api);
+    REQUIRE_ARG(api, deviceId, "deviceId");
+    REQUIRE_DEVICE(api, dev);
     *deviceId = dev;
     return ACL_SUCCESS;
 }
 
 EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 {
-    FAULT("aclrtGetDeviceCount");
-    REQUIRE_INIT("aclrtGetDeviceCount");
-    if (!count) {
-        emu_error("aclrtGetDeviceCount: count is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtGetDeviceCount";
+    ENTER(api);
+    REQUIRE_ARG(api, count, "count");
     LOCK();
     *count = (uint32_t)g_dev_count;
     UNLOCK();
@@ -988,18 +1068,17 @@ EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 
 EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 {
-    int32_t fault_status = sync_fault("aclrtSynchronizeDevice", NULL, true, NULL);
-    if (fault_status)
-        return fault_status;
-    REQUIRE_INIT("aclrtSynchronizeDevice");
-    REQUIRE_DEVICE("aclrtSynchronizeDevice", dev);
+    static const char api[] = "aclrtSynchronizeDevice";
+    RETURN_IF_ERROR(sync_fault(api, NULL, true, NULL));
+    REQUIRE_INIT(api);
+    REQUIRE_DEVICE(api, dev);
     aclError first = ACL_SUCCESS;
     LOCK();
     for (size_t i = 0; i < g_streams.n; i++) {
         stream *s = g_streams.items[i];
         if (s->device != dev)
             continue;
-        aclError rc = stream_run_all(s, "aclrtSynchronizeDevice");
+        aclError rc = stream_run_all(s, api);
         if (rc && !first)
             first = rc;
     }
@@ -1009,21 +1088,18 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 
 EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
 {
-    FAULT("aclrtCreateContext");
-    REQUIRE_INIT("aclrtCreateContext");
-    if (!ctx) {
-        emu_error("aclrtCreateContext: context is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtCreateContext";
+    ENTER(api);
+    REQUIRE_ARG(api, ctx, "context");
     LOCK();
-    if (!check_device_id("aclrtCreateContext", deviceId)) {
+    if (!check_device_id(api, deviceId)) {
         UNLOCK();
         return ACL_ERROR_RT_INVALID_DEVICEID;
     }
     context *c = ctx_new(deviceId, false);
     if (!c) {
         UNLOCK();
-        emu_error("aclrtCreateContext: out of host memory");
+        emu_error("%s: out of host memory", api);
         return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
     }
     set_current(c);
@@ -1034,53 +1110,40 @@ EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
 
 EMU_EXPORT aclError aclrtDestroyContext(aclrtContext ctx)
 {
-    FAULT("aclrtDestroyContext");
-    REQUIRE_INIT("aclrtDestroyContext");
+    static const char api[] = "aclrtDestroyContext";
+    ENTER(api);
     LOCK();
-    if (!reg_has(&g_ctxs, ctx)) {
-        UNLOCK();
-        emu_error("aclrtDestroyContext: context %p is not a live context (never created, already destroyed, "
-                  "or its device was reset)", ctx);
-        return ctx ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
-    }
     context *c = ctx;
-    if (c->is_default) {
-        UNLOCK();
-        emu_error("aclrtDestroyContext: context %p is the default context of device %" PRId32
-                  ": it cannot be destroyed, it is released by aclrtResetDevice", ctx, c->device);
-        return ACL_ERROR_RT_PARAM_INVALID;
+    aclError rc = check_live_handle(api, &g_ctxs, "context", ctx);
+    if (rc == ACL_SUCCESS && c->is_default) {
+        emu_error("%s: context %p is the default context of device %" PRId32
+                  ": it cannot be destroyed, it is released by aclrtResetDevice", api, ctx, c->device);
+        rc = ACL_ERROR_RT_PARAM_INVALID;
     }
-    ctx_free(c);
+    if (rc == ACL_SUCCESS)
+        ctx_free(c);
     UNLOCK();
-    return ACL_SUCCESS;
+    return rc;
 }
 
 EMU_EXPORT aclError aclrtSetCurrentContext(aclrtContext ctx)
 {
-    FAULT("aclrtSetCurrentContext");
-    REQUIRE_INIT("aclrtSetCurrentContext");
+    static const char api[] = "aclrtSetCurrentContext";
+    ENTER(api);
     LOCK();
-    if (!reg_has(&g_ctxs, ctx)) {
-        UNLOCK();
-        emu_error("aclrtSetCurrentContext: context %p is not a live context (never created, already destroyed, "
-                  "or its device was reset)", ctx);
-        return ctx ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
-    }
-    set_current(ctx);
+    aclError rc = check_live_handle(api, &g_ctxs, "context", ctx);
+    if (rc == ACL_SUCCESS)
+        set_current(ctx);
     UNLOCK();
-    return ACL_SUCCESS;
+    return rc;
 }
 
 EMU_EXPORT aclError aclrtGetCurrentContext(aclrtContext *ctx)
 {
-    FAULT("aclrtGetCurrentContext");
-    REQUIRE_INIT("aclrtGetCurrentContext");
-    if (!ctx) {
-        emu_error("aclrtGetCurrentContext: context is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtGetCurrentContext", dev);
-    (void)dev;
+    static const char api[] = "aclrtGetCurrentContext";
+    ENTER(api);
+    REQUIRE_ARG(api, ctx, "context");
+    REQUIRE_CONTEXT(api);
     LOCK();
     *ctx = current_ctx();
     UNLOCK();
@@ -1147,7 +1210,7 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
     LOCK();
     if (!g_inited) {
         UNLOCK();
-        emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
+        report_uninitialized(api);
         task_release(task);
         return ACL_ERROR_UNINITIALIZE;
     }
@@ -1165,30 +1228,27 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
 
 EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
 {
-    FAULT("aclrtCreateStream");
-    REQUIRE_INIT("aclrtCreateStream");
-    if (!stream_out) {
-        emu_error("aclrtCreateStream: stream is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtCreateStream", dev);
+    static const char api[] = "aclrtCreateStream";
+    ENTER(api);
+    REQUIRE_ARG(api, stream_out, "stream");
+    REQUIRE_DEVICE(api, dev);
     LOCK();
     context *c = current_ctx();
     if (!c) { /* raced with a reset */
         UNLOCK();
-        emu_error("aclrtCreateStream: no current context in the calling thread");
+        emu_error("%s: no current context in the calling thread", api);
         return ACL_ERROR_RT_CONTEXT_NULL;
     }
     if (g_devices[dev].explicit_streams >= EMU_MAX_STREAMS_PER_DEVICE) {
         UNLOCK();
-        emu_error("aclrtCreateStream: device %" PRId32 " already has %d streams, the maximum", dev,
+        emu_error("%s: device %" PRId32 " already has %d streams, the maximum", api, dev,
                   EMU_MAX_STREAMS_PER_DEVICE);
         return ACL_ERROR_RT_NO_STREAM_RESOURCE;
     }
     stream *s = stream_new(c, false);
     if (!s) {
         UNLOCK();
-        emu_error("aclrtCreateStream: out of host memory");
+        emu_error("%s: out of host memory", api);
         return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
     }
     *stream_out = s;
@@ -1198,82 +1258,75 @@ EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
 
 EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
 {
-    FAULT("aclrtDestroyStream");
-    REQUIRE_INIT("aclrtDestroyStream");
+    static const char api[] = "aclrtDestroyStream";
+    ENTER(api);
     if (!stream_h) {
-        emu_error("aclrtDestroyStream: stream is NULL: the default stream cannot be destroyed");
+        emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_DEVICE("aclrtDestroyStream", dev);
-    (void)dev;
+    REQUIRE_CONTEXT(api);
     LOCK();
     stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtDestroyStream", &s);
+    aclError rc = resolve_stream(stream_h, api, &s);
     if (rc) {
         UNLOCK();
         return rc;
     }
     if (s->is_default) {
         UNLOCK();
-        emu_error("aclrtDestroyStream: stream %p is the default stream of a context: it cannot be destroyed",
-                  stream_h);
+        emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
         return ACL_ERROR_RT_PARAM_INVALID;
     }
-    rc = stream_run_all(s, "aclrtDestroyStream");
+    rc = stream_run_all(s, api);
     if (rc)
-        emu_error("aclrtDestroyStream: pending work of stream %p failed with error %d (the stream was destroyed "
-                  "anyway)", stream_h, rc);
+        emu_error("%s: pending work of stream %p failed with error %d (the stream was destroyed anyway)", api,
+                  stream_h, rc);
     stream_free(s);
+    UNLOCK();
+    return rc;
+}
+
+/* Run everything queued on the stream h (NULL = the default stream). */
+static aclError synchronize_stream(const char *api, aclrtStream h)
+{
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(h, api, &s);
+    if (!rc)
+        rc = stream_run_all(s, api); /* host execution never times out */
     UNLOCK();
     return rc;
 }
 
 EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 {
-    int32_t fault_status = sync_fault("aclrtSynchronizeStream", stream_h, false, NULL);
-    if (fault_status)
-        return fault_status;
-    REQUIRE_INIT("aclrtSynchronizeStream");
-    LOCK();
-    stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtSynchronizeStream", &s);
-    if (!rc)
-        rc = stream_run_all(s, "aclrtSynchronizeStream");
-    UNLOCK();
-    return rc;
+    static const char api[] = "aclrtSynchronizeStream";
+    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
+    REQUIRE_INIT(api);
+    return synchronize_stream(api, stream_h);
 }
 
 EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
 {
-    int32_t fault_status = sync_fault("aclrtSynchronizeStreamWithTimeout", stream_h, false, NULL);
-    if (fault_status)
-        return fault_status;
-    REQUIRE_INIT("aclrtSynchronizeStreamWithTimeout");
+    static const char api[] = "aclrtSynchronizeStreamWithTimeout";
+    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
+    REQUIRE_INIT(api);
     if (timeout < -1) {
-        emu_error("aclrtSynchronizeStreamWithTimeout: timeout %" PRId32 " is invalid: expected -1 (wait forever) "
-                  "or a value >= 0 in milliseconds", timeout);
+        emu_error("%s: timeout %" PRId32 " is invalid: expected -1 (wait forever) or a value >= 0 in milliseconds",
+                  api, timeout);
         return ACL_ERROR_INVALID_PARAM;
     }
-    LOCK();
-    stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtSynchronizeStreamWithTimeout", &s);
-    if (!rc)
-        rc = stream_run_all(s, "aclrtSynchronizeStreamWithTimeout"); /* host execution never times out */
-    UNLOCK();
-    return rc;
+    return synchronize_stream(api, stream_h);
 }
 
 EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *status)
 {
-    FAULT("aclrtStreamQuery");
-    REQUIRE_INIT("aclrtStreamQuery");
-    if (!status) {
-        emu_error("aclrtStreamQuery: status is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtStreamQuery";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
     LOCK();
     stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtStreamQuery", &s);
+    aclError rc = resolve_stream(stream_h, api, &s);
     if (rc) {
         UNLOCK();
         return rc;
@@ -1287,7 +1340,7 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
         *status = ACL_STREAM_STATUS_NOT_READY;
     } else {
         /* Next look: the work "finished" meanwhile. */
-        rc = stream_run_all(s, "aclrtStreamQuery");
+        rc = stream_run_all(s, api);
         *status = ACL_STREAM_STATUS_COMPLETE;
     }
     UNLOCK();
@@ -1315,97 +1368,56 @@ static aclError record_run(emu_task *t)
     return ACL_SUCCESS;
 }
 
-static void record_release(emu_task *t)
-{
-    free(t);
-}
-
 EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
 {
-    FAULT("aclrtCreateEvent");
-    REQUIRE_INIT("aclrtCreateEvent");
-    if (!ev) {
-        emu_error("aclrtCreateEvent: event is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtCreateEvent", dev);
-    event *e = calloc(1, sizeof *e);
-    if (!e) {
-        emu_error("aclrtCreateEvent: out of host memory");
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
-    }
+    static const char api[] = "aclrtCreateEvent";
+    ENTER(api);
+    REQUIRE_ARG(api, ev, "event");
+    REQUIRE_DEVICE(api, dev);
     LOCK();
-    e->id = g_next_id++;
-    e->device = dev;
-    if (!reg_add(&g_events, e)) {
-        UNLOCK();
-        free(e);
-        emu_error("aclrtCreateEvent: out of host memory");
+    event *e = handle_new(&g_events, sizeof *e);
+    if (e) {
+        e->device = dev;
+        *ev = e;
+    }
+    UNLOCK();
+    if (!e) {
+        emu_error("%s: out of host memory", api);
         return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
     }
-    *ev = e;
-    UNLOCK();
     return ACL_SUCCESS;
 }
 
 EMU_EXPORT aclError aclrtDestroyEvent(aclrtEvent ev)
 {
-    FAULT("aclrtDestroyEvent");
-    REQUIRE_INIT("aclrtDestroyEvent");
-    REQUIRE_DEVICE("aclrtDestroyEvent", dev);
-    (void)dev;
+    static const char api[] = "aclrtDestroyEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
     LOCK();
-    if (!reg_has(&g_events, ev)) {
-        UNLOCK();
-        emu_error("aclrtDestroyEvent: event %p is not a live event (never created, already destroyed, or its "
-                  "device was reset)", ev);
-        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
-    }
-    reg_remove(&g_events, ev);
-    free(ev);
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (rc == ACL_SUCCESS)
+        handle_free(&g_events, ev);
     UNLOCK();
-    return ACL_SUCCESS;
+    return rc;
 }
 
-EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
+/* Issue a record of ev on stream_h as task t (not consumed on failure). Lock held. */
+static aclError record_event(const char *api, aclrtEvent ev, aclrtStream stream_h, record_task *t)
 {
-    FAULT("aclrtRecordEvent");
-    REQUIRE_INIT("aclrtRecordEvent");
-    REQUIRE_DEVICE("aclrtRecordEvent", dev);
-    (void)dev;
-    record_task *t = calloc(1, sizeof *t);
-    if (!t) {
-        emu_error("aclrtRecordEvent: out of host memory");
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
-    }
-    LOCK();
-    if (!reg_has(&g_events, ev)) {
-        UNLOCK();
-        free(t);
-        emu_error("aclrtRecordEvent: event %p is not a live event (never created, already destroyed, or its "
-                  "device was reset)", ev);
-        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
-    }
-    stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtRecordEvent", &s);
-    if (rc) {
-        UNLOCK();
-        free(t);
-        return rc;
-    }
     event *e = ev;
+    stream *s;
+    RETURN_IF_ERROR(check_live_handle(api, &g_events, "event", ev));
+    RETURN_IF_ERROR(resolve_stream(stream_h, api, &s));
     if (e->device != s->device) {
-        UNLOCK();
-        free(t);
-        emu_error("aclrtRecordEvent: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32,
-                  ev, e->device, stream_h, s->device);
+        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, ev,
+                  e->device, stream_h, s->device);
         return ACL_ERROR_RT_STREAM_CONTEXT;
     }
     e->generation++;
     e->recorded = true;
     e->completed = false;
     t->base.run = record_run;
-    t->base.release = record_release;
+    t->base.release = task_free;
     t->base.name = "EventRecord";
     t->ev = e;
     t->ev_id = e->id;
@@ -1414,66 +1426,71 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
     e->rec_stream = s;
     e->rec_stream_id = s->id;
     e->rec_seq = s->seq_enqueued;
-    UNLOCK();
     return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
+{
+    static const char api[] = "aclrtRecordEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
+    record_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    aclError rc = record_event(api, ev, stream_h, t);
+    UNLOCK();
+    if (rc)
+        free(t);
+    return rc;
 }
 
 EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
-    int32_t fault_status = sync_fault("aclrtSynchronizeEvent", NULL, false, ev);
-    if (fault_status)
-        return fault_status;
-    REQUIRE_INIT("aclrtSynchronizeEvent");
-    REQUIRE_DEVICE("aclrtSynchronizeEvent", dev);
-    (void)dev;
+    static const char api[] = "aclrtSynchronizeEvent";
+    RETURN_IF_ERROR(sync_fault(api, NULL, false, ev));
+    REQUIRE_INIT(api);
+    REQUIRE_CONTEXT(api);
     LOCK();
-    if (!reg_has(&g_events, ev)) {
-        UNLOCK();
-        emu_error("aclrtSynchronizeEvent: event %p is not a live event (never created, already destroyed, or its "
-                  "device was reset)", ev);
-        return ev ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
-    }
     event *e = ev;
-    aclError rc = ACL_SUCCESS;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
     /* Never recorded: nothing to wait for. Recorded on a stream that is gone: its work was run or dropped. */
-    if (e->recorded && !e->completed && reg_has(&g_streams, e->rec_stream) && e->rec_stream->id == e->rec_stream_id)
-        rc = stream_run(e->rec_stream, e->rec_seq, "aclrtSynchronizeEvent");
+    stream *s = rc == ACL_SUCCESS ? pending_record_stream(e) : NULL;
+    if (s)
+        rc = stream_run(s, e->rec_seq, api);
     UNLOCK();
     return rc;
 }
 
 EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
 {
-    FAULT("aclrtEventElapsedTime");
-    REQUIRE_INIT("aclrtEventElapsedTime");
-    if (!ms) {
-        emu_error("aclrtEventElapsedTime: ms is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtEventElapsedTime", dev);
-    (void)dev;
+    static const char api[] = "aclrtEventElapsedTime";
+    ENTER(api);
+    REQUIRE_ARG(api, ms, "ms");
+    REQUIRE_CONTEXT(api);
     LOCK();
     const char *names[2] = {"startEvent", "endEvent"};
     event *evs[2] = {start, end};
     for (int i = 0; i < 2; i++) {
         if (!reg_has(&g_events, evs[i])) {
             UNLOCK();
-            emu_error("aclrtEventElapsedTime: %s %p is not a live event", names[i], (void *)evs[i]);
+            emu_error("%s: %s %p is not a live event", api, names[i], (void *)evs[i]);
             return evs[i] ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
         }
     }
     for (int i = 0; i < 2; i++) {
         if (!evs[i]->recorded) {
             UNLOCK();
-            emu_error("aclrtEventElapsedTime: %s %p was never recorded (call aclrtRecordEvent)", names[i],
-                      (void *)evs[i]);
+            emu_error("%s: %s %p was never recorded (call aclrtRecordEvent)", api, names[i], (void *)evs[i]);
             return ACL_ERROR_RT_PARAM_INVALID;
         }
         if (!evs[i]->completed) {
             UNLOCK();
             /* Error code choice: ACL_ERROR_RT_EVENT_NOT_COMPLETE (507006, RT doc 25-01). */
-            emu_error("aclrtEventElapsedTime: %s %p has not completed yet: synchronize its stream or the "
-                      "event first", names[i], (void *)evs[i]);
+            emu_error("%s: %s %p has not completed yet: synchronize its stream or the event first", api,
+                      names[i], (void *)evs[i]);
             return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
         }
     }
@@ -1508,24 +1525,31 @@ static bool valid_policy(int p)
     }
 }
 
-EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+/* The argument checks aclrtMalloc and aclrtMallocHost share (ptr_name: their parameter's name). */
+static aclError check_alloc_args(const char *api, void **ptr, const char *ptr_name, size_t size)
 {
-    FAULT("aclrtMalloc");
-    REQUIRE_INIT("aclrtMalloc");
-    if (!devPtr) {
-        emu_error("aclrtMalloc: devPtr is NULL");
+    if (!ptr) {
+        emu_error("%s: %s is NULL", api, ptr_name);
         return ACL_ERROR_INVALID_PARAM;
     }
     if (size == 0) {
-        emu_error("aclrtMalloc: size must be greater than 0");
+        emu_error("%s: size must be greater than 0", api);
         return ACL_ERROR_INVALID_PARAM;
     }
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    static const char api[] = "aclrtMalloc";
+    ENTER(api);
+    RETURN_IF_ERROR(check_alloc_args(api, devPtr, "devPtr", size));
     if (!valid_policy((int)policy)) {
-        emu_error("aclrtMalloc: policy %d is not a valid aclrtMemMallocPolicy (pass exactly one value, e.g. "
-                  "ACL_MEM_MALLOC_HUGE_FIRST)", (int)policy);
+        emu_error("%s: policy %d is not a valid aclrtMemMallocPolicy (pass exactly one value, e.g. "
+                  "ACL_MEM_MALLOC_HUGE_FIRST)", api, (int)policy);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_DEVICE("aclrtMalloc", dev);
+    REQUIRE_DEVICE(api, dev);
     LOCK();
     device_state *d = &g_devices[dev];
     uint64_t free_b = g_dev_capacity - d->used_bytes;
@@ -1539,21 +1563,21 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
      */
     if ((uint64_t)size > free_b) {
         UNLOCK();
-        emu_error("aclrtMalloc: out of device memory on device %" PRId32 ": requested %zu bytes, free %" PRIu64
-                  " bytes, total %" PRIu64 " bytes", dev, size, free_b, g_dev_capacity);
+        emu_error("%s: out of device memory on device %" PRId32 ": requested %zu bytes, free %" PRIu64
+                  " bytes, total %" PRIu64 " bytes", api, dev, size, free_b, g_dev_capacity);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     mem_block b;
     if (!block_map(size, dev, &b)) {
         UNLOCK();
-        emu_error("aclrtMalloc: failed to allocate %zu bytes on device %" PRId32 " (host mmap failed: %s)", size,
+        emu_error("%s: failed to allocate %zu bytes on device %" PRId32 " (host mmap failed: %s)", api, size,
                   dev, strerror(errno));
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     if (!blocks_insert(&g_dev_mem, &b)) {
         munmap(b.map, b.map_len);
         UNLOCK();
-        emu_error("aclrtMalloc: out of host memory for bookkeeping");
+        emu_error("%s: out of host memory for bookkeeping", api);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     d->used_bytes += size;
@@ -1568,22 +1592,19 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
 
 EMU_EXPORT aclError aclrtFree(void *devPtr)
 {
-    FAULT("aclrtFree");
-    REQUIRE_INIT("aclrtFree");
-    if (!devPtr) {
-        emu_error("aclrtFree: devPtr is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtFree";
+    ENTER(api);
+    REQUIRE_ARG(api, devPtr, "devPtr");
     LOCK();
     ptrdiff_t i = blocks_find_base(&g_dev_mem, devPtr);
     if (i < 0) {
         mem_block *b = blocks_find_mapping(&g_dev_mem, devPtr);
         UNLOCK();
         if (b)
-            emu_error("aclrtFree: devPtr %p is not an address returned by aclrtMalloc, or already freed (it points "
-                      "inside the allocation %p of %zu bytes)", devPtr, (void *)b->base, b->size);
+            emu_error("%s: devPtr %p is not an address returned by aclrtMalloc, or already freed (it points "
+                      "inside the allocation %p of %zu bytes)", api, devPtr, (void *)b->base, b->size);
         else
-            emu_error("aclrtFree: devPtr %p is not an address returned by aclrtMalloc, or already freed", devPtr);
+            emu_error("%s: devPtr %p is not an address returned by aclrtMalloc, or already freed", api, devPtr);
         return ACL_ERROR_RT_PARAM_INVALID;
     }
     /* Freed at once: pending work that still uses it fails when its stream is synchronised. */
@@ -1594,20 +1615,12 @@ EMU_EXPORT aclError aclrtFree(void *devPtr)
 
 EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
-    FAULT("aclrtMallocHost");
-    REQUIRE_INIT("aclrtMallocHost");
-    if (!hostPtr) {
-        emu_error("aclrtMallocHost: hostPtr is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (size == 0) {
-        emu_error("aclrtMallocHost: size must be greater than 0");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtMallocHost";
+    ENTER(api);
+    RETURN_IF_ERROR(check_alloc_args(api, hostPtr, "hostPtr", size));
     /* Needs a context like real CANN: ModelEngine-Group/unified-cache-management issue #143 shows
      * aclrtMallocHost returning 107002 in threads without one. */
-    REQUIRE_DEVICE("aclrtMallocHost", dev);
-    (void)dev;
+    REQUIRE_CONTEXT(api);
     LOCK();
     mem_block b;
     bool mapped = block_map(size, -1, &b);
@@ -1615,7 +1628,7 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
         if (mapped)
             munmap(b.map, b.map_len);
         UNLOCK();
-        emu_error("aclrtMallocHost: failed to allocate %zu bytes of host memory", size);
+        emu_error("%s: failed to allocate %zu bytes of host memory", api, size);
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     *hostPtr = b.base;
@@ -1625,18 +1638,14 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
 
 EMU_EXPORT aclError aclrtFreeHost(void *hostPtr)
 {
-    FAULT("aclrtFreeHost");
-    REQUIRE_INIT("aclrtFreeHost");
-    if (!hostPtr) {
-        emu_error("aclrtFreeHost: hostPtr is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtFreeHost";
+    ENTER(api);
+    REQUIRE_ARG(api, hostPtr, "hostPtr");
     LOCK();
     ptrdiff_t i = blocks_find_base(&g_host_mem, hostPtr);
     if (i < 0) {
         UNLOCK();
-        emu_error("aclrtFreeHost: hostPtr %p is not an address returned by aclrtMallocHost, or already freed",
-                  hostPtr);
+        emu_error("%s: hostPtr %p is not an address returned by aclrtMallocHost, or already freed", api, hostPtr);
         return ACL_ERROR_RT_PARAM_INVALID;
     }
     blocks_remove_at(&g_host_mem, (size_t)i);
@@ -1646,17 +1655,15 @@ EMU_EXPORT aclError aclrtFreeHost(void *hostPtr)
 
 EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t *total)
 {
-    FAULT("aclrtGetMemInfo");
-    REQUIRE_INIT("aclrtGetMemInfo");
+    static const char api[] = "aclrtGetMemInfo";
+    ENTER(api);
     if ((int)attr < ACL_DDR_MEM || (int)attr > ACL_HBM_MEM_P2P_HUGE1G) {
-        emu_error("aclrtGetMemInfo: attr %d is not a valid aclrtMemAttr", (int)attr);
+        emu_error("%s: attr %d is not a valid aclrtMemAttr", api, (int)attr);
         return ACL_ERROR_INVALID_PARAM;
     }
-    if (!free_out || !total) {
-        emu_error("aclrtGetMemInfo: %s is NULL", !free_out ? "free" : "total");
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    REQUIRE_DEVICE("aclrtGetMemInfo", dev);
+    REQUIRE_ARG(api, free_out, "free");
+    REQUIRE_ARG(api, total, "total");
+    REQUIRE_DEVICE(api, dev);
     LOCK();
     /* Every attribute reports the one emulated memory pool of the device. */
     *free_out = (size_t)(g_dev_capacity - g_devices[dev].used_bytes);
@@ -1747,10 +1754,8 @@ static aclError check_copy(const char *api, void *dst, size_t destMax, const voi
                            int32_t cur_dev, copy_plan *plan, bool *empty)
 {
     *empty = false;
-    if (!dst || !src) {
-        emu_error("%s: %s is NULL", api, !dst ? "dst" : "src");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    REQUIRE_ARG(api, dst, "dst");
+    REQUIRE_ARG(api, src, "src");
     if (kind < ACL_MEMCPY_HOST_TO_HOST || kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
         emu_error("%s: kind %d is not a valid aclrtMemcpyKind", api, kind);
         return ACL_ERROR_INVALID_PARAM;
@@ -1812,13 +1817,13 @@ static void count_copy(int dir, size_t count)
 
 EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
 {
-    FAULT("aclrtMemcpy");
-    REQUIRE_INIT("aclrtMemcpy");
-    REQUIRE_DEVICE("aclrtMemcpy", dev);
+    static const char api[] = "aclrtMemcpy";
+    ENTER(api);
+    REQUIRE_DEVICE(api, dev);
     LOCK();
     copy_plan plan;
     bool empty;
-    aclError rc = check_copy("aclrtMemcpy", dst, destMax, src, count, (int)kind, dev, &plan, &empty);
+    aclError rc = check_copy(api, dst, destMax, src, count, (int)kind, dev, &plan, &empty);
     if (rc || empty) {
         UNLOCK();
         return rc;
@@ -1872,36 +1877,31 @@ static aclError copy_run(emu_task *t)
     return ACL_SUCCESS;
 }
 
-static void copy_release(emu_task *t)
-{
-    free(t);
-}
-
 EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                      aclrtMemcpyKind kind, aclrtStream stream_h)
 {
-    FAULT("aclrtMemcpyAsync");
-    REQUIRE_INIT("aclrtMemcpyAsync");
-    REQUIRE_DEVICE("aclrtMemcpyAsync", dev);
+    static const char api[] = "aclrtMemcpyAsync";
+    ENTER(api);
+    REQUIRE_DEVICE(api, dev);
     copy_task *t = calloc(1, sizeof *t);
     if (!t) {
-        emu_error("aclrtMemcpyAsync: out of host memory");
+        emu_error("%s: out of host memory", api);
         return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
     }
     LOCK();
     stream *s;
-    aclError rc = resolve_stream(stream_h, "aclrtMemcpyAsync", &s);
+    aclError rc = resolve_stream(stream_h, api, &s);
     copy_plan plan;
     bool empty = false;
     if (!rc)
-        rc = check_copy("aclrtMemcpyAsync", dst, destMax, src, count, (int)kind, dev, &plan, &empty);
+        rc = check_copy(api, dst, destMax, src, count, (int)kind, dev, &plan, &empty);
     if (rc || empty) {
         UNLOCK();
         free(t);
         return rc;
     }
     t->base.run = copy_run;
-    t->base.release = copy_release;
+    t->base.release = task_free;
     t->base.name = "MemcpyAsync";
     t->dst = dst;
     t->src = src;
@@ -1914,7 +1914,7 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     if (!async) {
         /* Pageable host memory: CANN returns only after the copy (RT doc 11-03). The copy is
          * ordered after the work already on the stream, so that work runs first. */
-        rc = stream_run(s, s->seq_enqueued, "aclrtMemcpyAsync");
+        rc = stream_run(s, s->seq_enqueued, api);
     }
     UNLOCK();
     return rc;
@@ -1922,26 +1922,23 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 
 EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
-    FAULT("aclrtMemset");
-    REQUIRE_INIT("aclrtMemset");
-    if (!devPtr) {
-        emu_error("aclrtMemset: devPtr is NULL");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtMemset";
+    ENTER(api);
+    REQUIRE_ARG(api, devPtr, "devPtr");
     if (count > maxCount) {
-        emu_error("aclrtMemset: count %zu is greater than maxCount %zu", count, maxCount);
+        emu_error("%s: count %zu is greater than maxCount %zu", api, count, maxCount);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_DEVICE("aclrtMemset", dev);
+    REQUIRE_DEVICE(api, dev);
     if (count == 0)
         return ACL_SUCCESS;
     LOCK();
     if (!blocks_find_mapping(&g_dev_mem, devPtr)) {
         UNLOCK();
-        emu_error("aclrtMemset: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", devPtr);
+        emu_error("%s: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", api, devPtr);
         return ACL_ERROR_INVALID_PARAM;
     }
-    if (!check_dev_side("aclrtMemset", "devPtr", devPtr, count, dev)) {
+    if (!check_dev_side(api, "devPtr", devPtr, count, dev)) {
         UNLOCK();
         return ACL_ERROR_INVALID_PARAM;
     }
@@ -1965,13 +1962,11 @@ EMU_EXPORT const char *aclrtGetSocName(void)
 
 EMU_EXPORT aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
-    FAULT("aclrtGetVersion");
-    REQUIRE_INIT("aclrtGetVersion");
-    if (!majorVersion || !minorVersion || !patchVersion) {
-        emu_error("aclrtGetVersion: %s is NULL",
-                  !majorVersion ? "majorVersion" : !minorVersion ? "minorVersion" : "patchVersion");
-        return ACL_ERROR_INVALID_PARAM;
-    }
+    static const char api[] = "aclrtGetVersion";
+    ENTER(api);
+    REQUIRE_ARG(api, majorVersion, "majorVersion");
+    REQUIRE_ARG(api, minorVersion, "minorVersion");
+    REQUIRE_ARG(api, patchVersion, "patchVersion");
     *majorVersion = 1;
     *minorVersion = 0;
     *patchVersion = 0;
