@@ -1,0 +1,688 @@
+#!/usr/bin/env python3
+"""Per-call cost of aclnn_py's ``mse_loss_backward`` against a C floor, numpy and PyTorch.
+
+Usage::
+
+    python benchmarks/bench.py              # full run: a table on stdout, results/latest.json
+    python benchmarks/bench.py --quick      # smoke run: fewer repetitions, no 16 M case
+    python benchmarks/bench.py --profile    # cProfile of the 1-element Python call paths
+
+For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
+``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
+
+a.  numpy -> numpy ``aclnn_py.mse_loss_backward(grad, x, y)`` (uploads, call, download);
+b.  DeviceArray one-shot: ``mse_loss_backward(grad_d, x_d, y_d)`` then ``aclnn_py.synchronize()``
+    (the result is a new DeviceArray each call, dropped at once);
+c.  ``MseLossBackwardPlan.run()`` then ``aclnn_py.synchronize()``;
+d.  ``benchmarks/c_floor.c``: the same C call sequences against the same libraries, with no
+    Python: (d_a) uploads + one-shot + download, (d_b) one-shot, (d_c) executor relaunch;
+e.  the numpy formula ``grad * (x - y) * (2 / x.size)`` (README's, constant folded: in
+    float16 ``x.size`` overflows beyond 65504 elements);
+f.  PyTorch CPU ``torch.ops.aten.mse_loss_backward`` when torch imports, else n/a.
+
+Every timed call includes dropping its result and, for (b) and (c), a stream
+synchronisation. Modes run interleaved in rounds so that load from other processes
+hits them alike; each round starts with a short c_floor process for the same case.
+
+Also reported: overhead over the floor (µs and ratio); bytes moved host<->device per call
+against the minimum, pool hits and misses and ``aclrtMalloc`` calls per call after warm-up
+(from ``aclnn_py.emulator.stats()`` and ``aclnn_py.memory_info()``); leaks (live device
+memory, tensors and executors back to their baseline after each case); peak resident memory
+of the 16 M case, measured first, in a subprocess per mode (``resource.getrusage().ru_maxrss``,
+and on Linux ``VmHWM`` reset before the calls; on the emulator, device memory is host
+memory and counts too).
+
+The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
+``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import gc
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+C_SOURCE = HERE / "c_floor.c"
+DEFAULT_OUTPUT = HERE / "results" / "latest.json"
+
+SIZES = (1, 1024, 1 << 20, 1 << 24)
+DTYPES = ("float32", "float16")
+SIZE_LABELS = {1: "1", 1024: "1K", 1 << 20: "1M", 1 << 24: "16M"}
+DTYPE_CODES = {"float32": "f32", "float16": "f16"}
+
+
+class Reps:
+    """How long to measure one mode of one case."""
+
+    def __init__(self, warmup: int, budget_s: float, min_reps: int, max_reps: int,
+                 rounds: int, account: int) -> None:
+        self.warmup = warmup          # untimed calls first
+        self.budget_s = budget_s      # timed seconds per mode, spread over the rounds
+        self.min_reps = min_reps
+        self.max_reps = max_reps
+        self.rounds = rounds          # interleaving rounds
+        self.account = account        # extra calls counted for bytes / pool statistics
+
+
+def reps_for(n: int, quick: bool) -> Reps:
+    scale = 0.25 if quick else 1.0
+    if n <= 1024:
+        return Reps(200, 0.5 * scale, 50, int(4000 * scale), 10, 20)
+    if n <= 1 << 20:
+        return Reps(3, 0.6 * scale, 10, 200, 5, 3)
+    return Reps(1, 0.0, 3, 3, 3, 1)
+
+
+# ---- small helpers --------------------------------------------------------------------
+
+
+def fmt_time(ns: float | None) -> str:
+    if ns is None:
+        return "n/a"
+    us = ns / 1e3
+    if us < 1000:
+        return f"{us:.1f}µs" if us < 100 else f"{us:.0f}µs"
+    if us < 1e6:
+        return f"{us / 1e3:.2f}ms" if us < 1e5 else f"{us / 1e3:.0f}ms"
+    return f"{us / 1e6:.2f}s"
+
+
+def fmt_over(ns: float | None, floor: float | None) -> str:
+    if ns is None or floor is None or floor <= 0:
+        return "n/a"
+    return f"{(ns - floor) / 1e3:+.1f} ({ns / floor:.1f}x)"
+
+
+def loadavg() -> list[float] | None:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def emulator_stats(aclnn_py: Any) -> dict[str, int] | None:
+    try:
+        return aclnn_py.emulator.stats()
+    except Exception:  # a real CANN has no emulator counters
+        return None
+
+
+def inputs(n: int, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    grad = np.asarray(rng.random(dtype=np.float32), dtype=dtype)   # 0-d
+    x = rng.random(n, dtype=np.float32).astype(dtype)
+    y = rng.random(n, dtype=np.float32).astype(dtype)
+    return grad, x, y
+
+
+def numpy_formula(grad: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # README's grad * (x - y) * 2 / x.size with the constant folded: in float16, x.size
+    # itself overflows to inf beyond 65504 elements.
+    return grad * (x - y) * (2 / x.size)
+
+
+def reference(grad: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    wide = [a.astype(np.float64) for a in (grad, x, y)]
+    return (wide[0] * (wide[1] - wide[2]) * 2 / x.size).astype(x.dtype)
+
+
+def load_torch() -> tuple[Any, str]:
+    try:
+        import torch
+    except Exception as error:  # not installed, or broken
+        return None, f"n/a ({type(error).__name__})"
+    return torch, torch.__version__
+
+
+# ---- the C floor ------------------------------------------------------------------------
+
+
+def build_c_floor(workdir: Path) -> tuple[Path | None, str]:
+    binary = workdir / "c_floor"
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    command = [*cc, "-std=gnu11", "-O2", str(C_SOURCE), "-o", str(binary), "-ldl"]
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or str(error)
+        return None, f"build failed: {' '.join(command)}: {detail.strip()}"
+    return binary, " ".join(command)
+
+
+def run_c_floor(binary: Path, lib_dir: str, n: int, dtype: str, warmup: int, budget_s: float,
+                min_reps: int, max_reps: int) -> dict[str, Any]:
+    """One c_floor process for one case; returns its case record with every sample."""
+    command = [str(binary), lib_dir, f"{n}:{DTYPE_CODES[dtype]}", "--samples", "1",
+               "--warmup", str(warmup), "--budget-ms", f"{budget_s * 1e3:.3f}",
+               "--min-reps", str(min_reps), "--max-reps", str(max_reps)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr}")
+    return json.loads(done.stdout)["cases"][0]
+
+
+FLOOR_KEYS = {"oneshot": "d_b", "plan": "d_c", "numpy_path": "d_a"}
+
+
+# ---- timing -------------------------------------------------------------------------------
+
+
+def summarize(values: list[int], cpu_ns: float, cpu_calls: int) -> dict[str, Any]:
+    values.sort()
+    return {"median_ns": float(statistics.median(values)), "reps": len(values),
+            "p10_ns": float(values[len(values) // 10]),
+            "p90_ns": float(values[(len(values) * 9) // 10]),
+            "cpu_mean_ns": cpu_ns / cpu_calls if cpu_calls else None}
+
+
+def time_modes(modes: dict[str, Callable[[], Any]], reps: Reps,
+               floor: Callable[[int], dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """Warm up each mode, then time single calls in interleaved rounds; medians in ns.
+
+    Each round first runs ``floor(round)`` (a c_floor process, whose samples join the
+    columns d_a, d_b, d_c), then a share of each Python mode's calls. Besides the
+    per-call wall samples, the process CPU time of each chunk gives a mean per call.
+    """
+    clock, cpu_clock = time.perf_counter_ns, time.process_time_ns
+    estimate: dict[str, float] = {}
+    for name, call in modes.items():
+        for _ in range(max(reps.warmup - 1, 0)):
+            call()
+        start = clock()
+        call()
+        estimate[name] = max(clock() - start, 1)
+    target = {name: int(min(max(reps.budget_s * 1e9 / est, reps.min_reps), reps.max_reps))
+              for name, est in estimate.items()}
+    samples: dict[str, list[int]] = {name: [] for name in modes}
+    cpu = {name: [0, 0] for name in [*modes, *FLOOR_KEYS.values()]}
+    for round_ in range(reps.rounds):
+        if floor is not None:
+            record = floor(round_)
+            for key, column in FLOOR_KEYS.items():
+                samples.setdefault(column, []).extend(record["samples"][key])
+                cpu[column][0] += record["cpu_ns"][key] * record["reps"][key]
+                cpu[column][1] += record["reps"][key]
+        for name, call in modes.items():
+            want = (target[name] * (round_ + 1)) // reps.rounds - len(samples[name])
+            bucket = samples[name]
+            cpu_start = cpu_clock()
+            for _ in range(want):
+                start = clock()
+                call()
+                bucket.append(clock() - start)
+            cpu[name][0] += cpu_clock() - cpu_start
+            cpu[name][1] += max(want, 0)
+    return {name: summarize(values, *cpu[name]) for name, values in samples.items()}
+
+
+def account(aclnn_py: Any, call: Callable[[], Any], count: int) -> dict[str, Any]:
+    """Per-call host<->device bytes, pool hits/misses and aclrtMalloc calls after warm-up."""
+    aclnn_py.synchronize()
+    before_stats, before_mem = emulator_stats(aclnn_py), aclnn_py.memory_info()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(count):
+        call()
+    aclnn_py.synchronize()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    after_stats, after_mem = emulator_stats(aclnn_py), aclnn_py.memory_info()
+    out: dict[str, Any] = {
+        "calls": count,
+        "minor_page_faults": faults / count,
+        "pool_hits": (after_mem["pool_hits"] - before_mem["pool_hits"]) / count,
+        "pool_misses": (after_mem["pool_misses"] - before_mem["pool_misses"]) / count,
+        "used_bytes_delta": after_mem["used_bytes"] - before_mem["used_bytes"],
+    }
+    if before_stats is not None and after_stats is not None:
+        for key in ("h2d_bytes", "d2h_bytes", "d2d_bytes", "malloc_calls"):
+            out[key] = (after_stats[key] - before_stats[key]) / count
+        for key in ("live_tensors", "live_executors", "live_allocations"):
+            out[key + "_delta"] = after_stats[key] - before_stats[key]
+    return out
+
+
+def live_counts(aclnn_py: Any) -> dict[str, int]:
+    gc.collect()
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+    counts = {"used_bytes": aclnn_py.memory_info()["used_bytes"]}
+    stats = emulator_stats(aclnn_py)
+    if stats is not None:
+        for key in ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
+                    "pending_tasks"):
+            counts[key] = stats[key]
+    return counts
+
+
+# ---- one case ---------------------------------------------------------------------------
+
+
+def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str, n: int,
+             dtype: str, reps: Reps) -> dict[str, Any]:
+    case: dict[str, Any] = {"n": n, "dtype": dtype, "loadavg_start": loadavg()}
+    baseline = live_counts(aclnn_py)
+
+    floor_info: dict[str, Any] = {}
+
+    def floor(round_: int) -> dict[str, Any]:
+        share = -(-reps.min_reps // reps.rounds), -(-reps.max_reps // reps.rounds)
+        # each process starts cold: a full warm-up first, a short one in later rounds
+        warmup = reps.warmup if round_ == 0 else max(1, min(reps.warmup, 20))
+        record = run_c_floor(floor_binary, lib_dir, n, dtype, warmup,
+                             reps.budget_s / reps.rounds, *share)
+        floor_info["workspace_bytes"] = record["workspace_bytes"]
+        return record
+
+    grad, x, y = inputs(n, dtype)
+    mse = aclnn_py.mse_loss_backward
+    sync = aclnn_py.synchronize
+    gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
+    plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
+    out_d = aclnn_py.empty(x.shape, x.dtype)
+
+    # correctness, once
+    expected = reference(grad, x, y)
+    rtol, atol = (1e-5, 1e-30) if dtype == "float32" else (1e-2, 2.0**-23)
+    checks = {"a": mse(grad, x, y), "b": mse(gd, xd, yd).numpy(), "c": plan.run().numpy()}
+    case["check"] = {k: bool(np.allclose(v, expected, rtol=rtol, atol=atol))
+                     for k, v in checks.items()}
+    del checks, expected
+
+    def mode_a() -> None:
+        mse(grad, x, y)
+
+    def mode_b() -> None:
+        mse(gd, xd, yd)
+        sync()
+
+    def mode_b_out() -> None:
+        mse(gd, xd, yd, out=out_d)
+        sync()
+
+    def mode_c() -> None:
+        plan.run()
+        sync()
+
+    def mode_e() -> None:
+        numpy_formula(grad, x, y)
+
+    modes: dict[str, Callable[[], Any]] = {"a": mode_a, "b": mode_b, "b_out": mode_b_out,
+                                           "c": mode_c, "e": mode_e}
+    if n > 1 << 20:
+        del modes["b_out"]  # an extra, skipped where calls are slow
+    if torch is not None:
+        gt, xt, yt = (torch.from_numpy(np.ascontiguousarray(a)) for a in (grad, x, y))
+        aten = torch.ops.aten.mse_loss_backward
+        try:
+            aten(gt, xt, yt, 1)
+        except Exception as error:
+            case["torch_error"] = f"{type(error).__name__}: {error}"
+        else:
+            def mode_f() -> None:
+                aten(gt, xt, yt, 1)
+
+            modes["f"] = mode_f
+
+    case["timing"] = time_modes(modes, reps, floor if floor_binary is not None else None)
+    case["floor"] = floor_info or None
+    case["accounting"] = {name: account(aclnn_py, modes[name], reps.account)
+                          for name in ("a", "b", "b_out", "c") if name in modes}
+
+    plan.close()
+    for array in (gd, xd, yd, out_d, plan.out):
+        array.free()
+    modes.clear()
+    after = live_counts(aclnn_py)
+    case["leaks"] = {key: after[key] - baseline.get(key, 0) for key in after}
+
+    t = {name: v["median_ns"] for name, v in case["timing"].items()}
+    itemsize = np.dtype(dtype).itemsize
+    case["min_bytes"] = {"a": {"h2d": (1 + 2 * n) * itemsize, "d2h": n * itemsize},
+                         "b": {"h2d": 0, "d2h": 0}, "c": {"h2d": 0, "d2h": 0}}
+    if "d_b" in t:
+        case["overhead"] = {
+            mode: {"floor": key, "over_us": (t[mode] - t[key]) / 1e3,
+                   "ratio": t[mode] / t[key] if t[key] > 0 else None}
+            for mode, key in (("a", "d_a"), ("b", "d_b"), ("b_out", "d_b"), ("c", "d_c"))
+            if mode in t}
+    case["loadavg_end"] = loadavg()
+    return case
+
+
+# ---- peak RSS of the 16 M case (child process) ----------------------------------------
+
+
+def rss_child(n: int, dtype: str, mode: str, calls: int) -> None:
+    """Run one mode of one case in this (fresh) process and print ru_maxrss as JSON."""
+    import aclnn_py
+
+    aclnn_py.runtime_info()      # load and initialise
+    grad, x, y = inputs(n, dtype)
+    gc.collect()
+    base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base_rss_kb = proc_status_kb("VmRSS")
+    with contextlib.suppress(OSError):  # Linux: reset VmHWM to the current RSS
+        Path("/proc/self/clear_refs").write_text("5")
+    if mode == "a":
+        for _ in range(calls):
+            aclnn_py.mse_loss_backward(grad, x, y)
+    elif mode in ("b", "c"):
+        gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
+        if mode == "b":
+            for _ in range(calls):
+                aclnn_py.mse_loss_backward(gd, xd, yd)
+                aclnn_py.synchronize()
+        else:
+            with aclnn_py.MseLossBackwardPlan(gd, xd, yd) as plan:
+                for _ in range(calls):
+                    plan.run()
+                    aclnn_py.synchronize()
+    elif mode == "e":
+        for _ in range(calls):
+            numpy_formula(grad, x, y)
+    elif mode == "f":
+        import torch
+
+        gt, xt, yt = (torch.from_numpy(a) for a in (grad, x, y))
+        for _ in range(calls):
+            torch.ops.aten.mse_loss_backward(gt, xt, yt, 1)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"baseline_kb": base_kb, "peak_kb": peak_kb,
+                      "baseline_rss_kb": base_rss_kb, "hwm_kb": proc_status_kb("VmHWM")}))
+
+
+def proc_status_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def measure_rss(n: int, dtype: str, modes: list[str], calls: int) -> list[dict[str, Any]]:
+    itemsize = np.dtype(dtype).itemsize
+    # Extra resident bytes a perfect implementation needs beyond the host inputs.
+    minimum = {"a": (3 * n + 1) * itemsize + n * itemsize,   # device grad, x, y, out + host out
+               "b": (3 * n + 1) * itemsize,                   # device grad, x, y, out
+               "c": (3 * n + 1) * itemsize,
+               "e": n * itemsize,                             # the result
+               "f": n * itemsize}
+    rows = []
+    for mode in modes:
+        command = [sys.executable, str(Path(__file__).resolve()), "--rss-child",
+                   f"{n}:{dtype}:{mode}:{calls}"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                              env={**os.environ})
+        row: dict[str, Any] = {"n": n, "dtype": dtype, "mode": mode, "calls": calls,
+                               "min_extra_bytes": minimum[mode]}
+        if done.returncode != 0:
+            row["error"] = done.stderr.strip().splitlines()[-1:] or ["failed"]
+        else:
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            row.update(got)
+            row["extra_bytes"] = (got["peak_kb"] - got["baseline_kb"]) * 1024
+            if got["hwm_kb"] is not None and got["baseline_rss_kb"] is not None:
+                row["extra_hwm_bytes"] = (got["hwm_kb"] - got["baseline_rss_kb"]) * 1024
+        rows.append(row)
+    return rows
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+def bytes_cell(case: dict[str, Any]) -> str:
+    acc = case["accounting"]["a"]
+    if "h2d_bytes" not in acc:
+        return "n/a"
+    moved = acc["h2d_bytes"] + acc["d2h_bytes"]
+    minimum = case["min_bytes"]["a"]["h2d"] + case["min_bytes"]["a"]["d2h"]
+    mark = "=" if moved == minimum else "!"
+    return f"{moved:.0f}{mark}{minimum}"
+
+
+def pool_cell(case: dict[str, Any]) -> str:
+    acc = case["accounting"]
+    return "/".join(f"{acc[m]['pool_hits']:g}:{acc[m]['pool_misses']:g}" for m in ("a", "b", "c"))
+
+
+def print_table(cases: list[dict[str, Any]]) -> None:
+    header = ["case", "a np→np", "b dev", "c plan", "d_a", "d_b", "d_c", "e numpy", "f torch",
+              "a-d_a µs", "b-d_b µs", "c-d_c µs", "bytes(a)", "pool a/b/c"]
+    rows = []
+    for case in cases:
+        t = {k: v["median_ns"] for k, v in case["timing"].items()}
+        rows.append([
+            f"{SIZE_LABELS.get(case['n'], case['n'])} {DTYPE_CODES[case['dtype']]}",
+            *(fmt_time(t.get(k)) for k in ("a", "b", "c", "d_a", "d_b", "d_c", "e", "f")),
+            fmt_over(t.get("a"), t.get("d_a")), fmt_over(t.get("b"), t.get("d_b")),
+            fmt_over(t.get("c"), t.get("d_c")), bytes_cell(case), pool_cell(case)])
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-" * len(line))
+    for row in rows:
+        print("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
+    print("times: median wall time per call. a-d_a etc.: overhead over the C floor, µs "
+          "(ratio). bytes(a): host<->device bytes per call, moved = or ! minimum. "
+          "pool: hits:misses per call after warm-up.")
+
+
+def evaluate_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    found = {(c["n"], c["dtype"]): c for c in cases}
+    targets: list[dict[str, Any]] = []
+
+    def add(name: str, met: bool | None, detail: str) -> None:
+        targets.append({"target": name, "met": met, "detail": detail})
+
+    for dtype in DTYPES:
+        case = found.get((1, dtype))
+        if case and "overhead" in case:
+            over_b = case["overhead"]["b"]["over_us"]
+            over_c = case["overhead"]["c"]["over_us"]
+            add(f"DeviceArray one-shot, 1 element {dtype}: < 10 µs over the C floor",
+                over_b < 10, f"{over_b:.1f} µs over")
+            add(f"plan.run, 1 element {dtype}: < 5 µs over the C floor", over_c < 5,
+                f"{over_c:.1f} µs over")
+    exact = [c for c in cases if "h2d_bytes" in c["accounting"]["a"]]
+    if exact:
+        wrong = [f"{c['n']} {c['dtype']}" for c in exact
+                 if c["accounting"]["a"]["h2d_bytes"] != c["min_bytes"]["a"]["h2d"]
+                 or c["accounting"]["a"]["d2h_bytes"] != c["min_bytes"]["a"]["d2h"]]
+        add("numpy->numpy moves exactly the minimum bytes", not wrong,
+            "all cases" if not wrong else "not in: " + ", ".join(wrong))
+    big = found.get((1 << 24, "float32"))
+    if big:
+        a, e = big["timing"]["a"]["median_ns"], big["timing"]["e"]["median_ns"]
+        add("numpy->numpy at 16 M float32 at least as fast as the numpy formula", a <= e,
+            f"{fmt_time(a)} vs {fmt_time(e)} ({a / e:.2f}x)")
+    misses = [f"{c['n']} {c['dtype']} {m}" for c in cases for m, acc in c["accounting"].items()
+              if acc["pool_misses"] or acc.get("malloc_calls")]
+    add("repeated calls allocate no new device memory after warm-up", not misses,
+        "no pool misses or aclrtMalloc calls" if not misses else "misses in: " + ", ".join(misses))
+    leaks = [f"{c['n']} {c['dtype']}: {k}{v:+d}" for c in cases for k, v in c["leaks"].items() if v]
+    add("nothing leaks", not leaks, "all live counts back to baseline" if not leaks
+        else "; ".join(leaks))
+    return targets
+
+
+def print_targets(targets: list[dict[str, Any]]) -> None:
+    print("\ntargets (reported, not asserted):")
+    for t in targets:
+        mark = {True: "met ", False: "MISS", None: "n/a "}[t["met"]]
+        print(f"  [{mark}] {t['target']}: {t['detail']}")
+
+
+def print_rss(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    print("\npeak resident memory, 16 M case (one subprocess per mode; baseline = after "
+          "import, init and making the host inputs):")
+    for row in rows:
+        if "error" in row:
+            print(f"  {row['dtype']} {row['mode']}: error {row['error']}")
+            continue
+        hwm = row.get("extra_hwm_bytes")
+        hwm_text = "n/a" if hwm is None else f"+{hwm / 2**20:.0f} MiB"
+        print(f"  {row['dtype']:8} {row['mode']}: ru_maxrss {row['peak_kb'] / 1024:5.0f} MiB "
+              f"(+{row['extra_bytes'] / 2**20:4.0f} MiB over baseline), VmHWM {hwm_text} "
+              f"over the RSS before the calls; minimum +{row['min_extra_bytes'] / 2**20:.0f} MiB")
+
+
+# ---- profile ------------------------------------------------------------------------------
+
+
+def profile(aclnn_py: Any, calls: int, top: int) -> None:
+    """cProfile of the 1-element float32 paths a, b and c (cProfile slows them several-fold)."""
+    grad, x, y = inputs(1, "float32")
+    gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
+    plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
+    mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
+
+    def mode_a() -> None:
+        mse(grad, x, y)
+
+    def mode_b() -> None:
+        mse(gd, xd, yd)
+        sync()
+
+    def mode_c() -> None:
+        plan.run()
+        sync()
+
+    for name, call in (("a numpy->numpy", mode_a), ("b DeviceArray one-shot + sync", mode_b),
+                       ("c plan.run + sync", mode_c)):
+        for _ in range(200):
+            call()
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(calls):
+            call()
+        profiler.disable()
+        stream = io.StringIO()
+        stats = pstats.Stats(profiler, stream=stream)
+        stats.sort_stats("tottime").print_stats(top)
+        print(f"==== {name}: {calls} calls; per-call µs = tottime / {calls} * 1e6 ====")
+        print(stream.getvalue())
+    plan.close()
+
+
+# ---- main -------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repetitions and no 16 M case (a smoke run)")
+    parser.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",")],
+                        help="comma-separated element counts (default 1,1024,1048576,16777216)")
+    parser.add_argument("--dtypes", type=lambda s: s.split(","), help="float32,float16")
+    parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocesses")
+    parser.add_argument("--no-torch", action="store_true", help="skip PyTorch (column f)")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON results path")
+    parser.add_argument("--profile", action="store_true",
+                        help="only profile the 1-element paths with cProfile")
+    parser.add_argument("--profile-calls", type=int, default=5000)
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
+    if args.rss_child:
+        n, dtype, mode, calls = args.rss_child.split(":")
+        rss_child(int(n), dtype, mode, int(calls))
+        return 0
+
+    import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
+
+    info = aclnn_py.runtime_info()
+    if args.profile:
+        profile(aclnn_py, args.profile_calls, 30)
+        return 0
+
+    sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
+    dtypes = args.dtypes or list(DTYPES)
+    torch, torch_version = (None, "n/a (--no-torch)") if args.no_torch else load_torch()
+    lib_dir = str(Path(info["libraries"]["runtime"]).parent)
+    meta: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "argv": sys.argv[1:],
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch_version,
+        "torch_threads": torch.get_num_threads() if torch is not None else None,
+        "aclnn_py": aclnn_py.__version__,
+        "runtime": info,
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "loadavg_start": loadavg(),
+        "grad": "0-d array", "reduction": "mean",
+    }
+    print(f"aclnn_py {aclnn_py.__version__} on {info['backend']} ({info['soc_name']}), "
+          f"numpy {np.__version__}, torch {torch_version}, {os.cpu_count()} CPUs, "
+          f"load {meta['loadavg_start']}", flush=True)
+
+    # First, while this process is still small: a forked child's ru_maxrss starts at its
+    # parent's RSS.
+    rss_rows: list[dict[str, Any]] = []
+    big = max(sizes)
+    if not args.no_rss and big >= 1 << 24:
+        modes = ["a", "b", "c", "e"] + (["f"] if torch is not None else [])
+        for dtype in dtypes:
+            rss_rows += measure_rss(big, dtype, modes, calls=2)
+        print("  peak RSS subprocesses done", flush=True)
+
+    cases = []
+    with tempfile.TemporaryDirectory(prefix="aclnn_bench_") as workdir:
+        binary, how = build_c_floor(Path(workdir))
+        meta["c_floor_build"] = how
+        if binary is None:
+            print(f"C floor unavailable: {how}", file=sys.stderr)
+        for n in sizes:
+            for dtype in dtypes:
+                started = time.perf_counter()
+                case = run_case(aclnn_py, torch, binary, lib_dir, n, dtype,
+                                reps_for(n, args.quick))
+                cases.append(case)
+                print(f"  {SIZE_LABELS.get(n, n):>4} {dtype}: "
+                      f"{time.perf_counter() - started:.1f} s", flush=True)
+
+    meta["loadavg_end"] = loadavg()
+    targets = evaluate_targets(cases)
+    print()
+    print_table(cases)
+    print_targets(targets)
+    print_rss(rss_rows)
+
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
+                                       "targets": targets}, indent=1) + "\n")
+    print(f"\nwrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

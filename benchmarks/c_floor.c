@@ -1,0 +1,478 @@
+/*
+ * The C floor of benchmarks/bench.py: the bare CANN call sequences aclnn_py makes for
+ * aclnnMseLossBackward, timed with a stream synchronisation per call and no Python.
+ *
+ * Usage: c_floor <lib64 directory> [options] <case>...
+ *   case       <elements>:<f32|f16>, e.g. 1:f32 1048576:f16
+ *   --budget-ms MS   time budget per measurement after warm-up (default 1000)
+ *   --min-reps N     at least N timed calls (default 5)
+ *   --max-reps N     at most N timed calls (default 5000)
+ *   --warmup N       untimed calls first (default 20)
+ *   --samples 0|1    also print every per-call sample, sorted (default 0)
+ * The three libraries are dlopen'ed by absolute path from that directory, like aclnn_py
+ * does: libacl_rt.so else libascendcl.so, libnnopbase.so, libopapi_nn.so else libopapi.so.
+ *
+ * Per case, grad is a 0-d tensor, x, y and out have shape [n], reduction is 1 ('mean'),
+ * as in bench.py. Three sequences, each timed per call (CLOCK_MONOTONIC), median reported:
+ *   oneshot      aclCreateTensor x4 -> aclnnMseLossBackwardGetWorkspaceSize -> (workspace
+ *                allocated beforehand, like a pool hit) -> aclnnMseLossBackward ->
+ *                aclrtSynchronizeStream -> aclDestroyTensor x4       (bench column b)
+ *   plan         a repeatable executor made once: aclnnMseLossBackward -> aclrtSynchronizeStream
+ *                                                                     (bench column c)
+ *   numpy_path   aclrtMemcpy H2D of grad, x and y -> oneshot -> aclrtMemcpy D2H of out
+ *                                                                     (bench column a)
+ * Device buffers (inputs, out, workspace) are allocated once per case, outside the timing.
+ *
+ * Output: one JSON object on stdout, {"unit": "ns", "cases": [...]}: per case the median
+ * wall time per call of each sequence, the mean CPU time per call (CLOCK_PROCESS_CPUTIME_ID)
+ * and the repetitions. Exit status 0 on
+ * success, 1 on any failure (the failing call, its status and aclGetRecentErrMsg on stderr).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int aclError;
+typedef int32_t aclnnStatus;
+typedef void *aclrtStream;
+typedef struct aclTensor aclTensor;
+typedef struct aclOpExecutor aclOpExecutor;
+
+enum { ACL_FLOAT = 0, ACL_FLOAT16 = 1 };
+enum { ACL_FORMAT_ND = 2 };
+enum { ACL_MEM_MALLOC_HUGE_FIRST = 0 };
+enum { ACL_MEMCPY_HOST_TO_DEVICE = 1, ACL_MEMCPY_DEVICE_TO_HOST = 2 };
+
+static struct {
+    aclError (*aclInit)(const char *);
+    aclError (*aclFinalize)(void);
+    aclError (*aclrtSetDevice)(int32_t);
+    aclError (*aclrtResetDevice)(int32_t);
+    aclError (*aclrtCreateStream)(aclrtStream *);
+    aclError (*aclrtDestroyStream)(aclrtStream);
+    aclError (*aclrtSynchronizeStream)(aclrtStream);
+    aclError (*aclrtMalloc)(void **, size_t, int);
+    aclError (*aclrtFree)(void *);
+    aclError (*aclrtMemcpy)(void *, size_t, const void *, size_t, int);
+    const char *(*aclGetRecentErrMsg)(void);
+    aclTensor *(*aclCreateTensor)(const int64_t *, uint64_t, int, const int64_t *, int64_t, int,
+                                  const int64_t *, uint64_t, void *);
+    aclnnStatus (*aclDestroyTensor)(const aclTensor *);
+    aclnnStatus (*aclSetAclOpExecutorRepeatable)(aclOpExecutor *);
+    aclnnStatus (*aclDestroyAclOpExecutor)(aclOpExecutor *);
+    aclnnStatus (*aclnnMseLossBackwardGetWorkspaceSize)(const aclTensor *, const aclTensor *,
+                                                        const aclTensor *, int64_t, aclTensor *,
+                                                        uint64_t *, aclOpExecutor **);
+    aclnnStatus (*aclnnMseLossBackward)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+} api;
+
+/* dlopen dir/preferred if that file exists, else dir/fallback (CANN >= 8.5 renamed two). */
+static void *open_lib(const char *dir, const char *preferred, const char *fallback)
+{
+    char path[4096];
+    const char *names[2] = {preferred, fallback};
+    for (int i = 0; i < 2 && names[i]; i++) {
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path) {
+            fprintf(stderr, "path too long: %s/%s\n", dir, names[i]);
+            return NULL;
+        }
+        if (access(path, F_OK) == 0 || i == 1 || names[1] == NULL)
+            break;
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL)
+        fprintf(stderr, "dlopen(%s) failed: %s\n", path, dlerror());
+    return h;
+}
+
+static int load_sym(void *lib, const char *name, void *slot)
+{
+    dlerror();
+    void *p = dlsym(lib, name);
+    if (p == NULL) {
+        fprintf(stderr, "dlsym(%s) failed: %s\n", name, dlerror());
+        return -1;
+    }
+    memcpy(slot, &p, sizeof p);
+    return 0;
+}
+
+#define LOAD(lib, fn) \
+    do { \
+        if (load_sym(lib, #fn, &api.fn) != 0) \
+            return -1; \
+    } while (0)
+
+static int load_api(const char *dir)
+{
+    void *rt = open_lib(dir, "libacl_rt.so", "libascendcl.so");
+    void *meta = rt ? open_lib(dir, "libnnopbase.so", NULL) : NULL;
+    void *ops = meta ? open_lib(dir, "libopapi_nn.so", "libopapi.so") : NULL;
+    if (ops == NULL)
+        return -1;
+    LOAD(rt, aclInit);
+    LOAD(rt, aclFinalize);
+    LOAD(rt, aclrtSetDevice);
+    LOAD(rt, aclrtResetDevice);
+    LOAD(rt, aclrtCreateStream);
+    LOAD(rt, aclrtDestroyStream);
+    LOAD(rt, aclrtSynchronizeStream);
+    LOAD(rt, aclrtMalloc);
+    LOAD(rt, aclrtFree);
+    LOAD(rt, aclrtMemcpy);
+    LOAD(rt, aclGetRecentErrMsg);
+    LOAD(meta, aclCreateTensor);
+    LOAD(meta, aclDestroyTensor);
+    LOAD(meta, aclSetAclOpExecutorRepeatable);
+    LOAD(meta, aclDestroyAclOpExecutor);
+    LOAD(ops, aclnnMseLossBackwardGetWorkspaceSize);
+    LOAD(ops, aclnnMseLossBackward);
+    return 0;
+}
+
+static int fail(const char *what, int status)
+{
+    const char *msg = api.aclGetRecentErrMsg ? api.aclGetRecentErrMsg() : NULL;
+    fprintf(stderr, "c_floor: %s failed with %d: %s\n", what, status, msg ? msg : "");
+    return 1;
+}
+
+#define CHECK(call) \
+    do { \
+        int status_ = (call); \
+        if (status_ != 0) \
+            return fail(#call, status_); \
+    } while (0)
+
+static struct {
+    double budget_ns;
+    long min_reps, max_reps, warmup;
+    int samples; /* print every sample too */
+} opt = {1e9, 5, 5000, 20, 0};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One benchmarked case: buffers and host data shared by the three sequences. */
+typedef struct {
+    int64_t n;
+    int dtype;        /* ACL_FLOAT or ACL_FLOAT16 */
+    size_t itemsize;
+    void *host_grad, *host_x, *host_y, *host_out;
+    void *dev_grad, *dev_x, *dev_y, *dev_out, *workspace;
+    uint64_t workspace_size;
+    aclrtStream stream;
+} Case;
+
+/* float in [0, 1) -> IEEE half (round to nearest, ties away: good enough for test data) */
+static uint16_t to_half(float f)
+{
+    if (f < 6.1035156e-05f)
+        return 0;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    uint32_t exponent = ((bits >> 23) & 0xff) - 127 + 15;
+    uint32_t mantissa = (bits >> 13) & 0x3ff;
+    uint32_t half = (exponent << 10) | mantissa;
+    if (bits & 0x1000)
+        half += 1;  /* may carry into the exponent, which is still correct rounding */
+    return (uint16_t)half;
+}
+
+static void fill(void *dst, int64_t n, int dtype, uint64_t *seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        float v = (float)((*seed >> 40) & 0xffffff) / 16777216.0f;
+        if (dtype == ACL_FLOAT)
+            ((float *)dst)[i] = v;
+        else
+            ((uint16_t *)dst)[i] = to_half(v);
+    }
+}
+
+static int make_tensors(Case *c, aclTensor **t)
+{
+    const int64_t shape[1] = {c->n}, strides[1] = {1}, storage[1] = {c->n}, one[1] = {1};
+    t[0] = api.aclCreateTensor(NULL, 0, c->dtype, NULL, 0, ACL_FORMAT_ND, one, 1, c->dev_grad);
+    t[1] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_x);
+    t[2] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_y);
+    t[3] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_out);
+    for (int i = 0; i < 4; i++)
+        if (t[i] == NULL)
+            return fail("aclCreateTensor", -1);
+    return 0;
+}
+
+static int destroy_tensors(aclTensor **t)
+{
+    for (int i = 0; i < 4; i++)
+        CHECK(api.aclDestroyTensor(t[i]));
+    return 0;
+}
+
+/* (b) the one-shot call on device buffers */
+static int oneshot(Case *c)
+{
+    aclTensor *t[4];
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    if (make_tensors(c, t))
+        return 1;
+    CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], 1, t[3], &ws, &ex));
+    if (ws > c->workspace_size) {
+        fprintf(stderr, "c_floor: workspace grew from %llu to %llu bytes\n",
+                (unsigned long long)c->workspace_size, (unsigned long long)ws);
+        return 1;
+    }
+    CHECK(api.aclnnMseLossBackward(ws ? c->workspace : NULL, ws, ex, c->stream));
+    CHECK(api.aclrtSynchronizeStream(c->stream));
+    return destroy_tensors(t);
+}
+
+/* (a') the numpy path: uploads, the one-shot call, the download */
+static int numpy_path(Case *c)
+{
+    size_t bytes = (size_t)c->n * c->itemsize;
+    CHECK(api.aclrtMemcpy(c->dev_grad, c->itemsize, c->host_grad, c->itemsize, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(api.aclrtMemcpy(c->dev_x, bytes, c->host_x, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(api.aclrtMemcpy(c->dev_y, bytes, c->host_y, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    if (oneshot(c))
+        return 1;
+    CHECK(api.aclrtMemcpy(c->host_out, bytes, c->dev_out, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    return 0;
+}
+
+/* (c) relaunch of a repeatable executor */
+static aclOpExecutor *plan_executor;
+static int plan_run(Case *c)
+{
+    CHECK(api.aclnnMseLossBackward(c->workspace_size ? c->workspace : NULL, c->workspace_size,
+                                   plan_executor, c->stream));
+    CHECK(api.aclrtSynchronizeStream(c->stream));
+    return 0;
+}
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The timing of one sequence: per-call wall samples (sorted), mean CPU time per call. */
+typedef struct {
+    int64_t *samples;
+    long reps;
+    double median_ns, cpu_ns;
+} Timing;
+
+/* Warm up, then time single calls until the budget or max_reps. */
+static int measure(int (*fn)(Case *), Case *c, Timing *t)
+{
+    for (long i = 0; i < opt.warmup; i++)
+        if (fn(c))
+            return 1;
+    long n = 0;
+    int64_t start = now_ns(), cpu0 = cpu_ns();
+    while (n < opt.max_reps && (n < opt.min_reps || (double)(now_ns() - start) < opt.budget_ns)) {
+        int64_t t0 = now_ns();
+        if (fn(c))
+            return 1;
+        t->samples[n++] = now_ns() - t0;
+    }
+    t->cpu_ns = (double)(cpu_ns() - cpu0) / (double)n;
+    qsort(t->samples, (size_t)n, sizeof *t->samples, cmp_i64);
+    t->median_ns = n % 2 ? (double)t->samples[n / 2]
+                         : 0.5 * (double)(t->samples[n / 2 - 1] + t->samples[n / 2]);
+    t->reps = n;
+    return 0;
+}
+
+static void print_samples(const char *name, const Timing *t, int first)
+{
+    printf("%s\"%s\": [", first ? "" : ", ", name);
+    for (long i = 0; i < t->reps; i++)
+        printf(i ? ", %lld" : "%lld", (long long)t->samples[i]);
+    printf("]");
+}
+
+static int run_case(Case *c, int first)
+{
+    size_t bytes = (size_t)c->n * c->itemsize;
+    uint64_t seed = 42;
+    c->host_grad = malloc(c->itemsize);
+    c->host_x = malloc(bytes);
+    c->host_y = malloc(bytes);
+    c->host_out = malloc(bytes);
+    Timing tm[3];
+    size_t slots = (size_t)(opt.max_reps > 0 ? opt.max_reps : 1);
+    for (int i = 0; i < 3; i++)
+        tm[i].samples = malloc(sizeof(int64_t) * slots);
+    if (!c->host_grad || !c->host_x || !c->host_y || !c->host_out || !tm[0].samples ||
+        !tm[1].samples || !tm[2].samples) {
+        fprintf(stderr, "c_floor: out of host memory\n");
+        return 1;
+    }
+    fill(c->host_grad, 1, c->dtype, &seed);
+    fill(c->host_x, c->n, c->dtype, &seed);
+    fill(c->host_y, c->n, c->dtype, &seed);
+    memset(c->host_out, 0, bytes);
+    CHECK(api.aclrtMalloc(&c->dev_grad, c->itemsize, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(api.aclrtMalloc(&c->dev_x, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(api.aclrtMalloc(&c->dev_y, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(api.aclrtMalloc(&c->dev_out, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(api.aclrtMemcpy(c->dev_grad, c->itemsize, c->host_grad, c->itemsize, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(api.aclrtMemcpy(c->dev_x, bytes, c->host_x, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(api.aclrtMemcpy(c->dev_y, bytes, c->host_y, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+
+    /* The repeatable executor of (c); its phase 1 also tells the workspace size. */
+    aclTensor *pt[4];
+    if (make_tensors(c, pt))
+        return 1;
+    CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(pt[0], pt[1], pt[2], 1, pt[3], &c->workspace_size,
+                                                   &plan_executor));
+    CHECK(api.aclSetAclOpExecutorRepeatable(plan_executor));
+    c->workspace = NULL;
+    if (c->workspace_size)
+        CHECK(api.aclrtMalloc(&c->workspace, c->workspace_size, ACL_MEM_MALLOC_HUGE_FIRST));
+
+    if (measure(oneshot, c, &tm[0]) || measure(plan_run, c, &tm[1]) || measure(numpy_path, c, &tm[2]))
+        return 1;
+
+    CHECK(api.aclDestroyAclOpExecutor(plan_executor));
+    if (destroy_tensors(pt))
+        return 1;
+    if (c->workspace)
+        CHECK(api.aclrtFree(c->workspace));
+    CHECK(api.aclrtFree(c->dev_grad));
+    CHECK(api.aclrtFree(c->dev_x));
+    CHECK(api.aclrtFree(c->dev_y));
+    CHECK(api.aclrtFree(c->dev_out));
+    free(c->host_grad);
+    free(c->host_x);
+    free(c->host_y);
+    free(c->host_out);
+    printf("%s\n    {\"n\": %lld, \"dtype\": \"%s\", \"workspace_bytes\": %llu,"
+           " \"oneshot_ns\": %.1f, \"plan_ns\": %.1f, \"numpy_path_ns\": %.1f,"
+           " \"cpu_ns\": {\"oneshot\": %.1f, \"plan\": %.1f, \"numpy_path\": %.1f},"
+           " \"reps\": {\"oneshot\": %ld, \"plan\": %ld, \"numpy_path\": %ld}",
+           first ? "" : ",", (long long)c->n, c->dtype == ACL_FLOAT ? "float32" : "float16",
+           (unsigned long long)c->workspace_size, tm[0].median_ns, tm[1].median_ns, tm[2].median_ns,
+           tm[0].cpu_ns, tm[1].cpu_ns, tm[2].cpu_ns, tm[0].reps, tm[1].reps, tm[2].reps);
+    if (opt.samples) {
+        printf(", \"samples\": {");
+        print_samples("oneshot", &tm[0], 1);
+        print_samples("plan", &tm[1], 0);
+        print_samples("numpy_path", &tm[2], 0);
+        printf("}");
+    }
+    printf("}");
+    for (int i = 0; i < 3; i++)
+        free(tm[i].samples);
+    fflush(stdout);
+    return 0;
+}
+
+static int parse_case(const char *arg, Case *c)
+{
+    char *end = NULL;
+    long long n = strtoll(arg, &end, 10);
+    if (end == arg || *end != ':' || n < 1)
+        return -1;
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    if (strcmp(end + 1, "f32") == 0 || strcmp(end + 1, "float32") == 0) {
+        c->dtype = ACL_FLOAT;
+        c->itemsize = 4;
+    } else if (strcmp(end + 1, "f16") == 0 || strcmp(end + 1, "float16") == 0) {
+        c->dtype = ACL_FLOAT16;
+        c->itemsize = 2;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s <lib64 directory> [--budget-ms MS] [--min-reps N] "
+                        "[--max-reps N] [--warmup N] <n>:<f32|f16>...\n", argv[0]);
+        return 2;
+    }
+    /* options may come anywhere; the remaining arguments are the cases */
+    const char *cases[256];
+    int n_cases = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *name = argv[i];
+        if (strncmp(name, "--", 2) != 0) {
+            if (n_cases == (int)(sizeof cases / sizeof *cases)) {
+                fprintf(stderr, "c_floor: too many cases\n");
+                return 2;
+            }
+            cases[n_cases++] = name;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "c_floor: %s needs a value\n", name);
+            return 2;
+        }
+        double value = strtod(argv[++i], NULL);
+        if (strcmp(name, "--budget-ms") == 0)
+            opt.budget_ns = value * 1e6;
+        else if (strcmp(name, "--min-reps") == 0)
+            opt.min_reps = (long)value;
+        else if (strcmp(name, "--max-reps") == 0)
+            opt.max_reps = (long)value;
+        else if (strcmp(name, "--warmup") == 0)
+            opt.warmup = (long)value;
+        else if (strcmp(name, "--samples") == 0)
+            opt.samples = value != 0;
+        else {
+            fprintf(stderr, "c_floor: unknown option %s\n", name);
+            return 2;
+        }
+    }
+    if (opt.min_reps < 1)
+        opt.min_reps = 1;
+    if (opt.max_reps < opt.min_reps)
+        opt.max_reps = opt.min_reps;
+    if (load_api(argv[1]) != 0)
+        return 1;
+    aclrtStream stream = NULL;
+    CHECK(api.aclInit(NULL));
+    CHECK(api.aclrtSetDevice(0));
+    CHECK(api.aclrtCreateStream(&stream));
+    printf("{\"unit\": \"ns\", \"cases\": [");
+    for (int i = 0; i < n_cases; i++) {
+        Case c;
+        if (parse_case(cases[i], &c) != 0) {
+            fprintf(stderr, "c_floor: bad case %s (want <elements>:<f32|f16>)\n", cases[i]);
+            return 2;
+        }
+        c.stream = stream;
+        if (run_case(&c, i == 0))
+            return 1;
+    }
+    printf("\n]}\n");
+    CHECK(api.aclrtDestroyStream(stream));
+    CHECK(api.aclrtResetDevice(0));
+    CHECK(api.aclFinalize());
+    return 0;
+}
