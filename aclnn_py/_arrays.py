@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _lowlevel as ll
 from ._dtypes import acl_dtype, all_dtypes, dtype_label
-from ._memory import DeviceBuffer
+from ._memory import DeviceBuffer, Scratch
 from ._runtime import AclTensor, Executor, Stream
 
 
@@ -147,6 +147,35 @@ class DeviceArray:
                 f"device={self.device}{layout}, {state})")
 
 
+def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    """What of a host array travels, and the element strides that describe it on the device.
+
+    Returns ``(core, strides)``: ``core`` is an array whose memory block (from
+    its first element, ``core.size`` elements long) is copied up as is;
+    ``strides`` gives ``array``'s view over that block, 0 on broadcast axes.
+    """
+    if array.flags.c_contiguous:
+        return array, contiguous_strides(array.shape)
+    shape, itemsize = array.shape, array.itemsize
+    broadcast = tuple(s == 0 and n > 1 for n, s in zip(shape, array.strides))
+    # The distinct elements: one index along each zero-stride axis.
+    core = array[tuple(slice(0, 1) if b else slice(None) for b in broadcast)]
+    strides = tuple(s // itemsize for s in core.strides)
+    dense = all(s % itemsize == 0 and (s > 0 or n == 1)
+                for n, s in zip(core.shape, core.strides)) and _is_dense(core.shape, strides)
+    if not dense:
+        core = np.ascontiguousarray(core)
+    if core.flags.c_contiguous:  # also normalises the strides of length-1 axes
+        strides = contiguous_strides(core.shape)
+    return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
+
+
+def _host_pointer(core: np.ndarray) -> Any:
+    if core.flags.c_contiguous:
+        return ll.ffi.from_buffer(core)
+    return ll.ffi.cast("void *", core.__array_interface__["data"][0])
+
+
 def to_device(array: Any, *, device: int | None = None, stream: Stream | None = None
               ) -> DeviceArray:
     """Copy a host array to the device (its distinct elements, once).
@@ -158,28 +187,17 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
         return array
     array = np.asarray(array)
     acl_dtype(array.dtype, all_dtypes(), argument="array")
-    shape, itemsize = array.shape, array.itemsize
     if array.size == 0:
-        return DeviceArray(DeviceBuffer(0, device), shape, array.dtype)
-    broadcast = tuple(s == 0 and n > 1 for n, s in zip(shape, array.strides))
-    # The distinct elements: one index along each zero-stride axis.
-    core = array[tuple(slice(0, 1) if b else slice(None) for b in broadcast)]
-    strides = tuple(s // itemsize for s in core.strides)
-    dense = all(s % itemsize == 0 and (s > 0 or n == 1)
-                for n, s in zip(core.shape, core.strides)) and _is_dense(core.shape, strides)
-    if not dense:
-        core = np.ascontiguousarray(core)
-    if core.flags.c_contiguous:  # also normalises the strides of length-1 axes
-        strides = contiguous_strides(core.shape)
-    strides = tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
-    buffer = DeviceBuffer(core.size * itemsize, device, stream)
+        return DeviceArray(DeviceBuffer(0, device), array.shape, array.dtype)
+    core, strides = host_layout(array)
+    nbytes = core.size * core.itemsize
+    buffer = DeviceBuffer(nbytes, device, stream)
     try:
-        address = core.__array_interface__["data"][0]
-        buffer.copy_from_address(ll.ffi.cast("void *", address), core.size * itemsize)
+        buffer.copy_from_address(_host_pointer(core), nbytes)
     except BaseException:
         buffer.free()
         raise
-    return DeviceArray(buffer, shape, array.dtype, strides)
+    return DeviceArray(buffer, array.shape, array.dtype, strides)
 
 
 def empty(shape: Any, dtype: Any, *, device: int | None = None,
@@ -194,29 +212,76 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
                        dtype)
 
 
+def _describe(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], offset: int,
+              storage_size: int, pointer: Any, handles: list[Any]) -> None:
+    handles.append(ll.create_tensor(shape, acl_type, strides, offset, (storage_size,), pointer))
+
+
+def _launch(operator: str, handles: list[Any], scalars: tuple[int, ...], stream: Stream,
+            scratch: Scratch) -> None:
+    Executor.run_once(operator, (*handles[:-1], *scalars, handles[-1]), stream,
+                      scratch.allocate)
+
+
 def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
            result: DeviceArray, stream: Stream) -> None:
     """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
 
     Inputs whose pending work is on another stream are waited for first; the
-    inputs, the result and the workspace stay alive until ``stream`` is
-    synchronised. The aclTensors live only until phase 2 returns, as CANN allows.
+    inputs and the result stay alive until ``stream`` is synchronised. The
+    aclTensors live only until phase 2 returns, as CANN allows.
     """
     arrays = (*inputs, result)
     for array in arrays:
         if array.stream is not None and array.stream is not stream:
             array.synchronize()
-    handles = []
+    handles: list[Any] = []
+    scratch = Scratch(stream)
+    launched = False
     try:
         for a in arrays:
-            handles.append(ll.create_tensor(a.shape, a.acl_dtype, a.strides, a.offset,
-                                            (a.buffer.nbytes // a.dtype.itemsize,),
-                                            a.buffer.pointer))
-        workspace = Executor.run_once(
-            operator, (*handles[:-1], *scalars, handles[-1]), stream,
-            lambda size: DeviceBuffer(size, stream.device, stream))
+            _describe(a.shape, a.acl_dtype, a.strides, a.offset,
+                      a.buffer.nbytes // a.dtype.itemsize, a.buffer.pointer, handles)
+        _launch(operator, handles, scalars, stream, scratch)
+        launched = True
     finally:
         for handle in handles:
             ll.destroy_tensor(handle)
-    stream.keep_until_synchronized((workspace, *(a.buffer for a in arrays)))
+        scratch.release(work_pending=launched)
+    stream.keep_until_synchronized(tuple(a.buffer for a in arrays))
     result.stream = stream
+
+
+def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[int],
+                       scalars: tuple[int, ...], result: np.ndarray, result_type: int,
+                       stream: Stream) -> np.ndarray:
+    """Copy host inputs up, run ``operator``, wait, copy the result into ``result``.
+
+    Every device block is scratch for this call only.
+    """
+    handles: list[Any] = []
+    scratch = Scratch(stream)
+    try:
+        for array, acl_type in zip(inputs, acl_types):
+            if array.size == 0:
+                _describe(array.shape, acl_type, contiguous_strides(array.shape), 0, 0,
+                          ll.NULL, handles)
+                continue
+            core, strides = host_layout(array)
+            nbytes = core.size * core.itemsize
+            pointer = scratch.allocate(nbytes)
+            ll.memcpy(pointer, nbytes, _host_pointer(core), nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+            _describe(array.shape, acl_type, strides, 0, core.size, pointer, handles)
+        out = scratch.allocate(result.nbytes)
+        _describe(result.shape, result_type, contiguous_strides(result.shape), 0, result.size,
+                  out, handles)
+        _launch(operator, handles, scalars, stream, scratch)
+        stream.synchronize()
+        if result.nbytes:
+            ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, out,
+                      result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+    finally:
+        for handle in handles:
+            ll.destroy_tensor(handle)
+        scratch.release(work_pending=False)
+    return result

@@ -50,32 +50,25 @@ def libraries() -> _loader.Libraries:
     return _libraries
 
 
-_functions: dict[str, Any] = {}
+class _Library:
+    """The C functions of one library family, each resolved on first use, then an attribute."""
 
+    def __init__(self, family: str) -> None:
+        self._family = family
 
-def _function(family: str, name: str) -> Any:
-    """The C function ``name`` of a library family, resolved once."""
-    function = _functions.get(name)
-    if function is None:
+    def __getattr__(self, name: str) -> Any:
         libs = libraries()
         try:
-            function = getattr(getattr(libs, family), name)
+            function = getattr(getattr(libs, self._family), name)
         except AttributeError:
-            raise UnavailableError(name, str(libs.installation.paths[family])) from None
-        _functions[name] = function
-    return function
+            raise UnavailableError(name, str(libs.installation.paths[self._family])) from None
+        setattr(self, name, function)
+        return function
 
 
-def _rt(name: str) -> Any:
-    return _function("runtime", name)
-
-
-def _meta(name: str) -> Any:
-    return _function("meta", name)
-
-
-def _ops(name: str) -> Any:
-    return _function("ops", name)
+RT = _Library("runtime")
+META = _Library("meta")
+OPS = _Library("ops")
 
 
 # ---- the one check ---------------------------------------------------------
@@ -83,7 +76,7 @@ def _ops(name: str) -> Any:
 
 def recent_error_message() -> str:
     """CANN's error text for this thread, copied at once (the call clears it)."""
-    text = _rt("aclGetRecentErrMsg")()
+    text = RT.aclGetRecentErrMsg()
     if text == NULL:
         return ""
     return ffi.string(text).decode("utf-8", errors="replace")
@@ -112,7 +105,7 @@ def address(pointer: Any) -> int:
 
 def init(config_path: str | None = None) -> bool:
     """aclInit. Returns False when the process was already initialised (100002)."""
-    status = _rt("aclInit")(config_path.encode() if config_path else NULL)
+    status = RT.aclInit(config_path.encode() if config_path else NULL)
     if status == ACL_ERROR_REPEAT_INITIALIZE:
         recent_error_message()  # CANN counts a repeat as an error; drop its text
         return False
@@ -121,55 +114,55 @@ def init(config_path: str | None = None) -> bool:
 
 
 def finalize() -> None:
-    check(_rt("aclFinalize")(), "aclFinalize")
+    check(RT.aclFinalize(), "aclFinalize")
 
 
 def get_soc_name() -> str | None:
-    name = _rt("aclrtGetSocName")()
+    name = RT.aclrtGetSocName()
     return None if name == NULL else ffi.string(name).decode("utf-8", errors="replace")
 
 
 def set_device(device_id: int) -> None:
-    check(_rt("aclrtSetDevice")(device_id), "aclrtSetDevice")
+    check(RT.aclrtSetDevice(device_id), "aclrtSetDevice")
 
 
 def reset_device(device_id: int) -> None:
-    check(_rt("aclrtResetDevice")(device_id), "aclrtResetDevice")
+    check(RT.aclrtResetDevice(device_id), "aclrtResetDevice")
 
 
 def get_device() -> int:
     out = ffi.new("int32_t *")
-    check(_rt("aclrtGetDevice")(out), "aclrtGetDevice")
+    check(RT.aclrtGetDevice(out), "aclrtGetDevice")
     return out[0]
 
 
 def get_device_count() -> int:
     out = ffi.new("uint32_t *")
-    check(_rt("aclrtGetDeviceCount")(out), "aclrtGetDeviceCount")
+    check(RT.aclrtGetDeviceCount(out), "aclrtGetDeviceCount")
     return out[0]
 
 
 def synchronize_device() -> None:
-    check(_rt("aclrtSynchronizeDevice")(), "aclrtSynchronizeDevice")
+    check(RT.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice")
 
 
 def create_context(device_id: int) -> Any:
     out = ffi.new("aclrtContext *")
-    check(_rt("aclrtCreateContext")(out, device_id), "aclrtCreateContext")
+    check(RT.aclrtCreateContext(out, device_id), "aclrtCreateContext")
     return out[0]
 
 
 def destroy_context(context: Any) -> None:
-    check(_rt("aclrtDestroyContext")(context), "aclrtDestroyContext")
+    check(RT.aclrtDestroyContext(context), "aclrtDestroyContext")
 
 
 def set_current_context(context: Any) -> None:
-    check(_rt("aclrtSetCurrentContext")(context), "aclrtSetCurrentContext")
+    check(RT.aclrtSetCurrentContext(context), "aclrtSetCurrentContext")
 
 
 def get_current_context() -> Any:
     out = ffi.new("aclrtContext *")
-    check(_rt("aclrtGetCurrentContext")(out), "aclrtGetCurrentContext")
+    check(RT.aclrtGetCurrentContext(out), "aclrtGetCurrentContext")
     return out[0]
 
 
@@ -178,52 +171,52 @@ def get_current_context() -> Any:
 
 def create_stream() -> Any:
     out = ffi.new("aclrtStream *")
-    check(_rt("aclrtCreateStream")(out), "aclrtCreateStream")
+    check(RT.aclrtCreateStream(out), "aclrtCreateStream")
     return out[0]
 
 
 def destroy_stream(stream: Any) -> None:
-    check(_rt("aclrtDestroyStream")(stream), "aclrtDestroyStream")
+    check(RT.aclrtDestroyStream(stream), "aclrtDestroyStream")
 
 
 def synchronize_stream(stream: Any) -> None:
-    check(_rt("aclrtSynchronizeStream")(stream), "aclrtSynchronizeStream")
+    check(RT.aclrtSynchronizeStream(stream), "aclrtSynchronizeStream")
 
 
 def synchronize_stream_with_timeout(stream: Any, timeout_ms: int) -> None:
-    check(_rt("aclrtSynchronizeStreamWithTimeout")(stream, timeout_ms),
+    check(RT.aclrtSynchronizeStreamWithTimeout(stream, timeout_ms),
           "aclrtSynchronizeStreamWithTimeout")
 
 
 def stream_query(stream: Any) -> int:
     """aclrtStreamQuery: an aclrtStreamStatus value."""
     out = ffi.new("aclrtStreamStatus *")
-    check(_rt("aclrtStreamQuery")(stream, out), "aclrtStreamQuery")
+    check(RT.aclrtStreamQuery(stream, out), "aclrtStreamQuery")
     return int(out[0])
 
 
 def create_event() -> Any:
     out = ffi.new("aclrtEvent *")
-    check(_rt("aclrtCreateEvent")(out), "aclrtCreateEvent")
+    check(RT.aclrtCreateEvent(out), "aclrtCreateEvent")
     return out[0]
 
 
 def destroy_event(event: Any) -> None:
-    check(_rt("aclrtDestroyEvent")(event), "aclrtDestroyEvent")
+    check(RT.aclrtDestroyEvent(event), "aclrtDestroyEvent")
 
 
 def record_event(event: Any, stream: Any) -> None:
-    check(_rt("aclrtRecordEvent")(event, stream), "aclrtRecordEvent")
+    check(RT.aclrtRecordEvent(event, stream), "aclrtRecordEvent")
 
 
 def synchronize_event(event: Any) -> None:
-    check(_rt("aclrtSynchronizeEvent")(event), "aclrtSynchronizeEvent")
+    check(RT.aclrtSynchronizeEvent(event), "aclrtSynchronizeEvent")
 
 
 def event_elapsed_time(start: Any, end: Any) -> float:
     """Milliseconds between two completed events."""
     out = ffi.new("float *")
-    check(_rt("aclrtEventElapsedTime")(out, start, end), "aclrtEventElapsedTime")
+    check(RT.aclrtEventElapsedTime(out, start, end), "aclrtEventElapsedTime")
     return float(out[0])
 
 
@@ -233,41 +226,41 @@ def event_elapsed_time(start: Any, end: Any) -> float:
 def malloc(size: int, policy: int = MALLOC_HUGE_FIRST) -> Any:
     """aclrtMalloc: a device pointer of ``size`` (> 0) bytes."""
     out = ffi.new("void **")
-    check(_rt("aclrtMalloc")(out, size, policy), "aclrtMalloc")
+    check(RT.aclrtMalloc(out, size, policy), "aclrtMalloc")
     return out[0]
 
 
 def free(pointer: Any) -> None:
-    check(_rt("aclrtFree")(pointer), "aclrtFree")
+    check(RT.aclrtFree(pointer), "aclrtFree")
 
 
 def malloc_host(size: int) -> Any:
     out = ffi.new("void **")
-    check(_rt("aclrtMallocHost")(out, size), "aclrtMallocHost")
+    check(RT.aclrtMallocHost(out, size), "aclrtMallocHost")
     return out[0]
 
 
 def free_host(pointer: Any) -> None:
-    check(_rt("aclrtFreeHost")(pointer), "aclrtFreeHost")
+    check(RT.aclrtFreeHost(pointer), "aclrtFreeHost")
 
 
 def memcpy(dst: Any, dst_max: int, src: Any, count: int, kind: int) -> None:
-    check(_rt("aclrtMemcpy")(dst, dst_max, src, count, kind), "aclrtMemcpy")
+    check(RT.aclrtMemcpy(dst, dst_max, src, count, kind), "aclrtMemcpy")
 
 
 def memcpy_async(dst: Any, dst_max: int, src: Any, count: int, kind: int, stream: Any) -> None:
-    check(_rt("aclrtMemcpyAsync")(dst, dst_max, src, count, kind, stream), "aclrtMemcpyAsync")
+    check(RT.aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream), "aclrtMemcpyAsync")
 
 
 def memset(pointer: Any, max_count: int, value: int, count: int) -> None:
-    check(_rt("aclrtMemset")(pointer, max_count, value, count), "aclrtMemset")
+    check(RT.aclrtMemset(pointer, max_count, value, count), "aclrtMemset")
 
 
 def get_mem_info(attribute: int) -> tuple[int, int]:
     """aclrtGetMemInfo: (free, total) bytes of the current device."""
     free_bytes = ffi.new("size_t *")
     total_bytes = ffi.new("size_t *")
-    check(_rt("aclrtGetMemInfo")(attribute, free_bytes, total_bytes), "aclrtGetMemInfo")
+    check(RT.aclrtGetMemInfo(attribute, free_bytes, total_bytes), "aclrtGetMemInfo")
     return int(free_bytes[0]), int(total_bytes[0])
 
 
@@ -292,30 +285,30 @@ def _int64_array(values: tuple[int, ...]) -> Any:
 def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], offset: int,
                   storage_shape: tuple[int, ...], data: Any, fmt: int = FORMAT_ND) -> Any:
     """aclCreateTensor. Shapes, strides and offset count elements; CANN copies the arrays."""
-    handle = _meta("aclCreateTensor")(_int64_array(shape), len(shape), dtype,
+    handle = META.aclCreateTensor(_int64_array(shape), len(shape), dtype,
                                       _int64_array(strides), offset, fmt,
                                       _int64_array(storage_shape), len(storage_shape), data)
     return check_created(handle, "aclCreateTensor")
 
 
 def destroy_tensor(tensor: Any) -> None:
-    check(_meta("aclDestroyTensor")(tensor), "aclDestroyTensor")
+    check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
 
 def set_executor_repeatable(executor: Any) -> None:
-    check(_meta("aclSetAclOpExecutorRepeatable")(executor), "aclSetAclOpExecutorRepeatable")
+    check(META.aclSetAclOpExecutorRepeatable(executor), "aclSetAclOpExecutorRepeatable")
 
 
 def destroy_executor(executor: Any) -> None:
-    check(_meta("aclDestroyAclOpExecutor")(executor), "aclDestroyAclOpExecutor")
+    check(META.aclDestroyAclOpExecutor(executor), "aclDestroyAclOpExecutor")
 
 
 def set_input_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> None:
-    check(_meta("aclSetInputTensorAddr")(executor, index, tensor, data), "aclSetInputTensorAddr")
+    check(META.aclSetInputTensorAddr(executor, index, tensor, data), "aclSetInputTensorAddr")
 
 
 def set_output_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> None:
-    check(_meta("aclSetOutputTensorAddr")(executor, index, tensor, data), "aclSetOutputTensorAddr")
+    check(META.aclSetOutputTensorAddr(executor, index, tensor, data), "aclSetOutputTensorAddr")
 
 
 # ---- operators (the two-phase aclnn call) ----------------------------------
@@ -329,14 +322,14 @@ def operator_workspace_size(operator: str, *arguments: Any) -> tuple[int, Any]:
     api = operator + "GetWorkspaceSize"
     size = ffi.new("uint64_t *")
     executor = ffi.new("aclOpExecutor **")
-    check(_ops(api)(*arguments, size, executor), api)
+    check(getattr(OPS, api)(*arguments, size, executor), api)
     return int(size[0]), executor[0]
 
 
 def operator_launch(operator: str, workspace: Any, workspace_size: int, executor: Any,
                     stream: Any) -> None:
     """Phase 2, ``<operator>(workspace, size, executor, stream)``."""
-    check(_ops(operator)(workspace, workspace_size, executor, stream), operator)
+    check(getattr(OPS, operator)(workspace, workspace_size, executor, stream), operator)
 
 
 # ---- the emulator's own API (absent from real CANN) ------------------------
@@ -344,17 +337,17 @@ def operator_launch(operator: str, workspace: Any, workspace_size: int, executor
 
 def emulator_stats() -> dict[str, int]:
     stats = ffi.new("aclemuStats *")
-    check(_rt("aclemuGetStats")(stats), "aclemuGetStats")
+    check(RT.aclemuGetStats(stats), "aclemuGetStats")
     return {field: int(getattr(stats, field)) for field, _ in ffi.typeof("aclemuStats").fields}
 
 
 def emulator_reset_counters() -> None:
-    check(_rt("aclemuResetCounters")(), "aclemuResetCounters")
+    check(RT.aclemuResetCounters(), "aclemuResetCounters")
 
 
 def emulator_inject_fault(api: str, nth: int, status: int) -> None:
-    check(_rt("aclemuInjectFault")(api.encode(), nth, status), "aclemuInjectFault")
+    check(RT.aclemuInjectFault(api.encode(), nth, status), "aclemuInjectFault")
 
 
 def emulator_clear_faults() -> None:
-    check(_rt("aclemuClearFaults")(), "aclemuClearFaults")
+    check(RT.aclemuClearFaults(), "aclemuClearFaults")

@@ -166,6 +166,62 @@ def memory_info(device: int | None = None) -> dict[str, int]:
             "pool_hits": each.hits, "pool_misses": each.misses}
 
 
+class _DeferredFree:
+    """Blocks to ``aclrtFree`` once nothing refers to this object (kept by a stream until
+    its work is done)."""
+
+    __slots__ = ("__weakref__",)
+
+    def __init__(self, pointers: list[Any], device: int) -> None:
+        weakref.finalize(self, _free_all, pointers, device, rt.generation())
+
+
+def _free_all(pointers: list[Any], device: int, generation: int) -> None:
+    if not rt.alive(generation):
+        return
+    for pointer in pointers:
+        _release(None, pointer, 0, device, 0, generation)
+
+
+class Scratch:
+    """Device blocks for the duration of one operator call, given back together.
+
+    With the pool, blocks return to the stream's cache at once: later work on
+    the stream runs after the work that used them. Without it, they are freed
+    at once if the stream's work is known to be done, else when it is.
+    """
+
+    __slots__ = ("stream", "pool", "blocks")
+
+    def __init__(self, stream: rt.Stream) -> None:
+        self.stream = stream
+        self.pool = pool(stream.device) if pooling() else None
+        self.blocks: list[tuple[Any, int]] = []
+
+    def allocate(self, nbytes: int) -> Any:
+        """A device pointer to ``nbytes`` bytes (NULL for none)."""
+        if nbytes == 0:
+            return ll.NULL
+        if self.pool is not None:
+            pointer, size = self.pool.allocate(nbytes, self.stream.key)
+        else:
+            pointer, size = ll.malloc(nbytes), nbytes
+        self.blocks.append((pointer, size))
+        return pointer
+
+    def release(self, *, work_pending: bool) -> None:
+        blocks, self.blocks = self.blocks, []
+        if self.pool is not None:
+            for pointer, size in blocks:
+                self.pool.release(pointer, size, self.stream.key)
+        elif work_pending:
+            self.stream.keep_until_synchronized(
+                _DeferredFree([p for p, _ in blocks], self.stream.device))
+        else:
+            for pointer, _ in blocks:
+                ll.free(pointer)
+
+
 def _release(pool_or_none: MemoryPool | None, pointer: Any, size: int, device: int,
              stream_key: int, generation: int, *, raising: bool = False) -> None:
     if not rt.alive(generation):

@@ -20,7 +20,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _lowlevel as ll
-from ._arrays import DeviceArray, empty, launch, to_device
+from ._arrays import DeviceArray, empty, launch, run_on_host_arrays, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
     FLOATING,
@@ -148,22 +148,15 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     device = devices[0] if devices else stream.device
     if stream.device != device:
         raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    if not on_device:
+        host = out if out is not None else np.empty(shape, dtype)
+        inputs = list(arrays.values())
+        return run_on_host_arrays(operator, inputs, [acl_dtype(a.dtype) for a in inputs],
+                                  scalars, host, acl_dtype(host.dtype), stream)
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    if on_device:
-        result = out if out is not None else empty(shape, dtype, device=device, stream=stream)
-        launch(operator, uploaded, scalars, result, stream)
-        return result
-    host = out if out is not None else np.empty(shape, dtype)
-    result = empty(shape, host.dtype, device=device, stream=stream)
-    try:
-        launch(operator, uploaded, scalars, result, stream)
-        stream.synchronize()
-        result.buffer.copy_to_host(host)
-    finally:
-        result.buffer.free()
-        for array in uploaded:
-            array.buffer.free()
-    return host
+    result = out if out is not None else empty(shape, dtype, device=device, stream=stream)
+    launch(operator, uploaded, scalars, result, stream)
+    return result
 
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,

@@ -76,6 +76,14 @@ def soc_name() -> str | None:
 
 def activate(device: int | None = None) -> int:
     """Make ``device`` (default: this thread's current device, else 0) current here."""
+    state = getattr(_thread, "state", None)
+    if state is not None and (device is None or device == state[1]) \
+            and state[0] == _process.generation and _process.initialized:
+        return state[1]
+    return _activate(device)
+
+
+def _activate(device: int | None) -> int:
     ensure_initialized()
     state = getattr(_thread, "state", None)
     current = state[1] if state is not None and state[0] == _process.generation else None
@@ -373,11 +381,11 @@ class Executor:
     @staticmethod
     def run_once(operator: str, arguments: tuple[Any, ...], stream: Stream,
                  allocate: Callable[[int], Any]) -> Any:
-        """Phase 1, ``allocate(workspace_size)``, phase 2: the one-shot fast path.
+        """Phase 1, ``allocate(workspace_size)`` (a device pointer), phase 2: the one-shot path.
 
         The same ownership rules without an owner object: the executor is
         destroyed here if phase 2 is never reached, and is CANN's once it is.
-        Returns the workspace, which must outlive the queued work.
+        The workspace must outlive the queued work; its allocator sees to that.
         """
         size, handle = ll.operator_workspace_size(operator, *arguments)
         try:
@@ -385,8 +393,7 @@ class Executor:
         except BaseException:
             ll.destroy_executor(handle)
             raise
-        ll.operator_launch(operator, workspace.pointer, size, handle, stream.handle)
-        return workspace
+        ll.operator_launch(operator, workspace, size, handle, stream.handle)
 
     def make_repeatable(self) -> None:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
