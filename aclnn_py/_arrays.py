@@ -54,7 +54,7 @@ class DeviceArray:
     """
 
     __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "stream", "acl_dtype",
-                 "__weakref__")
+                 "_descriptor", "__weakref__")
 
     def __init__(self, buffer: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype,
                  strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
@@ -64,6 +64,7 @@ class DeviceArray:
         self.acl_dtype = acl_dtype(dtype, all_dtypes())
         self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
+        self._descriptor: AclTensor | None = None
         # The stream whose queued work last wrote this array (None: nothing pending).
         self.stream: Stream | None = None
 
@@ -100,6 +101,16 @@ class DeviceArray:
         return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
                          self.storage_size, self.buffer.pointer)
 
+    def descriptor(self) -> Any:
+        """This array's own aclTensor handle, made once and reused for one-shot calls.
+
+        Never handed to a plan: rebinding an executor's address rewrites its tensor.
+        """
+        descriptor = self._descriptor
+        if descriptor is None:
+            descriptor = self._descriptor = self.tensor()
+        return descriptor.handle
+
     def synchronize(self) -> None:
         """Wait for queued work that writes this array."""
         if self.stream is not None:
@@ -132,6 +143,8 @@ class DeviceArray:
         if not self.buffer.freed:
             self.synchronize()
         self.buffer.free()
+        if self._descriptor is not None:
+            self._descriptor.destroy()
 
     def __enter__(self) -> DeviceArray:
         return self
@@ -228,25 +241,19 @@ def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
     """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
 
     Inputs whose pending work is on another stream are waited for first; the
-    inputs and the result stay alive until ``stream`` is synchronised. The
-    aclTensors live only until phase 2 returns, as CANN allows.
+    inputs and the result stay alive until ``stream`` is synchronised; their
+    aclTensors are their own, reused from call to call.
     """
     arrays = (*inputs, result)
     for array in arrays:
         if array.stream is not None and array.stream is not stream:
             array.synchronize()
-    handles: list[Any] = []
     scratch = Scratch(stream)
     launched = False
     try:
-        for a in arrays:
-            _describe(a.shape, a.acl_dtype, a.strides, a.offset,
-                      a.buffer.nbytes // a.dtype.itemsize, a.buffer.pointer, handles)
-        _launch(operator, handles, scalars, stream, scratch)
+        _launch(operator, [a.descriptor() for a in arrays], scalars, stream, scratch)
         launched = True
     finally:
-        for handle in handles:
-            ll.destroy_tensor(handle)
         scratch.release(work_pending=launched)
     stream.keep_until_synchronized(tuple(a.buffer for a in arrays))
     result.stream = stream
