@@ -15,6 +15,7 @@ naming the argument and the rule) before any device work.
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any, Union
 
 import numpy as np
@@ -91,24 +92,28 @@ def _describe(arrays: dict[str, Any], attribute: str) -> str:
 
 def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...]:
     """Validate dtypes, ranks and devices; return the broadcast shape."""
+    values = arrays.values()
     for name, array in arrays.items():
-        acl_dtype(array.dtype, FLOATING, argument=name)
-    if same_dtype and len({a.dtype for a in arrays.values()}) > 1:
+        if array.dtype not in FLOATING:
+            acl_dtype(array.dtype, FLOATING, argument=name)  # raises the TypeError
+    first = next(iter(values))
+    if same_dtype and any(a.dtype != first.dtype for a in values):
         raise TypeError(f"{', '.join(arrays)} must share one dtype (CANN does not promote for "
                         f"this operator); got {_describe(arrays, 'dtype')}")
     for name, array in arrays.items():
-        _check_dtype(array.dtype, name)
-        if array.ndim > MAX_RANK:
+        if array.dtype == bfloat16:
+            _check_dtype(array.dtype, name)
+        if len(array.shape) > MAX_RANK:
             raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
                              f"at most {MAX_RANK} are supported")
-    devices = {a.device for a in arrays.values() if isinstance(a, DeviceArray)}
+    devices = {a.device for a in values if isinstance(a, DeviceArray)}
     if len(devices) > 1:
         raise ValueError(f"device arrays must be on one device; got {_describe(arrays, 'device')}")
-    shapes = {a.shape for a in arrays.values()}
-    if len(shapes) == 1:
-        return shapes.pop()
+    shape = first.shape
+    if all(a.shape == shape for a in values):
+        return shape
     try:
-        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        return np.broadcast_shapes(*(a.shape for a in values))
     except ValueError:
         raise ValueError(f"shapes do not broadcast together: {_describe(arrays, 'shape')}"
                          ) from None
@@ -154,7 +159,10 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
         return run_on_host_arrays(operator, inputs, [acl_dtype(a.dtype) for a in inputs],
                                   scalars, host, acl_dtype(host.dtype), stream)
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    result = out if out is not None else empty(shape, dtype, device=device, stream=stream)
+    if out is None:
+        nbytes = math.prod(shape) * dtype.itemsize
+        out = DeviceArray(DeviceBuffer(nbytes, device, stream), shape, dtype)
+    result = out
     launch(operator, uploaded, scalars, result, stream)
     return result
 
