@@ -14,6 +14,7 @@ from aclnn_py.errors import AclError
 
 FLOAT = ll.constant("ACL_FLOAT")
 FLOAT16 = ll.constant("ACL_FLOAT16")
+HOST_TO_HOST = ll.constant("ACL_MEMCPY_HOST_TO_HOST")
 
 
 @pytest.fixture
@@ -66,6 +67,14 @@ class Resources:
         expected = grad * (x - y) * 2 / x.size
         return tensors, pointers, out_host, expected
 
+    def workspace(self, size: int):
+        """A device workspace of ``size`` bytes filled with junk, and that junk on the host."""
+        pointer = ll.malloc(size)
+        self.pointers.append(pointer)
+        junk = np.full(size, 0xAB, np.uint8)
+        ll.memcpy(pointer, size, ll.ffi.from_buffer(junk), size, ll.MEMCPY_HOST_TO_DEVICE)
+        return pointer, junk
+
     def plan(self, tensors, reduction=1):
         return ll.operator_workspace_size("aclnnMseLossBackward", *tensors[:3], reduction,
                                           tensors[3])
@@ -89,6 +98,15 @@ def status_of(call, *args) -> int:
     with pytest.raises(AclError) as info:
         call(*args)
     return info.value.status
+
+
+def aligned_host(values: np.ndarray) -> np.ndarray:
+    """A copy of ``values`` in 64-byte aligned host memory: only its being on the host is wrong."""
+    raw = np.zeros(values.nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    copy = raw[start:start + values.nbytes].view(values.dtype).reshape(values.shape)
+    copy[...] = values
+    return copy
 
 
 # ---- initialisation and contexts -------------------------------------------
@@ -124,7 +142,8 @@ def test_thread_without_device_has_no_context(device):
 
     def worker():
         for name, call, args in (("malloc", ll.malloc, (64,)), ("device", ll.get_device, ()),
-                                 ("stream", ll.create_stream, ())):
+                                 ("stream", ll.create_stream, ()),
+                                 ("sync", ll.synchronize_stream, (ll.NULL,))):
             try:
                 call(*args)
             except AclError as error:
@@ -133,7 +152,7 @@ def test_thread_without_device_has_no_context(device):
     thread = threading.Thread(target=worker)
     thread.start()
     thread.join()
-    assert seen == {"malloc": 107002, "device": 107002, "stream": 107002}
+    assert seen == {"malloc": 107002, "device": 107002, "stream": 107002, "sync": 107002}
 
 
 def test_invalid_device_id_is_refused(device):
@@ -175,11 +194,15 @@ def test_device_memory_capacity_is_enforced_like_cann_oom():
         except aclnn_py.OutOfMemoryError as error:
             print(error.status, "MemoryError" if isinstance(error, MemoryError) else "")
         ll.free(keep)
+        print(ll.get_mem_info(ll.constant("ACL_HBM_MEM")))
+        ll.free(ll.malloc(600_000))  # freed memory is available again
+        print("reallocated")
     """, {"ACLNN_EMU_DEVICE_MEMORY": "1M"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "(1048576, 1048576)"
     assert lines[1] == "207001 MemoryError"
+    assert lines[2:] == ["(1048576, 1048576)", "reallocated"]
 
 
 def test_device_count_is_configurable():
@@ -206,6 +229,7 @@ def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
     other_host = np.zeros(64, np.uint8)
     h, h2 = ll.ffi.from_buffer(host, require_writable=True), ll.ffi.from_buffer(other_host)
     d = ll.malloc(64)
+    odd = ll.malloc(100)  # its block is padded to 128 bytes: overruns land in mapped padding
     try:
         cases = [
             (h, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),    # dst is host memory
@@ -213,8 +237,16 @@ def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
             (h, 64, h2, 64, ll.MEMCPY_DEVICE_TO_HOST),    # src is host memory
             (d, 64, h2, 64, ll.MEMCPY_DEVICE_TO_HOST),    # dst is device memory
             (d, 64, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),    # count > destMax
-            (d, 128, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),   # past the end of the allocation
+            (d, 32, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),    # count > destMax, inside the allocation
+            # past the end (first into padding, so a missing check fails here, not by a crash)
+            (odd, 128, h2, 101, ll.MEMCPY_HOST_TO_DEVICE),
+            (ll.ffi.cast("char *", odd) + 110, 4, h2, 4, ll.MEMCPY_HOST_TO_DEVICE),  # starts there
+            (d, 128, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),
             (ll.ffi.cast("char *", d) + 32, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),
+            (h, 64, d, 64, HOST_TO_HOST),                 # device memory is never host memory
+            (d, 64, h2, 64, HOST_TO_HOST),
+            (d, 64, h2, 64, ll.MEMCPY_DEVICE_TO_DEVICE),  # src is host memory
+            (h, 64, d, 64, ll.MEMCPY_DEVICE_TO_DEVICE),   # dst is host memory
         ]
         for dst, dst_max, src, count, kind in cases:
             assert status_of(ll.memcpy, dst, dst_max, src, count, kind) == 100000
@@ -222,6 +254,20 @@ def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
         ll.memcpy(d, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE)  # the right way works
     finally:
         ll.free(d)
+        ll.free(odd)
+
+
+def test_memcpy_checks_the_bounds_of_pinned_host_memory(device):
+    pinned = ll.malloc_host(100)
+    d = ll.malloc(128)
+    try:
+        tail = ll.ffi.cast("char *", pinned) + 64  # 36 bytes of the pinned block remain
+        assert status_of(ll.memcpy, d, 128, tail, 64, ll.MEMCPY_HOST_TO_DEVICE) == 100000
+        assert status_of(ll.memcpy, tail, 64, d, 64, ll.MEMCPY_DEVICE_TO_HOST) == 100000
+        ll.memcpy(d, 128, tail, 36, ll.MEMCPY_HOST_TO_DEVICE)
+    finally:
+        ll.free(d)
+        ll.free_host(pinned)
 
 
 def test_reading_an_output_before_the_stream_sync_sees_stale_data(res):
@@ -245,6 +291,70 @@ def test_kernel_whose_buffer_was_freed_while_pending_fails_at_sync(res):
         ll.synchronize_stream(res.stream)
     assert info.value.status == 507015
     assert "self" in info.value.message
+
+
+def test_kernel_whose_workspace_was_freed_while_pending_fails_at_sync(res):
+    tensors, pointers, _, _ = res.operands(shape=(2, 2))
+    transposed = res.tensor(pointers[1], (2, 2), strides=(1, 2))
+    size, executor = res.plan([tensors[0], transposed, tensors[2], tensors[3]])
+    workspace, _ = res.workspace(size)
+    ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, res.stream)
+    ll.free(workspace)
+    res.pointers.remove(workspace)
+    with pytest.raises(AclError) as info:
+        ll.synchronize_stream(res.stream)
+    assert info.value.status == 507015
+    assert "workspace" in info.value.message
+
+
+def _destroy_stream(res, stream):
+    ll.destroy_stream(stream)
+
+
+def _synchronize_event(res, stream):
+    event = ll.create_event()
+    try:
+        ll.record_event(event, stream)
+        ll.synchronize_event(event)
+    finally:
+        ll.destroy_event(event)
+
+
+@pytest.mark.parametrize("wait", [
+    lambda res, stream: ll.synchronize_stream(stream),
+    lambda res, stream: ll.synchronize_stream_with_timeout(stream, 1000),
+    _synchronize_event,
+    lambda res, stream: ll.synchronize_device(),
+    _destroy_stream,
+], ids=["stream", "stream_with_timeout", "event", "device", "destroy_stream"])
+def test_every_synchronising_call_runs_the_pending_kernel(res, wait):
+    tensors, pointers, out_host, expected = res.operands()
+    stream = ll.create_stream()
+    try:
+        size, executor = res.plan(tensors)
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, stream)
+        np.testing.assert_array_equal(res.download(pointers[3], out_host), np.zeros_like(out_host))
+        wait(res, stream)
+        assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+        np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+    finally:
+        if wait is not _destroy_stream:
+            ll.destroy_stream(stream)
+
+
+def test_an_event_sync_runs_only_the_work_recorded_before_it(res):
+    tensors, pointers, out_host, expected = res.operands()
+    event = ll.create_event()
+    try:
+        ll.record_event(event, res.stream)
+        size, executor = res.plan(tensors)
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+        ll.synchronize_event(event)
+        np.testing.assert_array_equal(res.download(pointers[3], out_host), np.zeros_like(out_host))
+        ll.synchronize_stream(res.stream)
+        np.testing.assert_allclose(res.download(pointers[3], out_host), expected, rtol=1e-6)
+    finally:
+        ll.destroy_event(event)
 
 
 def test_stream_query_never_claims_completion_of_unrun_work(res):
@@ -279,11 +389,28 @@ def test_events_order_work_and_time_it(res):
 
 def test_host_pointers_are_refused_as_tensor_data(res):
     tensors, _, _, _ = res.operands()
-    host = np.ones(4, np.float32)
+    host = aligned_host(np.ones(4, np.float32))  # aligned: only its being host memory is wrong
     host_tensor = res.tensor(ll.ffi.from_buffer(host), (4,))
     with pytest.raises(AclError) as info:
         res.plan([tensors[0], host_tensor, tensors[2], tensors[3]])
-    assert info.value.status == 161002 and "self" in info.value.message
+    assert info.value.status == 161002
+    assert "self" in info.value.message and "not device memory" in info.value.message
+
+
+def test_a_host_address_bound_after_phase_one_fails_when_the_kernel_runs(res):
+    tensors, pointers, out_host, _ = res.operands()
+    size, executor = res.plan(tensors)
+    ll.set_executor_repeatable(executor)
+    host = aligned_host(np.full(4, 3.0, np.float32))
+    try:
+        ll.set_input_tensor_addr(executor, 1, tensors[1], ll.ffi.from_buffer(host))
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
+        with pytest.raises(AclError) as info:
+            ll.synchronize_stream(res.stream)
+        assert info.value.status == 507015 and "self" in info.value.message
+        np.testing.assert_array_equal(res.download(pointers[3], out_host), np.zeros_like(out_host))
+    finally:
+        ll.destroy_executor(executor)
 
 
 def test_a_view_past_its_allocation_is_refused(res):
@@ -352,10 +479,7 @@ def test_non_contiguous_input_needs_a_workspace_that_is_really_used(res):
     transposed = res.tensor(pointers[1], (2, 2), strides=(1, 2))
     size, executor = res.plan([tensors[0], transposed, tensors[2], tensors[3]])
     assert size > 0
-    workspace = ll.malloc(size)
-    res.pointers.append(workspace)
-    junk = np.full(size, 0xAB, np.uint8)
-    ll.memcpy(workspace, size, ll.ffi.from_buffer(junk), size, ll.MEMCPY_HOST_TO_DEVICE)
+    workspace, junk = res.workspace(size)
     ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, res.stream)
     ll.synchronize_stream(res.stream)
     x = np.arange(4, dtype=np.float32).reshape(2, 2).T
@@ -364,11 +488,16 @@ def test_non_contiguous_input_needs_a_workspace_that_is_really_used(res):
     assert not np.array_equal(res.download(workspace, junk), junk)  # the kernel wrote it
 
 
-def test_cast_to_another_out_dtype_needs_a_workspace(res):
-    tensors, _, _, _ = res.operands(out_dtype=FLOAT16)
+def test_cast_to_another_out_dtype_needs_a_workspace_that_is_really_used(res):
+    tensors, pointers, out_host, expected = res.operands(out_dtype=FLOAT16)
     size, executor = res.plan(tensors)
     assert size > 0
-    ll.destroy_executor(executor)
+    workspace, junk = res.workspace(size)
+    ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, res.stream)
+    ll.synchronize_stream(res.stream)
+    np.testing.assert_allclose(res.download(pointers[3], out_host), expected.astype(np.float16),
+                               rtol=1e-3)
+    assert not np.array_equal(res.download(workspace, junk), junk)  # the kernel wrote it
 
 
 def test_missing_or_undersized_workspace_is_refused(res):
@@ -385,6 +514,12 @@ def test_missing_or_undersized_workspace_is_refused(res):
     with pytest.raises(AclError) as undersized:
         ll.operator_launch("aclnnMseLossBackward", small, size - 1, executor, res.stream)
     assert undersized.value.status == 161002
+    size, executor = res.plan(operands)
+    host = np.zeros(size, np.uint8)
+    with pytest.raises(AclError) as on_host:
+        ll.operator_launch("aclnnMseLossBackward", ll.ffi.from_buffer(host), size, executor,
+                           res.stream)
+    assert on_host.value.status == 161002
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0
 
 
@@ -392,19 +527,20 @@ def test_missing_or_undersized_workspace_is_refused(res):
 
 
 def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
+    runtime = ll.libraries().runtime  # the raw C functions, so a failure is not consumed
     messages = {}
 
     def fail_then_read():
         ll.set_device(0)
         try:
-            status = ll._rt("aclrtMalloc")(ll.ffi.new("void **"), 0, 0)  # unchecked on purpose
+            status = runtime.aclrtMalloc(ll.ffi.new("void **"), 0, 0)  # unchecked on purpose
             assert status == 100000
             messages["other thread first read"] = ll.recent_error_message()
             messages["other thread second read"] = ll.recent_error_message()
         finally:
             ll.reset_device(0)
 
-    status = ll._rt("aclrtFree")(ll.ffi.cast("void *", 64))
+    status = runtime.aclrtFree(ll.ffi.cast("void *", 64))
     assert status == 107000
     thread = threading.Thread(target=fail_then_read)
     thread.start()
@@ -446,20 +582,42 @@ def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
 # ---- introspection and faults ----------------------------------------------
 
 
-def test_stats_count_traffic(res):
+def test_stats_count_traffic_calls_kernels_and_live_resources(res):
+    tensors, pointers, _, _ = res.operands()
     aclnn_py.emulator.reset_counters()
+    before = aclnn_py.emulator.stats()
     array = np.ones(10, np.float32)
-    pointer = res.upload(array)
-    res.download(pointer, array)
+    pointer = res.upload(array)                   # 1 malloc, 40 bytes host to device
+    res.download(pointer, array[:2])              # 8 bytes device to host
+    ll.memcpy(pointers[3], 16, pointer, 16, ll.MEMCPY_DEVICE_TO_DEVICE)
+    big = ll.malloc(1 << 20)
+    ll.free(big)
+    extra = res.tensor(pointer, (10,))
+    size, executor = res.plan(tensors)
+    ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
     stats = aclnn_py.emulator.stats()
-    assert stats["h2d_bytes"] == 40 and stats["d2h_bytes"] == 40
-    assert stats["live_device_bytes"] >= 40
+    assert (stats["h2d_bytes"], stats["d2h_bytes"], stats["d2d_bytes"]) == (40, 8, 16)
+    assert stats["malloc_calls"] == 2
+    assert stats["live_allocations"] == before["live_allocations"] + 1
+    assert stats["live_device_bytes"] == before["live_device_bytes"] + 40
+    assert stats["peak_device_bytes"] >= before["live_device_bytes"] + 40 + (1 << 20)
+    assert stats["live_tensors"] == before["live_tensors"] + 1
+    kernels = ("kernel_launches", "kernels_executed", "pending_tasks")
+    assert [stats[key] for key in kernels] == [1, 0, 1]  # launched, not run until the sync
+    ll.synchronize_stream(res.stream)
+    ll.destroy_tensor(extra)
+    res.tensors.remove(extra)
+    stats = aclnn_py.emulator.stats()
+    assert [stats[key] for key in kernels] == [1, 1, 0]
+    assert stats["live_tensors"] == before["live_tensors"]
 
 
 def test_fault_injection_fires_on_the_nth_call_only(device):
     aclnn_py.emulator.inject_fault("aclrtMalloc", 507899, nth=2)
     first = ll.malloc(64)
     try:
+        ll.get_device()  # other functions neither count towards nth nor fail
+        ll.memset(first, 64, 0, 64)
         assert status_of(ll.malloc, 64) == 507899
         third = ll.malloc(64)
         ll.free(third)
