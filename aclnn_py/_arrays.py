@@ -65,7 +65,7 @@ class DeviceArray:
         self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
         self._descriptor: AclTensor | None = None
-        # The stream whose queued work last wrote this array (None: nothing pending).
+        # The stream whose queued work last used this array (None: nothing pending).
         self.stream: Stream | None = None
 
     @property
@@ -112,7 +112,7 @@ class DeviceArray:
         return descriptor.handle
 
     def synchronize(self) -> None:
-        """Wait for queued work that writes this array."""
+        """Wait for queued work that uses this array."""
         if self.stream is not None:
             self.stream.synchronize()
             self.stream = None
@@ -193,8 +193,8 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
               ) -> DeviceArray:
     """Copy a host array to the device (its distinct elements, once).
 
-    ``stream`` chooses which stream's pool cache the memory comes from; the copy
-    itself is synchronous.
+    The copy is synchronous, so it is complete before any work queued later on
+    any stream; ``stream`` is accepted for symmetry with the operators.
     """
     if isinstance(array, DeviceArray):
         return array
@@ -204,7 +204,7 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
         return DeviceArray(DeviceBuffer(0, device), array.shape, array.dtype)
     core, strides = host_layout(array)
     nbytes = core.size * core.itemsize
-    buffer = DeviceBuffer(nbytes, device, stream)
+    buffer = DeviceBuffer(nbytes, device)
     try:
         buffer.copy_from_address(_host_pointer(core), nbytes)
     except BaseException:
@@ -221,8 +221,7 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
         raise ValueError(f"shape must not have negative extents, got {shape}")
     dtype = np.dtype(dtype)
     acl_dtype(dtype, all_dtypes(), argument="dtype")
-    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device, stream), shape,
-                       dtype)
+    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
 
 
 def _describe(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], offset: int,
@@ -240,9 +239,9 @@ def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
            result: DeviceArray, stream: Stream) -> None:
     """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
 
-    Inputs whose pending work is on another stream are waited for first; the
-    inputs and the result stay alive until ``stream`` is synchronised; their
-    aclTensors are their own, reused from call to call.
+    Arrays with queued work on another stream are waited for first; the inputs
+    and the result stay alive until ``stream`` is synchronised; their aclTensors
+    are their own, reused from call to call.
     """
     arrays = (*inputs, result)
     for array in arrays:
@@ -256,7 +255,8 @@ def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
     finally:
         scratch.release(work_pending=launched)
     stream.keep_until_synchronized(tuple(a.buffer for a in arrays))
-    result.stream = stream
+    for array in arrays:
+        array.stream = stream
 
 
 def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[int],

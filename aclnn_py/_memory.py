@@ -1,12 +1,14 @@
 """Device memory: a caching pool per device and the buffers it hands out.
 
 In the spirit of CuPy's pool: sizes are rounded up to 512 bytes and freed
-blocks are cached per stream. A block freed on a stream is reused only for
-work queued later on the same stream (CANN runs a stream's work in order), or
-on any stream once its stream has been synchronised. When ``aclrtMalloc``
-runs out, the pool synchronises, releases its cache, collects garbage and
-retries before raising :class:`~aclnn_py.OutOfMemoryError` with the requested,
-free and total bytes. ``ACLNN_PY_POOL=0`` allocates and frees directly.
+blocks are cached for reuse. A block goes back to the cache only once the
+work queued before its release has finished: blocks still used by queued work
+are held by that stream until it is synchronised (the copies aclnn_py makes
+with ``aclrtMemcpy`` are not stream-ordered, so earlier reuse would race).
+When ``aclrtMalloc`` runs out, the pool synchronises the device, releases its
+cache, collects garbage and retries before raising
+:class:`~aclnn_py.OutOfMemoryError` with the requested, free and total bytes.
+``ACLNN_PY_POOL=0`` allocates and frees directly.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from .errors import OutOfMemoryError
 logger = logging.getLogger("aclnn_py")
 
 ROUNDING = 512
-_ANY_STREAM = 0  # free-list key of blocks whose last stream has been synchronised
 _HBM = ll.constant("ACL_HBM_MEM")
 
 
@@ -42,45 +43,42 @@ class MemoryPool:
     def __init__(self, device: int) -> None:
         self.device = device
         self.lock = threading.Lock()
-        # stream key -> block size -> cached pointers
-        self.free: dict[int, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        self.free: dict[int, list[Any]] = defaultdict(list)  # block size -> cached pointers
         self.used_bytes = 0
         self.cached_bytes = 0
         self.hits = 0
         self.misses = 0
 
-    def allocate(self, nbytes: int, stream_key: int) -> tuple[Any, int]:
-        """A block of at least ``nbytes`` usable in order on the stream ``stream_key``."""
+    def allocate(self, nbytes: int) -> tuple[Any, int]:
+        """A block of at least ``nbytes``: (pointer, block size)."""
         size = _round(nbytes)
         with self.lock:
-            for key in (stream_key, _ANY_STREAM):
-                blocks = self.free.get(key, {}).get(size)
-                if blocks:
-                    self.cached_bytes -= size
-                    self.used_bytes += size
-                    self.hits += 1
-                    return blocks.pop(), size
+            blocks = self.free.get(size)
+            if blocks:
+                self.cached_bytes -= size
+                self.used_bytes += size
+                self.hits += 1
+                return blocks.pop(), size
             self.misses += 1
         pointer = self._malloc(size, nbytes)
         with self.lock:
             self.used_bytes += size
         return pointer, size
 
-    def release(self, pointer: Any, size: int, stream_key: int) -> None:
+    def release(self, pointer: Any, size: int) -> None:
+        """Cache a block whose users have all finished."""
         with self.lock:
-            self.free[stream_key][size].append(pointer)
+            self.free[size].append(pointer)
             self.used_bytes -= size
             self.cached_bytes += size
 
     def empty(self) -> int:
-        """Wait for the device, then return every cached block to CANN. Returns bytes freed."""
-        rt.activate(self.device)
-        ll.synchronize_device()
+        """Return every cached block to CANN. Returns the bytes freed."""
         with self.lock:
-            blocks = [(p, size) for lists in self.free.values() for size, ps in lists.items()
-                      for p in ps]
+            blocks = [(p, size) for size, ps in self.free.items() for p in ps]
             self.free.clear()
             self.cached_bytes = 0
+        rt.activate(self.device)
         for pointer, _ in blocks:
             ll.free(pointer)
         return sum(size for _, size in blocks)
@@ -96,9 +94,9 @@ class MemoryPool:
         try:
             return ll.malloc(size)
         except OutOfMemoryError:
-            logger.info("device %d out of memory for %d bytes: emptying the pool cache and "
-                        "collecting garbage", self.device, size)
-        self.empty()
+            logger.info("device %d out of memory for %d bytes: waiting for the device, emptying "
+                        "the pool cache and collecting garbage", self.device, size)
+        rt.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
         self.empty()
         try:
@@ -146,7 +144,11 @@ rt.on_teardown(_forget_pools)
 
 
 def empty_cache(device: int | None = None) -> int:
-    """Return the pool's cached (unused) blocks to CANN; returns the bytes released."""
+    """Return the pool's cached (unused) blocks to CANN; returns the bytes released.
+
+    Blocks still held for queued work are not cached yet: synchronise first to
+    include them.
+    """
     devices = list(_pools) if device is None else [device]
     return sum(pool(d).empty() for d in devices if d in _pools)
 
@@ -154,9 +156,9 @@ def empty_cache(device: int | None = None) -> int:
 def memory_info(device: int | None = None) -> dict[str, int]:
     """Device memory as aclnn_py sees it.
 
-    Returns ``used_bytes`` (held by live buffers), ``cached_bytes`` (kept by the
-    pool for reuse), ``device_free_bytes`` and ``device_total_bytes`` (from
-    ``aclrtGetMemInfo``), ``pool_hits`` and ``pool_misses``.
+    Returns ``used_bytes`` (held by live buffers and queued work), ``cached_bytes``
+    (kept by the pool for reuse), ``device_free_bytes`` and ``device_total_bytes``
+    (from ``aclrtGetMemInfo``), ``pool_hits`` and ``pool_misses``.
     """
     device = rt.activate(device)
     free, total = ll.get_mem_info(_HBM)
@@ -166,30 +168,42 @@ def memory_info(device: int | None = None) -> dict[str, int]:
             "pool_hits": each.hits, "pool_misses": each.misses}
 
 
-class _DeferredFree:
-    """Blocks to ``aclrtFree`` once nothing refers to this object (kept by a stream until
-    its work is done)."""
+def _release(pool_or_none: MemoryPool | None, pointer: Any, size: int, device: int,
+             generation: int, *, raising: bool = False) -> None:
+    if not rt.alive(generation):
+        return
+    try:
+        if pool_or_none is not None:
+            pool_or_none.release(pointer, size)
+        else:
+            rt.activate(device)
+            ll.free(pointer)
+    except Exception:
+        if raising:
+            raise
+        logger.exception("aclnn_py: releasing device memory at 0x%x", ll.address(pointer))
+
+
+def _release_all(pool_or_none: MemoryPool | None, blocks: list[tuple[Any, int]], device: int,
+                 generation: int) -> None:
+    for pointer, size in blocks:
+        _release(pool_or_none, pointer, size, device, generation)
+
+
+class _HeldForQueuedWork:
+    """Blocks given back once nothing refers to this object: a stream keeps it until its
+    queued work is done."""
 
     __slots__ = ("__weakref__",)
 
-    def __init__(self, pointers: list[Any], device: int) -> None:
-        weakref.finalize(self, _free_all, pointers, device, rt.generation())
-
-
-def _free_all(pointers: list[Any], device: int, generation: int) -> None:
-    if not rt.alive(generation):
-        return
-    for pointer in pointers:
-        _release(None, pointer, 0, device, 0, generation)
+    def __init__(self, pool_or_none: MemoryPool | None, blocks: list[tuple[Any, int]],
+                 device: int) -> None:
+        weakref.finalize(self, _release_all, pool_or_none, blocks, device, rt.generation())
 
 
 class Scratch:
-    """Device blocks for the duration of one operator call, given back together.
-
-    With the pool, blocks return to the stream's cache at once: later work on
-    the stream runs after the work that used them. Without it, they are freed
-    at once if the stream's work is known to be done, else when it is.
-    """
+    """Device blocks for the duration of one operator call, given back together:
+    at once if the stream's work is done, else when the stream is synchronised."""
 
     __slots__ = ("stream", "pool", "blocks")
 
@@ -203,7 +217,7 @@ class Scratch:
         if nbytes == 0:
             return ll.NULL
         if self.pool is not None:
-            pointer, size = self.pool.allocate(nbytes, self.stream.key)
+            pointer, size = self.pool.allocate(nbytes)
         else:
             pointer, size = ll.malloc(nbytes), nbytes
         self.blocks.append((pointer, size))
@@ -211,45 +225,26 @@ class Scratch:
 
     def release(self, *, work_pending: bool) -> None:
         blocks, self.blocks = self.blocks, []
-        if self.pool is not None:
-            for pointer, size in blocks:
-                self.pool.release(pointer, size, self.stream.key)
-        elif work_pending:
+        if not blocks:
+            return
+        if work_pending:
             self.stream.keep_until_synchronized(
-                _DeferredFree([p for p, _ in blocks], self.stream.device))
+                _HeldForQueuedWork(self.pool, blocks, self.stream.device))
         else:
-            for pointer, _ in blocks:
-                ll.free(pointer)
-
-
-def _release(pool_or_none: MemoryPool | None, pointer: Any, size: int, device: int,
-             stream_key: int, generation: int, *, raising: bool = False) -> None:
-    if not rt.alive(generation):
-        return
-    try:
-        if pool_or_none is not None:
-            pool_or_none.release(pointer, size, stream_key)
-        else:
-            rt.activate(device)
-            ll.free(pointer)
-    except Exception:
-        if raising:
-            raise
-        logger.exception("aclnn_py: releasing device memory at 0x%x", ll.address(pointer))
+            _release_all(self.pool, blocks, self.stream.device, rt.generation())
 
 
 class DeviceBuffer:
     """Owns ``nbytes`` of device memory (none for 0 bytes: CANN rejects size 0).
 
-    The memory comes from the device's pool, cached for work queued on
-    ``stream`` (default: the current stream), or straight from ``aclrtMalloc``
-    with ``ACLNN_PY_POOL=0``. :meth:`free` or the garbage collector gives it back.
+    The memory comes from the device's pool, or straight from ``aclrtMalloc``
+    with ``ACLNN_PY_POOL=0``. :meth:`free` or the garbage collector gives it
+    back; whoever queues work on it keeps the buffer alive until that work is done.
     """
 
     __slots__ = ("pointer", "nbytes", "device", "_finalizer", "__weakref__")
 
-    def __init__(self, nbytes: int, device: int | None = None,
-                 stream: rt.Stream | None = None) -> None:
+    def __init__(self, nbytes: int, device: int | None = None) -> None:
         self.device = rt.activate(device)
         self.nbytes = int(nbytes)
         self._finalizer: weakref.finalize | None = None
@@ -257,14 +252,13 @@ class DeviceBuffer:
             self.pointer = ll.NULL
             return
         if pooling():
-            key = (stream or rt.current_stream(self.device)).key
             owner = pool(self.device)
-            self.pointer, size = owner.allocate(self.nbytes, key)
+            self.pointer, size = owner.allocate(self.nbytes)
         else:
-            key, owner, size = 0, None, self.nbytes
+            owner, size = None, self.nbytes
             self.pointer = ll.malloc(self.nbytes)
         self._finalizer = weakref.finalize(self, _release, owner, self.pointer, size,
-                                           self.device, key, rt.generation())
+                                           self.device, rt.generation())
 
     @classmethod
     def from_host(cls, array: np.ndarray, device: int | None = None) -> DeviceBuffer:
@@ -300,7 +294,8 @@ class DeviceBuffer:
         return self._finalizer is not None and not self._finalizer.alive
 
     def free(self) -> None:
-        """Give the memory back now. Safe to call twice; raises AclError if CANN refuses."""
+        """Give the memory back now; the caller makes sure no queued work uses it.
+        Safe to call twice; raises AclError if CANN refuses."""
         if self._finalizer is not None:
             detached = self._finalizer.detach()
             if detached is not None:

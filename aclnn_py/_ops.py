@@ -161,7 +161,7 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
     if out is None:
         nbytes = math.prod(shape) * dtype.itemsize
-        out = DeviceArray(DeviceBuffer(nbytes, device, stream), shape, dtype)
+        out = DeviceArray(DeviceBuffer(nbytes, device), shape, dtype)
     result = out
     launch(operator, uploaded, scalars, result, stream)
     return result
@@ -265,7 +265,7 @@ class _Plan:
     """Phase 1 once with a repeatable executor; :meth:`run` relaunches it.
 
     The arrays bound at construction fix the shapes, dtypes and layouts;
-    :meth:`run` may rebind any of them to other device arrays of the same
+    ``run()`` may rebind any of them to other device arrays of the same
     description (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``).
     """
 
@@ -287,7 +287,7 @@ class _Plan:
                                       self._tensors["out"].handle,
                                       keepalive=tuple(self._tensors.values()))
             self._executor.make_repeatable()
-            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device, stream)
+            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
         except BaseException:
             self.close()
             raise
@@ -317,24 +317,24 @@ class _Plan:
                                      self._tensors[name].handle, array.buffer.pointer)
         self._bound[name] = array
 
-    def run(self, **arrays: DeviceArray | None) -> DeviceArray:
-        """Launch again, first rebinding any arrays given; returns ``out`` (still computing)."""
-        if self._executor is None or not self._executor.repeatable:
+    def _run(self, rebind: dict[str, DeviceArray | None]) -> DeviceArray:
+        """Launch again, first rebinding the arrays given; returns ``out`` (still computing)."""
+        executor = self._executor
+        if executor is None or not executor.repeatable:
             raise ValueError(f"{type(self).__name__} is closed")
-        unknown = set(arrays) - set(self._bound)
-        if unknown:
-            raise TypeError(f"run() got unexpected arrays {sorted(unknown)}; "
-                            f"it takes {', '.join(self._bound)}")
-        for name, array in arrays.items():
+        for name, array in rebind.items():
             if array is not None:
                 self._rebind(name, array)
-        for array in self._bound.values():
-            if array.stream is not None and array.stream is not self.stream:
+        stream = self.stream
+        bound = self._bound.values()
+        for array in bound:
+            if array.stream is not None and array.stream is not stream:
                 array.synchronize()
-        self._executor.launch(self._workspace.pointer, self.stream)
-        self.stream.keep_until_synchronized(tuple(a.buffer for a in self._bound.values()))
-        self.out.stream = self.stream
-        return self.out
+        executor.launch(self._workspace.pointer, stream)
+        stream.keep_until_synchronized(tuple(bound))
+        for array in bound:
+            array.stream = stream
+        return self._bound["out"]
 
     def close(self) -> None:
         """Destroy the executor and release the workspace. Safe to call twice."""
@@ -391,7 +391,8 @@ class MseLossBackwardPlan(_Plan):
 
     def run(self, grad: DeviceArray | None = None, x: DeviceArray | None = None,
             y: DeviceArray | None = None, out: DeviceArray | None = None) -> DeviceArray:
-        return super().run(grad=grad, x=x, y=y, out=out)
+        """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
+        return self._run({"grad": grad, "x": x, "y": y, "out": out})
 
 
 class MseLossPlan(_Plan):
@@ -413,4 +414,5 @@ class MseLossPlan(_Plan):
 
     def run(self, x: DeviceArray | None = None, y: DeviceArray | None = None,
             out: DeviceArray | None = None) -> DeviceArray:
-        return super().run(x=x, y=y, out=out)
+        """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
+        return self._run({"x": x, "y": y, "out": out})

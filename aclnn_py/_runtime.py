@@ -37,6 +37,7 @@ class _Process:
         self.soc_name: str | None = None
         self.set_counts: dict[int, int] = {}
         self.default_streams: dict[int, Stream] = {}
+        self.streams: weakref.WeakSet[Stream] = weakref.WeakSet()
         self.atexit_registered = False
         # Called first at teardown, while devices are still set (e.g. the memory pool).
         self.teardown_hooks: list[Callable[[], None]] = []
@@ -179,6 +180,7 @@ class Stream:
         self._finalizer = weakref.finalize(self, _destroy_stream, self.handle, self.device,
                                            _process.generation)
         self._keepalive: list[Any] = []
+        _process.streams.add(self)
 
     def synchronize(self) -> None:
         """Wait for all work queued on this stream."""
@@ -253,6 +255,15 @@ def resolve_stream(stream: Stream | None) -> Stream:
         raise ValueError("stream is closed")
     activate(stream.device)
     return stream
+
+
+def synchronize_device(device: int) -> None:
+    """Wait for all work on ``device`` and drop what its streams held for it."""
+    activate(device)
+    ll.synchronize_device()
+    for stream in list(_process.streams):
+        if stream.device == device:
+            stream._keepalive.clear()
 
 
 def synchronize(stream: Stream | None = None) -> None:

@@ -174,3 +174,27 @@ def test_empty_and_bad_shapes():
         aclnn_py.empty((2, -1), np.float32)
     with pytest.raises(TypeError, match="dtype has dtype object"):
         aclnn_py.empty(3, object)
+
+
+def test_memory_used_by_queued_work_is_not_reused_before_that_work_is_done():
+    # to_device copies synchronously, outside stream order: a block still read by queued
+    # work must not come back from the pool before that work has run.
+    x = aclnn_py.to_device(np.full(256, 3.0, np.float32))
+    scratch_result = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")  # queued, reads x
+    del x                          # the stream still holds x's memory
+    gc.collect()
+    overwrite = aclnn_py.to_device(np.full(256, -7.0, np.float32))  # same block size
+    np.testing.assert_array_equal(scratch_result.numpy(), np.full(256, 6.0, np.float32))
+    overwrite.free()
+    scratch_result.free()
+
+
+def test_explicit_free_waits_for_queued_work_that_reads_the_array():
+    x = aclnn_py.to_device(np.full(64, 2.0, np.float32))
+    result = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")
+    x.free()
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # free() waited
+    again = aclnn_py.to_device(np.full(64, 5.0, np.float32))
+    np.testing.assert_array_equal(result.numpy(), np.full(64, 4.0, np.float32))
+    again.free()
+    result.free()
