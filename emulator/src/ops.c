@@ -45,15 +45,23 @@
  *   copied into out's view by the ViewCopy.
  * Math (golden: PyTorch aten::mse_loss_backward / mse_loss): float32 per element,
  *   backward r = (coef * (self - target)) * gradOutput, coef = (float)(2.0 / self.numel()) for mean,
- *   else 2; forward d = self - target, d * d, summed in double, mean divides by the broadcast numel;
+ *   else 2; forward d = self - target, d * d, summed in double (in fixed blocks and lanes, see nd_reduce:
+ *   the same result for every thread count), mean divides by the broadcast numel;
  *   results rounded (RNE) to the compute dtype, then cast to out's dtype.
+ * Speed: each stage is one pass over memory (fp16/bf16 converted in registers, 4 lanes at a time);
+ * stages over large tensors split their elements among threads (ACLNN_EMU_THREADS, see par_for).
  * Messages are this emulator's own wording.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emu_internal.h"
 
@@ -64,6 +72,20 @@
 /* ======================================================================== */
 /* fp16 / bf16 <-> fp32 (round to nearest even)                             */
 /* ======================================================================== */
+
+/*
+ * Each conversion exists as a scalar function and as a 4-lane one (GCC/Clang vector extensions,
+ * plain SSE2 / NEON code) doing the same integer and float steps lane by lane, so that a kernel's
+ * contiguous fast path, its strided path and its tail give bit-identical results. The float steps
+ * are exact (their results are normal fp32 numbers, so FTZ/DAZ cannot change them) in the default
+ * round-to-nearest-even mode; every NaN keeps its sign and fp16 NaNs keep their payload's top bits.
+ */
+
+typedef float v4f __attribute__((vector_size(16)));
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef uint16_t v4h __attribute__((vector_size(8)));
+typedef double v4d __attribute__((vector_size(32)));
 
 static inline uint32_t f32_bits(float f)
 {
@@ -79,64 +101,78 @@ static inline float bits_f32(uint32_t u)
     return f;
 }
 
-static float f16_to_f32(uint16_t h)
+/*
+ * fp16 -> fp32, exact. Normal numbers rebias the exponent; infinity / NaN get the fp32 maximum
+ * exponent (payload kept); subnormals (and zero) are 1.mant x 2^-14 - 2^-14 = mant x 2^-24, an
+ * exact subtraction.
+ */
+static inline float f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t man = h & 0x3ffu;
-    if (exp == 0x1fu) /* inf / NaN: keep the payload */
-        return bits_f32(sign | 0x7f800000u | (man << 13));
-    if (exp == 0) {
-        if (man == 0)
-            return bits_f32(sign);
-        /* subnormal: normalise */
-        int e = -1;
-        do {
-            man <<= 1;
-            e++;
-        } while ((man & 0x400u) == 0);
-        man &= 0x3ffu;
-        return bits_f32(sign | ((uint32_t)(127 - 15 - e) << 23) | (man << 13));
-    }
-    return bits_f32(sign | ((exp + 127 - 15) << 23) | (man << 13));
+    uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
+    uint32_t e = em & 0x0f800000u;
+    uint32_t r = em + (112u << 23);
+    if (e == 0x0f800000u)
+        r += 112u << 23;
+    else if (e == 0)
+        r = f32_bits(bits_f32(em + (113u << 23)) - 0x1p-14f);
+    return bits_f32(r | sign);
 }
 
-static uint16_t f32_to_f16(float f)
+static inline v4f v_f16_to_f32(v4u h)
 {
-    uint32_t x = f32_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    uint32_t exp = (x >> 23) & 0xffu;
-    uint32_t man = x & 0x7fffffu;
-    if (exp == 0xffu) {
-        if (man == 0)
-            return sign | 0x7c00u;
-        /* NaN: keep the top payload bits, stay a NaN */
-        uint16_t r = (uint16_t)(0x7c00u | (man >> 13));
+    v4u sign = (h & 0x8000u) << 16;
+    v4u em = (h & 0x7fffu) << 13;
+    v4u e = em & 0x0f800000u;
+    v4u r = em + (112u << 23);
+    r += (v4u)(e == 0x0f800000u) & (112u << 23);
+    v4u sub = (v4u)((v4f)(em + (113u << 23)) - 0x1p-14f);
+    v4u zero = (v4u)(e == 0u);
+    r = (r & ~zero) | (sub & zero);
+    return (v4f)(r | sign);
+}
+
+/*
+ * fp32 -> fp16, round to nearest even. a = |x|: NaN keeps the top payload bits (stays a NaN);
+ * >= 65536 is infinity; the normal range rounds the mantissa by adding 0xfff + lsb (a carry into
+ * the exponent is correct, up to infinity); below 2^-14 the value is added to 0.5, whose ulp is
+ * 2^-24, half's subnormal step: the float addition rounds it, its low bits are the result
+ * (fp32 subnormals give 0).
+ */
+static inline uint16_t f32_to_f16(float f)
+{
+    uint32_t x = f32_bits(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu, r;
+    if (a > 0x7f800000u) {
+        r = 0x7c00u | ((a & 0x7fffffu) >> 13);
         if (r == 0x7c00u)
             r = 0x7c01u;
-        return sign | r;
+    } else if (a >= 0x47800000u) {
+        r = 0x7c00u;
+    } else if (a >= 0x38800000u) {
+        r = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    } else {
+        r = f32_bits(bits_f32(a) + 0.5f) - 0x3f000000u;
     }
-    if (exp == 0) /* fp32 zero or subnormal: far below half's smallest subnormal */
-        return sign;
-    int e = (int)exp - 127;
-    if (e > 15)
-        return sign | 0x7c00u;
-    if (e >= -14) {
-        uint32_t m10 = man >> 13, rem = man & 0x1fffu;
-        uint32_t r = ((uint32_t)(e + 15) << 10) + m10;
-        if (rem > 0x1000u || (rem == 0x1000u && (m10 & 1u)))
-            r++; /* a carry into the exponent is correct, up to infinity */
-        return (uint16_t)(sign | r);
-    }
-    /* half subnormal: value / 2^-24 = full * 2^(e+1) */
-    uint32_t full = man | 0x800000u;
-    int sh = -(e + 1); /* >= 14 */
-    if (sh > 25)
-        return sign;
-    uint32_t q = full >> sh, rem = full & ((1u << sh) - 1u), half = 1u << (sh - 1);
-    if (rem > half || (rem == half && (q & 1u)))
-        q++;
-    return (uint16_t)(sign | q);
+    return (uint16_t)(sign | r);
+}
+
+static inline v4u v_f32_to_f16(v4f f)
+{
+    v4u x = (v4u)f;
+    v4u sign = (x >> 16) & 0x8000u;
+    v4u a = x & 0x7fffffffu;
+    v4i ai = (v4i)a; /* non-negative: signed compares are the cheap ones */
+    v4u r = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+    v4u sub = (v4u)((v4f)a + 0.5f) - 0x3f000000u;
+    v4u nan = 0x7c00u | ((a & 0x7fffffu) >> 13);
+    nan |= (v4u)(nan == 0x7c00u) & 1u;
+    v4u m = (v4u)(ai < 0x38800000);
+    r = (r & ~m) | (sub & m);
+    m = (v4u)(ai >= 0x47800000);
+    r = (r & ~m) | (0x7c00u & m);
+    m = (v4u)(ai > 0x7f800000);
+    r = (r & ~m) | (nan & m);
+    return r | sign;
 }
 
 static inline float bf16_to_f32(uint16_t h)
@@ -144,48 +180,132 @@ static inline float bf16_to_f32(uint16_t h)
     return bits_f32((uint32_t)h << 16);
 }
 
-static uint16_t f32_to_bf16(float f)
+static inline v4f v_bf16_to_f32(v4u h)
+{
+    return (v4f)(h << 16);
+}
+
+/* fp32 -> bf16, round to nearest even (overflow to infinity is correct); NaN: the quiet NaN, sign kept. */
+static inline uint16_t f32_to_bf16(float f)
 {
     uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) /* NaN: the canonical quiet NaN, sign kept */
+    if ((x & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)(((x >> 16) & 0x8000u) | 0x7fc0u);
-    uint32_t lsb = (x >> 16) & 1u;
-    x += 0x7fffu + lsb; /* overflow to infinity is correct rounding */
-    return (uint16_t)(x >> 16);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static inline v4u v_f32_to_bf16(v4f f)
+{
+    v4u x = (v4u)f;
+    v4u r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    v4u nan = ((x >> 16) & 0x8000u) | 0x7fc0u;
+    v4u m = (v4u)((v4i)(x & 0x7fffffffu) > 0x7f800000);
+    return (r & ~m) | (nan & m);
+}
+
+/*
+ * Element access by dtype: ld_T / st_T one element, vld_T / vst_T four contiguous ones
+ * (T = f32, f16, bf16), and load_elem / store_elem with the dtype at run time.
+ */
+static inline float ld_f32(const char *p)
+{
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+}
+
+static inline float ld_f16(const char *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return f16_to_f32(h);
+}
+
+static inline float ld_bf16(const char *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return bf16_to_f32(h);
+}
+
+static inline void st_f32(char *p, float v)
+{
+    memcpy(p, &v, 4);
+}
+
+static inline void st_f16(char *p, float v)
+{
+    uint16_t h = f32_to_f16(v);
+    memcpy(p, &h, 2);
+}
+
+static inline void st_bf16(char *p, float v)
+{
+    uint16_t h = f32_to_bf16(v);
+    memcpy(p, &h, 2);
+}
+
+static inline v4f vld_f32(const char *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline v4f vld_f16(const char *p)
+{
+    v4h h;
+    memcpy(&h, p, sizeof h);
+    return v_f16_to_f32(__builtin_convertvector(h, v4u));
+}
+
+static inline v4f vld_bf16(const char *p)
+{
+    v4h h;
+    memcpy(&h, p, sizeof h);
+    return v_bf16_to_f32(__builtin_convertvector(h, v4u));
+}
+
+static inline void vst_f32(char *p, v4f v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline void vst_f16(char *p, v4f v)
+{
+    v4h h = __builtin_convertvector(v_f32_to_f16(v), v4h);
+    memcpy(p, &h, sizeof h);
+}
+
+static inline void vst_bf16(char *p, v4f v)
+{
+    v4h h = __builtin_convertvector(v_f32_to_bf16(v), v4h);
+    memcpy(p, &h, sizeof h);
 }
 
 static inline float load_elem(const char *p, aclDataType dt)
 {
-    uint16_t h;
     switch (dt) {
     case ACL_FLOAT16:
-        memcpy(&h, p, 2);
-        return f16_to_f32(h);
+        return ld_f16(p);
     case ACL_BF16:
-        memcpy(&h, p, 2);
-        return bf16_to_f32(h);
-    default: {
-        float f;
-        memcpy(&f, p, 4);
-        return f;
-    }
+        return ld_bf16(p);
+    default:
+        return ld_f32(p);
     }
 }
 
 static inline void store_elem(char *p, aclDataType dt, float v)
 {
-    uint16_t h;
     switch (dt) {
     case ACL_FLOAT16:
-        h = f32_to_f16(v);
-        memcpy(p, &h, 2);
+        st_f16(p, v);
         break;
     case ACL_BF16:
-        h = f32_to_bf16(v);
-        memcpy(p, &h, 2);
+        st_bf16(p, v);
         break;
     default:
-        memcpy(p, &v, 4);
+        st_f32(p, v);
         break;
     }
 }
@@ -374,6 +494,115 @@ static bool ws_add_elems(uint64_t *total, uint64_t numel, aclDataType dt, uint64
 }
 
 /* ======================================================================== */
+/* worker threads for large kernels                                         */
+/* ======================================================================== */
+
+/*
+ * A kernel stage (Contiguous / BroadcastTo copy, Cast, the l0 kernel, ViewCopy) over at least
+ * PAR_MIN_ELEMS elements splits its element range into contiguous slices of at least
+ * PAR_MIN_SLICE elements, one per thread: the thread running the task (stream synchronisation)
+ * takes the first, plain pthreads created for this stage take the others and are joined before
+ * the stage returns. Nothing outlives a stage: no pool to tear down at unload, fork or exit.
+ *
+ * ACLNN_EMU_THREADS=N: the most threads a stage uses, 1 to 16 (1 disables threading). Unset,
+ * empty or not a positive integer: the online cores (sysconf(_SC_NPROCESSORS_ONLN)); anything
+ * above 16 counts as 16. Read once, when the first stage large enough to split runs.
+ *
+ * Every element is computed by the same code whichever thread gets it, and MseLoss's sum/mean
+ * uses blocks fixed by the element count alone (see nd_reduce), so results are bit-identical
+ * for every thread count. A stage whose destination overlaps itself or a source with another
+ * layout (where the order of the writes matters) runs in one thread.
+ */
+#define PAR_MAX_THREADS 16
+#define PAR_MIN_ELEMS ((int64_t)256 * 1024)
+#define PAR_MIN_SLICE ((int64_t)128 * 1024)
+#define PAR_ALIGN 64 /* slice bounds (elements): whole cache lines of contiguous destinations */
+
+static pthread_once_t par_once = PTHREAD_ONCE_INIT;
+static int par_threads = 1;
+
+static void par_init(void)
+{
+    int saved_errno = errno;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ACLNN_EMU_THREADS");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (errno == 0 && *end == '\0' && v > 0)
+            n = v;
+    }
+    if (n < 1)
+        n = 1;
+    if (n > PAR_MAX_THREADS)
+        n = PAR_MAX_THREADS;
+    par_threads = (int)n;
+    errno = saved_errno;
+}
+
+typedef void (*par_fn)(void *arg, int64_t lo, int64_t hi);
+
+typedef struct {
+    par_fn fn;
+    void *arg;
+    int64_t lo, hi;
+} par_slice;
+
+static void *par_worker(void *v)
+{
+    par_slice *s = v;
+    s->fn(s->arg, s->lo, s->hi);
+    return NULL;
+}
+
+/*
+ * fn(arg, lo, hi) over [0, units) in contiguous slices, one per thread; unit_elems elements per
+ * unit (for the thresholds), slice bounds multiples of align units. serial: one slice.
+ */
+static void par_for(int64_t units, int64_t unit_elems, int64_t align, bool serial, par_fn fn, void *arg)
+{
+    int64_t elems = units > INT64_MAX / unit_elems ? INT64_MAX : units * unit_elems;
+    int64_t nt = 1;
+    if (!serial && elems >= PAR_MIN_ELEMS) {
+        pthread_once(&par_once, par_init);
+        nt = par_threads;
+        if (nt > elems / PAR_MIN_SLICE)
+            nt = elems / PAR_MIN_SLICE;
+        if (nt > units / align)
+            nt = units / align;
+    }
+    if (nt <= 1) {
+        fn(arg, 0, units);
+        return;
+    }
+    par_slice sl[PAR_MAX_THREADS];
+    pthread_t th[PAR_MAX_THREADS];
+    bool started[PAR_MAX_THREADS];
+    int64_t per = units / nt;
+    for (int64_t t = 0; t < nt; t++) {
+        sl[t].fn = fn;
+        sl[t].arg = arg;
+        sl[t].lo = t == 0 ? 0 : per * t / align * align;
+        sl[t].hi = t == nt - 1 ? units : per * (t + 1) / align * align;
+    }
+    /* workers block every signal: the caller's threads keep handling them */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (int64_t t = 1; t < nt; t++)
+        started[t] = pthread_create(&th[t], NULL, par_worker, &sl[t]) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    fn(arg, sl[0].lo, sl[0].hi);
+    for (int64_t t = 1; t < nt; t++) {
+        if (started[t])
+            pthread_join(th[t], NULL);
+        else /* no thread: this one does the slice */
+            fn(arg, sl[t].lo, sl[t].hi);
+    }
+}
+
+/* ======================================================================== */
 /* n-d iteration over up to 4 operands, rows of the (coalesced) last dim    */
 /* ======================================================================== */
 
@@ -385,8 +614,13 @@ typedef struct {
     int nops;
     char *base[ITER_MAX_OPS];
     int64_t bstride[ITER_MAX_OPS][EMU_MAX_DIMS]; /* bytes */
+    size_t esz[ITER_MAX_OPS];                    /* element size, bytes */
 } nd_iter;
 
+/*
+ * A row function gets n elements: operand k's first at ptrs[k], the next ones bstrides[k] bytes
+ * apart. Operand 0 is the one written (if any).
+ */
 typedef void (*row_fn)(void *ctx, char *const *ptrs, const int64_t *bstrides, int64_t n);
 
 static void nd_init(nd_iter *it, const shape_t *shape, int nops)
@@ -405,6 +639,7 @@ static void nd_set_view(nd_iter *it, int k, char *data, int64_t offset, const in
                         const int64_t *strides, int ndim, size_t isz)
 {
     it->base[k] = data + offset * (int64_t)isz;
+    it->esz[k] = isz;
     for (int i = 0; i < it->ndim; i++) {
         int j = ndim - it->ndim + i;
         it->bstride[k][i] = (j >= 0 && dims[j] != 1) ? strides[j] * (int64_t)isz : 0;
@@ -421,6 +656,7 @@ static void nd_set_tensor(nd_iter *it, int k, const aclTensor *t, size_t isz)
 static void nd_set_contig(nd_iter *it, int k, char *data, size_t isz)
 {
     it->base[k] = data;
+    it->esz[k] = isz;
     int64_t s = (int64_t)isz;
     for (int i = it->ndim; i-- > 0;) {
         it->bstride[k][i] = it->shape[i] == 1 ? 0 : s;
@@ -428,79 +664,248 @@ static void nd_set_contig(nd_iter *it, int k, char *data, size_t isz)
     }
 }
 
-static void nd_run(nd_iter *it, row_fn fn, void *ctx)
+/* An iteration with size-1 dims dropped and dims laid out contiguously for every operand merged. */
+typedef struct {
+    int nd; /* 0: a single element */
+    int nops;
+    int64_t total; /* elements */
+    int64_t shape[EMU_MAX_DIMS];
+    int64_t st[ITER_MAX_OPS][EMU_MAX_DIMS];
+    char *base[ITER_MAX_OPS];
+    size_t esz[ITER_MAX_OPS];
+} nd_plan;
+
+/* false when there is nothing to iterate (a dim of size 0). */
+static bool nd_prepare(const nd_iter *it, nd_plan *p)
 {
-    /* drop size-1 dims, merge dims that are laid out contiguously for every operand */
     int nd = 0;
-    int64_t shape[EMU_MAX_DIMS], st[ITER_MAX_OPS][EMU_MAX_DIMS];
+    memset(p, 0, sizeof *p);
+    p->nops = it->nops;
+    p->total = 1;
     for (int i = 0; i < it->ndim; i++) {
         if (it->shape[i] == 0)
-            return;
+            return false;
         if (it->shape[i] == 1)
             continue;
+        p->total *= it->shape[i];
         bool merge = nd > 0;
         for (int k = 0; merge && k < it->nops; k++)
-            if (st[k][nd - 1] != it->bstride[k][i] * it->shape[i])
+            if (p->st[k][nd - 1] != it->bstride[k][i] * it->shape[i])
                 merge = false;
         if (merge) {
-            shape[nd - 1] *= it->shape[i];
+            p->shape[nd - 1] *= it->shape[i];
             for (int k = 0; k < it->nops; k++)
-                st[k][nd - 1] = it->bstride[k][i];
+                p->st[k][nd - 1] = it->bstride[k][i];
         } else {
-            shape[nd] = it->shape[i];
+            p->shape[nd] = it->shape[i];
             for (int k = 0; k < it->nops; k++)
-                st[k][nd] = it->bstride[k][i];
+                p->st[k][nd] = it->bstride[k][i];
             nd++;
         }
     }
+    p->nd = nd;
+    for (int k = 0; k < it->nops; k++) {
+        p->base[k] = it->base[k];
+        p->esz[k] = it->esz[k];
+    }
+    return true;
+}
+
+/* Elements [lo, hi) of the row-major order, row piece by row piece. */
+static void nd_range(const nd_plan *p, int64_t lo, int64_t hi, row_fn fn, void *ctx)
+{
     char *ptrs[ITER_MAX_OPS];
-    int64_t inner[ITER_MAX_OPS];
-    if (nd == 0) {
-        for (int k = 0; k < it->nops; k++) {
-            ptrs[k] = it->base[k];
-            inner[k] = 0;
-        }
+    int64_t inner[ITER_MAX_OPS] = {0};
+    if (lo >= hi)
+        return;
+    if (p->nd == 0) {
+        for (int k = 0; k < p->nops; k++)
+            ptrs[k] = p->base[k];
         fn(ctx, ptrs, inner, 1);
         return;
     }
-    for (int k = 0; k < it->nops; k++)
-        inner[k] = st[k][nd - 1];
-    int64_t n = shape[nd - 1];
+    const int nd = p->nd;
+    const int64_t n = p->shape[nd - 1];
+    for (int k = 0; k < p->nops; k++)
+        inner[k] = p->st[k][nd - 1];
+    int64_t row = lo / n, col = lo % n;
     int64_t idx[EMU_MAX_DIMS] = {0};
-    for (;;) {
-        for (int k = 0; k < it->nops; k++) {
-            char *p = it->base[k];
+    for (int i = nd - 2; i >= 0; i--) {
+        idx[i] = row % p->shape[i];
+        row /= p->shape[i];
+    }
+    for (int64_t pos = lo; pos < hi;) {
+        int64_t len = n - col < hi - pos ? n - col : hi - pos;
+        for (int k = 0; k < p->nops; k++) {
+            char *q = p->base[k] + col * inner[k];
             for (int i = 0; i < nd - 1; i++)
-                p += idx[i] * st[k][i];
-            ptrs[k] = p;
+                q += idx[i] * p->st[k][i];
+            ptrs[k] = q;
         }
-        fn(ctx, ptrs, inner, n);
-        int i = nd - 2;
-        for (; i >= 0; i--) {
-            if (++idx[i] < shape[i])
+        fn(ctx, ptrs, inner, len);
+        pos += len;
+        col = 0;
+        for (int i = nd - 2; i >= 0; i--) {
+            if (++idx[i] < p->shape[i])
                 break;
             idx[i] = 0;
         }
-        if (i < 0)
-            return;
     }
 }
 
-/* ---- row kernels ---- */
+/* Byte span [lo, hi) operand k reaches (strides are never negative here). */
+static void nd_span(const nd_plan *p, int k, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t e = (uintptr_t)p->esz[k];
+    for (int i = 0; i < p->nd; i++)
+        e += (uintptr_t)(p->st[k][i] * (p->shape[i] - 1));
+    *lo = (uintptr_t)p->base[k];
+    *hi = *lo + e;
+}
+
+/*
+ * Whether the elements may be split among threads: operand 0 (the destination) does not overlap
+ * itself (checked conservatively: each dim, by increasing stride, steps past all the smaller ones),
+ * and overlaps no other operand unless that one has exactly its layout (in place).
+ */
+static bool nd_split_safe(const nd_plan *p)
+{
+    int64_t st[EMU_MAX_DIMS], sh[EMU_MAX_DIMS];
+    int n = p->nd;
+    for (int i = 0; i < n; i++) { /* insertion sort by stride */
+        int j = i;
+        for (; j > 0 && st[j - 1] > p->st[0][i]; j--) {
+            st[j] = st[j - 1];
+            sh[j] = sh[j - 1];
+        }
+        st[j] = p->st[0][i];
+        sh[j] = p->shape[i];
+    }
+    int64_t span = (int64_t)p->esz[0];
+    for (int i = 0; i < n; i++) {
+        if (st[i] < span)
+            return false;
+        span += st[i] * (sh[i] - 1);
+    }
+    uintptr_t dlo, dhi, lo, hi;
+    nd_span(p, 0, &dlo, &dhi);
+    for (int k = 1; k < p->nops; k++) {
+        nd_span(p, k, &lo, &hi);
+        if (lo >= dhi || dlo >= hi)
+            continue;
+        if (p->base[k] != p->base[0] || p->esz[k] != p->esz[0])
+            return false;
+        for (int i = 0; i < n; i++)
+            if (p->st[k][i] != p->st[0][i])
+                return false;
+    }
+    return true;
+}
+
+typedef struct {
+    const nd_plan *p;
+    row_fn fn;
+    void *ctx;
+} nd_job;
+
+static void nd_job_slice(void *arg, int64_t lo, int64_t hi)
+{
+    const nd_job *j = arg;
+    nd_range(j->p, lo, hi, j->fn, j->ctx);
+}
+
+/* fn over every element (ctx shared by the threads: read only). */
+static void nd_run(const nd_iter *it, row_fn fn, void *ctx)
+{
+    nd_plan p;
+    if (!nd_prepare(it, &p))
+        return;
+    nd_job j = {&p, fn, ctx};
+    par_for(p.total, 1, PAR_ALIGN, !nd_split_safe(&p), nd_job_slice, &j);
+}
+
+/*
+ * Sum reductions (MseLoss mean/sum): the row-major element order is cut into at most RED_MAX_BLOCKS
+ * blocks of equal size (a multiple of PAR_ALIGN, at least RED_MIN_BLOCK elements: one block up to
+ * that), fixed by the element count alone. The row function adds each row piece of a block to the
+ * block's double sum (see fwd_reduce rows: 4 lanes per piece); the blocks' sums are then added in
+ * block order. Threads take whole blocks, so the result is the same for every thread count.
+ */
+#define RED_MAX_BLOCKS 256
+#define RED_MIN_BLOCK ((int64_t)64 * 1024)
+
+typedef struct {
+    double sum;
+} red_acc;
+
+typedef struct {
+    const nd_plan *p;
+    row_fn fn;
+    int64_t blk;
+    double *part;
+} red_job;
+
+static void red_job_slice(void *arg, int64_t lo, int64_t hi)
+{
+    const red_job *j = arg;
+    for (int64_t b = lo; b < hi; b++) {
+        red_acc acc = {0.0};
+        int64_t end = j->p->total - b * j->blk < j->blk ? j->p->total : (b + 1) * j->blk;
+        nd_range(j->p, b * j->blk, end, j->fn, &acc);
+        j->part[b] = acc.sum;
+    }
+}
+
+/* The sum over every element of what fn adds to its red_acc. */
+static double nd_reduce(const nd_iter *it, row_fn fn)
+{
+    nd_plan p;
+    if (!nd_prepare(it, &p))
+        return 0.0;
+    int64_t blk = p.total / RED_MAX_BLOCKS + 1;
+    if (blk < RED_MIN_BLOCK)
+        blk = RED_MIN_BLOCK;
+    blk = (blk + PAR_ALIGN - 1) / PAR_ALIGN * PAR_ALIGN;
+    int64_t nb = (p.total - 1) / blk + 1;
+    double part[RED_MAX_BLOCKS];
+    red_job j = {&p, fn, blk, part};
+    par_for(nb, blk, 1, false, red_job_slice, &j);
+    double s = 0.0;
+    for (int64_t b = 0; b < nb; b++)
+        s += part[b];
+    return s;
+}
+
+/* ---- copies and casts ---- */
 
 typedef struct {
     size_t isz;
 } copy_ctx;
 
+/* p[0] destination, p[1] source */
 static void copy_row(void *vctx, char *const *p, const int64_t *s, int64_t n)
 {
-    size_t isz = ((copy_ctx *)vctx)->isz;
+    const size_t isz = ((copy_ctx *)vctx)->isz;
+    char *d = p[0];
+    const char *src = p[1];
     if (s[0] == (int64_t)isz && s[1] == (int64_t)isz) {
-        memmove(p[0], p[1], (size_t)n * isz);
+        memmove(d, src, (size_t)n * isz);
         return;
     }
-    for (int64_t j = 0; j < n; j++)
-        memcpy(p[0] + j * s[0], p[1] + j * s[1], isz);
+    switch (isz) {
+    case 2:
+        for (int64_t j = 0; j < n; j++)
+            memcpy(d + j * s[0], src + j * s[1], 2);
+        break;
+    case 4:
+        for (int64_t j = 0; j < n; j++)
+            memcpy(d + j * s[0], src + j * s[1], 4);
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++)
+            memcpy(d + j * s[0], src + j * s[1], isz);
+        break;
+    }
 }
 
 /* Copy a view into a contiguous buffer of the iteration shape (Contiguous / BroadcastTo). */
@@ -530,85 +935,169 @@ static void scatter_view(const aclTensor *dst, const char *src)
     nd_run(&it, copy_row, &c);
 }
 
-/* Cast n contiguous elements. */
-static void cast_linear(char *dst, aclDataType ddt, const char *src, aclDataType sdt, int64_t n)
+/* n contiguous elements from S to D (f32, f16, bf16), 4 at a time, then the tail. */
+#define CAST_LOOP(D, S, DSZ, SSZ)                                  \
+    do {                                                           \
+        int64_t j = 0;                                             \
+        for (; j + 4 <= n; j += 4)                                 \
+            vst_##D(dst + j * (DSZ), vld_##S(src + j * (SSZ)));    \
+        for (; j < n; j++)                                         \
+            st_##D(dst + j * (DSZ), ld_##S(src + j * (SSZ)));      \
+    } while (0)
+
+typedef struct {
+    char *dst;
+    aclDataType ddt;
+    const char *src;
+    aclDataType sdt;
+} cast_job;
+
+static void cast_slice(void *arg, int64_t lo, int64_t hi)
 {
-    size_t di = ops_dtype_size(ddt), si = ops_dtype_size(sdt);
-    if (ddt == sdt) {
+    const cast_job *c = arg;
+    size_t di = ops_dtype_size(c->ddt), si = ops_dtype_size(c->sdt);
+    char *dst = c->dst + lo * (int64_t)di;
+    const char *src = c->src + lo * (int64_t)si;
+    int64_t n = hi - lo;
+    if (c->ddt == c->sdt) {
         memmove(dst, src, (size_t)n * di);
         return;
     }
-    for (int64_t j = 0; j < n; j++)
-        store_elem(dst + j * (int64_t)di, ddt, load_elem(src + j * (int64_t)si, sdt));
+    switch (c->ddt) {
+    case ACL_FLOAT16:
+        if (c->sdt == ACL_BF16)
+            CAST_LOOP(f16, bf16, 2, 2);
+        else
+            CAST_LOOP(f16, f32, 2, 4);
+        break;
+    case ACL_BF16:
+        if (c->sdt == ACL_FLOAT16)
+            CAST_LOOP(bf16, f16, 2, 2);
+        else
+            CAST_LOOP(bf16, f32, 2, 4);
+        break;
+    default:
+        if (c->sdt == ACL_FLOAT16)
+            CAST_LOOP(f32, f16, 4, 2);
+        else
+            CAST_LOOP(f32, bf16, 4, 2);
+        break;
+    }
 }
+
+/* Cast n contiguous elements. */
+static void cast_linear(char *dst, aclDataType ddt, const char *src, aclDataType sdt, int64_t n)
+{
+    cast_job c = {dst, ddt, src, sdt};
+    uintptr_t d0 = (uintptr_t)dst, s0 = (uintptr_t)src;
+    bool overlap = d0 < s0 + (uintptr_t)n * ops_dtype_size(sdt) && s0 < d0 + (uintptr_t)n * ops_dtype_size(ddt);
+    par_for(n, 1, PAR_ALIGN, overlap, cast_slice, &c);
+}
+
+/* ---- l0 kernels: one fused pass, fp16/bf16 converted in registers ---- */
 
 typedef struct {
     float coef;
-    aclDataType in_dt;  /* gradOutput, self, target (all the same) */
-    aclDataType out_dt; /* self's dtype: the l0 result */
 } bwd_ctx;
 
-/* p[0] result, p[1] gradOutput, p[2] self, p[3] target */
-static void bwd_row(void *vctx, char *const *p, const int64_t *s, int64_t n)
-{
-    const bwd_ctx *c = vctx;
-    const aclDataType idt = c->in_dt, odt = c->out_dt;
-    const float coef = c->coef;
-    if (s[1] == 0) { /* scalar / broadcast gradOutput along this row */
-        const float g = load_elem(p[1], idt);
-        for (int64_t j = 0; j < n; j++) {
-            float d = load_elem(p[2] + j * s[2], idt) - load_elem(p[3] + j * s[3], idt);
-            float r = coef * d;
-            r = r * g;
-            store_elem(p[0] + j * s[0], odt, r);
-        }
-        return;
+/*
+ * MseLossGrad, p[0] result, p[1] gradOutput, p[2] self, p[3] target, all of dtype T (ESZ bytes):
+ * r = (coef * (self - target)) * gradOutput in float32, rounded to T. Fast paths for contiguous
+ * rows with a contiguous or a scalar (stride 0) gradOutput; anything else element by element.
+ */
+#define DEF_BWD_ROW(T, ESZ)                                                                   \
+    static void bwd_row_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)         \
+    {                                                                                         \
+        const float coef = ((const bwd_ctx *)vctx)->coef;                                     \
+        char *o = p[0];                                                                       \
+        const char *g = p[1], *x = p[2], *y = p[3];                                           \
+        int64_t j = 0;                                                                        \
+        if (s[0] == (ESZ) && s[2] == (ESZ) && s[3] == (ESZ) && s[1] == 0) {                   \
+            const float gs = ld_##T(g);                                                       \
+            const v4f vc = {coef, coef, coef, coef}, vg = {gs, gs, gs, gs};                   \
+            for (; j + 4 <= n; j += 4)                                                        \
+                vst_##T(o + j * (ESZ), (vc * (vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ)))) * vg); \
+            for (; j < n; j++)                                                                \
+                st_##T(o + j * (ESZ), (coef * (ld_##T(x + j * (ESZ)) - ld_##T(y + j * (ESZ)))) * gs); \
+            return;                                                                           \
+        }                                                                                     \
+        if (s[0] == (ESZ) && s[1] == (ESZ) && s[2] == (ESZ) && s[3] == (ESZ)) {               \
+            const v4f vc = {coef, coef, coef, coef};                                          \
+            for (; j + 4 <= n; j += 4)                                                        \
+                vst_##T(o + j * (ESZ), (vc * (vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ)))) * \
+                                           vld_##T(g + j * (ESZ)));                           \
+        }                                                                                     \
+        for (; j < n; j++)                                                                    \
+            st_##T(o + j * s[0], (coef * (ld_##T(x + j * s[2]) - ld_##T(y + j * s[3]))) * ld_##T(g + j * s[1])); \
     }
-    if (idt == ACL_FLOAT && odt == ACL_FLOAT && s[0] == 4 && s[1] == 4 && s[2] == 4 && s[3] == 4) {
-        float *o = (float *)(void *)p[0];
-        const float *g = (const float *)(void *)p[1], *x = (const float *)(void *)p[2],
-                    *y = (const float *)(void *)p[3];
-        for (int64_t j = 0; j < n; j++) {
-            float r = coef * (x[j] - y[j]);
-            o[j] = r * g[j];
-        }
-        return;
-    }
-    for (int64_t j = 0; j < n; j++) {
-        float g = load_elem(p[1] + j * s[1], idt);
-        float d = load_elem(p[2] + j * s[2], idt) - load_elem(p[3] + j * s[3], idt);
-        float r = coef * d;
-        r = r * g;
-        store_elem(p[0] + j * s[0], odt, r);
-    }
-}
 
-typedef struct {
-    aclDataType dt; /* promoted dtype: inputs and result */
-    double sum;
-} fwd_ctx;
+DEF_BWD_ROW(f32, 4)
+DEF_BWD_ROW(f16, 2)
+DEF_BWD_ROW(bf16, 2)
 
-/* p[0] result, p[1] self, p[2] target */
-static void fwd_none_row(void *vctx, char *const *p, const int64_t *s, int64_t n)
-{
-    const fwd_ctx *c = vctx;
-    for (int64_t j = 0; j < n; j++) {
-        float d = load_elem(p[1] + j * s[1], c->dt) - load_elem(p[2] + j * s[2], c->dt);
-        float sq = d * d;
-        store_elem(p[0] + j * s[0], c->dt, sq);
+/* MseLoss, reduction none: p[0] result, p[1] self, p[2] target (T): d = self - target, d * d. */
+#define DEF_FWD_NONE_ROW(T, ESZ)                                                              \
+    static void fwd_none_row_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)    \
+    {                                                                                         \
+        char *o = p[0];                                                                       \
+        const char *x = p[1], *y = p[2];                                                      \
+        int64_t j = 0;                                                                        \
+        if (s[0] == (ESZ) && s[1] == (ESZ) && s[2] == (ESZ)) {                                \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                v4f d = vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ));                      \
+                vst_##T(o + j * (ESZ), d * d);                                                \
+            }                                                                                 \
+        }                                                                                     \
+        for (; j < n; j++) {                                                                  \
+            float d = ld_##T(x + j * s[1]) - ld_##T(y + j * s[2]);                            \
+            st_##T(o + j * s[0], d * d);                                                      \
+        }                                                                                     \
     }
-}
 
-static void fwd_reduce_row(void *vctx, char *const *p, const int64_t *s, int64_t n)
-{
-    fwd_ctx *c = vctx;
-    double acc = 0.0;
-    for (int64_t j = 0; j < n; j++) {
-        float d = load_elem(p[1] + j * s[1], c->dt) - load_elem(p[2] + j * s[2], c->dt);
-        float sq = d * d;
-        acc += (double)sq;
+DEF_FWD_NONE_ROW(f32, 4)
+DEF_FWD_NONE_ROW(f16, 2)
+DEF_FWD_NONE_ROW(bf16, 2)
+
+/*
+ * MseLoss, reduction mean/sum (ctx: red_acc): the row piece's squares d * d (float32), in double,
+ * element j into lane j % 4 for the piece's whole groups of 4, lanes added as (0 + 1) + (2 + 3),
+ * then the tail in order; the piece's sum goes to the block's.
+ */
+#define DEF_FWD_REDUCE_ROW(T, ESZ)                                                            \
+    static void fwd_reduce_row_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)  \
+    {                                                                                         \
+        const char *x = p[1], *y = p[2];                                                      \
+        v4d acc = {0.0, 0.0, 0.0, 0.0};                                                       \
+        int64_t j = 0;                                                                        \
+        if (s[1] == (ESZ) && s[2] == (ESZ)) {                                                 \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                v4f d = vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ));                      \
+                acc += __builtin_convertvector(d * d, v4d);                                   \
+            }                                                                                 \
+        } else {                                                                              \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                for (int l = 0; l < 4; l++) {                                                 \
+                    float d = ld_##T(x + (j + l) * s[1]) - ld_##T(y + (j + l) * s[2]);        \
+                    acc[l] += (double)(d * d);                                                \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        double sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);                                   \
+        for (; j < n; j++) {                                                                  \
+            float d = ld_##T(x + j * s[1]) - ld_##T(y + j * s[2]);                            \
+            sum += (double)(d * d);                                                           \
+        }                                                                                     \
+        ((red_acc *)vctx)->sum += sum;                                                        \
     }
-    c->sum += acc;
+
+DEF_FWD_REDUCE_ROW(f32, 4)
+DEF_FWD_REDUCE_ROW(f16, 2)
+DEF_FWD_REDUCE_ROW(bf16, 2)
+
+/* The row function of dtype dt among {f32, f16, bf16}. */
+static row_fn pick_row(aclDataType dt, row_fn f32, row_fn f16, row_fn bf16)
+{
+    return dt == ACL_FLOAT16 ? f16 : dt == ACL_BF16 ? bf16 : f32;
 }
 
 /* ======================================================================== */
@@ -763,18 +1252,14 @@ static void execute_plan(const mse_plan *pl, const aclTensor *in, const aclTenso
         if (pl->op == OP_MSE_BACKWARD) {
             bwd_ctx c;
             c.coef = pl->reduction == 1 ? (float)(2.0 / (double)pl->divisor) : 2.0f;
-            c.in_dt = pl->cdt;
-            c.out_dt = pl->cdt;
-            nd_run(&it, bwd_row, &c);
+            nd_run(&it, pick_row(pl->cdt, bwd_row_f32, bwd_row_f16, bwd_row_bf16), &c);
+        } else if (pl->reduction == 0) {
+            nd_run(&it, pick_row(pl->cdt, fwd_none_row_f32, fwd_none_row_f16, fwd_none_row_bf16), NULL);
         } else {
-            fwd_ctx c = {pl->cdt, 0.0};
-            if (pl->reduction == 0) {
-                nd_run(&it, fwd_none_row, &c);
-            } else {
-                nd_run(&it, fwd_reduce_row, &c);
-                double r = pl->reduction == 1 ? c.sum / (double)pl->divisor : c.sum;
-                store_elem(res, pl->cdt, (float)r);
-            }
+            double sum = nd_reduce(&it, pick_row(pl->cdt, fwd_reduce_row_f32, fwd_reduce_row_f16,
+                                                 fwd_reduce_row_bf16));
+            double r = pl->reduction == 1 ? sum / (double)pl->divisor : sum;
+            store_elem(res, pl->cdt, (float)r);
         }
     }
 
