@@ -90,33 +90,52 @@ def _describe(arrays: dict[str, Any], attribute: str) -> str:
     return ", ".join(f"{name} {getattr(a, attribute)}" for name, a in arrays.items())
 
 
+def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """numpy's broadcast of ``shapes``, or None when they do not broadcast."""
+    ndim = max(len(shape) for shape in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        start = ndim - len(shape)
+        for axis, extent in enumerate(shape, start):
+            current = result[axis]
+            if extent != current:
+                if current == 1:
+                    result[axis] = extent
+                elif extent != 1:
+                    return None
+    return tuple(result)
+
+
 def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...]:
     """Validate dtypes, ranks and devices; return the broadcast shape."""
-    values = arrays.values()
+    values = list(arrays.values())
     for name, array in arrays.items():
         if array.dtype not in FLOATING:
             acl_dtype(array.dtype, FLOATING, argument=name)  # raises the TypeError
-    first = next(iter(values))
-    if same_dtype and any(a.dtype != first.dtype for a in values):
+    dtype = values[0].dtype
+    if same_dtype and any(a.dtype != dtype for a in values):
         raise TypeError(f"{', '.join(arrays)} must share one dtype (CANN does not promote for "
                         f"this operator); got {_describe(arrays, 'dtype')}")
+    device = None
     for name, array in arrays.items():
         if array.dtype == bfloat16:
             _check_dtype(array.dtype, name)
         if len(array.shape) > MAX_RANK:
             raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
                              f"at most {MAX_RANK} are supported")
-    devices = {a.device for a in values if isinstance(a, DeviceArray)}
-    if len(devices) > 1:
-        raise ValueError(f"device arrays must be on one device; got {_describe(arrays, 'device')}")
-    shape = first.shape
-    if all(a.shape == shape for a in values):
+        if isinstance(array, DeviceArray):
+            if device is not None and array.device != device:
+                raise ValueError("device arrays must be on one device; got "
+                                 f"{_describe(arrays, 'device')}")
+            device = array.device
+    shapes = [a.shape for a in values]
+    shape = shapes[0]
+    if all(s == shape for s in shapes):
         return shape
-    try:
-        return np.broadcast_shapes(*(a.shape for a in values))
-    except ValueError:
-        raise ValueError(f"shapes do not broadcast together: {_describe(arrays, 'shape')}"
-                         ) from None
+    shape = _broadcast_shapes(shapes)
+    if shape is None:
+        raise ValueError(f"shapes do not broadcast together: {_describe(arrays, 'shape')}")
+    return shape
 
 
 def _check_out(out: Any, shape: tuple[int, ...], on_device: bool) -> None:

@@ -111,3 +111,23 @@ def test_a_failure_at_any_call_raises_and_leaks_nothing(api, nth):
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
     np.testing.assert_allclose(aclnn_py.mse_loss_backward(ones, x, ones),
                                reference(ones, x, ones, "mean"), rtol=1e-6)
+
+
+def test_broadcast_rule_agrees_with_numpy():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from aclnn_py._ops import _broadcast_shapes
+
+    shapes = st.lists(st.lists(st.integers(0, 3), max_size=5).map(tuple), min_size=1, max_size=3)
+
+    @settings(max_examples=500, database=None, derandomize=True)
+    @given(shapes)
+    def agrees(candidate):
+        try:
+            expected = np.broadcast_shapes(*candidate)
+        except ValueError:
+            expected = None
+        assert _broadcast_shapes(candidate) == expected
+
+    agrees()
