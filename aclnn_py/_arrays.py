@@ -249,10 +249,21 @@ def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
             array.synchronize()
     scratch = Scratch(stream)
     launched = False
+    # Inputs keep their descriptors for the next call; a result without one (usually
+    # made for this call) gets a temporary one.
+    fresh = result._descriptor is None and result not in inputs
+    handles = [a.descriptor() for a in inputs]
     try:
-        _launch(operator, [a.descriptor() for a in arrays], scalars, stream, scratch)
+        if fresh:
+            _describe(result.shape, result.acl_dtype, result.strides, result.offset,
+                      result.storage_size, result.buffer.pointer, handles)
+        else:
+            handles.append(result.descriptor())
+        _launch(operator, handles, scalars, stream, scratch)
         launched = True
     finally:
+        if fresh and len(handles) > len(inputs):
+            ll.destroy_tensor(handles[-1])
         scratch.release(work_pending=launched)
     stream.keep_until_synchronized(tuple(a.buffer for a in arrays))
     for array in arrays:

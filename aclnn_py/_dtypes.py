@@ -33,6 +33,7 @@ _ACL_VALUES: dict[np.dtype, int] = {dt: constant(name) for dt, name in _ACL_NAME
 _ALL = tuple(_ACL_VALUES)
 
 FLOATING = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
+FLOATING_SET = frozenset(FLOATING)
 
 
 def all_dtypes() -> tuple[np.dtype, ...]:

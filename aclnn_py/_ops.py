@@ -25,6 +25,7 @@ from ._arrays import DeviceArray, empty, launch, run_on_host_arrays, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
     FLOATING,
+    FLOATING_SET,
     acl_dtype,
     bfloat16,
     promote,
@@ -110,10 +111,9 @@ def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...
     """Validate dtypes, ranks and devices; return the broadcast shape."""
     values = list(arrays.values())
     for name, array in arrays.items():
-        if array.dtype not in FLOATING:
+        if array.dtype not in FLOATING_SET:
             acl_dtype(array.dtype, FLOATING, argument=name)  # raises the TypeError
-    dtype = values[0].dtype
-    if same_dtype and any(a.dtype != dtype for a in values):
+    if same_dtype and len({a.dtype for a in values}) > 1:
         raise TypeError(f"{', '.join(arrays)} must share one dtype (CANN does not promote for "
                         f"this operator); got {_describe(arrays, 'dtype')}")
     device = None
