@@ -44,6 +44,17 @@ def live_resources() -> dict[str, int]:
     return {key: stats[key] for key in LEAK_KEYS}
 
 
+@pytest.fixture
+def device():
+    """Device 0 set in this thread through the low-level layer, as CANN's samples do."""
+    from aclnn_py import _lowlevel as ll
+
+    ll.init()
+    ll.set_device(0)
+    yield 0
+    ll.reset_device(0)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def no_leaks_per_module():
     """After every test module the emulator holds no device memory, tensors or executors."""

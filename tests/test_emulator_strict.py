@@ -17,14 +17,6 @@ FLOAT16 = ll.constant("ACL_FLOAT16")
 HOST_TO_HOST = ll.constant("ACL_MEMCPY_HOST_TO_HOST")
 
 
-@pytest.fixture
-def device():
-    ll.init()
-    ll.set_device(0)
-    yield 0
-    ll.reset_device(0)
-
-
 class Resources:
     """Device buffers, tensors and a stream for one test, all released at the end."""
 

@@ -10,14 +10,6 @@ from aclnn_py import _lowlevel as ll
 FLOAT = ll.constant("ACL_FLOAT")
 
 
-@pytest.fixture
-def device():
-    ll.init()
-    ll.set_device(0)
-    yield 0
-    ll.reset_device(0)
-
-
 def contiguous_strides(shape):
     strides, step = [], 1
     for extent in reversed(shape):
