@@ -279,6 +279,7 @@ def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[
     """
     handles: list[Any] = []
     scratch = Scratch(stream)
+    pending = False
     try:
         for array, acl_type in zip(inputs, acl_types):
             if array.size == 0:
@@ -294,12 +295,14 @@ def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[
         _describe(result.shape, result_type, contiguous_strides(result.shape), 0, result.size,
                   out, handles)
         _launch(operator, handles, scalars, stream, scratch)
+        pending = True
         stream.synchronize()
+        pending = False
         if result.nbytes:
             ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, out,
                       result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
     finally:
         for handle in handles:
             ll.destroy_tensor(handle)
-        scratch.release(work_pending=False)
+        scratch.release(work_pending=pending)  # interrupted before the sync: held for it
     return result
