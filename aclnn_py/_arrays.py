@@ -296,8 +296,10 @@ def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[
                   out, handles)
         _launch(operator, handles, scalars, stream, scratch)
         pending = True
-        stream.synchronize()
-        pending = False
+        try:
+            stream.synchronize()
+        finally:  # done, or failed, which ends the queued work too
+            pending = False
         if result.nbytes:
             ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, out,
                       result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
