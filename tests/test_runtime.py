@@ -85,3 +85,33 @@ def test_runtime_info_describes_the_emulator():
     assert info["soc_name"] == "Ascend910B3"
     assert info["device_count"] == 1
     assert info["cann_version"]
+
+
+def test_threads_with_their_own_streams_and_plans():
+    errors: list[BaseException] = []
+    results: dict[int, np.ndarray] = {}
+
+    def work(index: int) -> None:
+        try:
+            with aclnn_py.Stream() as stream:
+                x = aclnn_py.to_device(np.full(1000, float(index), np.float32))
+                grad = aclnn_py.to_device(np.ones(1000, np.float32))
+                target = aclnn_py.to_device(np.zeros(1000, np.float32))
+                with aclnn_py.MseLossBackwardPlan(grad, x, target, "sum") as plan:
+                    for _ in range(25):
+                        out = plan.run()
+                    results[index] = out.numpy()
+                for array in (x, grad, target, out):
+                    array.free()
+            stream.close()
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for index in range(4):
+        np.testing.assert_array_equal(results[index], np.full(1000, 2.0 * index, np.float32))
