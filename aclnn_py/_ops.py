@@ -307,6 +307,7 @@ class _Plan:
                                       keepalive=tuple(self._tensors.values()))
             self._executor.make_repeatable()
             self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
+            self._arrays = tuple(self._bound.values())
         except BaseException:
             self.close()
             raise
@@ -336,22 +337,24 @@ class _Plan:
                                      self._tensors[name].handle, array.buffer.pointer)
         self._bound[name] = array
 
-    def _run(self, rebind: dict[str, DeviceArray | None]) -> DeviceArray:
+    def _run(self, rebind: dict[str, DeviceArray | None] | None) -> DeviceArray:
         """Launch again, first rebinding the arrays given; returns ``out`` (still computing)."""
         executor = self._executor
         if executor is None or not executor.repeatable:
             raise ValueError(f"{type(self).__name__} is closed")
-        for name, array in rebind.items():
-            if array is not None:
-                self._rebind(name, array)
+        if rebind:
+            for name, array in rebind.items():
+                if array is not None:
+                    self._rebind(name, array)
+            self._arrays = tuple(self._bound.values())
         stream = self.stream
-        bound = self._bound.values()
-        for array in bound:
+        arrays = self._arrays
+        for array in arrays:
             if array.stream is not None and array.stream is not stream:
                 array.synchronize()
         executor.launch(self._workspace.pointer, stream)
-        stream.keep_until_synchronized(tuple(bound))
-        for array in bound:
+        stream.keep_until_synchronized(arrays)
+        for array in arrays:
             array.stream = stream
         return self._bound["out"]
 
@@ -360,7 +363,6 @@ class _Plan:
         if self._executor is not None:
             self.stream.synchronize()
             self._executor.close()
-            self._executor.repeatable = False
         if self._workspace is not None:
             self._workspace.free()
         for tensor in self._tensors.values():
@@ -411,6 +413,8 @@ class MseLossBackwardPlan(_Plan):
     def run(self, grad: DeviceArray | None = None, x: DeviceArray | None = None,
             y: DeviceArray | None = None, out: DeviceArray | None = None) -> DeviceArray:
         """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
+        if grad is None and x is None and y is None and out is None:
+            return self._run(None)
         return self._run({"grad": grad, "x": x, "y": y, "out": out})
 
 
@@ -434,4 +438,6 @@ class MseLossPlan(_Plan):
     def run(self, x: DeviceArray | None = None, y: DeviceArray | None = None,
             out: DeviceArray | None = None) -> DeviceArray:
         """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
+        if x is None and y is None and out is None:
+            return self._run(None)
         return self._run({"x": x, "y": y, "out": out})

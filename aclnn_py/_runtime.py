@@ -212,10 +212,12 @@ class Stream:
         if stack is None:
             stack = _thread.streams = []
         stack.append(self)
+        _thread.current = None
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         _thread.streams.pop()
+        _thread.current = None
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"0x{self.key:x}"
@@ -236,13 +238,21 @@ def default_stream(device: int | None = None) -> Stream:
 
 def current_stream(device: int | None = None) -> Stream:
     """The stream of the innermost ``with stream:`` in this thread, else the default stream."""
+    if device is None:
+        cached = getattr(_thread, "current", None)  # (generation, device, stream)
+        state = getattr(_thread, "state", None)
+        if cached is not None and state is not None and cached[0] == _process.generation \
+                and cached[1] == state[1] and _process.initialized:
+            return cached[2]
     stack = getattr(_thread, "streams", None)
-    if stack:
+    if stack and (device is None or stack[-1].device == device):
         stream = stack[-1]
-        if device is None or stream.device == device:
-            activate(stream.device)
-            return stream
-    return default_stream(device)
+        activate(stream.device)
+    else:
+        stream = default_stream(device)
+    if device is None:
+        _thread.current = (_process.generation, stream.device, stream)
+    return stream
 
 
 def resolve_stream(stream: Stream | None) -> Stream:
@@ -268,7 +278,7 @@ def synchronize_device(device: int) -> None:
 
 def synchronize(stream: Stream | None = None) -> None:
     """Wait for the work of ``stream`` (default: the calling thread's current stream)."""
-    resolve_stream(stream).synchronize()
+    (current_stream() if stream is None else resolve_stream(stream)).synchronize()
 
 
 def _destroy_event(handle: Any, device: int, generation: int) -> None:
@@ -413,9 +423,7 @@ class Executor:
 
     def launch(self, workspace: Any, stream: Stream) -> None:
         """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
-        if self.repeatable:
-            if not self._finalizer.alive:
-                raise ValueError(f"{self.operator}: this plan is closed")
+        if self.repeatable:  # cleared by close()
             ll.operator_launch(self.operator, workspace, self.workspace_size, self.handle,
                                stream.handle)
             return
@@ -429,6 +437,7 @@ class Executor:
 
     def close(self) -> None:
         """Destroy the executor if it is still ours. Safe to call twice."""
+        self.repeatable = False  # no launch may reach a destroyed executor
         if self._finalizer.detach() is not None:
             ll.destroy_executor(self.handle)
         self._keepalive = ()
