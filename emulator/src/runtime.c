@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1672,6 +1673,79 @@ EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t 
     return ACL_SUCCESS;
 }
 
+/*
+ * Large copies are split among threads, like a DMA engine with several channels, so that the
+ * emulator's copies keep up with the host: ACLNN_EMU_THREADS (as for the operator kernels in
+ * ops.c; default the online cores, at most 16; 1 copies in one piece). Overlapping ranges are
+ * copied with memmove in one piece.
+ */
+#define COPY_SPLIT_MIN ((size_t)8 << 20)
+#define COPY_MAX_THREADS 16
+
+static pthread_once_t copy_threads_once = PTHREAD_ONCE_INIT;
+static int copy_threads = 1;
+
+static void copy_threads_init(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("ACLNN_EMU_THREADS");
+    if (env != NULL && *env != '\0') {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end == '\0' && v > 0)
+            n = v;
+    }
+    copy_threads = n < 1 ? 1 : n > COPY_MAX_THREADS ? COPY_MAX_THREADS : (int)n;
+}
+
+typedef struct {
+    char *dst;
+    const char *src;
+    size_t count;
+} copy_slice;
+
+static void *copy_slice_run(void *arg)
+{
+    copy_slice *slice = arg;
+    memcpy(slice->dst, slice->src, slice->count);
+    return NULL;
+}
+
+static void copy_bytes(void *dst, const void *src, size_t count)
+{
+    const char *d = dst, *s = src;
+    if (count < COPY_SPLIT_MIN || (d < s + count && s < d + count)) {
+        memmove(dst, src, count);
+        return;
+    }
+    pthread_once(&copy_threads_once, copy_threads_init);
+    int n = copy_threads;
+    size_t per = (count / (size_t)n + 4095) & ~(size_t)4095; /* whole pages */
+    copy_slice slices[COPY_MAX_THREADS];
+    pthread_t threads[COPY_MAX_THREADS];
+    bool started[COPY_MAX_THREADS] = {false};
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* workers take no signals */
+    size_t offset = 0;
+    int used = 0;
+    for (; used < n && offset < count; used++) {
+        size_t len = count - offset < per ? count - offset : per;
+        slices[used] = (copy_slice){(char *)dst + offset, s + offset, len};
+        offset += len;
+        if (used > 0)
+            started[used] = pthread_create(&threads[used], NULL, copy_slice_run, &slices[used]) == 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    copy_slice_run(&slices[0]);
+    for (int i = 1; i < used; i++) {
+        if (started[i])
+            pthread_join(threads[i], NULL);
+        else
+            copy_slice_run(&slices[i]); /* no thread to be had: copy it here */
+    }
+}
+
 /* ---- memcpy checks ---- */
 
 enum { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D };
@@ -1829,7 +1903,7 @@ EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
         return rc;
     }
     /* Immediate, no stream synchronisation (RT doc 11-03): reading before a sync sees stale data. */
-    memmove(dst, src, count);
+    copy_bytes(dst, src, count);
     count_copy(plan.dir, count);
     UNLOCK();
     return ACL_SUCCESS;
@@ -1872,7 +1946,7 @@ static aclError copy_run(emu_task *t)
     if (!copy_side_still_valid("dst", c->dst, c->count, dst_dev, c->plan.dst_pinned) ||
         !copy_side_still_valid("src", c->src, c->count, src_dev, c->plan.src_pinned))
         return ACL_ERROR_RT_SYS_DMA;
-    memmove(c->dst, c->src, c->count);
+    copy_bytes(c->dst, c->src, c->count);
     count_copy(c->plan.dir, c->count);
     return ACL_SUCCESS;
 }
