@@ -12,25 +12,36 @@ import aclnn_py
 from aclnn_py import _memory, _runtime
 
 
-def test_threads_each_set_their_device_and_compute():
-    results: dict[int, np.ndarray] = {}
+def run_in_threads(work, count: int = 4) -> None:
+    """Run ``work(index)`` in ``count`` threads at once; re-raise the first failure."""
     errors: list[BaseException] = []
 
-    def work(index: int) -> None:
+    def guarded(index: int) -> None:
         try:
-            x = np.full((64,), float(index), np.float32)
-            for _ in range(20):
-                results[index] = aclnn_py.mse_loss_backward(np.ones_like(x), x,
-                                                            np.zeros_like(x), "sum")
-        except BaseException as error:  # reported below
+            work(index)
+        except BaseException as error:  # re-raised below, in the test's thread
             errors.append(error)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def test_threads_each_set_their_device_and_compute():
+    results: dict[int, np.ndarray] = {}
+
+    def work(index: int) -> None:
+        x = np.full((64,), float(index), np.float32)
+        for _ in range(20):
+            results[index] = aclnn_py.mse_loss_backward(np.ones_like(x), x, np.zeros_like(x),
+                                                        "sum")
+
+    run_in_threads(work)
+    assert len(results) == 4
     for index, result in results.items():
         np.testing.assert_array_equal(result, np.full(64, 2.0 * index, np.float32))
 
@@ -88,30 +99,21 @@ def test_runtime_info_describes_the_emulator():
 
 
 def test_threads_with_their_own_streams_and_plans():
-    errors: list[BaseException] = []
     results: dict[int, np.ndarray] = {}
 
     def work(index: int) -> None:
-        try:
-            with aclnn_py.Stream() as stream:
-                x = aclnn_py.to_device(np.full(1000, float(index), np.float32))
-                grad = aclnn_py.to_device(np.ones(1000, np.float32))
-                target = aclnn_py.to_device(np.zeros(1000, np.float32))
-                with aclnn_py.MseLossBackwardPlan(grad, x, target, "sum") as plan:
-                    for _ in range(25):
-                        out = plan.run()
-                    results[index] = out.numpy()
-                for array in (x, grad, target, out):
-                    array.free()
-            stream.close()
-        except BaseException as error:  # reported below
-            errors.append(error)
+        with aclnn_py.Stream() as stream:
+            x = aclnn_py.to_device(np.full(1000, float(index), np.float32))
+            grad = aclnn_py.to_device(np.ones(1000, np.float32))
+            target = aclnn_py.to_device(np.zeros(1000, np.float32))
+            with aclnn_py.MseLossBackwardPlan(grad, x, target, "sum") as plan:
+                for _ in range(25):
+                    out = plan.run()
+                results[index] = out.numpy()
+            for array in (x, grad, target, out):
+                array.free()
+        stream.close()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work)
     for index in range(4):
         np.testing.assert_array_equal(results[index], np.full(1000, 2.0 * index, np.float32))
