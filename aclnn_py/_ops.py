@@ -172,6 +172,8 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     device = devices[0] if devices else stream.device
     if stream.device != device:
         raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    if on_device and out is not None and out.device != device:
+        raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
     if not on_device:
         host = out if out is not None else np.empty(shape, dtype)
         inputs = list(arrays.values())

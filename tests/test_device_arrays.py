@@ -159,12 +159,17 @@ def test_arrays_on_several_devices_are_refused():
             print(error)
         r = aclnn_py.mse_loss(b, b, stream=s1)
         print(float(r.numpy()), r.device)
+        try:
+            aclnn_py.mse_loss(a, a, out=aclnn_py.empty((), np.float32, device=1))
+        except ValueError as error:
+            print(error)
     """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_EMU_DEVICE_COUNT": "2"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "device arrays must be on one device; got x 0, y 1"
     assert lines[1] == "stream is on device 1 but the arrays are on 0"
     assert lines[2] == "0.0 1"
+    assert lines[3] == "out is on device 1 but the inputs are on 0"
 
 
 def test_empty_and_bad_shapes():
