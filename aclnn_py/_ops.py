@@ -32,7 +32,7 @@ from ._dtypes import (
     soc_supports_bfloat16,
 )
 from ._memory import DeviceBuffer
-from ._runtime import AclTensor, Executor, Stream, resolve_stream, soc_name
+from ._runtime import AclTensor, Executor, Stream, current_stream, resolve_stream, soc_name
 
 MAX_RANK = 8  # CANN's rank limit for these operators' inputs
 
@@ -168,7 +168,10 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     on_device = bool(devices)
     if out is not None:
         _check_out(out, shape, on_device)
-    stream = resolve_stream(stream)
+    if stream is None:  # the current stream of the arrays' device
+        stream = current_stream(devices[0] if devices else None)
+    else:
+        stream = resolve_stream(stream)
     device = devices[0] if devices else stream.device
     if stream.device != device:
         raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
@@ -213,7 +216,7 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         dtype, which may differ from the inputs' (CANN computes in the input
         dtype and casts); a DeviceArray when any input is one. Filled and returned.
     stream : Stream, optional
-        Where the work is queued; default the calling thread's current stream.
+        Where the work is queued; default: this thread's current stream on the arrays' device.
 
     Returns
     -------
@@ -258,7 +261,7 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
         C-contiguous (and writable) array of the result's shape (the broadcast
         shape, or ``()``) and a supported dtype. Filled and returned.
     stream : Stream, optional
-        Where the work is queued; default the calling thread's current stream.
+        Where the work is queued; default: this thread's current stream on the arrays' device.
 
     Returns
     -------
