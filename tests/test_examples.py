@@ -16,3 +16,12 @@ def test_quickstart_prints_the_backend_and_a_matching_result():
     assert "backend: emulator" in done.stdout
     error = float(done.stdout.strip().splitlines()[-1].split("=")[-1])
     assert error < 1e-6
+
+
+def test_device_pipeline_runs_a_plan_over_batches():
+    done = subprocess.run([sys.executable, str(EXAMPLES / "device_pipeline.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("8 launches of one plan in ")
+    assert float(lines[1].split("=")[-1]) < 1e-6
