@@ -117,3 +117,19 @@ def test_threads_with_their_own_streams_and_plans():
     run_in_threads(work)
     for index in range(4):
         np.testing.assert_array_equal(results[index], np.full(1000, 2.0 * index, np.float32))
+
+
+def test_exit_with_queued_work_open_plans_and_live_arrays_is_clean():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        x = aclnn_py.to_device(np.ones(1000, np.float32))
+        side = aclnn_py.Stream()
+        pending = aclnn_py.mse_loss_backward(1.0, x, 0.0, stream=side)
+        ones = [aclnn_py.to_device(np.ones(3, np.float32)) for _ in range(3)]
+        plan = aclnn_py.MseLossBackwardPlan(*ones)
+        plan.run()
+        print(aclnn_py.emulator.stats()["pending_tasks"])
+    """, {"ACLNN_PY_BACKEND": "emulator"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2"]
+    assert done.stderr == ""
