@@ -155,14 +155,17 @@ def teardown() -> None:
 # ---- streams and events -----------------------------------------------------
 
 
-def _destroy_stream(handle: Any, device: int, generation: int) -> None:
+def _release_quietly(release: Callable[[Any], None], handle: Any, device: int | None,
+                     generation: int, what: str) -> None:
+    """Finalizer body: ``release(handle)`` unless the runtime is gone; log, never raise."""
     if not alive(generation):
         return
     try:
-        activate(device)
-        ll.destroy_stream(handle)
+        if device is not None:
+            activate(device)
+        release(handle)
     except Exception:
-        logger.exception("aclnn_py: destroying a stream of device %d", device)
+        logger.exception("aclnn_py: releasing %s", what)
 
 
 class Stream:
@@ -177,8 +180,8 @@ class Stream:
         self.device = activate(device)
         self.handle = ll.create_stream()
         self.key = ll.address(self.handle)
-        self._finalizer = weakref.finalize(self, _destroy_stream, self.handle, self.device,
-                                           _process.generation)
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, self.handle,
+                                           self.device, _process.generation, "a stream")
         self._keepalive: list[Any] = []
         _process.streams.add(self)
 
@@ -281,24 +284,14 @@ def synchronize(stream: Stream | None = None) -> None:
     (current_stream() if stream is None else resolve_stream(stream)).synchronize()
 
 
-def _destroy_event(handle: Any, device: int, generation: int) -> None:
-    if not alive(generation):
-        return
-    try:
-        activate(device)
-        ll.destroy_event(handle)
-    except Exception:
-        logger.exception("aclnn_py: destroying an event of device %d", device)
-
-
 class Event:
     """A marker in a stream's work (``aclrtEvent``), for ordering and timing."""
 
     def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
         self.handle = ll.create_event()
-        self._finalizer = weakref.finalize(self, _destroy_event, self.handle, self.device,
-                                           _process.generation)
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_event, self.handle,
+                                           self.device, _process.generation, "an event")
 
     def record(self, stream: Stream | None = None) -> Event:
         """Mark the current end of ``stream``'s queued work."""
@@ -330,15 +323,6 @@ class Event:
 # ---- aclTensor descriptors -------------------------------------------------
 
 
-def _destroy_tensor(handle: Any, generation: int) -> None:
-    if not alive(generation):
-        return
-    try:
-        ll.destroy_tensor(handle)
-    except Exception:
-        logger.exception("aclnn_py: destroying an aclTensor")
-
-
 class AclTensor:
     """Owns one ``aclTensor`` descriptor (host-side; the data stays with its buffer).
 
@@ -351,7 +335,8 @@ class AclTensor:
     def __init__(self, shape: tuple[int, ...], acl_dtype: int, strides: tuple[int, ...],
                  offset: int, storage_size: int, data: Any) -> None:
         self.handle = ll.create_tensor(shape, acl_dtype, strides, offset, (storage_size,), data)
-        self._finalizer = weakref.finalize(self, _destroy_tensor, self.handle, _process.generation)
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_tensor, self.handle,
+                                           None, _process.generation, "an aclTensor")
 
     def destroy(self) -> None:
         """Release the descriptor now. Safe to call twice."""
@@ -366,15 +351,6 @@ class AclTensor:
 
 
 # ---- executors (the two-phase aclnn call) ----------------------------------
-
-
-def _destroy_executor(handle: Any, generation: int) -> None:
-    if not alive(generation):
-        return
-    try:
-        ll.destroy_executor(handle)
-    except Exception:
-        logger.exception("aclnn_py: destroying an unlaunched aclOpExecutor")
 
 
 class Executor:
@@ -396,8 +372,9 @@ class Executor:
         # The executor refers to the aclTensors: until phase 2 returns, or for as long as
         # it lives when repeatable.
         self._keepalive = keepalive
-        self._finalizer = weakref.finalize(self, _destroy_executor, self.handle,
-                                           _process.generation)
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_executor, self.handle,
+                                           None, _process.generation,
+                                           "an unlaunched aclOpExecutor")
 
     @staticmethod
     def run_once(operator: str, arguments: tuple[Any, ...], stream: Stream,

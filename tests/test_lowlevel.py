@@ -18,6 +18,15 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def release(tensors, pointers, stream) -> None:
+    """The sample's clean-up: descriptors, then device memory, then the stream."""
+    for tensor in tensors:
+        ll.destroy_tensor(tensor)
+    for pointer in pointers:
+        ll.free(pointer)
+    ll.destroy_stream(stream)
+
+
 def test_documented_sample_sequence(device):
     """aclInit, set device, stream, malloc, H2D, tensors, two phases, sync, D2H, release."""
     shape = (2, 4)
@@ -45,11 +54,7 @@ def test_documented_sample_sequence(device):
         ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes,
                   pointers[3], result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
     finally:
-        for tensor in tensors:
-            ll.destroy_tensor(tensor)
-        for pointer in pointers:
-            ll.free(pointer)
-        ll.destroy_stream(stream)
+        release(tensors, pointers, stream)
     np.testing.assert_allclose(result, grad * (self_ - target) * 2 / self_.size, rtol=1e-6)
 
 
@@ -74,11 +79,7 @@ def test_mse_loss_forward_through_the_same_machinery(device):
         ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), 4, pointers[2], 4,
                   ll.MEMCPY_DEVICE_TO_HOST)
     finally:
-        for tensor in tensors:
-            ll.destroy_tensor(tensor)
-        for pointer in pointers:
-            ll.free(pointer)
-        ll.destroy_stream(stream)
+        release(tensors, pointers, stream)
     assert result == pytest.approx((1 + 4 + 9) / 3)
 
 
