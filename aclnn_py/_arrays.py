@@ -14,6 +14,7 @@ strides and offset over a device copy of the memory it really spans.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -45,6 +46,25 @@ def _is_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return True
 
 
+_layout_ids: dict[tuple[Any, ...], int] = {}
+_next_layout_id = itertools.count(1)
+
+
+def layout_id(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], offset: int,
+              storage_size: int, device: int) -> int:
+    """A small int naming one array layout, so call signatures compare cheaply.
+
+    Ids are never reused: a forgotten layout gets a new id, never another's.
+    """
+    key = (shape, acl_type, strides, offset, storage_size, device)
+    found = _layout_ids.get(key)
+    if found is None:
+        if len(_layout_ids) >= 1 << 16:
+            _layout_ids.clear()
+        found = _layout_ids.setdefault(key, next(_next_layout_id))
+    return found
+
+
 class DeviceArray:
     """An array in device memory: a buffer plus shape, dtype, element strides and offset.
 
@@ -53,8 +73,8 @@ class DeviceArray:
     arrays do not wait); :meth:`numpy` waits for it first.
     """
 
-    __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "stream", "acl_dtype",
-                 "_descriptor", "__weakref__")
+    __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "device", "stream",
+                 "acl_dtype", "layout", "__weakref__")
 
     def __init__(self, buffer: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype,
                  strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
@@ -64,13 +84,26 @@ class DeviceArray:
         self.acl_dtype = acl_dtype(dtype, all_dtypes())
         self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
-        self._descriptor: AclTensor | None = None
+        self.device = buffer.device
         # The stream whose queued work last used this array (None: nothing pending).
         self.stream: Stream | None = None
+        self.layout = layout_id(shape, self.acl_dtype, self.strides, offset,
+                                self.storage_size, self.device)
 
-    @property
-    def device(self) -> int:
-        return self.buffer.device
+    def description(self) -> tuple[Any, ...]:
+        """What :meth:`like` copies: everything but the buffer and pending work."""
+        return (self.shape, self.dtype, self.acl_dtype, self.strides, self.offset, self.device,
+                self.layout)
+
+    @classmethod
+    def like(cls, description: tuple[Any, ...], buffer: DeviceBuffer) -> DeviceArray:
+        """A new array over ``buffer`` with a :meth:`description` taken earlier (no checks)."""
+        array = cls.__new__(cls)
+        (array.shape, array.dtype, array.acl_dtype, array.strides, array.offset, array.device,
+         array.layout) = description
+        array.buffer = buffer
+        array.stream = None
+        return array
 
     @property
     def ndim(self) -> int:
@@ -101,16 +134,6 @@ class DeviceArray:
         return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
                          self.storage_size, self.buffer.pointer)
 
-    def descriptor(self) -> Any:
-        """This array's own aclTensor handle, made once and reused for one-shot calls.
-
-        Never handed to a plan: rebinding an executor's address rewrites its tensor.
-        """
-        descriptor = self._descriptor
-        if descriptor is None:
-            descriptor = self._descriptor = self.tensor()
-        return descriptor.handle
-
     def synchronize(self) -> None:
         """Wait for queued work that uses this array."""
         if self.stream is not None:
@@ -119,6 +142,8 @@ class DeviceArray:
 
     def numpy(self) -> np.ndarray:
         """A new host array with this array's contents (waiting for pending work first)."""
+        if self.buffer.freed:
+            raise ValueError("this DeviceArray was freed")
         self.synchronize()
         result = np.empty(self.shape, self.dtype)
         if self.size == 0:
@@ -143,8 +168,6 @@ class DeviceArray:
         if not self.buffer.freed:
             self.synchronize()
         self.buffer.free()
-        if self._descriptor is not None:
-            self._descriptor.destroy()
 
     def __enter__(self) -> DeviceArray:
         return self
@@ -233,41 +256,6 @@ def _launch(operator: str, handles: list[Any], scalars: tuple[int, ...], stream:
             scratch: Scratch) -> None:
     Executor.run_once(operator, (*handles[:-1], *scalars, handles[-1]), stream,
                       scratch.allocate)
-
-
-def launch(operator: str, inputs: list[DeviceArray], scalars: tuple[int, ...],
-           result: DeviceArray, stream: Stream) -> None:
-    """Run ``operator(*inputs, *scalars, result)`` on ``stream`` without waiting.
-
-    Arrays with queued work on another stream are waited for first; the inputs
-    and the result stay alive until ``stream`` is synchronised; their aclTensors
-    are their own, reused from call to call.
-    """
-    arrays = (*inputs, result)
-    for array in arrays:
-        if array.stream is not None and array.stream is not stream:
-            array.synchronize()
-    scratch = Scratch(stream)
-    launched = False
-    # Inputs keep their descriptors for the next call; a result without one (usually
-    # made for this call) gets a temporary one.
-    fresh = result._descriptor is None and result not in inputs
-    handles = [a.descriptor() for a in inputs]
-    try:
-        if fresh:
-            _describe(result.shape, result.acl_dtype, result.strides, result.offset,
-                      result.storage_size, result.buffer.pointer, handles)
-        else:
-            handles.append(result.descriptor())
-        _launch(operator, handles, scalars, stream, scratch)
-        launched = True
-    finally:
-        if fresh and len(handles) > len(inputs):
-            ll.destroy_tensor(handles[-1])
-        scratch.release(work_pending=launched)
-    stream.keep_until_synchronized(tuple(a.buffer for a in arrays))
-    for array in arrays:
-        array.stream = stream
 
 
 def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[int],

@@ -332,6 +332,17 @@ def operator_launch(operator: str, workspace: Any, workspace_size: int, executor
     check(getattr(OPS, operator)(workspace, workspace_size, executor, stream), operator)
 
 
+def operator_launcher(operator: str) -> Any:
+    """Phase 2 of ``operator`` as a function of (workspace, size, executor, stream), bound
+    once: the call path of cached launches."""
+    function = getattr(OPS, operator)
+
+    def launch(workspace: Any, workspace_size: int, executor: Any, stream: Any) -> None:
+        check(function(workspace, workspace_size, executor, stream), operator)
+
+    return launch
+
+
 # ---- the emulator's own API (absent from real CANN) ------------------------
 
 

@@ -13,6 +13,7 @@ cache, collects garbage and retries before raising
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
@@ -34,11 +35,15 @@ _HBM = ll.constant("ACL_HBM_MEM")
 
 
 def _round(nbytes: int) -> int:
-    return -(-nbytes // ROUNDING) * ROUNDING
+    return (nbytes + ROUNDING - 1) & -ROUNDING
 
 
 class MemoryPool:
-    """Caching allocator of one device's memory."""
+    """Caching allocator of one device's memory.
+
+    Its lock is taken with acquire/release: on the per-call path a ``with``
+    block costs twice as much.
+    """
 
     def __init__(self, device: int) -> None:
         self.device = device
@@ -52,7 +57,9 @@ class MemoryPool:
     def allocate(self, nbytes: int) -> tuple[Any, int]:
         """A block of at least ``nbytes``: (pointer, block size)."""
         size = _round(nbytes)
-        with self.lock:
+        lock = self.lock
+        lock.acquire()
+        try:
             blocks = self.free.get(size)
             if blocks:
                 self.cached_bytes -= size
@@ -60,17 +67,23 @@ class MemoryPool:
                 self.hits += 1
                 return blocks.pop(), size
             self.misses += 1
+        finally:
+            lock.release()
         pointer = self._malloc(size, nbytes)
-        with self.lock:
+        with lock:
             self.used_bytes += size
         return pointer, size
 
     def release(self, pointer: Any, size: int) -> None:
         """Cache a block whose users have all finished."""
-        with self.lock:
+        lock = self.lock
+        lock.acquire()
+        try:
             self.free[size].append(pointer)
             self.used_bytes -= size
             self.cached_bytes += size
+        finally:
+            lock.release()
 
     def empty(self) -> int:
         """Return every cached block to CANN. Returns the bytes freed."""
@@ -124,6 +137,7 @@ def pooling() -> bool:
 
 
 def pool(device: int) -> MemoryPool:
+    """The device's pool (made on first use)."""
     found = _pools.get(device)
     if found is None:
         with _pools_lock:
@@ -144,11 +158,13 @@ rt.on_teardown(_forget_pools)
 
 
 def empty_cache(device: int | None = None) -> int:
-    """Return the pool's cached (unused) blocks to CANN; returns the bytes released.
+    """Release what aclnn_py caches: executors kept for repeated calls, then the pool's
+    unused blocks (returned to CANN). Returns the bytes returned to CANN.
 
-    Blocks still held for queued work are not cached yet: synchronise first to
-    include them.
+    Blocks and executors still held for queued work are released only once that
+    work is done: synchronise first to include them.
     """
+    rt.drop_launch_caches(device)
     devices = list(_pools) if device is None else [device]
     return sum(pool(d).empty() for d in devices if d in _pools)
 
@@ -240,25 +256,40 @@ class DeviceBuffer:
     The memory comes from the device's pool, or straight from ``aclrtMalloc``
     with ``ACLNN_PY_POOL=0``. :meth:`free` or the garbage collector gives it
     back; whoever queues work on it keeps the buffer alive until that work is done.
+    A freed buffer points nowhere (``pointer`` is NULL).
     """
 
-    __slots__ = ("pointer", "nbytes", "device", "_finalizer", "__weakref__")
+    # The safety net is __del__ rather than weakref.finalize: operators make a
+    # buffer per call, and a finalize object costs ten times as much.
+    __slots__ = ("pointer", "nbytes", "device", "freed", "_pool", "_size", "_generation")
 
     def __init__(self, nbytes: int, device: int | None = None) -> None:
-        self.device = rt.activate(device)
-        self.nbytes = int(nbytes)
-        self._finalizer: weakref.finalize | None = None
-        if self.nbytes == 0:
+        device = rt.activate(device)
+        self._claim(int(nbytes), device, pool(device) if pooling() else None, rt.generation())
+
+    @classmethod
+    def from_pool(cls, owner: MemoryPool | None, nbytes: int, device: int,
+                  generation: int) -> DeviceBuffer:
+        """A buffer from ``owner`` (None: ``aclrtMalloc``) on ``device``, which the calling
+        thread has made current in runtime ``generation``: the per-call path."""
+        buffer = cls.__new__(cls)
+        buffer._claim(nbytes, device, owner, generation)
+        return buffer
+
+    def _claim(self, nbytes: int, device: int, owner: MemoryPool | None,
+               generation: int) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self.freed = False
+        self._generation = generation
+        self._pool = owner
+        self._size = 0  # of the block held; 0 once given back
+        if nbytes == 0:
             self.pointer = ll.NULL
-            return
-        if pooling():
-            owner = pool(self.device)
-            self.pointer, size = owner.allocate(self.nbytes)
+        elif owner is not None:
+            self.pointer, self._size = owner.allocate(nbytes)
         else:
-            owner, size = None, self.nbytes
-            self.pointer = ll.malloc(self.nbytes)
-        self._finalizer = weakref.finalize(self, _release, owner, self.pointer, size,
-                                           self.device, rt.generation())
+            self.pointer, self._size = ll.malloc(nbytes), nbytes
 
     @classmethod
     def from_host(cls, array: np.ndarray, device: int | None = None) -> DeviceBuffer:
@@ -289,18 +320,22 @@ class DeviceBuffer:
         target = ll.ffi.from_buffer(array, require_writable=True)
         ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
 
-    @property
-    def freed(self) -> bool:
-        return self._finalizer is not None and not self._finalizer.alive
-
     def free(self) -> None:
         """Give the memory back now; the caller makes sure no queued work uses it.
         Safe to call twice; raises AclError if CANN refuses."""
-        if self._finalizer is not None:
-            detached = self._finalizer.detach()
-            if detached is not None:
-                _, function, args, _ = detached
-                function(*args, raising=True)
+        self.freed = True
+        self._give_back(raising=True)
+
+    def _give_back(self, *, raising: bool) -> None:
+        size, self._size = self._size, 0
+        pointer, self.pointer = self.pointer, ll.NULL
+        if size:
+            _release(self._pool, pointer, size, self.device, self._generation, raising=raising)
+
+    def __del__(self) -> None:
+        # never raise from a destructor (e.g. late in interpreter exit)
+        with contextlib.suppress(Exception):
+            self._give_back(raising=False)
 
     def __enter__(self) -> DeviceBuffer:
         return self

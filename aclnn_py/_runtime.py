@@ -101,6 +101,7 @@ def _activate(device: int | None) -> int:
     with _process.lock:
         _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
     _thread.state = (_process.generation, device)
+    _thread.current = None  # the cached current stream belonged to the previous device
     return device
 
 
@@ -123,6 +124,8 @@ def teardown() -> None:
     with _process.lock:
         if not _process.initialized:
             return
+        for stream in list(_process.streams):  # cached executors go before pools and devices
+            stream.drop_launch_cache()
         for hook in _process.teardown_hooks:
             try:
                 hook()
@@ -174,6 +177,9 @@ class Stream:
     ``with stream:`` makes it the calling thread's current stream, which
     operators use when given no ``stream=``. :meth:`close` (or the garbage
     collector) releases it after waiting for its work.
+
+    ``launch_cache`` maps call signatures to the objects that relaunch them on
+    this stream (see ``_launch_cache``); it is dropped when the stream closes.
     """
 
     def __init__(self, device: int | None = None) -> None:
@@ -183,6 +189,7 @@ class Stream:
         self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, self.handle,
                                            self.device, _process.generation, "a stream")
         self._keepalive: list[Any] = []
+        self.launch_cache: dict[Any, Any] = {}
         _process.streams.add(self)
 
     def synchronize(self) -> None:
@@ -197,6 +204,10 @@ class Stream:
         """Hold ``resource`` until the stream's queued work is known to be done."""
         self._keepalive.append(resource)
 
+    def drop_launch_cache(self) -> None:
+        """Forget the cached launches; each is released once no queued work holds it."""
+        self.launch_cache.clear()
+
     @property
     def closed(self) -> bool:
         return not self._finalizer.alive
@@ -205,8 +216,11 @@ class Stream:
         """Wait for the stream's work and release it. Safe to call twice."""
         if self._finalizer.detach() is not None:
             activate(self.device)
-            ll.destroy_stream(self.handle)
-            self._keepalive.clear()
+            try:
+                ll.destroy_stream(self.handle)
+            finally:
+                self._keepalive.clear()
+                self.launch_cache.clear()
 
     destroy = close
 
@@ -240,20 +254,23 @@ def default_stream(device: int | None = None) -> Stream:
 
 
 def current_stream(device: int | None = None) -> Stream:
-    """The stream of the innermost ``with stream:`` in this thread, else the default stream."""
-    if device is None:
-        cached = getattr(_thread, "current", None)  # (generation, device, stream)
-        state = getattr(_thread, "state", None)
-        if cached is not None and state is not None and cached[0] == _process.generation \
-                and cached[1] == state[1] and _process.initialized:
-            return cached[2]
+    """The stream of the innermost ``with stream:`` in this thread, else the default stream.
+
+    With ``device`` given, that device's: the innermost ``with`` stream if it is
+    on ``device``, else the device's default stream. The device is made current.
+    """
+    # (generation, device, stream): what device=None gives while that device is current
+    cached = getattr(_thread, "current", None)
+    if cached is not None and cached[0] == _process.generation \
+            and (device is None or device == cached[1]):
+        return cached[2]
     stack = getattr(_thread, "streams", None)
     if stack and (device is None or stack[-1].device == device):
         stream = stack[-1]
         activate(stream.device)
     else:
         stream = default_stream(device)
-    if device is None:
+    if not stack or stream is stack[-1]:
         _thread.current = (_process.generation, stream.device, stream)
     return stream
 
@@ -268,6 +285,13 @@ def resolve_stream(stream: Stream | None) -> Stream:
         raise ValueError("stream is closed")
     activate(stream.device)
     return stream
+
+
+def drop_launch_caches(device: int | None = None) -> None:
+    """Forget the cached launches of every stream (of ``device``, when given)."""
+    for stream in list(_process.streams):
+        if device is None or stream.device == device:
+            stream.drop_launch_cache()
 
 
 def synchronize_device(device: int) -> None:
