@@ -22,18 +22,25 @@ import numpy as np
 
 from . import _lowlevel as ll
 from ._dtypes import acl_dtype, all_dtypes, dtype_label
-from ._memory import DeviceBuffer, Scratch
-from ._runtime import AclTensor, Executor, Stream
+from ._memory import DeviceBuffer
+from ._runtime import AclTensor, Stream
+
+_contiguous: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """C-order strides of ``shape``, in elements."""
-    strides = [0] * len(shape)
-    step = 1
-    for axis in range(len(shape) - 1, -1, -1):
-        strides[axis] = step
-        step *= max(shape[axis], 1)
-    return tuple(strides)
+    """C-order strides of ``shape``, in elements (remembered: shapes repeat across calls)."""
+    strides = _contiguous.get(shape)
+    if strides is None:
+        steps = [0] * len(shape)
+        step = 1
+        for axis in range(len(shape) - 1, -1, -1):
+            steps[axis] = step
+            step *= max(shape[axis], 1)
+        if len(_contiguous) >= 4096:
+            _contiguous.clear()
+        strides = _contiguous[shape] = tuple(steps)
+    return strides
 
 
 def _is_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
@@ -245,54 +252,3 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
     dtype = np.dtype(dtype)
     acl_dtype(dtype, all_dtypes(), argument="dtype")
     return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
-
-
-def _describe(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], offset: int,
-              storage_size: int, pointer: Any, handles: list[Any]) -> None:
-    handles.append(ll.create_tensor(shape, acl_type, strides, offset, (storage_size,), pointer))
-
-
-def _launch(operator: str, handles: list[Any], scalars: tuple[int, ...], stream: Stream,
-            scratch: Scratch) -> None:
-    Executor.run_once(operator, (*handles[:-1], *scalars, handles[-1]), stream,
-                      scratch.allocate)
-
-
-def run_on_host_arrays(operator: str, inputs: list[np.ndarray], acl_types: list[int],
-                       scalars: tuple[int, ...], result: np.ndarray, result_type: int,
-                       stream: Stream) -> np.ndarray:
-    """Copy host inputs up, run ``operator``, wait, copy the result into ``result``.
-
-    Every device block is scratch for this call only.
-    """
-    handles: list[Any] = []
-    scratch = Scratch(stream)
-    pending = False
-    try:
-        for array, acl_type in zip(inputs, acl_types):
-            if array.size == 0:
-                _describe(array.shape, acl_type, contiguous_strides(array.shape), 0, 0,
-                          ll.NULL, handles)
-                continue
-            core, strides = host_layout(array)
-            nbytes = core.size * core.itemsize
-            pointer = scratch.allocate(nbytes)
-            ll.memcpy(pointer, nbytes, _host_pointer(core), nbytes, ll.MEMCPY_HOST_TO_DEVICE)
-            _describe(array.shape, acl_type, strides, 0, core.size, pointer, handles)
-        out = scratch.allocate(result.nbytes)
-        _describe(result.shape, result_type, contiguous_strides(result.shape), 0, result.size,
-                  out, handles)
-        _launch(operator, handles, scalars, stream, scratch)
-        pending = True
-        try:
-            stream.synchronize()
-        finally:  # done, or failed, which ends the queued work too
-            pending = False
-        if result.nbytes:
-            ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, out,
-                      result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
-    finally:
-        for handle in handles:
-            ll.destroy_tensor(handle)
-        scratch.release(work_pending=pending)  # interrupted before the sync: held for it
-    return result

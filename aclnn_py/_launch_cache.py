@@ -11,9 +11,9 @@ cache, MindSpore's op API cache).
 
 Queued work holds the cached launch it used, like the arrays it reads and
 writes, so a workspace or executor is released only after its last work is
-done, even once the cache has forgotten it. Each stream remembers the
-``ACLNN_PY_LAUNCH_CACHE`` most recent signatures (default 64; 0 remembers
-none, so every call does phase 1 again).
+done, even once the cache has forgotten it. Each stream remembers up to
+``ACLNN_PY_LAUNCH_CACHE`` signatures (default 64), dropping the one it
+learned first when full; 0 remembers none, so every call does phase 1.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class CachedLaunch:
     """A repeatable executor for one call signature on one stream, with its own
     aclTensors and workspace; :meth:`launch` rebinds and relaunches it."""
 
-    __slots__ = ("key", "stream", "_names", "_launch", "_executor", "_handle", "_tensors",
+    __slots__ = ("key", "_names", "_launch", "_executor", "_handle", "_tensors",
                  "_bound", "_workspace", "_result", "_result_nbytes", "_pool", "_generation",
                  "_lock")
 
@@ -69,7 +69,6 @@ class CachedLaunch:
                  names: tuple[str, ...], inputs: Sequence[DeviceArray], result: DeviceArray,
                  stream: Stream) -> None:
         self.key = key
-        self.stream = stream
         self._names = (*names, "out")
         self._lock = threading.Lock()
         self._result = result.description()
@@ -96,10 +95,11 @@ class CachedLaunch:
         self._launch = ll.operator_launcher(operator)
         self._bound = [array.buffer.pointer for array in arrays]
 
-    def launch(self, inputs: Sequence[DeviceArray], out: DeviceArray | None) -> DeviceArray:
-        """Queue the call on the stream for ``inputs``, writing ``out`` (default: a new
-        array); returns the result, still computing."""
-        stream = self.stream
+    def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
+               ) -> DeviceArray:
+        """Queue the call for ``inputs`` on ``stream``, the one whose cache holds this
+        launch, writing ``out`` (default: a new array); returns the result, still computing.
+        """
         lock = self._lock
         lock.acquire()  # not ``with``: half the cost on this path
         try:
@@ -119,8 +119,10 @@ class CachedLaunch:
                     self._rebind(-1, out)
                 workspace = self._workspace
                 self._launch(workspace.pointer, workspace.nbytes, self._handle, stream.handle)
+            except ValueError:  # a freed argument: the executor is fine
+                raise
             except BaseException:
-                self.forget()  # a failed executor is not trusted again
+                self.forget(stream)  # a failed executor is not trusted again
                 raise
             stream.keep_until_synchronized((self, inputs, out))
         finally:
@@ -142,23 +144,26 @@ class CachedLaunch:
             ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
         self._bound[index] = pointer
 
-    def forget(self) -> None:
-        """Leave the stream's cache (released once no queued work holds it)."""
-        cache = self.stream.launch_cache
+    def forget(self, stream: Stream) -> None:
+        """Leave ``stream``'s cache (released once no queued work holds it)."""
+        cache = stream.launch_cache
         if cache.get(self.key) is self:
             cache.pop(self.key, None)
 
 
 def launch(operator: str, scalars: tuple[int, ...], names: tuple[str, ...],
            inputs: Sequence[DeviceArray], out: DeviceArray | None,
-           new_result: Callable[[], DeviceArray], stream: Stream) -> DeviceArray:
+           new_result: Callable[[], DeviceArray] | None, stream: Stream) -> DeviceArray:
     """Queue a validated call on ``stream``: through its cached executor when the
-    signature was seen before, else after phase 1 (cached for next time)."""
+    signature was seen before, else after phase 1 (cached for next time).
+
+    ``new_result()`` makes the result array when ``out`` is None.
+    """
     key = signature(operator, scalars, inputs, out)
     cache = stream.launch_cache
     cached = cache.get(key)
     if cached is not None:
-        return cached.launch(inputs, out)
+        return cached.launch(stream, inputs, out)
     result = new_result() if out is None else out
     cached = CachedLaunch(key, operator, scalars, names, inputs, result, stream)
     limit = capacity()
@@ -169,4 +174,4 @@ def launch(operator: str, scalars: tuple[int, ...], names: tuple[str, ...],
             except (StopIteration, RuntimeError):  # emptied or changed by another thread
                 break
         cache[key] = cached
-    return cached.launch(inputs, result)
+    return cached.launch(stream, inputs, result)

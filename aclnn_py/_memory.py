@@ -13,12 +13,10 @@ cache, collects garbage and retries before raising
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import os
 import threading
-import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -200,63 +198,13 @@ def _release(pool_or_none: MemoryPool | None, pointer: Any, size: int, device: i
         logger.exception("aclnn_py: releasing device memory at 0x%x", ll.address(pointer))
 
 
-def _release_all(pool_or_none: MemoryPool | None, blocks: list[tuple[Any, int]], device: int,
-                 generation: int) -> None:
-    for pointer, size in blocks:
-        _release(pool_or_none, pointer, size, device, generation)
-
-
-class _HeldForQueuedWork:
-    """Blocks given back once nothing refers to this object: a stream keeps it until its
-    queued work is done."""
-
-    __slots__ = ("__weakref__",)
-
-    def __init__(self, pool_or_none: MemoryPool | None, blocks: list[tuple[Any, int]],
-                 device: int) -> None:
-        weakref.finalize(self, _release_all, pool_or_none, blocks, device, rt.generation())
-
-
-class Scratch:
-    """Device blocks for the duration of one operator call, given back together:
-    at once if the stream's work is done, else when the stream is synchronised."""
-
-    __slots__ = ("stream", "pool", "blocks")
-
-    def __init__(self, stream: rt.Stream) -> None:
-        self.stream = stream
-        self.pool = pool(stream.device) if pooling() else None
-        self.blocks: list[tuple[Any, int]] = []
-
-    def allocate(self, nbytes: int) -> Any:
-        """A device pointer to ``nbytes`` bytes (NULL for none)."""
-        if nbytes == 0:
-            return ll.NULL
-        if self.pool is not None:
-            pointer, size = self.pool.allocate(nbytes)
-        else:
-            pointer, size = ll.malloc(nbytes), nbytes
-        self.blocks.append((pointer, size))
-        return pointer
-
-    def release(self, *, work_pending: bool) -> None:
-        blocks, self.blocks = self.blocks, []
-        if not blocks:
-            return
-        if work_pending:
-            self.stream.keep_until_synchronized(
-                _HeldForQueuedWork(self.pool, blocks, self.stream.device))
-        else:
-            _release_all(self.pool, blocks, self.stream.device, rt.generation())
-
-
 class DeviceBuffer:
     """Owns ``nbytes`` of device memory (none for 0 bytes: CANN rejects size 0).
 
     The memory comes from the device's pool, or straight from ``aclrtMalloc``
     with ``ACLNN_PY_POOL=0``. :meth:`free` or the garbage collector gives it
     back; whoever queues work on it keeps the buffer alive until that work is done.
-    A freed buffer points nowhere (``pointer`` is NULL).
+    A freed buffer points nowhere (``pointer`` is None).
     """
 
     # The safety net is __del__ rather than weakref.finalize: operators make a
@@ -328,14 +276,18 @@ class DeviceBuffer:
 
     def _give_back(self, *, raising: bool) -> None:
         size, self._size = self._size, 0
-        pointer, self.pointer = self.pointer, ll.NULL
+        # None, not NULL: a freed buffer matches no address bound anywhere, empty ones' included
+        pointer, self.pointer = self.pointer, None
         if size:
             _release(self._pool, pointer, size, self.device, self._generation, raising=raising)
 
     def __del__(self) -> None:
-        # never raise from a destructor (e.g. late in interpreter exit)
-        with contextlib.suppress(Exception):
-            self._give_back(raising=False)
+        size = self._size
+        if size:
+            try:
+                _release(self._pool, self.pointer, size, self.device, self._generation)
+            except Exception:  # never raise from a destructor (e.g. late in interpreter exit)
+                return
 
     def __enter__(self) -> DeviceBuffer:
         return self

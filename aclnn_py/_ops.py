@@ -7,6 +7,9 @@ naming the argument and the rule) before any device work.
   the result comes back as a numpy array once the stream has finished.
 * Any :class:`DeviceArray` input: the result is a DeviceArray and the call
   returns as soon as the work is queued.
+* Either way phase 1 runs once per call signature on a stream; repeats
+  relaunch the executor cached for it (``_launch_cache``). On device arrays,
+  a repeat skips validation too: its signature was validated when first seen.
 * A plan (:class:`MseLossBackwardPlan`, :class:`MseLossPlan`) does phase 1
   once, with a repeatable executor and one workspace, and relaunches with
   rebound arrays.
@@ -22,7 +25,7 @@ import numpy as np
 
 from . import _launch_cache
 from . import _lowlevel as ll
-from ._arrays import DeviceArray, empty, run_on_host_arrays, to_device
+from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
     FLOATING,
@@ -155,6 +158,8 @@ def _check_out(out: Any, shape: tuple[int, ...], on_device: bool) -> None:
         wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
             else "a numpy.ndarray"
         raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
+    if on_device and out.buffer.freed:
+        raise ValueError("out is a DeviceArray that was freed")
     _check_dtype(out.dtype, "out")
     if out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
@@ -188,17 +193,20 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
         raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
     if on_device and out is not None and out.device != device:
         raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
-    if not on_device:
-        host = out if out is not None else np.empty(shape, dtype)
-        inputs = list(arrays.values())
-        return run_on_host_arrays(operator, inputs, [acl_dtype(a.dtype) for a in inputs],
-                                  scalars, host, acl_dtype(host.dtype), stream)
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    return _launch_cache.launch(
-        operator, scalars, tuple(arrays), uploaded, out,
-        lambda: DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape,
-                            dtype),
-        stream)
+    if on_device:
+        return _launch_cache.launch(operator, scalars, tuple(arrays), uploaded, out,
+                                    lambda: _new_array(shape, dtype, device), stream)
+    host = out if out is not None else np.empty(shape, dtype)
+    result = _new_array(host.shape, host.dtype, device)
+    _launch_cache.launch(operator, scalars, tuple(arrays), uploaded, result, None, stream)
+    stream.synchronize()
+    result.buffer.copy_to_host(host)
+    return host  # the device arrays go back to the pool as they go out of scope
+
+
+def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceArray:
+    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
 
 
 def _cached_stream(device: int, stream: Any) -> Stream | None:
@@ -272,7 +280,7 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                 "aclnnMseLossBackward", mode, grad.layout, x.layout, y.layout,
                 None if out is None else out.layout))
             if cached is not None:
-                return cached.launch((grad, x, y), out)
+                return cached.launch(target, (grad, x, y), out)
     mode = _reduction(reduction)
     x = _as_array(x)
     arrays = {"grad": _as_array(grad, x.dtype), "x": x, "y": _as_array(y, x.dtype)}
@@ -318,7 +326,7 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
             cached = target.launch_cache.get((
                 "aclnnMseLoss", mode, x.layout, y.layout, None if out is None else out.layout))
             if cached is not None:
-                return cached.launch((x, y), out)
+                return cached.launch(target, (x, y), out)
     mode = _reduction(reduction)
     x = _as_array(x)
     arrays = {"x": x, "y": _as_array(y, x.dtype)}
@@ -371,6 +379,8 @@ class _Plan:
         bound = self._bound[name]
         if not isinstance(array, DeviceArray):
             raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
+        if array.buffer.freed:
+            raise ValueError(f"{name} is a DeviceArray that was freed")
         same = (array.shape, array.dtype, array.strides, array.offset, array.device) == \
             (bound.shape, bound.dtype, bound.strides, bound.offset, bound.device)
         if not same or array.storage_size < bound.storage_size:
@@ -401,6 +411,8 @@ class _Plan:
         stream = self.stream
         arrays = self._arrays
         for array in arrays:
+            if array.buffer.freed:
+                raise ValueError(f"{self._name_of(array)} is a DeviceArray that was freed")
             if array.stream is not None and array.stream is not stream:
                 array.synchronize()
         executor.launch(self._workspace.pointer, stream)
@@ -408,6 +420,9 @@ class _Plan:
         for array in arrays:
             array.stream = stream
         return self._bound["out"]
+
+    def _name_of(self, array: DeviceArray) -> str:
+        return next(name for name, bound in self._bound.items() if bound is array)
 
     def close(self) -> None:
         """Destroy the executor and release the workspace. Safe to call twice."""

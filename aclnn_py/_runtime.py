@@ -188,21 +188,49 @@ class Stream:
         self.key = ll.address(self.handle)
         self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, self.handle,
                                            self.device, _process.generation, "a stream")
+        # What queued work uses, oldest first; _released counts what was dropped from
+        # the front, so a synchronisation drops only what was queued before it began.
         self._keepalive: list[Any] = []
+        self._released = 0
+        self._keepalive_lock = threading.Lock()
         self.launch_cache: dict[Any, Any] = {}
         _process.streams.add(self)
 
     def synchronize(self) -> None:
-        """Wait for all work queued on this stream."""
+        """Wait for all work queued on this stream (none once it is closed)."""
+        if not self._finalizer.alive:  # closing waited for its work
+            return
         activate(self.device)
+        mark = self.queued_mark()
         try:
             ll.synchronize_stream(self.handle)
         finally:  # a failed sync ends the queued work too: nothing to keep for it
-            self._keepalive.clear()
+            self.release_queued(mark)
 
     def keep_until_synchronized(self, resource: Any) -> None:
         """Hold ``resource`` until the stream's queued work is known to be done."""
-        self._keepalive.append(resource)
+        self._keepalive.append(resource)  # atomic; only synchronisations take the lock
+
+    def queued_mark(self) -> int:
+        """A mark after everything held so far, for :meth:`release_queued`."""
+        # Unlocked: a release between the two reads only makes the mark earlier (safe).
+        return self._released + len(self._keepalive)
+
+    def release_queued(self, mark: int) -> None:
+        """Drop what was held before ``mark``: the work that used it is done. Whatever
+        other threads queued since stays held."""
+        done: list[Any] = []
+        lock = self._keepalive_lock
+        lock.acquire()
+        try:
+            count = mark - self._released
+            if count > 0:
+                done = self._keepalive[:count]
+                del self._keepalive[:count]
+                self._released += count
+        finally:
+            lock.release()
+        done.clear()  # outside the lock: releasing may run finalizers
 
     def drop_launch_cache(self) -> None:
         """Forget the cached launches; each is released once no queued work holds it."""
@@ -214,13 +242,18 @@ class Stream:
 
     def close(self) -> None:
         """Wait for the stream's work and release it. Safe to call twice."""
-        if self._finalizer.detach() is not None:
-            activate(self.device)
-            try:
-                ll.destroy_stream(self.handle)
-            finally:
-                self._keepalive.clear()
-                self.launch_cache.clear()
+        if not self._finalizer.alive:
+            return
+        try:
+            self.synchronize()  # CANN's doc: synchronise before aclrtDestroyStream
+        finally:
+            if self._finalizer.detach() is not None:
+                activate(self.device)
+                try:
+                    ll.destroy_stream(self.handle)
+                finally:
+                    self._keepalive.clear()
+                    self.launch_cache.clear()
 
     destroy = close
 
@@ -297,10 +330,13 @@ def drop_launch_caches(device: int | None = None) -> None:
 def synchronize_device(device: int) -> None:
     """Wait for all work on ``device`` and drop what its streams held for it."""
     activate(device)
-    ll.synchronize_device()
-    for stream in list(_process.streams):
-        if stream.device == device:
-            stream._keepalive.clear()
+    marks = [(stream, stream.queued_mark()) for stream in list(_process.streams)
+             if stream.device == device]
+    try:
+        ll.synchronize_device()
+    finally:
+        for stream, mark in marks:
+            stream.release_queued(mark)
 
 
 def synchronize(stream: Stream | None = None) -> None:
@@ -397,25 +433,7 @@ class Executor:
         # it lives when repeatable.
         self._keepalive = keepalive
         self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_executor, self.handle,
-                                           None, _process.generation,
-                                           "an unlaunched aclOpExecutor")
-
-    @staticmethod
-    def run_once(operator: str, arguments: tuple[Any, ...], stream: Stream,
-                 allocate: Callable[[int], Any]) -> Any:
-        """Phase 1, ``allocate(workspace_size)`` (a device pointer), phase 2: the one-shot path.
-
-        The same ownership rules without an owner object: the executor is
-        destroyed here if phase 2 is never reached, and is CANN's once it is.
-        The workspace must outlive the queued work; its allocator sees to that.
-        """
-        size, handle = ll.operator_workspace_size(operator, *arguments)
-        try:
-            workspace = allocate(size)
-        except BaseException:
-            ll.destroy_executor(handle)
-            raise
-        ll.operator_launch(operator, workspace, size, handle, stream.handle)
+                                           None, _process.generation, "an aclOpExecutor")
 
     def make_repeatable(self) -> None:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""

@@ -13,15 +13,23 @@
  * does: libacl_rt.so else libascendcl.so, libnnopbase.so, libopapi_nn.so else libopapi.so.
  *
  * Per case, grad is a 0-d tensor, x, y and out have shape [n], reduction is 1 ('mean'),
- * as in bench.py. Three sequences, each timed per call (CLOCK_MONOTONIC), median reported:
+ * as in bench.py. Four sequences, each timed per call (CLOCK_MONOTONIC), median reported:
  *   oneshot      aclCreateTensor x4 -> aclnnMseLossBackwardGetWorkspaceSize -> (workspace
  *                allocated beforehand, like a pool hit) -> aclnnMseLossBackward ->
- *                aclrtSynchronizeStream -> aclDestroyTensor x4       (bench column b)
+ *                aclrtSynchronizeStream -> aclDestroyTensor x4       (bench column d_b)
  *   plan         a repeatable executor made once: aclnnMseLossBackward -> aclrtSynchronizeStream
- *                                                                     (bench column c)
+ *                                                                     (bench column d_c)
+ *   relaunch     another repeatable executor made once, with its own tensors:
+ *                aclSetOutputTensorAddr(executor, 0, out tensor, one of two device output
+ *                buffers, alternating every call) -> aclnnMseLossBackward ->
+ *                aclrtSynchronizeStream. What aclnn_py runs for a repeated one-shot call on
+ *                device arrays (bench column b) with its cached executor; the library skips
+ *                the rebind when the result lands at the same address, so the alternation,
+ *                which makes the rebind real every call, is its worst case. (bench column d_r)
  *   numpy_path   aclrtMemcpy H2D of grad, x and y -> oneshot -> aclrtMemcpy D2H of out
- *                                                                     (bench column a)
- * Device buffers (inputs, out, workspace) are allocated once per case, outside the timing.
+ *                                                                     (bench column d_a)
+ * Device buffers (inputs, both outputs, workspace) are allocated once per case, outside the
+ * timing.
  *
  * Output: one JSON object on stdout, {"unit": "ns", "cases": [...]}: per case the median
  * wall time per call of each sequence, the mean CPU time per call (CLOCK_PROCESS_CPUTIME_ID)
@@ -64,6 +72,7 @@ static struct {
                                   const int64_t *, uint64_t, void *);
     aclnnStatus (*aclDestroyTensor)(const aclTensor *);
     aclnnStatus (*aclSetAclOpExecutorRepeatable)(aclOpExecutor *);
+    aclnnStatus (*aclSetOutputTensorAddr)(aclOpExecutor *, const size_t, aclTensor *, void *);
     aclnnStatus (*aclDestroyAclOpExecutor)(aclOpExecutor *);
     aclnnStatus (*aclnnMseLossBackwardGetWorkspaceSize)(const aclTensor *, const aclTensor *,
                                                         const aclTensor *, int64_t, aclTensor *,
@@ -129,6 +138,7 @@ static int load_api(const char *dir)
     LOAD(meta, aclCreateTensor);
     LOAD(meta, aclDestroyTensor);
     LOAD(meta, aclSetAclOpExecutorRepeatable);
+    LOAD(meta, aclSetOutputTensorAddr);
     LOAD(meta, aclDestroyAclOpExecutor);
     LOAD(ops, aclnnMseLossBackwardGetWorkspaceSize);
     LOAD(ops, aclnnMseLossBackward);
@@ -168,13 +178,14 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One benchmarked case: buffers and host data shared by the three sequences. */
+/* One benchmarked case: buffers and host data shared by the four sequences. */
 typedef struct {
     int64_t n;
     int dtype;        /* ACL_FLOAT or ACL_FLOAT16 */
     size_t itemsize;
     void *host_grad, *host_x, *host_y, *host_out;
     void *dev_grad, *dev_x, *dev_y, *dev_out, *workspace;
+    void *dev_out_alt; /* the second output buffer of the relaunch sequence */
     uint64_t workspace_size;
     aclrtStream stream;
 } Case;
@@ -268,6 +279,21 @@ static int plan_run(Case *c)
     return 0;
 }
 
+/* (b on a repeat call) rebind the output to the other buffer, relaunch, synchronise */
+static aclOpExecutor *relaunch_executor;
+static aclTensor *relaunch_out;
+static int relaunch_flip;
+static int relaunch(Case *c)
+{
+    relaunch_flip ^= 1;
+    CHECK(api.aclSetOutputTensorAddr(relaunch_executor, 0, relaunch_out,
+                                     relaunch_flip ? c->dev_out_alt : c->dev_out));
+    CHECK(api.aclnnMseLossBackward(c->workspace_size ? c->workspace : NULL, c->workspace_size,
+                                   relaunch_executor, c->stream));
+    CHECK(api.aclrtSynchronizeStream(c->stream));
+    return 0;
+}
+
 static int64_t cpu_ns(void)
 {
     struct timespec ts;
@@ -320,12 +346,12 @@ static int run_case(Case *c, int first)
     c->host_x = malloc(bytes);
     c->host_y = malloc(bytes);
     c->host_out = malloc(bytes);
-    Timing tm[3];
+    Timing tm[4]; /* oneshot, plan, numpy_path, relaunch */
     size_t slots = (size_t)(opt.max_reps > 0 ? opt.max_reps : 1);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         tm[i].samples = malloc(sizeof(int64_t) * slots);
     if (!c->host_grad || !c->host_x || !c->host_y || !c->host_out || !tm[0].samples ||
-        !tm[1].samples || !tm[2].samples) {
+        !tm[1].samples || !tm[2].samples || !tm[3].samples) {
         fprintf(stderr, "c_floor: out of host memory\n");
         return 1;
     }
@@ -337,6 +363,7 @@ static int run_case(Case *c, int first)
     CHECK(api.aclrtMalloc(&c->dev_x, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(api.aclrtMalloc(&c->dev_y, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(api.aclrtMalloc(&c->dev_out, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(api.aclrtMalloc(&c->dev_out_alt, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
     CHECK(api.aclrtMemcpy(c->dev_grad, c->itemsize, c->host_grad, c->itemsize, ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(api.aclrtMemcpy(c->dev_x, bytes, c->host_x, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(api.aclrtMemcpy(c->dev_y, bytes, c->host_y, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
@@ -352,9 +379,29 @@ static int run_case(Case *c, int first)
     if (c->workspace_size)
         CHECK(api.aclrtMalloc(&c->workspace, c->workspace_size, ACL_MEM_MALLOC_HUGE_FIRST));
 
-    if (measure(oneshot, c, &tm[0]) || measure(plan_run, c, &tm[1]) || measure(numpy_path, c, &tm[2]))
+    /* The repeatable executor of the relaunch sequence, with its own tensors (out at dev_out). */
+    aclTensor *rt[4];
+    uint64_t relaunch_ws = 0;
+    if (make_tensors(c, rt))
+        return 1;
+    CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(rt[0], rt[1], rt[2], 1, rt[3], &relaunch_ws,
+                                                   &relaunch_executor));
+    CHECK(api.aclSetAclOpExecutorRepeatable(relaunch_executor));
+    if (relaunch_ws > c->workspace_size) {
+        fprintf(stderr, "c_floor: relaunch workspace %llu > %llu bytes\n",
+                (unsigned long long)relaunch_ws, (unsigned long long)c->workspace_size);
+        return 1;
+    }
+    relaunch_out = rt[3];
+    relaunch_flip = 0;
+
+    if (measure(oneshot, c, &tm[0]) || measure(plan_run, c, &tm[1]) || measure(relaunch, c, &tm[3]) ||
+        measure(numpy_path, c, &tm[2]))
         return 1;
 
+    CHECK(api.aclDestroyAclOpExecutor(relaunch_executor));
+    if (destroy_tensors(rt))
+        return 1;
     CHECK(api.aclDestroyAclOpExecutor(plan_executor));
     if (destroy_tensors(pt))
         return 1;
@@ -364,26 +411,29 @@ static int run_case(Case *c, int first)
     CHECK(api.aclrtFree(c->dev_x));
     CHECK(api.aclrtFree(c->dev_y));
     CHECK(api.aclrtFree(c->dev_out));
+    CHECK(api.aclrtFree(c->dev_out_alt));
     free(c->host_grad);
     free(c->host_x);
     free(c->host_y);
     free(c->host_out);
     printf("%s\n    {\"n\": %lld, \"dtype\": \"%s\", \"workspace_bytes\": %llu,"
-           " \"oneshot_ns\": %.1f, \"plan_ns\": %.1f, \"numpy_path_ns\": %.1f,"
-           " \"cpu_ns\": {\"oneshot\": %.1f, \"plan\": %.1f, \"numpy_path\": %.1f},"
-           " \"reps\": {\"oneshot\": %ld, \"plan\": %ld, \"numpy_path\": %ld}",
+           " \"oneshot_ns\": %.1f, \"plan_ns\": %.1f, \"relaunch_ns\": %.1f, \"numpy_path_ns\": %.1f,"
+           " \"cpu_ns\": {\"oneshot\": %.1f, \"plan\": %.1f, \"relaunch\": %.1f, \"numpy_path\": %.1f},"
+           " \"reps\": {\"oneshot\": %ld, \"plan\": %ld, \"relaunch\": %ld, \"numpy_path\": %ld}",
            first ? "" : ",", (long long)c->n, c->dtype == ACL_FLOAT ? "float32" : "float16",
-           (unsigned long long)c->workspace_size, tm[0].median_ns, tm[1].median_ns, tm[2].median_ns,
-           tm[0].cpu_ns, tm[1].cpu_ns, tm[2].cpu_ns, tm[0].reps, tm[1].reps, tm[2].reps);
+           (unsigned long long)c->workspace_size, tm[0].median_ns, tm[1].median_ns, tm[3].median_ns,
+           tm[2].median_ns, tm[0].cpu_ns, tm[1].cpu_ns, tm[3].cpu_ns, tm[2].cpu_ns, tm[0].reps,
+           tm[1].reps, tm[3].reps, tm[2].reps);
     if (opt.samples) {
         printf(", \"samples\": {");
         print_samples("oneshot", &tm[0], 1);
         print_samples("plan", &tm[1], 0);
+        print_samples("relaunch", &tm[3], 0);
         print_samples("numpy_path", &tm[2], 0);
         printf("}");
     }
     printf("}");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         free(tm[i].samples);
     fflush(stdout);
     return 0;
