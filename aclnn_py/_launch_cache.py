@@ -61,7 +61,7 @@ class CachedLaunch:
     """A repeatable executor for one call signature on one stream, with its own
     aclTensors and workspace; :meth:`launch` rebinds and relaunches it."""
 
-    __slots__ = ("key", "_names", "_launch", "_executor", "_handle", "_tensors",
+    __slots__ = ("key", "_names", "_executor", "_handle", "_tensors",
                  "_bound", "_workspace", "_result", "_result_nbytes", "_pool", "_generation",
                  "_lock")
 
@@ -92,7 +92,6 @@ class CachedLaunch:
                 tensor.destroy()
             raise
         self._handle = self._executor.handle
-        self._launch = ll.operator_launcher(operator)
         self._bound = [array.buffer.pointer for array in arrays]
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
@@ -117,8 +116,7 @@ class CachedLaunch:
                     out.synchronize()
                 if out.buffer.pointer is not bound[-1]:
                     self._rebind(-1, out)
-                workspace = self._workspace
-                self._launch(workspace.pointer, workspace.nbytes, self._handle, stream.handle)
+                self._executor.launch(self._workspace.pointer, stream)
             except ValueError:  # a freed argument: the executor is fine
                 raise
             except BaseException:

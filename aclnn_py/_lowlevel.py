@@ -333,8 +333,8 @@ def operator_launch(operator: str, workspace: Any, workspace_size: int, executor
 
 
 def operator_launcher(operator: str) -> Any:
-    """Phase 2 of ``operator`` as a function of (workspace, size, executor, stream), bound
-    once: the call path of cached launches."""
+    """Phase 2, ``<operator>(workspace, size, executor, stream)``, as a function looked
+    up once (launches are the per-call path)."""
     function = getattr(OPS, operator)
 
     def launch(workspace: Any, workspace_size: int, executor: Any, stream: Any) -> None:

@@ -209,10 +209,8 @@ def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceAr
     return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
 
 
-def _cached_stream(device: int, stream: Any) -> Stream | None:
-    """The stream a device call goes to, when that is cheap to tell (else None)."""
-    if stream is None:
-        return current_stream(device)
+def _given_stream(device: int, stream: Any) -> Stream | None:
+    """``stream`` made current when it is a usable stream of ``device``, else None."""
     if type(stream) is Stream and stream.device == device and not stream.closed:
         activate(device)
         return stream
@@ -274,7 +272,7 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
             and (out is None or type(out) is DeviceArray):
         # Fast path: a signature this stream has run before needs no validation.
         mode = _FAST_MODES.get((type(reduction), reduction))
-        target = _cached_stream(x.device, stream)
+        target = current_stream(x.device) if stream is None else _given_stream(x.device, stream)
         if mode is not None and target is not None:
             cached = target.launch_cache.get((
                 "aclnnMseLossBackward", mode, grad.layout, x.layout, y.layout,
@@ -321,7 +319,7 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     if type(x) is DeviceArray and type(y) is DeviceArray \
             and (out is None or type(out) is DeviceArray):
         mode = _FAST_MODES.get((type(reduction), reduction))
-        target = _cached_stream(x.device, stream)
+        target = current_stream(x.device) if stream is None else _given_stream(x.device, stream)
         if mode is not None and target is not None:
             cached = target.launch_cache.get((
                 "aclnnMseLoss", mode, x.layout, y.layout, None if out is None else out.layout))

@@ -193,15 +193,16 @@ class Stream:
         self._keepalive: list[Any] = []
         self._released = 0
         self._keepalive_lock = threading.Lock()
+        self._closed = False
         self.launch_cache: dict[Any, Any] = {}
         _process.streams.add(self)
 
     def synchronize(self) -> None:
         """Wait for all work queued on this stream (none once it is closed)."""
-        if not self._finalizer.alive:  # closing waited for its work
+        if self._closed:  # closing waited for its work
             return
         activate(self.device)
-        mark = self.queued_mark()
+        mark = self._released + len(self._keepalive)  # see queued_mark
         try:
             ll.synchronize_stream(self.handle)
         finally:  # a failed sync ends the queued work too: nothing to keep for it
@@ -238,15 +239,16 @@ class Stream:
 
     @property
     def closed(self) -> bool:
-        return not self._finalizer.alive
+        return self._closed
 
     def close(self) -> None:
         """Wait for the stream's work and release it. Safe to call twice."""
-        if not self._finalizer.alive:
+        if self._closed:
             return
         try:
             self.synchronize()  # CANN's doc: synchronise before aclrtDestroyStream
         finally:
+            self._closed = True
             if self._finalizer.detach() is not None:
                 activate(self.device)
                 try:
@@ -429,6 +431,7 @@ class Executor:
         self.device = activate()
         self.repeatable = False
         self.workspace_size, self.handle = ll.operator_workspace_size(operator, *arguments)
+        self._launch = ll.operator_launcher(operator)
         # The executor refers to the aclTensors: until phase 2 returns, or for as long as
         # it lives when repeatable.
         self._keepalive = keepalive
@@ -443,14 +446,12 @@ class Executor:
     def launch(self, workspace: Any, stream: Stream) -> None:
         """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
         if self.repeatable:  # cleared by close()
-            ll.operator_launch(self.operator, workspace, self.workspace_size, self.handle,
-                               stream.handle)
+            self._launch(workspace, self.workspace_size, self.handle, stream.handle)
             return
         if self._finalizer.detach() is None:
             raise RuntimeError(f"{self.operator}: this executor was already launched or closed")
         try:
-            ll.operator_launch(self.operator, workspace, self.workspace_size, self.handle,
-                               stream.handle)
+            self._launch(workspace, self.workspace_size, self.handle, stream.handle)
         finally:
             self._keepalive = ()
 
