@@ -220,18 +220,16 @@ class Stream:
     def release_queued(self, mark: int) -> None:
         """Drop what was held before ``mark``: the work that used it is done. Whatever
         other threads queued since stays held."""
-        done: list[Any] = []
         lock = self._keepalive_lock
         lock.acquire()
         try:
             count = mark - self._released
             if count > 0:
-                done = self._keepalive[:count]
+                # Finalizers may run here; none of them waits on this stream.
                 del self._keepalive[:count]
                 self._released += count
         finally:
             lock.release()
-        done.clear()  # outside the lock: releasing may run finalizers
 
     def drop_launch_cache(self) -> None:
         """Forget the cached launches; each is released once no queued work holds it."""
