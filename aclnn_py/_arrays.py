@@ -141,6 +141,11 @@ class DeviceArray:
         return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
                          self.storage_size, self.buffer.pointer)
 
+    def require_live(self, name: str) -> None:
+        """ValueError naming the argument ``name`` if this array was freed."""
+        if self.buffer.freed:
+            raise ValueError(f"{name} is a DeviceArray that was freed")
+
     def synchronize(self) -> None:
         """Wait for queued work that uses this array."""
         if self.stream is not None:

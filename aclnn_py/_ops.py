@@ -24,7 +24,6 @@ from typing import Any, Union
 import numpy as np
 
 from . import _launch_cache
-from . import _lowlevel as ll
 from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
@@ -37,8 +36,6 @@ from ._dtypes import (
 )
 from ._memory import DeviceBuffer
 from ._runtime import (
-    AclTensor,
-    Executor,
     Stream,
     activate,
     current_stream,
@@ -136,8 +133,7 @@ def _check_inputs(arrays: dict[str, Any], *, same_dtype: bool) -> tuple[int, ...
             raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
                              f"at most {MAX_RANK} are supported")
         if isinstance(array, DeviceArray):
-            if array.buffer.freed:
-                raise ValueError(f"{name} is a DeviceArray that was freed")
+            array.require_live(name)
             if device is not None and array.device != device:
                 raise ValueError("device arrays must be on one device; got "
                                  f"{_describe(arrays, 'device')}")
@@ -158,8 +154,8 @@ def _check_out(out: Any, shape: tuple[int, ...], on_device: bool) -> None:
         wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
             else "a numpy.ndarray"
         raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
-    if on_device and out.buffer.freed:
-        raise ValueError("out is a DeviceArray that was freed")
+    if on_device:
+        out.require_live("out")
     _check_dtype(out.dtype, "out")
     if out.shape != shape:
         raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
@@ -350,87 +346,54 @@ class _Plan:
     def __init__(self, arrays: dict[str, Any], scalars: tuple[int, ...], out: DeviceArray,
                  stream: Stream) -> None:
         self.stream = stream
-        self._names = tuple(arrays)
         self._bound: dict[str, DeviceArray] = {**arrays, "out": out}
-        self._tensors: dict[str, AclTensor] = {}
-        self._executor: Executor | None = None
-        self._workspace: DeviceBuffer | None = None
-        try:
-            for name, array in self._bound.items():
-                self._tensors[name] = array.tensor()
-            handles = [self._tensors[name].handle for name in self._names]
-            self._executor = Executor(self.operator, *handles, *scalars,
-                                      self._tensors["out"].handle,
-                                      keepalive=tuple(self._tensors.values()))
-            self._executor.make_repeatable()
-            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
-            self._arrays = tuple(self._bound.values())
-        except BaseException:
-            self.close()
-            raise
+        self._inputs = tuple(arrays.values())
+        self._launch: _launch_cache.RepeatableLaunch | None = _launch_cache.RepeatableLaunch(
+            None, self.operator, scalars, tuple(arrays), self._inputs, out, stream)
 
     @property
     def out(self) -> DeviceArray:
         return self._bound["out"]
 
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of device workspace phase 1 asked for (allocated once, with the plan)."""
+        if self._launch is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return self._launch.workspace_size
+
     def _rebind(self, name: str, array: DeviceArray) -> None:
+        """Bind ``array`` in place of ``name``'s (its address is set at the next launch)."""
         bound = self._bound[name]
         if not isinstance(array, DeviceArray):
             raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
-        if array.buffer.freed:
-            raise ValueError(f"{name} is a DeviceArray that was freed")
+        array.require_live(name)
         same = (array.shape, array.dtype, array.strides, array.offset, array.device) == \
             (bound.shape, bound.dtype, bound.strides, bound.offset, bound.device)
         if not same or array.storage_size < bound.storage_size:
             raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
                              f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
                              f"device {bound.device}; got {array!r}")
-        if array is bound or bound.size == 0:
-            self._bound[name] = array
-            return
-        if name == "out":
-            ll.set_output_tensor_addr(self._executor.handle, 0, self._tensors[name].handle,
-                                      array.buffer.pointer)
-        else:
-            ll.set_input_tensor_addr(self._executor.handle, self._names.index(name),
-                                     self._tensors[name].handle, array.buffer.pointer)
         self._bound[name] = array
 
     def _run(self, rebind: dict[str, DeviceArray | None] | None) -> DeviceArray:
         """Launch again, first rebinding the arrays given; returns ``out`` (still computing)."""
-        executor = self._executor
-        if executor is None or not executor.repeatable:
+        launch = self._launch
+        if launch is None:
             raise ValueError(f"{type(self).__name__} is closed")
         if rebind:
             for name, array in rebind.items():
                 if array is not None:
                     self._rebind(name, array)
-            self._arrays = tuple(self._bound.values())
-        stream = self.stream
-        arrays = self._arrays
-        for array in arrays:
-            if array.buffer.freed:
-                raise ValueError(f"{self._name_of(array)} is a DeviceArray that was freed")
-            if array.stream is not None and array.stream is not stream:
-                array.synchronize()
-        executor.launch(self._workspace.pointer, stream)
-        stream.keep_until_synchronized(arrays)
-        for array in arrays:
-            array.stream = stream
-        return self._bound["out"]
-
-    def _name_of(self, array: DeviceArray) -> str:
-        return next(name for name, bound in self._bound.items() if bound is array)
+            self._inputs = tuple(self._bound[name] for name in self._bound if name != "out")
+        return launch.launch(self.stream, self._inputs, self._bound["out"])
 
     def close(self) -> None:
         """Destroy the executor and release the workspace. Safe to call twice."""
-        if self._executor is not None:
+        launch, self._launch = self._launch, None
+        if launch is not None:
             self.stream.synchronize()
-            self._executor.close()
-        if self._workspace is not None:
-            self._workspace.free()
-        for tensor in self._tensors.values():
-            tensor.destroy()
+            launch.close()
 
     def __enter__(self):
         return self

@@ -417,11 +417,11 @@ class Executor:
     """Owns the ``aclOpExecutor`` that phase 1 of ``operator`` returned.
 
     This class is the one place that encodes who owns an executor. We own it
-    from phase 1. Launching a non-repeatable executor hands it to CANN, which
-    frees it inside phase 2 whether the launch succeeds or not, so it is never
-    destroyed afterwards. A repeatable executor (:meth:`make_repeatable`) stays
-    ours across launches. :meth:`close` (or the finalizer) destroys whatever we
-    still own.
+    from phase 1. Launching a non-repeatable executor would hand it to CANN,
+    which frees it inside phase 2 whether the launch succeeds or not; aclnn_py
+    makes every executor repeatable (:meth:`make_repeatable`) before launching
+    it, so it stays ours across launches until :meth:`close` (or the
+    finalizer) destroys it.
     """
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
@@ -443,15 +443,9 @@ class Executor:
 
     def launch(self, workspace: Any, stream: Stream) -> None:
         """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
-        if self.repeatable:  # cleared by close()
-            self._launch(workspace, self.workspace_size, self.handle, stream.handle)
-            return
-        if self._finalizer.detach() is None:
-            raise RuntimeError(f"{self.operator}: this executor was already launched or closed")
-        try:
-            self._launch(workspace, self.workspace_size, self.handle, stream.handle)
-        finally:
-            self._keepalive = ()
+        if not self.repeatable:  # cleared by close()
+            raise RuntimeError(f"{self.operator}: this executor is closed or not repeatable")
+        self._launch(workspace, self.workspace_size, self.handle, stream.handle)
 
     def close(self) -> None:
         """Destroy the executor if it is still ours. Safe to call twice."""
