@@ -57,18 +57,15 @@ def signature(operator: str, scalars: tuple[int, ...], inputs: Sequence[DeviceAr
             None if out is None else out.layout)
 
 
-class RepeatableLaunch:
+class CachedLaunch:
     """A repeatable executor for one call signature on one stream, with its own
-    aclTensors and workspace; :meth:`launch` rebinds and relaunches it.
-
-    Stream caches hold them under ``key``; a plan owns one (``key`` None).
-    """
+    aclTensors and workspace; :meth:`launch` rebinds and relaunches it."""
 
     __slots__ = ("key", "_names", "_executor", "_handle", "_tensors",
                  "_bound", "_workspace", "_result", "_result_nbytes", "_pool", "_generation",
                  "_lock")
 
-    def __init__(self, key: tuple[Any, ...] | None, operator: str, scalars: tuple[int, ...],
+    def __init__(self, key: tuple[Any, ...], operator: str, scalars: tuple[int, ...],
                  names: tuple[str, ...], inputs: Sequence[DeviceArray], result: DeviceArray,
                  stream: Stream) -> None:
         self.key = key
@@ -96,10 +93,6 @@ class RepeatableLaunch:
             raise
         self._handle = self._executor.handle
         self._bound = [array.buffer.pointer for array in arrays]
-
-    @property
-    def workspace_size(self) -> int:
-        return self._executor.workspace_size
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
                ) -> DeviceArray:
@@ -148,15 +141,6 @@ class RepeatableLaunch:
             ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
         self._bound[index] = pointer
 
-    def close(self) -> None:
-        """Destroy the executor and its aclTensors and free the workspace, once the work
-        that used them is done. Safe to call twice."""
-        with self._lock:
-            self._executor.close()
-            self._workspace.free()
-            for tensor in self._tensors:
-                tensor.destroy()
-
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""
         cache = stream.launch_cache
@@ -178,7 +162,7 @@ def launch(operator: str, scalars: tuple[int, ...], names: tuple[str, ...],
     if cached is not None:
         return cached.launch(stream, inputs, out)
     result = new_result() if out is None else out
-    cached = RepeatableLaunch(key, operator, scalars, names, inputs, result, stream)
+    cached = CachedLaunch(key, operator, scalars, names, inputs, result, stream)
     limit = capacity()
     if limit:
         while len(cache) >= limit:

@@ -24,6 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _launch_cache
+from . import _lowlevel as ll
 from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
@@ -36,6 +37,8 @@ from ._dtypes import (
 )
 from ._memory import DeviceBuffer
 from ._runtime import (
+    AclTensor,
+    Executor,
     Stream,
     activate,
     current_stream,
@@ -336,6 +339,10 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
 class _Plan:
     """Phase 1 once with a repeatable executor; :meth:`run` relaunches it.
 
+    The one-shot calls' ``CachedLaunch`` does the same for a cache; a plan
+    keeps its own lean launch loop (no lock, no result to make): ``run`` is the
+    per-call path it exists for.
+
     The arrays bound at construction fix the shapes, dtypes and layouts;
     ``run()`` may rebind any of them to other device arrays of the same
     description (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``).
@@ -346,10 +353,24 @@ class _Plan:
     def __init__(self, arrays: dict[str, Any], scalars: tuple[int, ...], out: DeviceArray,
                  stream: Stream) -> None:
         self.stream = stream
+        self._names = tuple(arrays)
         self._bound: dict[str, DeviceArray] = {**arrays, "out": out}
-        self._inputs = tuple(arrays.values())
-        self._launch: _launch_cache.RepeatableLaunch | None = _launch_cache.RepeatableLaunch(
-            None, self.operator, scalars, tuple(arrays), self._inputs, out, stream)
+        self._tensors: dict[str, AclTensor] = {}
+        self._executor: Executor | None = None
+        self._workspace: DeviceBuffer | None = None
+        try:
+            for name, array in self._bound.items():
+                self._tensors[name] = array.tensor()
+            handles = [self._tensors[name].handle for name in self._names]
+            self._executor = Executor(self.operator, *handles, *scalars,
+                                      self._tensors["out"].handle,
+                                      keepalive=tuple(self._tensors.values()))
+            self._executor.make_repeatable()
+            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
+            self._arrays = tuple(self._bound.values())
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def out(self) -> DeviceArray:
@@ -358,12 +379,11 @@ class _Plan:
     @property
     def workspace_size(self) -> int:
         """Bytes of device workspace phase 1 asked for (allocated once, with the plan)."""
-        if self._launch is None:
+        if self._executor is None or not self._executor.repeatable:
             raise ValueError(f"{type(self).__name__} is closed")
-        return self._launch.workspace_size
+        return self._executor.workspace_size
 
     def _rebind(self, name: str, array: DeviceArray) -> None:
-        """Bind ``array`` in place of ``name``'s (its address is set at the next launch)."""
         bound = self._bound[name]
         if not isinstance(array, DeviceArray):
             raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
@@ -374,26 +394,52 @@ class _Plan:
             raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
                              f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
                              f"device {bound.device}; got {array!r}")
+        if array is bound or bound.size == 0:
+            self._bound[name] = array
+            return
+        if name == "out":
+            ll.set_output_tensor_addr(self._executor.handle, 0, self._tensors[name].handle,
+                                      array.buffer.pointer)
+        else:
+            ll.set_input_tensor_addr(self._executor.handle, self._names.index(name),
+                                     self._tensors[name].handle, array.buffer.pointer)
         self._bound[name] = array
 
     def _run(self, rebind: dict[str, DeviceArray | None] | None) -> DeviceArray:
         """Launch again, first rebinding the arrays given; returns ``out`` (still computing)."""
-        launch = self._launch
-        if launch is None:
+        executor = self._executor
+        if executor is None or not executor.repeatable:
             raise ValueError(f"{type(self).__name__} is closed")
         if rebind:
             for name, array in rebind.items():
                 if array is not None:
                     self._rebind(name, array)
-            self._inputs = tuple(self._bound[name] for name in self._bound if name != "out")
-        return launch.launch(self.stream, self._inputs, self._bound["out"])
+            self._arrays = tuple(self._bound.values())
+        stream = self.stream
+        arrays = self._arrays
+        for array in arrays:
+            if array.buffer.freed:
+                array.require_live(self._name_of(array))
+            if array.stream is not None and array.stream is not stream:
+                array.synchronize()
+        executor.launch(self._workspace.pointer, stream)
+        stream.keep_until_synchronized(arrays)
+        for array in arrays:
+            array.stream = stream
+        return self._bound["out"]
+
+    def _name_of(self, array: DeviceArray) -> str:
+        return next(name for name, bound in self._bound.items() if bound is array)
 
     def close(self) -> None:
         """Destroy the executor and release the workspace. Safe to call twice."""
-        launch, self._launch = self._launch, None
-        if launch is not None:
+        if self._executor is not None:
             self.stream.synchronize()
-            launch.close()
+            self._executor.close()
+        if self._workspace is not None:
+            self._workspace.free()
+        for tensor in self._tensors.values():
+            tensor.destroy()
 
     def __enter__(self):
         return self
