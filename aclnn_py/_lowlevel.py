@@ -362,3 +362,27 @@ def emulator_inject_fault(api: str, nth: int, status: int) -> None:
 
 def emulator_clear_faults() -> None:
     check(RT.aclemuClearFaults(), "aclemuClearFaults")
+
+
+def emulator_faults() -> list[dict[str, Any]]:
+    """aclemuGetFaults: every fault armed since the last clear, fired ones included."""
+    count = ffi.new("int64_t *")
+    check(RT.aclemuGetFaults(NULL, 0, count), "aclemuGetFaults")
+    while True:
+        capacity = count[0]
+        faults = ffi.new("aclemuFault[]", max(capacity, 1))
+        check(RT.aclemuGetFaults(faults, capacity, count), "aclemuGetFaults")
+        if count[0] <= capacity:  # else faults were armed meanwhile: ask again
+            break
+    return [{"api": ffi.string(f.api).decode(), "status": int(f.status), "nth": int(f.nth),
+             "fired": bool(f.fired), "remaining": int(f.remaining)}
+            for f in faults[0:count[0]]]
+
+
+def emulator_fault_apis() -> tuple[str, ...]:
+    """aclemuGetFaultApis: the API names a fault may be injected into."""
+    count = ffi.new("int64_t *")
+    check(RT.aclemuGetFaultApis(NULL, 0, count), "aclemuGetFaultApis")
+    names = ffi.new("const char *[]", max(count[0], 1))
+    check(RT.aclemuGetFaultApis(names, count[0], count), "aclemuGetFaultApis")
+    return tuple(ffi.string(names[i]).decode() for i in range(count[0]))

@@ -7,15 +7,21 @@ with ``ACLNN_PY_BACKEND=emulator``); any program can load it by path.
 
 Environment variables read by the emulator at ``aclInit``:
 ``ACLNN_EMU_SOC`` (SoC name, default an Atlas A2 name), ``ACLNN_EMU_DEVICE_COUNT``
-(default 1), ``ACLNN_EMU_DEVICE_MEMORY`` (bytes per device, K/M/G/T suffixes).
+(default 1), ``ACLNN_EMU_DEVICE_MEMORY`` (bytes per device, K/M/G/T suffixes),
+``ACLNN_EMU_QUARANTINE`` (freed device blocks whose addresses are kept from reuse,
+default 256, 0 to 65536).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import _lowlevel as ll
 from ._loader import find_emulator
+from .errors import AclError
 
-__all__ = ["home", "stats", "reset_counters", "inject_fault", "clear_faults"]
+__all__ = ["home", "stats", "reset_counters", "inject_fault", "clear_faults", "faults",
+           "fault_apis"]
 
 
 def home() -> str:
@@ -27,7 +33,9 @@ def stats() -> dict[str, int]:
     """Live resources and traffic counters of the loaded emulator.
 
     Keys include ``live_device_bytes``, ``live_allocations``, ``live_tensors``,
-    ``live_executors``, ``pending_tasks``, ``h2d_bytes`` and ``d2h_bytes``.
+    ``live_executors``, ``pending_tasks``, ``h2d_bytes``, ``d2h_bytes`` and
+    ``quarantined_allocations`` / ``quarantined_bytes`` (freed device blocks whose
+    addresses are not handed out again yet; not counted as live).
     Raises UnavailableError when the loaded backend is a real CANN.
     """
     return ll.emulator_stats()
@@ -38,13 +46,47 @@ def reset_counters() -> None:
     ll.emulator_reset_counters()
 
 
+_fault_apis: tuple[str, ...] | None = None
+
+
+def fault_apis() -> tuple[str, ...]:
+    """The C functions :func:`inject_fault` accepts: every CANN API the emulator exports."""
+    global _fault_apis
+    if _fault_apis is None:
+        _fault_apis = ll.emulator_fault_apis()
+    return _fault_apis
+
+
 def inject_fault(api: str, status: int, nth: int = 1) -> None:
-    """Make the ``nth`` call from now of the C function ``api`` fail with ``status``."""
+    """Make the ``nth`` call from now of the C function ``api`` fail with ``status``.
+
+    Raises ValueError for an ``api`` the emulator does not implement (such a fault
+    could never fire) and for ``nth`` below 1. :func:`faults` tells whether it fired.
+    """
     if nth < 1:
         raise ValueError(f"nth must be at least 1, got {nth}")
-    ll.emulator_inject_fault(api, nth, status)
+    if api not in fault_apis():
+        raise ValueError(f"unknown API {api!r}: the emulator implements no C function of that "
+                         f"name, so a fault there could never fire; "
+                         f"aclnn_py.emulator.fault_apis() lists the names accepted")
+    try:
+        ll.emulator_inject_fault(api, nth, status)
+    except AclError as error:  # the emulator's own argument check is the reference
+        if error.status != ll.constant("ACL_ERROR_INVALID_PARAM"):
+            raise
+        raise ValueError(error.message or str(error)) from None
 
 
 def clear_faults() -> None:
-    """Disarm every injected fault that has not fired."""
+    """Disarm every injected fault and forget the ones that fired."""
     ll.emulator_clear_faults()
+
+
+def faults() -> list[dict[str, Any]]:
+    """Every fault injected since the last :func:`clear_faults`, in arming order.
+
+    Each is a dict with ``api``, ``status``, ``nth`` (as armed), ``fired`` (True once
+    the ``nth`` call failed; fired faults stay listed until :func:`clear_faults`) and
+    ``remaining`` (calls still to go, 0 once fired).
+    """
+    return ll.emulator_faults()

@@ -23,6 +23,8 @@ typedef struct {
     int64_t malloc_calls;        /* successful aclrtMalloc calls since load or reset */
     int64_t kernel_launches;     /* operator launches accepted since load or reset */
     int64_t kernels_executed;
+    int64_t quarantined_allocations; /* freed device blocks whose addresses are not handed out yet */
+    int64_t quarantined_bytes;   /* their requested bytes (not counted as used device memory) */
 } aclemuStats;
 
 /* Fill *stats. Returns 0, or 100000 when stats is NULL. */
@@ -36,9 +38,36 @@ int32_t aclemuResetCounters(void);
  * (e.g. "aclrtMalloc", "aclnnMseLossBackwardGetWorkspaceSize") fail with
  * `status` before doing anything; the failure records an error message like a
  * real one. A NULL-returning API (aclCreateTensor) returns NULL instead.
- * Several faults may be armed at once. Returns 0, or 100000 for bad arguments.
+ * Several faults may be armed at once. Returns 0, or 100000 for bad arguments
+ * or an API the emulator does not implement (see aclemuGetFaultApis).
  */
 int32_t aclemuInjectFault(const char *api, int64_t nth, int32_t status);
 
-/* Disarm every fault not yet fired. */
+/* Disarm every armed fault and forget the fired ones. */
 int32_t aclemuClearFaults(void);
+
+/* One fault armed by aclemuInjectFault, as aclemuGetFaults lists it. */
+typedef struct {
+    char api[64];                /* NUL-terminated API name */
+    int64_t nth;                 /* as armed: the nth call from arming fails */
+    int32_t status;              /* the status the failing call returns */
+    int64_t remaining;           /* calls still to go until it fires; 0 once fired */
+    int64_t fired;               /* 1 once fired, else 0 */
+} aclemuFault;
+
+/*
+ * List the faults armed since the last aclemuClearFaults, in arming order,
+ * fired ones included (they stay listed until aclemuClearFaults). Writes at
+ * most `capacity` entries to `faults` (which may be NULL when capacity is 0)
+ * and the number of faults listed to *count (possibly more than capacity).
+ * Returns 0, or 100000 for bad arguments.
+ */
+int32_t aclemuGetFaults(aclemuFault *faults, int64_t capacity, int64_t *count);
+
+/*
+ * The names aclemuInjectFault accepts: every CANN API the emulator's
+ * libraries export. Writes at most `capacity` pointers to static,
+ * NUL-terminated names to `names` (NULL when capacity is 0) and their number
+ * to *count. Returns 0, or 100000 for bad arguments.
+ */
+int32_t aclemuGetFaultApis(const char **names, int64_t capacity, int64_t *count);

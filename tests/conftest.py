@@ -66,3 +66,8 @@ def no_leaks_per_module():
 def _disarm_faults():
     yield
     aclnn_py.emulator.clear_faults()
+
+
+def fired_faults() -> list[str]:
+    """The APIs of the injected faults that have fired since faults were last cleared."""
+    return [fault["api"] for fault in aclnn_py.emulator.faults() if fault["fired"]]

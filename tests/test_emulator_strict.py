@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_python
+from conftest import fired_faults, run_python
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -610,8 +613,297 @@ def test_fault_injection_fires_on_the_nth_call_only(device):
     try:
         ll.get_device()  # other functions neither count towards nth nor fail
         ll.memset(first, 64, 0, 64)
+        [armed] = aclnn_py.emulator.faults()
+        assert (armed["fired"], armed["remaining"]) == (False, 1)
         assert status_of(ll.malloc, 64) == 507899
+        assert fired_faults() == ["aclrtMalloc"]
         third = ll.malloc(64)
         ll.free(third)
     finally:
         ll.free(first)
+
+
+# ---- freed device memory: quarantine, poison, allocation ids ----------------
+
+
+def _launch_reading_a_transposed_input(res):
+    """aclnnMseLossBackward queued on res.stream with a workspace (self is read transposed).
+
+    Returns {buffer name: (device pointer, bytes)} and the output's host twin.
+    """
+    tensors, pointers, out_host, _ = res.operands(shape=(2, 2))
+    transposed = res.tensor(pointers[1], (2, 2), strides=(1, 2))
+    size, executor = res.plan([tensors[0], transposed, tensors[2], tensors[3]])
+    workspace, _ = res.workspace(size)
+    ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, res.stream)
+    buffers = {"self": (pointers[1], 16), "out": (pointers[3], 16), "workspace": (workspace, size)}
+    return buffers, out_host
+
+
+@pytest.mark.parametrize("buffer, label", [("self", "input 1 (self)"), ("out", "output 0 (out)"),
+                                           ("workspace", "workspace")])
+def test_a_launch_whose_buffer_is_freed_before_the_sync_fails_and_touches_nothing(res, buffer,
+                                                                                   label):
+    buffers, out_host = _launch_reading_a_transposed_input(res)
+    victim, nbytes = buffers[buffer]
+    freed = ll.address(victim)
+    ll.free(victim)
+    res.pointers.remove(victim)
+    sentinel = np.full(nbytes, 0x5A, np.uint8)
+    successor = res.upload(sentinel)  # same size, right after the free
+    assert ll.address(successor) != freed  # the freed block is quarantined, not reused
+    with pytest.raises(AclError) as info:
+        ll.synchronize_stream(res.stream)
+    assert info.value.status == 507015
+    message = info.value.message
+    assert f"MseLossBackward queued on stream {hex(ll.address(res.stream))}" in message
+    assert f"{label} at {hex(freed)} ({nbytes} bytes)" in message
+    assert "device memory was freed (aclrtFree) while the work was pending" in message
+    np.testing.assert_array_equal(res.download(successor, sentinel), sentinel)
+    if buffer != "out":
+        out = buffers["out"][0]
+        np.testing.assert_array_equal(res.download(out, out_host), np.zeros_like(out_host))
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+
+
+def test_a_launch_whose_input_was_freed_and_its_address_reused_fails_at_sync():
+    # No quarantine: the next aclrtMalloc of the size gets the freed address back, so only
+    # the allocation id tells the new block from the one the launch was given.
+    done = run_python("""
+        import numpy as np
+        import aclnn_py
+        from aclnn_py import _lowlevel as ll
+        from aclnn_py.errors import AclError
+        ll.init(); ll.set_device(0)
+        stream = ll.create_stream()
+        def upload(array):
+            pointer = ll.malloc(array.nbytes)
+            ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+                      ll.MEMCPY_HOST_TO_DEVICE)
+            return pointer
+        pointers = [upload(np.full(4, v, np.float32)) for v in (0.5, 3.0, 1.0, 0.0)]
+        tensors = [ll.create_tensor((4,), ll.constant("ACL_FLOAT"), (1,), 0, (4,), p)
+                   for p in pointers]
+        size, executor = ll.operator_workspace_size("aclnnMseLossBackward", *tensors[:3], 1,
+                                                    tensors[3])
+        ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, stream)
+        freed = ll.address(pointers[1])
+        ll.free(pointers[1])
+        successor = upload(np.full(4, 7.0, np.float32))
+        print(ll.address(successor) == freed)
+        try:
+            ll.synchronize_stream(stream)
+            print("synchronised")
+        except AclError as error:
+            print(error.status)
+            print(error.message.splitlines()[-1])
+        out = np.empty(4, np.float32)
+        ll.memcpy(ll.ffi.from_buffer(out, require_writable=True), 16, pointers[3], 16,
+                  ll.MEMCPY_DEVICE_TO_HOST)
+        print(out.tolist(), aclnn_py.emulator.stats()["kernels_executed"])
+    """, {"ACLNN_EMU_QUARANTINE": "0"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["True", "507015"]
+    assert "MseLossBackward queued on stream" in lines[2] and "input 1 (self) at" in lines[2]
+    assert "its address now belongs to another allocation" in lines[2]
+    assert lines[3] == "[0.0, 0.0, 0.0, 0.0] 0"  # nothing ran, nothing was written
+
+
+def test_an_async_copy_whose_source_is_freed_before_the_sync_fails(res):
+    src = res.upload(np.arange(16, dtype=np.float32))
+    zeros = np.zeros(16, np.float32)
+    dst = res.upload(zeros)
+    ll.memcpy_async(dst, 64, src, 64, ll.MEMCPY_DEVICE_TO_DEVICE, res.stream)
+    freed = ll.address(src)
+    ll.free(src)
+    res.pointers.remove(src)
+    successor = res.upload(np.ones(16, np.float32))
+    assert ll.address(successor) != freed
+    with pytest.raises(AclError) as info:
+        ll.synchronize_stream(res.stream)
+    assert info.value.status == 507013
+    assert (f"aclrtMemcpyAsync queued on stream {hex(ll.address(res.stream))}: src at "
+            f"{hex(freed)} (64 bytes): device memory was freed") in info.value.message
+    np.testing.assert_array_equal(res.download(dst, zeros), zeros)
+
+
+def test_an_async_copy_from_pinned_host_memory_freed_before_the_sync_fails(res):
+    pinned = ll.malloc_host(64)
+    zeros = np.zeros(16, np.float32)
+    dst = res.upload(zeros)
+    ll.memcpy_async(dst, 64, pinned, 64, ll.MEMCPY_HOST_TO_DEVICE, res.stream)
+    ll.free_host(pinned)
+    with pytest.raises(AclError) as info:
+        ll.synchronize_stream(res.stream)
+    assert info.value.status == 507013
+    assert "src at" in info.value.message
+    assert "pinned host memory was freed (aclrtFreeHost)" in info.value.message
+    np.testing.assert_array_equal(res.download(dst, zeros), zeros)
+
+
+def test_freed_device_addresses_are_not_handed_out_again_at_once(device):
+    before = aclnn_py.emulator.stats()
+    pointer = ll.malloc(4096)
+    freed = ll.address(pointer)
+    ll.free(pointer)
+    stats = aclnn_py.emulator.stats()
+    assert stats["live_allocations"] == before["live_allocations"]
+    assert stats["live_device_bytes"] == before["live_device_bytes"]
+    assert stats["quarantined_allocations"] >= 1 and stats["quarantined_bytes"] >= 4096
+    later = [ll.malloc(4096) for _ in range(8)]
+    try:
+        assert freed not in [ll.address(p) for p in later]
+        # the freed address stays recognisable: a second free or a copy names it as freed
+        assert status_of(ll.free, pointer) == 107000
+        assert ll.recent_error_message() == ""
+        ll.libraries().runtime.aclrtFree(pointer)
+        assert "already freed (double free" in ll.recent_error_message()
+        host = np.zeros(16, np.uint8)
+        copy = (ll.ffi.from_buffer(host, require_writable=True), 16, pointer, 16,
+                ll.MEMCPY_DEVICE_TO_HOST)
+        assert ll.libraries().runtime.aclrtMemcpy(*copy) == 100000
+        assert "already freed with aclrtFree" in ll.recent_error_message()
+    finally:
+        for p in later:
+            ll.free(p)
+
+
+def test_freed_device_memory_is_poisoned():
+    done = run_python("""
+        import numpy as np
+        from aclnn_py import _lowlevel as ll
+        ll.init(); ll.set_device(0)
+        pointer = ll.malloc(64)
+        data = np.arange(16, dtype=np.float32)
+        ll.memcpy(pointer, 64, ll.ffi.from_buffer(data), 64, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.free(pointer)
+        # What a stale reader would see (the emulator's device memory is host memory).
+        stale = bytes(ll.ffi.buffer(ll.ffi.cast("char *", pointer), 64))
+        print(stale[:4].hex(), bool(np.isnan(np.frombuffer(stale, np.float32)).all()))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ffffffff", "True"]
+
+
+def test_quarantined_memory_counts_neither_as_used_nor_against_the_capacity():
+    done = run_python("""
+        import aclnn_py
+        from aclnn_py import _lowlevel as ll
+        ll.init(); ll.set_device(0)
+        hbm = ll.constant("ACL_HBM_MEM")
+        addresses = set()
+        for _ in range(5):
+            pointer = ll.malloc(1 << 20)  # the whole device
+            addresses.add(ll.address(pointer))
+            ll.free(pointer)
+            print(ll.get_mem_info(hbm))
+        stats = aclnn_py.emulator.stats()
+        print(len(addresses), stats["live_device_bytes"], stats["live_allocations"],
+              stats["quarantined_allocations"], stats["quarantined_bytes"])
+    """, {"ACLNN_EMU_DEVICE_MEMORY": "1M"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:5] == ["(1048576, 1048576)"] * 5
+    assert lines[5] == f"5 0 0 5 {5 << 20}"
+
+
+def test_an_allocation_the_host_cannot_map_releases_the_quarantine_first():
+    # Each freed GiB keeps its address range reserved; with 3 GiB of address space to
+    # spare, the third allocation fits only once the oldest freed ranges are released.
+    done = run_python("""
+        import resource
+        import aclnn_py
+        from aclnn_py import _lowlevel as ll
+        ll.init(); ll.set_device(0)
+        ll.free(ll.malloc(64))
+        with open("/proc/self/status") as status:
+            vm = next(int(l.split()[1]) for l in status if l.startswith("VmSize:")) * 1024
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), hard))
+        for _ in range(6):
+            ll.free(ll.malloc(1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        print("allocated", aclnn_py.emulator.stats()["quarantined_allocations"] <= 3)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["allocated", "True"]
+
+
+# ---- fault injection reports what fired ------------------------------------
+
+
+def test_faults_are_listed_armed_then_fired(device):
+    aclnn_py.emulator.inject_fault("aclrtGetDevice", 507899, nth=2)
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=3)
+    armed = [{"api": "aclrtGetDevice", "status": 507899, "nth": 2, "fired": False, "remaining": 2},
+             {"api": "aclrtMalloc", "status": 207001, "nth": 3, "fired": False, "remaining": 3}]
+    assert aclnn_py.emulator.faults() == armed
+    ll.get_device()
+    assert aclnn_py.emulator.faults()[0]["remaining"] == 1
+    assert status_of(ll.get_device) == 507899
+    ll.get_device()  # a fault fires once
+    assert aclnn_py.emulator.faults() == [{**armed[0], "fired": True, "remaining": 0}, armed[1]]
+    assert fired_faults() == ["aclrtGetDevice"]
+    aclnn_py.emulator.clear_faults()
+    assert aclnn_py.emulator.faults() == []
+
+
+def test_faults_into_apis_the_emulator_lacks_are_refused():
+    with pytest.raises(ValueError, match="aclrtMallocc"):
+        aclnn_py.emulator.inject_fault("aclrtMallocc", 507899)
+    with pytest.raises(AclError) as info:  # the C check, which the Python one mirrors
+        ll.emulator_inject_fault("aclnnNoSuchOperator", 1, 507899)
+    assert info.value.status == 100000 and "aclnnNoSuchOperator" in info.value.message
+    assert aclnn_py.emulator.faults() == []
+
+
+def _library_paths() -> list[Path]:
+    paths = ll.libraries().installation.paths
+    return [Path(paths[family]) for family in ("runtime", "meta", "ops")]
+
+
+def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():
+    import ctypes
+
+    names = aclnn_py.emulator.fault_apis()
+    assert len(set(names)) == len(names)
+    libraries = [ctypes.CDLL(str(path)) for path in _library_paths()]
+    for name in names:
+        assert any(hasattr(library, name) for library in libraries), name
+    if shutil.which("nm") is None:
+        pytest.skip("no nm to list the exports")
+    exported = set()
+    for path in _library_paths():
+        listing = subprocess.run(["nm", "-D", "--defined-only", str(path)], check=True,
+                                 capture_output=True, text=True).stdout
+        exported.update(line.split()[-1] for line in listing.splitlines() if line.strip())
+    cann = {name for name in exported if name.startswith("acl") and not name.startswith("aclemu")}
+    assert cann == set(names)
+
+
+def test_every_fault_api_fails_with_its_injected_status():
+    # Arguments do not matter: an armed fault fails the call before it looks at them.
+    done = run_python("""
+        import aclnn_py
+        from aclnn_py import _lowlevel as ll
+        def lookup(name):
+            for library in (ll.RT, ll.META, ll.OPS):
+                try:
+                    return getattr(library, name)
+                except Exception:  # not this library's
+                    pass
+        for name in aclnn_py.emulator.fault_apis():
+            function = lookup(name)
+            kind = ll.ffi.typeof(function)
+            arguments = [ll.NULL if a.kind == "pointer" else 0 for a in kind.args]
+            aclnn_py.emulator.inject_fault(name, 507899)
+            result = function(*arguments)
+            failed = result == ll.NULL if kind.result.kind == "pointer" else result == 507899
+            print(name, aclnn_py.emulator.faults()[0]["fired"], failed)
+            aclnn_py.emulator.clear_faults()
+    """)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == list(aclnn_py.emulator.fault_apis())
+    assert all(line.endswith(" True True") for line in lines), lines

@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import fired_faults
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -89,6 +90,7 @@ def test_injected_status_reaches_the_caller_with_its_message():
                                    np.ones(3, np.float32))
     assert info.value.status == 507899 and info.value.api == "aclrtMalloc"
     assert "injected fault, status 507899" in info.value.message
+    assert fired_faults() == ["aclrtMalloc"]
 
 
 def test_out_of_memory_after_the_pool_retry_says_how_much_was_asked_for():
@@ -101,3 +103,4 @@ def test_out_of_memory_after_the_pool_retry_says_how_much_was_asked_for():
     assert info.value.status == 207001 and info.value.api == "aclrtMalloc"
     assert "requested 12 bytes on device 0" in info.value.message
     assert "bytes free of" in info.value.message and "injected" in info.value.message
+    assert fired_faults() == ["aclrtMalloc", "aclrtMalloc"]  # the call and the pool's retry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import LEAK_KEYS, live_resources
+from conftest import LEAK_KEYS, fired_faults, live_resources
 
 import aclnn_py
 from aclnn_py import AclError
@@ -81,32 +81,49 @@ def test_bad_input_does_no_device_work():
     assert stats["malloc_calls"] == 0 and stats["h2d_bytes"] == 0
 
 
-# Every C call on the operator's path, in order; a failure at any of them must raise
-# AclError for that call and leave nothing behind.
-CALL_SEQUENCE = ["aclrtMalloc", "aclrtMemcpy", "aclCreateTensor",
-                 "aclnnMseLossBackwardGetWorkspaceSize", "aclnnMseLossBackward",
-                 "aclrtSynchronizeStream"]
+# Every C call on the operator's path, in order, with how many times one call of the
+# operator makes it (after the warm-up below): a failure at any of them must raise AclError
+# for that call and leave nothing behind. A fault armed for a later call than the last never
+# fires, so only nth values up to the count are tested.
+CALL_SEQUENCE = {"aclrtMalloc": 5, "aclrtMemcpy": 4, "aclCreateTensor": 4,
+                 "aclnnMseLossBackwardGetWorkspaceSize": 1, "aclnnMseLossBackward": 1,
+                 "aclrtSynchronizeStream": 1}
+FAULTS = [(api, nth) for api, calls in CALL_SEQUENCE.items() for nth in (1, 2, 4) if nth <= calls]
 
 
-@pytest.mark.parametrize("api", CALL_SEQUENCE)
-@pytest.mark.parametrize("nth", [1, 2, 4])
-def test_a_failure_at_any_call_raises_and_leaks_nothing(api, nth):
+def _operands():
     x = np.arange(4, dtype=np.float32).reshape(2, 2).T  # non-contiguous host input
     ones = np.ones((2, 2), np.float32)
     aclnn_py.mse_loss_backward(ones, x, ones)  # warm up: default stream exists
-    status = 507899
     aclnn_py.empty_cache()  # allocations go to aclrtMalloc, not the pool's cache
+    return ones, x
+
+
+def test_the_operator_path_makes_each_call_as_often_as_listed():
+    ones, x = _operands()
+    never = 1_000_000
+    for api in CALL_SEQUENCE:
+        aclnn_py.emulator.inject_fault(api, 507899, nth=never)
+    aclnn_py.mse_loss_backward(ones, x, ones)
+    calls = {f["api"]: never - f["remaining"] for f in aclnn_py.emulator.faults()}
+    assert calls == CALL_SEQUENCE
+
+
+@pytest.mark.parametrize("api, nth", FAULTS)
+def test_a_failure_at_any_call_raises_and_leaks_nothing(api, nth):
+    ones, x = _operands()
+    status = 507899
     aclnn_py.emulator.inject_fault(api, status, nth=nth)
     try:
         aclnn_py.mse_loss_backward(ones, x, ones)
-    except AclError as error:
+    except AclError as error:  # (its traceback, which holds the call's frames, dies here)
         assert error.api == api
         # A NULL-returning creator has no status of its own: CANN's text carries it.
         assert error.status == (561103 if api == "aclCreateTensor" else status)
         assert f"injected fault, status {status}" in error.message
     else:
-        # Only calls made fewer than nth times per operation may not fire.
-        assert api not in ("aclrtMalloc", "aclrtMemcpy", "aclCreateTensor") or nth > 1
+        pytest.fail(f"the fault at call {nth} of {api} did not make the operator fail")
+    assert fired_faults() == [api]
     aclnn_py.emulator.clear_faults()
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
     np.testing.assert_allclose(aclnn_py.mse_loss_backward(ones, x, ones),

@@ -65,22 +65,54 @@ int32_t emu_require_device(const char *api);
  */
 bool emu_devmem_contains(const void *ptr, uint64_t bytes, int32_t *device);
 
+/*
+ * A device range as deferred work saw it when it was queued: the allocation
+ * it lay in is named by its allocation id (unique, never reused, even when
+ * an address is handed out again). alloc_id 0: the range was not inside one
+ * live allocation when pinned.
+ */
+typedef struct {
+    const void *ptr;
+    uint64_t bytes;
+    uint64_t alloc_id;
+    int32_t device; /* -1 when alloc_id is 0 */
+} emu_range;
+
+/*
+ * Snapshot [ptr, ptr + bytes) (bytes > 0) with the id of the live aclrtMalloc
+ * allocation holding all of it. Returns whether there is one; records nothing.
+ * Deferred work pins every range at enqueue time and re-checks it with
+ * emu_devmem_still_valid when it runs.
+ */
+bool emu_devmem_pin(const void *ptr, uint64_t bytes, emu_range *out);
+
 /* ---- streams and deferred work ---- */
 
 /*
  * A unit of device work. run() executes it on the host when the stream is
- * synchronised; it must re-check every device range it touches with
- * emu_devmem_contains (buffers may have been freed while it was pending) and
- * returns ACL_SUCCESS or an aclError code after recording a message.
- * release() frees the task's own state (called exactly once, after run() or
- * when the task is dropped). bytes_touched is what the task reads and writes.
+ * synchronised; before touching memory it must re-check every device range
+ * it pinned (emu_devmem_pin at enqueue time) with emu_devmem_still_valid,
+ * as buffers may have been freed (and their addresses reused) while it was
+ * pending, and returns ACL_SUCCESS or an aclError code after recording a
+ * message. release() frees the task's own state (called exactly once, after
+ * run() or when the task is dropped).
  */
 typedef struct emu_task {
     aclError (*run)(struct emu_task *task);
     void (*release)(struct emu_task *task);
-    const char *name; /* for messages, e.g. "MseLossBackward" */
+    const char *name; /* for messages: the operator ("MseLossBackward") or API ("aclrtMemcpyAsync") */
     struct emu_task *next;
+    aclrtStream stream; /* set when queued: the stream handle, NULL for a default stream */
 } emu_task;
+
+/*
+ * Whether a range pinned when `task` was queued still lies in the same live
+ * allocation. If not, records "<task name> queued on stream <s>: <what> at
+ * <ptr>: <why>" (what: e.g. "input 1 (self)", "workspace", "src"; why: never
+ * device memory, freed while pending, or freed and its address now held by
+ * another allocation) and returns false: the task must not touch memory.
+ */
+bool emu_devmem_still_valid(const emu_task *task, const char *what, const emu_range *r);
 
 /*
  * Resolve `stream` (NULL = the default stream of the calling thread's current

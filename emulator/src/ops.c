@@ -1131,12 +1131,20 @@ typedef struct {
     uint64_t ws_total;
 } mse_plan;
 
+/* A device range the kernel touches, pinned with its allocation id at phase 2. */
+typedef struct {
+    bool used;      /* the kernel reads or writes it */
+    bool too_large; /* the view's extent overflows: nothing was pinned */
+    emu_range r;
+} mse_operand;
+
 typedef struct {
     emu_task base; /* first */
     mse_plan plan;
     aclTensor in[3];
     aclTensor out;
     char *ws;
+    mse_operand in_mem[3], out_mem, ws_mem;
 } mse_task;
 
 static const char *const BWD_IN_NAMES[3] = {"gradOutput", "self", "target"};
@@ -1150,44 +1158,54 @@ static const char *const *in_names(const mse_plan *pl)
 
 /* ---- run time ---- */
 
-static bool run_check_range(const char *kernel, const char *arg, const void *ptr, uint64_t bytes,
-                            int32_t *dev, bool *have_dev)
-{
-    int32_t d = -1;
-    if (ptr == NULL) {
-        emu_error("%s kernel: %s memory is not valid device memory: its data address is NULL", kernel, arg);
-        return false;
-    }
-    if (!emu_devmem_contains(ptr, bytes, &d)) {
-        emu_error("%s kernel: %s memory is not valid device memory (freed while the launch was pending?)",
-                  kernel, arg);
-        return false;
-    }
-    if (((uintptr_t)ptr % OPS_ADDR_ALIGN) != 0 && strcmp(arg, "workspace") != 0) {
-        emu_error("%s kernel: %s address %p is not %u-byte aligned", kernel, arg, ptr, OPS_ADDR_ALIGN);
-        return false;
-    }
-    if (*have_dev && d != *dev) {
-        emu_error("%s kernel: %s memory is on device %d but the other operands are on device %d",
-                  kernel, arg, (int)d, (int)*dev);
-        return false;
-    }
-    *dev = d;
-    *have_dev = true;
-    return true;
-}
-
-static bool run_check_tensor(const char *kernel, const char *arg, const aclTensor *t, int32_t *dev,
-                             bool *have_dev)
+/* Pin what tensor t's view touches (nothing for an empty view). */
+static void pin_tensor(mse_operand *m, const aclTensor *t)
 {
     uint64_t bytes;
+    memset(m, 0, sizeof *m);
     if (view_numel(t) == 0)
-        return true;
+        return;
+    m->used = true;
     if (!view_extent_bytes(t, &bytes)) {
-        emu_error("%s kernel: %s view is too large", kernel, arg);
+        m->too_large = true;
+        return;
+    }
+    emu_devmem_pin(t->data, bytes, &m->r);
+}
+
+/*
+ * Re-check one pinned operand when the kernel runs: still the same live
+ * allocation, aligned (tensors), on the same device as the others. `what`
+ * names it for messages, e.g. "input 1 (self)".
+ */
+static bool run_check_operand(const mse_task *t, const char *what, const mse_operand *m, bool tensor,
+                              int32_t *dev, bool *have_dev)
+{
+    const char *kernel = t->plan.kernel;
+    if (!m->used)
+        return true;
+    if (m->too_large) {
+        emu_error("%s kernel: %s view is too large", kernel, what);
         return false;
     }
-    return run_check_range(kernel, arg, t->data, bytes, dev, have_dev);
+    if (m->r.ptr == NULL) {
+        emu_error("%s kernel: %s memory is not valid device memory: its data address is NULL", kernel, what);
+        return false;
+    }
+    if (!emu_devmem_still_valid(&t->base, what, &m->r))
+        return false;
+    if (tensor && ((uintptr_t)m->r.ptr % OPS_ADDR_ALIGN) != 0) {
+        emu_error("%s kernel: %s address %p is not %u-byte aligned", kernel, what, m->r.ptr, OPS_ADDR_ALIGN);
+        return false;
+    }
+    if (*have_dev && m->r.device != *dev) {
+        emu_error("%s kernel: %s memory is on device %d but the other operands are on device %d",
+                  kernel, what, (int)m->r.device, (int)*dev);
+        return false;
+    }
+    *dev = m->r.device;
+    *have_dev = true;
+    return true;
 }
 
 /* Make v a C-contiguous view of its dims at data (offset 0). */
@@ -1281,13 +1299,15 @@ static aclError mse_task_run(emu_task *base)
     const char *const *names = in_names(pl);
     int32_t dev = -1;
     bool have_dev = false;
-    if (!pl->fill_only)
-        for (int i = 0; i < pl->n_in; i++)
-            if (!run_check_tensor(pl->kernel, names[i], &t->in[i], &dev, &have_dev))
-                return ACL_ERROR_RT_AICORE_EXCEPTION;
-    if (!run_check_tensor(pl->kernel, "out", &t->out, &dev, &have_dev))
-        return ACL_ERROR_RT_AICORE_EXCEPTION;
-    if (pl->ws_total > 0 && !run_check_range(pl->kernel, "workspace", t->ws, pl->ws_total, &dev, &have_dev))
+    char what[64];
+    /* Nothing is touched unless every operand is still the allocation it was at launch. */
+    for (int i = 0; i < pl->n_in; i++) {
+        snprintf(what, sizeof what, "input %d (%s)", i, names[i]);
+        if (!run_check_operand(t, what, &t->in_mem[i], true, &dev, &have_dev))
+            return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    if (!run_check_operand(t, "output 0 (out)", &t->out_mem, true, &dev, &have_dev) ||
+        !run_check_operand(t, "workspace", &t->ws_mem, false, &dev, &have_dev))
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     execute_plan(pl, t->in, &t->out, t->ws);
     emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
@@ -1319,10 +1339,18 @@ static aclError mse_launch(aclOpExecutor *ex, void *workspace, uint64_t workspac
     t->base.name = pl->kernel;
     t->base.next = NULL;
     t->plan = *pl;
-    for (int i = 0; i < pl->n_in; i++)
+    for (int i = 0; i < pl->n_in; i++) {
         t->in[i] = ex->inputs[i];
+        if (!pl->fill_only)
+            pin_tensor(&t->in_mem[i], &t->in[i]);
+    }
     t->out = ex->outputs[0];
+    pin_tensor(&t->out_mem, &t->out);
     t->ws = workspace;
+    if (pl->ws_total > 0) {
+        t->ws_mem.used = true;
+        emu_devmem_pin(workspace, pl->ws_total, &t->ws_mem.r);
+    }
     return emu_stream_enqueue(stream, &t->base, api);
 }
 

@@ -38,7 +38,29 @@
 #define EMU_MAX_DEVICES 64
 #define EMU_MAX_STREAMS_PER_DEVICE 1984 /* RT doc 06: explicit streams per device on A2/A3 */
 #define EMU_ERR_MAX_MESSAGES 64
-#define EMU_FAULT_API_MAX 128
+
+/*
+ * Quarantine of freed device memory: aclrtFree keeps a block's address range
+ * reserved (never handed out by aclrtMalloc) until ACLNN_EMU_QUARANTINE
+ * (default EMU_QUARANTINE_DEFAULT) more blocks have been freed, or keeping it
+ * would reserve more than EMU_QUARANTINE_MAX_MAPPED bytes of address space,
+ * or the host refuses a new mapping (aclrtMalloc then releases quarantined
+ * blocks and retries); the oldest freed goes first. Quarantined blocks are
+ * not device memory in use: they count neither against the device capacity
+ * nor in aclrtGetMemInfo or the live figures of aclemuGetStats. Small blocks
+ * are poisoned (every byte EMU_POISON_BYTE: NaN for every float type) and
+ * kept read-only, within EMU_POISON_BUDGET bytes; the others have their pages
+ * dropped and become inaccessible (PROT_NONE), so they cost no memory.
+ * Deferred work also checks the allocation id of every range it touches
+ * (emu_devmem_still_valid), which catches a freed block even once its address
+ * has been handed out again.
+ */
+#define EMU_QUARANTINE_DEFAULT 256
+#define EMU_QUARANTINE_LIMIT 65536 /* the largest ACLNN_EMU_QUARANTINE accepted */
+#define EMU_QUARANTINE_MAX_MAPPED ((uint64_t)64 << 30)
+#define EMU_POISON_BYTE 0xFF
+#define EMU_POISON_MAX_BLOCK ((size_t)1 << 20) /* larger blocks are dropped, not poisoned */
+#define EMU_POISON_BUDGET ((uint64_t)16 << 20) /* poisoned bytes kept at most */
 
 /* ------------------------------------------------------------------------- */
 /* Global state                                                              */
@@ -54,6 +76,7 @@ static bool g_bf16 = true;
 static int32_t g_dev_count = 1;
 static uint64_t g_dev_capacity = 16ull << 30;
 static uint64_t g_next_id = 1; /* handle generation ids, never reused */
+static size_t g_quarantine_max = EMU_QUARANTINE_DEFAULT;
 
 typedef struct context context;
 typedef struct stream stream;
@@ -111,11 +134,14 @@ static registry g_ctxs, g_streams, g_events;
 
 /* memory allocations, sorted by address */
 typedef struct {
-    char *base;     /* address handed out */
-    size_t size;    /* requested bytes */
-    char *map;      /* mapping start */
-    size_t map_len; /* mapping length including the guard page */
-    int32_t device; /* -1 for host (aclrtMallocHost) */
+    char *base;         /* address handed out */
+    size_t size;        /* requested bytes */
+    char *map;          /* mapping start */
+    size_t map_len;     /* mapping length including the guard page */
+    int32_t device;     /* -1 for host (aclrtMallocHost) */
+    uint64_t id;        /* allocation id: unique, never reused */
+    uint64_t freed_seq; /* in quarantine: when it was freed (the oldest leaves first) */
+    bool poisoned;      /* in quarantine: poisoned and readable (else its pages are dropped) */
 } mem_block;
 
 typedef struct {
@@ -123,22 +149,23 @@ typedef struct {
     size_t n, cap;
 } block_list;
 
-static block_list g_dev_mem, g_host_mem;
+/* live device and pinned host allocations; freed device blocks still reserved */
+static block_list g_dev_mem, g_host_mem, g_quarantine;
+static uint64_t g_next_alloc_id = 1;
+static uint64_t g_free_seq;
+static uint64_t g_quarantine_bytes;  /* requested bytes of the quarantined blocks */
+static uint64_t g_quarantine_mapped; /* their mapping lengths */
+static uint64_t g_poisoned_bytes;    /* requested bytes of the poisoned ones */
 
 /* counters */
 static int64_t g_live_device_bytes, g_peak_device_bytes;
 static int64_t g_h2d, g_d2h, g_d2d, g_malloc_calls;
 static int64_t g_counters[4]; /* emu_counter */
 
-/* faults */
-typedef struct {
-    char api[EMU_FAULT_API_MAX];
-    int64_t remaining;
-    int32_t status;
-} fault;
-
-static fault *g_faults;
+/* faults: every one armed since the last aclemuClearFaults, fired ones included */
+static aclemuFault *g_faults;
 static size_t g_n_faults, g_cap_faults;
+static size_t g_n_armed; /* of those, not yet fired */
 
 /* thread-local current context (pointer plus generation id, so a destroyed
  * context whose memory is reused is never mistaken for a live one) */
@@ -252,27 +279,64 @@ EMU_EXPORT const char *aclGetRecentErrMsg(void)
 /* Faults                                                                    */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * Every API with a fault point: the CANN functions the three libraries export
+ * (runtime.c, meta.c, ops.c), each of which passes its own name to emu_fault,
+ * EMU_RETURN_IF_FAULT, sync_fault or emu_executor_fault. aclemuInjectFault
+ * accepts only these names; the tests check the table against the exports.
+ */
+static const char *const g_fault_apis[] = {
+    /* libascendcl.so */
+    "aclInit", "aclFinalize", "aclGetRecentErrMsg",
+    "aclrtSetDevice", "aclrtResetDevice", "aclrtGetDevice", "aclrtGetDeviceCount", "aclrtSynchronizeDevice",
+    "aclrtCreateContext", "aclrtDestroyContext", "aclrtSetCurrentContext", "aclrtGetCurrentContext",
+    "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout",
+    "aclrtStreamQuery",
+    "aclrtCreateEvent", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtSynchronizeEvent",
+    "aclrtEventElapsedTime",
+    "aclrtMalloc", "aclrtFree", "aclrtMallocHost", "aclrtFreeHost", "aclrtGetMemInfo",
+    "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
+    "aclrtGetSocName", "aclrtGetVersion",
+    /* libnnopbase.so */
+    "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
+    "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
+    "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
+    "aclnnInit", "aclnnFinalize",
+    /* libopapi.so */
+    "aclnnMseLossBackwardGetWorkspaceSize", "aclnnMseLossBackward",
+    "aclnnMseLossGetWorkspaceSize", "aclnnMseLoss",
+};
+
+#define EMU_N_FAULT_APIS (sizeof g_fault_apis / sizeof g_fault_apis[0])
+
+static bool is_fault_api(const char *api)
+{
+    for (size_t i = 0; i < EMU_N_FAULT_APIS; i++)
+        if (strcmp(g_fault_apis[i], api) == 0)
+            return true;
+    return false;
+}
+
 EMU_EXPORT int32_t emu_fault(const char *api)
 {
     if (!api)
         return 0;
     int32_t status = 0;
     LOCK();
-    if (g_n_faults) {
-        size_t w = 0;
+    if (g_n_armed) {
         for (size_t i = 0; i < g_n_faults; i++) {
-            fault f = g_faults[i];
-            if (strcmp(f.api, api) == 0) {
-                f.remaining--;
-                if (f.remaining <= 0) {
-                    if (status == 0)
-                        status = f.status;
-                    continue; /* fired (or fires together with another): disarm */
-                }
-            }
-            g_faults[w++] = f;
+            aclemuFault *f = &g_faults[i];
+            if (f->fired || strcmp(f->api, api) != 0)
+                continue;
+            if (--f->remaining > 0)
+                continue;
+            /* fires (several armed for the same call fire together; the first armed sets the status) */
+            f->remaining = 0;
+            f->fired = 1;
+            g_n_armed--;
+            if (status == 0)
+                status = f->status;
         }
-        g_n_faults = w;
     }
     UNLOCK();
     if (status)
@@ -282,15 +346,19 @@ EMU_EXPORT int32_t emu_fault(const char *api)
 
 EMU_EXPORT int32_t aclemuInjectFault(const char *api, int64_t nth, int32_t status)
 {
-    if (!api || !*api || strlen(api) >= EMU_FAULT_API_MAX || nth < 1 || status == 0) {
-        emu_error("aclemuInjectFault: invalid argument (api must be a non-empty name shorter than %d "
-                  "characters, nth >= 1, status != 0)", EMU_FAULT_API_MAX);
+    if (!api || !*api || nth < 1 || status == 0) {
+        emu_error("aclemuInjectFault: invalid argument (api must be a non-empty name, nth >= 1, status != 0)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!is_fault_api(api)) {
+        emu_error("aclemuInjectFault: unknown API '%.*s': the emulator implements no function of that name, so "
+                  "the fault could never fire (aclemuGetFaultApis lists the names it accepts)", 200, api);
         return ACL_ERROR_INVALID_PARAM;
     }
     LOCK();
     if (g_n_faults == g_cap_faults) {
         size_t cap = g_cap_faults ? 2 * g_cap_faults : 8;
-        fault *nf = realloc(g_faults, cap * sizeof *nf);
+        aclemuFault *nf = realloc(g_faults, cap * sizeof *nf);
         if (!nf) {
             UNLOCK();
             emu_error("aclemuInjectFault: out of host memory");
@@ -299,11 +367,13 @@ EMU_EXPORT int32_t aclemuInjectFault(const char *api, int64_t nth, int32_t statu
         g_faults = nf;
         g_cap_faults = cap;
     }
-    fault *f = &g_faults[g_n_faults++];
+    aclemuFault *f = &g_faults[g_n_faults++];
     memset(f, 0, sizeof *f);
-    strcpy(f->api, api);
+    snprintf(f->api, sizeof f->api, "%s", api); /* known names are all shorter */
+    f->nth = nth;
     f->remaining = nth;
     f->status = status;
+    g_n_armed++;
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -313,8 +383,37 @@ EMU_EXPORT int32_t aclemuClearFaults(void)
     LOCK();
     free(g_faults);
     g_faults = NULL;
-    g_n_faults = g_cap_faults = 0;
+    g_n_faults = g_cap_faults = g_n_armed = 0;
     UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT int32_t aclemuGetFaults(aclemuFault *faults, int64_t capacity, int64_t *count)
+{
+    if (!count || capacity < 0 || (!faults && capacity > 0)) {
+        emu_error("aclemuGetFaults: invalid argument (count must not be NULL, capacity >= 0, faults may be NULL "
+                  "only when capacity is 0)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    size_t n = g_n_faults < (uint64_t)capacity ? g_n_faults : (size_t)capacity;
+    if (n)
+        memcpy(faults, g_faults, n * sizeof *faults);
+    *count = (int64_t)g_n_faults;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT int32_t aclemuGetFaultApis(const char **names, int64_t capacity, int64_t *count)
+{
+    if (!count || capacity < 0 || (!names && capacity > 0)) {
+        emu_error("aclemuGetFaultApis: invalid argument (count must not be NULL, capacity >= 0, names may be "
+                  "NULL only when capacity is 0)");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    for (size_t i = 0; i < EMU_N_FAULT_APIS && i < (uint64_t)capacity; i++)
+        names[i] = g_fault_apis[i];
+    *count = (int64_t)EMU_N_FAULT_APIS;
     return ACL_SUCCESS;
 }
 
@@ -503,7 +602,7 @@ static bool soc_has_bf16(const char *name)
            strncmp(name, "Ascend950", 9) == 0;
 }
 
-static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity)
+static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine)
 {
     const char *v = getenv("ACLNN_EMU_SOC");
     if (v) {
@@ -546,6 +645,19 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         }
         *capacity = b;
     }
+
+    v = getenv("ACLNN_EMU_QUARANTINE");
+    *quarantine = EMU_QUARANTINE_DEFAULT;
+    if (v) {
+        const char *end;
+        uint64_t n;
+        if (!parse_u64(v, &end, &n) || *end != '\0' || n > EMU_QUARANTINE_LIMIT) {
+            emu_error("aclInit: environment variable ACLNN_EMU_QUARANTINE='%s' is invalid: expected the number "
+                      "of freed device blocks kept from reuse, 0 to %d", v, EMU_QUARANTINE_LIMIT);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        *quarantine = (size_t)n;
+    }
     return ACL_SUCCESS;
 }
 
@@ -578,7 +690,8 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     bool bf16;
     int32_t count;
     uint64_t cap;
-    aclError rc = read_config(soc, &bf16, &count, &cap);
+    size_t quarantine;
+    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine);
     if (rc)
         return rc;
     LOCK();
@@ -590,6 +703,7 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     g_bf16 = bf16;
     g_dev_count = count;
     g_dev_capacity = cap;
+    g_quarantine_max = quarantine;
     memset(g_devices, 0, sizeof g_devices);
     g_inited = true;
     UNLOCK();
@@ -874,11 +988,13 @@ static bool block_map(size_t size, int32_t device, mem_block *out)
         return false;
     mprotect((char *)m + usable, ps, PROT_NONE); /* guard page: host overruns fault */
     size_t rounded = (size + 63) / 64 * 64;
+    memset(out, 0, sizeof *out);
     out->map = m;
     out->map_len = len;
     out->base = (char *)m + usable - rounded; /* 64-byte aligned, ends next to the guard */
     out->size = size;
     out->device = device;
+    out->id = g_next_alloc_id++;
     return true;
 }
 
@@ -899,41 +1015,188 @@ static bool blocks_insert(block_list *l, const mem_block *b)
     return true;
 }
 
-static void blocks_remove_at(block_list *l, size_t i)
+/* Unlink block i from l, its mapping left in place. */
+static mem_block blocks_take_at(block_list *l, size_t i)
 {
-    munmap(l->items[i].map, l->items[i].map_len);
+    mem_block b = l->items[i];
     memmove(l->items + i, l->items + i + 1, (l->n - i - 1) * sizeof *l->items);
     l->n--;
+    return b;
 }
 
-static void dev_block_remove_at(size_t i)
+static void blocks_remove_at(block_list *l, size_t i)
+{
+    mem_block b = blocks_take_at(l, i);
+    munmap(b.map, b.map_len);
+}
+
+/*
+ * The block of l holding all of [ptr, ptr + bytes), or NULL. bytes == 0 asks
+ * only that ptr be inside (or one past the end of) it.
+ */
+static const mem_block *blocks_holding(const block_list *l, const void *ptr, uint64_t bytes)
+{
+    if (!ptr)
+        return NULL;
+    ptrdiff_t i = blocks_floor(l, ptr);
+    if (i < 0)
+        return NULL;
+    const mem_block *b = &l->items[i];
+    const char *p = ptr;
+    if (p < b->base)
+        return NULL;
+    uint64_t off = (uint64_t)(p - b->base);
+    bool ok = bytes == 0 ? off <= b->size : off < b->size && bytes <= b->size - off;
+    return ok ? b : NULL;
+}
+
+/* ---- quarantine (see EMU_QUARANTINE_DEFAULT) ---- */
+
+/* Unmap quarantined block i: its address may be handed out again. Lock held. */
+static void quarantine_release_at(size_t i)
+{
+    const mem_block *b = &g_quarantine.items[i];
+    g_quarantine_bytes -= b->size;
+    g_quarantine_mapped -= b->map_len;
+    if (b->poisoned)
+        g_poisoned_bytes -= b->size;
+    blocks_remove_at(&g_quarantine, i);
+}
+
+/* Release the block freed longest ago; false when the quarantine is empty. Lock held. */
+static bool quarantine_release_oldest(void)
+{
+    if (g_quarantine.n == 0)
+        return false;
+    size_t oldest = 0;
+    for (size_t i = 1; i < g_quarantine.n; i++)
+        if (g_quarantine.items[i].freed_seq < g_quarantine.items[oldest].freed_seq)
+            oldest = i;
+    quarantine_release_at(oldest);
+    return true;
+}
+
+static void quarantine_flush(void)
+{
+    while (g_quarantine.n)
+        quarantine_release_at(g_quarantine.n - 1);
+    free(g_quarantine.items);
+    memset(&g_quarantine, 0, sizeof g_quarantine);
+}
+
+/*
+ * Take a freed device block (already unlinked from g_dev_mem) into the
+ * quarantine: poison it or drop its pages, and keep its address range
+ * reserved, releasing the oldest blocks beyond the bounds. Lock held.
+ */
+static void quarantine_add(mem_block b)
+{
+    if (g_quarantine_max == 0 || b.map_len > EMU_QUARANTINE_MAX_MAPPED) {
+        munmap(b.map, b.map_len);
+        return;
+    }
+    size_t usable = b.map_len - page_size(); /* the guard page stays as it is */
+    b.poisoned = b.size <= EMU_POISON_MAX_BLOCK && g_poisoned_bytes + b.size <= EMU_POISON_BUDGET;
+    if (b.poisoned) {
+        memset(b.base, EMU_POISON_BYTE, b.size);
+        mprotect(b.map, usable, PROT_READ);
+    } else {
+        madvise(b.map, usable, MADV_DONTNEED);
+        mprotect(b.map, usable, PROT_NONE);
+    }
+    b.freed_seq = ++g_free_seq;
+    while (g_quarantine.n >= g_quarantine_max || g_quarantine_mapped + b.map_len > EMU_QUARANTINE_MAX_MAPPED)
+        if (!quarantine_release_oldest())
+            break;
+    if (!blocks_insert(&g_quarantine, &b)) {
+        munmap(b.map, b.map_len); /* no bookkeeping memory: release it at once */
+        return;
+    }
+    g_quarantine_bytes += b.size;
+    g_quarantine_mapped += b.map_len;
+    if (b.poisoned)
+        g_poisoned_bytes += b.size;
+}
+
+/* Free live device block i: it leaves the device's used memory and enters the quarantine. Lock held. */
+static void dev_block_retire_at(size_t i)
 {
     mem_block *b = &g_dev_mem.items[i];
     g_devices[b->device].used_bytes -= b->size;
     g_live_device_bytes -= (int64_t)b->size;
-    blocks_remove_at(&g_dev_mem, i);
+    quarantine_add(blocks_take_at(&g_dev_mem, i));
 }
 
 EMU_EXPORT bool emu_devmem_contains(const void *ptr, uint64_t bytes, int32_t *device)
 {
-    if (!ptr)
-        return false;
-    bool ok = false;
     LOCK();
-    ptrdiff_t i = blocks_floor(&g_dev_mem, ptr);
-    if (i >= 0) {
-        const mem_block *b = &g_dev_mem.items[i];
-        const char *p = ptr;
-        if (p >= b->base) {
-            uint64_t off = (uint64_t)(p - b->base);
-            if (bytes == 0)
-                ok = off <= b->size; /* inside or one past the end */
-            else
-                ok = off < b->size && bytes <= b->size - off;
-            if (ok && device)
-                *device = b->device;
-        }
+    const mem_block *b = blocks_holding(&g_dev_mem, ptr, bytes);
+    if (b && device)
+        *device = b->device;
+    UNLOCK();
+    return b != NULL;
+}
+
+/* Pin [ptr, ptr + bytes) against the blocks of l. Lock held. */
+static bool range_pin(const block_list *l, const void *ptr, uint64_t bytes, emu_range *out)
+{
+    const mem_block *b = bytes > 0 ? blocks_holding(l, ptr, bytes) : NULL;
+    out->ptr = ptr;
+    out->bytes = bytes;
+    out->alloc_id = b ? b->id : 0;
+    out->device = b ? b->device : -1;
+    return b != NULL;
+}
+
+EMU_EXPORT bool emu_devmem_pin(const void *ptr, uint64_t bytes, emu_range *out)
+{
+    LOCK();
+    bool ok = range_pin(&g_dev_mem, ptr, bytes, out);
+    UNLOCK();
+    return ok;
+}
+
+/*
+ * Whether r, pinned against the blocks of l, still lies in the same live
+ * allocation; if not, records why (see emu_devmem_still_valid). host: l is
+ * the aclrtMallocHost list. Lock held.
+ */
+static bool range_still_valid(const block_list *l, bool host, const emu_task *task, const char *what,
+                              const emu_range *r)
+{
+    const mem_block *b = r->alloc_id ? blocks_holding(l, r->ptr, r->bytes) : NULL;
+    if (b && b->id == r->alloc_id)
+        return true;
+    const char *memory = host ? "pinned host memory" : "device memory";
+    const char *free_api = host ? "aclrtFreeHost" : "aclrtFree";
+    char why[256];
+    if (r->alloc_id == 0) {
+        snprintf(why, sizeof why, "the range was not inside one live %s allocation when the work was queued "
+                 "(%s, never allocated, already freed, or past the end of its allocation)",
+                 host ? "aclrtMallocHost" : "aclrtMalloc", host ? "pageable memory" : "host memory");
+    } else {
+        const mem_block *now = blocks_holding(l, r->ptr, 0);
+        if (now)
+            snprintf(why, sizeof why, "%s was freed (%s) while the work was pending, and its address now belongs "
+                     "to another allocation (allocation id %" PRIu64 ", the work's was %" PRIu64 ")", memory,
+                     free_api, now->id, r->alloc_id);
+        else
+            snprintf(why, sizeof why, "%s was freed (%s) while the work was pending", memory, free_api);
     }
+    char where[64];
+    if (task->stream)
+        snprintf(where, sizeof where, "stream %p", task->stream);
+    else
+        snprintf(where, sizeof where, "the default stream");
+    emu_error("%s queued on %s: %s at %p (%" PRIu64 " bytes): %s", task->name ? task->name : "work", where, what,
+              r->ptr, r->bytes, why);
+    return false;
+}
+
+EMU_EXPORT bool emu_devmem_still_valid(const emu_task *task, const char *what, const emu_range *r)
+{
+    LOCK();
+    bool ok = range_still_valid(&g_dev_mem, false, task, what, r);
     UNLOCK();
     return ok;
 }
@@ -957,7 +1220,7 @@ static void device_release(int32_t d)
     }
     for (size_t i = g_dev_mem.n; i-- > 0;)
         if (g_dev_mem.items[i].device == d)
-            dev_block_remove_at(i);
+            dev_block_retire_at(i);
     g_devices[d].refcount = 0;
     g_devices[d].default_ctx = NULL;
 }
@@ -979,6 +1242,7 @@ EMU_EXPORT aclError aclFinalize(void)
     reg_free(&g_ctxs);
     reg_free(&g_streams);
     reg_free(&g_events);
+    quarantine_flush();
     free(g_dev_mem.items);
     free(g_host_mem.items);
     memset(&g_dev_mem, 0, sizeof g_dev_mem);
@@ -1193,6 +1457,7 @@ static aclError resolve_stream(aclrtStream h, const char *api, stream **out)
 static void stream_append(stream *s, emu_task *t)
 {
     t->next = NULL;
+    t->stream = s->is_default ? NULL : s;
     if (s->tail)
         s->tail->next = t;
     else
@@ -1569,7 +1834,11 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
         return ACL_ERROR_RT_MEMORY_ALLOCATION;
     }
     mem_block b;
-    if (!block_map(size, dev, &b)) {
+    bool mapped;
+    /* The host may refuse a mapping that only the quarantine's reserved ranges keep out: release them. */
+    while (!(mapped = block_map(size, dev, &b)) && quarantine_release_oldest())
+        ;
+    if (!mapped) {
         UNLOCK();
         emu_error("%s: failed to allocate %zu bytes on device %" PRId32 " (host mmap failed: %s)", api, size,
                   dev, strerror(errno));
@@ -1600,16 +1869,23 @@ EMU_EXPORT aclError aclrtFree(void *devPtr)
     ptrdiff_t i = blocks_find_base(&g_dev_mem, devPtr);
     if (i < 0) {
         mem_block *b = blocks_find_mapping(&g_dev_mem, devPtr);
+        mem_block *q = b ? NULL : blocks_find_mapping(&g_quarantine, devPtr);
+        size_t q_size = q ? q->size : 0;
+        bool q_base = q && q->base == (char *)devPtr;
         UNLOCK();
-        if (b)
+        if (q_base)
+            emu_error("%s: devPtr %p was already freed (double free of an allocation of %zu bytes)", api, devPtr,
+                      q_size);
+        else if (b)
             emu_error("%s: devPtr %p is not an address returned by aclrtMalloc, or already freed (it points "
                       "inside the allocation %p of %zu bytes)", api, devPtr, (void *)b->base, b->size);
         else
             emu_error("%s: devPtr %p is not an address returned by aclrtMalloc, or already freed", api, devPtr);
         return ACL_ERROR_RT_PARAM_INVALID;
     }
-    /* Freed at once: pending work that still uses it fails when its stream is synchronised. */
-    dev_block_remove_at((size_t)i);
+    /* Freed at once into the quarantine: pending work that still uses it fails when its stream is
+     * synchronised (allocation id check), and its address is not handed out again for a while. */
+    dev_block_retire_at((size_t)i);
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -1816,6 +2092,17 @@ static bool check_host_side(const char *api, const char *which, const void *p, s
     return true;
 }
 
+/* Refuse p when it lies in a freed (quarantined) device block. Lock held. */
+static bool check_not_freed(const char *api, const char *which, const void *p)
+{
+    const mem_block *q = blocks_find_mapping(&g_quarantine, p);
+    if (!q)
+        return true;
+    emu_error("%s: %s %p lies in device memory already freed with aclrtFree (an allocation of %zu bytes at %p)",
+              api, which, p, q->size, (void *)q->base);
+    return false;
+}
+
 /*
  * Validate a copy. Lock held. kind handling (documented choice):
  *   HOST_TO_BUF_TO_DEVICE (5) is treated as HOST_TO_DEVICE;
@@ -1846,6 +2133,8 @@ static aclError check_copy(const char *api, void *dst, size_t destMax, const voi
         *empty = true;
         return ACL_SUCCESS;
     }
+    if (!check_not_freed(api, "dst", dst) || !check_not_freed(api, "src", src))
+        return ACL_ERROR_INVALID_PARAM;
     bool dst_dev = blocks_find_mapping(&g_dev_mem, dst) != NULL;
     bool src_dev = blocks_find_mapping(&g_dev_mem, src) != NULL;
     int want_dst = -1, want_src = -1; /* 1 device, 0 host, -1 any */
@@ -1909,43 +2198,42 @@ EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     return ACL_SUCCESS;
 }
 
+/* One side of an asynchronous copy, pinned when it is queued. */
+enum { SIDE_PAGEABLE, SIDE_DEVICE, SIDE_PINNED_HOST };
+
+typedef struct {
+    int kind;     /* SIDE_*: pageable host memory cannot be checked */
+    emu_range r;
+} copy_side;
+
 typedef struct {
     emu_task base;
     void *dst;
     const void *src;
     size_t count;
     copy_plan plan;
+    copy_side sides[2]; /* dst, src */
 } copy_task;
 
-/* Re-check one side at run time. Lock held (tasks run under it). */
-static bool copy_side_still_valid(const char *which, const void *p, size_t count, bool is_dev, bool pinned)
+/* Pin one side of a copy check_copy accepted. Lock held. */
+static void copy_side_pin(copy_side *side, const void *p, size_t count, bool is_dev, bool pinned)
 {
-    if (is_dev) {
-        if (!emu_devmem_contains(p, count, NULL)) {
-            emu_error("aclrtMemcpyAsync: %s [%p, +%zu bytes) is no longer inside a live device allocation (freed "
-                      "with aclrtFree while the copy was pending)", which, p, count);
-            return false;
-        }
-    } else if (pinned) {
-        mem_block *b = blocks_find_mapping(&g_host_mem, p);
-        const char *c = p;
-        if (!b || c < b->base || (size_t)(c - b->base) > b->size || count > b->size - (size_t)(c - b->base)) {
-            emu_error("aclrtMemcpyAsync: %s [%p, +%zu bytes) is no longer inside a live aclrtMallocHost allocation "
-                      "(freed with aclrtFreeHost while the copy was pending)", which, p, count);
-            return false;
-        }
-    }
-    return true;
+    side->kind = is_dev ? SIDE_DEVICE : pinned ? SIDE_PINNED_HOST : SIDE_PAGEABLE;
+    if (side->kind != SIDE_PAGEABLE)
+        range_pin(is_dev ? &g_dev_mem : &g_host_mem, p, count, &side->r);
 }
 
 static aclError copy_run(emu_task *t)
 {
     copy_task *c = (copy_task *)t;
-    bool dst_dev = c->plan.dir == DIR_H2D || c->plan.dir == DIR_D2D;
-    bool src_dev = c->plan.dir == DIR_D2H || c->plan.dir == DIR_D2D;
-    if (!copy_side_still_valid("dst", c->dst, c->count, dst_dev, c->plan.dst_pinned) ||
-        !copy_side_still_valid("src", c->src, c->count, src_dev, c->plan.src_pinned))
-        return ACL_ERROR_RT_SYS_DMA;
+    static const char *const which[2] = {"dst", "src"};
+    for (int i = 0; i < 2; i++) {
+        const copy_side *side = &c->sides[i];
+        if (side->kind != SIDE_PAGEABLE &&
+            !range_still_valid(side->kind == SIDE_DEVICE ? &g_dev_mem : &g_host_mem, side->kind != SIDE_DEVICE,
+                               t, which[i], &side->r))
+            return ACL_ERROR_RT_SYS_DMA;
+    }
     copy_bytes(c->dst, c->src, c->count);
     count_copy(c->plan.dir, c->count);
     return ACL_SUCCESS;
@@ -1976,11 +2264,13 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     }
     t->base.run = copy_run;
     t->base.release = task_free;
-    t->base.name = "MemcpyAsync";
+    t->base.name = api;
     t->dst = dst;
     t->src = src;
     t->count = count;
     t->plan = plan;
+    copy_side_pin(&t->sides[0], dst, count, plan.dir == DIR_H2D || plan.dir == DIR_D2D, plan.dst_pinned);
+    copy_side_pin(&t->sides[1], src, count, plan.dir == DIR_D2H || plan.dir == DIR_D2D, plan.src_pinned);
     stream_append(s, &t->base);
     bool async = plan.dir == DIR_D2D || (plan.dir == DIR_H2D && plan.src_pinned) ||
                  (plan.dir == DIR_D2H && plan.dst_pinned) ||
@@ -2007,6 +2297,10 @@ EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     if (count == 0)
         return ACL_SUCCESS;
     LOCK();
+    if (!check_not_freed(api, "devPtr", devPtr)) {
+        UNLOCK();
+        return ACL_ERROR_INVALID_PARAM;
+    }
     if (!blocks_find_mapping(&g_dev_mem, devPtr)) {
         UNLOCK();
         emu_error("%s: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", api, devPtr);
@@ -2100,6 +2394,8 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     st->malloc_calls = g_malloc_calls;
     st->kernel_launches = g_counters[EMU_COUNTER_LAUNCHES];
     st->kernels_executed = g_counters[EMU_COUNTER_KERNELS_RUN];
+    st->quarantined_allocations = (int64_t)g_quarantine.n;
+    st->quarantined_bytes = (int64_t)g_quarantine_bytes;
     UNLOCK();
     return ACL_SUCCESS;
 }
