@@ -16,13 +16,22 @@ forbid mixing them). Only absolute paths are loaded.
 
 ``$ACLNN_PY_BACKEND`` picks the backend: ``auto`` (CANN when found, else the
 emulator), ``cann`` or ``emulator``.
+
+A library that is found but cannot be loaded raises LibraryNotFoundError worded by
+the cause: a file that is not a shared library for this machine (not ELF, cut short,
+another word size or architecture) is named as corrupt, with dlopen's message; a
+truncated one is refused before dlopen, which would crash the process on it; a
+missing dependency points at the loader's path.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import platform
+import struct
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,15 +172,161 @@ def _prepare_environment(installation: Installation) -> None:
         logger.info("ASCEND_OPP_PATH was not set; set it to %s", opp)
 
 
-def _open(path: Path):
+# ELF identification (System V gABI): classes, byte orders, object types and machines.
+_ELF_MAGIC = b"\x7fELF"
+_ELF_CLASSES = {1: "32-bit (ELFCLASS32)", 2: "64-bit (ELFCLASS64)"}
+_ELF_BYTE_ORDERS = {1: "little-endian", 2: "big-endian"}
+_ELF_TYPES = {0: "an ELF file of no type", 1: "a relocatable object (.o)",
+              2: "an executable", 4: "a core dump"}
+_ELF_MACHINES = {3: "x86", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "S/390", 40: "ARM",
+                 62: "x86-64", 183: "AArch64", 243: "RISC-V", 258: "LoongArch"}
+_ET_DYN = 3
+_PT_LOAD = 1
+
+# Words of dlopen's reasons (glibc, musl) for a file that is not a loadable shared library.
+_INVALID_FILE_REASONS = (
+    "invalid ELF header", "file too short", "wrong ELF class", "not an ELF", "ELF file",
+    "ELF load command", "only ET_DYN and ET_EXEC", "cannot dynamically load",
+    "no dynamic section", "no loadable segments", "nonzero padding in e_ident",
+    "cannot read file data", "Exec format error",
+)
+
+
+def _machine_name(machine: int) -> str:
+    name = _ELF_MACHINES.get(machine)
+    return f"{name} (ELF machine {machine})" if name else f"ELF machine {machine}"
+
+
+@functools.lru_cache(maxsize=1)
+def _host_elf_identity() -> tuple[int, int, int] | None:
+    """ELF class, byte order and machine of this Python's own executable, if readable."""
+    for candidate in ("/proc/self/exe", sys.executable):
+        try:
+            with open(candidate, "rb") as file:
+                head = file.read(20)
+        except OSError:
+            continue
+        if len(head) == 20 and head[:4] == _ELF_MAGIC and head[5] in _ELF_BYTE_ORDERS:
+            order = "<" if head[5] == 1 else ">"
+            return head[4], head[5], struct.unpack_from(order + "H", head, 18)[0]
+    return None
+
+
+def _elf_problem(path: Path) -> tuple[str, bool] | None:
+    """Why the bytes of ``path`` are not a shared library this process can load, if they show
+    it, and whether handing the file to dlopen is unsafe: for a truncated file the dynamic
+    loader maps segments past the end of the file, and the process dies of SIGBUS when it
+    touches them, before dlopen can return an error."""
     try:
-        return ffi.dlopen(str(path), ffi.RTLD_LAZY | ffi.RTLD_GLOBAL)
-    except OSError as error:
-        raise LibraryNotFoundError(
-            f"Found {path} but could not load it ({error}). Its dependencies are probably not on "
-            "the loader's path: source CANN's set_env.sh before starting Python.",
+        size = path.stat().st_size
+        with open(path, "rb") as file:
+            head = file.read(64)
+            if head[:4] != _ELF_MAGIC:
+                shown = f"its first bytes are {head[:8]!r}" if head else "it is empty"
+                return f"it is not an ELF file ({shown})", False
+            elf_class, byte_order = head[4], head[5]
+            if elf_class not in _ELF_CLASSES or byte_order not in _ELF_BYTE_ORDERS:
+                return "its ELF identification bytes are invalid", False
+            if len(head) < (52 if elf_class == 1 else 64):
+                return f"it is too short to be an ELF shared library ({size} bytes)", False
+            host = _host_elf_identity()
+            if host is not None and elf_class != host[0]:
+                return (f"it is a {_ELF_CLASSES[elf_class]} ELF file, but this Python is "
+                        f"{_ELF_CLASSES.get(host[0], '?')}"), False
+            if host is not None and byte_order != host[1]:
+                return (f"it is {_ELF_BYTE_ORDERS[byte_order]}, but this machine is "
+                        f"{_ELF_BYTE_ORDERS[host[1]]}"), False
+            order = "<" if byte_order == 1 else ">"
+            e_type, e_machine = struct.unpack_from(order + "HH", head, 16)
+            if elf_class == 2:
+                phoff, shoff = struct.unpack_from(order + "QQ", head, 32)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head, 54)
+                entry_size, entry_format = 56, order + "I4xQ8x8xQ"
+            else:
+                phoff, shoff = struct.unpack_from(order + "II", head, 28)
+                phentsize, phnum, shentsize, shnum = struct.unpack_from(order + "HHHH", head, 42)
+                entry_size, entry_format = 32, order + "II8xI"
+            if host is not None and e_machine != host[2]:
+                return (f"it was built for {_machine_name(e_machine)}, but this Python runs on "
+                        f"{_machine_name(host[2])}"), False
+            if e_type != _ET_DYN:
+                kind = _ELF_TYPES.get(e_type, f"an ELF file of type {e_type}")
+                return f"it is {kind}, not a shared library", False
+            if phentsize != entry_size:
+                return f"its program header entries have the wrong size ({phentsize})", False
+            table_end = phoff + phnum * phentsize
+            if table_end > size:
+                return (f"it is truncated: its program header table ends at byte {table_end}, "
+                        f"but the file has {size} bytes"), True
+            file.seek(phoff)
+            table = file.read(phnum * phentsize)
+    except OSError:
+        return None  # unreadable: dlopen says why
+    for index in range(phnum):
+        p_type, p_offset, p_filesz = struct.unpack_from(entry_format, table, index * phentsize)
+        if p_type == _PT_LOAD and p_offset + p_filesz > size:
+            return (f"it is truncated: a loadable segment ends at byte {p_offset + p_filesz}, "
+                    f"but the file has {size} bytes"), True
+    if shoff and shoff + shnum * shentsize > size:
+        return (f"it is truncated: its section header table ends at byte "
+                f"{shoff + shnum * shentsize}, but the file has {size} bytes"), True
+    return None
+
+
+def _dlopen_message(error: OSError, path: Path) -> str:
+    """dlopen's own text (dlerror) inside cffi's error message."""
+    text = str(error)
+    prefix = f"cannot load library '{path}': "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+        text = text.split(".  Additionally, ctypes.util.find_library()", 1)[0]
+    return text
+
+
+def _invalid_library(path: Path, finding: str | None, dlopen_said: str | None):
+    details = [d for d in (finding, f"dlopen said: {dlopen_said}" if dlopen_said else
+                           "it was not passed to dlopen, which would crash the process on a "
+                           "truncated file") if d]
+    return LibraryNotFoundError(
+        f"{path} is corrupt or is not a shared library for this machine: {'; '.join(details)}. "
+        "Reinstall CANN or restore this file, or set ACLNN_PY_CANN_HOME to another install "
+        f"({ENV_BACKEND}=emulator uses aclnn_py's host emulator).",
+        [str(path)],
+    )
+
+
+def _load_error(path: Path, error: OSError, finding: str | None) -> LibraryNotFoundError:
+    """The error for a library that exists but that dlopen refused, worded by its cause."""
+    said = _dlopen_message(error, path)
+    own = said.startswith(f"{path}: ")
+    subject, _, reason = said.partition(": ")
+    invalid = any(word in reason for word in _INVALID_FILE_REASONS)
+    if finding is not None or (own and invalid):
+        return _invalid_library(path, finding, said)
+    if own and reason.startswith("cannot open shared object file"):
+        return LibraryNotFoundError(f"Found {path} but could not open it ({said}).", [str(path)])
+    if invalid:
+        return LibraryNotFoundError(
+            f"Found {path} but could not load it: {subject}, a library it depends on, is corrupt "
+            f"or is not a shared library for this machine (dlopen said: {said}). Reinstall CANN "
+            "or restore that file.",
             [str(path)],
-        ) from error
+        )
+    return LibraryNotFoundError(
+        f"Found {path} but could not load it ({error}). Its dependencies are probably not on "
+        "the loader's path: source CANN's set_env.sh before starting Python.",
+        [str(path)],
+    )
+
+
+def _open(path: Path):
+    problem = _elf_problem(path)
+    if problem is not None and problem[1]:
+        raise _invalid_library(path, problem[0], None)
+    try:
+        return ffi.dlopen(str(path), ffi.RTLD_LAZY | ffi.RTLD_GLOBAL | ffi.RTLD_NODELETE)
+    except OSError as error:
+        raise _load_error(path, error, problem and problem[0]) from error
 
 
 _lock = threading.Lock()

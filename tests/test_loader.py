@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import platform
+import random
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -198,3 +201,119 @@ def test_each_emulator_library_exports_only_its_own_family(library, own, foreign
     symbols = _exported_symbols(EMULATOR_LIB64 / library)
     assert set(own) <= symbols
     assert not set(foreign) & symbols
+
+
+# --- a library that is there but cannot be loaded -------------------------------------------
+
+LOAD_ERROR = """
+    import aclnn_py
+    try:
+        aclnn_py.runtime_info()
+    except aclnn_py.LibraryNotFoundError as error:
+        assert isinstance(error, OSError)
+        print(repr(error.tried))
+        print(error)
+    else:
+        raise SystemExit("loaded without an error")
+"""
+
+
+def load_error(root: Path, home: Path) -> tuple[tuple[str, ...], str]:
+    """The paths and the message of the LibraryNotFoundError that loading ``root`` raises."""
+    done = run_python(LOAD_ERROR, {"ACLNN_PY_BACKEND": "cann", "ACLNN_PY_CANN_HOME": str(root)},
+                      home=str(home))
+    # a negative return code is a signal: the loader crashed instead of raising
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    first, _, text = done.stdout.partition("\n")
+    return ast.literal_eval(first), text
+
+
+def _garbage(data: bytes) -> bytes:
+    return b"\0" + random.Random(0).randbytes(len(data) - 1)
+
+
+def _wrong_class(data: bytes) -> bytes:  # EI_CLASS: 32-bit <-> 64-bit
+    return data[:4] + bytes([3 - data[4]]) + data[5:]
+
+
+def _other_machine(data: bytes) -> bytes:  # e_machine of another architecture
+    other = 62 if platform.machine() in ("aarch64", "arm64") else 183  # x86-64, AArch64
+    patched = bytearray(data)
+    struct.pack_into("<H" if data[5] == 1 else ">H", patched, 18, other)
+    return bytes(patched)
+
+
+CORRUPTIONS = {  # name: (how the file is damaged, what the message must say about it)
+    "garbage": (_garbage, "invalid ELF header"),
+    "empty": (lambda data: b"", "file too short"),
+    "header_cut": (lambda data: data[:40], "file too short"),
+    "truncated_half": (lambda data: data[:len(data) // 2], "truncated"),
+    "truncated_tail": (lambda data: data[:-64], "truncated"),
+    "wrong_class": (_wrong_class, "wrong ELF class"),
+    "other_machine": (_other_machine, "built for"),
+    "linker_script": (lambda data: b"/* GNU ld script */\nINPUT(libopapi.so.1)\n",
+                      "not an ELF file"),
+}
+
+
+@pytest.mark.parametrize("library, corruption", [
+    *(("libopapi.so", name) for name in CORRUPTIONS),
+    ("libascendcl.so", "garbage"), ("libnnopbase.so", "truncated_half"),
+])
+def test_a_corrupt_library_is_reported_as_corrupt_not_as_a_dependency_problem(
+        tmp_path, library, corruption):
+    damage, says = CORRUPTIONS[corruption]
+    root = make_tree(tmp_path / "cann", "lib64", OLD_ERA)
+    target = root / "lib64" / library
+    target.write_bytes(damage(target.read_bytes()))
+    tried, text = load_error(root, tmp_path)
+    assert tried == (str(target),)
+    assert text.startswith(f"{target} is corrupt or is not a shared library for this machine")
+    assert says in text
+    assert "dependenc" not in text.lower() and "depends" not in text.lower()
+    if corruption not in ("truncated_half", "truncated_tail"):
+        assert "dlopen said: " in text  # dlopen's own message is quoted
+    else:  # a truncated file would crash the process inside dlopen (SIGBUS)
+        assert "not passed to dlopen" in text
+
+
+def _library_needing(directory: Path, needed_dir: Path, tmp_path: Path) -> Path:
+    """directory/libopapi.so, a stand-in needing libaclnn_py_needed.so built in needed_dir."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("needs a C compiler")
+    (tmp_path / "needed.c").write_text("int aclnn_py_needed(void) { return 1; }\n")
+    (tmp_path / "user.c").write_text("extern int aclnn_py_needed(void);\n"
+                                     "int aclnn_py_user(void) { return aclnn_py_needed(); }\n")
+    needed_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(needed_dir / "libaclnn_py_needed.so"),
+                    "-Wl,-soname,libaclnn_py_needed.so", str(tmp_path / "needed.c")], check=True)
+    target = directory / "libopapi.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(target), str(tmp_path / "user.c"),
+                    f"-L{needed_dir}", "-Wl,--no-as-needed", "-laclnn_py_needed",
+                    "-Wl,-rpath,$ORIGIN"], check=True)
+    return target
+
+
+def test_a_missing_dependency_keeps_the_dependency_wording(tmp_path):
+    root = make_tree(tmp_path / "cann", "lib64", OLD_ERA)
+    target = _library_needing(root / "lib64", tmp_path / "elsewhere", tmp_path)
+    tried, text = load_error(root, tmp_path)
+    assert tried == (str(target),)
+    assert text.startswith(f"Found {target} but could not load it")
+    assert "libaclnn_py_needed.so: cannot open shared object file" in text
+    assert "Its dependencies are probably not on the loader's path" in text
+    assert "set_env.sh" in text and "corrupt" not in text
+
+
+def test_a_corrupt_dependency_is_named_as_the_corrupt_file(tmp_path):
+    root = make_tree(tmp_path / "cann", "lib64", OLD_ERA)
+    lib64 = root / "lib64"
+    target = _library_needing(lib64, lib64, tmp_path)
+    needed = lib64 / "libaclnn_py_needed.so"
+    needed.write_bytes(_garbage(needed.read_bytes()))
+    tried, text = load_error(root, tmp_path)
+    assert tried == (str(target),)
+    assert text.startswith(f"Found {target} but could not load it: {needed}, a library it "
+                           "depends on, is corrupt")
+    assert f"dlopen said: {needed}: invalid ELF header" in text
