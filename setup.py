@@ -4,6 +4,8 @@
    the C declarations in ``headers/`` (so importing aclnn_py parses no C).
 2. The host emulator: ``emulator/src/*.c`` built into a CANN-shaped tree
    ``aclnn_py/_emulator/lib64/{libascendcl,libnnopbase,libopapi}.so``.
+3. aclnn_py's own host library ``native/host.c`` (device blocks and handles owned
+   in C): ``aclnn_py/_native/libaclnn_py_host.so``.
 
 Both land in the build directory for a wheel and in the source tree for an
 editable install.
@@ -22,8 +24,9 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h"]
+HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_host.h"]
 EMULATOR_SRC = HERE / "emulator" / "src"
+NATIVE_SRC = HERE / "native"
 
 # (library, sources, libraries it links against): the order is the build order.
 EMULATOR_LIBRARIES = [
@@ -43,12 +46,24 @@ def write_ffi_module(path: Path) -> None:
     ffibuilder.emit_python_code(str(path))
 
 
+COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", "-Wall",
+                 "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
+
+
+def build_native(directory: Path) -> None:
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    directory.mkdir(parents=True, exist_ok=True)
+    command = [*cc, *COMMON_CFLAGS, "-O2", str(NATIVE_SRC / "host.c"),
+               "-o", str(directory / "libaclnn_py_host.so"), "-Wl,--no-undefined"]
+    print(" ".join(command), file=sys.stderr)
+    subprocess.check_call(command)
+
+
 def build_emulator(lib64: Path) -> None:
     cc = shlex.split(os.environ.get("CC", "cc"))
     cflags = shlex.split(os.environ.get("ACLNN_EMU_CFLAGS", "-O2"))
     lib64.mkdir(parents=True, exist_ok=True)
-    common = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread",
-              "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
+    common = COMMON_CFLAGS
     for name, sources, links in EMULATOR_LIBRARIES:
         command = [*cc, *common, *cflags, f"-I{EMULATOR_SRC}",
                    *(str(EMULATOR_SRC / s) for s in sources),
@@ -72,6 +87,7 @@ class BuildExt(build_ext):
         editable = getattr(self, "editable_mode", False) or self.inplace
         root = HERE if editable else Path(self.build_lib)
         build_emulator(root / "aclnn_py" / "_emulator" / "lib64")
+        build_native(root / "aclnn_py" / "_native")
 
 
 class BinaryDistribution(Distribution):

@@ -25,6 +25,9 @@ from ._dtypes import acl_dtype, all_dtypes, dtype_label
 from ._memory import DeviceBuffer
 from ._runtime import AclTensor, Stream
 
+# Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
+MAX_BYTES = 2**63 - 1
+
 _contiguous: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
@@ -148,8 +151,9 @@ class DeviceArray:
 
     def synchronize(self) -> None:
         """Wait for queued work that uses this array."""
-        if self.stream is not None:
-            self.stream.synchronize()
+        stream = self.stream
+        if stream is not None:
+            stream.synchronize()
             self.stream = None
 
     def numpy(self) -> np.ndarray:
@@ -180,6 +184,27 @@ class DeviceArray:
         if not self.buffer.freed:
             self.synchronize()
         self.buffer.free()
+
+    def copy(self) -> DeviceArray:
+        """An independent device copy (same device, layout and contents), made once the
+        work queued on this array is done."""
+        self.require_live("the array")
+        self.synchronize()
+        buffer = DeviceBuffer(self.buffer.nbytes, self.device)
+        if buffer.nbytes:
+            ll.memcpy(buffer.pointer, buffer.nbytes, self.buffer.pointer, buffer.nbytes,
+                      ll.MEMCPY_DEVICE_TO_DEVICE)
+        return DeviceArray(buffer, self.shape, self.dtype, self.strides, self.offset)
+
+    def __copy__(self) -> DeviceArray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> DeviceArray:
+        return self.copy()
+
+    def __reduce__(self):
+        raise TypeError("a DeviceArray cannot be pickled: its data lives in this process's "
+                        "device memory; pickle array.numpy() and send it with to_device()")
 
     def __enter__(self) -> DeviceArray:
         return self
@@ -232,6 +257,10 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
     any stream; ``stream`` is accepted for symmetry with the operators.
     """
     if isinstance(array, DeviceArray):
+        if device is not None and device != array.device:
+            raise ValueError(f"array is a DeviceArray on device {array.device}, not device "
+                             f"{device}; copy it through the host: "
+                             f"to_device(array.numpy(), device={device})")
         return array
     array = np.asarray(array)
     acl_dtype(array.dtype, all_dtypes(), argument="array")
@@ -256,4 +285,8 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
         raise ValueError(f"shape must not have negative extents, got {shape}")
     dtype = np.dtype(dtype)
     acl_dtype(dtype, all_dtypes(), argument="dtype")
-    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > MAX_BYTES:
+        raise ValueError(f"shape {shape} of {dtype_label(dtype)} needs {nbytes} bytes, more than "
+                         f"any device address space ({MAX_BYTES} bytes)")
+    return DeviceArray(DeviceBuffer(nbytes, device), shape, dtype)

@@ -19,15 +19,14 @@ learned first when full; 0 remembers none, so every call does phase 1.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import _lowlevel as ll
 from ._arrays import DeviceArray
-from ._memory import DeviceBuffer, pooling
+from ._launch import RepeatableLaunch
+from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
-from ._runtime import AclTensor, Executor, Stream, generation
+from ._runtime import Stream
 
 DEFAULT_CAPACITY = 64
 
@@ -58,94 +57,46 @@ def signature(operator: str, scalars: tuple[int, ...], inputs: Sequence[DeviceAr
 
 
 class CachedLaunch:
-    """A repeatable executor for one call signature on one stream, with its own
-    aclTensors and workspace; :meth:`launch` rebinds and relaunches it."""
+    """A :class:`RepeatableLaunch` kept by one stream for one call signature, with the
+    description of the result it makes when the call gives no ``out``."""
 
-    __slots__ = ("key", "_names", "_executor", "_handle", "_tensors",
-                 "_bound", "_workspace", "_result", "_result_nbytes", "_pool", "_generation",
-                 "_lock")
+    __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool")
 
     def __init__(self, key: tuple[Any, ...], operator: str, scalars: tuple[int, ...],
                  names: tuple[str, ...], inputs: Sequence[DeviceArray], result: DeviceArray,
                  stream: Stream) -> None:
         self.key = key
-        self._names = (*names, "out")
-        self._lock = threading.Lock()
         self._result = result.description()
         self._result_nbytes = result.buffer.nbytes
-        self._pool = memory_pool(stream.device) if pooling() else None
-        self._generation = generation()
-        arrays = (*inputs, result)
-        self._tensors: list[AclTensor] = []
-        try:
-            for array in arrays:
-                self._tensors.append(array.tensor())
-            handles = [tensor.handle for tensor in self._tensors]
-            self._executor = Executor(operator, *handles[:-1], *scalars, handles[-1],
-                                      keepalive=tuple(self._tensors))
-            self._executor.make_repeatable()
-            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
-        except BaseException:
-            if hasattr(self, "_executor"):
-                self._executor.close()
-            for tensor in self._tensors:
-                tensor.destroy()
-            raise
-        self._handle = self._executor.handle
-        self._bound = [array.buffer.pointer for array in arrays]
+        self._pool = memory_pool(stream.device)
+        self._launcher = RepeatableLaunch(operator, (*names, "out"), scalars, (*inputs, result),
+                                          stream.device)
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
                ) -> DeviceArray:
         """Queue the call for ``inputs`` on ``stream``, the one whose cache holds this
         launch, writing ``out`` (default: a new array); returns the result, still computing.
         """
-        lock = self._lock
-        lock.acquire()  # not ``with``: half the cost on this path
+        if out is None:
+            out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
+                self._pool, self._result_nbytes, stream.device))
         try:
-            try:
-                bound = self._bound
-                for index, array in enumerate(inputs):
-                    if array.stream is not None and array.stream is not stream:
-                        array.synchronize()
-                    if array.buffer.pointer is not bound[index]:
-                        self._rebind(index, array)
-                if out is None:
-                    out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
-                        self._pool, self._result_nbytes, stream.device, self._generation))
-                elif out.stream is not None and out.stream is not stream:
-                    out.synchronize()
-                if out.buffer.pointer is not bound[-1]:
-                    self._rebind(-1, out)
-                self._executor.launch(self._workspace.pointer, stream)
-            except ValueError:  # a freed argument: the executor is fine
-                raise
-            except BaseException:
-                self.forget(stream)  # a failed executor is not trusted again
-                raise
-            stream.keep_until_synchronized((self, inputs, out))
-        finally:
-            lock.release()
-        for array in inputs:
-            array.stream = stream
-        out.stream = stream
+            self._launcher.launch(stream, (*inputs, out))
+        except ValueError:  # a freed argument or a closed stream: the executor is fine
+            raise
+        except BaseException:
+            self.forget(stream)  # a failed executor is not trusted again
+            raise
         return out
-
-    def _rebind(self, index: int, array: DeviceArray) -> None:
-        name = self._names[index]
-        array.require_live(name)
-        pointer = array.buffer.pointer
-        tensor = self._tensors[index].handle
-        if name == "out":
-            ll.set_output_tensor_addr(self._handle, 0, tensor, pointer)
-        else:
-            ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
-        self._bound[index] = pointer
 
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""
         cache = stream.launch_cache
         if cache.get(self.key) is self:
             cache.pop(self.key, None)
+
+    def __reduce__(self):
+        raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
 def launch(operator: str, scalars: tuple[int, ...], names: tuple[str, ...],

@@ -8,6 +8,7 @@ Higher layers import this module, never the cffi library objects.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from . import _loader
@@ -60,7 +61,7 @@ class _Library:
         libs = libraries()
         try:
             function = getattr(getattr(libs, self._family), name)
-        except AttributeError:
+        except (AttributeError, ffi.error):  # cffi raises ffi.error for a missing symbol
             raise UnavailableError(name, str(libs.installation.paths[self._family])) from None
         setattr(self, name, function)
         return function
@@ -291,6 +292,20 @@ def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], 
     return check_created(handle, "aclCreateTensor")
 
 
+def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
+                        strides: tuple[int, ...], offset: int, storage_shape: tuple[int, ...],
+                        data: Any, fmt: int = FORMAT_ND) -> Any:
+    """aclCreateTensor with the result stored straight into ``owned`` (an empty
+    ``aclpyHandle``) by the host library: no moment exists where the tensor is unowned."""
+    made = host().aclpyCreateTensor(owned, META.aclCreateTensor, _int64_array(shape), len(shape),
+                                    dtype, _int64_array(strides), offset, fmt,
+                                    _int64_array(storage_shape), len(storage_shape), data)
+    if not made:
+        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateTensor",
+                                   recent_error_message())
+    return owned.handle
+
+
 def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
@@ -314,14 +329,19 @@ def set_output_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) ->
 # ---- operators (the two-phase aclnn call) ----------------------------------
 
 
-def operator_workspace_size(operator: str, *arguments: Any) -> tuple[int, Any]:
+def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None
+                            ) -> tuple[int, Any]:
     """Phase 1, ``<operator>GetWorkspaceSize(*arguments, &size, &executor)``.
 
-    Returns (workspace bytes, executor handle).
+    Returns (workspace bytes, executor handle). With ``owner`` (an ``aclpyHandle``),
+    CANN writes the executor straight into it, so it is owned from the moment it exists.
     """
     api = operator + "GetWorkspaceSize"
     size = ffi.new("uint64_t *")
-    executor = ffi.new("aclOpExecutor **")
+    if owner is None:
+        executor = ffi.new("aclOpExecutor **")
+    else:
+        executor = ffi.cast("aclOpExecutor **", ffi.addressof(owner, "handle"))
     check(getattr(OPS, api)(*arguments, size, executor), api)
     return int(size[0]), executor[0]
 
@@ -341,6 +361,100 @@ def operator_launcher(operator: str) -> Any:
         check(function(workspace, workspace_size, executor, stream), operator)
 
     return launch
+
+
+# ---- aclnn_py's host library: ownership in C (headers/aclnn_py_host.h) -----
+
+HOST_LIBRARY = Path(__file__).resolve().parent / "_native" / "libaclnn_py_host.so"
+HANDLE_TENSOR = 1
+HANDLE_EXECUTOR = 2
+
+_host: Any = None
+_new_block: Any = None
+_new_handle: Any = None
+
+
+def host() -> Any:
+    """The host library, loaded and given the CANN destroy functions on first use."""
+    global _host, _new_block, _new_handle
+    if _host is None:
+        try:
+            # Never unloaded: blocks and handles still alive while the interpreter shuts
+            # down call into it when they are collected.
+            library = ffi.dlopen(str(HOST_LIBRARY), ffi.RTLD_NOW | ffi.RTLD_NODELETE)
+        except OSError as error:
+            raise ImportError(f"aclnn_py's host library {HOST_LIBRARY} is missing or broken "
+                              f"({error}); reinstall aclnn_py") from None
+        library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor)
+        _new_block = ffi.new_allocator(library.aclpyBlockNew, library.aclpyBlockDelete,
+                                       should_clear_after_alloc=False)
+        _new_handle = ffi.new_allocator(library.aclpyHandleNew, library.aclpyHandleDelete,
+                                        should_clear_after_alloc=False)
+        _host = library
+    return _host
+
+
+def pool_create(device: int, caching: bool) -> Any:
+    """A C pool of ``device``'s memory (lives as long as the process)."""
+    pool = host().aclpyPoolCreate(device, int(caching), RT.aclrtMalloc, RT.aclrtFree)
+    if pool == NULL:
+        raise MemoryError("out of host memory for a device memory pool")
+    return pool
+
+
+def new_block() -> Any:
+    """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
+    return _new_block("aclpyBlock *")
+
+
+def pool_allocate(pool: Any, block: Any, nbytes: int) -> None:
+    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), "aclrtMalloc")
+
+
+def block_release(block: Any) -> None:
+    check(_host.aclpyBlockRelease(block), "aclrtFree")
+
+
+def pool_trim(pool: Any) -> tuple[int, int, int]:
+    """Return the pool's cache to CANN: (first failing status or 0, bytes freed, blocks kept)."""
+    freed = ffi.new("uint64_t *")
+    kept = ffi.new("uint64_t *")
+    status = _host.aclpyPoolTrim(pool, freed, kept)
+    return status, int(freed[0]), int(kept[0])
+
+
+def pool_stats(pool: Any) -> dict[str, int]:
+    stats = ffi.new("aclpyPoolStats *")
+    _host.aclpyPoolGetStats(pool, stats)
+    return {field: int(getattr(stats, field)) for field, _ in ffi.typeof("aclpyPoolStats").fields}
+
+
+def note_thread_device(device: int) -> None:
+    """Record the device made current in this thread (for releases made in C)."""
+    host().aclpyThreadDevice(device)
+
+
+def pool_abandon(pool: Any) -> None:
+    _host.aclpyPoolAbandon(pool)
+
+
+def new_handle(kind: int) -> Any:
+    """An empty ``aclpyHandle`` of ``kind``; a handle stored in it is destroyed with it."""
+    owned = (_new_handle or (host() and _new_handle))("aclpyHandle *")
+    owned.handle = NULL
+    owned.kind = kind
+    owned.generation = _host.aclpyHandlesGeneration()
+    return owned
+
+
+def handle_release(owned: Any, api: str) -> None:
+    """Destroy the handle ``owned`` holds, once (``api`` names the destroy function)."""
+    check(_host.aclpyHandleRelease(owned), api)
+
+
+def handles_abandon() -> None:
+    if _host is not None:
+        _host.aclpyHandlesAbandon()
 
 
 # ---- the emulator's own API (absent from real CANN) ------------------------

@@ -9,6 +9,11 @@ When ``aclrtMalloc`` runs out, the pool synchronises the device, releases its
 cache, collects garbage and retries before raising
 :class:`~aclnn_py.OutOfMemoryError` with the requested, free and total bytes.
 ``ACLNN_PY_POOL=0`` allocates and frees directly.
+
+The bookkeeping lives in C (``native/host.c``): each buffer owns an
+``aclpyBlock`` whose block returns to the pool when the buffer is freed or
+collected, in one C call. No Python lock is involved, so a garbage-collection
+pass or an interrupt at any point can neither deadlock the pool nor lose a block.
 """
 
 from __future__ import annotations
@@ -17,108 +22,69 @@ import gc
 import logging
 import os
 import threading
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
 from . import _lowlevel as ll
 from . import _runtime as rt
-from .errors import OutOfMemoryError
+from .errors import AclError, OutOfMemoryError
 
 logger = logging.getLogger("aclnn_py")
 
-ROUNDING = 512
 _HBM = ll.constant("ACL_HBM_MEM")
 
 
-def _round(nbytes: int) -> int:
-    return (nbytes + ROUNDING - 1) & -ROUNDING
-
-
 class MemoryPool:
-    """Caching allocator of one device's memory.
+    """Caching allocator of one device's memory (a C pool; see the module docstring)."""
 
-    Its lock is taken with acquire/release: on the per-call path a ``with``
-    block costs twice as much.
-    """
-
-    def __init__(self, device: int) -> None:
+    def __init__(self, device: int, caching: bool) -> None:
         self.device = device
-        self.lock = threading.Lock()
-        self.free: dict[int, list[Any]] = defaultdict(list)  # block size -> cached pointers
-        self.used_bytes = 0
-        self.cached_bytes = 0
-        self.hits = 0
-        self.misses = 0
+        self.caching = caching
+        self.handle = ll.pool_create(device, caching)
 
-    def allocate(self, nbytes: int) -> tuple[Any, int]:
-        """A block of at least ``nbytes``: (pointer, block size)."""
-        size = _round(nbytes)
-        lock = self.lock
-        lock.acquire()
+    def allocate(self, block: Any, nbytes: int) -> None:
+        """Fill the empty ``block`` with at least ``nbytes`` (> 0) bytes; the device is
+        current in the calling thread."""
         try:
-            blocks = self.free.get(size)
-            if blocks:
-                self.cached_bytes -= size
-                self.used_bytes += size
-                self.hits += 1
-                return blocks.pop(), size
-            self.misses += 1
-        finally:
-            lock.release()
-        pointer = self._malloc(size, nbytes)
-        with lock:
-            self.used_bytes += size
-        return pointer, size
-
-    def release(self, pointer: Any, size: int) -> None:
-        """Cache a block whose users have all finished."""
-        lock = self.lock
-        lock.acquire()
-        try:
-            self.free[size].append(pointer)
-            self.used_bytes -= size
-            self.cached_bytes += size
-        finally:
-            lock.release()
-
-    def empty(self) -> int:
-        """Return every cached block to CANN. Returns the bytes freed."""
-        with self.lock:
-            blocks = [(p, size) for size, ps in self.free.items() for p in ps]
-            self.free.clear()
-            self.cached_bytes = 0
-        rt.activate(self.device)
-        for pointer, _ in blocks:
-            ll.free(pointer)
-        return sum(size for _, size in blocks)
-
-    def forget(self) -> None:
-        """Drop all bookkeeping (the runtime is being torn down)."""
-        with self.lock:
-            self.free.clear()
-            self.cached_bytes = self.used_bytes = 0
-
-    def _malloc(self, size: int, requested: int) -> Any:
-        rt.activate(self.device)
-        try:
-            return ll.malloc(size)
+            ll.pool_allocate(self.handle, block, nbytes)
+            return
         except OutOfMemoryError:
             logger.info("device %d out of memory for %d bytes: waiting for the device, emptying "
-                        "the pool cache and collecting garbage", self.device, size)
+                        "the pool cache and collecting garbage", self.device, nbytes)
         rt.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
-        self.empty()
+        self.empty(raising=False)
+        rt.activate(self.device)
         try:
-            return ll.malloc(size)
+            ll.pool_allocate(self.handle, block, nbytes)
         except OutOfMemoryError as error:
             free, total = ll.get_mem_info(_HBM)
             raise OutOfMemoryError(
                 error.status, error.api,
-                f"requested {requested} bytes on device {self.device}; {free} bytes free of "
-                f"{total} ({self.used_bytes} held by live aclnn_py arrays). CANN: {error.message}"
+                f"requested {nbytes} bytes on device {self.device}; {free} bytes free of "
+                f"{total} ({self.stats()['used_bytes']} held by live aclnn_py arrays). "
+                f"CANN: {error.message}"
             ) from None
+
+    def empty(self, *, raising: bool = True) -> int:
+        """Return every cached block to CANN; returns the bytes freed. Blocks that CANN
+        refuses to free stay cached, and one AclError reports them."""
+        rt.activate(self.device)
+        status, freed, kept = ll.pool_trim(self.handle)
+        if status and raising:
+            raise AclError.from_status(
+                status, "aclrtFree", f"{kept} cached block(s) of device {self.device} could not "
+                f"be freed and stay cached ({freed} bytes were freed). CANN: "
+                f"{ll.recent_error_message()}")
+        return freed
+
+    def stats(self) -> dict[str, int]:
+        return ll.pool_stats(self.handle)
+
+    def forget(self) -> None:
+        """Drop all bookkeeping (the runtime is being torn down)."""
+        ll.pool_abandon(self.handle)
 
 
 _pools: dict[int, MemoryPool] = {}
@@ -135,11 +101,13 @@ def pooling() -> bool:
 
 
 def pool(device: int) -> MemoryPool:
-    """The device's pool (made on first use)."""
+    """The device's pool (made on first use; without caching when ``ACLNN_PY_POOL=0``)."""
     found = _pools.get(device)
     if found is None:
         with _pools_lock:
-            found = _pools.setdefault(device, MemoryPool(device))
+            found = _pools.get(device)
+            if found is None:
+                found = _pools[device] = MemoryPool(device, pooling())
     return found
 
 
@@ -150,6 +118,7 @@ def _forget_pools() -> None:
         except Exception:
             logger.exception("aclnn_py teardown: emptying the memory pool")
         each.forget()
+    ll.handles_abandon()
 
 
 rt.on_teardown(_forget_pools)
@@ -176,68 +145,46 @@ def memory_info(device: int | None = None) -> dict[str, int]:
     """
     device = rt.activate(device)
     free, total = ll.get_mem_info(_HBM)
-    each = pool(device)
-    return {"used_bytes": each.used_bytes, "cached_bytes": each.cached_bytes,
+    stats = pool(device).stats()
+    return {"used_bytes": stats["used_bytes"], "cached_bytes": stats["cached_bytes"],
             "device_free_bytes": free, "device_total_bytes": total,
-            "pool_hits": each.hits, "pool_misses": each.misses}
-
-
-def _release(pool_or_none: MemoryPool | None, pointer: Any, size: int, device: int,
-             generation: int, *, raising: bool = False) -> None:
-    if not rt.alive(generation):
-        return
-    try:
-        if pool_or_none is not None:
-            pool_or_none.release(pointer, size)
-        else:
-            rt.activate(device)
-            ll.free(pointer)
-    except Exception:
-        if raising:
-            raise
-        logger.exception("aclnn_py: releasing device memory at 0x%x", ll.address(pointer))
+            "pool_hits": stats["hits"], "pool_misses": stats["misses"]}
 
 
 class DeviceBuffer:
     """Owns ``nbytes`` of device memory (none for 0 bytes: CANN rejects size 0).
 
-    The memory comes from the device's pool, or straight from ``aclrtMalloc``
-    with ``ACLNN_PY_POOL=0``. :meth:`free` or the garbage collector gives it
-    back; whoever queues work on it keeps the buffer alive until that work is done.
-    A freed buffer points nowhere (``pointer`` is None).
+    The memory comes from the device's pool. :meth:`free` gives it back now; when
+    the buffer is collected, its ``aclpyBlock`` gives it back in C. Whoever queues
+    work on it keeps the buffer alive until that work is done. A freed buffer
+    points nowhere (``pointer`` is None).
     """
 
-    # The safety net is __del__ rather than weakref.finalize: operators make a
-    # buffer per call, and a finalize object costs ten times as much.
-    __slots__ = ("pointer", "nbytes", "device", "freed", "_pool", "_size", "_generation")
+    __slots__ = ("pointer", "nbytes", "device", "freed", "_block")
 
     def __init__(self, nbytes: int, device: int | None = None) -> None:
         device = rt.activate(device)
-        self._claim(int(nbytes), device, pool(device) if pooling() else None, rt.generation())
+        self._claim(int(nbytes), device, pool(device))
 
     @classmethod
-    def from_pool(cls, owner: MemoryPool | None, nbytes: int, device: int,
-                  generation: int) -> DeviceBuffer:
-        """A buffer from ``owner`` (None: ``aclrtMalloc``) on ``device``, which the calling
-        thread has made current in runtime ``generation``: the per-call path."""
+    def from_pool(cls, owner: MemoryPool, nbytes: int, device: int) -> DeviceBuffer:
+        """A buffer from ``owner``, the pool of ``device``, which the calling thread has
+        made current: the per-call path."""
         buffer = cls.__new__(cls)
-        buffer._claim(nbytes, device, owner, generation)
+        buffer._claim(nbytes, device, owner)
         return buffer
 
-    def _claim(self, nbytes: int, device: int, owner: MemoryPool | None,
-               generation: int) -> None:
+    def _claim(self, nbytes: int, device: int, owner: MemoryPool) -> None:
         self.device = device
         self.nbytes = nbytes
         self.freed = False
-        self._generation = generation
-        self._pool = owner
-        self._size = 0  # of the block held; 0 once given back
         if nbytes == 0:
+            self._block = None
             self.pointer = ll.NULL
-        elif owner is not None:
-            self.pointer, self._size = owner.allocate(nbytes)
-        else:
-            self.pointer, self._size = ll.malloc(nbytes), nbytes
+            return
+        block = self._block = ll.new_block()
+        owner.allocate(block, nbytes)
+        self.pointer = block.pointer
 
     @classmethod
     def from_host(cls, array: np.ndarray, device: int | None = None) -> DeviceBuffer:
@@ -270,27 +217,23 @@ class DeviceBuffer:
 
     def free(self) -> None:
         """Give the memory back now; the caller makes sure no queued work uses it.
-        Safe to call twice; raises AclError if CANN refuses."""
+        Safe to call twice; raises AclError if CANN refuses (the block then stays with
+        the pool, which retries at :func:`empty_cache`)."""
+        # Flags first: an interrupt below leaves a buffer that is refused, never one in use
+        # after its block was handed on.
         self.freed = True
-        self._give_back(raising=True)
-
-    def _give_back(self, *, raising: bool) -> None:
-        size, self._size = self._size, 0
         # None, not NULL: a freed buffer matches no address bound anywhere, empty ones' included
-        pointer, self.pointer = self.pointer, None
-        if size:
-            _release(self._pool, pointer, size, self.device, self._generation, raising=raising)
-
-    def __del__(self) -> None:
-        size = self._size
-        if size:
-            try:
-                _release(self._pool, self.pointer, size, self.device, self._generation)
-            except Exception:  # never raise from a destructor (e.g. late in interpreter exit)
-                return
+        self.pointer = None
+        block = self._block
+        if block is not None:
+            rt.activate(self.device)
+            ll.block_release(block)
 
     def __enter__(self) -> DeviceBuffer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.free()
+
+    def __reduce__(self):
+        raise TypeError("a DeviceBuffer cannot be pickled: it is device memory of this process")

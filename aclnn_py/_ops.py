@@ -24,7 +24,6 @@ from typing import Any, Union
 import numpy as np
 
 from . import _launch_cache
-from . import _lowlevel as ll
 from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import (
     BFLOAT16_PRODUCTS,
@@ -35,10 +34,9 @@ from ._dtypes import (
     promote,
     soc_supports_bfloat16,
 )
+from ._launch import RepeatableLaunch
 from ._memory import DeviceBuffer
 from ._runtime import (
-    AclTensor,
-    Executor,
     Stream,
     activate,
     current_stream,
@@ -183,15 +181,8 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     on_device = bool(devices)
     if out is not None:
         _check_out(out, shape, on_device)
-    if stream is None:  # the current stream of the arrays' device
-        stream = current_stream(devices[0] if devices else None)
-    else:
-        stream = resolve_stream(stream)
-    device = devices[0] if devices else stream.device
-    if stream.device != device:
-        raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
-    if on_device and out is not None and out.device != device:
-        raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
+    stream = _placement(devices, out if on_device else None, stream)
+    device = stream.device
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
     if on_device:
         return _launch_cache.launch(operator, scalars, tuple(arrays), uploaded, out,
@@ -202,6 +193,27 @@ def _call(operator: str, arrays: dict[str, Any], scalars: tuple[int, ...],
     stream.synchronize()
     result.buffer.copy_to_host(host)
     return host  # the device arrays go back to the pool as they go out of scope
+
+
+def _placement(devices: list[int], out: DeviceArray | None, stream: Stream | None) -> Stream:
+    """The stream a call runs on, checked against where its device arrays live.
+
+    ``devices`` are the devices of the device-array inputs (all one, already checked);
+    default stream: the current stream of that device (else of the current device).
+    """
+    if stream is None:
+        stream = current_stream(devices[0] if devices else None)
+        if stream.closed:
+            raise ValueError("the current stream is closed: work cannot be queued on it "
+                             "(leave its `with` block, or pass stream=)")
+    else:
+        stream = resolve_stream(stream)
+    device = devices[0] if devices else stream.device
+    if stream.device != device:
+        raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    if out is not None and out.device != device:
+        raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
+    return stream
 
 
 def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceArray:
@@ -220,6 +232,14 @@ def _given_stream(device: int, stream: Any) -> Stream | None:
 _FAST_MODES = {(str, "mean"): 1, (str, "none"): 0, (str, "sum"): 2,
                **{(Reduction, mode): int(mode) for mode in Reduction},
                **{(int, int(mode)): int(mode) for mode in Reduction}}
+
+
+def _fast_mode(reduction: Any) -> int | None:
+    """The CANN value of a common reduction spelling; None sends the call the long way."""
+    try:
+        return _FAST_MODES.get((type(reduction), reduction))
+    except TypeError:  # unhashable: _reduction() explains what is accepted
+        return None
 
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
@@ -270,7 +290,7 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     if type(x) is DeviceArray and type(grad) is DeviceArray and type(y) is DeviceArray \
             and (out is None or type(out) is DeviceArray):
         # Fast path: a signature this stream has run before needs no validation.
-        mode = _FAST_MODES.get((type(reduction), reduction))
+        mode = _fast_mode(reduction)
         target = current_stream(x.device) if stream is None else _given_stream(x.device, stream)
         if mode is not None and target is not None:
             cached = target.launch_cache.get((
@@ -317,7 +337,7 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     """
     if type(x) is DeviceArray and type(y) is DeviceArray \
             and (out is None or type(out) is DeviceArray):
-        mode = _FAST_MODES.get((type(reduction), reduction))
+        mode = _fast_mode(reduction)
         target = current_stream(x.device) if stream is None else _given_stream(x.device, stream)
         if mode is not None and target is not None:
             cached = target.launch_cache.get((
@@ -339,52 +359,63 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
 class _Plan:
     """Phase 1 once with a repeatable executor; :meth:`run` relaunches it.
 
-    The one-shot calls' ``CachedLaunch`` does the same for a cache; a plan
-    keeps its own lean launch loop (no lock, no result to make): ``run`` is the
-    per-call path it exists for.
+    Plans and the one-shot calls' cache launch through the same
+    :class:`~aclnn_py._launch.RepeatableLaunch`, so whatever a queued run uses
+    stays alive until it is done, even when the plan is dropped without
+    :meth:`close`.
 
     The arrays bound at construction fix the shapes, dtypes and layouts;
     ``run()`` may rebind any of them to other device arrays of the same
-    description (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``).
+    description. Every argument is checked before anything is rebound: a
+    refused ``run()`` leaves the plan exactly as it was.
     """
 
     operator = ""
 
-    def __init__(self, arrays: dict[str, Any], scalars: tuple[int, ...], out: DeviceArray,
-                 stream: Stream) -> None:
+    def __init__(self, arrays: dict[str, Any], scalars: tuple[int, ...], out: Any,
+                 shape: tuple[int, ...], dtype: np.dtype, stream: Stream | None) -> None:
+        self._launcher: RepeatableLaunch | None = None
+        _check_plan_arrays(arrays)
+        if out is not None:
+            _check_out(out, shape, on_device=True)
+        stream = _placement([a.device for a in arrays.values()], out, stream)
+        if out is None:
+            out = empty(shape, dtype, device=stream.device)
         self.stream = stream
-        self._names = tuple(arrays)
-        self._bound: dict[str, DeviceArray] = {**arrays, "out": out}
-        self._tensors: dict[str, AclTensor] = {}
-        self._executor: Executor | None = None
-        self._workspace: DeviceBuffer | None = None
-        try:
-            for name, array in self._bound.items():
-                self._tensors[name] = array.tensor()
-            handles = [self._tensors[name].handle for name in self._names]
-            self._executor = Executor(self.operator, *handles, *scalars,
-                                      self._tensors["out"].handle,
-                                      keepalive=tuple(self._tensors.values()))
-            self._executor.make_repeatable()
-            self._workspace = DeviceBuffer(self._executor.workspace_size, stream.device)
-            self._arrays = tuple(self._bound.values())
-        except BaseException:
-            self.close()
-            raise
+        self._names = (*arrays, "out")
+        self._arrays = (*arrays.values(), out)
+        self._launcher = RepeatableLaunch(self.operator, self._names, scalars, self._arrays,
+                                          stream.device)
 
     @property
     def out(self) -> DeviceArray:
-        return self._bound["out"]
+        return self._arrays[-1]
 
     @property
     def workspace_size(self) -> int:
         """Bytes of device workspace phase 1 asked for (allocated once, with the plan)."""
-        if self._executor is None or not self._executor.repeatable:
-            raise ValueError(f"{type(self).__name__} is closed")
-        return self._executor.workspace_size
+        return self._open().workspace_size
 
-    def _rebind(self, name: str, array: DeviceArray) -> None:
-        bound = self._bound[name]
+    def _open(self) -> RepeatableLaunch:
+        launcher = self._launcher
+        if launcher is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return launcher
+
+    def _run(self, rebind: tuple[DeviceArray | None, ...] | None) -> DeviceArray:
+        """Launch again, first rebinding the arrays given (None: keep); returns ``out``
+        (still computing)."""
+        launcher = self._open()
+        arrays = self._arrays
+        if rebind is not None:
+            arrays = tuple(bound if array is None else self._checked(name, array, bound)
+                           for name, array, bound in zip(self._names, rebind, arrays))
+        launcher.launch(self.stream, arrays)
+        self._arrays = arrays
+        return arrays[-1]
+
+    @staticmethod
+    def _checked(name: str, array: Any, bound: DeviceArray) -> DeviceArray:
         if not isinstance(array, DeviceArray):
             raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
         array.require_live(name)
@@ -394,52 +425,15 @@ class _Plan:
             raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
                              f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
                              f"device {bound.device}; got {array!r}")
-        if array is bound or bound.size == 0:
-            self._bound[name] = array
-            return
-        if name == "out":
-            ll.set_output_tensor_addr(self._executor.handle, 0, self._tensors[name].handle,
-                                      array.buffer.pointer)
-        else:
-            ll.set_input_tensor_addr(self._executor.handle, self._names.index(name),
-                                     self._tensors[name].handle, array.buffer.pointer)
-        self._bound[name] = array
-
-    def _run(self, rebind: dict[str, DeviceArray | None] | None) -> DeviceArray:
-        """Launch again, first rebinding the arrays given; returns ``out`` (still computing)."""
-        executor = self._executor
-        if executor is None or not executor.repeatable:
-            raise ValueError(f"{type(self).__name__} is closed")
-        if rebind:
-            for name, array in rebind.items():
-                if array is not None:
-                    self._rebind(name, array)
-            self._arrays = tuple(self._bound.values())
-        stream = self.stream
-        arrays = self._arrays
-        for array in arrays:
-            if array.buffer.freed:
-                array.require_live(self._name_of(array))
-            if array.stream is not None and array.stream is not stream:
-                array.synchronize()
-        executor.launch(self._workspace.pointer, stream)
-        stream.keep_until_synchronized(arrays)
-        for array in arrays:
-            array.stream = stream
-        return self._bound["out"]
-
-    def _name_of(self, array: DeviceArray) -> str:
-        return next(name for name, bound in self._bound.items() if bound is array)
+        return array
 
     def close(self) -> None:
-        """Destroy the executor and release the workspace. Safe to call twice."""
-        if self._executor is not None:
+        """Wait for the plan's work, then destroy the executor and release the workspace.
+        Safe to call twice."""
+        launcher, self._launcher = self._launcher, None
+        if launcher is not None:
             self.stream.synchronize()
-            self._executor.close()
-        if self._workspace is not None:
-            self._workspace.free()
-        for tensor in self._tensors.values():
-            tensor.destroy()
+            launcher.close()
 
     def __enter__(self):
         return self
@@ -447,20 +441,16 @@ class _Plan:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def __reduce__(self):
+        raise TypeError(f"a {type(self).__name__} cannot be pickled or copied: it holds a CANN "
+                        "executor and device memory of this process")
 
-def _plan_arrays(arrays: dict[str, Any]) -> None:
+
+def _check_plan_arrays(arrays: dict[str, Any]) -> None:
     for name, array in arrays.items():
         if not isinstance(array, DeviceArray):
             raise TypeError(f"{name} must be an aclnn_py.DeviceArray (plans work on device "
                             f"arrays; use aclnn_py.to_device), got {type(array).__name__}")
-
-
-def _plan_out(out: DeviceArray | None, shape: tuple[int, ...], dtype: np.dtype,
-              stream: Stream) -> DeviceArray:
-    if out is None:
-        return empty(shape, dtype, device=stream.device, stream=stream)
-    _check_out(out, shape, on_device=True)
-    return out
 
 
 class MseLossBackwardPlan(_Plan):
@@ -478,17 +468,16 @@ class MseLossBackwardPlan(_Plan):
                  stream: Stream | None = None) -> None:
         mode = _reduction(reduction)
         arrays = {"grad": grad, "x": x, "y": y}
-        _plan_arrays(arrays)
+        _check_plan_arrays(arrays)
         shape = _check_inputs(arrays, same_dtype=True)
-        stream = resolve_stream(stream)
-        super().__init__(arrays, (int(mode),), _plan_out(out, shape, x.dtype, stream), stream)
+        super().__init__(arrays, (int(mode),), out, shape, x.dtype, stream)
 
     def run(self, grad: DeviceArray | None = None, x: DeviceArray | None = None,
             y: DeviceArray | None = None, out: DeviceArray | None = None) -> DeviceArray:
         """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
         if grad is None and x is None and y is None and out is None:
             return self._run(None)
-        return self._run({"grad": grad, "x": x, "y": y, "out": out})
+        return self._run((grad, x, y, out))
 
 
 class MseLossPlan(_Plan):
@@ -500,12 +489,10 @@ class MseLossPlan(_Plan):
                  out: DeviceArray | None = None, stream: Stream | None = None) -> None:
         mode = _reduction(reduction)
         arrays = {"x": x, "y": y}
-        _plan_arrays(arrays)
+        _check_plan_arrays(arrays)
         shape = _check_inputs(arrays, same_dtype=False)
-        stream = resolve_stream(stream)
         result_shape = shape if mode == Reduction.NONE else ()
-        dtype = promote(x.dtype, y.dtype)
-        super().__init__(arrays, (int(mode),), _plan_out(out, result_shape, dtype, stream),
+        super().__init__(arrays, (int(mode),), out, result_shape, promote(x.dtype, y.dtype),
                          stream)
 
     def run(self, x: DeviceArray | None = None, y: DeviceArray | None = None,
@@ -513,4 +500,4 @@ class MseLossPlan(_Plan):
         """Relaunch, rebinding any arrays given; returns ``out`` (still computing)."""
         if x is None and y is None and out is None:
             return self._run(None)
-        return self._run({"x": x, "y": y, "out": out})
+        return self._run((x, y, out))

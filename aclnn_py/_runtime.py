@@ -5,9 +5,12 @@
 * Every thread that touches a device calls ``aclrtSetDevice`` for it once
   (:func:`activate`); each device has one default stream, created on first use.
 * :class:`Stream`, :class:`Event`, :class:`AclTensor` and :class:`Executor`
-  each own one C resource (device memory is owned in ``_memory``), release it deterministically
-  (``free``/``destroy``/``close``, context managers) and carry a
-  ``weakref.finalize`` safety net that does nothing once the runtime is torn down.
+  each own one C resource (device memory is owned in ``_memory``) and release it
+  deterministically (``free``/``destroy``/``close``, context managers). Their
+  safety nets do nothing once the runtime is torn down: aclTensors and executors
+  sit in an ``aclpyHandle`` of the host library, destroyed in C when collected
+  (no Python code, so no lock or interrupt can get in the way); streams and
+  events, which need their device current, keep a ``weakref.finalize``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _lowlevel as ll
+from .errors import AclError
 
 logger = logging.getLogger("aclnn_py")
 
@@ -100,6 +104,7 @@ def _activate(device: int | None) -> int:
     ll.set_device(device)
     with _process.lock:
         _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
+    ll.note_thread_device(device)
     _thread.state = (_process.generation, device)
     _thread.current = None  # the cached current stream belonged to the previous device
     return device
@@ -193,43 +198,65 @@ class Stream:
         self._keepalive: list[Any] = []
         self._released = 0
         self._keepalive_lock = threading.Lock()
+        self._state_lock = threading.RLock()  # closing against waiting
         self._closed = False
         self.launch_cache: dict[Any, Any] = {}
         _process.streams.add(self)
 
     def synchronize(self) -> None:
-        """Wait for all work queued on this stream (none once it is closed)."""
-        if self._closed:  # closing waited for its work
-            return
-        activate(self.device)
-        mark = self._released + len(self._keepalive)  # see queued_mark
-        try:
-            ll.synchronize_stream(self.handle)
-        finally:  # a failed sync ends the queued work too: nothing to keep for it
+        """Wait for all work queued on this stream (none once it is closed).
+
+        Under the stream's lock, so another thread cannot close the stream between
+        the closed-check and the wait.
+        """
+        with self._state_lock:
+            if self._closed:  # closing waited for its work
+                return
+            activate(self.device)
+            mark = self.queued_mark()
+            try:
+                ll.synchronize_stream(self.handle)
+            except AclError:  # a failed sync ends the queued work too: nothing to keep for it
+                self.release_queued(mark)
+                raise
+            # Not in a `finally`: an interrupt may have come before the wait, and then the
+            # work is still queued. What stays held goes at the next synchronisation.
             self.release_queued(mark)
 
-    def keep_until_synchronized(self, resource: Any) -> None:
-        """Hold ``resource`` until the stream's queued work is known to be done."""
-        self._keepalive.append(resource)  # atomic; only synchronisations take the lock
+    def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
+        """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
+        until a synchronisation that began after the work was queued.
+
+        Holding and launching happen under the lock that synchronisations take their
+        mark under, so no synchronisation can count the hold without the work; the hold
+        comes first, so an interrupt never leaves queued work unheld.
+        """
+        with self._keepalive_lock:
+            keepalive = self._keepalive
+            keepalive.append(hold)
+            try:
+                launch(*arguments)
+            except AclError:  # CANN refused: nothing was queued, nothing needs holding
+                keepalive.pop()
+                raise
 
     def queued_mark(self) -> int:
         """A mark after everything held so far, for :meth:`release_queued`."""
-        # Unlocked: a release between the two reads only makes the mark earlier (safe).
-        return self._released + len(self._keepalive)
+        with self._keepalive_lock:
+            return self._released + len(self._keepalive)
 
     def release_queued(self, mark: int) -> None:
         """Drop what was held before ``mark``: the work that used it is done. Whatever
         other threads queued since stays held."""
-        lock = self._keepalive_lock
-        lock.acquire()
-        try:
+        dropped = None
+        with self._keepalive_lock:
             count = mark - self._released
             if count > 0:
-                # Finalizers may run here; none of them waits on this stream.
-                del self._keepalive[:count]
+                dropped = self._keepalive[:count]
+                # Count first: interrupted between the two, later marks err towards holding.
                 self._released += count
-        finally:
-            lock.release()
+                del self._keepalive[:count]
+        del dropped  # released outside the lock
 
     def drop_launch_cache(self) -> None:
         """Forget the cached launches; each is released once no queued work holds it."""
@@ -240,20 +267,22 @@ class Stream:
         return self._closed
 
     def close(self) -> None:
-        """Wait for the stream's work and release it. Safe to call twice."""
-        if self._closed:
-            return
-        try:
-            self.synchronize()  # CANN's doc: synchronise before aclrtDestroyStream
-        finally:
-            self._closed = True
-            if self._finalizer.detach() is not None:
-                activate(self.device)
-                try:
-                    ll.destroy_stream(self.handle)
-                finally:
-                    self._keepalive.clear()
-                    self.launch_cache.clear()
+        """Wait for the stream's work and release it. Safe to call twice, and from any
+        thread while others wait on the stream."""
+        with self._state_lock:
+            if self._closed:
+                return
+            try:
+                self.synchronize()  # CANN's doc: synchronise before aclrtDestroyStream
+            finally:
+                self._closed = True
+                if self._finalizer.detach() is not None:
+                    activate(self.device)
+                    try:
+                        ll.destroy_stream(self.handle)
+                    finally:
+                        self._keepalive.clear()
+                        self.launch_cache.clear()
 
     destroy = close
 
@@ -266,8 +295,16 @@ class Stream:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        _thread.streams.pop()
+        stack = _thread.streams
+        if stack and stack[-1] is self:
+            stack.pop()
+        elif self in stack:  # an earlier exit was interrupted before it could pop
+            del stack[len(stack) - 1 - stack[::-1].index(self):]
         _thread.current = None
+
+    def __reduce__(self):
+        raise TypeError("a Stream cannot be pickled or copied: it is a CANN stream of this "
+                        "process")
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"0x{self.key:x}"
@@ -334,9 +371,15 @@ def synchronize_device(device: int) -> None:
              if stream.device == device]
     try:
         ll.synchronize_device()
-    finally:
-        for stream, mark in marks:
-            stream.release_queued(mark)
+    except AclError:  # the queued work ended with the failure
+        _release_marks(marks)
+        raise
+    _release_marks(marks)  # not on an interrupt: the work may still be queued
+
+
+def _release_marks(marks: list[tuple[Stream, int]]) -> None:
+    for stream, mark in marks:
+        stream.release_queued(mark)
 
 
 def synchronize(stream: Stream | None = None) -> None:
@@ -373,6 +416,10 @@ class Event:
             activate(self.device)
             ll.destroy_event(self.handle)
 
+    def __reduce__(self):
+        raise TypeError("an Event cannot be pickled or copied: it is a CANN event of this "
+                        "process")
+
     def __enter__(self) -> Event:
         return self
 
@@ -387,21 +434,22 @@ class AclTensor:
     """Owns one ``aclTensor`` descriptor (host-side; the data stays with its buffer).
 
     ``shape``, ``strides`` and ``offset`` count elements; the storage is described
-    as one dimension of ``storage_size`` elements starting at ``data``.
+    as one dimension of ``storage_size`` elements starting at ``data``. The
+    descriptor is held by an ``aclpyHandle``, which destroys it in C when the
+    object is collected without :meth:`destroy`.
     """
 
-    __slots__ = ("handle", "_finalizer", "__weakref__")
+    __slots__ = ("handle", "_owned")
 
     def __init__(self, shape: tuple[int, ...], acl_dtype: int, strides: tuple[int, ...],
                  offset: int, storage_size: int, data: Any) -> None:
-        self.handle = ll.create_tensor(shape, acl_dtype, strides, offset, (storage_size,), data)
-        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_tensor, self.handle,
-                                           None, _process.generation, "an aclTensor")
+        owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR)
+        self.handle = ll.create_owned_tensor(owned, shape, acl_dtype, strides, offset,
+                                             (storage_size,), data)
 
     def destroy(self) -> None:
         """Release the descriptor now. Safe to call twice."""
-        if self._finalizer.detach() is not None:
-            ll.destroy_tensor(self.handle)
+        ll.handle_release(self._owned, "aclDestroyTensor")
 
     def __enter__(self) -> AclTensor:
         return self
@@ -417,24 +465,28 @@ class Executor:
     """Owns the ``aclOpExecutor`` that phase 1 of ``operator`` returned.
 
     This class is the one place that encodes who owns an executor. We own it
-    from phase 1. Launching a non-repeatable executor would hand it to CANN,
-    which frees it inside phase 2 whether the launch succeeds or not; aclnn_py
-    makes every executor repeatable (:meth:`make_repeatable`) before launching
-    it, so it stays ours across launches until :meth:`close` (or the
-    finalizer) destroys it.
+    from phase 1 (CANN writes it straight into an ``aclpyHandle``, which
+    destroys it in C if the object is collected). Launching a non-repeatable
+    executor would hand it to CANN, which frees it inside phase 2 whether the
+    launch succeeds or not; aclnn_py makes every executor repeatable
+    (:meth:`make_repeatable`) before launching it, so it stays ours across
+    launches until :meth:`close` (or collection) destroys it.
     """
+
+    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "_launch",
+                 "_keepalive", "_owned")
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
         self.operator = operator
         self.device = activate()
         self.repeatable = False
-        self.workspace_size, self.handle = ll.operator_workspace_size(operator, *arguments)
-        self._launch = ll.operator_launcher(operator)
         # The executor refers to the aclTensors: until phase 2 returns, or for as long as
         # it lives when repeatable.
         self._keepalive = keepalive
-        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_executor, self.handle,
-                                           None, _process.generation, "an aclOpExecutor")
+        self._owned = ll.new_handle(ll.HANDLE_EXECUTOR)
+        self.workspace_size, self.handle = ll.operator_workspace_size(
+            operator, *arguments, owner=self._owned)
+        self._launch = ll.operator_launcher(operator)
 
     def make_repeatable(self) -> None:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
@@ -450,8 +502,7 @@ class Executor:
     def close(self) -> None:
         """Destroy the executor if it is still ours. Safe to call twice."""
         self.repeatable = False  # no launch may reach a destroyed executor
-        if self._finalizer.detach() is not None:
-            ll.destroy_executor(self.handle)
+        ll.handle_release(self._owned, "aclDestroyAclOpExecutor")
         self._keepalive = ()
 
     def __enter__(self) -> Executor:

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import run_python
+from conftest import fired_faults, run_python
 
 import aclnn_py
 from aclnn_py import AclError, _lowlevel, _runtime
@@ -96,9 +96,11 @@ def test_a_repeat_skips_phase_1():
     aclnn_py.emulator.inject_fault(PHASE_1, PARAM_INVALID, nth=1)
     result = aclnn_py.mse_loss_backward(*again)
     np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    assert fired_faults() == []  # the repeat never called phase 1
     other = upload(*operands(rng, shape=(3, 2)))
     with pytest.raises(AclError) as raised:
         aclnn_py.mse_loss_backward(*other)
+    assert fired_faults() == [PHASE_1]
     assert raised.value.api == PHASE_1
     assert raised.value.status == PARAM_INVALID
     assert raised.value.name == "ACLNN_ERR_PARAM_INVALID"
@@ -437,12 +439,14 @@ def test_work_on_another_stream_is_awaited_before_a_cached_repeat():
     assert doubled.stream is side
     aclnn_py.emulator.inject_fault(PHASE_1, PARAM_INVALID, nth=1)  # only a repeat succeeds
     result = aclnn_py.mse_loss_backward(ones, doubled, zeros, "none")
+    assert fired_faults() == []
     aclnn_py.emulator.clear_faults()
     np.testing.assert_array_equal(result.numpy(), 4 * np.arange(4, dtype=np.float32))
     # An out still read by work on another stream is written only after that work.
     reading = aclnn_py.mse_loss_backward(grad, target, zero, "none", stream=side)
     aclnn_py.emulator.inject_fault(PHASE_1, PARAM_INVALID, nth=1)
     aclnn_py.mse_loss_backward(ones, zeros, zeros, "none", out=target)
+    assert fired_faults() == []
     aclnn_py.emulator.clear_faults()
     np.testing.assert_array_equal(target.numpy(), np.zeros(4, np.float32))
     np.testing.assert_array_equal(reading.numpy(), 4 * np.arange(4, dtype=np.float32))
@@ -460,6 +464,7 @@ def test_mixed_numpy_and_device_inputs_repeat_through_one_entry(baseline):
         if step:
             aclnn_py.emulator.inject_fault(PHASE_1, PARAM_INVALID, nth=1)
         result = aclnn_py.mse_loss_backward(grad, x, y, "sum")
+        assert fired_faults() == []
         aclnn_py.emulator.clear_faults()
         np.testing.assert_allclose(result.numpy(), backward(grad, x_host, y, "sum"), rtol=1e-6)
         result.free()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from aclnn_py import UnavailableError
 from aclnn_py import _lowlevel as ll
 
 FLOAT = ll.constant("ACL_FLOAT")
@@ -89,3 +90,8 @@ def test_device_queries(device):
     free, total = ll.get_mem_info(ll.constant("ACL_HBM_MEM"))
     assert 0 < free <= total
     assert ll.get_soc_name()
+
+
+def test_a_function_the_library_lacks_is_an_unavailable_error():
+    with pytest.raises(UnavailableError, match="aclCreateTensor is not exported by"):
+        getattr(ll.RT, "aclCreateTensor")  # noqa: B009 (declared; exported by the meta library)

@@ -1,0 +1,121 @@
+"""The one launch path: a repeatable executor, rebound to new arrays and relaunched.
+
+A :class:`RepeatableLaunch` owns what phase 1 made for one call signature
+(the aclTensors, the repeatable executor, the workspace). Plans hold one;
+the per-stream launch cache holds one per signature. Each launch queues a
+hold on the stream for this object and its arrays, so everything a queued
+launch uses stays alive until the stream is synchronised, whichever owner is
+dropped first.
+
+The order inside :meth:`RepeatableLaunch.launch` is what keeps results right
+when a call fails or is interrupted part-way:
+
+1. work on other streams that used the arrays is waited for;
+2. only changed addresses are rebound, each marked unknown until CANN has
+   taken it, so a later launch never trusts a half-done rebind;
+3. the arrays are marked as used by the stream, and the hold is queued,
+   *before* the launch (``Stream.queue``), so queued work is never left
+   unprotected, and no synchronisation that began earlier can drop the hold.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from . import _lowlevel as ll
+from ._arrays import DeviceArray
+from ._memory import DeviceBuffer
+from ._runtime import AclTensor, Executor, Stream
+
+
+class RepeatableLaunch:
+    """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output), kept
+    for relaunching on any stream of the arrays' device."""
+
+    __slots__ = ("operator", "names", "_tensors", "_executor", "_handle", "_launch",
+                 "_workspace", "_workspace_pointer", "_workspace_size", "_addresses", "_lock",
+                 "__weakref__")
+
+    def __init__(self, operator: str, names: Sequence[str], scalars: tuple[Any, ...],
+                 arrays: Sequence[DeviceArray], device: int) -> None:
+        self.operator = operator
+        self.names = tuple(names)
+        self._lock = threading.Lock()
+        self._tensors: list[AclTensor] = []
+        self._handle = None
+        try:
+            for array in arrays:
+                self._tensors.append(array.tensor())
+            handles = [tensor.handle for tensor in self._tensors]
+            self._executor = Executor(operator, *handles[:-1], *scalars, handles[-1],
+                                      keepalive=tuple(self._tensors))
+            self._executor.make_repeatable()
+            self._workspace = DeviceBuffer(self._executor.workspace_size, device)
+        except BaseException:
+            self._release()
+            raise
+        self._workspace_pointer = self._workspace.pointer
+        self._workspace_size = self._executor.workspace_size
+        self._launch = self._executor._launch
+        self._addresses = [array.buffer.pointer for array in arrays]
+        self._handle = self._executor.handle
+
+    @property
+    def workspace_size(self) -> int:
+        return self._executor.workspace_size
+
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
+        """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
+        construction (the caller checked that)."""
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise ValueError(f"{self.operator}: this launch was closed")
+            if stream.closed:
+                raise ValueError("stream is closed: work cannot be queued on it")
+            for array in arrays:
+                other = array.stream
+                if other is not None and other is not stream:
+                    array.synchronize()
+            addresses = self._addresses
+            for index, array in enumerate(arrays):
+                if array.buffer.pointer is not addresses[index]:
+                    self._rebind(index, array)
+            for array in arrays:
+                array.stream = stream
+            stream.queue((self, arrays), self._launch, self._workspace_pointer,
+                         self._workspace_size, handle, stream.handle)
+
+    def _rebind(self, index: int, array: DeviceArray) -> None:
+        array.require_live(self.names[index])
+        pointer = array.buffer.pointer
+        addresses = self._addresses
+        addresses[index] = None  # unknown until CANN has taken the new address
+        tensor = self._tensors[index].handle
+        if index == len(addresses) - 1:
+            ll.set_output_tensor_addr(self._handle, 0, tensor, pointer)
+        else:
+            ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
+        addresses[index] = pointer
+
+    def close(self) -> None:
+        """Release the executor, workspace and aclTensors now; the caller has made sure
+        no queued work uses them. Safe to call twice."""
+        with self._lock:
+            self._handle = None
+            self._release()
+
+    def _release(self) -> None:
+        executor = getattr(self, "_executor", None)
+        if executor is not None:
+            executor.close()
+        workspace = getattr(self, "_workspace", None)
+        if workspace is not None:
+            workspace.free()
+        for tensor in self._tensors:
+            tensor.destroy()
+
+    def __reduce__(self):
+        raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")

@@ -1,0 +1,202 @@
+"""Stress run: threads, garbage collection and interrupts against the launch path and pool.
+
+Worker threads make one-shot calls (numpy and device arrays), run and drop plans,
+free arrays, empty the caches and churn the garbage collector, on shared and own
+streams, while a timer raises KeyboardInterrupt in the main thread (which works
+too) at random moments. Every completed result is checked against numpy. At the
+end every queued piece of work is waited for, the caches are emptied, and the
+emulator's live counts must be back at their starting values.
+
+    python benchmarks/stress.py                   # 20 s
+    python benchmarks/stress.py --seconds 600     # a soak
+    python benchmarks/stress.py --repeat 10       # ten runs, one line each
+
+Prints one JSON line per run; exits 1 if any run had a wrong result or a leak.
+A run that hangs prints every thread's stack and exits after ``--watchdog`` seconds past
+its planned end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import gc
+import json
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+from numpy.testing import assert_allclose  # imported before any interrupt can hit an import
+
+os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
+
+import aclnn_py  # noqa: E402
+
+# Must return to their starting values.
+LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
+             "pending_tasks")
+# Reported only: an interrupt that lands inside a dropped stream's Python finaliser
+# leaves that stream to the process (see the README's reliability section).
+REPORTED_KEYS = ("live_streams", "live_events")
+
+
+class Cycle:
+    """An object in a reference cycle: only the garbage collector frees what it holds."""
+
+    def __init__(self, array: aclnn_py.DeviceArray) -> None:
+        self.array = array
+        self.me = self
+
+
+def one_step(rng: random.Random, shared: aclnn_py.Stream, counts: dict[str, int]) -> None:
+    """One random operation; raises AssertionError on a wrong result."""
+    n = rng.choice((1, 7, 64, 1000))
+    host = np.arange(n, dtype=np.float32) - n / 3
+    kind = rng.randrange(8)
+    stream = shared if rng.random() < 0.5 else None
+    if kind == 0:  # numpy in, numpy out
+        result = aclnn_py.mse_loss_backward(2.0, host, 1.0, "none", stream=stream)
+        expected = 2.0 * (host - 1.0) * 2
+    elif kind == 1:  # device arrays, one-shot, cached
+        x = aclnn_py.to_device(host)
+        result = aclnn_py.mse_loss_backward(x, x, 0.0, "sum", stream=stream).numpy()
+        expected = host * host * 2
+    elif kind == 2:  # a plan, run twice with rebinding, closed
+        x, y = aclnn_py.to_device(host), aclnn_py.to_device(np.zeros(n, np.float32))
+        with aclnn_py.MseLossPlan(x, y, "none", stream=stream) as plan:
+            plan.run()
+            other = aclnn_py.to_device(host + 1)
+            result = plan.run(x=other).numpy()
+        expected = (host + 1) ** 2
+    elif kind == 3:  # a plan dropped without close while its run is queued
+        x = aclnn_py.to_device(host)
+        out = aclnn_py.MseLossBackwardPlan(x, x, x, "none").run()
+        result = out.numpy()
+        expected = np.zeros(n, np.float32)
+    elif kind == 4:  # explicit frees, including one while work on it is queued
+        x = aclnn_py.to_device(host)
+        result_array = aclnn_py.mse_loss(x, 0.0, "none", stream=stream)
+        x.free()  # waits for the queued reader
+        result = result_array.numpy()
+        result_array.free()
+        expected = host * host
+    elif kind == 5:  # arrays held only by reference cycles
+        holder = Cycle(aclnn_py.to_device(host))
+        result = aclnn_py.mse_loss(holder.array, holder.array, "sum").numpy()
+        expected = np.float32(0)
+        del holder
+    elif kind == 6:  # a private stream, closed while its last result is still pending
+        with aclnn_py.Stream() as own:
+            x = aclnn_py.to_device(host)
+            pending = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")
+        own.close()
+        result = pending.numpy()
+        expected = host * 2
+    else:  # the caches and the collector
+        if rng.random() < 0.3:
+            aclnn_py.empty_cache()
+        gc.collect(rng.randrange(3))
+        counts["maintenance"] += 1
+        return
+    assert_allclose(result, expected, rtol=1e-5, atol=1e-5)
+    counts["checked"] += 1
+
+
+def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:
+    aclnn_py.runtime_info()
+    before = aclnn_py.emulator.stats()
+    stop = time.monotonic() + seconds
+    shared = aclnn_py.Stream()
+    counts = {"checked": 0, "maintenance": 0, "wrong": 0, "interrupts": 0, "errors": 0}
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def worker(index: int) -> None:
+        rng = random.Random(seed * 1000 + index)
+        local = dict.fromkeys(counts, 0)
+        while time.monotonic() < stop:
+            try:
+                one_step(rng, shared, local)
+            except AssertionError as error:
+                local["wrong"] += 1
+                failures.append(str(error)[:300])
+            except Exception as error:  # anything else is a failure too
+                local["errors"] += 1
+                failures.append(f"{type(error).__name__}: {error}"[:300])
+        with lock:
+            for key, value in local.items():
+                counts[key] += value
+
+    armed = False
+
+    def interrupt(signum: int, frame: object) -> None:
+        if armed:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for thread in workers:
+        thread.start()
+    rng = random.Random(seed)
+    main = dict.fromkeys(counts, 0)
+    while time.monotonic() < stop:
+        try:
+            armed = True
+            signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.05, 2) * interrupt_every)
+            one_step(rng, shared, main)
+            armed = False
+        except KeyboardInterrupt:
+            armed = False
+            main["interrupts"] += 1
+        except AssertionError as error:
+            armed = False
+            main["wrong"] += 1
+            failures.append(str(error)[:300])
+        except Exception as error:
+            armed = False
+            main["errors"] += 1
+            failures.append(f"{type(error).__name__}: {error}"[:300])
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+    for thread in workers:
+        thread.join()
+    for key, value in main.items():
+        counts[key] += value
+    shared.close()
+    aclnn_py.synchronize()
+    gc.collect()
+    aclnn_py.empty_cache()
+    after = aclnn_py.emulator.stats()
+    return {**counts, "seconds": seconds, "threads": threads, "seed": seed,
+            "leaked": {key: after[key] - before[key] for key in LIVE_KEYS},
+            "streams_left": {key: after[key] - before[key] for key in REPORTED_KEYS},
+            "failures": failures[:5]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--threads", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--interrupt-every", type=float, default=0.002,
+                        help="mean seconds between interrupts (default 0.002)")
+    parser.add_argument("--watchdog", type=float, default=60.0,
+                        help="seconds past the planned end after which every thread's stack "
+                             "is printed and the run exits (a hang)")
+    args = parser.parse_args()
+    faulthandler.dump_traceback_later(args.seconds * args.repeat + args.watchdog, exit=True)
+    bad = False
+    for index in range(args.repeat):
+        report = run(args.seconds, args.threads, args.seed + index, args.interrupt_every)
+        print(json.dumps(report), flush=True)
+        bad |= bool(report["wrong"] or report["errors"] or any(report["leaked"].values()))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+/*
+ * aclnn_py's own host library (native/host.c, built as aclnn_py/_native/libaclnn_py_host.so).
+ * Not part of CANN: it owns device blocks and CANN handles on behalf of Python objects,
+ * in C, so that giving them back never runs Python code. A garbage-collection pass, a
+ * finaliser or a KeyboardInterrupt can then neither deadlock on a lock nor lose a block
+ * half-way: every hand-over below is one C call.
+ *
+ * The library does not link against CANN: it calls the functions handed to it by
+ * aclpyPoolCreate and aclpyHandlesConfigure (the loaded CANN's own).
+ *
+ * cdef-ready: no preprocessor conditionals, no includes.
+ */
+
+/* ---- device memory: a caching pool per device ---- */
+
+typedef struct aclpyPool aclpyPool;
+
+/* One block of device memory, owned by the Python object that owns this struct. */
+typedef struct {
+    void *pointer;        /* device address; NULL while no block is held */
+    uint64_t size;        /* bytes of the block (rounded up to 512) */
+    aclpyPool *pool;
+    uint64_t generation;  /* the pool generation it came from (see aclpyPoolAbandon) */
+} aclpyBlock;
+
+typedef struct {
+    uint64_t used_bytes;     /* held by blocks in use */
+    uint64_t cached_bytes;   /* kept for reuse, or released and not yet returned to CANN */
+    uint64_t cached_blocks;
+    uint64_t hits;           /* allocations served from the cache */
+    uint64_t misses;         /* allocations that called aclrtMalloc */
+    uint64_t failed_frees;   /* aclrtFree calls that failed (those blocks stay cached) */
+} aclpyPoolStats;
+
+/*
+ * A pool of `device`'s memory. caching != 0 keeps released blocks for reuse (sizes
+ * rounded to 512 bytes); caching == 0 returns them to CANN at the next aclpyPoolAllocate,
+ * aclpyPoolTrim or aclpyBlockRelease made by a thread with the device current.
+ * NULL when out of host memory. Pools live as long as the process.
+ */
+aclpyPool *aclpyPoolCreate(int32_t device, int32_t caching,
+                           aclError (*malloc_fn)(void **, size_t, aclrtMemMallocPolicy),
+                           aclError (*free_fn)(void *));
+
+/*
+ * Give `block` (holding nothing) at least `nbytes` > 0 bytes: a cached block of the
+ * rounded size, else a new one from aclrtMalloc with `policy`. Call with the pool's
+ * device current. Returns ACL_SUCCESS or aclrtMalloc's status (block unchanged).
+ */
+aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                           aclrtMemMallocPolicy policy);
+
+/*
+ * Give the block back now (to the cache; without caching, to aclrtFree, which needs
+ * the device current). Safe to call twice. Returns ACL_SUCCESS or aclrtFree's status
+ * (the block then stays with the pool, to be retried by aclpyPoolTrim).
+ */
+aclError aclpyBlockRelease(aclpyBlock *block);
+
+/* Allocator pair for cffi's new_allocator: the delete releases a held block first (to
+   the cache; without caching, to aclrtFree when the calling thread has the pool's device
+   current, else to the list returned to CANN at the pool's next allocation or trim). */
+void *aclpyBlockNew(size_t size);
+void aclpyBlockDelete(void *block);
+
+/* Tell the library which device aclnn_py made current in the calling thread. */
+void aclpyThreadDevice(int32_t device);
+
+/*
+ * Return every cached block to CANN (aclrtFree; call with the device current).
+ * Blocks whose aclrtFree fails stay cached; the first failing status is returned
+ * (ACL_SUCCESS when all went). *freed_bytes and *kept_blocks may be NULL.
+ */
+aclError aclpyPoolTrim(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks);
+
+void aclpyPoolGetStats(aclpyPool *pool, aclpyPoolStats *stats);
+
+/*
+ * The device's memory is gone (runtime torn down): forget the cache and the counts.
+ * Blocks handed out before are ignored when they come back.
+ */
+void aclpyPoolAbandon(aclpyPool *pool);
+
+/* ---- CANN handles that need no device context to destroy ---- */
+
+typedef struct {
+    void *handle;         /* aclTensor * or aclOpExecutor *; NULL once destroyed */
+    int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor */
+    uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
+} aclpyHandle;
+
+/* The destroy functions of the loaded libraries; call once before any handle. */
+void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
+                           int32_t (*destroy_executor)(aclOpExecutor *));
+
+/* The current handle generation: store it in each new aclpyHandle. */
+uint64_t aclpyHandlesGeneration(void);
+
+/* Destroy the handle now, once; on failure it stays owned (retried on delete). */
+int32_t aclpyHandleRelease(aclpyHandle *handle);
+
+typedef aclTensor *(*aclpyCreateTensorFunction)(const int64_t *, uint64_t, aclDataType,
+                                                 const int64_t *, int64_t, aclFormat,
+                                                 const int64_t *, uint64_t, void *);
+
+/* Call `create` (the loaded aclCreateTensor) and store the tensor straight into the empty
+   `owned`, so it is owned the moment it exists. Returns 1, or 0 when `create` gave NULL. */
+int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
+                          const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                          const int64_t *stride, int64_t offset, aclFormat format,
+                          const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
+
+/* Allocator pair for cffi's new_allocator: the delete destroys a handle still held. */
+void *aclpyHandleNew(size_t size);
+void aclpyHandleDelete(void *handle);
+
+/* The runtime was torn down: handles made before are no longer destroyed. */
+void aclpyHandlesAbandon(void);
+
+/* Handle destroys made by aclpyHandleDelete that failed, since load. */
+uint64_t aclpyHandlesFailedDeletes(void);

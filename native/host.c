@@ -1,0 +1,348 @@
+/*
+ * aclnn_py's host library: device blocks and CANN handles owned in C (see
+ * headers/aclnn_py_host.h for the contract).
+ *
+ * Python objects own an aclpyBlock or aclpyHandle allocated through cffi's
+ * new_allocator with the New/Delete pairs below, so dropping the object runs
+ * C code only. Each public function is one step as far as Python can see: an
+ * interrupt lands before or after it, never inside, and no Python lock is
+ * involved. The pool's mutex is held only around list updates, never around a
+ * call into CANN, so a CANN call made here can never wait on this library.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../headers/acl_rt.h"
+#include "../headers/acl_meta.h"
+#include "../headers/aclnn_py_host.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define ROUNDING 512u
+
+typedef aclError (*malloc_fn_t)(void **, size_t, aclrtMemMallocPolicy);
+typedef aclError (*free_fn_t)(void *);
+
+typedef struct {
+    void *pointer;
+    uint64_t size;
+} cached_block;
+
+struct aclpyPool {
+    pthread_mutex_t lock;
+    int32_t device;
+    bool caching;
+    malloc_fn_t malloc_fn;
+    free_fn_t free_fn;
+    uint64_t generation;
+    cached_block *cache; /* released blocks, newest last */
+    size_t n_cached, cap_cached;
+    aclpyPoolStats stats;
+};
+
+/* ---- the cache (call with pool->lock held) ---- */
+
+static bool cache_push(aclpyPool *pool, void *pointer, uint64_t size)
+{
+    if (pool->n_cached == pool->cap_cached) {
+        size_t cap = pool->cap_cached ? 2 * pool->cap_cached : 64;
+        cached_block *grown = realloc(pool->cache, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        pool->cache = grown;
+        pool->cap_cached = cap;
+    }
+    pool->cache[pool->n_cached++] = (cached_block){pointer, size};
+    pool->stats.cached_bytes += size;
+    pool->stats.cached_blocks++;
+    return true;
+}
+
+/* The newest cached block of exactly `size` bytes, removed from the cache; NULL if none. */
+static void *cache_take(aclpyPool *pool, uint64_t size)
+{
+    for (size_t i = pool->n_cached; i-- > 0;) {
+        if (pool->cache[i].size == size) {
+            void *pointer = pool->cache[i].pointer;
+            pool->cache[i] = pool->cache[--pool->n_cached];
+            pool->stats.cached_bytes -= size;
+            pool->stats.cached_blocks--;
+            return pointer;
+        }
+    }
+    return NULL;
+}
+
+/* Return every cached block to CANN; failures go back into the cache. */
+static aclError cache_free_all(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks)
+{
+    pthread_mutex_lock(&pool->lock);
+    cached_block *blocks = pool->cache;
+    size_t n = pool->n_cached;
+    pool->cache = NULL;
+    pool->n_cached = pool->cap_cached = 0;
+    pool->stats.cached_bytes = 0;
+    pool->stats.cached_blocks = 0;
+    uint64_t generation = pool->generation;
+    pthread_mutex_unlock(&pool->lock);
+
+    aclError first = ACL_SUCCESS;
+    uint64_t freed = 0, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        aclError status = pool->free_fn(blocks[i].pointer);
+        if (status == ACL_SUCCESS) {
+            freed += blocks[i].size;
+            continue;
+        }
+        if (first == ACL_SUCCESS)
+            first = status;
+        pthread_mutex_lock(&pool->lock);
+        pool->stats.failed_frees++;
+        /* Kept for a later try, unless the runtime was torn down meanwhile. */
+        if (pool->generation == generation && cache_push(pool, blocks[i].pointer, blocks[i].size))
+            kept++;
+        pthread_mutex_unlock(&pool->lock);
+    }
+    free(blocks);
+    if (freed_bytes)
+        *freed_bytes = freed;
+    if (kept_blocks)
+        *kept_blocks = kept;
+    return first;
+}
+
+/* ---- pools ---- */
+
+EXPORT aclpyPool *aclpyPoolCreate(int32_t device, int32_t caching, malloc_fn_t malloc_fn,
+                                  free_fn_t free_fn)
+{
+    aclpyPool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pthread_mutex_init(&pool->lock, NULL);
+    pool->device = device;
+    pool->caching = caching != 0;
+    pool->malloc_fn = malloc_fn;
+    pool->free_fn = free_fn;
+    pool->generation = 1;
+    return pool;
+}
+
+EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                                  aclrtMemMallocPolicy policy)
+{
+    uint64_t size = (nbytes + ROUNDING - 1) / ROUNDING * ROUNDING;
+    if (!pool->caching) /* blocks released by the garbage collector go back first */
+        cache_free_all(pool, NULL, NULL);
+    pthread_mutex_lock(&pool->lock);
+    void *pointer = pool->caching ? cache_take(pool, size) : NULL;
+    uint64_t generation = pool->generation;
+    if (pointer) {
+        pool->stats.hits++;
+        pool->stats.used_bytes += size;
+    } else {
+        pool->stats.misses++;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (!pointer) {
+        uint64_t asked = pool->caching ? size : nbytes;
+        aclError status = pool->malloc_fn(&pointer, (size_t)asked, policy);
+        if (status != ACL_SUCCESS)
+            return status;
+        size = asked;
+        pthread_mutex_lock(&pool->lock);
+        if (pool->generation == generation)
+            pool->stats.used_bytes += size;
+        pthread_mutex_unlock(&pool->lock);
+    }
+    block->size = size;
+    block->pool = pool;
+    block->generation = generation;
+    block->pointer = pointer; /* last: from here on the block is held */
+    return ACL_SUCCESS;
+}
+
+/* Detach the block's memory from `block`; false when it held none (or a stale one). */
+static bool block_detach(aclpyBlock *block, void **pointer, uint64_t *size)
+{
+    *pointer = __atomic_exchange_n(&block->pointer, NULL, __ATOMIC_ACQ_REL);
+    if (!*pointer || !block->pool)
+        return false;
+    aclpyPool *pool = block->pool;
+    *size = block->size;
+    pthread_mutex_lock(&pool->lock);
+    bool current = block->generation == pool->generation;
+    if (current)
+        pool->stats.used_bytes -= *size;
+    pthread_mutex_unlock(&pool->lock);
+    return current;
+}
+
+static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_t generation)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (pool->generation == generation)
+        cache_push(pool, pointer, size); /* out of host memory: the block is lost, not reused */
+    pthread_mutex_unlock(&pool->lock);
+}
+
+EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
+{
+    void *pointer;
+    uint64_t size;
+    uint64_t generation = block->generation;
+    if (!block_detach(block, &pointer, &size))
+        return ACL_SUCCESS;
+    aclpyPool *pool = block->pool;
+    if (!pool->caching) {
+        aclError status = pool->free_fn(pointer);
+        if (status == ACL_SUCCESS)
+            return ACL_SUCCESS;
+        pthread_mutex_lock(&pool->lock);
+        pool->stats.failed_frees++;
+        pthread_mutex_unlock(&pool->lock);
+        cache_or_drop(pool, pointer, size, generation); /* retried by aclpyPoolTrim */
+        return status;
+    }
+    cache_or_drop(pool, pointer, size, generation);
+    return ACL_SUCCESS;
+}
+
+EXPORT void *aclpyBlockNew(size_t size)
+{
+    return calloc(1, size < sizeof(aclpyBlock) ? sizeof(aclpyBlock) : size);
+}
+
+/* The device aclnn_py made current in this thread, -1 for none (aclpyThreadDevice). */
+static __thread int32_t t_device = -1;
+
+EXPORT void aclpyThreadDevice(int32_t device)
+{
+    t_device = device;
+}
+
+EXPORT void aclpyBlockDelete(void *memory)
+{
+    aclpyBlock *block = memory;
+    void *pointer;
+    uint64_t size;
+    uint64_t generation = block->generation;
+    if (block_detach(block, &pointer, &size)) {
+        aclpyPool *pool = block->pool;
+        /* Without caching, CANN takes the block back now when the device is current in
+           this thread; otherwise it waits for the pool's next allocation or trim. */
+        if (pool->caching || t_device != pool->device || pool->free_fn(pointer) != ACL_SUCCESS)
+            cache_or_drop(pool, pointer, size, generation);
+    }
+    free(block);
+}
+
+EXPORT aclError aclpyPoolTrim(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks)
+{
+    return cache_free_all(pool, freed_bytes, kept_blocks);
+}
+
+EXPORT void aclpyPoolGetStats(aclpyPool *pool, aclpyPoolStats *stats)
+{
+    pthread_mutex_lock(&pool->lock);
+    *stats = pool->stats;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+EXPORT void aclpyPoolAbandon(aclpyPool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->generation++;
+    free(pool->cache);
+    pool->cache = NULL;
+    pool->n_cached = pool->cap_cached = 0;
+    uint64_t hits = pool->stats.hits, misses = pool->stats.misses;
+    memset(&pool->stats, 0, sizeof pool->stats);
+    pool->stats.hits = hits;
+    pool->stats.misses = misses;
+    pthread_mutex_unlock(&pool->lock);
+}
+
+/* ---- handles ---- */
+
+enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2 };
+
+static int32_t (*g_destroy_tensor)(const aclTensor *);
+static int32_t (*g_destroy_executor)(aclOpExecutor *);
+static uint64_t g_handle_generation = 1;
+static uint64_t g_failed_deletes;
+
+EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
+                                  int32_t (*destroy_executor)(aclOpExecutor *))
+{
+    __atomic_store_n(&g_destroy_tensor, destroy_tensor, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_destroy_executor, destroy_executor, __ATOMIC_RELEASE);
+}
+
+EXPORT uint64_t aclpyHandlesGeneration(void)
+{
+    return __atomic_load_n(&g_handle_generation, __ATOMIC_ACQUIRE);
+}
+
+static int32_t handle_destroy(int32_t kind, void *handle)
+{
+    if (kind == HANDLE_TENSOR) {
+        int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : ACL_SUCCESS;
+    }
+    int32_t (*destroy)(aclOpExecutor *) = __atomic_load_n(&g_destroy_executor, __ATOMIC_ACQUIRE);
+    return destroy ? destroy(handle) : ACL_SUCCESS;
+}
+
+EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)
+{
+    void *handle = __atomic_exchange_n(&owned->handle, NULL, __ATOMIC_ACQ_REL);
+    if (!handle || owned->generation != aclpyHandlesGeneration())
+        return ACL_SUCCESS;
+    int32_t status = handle_destroy(owned->kind, handle);
+    if (status != ACL_SUCCESS) /* still ours: destroyed again on delete */
+        __atomic_store_n(&owned->handle, handle, __ATOMIC_RELEASE);
+    return status;
+}
+
+EXPORT int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
+                                 const int64_t *viewDims, uint64_t viewDimsNum,
+                                 aclDataType dataType, const int64_t *stride, int64_t offset,
+                                 aclFormat format, const int64_t *storageDims,
+                                 uint64_t storageDimsNum, void *tensorData)
+{
+    aclTensor *tensor = create(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+                               storageDimsNum, tensorData);
+    if (!tensor)
+        return 0;
+    owned->kind = HANDLE_TENSOR;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, tensor, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT void *aclpyHandleNew(size_t size)
+{
+    return calloc(1, size < sizeof(aclpyHandle) ? sizeof(aclpyHandle) : size);
+}
+
+EXPORT void aclpyHandleDelete(void *memory)
+{
+    aclpyHandle *owned = memory;
+    if (owned->handle && aclpyHandleRelease(owned) != ACL_SUCCESS)
+        __atomic_add_fetch(&g_failed_deletes, 1, __ATOMIC_RELAXED);
+    free(owned);
+}
+
+EXPORT void aclpyHandlesAbandon(void)
+{
+    __atomic_add_fetch(&g_handle_generation, 1, __ATOMIC_ACQ_REL);
+}
+
+EXPORT uint64_t aclpyHandlesFailedDeletes(void)
+{
+    return __atomic_load_n(&g_failed_deletes, __ATOMIC_RELAXED);
+}

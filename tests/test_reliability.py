@@ -1,0 +1,371 @@
+"""Reliability: no silent corruption and no hang under dropped objects, failed calls,
+garbage collection, interrupts, threads and faults. One test (or more) per defect class."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from conftest import live_resources, run_python
+
+import aclnn_py
+from aclnn_py import AclError, _runtime
+
+EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
+
+
+def up(value: float, shape=(4096,)) -> aclnn_py.DeviceArray:
+    return aclnn_py.to_device(np.full(shape, value, np.float32))
+
+
+# ---- 1. a plan dropped without close() -------------------------------------------------
+
+
+def test_a_dropped_plan_keeps_everything_its_queued_run_uses():
+    n = 262144
+    grad, target = up(1.0, (512, 512)), up(0.0, (512, 512))
+    # A transposed x: the operator stages a contiguous copy of it in its workspace.
+    x = aclnn_py.to_device(np.full((512, 512), 3.0, np.float32).T)
+    with aclnn_py.MseLossBackwardPlan(grad, x, target, "none") as probe:
+        workspace = probe.workspace_size
+    assert workspace >= n * 4
+
+    def run_and_drop() -> aclnn_py.DeviceArray:
+        plan = aclnn_py.MseLossBackwardPlan(grad, x, target, "none")
+        return plan.run()  # queued, not waited for; the plan goes out of scope
+
+    out = run_and_drop()
+    gc.collect()
+    # Arrays the size of the workspace: one handed the workspace early would be overwritten.
+    fresh = [aclnn_py.to_device(np.full(workspace // 4, 5.0, np.float32)) for _ in range(3)]
+    np.testing.assert_array_equal(out.numpy(), np.full((512, 512), 6.0, np.float32))
+    for array in fresh:
+        np.testing.assert_array_equal(array.numpy(), np.full(array.shape, 5.0, np.float32))
+
+
+def test_a_dropped_plan_is_released_once_its_work_is_done():
+    before = live_resources()
+    arrays = [up(1.0), up(2.0), up(0.0)]
+
+    def run_and_drop(grad, x, target) -> None:
+        aclnn_py.MseLossBackwardPlan(grad, x, target, "sum").run()
+
+    run_and_drop(*arrays)
+    gc.collect()
+    assert aclnn_py.emulator.stats()["live_executors"] == before["live_executors"] + 1
+    aclnn_py.synchronize()
+    gc.collect()
+    assert aclnn_py.emulator.stats()["live_executors"] == before["live_executors"]
+    del arrays
+    assert live_resources() == before
+
+
+# ---- 2. a plan.run() refused part-way -------------------------------------------------
+
+
+def test_a_refused_run_leaves_the_plan_exactly_as_it_was():
+    grad, x, target = up(1.0), up(3.0), up(0.0)
+    plan = aclnn_py.MseLossBackwardPlan(grad, x, target, "none")
+    plan.run().synchronize()
+    other_grad = up(-7.0)
+    wrong_x = up(3.0, (5,))
+    with pytest.raises(ValueError, match="x must match the planned array"):
+        plan.run(grad=other_grad, x=wrong_x)
+    other_grad.free()
+    reused = [up(-7.0) for _ in range(4)]  # one of them takes other_grad's block
+    np.testing.assert_array_equal(plan.run().numpy(), np.full(4096, 6.0, np.float32))
+    plan.close()
+    del reused
+
+
+def test_a_freed_array_refused_by_run_rebinds_nothing():
+    grad, x, target = up(1.0), up(3.0), up(0.0)
+    with aclnn_py.MseLossBackwardPlan(grad, x, target, "none") as plan:
+        other_grad, gone = up(-7.0), up(9.0)
+        gone.free()
+        with pytest.raises(ValueError, match="y is a DeviceArray that was freed"):
+            plan.run(grad=other_grad, y=gone)
+        other_grad.free()
+        reused = [up(-7.0) for _ in range(4)]
+        np.testing.assert_array_equal(plan.run().numpy(), np.full(4096, 6.0, np.float32))
+        del reused
+
+
+# ---- 3. garbage collection inside the pool -----------------------------------------
+
+
+def test_releases_made_during_garbage_collection_never_deadlock():
+    """A collection can start at any allocation, inside the library's own bookkeeping too;
+    the finalisers it runs give blocks back (played here by a gc callback freeing arrays)."""
+    done = run_python("""
+        import gc, random, numpy as np, aclnn_py
+        victims = []
+        chance = random.Random(3)
+        def give_back_during_collection(phase, info):
+            if phase == "start" and victims and chance.random() < 0.1:
+                victims.pop(0).free()
+        x = aclnn_py.to_device(np.ones(8, np.float32))
+        gc.callbacks.append(give_back_during_collection)
+        gc.set_threshold(1, 1, 1)  # a collection at almost every allocation
+        for index in range(3000):
+            size = 1 + index % 300 * 128  # many block sizes
+            victims.extend(aclnn_py.to_device(np.ones(8, np.float32)) for _ in range(8))
+            result = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+            aclnn_py.empty((size,), np.float32)
+        gc.callbacks.clear()
+        del victims, result
+        aclnn_py.synchronize()
+        gc.collect()
+        print("done", aclnn_py.memory_info()["used_bytes"])
+    """, EMULATOR, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["done", "512"]  # x alone is left in use
+    assert done.stderr == ""
+
+
+# ---- 4. interrupts ---------------------------------------------------------------------
+
+
+def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
+    """SIGALRM raising KeyboardInterrupt every few hundred microseconds during mixed calls."""
+    done = run_python("""
+        import gc, random, signal, numpy as np, aclnn_py
+        armed = False
+        def interrupt(signum, frame):
+            if armed:  # only inside the calls: the loop's own bookkeeping stays exact
+                raise KeyboardInterrupt
+        signal.signal(signal.SIGALRM, interrupt)
+        rng = random.Random(7)
+        aclnn_py.runtime_info()
+        base = aclnn_py.emulator.stats()
+        interrupts = completed = wrong = 0
+        host = np.arange(64, dtype=np.float32)
+        zero = aclnn_py.to_device(np.zeros(64, np.float32))
+        for step in range(6000):
+            delay = rng.uniform(20e-6, 400e-6)
+            try:
+                armed = True
+                signal.setitimer(signal.ITIMER_REAL, delay)
+                kind = step % 4
+                if kind == 0:
+                    result = aclnn_py.mse_loss_backward(1.0, host, 0.0, "none")
+                    expected = host * 2
+                elif kind == 1:
+                    x = aclnn_py.to_device(host)
+                    result = aclnn_py.mse_loss_backward(x, x, 0.0, "sum").numpy()
+                    expected = host * host * 2
+                elif kind == 2:
+                    x = aclnn_py.to_device(host)
+                    with aclnn_py.MseLossPlan(x, zero, "none") as plan:
+                        result = plan.run().numpy()
+                    expected = host * host
+                else:
+                    aclnn_py.empty_cache()
+                    gc.collect()
+                    result = expected = None
+                armed = False
+                completed += 1
+                if result is not None and not np.array_equal(result, expected):
+                    wrong += 1
+            except KeyboardInterrupt:
+                armed = False
+                interrupts += 1
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        del x, zero, result, plan
+        aclnn_py.synchronize()
+        gc.collect()
+        aclnn_py.empty_cache()
+        final = aclnn_py.emulator.stats()
+        keys = ("live_device_bytes", "live_tensors", "live_executors", "pending_tasks")
+        print(interrupts, completed, wrong, *(final[k] - base[k] for k in keys))
+    """, EMULATOR, timeout=240)
+    assert done.returncode == 0, done.stderr
+    interrupts, completed, wrong, *leaks = map(int, done.stdout.split())
+    assert interrupts > 100 and completed > 100
+    assert wrong == 0
+    assert leaks == [0, 0, 0, 0]
+
+
+# ---- 5. a stream closed by one thread while another waits on it ----------------------
+
+
+def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch):
+    side = aclnn_py.Stream()
+    x = up(2.0)
+    result = aclnn_py.mse_loss_backward(x, x, 0.0, stream=side)
+    asked, closed = threading.Event(), threading.Event()
+    waiter = threading.get_ident()
+    original = _runtime.activate
+
+    def activate_then_let_the_other_thread_close(device=None):
+        if threading.get_ident() == waiter and not asked.is_set():
+            asked.set()              # the other thread closes the stream right now...
+            closed.wait(0.5)         # ...unless the stream's lock keeps it waiting
+        return original(device)
+
+    def close_when_asked() -> None:
+        asked.wait(5)
+        side.close()
+        closed.set()
+
+    closer = threading.Thread(target=close_when_asked)
+    closer.start()
+    monkeypatch.setattr(_runtime, "activate", activate_then_let_the_other_thread_close)
+    try:
+        value = result.numpy()       # waits on `side`, the stream that produced it
+    finally:
+        monkeypatch.setattr(_runtime, "activate", original)
+        closer.join()
+    assert asked.is_set() and side.closed
+    np.testing.assert_array_equal(value, np.full(4096, 4.0 * 2 / 4096, np.float32))
+
+
+# ---- 6. plans check placement like one-shot calls --------------------------------------
+
+
+def test_plans_refuse_an_out_or_stream_on_another_device_at_construction():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        x = aclnn_py.to_device(np.ones(4, np.float32), device=0)
+        out1 = aclnn_py.empty((4,), np.float32, device=1)
+        stream1 = aclnn_py.Stream(device=1)
+        for kwargs in ({"out": out1}, {"stream": stream1}):
+            try:
+                aclnn_py.MseLossBackwardPlan(x, x, x, "none", **kwargs)
+            except ValueError as error:
+                print(type(error).__name__, error)
+            try:
+                aclnn_py.mse_loss_backward(x, x, x, "none", **kwargs)
+            except ValueError as error:
+                print(type(error).__name__, error)
+        print(aclnn_py.emulator.stats()["live_executors"])
+    """, {**EMULATOR, "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == lines[1] == "ValueError out is on device 1 but the inputs are on 0"
+    assert lines[2] == lines[3] == "ValueError stream is on device 1 but the arrays are on 0"
+    assert lines[4] == "0"
+
+
+# ---- 7. no launch on a closed stream -----------------------------------------------------
+
+
+def test_work_is_never_queued_on_a_closed_stream():
+    x = up(1.0)
+    stream = aclnn_py.Stream()
+    with stream:
+        aclnn_py.mse_loss_backward(x, x, x).synchronize()  # a cached launch on `stream`
+        stream.close()
+        launches = aclnn_py.emulator.stats()["kernel_launches"]
+        with pytest.raises(ValueError, match="closed"):
+            aclnn_py.mse_loss_backward(x, x, x)            # the cached fast path
+        with pytest.raises(ValueError, match="closed"):
+            aclnn_py.mse_loss_backward(x, x, x, "sum")     # a new signature
+        with pytest.raises(ValueError, match="closed"):
+            aclnn_py.mse_loss(np.ones(3, np.float32), 0.0)  # numpy in, numpy out
+        assert aclnn_py.emulator.stats()["kernel_launches"] == launches
+    plan_stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossBackwardPlan(x, x, x, stream=plan_stream)
+    plan_stream.close()
+    with pytest.raises(ValueError, match="stream is closed"):
+        plan.run()
+    plan.close()
+
+
+# ---- 8. empty_cache() with a failing aclrtFree ----------------------------------------
+
+
+def test_one_failing_free_in_empty_cache_loses_no_other_block():
+    before = live_resources()
+    arrays = [aclnn_py.empty((1000 + 200 * i,), np.float32) for i in range(8)]
+    del arrays  # eight blocks of eight sizes, all cached
+    cached = aclnn_py.memory_info()["cached_bytes"]
+    assert aclnn_py.emulator.stats()["live_allocations"] == before["live_allocations"] + 8
+    aclnn_py.emulator.inject_fault("aclrtFree", 507899, nth=1)
+    with pytest.raises(AclError) as raised:
+        aclnn_py.empty_cache()
+    assert raised.value.api == "aclrtFree" and raised.value.status == 507899
+    assert "1 cached block(s) of device 0 could not be freed" in raised.value.message
+    assert aclnn_py.emulator.stats()["live_allocations"] == before["live_allocations"] + 1
+    assert 0 < aclnn_py.memory_info()["cached_bytes"] < cached
+    assert live_resources() == before  # the block kept goes at the next try
+
+
+# ---- 9. half-built objects make no noise -----------------------------------------------
+
+
+def test_refused_constructions_print_nothing():
+    done = run_python("""
+        import copy, numpy as np, aclnn_py
+        try:
+            aclnn_py.to_device(np.ones(4, np.float32), device=5)
+        except ValueError as error:
+            print(error)
+        a = aclnn_py.to_device(np.arange(4, dtype=np.float32))
+        b = copy.deepcopy(a)
+        print(b.numpy().tolist())
+        del a, b
+        import gc; gc.collect()
+    """, EMULATOR)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["device must be in [0, 1), got 5",
+                                        "[0.0, 1.0, 2.0, 3.0]"]
+    assert done.stderr == ""
+
+
+# ---- 10. the smaller ones ------------------------------------------------------------------
+
+
+def test_an_unhashable_reduction_gets_the_reduction_message_on_every_path():
+    x = up(1.0, (3,))
+    for args in ((x, x, x), (np.ones(3, np.float32),) * 3):
+        with pytest.raises(ValueError, match="reduction must be 'none', 'mean', 'sum'"):
+            aclnn_py.mse_loss_backward(*args, [1])
+        with pytest.raises(ValueError, match="reduction must be"):
+            aclnn_py.mse_loss(*args[:2], {"mean": 1})
+
+
+def test_to_device_never_silently_returns_an_array_of_another_device():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        x = aclnn_py.to_device(np.ones(4, np.float32), device=0)
+        assert aclnn_py.to_device(x) is x and aclnn_py.to_device(x, device=0) is x
+        try:
+            aclnn_py.to_device(x, device=1)
+        except ValueError as error:
+            print(error)
+    """, {**EMULATOR, "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("array is a DeviceArray on device 0, not device 1")
+
+
+def test_shapes_too_large_for_any_device_are_value_errors_and_merely_large_ones_oom():
+    with pytest.raises(ValueError, match="more than any device address space"):
+        aclnn_py.empty((2**40, 2**40), np.float32)
+    with pytest.raises(aclnn_py.OutOfMemoryError, match="requested 4398046511104 bytes"):
+        aclnn_py.empty((2**40,), np.float32)
+
+
+def test_device_objects_refuse_pickling_and_arrays_deep_copy_to_independent_arrays():
+    x = aclnn_py.to_device(np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::2])
+    stream, event = aclnn_py.Stream(), aclnn_py.Event()
+    plan = aclnn_py.MseLossPlan(x, x, "none", stream=stream)
+    for thing, name in ((x, "DeviceArray"), (stream, "Stream"), (event, "Event"),
+                        (plan, "MseLossPlan")):
+        with pytest.raises(TypeError, match=f"{name} cannot be pickled"):
+            pickle.dumps(thing)
+    for thing in (stream, event, plan):
+        with pytest.raises(TypeError, match="cannot be pickled or copied"):
+            copy.deepcopy(thing)
+    twin = copy.deepcopy(x)
+    assert twin.buffer is not x.buffer and twin.shape == x.shape and twin.strides == x.strides
+    x.free()
+    np.testing.assert_array_equal(twin.numpy(), [[0.0, 2.0], [3.0, 5.0]])
+    plan.close()
+    stream.close()
+    event.close()
