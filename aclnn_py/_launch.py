@@ -58,7 +58,7 @@ class RepeatableLaunch:
             raise
         self._workspace_pointer = self._workspace.pointer
         self._workspace_size = self._executor.workspace_size
-        self._launch = self._executor._launch
+        self._launch = self._executor.launcher
         self._addresses = [array.buffer.pointer for array in arrays]
         self._handle = self._executor.handle
 

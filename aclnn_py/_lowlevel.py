@@ -440,7 +440,9 @@ def pool_abandon(pool: Any) -> None:
 
 def new_handle(kind: int) -> Any:
     """An empty ``aclpyHandle`` of ``kind``; a handle stored in it is destroyed with it."""
-    owned = (_new_handle or (host() and _new_handle))("aclpyHandle *")
+    if _new_handle is None:
+        host()
+    owned = _new_handle("aclpyHandle *")
     owned.handle = NULL
     owned.kind = kind
     owned.generation = _host.aclpyHandlesGeneration()

@@ -118,7 +118,6 @@ def _forget_pools() -> None:
         except Exception:
             logger.exception("aclnn_py teardown: emptying the memory pool")
         each.forget()
-    ll.handles_abandon()
 
 
 rt.on_teardown(_forget_pools)

@@ -154,6 +154,7 @@ def teardown() -> None:
             ll.finalize()
         except Exception:
             logger.exception("aclnn_py teardown: aclFinalize")
+        ll.handles_abandon()  # aclTensors and executors still owned are gone with ACL
         _process.default_streams.clear()
         _process.set_counts.clear()
         _process.initialized = False
@@ -473,7 +474,7 @@ class Executor:
     launches until :meth:`close` (or collection) destroys it.
     """
 
-    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "_launch",
+    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "launcher",
                  "_keepalive", "_owned")
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
@@ -486,7 +487,8 @@ class Executor:
         self._owned = ll.new_handle(ll.HANDLE_EXECUTOR)
         self.workspace_size, self.handle = ll.operator_workspace_size(
             operator, *arguments, owner=self._owned)
-        self._launch = ll.operator_launcher(operator)
+        # Phase 2, ``launcher(workspace, workspace_size, handle, stream_handle)``.
+        self.launcher = ll.operator_launcher(operator)
 
     def make_repeatable(self) -> None:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
@@ -497,7 +499,7 @@ class Executor:
         """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
         if not self.repeatable:  # cleared by close()
             raise RuntimeError(f"{self.operator}: this executor is closed or not repeatable")
-        self._launch(workspace, self.workspace_size, self.handle, stream.handle)
+        self.launcher(workspace, self.workspace_size, self.handle, stream.handle)
 
     def close(self) -> None:
         """Destroy the executor if it is still ours. Safe to call twice."""
