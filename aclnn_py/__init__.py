@@ -11,8 +11,9 @@ from . import emulator
 from ._arrays import DeviceArray, empty, to_device
 from ._info import runtime_info
 from ._memory import empty_cache, memory_info
-from ._ops import MseLossBackwardPlan, MseLossPlan, Reduction, mse_loss, mse_loss_backward
+from ._ops import MseLossBackwardPlan, MseLossPlan, mse_loss, mse_loss_backward
 from ._runtime import Event, Stream, synchronize
+from ._specs import Reduction
 from ._version import __version__
 from .errors import (
     AclError,

@@ -139,8 +139,12 @@ class DeviceArray:
             n == 1 or s == c for n, s, c in zip(self.shape, self.strides,
                                                  contiguous_strides(self.shape)))
 
-    def tensor(self) -> AclTensor:
-        """A new aclTensor describing this array, owned by the caller."""
+    def tensor(self, min_rank: int = 0) -> AclTensor:
+        """A new aclTensor describing this array, owned by the caller; a 0-d array is
+        described as shape [1] when the operator's smallest rank (``min_rank``) is 1."""
+        if min_rank and not self.shape:
+            return AclTensor((1,), self.acl_dtype, (1,), self.offset, self.storage_size,
+                             self.buffer.pointer)
         return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
                          self.storage_size, self.buffer.pointer)
 

@@ -28,6 +28,7 @@ from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
 from ._runtime import AclTensor, Executor, Stream
+from ._specs import OperatorSpec
 
 
 class RepeatableLaunch:
@@ -38,18 +39,18 @@ class RepeatableLaunch:
                  "_workspace", "_workspace_pointer", "_workspace_size", "_addresses", "_lock",
                  "__weakref__")
 
-    def __init__(self, operator: str, names: Sequence[str], scalars: tuple[Any, ...],
+    def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[DeviceArray], device: int) -> None:
-        self.operator = operator
-        self.names = tuple(names)
+        self.operator = spec.cann
+        self.names = spec.names
         self._lock = threading.Lock()
         self._tensors: list[AclTensor] = []
         self._handle = None
         try:
             for array in arrays:
-                self._tensors.append(array.tensor())
+                self._tensors.append(array.tensor(spec.min_cann_rank))
             handles = [tensor.handle for tensor in self._tensors]
-            self._executor = Executor(operator, *handles[:-1], *scalars, handles[-1],
+            self._executor = Executor(spec.cann, *handles[:-1], *c_attributes, handles[-1],
                                       keepalive=tuple(self._tensors))
             self._executor.make_repeatable()
             self._workspace = DeviceBuffer(self._executor.workspace_size, device)

@@ -27,6 +27,7 @@ from ._launch import RepeatableLaunch
 from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
 from ._runtime import Stream
+from ._specs import OperatorSpec
 
 DEFAULT_CAPACITY = 64
 
@@ -46,14 +47,17 @@ def capacity() -> int:
     return _capacity
 
 
-def signature(operator: str, scalars: tuple[int, ...], inputs: Sequence[DeviceArray],
-              out: DeviceArray | None) -> tuple[Any, ...]:
-    """The cache key of a call: what phase 1 depends on.
-
-    The operators' fast paths build the same flat tuple inline.
-    """
-    return (operator, *scalars, *[a.layout for a in inputs],
+def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
+              inputs: Sequence[DeviceArray], out: DeviceArray | None) -> tuple[Any, ...]:
+    """The cache key of a call: what phase 1 depends on (the operator's fast path in
+    ``_dispatch.call`` builds the same flat tuple)."""
+    return (spec, *c_attributes, *[a.layout for a in inputs],
             None if out is None else out.layout)
+
+
+def lookup(stream: Stream, key: tuple[Any, ...]) -> CachedLaunch | None:
+    """The launch ``stream`` cached for ``key``, if any."""
+    return stream.launch_cache.get(key)
 
 
 class CachedLaunch:
@@ -62,15 +66,13 @@ class CachedLaunch:
 
     __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool")
 
-    def __init__(self, key: tuple[Any, ...], operator: str, scalars: tuple[int, ...],
-                 names: tuple[str, ...], inputs: Sequence[DeviceArray], result: DeviceArray,
-                 stream: Stream) -> None:
+    def __init__(self, key: tuple[Any, ...], spec: OperatorSpec, c_attributes: tuple[Any, ...],
+                 inputs: Sequence[DeviceArray], result: DeviceArray, stream: Stream) -> None:
         self.key = key
         self._result = result.description()
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
-        self._launcher = RepeatableLaunch(operator, (*names, "out"), scalars, (*inputs, result),
-                                          stream.device)
+        self._launcher = RepeatableLaunch(spec, c_attributes, (*inputs, result), stream.device)
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
                ) -> DeviceArray:
@@ -99,21 +101,21 @@ class CachedLaunch:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
-def launch(operator: str, scalars: tuple[int, ...], names: tuple[str, ...],
-           inputs: Sequence[DeviceArray], out: DeviceArray | None,
-           new_result: Callable[[], DeviceArray] | None, stream: Stream) -> DeviceArray:
+def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],
+           out: DeviceArray | None, new_result: Callable[[], DeviceArray] | None,
+           stream: Stream) -> DeviceArray:
     """Queue a validated call on ``stream``: through its cached executor when the
     signature was seen before, else after phase 1 (cached for next time).
 
     ``new_result()`` makes the result array when ``out`` is None.
     """
-    key = signature(operator, scalars, inputs, out)
+    key = signature(spec, c_attributes, inputs, out)
     cache = stream.launch_cache
     cached = cache.get(key)
     if cached is not None:
         return cached.launch(stream, inputs, out)
     result = new_result() if out is None else out
-    cached = CachedLaunch(key, operator, scalars, names, inputs, result, stream)
+    cached = CachedLaunch(key, spec, c_attributes, inputs, result, stream)
     limit = capacity()
     if limit:
         while len(cache) >= limit:

@@ -170,8 +170,14 @@ def get_current_context() -> Any:
 # ---- streams and events ----------------------------------------------------
 
 
-def create_stream() -> Any:
-    out = ffi.new("aclrtStream *")
+def handle_cell(c_type: str) -> Any:
+    """An empty (NULL) cell for a handle of ``c_type`` (e.g. "aclrtStream"), for a creator
+    to write into: whoever holds the cell holds the handle from the moment it exists."""
+    return ffi.new(c_type + " *")
+
+
+def create_stream(cell: Any = None) -> Any:
+    out = ffi.new("aclrtStream *") if cell is None else cell
     check(RT.aclrtCreateStream(out), "aclrtCreateStream")
     return out[0]
 
@@ -196,8 +202,8 @@ def stream_query(stream: Any) -> int:
     return int(out[0])
 
 
-def create_event() -> Any:
-    out = ffi.new("aclrtEvent *")
+def create_event(cell: Any = None) -> Any:
+    out = ffi.new("aclrtEvent *") if cell is None else cell
     check(RT.aclrtCreateEvent(out), "aclrtCreateEvent")
     return out[0]
 

@@ -164,10 +164,12 @@ def teardown() -> None:
 # ---- streams and events -----------------------------------------------------
 
 
-def _release_quietly(release: Callable[[Any], None], handle: Any, device: int | None,
+def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | None,
                      generation: int, what: str) -> None:
-    """Finalizer body: ``release(handle)`` unless the runtime is gone; log, never raise."""
-    if not alive(generation):
+    """Finalizer body: ``release`` the handle in ``cell`` (see ``ll.handle_cell``), if it
+    holds one and the runtime still exists; log, never raise."""
+    handle = cell[0]
+    if handle == ll.NULL or not alive(generation):
         return
     try:
         if device is not None:
@@ -190,10 +192,13 @@ class Stream:
 
     def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
-        self.handle = ll.create_stream()
-        self.key = ll.address(self.handle)
-        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, self.handle,
+        # The finaliser exists before the stream: an interrupt right after the creation
+        # leaves a handle that the collector still destroys.
+        cell = ll.handle_cell("aclrtStream")
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, cell,
                                            self.device, _process.generation, "a stream")
+        self.handle = ll.create_stream(cell)
+        self.key = ll.address(self.handle)
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began.
         self._keepalive: list[Any] = []
@@ -393,9 +398,10 @@ class Event:
 
     def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
-        self.handle = ll.create_event()
-        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_event, self.handle,
+        cell = ll.handle_cell("aclrtEvent")  # as for streams: the finaliser comes first
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_event, cell,
                                            self.device, _process.generation, "an event")
+        self.handle = ll.create_event(cell)
 
     def record(self, stream: Stream | None = None) -> Event:
         """Mark the current end of ``stream``'s queued work."""

@@ -1,0 +1,368 @@
+"""Calls and plans of any operator in the table (``_specs``).
+
+Every entry point validates its arguments completely (TypeError or ValueError
+naming the argument and the rule) before any device work.
+
+* All-numpy inputs: the inputs travel to the device, the operator runs, and
+  the result comes back as a numpy array once the stream has finished.
+* Any :class:`DeviceArray` input: the result is a DeviceArray and the call
+  returns as soon as the work is queued.
+* Either way phase 1 runs once per call signature on a stream; repeats
+  relaunch the executor cached for it (``_launch_cache``). On device arrays
+  a repeat skips validation too: its signature was validated when first seen.
+* A :class:`Plan` does phase 1 once and relaunches with rebound arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import _launch_cache
+from ._arrays import DeviceArray, empty, to_device
+from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
+from ._launch import RepeatableLaunch
+from ._memory import DeviceBuffer
+from ._runtime import Stream, activate, current_stream, resolve_stream, soc_name
+from ._specs import OperatorSpec
+
+ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, or a DeviceArray
+
+# ---- validation -------------------------------------------------------------------
+
+
+def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceArray:
+    """``value`` as an array (device arrays stay); a bare Python number takes ``like``.
+
+    Non-native byte order is swapped here: the device reads native numbers.
+    """
+    if isinstance(value, DeviceArray):
+        return value
+    if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.asarray(value, dtype=like)
+    array = np.asarray(value)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
+
+
+def _check_dtype(dtype: np.dtype, argument: str, spec: OperatorSpec) -> None:
+    acl_dtype(dtype, spec.dtypes, argument=argument)
+    if dtype == bfloat16 and not soc_supports_bfloat16(soc_name()):
+        raise TypeError(f"{argument} is bfloat16, which this SoC ({soc_name()}) does not support "
+                        f"for aclnn operators; bfloat16 needs {BFLOAT16_PRODUCTS}")
+
+
+def _describe(arrays: dict[str, Any], attribute: str) -> str:
+    return ", ".join(f"{name} {getattr(a, attribute)}" for name, a in arrays.items())
+
+
+def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """numpy's broadcast of ``shapes``, or None when they do not broadcast."""
+    ndim = max(len(shape) for shape in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        start = ndim - len(shape)
+        for axis, extent in enumerate(shape, start):
+            current = result[axis]
+            if extent != current:
+                if current == 1:
+                    result[axis] = extent
+                elif extent != 1:
+                    return None
+    return tuple(result)
+
+
+def _arrays(spec: OperatorSpec, inputs: tuple[Any, ...]) -> dict[str, Any]:
+    """The inputs as arrays by name; Python numbers take the dtype of ``spec.like``."""
+    like = None
+    if spec.like:
+        like = _as_array(inputs[spec.inputs.index(spec.like)])
+    arrays = {}
+    for name, value in zip(spec.inputs, inputs):
+        if name == spec.like:
+            arrays[name] = like
+        elif name in spec.numbers and like is not None:
+            arrays[name] = _as_array(value, like.dtype)
+        else:
+            arrays[name] = _as_array(value)
+    return arrays
+
+
+def _check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]:
+    """Validate dtypes, ranks and devices; return the broadcast shape."""
+    values = list(arrays.values())
+    supported = spec.dtypes
+    for name, array in arrays.items():
+        if array.dtype not in supported:
+            acl_dtype(array.dtype, supported, argument=name)  # raises the TypeError
+    if spec.same_dtype and len({a.dtype for a in values}) > 1:
+        raise TypeError(f"{', '.join(arrays)} must share one dtype (CANN does not promote for "
+                        f"this operator); got {_describe(arrays, 'dtype')}")
+    device = None
+    for name, array in arrays.items():
+        if array.dtype == bfloat16:
+            _check_dtype(array.dtype, name, spec)
+        if len(array.shape) > spec.max_rank:
+            raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
+                             f"at most {spec.max_rank} are supported")
+        if isinstance(array, DeviceArray):
+            array.require_live(name)
+            if device is not None and array.device != device:
+                raise ValueError("device arrays must be on one device; got "
+                                 f"{_describe(arrays, 'device')}")
+            device = array.device
+    shapes = [a.shape for a in values]
+    shape = shapes[0]
+    if all(s == shape for s in shapes):
+        return shape
+    shape = _broadcast_shapes(shapes)
+    if shape is None:
+        raise ValueError(f"shapes do not broadcast together: {_describe(arrays, 'shape')}")
+    return shape
+
+
+def _check_out(out: Any, shape: tuple[int, ...], on_device: bool, spec: OperatorSpec) -> None:
+    kind = DeviceArray if on_device else np.ndarray
+    if not isinstance(out, kind):
+        wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
+            else "a numpy.ndarray"
+        raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
+    if on_device:
+        out.require_live("out")
+    _check_dtype(out.dtype, "out", spec)
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
+    if on_device:
+        if not out.is_contiguous:
+            raise ValueError("out must be a C-contiguous device array")
+        return
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous (results are written in place, never "
+                         "through a hidden copy)")
+
+
+def _placement(devices: list[int], out: DeviceArray | None, stream: Stream | None) -> Stream:
+    """The stream a call runs on, checked against where its device arrays live.
+
+    ``devices`` are the devices of the device-array inputs (all one, already checked);
+    default stream: the current stream of that device (else of the current device).
+    """
+    if stream is None:
+        stream = current_stream(devices[0] if devices else None)
+        if stream.closed:
+            raise ValueError("the current stream is closed: work cannot be queued on it "
+                             "(leave its `with` block, or pass stream=)")
+    else:
+        stream = resolve_stream(stream)
+    device = devices[0] if devices else stream.device
+    if stream.device != device:
+        raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    if out is not None and out.device != device:
+        raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
+    return stream
+
+
+def _validated(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...]
+               ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...], np.dtype]:
+    """(arrays by name, C attributes, result shape, result dtype) of a call."""
+    c_attributes = spec.convert_attributes(attributes)
+    arrays = _arrays(spec, inputs)
+    shape = _check_inputs(arrays, spec)
+    dtype = spec.result_dtype([a.dtype for a in arrays.values()])
+    return arrays, c_attributes, spec.result_shape(shape, c_attributes), dtype
+
+
+# ---- one-shot calls -------------------------------------------------------------------
+
+
+def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceArray:
+    return DeviceArray(DeviceBuffer(math.prod(shape) * dtype.itemsize, device), shape, dtype)
+
+
+def _given_stream(device: int, stream: Any) -> Stream | None:
+    """``stream`` made current when it is a usable stream of ``device``, else None."""
+    if type(stream) is Stream and stream.device == device and not stream.closed:
+        activate(device)
+        return stream
+    return None
+
+
+def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...], out: Any,
+         stream: Stream | None) -> Any:
+    """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays."""
+    if out is None or type(out) is DeviceArray:
+        # Fast path: device arrays whose signature this stream has run before need no
+        # validation (the cache holds validated signatures only).
+        fast = spec.fast_attributes(attributes)
+        if fast is not None:
+            layouts = []
+            for array in inputs:
+                if type(array) is not DeviceArray:
+                    break
+                layouts.append(array.layout)
+            else:
+                device = inputs[0].device
+                target = current_stream(device) if stream is None \
+                    else _given_stream(device, stream)
+                if target is not None:
+                    cached = _launch_cache.lookup(target, (
+                        spec, *fast, *layouts, None if out is None else out.layout))
+                    if cached is not None:
+                        return cached.launch(target, inputs, out)
+    arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
+    devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
+    on_device = bool(devices)
+    if out is not None:
+        _check_out(out, shape, on_device, spec)
+    stream = _placement(devices, out if on_device else None, stream)
+    device = stream.device
+    uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
+    if on_device:
+        return _launch_cache.launch(spec, c_attributes, uploaded, out,
+                                    lambda: _new_array(shape, dtype, device), stream)
+    host = out if out is not None else np.empty(shape, dtype)
+    result = _new_array(host.shape, host.dtype, device)
+    _launch_cache.launch(spec, c_attributes, uploaded, result, None, stream)
+    stream.synchronize()
+    result.buffer.copy_to_host(host)
+    return host  # the device arrays go back to the pool as they go out of scope
+
+
+# ---- plans ------------------------------------------------------------------------------
+
+
+class Plan:
+    """Phase 1 of one operator once, with a repeatable executor; :meth:`run` relaunches it.
+
+    Subclasses name their operator: ``class MseLossBackwardPlan(Plan): spec = ...``.
+    The arrays and attributes given at construction (as to the operator's function,
+    with device arrays only) fix the shapes, dtypes and layouts; ``run()`` may rebind
+    any array, by position or name, to another device array of the same description.
+    Every argument is checked before anything is rebound: a refused ``run()`` leaves
+    the plan exactly as it was. Plans and one-shot calls launch through the same
+    :class:`~aclnn_py._launch.RepeatableLaunch`, so whatever a queued run uses stays
+    alive until it is done, even when the plan is dropped without :meth:`close`.
+    """
+
+    spec: OperatorSpec
+
+    def __init__(self, *args: Any, out: DeviceArray | None = None,
+                 stream: Stream | None = None, **kwargs: Any) -> None:
+        self._launcher: RepeatableLaunch | None = None
+        spec = self.spec
+        inputs, attributes = _bind(spec, args, kwargs)
+        for name, array in zip(spec.inputs, inputs):
+            if not isinstance(array, DeviceArray):
+                raise TypeError(f"{name} must be an aclnn_py.DeviceArray (plans work on device "
+                                f"arrays; use aclnn_py.to_device), got {type(array).__name__}")
+        arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
+        if out is not None:
+            _check_out(out, shape, True, spec)
+        stream = _placement([a.device for a in arrays.values()], out, stream)
+        if out is None:
+            out = empty(shape, dtype, device=stream.device)
+        self.stream = stream
+        self._arrays = (*arrays.values(), out)
+        self._launcher = RepeatableLaunch(spec, c_attributes, self._arrays, stream.device)
+
+    @property
+    def out(self) -> DeviceArray:
+        return self._arrays[-1]
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of device workspace phase 1 asked for (allocated once, with the plan)."""
+        return self._open().workspace_size
+
+    def _open(self) -> RepeatableLaunch:
+        launcher = self._launcher
+        if launcher is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return launcher
+
+    def run(self, *arrays: DeviceArray | None, **named: DeviceArray | None) -> DeviceArray:
+        """Relaunch, first rebinding the arrays given (by position in the operator's input
+        order, then ``out``, or by name; None keeps the bound one); returns ``out``,
+        still computing."""
+        launcher = self._open()
+        bound = self._arrays
+        if arrays or named:
+            bound = self._rebound(arrays, named)
+        launcher.launch(self.stream, bound)
+        self._arrays = bound
+        return bound[-1]
+
+    def _rebound(self, arrays: tuple[Any, ...], named: dict[str, Any]) -> tuple[Any, ...]:
+        names = self.spec.names
+        if len(arrays) > len(names):
+            raise TypeError(f"run() takes at most {len(names)} arrays ({', '.join(names)}), "
+                            f"got {len(arrays)}")
+        given = dict(zip(names, arrays))
+        for name, array in named.items():
+            if name not in names:
+                raise TypeError(f"run() got an unexpected argument {name!r}; it takes "
+                                f"{', '.join(names)}")
+            if name in given and given[name] is not None:
+                raise TypeError(f"run() got {name!r} twice")
+            given[name] = array
+        return tuple(bound if given.get(name) is None else _like(name, given[name], bound)
+                     for name, bound in zip(names, self._arrays))
+
+    def close(self) -> None:
+        """Wait for the plan's work, then destroy the executor and release the workspace.
+        Safe to call twice."""
+        launcher, self._launcher = self._launcher, None
+        if launcher is not None:
+            self.stream.synchronize()
+            launcher.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __reduce__(self):
+        raise TypeError(f"a {type(self).__name__} cannot be pickled or copied: it holds a CANN "
+                        "executor and device memory of this process")
+
+
+def _bind(spec: OperatorSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+          ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Positional and keyword arguments of a plan, as (inputs, attribute values)."""
+    names = (*spec.inputs, *(a.name for a in spec.attributes))
+    if len(args) > len(names):
+        raise TypeError(f"{spec.function} takes {len(names)} arguments ({', '.join(names)}), "
+                        f"got {len(args)}")
+    values = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"unexpected argument {name!r}; {spec.function} takes "
+                            f"{', '.join(names)}")
+        if name in values:
+            raise TypeError(f"{name!r} given twice")
+        values[name] = value
+    missing = [name for name in spec.inputs if name not in values]
+    if missing:
+        raise TypeError(f"missing {', '.join(missing)}")
+    return (tuple(values[name] for name in spec.inputs),
+            tuple(values.get(a.name, a.default) for a in spec.attributes))
+
+
+def _like(name: str, array: Any, bound: DeviceArray) -> DeviceArray:
+    """``array`` when it can take ``bound``'s place in a plan; else the error naming ``name``."""
+    if not isinstance(array, DeviceArray):
+        raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
+    array.require_live(name)
+    same = (array.shape, array.dtype, array.strides, array.offset, array.device) == \
+        (bound.shape, bound.dtype, bound.strides, bound.offset, bound.device)
+    if not same or array.storage_size < bound.storage_size:
+        raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
+                         f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
+                         f"device {bound.device}; got {array!r}")
+    return array

@@ -1,0 +1,180 @@
+"""The operator table: every aclnn operator aclnn_py offers, as a declaration.
+
+An :class:`OperatorSpec` says everything the generic layers need: the CANN
+name, the tensor inputs (and which may be Python numbers), the attributes
+with their C types and how Python values become C arguments, the dtypes and
+rank limit, and how the result's shape and dtype follow from the inputs.
+Validation, result allocation, the launch-cache key and the plan classes all
+come from it (``_dispatch``); adding an operator adds a row here.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+
+from ._dtypes import FLOATING, promote
+
+
+class Reduction(enum.IntEnum):
+    """How a loss reduces over elements; the values are CANN's (and PyTorch's)."""
+
+    NONE = 0
+    MEAN = 1
+    SUM = 2
+
+
+ReductionLike = Union[str, int, Reduction]
+_ACCEPTED_REDUCTIONS = "'none', 'mean', 'sum', 0, 1, 2 or aclnn_py.Reduction"
+
+
+def to_reduction(value: Any) -> int:
+    """CANN's int64_t reduction for ``value``; ValueError naming what is accepted."""
+    try:
+        if isinstance(value, str):
+            return int(Reduction[value.upper()])
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return int(Reduction(int(value)))
+    except (KeyError, ValueError):
+        pass
+    raise ValueError(f"reduction must be {_ACCEPTED_REDUCTIONS}, got {value!r}")
+
+
+def to_beta(value: Any) -> float:
+    """``beta`` as CANN's ``float``: a finite number, not negative (as PyTorch requires)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"beta must be a real number, got {type(value).__name__}")
+    beta = float(value)
+    if not math.isfinite(beta) or beta < 0:
+        raise ValueError(f"beta must be a finite number >= 0, got {value!r}")
+    return beta
+
+
+def to_alpha(value: Any) -> float:
+    """``alpha`` as the value of CANN's ``aclScalar``: a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"alpha must be a real number, got {type(value).__name__}")
+    alpha = float(value)
+    if not math.isfinite(alpha):
+        raise ValueError(f"alpha must be finite, got {value!r}")
+    return alpha
+
+
+# Spellings the hot path maps to C values without calling a converter.
+_FAST_REDUCTIONS: dict[tuple[type, Any], int] = {
+    **{(str, mode.name.lower()): int(mode) for mode in Reduction},
+    **{(Reduction, mode): int(mode) for mode in Reduction},
+    **{(int, int(mode)): int(mode) for mode in Reduction},
+}
+
+
+def _fast_reduction(value: Any) -> int | None:
+    try:
+        return _FAST_REDUCTIONS.get((type(value), value))
+    except TypeError:  # unhashable: the converter explains what is accepted
+        return None
+
+
+def _fast_real(value: Any) -> float | None:
+    return value if type(value) is float else None
+
+
+@dataclass(frozen=True, eq=False)
+class Attribute:
+    """A non-tensor argument of an operator.
+
+    ``c_type`` is the type CANN's header declares (a Python float passed for a
+    ``float`` parameter goes through cffi as a float, never as a double).
+    ``convert`` validates a Python value and returns the C argument; ``fast``
+    returns it for the common spellings only (None otherwise) on the hot path.
+    """
+
+    name: str
+    c_type: str
+    default: Any
+    convert: Callable[[Any], Any]
+    fast: Callable[[Any], Any]
+
+
+REDUCTION = Attribute("reduction", "int64_t", "mean", to_reduction, _fast_reduction)
+BETA = Attribute("beta", "float", 1.0, to_beta, _fast_real)
+ALPHA = Attribute("alpha", "const aclScalar *", 1, to_alpha, _fast_real)
+
+
+@dataclass(frozen=True, eq=False)
+class OperatorSpec:
+    """One aclnn operator: ``out = cann(*inputs, *attributes)`` over device tensors."""
+
+    function: str                   # the Python function, e.g. "mse_loss_backward"
+    cann: str                       # the aclnn operator, e.g. "aclnnMseLossBackward"
+    inputs: tuple[str, ...]         # tensor inputs, in CANN's order
+    attributes: tuple[Attribute, ...] = ()
+    numbers: tuple[str, ...] = ()   # inputs that may be Python numbers: they take `like`'s dtype
+    like: str = ""                  # the input whose dtype numbers take
+    same_dtype: bool = True         # inputs share one dtype (else CANN's promotion)
+    reduces: bool = False           # "reduction" other than none gives a 0-d result
+    dtypes: tuple[np.dtype, ...] = FLOATING
+    max_rank: int = 8
+    # CANN's smallest documented rank: 0-d arrays travel as shape [1] when it is 1.
+    min_cann_rank: int = 0
+    mean_divisor: str = ""          # documented in the function's docstring
+    reference: str = ""             # CANN's documentation of the operator
+    fast_attributes: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = field(
+        init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        fasts = tuple(attribute.fast for attribute in self.attributes)
+        if len(fasts) == 1:
+            (only,) = fasts
+
+            def fast_attributes(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+                value = only(values[0])
+                return None if value is None else (value,)
+        else:
+            def fast_attributes(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+                converted = tuple(fast(value) for fast, value in zip(fasts, values))
+                return None if None in converted else converted
+        object.__setattr__(self, "fast_attributes", fast_attributes)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tensors of a launch: the inputs, then ``out``."""
+        return (*self.inputs, "out")
+
+    def convert_attributes(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The C arguments for the attribute ``values`` (validated)."""
+        return tuple(attribute.convert(value)
+                     for attribute, value in zip(self.attributes, values))
+
+    def result_dtype(self, dtypes: list[np.dtype]) -> np.dtype:
+        result = dtypes[0]
+        for dtype in dtypes[1:]:
+            result = promote(result, dtype)
+        return result
+
+    def result_shape(self, shape: tuple[int, ...], c_attributes: tuple[Any, ...]
+                     ) -> tuple[int, ...]:
+        if self.reduces:
+            for attribute, value in zip(self.attributes, c_attributes):
+                if attribute is REDUCTION and value != Reduction.NONE:
+                    return ()
+        return shape
+
+
+MSE_LOSS_BACKWARD = OperatorSpec(
+    "mse_loss_backward", "aclnnMseLossBackward", ("grad", "x", "y"), (REDUCTION,),
+    numbers=("grad", "y"), like="x", mean_divisor="x.size",
+    reference="ops-nn loss/mse_loss_grad/docs/aclnnMseLossBackward.md")
+
+MSE_LOSS = OperatorSpec(
+    "mse_loss", "aclnnMseLoss", ("x", "y"), (REDUCTION,), numbers=("y",), like="x",
+    same_dtype=False, reduces=True, mean_divisor="the broadcast size",
+    reference="ops-nn loss/mse_loss/docs/aclnnMseLoss.md")
+
+SPECS: Mapping[str, OperatorSpec] = {spec.function: spec for spec in (
+    MSE_LOSS_BACKWARD, MSE_LOSS)}
