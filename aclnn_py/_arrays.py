@@ -247,12 +247,6 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
     return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
 
 
-def _host_pointer(core: np.ndarray) -> Any:
-    if core.flags.c_contiguous:
-        return ll.ffi.from_buffer(core)
-    return ll.ffi.cast("void *", core.__array_interface__["data"][0])
-
-
 def to_device(array: Any, *, device: int | None = None, stream: Stream | None = None
               ) -> DeviceArray:
     """Copy a host array to the device (its distinct elements, once).
@@ -274,7 +268,7 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
     nbytes = core.size * core.itemsize
     buffer = DeviceBuffer(nbytes, device)
     try:
-        buffer.copy_from_address(_host_pointer(core), nbytes)
+        buffer.copy_from_address(ll.host_pointer(core), nbytes)
     except BaseException:
         buffer.free()
         raise

@@ -198,22 +198,19 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
     if out is None or type(out) is DeviceArray:
         # Fast path: device arrays whose signature this stream has run before need no
         # validation (the cache holds validated signatures only).
-        fast = spec.fast_attributes(attributes)
-        if fast is not None:
-            layouts = []
-            for array in inputs:
-                if type(array) is not DeviceArray:
-                    break
-                layouts.append(array.layout)
-            else:
-                device = inputs[0].device
-                target = current_stream(device) if stream is None \
-                    else _given_stream(device, stream)
-                if target is not None:
-                    cached = _launch_cache.lookup(target, (
-                        spec, *fast, *layouts, None if out is None else out.layout))
-                    if cached is not None:
-                        return cached.launch(target, inputs, out)
+        for array in inputs:
+            if type(array) is not DeviceArray:
+                break
+        else:
+            fast = spec.fast_attributes(attributes)
+            device = inputs[0].device
+            target = current_stream(device) if stream is None else _given_stream(device, stream)
+            if fast is not None and target is not None:
+                cached = target.launch_cache.get((
+                    spec, *fast, *[array.layout for array in inputs],
+                    None if out is None else out.layout))
+                if cached is not None:
+                    return cached.launch(target, inputs, out)
     arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
     on_device = bool(devices)

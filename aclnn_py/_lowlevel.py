@@ -101,6 +101,16 @@ def address(pointer: Any) -> int:
     return int(ffi.cast("uintptr_t", pointer))
 
 
+def host_pointer(array: Any, *, writable: bool = False) -> Any:
+    """A C pointer to the first element of a numpy array (its memory, not a copy); the
+    array must stay alive while the pointer is used."""
+    if array.flags.c_contiguous:
+        return ffi.from_buffer(array, require_writable=writable)
+    if writable and not array.flags.writeable:
+        raise ValueError("the array is read-only")
+    return ffi.cast("void *", array.__array_interface__["data"][0])
+
+
 # ---- initialisation, devices, contexts -------------------------------------
 
 

@@ -199,7 +199,7 @@ class DeviceBuffer:
     def copy_from_host(self, array: np.ndarray) -> None:
         """Synchronous host-to-device copy of a C-contiguous array."""
         if array.nbytes:
-            self.copy_from_address(ll.ffi.from_buffer(array), array.nbytes)
+            self.copy_from_address(ll.host_pointer(array), array.nbytes)
 
     def copy_from_address(self, source: Any, nbytes: int) -> None:
         """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
@@ -211,7 +211,7 @@ class DeviceBuffer:
         if array.nbytes == 0:
             return
         rt.activate(self.device)
-        target = ll.ffi.from_buffer(array, require_writable=True)
+        target = ll.host_pointer(array, writable=True)
         ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
 
     def free(self) -> None:

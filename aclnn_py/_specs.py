@@ -73,6 +73,9 @@ _FAST_REDUCTIONS: dict[tuple[type, Any], int] = {
 }
 
 
+_FAST_REDUCTION_KEYS = {spelling: (value,) for spelling, value in _FAST_REDUCTIONS.items()}
+
+
 def _fast_reduction(value: Any) -> int | None:
     try:
         return _FAST_REDUCTIONS.get((type(value), value))
@@ -129,12 +132,13 @@ class OperatorSpec:
 
     def __post_init__(self) -> None:
         fasts = tuple(attribute.fast for attribute in self.attributes)
-        if len(fasts) == 1:
-            (only,) = fasts
-
+        if fasts == (_fast_reduction,):
             def fast_attributes(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
-                value = only(values[0])
-                return None if value is None else (value,)
+                (value,) = values
+                try:
+                    return _FAST_REDUCTION_KEYS.get((type(value), value))
+                except TypeError:  # unhashable
+                    return None
         else:
             def fast_attributes(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
                 converted = tuple(fast(value) for fast, value in zip(fasts, values))
