@@ -206,7 +206,7 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
             if fast is not None and target is not None:
-                cached = target.launch_cache.get((
+                cached = _launch_cache.lookup(target, (
                     spec, *fast, *[array.layout for array in inputs],
                     None if out is None else out.layout))
                 if cached is not None:

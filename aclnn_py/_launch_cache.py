@@ -19,6 +19,7 @@ learned first when full; 0 remembers none, so every call does phase 1.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from ._arrays import DeviceArray
 from ._launch import RepeatableLaunch
 from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
-from ._runtime import Stream
+from ._runtime import Stream, on_release_caches
 from ._specs import OperatorSpec
 
 DEFAULT_CAPACITY = 64
@@ -55,9 +56,33 @@ def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
             None if out is None else out.layout)
 
 
+# Each stream's cache, by id(stream); an entry goes when its stream closes or dies.
+_caches: dict[int, dict[tuple[Any, ...], CachedLaunch]] = {}
+
+
+def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
+    """``stream``'s cache: call signature -> cached launch (made on first use)."""
+    cache = _caches.get(id(stream))
+    if cache is None:
+        cache = _caches.setdefault(id(stream), {})
+        weakref.finalize(stream, _caches.pop, id(stream), None)
+    return cache
+
+
 def lookup(stream: Stream, key: tuple[Any, ...]) -> CachedLaunch | None:
-    """The launch ``stream`` cached for ``key``, if any."""
-    return stream.launch_cache.get(key)
+    """The launch ``stream`` cached for ``key``, if any (the per-call path)."""
+    cache = _caches.get(id(stream))
+    return None if cache is None else cache.get(key)
+
+
+def _release(stream: Stream) -> None:
+    """Forget ``stream``'s cached launches; each goes once no queued work holds it."""
+    cache = _caches.get(id(stream))
+    if cache:
+        cache.clear()
+
+
+on_release_caches(_release)
 
 
 class CachedLaunch:
@@ -93,7 +118,7 @@ class CachedLaunch:
 
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""
-        cache = stream.launch_cache
+        cache = _caches.get(id(stream), {})
         if cache.get(self.key) is self:
             cache.pop(self.key, None)
 
@@ -110,7 +135,7 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
     ``new_result()`` makes the result array when ``out`` is None.
     """
     key = signature(spec, c_attributes, inputs, out)
-    cache = stream.launch_cache
+    cache = cache_of(stream)
     cached = cache.get(key)
     if cached is not None:
         return cached.launch(stream, inputs, out)

@@ -130,7 +130,8 @@ def empty_cache(device: int | None = None) -> int:
     Blocks and executors still held for queued work are released only once that
     work is done: synchronise first to include them.
     """
-    rt.drop_launch_caches(device)
+    for stream in rt.streams(device):  # cached executors hold workspaces
+        rt.release_caches(stream)
     devices = list(_pools) if device is None else [device]
     return sum(pool(d).empty() for d in devices if d in _pools)
 

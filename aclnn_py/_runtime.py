@@ -45,6 +45,7 @@ class _Process:
         self.atexit_registered = False
         # Called first at teardown, while devices are still set (e.g. the memory pool).
         self.teardown_hooks: list[Callable[[], None]] = []
+        self.cache_hooks: list[Callable[[Stream], None]] = []
 
 
 _process = _Process()
@@ -129,8 +130,8 @@ def teardown() -> None:
     with _process.lock:
         if not _process.initialized:
             return
-        for stream in list(_process.streams):  # cached executors go before pools and devices
-            stream.drop_launch_cache()
+        for stream in list(_process.streams):  # what caches keep goes before pools and devices
+            release_caches(stream)
         for hook in _process.teardown_hooks:
             try:
                 hook()
@@ -186,8 +187,6 @@ class Stream:
     operators use when given no ``stream=``. :meth:`close` (or the garbage
     collector) releases it after waiting for its work.
 
-    ``launch_cache`` maps call signatures to the objects that relaunch them on
-    this stream (see ``_launch_cache``); it is dropped when the stream closes.
     """
 
     def __init__(self, device: int | None = None) -> None:
@@ -206,7 +205,6 @@ class Stream:
         self._keepalive_lock = threading.Lock()
         self._state_lock = threading.RLock()  # closing against waiting
         self._closed = False
-        self.launch_cache: dict[Any, Any] = {}
         _process.streams.add(self)
 
     def synchronize(self) -> None:
@@ -264,10 +262,6 @@ class Stream:
                 del self._keepalive[:count]
         del dropped  # released outside the lock
 
-    def drop_launch_cache(self) -> None:
-        """Forget the cached launches; each is released once no queued work holds it."""
-        self.launch_cache.clear()
-
     @property
     def closed(self) -> bool:
         return self._closed
@@ -288,7 +282,7 @@ class Stream:
                         ll.destroy_stream(self.handle)
                     finally:
                         self._keepalive.clear()
-                        self.launch_cache.clear()
+                        release_caches(self)
 
     destroy = close
 
@@ -363,11 +357,24 @@ def resolve_stream(stream: Stream | None) -> Stream:
     return stream
 
 
-def drop_launch_caches(device: int | None = None) -> None:
-    """Forget the cached launches of every stream (of ``device``, when given)."""
-    for stream in list(_process.streams):
-        if device is None or stream.device == device:
-            stream.drop_launch_cache()
+def streams(device: int | None = None) -> list[Stream]:
+    """The live streams (of ``device``, when given)."""
+    return [s for s in list(_process.streams) if device is None or s.device == device]
+
+
+def on_release_caches(hook: Callable[[Stream], None]) -> None:
+    """Have ``hook(stream)`` drop what a higher layer caches for ``stream`` (the launch
+    cache does): called when the stream closes, by ``empty_cache()`` and at teardown."""
+    _process.cache_hooks.append(hook)
+
+
+def release_caches(stream: Stream) -> None:
+    """Drop what higher layers cache for ``stream``; queued work keeps what it uses."""
+    for hook in _process.cache_hooks:
+        try:
+            hook(stream)
+        except Exception:
+            logger.exception("aclnn_py: releasing the caches of %r", stream)
 
 
 def synchronize_device(device: int) -> None:

@@ -11,7 +11,7 @@ import pytest
 from conftest import fired_faults, run_python
 
 import aclnn_py
-from aclnn_py import AclError, _lowlevel, _runtime
+from aclnn_py import AclError, _launch_cache, _lowlevel, _runtime
 
 PHASE_1 = "aclnnMseLossBackwardGetWorkspaceSize"
 PHASE_2 = "aclnnMseLossBackward"
@@ -42,7 +42,7 @@ def baseline():
 
 
 def default_cache() -> dict:
-    return _runtime.current_stream().launch_cache
+    return _launch_cache.cache_of(_runtime.current_stream())
 
 
 def upload(*arrays: np.ndarray) -> list[aclnn_py.DeviceArray]:
@@ -313,14 +313,14 @@ def test_each_stream_has_its_own_cache_and_close_releases_it(baseline):
         result.free()
     with side:
         aclnn_py.mse_loss_backward(*device, "sum").free()
-    assert len(side.launch_cache) == 2
+    assert len(_launch_cache.cache_of(side)) == 2
     assert len(default_cache()) == 0
     result = aclnn_py.mse_loss_backward(*device)
     np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
-    assert len(default_cache()) == 1 and len(side.launch_cache) == 2
+    assert len(default_cache()) == 1 and len(_launch_cache.cache_of(side)) == 2
     assert stats()["live_executors"] == baseline["live_executors"] + 3
     side.close()
-    assert len(side.launch_cache) == 0
+    assert len(_launch_cache.cache_of(side)) == 0
     assert stats()["live_executors"] == baseline["live_executors"] + 1
     free(*device, result)
 
@@ -368,7 +368,7 @@ def test_empty_cache_releases_every_cached_launch(baseline):
     aclnn_py.synchronize()
     aclnn_py.empty_cache()
     after = stats()
-    assert len(default_cache()) == 0 and len(side.launch_cache) == 0
+    assert len(default_cache()) == 0 and len(_launch_cache.cache_of(side)) == 0
     for key in ("live_executors", "live_tensors", "live_device_bytes"):
         assert after[key] == baseline[key], key
     side.close()
@@ -492,12 +492,12 @@ def test_forward_repeats_keep_one_executor(baseline, reduction):
 def test_a_small_capacity_keeps_the_most_recent_signatures():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _runtime
+        from aclnn_py import _launch_cache, _runtime
         ones = [aclnn_py.to_device(np.ones(n, np.float32)) for n in (2, 3, 4)]
         for array in ones:
             assert float(aclnn_py.mse_loss(array, 0.5, "sum").numpy()) == 0.25 * array.size
         aclnn_py.synchronize()
-        cache = _runtime.current_stream().launch_cache
+        cache = _launch_cache.cache_of(_runtime.current_stream())
         print(aclnn_py.emulator.stats()["live_executors"], len(cache))
         aclnn_py.emulator.inject_fault("aclnnMseLossGetWorkspaceSize", 161002)
         print(float(aclnn_py.mse_loss(ones[2], 0.5, "sum").numpy()))
@@ -513,13 +513,13 @@ def test_a_small_capacity_keeps_the_most_recent_signatures():
 def test_a_capacity_of_zero_caches_nothing():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _runtime
+        from aclnn_py import _launch_cache, _runtime
         x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
         ones = aclnn_py.to_device(np.ones(4, np.float32))
         for _ in range(3):
             print(aclnn_py.mse_loss_backward(ones, x, ones, "none").numpy().tolist())
         aclnn_py.synchronize()
-        cache = _runtime.current_stream().launch_cache
+        cache = _launch_cache.cache_of(_runtime.current_stream())
         print(aclnn_py.emulator.stats()["live_executors"], len(cache))
         aclnn_py.emulator.inject_fault("aclnnMseLossBackwardGetWorkspaceSize", 161002)
         try:
