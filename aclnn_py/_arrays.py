@@ -184,10 +184,16 @@ class DeviceArray:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def free(self) -> None:
-        """Give the device memory back now (after pending work on it). Safe to call twice."""
-        if not self.buffer.freed:
+        """Give the device memory back now (after pending work on it). Safe to call twice.
+
+        The array is refused by launches first, then the work queued on it is waited
+        for, then the memory goes: a launch racing this free in another thread is either
+        refused or waited for."""
+        buffer = self.buffer
+        if not buffer.freed:
+            buffer.retire()
             self.synchronize()
-        self.buffer.free()
+        buffer.free()
 
     def copy(self) -> DeviceArray:
         """An independent device copy (same device, layout and contents), made once the

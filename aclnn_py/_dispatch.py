@@ -290,7 +290,9 @@ class Plan:
         bound = self._arrays
         if arrays or named:
             bound = self._rebound(arrays, named)
-        launcher.launch(self.stream, bound)
+        stream = self.stream
+        activate(stream.device)  # any thread may run a plan
+        launcher.launch(stream, bound)
         self._arrays = bound
         return bound[-1]
 
@@ -315,6 +317,7 @@ class Plan:
         Safe to call twice."""
         launcher, self._launcher = self._launcher, None
         if launcher is not None:
+            launcher.retire()  # a run racing this close is refused or waited for below
             self.stream.synchronize()
             launcher.close()
 

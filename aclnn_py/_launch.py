@@ -71,23 +71,24 @@ class RepeatableLaunch:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that)."""
         with self._lock:
-            handle = self._handle
-            if handle is None:
+            if self._handle is None:
                 raise ValueError(f"{self.operator}: this launch was closed")
-            if stream.closed:
-                raise ValueError("stream is closed: work cannot be queued on it")
             for array in arrays:
                 other = array.stream
                 if other is not None and other is not stream:
                     array.synchronize()
-            addresses = self._addresses
-            for index, array in enumerate(arrays):
-                if array.buffer.pointer is not addresses[index]:
-                    self._rebind(index, array)
             for array in arrays:
                 array.stream = stream
-            stream.queue((self, arrays), self._launch, self._workspace_pointer,
-                         self._workspace_size, handle, stream.handle)
+            stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
+
+    def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
+        """Rebind what changed, then launch; runs under the stream's hold lock, so an
+        array freed by another thread is either refused here or waited for by its free."""
+        addresses = self._addresses
+        for index, array in enumerate(arrays):
+            if array.buffer.pointer is not addresses[index]:
+                self._rebind(index, array)
+        self._launch(self._workspace_pointer, self._workspace_size, self._handle, stream_handle)
 
     def _rebind(self, index: int, array: DeviceArray) -> None:
         array.require_live(self.names[index])
@@ -101,9 +102,14 @@ class RepeatableLaunch:
             ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
         addresses[index] = pointer
 
+    def retire(self) -> None:
+        """Refuse launches from now on (a launch in progress finishes first)."""
+        with self._lock:
+            self._handle = None
+
     def close(self) -> None:
-        """Release the executor, workspace and aclTensors now; the caller has made sure
-        no queued work uses them. Safe to call twice."""
+        """Retire, then release the executor, workspace and aclTensors now; the caller
+        has made sure no queued work uses them. Safe to call twice."""
         with self._lock:
             self._handle = None
             self._release()

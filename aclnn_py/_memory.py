@@ -215,6 +215,11 @@ class DeviceBuffer:
         target = ll.host_pointer(array, writable=True)
         ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
 
+    def retire(self) -> None:
+        """Refuse the buffer to launches from now on; the memory stays until :meth:`free`."""
+        self.freed = True
+        self.pointer = None
+
     def free(self) -> None:
         """Give the memory back now; the caller makes sure no queued work uses it.
         Safe to call twice; raises AclError if CANN refuses (the block then stays with

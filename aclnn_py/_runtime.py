@@ -214,33 +214,40 @@ class Stream:
         the closed-check and the wait.
         """
         with self._state_lock:
-            if self._closed:  # closing waited for its work
-                return
-            activate(self.device)
-            mark = self.queued_mark()
-            try:
-                ll.synchronize_stream(self.handle)
-            except AclError:  # a failed sync ends the queued work too: nothing to keep for it
-                self.release_queued(mark)
-                raise
-            # Not in a `finally`: an interrupt may have come before the wait, and then the
-            # work is still queued. What stays held goes at the next synchronisation.
+            if not self._closed:  # closing waited for its work
+                self._wait()
+
+    def _wait(self) -> None:
+        activate(self.device)
+        mark = self.queued_mark()
+        try:
+            ll.synchronize_stream(self.handle)
+        except AclError:  # a failed sync ends the queued work too: nothing to keep for it
             self.release_queued(mark)
+            raise
+        # Not in a `finally`: an interrupt may have come before the wait, and then the
+        # work is still queued. What stays held goes at the next synchronisation.
+        self.release_queued(mark)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
         until a synchronisation that began after the work was queued.
 
         Holding and launching happen under the lock that synchronisations take their
-        mark under, so no synchronisation can count the hold without the work; the hold
-        comes first, so an interrupt never leaves queued work unheld.
+        mark under (and that closing takes to mark the stream closed), so no
+        synchronisation can count the hold without the work, and nothing is queued on
+        a closing stream. The hold comes first, so an interrupt never leaves queued
+        work unheld. ``launch`` raises ValueError or AclError only before its work is
+        queued; the hold is then dropped.
         """
         with self._keepalive_lock:
+            if self._closed:
+                raise ValueError("stream is closed: work cannot be queued on it")
             keepalive = self._keepalive
             keepalive.append(hold)
             try:
                 launch(*arguments)
-            except AclError:  # CANN refused: nothing was queued, nothing needs holding
+            except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
                 raise
 
@@ -272,16 +279,18 @@ class Stream:
         with self._state_lock:
             if self._closed:
                 return
-            try:
-                self.synchronize()  # CANN's doc: synchronise before aclrtDestroyStream
-            finally:
+            with self._keepalive_lock:  # from here on nothing more is queued
                 self._closed = True
+            try:
+                self._wait()  # CANN's doc: synchronise before aclrtDestroyStream
+            finally:
                 if self._finalizer.detach() is not None:
                     activate(self.device)
                     try:
                         ll.destroy_stream(self.handle)
                     finally:
-                        self._keepalive.clear()
+                        with self._keepalive_lock:
+                            self._keepalive.clear()
                         release_caches(self)
 
     destroy = close
@@ -411,8 +420,13 @@ class Event:
         self.handle = ll.create_event(cell)
 
     def record(self, stream: Stream | None = None) -> Event:
-        """Mark the current end of ``stream``'s queued work."""
-        ll.record_event(self.handle, resolve_stream(stream).handle)
+        """Mark the current end of ``stream``'s queued work (a stream of the event's
+        device; default: that device's current stream)."""
+        stream = current_stream(self.device) if stream is None else resolve_stream(stream)
+        if stream.device != self.device:
+            raise ValueError(f"stream is on device {stream.device} but the event is on "
+                             f"device {self.device}")
+        ll.record_event(self.handle, stream.handle)
         return self
 
     def synchronize(self) -> None:

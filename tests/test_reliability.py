@@ -369,3 +369,110 @@ def test_device_objects_refuse_pickling_and_arrays_deep_copy_to_independent_arra
     plan.close()
     stream.close()
     event.close()
+
+
+# ---- races found by an adversarial pass: each pins its interleaving with a pause ---------
+
+
+def _paused_queue(stream: aclnn_py.Stream):
+    """Make ``stream.queue`` (where a launch is about to be queued) wait until released."""
+    entered, go = threading.Event(), threading.Event()
+    real = stream.queue
+
+    def slow_queue(*arguments):
+        entered.set()
+        go.wait(5)
+        return real(*arguments)
+
+    stream.queue = slow_queue
+    return entered, go
+
+
+def _in_thread(action) -> tuple[threading.Thread, dict]:
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["result"] = action()
+        except Exception as error:  # reported through the box, without its traceback
+            box["error"] = type(error)(str(error))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, box
+
+
+def test_a_launch_racing_the_close_of_its_stream_is_refused():
+    x = up(2.0, (8,))
+    stream = aclnn_py.Stream()
+    aclnn_py.mse_loss(x, x, "none", stream=stream).synchronize()  # cached on `stream`
+    entered, go = _paused_queue(stream)
+    thread, box = _in_thread(lambda: aclnn_py.mse_loss(x, 0.5, "none", stream=stream))
+    assert entered.wait(5)
+    stream.close()  # the launch has passed every earlier check
+    go.set()
+    thread.join()
+    assert isinstance(box.get("error"), ValueError), box
+    assert "stream is closed" in str(box["error"])
+
+
+def test_an_array_freed_while_a_launch_on_it_is_being_queued_is_refused():
+    x, y = up(2.0, (8,)), up(1.0, (8,))
+    stream = aclnn_py.Stream()
+    aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()
+    entered, go = _paused_queue(stream)
+    thread, box = _in_thread(lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
+    assert entered.wait(5)
+    x.free()  # the launch passed its liveness check before this
+    reused = [up(-1.0, (8,)) for _ in range(3)]
+    go.set()
+    thread.join()
+    assert isinstance(box.get("error"), ValueError), box
+    assert "x is a DeviceArray that was freed" in str(box["error"])
+    stream.close()
+    del reused
+
+
+def test_closing_a_plan_while_another_thread_runs_it_never_frees_what_the_run_uses():
+    n = 1024
+    x0, x1 = up(0.0, (n,)), up(3.0, (n,))
+    y = up(5.0, (1,))  # broadcast: the kernel stages y in its workspace
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x0, y, "none", stream=stream)
+    entered, go = _paused_queue(stream)
+    thread, box = _in_thread(lambda: plan.run(x=x1))
+    assert entered.wait(5)
+    closer, _ = _in_thread(plan.close)
+    closer.join(0.3)  # close() may not finish while the run is being queued
+    go.set()
+    thread.join()
+    closer.join()
+    fresh = aclnn_py.to_device(np.arange(n, dtype=np.float32))  # same size as the workspace
+    stream.close()
+    np.testing.assert_array_equal(fresh.numpy(), np.arange(n, dtype=np.float32))
+    if "result" in box:  # the run won the race: its result is right
+        np.testing.assert_array_equal(box["result"].numpy(), np.full(n, 4.0, np.float32))
+    else:
+        assert isinstance(box["error"], ValueError), box
+
+
+def test_a_plan_runs_from_any_thread():
+    x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
+    with aclnn_py.MseLossBackwardPlan(up(1.0, (4,)), x, up(0.0, (4,)),
+                                      "none") as plan:
+        thread, box = _in_thread(lambda: plan.run().numpy())
+        thread.join()
+    assert "error" not in box, box
+    np.testing.assert_array_equal(box["result"], np.arange(4, dtype=np.float32) * 2)
+
+
+def test_an_event_refuses_a_stream_of_another_device():
+    done = run_python("""
+        import aclnn_py
+        try:
+            aclnn_py.Event(device=0).record(aclnn_py.Stream(device=1))
+        except ValueError as error:
+            print(error)
+    """, {**EMULATOR, "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stream is on device 1 but the event is on device 0"
