@@ -35,6 +35,7 @@ from numpy.testing import assert_allclose  # imported before any interrupt can h
 os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
 
 import aclnn_py  # noqa: E402
+from aclnn_py import _runtime  # noqa: E402
 
 # Must return to their starting values.
 LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
@@ -167,12 +168,16 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
     for key, value in main.items():
         counts[key] += value
     shared.close()
-    aclnn_py.synchronize()
+    # Drain: wait for every stream of the device (streams left open by an interrupted
+    # close or `with` exit hold their last work until then), collect, empty the caches.
+    _runtime.synchronize_device(0)
     gc.collect()
     aclnn_py.empty_cache()
     after = aclnn_py.emulator.stats()
+    stale = getattr(_runtime._thread, "streams", [])
     return {**counts, "seconds": seconds, "threads": threads, "seed": seed,
             "leaked": {key: after[key] - before[key] for key in LIVE_KEYS},
+            "with_streams_left": len(stale),
             "streams_left": {key: after[key] - before[key] for key in REPORTED_KEYS},
             "failures": failures[:5]}
 
