@@ -297,20 +297,9 @@ class Plan:
         return bound[-1]
 
     def _rebound(self, arrays: tuple[Any, ...], named: dict[str, Any]) -> tuple[Any, ...]:
-        names = self.spec.names
-        if len(arrays) > len(names):
-            raise TypeError(f"run() takes at most {len(names)} arrays ({', '.join(names)}), "
-                            f"got {len(arrays)}")
-        given = dict(zip(names, arrays))
-        for name, array in named.items():
-            if name not in names:
-                raise TypeError(f"run() got an unexpected argument {name!r}; it takes "
-                                f"{', '.join(names)}")
-            if name in given and given[name] is not None:
-                raise TypeError(f"run() got {name!r} twice")
-            given[name] = array
+        given = _arguments("run()", self.spec.names, arrays, named)
         return tuple(bound if given.get(name) is None else _like(name, given[name], bound)
-                     for name, bound in zip(names, self._arrays))
+                     for name, bound in zip(self.spec.names, self._arrays))
 
     def close(self) -> None:
         """Wait for the plan's work, then destroy the executor and release the workspace.
@@ -332,24 +321,31 @@ class Plan:
                         "executor and device memory of this process")
 
 
-def _bind(spec: OperatorSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
-          ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """Positional and keyword arguments of a plan, as (inputs, attribute values)."""
-    names = (*spec.inputs, *(a.name for a in spec.attributes))
+def _arguments(caller: str, names: tuple[str, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Positional and keyword arguments matched to ``names``, as Python matches them."""
     if len(args) > len(names):
-        raise TypeError(f"{spec.function} takes {len(names)} arguments ({', '.join(names)}), "
+        raise TypeError(f"{caller} takes at most {len(names)} arguments ({', '.join(names)}), "
                         f"got {len(args)}")
     values = dict(zip(names, args))
     for name, value in kwargs.items():
         if name not in names:
-            raise TypeError(f"unexpected argument {name!r}; {spec.function} takes "
+            raise TypeError(f"{caller} got an unexpected argument {name!r}; it takes "
                             f"{', '.join(names)}")
-        if name in values:
-            raise TypeError(f"{name!r} given twice")
+        if values.get(name) is not None:
+            raise TypeError(f"{caller} got {name!r} twice")
         values[name] = value
+    return values
+
+
+def _bind(spec: OperatorSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+          ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A plan's arguments, as (inputs, attribute values)."""
+    values = _arguments(spec.function, (*spec.inputs, *(a.name for a in spec.attributes)),
+                        args, kwargs)
     missing = [name for name in spec.inputs if name not in values]
     if missing:
-        raise TypeError(f"missing {', '.join(missing)}")
+        raise TypeError(f"{spec.function} is missing {', '.join(missing)}")
     return (tuple(values[name] for name in spec.inputs),
             tuple(values.get(a.name, a.default) for a in spec.attributes))
 
