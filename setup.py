@@ -32,7 +32,9 @@ NATIVE_SRC = HERE / "native"
 EMULATOR_LIBRARIES = [
     ("libascendcl.so", ["runtime.c"], []),
     ("libnnopbase.so", ["meta.c"], ["ascendcl"]),
-    ("libopapi.so", ["ops.c"], ["nnopbase", "ascendcl"]),
+    ("libopapi.so", ["ops_core.c", "ops_registry.c", "op_mse_loss_backward.c", "op_mse_loss.c",
+                     "op_l1_loss.c", "op_l1_loss_backward.c", "op_smooth_l1_loss.c",
+                     "op_smooth_l1_loss_backward.c", "op_add.c"], ["nnopbase", "ascendcl"]),
 ]
 
 

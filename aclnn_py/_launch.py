@@ -27,15 +27,18 @@ from typing import Any
 from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
-from ._runtime import AclTensor, Executor, Stream
+from ._runtime import AclScalar, AclTensor, Executor, Stream
 from ._specs import OperatorSpec
+
+# aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
+_SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 
 
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output), kept
     for relaunching on any stream of the arrays' device."""
 
-    __slots__ = ("operator", "names", "_tensors", "_executor", "_handle", "_launch",
+    __slots__ = ("operator", "names", "_tensors", "_scalars", "_executor", "_handle", "_launch",
                  "_workspace", "_workspace_pointer", "_workspace_size", "_addresses", "_lock",
                  "__weakref__")
 
@@ -45,13 +48,21 @@ class RepeatableLaunch:
         self.names = spec.names
         self._lock = threading.Lock()
         self._tensors: list[AclTensor] = []
+        self._scalars: list[AclScalar] = []
         self._handle = None
         try:
             for array in arrays:
                 self._tensors.append(array.tensor(spec.min_cann_rank))
             handles = [tensor.handle for tensor in self._tensors]
-            self._executor = Executor(spec.cann, *handles[:-1], *c_attributes, handles[-1],
-                                      keepalive=tuple(self._tensors))
+            arguments = []
+            for attribute, value in zip(spec.attributes, c_attributes):
+                if attribute.c_type == "const aclScalar *":
+                    scalar = AclScalar(value, _SCALAR_DTYPE)
+                    self._scalars.append(scalar)
+                    value = scalar.handle
+                arguments.append(value)
+            self._executor = Executor(spec.cann, *handles[:-1], *arguments, handles[-1],
+                                      keepalive=(*self._tensors, *self._scalars))
             self._executor.make_repeatable()
             self._workspace = DeviceBuffer(self._executor.workspace_size, device)
         except BaseException:
@@ -121,8 +132,8 @@ class RepeatableLaunch:
         workspace = getattr(self, "_workspace", None)
         if workspace is not None:
             workspace.free()
-        for tensor in self._tensors:
-            tensor.destroy()
+        for handle in (*self._tensors, *self._scalars):
+            handle.destroy()
 
     def __reduce__(self):
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")

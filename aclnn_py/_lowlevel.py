@@ -322,6 +322,17 @@ def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
     return owned.handle
 
 
+def create_owned_scalar(owned: Any, value: float, dtype: int) -> Any:
+    """aclCreateScalar of ``value`` as ``dtype`` (ACL_FLOAT or ACL_DOUBLE), stored straight
+    into ``owned`` (an empty ``aclpyHandle``) by the host library."""
+    storage = ffi.new("double *" if dtype == constant("ACL_DOUBLE") else "float *", value)
+    made = host().aclpyCreateScalar(owned, META.aclCreateScalar, storage, dtype)
+    if not made:
+        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateScalar",
+                                   recent_error_message())
+    return owned.handle
+
+
 def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
@@ -340,6 +351,25 @@ def set_input_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> 
 
 def set_output_tensor_addr(executor: Any, index: int, tensor: Any, data: Any) -> None:
     check(META.aclSetOutputTensorAddr(executor, index, tensor, data), "aclSetOutputTensorAddr")
+
+
+def create_scalar(value: Any, dtype: int) -> Any:
+    """aclCreateScalar: ``value`` is a C pointer to one host value of ``dtype``; CANN copies it."""
+    return check_created(META.aclCreateScalar(value, dtype), "aclCreateScalar")
+
+
+def destroy_scalar(scalar: Any) -> None:
+    check(META.aclDestroyScalar(scalar), "aclDestroyScalar")
+
+
+def create_int_array(values: tuple[int, ...]) -> Any:
+    """aclCreateIntArray of ``values`` (CANN copies them)."""
+    array = ffi.new("int64_t[]", values) if values else NULL
+    return check_created(META.aclCreateIntArray(array, len(values)), "aclCreateIntArray")
+
+
+def destroy_int_array(array: Any) -> None:
+    check(META.aclDestroyIntArray(array), "aclDestroyIntArray")
 
 
 # ---- operators (the two-phase aclnn call) ----------------------------------
@@ -384,10 +414,19 @@ def operator_launcher(operator: str) -> Any:
 HOST_LIBRARY = Path(__file__).resolve().parent / "_native" / "libaclnn_py_host.so"
 HANDLE_TENSOR = 1
 HANDLE_EXECUTOR = 2
+HANDLE_SCALAR = 3
 
 _host: Any = None
 _new_block: Any = None
 _new_handle: Any = None
+
+
+def _optional(library: _Library, name: str) -> Any:
+    """``library.name``, or NULL when the installed CANN lacks it."""
+    try:
+        return getattr(library, name)
+    except UnavailableError:
+        return NULL
 
 
 def host() -> Any:
@@ -401,7 +440,8 @@ def host() -> Any:
         except OSError as error:
             raise ImportError(f"aclnn_py's host library {HOST_LIBRARY} is missing or broken "
                               f"({error}); reinstall aclnn_py") from None
-        library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor)
+        library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor,
+                                      _optional(META, "aclDestroyScalar"))
         _new_block = ffi.new_allocator(library.aclpyBlockNew, library.aclpyBlockDelete,
                                        should_clear_after_alloc=False)
         _new_handle = ffi.new_allocator(library.aclpyHandleNew, library.aclpyHandleDelete,

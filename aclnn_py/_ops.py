@@ -11,7 +11,16 @@ from typing import Any
 
 from ._dispatch import ArrayLike, Plan, call
 from ._runtime import Stream
-from ._specs import MSE_LOSS, MSE_LOSS_BACKWARD, ReductionLike
+from ._specs import (
+    ADD,
+    L1_LOSS,
+    L1_LOSS_BACKWARD,
+    MSE_LOSS,
+    MSE_LOSS_BACKWARD,
+    SMOOTH_L1_LOSS,
+    SMOOTH_L1_LOSS_BACKWARD,
+    ReductionLike,
+)
 
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
@@ -112,3 +121,97 @@ class MseLossPlan(Plan):
     ``MseLossPlan(x, y, reduction="mean", *, out=None, stream=None)``."""
 
     spec = MSE_LOSS
+
+
+def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
+            out: Any = None, stream: Stream | None = None) -> Any:
+    """Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
+
+    ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
+    size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
+    broadcasting, ``out``, ``stream``, results and errors as for :func:`mse_loss`.
+    """
+    return call(L1_LOSS, (x, y), (reduction,), out, stream)
+
+
+def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                     reduction: ReductionLike = "mean", *, out: Any = None,
+                     stream: Stream | None = None) -> Any:
+    """Gradient of the L1 loss with respect to ``x`` (``aclnnL1LossBackward``).
+
+    ``grad * sign(x - y)`` (``sign(0) = 0``), divided for ``reduction="mean"`` by the
+    number of elements of the result (the broadcast shape), as CANN documents it.
+    ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
+    CANN does. Other arguments, results and errors as for :func:`mse_loss_backward`.
+    """
+    return call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
+
+
+def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
+                   beta: float = 1.0, out: Any = None, stream: Stream | None = None) -> Any:
+    """Smooth L1 loss (``aclnnSmoothL1Loss``), as PyTorch defines it with ``beta``.
+
+    With ``d = x - y``: ``0.5 * d**2 / beta`` where ``|d| < beta``, else
+    ``|d| - 0.5 * beta``; ``beta=0`` is the L1 loss. ``beta`` is a finite number >= 0,
+    passed to CANN as a C ``float``. Reductions, dtypes and the rest as for
+    :func:`l1_loss`.
+    """
+    return call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream)
+
+
+def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                            reduction: ReductionLike = "mean", *, beta: float = 1.0,
+                            out: Any = None, stream: Stream | None = None) -> Any:
+    """Gradient of :func:`smooth_l1_loss` with respect to ``x``
+    (``aclnnSmoothL1LossBackward``).
+
+    ``grad * d / beta`` where ``|d| < beta``, else ``grad * sign(d)``, broadcast, divided
+    for ``reduction="mean"`` by ``x.size`` (CANN's kernels and PyTorch divide by the input's
+    element count, not the broadcast size, unlike :func:`l1_loss_backward`). Arguments as
+    for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
+    """
+    return call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out, stream)
+
+
+def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Any = None,
+        stream: Stream | None = None) -> Any:
+    """``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
+
+    ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
+    number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, results and
+    errors as for :func:`mse_loss`.
+    """
+    return call(ADD, (x, y), (alpha,), out, stream)
+
+
+class L1LossPlan(Plan):
+    """A reusable ``aclnnL1Loss``: ``L1LossPlan(x, y, reduction="mean", *, out, stream)``."""
+
+    spec = L1_LOSS
+
+
+class L1LossBackwardPlan(Plan):
+    """A reusable ``aclnnL1LossBackward``:
+    ``L1LossBackwardPlan(grad, x, y, reduction="mean", *, out, stream)``."""
+
+    spec = L1_LOSS_BACKWARD
+
+
+class SmoothL1LossPlan(Plan):
+    """A reusable ``aclnnSmoothL1Loss``:
+    ``SmoothL1LossPlan(x, y, reduction="mean", beta=1.0, *, out, stream)``."""
+
+    spec = SMOOTH_L1_LOSS
+
+
+class SmoothL1LossBackwardPlan(Plan):
+    """A reusable ``aclnnSmoothL1LossBackward``:
+    ``SmoothL1LossBackwardPlan(grad, x, y, reduction="mean", beta=1.0, *, out, stream)``."""
+
+    spec = SMOOTH_L1_LOSS_BACKWARD
+
+
+class AddPlan(Plan):
+    """A reusable ``aclnnAdd``: ``AddPlan(x, y, alpha=1, *, out, stream)``."""
+
+    spec = ADD

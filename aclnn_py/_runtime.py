@@ -486,6 +486,21 @@ class AclTensor:
         self.destroy()
 
 
+class AclScalar:
+    """Owns one ``aclScalar`` (a host value CANN copies at creation), destroyed in C
+    when the object is collected without :meth:`destroy`."""
+
+    __slots__ = ("handle", "_owned")
+
+    def __init__(self, value: float, acl_dtype: int) -> None:
+        owned = self._owned = ll.new_handle(ll.HANDLE_SCALAR)
+        self.handle = ll.create_owned_scalar(owned, value, acl_dtype)
+
+    def destroy(self) -> None:
+        """Release the scalar now. Safe to call twice."""
+        ll.handle_release(self._owned, "aclDestroyScalar")
+
+
 # ---- executors (the two-phase aclnn call) ----------------------------------
 
 

@@ -180,5 +180,32 @@ MSE_LOSS = OperatorSpec(
     same_dtype=False, reduces=True, mean_divisor="the broadcast size",
     reference="ops-nn loss/mse_loss/docs/aclnnMseLoss.md")
 
+L1_LOSS = OperatorSpec(
+    "l1_loss", "aclnnL1Loss", ("x", "y"), (REDUCTION,), numbers=("y",), like="x",
+    same_dtype=False, reduces=True, mean_divisor="the broadcast size",
+    reference="ops-nn loss/lp_loss/docs/aclnnL1Loss.md")
+
+L1_LOSS_BACKWARD = OperatorSpec(
+    "l1_loss_backward", "aclnnL1LossBackward", ("grad", "x", "y"), (REDUCTION,),
+    numbers=("grad", "y"), like="x", same_dtype=False,
+    mean_divisor="the broadcast size (the result's elements)",
+    reference="ops-nn loss/l1_loss_grad/docs/aclnnL1LossBackward.md")
+
+SMOOTH_L1_LOSS = OperatorSpec(
+    "smooth_l1_loss", "aclnnSmoothL1Loss", ("x", "y"), (REDUCTION, BETA), numbers=("y",),
+    like="x", same_dtype=False, reduces=True, mean_divisor="the broadcast size",
+    reference="ops-nn loss/smooth_l1_loss_v2/docs/aclnnSmoothL1Loss.md")
+
+SMOOTH_L1_LOSS_BACKWARD = OperatorSpec(
+    "smooth_l1_loss_backward", "aclnnSmoothL1LossBackward", ("grad", "x", "y"),
+    (REDUCTION, BETA), numbers=("grad", "y"), like="x", same_dtype=False,
+    mean_divisor="x.size",
+    reference="ops-nn loss/smooth_l1_loss_grad_v2/docs/aclnnSmoothL1LossBackward.md")
+
+ADD = OperatorSpec(
+    "add", "aclnnAdd", ("x", "y"), (ALPHA,), numbers=("y",), like="x", same_dtype=False,
+    reference="ops-math math/add/docs/aclnnAdd&aclnnInplaceAdd.md")
+
 SPECS: Mapping[str, OperatorSpec] = {spec.function: spec for spec in (
-    MSE_LOSS_BACKWARD, MSE_LOSS)}
+    MSE_LOSS_BACKWARD, MSE_LOSS, L1_LOSS, L1_LOSS_BACKWARD, SMOOTH_L1_LOSS,
+    SMOOTH_L1_LOSS_BACKWARD, ADD)}

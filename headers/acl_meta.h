@@ -13,6 +13,8 @@
 typedef int32_t aclnnStatus;
 typedef struct aclTensor aclTensor;
 typedef struct aclOpExecutor aclOpExecutor;
+typedef struct aclScalar aclScalar;
+typedef struct aclIntArray aclIntArray;
 
 /* aclnnStatus codes (op_errno.h, where they are #defines). */
 typedef enum {
@@ -53,6 +55,17 @@ aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
 aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
 aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
+
+/*
+ * Scalars and integer arrays (acl_meta.h): host values, copied at creation (opbase
+ * src/nnopbase/common/api/acl_op_api.cpp; docs/en/api/nnopbase/aclnn/aclCreateScalar.md,
+ * aclCreateIntArray.md, aclDestroyScalar.md, aclDestroyIntArray.md). The creators return NULL
+ * on failure; the destroyers accept NULL.
+ */
+aclScalar *aclCreateScalar(void *value, aclDataType dataType);
+aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
+aclnnStatus aclDestroyScalar(const aclScalar *scalar);
+aclnnStatus aclDestroyIntArray(const aclIntArray *array);
 
 /* Executors (acl_meta.h) */
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);

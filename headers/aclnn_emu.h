@@ -25,6 +25,8 @@ typedef struct {
     int64_t kernels_executed;
     int64_t quarantined_allocations; /* freed device blocks whose addresses are not handed out yet */
     int64_t quarantined_bytes;   /* their requested bytes (not counted as used device memory) */
+    int64_t live_scalars;        /* aclScalar objects not yet destroyed */
+    int64_t live_int_arrays;     /* aclIntArray objects not yet destroyed */
 } aclemuStats;
 
 /* Fill *stats. Returns 0, or 100000 when stats is NULL. */

@@ -84,14 +84,15 @@ void aclpyPoolAbandon(aclpyPool *pool);
 /* ---- CANN handles that need no device context to destroy ---- */
 
 typedef struct {
-    void *handle;         /* aclTensor * or aclOpExecutor *; NULL once destroyed */
-    int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor */
+    void *handle;         /* aclTensor *, aclOpExecutor * or aclScalar *; NULL once destroyed */
+    int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor, 3: aclScalar */
     uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
 } aclpyHandle;
 
 /* The destroy functions of the loaded libraries; call once before any handle. */
 void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
-                           int32_t (*destroy_executor)(aclOpExecutor *));
+                           int32_t (*destroy_executor)(aclOpExecutor *),
+                           int32_t (*destroy_scalar)(const aclScalar *));
 
 /* The current handle generation: store it in each new aclpyHandle. */
 uint64_t aclpyHandlesGeneration(void);
@@ -109,6 +110,13 @@ int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
                           const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
                           const int64_t *stride, int64_t offset, aclFormat format,
                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
+
+typedef aclScalar *(*aclpyCreateScalarFunction)(void *, aclDataType);
+
+/* Call `create` (the loaded aclCreateScalar) on the value at `value` of `dataType` and store
+   the scalar straight into the empty `owned`. Returns 1, or 0 when `create` gave NULL. */
+int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction create, void *value,
+                          aclDataType dataType);
 
 /* Allocator pair for cffi's new_allocator: the delete destroys a handle still held. */
 void *aclpyHandleNew(size_t size);

@@ -268,18 +268,21 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
 
 /* ---- handles ---- */
 
-enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2 };
+enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2, HANDLE_SCALAR = 3 };
 
 static int32_t (*g_destroy_tensor)(const aclTensor *);
 static int32_t (*g_destroy_executor)(aclOpExecutor *);
+static int32_t (*g_destroy_scalar)(const aclScalar *);
 static uint64_t g_handle_generation = 1;
 static uint64_t g_failed_deletes;
 
 EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
-                                  int32_t (*destroy_executor)(aclOpExecutor *))
+                                  int32_t (*destroy_executor)(aclOpExecutor *),
+                                  int32_t (*destroy_scalar)(const aclScalar *))
 {
     __atomic_store_n(&g_destroy_tensor, destroy_tensor, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_executor, destroy_executor, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_destroy_scalar, destroy_scalar, __ATOMIC_RELEASE);
 }
 
 EXPORT uint64_t aclpyHandlesGeneration(void)
@@ -291,6 +294,10 @@ static int32_t handle_destroy(int32_t kind, void *handle)
 {
     if (kind == HANDLE_TENSOR) {
         int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : ACL_SUCCESS;
+    }
+    if (kind == HANDLE_SCALAR) {
+        int32_t (*destroy)(const aclScalar *) = __atomic_load_n(&g_destroy_scalar, __ATOMIC_ACQUIRE);
         return destroy ? destroy(handle) : ACL_SUCCESS;
     }
     int32_t (*destroy)(aclOpExecutor *) = __atomic_load_n(&g_destroy_executor, __ATOMIC_ACQUIRE);
@@ -321,6 +328,18 @@ EXPORT int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction c
     owned->kind = HANDLE_TENSOR;
     owned->generation = aclpyHandlesGeneration();
     __atomic_store_n(&owned->handle, tensor, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction create, void *value,
+                                 aclDataType dataType)
+{
+    aclScalar *scalar = create(value, dataType);
+    if (!scalar)
+        return 0;
+    owned->kind = HANDLE_SCALAR;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, scalar, __ATOMIC_RELEASE);
     return 1;
 }
 

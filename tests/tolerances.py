@@ -61,14 +61,78 @@ def golden_backward(grad: Any, x: Any, y: Any, reduction: str | int) -> np.ndarr
 
 def golden_loss(x: Any, y: Any, reduction: str | int) -> np.ndarray:
     """``(x - y) ** 2`` in float64 over the broadcast shape; its mean (NaN if empty) or sum."""
-    a, b = as_float64(x), as_float64(y)
     with np.errstate(all="ignore"):
-        squared = (a - b) ** 2
-        if reduction in ("none", 0):
-            return squared
-        if reduction in ("sum", 2):
-            return np.asarray(squared.sum())
-        return np.asarray(squared.mean() if squared.size else np.nan)
+        return _reduce((as_float64(x) - as_float64(y)) ** 2, reduction)
+
+
+def _reduce(values: np.ndarray, reduction: str | int) -> np.ndarray:
+    """``values`` as they are ("none"), their mean (NaN if empty) or sum, in float64."""
+    if reduction in ("none", 0):
+        return values
+    if reduction in ("sum", 2):
+        return np.asarray(values.sum())
+    return np.asarray(values.mean() if values.size else np.nan)
+
+
+def _mean_over_result(values: np.ndarray, reduction: str | int) -> np.ndarray:
+    """A backward's ``values`` divided for "mean" by the result's element count."""
+    if reduction in ("mean", 1) and values.size:
+        return values / values.size
+    return values
+
+
+def golden_l1_loss(x: Any, y: Any, reduction: str | int) -> np.ndarray:
+    """``|x - y|`` over the broadcast shape; its mean (NaN if empty) or sum."""
+    with np.errstate(all="ignore"):
+        return _reduce(np.abs(as_float64(x) - as_float64(y)), reduction)
+
+
+def golden_l1_loss_backward(grad: Any, x: Any, y: Any, reduction: str | int) -> np.ndarray:
+    """``grad * sign(x - y)`` broadcast; ÷ the result's element count for "mean"."""
+    with np.errstate(all="ignore"):
+        values = as_float64(grad) * np.sign(as_float64(x) - as_float64(y))
+        return _mean_over_result(values, reduction)
+
+
+def golden_smooth_l1_loss(x: Any, y: Any, reduction: str | int, beta: float = 1.0
+                          ) -> np.ndarray:
+    """PyTorch's smooth L1: ``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - beta/2``."""
+    with np.errstate(all="ignore"):
+        d = as_float64(x) - as_float64(y)
+        if beta == 0:
+            return _reduce(np.abs(d), reduction)
+        values = np.where(np.abs(d) < beta, 0.5 * d * d / beta, np.abs(d) - 0.5 * beta)
+        return _reduce(values, reduction)
+
+
+def golden_smooth_l1_loss_backward(grad: Any, x: Any, y: Any, reduction: str | int,
+                                   beta: float = 1.0) -> np.ndarray:
+    """``grad * (d / beta if |d| < beta else sign(d))``, broadcast; ÷ ``x.size`` for "mean"
+    (CANN's kernels and PyTorch divide by the input's count, as for MSE)."""
+    with np.errstate(all="ignore"):
+        g, a = as_float64(grad), as_float64(x)
+        d = a - as_float64(y)
+        slope = np.sign(d) if beta == 0 else np.where(np.abs(d) < beta, d / beta, np.sign(d))
+        values = g * slope
+        return values / a.size if reduction in ("mean", 1) and a.size else values
+
+
+def golden_add(x: Any, y: Any, alpha: float = 1) -> np.ndarray:
+    """``x + alpha * y`` in float64, broadcast."""
+    with np.errstate(all="ignore"):
+        return as_float64(x) + alpha * as_float64(y)
+
+
+# The one reference formula of each operator, by its Python function's name.
+GOLDEN = {
+    "mse_loss_backward": golden_backward,
+    "mse_loss": golden_loss,
+    "l1_loss": golden_l1_loss,
+    "l1_loss_backward": golden_l1_loss_backward,
+    "smooth_l1_loss": golden_smooth_l1_loss,
+    "smooth_l1_loss_backward": golden_smooth_l1_loss_backward,
+    "add": golden_add,
+}
 
 
 def rounded(golden: np.ndarray, *dtypes: Any) -> np.ndarray:

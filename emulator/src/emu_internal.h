@@ -5,7 +5,8 @@
  *   libascendcl.so  (runtime.c)  acl*, aclrt* + aclemu* + the emu_ runtime services below;
  *                                holds all runtime state and every counter.
  *   libnnopbase.so  (meta.c)     aclCreateTensor & co, executors, aclnnInit; NEEDED libascendcl.so.
- *   libopapi.so     (ops.c)      aclnnMseLossBackward*, aclnnMseLoss*; NEEDED both.
+ *   libopapi.so     (ops_core.c, ops_registry.c, op_*.c)  the aclnn operators (see ops_core.h:
+ *                                one file per operator, one registry line each); NEEDED both.
  * The libraries are linked with SONAMEs libascendcl.so / libnnopbase.so /
  * libopapi.so and RUNPATH $ORIGIN, so a copy named libacl_rt.so or
  * libopapi_nn.so (CANN >= 8.5 names) shares the one runtime state.
@@ -133,7 +134,10 @@ typedef enum {
     EMU_COUNTER_TENSORS,        /* live aclTensors (meta.c: +1 create, -1 destroy) */
     EMU_COUNTER_EXECUTORS,      /* live executors */
     EMU_COUNTER_LAUNCHES,       /* accepted operator launches */
-    EMU_COUNTER_KERNELS_RUN     /* kernels executed */
+    EMU_COUNTER_KERNELS_RUN,    /* kernels executed */
+    EMU_COUNTER_SCALARS,        /* live aclScalars (meta.c) */
+    EMU_COUNTER_INT_ARRAYS,     /* live aclIntArrays (meta.c) */
+    EMU_COUNTER_COUNT           /* the number of counters */
 } emu_counter;
 
 void emu_counter_add(emu_counter counter, int64_t delta);
@@ -169,8 +173,18 @@ const char *emu_dtype_name(aclDataType dtype);
 /* Number of elements of the view (1 for 0-d, 0 when any dim is 0). */
 int64_t emu_tensor_numel(const aclTensor *t);
 
+/* ---- scalars (aclCreateScalar) ---- */
+
+/*
+ * Whether s is a live aclScalar made by aclCreateScalar (records nothing). If it is,
+ * *value receives the value it copied at creation as a double (bool: 0 or 1; complex:
+ * the real part; 64-bit integers beyond 2^53 rounded) and *dtype its dtype. Either
+ * output may be NULL.
+ */
+bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype);
+
 /* ---- executors ---- */
-/* (ops.c, in libopapi.so, implements the operators over these) */
+/* (libopapi.so, ops_core.c, implements the operators over these) */
 
 /*
  * An operator's executor, made by its phase 1 and run by its phase 2.

@@ -1,19 +1,24 @@
 /*
  * aclnn_py host emulator -- aclnn meta library (built as libnnopbase.so).
  *
- * aclCreateTensor & co, executors (the common part of every operator's phase 2,
- * repeatability and address rebinding) and aclnnInit/aclnnFinalize.
+ * aclCreateTensor & co, aclCreateScalar / aclCreateIntArray, executors (the common
+ * part of every operator's phase 2, repeatability and address rebinding) and
+ * aclnnInit/aclnnFinalize.
  * Sources: hicann/opbase src/nnopbase/common/api/acl_op_api.cpp, op_executor.cpp,
- * docs for aclCreateTensor, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
+ * src/nnopbase/common/utils/common_types.cpp (aclScalar, aclArray constructors),
+ * docs for aclCreateTensor, aclCreateScalar, aclCreateIntArray, aclDestroyScalar,
+ * aclDestroyIntArray, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
  * aclSetInputTensorAddr (summarised in the project's cann-abi-facts.md §6, §7).
  *
- * Locking: one mutex for the registries of live tensors and executors. It is
+ * Locking: one mutex for the registries of live tensors, scalars, integer arrays
+ * and executors. It is
  * never held while calling into libascendcl (emu_fault, emu_counter_add,
  * launch...), so libascendcl may call back in here from a task without any
  * risk of lock-order inversion.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +45,7 @@ typedef struct {
     size_t n;
 } ptr_set;
 
-static ptr_set m_tensors, m_executors;
+static ptr_set m_tensors, m_executors, m_scalars, m_int_arrays;
 
 static size_t ptr_hash(const void *p, size_t mask)
 {
@@ -394,6 +399,213 @@ EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *data
 {
     return get_field("aclGetDataType", tensor, dataType, "dataType", offsetof(aclTensor, dtype),
                      sizeof *dataType);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Scalars and integer arrays                                                */
+/* ------------------------------------------------------------------------- */
+
+#define EMU_SCALAR_MAGIC 0x5343414cu    /* "SCAL" */
+#define EMU_INT_ARRAY_MAGIC 0x49415252u /* "IARR" */
+
+/*
+ * CANN's aclScalar copies the value, read as its dtype, into a union at creation
+ * (common_types.cpp aclScalar::aclScalar(const void *, DataType)); a dtype outside its
+ * list throws and aclCreateScalar returns nullptr. The list below is that list restricted
+ * to the dtypes acl_rt.h declares.
+ */
+struct aclScalar {
+    uint32_t magic;
+    aclDataType dtype;
+    unsigned char bytes[16]; /* the value as given, dtype-sized */
+    double value;            /* the same value as a double (see emu_scalar_read) */
+};
+
+struct aclIntArray {
+    uint32_t magic;
+    uint64_t size;
+    int64_t *values; /* a copy; NULL when size is 0 */
+};
+
+/* fp16 bits -> double (exact). */
+static double half_bits_to_double(uint16_t h)
+{
+    int exp = (h >> 10) & 0x1f;
+    double mant = (double)(h & 0x3ff);
+    double v;
+    if (exp == 0x1f)
+        v = mant != 0.0 ? NAN : INFINITY;
+    else if (exp == 0)
+        v = ldexp(mant, -24);
+    else
+        v = ldexp(mant + 1024.0, exp - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+
+/* The value bytes as a double; false for a dtype CANN's aclScalar does not take. */
+static bool scalar_decode(aclDataType dtype, const void *p, double *out)
+{
+    switch (dtype) {
+    case ACL_FLOAT: { float v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_DOUBLE: { double v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_FLOAT16: { uint16_t v; memcpy(&v, p, sizeof v); *out = half_bits_to_double(v); return true; }
+    case ACL_BF16: {
+        uint16_t h;
+        memcpy(&h, p, sizeof h);
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        *out = f;
+        return true;
+    }
+    case ACL_INT8: { int8_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_UINT8: { uint8_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_INT16: { int16_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_UINT16: { uint16_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_INT32: { int32_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_UINT32: { uint32_t v; memcpy(&v, p, sizeof v); *out = v; return true; }
+    case ACL_INT64: { int64_t v; memcpy(&v, p, sizeof v); *out = (double)v; return true; }
+    case ACL_UINT64: { uint64_t v; memcpy(&v, p, sizeof v); *out = (double)v; return true; }
+    case ACL_BOOL: { uint8_t v; memcpy(&v, p, sizeof v); *out = v != 0 ? 1.0 : 0.0; return true; }
+    case ACL_COMPLEX64: { float v; memcpy(&v, p, sizeof v); *out = v; return true; }   /* real part */
+    case ACL_COMPLEX128: { double v; memcpy(&v, p, sizeof v); *out = v; return true; } /* real part */
+    default: return false;
+    }
+}
+
+EMU_EXPORT aclScalar *aclCreateScalar(void *value, aclDataType dataType)
+{
+    static const char *api = "aclCreateScalar";
+    if (emu_fault(api))
+        return NULL;
+    if (!value) { /* CANN: nullptr, nothing logged */
+        emu_error("%s: value is NULL (a host pointer to the value is required)", api);
+        return NULL;
+    }
+    size_t size = emu_dtype_size(dataType);
+    double decoded;
+    if (size == 0 || size > sizeof ((aclScalar *)NULL)->bytes || !scalar_decode(dataType, value, &decoded)) {
+        emu_error("%s: dataType %d (%s) is not supported for a scalar", api, (int)dataType,
+                  emu_dtype_name(dataType));
+        return NULL;
+    }
+    aclScalar *s = calloc(1, sizeof *s);
+    if (!s) {
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    s->magic = EMU_SCALAR_MAGIC;
+    s->dtype = dataType;
+    memcpy(s->bytes, value, size);
+    s->value = decoded;
+    MLOCK();
+    bool ok = set_add(&m_scalars, s);
+    MUNLOCK();
+    if (!ok) {
+        free(s);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    emu_counter_add(EMU_COUNTER_SCALARS, +1);
+    return s;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyScalar(const aclScalar *scalar)
+{
+    static const char *api = "aclDestroyScalar";
+    EMU_RETURN_IF_FAULT(api);
+    if (!scalar)
+        return ACLNN_SUCCESS;
+    MLOCK();
+    bool live = set_remove(&m_scalars, scalar);
+    MUNLOCK();
+    if (!live) {
+        /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
+        emu_error("%s: scalar %p is not a live aclScalar: it was already destroyed, or was not made by "
+                  "aclCreateScalar", api, (const void *)scalar);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    aclScalar *s = (aclScalar *)scalar;
+    s->magic = 0;
+    free(s);
+    emu_counter_add(EMU_COUNTER_SCALARS, -1);
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype)
+{
+    MLOCK();
+    bool live = set_has(&m_scalars, s);
+    if (live) {
+        if (value)
+            *value = s->value;
+        if (dtype)
+            *dtype = s->dtype;
+    }
+    MUNLOCK();
+    return live;
+}
+
+EMU_EXPORT aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
+{
+    static const char *api = "aclCreateIntArray";
+    if (emu_fault(api))
+        return NULL;
+    if (!value && size > 0) {
+        /* CANN's aclArray constructor makes an empty array here; the emulator refuses the contradiction. */
+        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
+        return NULL;
+    }
+    if (size > SIZE_MAX / sizeof(int64_t)) {
+        emu_error("%s: size %" PRIu64 " is too large", api, size);
+        return NULL;
+    }
+    aclIntArray *a = calloc(1, sizeof *a);
+    int64_t *copy = size > 0 ? malloc((size_t)size * sizeof *copy) : NULL;
+    if (!a || (size > 0 && !copy)) {
+        free(a);
+        free(copy);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    if (size > 0)
+        memcpy(copy, value, (size_t)size * sizeof *copy);
+    a->magic = EMU_INT_ARRAY_MAGIC;
+    a->size = size;
+    a->values = copy;
+    MLOCK();
+    bool ok = set_add(&m_int_arrays, a);
+    MUNLOCK();
+    if (!ok) {
+        free(copy);
+        free(a);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    emu_counter_add(EMU_COUNTER_INT_ARRAYS, +1);
+    return a;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyIntArray(const aclIntArray *array)
+{
+    static const char *api = "aclDestroyIntArray";
+    EMU_RETURN_IF_FAULT(api);
+    if (!array)
+        return ACLNN_SUCCESS;
+    MLOCK();
+    bool live = set_remove(&m_int_arrays, array);
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: array %p is not a live aclIntArray: it was already destroyed, or was not made by "
+                  "aclCreateIntArray", api, (const void *)array);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    aclIntArray *a = (aclIntArray *)array;
+    a->magic = 0;
+    free(a->values);
+    free(a);
+    emu_counter_add(EMU_COUNTER_INT_ARRAYS, -1);
+    return ACLNN_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------- */

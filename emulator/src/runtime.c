@@ -160,7 +160,7 @@ static uint64_t g_poisoned_bytes;    /* requested bytes of the poisoned ones */
 /* counters */
 static int64_t g_live_device_bytes, g_peak_device_bytes;
 static int64_t g_h2d, g_d2h, g_d2d, g_malloc_calls;
-static int64_t g_counters[4]; /* emu_counter */
+static int64_t g_counters[EMU_COUNTER_COUNT]; /* emu_counter */
 
 /* faults: every one armed since the last aclemuClearFaults, fired ones included */
 static aclemuFault *g_faults;
@@ -281,8 +281,9 @@ EMU_EXPORT const char *aclGetRecentErrMsg(void)
 
 /*
  * Every API with a fault point: the CANN functions the three libraries export
- * (runtime.c, meta.c, ops.c), each of which passes its own name to emu_fault,
- * EMU_RETURN_IF_FAULT, sync_fault or emu_executor_fault. aclemuInjectFault
+ * (runtime.c, meta.c, and libopapi.so's operator files), each of which passes its
+ * own name to emu_fault, EMU_RETURN_IF_FAULT, sync_fault or emu_executor_fault
+ * (through ops_phase1 / ops_phase2 for the operators). aclemuInjectFault
  * accepts only these names; the tests check the table against the exports.
  */
 static const char *const g_fault_apis[] = {
@@ -299,12 +300,18 @@ static const char *const g_fault_apis[] = {
     "aclrtGetSocName", "aclrtGetVersion",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
+    "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
     "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
     "aclnnInit", "aclnnFinalize",
     /* libopapi.so */
     "aclnnMseLossBackwardGetWorkspaceSize", "aclnnMseLossBackward",
     "aclnnMseLossGetWorkspaceSize", "aclnnMseLoss",
+    "aclnnL1LossGetWorkspaceSize", "aclnnL1Loss",
+    "aclnnL1LossBackwardGetWorkspaceSize", "aclnnL1LossBackward",
+    "aclnnSmoothL1LossGetWorkspaceSize", "aclnnSmoothL1Loss",
+    "aclnnSmoothL1LossBackwardGetWorkspaceSize", "aclnnSmoothL1LossBackward",
+    "aclnnAddGetWorkspaceSize", "aclnnAdd",
 };
 
 #define EMU_N_FAULT_APIS (sizeof g_fault_apis / sizeof g_fault_apis[0])
@@ -1952,7 +1959,7 @@ EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t 
 /*
  * Large copies are split among threads, like a DMA engine with several channels, so that the
  * emulator's copies keep up with the host: ACLNN_EMU_THREADS (as for the operator kernels in
- * ops.c; default the online cores, at most 16; 1 copies in one piece). Overlapping ranges are
+ * ops_core.c; default the online cores, at most 16; 1 copies in one piece). Overlapping ranges are
  * copied with memmove in one piece.
  */
 #define COPY_SPLIT_MIN ((size_t)8 << 20)
@@ -2353,7 +2360,7 @@ EMU_EXPORT bool emu_soc_supports_bf16(void)
 
 EMU_EXPORT void emu_counter_add(emu_counter counter, int64_t delta)
 {
-    if ((int)counter < 0 || (int)counter >= 4)
+    if ((int)counter < 0 || (int)counter >= EMU_COUNTER_COUNT)
         return;
     LOCK();
     g_counters[counter] += delta;
@@ -2396,6 +2403,8 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     st->kernels_executed = g_counters[EMU_COUNTER_KERNELS_RUN];
     st->quarantined_allocations = (int64_t)g_quarantine.n;
     st->quarantined_bytes = (int64_t)g_quarantine_bytes;
+    st->live_scalars = g_counters[EMU_COUNTER_SCALARS];
+    st->live_int_arrays = g_counters[EMU_COUNTER_INT_ARRAYS];
     UNLOCK();
     return ACL_SUCCESS;
 }

@@ -1,0 +1,163 @@
+/*
+ * aclnnMseLoss in the aclnn_py host emulator (libopapi.so; see ops_core.h).
+ *
+ * Behaviour follows CANN's open-sourced operator API code (hicann/ops-nn):
+ *   aclnn_mse_loss.cpp (loss/mse_loss/op_host/op_api/ or loss/mse_loss/op_api/ by revision),
+ *   loss/mse_loss/docs/aclnnMseLoss.md. Two revisions were read: a 2025 one that broadcasts
+ *   self with target (followed here) and a 2026 one that requires equal self/target shapes.
+ *   level2_base_loss.h (CheckDtypeValidMseLoss, CheckReductionMseLoss, CheckFillScalarLoss)
+ * Check order (CANN): workspaceSize / executor NULL (161001), executor (561101), self/target/out
+ *   NULL (161001); dtype: promote(self, target) in list, then self, target, out each in list
+ *   (161002; list as for aclnnMseLossBackward); reduction (161002); rank self, target <= 8;
+ *   broadcast; reduction 0 -> out == broadcast shape, 1/2 -> out must be 0-d (161002);
+ *   empty input -> none: nothing, mean: out = NaN, sum: out = 0; else Contiguous -> Cast(promoted)
+ *   -> BroadcastTo -> MseLoss -> Cast(out dtype) -> ViewCopy.
+ * Math (golden: PyTorch aten::mse_loss): float32 per element d = self - target, d * d; mean/sum
+ *   summed in double (in fixed blocks and lanes: the same result for every thread count), mean
+ *   divides by the broadcast numel; results rounded (RNE) to the compute dtype, then cast to out's.
+ */
+#include "ops_core.h"
+
+/* MseLoss, reduction none: p[0] result, p[1] self, p[2] target (T): d = self - target, d * d. */
+#define DEF_FWD_NONE_ROW(T, ESZ)                                                              \
+    static void fwd_none_row_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)    \
+    {                                                                                         \
+        char *o = p[0];                                                                       \
+        const char *x = p[1], *y = p[2];                                                      \
+        int64_t j = 0;                                                                        \
+        if (s[0] == (ESZ) && s[1] == (ESZ) && s[2] == (ESZ)) {                                \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                v4f d = vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ));                      \
+                vst_##T(o + j * (ESZ), d * d);                                                \
+            }                                                                                 \
+        }                                                                                     \
+        for (; j < n; j++) {                                                                  \
+            float d = ld_##T(x + j * s[1]) - ld_##T(y + j * s[2]);                            \
+            st_##T(o + j * s[0], d * d);                                                      \
+        }                                                                                     \
+    }
+
+DEF_FWD_NONE_ROW(f32, 4)
+DEF_FWD_NONE_ROW(f16, 2)
+DEF_FWD_NONE_ROW(bf16, 2)
+
+/*
+ * MseLoss, reduction mean/sum (ctx: red_acc): the row piece's squares d * d (float32), in double,
+ * element j into lane j % 4 for the piece's whole groups of 4, lanes added as (0 + 1) + (2 + 3),
+ * then the tail in order; the piece's sum goes to the block's.
+ */
+#define DEF_FWD_REDUCE_ROW(T, ESZ)                                                            \
+    static void fwd_reduce_row_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)  \
+    {                                                                                         \
+        const char *x = p[1], *y = p[2];                                                      \
+        v4d acc = {0.0, 0.0, 0.0, 0.0};                                                       \
+        int64_t j = 0;                                                                        \
+        if (s[1] == (ESZ) && s[2] == (ESZ)) {                                                 \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                v4f d = vld_##T(x + j * (ESZ)) - vld_##T(y + j * (ESZ));                      \
+                acc += __builtin_convertvector(d * d, v4d);                                   \
+            }                                                                                 \
+        } else {                                                                              \
+            for (; j + 4 <= n; j += 4) {                                                      \
+                for (int l = 0; l < 4; l++) {                                                 \
+                    float d = ld_##T(x + (j + l) * s[1]) - ld_##T(y + (j + l) * s[2]);        \
+                    acc[l] += (double)(d * d);                                                \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        double sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);                                   \
+        for (; j < n; j++) {                                                                  \
+            float d = ld_##T(x + j * s[1]) - ld_##T(y + j * s[2]);                            \
+            sum += (double)(d * d);                                                           \
+        }                                                                                     \
+        ((ops_red_acc *)vctx)->sum += sum;                                                    \
+    }
+
+DEF_FWD_REDUCE_ROW(f32, 4)
+DEF_FWD_REDUCE_ROW(f16, 2)
+DEF_FWD_REDUCE_ROW(bf16, 2)
+
+
+static row_fn mse_kernel(const ops_plan *pl)
+{
+    if (pl->reduce)
+        return ops_pick_row(pl->cdt, fwd_reduce_row_f32, fwd_reduce_row_f16, fwd_reduce_row_bf16);
+    return ops_pick_row(pl->cdt, fwd_none_row_f32, fwd_none_row_f16, fwd_none_row_bf16);
+}
+
+static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
+{
+    const aclTensor *self = a->in[0], *target = a->in[1], *out = a->out;
+    const aclTensor *ts[3] = {self, target, out};
+    const char *names[3] = {"self", "target", "out"};
+    ops_dtypes list = ops_float_dtypes();
+    aclnnStatus st;
+    char sa[256], note[160], lst[256];
+
+    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
+        return st;
+
+    /* dtypes: the promoted type, then self, target, out each in the support list */
+    aclDataType p = ops_promote_type(self->dtype, target->dtype);
+    if (!ops_dtype_in(p, list)) {
+        if (p == ACL_DT_UNDEFINED)
+            emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype; supported "
+                      "dtypes: %s",
+                      api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dtypes_str(list, lst, sizeof lst));
+        else
+            emu_error("%s: self dtype %s and target dtype %s promote to %s, which is not supported; supported "
+                      "dtypes: %s%s",
+                      api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dt_name(p),
+                      ops_dtypes_str(list, lst, sizeof lst), ops_bf16_note(p, note, sizeof note));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    for (int i = 0; i < 3; i++)
+        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
+            return st;
+
+    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
+        return st;
+
+    for (int i = 0; i < 2; i++)
+        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
+            return st;
+    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "target", target->dims, target->ndim,
+                                  &pl->bshape)) != ACLNN_SUCCESS)
+        return st;
+    if (a->reduction == 0) {
+        if ((st = ops_check_out_shape(api, "out", out, &pl->bshape)) != ACLNN_SUCCESS)
+            return st;
+    } else if (out->ndim != 0) {
+        ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
+        emu_error("%s: with reduction %" PRId64 " (%s) out must be a 0-dimensional tensor, but its shape is %s",
+                  api, a->reduction, a->reduction == 1 ? "mean" : "sum", sa);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+
+    /* Contiguous -> Cast(promoted) -> BroadcastTo -> MseLoss (promoted dtype) */
+    pl->cdt = p;
+    pl->stage_cast = true;
+    pl->stage_bcast = true;
+    pl->reduce = a->reduction != 0;
+    pl->divisor = ops_shape_numel(&pl->bshape);
+    return ops_plan_body(api, pl, a->in, out);
+}
+
+const ops_desc ops_mse_loss = {
+    .name = "MseLoss",
+    .phase1_api = "aclnnMseLossGetWorkspaceSize",
+    .phase2_api = "aclnnMseLoss",
+    .n_in = 2,
+    .in_names = {"self", "target"},
+    .out_name = "out",
+    .plan = mse_plan,
+    .kernel = mse_kernel,
+};
+
+EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                                    int64_t reduction, aclTensor *out, uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor)
+{
+    ops_args a = {.in = {self, target}, .out = out, .reduction = reduction};
+    return ops_phase1(&ops_mse_loss, &a, workspaceSize, executor);
+}

@@ -1,0 +1,153 @@
+/*
+ * aclnnSmoothL1Loss in the aclnn_py host emulator (libopapi.so; see ops_core.h).
+ *
+ * Behaviour follows CANN's open-sourced code (hicann/ops-nn):
+ *   loss/smooth_l1_loss_v2/op_api/aclnn_smooth_l1_loss.cpp  (phase 1/2, check order)
+ *   loss/smooth_l1_loss_v2/op_api/smooth_l1_loss.cpp        (l0 SmoothL1LossV2: result in the input dtype)
+ *   loss/smooth_l1_loss_v2/op_host/smooth_l1_loss_v2_infershape.cpp (none: the input shape; mean/sum: 0-d)
+ *   loss/smooth_l1_loss_v2/op_kernel/arch35/smooth_l1_loss_v2_dag.h,
+ *   loss/smooth_l1_loss_v2/op_host/arch35/smooth_l1_loss_v2_tiling_arch35.cpp
+ *   loss/smooth_l1_loss_v2/docs/aclnnSmoothL1Loss.md        (formula, dtypes, ranks, codes)
+ * Check order (CANN):
+ *   1. workspaceSize / executor NULL -> 161001; executor -> 561101
+ *   2. self, target, result NULL (in this order)                                -> 161001
+ *   3. self, then target, in {FLOAT, FLOAT16} (+ BF16 on DAV_2201 / regbase: Atlas A2/A3, Ascend 950;
+ *      the emulator's bfloat16 SoC rule)                                        -> 161002
+ *   4. PromoteType(self, target) defined; CanCast(promoted, result)             -> 161002
+ *   5. reduction in [0, 2]                                                      -> 161002
+ *   6. rank of self, target <= 8; self and target broadcast; reduction none: result == broadcast
+ *      shape (mean/sum: result's shape is not checked here)                     -> 161002
+ *   7. beta >= 0 (a NaN beta fails the test too)                                -> 161002
+ *   8. self or target empty: none -> nothing; mean -> result = NaN; sum -> result = 0 (a [1] fill
+ *      copied into result)
+ *   9. Contiguous -> BroadcastTo (both, when self's and target's shapes differ) -> Cast(promoted) ->
+ *      SmoothL1LossV2 -> Cast(result dtype) -> ViewCopy.
+ * The result of mean/sum: the current ops-nn doc says its shape is [1], the CANN 8.0 pages
+ *   (hiascend.com canncommercial/80RC22 .../aclnnSmoothL1Loss.md) say [] (0-d); the l0 infershape
+ *   makes it 0-d and the ViewCopy copies it into result. The emulator takes a result of exactly one element (0-d, [1], ...)
+ *   and refuses any other with 561103, the status CANN's phase 1 returns when its ViewCopy fails.
+ * Emulator subset: result must be FLOAT, FLOAT16 or BF16 (on a bfloat16 SoC); CANN's check is only
+ *   CanCast (it would also take DOUBLE) -> 161002 here.
+ * Ranks: the doc says 1-8; the code checks only the upper bound (0-d works).
+ * Math (PyTorch's smooth_l1_loss; the arch35 kernel's arithmetic), in float32 per element:
+ *   d = self - target, a = |d|: a < beta ? (d * (d * 0.5)) * (1 / beta) : a + (-0.5 * beta);
+ *   beta == 0 never takes the first branch: the L1 loss |d|. (The arch35 tiling uses 0 instead of
+ *   1 / beta for beta < 1e-6; the emulator uses 1 / beta for every beta > 0, as PyTorch does.)
+ *   mean/sum summed in double in fixed blocks (the same for every thread count); mean divided by
+ *   the broadcast element count; rounded once to the promoted dtype, then cast to result's.
+ */
+#include "ops_core.h"
+
+static inline float smooth_l1_elem(float x, float y, const ops_kparams *k)
+{
+    float d = x - y, a = fabsf(d);
+    return a < k->beta ? (d * (d * 0.5f)) * k->inv_beta : a + k->neg_half_beta;
+}
+
+OPS_DEF_ROW2(smooth_l1_row, f32, smooth_l1_elem)
+OPS_DEF_ROW2(smooth_l1_row, f16, smooth_l1_elem)
+OPS_DEF_ROW2(smooth_l1_row, bf16, smooth_l1_elem)
+OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, f32, smooth_l1_elem)
+OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, f16, smooth_l1_elem)
+OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, bf16, smooth_l1_elem)
+
+static row_fn smooth_l1_kernel(const ops_plan *pl)
+{
+    if (pl->reduce)
+        return ops_pick_row(pl->cdt, smooth_l1_reduce_row_f32, smooth_l1_reduce_row_f16, smooth_l1_reduce_row_bf16);
+    return ops_pick_row(pl->cdt, smooth_l1_row_f32, smooth_l1_row_f16, smooth_l1_row_bf16);
+}
+
+static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *pl)
+{
+    const aclTensor *self = a->in[0], *target = a->in[1], *result = a->out;
+    const aclTensor *ts[3] = {self, target, result};
+    const char *names[3] = {"self", "target", "result"};
+    ops_dtypes list = ops_float_dtypes();
+    aclnnStatus st;
+    char sa[256];
+
+    /* 1. NULL pointers */
+    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
+        return st;
+
+    /* 2. dtypes */
+    for (int i = 0; i < 2; i++)
+        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
+            return st;
+    aclDataType p = ops_promote_type(self->dtype, target->dtype);
+    if (p == ACL_DT_UNDEFINED) {
+        emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype", api,
+                  ops_dt_name(self->dtype), ops_dt_name(target->dtype));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (!ops_can_cast(p, result->dtype)) {
+        emu_error("%s: the promoted dtype %s cannot be cast to result's dtype %s", api, ops_dt_name(p),
+                  ops_dt_name(result->dtype));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if ((st = ops_check_dtype(api, "result", result, list)) != ACLNN_SUCCESS) /* emulator subset */
+        return st;
+
+    /* 3. reduction */
+    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
+        return st;
+
+    /* 4. shapes */
+    for (int i = 0; i < 2; i++)
+        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
+            return st;
+    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "target", target->dims, target->ndim,
+                                  &pl->bshape)) != ACLNN_SUCCESS)
+        return st;
+    if (a->reduction == 0 && (st = ops_check_out_shape(api, "result", result, &pl->bshape)) != ACLNN_SUCCESS)
+        return st;
+
+    /* 5. beta */
+    if (!(a->beta >= 0.0f)) {
+        emu_error("%s: beta must be greater than or equal to 0, but got %g", api, (double)a->beta);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+
+    /* the ViewCopy of a mean/sum into result (the doc's rank limit for result, 8, holds too) */
+    if (a->reduction != 0 && (st = ops_check_rank(api, "result", result)) != ACLNN_SUCCESS)
+        return st;
+    if (a->reduction != 0 && ops_view_numel(result) != 1) {
+        ops_dims_str(sa, sizeof sa, result->dims, result->ndim);
+        emu_error("%s: with reduction %" PRId64 " (%s) the loss is one element, but result has shape %s: "
+                  "copying the loss into result failed (result must be 0-dimensional or [1])",
+                  api, a->reduction, a->reduction == 1 ? "mean" : "sum", sa);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+
+    /* Contiguous -> BroadcastTo -> Cast(promoted) -> SmoothL1LossV2 (promoted dtype) */
+    pl->cdt = p;
+    pl->stage_cast = true;
+    pl->stage_bcast = true;
+    pl->bcast_first = true;
+    pl->reduce = a->reduction != 0;
+    pl->divisor = ops_shape_numel(&pl->bshape);
+    pl->k.beta = a->beta;
+    pl->k.inv_beta = a->beta > 0.0f ? 1.0f / a->beta : 0.0f;
+    pl->k.neg_half_beta = -0.5f * a->beta;
+    return ops_plan_body(api, pl, a->in, result);
+}
+
+const ops_desc ops_smooth_l1_loss = {
+    .name = "SmoothL1Loss",
+    .phase1_api = "aclnnSmoothL1LossGetWorkspaceSize",
+    .phase2_api = "aclnnSmoothL1Loss",
+    .n_in = 2,
+    .in_names = {"self", "target"},
+    .out_name = "result",
+    .plan = smooth_l1_plan,
+    .kernel = smooth_l1_kernel,
+};
+
+EMU_EXPORT aclnnStatus aclnnSmoothL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,
+                                                         int64_t reduction, float beta, aclTensor *result,
+                                                         uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    ops_args a = {.in = {self, target}, .out = result, .reduction = reduction, .beta = beta};
+    return ops_phase1(&ops_smooth_l1_loss, &a, workspaceSize, executor);
+}
