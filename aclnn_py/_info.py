@@ -25,7 +25,8 @@ def runtime_info() -> dict[str, Any]:
     return {
         "backend": installation.backend,
         "root": str(installation.root),
-        "libraries": {family: str(path) for family, path in installation.paths.items()},
+        "libraries": {**{family: str(path) for family, path in installation.paths.items()},
+                      **{path.stem[3:]: str(path) for path in installation.extra_ops}},
         "cann_version": read_cann_version(installation.root),
         "soc_name": soc_name(),
         "device_count": count,

@@ -53,6 +53,10 @@ LIBRARY_NAMES: dict[str, tuple[str, ...]] = {
     "meta": ("libnnopbase.so",),
     "ops": ("libopapi_nn.so", "libopapi.so"),
 }
+# From CANN 8.5 the operators come in one library per operator repository: beside
+# libopapi_nn.so (ops-nn: the losses) stands libopapi_math.so (ops-math: aclnnAdd).
+# Loaded when present next to libopapi_nn.so; operators are looked up in each in turn.
+EXTRA_OPERATOR_LIBRARIES = ("libopapi_math.so",)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class Installation:
     backend: str
     root: Path
     paths: dict[str, Path]
+    extra_ops: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Libraries:
     runtime: object
     meta: object
     ops: object
+    extra_ops: tuple[object, ...] = ()
 
 
 def library_dirs(root: Path) -> list[Path]:
@@ -110,6 +116,15 @@ def find_libraries(root: Path, tried: list[str]) -> dict[str, Path] | None:
     return found
 
 
+def extra_operator_libraries(paths: dict[str, Path]) -> tuple[Path, ...]:
+    """The CANN >= 8.5 operator libraries beside ``libopapi_nn.so`` (none before 8.5)."""
+    ops = paths["ops"]
+    if ops.name != "libopapi_nn.so":
+        return ()
+    return tuple(ops.parent / name for name in EXTRA_OPERATOR_LIBRARIES
+                 if (ops.parent / name).is_file())
+
+
 def find_cann() -> Installation:
     """The first CANN install in the search order, else LibraryNotFoundError."""
     tried: list[str] = []
@@ -119,7 +134,7 @@ def find_cann() -> Installation:
             continue
         paths = find_libraries(root, tried)
         if paths is not None:
-            return Installation("cann", root.resolve(), paths)
+            return Installation("cann", root.resolve(), paths, extra_operator_libraries(paths))
     raise LibraryNotFoundError(
         "No CANN installation found. Source CANN's set_env.sh (for example "
         "/usr/local/Ascend/cann/set_env.sh) or set ACLNN_PY_CANN_HOME to the install root; "
@@ -345,9 +360,11 @@ def load() -> Libraries:
             runtime = _open(installation.paths["runtime"])
             meta = _open(installation.paths["meta"])
             ops = _open(installation.paths["ops"])
+            extra_ops = tuple(_open(path) for path in installation.extra_ops)
             logger.info("aclnn_py backend %s: %s", installation.backend,
-                        ", ".join(str(p) for p in installation.paths.values()))
-            _libraries = Libraries(installation, runtime, meta, ops)
+                        ", ".join(str(p) for p in (*installation.paths.values(),
+                                                   *installation.extra_ops)))
+            _libraries = Libraries(installation, runtime, meta, ops, extra_ops)
     return _libraries
 
 

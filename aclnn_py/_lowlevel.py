@@ -59,12 +59,20 @@ class _Library:
 
     def __getattr__(self, name: str) -> Any:
         libs = libraries()
-        try:
-            function = getattr(getattr(libs, self._family), name)
-        except (AttributeError, ffi.error):  # cffi raises ffi.error for a missing symbol
-            raise UnavailableError(name, str(libs.installation.paths[self._family])) from None
-        setattr(self, name, function)
-        return function
+        candidates = [getattr(libs, self._family)]
+        if self._family == "ops":  # CANN >= 8.5: one operator library per repository
+            candidates.extend(libs.extra_ops)
+        for library in candidates:
+            try:
+                function = getattr(library, name)
+            except (AttributeError, ffi.error):  # cffi raises ffi.error for a missing symbol
+                continue
+            setattr(self, name, function)
+            return function
+        searched = [libs.installation.paths[self._family]]
+        if self._family == "ops":
+            searched.extend(libs.installation.extra_ops)
+        raise UnavailableError(name, " or ".join(str(path) for path in searched))
 
 
 RT = _Library("runtime")

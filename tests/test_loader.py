@@ -317,3 +317,24 @@ def test_a_corrupt_dependency_is_named_as_the_corrupt_file(tmp_path):
     assert text.startswith(f"Found {target} but could not load it: {needed}, a library it "
                            "depends on, is corrupt")
     assert f"dlopen said: {needed}: invalid ELF header" in text
+
+
+def test_operators_are_found_in_every_operator_library_of_the_8_5_layout(tmp_path):
+    """CANN >= 8.5 splits the operators by repository (libopapi_nn.so, libopapi_math.so):
+    an operator missing from libopapi_nn.so is looked up in libopapi_math.so."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("needs a C compiler")
+    names = {**NEW_ERA, "libopapi_math.so": "libopapi.so"}
+    del names["libopapi_nn.so"], names["libopapi.so"]
+    root = make_tree(tmp_path / "cann", "lib64", names)
+    (tmp_path / "nn.c").write_text("int aclnn_py_no_operators_here;\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(root / "lib64" / "libopapi_nn.so"),
+                    str(tmp_path / "nn.c")], check=True)  # an operator library without them
+    info = report({"ACLNN_PY_CANN_HOME": str(root), "ACLNN_PY_BACKEND": "cann"}, tmp_path)
+    lib = root / "lib64"
+    assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
+                                 "meta": str(lib / "libnnopbase.so"),
+                                 "ops": str(lib / "libopapi_nn.so"),
+                                 "opapi_math": str(lib / "libopapi_math.so")}
+    assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]  # found in libopapi_math.so
