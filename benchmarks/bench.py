@@ -373,6 +373,74 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
     return case
 
 
+# ---- the other operators of the table, against mse_loss_backward in the same run ------
+
+# (function, plan, number of tensor inputs, positional attributes)
+OTHER_OPERATORS = (
+    ("l1_loss_backward", "L1LossBackwardPlan", 3, ("mean",)),
+    ("smooth_l1_loss_backward", "SmoothL1LossBackwardPlan", 3, ("mean",)),
+    ("l1_loss", "L1LossPlan", 2, ("mean",)),
+    ("add", "AddPlan", 2, ()),
+)
+
+
+def run_operator_cases(aclnn_py: Any, sizes: list[int], quick: bool) -> list[dict[str, Any]]:
+    """Per-call medians of a (numpy in/out), b (DeviceArray one-shot) and c (plan.run) for
+    each operator of OTHER_OPERATORS and for mse_loss_backward, timed in interleaved rounds
+    (every operator goes through the same table-driven path)."""
+    rows = []
+    for n in sizes:
+        modes: dict[str, Callable[[], Any]] = {}
+        plans = []
+        for name, plan_name, arity, attributes in (("mse_loss_backward", "MseLossBackwardPlan",
+                                                     3, ("mean",)), *OTHER_OPERATORS):
+            host = list(inputs(n, "float32"))[3 - arity:]
+            device = [aclnn_py.to_device(a) for a in host]
+            plans.append(getattr(aclnn_py, plan_name)(*device, *attributes))
+            for mode, call in _operator_modes(aclnn_py, getattr(aclnn_py, name), host, device,
+                                              plans[-1], attributes).items():
+                modes[f"{name}:{mode}"] = call
+        timing = time_modes(modes, reps_for(n, quick), None)
+        for plan in plans:
+            plan.close()
+        for name in dict.fromkeys(key.split(":")[0] for key in modes):
+            rows.append({"operator": name, "n": n,
+                         **{m: timing[f"{name}:{m}"]["median_ns"] for m in ("a", "b", "c")}})
+    return rows
+
+
+def _operator_modes(aclnn_py: Any, function: Callable[..., Any], host: list[np.ndarray],
+                    device: list[Any], plan: Any, attributes: tuple[Any, ...]
+                    ) -> dict[str, Callable[[], Any]]:
+    sync = aclnn_py.synchronize
+
+    def mode_a() -> None:
+        function(*host, *attributes)
+
+    def mode_b() -> None:
+        function(*device, *attributes)
+        sync()
+
+    def mode_c() -> None:
+        plan.run()
+        sync()
+
+    return {"a": mode_a, "b": mode_b, "c": mode_c}
+
+
+def print_operator_rows(rows: list[dict[str, Any]]) -> None:
+    print("\nother operators, float32, median per call (ratio to mse_loss_backward, same size):")
+    print(f"{'operator':<24}{'n':>9}  {'a np→np':>16}  {'b dev':>16}  {'c plan':>16}")
+    base = {row["n"]: row for row in rows if row["operator"] == "mse_loss_backward"}
+    for row in rows:
+        cells = []
+        for mode in ("a", "b", "c"):
+            ratio = row[mode] / base[row["n"]][mode] if base[row["n"]][mode] else 0.0
+            cells.append(f"{fmt_time(row[mode])} ({ratio:.2f}x)")
+        print(f"{row['operator']:<24}{SIZE_LABELS.get(row['n'], row['n']):>9}  "
+              + "  ".join(f"{cell:>16}" for cell in cells))
+
+
 # ---- peak RSS of the 16 M case (child process) ----------------------------------------
 
 
@@ -615,6 +683,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dtypes", type=lambda s: s.split(","), help="float32,float16")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS subprocesses")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch (column f)")
+    parser.add_argument("--no-operators", action="store_true",
+                        help="skip the other operators' table")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON results path")
     parser.add_argument("--profile", action="store_true",
                         help="only profile the 1-element paths with cProfile")
@@ -685,16 +755,21 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {SIZE_LABELS.get(n, n):>4} {dtype}: "
                       f"{time.perf_counter() - started:.1f} s", flush=True)
 
+    operator_rows = [] if args.no_operators else run_operator_cases(
+        aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
     print_table(cases)
     print_targets(targets)
     print_rss(rss_rows)
+    if operator_rows:
+        print_operator_rows(operator_rows)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
-                                       "targets": targets}, indent=1) + "\n")
+                                       "targets": targets, "operators": operator_rows},
+                                      indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0
 
