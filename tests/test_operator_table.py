@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import fired_faults
-from tolerances import BFLOAT16, DTYPES, FLOAT32, GOLDEN, REDUCTIONS, assert_close
+from tolerances import BFLOAT16, DTYPES, GOLDEN, REDUCTIONS, assert_close
 
 import aclnn_py
 from aclnn_py._specs import SPECS
@@ -122,18 +122,25 @@ def test_golden_values_on_numpy_device_and_plan(row, reduction, attributes, dtyp
         assert plan.run().numpy().tobytes() == result.tobytes()
 
 
+@pytest.mark.filterwarnings("ignore:Using a target size")  # PyTorch on broadcast targets
+@pytest.mark.parametrize("pattern", ["same", "column"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=[d.name for d in DTYPES])
 @pytest.mark.parametrize(("row", "reduction", "attributes"), CASES, ids=CASE_IDS)
-def test_matches_pytorch(row, reduction, attributes):
+def test_matches_pytorch(row, reduction, attributes, dtype, pattern):
+    """PyTorch in float64 on the same values (a column target broadcast against x)."""
     torch = pytest.importorskip("torch")
     spec = SPECS[row.function]
-    inputs = operands(row, [(4, 5)] * len(spec.inputs), np.float32, seed=7)
+    shapes = [(4, 5)] * len(spec.inputs)
+    if pattern == "column":
+        shapes[-1] = (4, 1)
+    inputs = operands(row, shapes, dtype, seed=7)
     if spec.reduces is False and reduction not in (None, "none") and len(spec.inputs) == 3:
         inputs[0] = np.array(inputs[0][0, 0])  # a reduced loss's gradient is 0-d
     result = _call(row, inputs, reduction, attributes)
     tensors = [torch.from_numpy(a.astype(np.float64)) for a in inputs]
     extra = (reduction,) if reduction is not None else ()
     expected = row.torch(torch, *tensors, *extra, **attributes).detach().numpy()
-    assert_close(result, np.broadcast_to(expected, result.shape), FLOAT32)
+    assert_close(result, np.broadcast_to(expected, result.shape), dtype)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
