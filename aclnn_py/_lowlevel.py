@@ -341,6 +341,15 @@ def create_owned_scalar(owned: Any, value: float, dtype: int) -> Any:
     return owned.handle
 
 
+def create_owned_int_array(owned: Any, values: tuple[int, ...]) -> Any:
+    """aclCreateIntArray of ``values`` (CANN copies them), stored straight into ``owned``."""
+    array = ffi.new("int64_t[]", values) if values else NULL
+    if not host().aclpyCreateIntArray(owned, META.aclCreateIntArray, array, len(values)):
+        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateIntArray",
+                                   recent_error_message())
+    return owned.handle
+
+
 def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
@@ -423,6 +432,7 @@ HOST_LIBRARY = Path(__file__).resolve().parent / "_native" / "libaclnn_py_host.s
 HANDLE_TENSOR = 1
 HANDLE_EXECUTOR = 2
 HANDLE_SCALAR = 3
+HANDLE_INT_ARRAY = 4
 
 _host: Any = None
 _new_block: Any = None
@@ -449,7 +459,8 @@ def host() -> Any:
             raise ImportError(f"aclnn_py's host library {HOST_LIBRARY} is missing or broken "
                               f"({error}); reinstall aclnn_py") from None
         library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor,
-                                      _optional(META, "aclDestroyScalar"))
+                                      _optional(META, "aclDestroyScalar"),
+                                      _optional(META, "aclDestroyIntArray"))
         _new_block = ffi.new_allocator(library.aclpyBlockNew, library.aclpyBlockDelete,
                                        should_clear_after_alloc=False)
         _new_handle = ffi.new_allocator(library.aclpyHandleNew, library.aclpyHandleDelete,

@@ -501,6 +501,21 @@ class AclScalar:
         ll.handle_release(self._owned, "aclDestroyScalar")
 
 
+class AclIntArray:
+    """Owns one ``aclIntArray`` (CANN copies the values), destroyed in C when the object
+    is collected without :meth:`destroy`."""
+
+    __slots__ = ("handle", "_owned")
+
+    def __init__(self, values: tuple[int, ...]) -> None:
+        owned = self._owned = ll.new_handle(ll.HANDLE_INT_ARRAY)
+        self.handle = ll.create_owned_int_array(owned, tuple(int(v) for v in values))
+
+    def destroy(self) -> None:
+        """Release the array now. Safe to call twice."""
+        ll.handle_release(self._owned, "aclDestroyIntArray")
+
+
 # ---- executors (the two-phase aclnn call) ----------------------------------
 
 

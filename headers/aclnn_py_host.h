@@ -84,15 +84,18 @@ void aclpyPoolAbandon(aclpyPool *pool);
 /* ---- CANN handles that need no device context to destroy ---- */
 
 typedef struct {
-    void *handle;         /* aclTensor *, aclOpExecutor * or aclScalar *; NULL once destroyed */
-    int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor, 3: aclScalar */
+    void *handle;         /* aclTensor *, aclOpExecutor *, aclScalar * or aclIntArray *;
+                             NULL once destroyed */
+    int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor, 3: aclScalar,
+                             4: aclIntArray */
     uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
 } aclpyHandle;
 
 /* The destroy functions of the loaded libraries; call once before any handle. */
 void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                            int32_t (*destroy_executor)(aclOpExecutor *),
-                           int32_t (*destroy_scalar)(const aclScalar *));
+                           int32_t (*destroy_scalar)(const aclScalar *),
+                           int32_t (*destroy_int_array)(const aclIntArray *));
 
 /* The current handle generation: store it in each new aclpyHandle. */
 uint64_t aclpyHandlesGeneration(void);
@@ -117,6 +120,13 @@ typedef aclScalar *(*aclpyCreateScalarFunction)(void *, aclDataType);
    the scalar straight into the empty `owned`. Returns 1, or 0 when `create` gave NULL. */
 int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction create, void *value,
                           aclDataType dataType);
+
+typedef aclIntArray *(*aclpyCreateIntArrayFunction)(const int64_t *, uint64_t);
+
+/* Call `create` (the loaded aclCreateIntArray) and store the array straight into the empty
+   `owned`. Returns 1, or 0 when `create` gave NULL. */
+int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
+                            const int64_t *value, uint64_t size);
 
 /* Allocator pair for cffi's new_allocator: the delete destroys a handle still held. */
 void *aclpyHandleNew(size_t size);

@@ -268,18 +268,21 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
 
 /* ---- handles ---- */
 
-enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2, HANDLE_SCALAR = 3 };
+enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2, HANDLE_SCALAR = 3, HANDLE_INT_ARRAY = 4 };
 
 static int32_t (*g_destroy_tensor)(const aclTensor *);
 static int32_t (*g_destroy_executor)(aclOpExecutor *);
 static int32_t (*g_destroy_scalar)(const aclScalar *);
+static int32_t (*g_destroy_int_array)(const aclIntArray *);
 static uint64_t g_handle_generation = 1;
 static uint64_t g_failed_deletes;
 
 EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                                   int32_t (*destroy_executor)(aclOpExecutor *),
-                                  int32_t (*destroy_scalar)(const aclScalar *))
+                                  int32_t (*destroy_scalar)(const aclScalar *),
+                                  int32_t (*destroy_int_array)(const aclIntArray *))
 {
+    __atomic_store_n(&g_destroy_int_array, destroy_int_array, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_tensor, destroy_tensor, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_executor, destroy_executor, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_scalar, destroy_scalar, __ATOMIC_RELEASE);
@@ -294,6 +297,10 @@ static int32_t handle_destroy(int32_t kind, void *handle)
 {
     if (kind == HANDLE_TENSOR) {
         int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : ACL_SUCCESS;
+    }
+    if (kind == HANDLE_INT_ARRAY) {
+        int32_t (*destroy)(const aclIntArray *) = __atomic_load_n(&g_destroy_int_array, __ATOMIC_ACQUIRE);
         return destroy ? destroy(handle) : ACL_SUCCESS;
     }
     if (kind == HANDLE_SCALAR) {
@@ -340,6 +347,18 @@ EXPORT int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction c
     owned->kind = HANDLE_SCALAR;
     owned->generation = aclpyHandlesGeneration();
     __atomic_store_n(&owned->handle, scalar, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
+                                   const int64_t *value, uint64_t size)
+{
+    aclIntArray *array = create(value, size);
+    if (!array)
+        return 0;
+    owned->kind = HANDLE_INT_ARRAY;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
     return 1;
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aclnn_py import UnavailableError
+from aclnn_py import UnavailableError, _runtime
 from aclnn_py import _lowlevel as ll
 
 FLOAT = ll.constant("ACL_FLOAT")
@@ -95,3 +95,24 @@ def test_device_queries(device):
 def test_a_function_the_library_lacks_is_an_unavailable_error():
     with pytest.raises(UnavailableError, match="aclCreateTensor is not exported by"):
         getattr(ll.RT, "aclCreateTensor")  # noqa: B009 (declared; exported by the meta library)
+
+
+@pytest.mark.parametrize("make", [lambda: _runtime.AclScalar(2.5, ll.constant("ACL_FLOAT")),
+                                  lambda: _runtime.AclIntArray((3, 1, 4))],
+                         ids=["aclScalar", "aclIntArray"])
+def test_scalars_and_int_arrays_are_owned_like_tensors(make):
+    import gc
+
+    import aclnn_py
+
+    aclnn_py.runtime_info()
+    key = "live_scalars" if "Scalar" in type(make()).__name__ else "live_int_arrays"
+    gc.collect()
+    before = aclnn_py.emulator.stats()[key]
+    made = [make() for _ in range(3)]
+    assert aclnn_py.emulator.stats()[key] == before + 3
+    made[0].destroy()
+    made[0].destroy()  # once only
+    assert aclnn_py.emulator.stats()[key] == before + 2
+    del made  # the others are destroyed in C when collected
+    assert aclnn_py.emulator.stats()[key] == before
