@@ -20,7 +20,6 @@ when a call fails or is interrupted part-way:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,14 +38,13 @@ class RepeatableLaunch:
     for relaunching on any stream of the arrays' device."""
 
     __slots__ = ("operator", "names", "_tensors", "_scalars", "_executor", "_handle", "_launch",
-                 "_workspace", "_workspace_pointer", "_workspace_size", "_addresses", "_lock",
+                 "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
                  "__weakref__")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[DeviceArray], device: int) -> None:
         self.operator = spec.cann
         self.names = spec.names
-        self._lock = threading.Lock()
         self._tensors: list[AclTensor] = []
         self._scalars: list[AclScalar] = []
         self._handle = None
@@ -81,49 +79,51 @@ class RepeatableLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that)."""
-        with self._lock:
-            if self._handle is None:
-                raise ValueError(f"{self.operator}: this launch was closed")
-            for array in arrays:
-                other = array.stream
-                if other is not None and other is not stream:
-                    array.synchronize()
-            for array in arrays:
-                array.stream = stream
-            stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
+        for array in arrays:
+            other = array.stream
+            if other is not None and other is not stream:
+                array.synchronize()
+        for array in arrays:
+            array.stream = stream
+        stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
 
     def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
-        """Rebind what changed, then launch; runs under the stream's hold lock, so an
-        array freed by another thread is either refused here or waited for by its free."""
+        """Rebind what changed, then launch. Runs under the stream's hold lock, which also
+        orders every launch of this object (a plan or a cache entry launches on one
+        stream only): an array freed by another thread is refused here or waited for by
+        its free, and a retired launch is refused here or waited for by the retiring
+        synchronisation."""
+        handle = self._handle
+        if handle is None:
+            raise ValueError(f"{self.operator}: this launch was closed")
         addresses = self._addresses
         for index, array in enumerate(arrays):
             if array.buffer.pointer is not addresses[index]:
-                self._rebind(index, array)
-        self._launch(self._workspace_pointer, self._workspace_size, self._handle, stream_handle)
+                self._rebind(handle, index, array)
+        self._launch(self._workspace_pointer, self._workspace_size, handle, stream_handle)
 
-    def _rebind(self, index: int, array: DeviceArray) -> None:
+    def _rebind(self, handle: Any, index: int, array: DeviceArray) -> None:
         array.require_live(self.names[index])
         pointer = array.buffer.pointer
         addresses = self._addresses
         addresses[index] = None  # unknown until CANN has taken the new address
         tensor = self._tensors[index].handle
         if index == len(addresses) - 1:
-            ll.set_output_tensor_addr(self._handle, 0, tensor, pointer)
+            ll.set_output_tensor_addr(handle, 0, tensor, pointer)
         else:
-            ll.set_input_tensor_addr(self._handle, index, tensor, pointer)
+            ll.set_input_tensor_addr(handle, index, tensor, pointer)
         addresses[index] = pointer
 
     def retire(self) -> None:
-        """Refuse launches from now on (a launch in progress finishes first)."""
-        with self._lock:
-            self._handle = None
+        """Refuse launches from now on; one being queued on the stream right now is
+        waited for by the next synchronisation of that stream."""
+        self._handle = None
 
     def close(self) -> None:
         """Retire, then release the executor, workspace and aclTensors now; the caller
         has made sure no queued work uses them. Safe to call twice."""
-        with self._lock:
-            self._handle = None
-            self._release()
+        self._handle = None
+        self._release()
 
     def _release(self) -> None:
         executor = getattr(self, "_executor", None)

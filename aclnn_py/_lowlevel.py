@@ -40,15 +40,9 @@ FORMAT_ND = constant("ACL_FORMAT_ND")
 
 # ---- library access --------------------------------------------------------
 
-_libraries: _loader.Libraries | None = None
-
-
 def libraries() -> _loader.Libraries:
-    """The loaded libraries (loading them on first use)."""
-    global _libraries
-    if _libraries is None:
-        _libraries = _loader.load()
-    return _libraries
+    """The loaded libraries (loading them on first use; the loader keeps them)."""
+    return _loader.load()
 
 
 class _Library:
