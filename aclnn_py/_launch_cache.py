@@ -56,30 +56,42 @@ def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
             None if out is None else out.layout)
 
 
-# Each stream's cache, by id(stream); an entry goes when its stream closes or dies.
-_caches: dict[int, dict[tuple[Any, ...], CachedLaunch]] = {}
+# Each stream's cache by id(stream), with a weak reference telling whether that stream is
+# still alive: an entry goes when its stream closes or dies, and whatever an interrupted
+# finaliser left behind goes at the next release of any stream's cache (empty_cache()).
+_caches: dict[int, tuple[weakref.ref, dict[tuple[Any, ...], CachedLaunch]]] = {}
 
 
 def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
     """``stream``'s cache: call signature -> cached launch (made on first use)."""
-    cache = _caches.get(id(stream))
-    if cache is None:
-        cache = _caches.setdefault(id(stream), {})
-        weakref.finalize(stream, _caches.pop, id(stream), None)
-    return cache
+    entry = _caches.get(id(stream))
+    if entry is None or entry[0]() is not stream:
+        entry = _caches[id(stream)] = (weakref.ref(stream), {})
+        weakref.finalize(stream, _forget, id(stream), entry[0])
+    return entry[1]
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _caches.get(key)
+    if entry is not None and entry[0] is ref:
+        del _caches[key]
 
 
 def lookup(stream: Stream, key: tuple[Any, ...]) -> CachedLaunch | None:
     """The launch ``stream`` cached for ``key``, if any (the per-call path)."""
-    cache = _caches.get(id(stream))
-    return None if cache is None else cache.get(key)
+    entry = _caches.get(id(stream))
+    return None if entry is None else entry[1].get(key)
 
 
 def _release(stream: Stream) -> None:
-    """Forget ``stream``'s cached launches; each goes once no queued work holds it."""
-    cache = _caches.get(id(stream))
-    if cache:
-        cache.clear()
+    """Forget ``stream``'s cached launches (each goes once no queued work holds it), and
+    the caches of streams that died without their entry going."""
+    entry = _caches.get(id(stream))
+    if entry is not None:
+        entry[1].clear()
+    for key, (ref, _) in list(_caches.items()):
+        if ref() is None:
+            _caches.pop(key, None)
 
 
 on_release_caches(_release)
@@ -118,7 +130,7 @@ class CachedLaunch:
 
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""
-        cache = _caches.get(id(stream), {})
+        cache = cache_of(stream)
         if cache.get(self.key) is self:
             cache.pop(self.key, None)
 
