@@ -121,11 +121,8 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
                   ops_dt_name(p));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!ops_can_cast(p, out->dtype)) {
-        emu_error("%s: the promoted dtype %s cannot be cast to out's dtype %s", api, ops_dt_name(p),
-                  ops_dt_name(out->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if ((st = ops_check_cast_to_out(api, p, "out", out)) != ACLNN_SUCCESS)
+        return st;
     if (!ops_dtype_in(p, floats)) { /* emulator subset */
         emu_error("%s: self dtype %s and other dtype %s promote to %s: the emulator implements aclnnAdd only for "
                   "the promoted dtypes %s", api, ops_dt_name(self->dtype), ops_dt_name(other->dtype),
@@ -136,13 +133,7 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
         return st;
 
     /* 3. shapes */
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
-    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "other", other->dims, other->ndim,
-                                  &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_out_shape(api, "out", out, &pl->bshape)) != ACLNN_SUCCESS)
+    if ((st = ops_check_pair_shapes(api, ts, names, true, &pl->bshape)) != ACLNN_SUCCESS)
         return st;
 
     /* Contiguous -> [Cast(promoted)] -> Add / Axpy (promoted dtype, broadcasting) */

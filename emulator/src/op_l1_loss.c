@@ -86,7 +86,6 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
     const char *names[3] = {"self", "target", "out"};
     ops_dtypes list = ops_float_dtypes() | OPS_DT(ACL_INT64);
     aclnnStatus st;
-    char sa[256], lst[256], note[160];
 
     /* 1. NULL pointers */
     if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
@@ -110,51 +109,18 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
                   api, ops_dt_name(self->dtype), ops_dt_name(target->dtype));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    aclDataType p = ops_promote_type(self->dtype, target->dtype);
-    if (p == ACL_DT_UNDEFINED) {
-        emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype", api,
-                  ops_dt_name(self->dtype), ops_dt_name(target->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (!ops_dtype_in(p, list)) {
-        emu_error("%s: self dtype %s and target dtype %s promote to %s, which is not supported; supported "
-                  "dtypes: %s%s",
-                  api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dt_name(p),
-                  ops_dtypes_str(list, lst, sizeof lst), ops_bf16_note(p, note, sizeof note));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (!ops_can_cast(p, out->dtype)) {
-        emu_error("%s: the promoted dtype %s cannot be cast to out's dtype %s", api, ops_dt_name(p),
-                  ops_dt_name(out->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    aclDataType p;
+    if ((st = ops_check_promotable(api, self, "self", target, "target", &p)) != ACLNN_SUCCESS)
+        return st;
+    if ((st = ops_check_promoted_dtype(api, self, "self", target, "target", p, list)) != ACLNN_SUCCESS)
+        return st;
+    if ((st = ops_check_cast_to_out(api, p, "out", out)) != ACLNN_SUCCESS)
+        return st;
     if ((st = ops_check_dtype(api, "out", out, list)) != ACLNN_SUCCESS) /* emulator subset, see above */
         return st;
 
-    /* 4. shapes */
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
-    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "target", target->dims, target->ndim,
-                                  &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
-    if (a->reduction == 0) {
-        if ((st = ops_check_out_shape(api, "out", out, &pl->bshape)) != ACLNN_SUCCESS)
-            return st;
-    } else if (out->ndim != 0) {
-        ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
-        emu_error("%s: with reduction %" PRId64 " (%s) out must be a 0-dimensional tensor, but its shape is %s",
-                  api, a->reduction, a->reduction == 1 ? "mean" : "sum", sa);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-
-    /* Contiguous -> Cast(promoted) -> BroadcastTo -> LpLoss (promoted dtype) */
-    pl->cdt = p;
-    pl->stage_cast = true;
-    pl->stage_bcast = true;
-    pl->reduce = a->reduction != 0;
-    pl->divisor = ops_shape_numel(&pl->bshape);
-    return ops_plan_body(api, pl, a->in, out);
+    /* 4. shapes, then Contiguous -> Cast(promoted) -> BroadcastTo -> LpLoss (promoted dtype) */
+    return ops_plan_reduced_loss(api, a, ts, names, pl, p);
 }
 
 const ops_desc ops_l1_loss = {

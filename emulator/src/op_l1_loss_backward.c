@@ -81,11 +81,8 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
                   ops_dt_name(self->dtype));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!ops_can_cast(p, gradInput->dtype)) {
-        emu_error("%s: the promoted dtype %s cannot be cast to gradInput's dtype %s", api, ops_dt_name(p),
-                  ops_dt_name(gradInput->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if ((st = ops_check_cast_to_out(api, p, "gradInput", gradInput)) != ACLNN_SUCCESS)
+        return st;
     if (!ops_dtype_in(p, list)) {
         emu_error("%s: gradOutput, self and target promote to %s, which is not supported; supported dtypes: %s%s",
                   api, ops_dt_name(p), ops_dtypes_str(list, lst, sizeof lst), ops_bf16_note(p, note, sizeof note));
@@ -116,18 +113,13 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
         return st;
 
     /* Contiguous -> BroadcastTo -> Cast(promoted) -> L1LossGrad (promoted dtype) */
-    pl->cdt = p;
-    pl->stage_cast = true;
-    pl->stage_bcast = true;
-    pl->bcast_first = true;
-    pl->divisor = ops_shape_numel(&pl->bshape);
     pl->k.coef = 1.0f;
     if (a->reduction == 1) {
         for (int i = 0; i < pl->bshape.ndim; i++) /* a 0-d shape counts as [1] */
             if (pl->bshape.d[i] != 0)
                 pl->k.coef = pl->k.coef / (float)pl->bshape.d[i];
     }
-    return ops_plan_body(api, pl, a->in, gradInput);
+    return ops_plan_staged(api, a, pl, p, true, false);
 }
 
 const ops_desc ops_l1_loss_backward = {

@@ -92,25 +92,21 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
     const char *names[3] = {"self", "target", "out"};
     ops_dtypes list = ops_float_dtypes();
     aclnnStatus st;
-    char sa[256], note[160], lst[256];
+    char lst[256];
 
     if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
         return st;
 
     /* dtypes: the promoted type, then self, target, out each in the support list */
     aclDataType p = ops_promote_type(self->dtype, target->dtype);
-    if (!ops_dtype_in(p, list)) {
-        if (p == ACL_DT_UNDEFINED)
-            emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype; supported "
-                      "dtypes: %s",
-                      api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dtypes_str(list, lst, sizeof lst));
-        else
-            emu_error("%s: self dtype %s and target dtype %s promote to %s, which is not supported; supported "
-                      "dtypes: %s%s",
-                      api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dt_name(p),
-                      ops_dtypes_str(list, lst, sizeof lst), ops_bf16_note(p, note, sizeof note));
+    if (p == ACL_DT_UNDEFINED) {
+        emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype; supported "
+                  "dtypes: %s",
+                  api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dtypes_str(list, lst, sizeof lst));
         return ACLNN_ERR_PARAM_INVALID;
     }
+    if ((st = ops_check_promoted_dtype(api, self, "self", target, "target", p, list)) != ACLNN_SUCCESS)
+        return st;
     for (int i = 0; i < 3; i++)
         if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
             return st;
@@ -118,29 +114,8 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
     if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
         return st;
 
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
-    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "target", target->dims, target->ndim,
-                                  &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
-    if (a->reduction == 0) {
-        if ((st = ops_check_out_shape(api, "out", out, &pl->bshape)) != ACLNN_SUCCESS)
-            return st;
-    } else if (out->ndim != 0) {
-        ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
-        emu_error("%s: with reduction %" PRId64 " (%s) out must be a 0-dimensional tensor, but its shape is %s",
-                  api, a->reduction, a->reduction == 1 ? "mean" : "sum", sa);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-
-    /* Contiguous -> Cast(promoted) -> BroadcastTo -> MseLoss (promoted dtype) */
-    pl->cdt = p;
-    pl->stage_cast = true;
-    pl->stage_bcast = true;
-    pl->reduce = a->reduction != 0;
-    pl->divisor = ops_shape_numel(&pl->bshape);
-    return ops_plan_body(api, pl, a->in, out);
+    /* shapes, then Contiguous -> Cast(promoted) -> BroadcastTo -> MseLoss (promoted dtype) */
+    return ops_plan_reduced_loss(api, a, ts, names, pl, p);
 }
 
 const ops_desc ops_mse_loss = {

@@ -65,8 +65,6 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
     const char *names[3] = {"self", "target", "result"};
     ops_dtypes list = ops_float_dtypes();
     aclnnStatus st;
-    char sa[256];
-
     /* 1. NULL pointers */
     if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
         return st;
@@ -75,17 +73,11 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
     for (int i = 0; i < 2; i++)
         if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
             return st;
-    aclDataType p = ops_promote_type(self->dtype, target->dtype);
-    if (p == ACL_DT_UNDEFINED) {
-        emu_error("%s: self dtype %s and target dtype %s cannot be promoted to a common dtype", api,
-                  ops_dt_name(self->dtype), ops_dt_name(target->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
-    if (!ops_can_cast(p, result->dtype)) {
-        emu_error("%s: the promoted dtype %s cannot be cast to result's dtype %s", api, ops_dt_name(p),
-                  ops_dt_name(result->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    aclDataType p;
+    if ((st = ops_check_promotable(api, self, "self", target, "target", &p)) != ACLNN_SUCCESS)
+        return st;
+    if ((st = ops_check_cast_to_out(api, p, "result", result)) != ACLNN_SUCCESS)
+        return st;
     if ((st = ops_check_dtype(api, "result", result, list)) != ACLNN_SUCCESS) /* emulator subset */
         return st;
 
@@ -94,43 +86,22 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
         return st;
 
     /* 4. shapes */
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
-    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "target", target->dims, target->ndim,
-                                  &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
-    if (a->reduction == 0 && (st = ops_check_out_shape(api, "result", result, &pl->bshape)) != ACLNN_SUCCESS)
+    if ((st = ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape)) != ACLNN_SUCCESS)
         return st;
 
     /* 5. beta */
-    if (!(a->beta >= 0.0f)) {
-        emu_error("%s: beta must be greater than or equal to 0, but got %g", api, (double)a->beta);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if ((st = ops_check_beta(api, a->beta)) != ACLNN_SUCCESS)
+        return st;
 
     /* the ViewCopy of a mean/sum into result (the doc's rank limit for result, 8, holds too) */
-    if (a->reduction != 0 && (st = ops_check_rank(api, "result", result)) != ACLNN_SUCCESS)
+    if ((st = ops_check_reduced_out(api, "result", result, a->reduction, true)) != ACLNN_SUCCESS)
         return st;
-    if (a->reduction != 0 && ops_view_numel(result) != 1) {
-        ops_dims_str(sa, sizeof sa, result->dims, result->ndim);
-        emu_error("%s: with reduction %" PRId64 " (%s) the loss is one element, but result has shape %s: "
-                  "copying the loss into result failed (result must be 0-dimensional or [1])",
-                  api, a->reduction, a->reduction == 1 ? "mean" : "sum", sa);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
 
     /* Contiguous -> BroadcastTo -> Cast(promoted) -> SmoothL1LossV2 (promoted dtype) */
-    pl->cdt = p;
-    pl->stage_cast = true;
-    pl->stage_bcast = true;
-    pl->bcast_first = true;
-    pl->reduce = a->reduction != 0;
-    pl->divisor = ops_shape_numel(&pl->bshape);
     pl->k.beta = a->beta;
     pl->k.inv_beta = a->beta > 0.0f ? 1.0f / a->beta : 0.0f;
     pl->k.neg_half_beta = -0.5f * a->beta;
-    return ops_plan_body(api, pl, a->in, result);
+    return ops_plan_staged(api, a, pl, p, true, a->reduction != 0);
 }
 
 const ops_desc ops_smooth_l1_loss = {

@@ -86,10 +86,8 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
     /* 4. reduction, beta */
     if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
         return st;
-    if (!(a->beta >= 0.0f)) {
-        emu_error("%s: beta must be greater than or equal to 0, but got %g", api, (double)a->beta);
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if ((st = ops_check_beta(api, a->beta)) != ACLNN_SUCCESS)
+        return st;
 
     /* 5. promotion */
     aclDataType p1 = ops_promote_type(gradOut->dtype, self->dtype);
@@ -100,11 +98,8 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
                   ops_dtypes_str(list, lst, sizeof lst));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if (!ops_can_cast(p, gradInput->dtype)) {
-        emu_error("%s: the promoted dtype %s cannot be cast to gradInput's dtype %s", api, ops_dt_name(p),
-                  ops_dt_name(gradInput->dtype));
-        return ACLNN_ERR_PARAM_INVALID;
-    }
+    if ((st = ops_check_cast_to_out(api, p, "gradInput", gradInput)) != ACLNN_SUCCESS)
+        return st;
 
     /* 6. broadcast */
     shape_t mid;

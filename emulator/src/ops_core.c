@@ -1329,6 +1329,118 @@ aclnnStatus ops_check_tensors_given(const char *api, const aclTensor *const *ts,
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus ops_check_promotable(const char *api, const aclTensor *a, const char *an, const aclTensor *b,
+                                 const char *bn, aclDataType *p)
+{
+    *p = ops_promote_type(a->dtype, b->dtype);
+    if (*p == ACL_DT_UNDEFINED) {
+        emu_error("%s: %s dtype %s and %s dtype %s cannot be promoted to a common dtype", api, an,
+                  ops_dt_name(a->dtype), bn, ops_dt_name(b->dtype));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_check_promoted_dtype(const char *api, const aclTensor *a, const char *an, const aclTensor *b,
+                                     const char *bn, aclDataType p, ops_dtypes set)
+{
+    char note[160], list[256];
+    if (!ops_dtype_in(p, set)) {
+        emu_error("%s: %s dtype %s and %s dtype %s promote to %s, which is not supported; supported "
+                  "dtypes: %s%s",
+                  api, an, ops_dt_name(a->dtype), bn, ops_dt_name(b->dtype), ops_dt_name(p),
+                  ops_dtypes_str(set, list, sizeof list), ops_bf16_note(p, note, sizeof note));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_check_cast_to_out(const char *api, aclDataType p, const char *arg, const aclTensor *out)
+{
+    if (!ops_can_cast(p, out->dtype)) {
+        emu_error("%s: the promoted dtype %s cannot be cast to %s's dtype %s", api, ops_dt_name(p), arg,
+                  ops_dt_name(out->dtype));
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_check_beta(const char *api, float beta)
+{
+    if (!(beta >= 0.0f)) {
+        emu_error("%s: beta must be greater than or equal to 0, but got %g", api, (double)beta);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_check_pair_shapes(const char *api, const aclTensor *const *ts, const char *const *names,
+                                  bool check_out, shape_t *bs)
+{
+    aclnnStatus st;
+    for (int i = 0; i < 2; i++)
+        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
+            return st;
+    if ((st = ops_check_broadcast(api, names[0], ts[0]->dims, ts[0]->ndim, names[1], ts[1]->dims, ts[1]->ndim,
+                                  bs)) != ACLNN_SUCCESS)
+        return st;
+    if (check_out && (st = ops_check_out_shape(api, names[2], ts[2], bs)) != ACLNN_SUCCESS)
+        return st;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_check_reduced_out(const char *api, const char *arg, const aclTensor *out, int64_t reduction,
+                                  bool any_one_element)
+{
+    char sa[256];
+    aclnnStatus st;
+    if (reduction == 0)
+        return ACLNN_SUCCESS;
+    const char *how = reduction == 1 ? "mean" : "sum";
+    if (!any_one_element) {
+        if (out->ndim != 0) {
+            ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
+            emu_error("%s: with reduction %" PRId64 " (%s) %s must be a 0-dimensional tensor, but its shape is %s",
+                      api, reduction, how, arg, sa);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        return ACLNN_SUCCESS;
+    }
+    if ((st = ops_check_rank(api, arg, out)) != ACLNN_SUCCESS)
+        return st;
+    if (ops_view_numel(out) != 1) {
+        ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
+        emu_error("%s: with reduction %" PRId64 " (%s) the loss is one element, but %s has shape %s: "
+                  "copying the loss into %s failed (%s must be 0-dimensional or [1])",
+                  api, reduction, how, arg, sa, arg, arg);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_plan_staged(const char *api, const ops_args *a, ops_plan *pl, aclDataType cdt, bool bcast_first,
+                            bool reduce)
+{
+    pl->cdt = cdt;
+    pl->stage_cast = true;
+    pl->stage_bcast = true;
+    pl->bcast_first = bcast_first;
+    pl->reduce = reduce;
+    pl->divisor = ops_shape_numel(&pl->bshape);
+    return ops_plan_body(api, pl, a->in, a->out);
+}
+
+aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclTensor *const *ts,
+                                  const char *const *names, ops_plan *pl, aclDataType cdt)
+{
+    aclnnStatus st;
+    if ((st = ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape)) != ACLNN_SUCCESS)
+        return st;
+    if ((st = ops_check_reduced_out(api, names[2], ts[2], a->reduction, false)) != ACLNN_SUCCESS)
+        return st;
+    return ops_plan_staged(api, a, pl, cdt, false, a->reduction != 0);
+}
+
 typedef aclnnStatus (*tensor_check)(const char *api, const char *arg, const aclTensor *t);
 
 /* check each input of pl, then out unless it is NULL; the first failure is returned. */

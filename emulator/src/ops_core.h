@@ -546,6 +546,52 @@ aclnnStatus ops_check_out_shape(const char *api, const char *arg, const aclTenso
 aclnnStatus ops_check_broadcast(const char *api, const char *an, const int64_t *a, uint64_t na, const char *bn,
                                 const int64_t *b, uint64_t nb, shape_t *out);
 
+/* PromoteType(a, b) into *p, defined (161002 naming both dtypes). */
+aclnnStatus ops_check_promotable(const char *api, const aclTensor *a, const char *an, const aclTensor *b,
+                                 const char *bn, aclDataType *p);
+
+/* p, the promoted dtype of a and b, in set (161002 naming both dtypes and listing the set). */
+aclnnStatus ops_check_promoted_dtype(const char *api, const aclTensor *a, const char *an, const aclTensor *b,
+                                     const char *bn, aclDataType p, ops_dtypes set);
+
+/* CanCast(p, out's dtype) (161002). */
+aclnnStatus ops_check_cast_to_out(const char *api, aclDataType p, const char *arg, const aclTensor *out);
+
+/* beta >= 0; a NaN beta fails too (161002). */
+aclnnStatus ops_check_beta(const char *api, float beta);
+
+/*
+ * The shapes of a two-input operator, ts / names = {input 0, input 1, out}: the rank of both
+ * inputs, their broadcast into *bs, then (when check_out) out's shape equals *bs (161002).
+ */
+aclnnStatus ops_check_pair_shapes(const char *api, const aclTensor *const *ts, const char *const *names,
+                                  bool check_out, shape_t *bs);
+
+/*
+ * The result of a reduced loss (reduction 1 or 2; nothing is checked for 0). Without
+ * any_one_element: it must be 0-d (161002). With any_one_element (the ViewCopy of the one-element
+ * loss into it): its rank (161002), then exactly one element (561103, CANN's failed ViewCopy).
+ */
+aclnnStatus ops_check_reduced_out(const char *api, const char *arg, const aclTensor *out, int64_t reduction,
+                                  bool any_one_element);
+
+/*
+ * The plan of an operator that stages every input by Cast and BroadcastTo (BroadcastTo first when
+ * bcast_first) to the compute dtype cdt and the broadcast shape pl->bshape; reduce: the kernel sums
+ * to one value, divisor the broadcast numel. Ends with ops_plan_body (into a->out).
+ */
+aclnnStatus ops_plan_staged(const char *api, const ops_args *a, ops_plan *pl, aclDataType cdt, bool bcast_first,
+                            bool reduce);
+
+/*
+ * The shapes and plan of a forward loss whose mean/sum result must be 0-d, ts / names = {self,
+ * target, out}: ops_check_pair_shapes (out's shape checked for reduction none), then
+ * ops_check_reduced_out (0-d), then ops_plan_staged (Contiguous -> Cast(cdt) -> BroadcastTo;
+ * mean/sum reduce).
+ */
+aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclTensor *const *ts,
+                                  const char *const *names, ops_plan *pl, aclDataType cdt);
+
 /* ======================================================================== */
 /* the registry                                                             */
 /* ======================================================================== */
