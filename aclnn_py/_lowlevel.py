@@ -429,8 +429,8 @@ HANDLE_SCALAR = 3
 HANDLE_INT_ARRAY = 4
 
 _host: Any = None
-_new_block: Any = None
-_new_handle: Any = None
+_collect_block: Any = None
+_collect_handle: Any = None
 
 
 def _optional(library: _Library, name: str) -> Any:
@@ -443,7 +443,7 @@ def _optional(library: _Library, name: str) -> Any:
 
 def host() -> Any:
     """The host library, loaded and given the CANN destroy functions on first use."""
-    global _host, _new_block, _new_handle
+    global _host, _collect_block, _collect_handle
     if _host is None:
         try:
             # Never unloaded: blocks and handles still alive while the interpreter shuts
@@ -455,10 +455,8 @@ def host() -> Any:
         library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor,
                                       _optional(META, "aclDestroyScalar"),
                                       _optional(META, "aclDestroyIntArray"))
-        _new_block = ffi.new_allocator(library.aclpyBlockNew, library.aclpyBlockDelete,
-                                       should_clear_after_alloc=False)
-        _new_handle = ffi.new_allocator(library.aclpyHandleNew, library.aclpyHandleDelete,
-                                        should_clear_after_alloc=False)
+        _collect_block = library.aclpyBlockCollect
+        _collect_handle = library.aclpyHandleCollect
         _host = library
     return _host
 
@@ -473,7 +471,7 @@ def pool_create(device: int, caching: bool) -> Any:
 
 def new_block() -> Any:
     """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
-    return _new_block("aclpyBlock *")
+    return ffi.gc(ffi.new("aclpyBlock *"), _collect_block)
 
 
 def pool_allocate(pool: Any, block: Any, nbytes: int) -> None:
@@ -509,9 +507,9 @@ def pool_abandon(pool: Any) -> None:
 
 def new_handle(kind: int) -> Any:
     """An empty ``aclpyHandle`` of ``kind``; a handle stored in it is destroyed with it."""
-    if _new_handle is None:
+    if _collect_handle is None:
         host()
-    owned = _new_handle("aclpyHandle *")
+    owned = ffi.gc(ffi.new("aclpyHandle *"), _collect_handle)
     owned.handle = NULL
     owned.kind = kind
     owned.generation = _host.aclpyHandlesGeneration()

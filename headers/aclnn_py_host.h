@@ -57,11 +57,10 @@ aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
  */
 aclError aclpyBlockRelease(aclpyBlock *block);
 
-/* Allocator pair for cffi's new_allocator: the delete releases a held block first (to
-   the cache; without caching, to aclrtFree when the calling thread has the pool's device
-   current, else to the list returned to CANN at the pool's next allocation or trim). */
-void *aclpyBlockNew(size_t size);
-void aclpyBlockDelete(void *block);
+/* ffi.gc's destructor of a block cell: release a held block (to the cache; without
+   caching, to aclrtFree when the calling thread has the pool's device current, else to
+   the list returned to CANN at the pool's next allocation or trim). Never fails. */
+void aclpyBlockCollect(aclpyBlock *block);
 
 /* Tell the library which device aclnn_py made current in the calling thread. */
 void aclpyThreadDevice(int32_t device);
@@ -128,12 +127,11 @@ typedef aclIntArray *(*aclpyCreateIntArrayFunction)(const int64_t *, uint64_t);
 int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
                             const int64_t *value, uint64_t size);
 
-/* Allocator pair for cffi's new_allocator: the delete destroys a handle still held. */
-void *aclpyHandleNew(size_t size);
-void aclpyHandleDelete(void *handle);
+/* ffi.gc's destructor of a handle cell: destroy a handle still held. */
+void aclpyHandleCollect(aclpyHandle *handle);
 
 /* The runtime was torn down: handles made before are no longer destroyed. */
 void aclpyHandlesAbandon(void);
 
-/* Handle destroys made by aclpyHandleDelete that failed, since load. */
+/* Handle destroys made by aclpyHandleCollect that failed, since load. */
 uint64_t aclpyHandlesFailedDeletes(void);

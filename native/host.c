@@ -2,9 +2,8 @@
  * aclnn_py's host library: device blocks and CANN handles owned in C (see
  * headers/aclnn_py_host.h for the contract).
  *
- * Python objects own an aclpyBlock or aclpyHandle allocated through cffi's
- * new_allocator with the New/Delete pairs below, so dropping the object runs
- * C code only. Each public function is one step as far as Python can see: an
+ * Python objects own an aclpyBlock or aclpyHandle made by ffi.new and wrapped by
+ * ffi.gc with the Collect functions below, so dropping the object runs C code only. Each public function is one step as far as Python can see: an
  * interrupt lands before or after it, never inside, and no Python lock is
  * involved. The pool's mutex is held only around list updates, never around a
  * call into CANN, so a CANN call made here can never wait on this library.
@@ -211,11 +210,6 @@ EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
     return ACL_SUCCESS;
 }
 
-EXPORT void *aclpyBlockNew(size_t size)
-{
-    return calloc(1, size < sizeof(aclpyBlock) ? sizeof(aclpyBlock) : size);
-}
-
 /* The device aclnn_py made current in this thread, -1 for none (aclpyThreadDevice). */
 static __thread int32_t t_device = -1;
 
@@ -224,9 +218,8 @@ EXPORT void aclpyThreadDevice(int32_t device)
     t_device = device;
 }
 
-EXPORT void aclpyBlockDelete(void *memory)
+EXPORT void aclpyBlockCollect(aclpyBlock *block)
 {
-    aclpyBlock *block = memory;
     void *pointer;
     uint64_t size;
     uint64_t generation = block->generation;
@@ -237,7 +230,6 @@ EXPORT void aclpyBlockDelete(void *memory)
         if (pool->caching || t_device != pool->device || pool->free_fn(pointer) != ACL_SUCCESS)
             cache_or_drop(pool, pointer, size, generation);
     }
-    free(block);
 }
 
 EXPORT aclError aclpyPoolTrim(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks)
@@ -362,17 +354,10 @@ EXPORT int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFuncti
     return 1;
 }
 
-EXPORT void *aclpyHandleNew(size_t size)
+EXPORT void aclpyHandleCollect(aclpyHandle *owned)
 {
-    return calloc(1, size < sizeof(aclpyHandle) ? sizeof(aclpyHandle) : size);
-}
-
-EXPORT void aclpyHandleDelete(void *memory)
-{
-    aclpyHandle *owned = memory;
     if (owned->handle && aclpyHandleRelease(owned) != ACL_SUCCESS)
         __atomic_add_fetch(&g_failed_deletes, 1, __ATOMIC_RELAXED);
-    free(owned);
 }
 
 EXPORT void aclpyHandlesAbandon(void)
