@@ -85,10 +85,12 @@ def recent_error_message() -> str:
     return ffi.string(text).decode("utf-8", errors="replace")
 
 
-def check(status: int, api: str) -> None:
-    """Raise the AclError for a non-zero ``status`` returned by ``api``."""
+def check(status: int, api: str, detail: str = "") -> None:
+    """Raise the AclError for a non-zero ``status`` returned by ``api`` (``detail``, what
+    aclnn_py adds, comes before CANN's own message)."""
     if status != ACL_SUCCESS:
-        raise AclError.from_status(status, api, recent_error_message())
+        message = recent_error_message()
+        raise AclError.from_status(status, api, f"{detail} CANN: {message}" if detail else message)
 
 
 def check_created(handle: Any, api: str) -> Any:
@@ -318,9 +320,7 @@ def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
     made = host().aclpyCreateTensor(owned, META.aclCreateTensor, _int64_array(shape), len(shape),
                                     dtype, _int64_array(strides), offset, fmt,
                                     _int64_array(storage_shape), len(storage_shape), data)
-    if not made:
-        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateTensor",
-                                   recent_error_message())
+    check_created(owned.handle if made else NULL, "aclCreateTensor")
     return owned.handle
 
 
@@ -329,18 +329,15 @@ def create_owned_scalar(owned: Any, value: float, dtype: int) -> Any:
     into ``owned`` (an empty ``aclpyHandle``) by the host library."""
     storage = ffi.new("double *" if dtype == constant("ACL_DOUBLE") else "float *", value)
     made = host().aclpyCreateScalar(owned, META.aclCreateScalar, storage, dtype)
-    if not made:
-        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateScalar",
-                                   recent_error_message())
+    check_created(owned.handle if made else NULL, "aclCreateScalar")
     return owned.handle
 
 
 def create_owned_int_array(owned: Any, values: tuple[int, ...]) -> Any:
     """aclCreateIntArray of ``values`` (CANN copies them), stored straight into ``owned``."""
     array = ffi.new("int64_t[]", values) if values else NULL
-    if not host().aclpyCreateIntArray(owned, META.aclCreateIntArray, array, len(values)):
-        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, "aclCreateIntArray",
-                                   recent_error_message())
+    made = host().aclpyCreateIntArray(owned, META.aclCreateIntArray, array, len(values))
+    check_created(owned.handle if made else NULL, "aclCreateIntArray")
     return owned.handle
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import _lowlevel as ll
 from . import _runtime as rt
-from .errors import AclError, OutOfMemoryError
+from .errors import OutOfMemoryError
 
 logger = logging.getLogger("aclnn_py")
 
@@ -72,11 +72,9 @@ class MemoryPool:
         refuses to free stay cached, and one AclError reports them."""
         rt.activate(self.device)
         status, freed, kept = ll.pool_trim(self.handle)
-        if status and raising:
-            raise AclError.from_status(
-                status, "aclrtFree", f"{kept} cached block(s) of device {self.device} could not "
-                f"be freed and stay cached ({freed} bytes were freed). CANN: "
-                f"{ll.recent_error_message()}")
+        if raising:
+            ll.check(status, "aclrtFree", f"{kept} cached block(s) of device {self.device} "
+                     f"could not be freed and stay cached ({freed} bytes were freed).")
         return freed
 
     def stats(self) -> dict[str, int]:
