@@ -286,7 +286,9 @@ class Plan:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
         order, then ``out``, or by name; None keeps the bound one); returns ``out``,
         still computing."""
-        launcher = self._open()
+        launcher = self._launcher
+        if launcher is None:
+            self._open()  # raises
         bound = self._arrays
         if arrays or named:
             bound = self._rebound(arrays, named)

@@ -32,6 +32,9 @@ from ._specs import OperatorSpec
 # aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
 _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 
+# A bound address that equals no pointer, a freed buffer's None included.
+_UNKNOWN = object()
+
 
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output), kept
@@ -81,10 +84,10 @@ class RepeatableLaunch:
         construction (the caller checked that)."""
         for array in arrays:
             other = array.stream
-            if other is not None and other is not stream:
-                array.synchronize()
-        for array in arrays:
-            array.stream = stream
+            if other is not stream:
+                if other is not None:
+                    array.synchronize()
+                array.stream = stream
         stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
 
     def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
@@ -96,9 +99,10 @@ class RepeatableLaunch:
         handle = self._handle
         if handle is None:
             raise ValueError(f"{self.operator}: this launch was closed")
-        addresses = self._addresses
-        for index, array in enumerate(arrays):
-            if array.buffer.pointer is not addresses[index]:
+        for index, (array, address) in enumerate(zip(arrays, self._addresses)):
+            pointer = array.buffer.pointer
+            # By address when not the same pointer object: the pool reuses blocks.
+            if pointer is not address and pointer != address:
                 self._rebind(handle, index, array)
         self._launch(self._workspace_pointer, self._workspace_size, handle, stream_handle)
 
@@ -106,7 +110,7 @@ class RepeatableLaunch:
         array.require_live(self.names[index])
         pointer = array.buffer.pointer
         addresses = self._addresses
-        addresses[index] = None  # unknown until CANN has taken the new address
+        addresses[index] = _UNKNOWN  # until CANN has taken the new address
         tensor = self._tensors[index].handle
         if index == len(addresses) - 1:
             ll.set_output_tensor_addr(handle, 0, tensor, pointer)

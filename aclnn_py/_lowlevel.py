@@ -15,6 +15,8 @@ from . import _loader
 from ._ffi import ffi
 from .errors import AclError, UnavailableError
 
+_new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
+
 NULL = ffi.NULL
 
 _enum_values: dict[str, int] = {}
@@ -468,11 +470,21 @@ def pool_create(device: int, caching: bool) -> Any:
 
 def new_block() -> Any:
     """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
-    return ffi.gc(ffi.new("aclpyBlock *"), _collect_block)
+    return _gc(_new("aclpyBlock *"), _collect_block)
 
 
 def pool_allocate(pool: Any, block: Any, nbytes: int) -> None:
     check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), "aclrtMalloc")
+
+
+def pool_take(pool: Any, nbytes: int) -> Any:
+    """A new block of at least ``nbytes`` (> 0) from ``pool`` (as :func:`new_block` and
+    :func:`pool_allocate` in one step), or None when the pool could not provide it;
+    :func:`pool_allocate` then reports why. The per-call path."""
+    block = _gc(_new("aclpyBlock *"), _collect_block)
+    if _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST) != ACL_SUCCESS:
+        return None
+    return block
 
 
 def block_release(block: Any) -> None:

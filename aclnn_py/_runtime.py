@@ -219,7 +219,8 @@ class Stream:
 
     def _wait(self) -> None:
         activate(self.device)
-        mark = self.queued_mark()
+        with self._keepalive_lock:
+            mark = self._released + len(self._keepalive)  # as queued_mark()
         try:
             ll.synchronize_stream(self.handle)
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
@@ -227,7 +228,8 @@ class Stream:
             raise
         # Not in a `finally`: an interrupt may have come before the wait, and then the
         # work is still queued. What stays held goes at the next synchronisation.
-        self.release_queued(mark)
+        if mark > self._released:  # else nothing was held (_released only grows)
+            self.release_queued(mark)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``

@@ -87,6 +87,31 @@ def test_repeats_keep_one_executor_and_rebind_new_arrays(baseline, reduction):
         free(*device, result)
 
 
+def test_a_repeat_rebinds_only_addresses_that_changed(monkeypatch):
+    """A result block the pool hands out again sits at the address the executor already
+    has: nothing is rebound. New input buffers are rebound, and compute right."""
+    rng = np.random.default_rng(3)
+    host = operands(rng)
+    device = upload(*host)
+    aclnn_py.mse_loss_backward(*device).free()  # phase 1; the result block goes back
+    rebound = []
+    for name in ("set_input_tensor_addr", "set_output_tensor_addr"):
+        original = getattr(_lowlevel, name)
+        monkeypatch.setattr(_lowlevel, name,
+                            lambda *a, _o=original, _n=name: (rebound.append(_n), _o(*a))[1])
+    for _ in range(5):
+        result = aclnn_py.mse_loss_backward(*device)
+        np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+        result.free()
+    assert rebound == []
+    other = operands(rng)
+    moved = upload(*other)
+    result = aclnn_py.mse_loss_backward(*moved)
+    np.testing.assert_allclose(result.numpy(), backward(*other, "mean"), rtol=1e-6)
+    assert rebound.count("set_input_tensor_addr") == 3
+    free(*device, *moved, result)
+
+
 def test_a_repeat_skips_phase_1():
     rng = np.random.default_rng(2)
     first = upload(*operands(rng))
