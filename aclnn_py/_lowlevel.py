@@ -134,6 +134,18 @@ def finalize() -> None:
     check(RT.aclFinalize(), "aclFinalize")
 
 
+def finalize_reference() -> int | None:
+    """aclFinalizeReference: give back one aclInit, de-initialising only when it was the
+    last (CANN >= 8.5). Returns the references left, or None when the runtime lacks it."""
+    try:
+        function = RT.aclFinalizeReference
+    except UnavailableError:
+        return None
+    remaining = ffi.new("uint64_t *")
+    check(function(remaining), "aclFinalizeReference")
+    return int(remaining[0])
+
+
 def get_soc_name() -> str | None:
     name = RT.aclrtGetSocName()
     return None if name == NULL else ffi.string(name).decode("utf-8", errors="replace")

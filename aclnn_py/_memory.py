@@ -110,12 +110,17 @@ def pool(device: int) -> MemoryPool:
 
 
 def _forget_pools() -> None:
+    """Return every cached block, then drop the bookkeeping of every pool; the first
+    failure is raised once all are forgotten (teardown reports it)."""
+    failure = None
     for each in list(_pools.values()):
         try:
             each.empty()
-        except Exception:
-            logger.exception("aclnn_py teardown: emptying the memory pool")
+        except Exception as error:
+            failure = failure or error
         each.forget()
+    if failure is not None:
+        raise failure
 
 
 rt.on_teardown(_forget_pools)

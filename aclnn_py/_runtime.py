@@ -1,9 +1,11 @@
 """Process and thread state of the CANN runtime, and the objects that own device resources.
 
 * The process is initialised lazily (``aclInit``) and torn down at exit in
-  CANN's documented order: streams, devices, ``aclFinalize``.
-* Every thread that touches a device calls ``aclrtSetDevice`` for it once
-  (:func:`activate`); each device has one default stream, created on first use.
+  CANN's documented order: streams, devices, then aclnn_py's own ``aclInit``
+  given back (:func:`teardown`: other ACL users in the process keep theirs).
+* A device is set once per process (``aclrtSetDevice``); every other thread
+  that touches it binds the context that made current (:func:`activate`).
+  Each device has one default stream, created on first use.
 * :class:`Stream`, :class:`Event`, :class:`AclTensor` and :class:`Executor`
   each own one C resource (device memory is owned in ``_memory``) and release it
   deterministically (``free``/``destroy``/``close``, context managers). Their
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import threading
 import weakref
@@ -39,7 +42,12 @@ class _Process:
         self.generation = 0
         self.device_count = 0
         self.soc_name: str | None = None
+        # Whether our aclInit started ACL (0), rather than joining another user's (100002).
+        self.owns_init = False
+        # Our aclrtSetDevice calls per device, each reset at teardown, and the context the
+        # first one made current: other threads bind it instead of setting the device again.
         self.set_counts: dict[int, int] = {}
+        self.contexts: dict[int, Any] = {}
         self.default_streams: dict[int, Stream] = {}
         self.streams: weakref.WeakSet[Stream] = weakref.WeakSet()
         self.atexit_registered = False
@@ -59,7 +67,7 @@ def ensure_initialized() -> None:
     with _process.lock:
         if _process.initialized:
             return
-        ll.init()
+        _process.owns_init = ll.init()
         _process.device_count = ll.get_device_count()
         _process.initialized = True
         if not _process.atexit_registered:
@@ -102,13 +110,36 @@ def _activate(device: int | None) -> int:
     device = int(device)
     if not 0 <= device < _process.device_count:
         raise ValueError(f"device must be in [0, {_process.device_count}), got {device}")
-    ll.set_device(device)
-    with _process.lock:
-        _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
+    _bind_device(device)
     ll.note_thread_device(device)
     _thread.state = (_process.generation, device)
     _thread.current = None  # the cached current stream belonged to the previous device
     return device
+
+
+def _bind_device(device: int) -> None:
+    """Make ``device`` current in this thread, setting it once per process.
+
+    ``aclrtSetDevice`` is counted by CANN per call, and every count must be matched by an
+    ``aclrtResetDevice`` before the device is released, for every user of ACL in the
+    process. So the first activation sets the device and keeps the context it made
+    current (the device's default context); later ones, in any thread, bind that context
+    with ``aclrtSetCurrentContext``, which also switches the thread's device (hicann/runtime
+    docs/zh/api_ref/05_context_management.md, aclrtSetCurrentContext: a context may be
+    used from other threads; it must not be one whose device was reset).
+    """
+    context = _process.contexts.get(device)
+    if context is not None:
+        ll.set_current_context(context)
+        return
+    with _process.lock:
+        context = _process.contexts.get(device)
+        if context is not None:
+            ll.set_current_context(context)
+            return
+        ll.set_device(device)
+        _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
+        _process.contexts[device] = ll.get_current_context()
 
 
 def on_teardown(hook: Callable[[], None]) -> None:
@@ -126,40 +157,63 @@ def generation() -> int:
 
 
 def teardown() -> None:
-    """Release the default streams and devices, then aclFinalize. Safe to call twice."""
+    """Release what aclnn_py holds (caches, pools, default streams), reset the devices it
+    set, and give back its ``aclInit``. Safe to call twice; registered with ``atexit``.
+
+    ACL is shared by everyone in the process (torch_npu, MindSpore, other bindings), so
+    aclnn_py ends only its own part. CANN counts ``aclInit`` calls, a repeat included
+    (which returns 100002), but one ``aclFinalize`` de-initialises for every user at once;
+    ``aclFinalizeReference`` (CANN >= 8.5) takes away one count and de-initialises only at
+    zero (hicann/runtime src/acl/aclrt_impl/acl.cpp, docs/zh/api_ref/
+    02_initialization_and_deinitialization.md). So: ``aclFinalizeReference`` where the
+    runtime has it; else ``aclFinalize`` only when aclnn_py's own ``aclInit`` started ACL;
+    else nothing. Devices are reset exactly as often as aclnn_py set them. When another
+    user already de-initialised ACL, the remaining steps are skipped without a word.
+    """
     with _process.lock:
         if not _process.initialized:
             return
+        steps: list[tuple[str, Callable[[], Any]]] = []
         for stream in list(_process.streams):  # what caches keep goes before pools and devices
-            release_caches(stream)
+            steps.append(("releasing the caches of a stream", functools.partial(
+                release_caches, stream)))
         for hook in _process.teardown_hooks:
-            try:
-                hook()
-            except Exception:
-                logger.exception("aclnn_py teardown hook %r", hook)
-        for device, stream in list(_process.default_streams.items()):
-            try:
-                ll.set_device(device)
-                _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
-                stream.destroy()
-            except Exception:  # teardown must go on
-                logger.exception("aclnn_py teardown: releasing the stream of device %d", device)
+            steps.append((f"teardown hook {hook!r}", hook))
+        for stream in list(_process.streams):  # the default ones and any still alive
+            steps.append((f"releasing {stream!r}", stream.close))
         for device, count in _process.set_counts.items():
-            for _ in range(count):
-                try:
-                    ll.reset_device(device)
-                except Exception:
-                    logger.exception("aclnn_py teardown: aclrtResetDevice(%d)", device)
-                    break
+            steps.extend((f"aclrtResetDevice({device})", functools.partial(ll.reset_device, device))
+                         for _ in range(count))
+        steps.append(("giving back aclInit", _finalize))
         try:
-            ll.finalize()
-        except Exception:
-            logger.exception("aclnn_py teardown: aclFinalize")
-        ll.handles_abandon()  # aclTensors and executors still owned are gone with ACL
-        _process.default_streams.clear()
-        _process.set_counts.clear()
-        _process.initialized = False
-        _process.generation += 1
+            for what, step in steps:
+                try:
+                    step()
+                except AclError as error:
+                    if error.status in _ACL_ENDED:
+                        logger.debug("aclnn_py teardown: ACL was already de-initialised by "
+                                     "another user in this process (%s)", error)
+                        break
+                    logger.exception("aclnn_py teardown: %s", what)
+                except Exception:  # teardown must go on
+                    logger.exception("aclnn_py teardown: %s", what)
+        finally:
+            ll.handles_abandon()  # aclTensors and executors still owned are gone with ACL
+            _process.default_streams.clear()
+            _process.set_counts.clear()
+            _process.contexts.clear()
+            _process.initialized = False
+            _process.owns_init = False
+            _process.generation += 1
+
+
+# What calls return once ACL was de-initialised under aclnn_py (another user's aclFinalize).
+_ACL_ENDED = (ll.constant("ACL_ERROR_UNINITIALIZE"), ll.constant("ACL_ERROR_REPEAT_FINALIZE"))
+
+
+def _finalize() -> None:
+    if ll.finalize_reference() is None and _process.owns_init:
+        ll.finalize()
 
 
 # ---- streams and events -----------------------------------------------------
@@ -196,6 +250,7 @@ class Stream:
         cell = ll.handle_cell("aclrtStream")
         self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, cell,
                                            self.device, _process.generation, "a stream")
+        self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
         self.handle = ll.create_stream(cell)
         self.key = ll.address(self.handle)
         # What queued work uses, oldest first; _released counts what was dropped from
@@ -419,6 +474,7 @@ class Event:
         cell = ll.handle_cell("aclrtEvent")  # as for streams: the finaliser comes first
         self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_event, cell,
                                            self.device, _process.generation, "an event")
+        self._finalizer.atexit = False  # at exit, the device resets release events
         self.handle = ll.create_event(cell)
 
     def record(self, stream: Stream | None = None) -> Event:

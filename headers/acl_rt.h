@@ -242,6 +242,8 @@ typedef enum {
 /* Initialisation, errors, SoC (acl.h / acl_rt.h, acl_base_rt.h) */
 aclError aclInit(const char *configPath);
 aclError aclFinalize(void);
+/* Counted de-initialisation (documented from CANN 8.5; hicann/runtime acl_rt.h). */
+aclError aclFinalizeReference(uint64_t *refCount);
 const char *aclGetRecentErrMsg(void);
 const char *aclrtGetSocName(void);
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);

@@ -71,6 +71,12 @@ static pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 #define UNLOCK() pthread_mutex_unlock(&g_mu)
 
 static bool g_inited;
+/* aclInit's reference count, as CANN keeps it (hicann/runtime src/acl/aclrt_impl/acl.cpp,
+ * aclInitImpl / aclFinalizeImpl / aclFinalizeReferenceImpl; docs/zh/api_ref/
+ * 02_initialization_and_deinitialization.md): every aclInit adds one, a repeat included
+ * (which still returns 100002); aclFinalize clears it and de-initialises for every user
+ * in the process; aclFinalizeReference takes one away and de-initialises at zero. */
+static uint64_t g_init_refs;
 static char g_soc[64] = "Ascend910B3";
 static bool g_bf16 = true;
 static int32_t g_dev_count = 1;
@@ -288,7 +294,7 @@ EMU_EXPORT const char *aclGetRecentErrMsg(void)
  */
 static const char *const g_fault_apis[] = {
     /* libascendcl.so */
-    "aclInit", "aclFinalize", "aclGetRecentErrMsg",
+    "aclInit", "aclFinalize", "aclFinalizeReference", "aclGetRecentErrMsg",
     "aclrtSetDevice", "aclrtResetDevice", "aclrtGetDevice", "aclrtGetDeviceCount", "aclrtSynchronizeDevice",
     "aclrtCreateContext", "aclrtDestroyContext", "aclrtSetCurrentContext", "aclrtGetCurrentContext",
     "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout",
@@ -668,9 +674,14 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     return ACL_SUCCESS;
 }
 
+/* Lock held. A repeat counts: aclFinalizeReference must be called once more. */
 static aclError repeated_init(void)
 {
-    emu_error("aclInit: repeated initialization: aclInit was already called (call aclFinalize first)");
+    g_init_refs++;
+    UNLOCK();
+    emu_error("aclInit: repeated initialization: aclInit was already called; counted (%" PRIu64
+              " references): each needs its aclFinalizeReference, or one aclFinalize ends them all",
+              g_init_refs);
     return ACL_ERROR_REPEAT_INITIALIZE;
 }
 
@@ -678,10 +689,9 @@ EMU_EXPORT aclError aclInit(const char *configPath)
 {
     EMU_RETURN_IF_FAULT("aclInit");
     LOCK();
-    bool inited = g_inited;
-    UNLOCK();
-    if (inited)
+    if (g_inited)
         return repeated_init();
+    UNLOCK();
     /* configPath: NULL or "" = no configuration; otherwise the file must be readable.
      * Error code choice: ACL_ERROR_INVALID_FILE (100003, "请检查文件是否存在、文件是否能被访问",
      * RT doc 25-01). The JSON content itself is not interpreted. */
@@ -702,10 +712,8 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     if (rc)
         return rc;
     LOCK();
-    if (g_inited) { /* lost a race with another thread */
-        UNLOCK();
+    if (g_inited) /* lost a race with another thread */
         return repeated_init();
-    }
     strcpy(g_soc, soc);
     g_bf16 = bf16;
     g_dev_count = count;
@@ -713,6 +721,7 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     g_quarantine_max = quarantine;
     memset(g_devices, 0, sizeof g_devices);
     g_inited = true;
+    g_init_refs = 1;
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -1232,15 +1241,9 @@ static void device_release(int32_t d)
     g_devices[d].default_ctx = NULL;
 }
 
-EMU_EXPORT aclError aclFinalize(void)
+/* Lock held, ACL initialised: de-initialise for everyone in the process. */
+static void finalize_all(void)
 {
-    EMU_RETURN_IF_FAULT("aclFinalize");
-    LOCK();
-    if (!g_inited) {
-        UNLOCK();
-        emu_error("aclFinalize: ACL is not initialized (aclInit was not called, or aclFinalize was already called)");
-        return ACL_ERROR_REPEAT_FINALIZE;
-    }
     /* Pending work is dropped, not run: nobody can observe its results any more. */
     for (int32_t d = 0; d < EMU_MAX_DEVICES; d++)
         device_release(d);
@@ -1257,6 +1260,39 @@ EMU_EXPORT aclError aclFinalize(void)
     g_live_device_bytes = 0;
     set_current(NULL);
     g_inited = false;
+    g_init_refs = 0;
+}
+
+EMU_EXPORT aclError aclFinalize(void)
+{
+    EMU_RETURN_IF_FAULT("aclFinalize");
+    LOCK();
+    if (!g_inited) {
+        UNLOCK();
+        emu_error("aclFinalize: ACL is not initialized (aclInit was not called, or aclFinalize was already called)");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    finalize_all(); /* whatever the count: CANN's aclFinalize clears it */
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclFinalizeReference(uint64_t *refCount)
+{
+    EMU_RETURN_IF_FAULT("aclFinalizeReference");
+    LOCK();
+    if (!g_inited) {
+        if (refCount)
+            *refCount = 0;
+        UNLOCK();
+        emu_error("aclFinalizeReference: ACL is not initialized (aclInit was not called, or every "
+                  "reference was already finalized, or aclFinalize ended them all)");
+        return ACL_ERROR_REPEAT_FINALIZE;
+    }
+    if (--g_init_refs == 0)
+        finalize_all();
+    if (refCount)
+        *refCount = g_init_refs;
     UNLOCK();
     return ACL_SUCCESS;
 }
