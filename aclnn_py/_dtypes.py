@@ -64,10 +64,12 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
 
 
 # SoCs whose aclnn kernels take bfloat16: Atlas A2 (Ascend910B*), Atlas A3
-# (Ascend910_93*) and Ascend 950 -- "DAV_2201 or regbase" in hicann/ops-nn
+# (Ascend910_93*) and the Ascend 950 family (Ascend950*, and Ascend910_95*, the short
+# name CANN's own code uses for it) -- "DAV_2201 or regbase" in hicann/ops-nn
 # common/inc/op_api/level2_base.h (GetDtypeSupportListV2).
-BFLOAT16_SOC_PREFIXES = ("Ascend910B", "Ascend910_93", "Ascend950")
-BFLOAT16_PRODUCTS = "Atlas A2 and Atlas A3 series (Ascend910B*, Ascend910_93*) and Ascend 950"
+BFLOAT16_SOC_PREFIXES = ("Ascend910B", "Ascend910_93", "Ascend950", "Ascend910_95")
+BFLOAT16_PRODUCTS = ("Atlas A2 and Atlas A3 series (Ascend910B*, Ascend910_93*) and the "
+                     "Ascend 950 family (Ascend950*, Ascend910_95*)")
 
 
 def soc_supports_bfloat16(soc_name: str | None) -> bool:

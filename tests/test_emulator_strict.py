@@ -551,7 +551,9 @@ def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
 
 
 @pytest.mark.parametrize("soc, bf16", [("Ascend910B3", True), ("Ascend910_9391", True),
-                                       ("Ascend310P3", False)])
+                                       ("Ascend950PR_9599", True), ("Ascend950DT_95A1", True),
+                                       ("Ascend910_95", True), ("Ascend310P3", False),
+                                       ("Ascend310B1", False), ("Ascend910A", False)])
 def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
     done = run_python("""
         from aclnn_py import _lowlevel as ll
@@ -572,6 +574,34 @@ def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
     lines = done.stdout.splitlines()
     assert lines[0] == soc
     assert lines[1] == ("accepted" if bf16 else "161002 True")
+
+
+@pytest.mark.parametrize("soc", ["Ascend999", "ascend910b3", "Ascend910B9"])
+def test_an_unknown_emulated_soc_is_refused_with_the_known_names(soc):
+    done = run_python("""
+        from aclnn_py import _lowlevel as ll
+        from aclnn_py.errors import AclError
+        try:
+            ll.init()
+        except AclError as error:
+            print(error.status)
+            print(error.message)
+    """, {"ACLNN_EMU_SOC": soc})
+    assert done.returncode == 0, done.stderr
+    status, message = done.stdout.split("\n", 1)
+    assert status == "100000"
+    assert f"ACLNN_EMU_SOC='{soc}' is not a SoC CANN knows" in message
+    assert "Ascend910B3" in message and "Ascend950PR_9599" in message
+
+
+@pytest.mark.parametrize("soc, bf16", [("Ascend910B3", True), ("Ascend910_9391", True),
+                                       ("Ascend950DT_9591", True), ("Ascend910_95", True),
+                                       ("Ascend310P3", False), ("Ascend910ProB", False),
+                                       (None, False), ("", False)])
+def test_the_binding_reads_bfloat16_support_from_the_soc_name_like_the_emulator(soc, bf16):
+    from aclnn_py._dtypes import soc_supports_bfloat16
+
+    assert soc_supports_bfloat16(soc) is bf16
 
 
 # ---- introspection and faults ----------------------------------------------

@@ -609,10 +609,68 @@ static bool parse_bytes(const char *s, uint64_t *out)
     return true;
 }
 
+/*
+ * The SoC names aclrtGetSocName can report: the SoC_version of every Ascend platform
+ * configuration in hicann/runtime src/platform/platform_config (HEAD 681ef761), then the
+ * Short_SoC_version family names those files give, plus "Ascend910_95", the short name
+ * CANN's operator and tooling code uses for the Ascend 950 family (hicann/ops-nn build
+ * scripts: SUPPORT_COMPUTE_UNIT_SHORT "ascend910_95", printed as "ascend950").
+ */
+static const char *const g_known_socs[] = {
+    "Ascend031", "Ascend035", "Ascend035A", "Ascend035B",
+    "Ascend310B1", "Ascend310B2", "Ascend310B3", "Ascend310B4",
+    "Ascend310P1", "Ascend310P3", "Ascend310P5", "Ascend310P7",
+    "Ascend350_354f", "Ascend350_355e",
+    "Ascend910A", "Ascend910PremiumA", "Ascend910ProA", "Ascend910ProB",
+    "Ascend910B1", "Ascend910B2", "Ascend910B2C", "Ascend910B3", "Ascend910B4", "Ascend910B4-1",
+    "Ascend910_9362", "Ascend910_9363", "Ascend910_9372", "Ascend910_9381", "Ascend910_9382",
+    "Ascend910_9391", "Ascend910_9392",
+    "Ascend950DT_950x", "Ascend950DT_950y", "Ascend950DT_9571", "Ascend950DT_9572",
+    "Ascend950DT_9573", "Ascend950DT_9574", "Ascend950DT_9575", "Ascend950DT_9576",
+    "Ascend950DT_9577", "Ascend950DT_9578", "Ascend950DT_9581", "Ascend950DT_9581x",
+    "Ascend950DT_9582", "Ascend950DT_9582x", "Ascend950DT_9583", "Ascend950DT_9584",
+    "Ascend950DT_9585", "Ascend950DT_9586", "Ascend950DT_9587", "Ascend950DT_9588",
+    "Ascend950DT_9591", "Ascend950DT_9592", "Ascend950DT_9595", "Ascend950DT_9596",
+    "Ascend950DT_95A1", "Ascend950DT_95A2",
+    "Ascend950PR_950z", "Ascend950PR_9579", "Ascend950PR_957b", "Ascend950PR_957bx",
+    "Ascend950PR_957c", "Ascend950PR_957d", "Ascend950PR_9589", "Ascend950PR_958b",
+    "Ascend950PR_9599",
+    /* family (short) names */
+    "Ascend310B", "Ascend310P", "Ascend350", "Ascend910", "Ascend910B", "Ascend910_93",
+    "Ascend950", "Ascend910_95",
+};
+
+static bool soc_known(const char *name)
+{
+    for (size_t i = 0; i < sizeof g_known_socs / sizeof g_known_socs[0]; i++)
+        if (strcmp(name, g_known_socs[i]) == 0)
+            return true;
+    return false;
+}
+
+/* bfloat16 in aclnn kernels: Atlas A2 (Ascend910B*), Atlas A3 (Ascend910_93*) and the
+ * Ascend 950 family (Ascend950*, short name Ascend910_95) -- "DAV_2201 or regbase" in
+ * hicann/ops-nn level2_base.h (GetDtypeSupportListV2); the same rule as the binding's
+ * aclnn_py/_dtypes.py. */
 static bool soc_has_bf16(const char *name)
 {
     return strncmp(name, "Ascend910B", 10) == 0 || strncmp(name, "Ascend910_93", 12) == 0 ||
-           strncmp(name, "Ascend950", 9) == 0;
+           strncmp(name, "Ascend950", 9) == 0 || strncmp(name, "Ascend910_95", 12) == 0;
+}
+
+static void report_unknown_soc(const char *value)
+{
+    char names[2048];
+    size_t used = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < sizeof g_known_socs / sizeof g_known_socs[0] && used < sizeof names; i++) {
+        int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", g_known_socs[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    emu_error("aclInit: environment variable ACLNN_EMU_SOC='%s' is not a SoC CANN knows; known "
+              "names: %s", value, names);
 }
 
 static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine)
@@ -626,6 +684,10 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         if (!ok) {
             emu_error("aclInit: environment variable ACLNN_EMU_SOC='%s' is invalid: expected a SoC name "
                       "of 1 to 63 printable characters without spaces (e.g. Ascend910B3)", v);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        if (!soc_known(v)) {
+            report_unknown_soc(v);
             return ACL_ERROR_INVALID_PARAM;
         }
         strcpy(soc, v);
