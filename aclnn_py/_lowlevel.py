@@ -550,6 +550,15 @@ def handles_abandon() -> None:
 # ---- the emulator's own API (absent from real CANN) ------------------------
 
 
+def emulator_loaded() -> bool:
+    """Whether the loaded runtime is aclnn_py's emulator: only it exports aclemuGetStats."""
+    try:
+        RT.aclemuGetStats  # noqa: B018 - resolving the symbol is the question
+    except UnavailableError:
+        return False
+    return True
+
+
 def emulator_stats() -> dict[str, int]:
     stats = ffi.new("aclemuStats *")
     check(RT.aclemuGetStats(stats), "aclemuGetStats")

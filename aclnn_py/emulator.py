@@ -20,13 +20,19 @@ from . import _lowlevel as ll
 from ._loader import find_emulator
 from .errors import AclError
 
-__all__ = ["home", "stats", "reset_counters", "inject_fault", "clear_faults", "faults",
+__all__ = ["home", "loaded", "stats", "reset_counters", "inject_fault", "clear_faults", "faults",
            "fault_apis"]
 
 
 def home() -> str:
     """The emulator's install root (pass it as ASCEND_HOME_PATH or ACLNN_PY_CANN_HOME)."""
     return str(find_emulator().root)
+
+
+def loaded() -> bool:
+    """Whether the CANN libraries aclnn_py loaded (loading them now if needed) are this
+    emulator -- through either backend, any of its trees -- rather than a real CANN."""
+    return ll.emulator_loaded()
 
 
 def stats() -> dict[str, int]:

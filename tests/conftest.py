@@ -1,4 +1,6 @@
-"""Shared fixtures. Every test runs on the host emulator."""
+"""Shared fixtures. The suite runs on the host emulator (pyproject's addopts give
+``--aclnn-backend=emulator``); ``pytest --aclnn-backend=cann`` runs it against the CANN
+that ``ASCEND_HOME_PATH`` names, skipping the tests marked ``emulator_only``."""
 
 from __future__ import annotations
 
@@ -7,12 +9,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from contextlib import contextmanager
 
 import pytest
 
-os.environ["ACLNN_PY_BACKEND"] = "emulator"
-
-import aclnn_py  # noqa: E402
+import aclnn_py
 
 CANN_VARIABLES = ("ACLNN_PY_CANN_HOME", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME",
                   "ASCEND_OPP_PATH", "ACLNN_PY_BACKEND")
@@ -59,13 +60,33 @@ def device():
 def no_leaks_per_module():
     """After every test module the emulator holds no device memory, tensors or executors."""
     yield
-    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+    if aclnn_py.emulator.loaded():
+        assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
 
 
 @pytest.fixture(autouse=True)
 def _disarm_faults():
     yield
-    aclnn_py.emulator.clear_faults()
+    if aclnn_py.emulator.loaded():
+        aclnn_py.emulator.clear_faults()
+
+
+@contextmanager
+def no_device_work():
+    """Fail if the block reaches aclrtMalloc, copies to the device or launches a kernel.
+
+    The emulator counts these; on a real CANN nothing does, and the block just runs (the
+    test still checks its own outcome, e.g. the error raised).
+    """
+    if not aclnn_py.emulator.loaded():
+        yield
+        return
+    aclnn_py.empty_cache()  # any allocation would have to reach aclrtMalloc
+    before = aclnn_py.emulator.stats()
+    yield
+    after = aclnn_py.emulator.stats()
+    for key in ("malloc_calls", "h2d_bytes", "kernel_launches"):
+        assert after[key] == before[key], (key, after)
 
 
 def fired_faults() -> list[str]:

@@ -28,6 +28,7 @@ def test_round_trip_keeps_shape_dtype_and_values():
         device.free()
 
 
+@pytest.mark.emulator_only
 def test_zero_stride_views_travel_as_their_distinct_elements():
     aclnn_py.emulator.reset_counters()
     row = np.arange(5, dtype=np.float32)
@@ -39,6 +40,7 @@ def test_zero_stride_views_travel_as_their_distinct_elements():
     device.free()
 
 
+@pytest.mark.emulator_only
 def test_operators_on_device_arrays_do_not_wait():
     x = aclnn_py.to_device(np.arange(6, dtype=np.float32).reshape(2, 3))
     y = aclnn_py.to_device(np.ones(3, np.float32))
@@ -96,6 +98,7 @@ def test_work_on_another_stream_is_awaited_before_use():
     side.close()
 
 
+@pytest.mark.emulator_only
 def test_stream_context_makes_it_current_and_synchronize_waits():
     x = aclnn_py.to_device(np.ones(2, np.float32))
     with aclnn_py.Stream() as stream:
@@ -194,6 +197,7 @@ def test_memory_used_by_queued_work_is_not_reused_before_that_work_is_done():
     scratch_result.free()
 
 
+@pytest.mark.emulator_only
 def test_explicit_free_waits_for_queued_work_that_reads_the_array():
     x = aclnn_py.to_device(np.full(64, 2.0, np.float32))
     result = aclnn_py.mse_loss_backward(1.0, x, 0.0, "none")

@@ -13,6 +13,9 @@ import aclnn_py
 from aclnn_py import _lowlevel as ll
 from aclnn_py.errors import AclError
 
+# The emulator itself, its counters and fault injection: not portable to CANN.
+pytestmark = pytest.mark.emulator_only
+
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 ACL_DTYPES = {
     np.dtype(np.float32): ll.constant("ACL_FLOAT"),

@@ -15,6 +15,9 @@ import aclnn_py
 from aclnn_py import _lowlevel as ll
 from aclnn_py.errors import AclError
 
+# The emulator itself, its counters and fault injection: not portable to CANN.
+pytestmark = pytest.mark.emulator_only
+
 FLOAT = ll.constant("ACL_FLOAT")
 FLOAT16 = ll.constant("ACL_FLOAT16")
 HOST_TO_HOST = ll.constant("ACL_MEMCPY_HOST_TO_HOST")

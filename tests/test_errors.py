@@ -82,6 +82,7 @@ def test_check_raises_with_canns_message_and_clears_it():
     assert ll.recent_error_message() == ""  # fetching cleared it
 
 
+@pytest.mark.emulator_only
 def test_injected_status_reaches_the_caller_with_its_message():
     aclnn_py.empty_cache()  # so that the call allocates
     aclnn_py.emulator.inject_fault("aclrtMalloc", 507899)
@@ -93,6 +94,7 @@ def test_injected_status_reaches_the_caller_with_its_message():
     assert fired_faults() == ["aclrtMalloc"]
 
 
+@pytest.mark.emulator_only
 def test_out_of_memory_after_the_pool_retry_says_how_much_was_asked_for():
     aclnn_py.empty_cache()
     aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=1)

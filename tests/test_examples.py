@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+@pytest.mark.emulator_only
 def test_quickstart_prints_the_backend_and_a_matching_result():
     done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")],
                           capture_output=True, text=True, timeout=120)

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "training_step.py"
 
 
+@pytest.mark.emulator_only
 def test_training_example_prints_the_backend_and_a_falling_loss():
     done = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True,
                           timeout=120)

@@ -13,6 +13,9 @@ from conftest import fired_faults, run_python
 import aclnn_py
 from aclnn_py import AclError, _launch_cache, _lowlevel, _runtime
 
+# The emulator itself, its counters and fault injection: not portable to CANN.
+pytestmark = pytest.mark.emulator_only
+
 PHASE_1 = "aclnnMseLossBackwardGetWorkspaceSize"
 PHASE_2 = "aclnnMseLossBackward"
 PARAM_INVALID = 161002

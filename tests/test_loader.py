@@ -101,6 +101,7 @@ def test_emulator_tree_found_through_ascend_home_reports_cann(tmp_path):
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 
 
+@pytest.mark.emulator_only
 def test_auto_falls_back_to_the_emulator_and_says_so(tmp_path):
     done = run_python("""
         import logging, aclnn_py

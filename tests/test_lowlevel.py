@@ -97,6 +97,7 @@ def test_a_function_the_library_lacks_is_an_unavailable_error():
         getattr(ll.RT, "aclCreateTensor")  # noqa: B009 (declared; exported by the meta library)
 
 
+@pytest.mark.emulator_only
 @pytest.mark.parametrize("make", [lambda: _runtime.AclScalar(2.5, ll.constant("ACL_FLOAT")),
                                   lambda: _runtime.AclIntArray((3, 1, 4))],
                          ids=["aclScalar", "aclIntArray"])

@@ -22,6 +22,7 @@ def expected(grad, x, y, divisor):
     return (2.0 / divisor) * (x - y) * grad
 
 
+@pytest.mark.emulator_only
 def test_plan_runs_repeatedly_with_one_executor_and_workspace(arrays):
     before = aclnn_py.emulator.stats()
     with aclnn_py.MseLossBackwardPlan(arrays["grad"], arrays["x"], arrays["y"]) as plan:

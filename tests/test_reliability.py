@@ -47,6 +47,7 @@ def test_a_dropped_plan_keeps_everything_its_queued_run_uses():
         np.testing.assert_array_equal(array.numpy(), np.full(array.shape, 5.0, np.float32))
 
 
+@pytest.mark.emulator_only
 def test_a_dropped_plan_is_released_once_its_work_is_done():
     before = live_resources()
     arrays = [up(1.0), up(2.0), up(0.0)]
@@ -255,6 +256,7 @@ def test_plans_refuse_an_out_or_stream_on_another_device_at_construction():
 # ---- 7. no launch on a closed stream -----------------------------------------------------
 
 
+@pytest.mark.emulator_only
 def test_work_is_never_queued_on_a_closed_stream():
     x = up(1.0)
     stream = aclnn_py.Stream()
@@ -280,6 +282,7 @@ def test_work_is_never_queued_on_a_closed_stream():
 # ---- 8. empty_cache() with a failing aclrtFree ----------------------------------------
 
 
+@pytest.mark.emulator_only
 def test_one_failing_free_in_empty_cache_loses_no_other_block():
     before = live_resources()
     arrays = [aclnn_py.empty((1000 + 200 * i,), np.float32) for i in range(8)]

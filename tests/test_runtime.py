@@ -6,6 +6,7 @@ import gc
 import threading
 
 import numpy as np
+import pytest
 from conftest import run_python
 
 import aclnn_py
@@ -46,6 +47,7 @@ def test_threads_each_set_their_device_and_compute():
         np.testing.assert_array_equal(result, np.full(64, 2.0 * index, np.float32))
 
 
+@pytest.mark.emulator_only
 def test_dropped_buffers_are_given_back_by_their_finalizer():
     aclnn_py.empty_cache()
     before = aclnn_py.memory_info()
@@ -88,6 +90,7 @@ def test_exit_tears_down_in_order_and_late_finalizers_do_nothing():
     assert done.stderr == ""
 
 
+@pytest.mark.emulator_only
 def test_runtime_info_describes_the_emulator():
     info = aclnn_py.runtime_info()
     assert info["backend"] == "emulator"
