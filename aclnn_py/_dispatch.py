@@ -11,6 +11,8 @@ naming the argument and the rule) before any device work.
   relaunch the executor cached for it (``_launch_cache``). On device arrays
   a repeat skips validation too: its signature was validated when first seen.
 * A :class:`Plan` does phase 1 once and relaunches with rebound arrays.
+* A signature whose executor CANN will not make repeatable runs phase 1 on every
+  launch instead, for calls and plans alike (``_launch.OneShotLaunch``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 from . import _launch_cache
 from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
-from ._launch import RepeatableLaunch
+from ._launch import Launch, new_launch
 from ._memory import DeviceBuffer
 from ._runtime import Stream, activate, current_stream, resolve_stream, soc_name
 from ._specs import OperatorSpec
@@ -236,13 +238,18 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
 class Plan:
     """Phase 1 of one operator once, with a repeatable executor; :meth:`run` relaunches it.
 
+    When CANN will not make the executor repeatable (an executor from its executor
+    cache, or CANN 8.0.RC2, which lacks the API), each run does phase 1 and an
+    ordinary launch instead, with the same results; on 8.0.RC2 phase 1, and so
+    CANN's own argument checks, first run at the first :meth:`run`.
+
     Subclasses name their operator: ``class MseLossBackwardPlan(Plan): spec = ...``.
     The arrays and attributes given at construction (as to the operator's function,
     with device arrays only) fix the shapes, dtypes and layouts; ``run()`` may rebind
     any array, by position or name, to another device array of the same description.
     Every argument is checked before anything is rebound: a refused ``run()`` leaves
     the plan exactly as it was. Plans and one-shot calls launch through the same
-    :class:`~aclnn_py._launch.RepeatableLaunch`, so whatever a queued run uses stays
+    launches (``_launch.new_launch``), so whatever a queued run uses stays
     alive until it is done, even when the plan is dropped without :meth:`close`.
     """
 
@@ -250,7 +257,7 @@ class Plan:
 
     def __init__(self, *args: Any, out: DeviceArray | None = None,
                  stream: Stream | None = None, **kwargs: Any) -> None:
-        self._launcher: RepeatableLaunch | None = None
+        self._launcher: Launch | None = None
         spec = self.spec
         inputs, attributes = _bind(spec, args, kwargs)
         for name, array in zip(spec.inputs, inputs):
@@ -265,7 +272,7 @@ class Plan:
             out = empty(shape, dtype, device=stream.device)
         self.stream = stream
         self._arrays = (*arrays.values(), out)
-        self._launcher = RepeatableLaunch(spec, c_attributes, self._arrays, stream.device)
+        self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
 
     @property
     def out(self) -> DeviceArray:
@@ -273,10 +280,11 @@ class Plan:
 
     @property
     def workspace_size(self) -> int:
-        """Bytes of device workspace phase 1 asked for (allocated once, with the plan)."""
+        """Bytes of device workspace phase 1 asked for (allocated once, with the plan;
+        0 until the first run on a CANN without repeatable executors)."""
         return self._open().workspace_size
 
-    def _open(self) -> RepeatableLaunch:
+    def _open(self) -> Launch:
         launcher = self._launcher
         if launcher is None:
             raise ValueError(f"{type(self).__name__} is closed")

@@ -1,18 +1,28 @@
-"""The one launch path: a repeatable executor, rebound to new arrays and relaunched.
+"""The one launch path: phase 1 once per call signature, then relaunches.
 
-A :class:`RepeatableLaunch` owns what phase 1 made for one call signature
-(the aclTensors, the repeatable executor, the workspace). Plans hold one;
-the per-stream launch cache holds one per signature. Each launch queues a
-hold on the stream for this object and its arrays, so everything a queued
-launch uses stays alive until the stream is synchronised, whichever owner is
-dropped first.
+:func:`new_launch` runs phase 1 for a plan or a launch-cache entry and decides,
+once for that signature, how it will launch:
 
-The order inside :meth:`RepeatableLaunch.launch` is what keeps results right
-when a call fails or is interrupted part-way:
+* :class:`RepeatableLaunch` (the usual case) owns what phase 1 made (the
+  aclTensors, the executor made repeatable, the workspace) and relaunches it,
+  rebinding the addresses that changed;
+* :class:`OneShotLaunch` when CANN will not make the executor repeatable: it
+  refuses executors from its executor cache (the same operator and signature
+  already ran non-repeatably in the process, as under torch_npu), AI CPU kernels
+  and same-address view copies, and CANN 8.0.RC2 lacks the API. Each launch then
+  runs phase 1 and hands the executor to phase 2, which frees it.
+
+Both queue each launch with a hold on the stream for everything it uses
+(executor, aclTensors, workspace, arrays), so it all stays alive until the
+stream is synchronised, whichever owner is dropped first.
+
+The order inside a launch is what keeps results right when a call fails or is
+interrupted part-way:
 
 1. work on other streams that used the arrays is waited for;
 2. only changed addresses are rebound, each marked unknown until CANN has
-   taken it, so a later launch never trusts a half-done rebind;
+   taken it, so a later launch never trusts a half-done rebind (repeatable);
+   a one-shot launch does phase 1 over the current addresses instead;
 3. the arrays are marked as used by the stream, and the hold is queued,
    *before* the launch (``Stream.queue``), so queued work is never left
    unprotected, and no synchronisation that began earlier can drop the hold.
@@ -20,14 +30,18 @@ when a call fails or is interrupted part-way:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Union
 
 from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
 from ._runtime import AclScalar, AclTensor, Executor, Stream
 from ._specs import OperatorSpec
+from .errors import AclError
+
+logger = logging.getLogger("aclnn_py")
 
 # aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
 _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
@@ -36,44 +50,95 @@ _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 _UNKNOWN = object()
 
 
+def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[DeviceArray]
+            ) -> tuple[Executor, list[AclTensor], list[AclScalar]]:
+    """Phase 1 of ``spec`` over ``arrays`` (its inputs, then its one output): the executor,
+    and the aclTensors and aclScalars it refers to, all owned by the caller."""
+    tensors: list[AclTensor] = []
+    scalars: list[AclScalar] = []
+    try:
+        for array in arrays:
+            tensors.append(array.tensor(spec.min_cann_rank))
+        handles = [tensor.handle for tensor in tensors]
+        arguments = []
+        for attribute, value in zip(spec.attributes, c_attributes):
+            if attribute.c_type == "const aclScalar *":
+                scalar = AclScalar(value, _SCALAR_DTYPE)
+                scalars.append(scalar)
+                value = scalar.handle
+            arguments.append(value)
+        executor = Executor(spec.cann, *handles[:-1], *arguments, handles[-1],
+                            keepalive=(*tensors, *scalars))
+    except BaseException:
+        _destroy(tensors, scalars)
+        raise
+    return executor, tensors, scalars
+
+
+def _destroy(tensors: Sequence[AclTensor], scalars: Sequence[AclScalar]) -> None:
+    for handle in (*tensors, *scalars):
+        handle.destroy()
+
+
+def _discard(executor: Executor) -> None:
+    """Destroy an executor that was never launched (a no-op once phase 2 took it)."""
+    try:
+        executor.close()
+    except AclError:  # it stays owned by its handle, which tries again when collected
+        logger.warning("aclnn_py: destroying an unused %s executor failed", executor.operator,
+                       exc_info=True)
+
+
+def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
+               arrays: Sequence[DeviceArray], device: int) -> Launch:
+    """Phase 1 of ``spec`` over ``arrays`` (inputs, then the output) for a plan or a cache
+    entry, and the way this signature launches from now on: a :class:`RepeatableLaunch`
+    when CANN makes the executor repeatable, else a :class:`OneShotLaunch`."""
+    if ll.repeatable_api_missing():
+        # CANN 8.0.RC2: no executor may wait for a launch (it could not be destroyed), so
+        # phase 1 waits for the first launch.
+        return OneShotLaunch(spec, c_attributes, device)
+    executor, tensors, scalars = _phase1(spec, c_attributes, arrays)
+    try:
+        repeatable = executor.make_repeatable()
+        if repeatable:
+            return RepeatableLaunch(spec, executor, tensors, scalars, arrays, device)
+        # Refused: the first launch over the same addresses consumes this executor.
+        pending = (executor, tensors, scalars, [array.buffer.pointer for array in arrays])
+        return OneShotLaunch(spec, c_attributes, device, pending)
+    except BaseException:
+        _discard(executor)
+        _destroy(tensors, scalars)
+        raise
+
+
 class RepeatableLaunch:
-    """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output), kept
-    for relaunching on any stream of the arrays' device."""
+    """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
+    repeatable executor, kept for relaunching on any stream of the arrays' device."""
 
     __slots__ = ("operator", "names", "_tensors", "_scalars", "_executor", "_handle", "_launch",
                  "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
                  "__weakref__")
 
-    def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
-                 arrays: Sequence[DeviceArray], device: int) -> None:
+    def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[AclTensor],
+                 scalars: list[AclScalar], arrays: Sequence[DeviceArray], device: int) -> None:
+        """Take ``executor`` (repeatable) and what it refers to from :func:`_phase1`."""
         self.operator = spec.cann
         self.names = spec.names
-        self._tensors: list[AclTensor] = []
-        self._scalars: list[AclScalar] = []
+        self._tensors = tensors
+        self._scalars = scalars
+        self._executor = executor
         self._handle = None
         try:
-            for array in arrays:
-                self._tensors.append(array.tensor(spec.min_cann_rank))
-            handles = [tensor.handle for tensor in self._tensors]
-            arguments = []
-            for attribute, value in zip(spec.attributes, c_attributes):
-                if attribute.c_type == "const aclScalar *":
-                    scalar = AclScalar(value, _SCALAR_DTYPE)
-                    self._scalars.append(scalar)
-                    value = scalar.handle
-                arguments.append(value)
-            self._executor = Executor(spec.cann, *handles[:-1], *arguments, handles[-1],
-                                      keepalive=(*self._tensors, *self._scalars))
-            self._executor.make_repeatable()
-            self._workspace = DeviceBuffer(self._executor.workspace_size, device)
+            self._workspace = DeviceBuffer(executor.workspace_size, device)
         except BaseException:
             self._release()
             raise
         self._workspace_pointer = self._workspace.pointer
-        self._workspace_size = self._executor.workspace_size
-        self._launch = self._executor.launcher
+        self._workspace_size = executor.workspace_size
+        self._launch = executor.launcher
         self._addresses = [array.buffer.pointer for array in arrays]
-        self._handle = self._executor.handle
+        self._handle = executor.handle
 
     @property
     def workspace_size(self) -> int:
@@ -141,3 +206,112 @@ class RepeatableLaunch:
 
     def __reduce__(self):
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
+
+
+class OneShotLaunch:
+    """A call signature whose executors are not repeatable: each launch runs phase 1 over
+    the arrays and hands the executor to phase 2, which frees it (success or not).
+
+    Plans and the launch cache keep it where they would keep a :class:`RepeatableLaunch`,
+    so a signature is found not repeatable once. The workspace is kept and reused (the
+    launches of one plan or cache entry are ordered on one stream); phase 2 follows
+    phase 1 at once, as without ``aclDestroyAclOpExecutor`` (CANN 8.0.RC2) an executor
+    whose phase 2 never runs cannot be released.
+    """
+
+    __slots__ = ("operator", "names", "_spec", "_c_attributes", "_device", "_pending",
+                 "_workspace", "_open", "__weakref__")
+
+    def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...], device: int,
+                 pending: tuple[Executor, list[AclTensor], list[AclScalar], list[Any]]
+                 | None = None) -> None:
+        """``pending``: the refused executor of :func:`new_launch`, what it refers to and
+        the addresses it was made for."""
+        self.operator = spec.cann
+        self.names = spec.names
+        self._spec = spec
+        self._c_attributes = c_attributes
+        self._device = device
+        self._pending = [] if pending is None else [pending]  # popped atomically
+        self._open = True
+        self._workspace = DeviceBuffer(0 if pending is None else pending[0].workspace_size,
+                                       device)
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of the workspace kept (the largest phase 1 asked for so far)."""
+        return self._workspace.nbytes
+
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
+        """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
+        that), then phase 2 queued on ``stream``."""
+        if stream.closed:  # before phase 1: its executor would be made for nothing
+            raise ValueError("stream is closed: work cannot be queued on it")
+        if not self._open:
+            raise ValueError(f"{self.operator}: this launch was closed")
+        for name, array in zip(self.names, arrays):
+            array.require_live(name)
+        for array in arrays:
+            other = array.stream
+            if other is not stream:
+                if other is not None:
+                    array.synchronize()
+                array.stream = stream
+        executor, tensors, scalars = self._executor_for(arrays)
+        try:
+            workspace = self._workspace
+            if executor.workspace_size > workspace.nbytes:
+                workspace = self._workspace = DeviceBuffer(executor.workspace_size,
+                                                           self._device)
+            stream.queue((executor, tensors, scalars, workspace, arrays), self._launch_once,
+                         executor, workspace.pointer, arrays, stream.handle)
+        except BaseException:
+            _discard(executor)  # unless phase 2 took it
+            raise
+
+    def _executor_for(self, arrays: Sequence[DeviceArray]
+                      ) -> tuple[Executor, list[AclTensor], list[AclScalar]]:
+        """The pending executor when it was made for these addresses, else phase 1."""
+        try:
+            executor, tensors, scalars, addresses = self._pending.pop()
+        except IndexError:
+            return _phase1(self._spec, self._c_attributes, arrays)
+        if all(array.buffer.pointer == address for array, address in zip(arrays, addresses)):
+            return executor, tensors, scalars
+        _discard(executor)
+        _destroy(tensors, scalars)
+        return _phase1(self._spec, self._c_attributes, arrays)
+
+    def _launch_once(self, executor: Executor, workspace: Any, arrays: Sequence[DeviceArray],
+                     stream_handle: Any) -> None:
+        """Phase 2, under the stream's hold lock: a retired launch, or an array freed by
+        another thread since phase 1, is refused here or waited for (as for repeatable
+        launches)."""
+        if not self._open:
+            raise ValueError(f"{self.operator}: this launch was closed")
+        for name, array in zip(self.names, arrays):
+            array.require_live(name)
+        executor.launch_once(workspace, stream_handle)
+
+    def retire(self) -> None:
+        """Refuse launches from now on (one being queued is waited for, as above)."""
+        self._open = False
+
+    def close(self) -> None:
+        """Retire, then release the pending executor and the workspace now; the caller
+        has made sure no queued work uses them. Safe to call twice."""
+        self._open = False
+        while self._pending:
+            try:
+                executor, tensors, scalars, _ = self._pending.pop()
+            except IndexError:
+                break
+            _discard(executor)
+            _destroy(tensors, scalars)
+        self._workspace.free()
+
+    def __reduce__(self):
+        raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
+
+
+Launch = Union[RepeatableLaunch, OneShotLaunch]

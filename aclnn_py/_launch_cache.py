@@ -7,7 +7,10 @@ and kept by the stream with its aclTensors and workspace. A later call with
 the same signature on that stream rebinds only the device addresses that
 changed (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``) and launches,
 as the executor caches of Ascend's own frameworks do (ATB's aclnn executor
-cache, MindSpore's op API cache).
+cache, MindSpore's op API cache). When CANN refuses to make the executor
+repeatable (or lacks the API), the entry remembers that: each call with the
+signature then runs phase 1 and an ordinary launch (``_launch.OneShotLaunch``),
+and the refusal is not asked for again.
 
 Queued work holds the cached launch it used, like the arrays it reads and
 writes, so a workspace or executor is released only after its last work is
@@ -24,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._arrays import DeviceArray
-from ._launch import RepeatableLaunch
+from ._launch import new_launch
 from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
 from ._runtime import Stream, on_release_caches
@@ -98,8 +101,8 @@ on_release_caches(_release)
 
 
 class CachedLaunch:
-    """A :class:`RepeatableLaunch` kept by one stream for one call signature, with the
-    description of the result it makes when the call gives no ``out``."""
+    """The launch (``_launch.new_launch``) one stream keeps for one call signature, with
+    the description of the result it makes when the call gives no ``out``."""
 
     __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool")
 
@@ -109,7 +112,7 @@ class CachedLaunch:
         self._result = result.description()
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
-        self._launcher = RepeatableLaunch(spec, c_attributes, (*inputs, result), stream.device)
+        self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
                ) -> DeviceArray:

@@ -359,6 +359,27 @@ def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
 
+# CANN's repeatable-executor API, documented from CANN 8.0.RC3 (hiascend API references of
+# 8.0.RC2 and 8.0.RC3; hicann/opbase docs aclSetAclOpExecutorRepeatable.md,
+# aclDestroyAclOpExecutor.md, aclSetInputTensorAddr.md): in 8.0.RC2 aclSetAclOpExecutorRepeatable
+# and aclDestroyAclOpExecutor were reserved, and rebinding had another name. Without all four,
+# executors are not made repeatable: every launch runs phase 1 and hands its executor to
+# phase 2 (``_launch.OneShotLaunch``).
+REPEATABLE_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
+                  "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
+_repeatable_api_missing: tuple[str, ...] | None = None
+
+
+def repeatable_api_missing() -> tuple[str, ...]:
+    """The functions of :data:`REPEATABLE_API` the loaded libraries lack (resolved once,
+    through :func:`_optional`); empty from CANN 8.0.RC3 on."""
+    global _repeatable_api_missing
+    if _repeatable_api_missing is None:
+        _repeatable_api_missing = tuple(name for name in REPEATABLE_API
+                                        if _optional(META, name) is NULL)
+    return _repeatable_api_missing
+
+
 def set_executor_repeatable(executor: Any) -> None:
     check(META.aclSetAclOpExecutorRepeatable(executor), "aclSetAclOpExecutorRepeatable")
 
@@ -420,6 +441,18 @@ def operator_launch(operator: str, workspace: Any, workspace_size: int, executor
     check(getattr(OPS, operator)(workspace, workspace_size, executor, stream), operator)
 
 
+def operator_phase2(operator: str) -> Any:
+    """The C function of phase 2, ``<operator>``, for :func:`launch_consuming`."""
+    return getattr(OPS, operator)
+
+
+def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: int, stream: Any,
+                     operator: str) -> None:
+    """Phase 2 on the non-repeatable executor ``owned`` holds (an ``aclpyHandle``), handed
+    over in the same C call: CANN frees it inside phase 2 whether it succeeds or not."""
+    check(_host.aclpyHandleLaunch(owned, phase2, workspace, workspace_size, stream), operator)
+
+
 def operator_launcher(operator: str) -> Any:
     """Phase 2, ``<operator>(workspace, size, executor, stream)``, as a function looked
     up once (launches are the per-call path)."""
@@ -463,7 +496,10 @@ def host() -> Any:
         except OSError as error:
             raise ImportError(f"aclnn_py's host library {HOST_LIBRARY} is missing or broken "
                               f"({error}); reinstall aclnn_py") from None
-        library.aclpyHandlesConfigure(META.aclDestroyTensor, META.aclDestroyAclOpExecutor,
+        # aclDestroyAclOpExecutor may be missing (CANN 8.0.RC2): the host library then gives
+        # up executors it would destroy (aclpyHandlesUndestroyable counts them).
+        library.aclpyHandlesConfigure(META.aclDestroyTensor,
+                                      _optional(META, "aclDestroyAclOpExecutor"),
                                       _optional(META, "aclDestroyScalar"),
                                       _optional(META, "aclDestroyIntArray"))
         _collect_block = library.aclpyBlockCollect
@@ -540,6 +576,11 @@ def new_handle(kind: int) -> Any:
 def handle_release(owned: Any, api: str) -> None:
     """Destroy the handle ``owned`` holds, once (``api`` names the destroy function)."""
     check(_host.aclpyHandleRelease(owned), api)
+
+
+def handles_undestroyable() -> int:
+    """Handles given up since load because the loaded CANN cannot destroy their kind."""
+    return int(host().aclpyHandlesUndestroyable())
 
 
 def handles_abandon() -> None:

@@ -582,42 +582,83 @@ class Executor:
 
     This class is the one place that encodes who owns an executor. We own it
     from phase 1 (CANN writes it straight into an ``aclpyHandle``, which
-    destroys it in C if the object is collected). Launching a non-repeatable
-    executor would hand it to CANN, which frees it inside phase 2 whether the
-    launch succeeds or not; aclnn_py makes every executor repeatable
-    (:meth:`make_repeatable`) before launching it, so it stays ours across
-    launches until :meth:`close` (or collection) destroys it.
+    destroys it in C if the object is collected). Then either:
+
+    * :meth:`make_repeatable` succeeds: the executor stays ours across any number
+      of launches (:attr:`launcher`) until :meth:`close` (or collection) destroys it;
+    * or it does not (CANN refuses executors from its executor cache, among others,
+      and CANN 8.0.RC2 lacks the API): :meth:`launch_once` hands it to phase 2, which
+      frees it whether the launch succeeds or not. It is never launched or destroyed
+      by us afterwards. One never launched is destroyed by :meth:`close`; without
+      ``aclDestroyAclOpExecutor`` (8.0.RC2) it cannot be, which is why callers launch
+      right after phase 1.
     """
 
-    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "launcher",
+    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "_launcher",
                  "_keepalive", "_owned")
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
         self.operator = operator
         self.device = activate()
         self.repeatable = False
+        self._launcher: Any = None
         # The executor refers to the aclTensors: until phase 2 returns, or for as long as
         # it lives when repeatable.
         self._keepalive = keepalive
         self._owned = ll.new_handle(ll.HANDLE_EXECUTOR)
         self.workspace_size, self.handle = ll.operator_workspace_size(
             operator, *arguments, owner=self._owned)
-        # Phase 2, ``launcher(workspace, workspace_size, handle, stream_handle)``.
-        self.launcher = ll.operator_launcher(operator)
 
-    def make_repeatable(self) -> None:
-        """Allow any number of launches (``aclSetAclOpExecutorRepeatable``)."""
-        ll.set_executor_repeatable(self.handle)
+    def make_repeatable(self) -> bool:
+        """Allow any number of launches (``aclSetAclOpExecutorRepeatable``); False when the
+        loaded CANN lacks that API or refuses this executor, which stays a one-shot one.
+
+        A refusal is an answer, not an error: CANN returns 561000 for an executor from its
+        executor cache (the same operator and signature already ran non-repeatably in
+        the process), for AI CPU kernels and same-address view copies (hicann/opbase
+        ``acl_op_api.cpp``, ``op_cache.cpp``, docs ``aclSetAclOpExecutorRepeatable.md``);
+        Huawei's ATB then launches the executor the ordinary way (hicann/ascend-
+        transformer-boost ``src/atb/runner/aclnn_runner.cpp``), as aclnn_py does.
+        """
+        if ll.repeatable_api_missing():
+            return False
+        try:
+            ll.set_executor_repeatable(self.handle)
+        except AclError as refusal:
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("%s: no repeatable executor (%s); launching it once", self.operator,
+                             refusal)
+            return False
         self.repeatable = True
+        return True
+
+    @property
+    def launcher(self) -> Any:
+        """Phase 2 of a repeatable executor, ``launcher(workspace, workspace_size, handle,
+        stream_handle)``, looked up once (launches are the per-call path)."""
+        launcher = self._launcher
+        if launcher is None:
+            launcher = self._launcher = ll.operator_launcher(self.operator)
+        return launcher
 
     def launch(self, workspace: Any, stream: Stream) -> None:
-        """Phase 2 on ``stream`` with ``workspace`` (a device pointer, or NULL for none)."""
+        """Phase 2 of a repeatable executor on ``stream`` with ``workspace`` (a device
+        pointer, or NULL for none)."""
         if not self.repeatable:  # cleared by close()
             raise RuntimeError(f"{self.operator}: this executor is closed or not repeatable")
         self.launcher(workspace, self.workspace_size, self.handle, stream.handle)
 
+    def launch_once(self, workspace: Any, stream_handle: Any) -> None:
+        """Phase 2 of a one-shot executor, which hands it to CANN in the same C call
+        (``aclpyHandleLaunch``): CANN frees it inside phase 2, success or not."""
+        if self.repeatable:
+            raise RuntimeError(f"{self.operator}: a repeatable executor is launched by launch()")
+        ll.launch_consuming(self._owned, ll.operator_phase2(self.operator), workspace,
+                            self.workspace_size, stream_handle, self.operator)
+
     def close(self) -> None:
-        """Destroy the executor if it is still ours. Safe to call twice."""
+        """Destroy the executor if it is still ours (not handed to a launch_once). Safe to
+        call twice."""
         self.repeatable = False  # no launch may reach a destroyed executor
         ll.handle_release(self._owned, "aclDestroyAclOpExecutor")
         self._keepalive = ()

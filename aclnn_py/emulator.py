@@ -9,7 +9,12 @@ Environment variables read by the emulator at ``aclInit``:
 ``ACLNN_EMU_SOC`` (SoC name, default an Atlas A2 name), ``ACLNN_EMU_DEVICE_COUNT``
 (default 1), ``ACLNN_EMU_DEVICE_MEMORY`` (bytes per device, K/M/G/T suffixes),
 ``ACLNN_EMU_QUARANTINE`` (freed device blocks whose addresses are kept from reuse,
-default 256, 0 to 65536).
+default 256, 0 to 65536), ``ACLNN_EMU_OP_CACHE`` (``1`` models CANN's aclnn
+executor cache: once an operator and signature -- its tensors' dtypes, shapes,
+strides, offsets, formats and storage shapes, and its attribute values -- ran
+non-repeatably, phase 1 of that signature hands out a cached executor, which
+``aclSetAclOpExecutorRepeatable`` refuses with 561000 and which launches once,
+non-repeatably; default ``0``).
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ def stats() -> dict[str, int]:
     Keys include ``live_device_bytes``, ``live_allocations``, ``live_tensors``,
     ``live_executors``, ``pending_tasks``, ``h2d_bytes``, ``d2h_bytes`` and
     ``quarantined_allocations`` / ``quarantined_bytes`` (freed device blocks whose
-    addresses are not handed out again yet; not counted as live).
+    addresses are not handed out again yet; not counted as live) and
+    ``cached_executors`` (executors phase 1 handed out from the modelled executor
+    cache, ``ACLNN_EMU_OP_CACHE=1``).
     Raises UnavailableError when the loaded backend is a real CANN.
     """
     return ll.emulator_stats()

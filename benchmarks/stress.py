@@ -10,6 +10,7 @@ emulator's live counts must be back at their starting values.
     python benchmarks/stress.py                   # 20 s
     python benchmarks/stress.py --seconds 600     # a soak
     python benchmarks/stress.py --repeat 10       # ten runs, one line each
+    python benchmarks/stress.py --fallback        # every signature on the one-shot fallback
 
 Prints one JSON line per run; exits 1 if any run had a wrong result or a leak.
 A run that hangs prints every thread's stack and exits after ``--watchdog`` seconds past
@@ -35,7 +36,7 @@ from numpy.testing import assert_allclose  # imported before any interrupt can h
 os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
 
 import aclnn_py  # noqa: E402
-from aclnn_py import _runtime  # noqa: E402
+from aclnn_py import _lowlevel, _runtime  # noqa: E402
 
 # Must return to their starting values.
 LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
@@ -190,10 +191,15 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--interrupt-every", type=float, default=0.002,
                         help="mean seconds between interrupts (default 0.002)")
+    parser.add_argument("--fallback", action="store_true",
+                        help="launch every signature as on a CANN without repeatable executors "
+                             "(phase 1 and an ordinary launch each time)")
     parser.add_argument("--watchdog", type=float, default=60.0,
                         help="seconds past the planned end after which every thread's stack "
                              "is printed and the run exits (a hang)")
     args = parser.parse_args()
+    if args.fallback:  # as if the loaded CANN lacked the repeatable-executor API
+        _lowlevel._repeatable_api_missing = _lowlevel.REPEATABLE_API
     faulthandler.dump_traceback_later(args.seconds * args.repeat + args.watchdog, exit=True)
     bad = False
     for index in range(args.repeat):

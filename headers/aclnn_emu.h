@@ -27,6 +27,8 @@ typedef struct {
     int64_t quarantined_bytes;   /* their requested bytes (not counted as used device memory) */
     int64_t live_scalars;        /* aclScalar objects not yet destroyed */
     int64_t live_int_arrays;     /* aclIntArray objects not yet destroyed */
+    int64_t cached_executors;    /* phase-1 executors handed out from the modelled aclnn executor
+                                    cache (ACLNN_EMU_OP_CACHE=1) since load or reset */
 } aclemuStats;
 
 /* Fill *stats. Returns 0, or 100000 when stats is NULL. */

@@ -90,7 +90,10 @@ typedef struct {
     uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
 } aclpyHandle;
 
-/* The destroy functions of the loaded libraries; call once before any handle. */
+/* The destroy functions of the loaded libraries; call once before any handle. Any may be
+   NULL when the loaded CANN lacks it (aclDestroyAclOpExecutor is not usable in CANN 8.0.RC2):
+   a handle of that kind is then given up, not destroyed, when released (see
+   aclpyHandlesUndestroyable). */
 void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                            int32_t (*destroy_executor)(aclOpExecutor *),
                            int32_t (*destroy_scalar)(const aclScalar *),
@@ -127,6 +130,18 @@ typedef aclIntArray *(*aclpyCreateIntArrayFunction)(const int64_t *, uint64_t);
 int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
                             const int64_t *value, uint64_t size);
 
+typedef int32_t (*aclpyLaunchFunction)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+/*
+ * Phase 2 (`launch`, the loaded aclnnXxx) on the non-repeatable executor `owned` holds. CANN
+ * frees such an executor inside phase 2, whether it succeeds or not, so the handle is taken out
+ * of `owned` in the same call: it is launched once and never destroyed afterwards. Returns
+ * launch's status, or 561103 (ACLNN_ERR_INNER_NULLPTR) when `owned` holds no executor of the
+ * current handle generation (nothing is launched).
+ */
+int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch, void *workspace,
+                          uint64_t workspace_size, aclrtStream stream);
+
 /* ffi.gc's destructor of a handle cell: destroy a handle still held. */
 void aclpyHandleCollect(aclpyHandle *handle);
 
@@ -135,3 +150,7 @@ void aclpyHandlesAbandon(void);
 
 /* Handle destroys made by aclpyHandleCollect that failed, since load. */
 uint64_t aclpyHandlesFailedDeletes(void);
+
+/* Handles given up since load because the loaded CANN has no destroy function for their kind
+   (each is leaked: an executor whose phase 2 never ran, on CANN 8.0.RC2). */
+uint64_t aclpyHandlesUndestroyable(void);

@@ -268,6 +268,7 @@ static int32_t (*g_destroy_scalar)(const aclScalar *);
 static int32_t (*g_destroy_int_array)(const aclIntArray *);
 static uint64_t g_handle_generation = 1;
 static uint64_t g_failed_deletes;
+static uint64_t g_undestroyable;
 
 EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                                   int32_t (*destroy_executor)(aclOpExecutor *),
@@ -285,22 +286,31 @@ EXPORT uint64_t aclpyHandlesGeneration(void)
     return __atomic_load_n(&g_handle_generation, __ATOMIC_ACQUIRE);
 }
 
+/* A handle whose kind the loaded CANN cannot destroy (no destroy function) is given up. */
+static int32_t undestroyable(void)
+{
+    __atomic_add_fetch(&g_undestroyable, 1, __ATOMIC_RELAXED);
+    return ACL_SUCCESS;
+}
+
 static int32_t handle_destroy(int32_t kind, void *handle)
 {
     if (kind == HANDLE_TENSOR) {
         int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : ACL_SUCCESS;
+        return destroy ? destroy(handle) : undestroyable();
     }
     if (kind == HANDLE_INT_ARRAY) {
         int32_t (*destroy)(const aclIntArray *) = __atomic_load_n(&g_destroy_int_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : ACL_SUCCESS;
+        return destroy ? destroy(handle) : undestroyable();
     }
     if (kind == HANDLE_SCALAR) {
         int32_t (*destroy)(const aclScalar *) = __atomic_load_n(&g_destroy_scalar, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : ACL_SUCCESS;
+        return destroy ? destroy(handle) : undestroyable();
     }
+    /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
+       phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
     int32_t (*destroy)(aclOpExecutor *) = __atomic_load_n(&g_destroy_executor, __ATOMIC_ACQUIRE);
-    return destroy ? destroy(handle) : ACL_SUCCESS;
+    return destroy ? destroy(handle) : undestroyable();
 }
 
 EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)
@@ -312,6 +322,19 @@ EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)
     if (status != ACL_SUCCESS) /* still ours: destroyed again on delete */
         __atomic_store_n(&owned->handle, handle, __ATOMIC_RELEASE);
     return status;
+}
+
+EXPORT int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch, void *workspace,
+                                 uint64_t workspace_size, aclrtStream stream)
+{
+    /* Taken out first: CANN frees a non-repeatable executor inside phase 2 whatever the outcome
+       (hicann/opbase op_executor.cpp), so from here on it is never ours to destroy again. */
+    if (owned->kind != HANDLE_EXECUTOR)
+        return ACLNN_ERR_INNER_NULLPTR;
+    aclOpExecutor *executor = __atomic_exchange_n(&owned->handle, NULL, __ATOMIC_ACQ_REL);
+    if (!executor || owned->generation != aclpyHandlesGeneration())
+        return ACLNN_ERR_INNER_NULLPTR; /* none, or one of a torn-down runtime: nothing to launch */
+    return launch(workspace, workspace_size, executor, stream);
 }
 
 EXPORT int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
@@ -368,4 +391,9 @@ EXPORT void aclpyHandlesAbandon(void)
 EXPORT uint64_t aclpyHandlesFailedDeletes(void)
 {
     return __atomic_load_n(&g_failed_deletes, __ATOMIC_RELAXED);
+}
+
+EXPORT uint64_t aclpyHandlesUndestroyable(void)
+{
+    return __atomic_load_n(&g_undestroyable, __ATOMIC_RELAXED);
 }

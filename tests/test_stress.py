@@ -9,19 +9,26 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 STRESS = Path(__file__).resolve().parent.parent / "benchmarks" / "stress.py"
 SECONDS = float(os.environ.get("ACLNN_PY_STRESS_SECONDS", "15"))
 
 
-def test_stress_finishes_with_right_results_and_nothing_left_behind():
+@pytest.mark.parametrize(("options", "seconds"), [((), SECONDS), (("--fallback",), SECONDS / 3)],
+                         ids=["repeatable", "fallback"])
+def test_stress_finishes_with_right_results_and_nothing_left_behind(options, seconds):
+    """``--fallback``: every signature launches the ordinary way (phase 1 each time, the
+    executor consumed by phase 2), as when CANN refuses repeatable executors."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ACLNN_")}
     environment["ACLNN_PY_BACKEND"] = "emulator"
     try:
-        done = subprocess.run([sys.executable, str(STRESS), "--seconds", str(SECONDS)],
+        done = subprocess.run([sys.executable, str(STRESS), "--seconds", str(seconds),
+                               *options],
                               env=environment, capture_output=True, text=True,
-                              timeout=SECONDS + 120)  # the watchdog: a hang fails here
+                              timeout=seconds + 120)  # the watchdog: a hang fails here
     except subprocess.TimeoutExpired as expired:
-        raise AssertionError(f"the stress run hung (no end {SECONDS + 120:.0f} s after it "
+        raise AssertionError(f"the stress run hung (no end {seconds + 120:.0f} s after it "
                              f"started); its output: {expired.stdout!r}") from None
     assert done.stdout, done.stderr
     report = json.loads(done.stdout.splitlines()[-1])

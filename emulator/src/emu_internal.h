@@ -130,6 +130,13 @@ const char *emu_soc_name(void);
 /* Whether the emulated SoC has bfloat16 aclnn kernels (Atlas A2/A3, Ascend 950). */
 bool emu_soc_supports_bf16(void);
 
+/*
+ * 0 unless ACLNN_EMU_OP_CACHE=1 was set at aclInit (and ACL is initialised); then a number
+ * that changes with every such aclInit, so the executor cache modelled in meta.c starts
+ * empty after aclFinalize + aclInit.
+ */
+uint64_t emu_op_cache_epoch(void);
+
 typedef enum {
     EMU_COUNTER_TENSORS,        /* live aclTensors (meta.c: +1 create, -1 destroy) */
     EMU_COUNTER_EXECUTORS,      /* live executors */
@@ -137,6 +144,7 @@ typedef enum {
     EMU_COUNTER_KERNELS_RUN,    /* kernels executed */
     EMU_COUNTER_SCALARS,        /* live aclScalars (meta.c) */
     EMU_COUNTER_INT_ARRAYS,     /* live aclIntArrays (meta.c) */
+    EMU_COUNTER_CACHED_EXECUTORS, /* executors phase 1 handed out from the cache (meta.c), since reset */
     EMU_COUNTER_COUNT           /* the number of counters */
 } emu_counter;
 
@@ -213,6 +221,10 @@ struct aclOpExecutor {
     aclError (*launch)(aclOpExecutor *executor, void *workspace, uint64_t workspace_size,
                        aclrtStream stream, const char *api);
     void (*release_op)(aclOpExecutor *executor); /* frees op_state; may be NULL */
+    /* the executor-cache signature (emu_executor_set_signature; NULL while the cache is off) */
+    unsigned char *signature;
+    size_t signature_len;
+    bool from_cache; /* handed out by the modelled executor cache: never repeatable */
 };
 
 /* A zeroed executor registered as live, or NULL (message recorded). */
@@ -229,6 +241,17 @@ void emu_executor_discard(aclOpExecutor *executor);
  */
 aclnnStatus emu_executor_run(const char *api, void *workspace, uint64_t workspace_size,
                              aclOpExecutor *executor, aclrtStream stream);
+
+/*
+ * The signature of the call phase 1 just built `executor` for (the operator, every tensor's
+ * dtype, shape, strides, offset, format and storage shape, the attribute values), for the
+ * modelled aclnn executor cache (ACLNN_EMU_OP_CACHE=1; does nothing while it is off). If the
+ * same signature already ran non-repeatably since aclInit, the executor is marked as handed out
+ * by the cache: it launches as usual (once: it is not repeatable), but
+ * aclSetAclOpExecutorRepeatable refuses it with 561000, as CANN refuses its cached executors.
+ * The signature is recorded when a non-repeatable executor carrying it launches successfully.
+ */
+void emu_executor_set_signature(aclOpExecutor *executor, const void *signature, size_t len);
 
 /*
  * Fault point of an operator's phase 2, to call instead of emu_fault(api) there:

@@ -8,7 +8,8 @@
  * src/nnopbase/common/utils/common_types.cpp (aclScalar, aclArray constructors),
  * docs for aclCreateTensor, aclCreateScalar, aclCreateIntArray, aclDestroyScalar,
  * aclDestroyIntArray, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
- * aclSetInputTensorAddr (summarised in the project's cann-abi-facts.md §6, §7).
+ * aclSetInputTensorAddr (summarised in the project's cann-abi-facts.md §6, §7); the
+ * executor cache model (ACLNN_EMU_OP_CACHE): src/nnopbase/common/utils/op_cache.cpp.
  *
  * Locking: one mutex for the registries of live tensors, scalars, integer arrays
  * and executors. It is
@@ -609,6 +610,149 @@ EMU_EXPORT aclnnStatus aclDestroyIntArray(const aclIntArray *array)
 }
 
 /* ------------------------------------------------------------------------- */
+/* The aclnn executor cache, modelled (ACLNN_EMU_OP_CACHE=1)                  */
+/* ------------------------------------------------------------------------- */
+
+/*
+ * What CANN does (hicann/opbase src/nnopbase/common/utils/op_cache.cpp, acl_op_api.cpp, and
+ * docs aclSetAclOpExecutorRepeatable.md, in our words): nnopbase keeps the executors of ordinary
+ * (non-repeatable) two-phase calls in a cache keyed by a hash of the operator and the
+ * descriptions of its arguments. Phase 1 of the same operator with the same signature later
+ * hands out the cached executor, with the new call's addresses. aclSetAclOpExecutorRepeatable
+ * recognises only freshly built executors and returns ACLNN_ERR_INNER (561000) for a cached one.
+ *
+ * The model keeps only the signatures that ran: an executor built for one of them is an
+ * ordinary non-repeatable executor (same checks, same launch, consumed by phase 2) marked
+ * from_cache, and aclSetAclOpExecutorRepeatable refuses it. The set is emptied by every aclInit
+ * that turns the cache on (see emu_op_cache_epoch) and when it reaches EMU_OP_CACHE_LIMIT
+ * signatures. Guarded by m_mu.
+ */
+#define EMU_OP_CACHE_LIMIT 65536
+
+typedef struct sig_node {
+    struct sig_node *next;
+    uint64_t hash;
+    size_t len;
+    unsigned char bytes[];
+} sig_node;
+
+static sig_node **m_sigs; /* buckets */
+static size_t m_sig_buckets, m_sig_count;
+static uint64_t m_sig_epoch;
+
+static uint64_t sig_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void sigs_clear(void)
+{
+    for (size_t b = 0; b < m_sig_buckets; b++) {
+        for (sig_node *n = m_sigs[b], *next; n; n = next) {
+            next = n->next;
+            free(n);
+        }
+    }
+    free(m_sigs);
+    m_sigs = NULL;
+    m_sig_buckets = m_sig_count = 0;
+}
+
+/* The set of `epoch` (emptied when the epoch changed). m_mu held. */
+static void sigs_enter(uint64_t epoch)
+{
+    if (m_sig_epoch != epoch) {
+        sigs_clear();
+        m_sig_epoch = epoch;
+    }
+}
+
+static bool sigs_has(uint64_t h, const unsigned char *p, size_t n)
+{
+    if (!m_sig_buckets)
+        return false;
+    for (const sig_node *node = m_sigs[h & (m_sig_buckets - 1)]; node; node = node->next)
+        if (node->hash == h && node->len == n && memcmp(node->bytes, p, n) == 0)
+            return true;
+    return false;
+}
+
+/* Add a signature (best effort: out of host memory, it is not cached). m_mu held. */
+static void sigs_add(uint64_t h, const unsigned char *p, size_t n)
+{
+    if (sigs_has(h, p, n))
+        return;
+    if (m_sig_count >= EMU_OP_CACHE_LIMIT)
+        sigs_clear(); /* CANN's cache has a size limit too */
+    if (m_sig_count + 1 > m_sig_buckets) {
+        size_t buckets = m_sig_buckets ? 2 * m_sig_buckets : 64;
+        sig_node **grown = calloc(buckets, sizeof *grown);
+        if (!grown)
+            return;
+        for (size_t b = 0; b < m_sig_buckets; b++) {
+            for (sig_node *node = m_sigs[b], *next; node; node = next) {
+                next = node->next;
+                node->next = grown[node->hash & (buckets - 1)];
+                grown[node->hash & (buckets - 1)] = node;
+            }
+        }
+        free(m_sigs);
+        m_sigs = grown;
+        m_sig_buckets = buckets;
+    }
+    sig_node *node = malloc(sizeof *node + n);
+    if (!node)
+        return;
+    node->hash = h;
+    node->len = n;
+    memcpy(node->bytes, p, n);
+    node->next = m_sigs[h & (m_sig_buckets - 1)];
+    m_sigs[h & (m_sig_buckets - 1)] = node;
+    m_sig_count++;
+}
+
+EMU_EXPORT void emu_executor_set_signature(aclOpExecutor *executor, const void *signature, size_t len)
+{
+    uint64_t epoch = emu_op_cache_epoch(); /* libascendcl: called without m_mu */
+    if (!epoch || !executor || !signature || !len)
+        return;
+    unsigned char *copy = malloc(len);
+    if (!copy)
+        return; /* not cacheable: it behaves as with the cache off */
+    memcpy(copy, signature, len);
+    uint64_t h = sig_hash(copy, len);
+    MLOCK();
+    sigs_enter(epoch);
+    bool cached = sigs_has(h, copy, len);
+    free(executor->signature);
+    executor->signature = copy;
+    executor->signature_len = len;
+    executor->from_cache = cached;
+    MUNLOCK();
+    if (cached)
+        emu_counter_add(EMU_COUNTER_CACHED_EXECUTORS, +1);
+}
+
+/* After a successful non-repeatable launch: the signature has now run non-repeatably. */
+static void executor_cache_signature(const aclOpExecutor *e)
+{
+    if (!e->signature)
+        return;
+    uint64_t epoch = emu_op_cache_epoch();
+    if (!epoch)
+        return;
+    MLOCK();
+    sigs_enter(epoch);
+    sigs_add(sig_hash(e->signature, e->signature_len), e->signature, e->signature_len);
+    MUNLOCK();
+}
+
+/* ------------------------------------------------------------------------- */
 /* Executors                                                                 */
 /* ------------------------------------------------------------------------- */
 
@@ -645,6 +789,7 @@ static void executor_free(aclOpExecutor *e)
 {
     if (e->release_op)
         e->release_op(e);
+    free(e->signature);
     e->magic = 0;
     free(e);
     emu_counter_add(EMU_COUNTER_EXECUTORS, -1);
@@ -731,6 +876,8 @@ EMU_EXPORT aclnnStatus emu_executor_run(const char *api, void *workspace, uint64
             }
         } else {
             emu_counter_add(EMU_COUNTER_LAUNCHES, +1);
+            if (consume)
+                executor_cache_signature(executor);
         }
     }
     if (consume)
@@ -757,11 +904,19 @@ EMU_EXPORT aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
     EMU_RETURN_IF_FAULT(api);
     MLOCK();
     bool live = set_has(&m_executors, executor);
-    if (live)
+    bool cached = live && executor->from_cache;
+    if (live && !cached)
         executor->repeatable = true;
     MUNLOCK();
     if (!live)
         return executor_not_live(api, executor);
+    if (cached) {
+        emu_error("%s: the executor of %s came from the aclnn executor cache (phase 1 of the same operator "
+                  "and signature already ran non-repeatably in this process; ACLNN_EMU_OP_CACHE=1): a cached "
+                  "executor cannot be made repeatable; launch it once non-repeatably (phase 2 consumes it)",
+                  api, op_label(executor, "the operator"));
+        return ACLNN_ERR_INNER;
+    }
     return ACLNN_SUCCESS;
 }
 

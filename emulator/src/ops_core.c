@@ -1566,6 +1566,58 @@ static aclnnStatus finish_executor(const char *api, aclOpExecutor *ex, const ops
     return ACLNN_SUCCESS;
 }
 
+/*
+ * The executor-cache signature of a call, as CANN's cache keys it (hicann/opbase op_cache.cpp
+ * hashes the operator, each tensor's description and the attribute values, not the addresses):
+ * the operator's name, then per tensor (inputs, then out) its dtype, format, shape, strides,
+ * offset and storage shape, then the reduction, beta and alpha's value and dtype.
+ */
+typedef struct {
+    unsigned char bytes[4096];
+    size_t n;
+    bool full; /* did not fit: the call is not cacheable */
+} ops_signature;
+
+static void sig_put(ops_signature *sg, const void *p, size_t n)
+{
+    if (sg->full || n > sizeof sg->bytes - sg->n) {
+        sg->full = true;
+        return;
+    }
+    memcpy(sg->bytes + sg->n, p, n);
+    sg->n += n;
+}
+
+static void sig_tensor(ops_signature *sg, const aclTensor *t)
+{
+    int32_t head[2] = {(int32_t)t->dtype, (int32_t)t->format};
+    sig_put(sg, head, sizeof head);
+    sig_put(sg, &t->ndim, sizeof t->ndim);
+    sig_put(sg, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
+    sig_put(sg, t->strides, (size_t)t->ndim * sizeof t->strides[0]);
+    sig_put(sg, &t->offset, sizeof t->offset);
+    sig_put(sg, &t->storage_ndim, sizeof t->storage_ndim);
+    sig_put(sg, t->storage_dims, (size_t)t->storage_ndim * sizeof t->storage_dims[0]);
+}
+
+static void call_signature(ops_signature *sg, const ops_desc *d, const ops_args *a)
+{
+    sg->n = 0;
+    sg->full = false;
+    sig_put(sg, d->name, strlen(d->name) + 1);
+    for (int i = 0; i < d->n_in; i++)
+        sig_tensor(sg, a->in[i]);
+    sig_tensor(sg, a->out);
+    sig_put(sg, &a->reduction, sizeof a->reduction);
+    sig_put(sg, &a->beta, sizeof a->beta);
+    double alpha = 0.0;
+    aclDataType alpha_dtype = ACL_DT_UNDEFINED;
+    if (a->alpha != NULL)
+        emu_scalar_read(a->alpha, &alpha, &alpha_dtype);
+    sig_put(sg, &alpha, sizeof alpha);
+    sig_put(sg, &alpha_dtype, sizeof alpha_dtype);
+}
+
 aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     const char *api = d->phase1_api;
@@ -1581,6 +1633,12 @@ aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspace
     if (st != ACLNN_SUCCESS) {
         emu_executor_discard(ex);
         return st;
+    }
+    if (emu_op_cache_epoch() != 0) { /* ACLNN_EMU_OP_CACHE=1 */
+        ops_signature sg;
+        call_signature(&sg, d, a);
+        if (!sg.full)
+            emu_executor_set_signature(ex, sg.bytes, sg.n);
     }
     *workspaceSize = pl.ws_total;
     *executor = ex;

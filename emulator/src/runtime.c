@@ -83,6 +83,10 @@ static int32_t g_dev_count = 1;
 static uint64_t g_dev_capacity = 16ull << 30;
 static uint64_t g_next_id = 1; /* handle generation ids, never reused */
 static size_t g_quarantine_max = EMU_QUARANTINE_DEFAULT;
+/* ACLNN_EMU_OP_CACHE=1: the aclnn executor cache is modelled (meta.c); each aclInit with it on
+ * starts a new epoch (an empty cache); 0 while it is off or ACL is finalized */
+static uint64_t g_op_cache_epoch;
+static uint64_t g_op_cache_epochs;
 
 typedef struct context context;
 typedef struct stream stream;
@@ -673,7 +677,8 @@ static void report_unknown_soc(const char *value)
               "names: %s", value, names);
 }
 
-static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine)
+static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine,
+                           bool *op_cache)
 {
     const char *v = getenv("ACLNN_EMU_SOC");
     if (v) {
@@ -733,6 +738,17 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         }
         *quarantine = (size_t)n;
     }
+
+    v = getenv("ACLNN_EMU_OP_CACHE");
+    *op_cache = false;
+    if (v) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+            emu_error("aclInit: environment variable ACLNN_EMU_OP_CACHE='%s' is invalid: expected 1 (model "
+                      "the aclnn executor cache) or 0", v);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+        *op_cache = v[0] == '1';
+    }
     return ACL_SUCCESS;
 }
 
@@ -770,7 +786,8 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     int32_t count;
     uint64_t cap;
     size_t quarantine;
-    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine);
+    bool op_cache;
+    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine, &op_cache);
     if (rc)
         return rc;
     LOCK();
@@ -781,6 +798,7 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     g_dev_count = count;
     g_dev_capacity = cap;
     g_quarantine_max = quarantine;
+    __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
     memset(g_devices, 0, sizeof g_devices);
     g_inited = true;
     g_init_refs = 1;
@@ -1323,6 +1341,7 @@ static void finalize_all(void)
     set_current(NULL);
     g_inited = false;
     g_init_refs = 0;
+    __atomic_store_n(&g_op_cache_epoch, 0, __ATOMIC_RELEASE);
 }
 
 EMU_EXPORT aclError aclFinalize(void)
@@ -2456,6 +2475,11 @@ EMU_EXPORT bool emu_soc_supports_bf16(void)
     return g_bf16;
 }
 
+EMU_EXPORT uint64_t emu_op_cache_epoch(void)
+{
+    return __atomic_load_n(&g_op_cache_epoch, __ATOMIC_ACQUIRE); /* every phase 1 asks: no lock */
+}
+
 EMU_EXPORT void emu_counter_add(emu_counter counter, int64_t delta)
 {
     if ((int)counter < 0 || (int)counter >= EMU_COUNTER_COUNT)
@@ -2503,6 +2527,7 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     st->quarantined_bytes = (int64_t)g_quarantine_bytes;
     st->live_scalars = g_counters[EMU_COUNTER_SCALARS];
     st->live_int_arrays = g_counters[EMU_COUNTER_INT_ARRAYS];
+    st->cached_executors = g_counters[EMU_COUNTER_CACHED_EXECUTORS];
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -2514,6 +2539,7 @@ EMU_EXPORT int32_t aclemuResetCounters(void)
     g_malloc_calls = 0;
     g_counters[EMU_COUNTER_LAUNCHES] = 0;
     g_counters[EMU_COUNTER_KERNELS_RUN] = 0;
+    g_counters[EMU_COUNTER_CACHED_EXECUTORS] = 0;
     g_peak_device_bytes = g_live_device_bytes;
     UNLOCK();
     return ACL_SUCCESS;
