@@ -272,6 +272,9 @@ def memcpy(dst: Any, dst_max: int, src: Any, count: int, kind: int) -> None:
 
 
 def memcpy_async(dst: Any, dst_max: int, src: Any, count: int, kind: int, stream: Any) -> None:
+    """aclrtMemcpyAsync. Before CANN 8.5 the host side of a host<->device copy must come from
+    :func:`malloc_host` and both addresses must be 64-byte aligned (ordinary host memory is
+    undefined behaviour there); aclnn_py's own copies are synchronous (:func:`memcpy`)."""
     check(RT.aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream), "aclrtMemcpyAsync")
 
 
