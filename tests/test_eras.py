@@ -51,7 +51,10 @@ def libraries_of(layout: str) -> list[str]:
 
 
 def elf_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.so") if not p.is_symlink())
+    """The tree's libraries under CANN's file names (the soname-named entries beside them are
+    links, or copies in an installed wheel, which keeps no links)."""
+    return sorted(p for p in root.rglob("*.so")
+                  if not p.is_symlink() and not p.name.startswith("libaclnn_py_emu_"))
 
 
 def dynamic(path: Path) -> list[tuple[str, str]]:
