@@ -2,21 +2,26 @@
 
 1. The cffi module ``aclnn_py/_ffi.py``, compiled out-of-line in ABI mode from
    the C declarations in ``headers/`` (so importing aclnn_py parses no C).
-2. The host emulator: ``emulator/src/*.c`` built into a CANN-shaped tree
-   ``aclnn_py/_emulator/lib64/{libascendcl,libnnopbase,libopapi}.so``.
+2. The host emulator: ``emulator/src/*.c`` compiled once and linked into one
+   CANN-shaped tree per CANN release, ``aclnn_py/_emulator/<layout>/`` (see LAYOUTS).
 3. aclnn_py's own host library ``native/host.c`` (device blocks and handles owned
    in C): ``aclnn_py/_native/libaclnn_py_host.so``.
 
-Both land in the build directory for a wheel and in the source tree for an
+They land in the build directory for a wheel and in the source tree for an
 editable install.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from setuptools import Distribution, setup
@@ -28,15 +33,56 @@ HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_hos
 EMULATOR_SRC = HERE / "emulator" / "src"
 NATIVE_SRC = HERE / "native"
 
-# (library, sources, libraries it links against): the order is the build order.
-EMULATOR_LIBRARIES = [
-    ("libascendcl.so", ["runtime.c"], []),
-    ("libnnopbase.so", ["meta.c"], ["ascendcl"]),
-    ("libopapi.so", ["ops_core.c", "ops_registry.c", "op_mse_loss_backward.c", "op_mse_loss.c",
-                     "op_l1_loss.c", "op_l1_loss_backward.c", "op_smooth_l1_loss.c",
-                     "op_smooth_l1_loss_backward.c", "op_add.c"], ["nnopbase", "ascendcl"]),
+# Every emulator library has a SONAME of its own, never a CANN library's: a library already
+# loaded satisfies any later DT_NEEDED or dlopen of the same soname (hicann/runtime builds
+# CANN's libraries without RPATH, so everything goes by soname and LD_LIBRARY_PATH), and the
+# emulator must never stand in for a real libascendcl.so that another library asks for.
+SONAME_PREFIX = "libaclnn_py_emu_"
+
+# Operators: (CANN name, source, the CANN operator repository that ships it from 8.5 on:
+# hicann/ops-nn builds libopapi_nn.so (the losses), hicann/ops-math libopapi_math.so (aclnnAdd)).
+OPERATORS = [
+    ("MseLossBackward", "op_mse_loss_backward.c", "nn"),
+    ("MseLoss", "op_mse_loss.c", "nn"),
+    ("L1Loss", "op_l1_loss.c", "nn"),
+    ("L1LossBackward", "op_l1_loss_backward.c", "nn"),
+    ("SmoothL1Loss", "op_smooth_l1_loss.c", "nn"),
+    ("SmoothL1LossBackward", "op_smooth_l1_loss_backward.c", "nn"),
+    ("Add", "op_add.c", "math"),
 ]
 
+# The repeatable-executor API, documented from CANN 8.0.RC3 (in 8.0.RC2 the first two were
+# "reserved" and rebinding was aclUpdateTensorAddr: hiascend 80RC2alpha002 aclcppdevg_03_2180
+# and 80RC3alpha003 operatorlist_0041).
+REPEATABLE_EXECUTOR_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
+                           "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
+# Documented in the 8.5 and 9.x runtime API references only (hiascend canncommercial/850
+# aclcppdevg_03_1974); nothing says it existed before, so the older trees do not export it.
+# GNU ld accepts a name here that no object defines.
+FROM_8_5_RUNTIME_API = ("aclFinalizeReference",)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One CANN release as the emulator builds it (file names from the facts file, section 1.1)."""
+
+    version: str                       # written to the tree's version files
+    runtime: str                       # acl/aclrt library: libascendcl.so (<= 8.3), libacl_rt.so
+    operators: dict[str, tuple[str, ...]]  # operator library -> repositories it holds
+    hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> not exported
+    async_copy_pinned_aligned: bool = False  # aclrtMemcpyAsync rules before 8.5 (era.h)
+
+
+LAYOUTS = {
+    "8.0.RC2": Layout("8.0.RC2", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+                      {"runtime": FROM_8_5_RUNTIME_API, "meta": REPEATABLE_EXECUTOR_API}, True),
+    "8.3": Layout("8.3.RC1", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+                  {"runtime": FROM_8_5_RUNTIME_API}, True),
+    # 8.5: one operator library per repository, each linking libopapi.so (hicann/ops-nn
+    # cmake/symbol.cmake at v8.5.0), which here holds the shared operator core and no operator.
+    "8.5": Layout("8.5.0", "libacl_rt.so",
+                  {"libopapi_nn.so": ("nn",), "libopapi_math.so": ("math",)}),
+}
 
 def write_ffi_module(path: Path) -> None:
     import cffi
@@ -48,32 +94,158 @@ def write_ffi_module(path: Path) -> None:
     ffibuilder.emit_python_code(str(path))
 
 
-COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", "-Wall",
-                 "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
+WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
+COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", *WARNINGS]
 
 
-def build_native(directory: Path) -> None:
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    directory.mkdir(parents=True, exist_ok=True)
-    command = [*cc, *COMMON_CFLAGS, "-O2", str(NATIVE_SRC / "host.c"),
-               "-o", str(directory / "libaclnn_py_host.so"), "-Wl,--no-undefined"]
+def compiler() -> list[str]:
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+def run(command: list[str]) -> None:
     print(" ".join(command), file=sys.stderr)
     subprocess.check_call(command)
 
 
-def build_emulator(lib64: Path) -> None:
-    cc = shlex.split(os.environ.get("CC", "cc"))
+def build_native(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    run([*compiler(), *COMMON_CFLAGS, "-O2", str(NATIVE_SRC / "host.c"),
+         "-o", str(directory / "libaclnn_py_host.so"), "-Wl,--no-undefined"])
+
+
+def soname(name: str) -> str:
+    """The emulator's own soname for a library of CANN's file name ``name``."""
+    stem = {"libascendcl.so": "acl", "libacl_rt.so": "acl"}.get(name, name[3:-3])
+    return f"{SONAME_PREFIX}{stem}.so"
+
+
+def compile_objects(objects: Path) -> None:
+    """Every source shared by the trees, compiled once (in parallel)."""
     cflags = shlex.split(os.environ.get("ACLNN_EMU_CFLAGS", "-O2"))
-    lib64.mkdir(parents=True, exist_ok=True)
-    common = COMMON_CFLAGS
-    for name, sources, links in EMULATOR_LIBRARIES:
-        command = [*cc, *common, *cflags, f"-I{EMULATOR_SRC}",
-                   *(str(EMULATOR_SRC / s) for s in sources),
-                   "-o", str(lib64 / name), f"-Wl,-soname,{name}",
-                   f"-L{lib64}", *(f"-l{lib}" for lib in links),
-                   "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined", "-lm"]
-        print(" ".join(command), file=sys.stderr)
-        subprocess.check_call(command)
+    base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
+            f"-I{EMULATOR_SRC}"]
+    sources = ["runtime.c", "meta.c", "ops_registry.c", "driver.c",
+               *(source for _, source, _ in OPERATORS)]
+    commands = [[*base, "-fvisibility=hidden", str(EMULATOR_SRC / source),
+                 "-o", str(objects / (source[:-2] + ".o"))] for source in sources]
+    # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
+    # and libopapi_math.so), so its functions have default visibility; the older trees'
+    # export lists hide them again.
+    commands.append([*base, "-fno-semantic-interposition", str(EMULATOR_SRC / "ops_core.c"),
+                     "-o", str(objects / "ops_core.o")])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for future in [pool.submit(run, command) for command in commands]:
+            future.result()
+
+
+def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
+         scratch: Path, *, search: list[Path]) -> None:
+    """Link one library with its own soname, no RUNPATH, and ``hidden`` kept out of its
+    dynamic symbol table by a linker version script."""
+    command = [*compiler(), "-shared", "-pthread", *(str(o) for o in objects), "-o", str(out),
+               f"-Wl,-soname,{soname(out.name)}", *(str(n) for n in needs),
+               f"-Wl,-rpath-link,{':'.join(str(d) for d in search)}",
+               "-Wl,--no-undefined", "-lm"]
+    if hidden:
+        script = scratch / f"{out.parent.parent.name}-{out.name}.map"
+        script.write_text("{\n  local:\n" + "".join(f"    {name};\n" for name in hidden) + "};\n")
+        command.append(f"-Wl,--version-script,{script}")
+    run(command)
+    link_name = out.parent / soname(out.name)
+    if link_name.name != out.name:  # the soname beside the file, for DT_NEEDED lookups
+        link_name.unlink(missing_ok=True)
+        link_name.symlink_to(out.name)
+
+
+def operator_symbols(repositories: tuple[str, ...]) -> list[str]:
+    return [symbol for name, _, repository in OPERATORS if repository in repositories
+            for symbol in (f"aclnn{name}GetWorkspaceSize", f"aclnn{name}")]
+
+
+SET_ENV = """\
+# Environment of the aclnn_py host emulator's CANN {version} tree, set as CANN's set_env.sh
+# sets it (hicann/runtime scripts/package/runtime/set_env.sh): the install root, operator
+# packages, and the library folders the dynamic linker needs (lib64 and the driver's).
+# Source it from bash or zsh: . {{tree}}/set_env.sh
+_aclnn_emu_root="$(cd "$(dirname "${{BASH_SOURCE[0]:-$0}}")" && pwd -P)"
+export ASCEND_TOOLKIT_HOME="$_aclnn_emu_root"
+export ASCEND_HOME_PATH="$_aclnn_emu_root"
+export ASCEND_OPP_PATH="$_aclnn_emu_root/opp"
+export ASCEND_AICPU_PATH="$_aclnn_emu_root"
+export LD_LIBRARY_PATH="$_aclnn_emu_root/lib64:$_aclnn_emu_root/driver/lib64:\
+$_aclnn_emu_root/driver/lib64/common:$_aclnn_emu_root/driver/lib64/driver\
+${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+unset _aclnn_emu_root
+"""
+
+
+def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None:
+    """One CANN-shaped tree: libraries, set_env.sh, version files, opp/."""
+    lib64 = root / "lib64"
+    driver = root / "driver" / "lib64" / "driver"
+    for directory in (lib64, driver, root / "opp"):
+        directory.mkdir(parents=True)
+    o = {path.stem: path for path in objects.glob("*.o")}
+    search = [lib64, driver]
+
+    def library(directory: Path, name: str, parts: list[Path], needs: list[Path],
+                hidden: tuple[str, ...] | list[str] = ()) -> Path:
+        out = directory / name
+        link(out, parts, needs, list(hidden), scratch, search=search)
+        return out
+
+    hal = library(driver, "libascend_hal.so", [o["driver"]], [])
+    era = scratch / f"era-{layout.version}.o"
+    run([*compiler(), "-c", "-std=gnu11", "-fPIC", "-fvisibility=hidden", *WARNINGS, "-O2",
+         f"-I{EMULATOR_SRC}", f'-DEMU_ERA_CANN_VERSION="{layout.version}"',
+         f"-DEMU_ERA_ASYNC_COPY_PINNED_ALIGNED={int(layout.async_copy_pinned_aligned)}",
+         str(EMULATOR_SRC / "era.c"), "-o", str(era)])
+    support = library(lib64, "libruntime.so", [era], [hal])
+    runtime = library(lib64, layout.runtime, [o["runtime"]], [support],
+                      layout.hidden.get("runtime", ()))
+    meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
+    every = tuple(repository for repositories in layout.operators.values()
+                  for repository in repositories)
+    op_objects = [o[source[:-2]] for _, source, _ in OPERATORS]
+    if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
+        library(lib64, "libopapi.so", [o["ops_core"], o["ops_registry"], *op_objects],
+                [meta, runtime], ["ops_*"])
+    else:
+        core = library(lib64, "libopapi.so", [o["ops_core"]], [meta, runtime])
+        for name, repositories in layout.operators.items():
+            sources = [o[source[:-2]] for _, source, repository in OPERATORS
+                       if repository in repositories]
+            others = tuple(r for r in every if r not in repositories)
+            library(lib64, name, [o["ops_registry"], *sources], [core, meta, runtime],
+                    operator_symbols(others))
+
+    (root / "set_env.sh").write_text(SET_ENV.format(version=layout.version))
+    (root / "opp" / "README").write_text(
+        "Operator package folder of the aclnn_py host emulator. CANN reads ASCEND_OPP_PATH\n"
+        "from this folder's real counterpart; the emulator's operators need no files here.\n")
+    # Version files, as aclnn_py's loader and torch_npu read them: <arch>-linux/
+    # ascend_toolkit_install.info (key version=), and from 8.5 share/info/runtime/version.info
+    # (hicann/runtime runtime.xml installs it).
+    arch = root / f"{platform.machine()}-linux"
+    arch.mkdir()
+    (arch / "ascend_toolkit_install.info").write_text(f"version={layout.version}\n")
+    if layout.runtime == "libacl_rt.so":
+        info = root / "share" / "info" / "runtime"
+        info.mkdir(parents=True)
+        (info / "version.info").write_text(f"Version={layout.version}\n")
+
+
+def build_emulator(home: Path) -> None:
+    """Every tree of LAYOUTS under ``home`` (replaced whole: it holds only build output)."""
+    if home.exists():
+        shutil.rmtree(home)
+    with tempfile.TemporaryDirectory(prefix="aclnn_py_emu_") as scratch_dir:
+        scratch = Path(scratch_dir)
+        objects = scratch / "objects"
+        objects.mkdir()
+        compile_objects(objects)
+        for name, layout in LAYOUTS.items():
+            build_tree(home / name, layout, objects, scratch)
 
 
 class BuildPy(build_py):
@@ -88,7 +260,7 @@ class BuildExt(build_ext):
         super().run()
         editable = getattr(self, "editable_mode", False) or self.inplace
         root = HERE if editable else Path(self.build_lib)
-        build_emulator(root / "aclnn_py" / "_emulator" / "lib64")
+        build_emulator(root / "aclnn_py" / "_emulator")
         build_native(root / "aclnn_py" / "_native")
 
 

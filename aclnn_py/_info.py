@@ -17,16 +17,21 @@ def runtime_info() -> dict[str, Any]:
     -------
     dict
         ``backend`` ("cann" or "emulator"), ``root`` (install root), ``libraries``
-        (family -> absolute path), ``cann_version`` (from the install's version
-        files, or None), ``soc_name``, ``device_count`` and ``aclnn_py_version``.
+        (family -> absolute path of each library opened, the CANN >= 8.5 operator
+        libraries beside ``libopapi_nn.so`` under their own names, e.g. ``opapi_math``),
+        ``dependencies`` (the libraries they need that aclnn_py loaded first, by absolute
+        path), ``cann_version`` (from the install's version files, or None),
+        ``soc_name``, ``device_count`` and ``aclnn_py_version``.
     """
-    installation = ll.libraries().installation
+    libraries = ll.libraries()
+    installation = libraries.installation
     count = device_count()
     return {
         "backend": installation.backend,
         "root": str(installation.root),
         "libraries": {**{family: str(path) for family, path in installation.paths.items()},
                       **{path.stem[3:]: str(path) for path in installation.extra_ops}},
+        "dependencies": [str(path) for path in libraries.dependencies],
         "cann_version": read_cann_version(installation.root),
         "soc_name": soc_name(),
         "device_count": count,

@@ -11,8 +11,24 @@ families wins:
 
 In each root the libraries are looked for in ``lib64`` and ``<arch>-linux/lib64``:
 runtime ``libacl_rt.so`` else ``libascendcl.so``; aclnn meta ``libnnopbase.so``;
-operators ``libopapi_nn.so`` else ``libopapi.so`` (never both: CANN's docs
-forbid mixing them). Only absolute paths are loaded.
+operators ``libopapi_nn.so`` (with ``libopapi_math.so`` beside it) else
+``libopapi.so`` (never both: CANN's docs forbid mixing them). Only absolute paths
+are loaded.
+
+CANN's libraries carry no RUNPATH: their dependencies (``libruntime.so``, the
+driver's ``libascend_hal.so``, ...) are found through ``LD_LIBRARY_PATH``, which
+CANN's ``set_env.sh`` sets before a process starts. So that a process started
+without it works too, each library's DT_NEEDED entries are read from its ELF
+dynamic section and every dependency not loaded yet is loaded first, by absolute
+path, from the root's library folders and the driver folders
+(``$ACLNN_PY_DRIVER_PATH``, ``<root>/driver``, ``/usr/local/Ascend/driver``: each
+``lib64``, ``lib64/common``, ``lib64/driver``); system libraries and whatever is
+found nowhere are left to the dynamic linker.
+
+The emulator's libraries are loaded RTLD_LOCAL and have sonames of their own, so
+they never satisfy another library's lookup of a CANN library nor interpose their
+symbols on libraries loaded later; a real CANN is loaded RTLD_GLOBAL, as a program
+linked against it has it.
 
 ``$ACLNN_PY_BACKEND`` picks the backend: ``auto`` (CANN when found, else the
 emulator), ``cann`` or ``emulator``.
@@ -26,10 +42,12 @@ missing dependency points at the loader's path.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import os
 import platform
+import re
 import struct
 import sys
 import threading
@@ -43,9 +61,17 @@ logger = logging.getLogger("aclnn_py")
 
 ENV_CANN_HOME = "ACLNN_PY_CANN_HOME"
 ENV_BACKEND = "ACLNN_PY_BACKEND"
+ENV_DRIVER_PATH = "ACLNN_PY_DRIVER_PATH"
 BACKENDS = ("auto", "cann", "emulator")
 
-EMULATOR_HOME = Path(__file__).resolve().parent / "_emulator"
+# The emulator's CANN-shaped trees, one per CANN release (setup.py builds them), oldest first.
+EMULATOR_TREES = Path(__file__).resolve().parent / "_emulator"
+EMULATOR_LAYOUTS = ("8.0.RC2", "8.3", "8.5")
+EMULATOR_HOME = EMULATOR_TREES / EMULATOR_LAYOUTS[-1]
+# Every emulator library's soname starts so (setup.py SONAME_PREFIX); no CANN library's does.
+EMULATOR_SONAME_PREFIX = "libaclnn_py_emu_"
+# The Ascend driver's default install root (CANN's set_env.sh adds its lib64 folders).
+DEFAULT_DRIVER_HOME = Path("/usr/local/Ascend/driver")
 
 # Library family -> file names, preferred first (CANN >= 8.5 name, then the older one).
 LIBRARY_NAMES: dict[str, tuple[str, ...]] = {
@@ -71,13 +97,15 @@ class Installation:
 
 @dataclass(frozen=True)
 class Libraries:
-    """The loaded libraries: cffi handles for each family and where they came from."""
+    """The loaded libraries: cffi handles for each family and where they came from, and the
+    dependencies aclnn_py loaded by absolute path before them."""
 
     installation: Installation
     runtime: object
     meta: object
     ops: object
     extra_ops: tuple[object, ...] = ()
+    dependencies: tuple[Path, ...] = ()
 
 
 def library_dirs(root: Path) -> list[Path]:
@@ -143,8 +171,18 @@ def find_cann() -> Installation:
     )
 
 
+def emulator_home(layout: str | None = None) -> Path:
+    """The root of the emulator tree laid out as CANN ``layout`` (default: the newest)."""
+    if layout is None:
+        return EMULATOR_HOME
+    if layout not in EMULATOR_LAYOUTS:
+        raise ValueError(f"unknown emulator layout {layout!r}; the layouts are "
+                         f"{', '.join(EMULATOR_LAYOUTS)}")
+    return EMULATOR_TREES / layout
+
+
 def find_emulator() -> Installation:
-    """The host emulator tree bundled with the package."""
+    """The host emulator tree bundled with the package (the newest layout)."""
     tried: list[str] = []
     paths = find_libraries(EMULATOR_HOME, tried)
     if paths is None:
@@ -153,7 +191,7 @@ def find_emulator() -> Installation:
             "(pip install .) so that its C libraries are compiled.",
             tried,
         )
-    return Installation("emulator", EMULATOR_HOME, paths)
+    return Installation("emulator", EMULATOR_HOME, paths, extra_operator_libraries(paths))
 
 
 def requested_backend() -> str:
@@ -310,7 +348,8 @@ def _invalid_library(path: Path, finding: str | None, dlopen_said: str | None):
     )
 
 
-def _load_error(path: Path, error: OSError, finding: str | None) -> LibraryNotFoundError:
+def _load_error(path: Path, error: OSError, finding: str | None,
+                directories: list[Path]) -> LibraryNotFoundError:
     """The error for a library that exists but that dlopen refused, worded by its cause."""
     said = _dlopen_message(error, path)
     own = said.startswith(f"{path}: ")
@@ -327,6 +366,14 @@ def _load_error(path: Path, error: OSError, finding: str | None) -> LibraryNotFo
             "or restore that file.",
             [str(path)],
         )
+    if reason.startswith("cannot open shared object file") and "/" not in subject:
+        return LibraryNotFoundError(
+            f"Found {path} but could not load it: it needs {subject}, which is neither in the "
+            "install's library folders nor in the driver folders nor on the dynamic loader's "
+            f"path (dlopen said: {said}). Source CANN's set_env.sh before starting Python, or "
+            f"set {ENV_DRIVER_PATH} to the folder of the Ascend driver that provides it.",
+            [str(path), *(str(directory / subject) for directory in directories)],
+        )
     return LibraryNotFoundError(
         f"Found {path} but could not load it ({error}). Its dependencies are probably not on "
         "the loader's path: source CANN's set_env.sh before starting Python.",
@@ -334,14 +381,162 @@ def _load_error(path: Path, error: OSError, finding: str | None) -> LibraryNotFo
     )
 
 
-def _open(path: Path):
+# ELF dynamic section (System V gABI): the entries the loader reads.
+_PT_DYNAMIC = 2
+_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_STRSZ, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = (
+    0, 1, 5, 10, 14, 15, 29)
+
+
+@dataclass(frozen=True)
+class DynamicSection:
+    """What an ELF shared library asks of the dynamic linker."""
+
+    soname: str | None
+    needed: tuple[str, ...]
+    search_paths: tuple[str, ...]  # DT_RPATH and DT_RUNPATH, as written
+
+
+def read_dynamic_section(path: Path) -> DynamicSection | None:
+    """The soname, DT_NEEDED entries and RPATH/RUNPATH of an ELF file, or None if it cannot
+    be read as one (dlopen then says why). Reads only the headers and tables it needs."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(64)
+            if (len(head) < 52 or head[:4] != _ELF_MAGIC or head[4] not in _ELF_CLASSES
+                    or head[5] not in _ELF_BYTE_ORDERS):
+                return None
+            order = "<" if head[5] == 1 else ">"
+            wide = head[4] == 2
+            if wide:
+                (phoff,) = struct.unpack_from(order + "Q", head, 32)
+                phentsize, phnum = struct.unpack_from(order + "HH", head, 54)
+                header, dyn = order + "I4xQQ8xQ", order + "qQ"  # type, offset, vaddr, filesz
+            else:
+                (phoff,) = struct.unpack_from(order + "I", head, 28)
+                phentsize, phnum = struct.unpack_from(order + "HH", head, 42)
+                header, dyn = order + "IIII", order + "iI"  # type, offset, vaddr, (paddr)
+            file.seek(phoff)
+            table = file.read(phentsize * phnum)
+            loads, dynamic = [], None
+            for index in range(phnum):
+                if wide:
+                    p_type, offset, vaddr, filesz = struct.unpack_from(header, table,
+                                                                        index * phentsize)
+                else:
+                    p_type, offset, vaddr, _ = struct.unpack_from(header, table, index * phentsize)
+                    (filesz,) = struct.unpack_from(order + "I", table, index * phentsize + 16)
+                if p_type == _PT_LOAD:
+                    loads.append((vaddr, offset, filesz))
+                elif p_type == _PT_DYNAMIC:
+                    dynamic = (offset, filesz)
+            if dynamic is None:
+                return DynamicSection(None, (), ())
+            file.seek(dynamic[0])
+            raw = file.read(dynamic[1])
+            entries: list[tuple[int, int]] = []
+            whole = len(raw) - len(raw) % struct.calcsize(dyn)
+            for tag, value in struct.iter_unpack(dyn, raw[:whole]):
+                if tag == _DT_NULL:
+                    break
+                entries.append((tag, value))
+            values = dict(entries)
+            strtab, strsz = values.get(_DT_STRTAB), values.get(_DT_STRSZ)
+            if strtab is None or strsz is None:
+                return None
+            start = next((offset + strtab - vaddr for vaddr, offset, filesz in loads
+                          if vaddr <= strtab < vaddr + filesz), None)
+            if start is None:
+                return None
+            file.seek(start)
+            strings = file.read(strsz)
+    except (OSError, struct.error):
+        return None
+
+    def text(offset: int) -> str:
+        return strings[offset:strings.find(b"\0", offset)].decode("utf-8", errors="replace")
+
+    soname = values.get(_DT_SONAME)
+    return DynamicSection(
+        text(soname) if soname is not None else None,
+        tuple(text(value) for tag, value in entries if tag == _DT_NEEDED),
+        tuple(text(value) for tag, value in entries if tag in (_DT_RPATH, _DT_RUNPATH)),
+    )
+
+
+# Libraries of the C/C++ runtime and the dynamic linker: always the system's.
+_SYSTEM_LIBRARY = re.compile(
+    r"(ld-linux|ld64\.so|lib(c|m|dl|pthread|rt|util|resolv|anl|crypt|stdc\+\+|gcc_s|atomic|gomp)"
+    r"\.so)")
+
+
+def driver_dirs(root: Path) -> list[Path]:
+    """Folders that may hold the Ascend driver's libraries, in the order they are searched:
+    each entry of ``$ACLNN_PY_DRIVER_PATH`` (itself and its ``lib64``, ``lib64/common``,
+    ``lib64/driver``), then the install's own ``driver`` and ``/usr/local/Ascend/driver``
+    (their ``lib64``, ``lib64/common``, ``lib64/driver``, the folders CANN's set_env.sh adds)."""
+    folders: list[Path] = []
+    for entry in os.environ.get(ENV_DRIVER_PATH, "").split(os.pathsep):
+        base = Path(entry).expanduser()
+        if entry and base.is_absolute():
+            folders.append(base)
+            folders.extend((base / "lib64", base / "lib64" / "common", base / "lib64" / "driver"))
+    for base in (root / "driver", DEFAULT_DRIVER_HOME):
+        folders.extend((base / "lib64", base / "lib64" / "common", base / "lib64" / "driver"))
+    return folders
+
+
+def dependency_dirs(root: Path) -> list[Path]:
+    """Where the dependencies of an install's libraries are looked for, in order."""
+    return [*library_dirs(root), *driver_dirs(root)]
+
+
+def _is_loaded(name: str) -> bool:
+    """Whether a library of that soname (or name) is already in the process."""
+    try:
+        ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return False
+    return True
+
+
+def _dependencies(path: Path, directories: list[Path], seen: set[str]) -> list[tuple[Path, Path]]:
+    """The dependencies of ``path`` to load before it, each after its own and with the library
+    that needs it: those not loaded yet that are found in ``directories``. What is found
+    nowhere is left to the dynamic linker (LD_LIBRARY_PATH, its cache), whose error then
+    names it."""
+    found: list[tuple[Path, Path]] = []
+    info = read_dynamic_section(path)
+    for name in info.needed if info else ():
+        if name in seen or "/" in name or _SYSTEM_LIBRARY.match(name):
+            continue
+        seen.add(name)
+        if _is_loaded(name):
+            continue
+        hit = next((d / name for d in directories if (d / name).is_file()), None)
+        if hit is not None:
+            hit = hit.resolve()
+            found.extend(_dependencies(hit, directories, seen))
+            found.append((hit, path))
+    return found
+
+
+def _is_emulator(path: Path) -> bool:
+    info = read_dynamic_section(path)
+    return bool(info and info.soname and info.soname.startswith(EMULATOR_SONAME_PREFIX))
+
+
+def _open(path: Path, directories: list[Path], *, local: bool):
+    """dlopen ``path``: RTLD_LOCAL for the emulator's libraries and for dependencies (a later
+    RTLD_GLOBAL dlopen of a library that needs one makes it global too), RTLD_GLOBAL for a real
+    CANN's libraries, whose plugins and users may expect its symbols in the global scope."""
     problem = _elf_problem(path)
     if problem is not None and problem[1]:
         raise _invalid_library(path, problem[0], None)
+    scope = ffi.RTLD_LOCAL if local or _is_emulator(path) else ffi.RTLD_GLOBAL
     try:
-        return ffi.dlopen(str(path), ffi.RTLD_LAZY | ffi.RTLD_GLOBAL | ffi.RTLD_NODELETE)
+        return ffi.dlopen(str(path), ffi.RTLD_LAZY | scope | ffi.RTLD_NODELETE)
     except OSError as error:
-        raise _load_error(path, error, problem and problem[0]) from error
+        raise _load_error(path, error, problem and problem[0], directories) from error
 
 
 _lock = threading.Lock()
@@ -357,14 +552,32 @@ def load() -> Libraries:
         if _libraries is None:
             installation = locate()
             _prepare_environment(installation)
-            runtime = _open(installation.paths["runtime"])
-            meta = _open(installation.paths["meta"])
-            ops = _open(installation.paths["ops"])
-            extra_ops = tuple(_open(path) for path in installation.extra_ops)
-            logger.info("aclnn_py backend %s: %s", installation.backend,
+            directories = [d for d in dependency_dirs(installation.root) if d.is_dir()]
+            seen: set[str] = set()
+            dependencies: list[Path] = []
+
+            def open_with_dependencies(path: Path):
+                for dependency, needed_by in _dependencies(path, directories, seen):
+                    try:
+                        _open(dependency, directories, local=True)
+                    except LibraryNotFoundError as error:
+                        raise LibraryNotFoundError(
+                            f"{error.message} (It was loaded first as a library that "
+                            f"{needed_by} needs.)", error.tried) from error
+                    dependencies.append(dependency)
+                return _open(path, directories, local=False)
+
+            runtime = open_with_dependencies(installation.paths["runtime"])
+            meta = open_with_dependencies(installation.paths["meta"])
+            ops = open_with_dependencies(installation.paths["ops"])
+            extra_ops = tuple(open_with_dependencies(path) for path in installation.extra_ops)
+            logger.info("aclnn_py backend %s: %s (dependencies loaded first: %s)",
+                        installation.backend,
                         ", ".join(str(p) for p in (*installation.paths.values(),
-                                                   *installation.extra_ops)))
-            _libraries = Libraries(installation, runtime, meta, ops, extra_ops)
+                                                   *installation.extra_ops)),
+                        ", ".join(str(p) for p in dependencies) or "none")
+            _libraries = Libraries(installation, runtime, meta, ops, extra_ops,
+                                   tuple(dependencies))
     return _libraries
 
 

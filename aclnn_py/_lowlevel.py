@@ -284,6 +284,9 @@ def memcpy(dst: Any, dst_max: int, src: Any, count: int, kind: int) -> None:
 
 
 def memcpy_async(dst: Any, dst_max: int, src: Any, count: int, kind: int, stream: Any) -> None:
+    """aclrtMemcpyAsync. Before CANN 8.5 the host side of a host<->device copy must come from
+    :func:`malloc_host` and both addresses must be 64-byte aligned (ordinary host memory is
+    undefined behaviour there); aclnn_py's own copies are synchronous (:func:`memcpy`)."""
     check(RT.aclrtMemcpyAsync(dst, dst_max, src, count, kind, stream), "aclrtMemcpyAsync")
 
 
@@ -631,6 +634,17 @@ def emulator_faults() -> list[dict[str, Any]]:
     return [{"api": ffi.string(f.api).decode(), "status": int(f.status), "nth": int(f.nth),
              "fired": bool(f.fired), "remaining": int(f.remaining)}
             for f in faults[0:count[0]]]
+
+
+def exported(name: str) -> bool:
+    """Whether any loaded CANN library exports the C function ``name``."""
+    for family in (RT, META, OPS):
+        try:
+            getattr(family, name)
+        except UnavailableError:
+            continue
+        return True
+    return False
 
 
 def emulator_fault_apis() -> tuple[str, ...]:

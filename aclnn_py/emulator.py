@@ -1,9 +1,10 @@
 """The bundled host emulator of CANN's C API: where it lives, and its introspection.
 
-The emulator is a CANN-shaped tree (``lib64/libascendcl.so``,
-``lib64/libnnopbase.so``, ``lib64/libopapi.so``, version info, ``opp/``) built
-from C at install time. aclnn_py uses it when no CANN install is found (or
-with ``ACLNN_PY_BACKEND=emulator``); any program can load it by path.
+The emulator is built from C at install time into one CANN-shaped tree per CANN
+release (:func:`home`): libraries named and split as that release's, version files,
+``opp/`` and a ``set_env.sh``. aclnn_py uses the newest when no CANN install is
+found (or with ``ACLNN_PY_BACKEND=emulator``); any program can use a tree as a CANN
+install.
 
 Environment variables read by the emulator at ``aclInit``:
 ``ACLNN_EMU_SOC`` (SoC name, default an Atlas A2 name), ``ACLNN_EMU_DEVICE_COUNT``
@@ -22,16 +23,30 @@ from __future__ import annotations
 from typing import Any
 
 from . import _lowlevel as ll
-from ._loader import find_emulator
+from ._loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
 
-__all__ = ["home", "loaded", "stats", "reset_counters", "inject_fault", "clear_faults", "faults",
-           "fault_apis"]
+__all__ = ["LAYOUTS", "home", "loaded", "stats", "reset_counters", "inject_fault", "clear_faults",
+           "faults", "fault_apis"]
 
 
-def home() -> str:
-    """The emulator's install root (pass it as ASCEND_HOME_PATH or ACLNN_PY_CANN_HOME)."""
-    return str(find_emulator().root)
+LAYOUTS: tuple[str, ...] = EMULATOR_LAYOUTS
+"""The CANN releases the emulator is laid out as, oldest first."""
+
+
+def home(layout: str | None = None) -> str:
+    """The install root of the emulator tree laid out as CANN ``layout`` (pass it as
+    ASCEND_HOME_PATH or ACLNN_PY_CANN_HOME, or source its ``set_env.sh``).
+
+    ``"8.0.RC2"`` and ``"8.3"``: ``lib64/libascendcl.so``, ``libnnopbase.so`` and
+    ``libopapi.so`` (every operator); ``"8.5"`` (the default, the tree aclnn_py falls back
+    to): ``lib64/libacl_rt.so``, ``libnnopbase.so``, ``libopapi_nn.so`` (the losses) and
+    ``libopapi_math.so`` (``aclnnAdd``), both over ``libopapi.so``. The 8.0.RC2 libraries
+    lack the repeatable-executor API, documented from 8.0.RC3; before 8.5,
+    ``aclrtMemcpyAsync`` requires ``aclrtMallocHost`` memory and 64-byte alignment.
+    Raises ValueError for another layout.
+    """
+    return str(emulator_home(layout))
 
 
 def loaded() -> bool:
@@ -63,10 +78,12 @@ _fault_apis: tuple[str, ...] | None = None
 
 
 def fault_apis() -> tuple[str, ...]:
-    """The C functions :func:`inject_fault` accepts: every CANN API the emulator exports."""
+    """The C functions :func:`inject_fault` accepts: every CANN API the loaded emulator tree
+    exports (a release that lacks a function, e.g. 8.0.RC2's repeatable-executor API, has
+    no fault point there)."""
     global _fault_apis
     if _fault_apis is None:
-        _fault_apis = ll.emulator_fault_apis()
+        _fault_apis = tuple(api for api in ll.emulator_fault_apis() if ll.exported(api))
     return _fault_apis
 
 

@@ -178,10 +178,24 @@ def run_c_floor(binary: Path, lib_dir: str, n: int, dtype: str, warmup: int, bud
     command = [str(binary), lib_dir, f"{n}:{DTYPE_CODES[dtype]}", "--samples", "1",
                "--warmup", str(warmup), "--budget-ms", f"{budget_s * 1e3:.3f}",
                "--min-reps", str(min_reps), "--max-reps", str(max_reps)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                          env=c_floor_environment())
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr}")
     return json.loads(done.stdout)["cases"][0]
+
+
+_library_path: list[str] = []
+
+
+def c_floor_environment() -> dict[str, str]:
+    """This environment with the folders of the libraries aclnn_py loaded, and of their
+    dependencies, first on LD_LIBRARY_PATH: CANN's libraries (and the emulator's) carry no
+    RUNPATH, so a C program finds their dependencies only there, as after set_env.sh."""
+    environment = dict(os.environ)
+    folders = [*_library_path, *filter(None, environment.get("LD_LIBRARY_PATH", "").split(":"))]
+    environment["LD_LIBRARY_PATH"] = ":".join(dict.fromkeys(folders))
+    return environment
 
 
 FLOOR_KEYS = {"oneshot": "d_b", "plan": "d_c", "relaunch": "d_r", "numpy_path": "d_a"}
@@ -712,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
     dtypes = args.dtypes or list(DTYPES)
     torch, torch_version = (None, "n/a (--no-torch)") if args.no_torch else load_torch()
     lib_dir = str(Path(info["libraries"]["runtime"]).parent)
+    _library_path[:] = [lib_dir, *(str(Path(p).parent) for p in info["dependencies"])]
     meta: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "argv": sys.argv[1:],

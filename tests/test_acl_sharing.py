@@ -12,13 +12,15 @@ The foreign user here is ctypes over the same emulator library that aclnn_py loa
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import run_python
 
 import aclnn_py
-from aclnn_py import _loader, _runtime
 from aclnn_py import _lowlevel as ll
+from aclnn_py import _runtime
 
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 
@@ -69,28 +71,39 @@ def use_aclnn_py():
 """
 
 ALL_ZERO = "foreign statuses [0, 0, 0, 0, 0, 0, 0] data True"
+RUNTIMES = ("libacl_rt.so", "libascendcl.so")
 
 
-def foreign_script(body: str) -> str:
-    runtime = str(_loader.find_emulator().paths["runtime"])
-    return FOREIGN.format(runtime=runtime) + body
+def foreign_script(body: str, root: Path) -> str:
+    runtime = next(path for path in (root / "lib64" / name for name in RUNTIMES) if path.exists())
+    return FOREIGN.format(runtime=str(runtime)) + body
 
 
-def run_foreign(body: str) -> tuple[str, str]:
-    done = run_python(foreign_script(body), EMULATOR)
+def run_foreign(body: str, layout: str | None = None) -> tuple[str, str]:
+    """``body`` after the script above, on the emulator tree of ``layout`` (default: the
+    one aclnn_py falls back to), in a process set up as the tree's set_env.sh does (the
+    foreign user, like torch_npu, needs the library path; aclnn_py does not)."""
+    root = Path(aclnn_py.emulator.home(layout))
+    library_path = ":".join(str(root / folder) for folder in (
+        "lib64", "driver/lib64", "driver/lib64/common", "driver/lib64/driver"))
+    backend = EMULATOR if layout is None else {"ACLNN_PY_BACKEND": "cann",
+                                               "ACLNN_PY_CANN_HOME": str(root)}
+    done = run_python(foreign_script(body, root), {**backend, "LD_LIBRARY_PATH": library_path})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout, done.stderr
 
 
-def test_foreign_user_first_survives_aclnn_py_exit_hook():
+@pytest.mark.parametrize("layout", aclnn_py.emulator.LAYOUTS)
+def test_foreign_user_first_survives_aclnn_py_exit_hook(layout):
     """torch_npu initialised first: aclnn_py's aclInit gets 100002, and its exit hook (which
-    runs before the foreign user's, atexit being last in, first out) leaves ACL alive."""
+    runs before the foreign user's, atexit being last in, first out) leaves ACL alive --
+    with aclFinalizeReference (8.5) and without it (8.3, 8.0.RC2: no finalise at all)."""
     out, err = run_foreign("""
 foreign = Foreign()
 foreign.start()
 atexit.register(foreign.finish)
 use_aclnn_py()
-""")
+""", layout)
     assert "foreign aclInit 0" in out
     assert "aclnn_py ok True" in out
     assert ALL_ZERO in out

@@ -892,8 +892,10 @@ def test_faults_into_apis_the_emulator_lacks_are_refused():
 
 
 def _library_paths() -> list[Path]:
-    paths = ll.libraries().installation.paths
-    return [Path(paths[family]) for family in ("runtime", "meta", "ops")]
+    installation = ll.libraries().installation
+    paths = installation.paths
+    return [*(Path(paths[family]) for family in ("runtime", "meta", "ops")),
+            *installation.extra_ops]
 
 
 def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():

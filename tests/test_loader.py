@@ -16,7 +16,10 @@ from conftest import run_python
 
 import aclnn_py
 
-EMULATOR_LIB64 = Path(aclnn_py.emulator.home()) / "lib64"
+
+def lib64(layout: str) -> Path:
+    return Path(aclnn_py.emulator.home(layout)) / "lib64"
+
 
 REPORT = """
     import json, numpy as np, aclnn_py
@@ -36,21 +39,28 @@ def report(env: dict[str, str], home: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def make_tree(root: Path, libdir: str, names: dict[str, str]) -> Path:
-    """A fake install: emulator library ``source`` copied as ``target`` into root/libdir."""
+def make_tree(root: Path, libdir: str, names: dict[str, str], layout: str = "8.3") -> Path:
+    """A fake install: the emulator library ``source`` of ``layout`` copied as ``target`` into
+    root/libdir, with what the libraries need beside them as in the emulator tree (the
+    soname-named files and libruntime.so in libdir, the driver stand-in in root/driver)."""
     target_dir = root / libdir
     target_dir.mkdir(parents=True)
     for target, source in names.items():
-        shutil.copy2(EMULATOR_LIB64 / source, target_dir / target)
+        shutil.copy2(lib64(layout) / source, target_dir / target)
+    for support in [*lib64(layout).glob("libaclnn_py_emu_*.so"), lib64(layout) / "libruntime.so"]:
+        shutil.copy2(support, target_dir / support.name)
+    shutil.copytree(Path(aclnn_py.emulator.home(layout)) / "driver", root / "driver")
     (root / "opp").mkdir()
     return root.resolve()
 
 
 OLD_ERA = {"libascendcl.so": "libascendcl.so", "libnnopbase.so": "libnnopbase.so",
            "libopapi.so": "libopapi.so"}
-NEW_ERA = {"libacl_rt.so": "libascendcl.so", "libascendcl.so": "libascendcl.so",
-           "libnnopbase.so": "libnnopbase.so", "libopapi_nn.so": "libopapi.so",
-           "libopapi.so": "libopapi.so"}
+# CANN 8.5 installs libascendcl.so beside libacl_rt.so for compatibility (hicann/runtime
+# RuntimeSo.xml) and keeps libopapi.so, which libopapi_nn.so links.
+NEW_ERA = {"libacl_rt.so": "libacl_rt.so", "libascendcl.so": "libacl_rt.so",
+           "libnnopbase.so": "libnnopbase.so", "libopapi_nn.so": "libopapi_nn.so",
+           "libopapi_math.so": "libopapi_math.so", "libopapi.so": "libopapi.so"}
 
 
 def test_old_era_tree_through_explicit_override(tmp_path):
@@ -69,7 +79,7 @@ def test_old_era_tree_through_explicit_override(tmp_path):
 
 def test_new_era_tree_prefers_the_new_names_and_never_mixes(tmp_path):
     arch_dir = f"{platform.machine()}-linux/lib64"
-    root = make_tree(tmp_path / "cann", arch_dir, NEW_ERA)
+    root = make_tree(tmp_path / "cann", arch_dir, NEW_ERA, "8.5")
     (root / f"{platform.machine()}-linux" / "ascend_toolkit_install.info").write_text(
         "package_name=cann\nversion=8.5.0\n")
     info = report({"ASCEND_HOME_PATH": str(root)}, tmp_path)
@@ -77,7 +87,12 @@ def test_new_era_tree_prefers_the_new_names_and_never_mixes(tmp_path):
     assert info["backend"] == "cann"
     assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
                                  "meta": str(lib / "libnnopbase.so"),
-                                 "ops": str(lib / "libopapi_nn.so")}
+                                 "ops": str(lib / "libopapi_nn.so"),
+                                 "opapi_math": str(lib / "libopapi_math.so")}
+    # libopapi.so is loaded only as what libopapi_nn.so needs (by its soname, a copy or a
+    # link of it), never as an operator library
+    assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
+        "libopapi.so", "libaclnn_py_emu_opapi.so"}
     assert info["cann_version"] == "8.5.0"
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 
@@ -85,7 +100,7 @@ def test_new_era_tree_prefers_the_new_names_and_never_mixes(tmp_path):
 def test_search_order_override_beats_ascend_home_and_partial_roots_are_skipped(tmp_path):
     partial = tmp_path / "partial"
     (partial / "lib64").mkdir(parents=True)
-    shutil.copy2(EMULATOR_LIB64 / "libascendcl.so", partial / "lib64")
+    shutil.copy2(lib64("8.3") / "libascendcl.so", partial / "lib64")
     full = make_tree(tmp_path / "full", "lib64", OLD_ERA)
     other = make_tree(tmp_path / "other", "lib64", OLD_ERA)
     info = report({"ACLNN_PY_CANN_HOME": str(partial), "ASCEND_HOME_PATH": str(full),
@@ -98,6 +113,7 @@ def test_emulator_tree_found_through_ascend_home_reports_cann(tmp_path):
                   tmp_path)
     assert info["backend"] == "cann"
     assert info["root"] == aclnn_py.emulator.home()
+    assert Path(info["libraries"]["runtime"]).name == "libacl_rt.so"  # the newest layout
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 
 
@@ -173,9 +189,10 @@ def test_import_loads_nothing_and_never_fails_without_cann(tmp_path):
     assert done.stdout.strip() == "True"
 
 
-def test_emulator_home_is_a_cann_shaped_tree():
+def test_emulator_home_is_a_cann_shaped_tree_of_the_newest_layout():
     home = Path(aclnn_py.emulator.home())
-    for name in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+    assert home == Path(aclnn_py.emulator.home("8.5"))
+    for name in ("libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so"):
         assert (home / "lib64" / name).is_file()
     assert (home / "opp").is_dir()
     assert (home / "share" / "info" / "runtime" / "version.info").is_file()
@@ -188,18 +205,20 @@ def _exported_symbols(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("library, own, foreign", [
-    ("libascendcl.so", ["aclInit", "aclrtMalloc", "aclGetRecentErrMsg"],
+    ("libacl_rt.so", ["aclInit", "aclrtMalloc", "aclGetRecentErrMsg"],
      ["aclCreateTensor", "aclnnMseLossBackward"]),
     ("libnnopbase.so", ["aclCreateTensor", "aclDestroyAclOpExecutor", "aclnnInit"],
      ["aclInit", "aclrtMalloc", "aclnnMseLossBackward"]),
-    ("libopapi.so", ["aclnnMseLossBackward", "aclnnMseLossGetWorkspaceSize"],
-     ["aclInit", "aclCreateTensor"]),
+    ("libopapi_nn.so", ["aclnnMseLossBackward", "aclnnMseLossGetWorkspaceSize"],
+     ["aclInit", "aclCreateTensor", "aclnnAdd"]),
+    ("libopapi_math.so", ["aclnnAdd", "aclnnAddGetWorkspaceSize"],
+     ["aclInit", "aclCreateTensor", "aclnnMseLoss"]),
 ])
 def test_each_emulator_library_exports_only_its_own_family(library, own, foreign):
     # dlsym through a handle also searches its dependencies (as on CANN), so read the
     # library's own dynamic symbol table: a symbol looked up in the wrong library
     # must not work here when it would not work on CANN.
-    symbols = _exported_symbols(EMULATOR_LIB64 / library)
+    symbols = _exported_symbols(lib64("8.5") / library)
     assert set(own) <= symbols
     assert not set(foreign) & symbols
 
@@ -296,15 +315,19 @@ def _library_needing(directory: Path, needed_dir: Path, tmp_path: Path) -> Path:
     return target
 
 
-def test_a_missing_dependency_keeps_the_dependency_wording(tmp_path):
+def test_a_missing_dependency_is_named_with_where_it_was_looked_for(tmp_path):
     root = make_tree(tmp_path / "cann", "lib64", OLD_ERA)
     target = _library_needing(root / "lib64", tmp_path / "elsewhere", tmp_path)
     tried, text = load_error(root, tmp_path)
-    assert tried == (str(target),)
-    assert text.startswith(f"Found {target} but could not load it")
+    assert tried[0] == str(target)
+    assert str(root / "lib64" / "libaclnn_py_needed.so") in tried[1:]
+    assert str(root / "driver" / "lib64" / "driver" / "libaclnn_py_needed.so") in tried[1:]
+    assert text.startswith(f"Found {target} but could not load it: it needs "
+                           "libaclnn_py_needed.so, which is neither in the install's library "
+                           "folders nor in the driver folders nor on the dynamic loader's path")
     assert "libaclnn_py_needed.so: cannot open shared object file" in text
-    assert "Its dependencies are probably not on the loader's path" in text
-    assert "set_env.sh" in text and "corrupt" not in text
+    assert "Source CANN's set_env.sh" in text and "ACLNN_PY_DRIVER_PATH" in text
+    assert "corrupt" not in text
 
 
 def test_a_corrupt_dependency_is_named_as_the_corrupt_file(tmp_path):
@@ -314,10 +337,10 @@ def test_a_corrupt_dependency_is_named_as_the_corrupt_file(tmp_path):
     needed = lib64 / "libaclnn_py_needed.so"
     needed.write_bytes(_garbage(needed.read_bytes()))
     tried, text = load_error(root, tmp_path)
-    assert tried == (str(target),)
-    assert text.startswith(f"Found {target} but could not load it: {needed}, a library it "
-                           "depends on, is corrupt")
+    assert tried == (str(needed),)  # loaded first, by path, as a dependency found beside it
+    assert text.startswith(f"{needed} is corrupt or is not a shared library for this machine")
     assert f"dlopen said: {needed}: invalid ELF header" in text
+    assert f"(It was loaded first as a library that {target} needs.)" in text
 
 
 def test_operators_are_found_in_every_operator_library_of_the_8_5_layout(tmp_path):
@@ -326,8 +349,8 @@ def test_operators_are_found_in_every_operator_library_of_the_8_5_layout(tmp_pat
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("needs a C compiler")
-    names = {**NEW_ERA, "libopapi_math.so": "libopapi.so"}
-    del names["libopapi_nn.so"], names["libopapi.so"]
+    names = {"libacl_rt.so": "libascendcl.so", "libnnopbase.so": "libnnopbase.so",
+             "libopapi_math.so": "libopapi.so"}  # 8.3's libopapi.so holds every operator
     root = make_tree(tmp_path / "cann", "lib64", names)
     (tmp_path / "nn.c").write_text("int aclnn_py_no_operators_here;\n")
     subprocess.run([cc, "-shared", "-fPIC", "-o", str(root / "lib64" / "libopapi_nn.so"),

@@ -67,3 +67,15 @@ def test_pool_can_be_turned_off():
     assert done.returncode == 0, done.stderr
     # grad and y (0-d from Python numbers), x and out: four allocations a call, none kept
     assert done.stdout.split() == ["12", "0", "0"]
+
+
+def test_device_buffers_are_64_byte_aligned_as_async_copies_before_cann_8_5_require():
+    from aclnn_py import _lowlevel as ll
+
+    arrays = [aclnn_py.to_device(np.ones(n, np.float32)) for n in (1, 3, 17, 1000, 4097)]
+    arrays += [aclnn_py.empty((5, 7), np.float16), aclnn_py.empty((3,), np.float32)]
+    try:
+        assert all(ll.address(a.buffer.pointer) % 64 == 0 for a in arrays)
+    finally:
+        for array in arrays:
+            array.free()

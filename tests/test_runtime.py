@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,10 +96,17 @@ def test_runtime_info_describes_the_emulator():
     info = aclnn_py.runtime_info()
     assert info["backend"] == "emulator"
     assert info["root"] == aclnn_py.emulator.home()
-    assert set(info["libraries"]) == {"runtime", "meta", "ops"}
+    lib64 = Path(aclnn_py.emulator.home()) / "lib64"
+    assert info["libraries"] == {"runtime": str(lib64 / "libacl_rt.so"),
+                                 "meta": str(lib64 / "libnnopbase.so"),
+                                 "ops": str(lib64 / "libopapi_nn.so"),
+                                 "opapi_math": str(lib64 / "libopapi_math.so")}
+    # what libopapi_nn.so links: libopapi.so (or its soname-named copy in an installed wheel)
+    assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib64} & {
+        "libopapi.so", "libaclnn_py_emu_opapi.so"}
     assert info["soc_name"] == "Ascend910B3"
     assert info["device_count"] == 1
-    assert info["cann_version"]
+    assert info["cann_version"] == "8.5.0"
 
 
 def test_threads_with_their_own_streams_and_plans():

@@ -11,7 +11,8 @@
  *     compute dtype);
  * and one line in OPS_REGISTRY below, which declares the descriptor and defines the phase-2
  * entry point aclnn<Name> (ops_registry.c). Its CANN prototypes go to headers/aclnn_ops.h, both
- * API names to the fault table of runtime.c and its file to setup.py's EMULATOR_LIBRARIES.
+ * API names to the fault table of runtime.c and its row (file, CANN repository) to
+ * setup.py's OPERATORS.
  *
  * The core runs every operator the same way CANN's l2 APIs do:
  *   phase 1: fault point, workspaceSize/executor NULL (161001), executor creation (561101),

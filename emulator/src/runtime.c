@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "emu_internal.h"
+#include "era.h"
 
 /*
  * Error code choice for an asynchronous copy that finds its memory freed when
@@ -2363,6 +2364,41 @@ static aclError copy_run(emu_task *t)
     return ACL_SUCCESS;
 }
 
+/*
+ * aclrtMemcpyAsync's rules before CANN 8.5 (hiascend aclrtMemcpyAsync pages up to 8.1/8.2, see
+ * the facts file "aclrtMemcpyAsync by era"): both addresses 64-byte aligned, and the host side
+ * of a host<->device copy allocated with aclrtMallocHost (with other host memory CANN reports
+ * nothing and the behaviour is undefined). The 8.5 pages accept ordinary host memory (the call
+ * then returns after the copy) and state no alignment rule. CANN documents no status for
+ * breaking these rules, so the emulator returns the one it returns for every other refused
+ * copy argument, ACL_ERROR_INVALID_PARAM, rather than a more specific code (such as
+ * ACL_ERROR_RT_ADDR_UNALIGNED) that CANN is not known to use here. Lock held.
+ */
+static aclError check_async_copy_era(const char *api, const void *dst, const void *src, const copy_plan *plan)
+{
+    if (!emu_era_async_copy_needs_pinned_aligned())
+        return ACL_SUCCESS;
+    const char *release = emu_era_cann_version();
+    const void *sides[2] = {dst, src};
+    static const char *const which[2] = {"dst", "src"};
+    for (int i = 0; i < 2; i++) {
+        if ((uintptr_t)sides[i] % 64 != 0) {
+            emu_error("%s: %s %p is not 64-byte aligned; CANN %s requires both addresses of an asynchronous "
+                      "copy to be 64-byte aligned", api, which[i], sides[i], release);
+            return ACL_ERROR_INVALID_PARAM;
+        }
+    }
+    bool host_dst = plan->dir == DIR_D2H, host_src = plan->dir == DIR_H2D;
+    if ((host_dst && !plan->dst_pinned) || (host_src && !plan->src_pinned)) {
+        emu_error("%s: %s %p is not page-locked host memory from aclrtMallocHost; CANN %s requires it for the "
+                  "host side of an asynchronous %s copy (ordinary host memory is accepted from CANN 8.5)",
+                  api, host_dst ? "dst" : "src", host_dst ? dst : src, release,
+                  host_dst ? "device-to-host" : "host-to-device");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return ACL_SUCCESS;
+}
+
 EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                      aclrtMemcpyKind kind, aclrtStream stream_h)
 {
@@ -2381,6 +2417,8 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     bool empty = false;
     if (!rc)
         rc = check_copy(api, dst, destMax, src, count, (int)kind, dev, &plan, &empty);
+    if (!rc && !empty)
+        rc = check_async_copy_era(api, dst, src, &plan);
     if (rc || empty) {
         UNLOCK();
         free(t);

@@ -4,14 +4,17 @@
  * documentation (hicann/ops-nn loss/mse_loss_grad_v2/docs/aclnnMseLossBackward.md,
  * "调用示例"), translated to C and resolving every function with dlsym from the
  * library CANN documents it in:
- *   libascendcl.so  aclInit, aclFinalize, aclrtSetDevice, aclrtResetDevice,
+ *   libacl_rt.so (CANN >= 8.5) else libascendcl.so
+ *                   aclInit, aclFinalize, aclrtSetDevice, aclrtResetDevice,
  *                   aclrtCreateStream, aclrtDestroyStream, aclrtSynchronizeStream,
  *                   aclrtMalloc, aclrtFree, aclrtMemcpy, aclGetRecentErrMsg
  *   libnnopbase.so  aclCreateTensor, aclDestroyTensor
- *   libopapi.so     aclnnMseLossBackwardGetWorkspaceSize, aclnnMseLossBackward
+ *   libopapi_nn.so (CANN >= 8.5) else libopapi.so
+ *                   aclnnMseLossBackwardGetWorkspaceSize, aclnnMseLossBackward
  *
  * Usage: mse_loss_backward_sample <lib64 directory>
- * The three libraries are dlopen'ed by absolute path from that directory.
+ * The three libraries are dlopen'ed by absolute path from that directory; their own
+ * dependencies are found as CANN's are, through LD_LIBRARY_PATH (source set_env.sh first).
  *
  * Inputs (float32, shape [2, 2], reduction = 1 'mean'):
  *   gradOutput = {0, 1, 2, 3}, self = {0, 1, 2, 3}, target = {1, 1, 1, 1}
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- CANN public types (acl/acl_base.h, aclnn/acl_meta.h) ---- */
 typedef int aclError;
@@ -90,12 +94,21 @@ static struct {
     aclnnMseLossBackward_fn aclnnMseLossBackward;
 } api;
 
-static void *open_lib(const char *dir, const char *name)
+/* dlopen dir/preferred if that file exists, else dir/fallback; *name receives the one chosen. */
+static void *open_lib(const char *dir, const char *preferred, const char *fallback, const char **name)
 {
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
-        fprintf(stderr, "path too long: %s/%s\n", dir, name);
+    *name = preferred;
+    if (snprintf(path, sizeof path, "%s/%s", dir, preferred) >= (int)sizeof path) {
+        fprintf(stderr, "path too long: %s/%s\n", dir, preferred);
         return NULL;
+    }
+    if (fallback != NULL && access(path, F_OK) != 0) {
+        *name = fallback;
+        if (snprintf(path, sizeof path, "%s/%s", dir, fallback) >= (int)sizeof path) {
+            fprintf(stderr, "path too long: %s/%s\n", dir, fallback);
+            return NULL;
+        }
     }
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (h == NULL)
@@ -124,26 +137,27 @@ static int load_sym(void *lib, const char *libname, const char *name, void *slot
 
 static int load_api(const char *dir)
 {
-    void *rt = open_lib(dir, "libascendcl.so");
-    void *meta = rt ? open_lib(dir, "libnnopbase.so") : NULL;
-    void *ops = meta ? open_lib(dir, "libopapi.so") : NULL;
+    const char *rt_name, *meta_name, *ops_name;
+    void *rt = open_lib(dir, "libacl_rt.so", "libascendcl.so", &rt_name);
+    void *meta = rt ? open_lib(dir, "libnnopbase.so", NULL, &meta_name) : NULL;
+    void *ops = meta ? open_lib(dir, "libopapi_nn.so", "libopapi.so", &ops_name) : NULL;
     if (ops == NULL)
         return -1;
-    LOAD(rt, "libascendcl.so", aclInit);
-    LOAD(rt, "libascendcl.so", aclFinalize);
-    LOAD(rt, "libascendcl.so", aclrtSetDevice);
-    LOAD(rt, "libascendcl.so", aclrtResetDevice);
-    LOAD(rt, "libascendcl.so", aclrtCreateStream);
-    LOAD(rt, "libascendcl.so", aclrtDestroyStream);
-    LOAD(rt, "libascendcl.so", aclrtSynchronizeStream);
-    LOAD(rt, "libascendcl.so", aclrtMalloc);
-    LOAD(rt, "libascendcl.so", aclrtFree);
-    LOAD(rt, "libascendcl.so", aclrtMemcpy);
-    LOAD(rt, "libascendcl.so", aclGetRecentErrMsg);
-    LOAD(meta, "libnnopbase.so", aclCreateTensor);
-    LOAD(meta, "libnnopbase.so", aclDestroyTensor);
-    LOAD(ops, "libopapi.so", aclnnMseLossBackwardGetWorkspaceSize);
-    LOAD(ops, "libopapi.so", aclnnMseLossBackward);
+    LOAD(rt, rt_name, aclInit);
+    LOAD(rt, rt_name, aclFinalize);
+    LOAD(rt, rt_name, aclrtSetDevice);
+    LOAD(rt, rt_name, aclrtResetDevice);
+    LOAD(rt, rt_name, aclrtCreateStream);
+    LOAD(rt, rt_name, aclrtDestroyStream);
+    LOAD(rt, rt_name, aclrtSynchronizeStream);
+    LOAD(rt, rt_name, aclrtMalloc);
+    LOAD(rt, rt_name, aclrtFree);
+    LOAD(rt, rt_name, aclrtMemcpy);
+    LOAD(rt, rt_name, aclGetRecentErrMsg);
+    LOAD(meta, meta_name, aclCreateTensor);
+    LOAD(meta, meta_name, aclDestroyTensor);
+    LOAD(ops, ops_name, aclnnMseLossBackwardGetWorkspaceSize);
+    LOAD(ops, ops_name, aclnnMseLossBackward);
     return 0;
 }
 
