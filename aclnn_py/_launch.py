@@ -37,6 +37,7 @@ from typing import Any, Union
 from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
+from ._memory import pool as memory_pool
 from ._runtime import AclScalar, AclTensor, Executor, Stream
 from ._specs import OperatorSpec
 from .errors import AclError
@@ -208,6 +209,14 @@ class RepeatableLaunch:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
+class _WorkspaceNeeded(Exception):
+    """Phase 1 asked for more workspace than the pool could give without waiting."""
+
+    def __init__(self, nbytes: int) -> None:
+        super().__init__(nbytes)
+        self.nbytes = nbytes
+
+
 class OneShotLaunch:
     """A call signature whose executors are not repeatable: each launch runs phase 1 over
     the arrays and hands the executor to phase 2, which frees it (success or not).
@@ -244,27 +253,52 @@ class OneShotLaunch:
 
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
-        that), then phase 2 queued on ``stream``."""
-        if stream.closed:  # before phase 1: its executor would be made for nothing
-            raise ValueError("stream is closed: work cannot be queued on it")
+        that), then phase 2 queued on ``stream``.
+
+        Phase 1 runs under the stream's hold lock, after the last checks, right before
+        phase 2: a launch refused there (stream closed, an array freed by another thread)
+        has made no executor, which matters when CANN lacks ``aclDestroyAclOpExecutor``.
+        """
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
-        for name, array in zip(self.names, arrays):
-            array.require_live(name)
         for array in arrays:
             other = array.stream
             if other is not stream:
                 if other is not None:
                     array.synchronize()
                 array.stream = stream
-        executor, tensors, scalars = self._executor_for(arrays)
-        try:
+        for _ in range(2):
             workspace = self._workspace
-            if executor.workspace_size > workspace.nbytes:
-                workspace = self._workspace = DeviceBuffer(executor.workspace_size,
-                                                           self._device)
-            stream.queue((executor, tensors, scalars, workspace, arrays), self._launch_once,
-                         executor, workspace.pointer, arrays, stream.handle)
+            hold = [self, workspace, arrays]  # the launch adds its executor
+            try:
+                stream.queue(hold, self._phase1_and_launch, hold, workspace, arrays,
+                             stream.handle)
+                return
+            except _WorkspaceNeeded as needed:  # allocated here, where the pool may wait
+                self._workspace = DeviceBuffer(needed.nbytes, self._device)
+        raise RuntimeError(f"{self.operator}: phase 1 asked for more workspace on every try")
+
+    def _phase1_and_launch(self, hold: list[Any], workspace: DeviceBuffer,
+                           arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
+        """Checks, phase 1 and phase 2 under the stream's hold lock (see :meth:`launch`)."""
+        if not self._open:
+            raise ValueError(f"{self.operator}: this launch was closed")
+        for name, array in zip(self.names, arrays):
+            array.require_live(name)
+        executor, tensors, scalars = self._executor_for(arrays)
+        hold.append((executor, tensors, scalars))
+        try:
+            needed = executor.workspace_size
+            if needed > workspace.nbytes:
+                bigger = DeviceBuffer.take(memory_pool(self._device), needed, self._device)
+                if bigger is None:
+                    # The executor cannot wait for the pool's out-of-memory recovery, which
+                    # synchronises streams, this one included: it is discarded (without
+                    # aclDestroyAclOpExecutor, CANN keeps it) and the launch tried again.
+                    raise _WorkspaceNeeded(needed)
+                hold.append(bigger)
+                self._workspace = workspace = bigger
+            executor.launch_once(workspace.pointer, stream_handle)
         except BaseException:
             _discard(executor)  # unless phase 2 took it
             raise
@@ -281,17 +315,6 @@ class OneShotLaunch:
         _discard(executor)
         _destroy(tensors, scalars)
         return _phase1(self._spec, self._c_attributes, arrays)
-
-    def _launch_once(self, executor: Executor, workspace: Any, arrays: Sequence[DeviceArray],
-                     stream_handle: Any) -> None:
-        """Phase 2, under the stream's hold lock: a retired launch, or an array freed by
-        another thread since phase 1, is refused here or waited for (as for repeatable
-        launches)."""
-        if not self._open:
-            raise ValueError(f"{self.operator}: this launch was closed")
-        for name, array in zip(self.names, arrays):
-            array.require_live(name)
-        executor.launch_once(workspace, stream_handle)
 
     def retire(self) -> None:
         """Refuse launches from now on (one being queued is waited for, as above)."""

@@ -173,6 +173,22 @@ class DeviceBuffer:
         self._claim(int(nbytes), device, pool(device))
 
     @classmethod
+    def take(cls, owner: MemoryPool, nbytes: int, device: int) -> DeviceBuffer | None:
+        """A buffer of ``nbytes`` (> 0) from ``owner`` if the pool can give it at once, else
+        None: no waiting for the device, no collection, no Python lock (usable while a
+        stream's hold lock is held)."""
+        block = ll.pool_take(owner.handle, nbytes)
+        if block is None:
+            return None
+        buffer = _new_buffer(cls)
+        buffer.device = device
+        buffer.nbytes = nbytes
+        buffer.freed = False
+        buffer._block = block
+        buffer.pointer = block.pointer
+        return buffer
+
+    @classmethod
     def from_pool(cls, owner: MemoryPool, nbytes: int, device: int) -> DeviceBuffer:
         """A buffer from ``owner``, the pool of ``device``, which the calling thread has
         made current: the per-call path (``_claim`` in fewer steps)."""

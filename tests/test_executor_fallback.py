@@ -117,6 +117,39 @@ def test_one_shot_device_calls_fall_back_and_remember_it(spec):
     assert [type(entry._launcher) for entry in cached.values()] == [_launch.OneShotLaunch]
 
 
+def test_a_workspace_the_pool_cannot_give_at_once_is_allocated_outside_the_lock(monkeypatch):
+    """Phase 1 runs under the stream's hold lock, where the pool must not wait for the
+    device: a workspace it cannot hand out at once is allocated outside and the launch
+    retried (the first executor is discarded)."""
+    from aclnn_py import _memory
+
+    spec = SPECS["mse_loss_backward"]
+    expected = references(spec)
+    inputs = upload(host_inputs(spec, SEEDS[0]))
+    refused = {"count": 0}
+    take = _memory.DeviceBuffer.take
+
+    def take_nothing_once(*arguments):
+        if refused["count"] == 0:
+            refused["count"] += 1
+            return None
+        return take(*arguments)
+
+    monkeypatch.setattr(_memory.DeviceBuffer, "take", take_nothing_once)
+    monkeypatch.setattr(_lowlevel, "repeatable_api_missing", lambda: True)  # 8.0.RC2's way
+    # a transposed x: the kernel stages a contiguous copy in its workspace
+    x = host_inputs(spec, SEEDS[0])[1]
+    transposed = aclnn_py.to_device(np.ascontiguousarray(x.T).T)
+    result = call(spec, [inputs[0], transposed, inputs[2]])
+    assert result.numpy().tobytes() == expected[0]
+    assert refused["count"] == 1
+    again = call(spec, [inputs[0], transposed, inputs[2]])  # the workspace is kept
+    assert again.numpy().tobytes() == expected[0]
+    first = result
+    for array in (*inputs, transposed, first, again):
+        array.free()
+
+
 @pytest.mark.parametrize("spec", SPECS.values(), ids=SPEC_IDS)
 def test_numpy_calls_fall_back(spec):
     expected = references(spec)
