@@ -165,11 +165,11 @@ class RepeatableLaunch:
         handle = self._handle
         if handle is None:
             raise ValueError(f"{self.operator}: this launch was closed")
-        for index, (array, address) in enumerate(zip(arrays, self._addresses)):
-            pointer = array.buffer.pointer
-            # By address when not the same pointer object: the pool reuses blocks.
-            if pointer is not address and pointer != address:
-                self._rebind(handle, index, array)
+        # By address, not by pointer object: the pool hands the same blocks out again.
+        if [array.buffer.pointer for array in arrays] != self._addresses:
+            for index, (array, address) in enumerate(zip(arrays, self._addresses)):
+                if array.buffer.pointer != address:
+                    self._rebind(handle, index, array)
         self._launch(self._workspace_pointer, self._workspace_size, handle, stream_handle)
 
     def _rebind(self, handle: Any, index: int, array: DeviceArray) -> None:
