@@ -475,6 +475,7 @@ HANDLE_INT_ARRAY = 4
 _host: Any = None
 _collect_block: Any = None
 _collect_handle: Any = None
+_collect_staging: Any = None
 
 
 def _optional(library: _Library, name: str) -> Any:
@@ -487,7 +488,7 @@ def _optional(library: _Library, name: str) -> Any:
 
 def host() -> Any:
     """The host library, loaded and given the CANN destroy functions on first use."""
-    global _host, _collect_block, _collect_handle
+    global _host, _collect_block, _collect_handle, _collect_staging
     if _host is None:
         try:
             # Never unloaded: blocks and handles still alive while the interpreter shuts
@@ -504,6 +505,7 @@ def host() -> Any:
                                       _optional(META, "aclDestroyIntArray"))
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
+        _collect_staging = library.aclpyStagingCollect
         _host = library
     return _host
 
@@ -516,13 +518,60 @@ def pool_create(device: int, caching: bool) -> Any:
     return pool
 
 
+def host_pool_create(device: int, caching: bool) -> Any:
+    """A C pool of page-locked host memory (``aclrtMallocHost``), used with ``device``
+    current (lives as long as the process)."""
+    pool = host().aclpyHostPoolCreate(device, int(caching), RT.aclrtMallocHost,
+                                      RT.aclrtFreeHost)
+    if pool == NULL:
+        raise MemoryError("out of host memory for a page-locked memory pool")
+    return pool
+
+
+def staging_cell() -> Any:
+    """An empty ``aclpyStaging`` whose blocks go back when the cdata dies."""
+    return _gc(_new("aclpyStaging *"), _collect_staging)
+
+
+def staging_take(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any,
+                 device_bytes: int) -> int:
+    """Fill ``staging`` with ``host_bytes`` of page-locked memory and ``device_bytes`` of
+    device memory in one step: the per-call path of the numpy path. Returns 0, or the
+    failing allocator's status, unchecked (``staging.failed`` says which; the caller's
+    pool passes it to :func:`check`)."""
+    return _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool, device_bytes)
+
+
+def staging_release(staging: Any) -> None:
+    """Give both blocks of ``staging`` back now (as its collection would; safe twice)."""
+    _collect_staging(staging)
+
+
+def staging_block(staging: Any, which: int) -> Any:
+    """A pointer to the ``host`` (1) or ``device`` (2) block of an ``aclpyStaging``."""
+    return ffi.addressof(staging, "host" if which == 1 else "device")
+
+
+def copy_host(destination: Any, source: Any, nbytes: int) -> None:
+    """A host-to-host copy of ``nbytes`` (each side a C pointer or a writable/readable
+    buffer, e.g. a C-contiguous numpy array); no CANN call."""
+    ffi.memmove(destination, source, nbytes)
+
+
 def new_block() -> Any:
     """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
     return _gc(_new("aclpyBlock *"), _collect_block)
 
 
-def pool_allocate(pool: Any, block: Any, nbytes: int) -> None:
-    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), "aclrtMalloc")
+def pool_allocate(pool: Any, block: Any, nbytes: int, api: str = "aclrtMalloc") -> None:
+    """Fill the empty ``block`` from ``pool`` (``api`` names the pool's allocator)."""
+    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), api)
+
+
+def pool_allocate_status(pool: Any, block: Any, nbytes: int) -> int:
+    """:func:`pool_allocate` returning the status unchecked, for the pool to pass to
+    :func:`check` (its out-of-memory recovery catches that error)."""
+    return _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST)
 
 
 def pool_take(pool: Any, nbytes: int) -> Any:
