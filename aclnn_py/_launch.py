@@ -155,6 +155,15 @@ class RepeatableLaunch:
                 array.stream = stream
         stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
 
+    def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
+                      before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
+        """Queue ``before``, the call over ``arrays``, then ``after`` (each ``(function,
+        arguments)`` queuing work on ``stream``, or None) under one hold that also keeps
+        ``hold``: the numpy path's copies around its launch. The arrays are its own, fresh
+        views of a staging block: no other stream's work uses them."""
+        stream.queue_steps((self, arrays, hold), before,
+                           (self._bind_and_launch, (arrays, stream.handle)), after)
+
     def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
         """Rebind what changed, then launch. Runs under the stream's hold lock, which also
         orders every launch of this object (a plan or a cache entry launches on one
@@ -245,26 +254,35 @@ class OneShotLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
         that), then phase 2 queued on ``stream``."""
+        self.launch_around(stream, arrays, None, None, None, track=True)
+
+    def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
+                      before: tuple[Any, ...] | None, after: tuple[Any, ...] | None,
+                      track: bool = False) -> None:
+        """As :meth:`RepeatableLaunch.launch_around`; ``track`` (:meth:`launch`) first waits
+        for other streams' work on the arrays and marks them used by ``stream``."""
         if stream.closed:  # before phase 1: its executor would be made for nothing
             raise ValueError("stream is closed: work cannot be queued on it")
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
         for name, array in zip(self.names, arrays):
             array.require_live(name)
-        for array in arrays:
-            other = array.stream
-            if other is not stream:
-                if other is not None:
-                    array.synchronize()
-                array.stream = stream
+        if track:
+            for array in arrays:
+                other = array.stream
+                if other is not stream:
+                    if other is not None:
+                        array.synchronize()
+                    array.stream = stream
         executor, tensors, scalars = self._executor_for(arrays)
         try:
             workspace = self._workspace
             if executor.workspace_size > workspace.nbytes:
                 workspace = self._workspace = DeviceBuffer(executor.workspace_size,
                                                            self._device)
-            stream.queue((executor, tensors, scalars, workspace, arrays), self._launch_once,
-                         executor, workspace.pointer, arrays, stream.handle)
+            stream.queue_steps((executor, tensors, scalars, workspace, arrays, hold), before,
+                               (self._launch_once, (executor, workspace.pointer, arrays,
+                                                    stream.handle)), after)
         except BaseException:
             _discard(executor)  # unless phase 2 took it
             raise

@@ -533,13 +533,22 @@ def staging_cell() -> Any:
     return _gc(_new("aclpyStaging *"), _collect_staging)
 
 
-def staging_take(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any,
+def staging_fill(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any,
                  device_bytes: int) -> int:
     """Fill ``staging`` with ``host_bytes`` of page-locked memory and ``device_bytes`` of
-    device memory in one step: the per-call path of the numpy path. Returns 0, or the
-    failing allocator's status, unchecked (``staging.failed`` says which; the caller's
-    pool passes it to :func:`check`)."""
+    device memory (blocks it holds already are kept). Returns 0, or the failing
+    allocator's status, unchecked (``staging.failed`` says which; the owning pool passes it
+    to :func:`check`, whose out-of-memory error it recovers from)."""
     return _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool, device_bytes)
+
+
+def staging_take(host_pool: Any, host_bytes: int, device_pool: Any, device_bytes: int
+                 ) -> tuple[Any, int]:
+    """``(staging, status)``: a new ``aclpyStaging`` and :func:`staging_fill`'s status for it
+    (the per-call path; on a failure the caller's pool recovers, or raises)."""
+    staging = _gc(_new("aclpyStaging *"), _collect_staging)
+    return staging, _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool,
+                                           device_bytes)
 
 
 def staging_release(staging: Any) -> None:
@@ -552,10 +561,9 @@ def staging_block(staging: Any, which: int) -> Any:
     return ffi.addressof(staging, "host" if which == 1 else "device")
 
 
-def copy_host(destination: Any, source: Any, nbytes: int) -> None:
-    """A host-to-host copy of ``nbytes`` (each side a C pointer or a writable/readable
-    buffer, e.g. a C-contiguous numpy array); no CANN call."""
-    ffi.memmove(destination, source, nbytes)
+# A host-to-host copy, copy_host(destination, source, nbytes): each side a C pointer or a
+# buffer (a C-contiguous numpy array, writable for the destination); no CANN call.
+copy_host = ffi.memmove
 
 
 def new_block() -> Any:

@@ -197,23 +197,32 @@ def memory_info(device: int | None = None) -> dict[str, int]:
             "pinned_cached_bytes": pinned["cached_bytes"] if pinned else 0}
 
 
-def take_staging(device: int, host_bytes: int, device_bytes: int) -> Any:
+def staging_pools(device: int) -> tuple[Any, Any]:
+    """The C handles of ``device``'s page-locked and device pools, for ``ll.staging_take``
+    (the per-call path; a failure goes on in :func:`take_staging`)."""
+    return host_pool(device).handle, pool(device).handle
+
+
+def take_staging(device: int, host_bytes: int, device_bytes: int, staging: Any = None,
+                 status: int = 0) -> Any:
     """An ``aclpyStaging`` (see ``headers/aclnn_py_host.h``) holding ``host_bytes`` of
     page-locked memory and ``device_bytes`` of device memory from ``device``'s pools,
-    which the calling thread has made current; both blocks go back to their pools when
-    the returned object is collected. The fields ``host_data`` and ``device_data`` give
-    their addresses (offsets add to them)."""
-    host, memory = _host_pools.get(device), _pools.get(device)
-    if host is None or memory is None:
-        host, memory = host_pool(device), pool(device)
-    staging = ll.staging_cell()
-    status = ll.staging_take(staging, host.handle, host_bytes, memory.handle, device_bytes)
+    which the calling thread has made current, with out-of-memory recovery; both blocks
+    go back to their pools when the returned object is collected. The fields
+    ``host_data`` and ``device_data`` give their addresses (offsets add to them).
+
+    ``staging`` and ``status``: what a first ``ll.staging_take`` gave, carried on here."""
+    host, memory = host_pool(device), pool(device)
+    if staging is None:
+        staging = ll.staging_cell()
+        status = ll.staging_fill(staging, host.handle, host_bytes, memory.handle,
+                                 device_bytes)
     try:
         while status:  # out-of-memory recovery for the block that failed, or its error
             which = staging.failed
             owner, nbytes = (host, host_bytes) if which == 1 else (memory, device_bytes)
             owner.recover(ll.staging_block(staging, which), nbytes, status)
-            status = ll.staging_take(staging, host.handle, host_bytes, memory.handle,
+            status = ll.staging_fill(staging, host.handle, host_bytes, memory.handle,
                                      device_bytes)
     except BaseException:
         ll.staging_release(staging)  # now, not whenever the traceback goes

@@ -37,7 +37,6 @@ the result), kept for benchmark comparison.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,10 +46,9 @@ from . import _launch_cache
 from . import _lowlevel as ll
 from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
 from ._dtypes import acl_dtype, all_dtypes
-from ._memory import staged_buffer, take_staging
+from ._memory import staged_buffer, staging_pools, take_staging
 from ._runtime import Stream, activate, current_stream
 from ._specs import OperatorSpec
-from .errors import AclError
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
@@ -92,7 +90,7 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like")
+                 "key", "numbers", "like", "views", "pools")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
@@ -134,55 +132,83 @@ class Layout:
         self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
         self.key = (spec, *c_attributes, *[entry[3][6] for entry in self.inputs],
                     self.result[3][6])
+        self.views: tuple[Any, ...] | None = None
+        self.pools = staging_pools(device)
+
+    def _views(self, staging: Any) -> tuple[Any, ...]:
+        """What a call over the blocks ``staging`` holds needs: ``(device base, host base,
+        views, host result address, packs, others)``. ``views`` are the inputs' and the
+        result's device arrays; ``packs`` lists ``(input, host address, bytes)`` of the
+        contiguous staged inputs, ``others`` ``(input, kind, address, bytes)`` of the
+        rest that carry bytes.
+
+        Made for the first pair of blocks, and again whenever the pools hand out others.
+        The views do not keep the blocks alive: every launch that uses them holds
+        ``staging`` itself, and they never leave this module.
+        """
+        device_data, host_data = staging.device_data, staging.host_data
+        device = self.result[3][5]
+
+        def view(offset: int, nbytes: int, description: tuple[Any, ...]) -> DeviceArray:
+            pointer = device_data + offset if nbytes else ll.NULL
+            return DeviceArray.like(description, staged_buffer(None, pointer, nbytes, device))
+
+        views = tuple(view(offset, nbytes, description)
+                      for _, offset, nbytes, description in (*self.inputs, self.result))
+        packs, others = [], []
+        for index, ((kind, offset, nbytes, _), contiguous) in enumerate(
+                zip(self.inputs, self.contiguous)):
+            if kind == STAGED and contiguous:
+                packs.append((index, host_data + offset, nbytes))
+            elif kind != EMPTY:
+                others.append((index, kind, host_data + offset if kind == STAGED
+                               else views[index].buffer.pointer, nbytes))
+        host_result = host_data + self.result_host_offset if self.result[0] == STAGED else None
+        found = self.views = (device_data, host_data, views, host_result, tuple(packs),
+                              tuple(others))
+        return found
 
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
         """The call over ``arrays`` (laid out as this signature says) on ``stream`` (its
         device current), writing ``host``; returns ``host`` once the stream is done."""
-        device = stream.device
-        staging = take_staging(device, self.host_bytes, self.device_bytes)
-        host_data, device_data = staging.host_data, staging.device_data
-        views = []
-        for (kind, offset, nbytes, description), array, contiguous in zip(
-                self.inputs, arrays, self.contiguous):
-            if kind == EMPTY:
-                pointer = ll.NULL
-            else:
-                pointer = device_data + offset
-                core = array if contiguous else host_layout(array)[0]
-                if kind == STAGED:
-                    ll.copy_host(host_data + offset, core if contiguous else ll.host_pointer(core),
-                                 nbytes)
-                else:  # from the caller's memory, before anything is queued
-                    ll.memcpy(pointer, nbytes, ll.host_pointer(core), nbytes, _H2D)
-            views.append(DeviceArray.like(description, staged_buffer(staging, pointer, nbytes,
-                                                                       device)))
-        kind, offset, nbytes, description = self.result
-        pointer = device_data + offset if nbytes else ll.NULL
-        result = DeviceArray.like(description, staged_buffer(staging, pointer, nbytes, device))
-        try:
-            upload = self.upload_bytes
-            if upload:
-                stream.queue(staging, ll.memcpy_async, device_data, upload, host_data, upload,
-                             _H2D, stream.handle)
-            cached = _launch_cache.lookup(stream, self.key)
-            if cached is not None:
-                cached.launch(stream, views, result)
-            else:
-                _launch_cache.launch(self.spec, self.c_attributes, views, result, None, stream)
+        host_pool, device_pool = self.pools
+        staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
+                                          self.device_bytes)
+        if status:  # out of memory (recovered from there), or the error
+            staging = take_staging(stream.device, self.host_bytes, self.device_bytes, staging,
+                                   status)
+        found = self.views
+        if found is None or found[0] != staging.device_data or found[1] != staging.host_data:
+            found = self._views(staging)
+        device_data, host_data, views, host_result, packs, others = found
+        copy = ll.copy_host
+        for index, target, nbytes in packs:
+            copy(target, arrays[index], nbytes)
+        for index, kind, target, nbytes in others:
+            core = host_layout(arrays[index])[0]
             if kind == STAGED:
-                stream.queue(staging, ll.memcpy_async, host_data + self.result_host_offset,
-                             nbytes, pointer, nbytes, _D2H, stream.handle)
-        except Exception:
-            # Nothing stays queued behind an error: what was queued runs (or is dropped by
-            # a failing wait) and its holds go.
-            with contextlib.suppress(AclError):
-                stream.synchronize()
-            raise
+                copy(target, ll.host_pointer(core), nbytes)
+            else:  # from the caller's memory, before anything is queued
+                ll.memcpy(target, nbytes, ll.host_pointer(core), nbytes, _H2D)
+        handle = stream.handle
+        upload = self.upload_bytes
+        before = (ll.memcpy_async, (device_data, upload, host_data, upload, _H2D, handle)) \
+            if upload else None
+        kind, _, nbytes, _ = self.result
+        result = views[-1].buffer.pointer
+        after = (ll.memcpy_async, (host_result, nbytes, result, nbytes, _D2H, handle)) \
+            if kind == STAGED else None
+        cached = _launch_cache.lookup(stream, self.key)
+        if cached is not None:
+            cached.launch_staged(stream, views, staging, before, after)
+        else:
+            _launch_cache.launch(self.spec, self.c_attributes, views[:-1], views[-1], None,
+                                 stream, (staging, before, after))
         stream.synchronize()
         if kind == STAGED:
-            ll.copy_host(host, host_data + self.result_host_offset, nbytes)
+            copy(host, host_result, nbytes)
         elif kind == DIRECT:
-            ll.memcpy(ll.host_pointer(host, writable=True), nbytes, pointer, nbytes, _D2H)
+            ll.memcpy(ll.host_pointer(host, writable=True), nbytes, result, nbytes, _D2H)
         return host
 
 
@@ -217,7 +243,8 @@ def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, .
 def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
               out: np.ndarray | None, stream: Stream | None) -> np.ndarray | None:
     """The call, when its signature was validated and laid out before; else None (the
-    caller then validates, and :func:`call` lays the signature out)."""
+    caller then validates, and :func:`call` lays the signature out). Builds the same key
+    as :func:`fast_key`, inline (the per-call path)."""
     if stream is None:
         stream = current_stream()
         if stream.closed:
@@ -226,18 +253,34 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
         activate(stream.device)
     else:
         return None
-    if out is not None and not out.flags.writeable:
+    fast = spec.fast_attributes(attributes)
+    if fast is None:
         return None
-    key = fast_key(spec, inputs, attributes, out, stream.device)
-    layout = _layouts.get(key) if key is not None else None
+    key: list[Any] = [spec, stream.device, *fast]
+    numbers = False
+    for value in inputs:
+        kind = type(value)
+        if kind is np.ndarray:
+            key += (value.dtype, value.shape, value.strides)
+        elif kind is float or kind is int:
+            key += (kind, None, None)
+            numbers = True
+        else:
+            return None
+    if out is not None:
+        if not out.flags.writeable:
+            return None
+        key += (out.dtype, out.shape, out.strides)
+    layout = _layouts.get(tuple(key))
     if layout is None:
         return None
-    arrays = list(inputs)
-    for index in layout.numbers:
-        arrays[index] = np.asarray(arrays[index], dtype=arrays[layout.like].dtype)
+    if numbers:
+        inputs = list(inputs)
+        for index in layout.numbers:
+            inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
     if out is None:
         out = np.empty(layout.result_shape, layout.result_dtype)
-    return layout.run(arrays, out, stream)
+    return layout.run(inputs, out, stream)
 
 
 def call(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[Any],
