@@ -279,6 +279,7 @@ def test_a_failure_at_any_step_raises_waits_and_leaks_nothing(api, nth):
         pytest.fail(f"the fault at call {nth} of {api} did not make the call fail")
     assert fired_faults() == [api]
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # nothing left queued
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
     aclnn_py.emulator.clear_faults()
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
     assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
