@@ -217,6 +217,14 @@ _layouts: dict[tuple[Any, ...], Layout] = {}
 _MAX_LAYOUTS = 4096
 
 
+def set_direct_bytes(nbytes: int) -> None:
+    """Internal, for benchmarks: change :data:`DIRECT_BYTES` (layouts made before are
+    forgotten)."""
+    global DIRECT_BYTES
+    DIRECT_BYTES = int(nbytes)
+    _layouts.clear()
+
+
 def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
              out: Any, device: int) -> tuple[Any, ...] | None:
     """What the validation of a numpy call depends on, as a flat tuple: the operator,

@@ -465,6 +465,64 @@ def print_operator_rows(rows: list[dict[str, Any]]) -> None:
               + "  ".join(f"{cell:>16}" for cell in cells))
 
 
+# ---- staged against direct copies, by array size ------------------------------------------
+
+CROSSOVER_SIZES = (16, 256, 1024, 4096, 8192, 16384, 32768, 65536, 262144, 1 << 20)
+
+
+def run_crossover(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """numpy -> numpy ``mse_loss_backward(grad, x, y)`` (float32, grad 0-d) for each size of
+    CROSSOVER_SIZES with every array staged (packed into page-locked memory, one copy each
+    way), every array direct (one synchronous copy each, straight from and to the caller's
+    arrays) and on the unstaged path; the direct-copy size of ``aclnn_py._staging`` is
+    switched per mode (the first call after a switch lays the signature out again)."""
+    staging = aclnn_py._staging
+    saved = staging.DIRECT_BYTES
+    try:
+        return [_crossover_case(aclnn_py, n, quick) for n in CROSSOVER_SIZES]
+    finally:
+        staging.set_direct_bytes(saved)
+
+
+def _crossover_case(aclnn_py: Any, n: int, quick: bool) -> dict[str, Any]:
+    staging = aclnn_py._staging
+    mse = aclnn_py.mse_loss_backward
+    grad, x, y = inputs(n, "float32")
+
+    def with_direct_bytes(nbytes: int) -> Callable[[], None]:
+        def call() -> None:
+            if nbytes != staging.DIRECT_BYTES:
+                staging.set_direct_bytes(nbytes)
+            mse(grad, x, y)
+        return call
+
+    def unstaged() -> None:
+        staging.enabled = False
+        try:
+            mse(grad, x, y)
+        finally:
+            staging.enabled = True
+
+    modes = {"staged": with_direct_bytes(1 << 62), "direct": with_direct_bytes(0),
+             "unstaged": unstaged}
+    timing = time_modes(modes, reps_for(n, quick), None)
+    return {"n": n, "array_bytes": n * 4, **{mode: timing[mode]["median_ns"] for mode in modes}}
+
+
+def print_crossover(rows: list[dict[str, Any]]) -> None:
+    print("\nstaged against direct copies, mse_loss_backward float32, grad 0-d, x and y of n "
+          "elements; median per call:")
+    print(f"{'n':>9} {'bytes/array':>12} {'staged':>10} {'direct':>10} {'unstaged':>10}  faster")
+    for row in rows:
+        faster = "direct" if row["direct"] < row["staged"] else "staged"
+        print(f"{row['n']:>9} {row['array_bytes']:>12} {fmt_time(row['staged']):>10} "
+              f"{fmt_time(row['direct']):>10} {fmt_time(row['unstaged']):>10}  {faster}")
+    crossing = next((row["array_bytes"] for i, row in enumerate(rows)
+                     if all(r["direct"] < r["staged"] for r in rows[i:])), None)
+    print("direct copies are faster from "
+          + (f"{crossing} bytes per array on" if crossing else "no measured size on"))
+
+
 # ---- peak RSS of the 16 M case (child process) ----------------------------------------
 
 
@@ -735,6 +793,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="only profile the 1-element paths with cProfile")
     parser.add_argument("--profile-calls", type=int, default=5000)
+    parser.add_argument("--crossover", action="store_true",
+                        help="only time staged against direct copies by array size")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -752,6 +812,14 @@ def main(argv: list[str] | None = None) -> int:
     info = aclnn_py.runtime_info()
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
+        return 0
+    if args.crossover:
+        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
+              f"load {loadavg()}", flush=True)
+        rows = run_crossover(aclnn_py, args.quick)
+        print_crossover(rows)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.with_name("crossover.json").write_text(json.dumps(rows, indent=1) + "\n")
         return 0
 
     sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
