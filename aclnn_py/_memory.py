@@ -339,23 +339,23 @@ class DeviceBuffer:
 
 
 class StagedBuffer(DeviceBuffer):
-    """A range of a staging block's device memory (:func:`take_staging`): it keeps the
-    staging alive and owns no block of its own (:meth:`free` only retires it)."""
+    """A range of a staging block's device memory (:func:`take_staging`). It owns nothing
+    and keeps nothing alive: whoever queues work on it holds the staging itself.
+    :meth:`free` only retires it."""
 
-    __slots__ = ("_staging",)
+    __slots__ = ()
 
     def free(self) -> None:
         self.freed = True
         self.pointer = None
 
 
-def staged_buffer(staging: Any, pointer: Any, nbytes: int, device: int) -> StagedBuffer:
-    """A :class:`StagedBuffer` of ``nbytes`` at ``pointer`` inside ``staging``."""
+def staged_buffer(pointer: Any, nbytes: int, device: int) -> StagedBuffer:
+    """A :class:`StagedBuffer` of ``nbytes`` at ``pointer``."""
     buffer = _new_buffer(StagedBuffer)
     buffer.pointer = pointer
     buffer.nbytes = nbytes
     buffer.device = device
     buffer.freed = False
     buffer._block = None
-    buffer._staging = staging
     return buffer

@@ -18,18 +18,18 @@ Per call, with every input's distinct elements (``_arrays.host_layout``):
 
 Before CANN 8.5, ``aclrtMemcpyAsync`` between host and device needs page-locked
 host memory from ``aclrtMallocHost`` and 64-byte aligned addresses on both sides
-(hiascend aclrtMemcpyAsync reference up to 8.2; hicann/runtime documents pageable
-memory as allowed from 8.5). Staged arrays sit at 512-byte offsets of blocks that
+(hiascend's aclrtMemcpyAsync reference up to 8.2; its 8.5 and 9.x pages allow pageable
+memory, copied before the call returns). Staged arrays sit at 512-byte offsets of blocks that
 come from ``aclrtMallocHost`` and ``aclrtMalloc``, so every asynchronous copy here
 meets the older rule; direct copies are synchronous, which every era allows from
 pageable memory.
 
-Everything a queued copy or launch uses is held by the stream (``Stream.queue``)
-until a synchronisation that began after it was queued: the staging blocks by both
-copies, and by the launch through the views. A failure after the first copy was
-queued waits for the stream before raising, so nothing stays queued behind an
-error; an interrupt leaves the queued work held until the stream's next
-synchronisation. Results are read only after the wait.
+The upload, the launch and the download are queued under one hold
+(``Stream.queue_steps``), registered before the upload: the staging blocks, the
+launch and its views stay alive until a synchronisation that began after it. A
+failure after the upload was queued waits for the stream before raising, so nothing
+stays queued behind an error; an interrupt leaves the queued work held until the
+stream's next synchronisation. Results are read only after the wait.
 
 ``enabled = False`` restores the unstaged path (one synchronous copy per array and
 the result), kept for benchmark comparison.
@@ -151,7 +151,7 @@ class Layout:
 
         def view(offset: int, nbytes: int, description: tuple[Any, ...]) -> DeviceArray:
             pointer = device_data + offset if nbytes else ll.NULL
-            return DeviceArray.like(description, staged_buffer(None, pointer, nbytes, device))
+            return DeviceArray.like(description, staged_buffer(pointer, nbytes, device))
 
         views = tuple(view(offset, nbytes, description)
                       for _, offset, nbytes, description in (*self.inputs, self.result))
