@@ -4,7 +4,8 @@ Every entry point validates its arguments completely (TypeError or ValueError
 naming the argument and the rule) before any device work.
 
 * All-numpy inputs: the inputs travel to the device, the operator runs, and
-  the result comes back as a numpy array once the stream has finished.
+  the result comes back as a numpy array once the stream has finished, in one
+  staged round trip (``_staging``); a repeated signature skips validation.
 * Any :class:`DeviceArray` input: the result is a DeviceArray and the call
   returns as soon as the work is queued.
 * Either way phase 1 runs once per call signature on a stream; repeats
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _launch_cache
+from . import _launch_cache, _staging
 from ._arrays import DeviceArray, empty, to_device
 from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
 from ._launch import Launch, new_launch
@@ -213,6 +214,11 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
                     None if out is None else out.layout))
                 if cached is not None:
                     return cached.launch(target, inputs, out)
+    if (out is None or type(out) is np.ndarray) and _staging.enabled:
+        # Fast path: numpy inputs of a signature laid out before (validated then).
+        result = _staging.fast_call(spec, inputs, attributes, out, stream)
+        if result is not None:
+            return result
     arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
     on_device = bool(devices)
@@ -220,11 +226,23 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
         _check_out(out, shape, on_device, spec)
     stream = _placement(devices, out if on_device else None, stream)
     device = stream.device
+    if not on_device:
+        host = out if out is not None else np.empty(shape, dtype)
+        if _staging.enabled:
+            return _staging.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
+                                 out, host, stream)
+        return _unstaged(spec, c_attributes, list(arrays.values()), host, stream)
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    if on_device:
-        return _launch_cache.launch(spec, c_attributes, uploaded, out,
-                                    lambda: _new_array(shape, dtype, device), stream)
-    host = out if out is not None else np.empty(shape, dtype)
+    return _launch_cache.launch(spec, c_attributes, uploaded, out,
+                                lambda: _new_array(shape, dtype, device), stream)
+
+
+def _unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: list[np.ndarray],
+              host: np.ndarray, stream: Stream) -> np.ndarray:
+    """The numpy path without staging (``_staging.enabled = False``, for benchmarks): one
+    synchronous copy per input, the launch, the wait, one copy back."""
+    device = stream.device
+    uploaded = [to_device(a, device=device, stream=stream) for a in arrays]
     result = _new_array(host.shape, host.dtype, device)
     _launch_cache.launch(spec, c_attributes, uploaded, result, None, stream)
     stream.synchronize()

@@ -156,6 +156,15 @@ class RepeatableLaunch:
                 array.stream = stream
         stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
 
+    def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
+                      before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
+        """Queue ``before``, the call over ``arrays``, then ``after`` (each ``(function,
+        arguments)`` queuing work on ``stream``, or None) under one hold that also keeps
+        ``hold``: the numpy path's copies around its launch. The arrays are its own, fresh
+        views of a staging block: no other stream's work uses them."""
+        stream.queue_steps((self, arrays, hold), before,
+                           (self._bind_and_launch, (arrays, stream.handle)), after)
+
     def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
         """Rebind what changed, then launch. Runs under the stream's hold lock, which also
         orders every launch of this object (a plan or a cache entry launches on one
@@ -259,20 +268,28 @@ class OneShotLaunch:
         phase 2: a launch refused there (stream closed, an array freed by another thread)
         has made no executor, which matters when CANN lacks ``aclDestroyAclOpExecutor``.
         """
+        self.launch_around(stream, arrays, None, None, None, track=True)
+
+    def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
+                      before: tuple[Any, ...] | None, after: tuple[Any, ...] | None,
+                      track: bool = False) -> None:
+        """As :meth:`RepeatableLaunch.launch_around`; ``track`` (:meth:`launch`) first waits
+        for other streams' work on the arrays and marks them used by ``stream``."""
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
-        for array in arrays:
-            other = array.stream
-            if other is not stream:
-                if other is not None:
-                    array.synchronize()
-                array.stream = stream
+        if track:
+            for array in arrays:
+                other = array.stream
+                if other is not stream:
+                    if other is not None:
+                        array.synchronize()
+                    array.stream = stream
         for _ in range(2):
             workspace = self._workspace
-            hold = [self, workspace, arrays]  # the launch adds its executor
+            held = [self, workspace, arrays, hold]  # the launch adds its executor
             try:
-                stream.queue(hold, self._phase1_and_launch, hold, workspace, arrays,
-                             stream.handle)
+                stream.queue_steps(held, before, (self._phase1_and_launch, (
+                    held, workspace, arrays, stream.handle)), after)
                 return
             except _WorkspaceNeeded as needed:  # allocated here, where the pool may wait
                 self._workspace = DeviceBuffer(needed.nbytes, self._device)

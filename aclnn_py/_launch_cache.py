@@ -114,22 +114,38 @@ class CachedLaunch:
         self._pool = memory_pool(stream.device)
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
 
-    def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None
-               ) -> DeviceArray:
+    def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
+               around: tuple[Any, Any, Any] | None = None) -> DeviceArray:
         """Queue the call for ``inputs`` on ``stream``, the one whose cache holds this
         launch, writing ``out`` (default: a new array); returns the result, still computing.
+        ``around``: ``(hold, before, after)`` for ``launch_around`` (the numpy path).
         """
         if out is None:
             out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
                 self._pool, self._result_nbytes, stream.device))
         try:
-            self._launcher.launch(stream, (*inputs, out))
+            if around is None:
+                self._launcher.launch(stream, (*inputs, out))
+            else:
+                self._launcher.launch_around(stream, (*inputs, out), *around)
         except ValueError:  # a freed argument or a closed stream: the executor is fine
             raise
         except BaseException:
             self.forget(stream)  # a failed executor is not trusted again
             raise
         return out
+
+    def launch_staged(self, stream: Stream, arrays: tuple[DeviceArray, ...], hold: Any,
+                      before: Any, after: Any) -> None:
+        """Queue ``before``, the call over ``arrays`` (inputs, then the result), then
+        ``after`` on ``stream`` (``launch_around``): the numpy path's repeated call."""
+        try:
+            self._launcher.launch_around(stream, arrays, hold, before, after)
+        except ValueError:  # a closed stream: the executor is fine
+            raise
+        except BaseException:
+            self.forget(stream)  # a failed executor is not trusted again
+            raise
 
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""
@@ -143,17 +159,18 @@ class CachedLaunch:
 
 def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],
            out: DeviceArray | None, new_result: Callable[[], DeviceArray] | None,
-           stream: Stream) -> DeviceArray:
+           stream: Stream, around: tuple[Any, Any, Any] | None = None) -> DeviceArray:
     """Queue a validated call on ``stream``: through its cached executor when the
     signature was seen before, else after phase 1 (cached for next time).
 
-    ``new_result()`` makes the result array when ``out`` is None.
+    ``new_result()`` makes the result array when ``out`` is None; ``around`` as for
+    :meth:`CachedLaunch.launch`.
     """
     key = signature(spec, c_attributes, inputs, out)
     cache = cache_of(stream)
     cached = cache.get(key)
     if cached is not None:
-        return cached.launch(stream, inputs, out)
+        return cached.launch(stream, inputs, out, around)
     result = new_result() if out is None else out
     cached = CachedLaunch(key, spec, c_attributes, inputs, result, stream)
     limit = capacity()
@@ -164,4 +181,4 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
             except (StopIteration, RuntimeError):  # emptied or changed by another thread
                 break
         cache[key] = cached
-    return cached.launch(stream, inputs, result)
+    return cached.launch(stream, inputs, result, around)

@@ -478,6 +478,7 @@ HANDLE_INT_ARRAY = 4
 _host: Any = None
 _collect_block: Any = None
 _collect_handle: Any = None
+_collect_staging: Any = None
 
 
 def _optional(library: _Library, name: str) -> Any:
@@ -490,7 +491,7 @@ def _optional(library: _Library, name: str) -> Any:
 
 def host() -> Any:
     """The host library, loaded and given the CANN destroy functions on first use."""
-    global _host, _collect_block, _collect_handle
+    global _host, _collect_block, _collect_handle, _collect_staging
     if _host is None:
         try:
             # Never unloaded: blocks and handles still alive while the interpreter shuts
@@ -507,6 +508,7 @@ def host() -> Any:
                                       _optional(META, "aclDestroyIntArray"))
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
+        _collect_staging = library.aclpyStagingCollect
         _host = library
     return _host
 
@@ -519,13 +521,68 @@ def pool_create(device: int, caching: bool) -> Any:
     return pool
 
 
+def host_pool_create(device: int, caching: bool) -> Any:
+    """A C pool of page-locked host memory (``aclrtMallocHost``), used with ``device``
+    current (lives as long as the process)."""
+    pool = host().aclpyHostPoolCreate(device, int(caching), RT.aclrtMallocHost,
+                                      RT.aclrtFreeHost)
+    if pool == NULL:
+        raise MemoryError("out of host memory for a page-locked memory pool")
+    return pool
+
+
+def staging_cell() -> Any:
+    """An empty ``aclpyStaging`` whose blocks go back when the cdata dies."""
+    return _gc(_new("aclpyStaging *"), _collect_staging)
+
+
+def staging_fill(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any,
+                 device_bytes: int) -> int:
+    """Fill ``staging`` with ``host_bytes`` of page-locked memory and ``device_bytes`` of
+    device memory (blocks it holds already are kept). Returns 0, or the failing
+    allocator's status, unchecked (``staging.failed`` says which; the owning pool passes it
+    to :func:`check`, whose out-of-memory error it recovers from)."""
+    return _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool, device_bytes)
+
+
+def staging_take(host_pool: Any, host_bytes: int, device_pool: Any, device_bytes: int
+                 ) -> tuple[Any, int]:
+    """``(staging, status)``: a new ``aclpyStaging`` and :func:`staging_fill`'s status for it
+    (the per-call path; on a failure the caller's pool recovers, or raises)."""
+    staging = _gc(_new("aclpyStaging *"), _collect_staging)
+    return staging, _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool,
+                                           device_bytes)
+
+
+def staging_release(staging: Any) -> None:
+    """Give both blocks of ``staging`` back now (as its collection would; safe twice)."""
+    _collect_staging(staging)
+
+
+def staging_block(staging: Any, which: int) -> Any:
+    """A pointer to the ``host`` (1) or ``device`` (2) block of an ``aclpyStaging``."""
+    return ffi.addressof(staging, "host" if which == 1 else "device")
+
+
+# A host-to-host copy, copy_host(destination, source, nbytes): each side a C pointer or a
+# buffer (a C-contiguous numpy array, writable for the destination); no CANN call.
+copy_host = ffi.memmove
+
+
 def new_block() -> Any:
     """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
     return _gc(_new("aclpyBlock *"), _collect_block)
 
 
-def pool_allocate(pool: Any, block: Any, nbytes: int) -> None:
-    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), "aclrtMalloc")
+def pool_allocate(pool: Any, block: Any, nbytes: int, api: str = "aclrtMalloc") -> None:
+    """Fill the empty ``block`` from ``pool`` (``api`` names the pool's allocator)."""
+    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), api)
+
+
+def pool_allocate_status(pool: Any, block: Any, nbytes: int) -> int:
+    """:func:`pool_allocate` returning the status unchecked, for the pool to pass to
+    :func:`check` (its out-of-memory recovery catches that error)."""
+    return _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST)
 
 
 def pool_take(pool: Any, nbytes: int) -> Any:

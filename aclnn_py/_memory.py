@@ -10,6 +10,10 @@ cache, collects garbage and retries before raising
 :class:`~aclnn_py.OutOfMemoryError` with the requested, free and total bytes.
 ``ACLNN_PY_POOL=0`` allocates and frees directly.
 
+Page-locked host memory (``aclrtMallocHost``), which the numpy path stages its
+copies through, has a pool of its own per device, of the same kind and with the
+same rules; :func:`take_staging` takes one block of each in one step.
+
 The bookkeeping lives in C (``native/host.c``): each buffer owns an
 ``aclpyBlock`` whose block returns to the pool when the buffer is freed or
 collected, in one C call. No Python lock is involved, so a garbage-collection
@@ -36,36 +40,54 @@ _HBM = ll.constant("ACL_HBM_MEM")
 
 
 class MemoryPool:
-    """Caching allocator of one device's memory (a C pool; see the module docstring)."""
+    """Caching allocator of one device's memory, or of page-locked host memory used with
+    that device (``host``): a C pool; see the module docstring."""
 
-    def __init__(self, device: int, caching: bool) -> None:
+    def __init__(self, device: int, caching: bool, host: bool = False) -> None:
         self.device = device
         self.caching = caching
-        self.handle = ll.pool_create(device, caching)
+        self.host = host
+        self.handle = (ll.host_pool_create if host else ll.pool_create)(device, caching)
 
     def allocate(self, block: Any, nbytes: int) -> None:
         """Fill the empty ``block`` with at least ``nbytes`` (> 0) bytes; the device is
         current in the calling thread."""
-        try:
-            ll.pool_allocate(self.handle, block, nbytes)
+        self.recover(block, nbytes, ll.pool_allocate_status(self.handle, block, nbytes))
+
+    def recover(self, block: Any, nbytes: int, status: int) -> None:
+        """After an allocation into ``block`` returned ``status``: nothing when it
+        succeeded; out of memory, wait for the device, collect garbage, empty the cache
+        and retry once (then :class:`OutOfMemoryError` with the figures); any other
+        failure raises its AclError."""
+        if not status:
             return
+        api = "aclrtMallocHost" if self.host else "aclrtMalloc"
+        try:
+            ll.check(status, api)
         except OutOfMemoryError:
-            logger.info("device %d out of memory for %d bytes: waiting for the device, emptying "
-                        "the pool cache and collecting garbage", self.device, nbytes)
+            logger.info("%s out of memory for %d bytes: waiting for the device, emptying "
+                        "the pool cache and collecting garbage", self._what(), nbytes)
         rt.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
         self.empty(raising=False)
         rt.activate(self.device)
         try:
-            ll.pool_allocate(self.handle, block, nbytes)
+            ll.pool_allocate(self.handle, block, nbytes, api)
         except OutOfMemoryError as error:
-            free, total = ll.get_mem_info(_HBM)
-            raise OutOfMemoryError(
-                error.status, error.api,
-                f"requested {nbytes} bytes on device {self.device}; {free} bytes free of "
-                f"{total} ({self.stats()['used_bytes']} held by live aclnn_py arrays). "
-                f"CANN: {error.message}"
-            ) from None
+            if self.host:
+                detail = (f"requested {nbytes} bytes of page-locked host memory "
+                          f"({self.stats()['used_bytes']} held by aclnn_py)")
+            else:
+                free, total = ll.get_mem_info(_HBM)
+                detail = (f"requested {nbytes} bytes on device {self.device}; {free} bytes "
+                          f"free of {total} ({self.stats()['used_bytes']} held by live "
+                          f"aclnn_py arrays)")
+            raise OutOfMemoryError(error.status, error.api,
+                                   f"{detail}. CANN: {error.message}") from None
+
+    def _what(self) -> str:
+        return f"page-locked host memory (device {self.device})" if self.host \
+            else f"device {self.device}"
 
     def empty(self, *, raising: bool = True) -> int:
         """Return every cached block to CANN; returns the bytes freed. Blocks that CANN
@@ -73,8 +95,9 @@ class MemoryPool:
         rt.activate(self.device)
         status, freed, kept = ll.pool_trim(self.handle)
         if raising:
-            ll.check(status, "aclrtFree", f"{kept} cached block(s) of device {self.device} "
-                     f"could not be freed and stay cached ({freed} bytes were freed).")
+            ll.check(status, "aclrtFreeHost" if self.host else "aclrtFree",
+                     f"{kept} cached block(s) of {self._what()} could not be freed and stay "
+                     f"cached ({freed} bytes were freed).")
         return freed
 
     def stats(self) -> dict[str, int]:
@@ -86,6 +109,7 @@ class MemoryPool:
 
 
 _pools: dict[int, MemoryPool] = {}
+_host_pools: dict[int, MemoryPool] = {}
 _pools_lock = threading.Lock()
 _pool_enabled: bool | None = None
 
@@ -109,11 +133,22 @@ def pool(device: int) -> MemoryPool:
     return found
 
 
+def host_pool(device: int) -> MemoryPool:
+    """The pool of page-locked host memory used with ``device`` (made on first use)."""
+    found = _host_pools.get(device)
+    if found is None:
+        with _pools_lock:
+            found = _host_pools.get(device)
+            if found is None:
+                found = _host_pools[device] = MemoryPool(device, pooling(), host=True)
+    return found
+
+
 def _forget_pools() -> None:
     """Return every cached block, then drop the bookkeeping of every pool; the first
     failure is raised once all are forgotten (teardown reports it)."""
     failure = None
-    for each in list(_pools.values()):
+    for each in [*_pools.values(), *_host_pools.values()]:
         try:
             each.empty()
         except Exception as error:
@@ -136,7 +171,10 @@ def empty_cache(device: int | None = None) -> int:
     for stream in rt.streams(device):  # cached executors hold workspaces
         rt.release_caches(stream)
     devices = list(_pools) if device is None else [device]
-    return sum(pool(d).empty() for d in devices if d in _pools)
+    freed = sum(pool(d).empty() for d in devices if d in _pools)
+    for each in [p for d, p in list(_host_pools.items()) if device is None or d == device]:
+        each.empty()  # page-locked memory: not device bytes, not counted in the result
+    return freed
 
 
 def memory_info(device: int | None = None) -> dict[str, int]:
@@ -144,14 +182,52 @@ def memory_info(device: int | None = None) -> dict[str, int]:
 
     Returns ``used_bytes`` (held by live buffers and queued work), ``cached_bytes``
     (kept by the pool for reuse), ``device_free_bytes`` and ``device_total_bytes``
-    (from ``aclrtGetMemInfo``), ``pool_hits`` and ``pool_misses``.
+    (from ``aclrtGetMemInfo``), ``pool_hits`` and ``pool_misses``, and the page-locked
+    host memory the numpy path stages through: ``pinned_used_bytes`` and
+    ``pinned_cached_bytes``.
     """
     device = rt.activate(device)
     free, total = ll.get_mem_info(_HBM)
     stats = pool(device).stats()
+    pinned = _host_pools[device].stats() if device in _host_pools else None
     return {"used_bytes": stats["used_bytes"], "cached_bytes": stats["cached_bytes"],
             "device_free_bytes": free, "device_total_bytes": total,
-            "pool_hits": stats["hits"], "pool_misses": stats["misses"]}
+            "pool_hits": stats["hits"], "pool_misses": stats["misses"],
+            "pinned_used_bytes": pinned["used_bytes"] if pinned else 0,
+            "pinned_cached_bytes": pinned["cached_bytes"] if pinned else 0}
+
+
+def staging_pools(device: int) -> tuple[Any, Any]:
+    """The C handles of ``device``'s page-locked and device pools, for ``ll.staging_take``
+    (the per-call path; a failure goes on in :func:`take_staging`)."""
+    return host_pool(device).handle, pool(device).handle
+
+
+def take_staging(device: int, host_bytes: int, device_bytes: int, staging: Any = None,
+                 status: int = 0) -> Any:
+    """An ``aclpyStaging`` (see ``headers/aclnn_py_host.h``) holding ``host_bytes`` of
+    page-locked memory and ``device_bytes`` of device memory from ``device``'s pools,
+    which the calling thread has made current, with out-of-memory recovery; both blocks
+    go back to their pools when the returned object is collected. The fields
+    ``host_data`` and ``device_data`` give their addresses (offsets add to them).
+
+    ``staging`` and ``status``: what a first ``ll.staging_take`` gave, carried on here."""
+    host, memory = host_pool(device), pool(device)
+    if staging is None:
+        staging = ll.staging_cell()
+        status = ll.staging_fill(staging, host.handle, host_bytes, memory.handle,
+                                 device_bytes)
+    try:
+        while status:  # out-of-memory recovery for the block that failed, or its error
+            which = staging.failed
+            owner, nbytes = (host, host_bytes) if which == 1 else (memory, device_bytes)
+            owner.recover(ll.staging_block(staging, which), nbytes, status)
+            status = ll.staging_fill(staging, host.handle, host_bytes, memory.handle,
+                                     device_bytes)
+    except BaseException:
+        ll.staging_release(staging)  # now, not whenever the traceback goes
+        raise
+    return staging
 
 
 _new_buffer = object.__new__
@@ -276,3 +352,26 @@ class DeviceBuffer:
 
     def __reduce__(self):
         raise TypeError("a DeviceBuffer cannot be pickled: it is device memory of this process")
+
+
+class StagedBuffer(DeviceBuffer):
+    """A range of a staging block's device memory (:func:`take_staging`). It owns nothing
+    and keeps nothing alive: whoever queues work on it holds the staging itself.
+    :meth:`free` only retires it."""
+
+    __slots__ = ()
+
+    def free(self) -> None:
+        self.freed = True
+        self.pointer = None
+
+
+def staged_buffer(pointer: Any, nbytes: int, device: int) -> StagedBuffer:
+    """A :class:`StagedBuffer` of ``nbytes`` at ``pointer``."""
+    buffer = _new_buffer(StagedBuffer)
+    buffer.pointer = pointer
+    buffer.nbytes = nbytes
+    buffer.device = device
+    buffer.freed = False
+    buffer._block = None
+    return buffer

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import logging
 import threading
@@ -307,6 +308,39 @@ class Stream:
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
                 raise
+
+    def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
+                    ) -> None:
+        """Queue several pieces of work in order, each ``(function, arguments)`` (None
+        skipped), under one hold, as :meth:`queue` does for one.
+
+        When a step fails (ValueError or AclError, raised before its own work was
+        queued), the hold is dropped if nothing was queued yet; otherwise the stream is
+        waited for first, so that the work already queued runs (or is dropped by a
+        failing wait) and nothing stays queued behind the error. Then the error is raised.
+        """
+        queued = False
+        try:
+            with self._keepalive_lock:
+                if self._closed:
+                    raise ValueError("stream is closed: work cannot be queued on it")
+                keepalive = self._keepalive
+                keepalive.append(hold)
+                try:
+                    for step in steps:
+                        if step is not None:
+                            function, arguments = step
+                            function(*arguments)
+                            queued = True
+                except (AclError, ValueError):
+                    if not queued:
+                        keepalive.pop()
+                    raise
+        except (AclError, ValueError):
+            if queued:
+                with contextlib.suppress(AclError):  # the error raised is the one to report
+                    self.synchronize()
+            raise
 
     def queued_mark(self) -> int:
         """A mark after everything held so far, for :meth:`release_queued`."""

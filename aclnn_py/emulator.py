@@ -61,16 +61,18 @@ def stats() -> dict[str, int]:
     Keys include ``live_device_bytes``, ``live_allocations``, ``live_tensors``,
     ``live_executors``, ``pending_tasks``, ``h2d_bytes``, ``d2h_bytes`` and
     ``quarantined_allocations`` / ``quarantined_bytes`` (freed device blocks whose
-    addresses are not handed out again yet; not counted as live) and
+    addresses are not handed out again yet; not counted as live),
     ``cached_executors`` (executors phase 1 handed out from the modelled executor
-    cache, ``ACLNN_EMU_OP_CACHE=1``).
+    cache, ``ACLNN_EMU_OP_CACHE=1``), ``memcpy_calls`` (``aclrtMemcpy`` and
+    ``aclrtMemcpyAsync`` calls, any kind) and ``sync_calls`` (stream, event and device
+    synchronisations).
     Raises UnavailableError when the loaded backend is a real CANN.
     """
     return ll.emulator_stats()
 
 
 def reset_counters() -> None:
-    """Zero the traffic counters (bytes copied, calls, launches)."""
+    """Zero the traffic counters (bytes copied, calls, launches, copies, synchronisations)."""
     ll.emulator_reset_counters()
 
 

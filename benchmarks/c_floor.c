@@ -9,11 +9,13 @@
  *   --max-reps N     at most N timed calls (default 5000)
  *   --warmup N       untimed calls first (default 20)
  *   --samples 0|1    also print every per-call sample, sorted (default 0)
+ *   --direct-bytes N the staged sequence sends arrays above N bytes straight, as aclnn_py
+ *                    does (default 65536)
  * The three libraries are dlopen'ed by absolute path from that directory, like aclnn_py
  * does: libacl_rt.so else libascendcl.so, libnnopbase.so, libopapi_nn.so else libopapi.so.
  *
  * Per case, grad is a 0-d tensor, x, y and out have shape [n], reduction is 1 ('mean'),
- * as in bench.py. Four sequences, each timed per call (CLOCK_MONOTONIC), median reported:
+ * as in bench.py. Five sequences, each timed per call (CLOCK_MONOTONIC), median reported:
  *   oneshot      aclCreateTensor x4 -> aclnnMseLossBackwardGetWorkspaceSize -> (workspace
  *                allocated beforehand, like a pool hit) -> aclnnMseLossBackward ->
  *                aclrtSynchronizeStream -> aclDestroyTensor x4       (bench column d_b)
@@ -28,8 +30,17 @@
  *                which makes the rebind real every call, is its worst case. (bench column d_r)
  *   numpy_path   aclrtMemcpy H2D of grad, x and y -> oneshot -> aclrtMemcpy D2H of out
  *                                                                     (bench column d_a)
- * Device buffers (inputs, both outputs, workspace) are allocated once per case, outside the
- * timing.
+ *   staged       what aclnn_py's numpy path runs, one-shot: grad, x and y packed (memcpy)
+ *                into one page-locked block (aclrtMallocHost) at 512-byte aligned offsets ->
+ *                one aclrtMemcpyAsync H2D into one device block laid out the same way ->
+ *                oneshot over that block, without its synchronisation -> one
+ *                aclrtMemcpyAsync D2H of out into the page-locked block ->
+ *                aclrtSynchronizeStream -> memcpy of out to the host result. An array above
+ *                --direct-bytes travels instead with a synchronous aclrtMemcpy straight from
+ *                (to) host memory, after the synchronisation for out, as aclnn_py does.
+ *                                                                     (bench column d_s)
+ * Device buffers (inputs, both outputs, workspace, the staging blocks) are allocated once per
+ * case, outside the timing.
  *
  * Output: one JSON object on stdout, {"unit": "ns", "cases": [...]}: per case the median
  * wall time per call of each sequence, the mean CPU time per call (CLOCK_PROCESS_CPUTIME_ID)
@@ -55,6 +66,7 @@ enum { ACL_FLOAT = 0, ACL_FLOAT16 = 1 };
 enum { ACL_FORMAT_ND = 2 };
 enum { ACL_MEM_MALLOC_HUGE_FIRST = 0 };
 enum { ACL_MEMCPY_HOST_TO_DEVICE = 1, ACL_MEMCPY_DEVICE_TO_HOST = 2 };
+enum { STAGING_ALIGNMENT = 512 };
 
 static struct {
     aclError (*aclInit)(const char *);
@@ -67,6 +79,9 @@ static struct {
     aclError (*aclrtMalloc)(void **, size_t, int);
     aclError (*aclrtFree)(void *);
     aclError (*aclrtMemcpy)(void *, size_t, const void *, size_t, int);
+    aclError (*aclrtMemcpyAsync)(void *, size_t, const void *, size_t, int, aclrtStream);
+    aclError (*aclrtMallocHost)(void **, size_t);
+    aclError (*aclrtFreeHost)(void *);
     const char *(*aclGetRecentErrMsg)(void);
     aclTensor *(*aclCreateTensor)(const int64_t *, uint64_t, int, const int64_t *, int64_t, int,
                                   const int64_t *, uint64_t, void *);
@@ -134,6 +149,9 @@ static int load_api(const char *dir)
     LOAD(rt, aclrtMalloc);
     LOAD(rt, aclrtFree);
     LOAD(rt, aclrtMemcpy);
+    LOAD(rt, aclrtMemcpyAsync);
+    LOAD(rt, aclrtMallocHost);
+    LOAD(rt, aclrtFreeHost);
     LOAD(rt, aclGetRecentErrMsg);
     LOAD(meta, aclCreateTensor);
     LOAD(meta, aclDestroyTensor);
@@ -163,7 +181,8 @@ static struct {
     double budget_ns;
     long min_reps, max_reps, warmup;
     int samples; /* print every sample too */
-} opt = {1e9, 5, 5000, 20, 0};
+    size_t direct_bytes;
+} opt = {1e9, 5, 5000, 20, 0, 65536};
 
 static int64_t now_ns(void)
 {
@@ -186,6 +205,11 @@ typedef struct {
     void *host_grad, *host_x, *host_y, *host_out;
     void *dev_grad, *dev_x, *dev_y, *dev_out, *workspace;
     void *dev_out_alt; /* the second output buffer of the relaunch sequence */
+    char *pinned, *dev_stage; /* the staging blocks of the staged sequence */
+    size_t off[4];            /* grad, x, y, out in the device block */
+    size_t out_pinned;        /* out in the page-locked block */
+    size_t upload;            /* bytes of the packed inputs */
+    size_t pinned_bytes, stage_bytes;
     uint64_t workspace_size;
     aclrtStream stream;
 } Case;
@@ -217,17 +241,23 @@ static void fill(void *dst, int64_t n, int dtype, uint64_t *seed)
     }
 }
 
-static int make_tensors(Case *c, aclTensor **t)
+/* The four tensors (grad 0-d, x, y, out of shape [n]) over the given device addresses. */
+static int make_tensors_at(Case *c, aclTensor **t, void *grad, void *x, void *y, void *out)
 {
     const int64_t shape[1] = {c->n}, strides[1] = {1}, storage[1] = {c->n}, one[1] = {1};
-    t[0] = api.aclCreateTensor(NULL, 0, c->dtype, NULL, 0, ACL_FORMAT_ND, one, 1, c->dev_grad);
-    t[1] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_x);
-    t[2] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_y);
-    t[3] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, c->dev_out);
+    t[0] = api.aclCreateTensor(NULL, 0, c->dtype, NULL, 0, ACL_FORMAT_ND, one, 1, grad);
+    t[1] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, x);
+    t[2] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, y);
+    t[3] = api.aclCreateTensor(shape, 1, c->dtype, strides, 0, ACL_FORMAT_ND, storage, 1, out);
     for (int i = 0; i < 4; i++)
         if (t[i] == NULL)
             return fail("aclCreateTensor", -1);
     return 0;
+}
+
+static int make_tensors(Case *c, aclTensor **t)
+{
+    return make_tensors_at(c, t, c->dev_grad, c->dev_x, c->dev_y, c->dev_out);
 }
 
 static int destroy_tensors(aclTensor **t)
@@ -267,6 +297,80 @@ static int numpy_path(Case *c)
         return 1;
     CHECK(api.aclrtMemcpy(c->host_out, bytes, c->dev_out, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
     return 0;
+}
+
+static size_t aligned(size_t offset)
+{
+    return (offset + STAGING_ALIGNMENT - 1) / STAGING_ALIGNMENT * STAGING_ALIGNMENT;
+}
+
+/* Lay the staging blocks out as aclnn_py does: staged inputs packed in order, then the
+   direct ones (device block only), then out; a staged out follows the staged inputs in the
+   page-locked block. */
+static void stage_layout(Case *c)
+{
+    size_t bytes = (size_t)c->n * c->itemsize;
+    size_t sizes[4] = {c->itemsize, bytes, bytes, bytes};
+    size_t offset = 0;
+    c->upload = 0;
+    for (int i = 0; i < 3; i++) {
+        if (sizes[i] > opt.direct_bytes)
+            continue;
+        c->off[i] = offset;
+        c->upload = offset + sizes[i];
+        offset = aligned(c->upload);
+    }
+    c->out_pinned = offset;
+    for (int i = 0; i < 3; i++) {
+        if (sizes[i] <= opt.direct_bytes)
+            continue;
+        c->off[i] = offset;
+        offset = aligned(offset + sizes[i]);
+    }
+    c->off[3] = offset;
+    c->stage_bytes = offset + bytes;
+    c->pinned_bytes = bytes <= opt.direct_bytes ? c->out_pinned + bytes : c->upload;
+}
+
+/* (a) the staged numpy path, one-shot */
+static int staged(Case *c)
+{
+    size_t bytes = (size_t)c->n * c->itemsize;
+    const void *sources[3] = {c->host_grad, c->host_x, c->host_y};
+    size_t sizes[3] = {c->itemsize, bytes, bytes};
+    for (int i = 0; i < 3; i++) {
+        if (sizes[i] <= opt.direct_bytes)
+            memcpy(c->pinned + c->off[i], sources[i], sizes[i]);
+        else
+            CHECK(api.aclrtMemcpy(c->dev_stage + c->off[i], sizes[i], sources[i], sizes[i],
+                                  ACL_MEMCPY_HOST_TO_DEVICE));
+    }
+    if (c->upload)
+        CHECK(api.aclrtMemcpyAsync(c->dev_stage, c->upload, c->pinned, c->upload,
+                                   ACL_MEMCPY_HOST_TO_DEVICE, c->stream));
+    aclTensor *t[4];
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    if (make_tensors_at(c, t, c->dev_stage + c->off[0], c->dev_stage + c->off[1],
+                        c->dev_stage + c->off[2], c->dev_stage + c->off[3]))
+        return 1;
+    CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], 1, t[3], &ws, &ex));
+    if (ws > c->workspace_size) {
+        fprintf(stderr, "c_floor: workspace grew from %llu to %llu bytes\n",
+                (unsigned long long)c->workspace_size, (unsigned long long)ws);
+        return 1;
+    }
+    CHECK(api.aclnnMseLossBackward(ws ? c->workspace : NULL, ws, ex, c->stream));
+    if (bytes <= opt.direct_bytes)
+        CHECK(api.aclrtMemcpyAsync(c->pinned + c->out_pinned, bytes, c->dev_stage + c->off[3], bytes,
+                                   ACL_MEMCPY_DEVICE_TO_HOST, c->stream));
+    CHECK(api.aclrtSynchronizeStream(c->stream));
+    if (bytes <= opt.direct_bytes)
+        memcpy(c->host_out, c->pinned + c->out_pinned, bytes);
+    else
+        CHECK(api.aclrtMemcpy(c->host_out, bytes, c->dev_stage + c->off[3], bytes,
+                              ACL_MEMCPY_DEVICE_TO_HOST));
+    return destroy_tensors(t);
 }
 
 /* (c) relaunch of a repeatable executor */
@@ -346,12 +450,12 @@ static int run_case(Case *c, int first)
     c->host_x = malloc(bytes);
     c->host_y = malloc(bytes);
     c->host_out = malloc(bytes);
-    Timing tm[4]; /* oneshot, plan, numpy_path, relaunch */
+    Timing tm[5]; /* oneshot, plan, numpy_path, relaunch, staged */
     size_t slots = (size_t)(opt.max_reps > 0 ? opt.max_reps : 1);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         tm[i].samples = malloc(sizeof(int64_t) * slots);
     if (!c->host_grad || !c->host_x || !c->host_y || !c->host_out || !tm[0].samples ||
-        !tm[1].samples || !tm[2].samples || !tm[3].samples) {
+        !tm[1].samples || !tm[2].samples || !tm[3].samples || !tm[4].samples) {
         fprintf(stderr, "c_floor: out of host memory\n");
         return 1;
     }
@@ -367,6 +471,9 @@ static int run_case(Case *c, int first)
     CHECK(api.aclrtMemcpy(c->dev_grad, c->itemsize, c->host_grad, c->itemsize, ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(api.aclrtMemcpy(c->dev_x, bytes, c->host_x, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
     CHECK(api.aclrtMemcpy(c->dev_y, bytes, c->host_y, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    stage_layout(c);
+    CHECK(api.aclrtMallocHost((void **)&c->pinned, c->pinned_bytes));
+    CHECK(api.aclrtMalloc((void **)&c->dev_stage, c->stage_bytes, ACL_MEM_MALLOC_HUGE_FIRST));
 
     /* The repeatable executor of (c); its phase 1 also tells the workspace size. */
     aclTensor *pt[4];
@@ -396,7 +503,7 @@ static int run_case(Case *c, int first)
     relaunch_flip = 0;
 
     if (measure(oneshot, c, &tm[0]) || measure(plan_run, c, &tm[1]) || measure(relaunch, c, &tm[3]) ||
-        measure(numpy_path, c, &tm[2]))
+        measure(numpy_path, c, &tm[2]) || measure(staged, c, &tm[4]))
         return 1;
 
     CHECK(api.aclDestroyAclOpExecutor(relaunch_executor));
@@ -412,28 +519,34 @@ static int run_case(Case *c, int first)
     CHECK(api.aclrtFree(c->dev_y));
     CHECK(api.aclrtFree(c->dev_out));
     CHECK(api.aclrtFree(c->dev_out_alt));
+    CHECK(api.aclrtFree(c->dev_stage));
+    CHECK(api.aclrtFreeHost(c->pinned));
     free(c->host_grad);
     free(c->host_x);
     free(c->host_y);
     free(c->host_out);
     printf("%s\n    {\"n\": %lld, \"dtype\": \"%s\", \"workspace_bytes\": %llu,"
            " \"oneshot_ns\": %.1f, \"plan_ns\": %.1f, \"relaunch_ns\": %.1f, \"numpy_path_ns\": %.1f,"
-           " \"cpu_ns\": {\"oneshot\": %.1f, \"plan\": %.1f, \"relaunch\": %.1f, \"numpy_path\": %.1f},"
-           " \"reps\": {\"oneshot\": %ld, \"plan\": %ld, \"relaunch\": %ld, \"numpy_path\": %ld}",
+           " \"staged_ns\": %.1f,"
+           " \"cpu_ns\": {\"oneshot\": %.1f, \"plan\": %.1f, \"relaunch\": %.1f, \"numpy_path\": %.1f,"
+           " \"staged\": %.1f},"
+           " \"reps\": {\"oneshot\": %ld, \"plan\": %ld, \"relaunch\": %ld, \"numpy_path\": %ld,"
+           " \"staged\": %ld}",
            first ? "" : ",", (long long)c->n, c->dtype == ACL_FLOAT ? "float32" : "float16",
            (unsigned long long)c->workspace_size, tm[0].median_ns, tm[1].median_ns, tm[3].median_ns,
-           tm[2].median_ns, tm[0].cpu_ns, tm[1].cpu_ns, tm[3].cpu_ns, tm[2].cpu_ns, tm[0].reps,
-           tm[1].reps, tm[3].reps, tm[2].reps);
+           tm[2].median_ns, tm[4].median_ns, tm[0].cpu_ns, tm[1].cpu_ns, tm[3].cpu_ns, tm[2].cpu_ns,
+           tm[4].cpu_ns, tm[0].reps, tm[1].reps, tm[3].reps, tm[2].reps, tm[4].reps);
     if (opt.samples) {
         printf(", \"samples\": {");
         print_samples("oneshot", &tm[0], 1);
         print_samples("plan", &tm[1], 0);
         print_samples("relaunch", &tm[3], 0);
         print_samples("numpy_path", &tm[2], 0);
+        print_samples("staged", &tm[4], 0);
         printf("}");
     }
     printf("}");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(tm[i].samples);
     fflush(stdout);
     return 0;
@@ -463,7 +576,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: %s <lib64 directory> [--budget-ms MS] [--min-reps N] "
-                        "[--max-reps N] [--warmup N] <n>:<f32|f16>...\n", argv[0]);
+                        "[--max-reps N] [--warmup N] [--direct-bytes N] <n>:<f32|f16>...\n", argv[0]);
         return 2;
     }
     /* options may come anywhere; the remaining arguments are the cases */
@@ -494,6 +607,8 @@ int main(int argc, char **argv)
             opt.warmup = (long)value;
         else if (strcmp(name, "--samples") == 0)
             opt.samples = value != 0;
+        else if (strcmp(name, "--direct-bytes") == 0)
+            opt.direct_bytes = (size_t)value;
         else {
             fprintf(stderr, "c_floor: unknown option %s\n", name);
             return 2;

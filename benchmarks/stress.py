@@ -39,8 +39,8 @@ import aclnn_py  # noqa: E402
 from aclnn_py import _lowlevel, _runtime  # noqa: E402
 
 # Must return to their starting values.
-LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
-             "pending_tasks")
+LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "live_tensors",
+             "live_executors", "pending_tasks")
 # Reported only: an interrupt that lands inside a dropped stream's Python finaliser
 # leaves that stream to the process (see the README's reliability section).
 REPORTED_KEYS = ("live_streams", "live_events")

@@ -29,12 +29,16 @@ typedef struct {
     int64_t live_int_arrays;     /* aclIntArray objects not yet destroyed */
     int64_t cached_executors;    /* phase-1 executors handed out from the modelled aclnn executor
                                     cache (ACLNN_EMU_OP_CACHE=1) since load or reset */
+    int64_t memcpy_calls;        /* aclrtMemcpy and aclrtMemcpyAsync calls, any kind, since load
+                                    or reset */
+    int64_t sync_calls;          /* aclrtSynchronizeStream(WithTimeout), aclrtSynchronizeEvent and
+                                    aclrtSynchronizeDevice calls since load or reset */
 } aclemuStats;
 
 /* Fill *stats. Returns 0, or 100000 when stats is NULL. */
 int32_t aclemuGetStats(aclemuStats *stats);
 
-/* Zero the since-reset counters (bytes copied, calls, launches). */
+/* Zero the since-reset counters (bytes copied, calls, launches, copies, synchronisations). */
 int32_t aclemuResetCounters(void);
 
 /*

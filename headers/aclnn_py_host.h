@@ -43,6 +43,15 @@ aclpyPool *aclpyPoolCreate(int32_t device, int32_t caching,
                            aclError (*free_fn)(void *));
 
 /*
+ * A pool of page-locked host memory (aclrtMallocHost / aclrtFreeHost), made and
+ * released with `device` current; otherwise as aclpyPoolCreate (its blocks are
+ * aclpyBlocks too, and every function below takes it).
+ */
+aclpyPool *aclpyHostPoolCreate(int32_t device, int32_t caching,
+                               aclError (*malloc_host_fn)(void **, size_t),
+                               aclError (*free_fn)(void *));
+
+/*
  * Give `block` (holding nothing) at least `nbytes` > 0 bytes: a cached block of the
  * rounded size, else a new one from aclrtMalloc with `policy`. Call with the pool's
  * device current. Returns ACL_SUCCESS or aclrtMalloc's status (block unchanged).
@@ -79,6 +88,30 @@ void aclpyPoolGetStats(aclpyPool *pool, aclpyPoolStats *stats);
  * Blocks handed out before are ignored when they come back.
  */
 void aclpyPoolAbandon(aclpyPool *pool);
+
+/* ---- staging: the blocks of one call of the numpy path ---- */
+
+/* A page-locked host block and a device block owned together (either may be empty). */
+typedef struct {
+    aclpyBlock host;
+    aclpyBlock device;
+    char *host_data;      /* host.pointer while held, for offsets; NULL for none */
+    char *device_data;    /* device.pointer while held */
+    int32_t failed;       /* after aclpyStagingTake: 0, or 1 (host) / 2 (device) for the
+                             allocation that failed */
+} aclpyStaging;
+
+/*
+ * Fill `staging` with `host_bytes` from `host_pool` and `device_bytes` from `device_pool` in
+ * one step (a size of 0, or a block already held, takes nothing). Returns ACL_SUCCESS, or the
+ * failing allocation's status (see `failed`); a block taken before the failure stays held.
+ */
+aclError aclpyStagingTake(aclpyStaging *staging, aclpyPool *host_pool, uint64_t host_bytes,
+                          aclpyPool *device_pool, uint64_t device_bytes);
+
+/* ffi.gc's destructor of a staging cell: both blocks go back as aclpyBlockCollect returns
+   them. Never fails. */
+void aclpyStagingCollect(aclpyStaging *staging);
 
 /* ---- CANN handles that need no device context to destroy ---- */
 

@@ -23,6 +23,7 @@
 #define ROUNDING 512u
 
 typedef aclError (*malloc_fn_t)(void **, size_t, aclrtMemMallocPolicy);
+typedef aclError (*malloc_host_fn_t)(void **, size_t);
 typedef aclError (*free_fn_t)(void *);
 
 typedef struct {
@@ -34,8 +35,9 @@ struct aclpyPool {
     pthread_mutex_t lock;
     int32_t device;
     bool caching;
-    malloc_fn_t malloc_fn;
-    free_fn_t free_fn;
+    malloc_fn_t malloc_fn;           /* aclrtMalloc; NULL in a host pool */
+    malloc_host_fn_t malloc_host_fn; /* aclrtMallocHost in a host pool */
+    free_fn_t free_fn;               /* aclrtFree or aclrtFreeHost */
     uint64_t generation;
     cached_block *cache; /* released blocks, newest last */
     size_t n_cached, cap_cached;
@@ -130,6 +132,15 @@ EXPORT aclpyPool *aclpyPoolCreate(int32_t device, int32_t caching, malloc_fn_t m
     return pool;
 }
 
+EXPORT aclpyPool *aclpyHostPoolCreate(int32_t device, int32_t caching,
+                                      malloc_host_fn_t malloc_host_fn, free_fn_t free_fn)
+{
+    aclpyPool *pool = aclpyPoolCreate(device, caching, NULL, free_fn);
+    if (pool)
+        pool->malloc_host_fn = malloc_host_fn;
+    return pool;
+}
+
 EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
                                   aclrtMemMallocPolicy policy)
 {
@@ -148,7 +159,8 @@ EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t n
     pthread_mutex_unlock(&pool->lock);
     if (!pointer) {
         uint64_t asked = pool->caching ? size : nbytes;
-        aclError status = pool->malloc_fn(&pointer, (size_t)asked, policy);
+        aclError status = pool->malloc_host_fn ? pool->malloc_host_fn(&pointer, (size_t)asked)
+                                               : pool->malloc_fn(&pointer, (size_t)asked, policy);
         if (status != ACL_SUCCESS)
             return status;
         size = asked;
@@ -230,6 +242,39 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
         if (pool->caching || t_device != pool->device || pool->free_fn(pointer) != ACL_SUCCESS)
             cache_or_drop(pool, pointer, size, generation);
     }
+}
+
+/* ---- staging: a page-locked host block and a device block taken together ---- */
+
+EXPORT aclError aclpyStagingTake(aclpyStaging *staging, aclpyPool *host_pool, uint64_t host_bytes,
+                                 aclpyPool *device_pool, uint64_t device_bytes)
+{
+    staging->failed = 0;
+    if (host_bytes && !staging->host.pointer) {
+        aclError status = aclpyPoolAllocate(host_pool, &staging->host, host_bytes,
+                                            ACL_MEM_MALLOC_HUGE_FIRST);
+        if (status != ACL_SUCCESS) {
+            staging->failed = 1;
+            return status;
+        }
+    }
+    if (device_bytes && !staging->device.pointer) {
+        aclError status = aclpyPoolAllocate(device_pool, &staging->device, device_bytes,
+                                            ACL_MEM_MALLOC_HUGE_FIRST);
+        if (status != ACL_SUCCESS) {
+            staging->failed = 2;
+            return status;
+        }
+    }
+    staging->host_data = staging->host.pointer;
+    staging->device_data = staging->device.pointer;
+    return ACL_SUCCESS;
+}
+
+EXPORT void aclpyStagingCollect(aclpyStaging *staging)
+{
+    aclpyBlockCollect(&staging->host);
+    aclpyBlockCollect(&staging->device);
 }
 
 EXPORT aclError aclpyPoolTrim(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks)

@@ -82,9 +82,11 @@ def test_bad_input_does_no_device_work():
 # operator makes it (after the warm-up below): a failure at any of them must raise AclError
 # for that call and leave nothing behind. A fault armed for a later call than the last never
 # fires, so only nth values up to the count are tested.
-CALL_SEQUENCE = {"aclrtMalloc": 5, "aclrtMemcpy": 4, "aclCreateTensor": 4,
-                 "aclnnMseLossBackwardGetWorkspaceSize": 1, "aclnnMseLossBackward": 1,
-                 "aclrtSynchronizeStream": 1}
+# The numpy path stages its copies: one page-locked block and one device block (plus the
+# workspace), one asynchronous copy each way.
+CALL_SEQUENCE = {"aclrtMallocHost": 1, "aclrtMalloc": 2, "aclrtMemcpyAsync": 2,
+                 "aclCreateTensor": 4, "aclnnMseLossBackwardGetWorkspaceSize": 1,
+                 "aclnnMseLossBackward": 1, "aclrtSynchronizeStream": 1}
 FAULTS = [(api, nth) for api, calls in CALL_SEQUENCE.items() for nth in (1, 2, 4) if nth <= calls]
 
 

@@ -171,6 +171,8 @@ static uint64_t g_poisoned_bytes;    /* requested bytes of the poisoned ones */
 /* counters */
 static int64_t g_live_device_bytes, g_peak_device_bytes;
 static int64_t g_h2d, g_d2h, g_d2d, g_malloc_calls;
+static int64_t g_memcpy_calls, g_sync_calls; /* every call made, whatever its outcome */
+#define COUNT_CALL(counter) __atomic_add_fetch(&(counter), 1, __ATOMIC_RELAXED)
 static int64_t g_counters[EMU_COUNTER_COUNT]; /* emu_counter */
 
 /* faults: every one armed since the last aclemuClearFaults, fired ones included */
@@ -1459,6 +1461,7 @@ EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 {
     static const char api[] = "aclrtSynchronizeDevice";
+    COUNT_CALL(g_sync_calls);
     RETURN_IF_ERROR(sync_fault(api, NULL, true, NULL));
     REQUIRE_INIT(api);
     REQUIRE_DEVICE(api, dev);
@@ -1692,6 +1695,7 @@ static aclError synchronize_stream(const char *api, aclrtStream h)
 EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 {
     static const char api[] = "aclrtSynchronizeStream";
+    COUNT_CALL(g_sync_calls);
     RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
     REQUIRE_INIT(api);
     return synchronize_stream(api, stream_h);
@@ -1700,6 +1704,7 @@ EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
 {
     static const char api[] = "aclrtSynchronizeStreamWithTimeout";
+    COUNT_CALL(g_sync_calls);
     RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
     REQUIRE_INIT(api);
     if (timeout < -1) {
@@ -1841,6 +1846,7 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
 EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtSynchronizeEvent";
+    COUNT_CALL(g_sync_calls);
     RETURN_IF_ERROR(sync_fault(api, NULL, false, ev));
     REQUIRE_INIT(api);
     REQUIRE_CONTEXT(api);
@@ -2306,6 +2312,7 @@ static void count_copy(int dir, size_t count)
 EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
 {
     static const char api[] = "aclrtMemcpy";
+    COUNT_CALL(g_memcpy_calls);
     ENTER(api);
     REQUIRE_DEVICE(api, dev);
     LOCK();
@@ -2403,6 +2410,7 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                                      aclrtMemcpyKind kind, aclrtStream stream_h)
 {
     static const char api[] = "aclrtMemcpyAsync";
+    COUNT_CALL(g_memcpy_calls);
     ENTER(api);
     REQUIRE_DEVICE(api, dev);
     copy_task *t = calloc(1, sizeof *t);
@@ -2566,6 +2574,8 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     st->live_scalars = g_counters[EMU_COUNTER_SCALARS];
     st->live_int_arrays = g_counters[EMU_COUNTER_INT_ARRAYS];
     st->cached_executors = g_counters[EMU_COUNTER_CACHED_EXECUTORS];
+    st->memcpy_calls = __atomic_load_n(&g_memcpy_calls, __ATOMIC_RELAXED);
+    st->sync_calls = __atomic_load_n(&g_sync_calls, __ATOMIC_RELAXED);
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -2575,6 +2585,8 @@ EMU_EXPORT int32_t aclemuResetCounters(void)
     LOCK();
     g_h2d = g_d2h = g_d2d = 0;
     g_malloc_calls = 0;
+    __atomic_store_n(&g_memcpy_calls, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_sync_calls, 0, __ATOMIC_RELAXED);
     g_counters[EMU_COUNTER_LAUNCHES] = 0;
     g_counters[EMU_COUNTER_KERNELS_RUN] = 0;
     g_counters[EMU_COUNTER_CACHED_EXECUTORS] = 0;

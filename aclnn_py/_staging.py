@@ -1,0 +1,308 @@
+"""The numpy path: one call over host arrays in one staged round trip.
+
+Per call, with every input's distinct elements (``_arrays.host_layout``):
+
+1. inputs of at most :data:`DIRECT_BYTES` are packed into one page-locked host
+   block (``aclrtMallocHost``, pooled like device memory), each at a 512-byte
+   aligned offset, and sent with **one** ``aclrtMemcpyAsync`` into one device
+   block from the pool, laid out the same way; a larger input is copied straight
+   from the caller's memory with a synchronous ``aclrtMemcpy`` (one copy, no host
+   pass) before anything is queued;
+2. the operator is launched through the launch cache on views of the device
+   block; the offsets follow from the call signature, so a repeated call that gets
+   the same block from the pool rebinds nothing;
+3. the result comes back with **one** ``aclrtMemcpyAsync`` into the host block,
+   then **one** ``aclrtSynchronizeStream``, then it is copied into the returned
+   array (or ``out``). A result above :data:`DIRECT_BYTES` is instead copied
+   straight into that array with a synchronous ``aclrtMemcpy`` after the wait.
+
+Before CANN 8.5, ``aclrtMemcpyAsync`` between host and device needs page-locked
+host memory from ``aclrtMallocHost`` and 64-byte aligned addresses on both sides
+(hiascend's aclrtMemcpyAsync reference up to 8.2; its 8.5 and 9.x pages allow pageable
+memory, copied before the call returns). Staged arrays sit at 512-byte offsets of blocks that
+come from ``aclrtMallocHost`` and ``aclrtMalloc``, so every asynchronous copy here
+meets the older rule; direct copies are synchronous, which every era allows from
+pageable memory.
+
+The upload, the launch and the download are queued under one hold
+(``Stream.queue_steps``), registered before the upload: the staging blocks, the
+launch and its views stay alive until a synchronisation that began after it. A
+failure after the upload was queued waits for the stream before raising, so nothing
+stays queued behind an error; an interrupt leaves the queued work held until the
+stream's next synchronisation. Results are read only after the wait.
+
+``enabled = False`` restores the unstaged path (one synchronous copy per array and
+the result), kept for benchmark comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _launch_cache
+from . import _lowlevel as ll
+from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
+from ._dtypes import acl_dtype, all_dtypes
+from ._memory import staged_buffer, staging_pools, take_staging
+from ._runtime import Stream, activate, current_stream
+from ._specs import OperatorSpec
+
+# Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
+# the extra host pass costs more than the copy calls that packing saves. Measured on the
+# emulator with ``benchmarks/bench.py --crossover`` (README, "Benchmark").
+DIRECT_BYTES = 64 * 1024
+
+ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies
+
+enabled = True  # internal: False runs the unstaged path (benchmarks compare the two)
+
+_H2D = ll.MEMCPY_HOST_TO_DEVICE
+_D2H = ll.MEMCPY_DEVICE_TO_HOST
+
+# How an array travels.
+EMPTY, STAGED, DIRECT = 0, 1, 2
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // ALIGNMENT) * ALIGNMENT
+
+
+def _description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
+                 nbytes: int, device: int) -> tuple[Any, ...]:
+    """The ``DeviceArray.description()`` of an array over ``nbytes`` of device memory."""
+    acl_type = acl_dtype(dtype, all_dtypes())
+    layout = layout_id(shape, acl_type, strides, 0, nbytes // dtype.itemsize, device)
+    return (shape, dtype, acl_type, strides, 0, device, layout)
+
+
+class Layout:
+    """Where the arrays of one call signature sit in the staging blocks, computed once.
+
+    ``inputs`` and ``result`` hold ``(kind, device offset, bytes, description)``. Staged
+    inputs sit at the same offsets in the host block (the first ``upload_bytes`` are
+    sent); the staged result at ``result_host_offset``. ``key`` is the views' launch-
+    cache signature: a repeat that gets the same device block from the pool binds the
+    same addresses.
+    """
+
+    __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
+                 "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
+                 "key", "numbers", "like", "views", "pools")
+
+    def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
+                 arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
+                 numbers: tuple[int, ...] = ()) -> None:
+        self.spec = spec
+        self.c_attributes = c_attributes
+        self.numbers = numbers  # inputs given as Python numbers: they take like's dtype
+        self.like = spec.inputs.index(spec.like) if spec.like else -1
+        self.contiguous = tuple(bool(a.flags.c_contiguous) for a in arrays)
+        self.result_shape = result.shape
+        self.result_dtype = result.dtype
+        entries: list[Any] = [None] * len(arrays)
+        direct = []
+        offset = upload = 0
+        for index, array in enumerate(arrays):
+            core, strides = host_layout(array)
+            nbytes = core.size * core.itemsize if array.size else 0
+            description = _description(array.shape, array.dtype, strides, nbytes, device)
+            if nbytes > DIRECT_BYTES:
+                direct.append((index, nbytes, description))
+            elif nbytes:
+                entries[index] = (STAGED, offset, nbytes, description)
+                upload = offset + nbytes
+                offset = _aligned(upload)
+            else:
+                entries[index] = (EMPTY, 0, 0, description)
+        self.upload_bytes = upload
+        self.result_host_offset = offset  # after the staged inputs, in the host block
+        for index, nbytes, description in direct:
+            entries[index] = (DIRECT, offset, nbytes, description)
+            offset = _aligned(offset + nbytes)
+        self.inputs = tuple(entries)
+        nbytes = result.nbytes
+        kind = EMPTY if not nbytes else STAGED if nbytes <= DIRECT_BYTES else DIRECT
+        self.result = (kind, offset if nbytes else 0, nbytes,
+                       _description(result.shape, result.dtype,
+                                    contiguous_strides(result.shape), nbytes, device))
+        self.device_bytes = offset + nbytes
+        self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
+        self.key = (spec, *c_attributes, *[entry[3][6] for entry in self.inputs],
+                    self.result[3][6])
+        self.views: tuple[Any, ...] | None = None
+        self.pools = staging_pools(device)
+
+    def _views(self, staging: Any) -> tuple[Any, ...]:
+        """What a call over the blocks ``staging`` holds needs: ``(device base, host base,
+        views, host result address, packs, others)``. ``views`` are the inputs' and the
+        result's device arrays; ``packs`` lists ``(input, host address, bytes)`` of the
+        contiguous staged inputs, ``others`` ``(input, kind, address, bytes)`` of the
+        rest that carry bytes.
+
+        Made for the first pair of blocks, and again whenever the pools hand out others.
+        The views do not keep the blocks alive: every launch that uses them holds
+        ``staging`` itself, and they never leave this module.
+        """
+        device_data, host_data = staging.device_data, staging.host_data
+        device = self.result[3][5]
+
+        def view(offset: int, nbytes: int, description: tuple[Any, ...]) -> DeviceArray:
+            pointer = device_data + offset if nbytes else ll.NULL
+            return DeviceArray.like(description, staged_buffer(pointer, nbytes, device))
+
+        views = tuple(view(offset, nbytes, description)
+                      for _, offset, nbytes, description in (*self.inputs, self.result))
+        packs, others = [], []
+        for index, ((kind, offset, nbytes, _), contiguous) in enumerate(
+                zip(self.inputs, self.contiguous)):
+            if kind == STAGED and contiguous:
+                packs.append((index, host_data + offset, nbytes))
+            elif kind != EMPTY:
+                others.append((index, kind, host_data + offset if kind == STAGED
+                               else views[index].buffer.pointer, nbytes))
+        host_result = host_data + self.result_host_offset if self.result[0] == STAGED else None
+        found = self.views = (device_data, host_data, views, host_result, tuple(packs),
+                              tuple(others))
+        return found
+
+    def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
+        """The call over ``arrays`` (laid out as this signature says) on ``stream`` (its
+        device current), writing ``host``; returns ``host`` once the stream is done."""
+        host_pool, device_pool = self.pools
+        staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
+                                          self.device_bytes)
+        if status:  # out of memory (recovered from there), or the error
+            staging = take_staging(stream.device, self.host_bytes, self.device_bytes, staging,
+                                   status)
+        found = self.views
+        if found is None or found[0] != staging.device_data or found[1] != staging.host_data:
+            found = self._views(staging)
+        device_data, host_data, views, host_result, packs, others = found
+        copy = ll.copy_host
+        for index, target, nbytes in packs:
+            copy(target, arrays[index], nbytes)
+        for index, kind, target, nbytes in others:
+            core = host_layout(arrays[index])[0]
+            if kind == STAGED:
+                copy(target, ll.host_pointer(core), nbytes)
+            else:  # from the caller's memory, before anything is queued
+                ll.memcpy(target, nbytes, ll.host_pointer(core), nbytes, _H2D)
+        handle = stream.handle
+        upload = self.upload_bytes
+        before = (ll.memcpy_async, (device_data, upload, host_data, upload, _H2D, handle)) \
+            if upload else None
+        kind, _, nbytes, _ = self.result
+        result = views[-1].buffer.pointer
+        after = (ll.memcpy_async, (host_result, nbytes, result, nbytes, _D2H, handle)) \
+            if kind == STAGED else None
+        cached = _launch_cache.lookup(stream, self.key)
+        if cached is not None:
+            cached.launch_staged(stream, views, staging, before, after)
+        else:
+            _launch_cache.launch(self.spec, self.c_attributes, views[:-1], views[-1], None,
+                                 stream, (staging, before, after))
+        stream.synchronize()
+        if kind == STAGED:
+            copy(host, host_result, nbytes)
+        elif kind == DIRECT:
+            ll.memcpy(ll.host_pointer(host, writable=True), nbytes, result, nbytes, _D2H)
+        return host
+
+
+# Layouts by fast_key: the signature of a numpy call as its arguments show it.
+_layouts: dict[tuple[Any, ...], Layout] = {}
+_MAX_LAYOUTS = 4096
+
+
+def set_direct_bytes(nbytes: int) -> None:
+    """Internal, for benchmarks: change :data:`DIRECT_BYTES` (layouts made before are
+    forgotten)."""
+    global DIRECT_BYTES
+    DIRECT_BYTES = int(nbytes)
+    _layouts.clear()
+
+
+def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+             out: Any, device: int) -> tuple[Any, ...] | None:
+    """What the validation of a numpy call depends on, as a flat tuple: the operator,
+    the attributes' C values, each input's dtype, shape and strides (a Python number's
+    type), ``out``'s and the device; None when the call has no such key (other input
+    types, uncommon attribute spellings)."""
+    fast = spec.fast_attributes(attributes)
+    if fast is None:
+        return None
+    key: list[Any] = [spec, device, *fast]
+    for value in inputs:
+        kind = type(value)
+        if kind is np.ndarray:
+            key += (value.dtype, value.shape, value.strides)
+        elif kind is float or kind is int:
+            key += (kind, None, None)
+        else:
+            return None
+    if out is not None:
+        key += (out.dtype, out.shape, out.strides)
+    return tuple(key)
+
+
+def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+              out: np.ndarray | None, stream: Stream | None) -> np.ndarray | None:
+    """The call, when its signature was validated and laid out before; else None (the
+    caller then validates, and :func:`call` lays the signature out). Builds the same key
+    as :func:`fast_key`, inline (the per-call path)."""
+    if stream is None:
+        stream = current_stream()
+        if stream.closed:
+            return None
+    elif type(stream) is Stream and not stream.closed:
+        activate(stream.device)
+    else:
+        return None
+    fast = spec.fast_attributes(attributes)
+    if fast is None:
+        return None
+    key: list[Any] = [spec, stream.device, *fast]
+    numbers = False
+    for value in inputs:
+        kind = type(value)
+        if kind is np.ndarray:
+            key += (value.dtype, value.shape, value.strides)
+        elif kind is float or kind is int:
+            key += (kind, None, None)
+            numbers = True
+        else:
+            return None
+    if out is not None:
+        if not out.flags.writeable:
+            return None
+        key += (out.dtype, out.shape, out.strides)
+    layout = _layouts.get(tuple(key))
+    if layout is None:
+        return None
+    if numbers:
+        inputs = list(inputs)
+        for index in layout.numbers:
+            inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
+    if out is None:
+        out = np.empty(layout.result_shape, layout.result_dtype)
+    return layout.run(inputs, out, stream)
+
+
+def call(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[Any],
+         attributes: tuple[Any, ...], arrays: Sequence[np.ndarray], out: np.ndarray | None,
+         host: np.ndarray, stream: Stream) -> np.ndarray:
+    """A validated numpy call (``arrays``: the inputs as arrays) writing ``host``; the
+    signature's layout is remembered for :func:`fast_call` when the inputs were used as
+    given (native byte order, Python numbers at the places that take them)."""
+    numbers = tuple(index for index, value in enumerate(inputs) if type(value) in (float, int))
+    layout = Layout(spec, c_attributes, arrays, host, stream.device, numbers)
+    key = fast_key(spec, inputs, attributes, out, stream.device)
+    if key is not None and all(array is value for array, value in zip(arrays, inputs)
+                               if type(value) is np.ndarray):
+        if len(_layouts) >= _MAX_LAYOUTS:
+            _layouts.clear()
+        _layouts[key] = layout
+    return layout.run(arrays, host, stream)

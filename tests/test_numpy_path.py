@@ -1,0 +1,380 @@
+"""The numpy path at device speed: staged transfers through page-locked memory.
+
+Every operator of the table, over numpy arrays: one asynchronous copy each way through
+one page-locked block and one device block, one synchronisation per call, the minimum
+bytes (plus alignment padding of the packed block), no rebinding on a repeat; large
+arrays straight from and to the caller's memory; failures and interrupts at any step
+leak nothing and return no wrong data.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import LEAK_KEYS, fired_faults, live_resources
+from tolerances import GOLDEN, assert_close
+
+import aclnn_py
+from aclnn_py import _lowlevel, _staging
+from aclnn_py._specs import REDUCTION, SPECS
+from aclnn_py.errors import AclError, OutOfMemoryError
+
+SPEC_IDS = list(SPECS)
+NEVER = 1_000_000
+
+
+def _counters() -> dict[str, int]:
+    return dict(aclnn_py.emulator.stats())
+
+
+def _delta(before: dict[str, int]) -> dict[str, int]:
+    after = aclnn_py.emulator.stats()
+    return {key: after[key] - before[key] for key in before}
+
+
+def _operands(spec, n: int = 4, seed: int = 0) -> list[np.ndarray]:
+    """The spec's inputs as float32 arrays of shape (3, n); the last is a broadcast row
+    (zero stride on axis 0), so only its distinct elements must travel."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.uniform(-2, 2, size=(3, n)).astype(np.float32) for _ in spec.inputs]
+    row = rng.uniform(-2, 2, size=n).astype(np.float32)
+    arrays[-1] = np.broadcast_to(row, (3, n))
+    return arrays
+
+
+def _minimum_bytes(arrays: list[np.ndarray]) -> int:
+    """Bytes of the distinct elements of every input (zero strides counted once)."""
+    total = 0
+    for array in arrays:
+        distinct = 1
+        for extent, stride in zip(array.shape, array.strides):
+            if stride:
+                distinct *= extent
+        total += distinct * array.itemsize if array.size else 0
+    return total
+
+
+def _call(spec, arrays: list[Any], reduction: str | None, **kwargs: Any) -> np.ndarray:
+    extra = (reduction,) if reduction is not None else ()
+    return getattr(aclnn_py, spec.function)(*arrays, *extra, **kwargs)
+
+
+def _reductions(spec) -> list[str | None]:
+    return ["none", "mean"] if REDUCTION in spec.attributes else [None]
+
+
+CASES = [(name, reduction) for name, spec in SPECS.items() for reduction in _reductions(spec)]
+CASE_IDS = [f"{name}-{reduction}" for name, reduction in CASES]
+
+
+# ---- counters ---------------------------------------------------------------------------
+
+
+@pytest.mark.emulator_only
+def test_the_emulator_counts_copies_and_synchronisations(device):
+    from aclnn_py import _lowlevel as ll
+
+    aclnn_py.emulator.reset_counters()
+    assert (_counters()["memcpy_calls"], _counters()["sync_calls"]) == (0, 0)
+    block = ll.malloc(64)
+    host = np.zeros(16, np.float32)
+    ll.memcpy(block, 64, ll.host_pointer(host), 64, ll.MEMCPY_HOST_TO_DEVICE)
+    with pytest.raises(AclError):  # refused calls count too: every call made
+        ll.memcpy(block, 64, ll.host_pointer(host), 128, ll.MEMCPY_HOST_TO_DEVICE)
+    stream = ll.create_stream()
+    ll.memcpy_async(ll.host_pointer(host, writable=True), 64, block, 64,
+                    ll.MEMCPY_DEVICE_TO_HOST, stream)
+    ll.synchronize_stream(stream)
+    ll.synchronize_stream_with_timeout(stream, -1)
+    event = ll.create_event()
+    ll.record_event(event, stream)
+    ll.synchronize_event(event)
+    ll.synchronize_device()
+    stats = _counters()
+    assert (stats["memcpy_calls"], stats["sync_calls"]) == (3, 4)
+    aclnn_py.emulator.reset_counters()
+    assert (_counters()["memcpy_calls"], _counters()["sync_calls"]) == (0, 0)
+    ll.destroy_event(event)
+    ll.destroy_stream(stream)
+    ll.free(block)
+
+
+# ---- every operator: copies, synchronisations, bytes --------------------------------------
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize(("name", "reduction"), CASES, ids=CASE_IDS)
+def test_a_staged_call_copies_once_each_way_and_waits_once(name, reduction):
+    spec = SPECS[name]
+    arrays = _operands(spec)
+    expected = GOLDEN[name](*arrays, *((reduction,) if reduction else ()))
+    _call(spec, arrays, reduction)  # first call: phase 1, pools filled
+    for _ in range(2):  # repeats, through the layout and the cached launch
+        before = _counters()
+        result = _call(spec, arrays, reduction)
+        moved = _delta(before)
+        assert moved["memcpy_calls"] <= 2
+        assert moved["sync_calls"] == 1
+        minimum = _minimum_bytes(arrays)
+        padding = moved["h2d_bytes"] - minimum
+        assert 0 <= padding < 512 * (len(arrays) - 1), (moved["h2d_bytes"], minimum)
+        assert moved["d2h_bytes"] == result.nbytes
+        assert moved["malloc_calls"] == 0 and moved["kernel_launches"] == 1
+        assert_close(result, expected, np.float32)
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("n", [1, 1000, 40_000], ids=["1", "1K", "40K-direct"])
+@pytest.mark.parametrize(("name", "reduction"), CASES, ids=CASE_IDS)
+def test_one_synchronisation_and_the_minimum_bytes_at_any_size(name, reduction, n):
+    """Arrays above the direct-copy size travel straight, one synchronous copy each (no
+    padding); the rest are staged; one wait per call either way."""
+    spec = SPECS[name]
+    arrays = _operands(spec, n, seed=n)
+    _call(spec, arrays, reduction)
+    before = _counters()
+    result = _call(spec, arrays, reduction)
+    moved = _delta(before)
+    assert moved["sync_calls"] == 1
+    sizes = [_minimum_bytes([a]) for a in arrays]
+    direct = [size for size in sizes if size > _staging.DIRECT_BYTES]
+    staged = [size for size in sizes if size <= _staging.DIRECT_BYTES]
+    assert moved["memcpy_calls"] == len(direct) + bool(staged) + bool(result.nbytes)
+    assert 0 <= moved["h2d_bytes"] - sum(sizes) < 512 * max(len(staged) - 1, 1)
+    if len(staged) <= 1:
+        assert moved["h2d_bytes"] == sum(sizes)  # nothing packed after another: no padding
+    assert moved["d2h_bytes"] == result.nbytes
+    if n == 40_000:
+        assert direct
+    assert_close(result, GOLDEN[name](*arrays, *((reduction,) if reduction else ())),
+                 np.float32)
+
+
+@pytest.mark.emulator_only
+def test_a_repeat_rebinds_nothing_and_runs_no_phase_1():
+    """The staged arrays' addresses follow from the signature: a repeat that gets the same
+    blocks from the pools binds the same addresses."""
+    x = np.random.default_rng(1).random((4, 5), dtype=np.float32)
+    aclnn_py.mse_loss_backward(1.0, x, 0.5, "none")
+    for api in ("aclSetInputTensorAddr", "aclSetOutputTensorAddr",
+                "aclnnMseLossBackwardGetWorkspaceSize", "aclrtMalloc", "aclrtMallocHost"):
+        aclnn_py.emulator.inject_fault(api, 507899, nth=NEVER)
+    for _ in range(5):
+        result = aclnn_py.mse_loss_backward(1.0, x, 0.5, "none")
+    calls = {f["api"]: NEVER - f["remaining"] for f in aclnn_py.emulator.faults()}
+    assert set(calls.values()) == {0}, calls
+    np.testing.assert_allclose(result, 2 * (x - 0.5), rtol=1e-6)
+
+
+@pytest.mark.emulator_only
+def test_asynchronous_copies_use_page_locked_512_byte_aligned_memory(monkeypatch):
+    """Every aclrtMemcpyAsync of the numpy path meets CANN's rules before 8.5: host memory
+    from aclrtMallocHost, both sides 64-byte aligned (here: every staged array at 512)."""
+    copies = []
+    real = _lowlevel.memcpy_async
+
+    def recording(dst, dst_max, src, count, kind, stream):
+        copies.append((_lowlevel.address(dst), _lowlevel.address(src), count, kind))
+        real(dst, dst_max, src, count, kind, stream)
+
+    monkeypatch.setattr(_lowlevel, "memcpy_async", recording)
+    grad = np.float32(3.0)
+    x = np.arange(7, dtype=np.float32)
+    y = np.arange(7, dtype=np.float32)[::-1]  # negative strides: compacted, then staged
+    result = aclnn_py.mse_loss_backward(np.asarray(grad), x, y, "none")
+    np.testing.assert_allclose(result, 3.0 * (x - y[::1].copy()) * 2, rtol=1e-6)
+    assert [kind for *_, kind in copies] == [_lowlevel.MEMCPY_HOST_TO_DEVICE,
+                                             _lowlevel.MEMCPY_DEVICE_TO_HOST]
+    (up_dst, up_src, up_count, _), (down_dst, down_src, down_count, _) = copies
+    assert up_count == 512 * 2 + 7 * 4 and down_count == 7 * 4
+    for address in (up_dst, up_src, down_dst, down_src):
+        assert address % 512 == 0
+    info = aclnn_py.memory_info()
+    assert info["pinned_cached_bytes"] >= up_count + down_count  # the block went back
+    assert aclnn_py.emulator.stats()["live_host_allocations"] >= 1
+
+
+# ---- layouts and the fast path --------------------------------------------------------------
+
+
+@pytest.mark.emulator_only
+def test_layouts_of_every_kind_give_the_unstaged_paths_bits():
+    """C and Fortran order, transposes, slices with gaps, negative strides, zero strides,
+    0-d, empty, byte-swapped and read-only inputs, Python numbers and ``out=``: the staged
+    path matches the unstaged one bit for bit, with fewer copies."""
+    rng = np.random.default_rng(3)
+    base = rng.uniform(-2, 2, size=(6, 8)).astype(np.float32)
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    layouts = [base, np.asfortranarray(base), base.T.copy().T, base[::2, ::3],
+               base[::-1, ::-2], np.broadcast_to(base[0], (6, 8)), readonly,
+               base.astype(">f4")]
+    for x in layouts:
+        for y in (0.25, np.float32(0.5) * np.ones((1, x.shape[1]), np.float32), x[:, :1]):
+            before = _counters()
+            staged = aclnn_py.mse_loss_backward(1.5, x, y, "none")
+            again = aclnn_py.mse_loss_backward(1.5, x, y, "none")
+            moved = _delta(before)
+            assert moved["memcpy_calls"] == 4 and moved["sync_calls"] == 2
+            _staging.enabled = False
+            try:
+                unstaged = aclnn_py.mse_loss_backward(1.5, x, y, "none")
+            finally:
+                _staging.enabled = True
+            assert staged.tobytes() == unstaged.tobytes() == again.tobytes()
+    empty = np.zeros((0, 3), np.float32)
+    before = _counters()
+    assert aclnn_py.mse_loss_backward(empty, empty, empty).shape == (0, 3)
+    moved = _delta(before)
+    assert (moved["memcpy_calls"], moved["sync_calls"], moved["h2d_bytes"]) == (0, 1, 0)
+
+
+def test_the_fast_path_refuses_what_validation_refuses():
+    """A signature seen before skips validation; the checks that depend on more than the
+    signature still run."""
+    x = np.ones((2, 3), np.float32)
+    out = np.empty((2, 3), np.float32)
+    assert aclnn_py.mse_loss_backward(x, x, x, "none", out=out) is out
+    frozen = np.empty((2, 3), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        aclnn_py.mse_loss_backward(x, x, x, "none", out=frozen)
+    closed = aclnn_py.Stream()
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        aclnn_py.mse_loss_backward(x, x, x, "none", stream=closed)
+    with pytest.raises(TypeError):
+        aclnn_py.mse_loss_backward(x, x, x, "none", stream="default")
+    assert (aclnn_py.mse_loss_backward(2, x, 1, "none") == 2 * (x - 1) * 2).all()
+    assert _staging.fast_key(SPECS["mse_loss_backward"], (x, x, x), ("none",), out, 0) \
+        in _staging._layouts
+
+
+# ---- failures, interrupts, memory --------------------------------------------------------
+
+
+def _warm(x: np.ndarray) -> np.ndarray:
+    result = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    aclnn_py.empty_cache()  # allocations go to CANN, not the pools' caches
+    return result
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize(("api", "nth"), [("aclrtMallocHost", 1), ("aclrtMalloc", 1),
+                                          ("aclrtMemcpyAsync", 1), ("aclrtMemcpyAsync", 2),
+                                          ("aclnnMseLossBackward", 1),
+                                          ("aclrtSynchronizeStream", 1)])
+def test_a_failure_at_any_step_raises_waits_and_leaks_nothing(api, nth):
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    expected = _warm(x)
+    aclnn_py.emulator.inject_fault(api, 507899, nth=nth)
+    try:
+        aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    except AclError as error:
+        assert error.api == api and error.status == 507899
+    else:
+        pytest.fail(f"the fault at call {nth} of {api} did not make the call fail")
+    assert fired_faults() == [api]
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # nothing left queued
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+    aclnn_py.emulator.clear_faults()
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+    assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+
+
+@pytest.mark.emulator_only
+def test_out_of_page_locked_memory_retries_then_says_how_much():
+    x = np.ones(5, np.float32)
+    _warm(x)
+    aclnn_py.emulator.inject_fault("aclrtMallocHost", 207001, nth=1)
+    aclnn_py.emulator.inject_fault("aclrtMallocHost", 207001, nth=2)
+    with pytest.raises(OutOfMemoryError, match="page-locked host memory") as info:
+        aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    assert info.value.api == "aclrtMallocHost"
+    assert fired_faults() == ["aclrtMallocHost", "aclrtMallocHost"]
+    del info
+    aclnn_py.emulator.clear_faults()
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+    aclnn_py.emulator.inject_fault("aclrtMallocHost", 207001, nth=1)  # one failure: recovered
+    assert (aclnn_py.mse_loss_backward(x, x, 0.0, "none") == 2 * x).all()
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("step", ["upload", "download"])
+def test_an_interrupt_after_the_upload_leaves_queued_work_held(monkeypatch, step):
+    """KeyboardInterrupt while the call queues its work: what was queued stays held (its
+    blocks are not reused) until the next synchronisation, then everything goes back."""
+    x = np.linspace(-1, 1, 9, dtype=np.float32)
+    expected = _warm(x)
+    real = _lowlevel.memcpy_async
+    kind = {"upload": _lowlevel.MEMCPY_HOST_TO_DEVICE,
+            "download": _lowlevel.MEMCPY_DEVICE_TO_HOST}[step]
+
+    def interrupted(dst, dst_max, src, count, copy_kind, stream):
+        if copy_kind == kind:
+            raise KeyboardInterrupt
+        real(dst, dst_max, src, count, copy_kind, stream)
+
+    monkeypatch.setattr(_lowlevel, "memcpy_async", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    monkeypatch.setattr(_lowlevel, "memcpy_async", real)
+    pending = aclnn_py.emulator.stats()["pending_tasks"]
+    assert pending == (0 if step == "upload" else 2)  # the upload and the kernel
+    info = aclnn_py.memory_info()
+    held = info["used_bytes"], info["pinned_used_bytes"]
+    if step == "download":
+        assert all(held)  # the blocks are held for the queued work, not back in the pools
+    other = aclnn_py.mse_loss_backward(x + 1, x, 0.0, "none")  # another block pair
+    np.testing.assert_allclose(other, 2 * (x + 1) * x, rtol=1e-6)
+    aclnn_py.synchronize()
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+    assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+
+
+@pytest.mark.emulator_only
+def test_page_locked_blocks_are_pooled_and_given_back_by_empty_cache():
+    x = np.ones(100, np.float32)
+    aclnn_py.empty_cache()
+    for _ in range(3):
+        aclnn_py.mse_loss(x, x, "none")
+    stats = aclnn_py.emulator.stats()
+    info = aclnn_py.memory_info()
+    assert stats["live_host_allocations"] == 1  # one block, reused
+    assert info["pinned_used_bytes"] == 0 and info["pinned_cached_bytes"] > 0
+    aclnn_py.empty_cache()
+    assert aclnn_py.emulator.stats()["live_host_allocations"] == 0
+    assert aclnn_py.memory_info()["pinned_cached_bytes"] == 0
+
+
+@pytest.mark.emulator_only
+def test_threads_share_the_staging_pools_and_get_their_own_results():
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        own = aclnn_py.Stream() if seed % 2 else None
+        try:
+            for _ in range(50):
+                x = rng.uniform(-1, 1, size=int(rng.integers(1, 300))).astype(np.float32)
+                y = rng.uniform(-1, 1, size=x.shape).astype(np.float32)
+                result = aclnn_py.mse_loss_backward(1.0, x, y, "none", stream=own)
+                np.testing.assert_allclose(result, 2 * (x - y), rtol=1e-5, atol=1e-7)
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+        finally:
+            if own is not None:
+                own.close()
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
