@@ -379,16 +379,19 @@ def test_device_objects_refuse_pickling_and_arrays_deep_copy_to_independent_arra
 
 
 def _paused_queue(stream: aclnn_py.Stream):
-    """Make ``stream.queue`` (where a launch is about to be queued) wait until released."""
+    """Make ``stream.queue`` and ``stream.queue_steps`` (where a launch is about to be
+    queued) wait until released."""
     entered, go = threading.Event(), threading.Event()
-    real = stream.queue
 
-    def slow_queue(*arguments):
-        entered.set()
-        go.wait(5)
-        return real(*arguments)
+    def paused(real):
+        def slow(*arguments):
+            entered.set()
+            go.wait(5)
+            return real(*arguments)
+        return slow
 
-    stream.queue = slow_queue
+    stream.queue = paused(stream.queue)
+    stream.queue_steps = paused(stream.queue_steps)
     return entered, go
 
 
