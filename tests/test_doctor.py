@@ -12,9 +12,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import CANN_VARIABLES, run_python
 
 from aclnn_py import _loader
-from conftest import CANN_VARIABLES, run_python
 
 PACKAGE = Path(_loader.__file__).resolve().parent
 
