@@ -9,6 +9,11 @@
 
 They land in the build directory for a wheel and in the source tree for an
 editable install.
+
+Build variables: ``CC`` (the C compiler, default ``cc``), ``ACLNN_EMU_CFLAGS``
+(optimisation flags of the emulator, default ``-O2``) and ``ACLNN_PY_BUILD_EMULATOR``
+(``0`` builds no emulator, for hosts with CANN; the host library is always built).
+The wheel holds no CPython extension, so it is tagged ``py3-none-<platform>``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ from pathlib import Path
 from setuptools import Distribution, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
+from setuptools.errors import SetupError
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1 keeps it in the wheel package
+    from wheel.bdist_wheel import bdist_wheel
 
 HERE = Path(__file__).resolve().parent
 HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_host.h"]
@@ -98,8 +109,32 @@ WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-funct
 COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", *WARNINGS]
 
 
+ENV_BUILD_EMULATOR = "ACLNN_PY_BUILD_EMULATOR"
+
+
 def compiler() -> list[str]:
     return shlex.split(os.environ.get("CC", "cc"))
+
+
+def check_compiler() -> None:
+    """SetupError naming CC and ACLNN_PY_BUILD_EMULATOR when there is no C compiler."""
+    command = compiler()
+    if command and shutil.which(command[0]):
+        return
+    given = f"CC={os.environ['CC']!r} names no executable" if "CC" in os.environ else \
+        "no `cc` is on PATH and CC is not set"
+    raise SetupError(
+        f"aclnn_py needs a C compiler to build its host library (native/host.c) and its CANN "
+        f"emulator (emulator/src), and {given}. Install one (e.g. gcc) or set CC to a C "
+        f"compiler command. On a host with CANN, {ENV_BUILD_EMULATOR}=0 skips the emulator; "
+        "the host library still needs the compiler.")
+
+
+def emulator_wanted() -> bool:
+    value = os.environ.get(ENV_BUILD_EMULATOR, "1").strip()
+    if value not in ("0", "1"):
+        raise SetupError(f"{ENV_BUILD_EMULATOR} must be 0 or 1, got {value!r}")
+    return value == "1"
 
 
 def run(command: list[str]) -> None:
@@ -260,7 +295,13 @@ class BuildExt(build_ext):
         super().run()
         editable = getattr(self, "editable_mode", False) or self.inplace
         root = HERE if editable else Path(self.build_lib)
-        build_emulator(root / "aclnn_py" / "_emulator")
+        wanted = emulator_wanted()
+        check_compiler()
+        if wanted:
+            build_emulator(root / "aclnn_py" / "_emulator")
+        else:  # no tree at all: the loader then says the emulator was left out
+            shutil.rmtree(root / "aclnn_py" / "_emulator", ignore_errors=True)
+            print(f"{ENV_BUILD_EMULATOR}=0: the host emulator is not built", file=sys.stderr)
         build_native(root / "aclnn_py" / "_native")
 
 
@@ -271,4 +312,13 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildPy, "build_ext": BuildExt}, distclass=BinaryDistribution)
+class BdistWheel(bdist_wheel):
+    """Tag the wheel ``py3-none-<platform>``: its libraries are plain C, loaded through cffi
+    in ABI mode, so any Python 3 on the platform can use it."""
+
+    def get_tag(self) -> tuple[str, str, str]:
+        return ("py3", "none", super().get_tag()[2])
+
+
+setup(cmdclass={"build_py": BuildPy, "build_ext": BuildExt, "bdist_wheel": BdistWheel},
+      distclass=BinaryDistribution)

@@ -5,7 +5,25 @@ needs CANN. Without a CANN install the bundled host emulator runs instead
 (see :mod:`aclnn_py.emulator`).
 """
 
+import importlib
 import logging
+
+try:
+    importlib.import_module(f"{__name__}._ffi")  # written at install time (setup.py)
+except ModuleNotFoundError as _error:
+    if _error.name != f"{__name__}._ffi":
+        raise
+    from pathlib import Path
+
+    _root = Path(__file__).resolve().parent.parent
+    raise ImportError(
+        f"aclnn_py was imported from an unbuilt source tree ({_root}): its C declarations "
+        "(aclnn_py/_ffi.py), host library and emulator are generated at install time, and "
+        "this copy has none. Python found it first because the current directory (or "
+        "sys.path) is the repository root. Either build the tree in place with "
+        f"`pip install -e {_root}`, or run Python (and pytest) from another directory so "
+        "that the installed aclnn_py is imported."
+    ) from None
 
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device

@@ -180,8 +180,37 @@ class DeviceArray:
         return result
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if copy is False:  # numpy 2's protocol: refuse what cannot be done without a copy
+            raise ValueError("a DeviceArray's data is in device memory, so numpy.array(..., "
+                             "copy=False) cannot avoid a copy; use numpy.asarray(array) or "
+                             "array.numpy()")
         array = self.numpy()
         return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self.shape[0]
+
+    def item(self) -> Any:
+        """The one element as a Python scalar (waiting for pending work first); ValueError
+        unless the array has exactly one element."""
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of one element; this one has shape "
+                             f"{self.shape} ({self.size} elements)")
+        return self.numpy().item()
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def _scalar(self, kind: str) -> Any:
+        if self.shape:
+            raise TypeError(f"only 0-d DeviceArrays convert to Python {kind}s; this one has "
+                            f"shape {self.shape} (use .item() for one element, or .numpy())")
+        return self.item()
 
     def free(self) -> None:
         """Give the device memory back now (after pending work on it). Safe to call twice.

@@ -88,6 +88,11 @@ def _arrays(spec: OperatorSpec, inputs: tuple[Any, ...]) -> dict[str, Any]:
         if name == spec.like:
             arrays[name] = like
         elif name in spec.numbers and like is not None:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and like.dtype not in spec.dtypes:
+                # A Python number has no dtype of its own: the array it would take it from
+                # is the one to blame.
+                acl_dtype(like.dtype, spec.dtypes, argument=spec.like)
             arrays[name] = _as_array(value, like.dtype)
         else:
             arrays[name] = _as_array(value)
@@ -347,6 +352,15 @@ class Plan:
     def __reduce__(self):
         raise TypeError(f"a {type(self).__name__} cannot be pickled or copied: it holds a CANN "
                         "executor and device memory of this process")
+
+    def __repr__(self) -> str:
+        arrays = ", ".join(f"{name}={array.shape} {array.dtype.name}"
+                           for name, array in zip(self.spec.names, getattr(self, "_arrays", ())))
+        launcher = self._launcher
+        state = "closed" if launcher is None else f"workspace {launcher.workspace_size} bytes"
+        stream = getattr(self, "stream", None)
+        where = f"device {stream.device}, " if stream is not None else ""
+        return f"<aclnn_py.{type(self).__name__} {self.spec.cann}: {arrays}; {where}{state}>"
 
 
 def _arguments(caller: str, names: tuple[str, ...], args: tuple[Any, ...],

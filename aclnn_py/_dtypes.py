@@ -59,7 +59,12 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
                         f"swap it first (array.astype(array.dtype.newbyteorder('=')))")
     if dtype not in supported:
         names = ", ".join(dtype_label(d) for d in supported)
-        raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are {names}")
+        hint = ""
+        if dtype == np.float64 and np.dtype(np.float32) in supported:
+            hint = (f"; convert it with {argument}.astype(numpy.float32) (numpy makes Python "
+                    "floats and lists of them float64)")
+        raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are "
+                        f"{names}{hint}")
     return _ACL_VALUES[dtype]
 
 

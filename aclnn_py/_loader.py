@@ -51,7 +51,8 @@ import re
 import struct
 import sys
 import threading
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ._ffi import ffi
@@ -70,8 +71,12 @@ EMULATOR_LAYOUTS = ("8.0.RC2", "8.3", "8.5")
 EMULATOR_HOME = EMULATOR_TREES / EMULATOR_LAYOUTS[-1]
 # Every emulator library's soname starts so (setup.py SONAME_PREFIX); no CANN library's does.
 EMULATOR_SONAME_PREFIX = "libaclnn_py_emu_"
+# Where CANN and the Ascend driver install by default; its presence says CANN should be here.
+ASCEND_BASE = Path("/usr/local/Ascend")
 # The Ascend driver's default install root (CANN's set_env.sh adds its lib64 folders).
-DEFAULT_DRIVER_HOME = Path("/usr/local/Ascend/driver")
+DEFAULT_DRIVER_HOME = ASCEND_BASE / "driver"
+# Variables that point at a CANN install root, in search order.
+ROOT_VARIABLES = (ENV_CANN_HOME, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 
 # Library family -> file names, preferred first (CANN >= 8.5 name, then the older one).
 LIBRARY_NAMES: dict[str, tuple[str, ...]] = {
@@ -87,12 +92,14 @@ EXTRA_OPERATOR_LIBRARIES = ("libopapi_math.so",)
 
 @dataclass(frozen=True)
 class Installation:
-    """Where the libraries come from: the backend, its root and one path per family."""
+    """Where the libraries come from: the backend, its root and one path per family, and
+    why this backend and root were chosen."""
 
     backend: str
     root: Path
     paths: dict[str, Path]
     extra_ops: tuple[Path, ...] = ()
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,12 +123,12 @@ def library_dirs(root: Path) -> list[Path]:
 def candidate_roots() -> list[tuple[str, Path]]:
     """CANN install roots to try, in order, each with where it came from."""
     roots: list[tuple[str, Path]] = []
-    for variable in (ENV_CANN_HOME, "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+    for variable in ROOT_VARIABLES:
         value = os.environ.get(variable)
         if value:
             roots.append((f"${variable}", Path(value).expanduser()))
     home = Path.home()
-    for base, label in ((Path("/usr/local/Ascend"), "default"),
+    for base, label in ((ASCEND_BASE, "default"),
                         (home / "Ascend", "default ($HOME)")):
         roots.append((label, base / "cann"))
         roots.append((label, base / "ascend-toolkit" / "latest"))
@@ -156,13 +163,14 @@ def extra_operator_libraries(paths: dict[str, Path]) -> tuple[Path, ...]:
 def find_cann() -> Installation:
     """The first CANN install in the search order, else LibraryNotFoundError."""
     tried: list[str] = []
-    for _source, root in candidate_roots():
+    for source, root in candidate_roots():
         if not root.is_absolute():
             tried.append(f"{root} (ignored: not an absolute path)")
             continue
         paths = find_libraries(root, tried)
         if paths is not None:
-            return Installation("cann", root.resolve(), paths, extra_operator_libraries(paths))
+            return Installation("cann", root.resolve(), paths, extra_operator_libraries(paths),
+                                f"CANN found at {root} ({source})")
     raise LibraryNotFoundError(
         "No CANN installation found. Source CANN's set_env.sh (for example "
         "/usr/local/Ascend/cann/set_env.sh) or set ACLNN_PY_CANN_HOME to the install root; "
@@ -186,12 +194,21 @@ def find_emulator() -> Installation:
     tried: list[str] = []
     paths = find_libraries(EMULATOR_HOME, tried)
     if paths is None:
+        if not EMULATOR_TREES.exists():
+            raise LibraryNotFoundError(
+                "This aclnn_py was installed without its host emulator "
+                "(ACLNN_PY_BUILD_EMULATOR=0 at build time), so only a CANN install can run it: "
+                f"set {ENV_BACKEND}=cann (or auto) with CANN installed, or reinstall aclnn_py "
+                "with a C compiler and without ACLNN_PY_BUILD_EMULATOR=0 to get the emulator.",
+                tried,
+            )
         raise LibraryNotFoundError(
-            "The aclnn_py host emulator is not built; reinstall aclnn_py "
+            "The aclnn_py host emulator is incomplete; reinstall aclnn_py "
             "(pip install .) so that its C libraries are compiled.",
             tried,
         )
-    return Installation("emulator", EMULATOR_HOME, paths, extra_operator_libraries(paths))
+    return Installation("emulator", EMULATOR_HOME, paths, extra_operator_libraries(paths),
+                        "the bundled host emulator")
 
 
 def requested_backend() -> str:
@@ -201,20 +218,63 @@ def requested_backend() -> str:
     return value
 
 
+def cann_expected() -> list[str]:
+    """What in the environment says a CANN install should be here (empty: nothing does)."""
+    hints = [f"${variable} is set ({os.environ[variable]})" for variable in ROOT_VARIABLES
+             if os.environ.get(variable)]
+    if ASCEND_BASE.is_dir():
+        hints.append(f"{ASCEND_BASE} exists")
+    return hints
+
+
+_fallback_warned = False
+
+
+def _warn_fallback(hints: list[str], error: LibraryNotFoundError, emulator: Path) -> None:
+    """The one RuntimeWarning of a process whose auto backend fell back to the emulator
+    although the environment says CANN should be there."""
+    global _fallback_warned
+    if _fallback_warned:
+        return
+    _fallback_warned = True
+    shown = "; ".join(error.tried[:4]) + ("; ..." if len(error.tried) > 4 else "")
+    warnings.warn(
+        f"aclnn_py found no usable CANN installation although {' and '.join(hints)}, so it "
+        f"uses its host emulator ({emulator}), which computes on the CPU. The CANN "
+        f"libraries were looked for at {len(error.tried)} paths ({shown}). Run "
+        f"`python -m aclnn_py` for the details; set {ENV_BACKEND}=cann to make this an error, "
+        f"or {ENV_BACKEND}=emulator to use the emulator without this warning.",
+        RuntimeWarning, stacklevel=3)
+
+
 def locate() -> Installation:
-    """Apply the backend choice and the search order; loads nothing."""
+    """Apply the backend choice and the search order; loads nothing.
+
+    In ``auto`` mode a fallback to the emulator warns once per process (RuntimeWarning)
+    when the environment says CANN should be there (:func:`cann_expected`).
+    """
     backend = requested_backend()
     if backend == "emulator":
-        return find_emulator()
+        installation = find_emulator()
+        return replace(installation, reason=f"{ENV_BACKEND}=emulator: {installation.reason}")
     if backend == "cann":
-        return find_cann()
+        installation = find_cann()
+        return replace(installation, reason=f"{ENV_BACKEND}=cann: {installation.reason}")
     try:
-        return find_cann()
-    except LibraryNotFoundError:
+        installation = find_cann()
+        return replace(installation, reason=f"{ENV_BACKEND}=auto: {installation.reason}")
+    except LibraryNotFoundError as error:
         installation = find_emulator()
         logger.info("no CANN installation found; using the aclnn_py host emulator at %s",
                     installation.root)
-        return installation
+        hints = cann_expected()
+        if hints:
+            _warn_fallback(hints, error, installation.root)
+        why = (f"although {' and '.join(hints)}" if hints else
+               "and nothing in the environment points at one")
+        return replace(installation, reason=f"{ENV_BACKEND}=auto: no CANN installation found "
+                                            f"({len(error.tried)} paths tried) {why}; "
+                                            f"{installation.reason} is used")
 
 
 def _prepare_environment(installation: Installation) -> None:

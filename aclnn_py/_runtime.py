@@ -540,6 +540,10 @@ class Event:
         raise TypeError("an Event cannot be pickled or copied: it is a CANN event of this "
                         "process")
 
+    def __repr__(self) -> str:
+        state = "closed" if not self._finalizer.alive else f"0x{ll.address(self.handle):x}"
+        return f"<aclnn_py.Event device={self.device} {state}>"
+
     def __enter__(self) -> Event:
         return self
 

@@ -10,7 +10,9 @@
   rest of a suite is known to be portable).
 * Fixtures: ``aclnn_stream`` (a fresh stream, closed after the test) and
   ``aclnn_leak_check`` (fails a test that leaves device memory, aclTensors or
-  executors behind; on the emulator only, which counts them).
+  executors behind, as the emulator counts them; on a real CANN, device memory held
+  by aclnn_py's arrays on the current device, from :func:`aclnn_py.memory_info`).
+* The report header names aclnn_py's version, the backend of the run and why.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[_loader.ENV_BACKEND] = backend
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from aclnn_py import __version__, _loader
+
+    loaded = _loader.loaded()
+    try:
+        installation = loaded.installation if loaded is not None else _loader.locate()
+    except Exception as error:  # the header reports it; the tests that load will fail on it
+        return f"aclnn_py {__version__}: no usable backend: {str(error).splitlines()[0]}"
+    return (f"aclnn_py {__version__}: backend {installation.backend} at {installation.root} "
+            f"({installation.reason})")
+
+
 def backend() -> str:
     """The backend this run uses: "cann" or "emulator" (located, not loaded)."""
     from aclnn_py import _loader
@@ -86,20 +100,22 @@ def aclnn_stream() -> Iterator[Any]:
 
 @pytest.fixture
 def aclnn_leak_check() -> Iterator[None]:
-    """Fail the test if it leaves device memory, aclTensors or executors alive (counted by
-    the emulator after synchronising and emptying aclnn_py's caches)."""
+    """Fail the test if it leaves device memory, aclTensors or executors alive, counted after
+    synchronising and emptying aclnn_py's caches: by the emulator, or on a real CANN (which
+    counts nothing of the kind) as the bytes aclnn_py's live arrays hold on the current
+    device (``memory_info()["used_bytes"]``)."""
     import gc
 
     import aclnn_py
 
-    if not on_emulator():
-        yield
-        return
+    emulated = on_emulator()
 
     def live() -> dict[str, int]:
         aclnn_py.synchronize()
         gc.collect()
         aclnn_py.empty_cache()
+        if not emulated:
+            return {"used_bytes": aclnn_py.memory_info()["used_bytes"]}
         stats = aclnn_py.emulator.stats()
         return {key: stats[key] for key in LEAK_KEYS if key in stats}
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import aclnn_py
 from aclnn_py import _loader
 
 SUITE = '''
@@ -109,3 +110,49 @@ def test_the_plugin_is_registered_with_the_installed_package():
     names = {entry.value for entry in entry_points(group="pytest11")}
     assert "aclnn_py.pytest_plugin" in names
 
+
+
+def test_the_report_header_names_the_backend_and_why(tmp_path):
+    done = run_suite(tmp_path, "--aclnn-backend=emulator", "-k", "backend_variable")
+    header = next(line for line in done.stdout.splitlines() if line.startswith("aclnn_py "))
+    assert header.startswith(f"aclnn_py {aclnn_py.__version__}: backend emulator at "
+                             f"{_loader.EMULATOR_HOME} (ACLNN_PY_BACKEND=emulator: ")
+    done = run_suite(tmp_path, "--aclnn-backend=cann", "-k", "backend_variable",
+                     env={"HOME": str(tmp_path)})
+    assert f"aclnn_py {aclnn_py.__version__}: no usable backend: No CANN installation found" \
+        in done.stdout
+
+
+LEAK_SUITE = '''
+import numpy as np
+import pytest
+import aclnn_py
+import aclnn_py.pytest_plugin
+
+@pytest.fixture(autouse=True)
+def as_if_on_cann(monkeypatch):
+    """What the fixture does on a real CANN, whose libraries count no live resources."""
+    monkeypatch.setattr(aclnn_py.pytest_plugin, "on_emulator", lambda: False)
+
+LEAKED = []
+
+def test_leaky(aclnn_leak_check):
+    LEAKED.append(aclnn_py.to_device(np.ones(1000, np.float32)))
+
+def test_tidy(aclnn_leak_check):
+    x = aclnn_py.to_device(np.ones(1000, np.float32))
+    aclnn_py.add(x, x).numpy()
+'''
+
+
+def test_the_leak_check_counts_aclnn_py_memory_off_the_emulator(tmp_path):
+    (tmp_path / "test_leaks.py").write_text(LEAK_SUITE)
+    environment = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           "--aclnn-backend=emulator", str(tmp_path / "test_leaks.py")],
+                          cwd=tmp_path, env=environment, capture_output=True, text=True,
+                          timeout=120)
+    # test_leaky passes and then errors at teardown; test_tidy passes.
+    assert "2 passed, 1 error" in done.stdout, done.stdout
+    assert "ERROR test_leaks.py::test_leaky" in done.stdout
+    assert "the test left resources alive: {'used_bytes': 4096}" in done.stdout

@@ -1,0 +1,219 @@
+"""``python -m aclnn_py``: what aclnn_py runs on, why, and whether it works.
+
+:func:`report` gathers versions, the backend requested and the one chosen (with the
+reason and every CANN root searched), the libraries loaded, CANN's version, the SoC,
+the devices and their memory, the environment variables that steer CANN and aclnn_py,
+and the result of a tiny ``aclnnMseLossBackward`` call checked against numpy.
+:func:`main` prints it as text or (``--json``) one JSON object and exits non-zero when
+the requested backend cannot work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _loader, emulator
+from ._dtypes import soc_supports_bfloat16
+from ._info import runtime_info
+from ._memory import memory_info
+from ._ops import mse_loss_backward
+from ._version import __version__
+
+ENVIRONMENT_PREFIXES = ("ASCEND_", "ACLNN_")
+SELF_TEST_OPERATOR = "aclnnMseLossBackward"
+
+
+def environment() -> dict[str, str]:
+    """``LD_LIBRARY_PATH`` and every ``ASCEND_*`` and ``ACLNN_*`` variable that is set."""
+    return {name: value for name, value in sorted(os.environ.items())
+            if name == "LD_LIBRARY_PATH" or name.startswith(ENVIRONMENT_PREFIXES)}
+
+
+def versions() -> dict[str, str]:
+    """aclnn_py, Python and the versions of the packages aclnn_py depends on."""
+    import cffi
+    import ml_dtypes
+
+    return {"aclnn_py": __version__, "python": platform.python_version(),
+            "python_executable": sys.executable, "numpy": np.__version__,
+            "cffi": cffi.__version__, "ml_dtypes": ml_dtypes.__version__,
+            "platform": f"{platform.system()} {platform.machine()}"}
+
+
+def searched_roots() -> list[dict[str, Any]]:
+    """Each CANN root in search order: where it came from and what it holds."""
+    roots = []
+    for source, root in _loader.candidate_roots():
+        found = _loader.find_libraries(root, []) if root.is_absolute() else None
+        roots.append({"source": source, "root": str(root), "exists": root.is_dir(),
+                      "complete": found is not None,
+                      "libraries": {family: str(path) for family, path in (found or {}).items()}})
+    return roots
+
+
+def self_test() -> dict[str, Any]:
+    """``mse_loss_backward`` of a 2x3 float32 problem, compared with numpy's answer."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.full(3, 1.5, dtype=np.float32)
+    expected = (2.0 * (x.astype(np.float64) - y) / x.size).astype(np.float32)
+    started = time.perf_counter()
+    try:
+        result = mse_loss_backward(1.0, x, y, "mean")
+    except Exception as error:  # the doctor reports any failure, whatever its kind
+        return {"operator": SELF_TEST_OPERATOR, "ok": False,
+                "error": f"{type(error).__name__}: {error}"}
+    seconds = time.perf_counter() - started
+    error = float(np.max(np.abs(result.astype(np.float64) - expected)))
+    ok = result.shape == expected.shape and bool(np.allclose(result, expected, rtol=1e-6,
+                                                             atol=0))
+    return {"operator": SELF_TEST_OPERATOR, "ok": ok, "inputs": "float32 (2, 3) and (3,)",
+            "result": result.tolist(), "expected": expected.tolist(), "max_abs_error": error,
+            "seconds": round(seconds, 6)}
+
+
+def report(backend: str | None = None) -> dict[str, Any]:
+    """Everything :func:`main` prints, as a JSON-ready dict.
+
+    ``backend`` (``"auto"``, ``"cann"`` or ``"emulator"``) sets ``ACLNN_PY_BACKEND``
+    first; it must come before aclnn_py loads anything in this process. ``ok`` is True
+    when the backend loaded and the self-test gave the right numbers.
+    """
+    if backend is not None:
+        loaded = _loader.loaded()
+        if loaded is not None and loaded.installation.backend != backend and backend != "auto":
+            raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
+                               "backend in this process")
+        os.environ[_loader.ENV_BACKEND] = backend
+    result: dict[str, Any] = {
+        "ok": False,
+        "versions": versions(),
+        "requested_backend": os.environ.get(_loader.ENV_BACKEND, "auto"),
+        "backend": None,
+        "reason": None,
+        "emulator": None,
+        "emulator_built": _loader.EMULATOR_TREES.is_dir(),
+        "cann_expected": _loader.cann_expected(),
+        "searched_roots": searched_roots(),
+        "root": None,
+        "libraries": {},
+        "dependencies": [],
+        "cann_version": None,
+        "soc_name": None,
+        "bfloat16": None,
+        "device_count": None,
+        "devices": [],
+        "environment": environment(),
+        "warnings": [],
+        "self_test": None,
+        "error": None,
+    }
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            info = runtime_info()
+        result["warnings"] = [str(warning.message) for warning in caught]
+        result.update({key: info[key] for key in ("backend", "root", "libraries", "dependencies",
+                                                  "cann_version", "soc_name", "device_count")})
+        result["reason"] = _loader.load().installation.reason
+        result["emulator"] = emulator.loaded()
+        result["bfloat16"] = soc_supports_bfloat16(info["soc_name"])
+        for device in range(info["device_count"]):
+            memory = memory_info(device)
+            result["devices"].append({"device": device,
+                                      "total_bytes": memory["device_total_bytes"],
+                                      "free_bytes": memory["device_free_bytes"]})
+    except Exception as error:  # reported, with the exit status saying it failed
+        result["error"] = f"{type(error).__name__}: {error}"
+        result["traceback"] = traceback.format_exc()
+        return result
+    result["self_test"] = self_test()
+    result["ok"] = bool(result["self_test"]["ok"])
+    return result
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.2f} GiB"
+
+
+def format_report(found: dict[str, Any]) -> str:
+    """The text form of :func:`report`."""
+    lines = [f"aclnn_py {found['versions']['aclnn_py']} doctor", ""]
+    for name, value in found["versions"].items():
+        if name != "aclnn_py":
+            lines.append(f"  {name:<18} {value}")
+    variable = _loader.ENV_BACKEND
+    given = f"{variable}={os.environ[variable]}" if variable in os.environ else f"{variable} unset"
+    lines += ["", f"requested backend    {found['requested_backend']} ({given})"]
+    if found["backend"] is not None:
+        kind = " (aclnn_py's emulator tree)" if found["emulator"] else ""
+        lines.append(f"backend              {found['backend']}{kind}")
+        lines.append(f"  why                {found['reason']}")
+    lines.append(f"emulator built       {'yes' if found['emulator_built'] else 'no'}")
+    if found["cann_expected"]:
+        lines.append(f"CANN expected        {'; '.join(found['cann_expected'])}")
+    lines.append("CANN roots searched, in order:")
+    for root in found["searched_roots"]:
+        state = ("complete" if root["complete"] else
+                 "no complete library set" if root["exists"] else "does not exist")
+        lines.append(f"  {root['source']:<22} {root['root']}: {state}")
+    if found["backend"] is not None:
+        lines += ["", f"install root         {found['root']}", "libraries loaded:"]
+        lines += [f"  {family:<18} {path}" for family, path in found["libraries"].items()]
+        lines.append("dependencies loaded first: " + (", ".join(found["dependencies"]) or "none"))
+        lines.append(f"CANN version         {found['cann_version'] or 'unknown'}")
+        bf16 = "supported" if found["bfloat16"] else "not supported"
+        lines.append(f"SoC                  {found['soc_name'] or 'unknown'} (bfloat16 {bf16})")
+        lines.append(f"devices              {found['device_count']}")
+        for device in found["devices"]:
+            lines.append(f"  device {device['device']:<11} {_gib(device['total_bytes'])} total, "
+                         f"{_gib(device['free_bytes'])} free")
+    lines += ["", "environment:"]
+    variables = [f"  {name}={value}" for name, value in found["environment"].items()]
+    lines += variables or ["  (none set)"]
+    for warning in found["warnings"]:
+        lines += ["", f"warning: {warning}"]
+    if found["error"] is not None:
+        lines += ["", f"error: {found['error']}"]
+    test = found["self_test"]
+    if test is not None:
+        lines.append("")
+        if test["ok"]:
+            lines.append(f"self-test            {test['operator']} on {test['inputs']}: ok "
+                         f"(max abs error {test['max_abs_error']:g}, {test['seconds']:.4f} s)")
+        elif "error" in test:
+            lines.append(f"self-test            {test['operator']} failed: {test['error']}")
+        else:
+            lines.append(f"self-test            {test['operator']} gave wrong numbers: "
+                         f"{test['result']} instead of {test['expected']}")
+    lines += ["", "result: " + ("OK" if found["ok"] else "FAILED: the requested backend cannot "
+                                "work here")]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the report; 0 when the requested backend works, 1 when it cannot."""
+    parser = argparse.ArgumentParser(
+        prog="python -m aclnn_py",
+        description="Check what aclnn_py runs on here: backend and why, libraries, CANN "
+                    "version, SoC, devices, environment, and a tiny operator call.")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--backend", choices=_loader.BACKENDS,
+                        help="the backend to check (sets ACLNN_PY_BACKEND); default: as the "
+                             "environment says")
+    arguments = parser.parse_args(argv)
+    found = report(arguments.backend)
+    if arguments.json:
+        print(json.dumps(found, indent=2))
+    else:
+        print(format_report(found))
+    return 0 if found["ok"] else 1

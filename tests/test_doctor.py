@@ -1,0 +1,201 @@
+"""Diagnosis: ``python -m aclnn_py``, the warning of a surprising fallback to the emulator,
+and the error of importing the unbuilt source tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from conftest import CANN_VARIABLES, run_python
+
+from aclnn_py import _loader
+
+PACKAGE = Path(_loader.__file__).resolve().parent
+
+
+def doctor(*arguments: str, env: dict[str, str] | None = None, home: Path
+           ) -> subprocess.CompletedProcess:
+    """``python -m aclnn_py`` in a fresh interpreter, outside the source tree, with no CANN
+    variables but those in ``env`` and ``home`` as $HOME (so no $HOME/Ascend)."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in CANN_VARIABLES and not k.startswith("ACLNN_EMU_")}
+    environment.update({"HOME": str(home), **(env or {})})
+    return subprocess.run([sys.executable, "-m", "aclnn_py", *arguments], env=environment,
+                          cwd=home, capture_output=True, text=True, timeout=120)
+
+
+def test_doctor_json_on_the_emulator(tmp_path):
+    done = doctor("--json", "--backend", "emulator", home=tmp_path,
+                  env={"ACLNN_EMU_SOC": "Ascend310P3", "LD_LIBRARY_PATH": "/opt/nothing"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["ok"] is True
+    assert found["backend"] == "emulator" and found["emulator"] is True
+    assert found["reason"].startswith("ACLNN_PY_BACKEND=emulator")
+    assert found["cann_version"] == "8.5.0"
+    assert found["soc_name"] == "Ascend310P3" and found["bfloat16"] is False
+    assert set(found["libraries"]) == {"runtime", "meta", "ops", "opapi_math"}
+    assert all(Path(path).is_file() for path in found["libraries"].values())
+    # The support library libruntime.so, by its file name or (an installed wheel keeps
+    # copies, not links) by its soname's.
+    assert any(Path(path).name in ("libruntime.so", "libaclnn_py_emu_runtime.so")
+               for path in found["dependencies"])
+    assert all(path.startswith(found["root"]) for path in found["dependencies"])
+    assert found["device_count"] == 1
+    assert found["devices"][0]["total_bytes"] == 16 * 2**30
+    assert 0 < found["devices"][0]["free_bytes"] <= found["devices"][0]["total_bytes"]
+    assert found["environment"] == {"ACLNN_EMU_SOC": "Ascend310P3",
+                                    "ACLNN_PY_BACKEND": "emulator",
+                                    "LD_LIBRARY_PATH": "/opt/nothing"}
+    test = found["self_test"]
+    assert test["ok"] and test["operator"] == "aclnnMseLossBackward"
+    assert len(test["result"]) == 2 and test["max_abs_error"] < 1e-6
+    assert found["versions"]["aclnn_py"] and found["versions"]["numpy"]
+    assert [root["source"] for root in found["searched_roots"]] == [
+        "default", "default", "default ($HOME)", "default ($HOME)"]
+
+
+def test_doctor_text_names_the_cann_tree_it_used(tmp_path):
+    """Through the cann backend on the emulator's 8.3 tree: the reason names the variable,
+    and the text says the libraries are the emulator's."""
+    root = _loader.emulator_home("8.3")
+    done = doctor(home=tmp_path, env={"ACLNN_PY_BACKEND": "cann",
+                                      "ACLNN_PY_CANN_HOME": str(root),
+                                      "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = done.stdout
+    assert "backend              cann (aclnn_py's emulator tree)" in text
+    assert f"CANN found at {root} ($ACLNN_PY_CANN_HOME)" in text
+    assert f"  $ACLNN_PY_CANN_HOME    {root}: complete" in text
+    assert "CANN version         8.3.RC1" in text
+    assert "devices              2" in text and "  device 1 " in text
+    assert f"  ACLNN_PY_CANN_HOME={root}" in text
+    assert "self-test            aclnnMseLossBackward on float32 (2, 3) and (3,): ok" in text
+    assert text.rstrip().endswith("result: OK")
+
+
+def test_doctor_exits_non_zero_when_the_requested_backend_cannot_work(tmp_path):
+    done = doctor("--backend", "cann", home=tmp_path)
+    assert done.returncode == 1
+    assert "error: LibraryNotFoundError: No CANN installation found" in done.stdout
+    assert "result: FAILED: the requested backend cannot work here" in done.stdout
+    done = doctor("--json", home=tmp_path, env={"ACLNN_PY_BACKEND": "cann"})
+    assert done.returncode == 1
+    found = json.loads(done.stdout)
+    assert found["ok"] is False and found["backend"] is None and found["self_test"] is None
+    assert found["error"].startswith("LibraryNotFoundError")
+
+
+def test_doctor_reports_an_aclnn_py_built_without_the_emulator(tmp_path, monkeypatch):
+    from aclnn_py import doctor as doctor_module
+
+    monkeypatch.setattr(_loader, "EMULATOR_TREES", tmp_path / "absent")
+    monkeypatch.setattr(_loader, "EMULATOR_HOME", tmp_path / "absent" / "8.5")
+    monkeypatch.setattr(_loader, "_libraries", None)
+    monkeypatch.setenv("ACLNN_PY_BACKEND", "emulator")
+    found = doctor_module.report()
+    assert found["ok"] is False and found["emulator_built"] is False
+    assert "installed without its host emulator (ACLNN_PY_BUILD_EMULATOR=0" in found["error"]
+    assert "emulator built       no" in doctor_module.format_report(found)
+
+
+# ---- the fallback warning -----------------------------------------------------------
+
+
+@pytest.fixture
+def auto_backend(tmp_path, monkeypatch):
+    """locate() in auto mode with no CANN anywhere, a fresh warning flag, and the Ascend
+    default folder at a path of the test's choosing (absent at first)."""
+    for variable in CANN_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(_loader, "ASCEND_BASE", tmp_path / "Ascend-default")
+    monkeypatch.setattr(_loader, "_fallback_warned", False)
+    return tmp_path
+
+
+def fallback_warnings() -> tuple[_loader.Installation, list[str]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        installation = _loader.locate()
+        _loader.locate()
+    return installation, [str(w.message) for w in caught if w.category is RuntimeWarning]
+
+
+def test_no_warning_when_nothing_says_cann_should_be_here(auto_backend):
+    installation, messages = fallback_warnings()
+    assert installation.backend == "emulator"
+    assert messages == []
+    assert "nothing in the environment points at one" in installation.reason
+
+
+@pytest.mark.parametrize("variable", ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME",
+                                      "ACLNN_PY_CANN_HOME"])
+def test_one_warning_when_a_variable_names_a_cann_that_does_not_load(auto_backend, monkeypatch,
+                                                                     variable):
+    empty = auto_backend / "cann-root"
+    empty.mkdir()
+    monkeypatch.setenv(variable, str(empty))
+    installation, messages = fallback_warnings()
+    assert installation.backend == "emulator"
+    assert len(messages) == 1  # two lookups, one warning
+    assert f"${variable} is set ({empty})" in messages[0]
+    assert "uses its host emulator" in messages[0] and "python -m aclnn_py" in messages[0]
+    assert f"{empty}/lib64/libacl_rt.so" in messages[0]
+    assert "ACLNN_PY_BACKEND=emulator" in messages[0]
+
+
+def test_one_warning_when_the_default_ascend_folder_exists(auto_backend):
+    _loader.ASCEND_BASE.mkdir()
+    _, messages = fallback_warnings()
+    assert len(messages) == 1 and f"{_loader.ASCEND_BASE} exists" in messages[0]
+
+
+def test_no_warning_when_the_emulator_is_asked_for(auto_backend, monkeypatch):
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(auto_backend))
+    monkeypatch.setenv("ACLNN_PY_BACKEND", "emulator")
+    assert fallback_warnings()[1] == []
+
+
+def test_the_warning_reaches_a_users_process_once(tmp_path):
+    done = run_python("""
+        import numpy as np
+        import aclnn_py
+        x = np.ones(3, np.float32)
+        aclnn_py.add(x, x)
+        aclnn_py.mse_loss(x, x)
+        print(aclnn_py.runtime_info()["backend"])
+    """, {"ASCEND_TOOLKIT_HOME": str(tmp_path / "missing")}, home=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "emulator"
+    assert done.stderr.count("RuntimeWarning: aclnn_py found no usable CANN installation") == 1
+    assert f"$ASCEND_TOOLKIT_HOME is set ({tmp_path / 'missing'})" in done.stderr
+
+
+# ---- importing the unbuilt source tree ----------------------------------------------------
+
+
+def test_importing_the_unbuilt_source_tree_says_what_to_do(tmp_path):
+    """As after a non-editable install, run from the repository root: the source tree's
+    aclnn_py (no _ffi.py, no libraries) comes first on sys.path. ``-S`` keeps out this
+    environment's own install, whose editable finder would supply the missing modules."""
+    tree = tmp_path / "aclnn_py"
+    tree.mkdir()
+    for source in PACKAGE.glob("*.py"):
+        if source.name != "_ffi.py":
+            shutil.copy(source, tree)
+    done = subprocess.run([sys.executable, "-S", "-c", "import aclnn_py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: aclnn_py was imported from an unbuilt source tree "
+                           f"({tmp_path})"), done.stderr
+    assert f"`pip install -e {tmp_path}`" in last
+    assert "run Python (and pytest) from another directory" in last
+    assert "ModuleNotFoundError" not in done.stderr
