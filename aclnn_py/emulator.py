@@ -15,7 +15,13 @@ executor cache: once an operator and signature -- its tensors' dtypes, shapes,
 strides, offsets, formats and storage shapes, and its attribute values -- ran
 non-repeatably, phase 1 of that signature hands out a cached executor, which
 ``aclSetAclOpExecutorRepeatable`` refuses with 561000 and which launches once,
-non-repeatably; default ``0``).
+non-repeatably; default ``0``), ``ACLNN_EMU_LINK`` (``<latency_us>:<GB/s>``, e.g.
+``10:25``: a transfer model; each host<->device copy, ``aclrtMemcpy`` or
+``aclrtMemcpyAsync``, occupies a per-device copy engine, concurrent with kernels, for
+the latency plus bytes over the bandwidth, and synchronisation returns no earlier than
+the modelled end of the work; device-to-device copies are not on the link; unset or
+empty: off; malformed: ``aclInit`` fails with 100000; see the README's "The host
+emulator").
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ Usage::
     python benchmarks/bench.py --quick      # smoke run: fewer repetitions, no 16 M case
     python benchmarks/bench.py --profile    # cProfile of the 1-element Python call paths
     python benchmarks/bench.py --crossover  # staged against direct copies, by array size
+    python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -45,6 +46,11 @@ after warm-up (from ``aclnn_py.emulator.stats()`` and
 baseline after each case); peak resident memory of the 16 M case, measured first, in a
 subprocess per mode (``resource.getrusage().ru_maxrss``, and on Linux ``VmHWM`` reset
 before the calls; on the emulator, device memory is host memory and counts too).
+
+``--link <latency_us>:<GB/s>`` sets ``ACLNN_EMU_LINK`` for this run and its c_floor and RSS
+processes: every host<->device copy then costs the emulator's transfer model (a latency and a
+bandwidth on a per-device copy engine, see ``aclnn_py.emulator``), which shows what the copy
+count of (a) against (a_u) and the overlap of copies with kernels are worth.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -809,6 +815,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile-calls", type=int, default=5000)
     parser.add_argument("--crossover", action="store_true",
                         help="only time staged against direct copies by array size")
+    parser.add_argument("--link", metavar="LATENCY_US:GBPS",
+                        help="emulator transfer model for the run (sets ACLNN_EMU_LINK), "
+                             "e.g. 10:25")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -816,6 +825,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
+    if args.link is not None:  # read at aclInit, here and by every child process
+        os.environ["ACLNN_EMU_LINK"] = args.link
     if args.rss_child:
         n, dtype, mode, calls = args.rss_child.split(":")
         rss_child(int(n), dtype, mode, int(calls))
@@ -854,10 +865,12 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
         "loadavg_start": loadavg(),
         "grad": "0-d array", "reduction": "mean",
+        "link": os.environ.get("ACLNN_EMU_LINK") or None,
     }
     print(f"aclnn_py {aclnn_py.__version__} on {info['backend']} ({info['soc_name']}), "
           f"numpy {np.__version__}, torch {torch_version}, {os.cpu_count()} CPUs, "
-          f"load {meta['loadavg_start']}", flush=True)
+          f"load {meta['loadavg_start']}"
+          + (f", ACLNN_EMU_LINK={meta['link']}" if meta["link"] else ""), flush=True)
 
     # First, while this process is still small: a forked child's ru_maxrss starts at its
     # parent's RSS.

@@ -108,6 +108,7 @@ typedef struct emu_task {
     const char *name; /* for messages: the operator ("MseLossBackward") or API ("aclrtMemcpyAsync") */
     struct emu_task *next;
     aclrtStream stream; /* set when queued: the stream handle, NULL for a default stream */
+    uint64_t enqueue_ns; /* set when queued under ACLNN_EMU_LINK: CLOCK_MONOTONIC, ns */
 } emu_task;
 
 /*

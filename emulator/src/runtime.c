@@ -89,6 +89,22 @@ static size_t g_quarantine_max = EMU_QUARANTINE_DEFAULT;
 static uint64_t g_op_cache_epoch;
 static uint64_t g_op_cache_epochs;
 
+/*
+ * ACLNN_EMU_LINK=<latency_us>:<GB/s>: a transfer model, off unless set. Virtual time runs on
+ * CLOCK_MONOTONIC (ns). Each device has a copy engine (host<->device copies: latency +
+ * bytes / bandwidth each) and a compute engine (kernels and device-to-device copies: the real
+ * time their run took), working concurrently. When a stream's tasks run (at synchronisation),
+ * each starts at the latest of its enqueue time, the end of the previous task on its stream
+ * and its engine's free time; event records take no time. Synchronising a stream, an event or
+ * the device returns no earlier than the end of the work waited for (aclrtStreamQuery reports
+ * not ready until then; aclrtDestroyStream does not wait); a synchronous host<->device
+ * aclrtMemcpy takes the copy engine from max(now, engine free) and returns at its end. The
+ * host copy itself stands for the modelled one (a copy is never faster than the host).
+ */
+static bool g_link;
+static uint64_t g_link_latency_ns;
+static double g_link_bytes_per_ns; /* GB/s = bytes per ns */
+
 typedef struct context context;
 typedef struct stream stream;
 typedef struct event event;
@@ -112,6 +128,7 @@ struct stream {
     uint64_t seq_enqueued; /* tasks ever queued */
     uint64_t seq_done;     /* tasks ever run or dropped (FIFO, so the first seq_done of seq_enqueued) */
     bool query_not_ready_reported;
+    uint64_t end_ns; /* ACLNN_EMU_LINK: virtual end of the last task run */
 };
 
 struct event {
@@ -124,6 +141,7 @@ struct event {
     uint64_t rec_seq;       /* stream seq_enqueued value right after the record task */
     uint64_t generation;    /* bumped by every record */
     struct timespec ts;
+    uint64_t done_ns;       /* ACLNN_EMU_LINK: virtual time of the latest record */
 };
 
 typedef struct {
@@ -131,6 +149,7 @@ typedef struct {
     context *default_ctx;
     uint64_t used_bytes;
     int64_t explicit_streams;
+    uint64_t copy_free_ns, compute_free_ns; /* ACLNN_EMU_LINK: when each engine is next free */
 } device_state;
 
 static device_state g_devices[EMU_MAX_DEVICES];
@@ -680,8 +699,39 @@ static void report_unknown_soc(const char *value)
               "names: %s", value, names);
 }
 
+/* A non-negative decimal number (digits and at most one '.') ending at `stop`; NULL on failure. */
+static const char *parse_decimal(const char *s, char stop, double *out)
+{
+    const char *p = s;
+    int dots = 0, digits = 0;
+    for (; *p && *p != stop; p++) {
+        if (*p == '.')
+            dots++;
+        else if (isdigit((unsigned char)*p))
+            digits++;
+        else
+            return NULL;
+    }
+    if (digits == 0 || dots > 1 || *p != stop)
+        return NULL;
+    *out = strtod(s, NULL);
+    return p;
+}
+
+/* ACLNN_EMU_LINK: unset or empty -> off; else <latency_us>:<GB/s>, bandwidth > 0. */
+static bool parse_link(const char *v, uint64_t *latency_ns, double *bytes_per_ns)
+{
+    double us, gbs;
+    const char *p = parse_decimal(v, ':', &us);
+    if (!p || !parse_decimal(p + 1, '\0', &gbs) || gbs <= 0 || us > 1e9)
+        return false;
+    *latency_ns = (uint64_t)(us * 1e3 + 0.5);
+    *bytes_per_ns = gbs;
+    return true;
+}
+
 static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine,
-                           bool *op_cache)
+                           bool *op_cache, bool *link, uint64_t *link_latency_ns, double *link_bytes_per_ns)
 {
     const char *v = getenv("ACLNN_EMU_SOC");
     if (v) {
@@ -752,6 +802,15 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         }
         *op_cache = v[0] == '1';
     }
+
+    v = getenv("ACLNN_EMU_LINK");
+    *link = v && *v;
+    if (*link && !parse_link(v, link_latency_ns, link_bytes_per_ns)) {
+        emu_error("aclInit: environment variable ACLNN_EMU_LINK='%s' is invalid: expected "
+                  "<latency_us>:<GB/s>, two decimal numbers, the bandwidth above 0 (e.g. 10:25), or empty "
+                  "for no transfer model", v);
+        return ACL_ERROR_INVALID_PARAM;
+    }
     return ACL_SUCCESS;
 }
 
@@ -789,8 +848,11 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     int32_t count;
     uint64_t cap;
     size_t quarantine;
-    bool op_cache;
-    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine, &op_cache);
+    bool op_cache, link;
+    uint64_t link_latency_ns = 0;
+    double link_bytes_per_ns = 0;
+    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine, &op_cache, &link, &link_latency_ns,
+                              &link_bytes_per_ns);
     if (rc)
         return rc;
     LOCK();
@@ -801,6 +863,9 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     g_dev_count = count;
     g_dev_capacity = cap;
     g_quarantine_max = quarantine;
+    g_link = link;
+    g_link_latency_ns = link_latency_ns;
+    g_link_bytes_per_ns = link_bytes_per_ns;
     __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
     memset(g_devices, 0, sizeof g_devices);
     g_inited = true;
@@ -884,13 +949,78 @@ static emu_task *stream_pop(stream *s, uint64_t upto)
     return t;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* ACLNN_EMU_LINK: how long `bytes` occupy the copy engine. */
+static uint64_t link_duration_ns(uint64_t bytes)
+{
+    return g_link_latency_ns + (uint64_t)((double)bytes / g_link_bytes_per_ns + 0.5);
+}
+
+/*
+ * ACLNN_EMU_LINK: return at `target` (CLOCK_MONOTONIC ns), not before: sleep, then spin for the
+ * last EMU_LINK_SPIN_NS. Called without the lock.
+ */
+#define EMU_LINK_SPIN_NS 100000u
+
+static void link_wait_until(uint64_t target)
+{
+    uint64_t now = now_ns();
+    if (now + EMU_LINK_SPIN_NS < target) {
+        uint64_t wake = target - EMU_LINK_SPIN_NS;
+        struct timespec ts = {(time_t)(wake / 1000000000u), (long)(wake % 1000000000u)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+    while (now_ns() < target)
+        ;
+}
+
+static aclError copy_run(emu_task *t);
+static aclError record_run(emu_task *t);
+static bool copy_task_on_link(const emu_task *t, uint64_t *bytes);
+static void record_task_done(emu_task *t, uint64_t at_ns);
+
+/* ACLNN_EMU_LINK: run t and place it in virtual time (see g_link). Lock held. */
+static aclError link_run(stream *s, emu_task *t)
+{
+    device_state *d = &g_devices[s->device];
+    uint64_t start = max_u64(t->enqueue_ns, s->end_ns), bytes;
+    aclError rc;
+    if (copy_task_on_link(t, &bytes)) {
+        rc = t->run(t);
+        start = max_u64(start, d->copy_free_ns);
+        s->end_ns = d->copy_free_ns = start + link_duration_ns(bytes);
+    } else if (t->run == record_run) {
+        rc = t->run(t);
+        s->end_ns = start;
+        record_task_done(t, start);
+    } else {
+        uint64_t t0 = now_ns();
+        rc = t->run ? t->run(t) : ACL_SUCCESS;
+        start = max_u64(start, d->compute_free_ns);
+        s->end_ns = d->compute_free_ns = start + (now_ns() - t0);
+    }
+    return rc;
+}
+
 /* Run (or drop) the tasks of s while seq_done < upto. Returns the first error. Lock held. */
 static aclError stream_run(stream *s, uint64_t upto, const char *api)
 {
     aclError first = ACL_SUCCESS;
     emu_task *t;
     while ((t = stream_pop(s, upto)) != NULL) {
-        aclError rc = t->run ? t->run(t) : ACL_SUCCESS;
+        aclError rc = g_link ? link_run(s, t) : t->run ? t->run(t) : ACL_SUCCESS;
         s->seq_done++;
         if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
             first = rc;
@@ -1466,6 +1596,7 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
     REQUIRE_INIT(api);
     REQUIRE_DEVICE(api, dev);
     aclError first = ACL_SUCCESS;
+    uint64_t end = 0;
     LOCK();
     for (size_t i = 0; i < g_streams.n; i++) {
         stream *s = g_streams.items[i];
@@ -1474,8 +1605,12 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
         aclError rc = stream_run_all(s, api);
         if (rc && !first)
             first = rc;
+        end = max_u64(end, s->end_ns);
     }
+    bool link = g_link;
     UNLOCK();
+    if (link)
+        link_wait_until(end);
     return first;
 }
 
@@ -1593,6 +1728,7 @@ static void stream_append(stream *s, emu_task *t)
     s->tail = t;
     s->n_pending++;
     s->seq_enqueued++;
+    t->enqueue_ns = g_link ? now_ns() : 0;
 }
 
 EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, const char *api)
@@ -1688,7 +1824,10 @@ static aclError synchronize_stream(const char *api, aclrtStream h)
     aclError rc = resolve_stream(h, api, &s);
     if (!rc)
         rc = stream_run_all(s, api); /* host execution never times out */
+    uint64_t end = !rc && g_link ? s->end_ns : 0;
     UNLOCK();
+    if (end)
+        link_wait_until(end);
     return rc;
 }
 
@@ -1727,7 +1866,9 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
         UNLOCK();
         return rc;
     }
-    if (!s->head) {
+    if (!s->head && g_link && now_ns() < s->end_ns) {
+        *status = ACL_STREAM_STATUS_NOT_READY; /* ACLNN_EMU_LINK: the work ends later */
+    } else if (!s->head) {
         s->query_not_ready_reported = false;
         *status = ACL_STREAM_STATUS_COMPLETE;
     } else if (!s->query_not_ready_reported) {
@@ -1735,9 +1876,9 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
         s->query_not_ready_reported = true;
         *status = ACL_STREAM_STATUS_NOT_READY;
     } else {
-        /* Next look: the work "finished" meanwhile. */
+        /* Next look: the work "finished" meanwhile (under ACLNN_EMU_LINK, at its virtual end). */
         rc = stream_run_all(s, api);
-        *status = ACL_STREAM_STATUS_COMPLETE;
+        *status = g_link && now_ns() < s->end_ns ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
     }
     UNLOCK();
     return rc;
@@ -1762,6 +1903,16 @@ static aclError record_run(emu_task *t)
         r->ev->completed = true;
     }
     return ACL_SUCCESS;
+}
+
+/* ACLNN_EMU_LINK: the record t ran at virtual time at_ns. Lock held. */
+static void record_task_done(emu_task *t, uint64_t at_ns)
+{
+    record_task *r = (record_task *)t;
+    if (reg_has(&g_events, r->ev) && r->ev->id == r->ev_id && r->ev->generation == r->generation) {
+        r->ev->done_ns = at_ns;
+        r->ev->ts = (struct timespec){(time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u)};
+    }
 }
 
 EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
@@ -1857,7 +2008,10 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
     stream *s = rc == ACL_SUCCESS ? pending_record_stream(e) : NULL;
     if (s)
         rc = stream_run(s, e->rec_seq, api);
+    uint64_t end = !rc && g_link && e->completed ? e->done_ns : 0;
     UNLOCK();
+    if (end)
+        link_wait_until(end);
     return rc;
 }
 
@@ -2323,10 +2477,18 @@ EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
         UNLOCK();
         return rc;
     }
+    /* ACLNN_EMU_LINK: the copy engine from max(call, engine free); the host copy stands for it */
+    uint64_t end = 0;
+    if (g_link && (plan.dir == DIR_H2D || plan.dir == DIR_D2H)) {
+        device_state *d = &g_devices[dev];
+        end = d->copy_free_ns = max_u64(now_ns(), d->copy_free_ns) + link_duration_ns(count);
+    }
     /* Immediate, no stream synchronisation (RT doc 11-03): reading before a sync sees stale data. */
     copy_bytes(dst, src, count);
     count_copy(plan.dir, count);
     UNLOCK();
+    if (end)
+        link_wait_until(end);
     return ACL_SUCCESS;
 }
 
@@ -2369,6 +2531,16 @@ static aclError copy_run(emu_task *t)
     copy_bytes(c->dst, c->src, c->count);
     count_copy(c->plan.dir, c->count);
     return ACL_SUCCESS;
+}
+
+/* Whether t is a host<->device asynchronous copy (ACLNN_EMU_LINK's copy engine); *bytes its size. */
+static bool copy_task_on_link(const emu_task *t, uint64_t *bytes)
+{
+    const copy_task *c = (const copy_task *)t;
+    if (t->run != copy_run || (c->plan.dir != DIR_H2D && c->plan.dir != DIR_D2H))
+        return false;
+    *bytes = c->count;
+    return true;
 }
 
 /*
@@ -2450,7 +2622,10 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
          * ordered after the work already on the stream, so that work runs first. */
         rc = stream_run(s, s->seq_enqueued, api);
     }
+    uint64_t end = !async && !rc && g_link ? s->end_ns : 0;
     UNLOCK();
+    if (end)
+        link_wait_until(end);
     return rc;
 }
 
