@@ -124,24 +124,21 @@ def pooling() -> bool:
 
 def pool(device: int) -> MemoryPool:
     """The device's pool (made on first use; without caching when ``ACLNN_PY_POOL=0``)."""
-    found = _pools.get(device)
-    if found is None:
-        with _pools_lock:
-            found = _pools.get(device)
-            if found is None:
-                found = _pools[device] = MemoryPool(device, pooling())
-    return found
+    return _pools.get(device) or _made(_pools, device, host=False)
 
 
 def host_pool(device: int) -> MemoryPool:
     """The pool of page-locked host memory used with ``device`` (made on first use)."""
-    found = _host_pools.get(device)
-    if found is None:
-        with _pools_lock:
-            found = _host_pools.get(device)
-            if found is None:
-                found = _host_pools[device] = MemoryPool(device, pooling(), host=True)
-    return found
+    return _host_pools.get(device) or _made(_host_pools, device, host=True)
+
+
+def _made(pools: dict[int, MemoryPool], device: int, host: bool) -> MemoryPool:
+    """``pools[device]``, made under the lock unless another thread made it first."""
+    with _pools_lock:
+        found = pools.get(device)
+        if found is None:
+            found = pools[device] = MemoryPool(device, pooling(), host=host)
+        return found
 
 
 def _forget_pools() -> None:
