@@ -267,9 +267,10 @@ class Plan:
     CANN's own argument checks, first run at the first :meth:`run`.
 
     Subclasses name their operator: ``class MseLossBackwardPlan(Plan): spec = ...``.
-    The arrays and attributes given at construction (as to the operator's function,
-    with device arrays only) fix the shapes, dtypes and layouts; ``run()`` may rebind
-    any array, by position or name, to another device array of the same description.
+    The arrays and attributes given at construction (what the operator's function
+    takes: device arrays, numpy arrays and Python numbers, the latter two copied to the
+    device once, here) fix the shapes, dtypes and layouts; ``run()`` may rebind any
+    array, by position or name, to another device array of the same description.
     Every argument is checked before anything is rebound: a refused ``run()`` leaves
     the plan exactly as it was. Plans and one-shot calls launch through the same
     launches (``_launch.new_launch``), so whatever a queued run uses stays
@@ -283,18 +284,17 @@ class Plan:
         self._launcher: Launch | None = None
         spec = self.spec
         inputs, attributes = _bind(spec, args, kwargs)
-        for name, array in zip(spec.inputs, inputs):
-            if not isinstance(array, DeviceArray):
-                raise TypeError(f"{name} must be an aclnn_py.DeviceArray (plans work on device "
-                                f"arrays; use aclnn_py.to_device), got {type(array).__name__}")
         arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
         if out is not None:
             _check_out(out, shape, True, spec)
-        stream = _placement([a.device for a in arrays.values()], out, stream)
+        stream = _placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
+                            out, stream)
         if out is None:
             out = empty(shape, dtype, device=stream.device)
         self.stream = stream
-        self._arrays = (*arrays.values(), out)
+        # Host inputs go up once: the plan owns their device copies (run() rebinds them).
+        self._arrays = (*(to_device(a, device=stream.device, stream=stream)
+                          for a in arrays.values()), out)
         self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
 
     @property

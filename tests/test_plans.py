@@ -69,9 +69,26 @@ def test_rebinding_a_different_description_is_a_value_error(arrays):
     plan.out.free()
 
 
-def test_plans_take_device_arrays_only(arrays):
-    with pytest.raises(TypeError, match="plans work on device arrays"):
-        aclnn_py.MseLossBackwardPlan(np.ones(3, np.float32), arrays["x"], arrays["y"])
+def test_plans_take_what_one_shot_calls_take(arrays):
+    """numpy arrays and Python numbers are copied to the device once, at construction."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.ones(3, np.float32)
+    with aclnn_py.MseLossBackwardPlan(2.0, x, y, "none") as plan:
+        first = plan.run().numpy()
+        x[...] = 0  # the plan holds its own copy
+        second = plan.run().numpy()
+        plan.run(x=arrays["x"])
+        rebound = plan.out.numpy()
+    expected = 2.0 * 2 * (np.arange(6, dtype=np.float32).reshape(2, 3) - 1.0)
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)
+    np.testing.assert_array_equal(rebound, 2.0 * 2 * (arrays["x"].numpy() - 1.0))
+    assert first.dtype == np.float32
+    mixed = aclnn_py.AddPlan(arrays["x"], np.ones((2, 3), np.float32), alpha=3)
+    np.testing.assert_array_equal(mixed.run().numpy(), arrays["x"].numpy() + 3)
+    mixed.close()
+    with pytest.raises(TypeError, match="x has dtype float64"):
+        aclnn_py.MseLossBackwardPlan(1.0, np.ones(3), np.ones(3, np.float32))
 
 
 def test_forward_plan(arrays):
