@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gc
+import re
 
 import numpy as np
 import pytest
-from conftest import run_python
+from conftest import no_device_work, run_python
 
 import aclnn_py
 from aclnn_py import DeviceArray
@@ -207,3 +208,15 @@ def test_explicit_free_waits_for_queued_work_that_reads_the_array():
     np.testing.assert_array_equal(result.numpy(), np.full(64, 4.0, np.float32))
     again.free()
     result.free()
+
+
+@pytest.mark.parametrize("values", [np.array(["a", "b"]), np.array([1, "x"], dtype=object),
+                                    np.array(["2020-01-01"], dtype="datetime64[D]"),
+                                    np.array([1], dtype="timedelta64[s]")],
+                         ids=["str", "object", "datetime", "timedelta"])
+def test_dtypes_without_a_cann_counterpart_are_refused_before_any_device_work(values):
+    named = f"has dtype {re.escape(values.dtype.name)}"
+    with no_device_work(), pytest.raises(TypeError, match=named):
+        aclnn_py.to_device(values)
+    with no_device_work(), pytest.raises(TypeError, match="supported dtypes are float32"):
+        aclnn_py.empty((2,), values.dtype)
