@@ -1,0 +1,22 @@
+"""Every Python snippet in the README runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_python
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+
+
+def test_the_readme_has_python_snippets():
+    assert len(SNIPPETS) >= 3
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+def test_a_readme_snippet_runs_as_written(snippet):
+    done = run_python(snippet)
+    assert done.returncode == 0, done.stderr
