@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import _lowlevel as ll
-from ._dtypes import acl_dtype, all_dtypes, dtype_label
+from ._dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
 from ._memory import DeviceBuffer
 from ._runtime import AclTensor, Stream
 
@@ -282,6 +283,34 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
     return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
 
 
+def host_array(value: Any) -> np.ndarray:
+    """``value`` as a numpy array, without a copy where it can: anything ``numpy.asarray``
+    takes, CPU PyTorch tensors (``requires_grad`` and ``torch.bfloat16`` ones too; PyTorch
+    is not imported for this) and other objects exporting CPU memory through DLPack."""
+    if isinstance(value, np.ndarray):
+        return value
+    if type(value).__module__.split(".", 1)[0] == "torch":
+        return _torch_array(value)
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, BufferError, RuntimeError) as error:
+            raise TypeError(f"{type(value).__name__} exports DLPack, but numpy cannot read it "
+                            f"({error}); pass a numpy array") from None
+    return np.asarray(value)
+
+
+def _torch_array(tensor: Any) -> np.ndarray:
+    tensor = tensor.detach()  # read, not differentiated: the result is a numpy array
+    if tensor.device.type != "cpu":
+        raise TypeError(f"a PyTorch tensor on {tensor.device} cannot be read from the host; "
+                        "move it with .cpu() first")
+    torch = sys.modules["torch"]
+    if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16: the bits, viewed as ml_dtypes'
+        return tensor.view(torch.int16).numpy().view(bfloat16)
+    return tensor.resolve_conj().resolve_neg().numpy()
+
+
 def to_device(array: Any, *, device: int | None = None, stream: Stream | None = None
               ) -> DeviceArray:
     """Copy a host array to the device (its distinct elements, once).
@@ -295,7 +324,7 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
                              f"{device}; copy it through the host: "
                              f"to_device(array.numpy(), device={device})")
         return array
-    array = np.asarray(array)
+    array = host_array(array)
     acl_dtype(array.dtype, all_dtypes(), argument="array")
     if array.size == 0:
         return DeviceArray(DeviceBuffer(0, device), array.shape, array.dtype)

@@ -24,14 +24,15 @@ from typing import Any
 import numpy as np
 
 from . import _launch_cache, _staging
-from ._arrays import DeviceArray, empty, to_device
+from ._arrays import DeviceArray, empty, host_array, to_device
 from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
 from ._launch import Launch, new_launch
 from ._memory import DeviceBuffer
 from ._runtime import Stream, activate, current_stream, resolve_stream, soc_name
 from ._specs import OperatorSpec
 
-ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, or a DeviceArray
+ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch tensor or DLPack
+#                 exporter (_arrays.host_array), or a DeviceArray
 
 # ---- validation -------------------------------------------------------------------
 
@@ -45,7 +46,7 @@ def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceAr
         return value
     if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.asarray(value, dtype=like)
-    array = np.asarray(value)
+    array = host_array(value)
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     return array
