@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _launch_cache
+from . import _chunked, _launch_cache
 from . import _lowlevel as ll
 from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
 from ._dtypes import acl_dtype, all_dtypes
@@ -90,7 +90,7 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like", "views", "pools")
+                 "key", "numbers", "like", "views", "pools", "large")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
@@ -134,6 +134,8 @@ class Layout:
                     self.result[3][6])
         self.views: tuple[Any, ...] | None = None
         self.pools = staging_pools(device)
+        # Checked against the free memory per call (``_chunked``); smaller calls never are.
+        self.large = self.device_bytes > _chunked.CHECK_BYTES
 
     def _views(self, staging: Any) -> tuple[Any, ...]:
         """What a call over the blocks ``staging`` holds needs: ``(device base, host base,
@@ -171,6 +173,10 @@ class Layout:
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
         """The call over ``arrays`` (laid out as this signature says) on ``stream`` (its
         device current), writing ``host``; returns ``host`` once the stream is done."""
+        if self.large and _chunked.needed(self.device_bytes, stream.device):
+            done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream)
+            if done is not None:
+                return done
         host_pool, device_pool = self.pools
         staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
                                           self.device_bytes)

@@ -1,0 +1,292 @@
+"""The numpy path for calls larger than the device: chunks along the broadcast result.
+
+When the device bytes of a numpy call (its inputs' distinct elements and its result)
+exceed what the device has free, the pool's cache counted as free (the cache is then
+returned to CANN), the call streams through in chunks of rows of the leading axis of
+the broadcast shape (leading axes of length 1 dropped first):
+
+* an input that varies along that axis travels chunk by chunk, each element once; an
+  input that does not (lower rank, length 1 there, or a zero stride) is copied up
+  **once**, with a synchronous ``aclrtMemcpy`` before anything is queued, and stays
+  on the device for the whole call; so the host-to-device bytes are exactly the
+  distinct input bytes, as unchunked (each chunk's arrays go with one copy each, so
+  no alignment padding travels);
+* two sets of buffers (page-locked host and device, from the pools) take turns on two
+  streams, the call's and a helper stream of the device: chunk ``k`` is packed into
+  set ``k % 2``, then its uploads, its kernel and its result's download are queued on
+  stream ``k % 2``, so the copies of chunk ``k + 1`` run while the kernel of chunk
+  ``k`` does. The host waits for one stream per chunk, then copies that chunk's result
+  out and packs chunk ``k + 2`` into the freed set: ``sync_calls`` is the chunk count;
+* reductions: ``"none"`` is elementwise, bit for bit the unchunked result. A
+  backward's ``"mean"`` runs the chunks with ``"sum"`` (no division) and divides each
+  chunk's rows once on the host, in float64, by the operator's divisor over the
+  whole call (``x.size`` for MSE and smooth L1, the result's size for L1). A
+  forward loss's ``"sum"`` adds the chunks' sums in float64; its ``"mean"`` runs the
+  chunks with ``"mean"`` (a partial mean cannot overflow where the whole mean does
+  not) and adds each times its element count in float64, then divides by the
+  broadcast size. The total is rounded once to the result's dtype.
+
+``ACLNN_PY_CHUNK_BYTES`` (read once) sets the device bytes of one chunk's buffer set
+and makes every numpy call above that size chunk, whatever the free memory: for tests.
+Calls with device arrays never come here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _launch_cache
+from . import _lowlevel as ll
+from ._arrays import DeviceArray, contiguous_strides, host_layout
+from ._memory import DeviceBuffer, pool, staged_buffer, take_staging
+from ._runtime import Stream
+from ._specs import REDUCTION, Reduction
+
+_H2D = ll.MEMCPY_HOST_TO_DEVICE
+_D2H = ll.MEMCPY_DEVICE_TO_HOST
+_HBM = ll.constant("ACL_HBM_MEM")
+ALIGNMENT = 512
+
+
+def _read_chunk_bytes() -> int | None:
+    value = os.environ.get("ACLNN_PY_CHUNK_BYTES", "").strip()
+    if not value:
+        return None
+    try:
+        nbytes = int(value)
+    except ValueError:
+        raise ValueError(f"ACLNN_PY_CHUNK_BYTES must be a number of bytes, got {value!r}") \
+            from None
+    if nbytes <= 0:
+        raise ValueError(f"ACLNN_PY_CHUNK_BYTES must be positive, got {value!r}")
+    return nbytes
+
+
+CHUNK_BYTES = _read_chunk_bytes()
+
+last_count = 0  # internal, for tests: the chunks of this process's latest chunked call
+
+# Calls of at most this many device bytes are never checked against the free memory.
+CHECK_BYTES = CHUNK_BYTES if CHUNK_BYTES is not None else 8 * 1024 * 1024
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // ALIGNMENT) * ALIGNMENT
+
+
+def needed(device_bytes: int, device: int) -> bool:
+    """Whether a numpy call of ``device_bytes`` (> :data:`CHECK_BYTES`) must chunk: above
+    ``ACLNN_PY_CHUNK_BYTES`` when set, else above the device's free memory plus what the
+    pool caches."""
+    if CHUNK_BYTES is not None:
+        return device_bytes > CHUNK_BYTES
+    free, _ = ll.get_mem_info(_HBM)
+    return device_bytes > free + pool(device).stats()["cached_bytes"]
+
+
+_helpers: dict[int, Stream] = {}
+_helpers_lock = threading.Lock()
+
+
+def _helper(device: int) -> Stream:
+    """The second stream of chunked calls on ``device`` (made on first use)."""
+    with _helpers_lock:
+        found = _helpers.get(device)
+        if found is None or found.closed:
+            found = _helpers[device] = Stream(device)
+        return found
+
+
+def _copies(copies: Sequence[tuple[Any, ...]]) -> None:
+    for arguments in copies:
+        ll.memcpy_async(*arguments)
+
+
+def _description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
+                 nbytes: int, device: int) -> tuple[Any, ...]:
+    from ._staging import _description as describe
+    return describe(shape, dtype, strides, nbytes, device)
+
+
+def _view(pointer: Any, shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
+          nbytes: int, device: int) -> DeviceArray:
+    return DeviceArray.like(_description(shape, dtype, strides, nbytes, device),
+                            staged_buffer(pointer if nbytes else ll.NULL, nbytes, device))
+
+
+def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
+        host: np.ndarray, stream: Stream) -> np.ndarray | None:
+    """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
+    chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the
+    caller then goes the unchunked way."""
+    device = stream.device
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    total_elements = math.prod(shape)
+    elementwise = host.shape == shape
+    arrays = list(arrays)
+    target = host
+    while len(shape) > 1 and shape[0] == 1:  # leading axes of length 1 do not chunk
+        arrays = [a[0] if a.ndim == len(shape) else a for a in arrays]
+        if elementwise:
+            target = target[0]
+        shape = shape[1:]
+    if not shape or shape[0] < 2 or not total_elements:
+        return None
+    rank, length = len(shape), shape[0]
+    inner = total_elements // length
+
+    where = next((i for i, a in enumerate(spec.attributes) if a is REDUCTION), None)
+    reduction = Reduction.NONE if where is None else c_attributes[where]
+    chunk_attributes = c_attributes
+    scale = None  # a backward's mean: the divisor of the whole call
+    if reduction == Reduction.MEAN and not spec.reduces:
+        chunk_attributes = (*c_attributes[:where], int(Reduction.SUM), *c_attributes[where + 1:])
+        if spec.mean_divisor == "x.size":
+            scale = float(arrays[spec.inputs.index("x")].size)
+        else:
+            scale = float(total_elements)
+    reducing = spec.reduces and reduction != Reduction.NONE
+
+    varying = [a.ndim == rank and a.shape[0] == length and a.strides[0] != 0 for a in arrays]
+    result_dtype = host.dtype
+    row_bytes = (inner * result_dtype.itemsize) if elementwise else 0
+    fixed = result_dtype.itemsize if not elementwise else 0
+    for array, varies in zip(arrays, varying):
+        if varies:
+            row_bytes += host_layout(array[:1])[0].size * array.itemsize
+    slack = ALIGNMENT * (len(arrays) + 1)
+
+    # The inputs that do not vary along the chunked axis: copied up once.
+    resident_offsets: list[int] = []
+    resident_bytes = 0
+    cores: list[Any] = []
+    for array, varies in zip(arrays, varying):
+        if varies:
+            resident_offsets.append(-1)
+            cores.append(None)
+            continue
+        core, strides = host_layout(array)
+        nbytes = core.size * core.itemsize if array.size else 0
+        resident_offsets.append(resident_bytes)
+        cores.append((core, strides, nbytes))
+        resident_bytes = _aligned(resident_bytes + nbytes)
+
+    memory = pool(device)
+    if CHUNK_BYTES is not None:
+        budget = CHUNK_BYTES
+    else:
+        memory.empty(raising=False)
+        free, _ = ll.get_mem_info(_HBM)
+        # Two buffer sets; a sixteenth is left for workspaces and rounding.
+        budget = (free - free // 16 - _aligned(resident_bytes)) // 2
+    rows = (budget - slack - fixed) // row_bytes if row_bytes else length
+    if rows < 1:
+        if CHUNK_BYTES is None:
+            return None
+        rows = 1
+    rows = min(rows, length)
+    count = -(-length // rows)
+    global last_count
+    last_count = count
+
+    # The set layout: the varying inputs, then the result.
+    offsets: list[int] = []
+    offset = 0
+    for array, varies in zip(arrays, varying):
+        offsets.append(offset if varies else -1)
+        if varies:
+            offset = _aligned(offset + host_layout(array[:rows])[0].size * array.itemsize)
+    result_offset = offset
+    set_bytes = max(result_offset + (rows * inner * result_dtype.itemsize if elementwise
+                                     else result_dtype.itemsize), 1)
+
+    resident = DeviceBuffer.from_pool(memory, resident_bytes, device)
+    for core_entry, where_at in zip(cores, resident_offsets):
+        if core_entry is not None and core_entry[2]:
+            core, _, nbytes = core_entry
+            ll.memcpy(resident.pointer + where_at, nbytes, ll.host_pointer(core), nbytes, _H2D)
+    sets = [take_staging(device, set_bytes, set_bytes) for _ in range(min(count, 2))]
+    streams = (stream, _helper(device)) if count > 1 else (stream,)
+
+    partial = np.empty((), result_dtype)
+    total = 0.0
+    chunk_result_bytes = [0] * count
+
+    def queue(k: int) -> None:
+        staging, lane = sets[k % 2], streams[k % 2]
+        start, stop = k * rows, min(length, (k + 1) * rows)
+        m = stop - start
+        host_data, device_data = staging.host_data, staging.device_data
+        views = []
+        copies = []
+        for index, array in enumerate(arrays):
+            if varying[index]:
+                core, strides = host_layout(array[start:stop])
+                nbytes = core.size * core.itemsize
+                at = offsets[index]
+                ll.copy_host(host_data + at, ll.host_pointer(core), nbytes)
+                copies.append((device_data + at, nbytes, host_data + at, nbytes, _H2D,
+                               lane.handle))
+                views.append(_view(device_data + at, (m, *array.shape[1:]), array.dtype,
+                                   strides, nbytes, device))
+            else:
+                core, strides, nbytes = cores[index]
+                view_shape = array.shape
+                if array.ndim == rank and array.shape[0] == length:  # zero stride there
+                    view_shape = (m, *array.shape[1:])
+                views.append(_view(resident.pointer + resident_offsets[index], view_shape,
+                                   array.dtype, strides, nbytes, device))
+        if elementwise:
+            result_shape = (m, *shape[1:])
+            nbytes = m * inner * result_dtype.itemsize
+        else:
+            result_shape, nbytes = (), result_dtype.itemsize
+        chunk_result_bytes[k] = nbytes
+        out = _view(device_data + result_offset, result_shape, result_dtype,
+                    contiguous_strides(result_shape), nbytes, device)
+        before = (_copies, (tuple(copies),)) if copies else None
+        after = (ll.memcpy_async, (host_data + result_offset, nbytes, device_data + result_offset,
+                                   nbytes, _D2H, lane.handle))
+        _launch_cache.launch(spec, chunk_attributes, views, out, None, lane,
+                             ((staging, resident), before, after))
+
+    try:
+        for k in range(min(count, 2)):
+            queue(k)
+        for k in range(count):
+            streams[k % 2].synchronize()
+            staging = sets[k % 2]
+            source = staging.host_data + result_offset
+            start, stop = k * rows, min(length, (k + 1) * rows)
+            if elementwise:
+                rows_out = target[start:stop]
+                ll.copy_host(ll.host_pointer(rows_out, writable=True), source,
+                             chunk_result_bytes[k])
+                if scale is not None:
+                    np.divide(rows_out, scale, out=rows_out, dtype=np.float64,
+                              casting="unsafe")
+            else:
+                ll.copy_host(ll.host_pointer(partial, writable=True), source,
+                             result_dtype.itemsize)
+                value = float(partial)
+                total += value * ((stop - start) * inner) if reduction == Reduction.MEAN \
+                    else value
+            if k + 2 < count:
+                queue(k + 2)
+    except BaseException:
+        for lane in streams:  # nothing stays queued behind the error
+            with contextlib.suppress(Exception):  # the error raised is the one to report
+                lane.synchronize()
+        raise
+    if reducing:
+        if reduction == Reduction.MEAN:
+            total /= total_elements
+        host[...] = np.asarray(total).astype(result_dtype)
+    return host

@@ -1,0 +1,201 @@
+"""Numpy calls larger than the device stream through in chunks (``aclnn_py/_chunked.py``):
+results match the unchunked call (bit for bit for "none"), the host-to-device bytes are
+the minimum and a chunked call waits once per chunk. The variables are read at start,
+so the chunked calls run in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from conftest import run_python
+from test_operator_table import CASE_IDS, CASES, _call
+from tolerances import DTYPES, tolerance
+
+import aclnn_py
+from aclnn_py._specs import SPECS
+
+# Shapes by pattern (the broadcast shape's leading axis is the chunked one).
+CHUNK_PATTERNS = {
+    "same": lambda n: [(64, 33)] * n,
+    "column": lambda n: [(64, 33)] * (n - 1) + [(64, 1)],
+    "scalar_first": lambda n: [()] + [(64, 33)] * (n - 1),
+    "all_broadcast": lambda n: [(1, 33), (64, 1), (3, 1, 1)][:n] if n == 3
+    else [(2048, 1), (1, 33)],
+    "leading_one": lambda n: [(1, 64, 33)] * n,
+}
+
+
+def _inputs(spec, pattern: str, dtype: np.dtype) -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    if pattern == "zero_stride":  # a numpy broadcast view: its rows travel once
+        shapes = CHUNK_PATTERNS["same"](len(spec.inputs))
+        arrays = [rng.uniform(-3, 3, size=s).astype(dtype) for s in shapes]
+        arrays[0] = np.broadcast_to(arrays[0][:1], arrays[0].shape)
+        return arrays
+    return [rng.uniform(-3, 3, size=s).astype(dtype)
+            for s in CHUNK_PATTERNS[pattern](len(spec.inputs))]
+
+
+PATTERN_NAMES = [*CHUNK_PATTERNS, "zero_stride"]
+
+# Runs in the subprocess: every case of one operator, chunked, with the counters.
+_CHUNKED = """
+import json, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+import aclnn_py
+from aclnn_py import _chunked
+from aclnn_py._arrays import host_layout
+from aclnn_py._specs import SPECS
+from test_chunked import PATTERN_NAMES, _inputs
+from test_operator_table import CASES, _call
+from tolerances import DTYPES
+
+assert _chunked.CHUNK_BYTES == 4096
+results, counts = {{}}, {{}}
+for number, (row, reduction, attributes) in enumerate(CASES):
+    if row.function != {function!r}:
+        continue
+    spec = SPECS[row.function]
+    for dtype in DTYPES:
+        for pattern in PATTERN_NAMES:
+            inputs = _inputs(spec, pattern, dtype)
+            _chunked.last_count = 0
+            before = aclnn_py.emulator.stats()
+            result = _call(row, inputs, reduction, attributes)
+            after = aclnn_py.emulator.stats()
+            name = f"{{number}}-{{dtype.name}}-{{pattern}}"
+            results[name] = np.asarray(result).astype(np.float64)
+            results[name + "-bytes"] = np.frombuffer(np.ascontiguousarray(result).tobytes(),
+                                                     np.uint8)
+            minimum = sum(host_layout(a)[0].size * a.itemsize for a in inputs)
+            counts[name] = dict(chunks=_chunked.last_count,
+                                syncs=after["sync_calls"] - before["sync_calls"],
+                                h2d=after["h2d_bytes"] - before["h2d_bytes"],
+                                minimum=minimum)
+np.savez({path!r}, **results)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("function", list(SPECS))
+def test_every_operator_matches_the_unchunked_call(function):
+    tests = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "chunked.npz")
+        done = run_python(_CHUNKED.format(tests=tests, function=function, path=path),
+                          {"ACLNN_PY_CHUNK_BYTES": "4096"}, timeout=300)
+        assert done.returncode == 0, done.stderr
+        counts = json.loads(done.stdout.strip().splitlines()[-1])
+        chunked = dict(np.load(path))
+    seen = 0
+    for number, (row, reduction, attributes) in enumerate(CASES):
+        if row.function != function:
+            continue
+        spec = SPECS[function]
+        for dtype in DTYPES:
+            for pattern in PATTERN_NAMES:
+                name = f"{number}-{dtype.name}-{pattern}"
+                inputs = _inputs(spec, pattern, dtype)
+                unchunked = np.asarray(_call(row, inputs, reduction, attributes))
+                count = counts[name]
+                assert count["chunks"] >= 2, (name, count)  # it did chunk
+                assert count["syncs"] <= count["chunks"], (name, count)
+                assert count["h2d"] == count["minimum"], (name, count)
+                actual = chunked[name]
+                assert actual.shape == unchunked.shape, name
+                if reduction in (None, "none"):
+                    assert chunked[name + "-bytes"].tobytes() == \
+                        np.ascontiguousarray(unchunked).tobytes(), name
+                else:
+                    rtol, atol = tolerance(unchunked.dtype)
+                    np.testing.assert_allclose(actual, unchunked.astype(np.float64),
+                                               rtol=rtol, atol=atol, equal_nan=True,
+                                               err_msg=name)
+                seen += 1
+    assert seen == len([c for c in CASES if c[0].function == function]) * len(DTYPES) * \
+        len(PATTERN_NAMES)
+
+
+_LARGE = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py import _chunked
+n = 96 * 1024 * 1024 // 4
+rng = np.random.default_rng(0)
+grad, x, y = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+a, b, g = x.astype(np.float64), y.astype(np.float64), grad.astype(np.float64)
+found = {}
+for reduction in ("none", "mean", "sum"):
+    before = aclnn_py.emulator.stats()
+    result = aclnn_py.mse_loss_backward(grad, x, y, reduction)
+    after = aclnn_py.emulator.stats()
+    norm = 2.0 / n if reduction == "mean" else 2.0
+    golden = (norm * (a - b) * g).astype(np.float32).astype(np.float64)
+    close = bool(np.allclose(result, golden, rtol=1e-4, atol=1e-9))
+    found["backward-" + reduction] = dict(
+        close=close, chunks=_chunked.last_count,
+        syncs=after["sync_calls"] - before["sync_calls"],
+        h2d=after["h2d_bytes"] - before["h2d_bytes"], d2h=after["d2h_bytes"] - before["d2h_bytes"])
+squares = (a - b) ** 2
+for reduction, golden in (("mean", squares.mean()), ("sum", squares.sum())):
+    before = aclnn_py.emulator.stats()
+    result = aclnn_py.mse_loss(x, y, reduction)
+    after = aclnn_py.emulator.stats()
+    found["forward-" + reduction] = dict(
+        close=bool(abs(float(result) - golden) <= 1e-4 * abs(golden)),
+        dtype=str(result.dtype), shape=list(result.shape), chunks=_chunked.last_count,
+        syncs=after["sync_calls"] - before["sync_calls"],
+        h2d=after["h2d_bytes"] - before["h2d_bytes"])
+part = 6 * 1024 * 1024  # 24 MiB each: the inputs fit, the result does not
+x_device, y_device = aclnn_py.to_device(x[:part]), aclnn_py.to_device(y[:part])
+try:
+    aclnn_py.mse_loss_backward(1.0, x_device, y_device, "none")
+except aclnn_py.OutOfMemoryError:
+    found["device arrays"] = "OutOfMemoryError"
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.emulator_only
+def test_three_96_mib_inputs_on_a_64_mib_device():
+    done = run_python(_LARGE, {"ACLNN_EMU_DEVICE_MEMORY": "64M"}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    size = 96 * 1024 * 1024
+    for reduction in ("none", "mean", "sum"):
+        entry = found["backward-" + reduction]
+        assert entry["close"], entry
+        assert entry["chunks"] >= 2 and entry["syncs"] <= entry["chunks"], entry
+        assert entry["h2d"] == 3 * size and entry["d2h"] == size, entry
+    for reduction in ("mean", "sum"):
+        entry = found["forward-" + reduction]
+        assert entry["close"], entry
+        assert entry["dtype"] == "float32" and entry["shape"] == [], entry
+        assert entry["chunks"] >= 2 and entry["syncs"] <= entry["chunks"], entry
+        assert entry["h2d"] == 2 * size, entry
+    # Device-array calls never chunk: they run out of memory as before.
+    assert found["device arrays"] == "OutOfMemoryError"
+
+
+def test_small_calls_are_not_checked_against_the_free_memory():
+    from aclnn_py import _chunked, _staging
+
+    x = np.ones((4, 4), np.float32)
+    aclnn_py.mse_loss_backward(x, x, x, "none")
+    layouts = [layout for layout in _staging._layouts.values() if layout.result_shape == (4, 4)]
+    assert layouts and not any(layout.large for layout in layouts)
+    assert _chunked.CHECK_BYTES >= 4096
+
+
+@pytest.mark.parametrize(("row", "reduction", "attributes"), CASES[:1], ids=CASE_IDS[:1])
+def test_unchunked_results_are_unchanged(row, reduction, attributes):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.array_equal(_call(row, [x, x, x * 0], reduction, attributes),
+                          2 * x * x / (x.size if reduction == "mean" else 1))
