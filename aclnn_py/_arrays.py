@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -241,7 +241,7 @@ class DeviceArray:
     def __deepcopy__(self, memo: dict[int, Any]) -> DeviceArray:
         return self.copy()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a DeviceArray cannot be pickled: its data lives in this process's "
                         "device memory; pickle array.numpy() and send it with to_device()")
 
