@@ -27,8 +27,8 @@ except ModuleNotFoundError as _error:
 
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device
-from ._info import runtime_info
-from ._memory import empty_cache, memory_info
+from ._info import RuntimeInfo, runtime_info
+from ._memory import MemoryInfo, empty_cache, memory_info
 from ._ops import (
     AddPlan,
     L1LossBackwardPlan,
@@ -67,10 +67,12 @@ __all__ = [
     "L1LossBackwardPlan",
     "L1LossPlan",
     "LibraryNotFoundError",
+    "MemoryInfo",
     "MseLossBackwardPlan",
     "MseLossPlan",
     "OutOfMemoryError",
     "Reduction",
+    "RuntimeInfo",
     "SmoothL1LossBackwardPlan",
     "SmoothL1LossPlan",
     "Stream",

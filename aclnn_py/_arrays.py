@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -242,7 +242,7 @@ class DeviceArray:
     def __deepcopy__(self, memo: dict[int, Any]) -> DeviceArray:
         return self.copy()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a DeviceArray cannot be pickled: its data lives in this process's "
                         "device memory; pickle array.numpy() and send it with to_device()")
 
@@ -306,9 +306,12 @@ def _torch_array(tensor: Any) -> np.ndarray:
         raise TypeError(f"a PyTorch tensor on {tensor.device} cannot be read from the host; "
                         "move it with .cpu() first")
     torch = sys.modules["torch"]
+    array: np.ndarray
     if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16: the bits, viewed as ml_dtypes'
-        return tensor.view(torch.int16).numpy().view(bfloat16)
-    return tensor.resolve_conj().resolve_neg().numpy()
+        array = tensor.view(torch.int16).numpy().view(bfloat16)
+    else:
+        array = tensor.resolve_conj().resolve_neg().numpy()
+    return array
 
 
 def to_device(array: Any, *, device: int | None = None, stream: Stream | None = None

@@ -146,7 +146,7 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     reduction = Reduction.NONE if where is None else c_attributes[where]
     chunk_attributes = c_attributes
     scale = None  # a backward's mean: the divisor of the whole call
-    if reduction == Reduction.MEAN and not spec.reduces:
+    if where is not None and reduction == Reduction.MEAN and not spec.reduces:
         chunk_attributes = (*c_attributes[:where], int(Reduction.SUM), *c_attributes[where + 1:])
         if spec.mean_divisor == "x.size":
             scale = float(arrays[spec.inputs.index("x")].size)

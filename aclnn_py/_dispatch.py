@@ -19,7 +19,7 @@ naming the argument and the rule) before any device work.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -123,18 +123,18 @@ def _check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]
                 raise ValueError("device arrays must be on one device; got "
                                  f"{_describe(arrays, 'device')}")
             device = array.device
-    shapes = [a.shape for a in values]
+    shapes: list[tuple[int, ...]] = [a.shape for a in values]
     shape = shapes[0]
     if all(s == shape for s in shapes):
         return shape
-    shape = _broadcast_shapes(shapes)
-    if shape is None:
+    broadcast = _broadcast_shapes(shapes)
+    if broadcast is None:
         raise ValueError(f"shapes do not broadcast together: {_describe(arrays, 'shape')}")
-    return shape
+    return broadcast
 
 
 def _check_out(out: Any, shape: tuple[int, ...], on_device: bool, spec: OperatorSpec) -> None:
-    kind = DeviceArray if on_device else np.ndarray
+    kind: Any = DeviceArray if on_device else np.ndarray
     if not isinstance(out, kind):
         wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
             else "a numpy.ndarray"
@@ -202,7 +202,7 @@ def _given_stream(device: int, stream: Any) -> Stream | None:
 
 
 def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...], out: Any,
-         stream: Stream | None) -> Any:
+         stream: Stream | None) -> np.ndarray | DeviceArray:
     """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays."""
     if out is None or type(out) is DeviceArray:
         # Fast path: device arrays whose signature this stream has run before need no
@@ -258,6 +258,8 @@ def _unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: list[np
 
 # ---- plans ------------------------------------------------------------------------------
 
+_PlanT = TypeVar("_PlanT", bound="Plan")
+
 
 class Plan:
     """Phase 1 of one operator once, with a repeatable executor; :meth:`run` relaunches it.
@@ -294,8 +296,8 @@ class Plan:
             out = empty(shape, dtype, device=stream.device)
         self.stream = stream
         # Host inputs go up once: the plan owns their device copies (run() rebinds them).
-        self._arrays = (*(to_device(a, device=stream.device, stream=stream)
-                          for a in arrays.values()), out)
+        self._arrays: tuple[DeviceArray, ...] = (
+            *(to_device(a, device=stream.device, stream=stream) for a in arrays.values()), out)
         self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
 
     @property
@@ -320,7 +322,7 @@ class Plan:
         still computing."""
         launcher = self._launcher
         if launcher is None:
-            self._open()  # raises
+            launcher = self._open()  # raises
         bound = self._arrays
         if arrays or named:
             bound = self._rebound(arrays, named)
@@ -330,7 +332,8 @@ class Plan:
         self._arrays = bound
         return bound[-1]
 
-    def _rebound(self, arrays: tuple[Any, ...], named: dict[str, Any]) -> tuple[Any, ...]:
+    def _rebound(self, arrays: tuple[Any, ...], named: dict[str, Any]
+                 ) -> tuple[DeviceArray, ...]:
         given = _arguments("run()", self.spec.names, arrays, named)
         return tuple(bound if given.get(name) is None else _like(name, given[name], bound)
                      for name, bound in zip(self.spec.names, self._arrays))
@@ -344,13 +347,13 @@ class Plan:
             self.stream.synchronize()
             launcher.close()
 
-    def __enter__(self):
+    def __enter__(self: _PlanT) -> _PlanT:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError(f"a {type(self).__name__} cannot be pickled or copied: it holds a CANN "
                         "executor and device memory of this process")
 

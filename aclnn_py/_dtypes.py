@@ -43,7 +43,8 @@ def all_dtypes() -> tuple[np.dtype, ...]:
 
 def dtype_label(dtype: np.dtype) -> str:
     """A dtype's name as users write it ("float32", "bfloat16")."""
-    return np.dtype(dtype).name
+    name: str = np.dtype(dtype).name
+    return name
 
 
 def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array"
@@ -79,7 +80,7 @@ BFLOAT16_PRODUCTS = ("Atlas A2 and Atlas A3 series (Ascend910B*, Ascend910_93*) 
 
 def soc_supports_bfloat16(soc_name: str | None) -> bool:
     """Whether aclnn operators accept bfloat16 on the SoC called ``soc_name``."""
-    return bool(soc_name) and soc_name.startswith(BFLOAT16_SOC_PREFIXES)
+    return soc_name is not None and soc_name.startswith(BFLOAT16_SOC_PREFIXES)
 
 
 def promote(first: np.dtype, second: np.dtype) -> np.dtype:

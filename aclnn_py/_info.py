@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from . import _lowlevel as ll
 from ._loader import read_cann_version
@@ -10,13 +10,26 @@ from ._runtime import device_count, soc_name
 from ._version import __version__
 
 
-def runtime_info() -> dict[str, Any]:
+class RuntimeInfo(TypedDict):
+    """What :func:`runtime_info` returns."""
+
+    backend: str
+    root: str
+    libraries: dict[str, str]
+    dependencies: list[str]
+    cann_version: str | None
+    soc_name: str | None
+    device_count: int
+    aclnn_py_version: str
+
+
+def runtime_info() -> RuntimeInfo:
     """Describe the loaded backend (loading and initialising it if needed).
 
     Returns
     -------
-    dict
-        ``backend`` ("cann" or "emulator"), ``root`` (install root), ``libraries``
+    RuntimeInfo
+        A dict: ``backend`` ("cann" or "emulator"), ``root`` (install root), ``libraries``
         (family -> absolute path of each library opened, the CANN >= 8.5 operator
         libraries beside ``libopapi_nn.so`` under their own names, e.g. ``opapi_math``),
         ``dependencies`` (the libraries they need that aclnn_py loaded first, by absolute

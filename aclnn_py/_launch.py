@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, NoReturn, Union
 
 from . import _lowlevel as ll
 from ._arrays import DeviceArray
@@ -77,7 +77,8 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
 
 
 def _destroy(tensors: Sequence[AclTensor], scalars: Sequence[AclScalar]) -> None:
-    for handle in (*tensors, *scalars):
+    handles: tuple[AclTensor | AclScalar, ...] = (*tensors, *scalars)
+    for handle in handles:
         handle.destroy()
 
 
@@ -211,10 +212,11 @@ class RepeatableLaunch:
         workspace = getattr(self, "_workspace", None)
         if workspace is not None:
             workspace.free()
-        for handle in (*self._tensors, *self._scalars):
+        handles: tuple[AclTensor | AclScalar, ...] = (*self._tensors, *self._scalars)
+        for handle in handles:
             handle.destroy()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
@@ -350,7 +352,7 @@ class OneShotLaunch:
             _destroy(tensors, scalars)
         self._workspace.free()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from ._arrays import DeviceArray
 from ._launch import new_launch
@@ -62,7 +62,7 @@ def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
 # Each stream's cache by id(stream), with a weak reference telling whether that stream is
 # still alive: an entry goes when its stream closes or dies, and whatever an interrupted
 # finaliser left behind goes at the next release of any stream's cache (empty_cache()).
-_caches: dict[int, tuple[weakref.ref, dict[tuple[Any, ...], CachedLaunch]]] = {}
+_caches: dict[int, tuple[weakref.ref[Stream], dict[tuple[Any, ...], CachedLaunch]]] = {}
 
 
 def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
@@ -74,7 +74,7 @@ def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
     return entry[1]
 
 
-def _forget(key: int, ref: weakref.ref) -> None:
+def _forget(key: int, ref: weakref.ref[Stream]) -> None:
     entry = _caches.get(key)
     if entry is not None and entry[0] is ref:
         del _caches[key]
@@ -153,7 +153,7 @@ class CachedLaunch:
         if cache.get(self.key) is self:
             cache.pop(self.key, None)
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
@@ -171,7 +171,7 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
     cached = cache.get(key)
     if cached is not None:
         return cached.launch(stream, inputs, out, around)
-    result = new_result() if out is None else out
+    result = cast(Callable[[], DeviceArray], new_result)() if out is None else out
     cached = CachedLaunch(key, spec, c_attributes, inputs, result, stream)
     limit = capacity()
     if limit:

@@ -54,6 +54,7 @@ import threading
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ._ffi import ffi
 from .errors import LibraryNotFoundError
@@ -396,7 +397,8 @@ def _dlopen_message(error: OSError, path: Path) -> str:
     return text
 
 
-def _invalid_library(path: Path, finding: str | None, dlopen_said: str | None):
+def _invalid_library(path: Path, finding: str | None, dlopen_said: str | None
+                     ) -> LibraryNotFoundError:
     details = [d for d in (finding, f"dlopen said: {dlopen_said}" if dlopen_said else
                            "it was not passed to dlopen, which would crash the process on a "
                            "truncated file") if d]
@@ -585,7 +587,7 @@ def _is_emulator(path: Path) -> bool:
     return bool(info and info.soname and info.soname.startswith(EMULATOR_SONAME_PREFIX))
 
 
-def _open(path: Path, directories: list[Path], *, local: bool):
+def _open(path: Path, directories: list[Path], *, local: bool) -> Any:
     """dlopen ``path``: RTLD_LOCAL for the emulator's libraries and for dependencies (a later
     RTLD_GLOBAL dlopen of a library that needs one makes it global too), RTLD_GLOBAL for a real
     CANN's libraries, whose plugins and users may expect its symbols in the global scope."""
@@ -616,7 +618,7 @@ def load() -> Libraries:
             seen: set[str] = set()
             dependencies: list[Path] = []
 
-            def open_with_dependencies(path: Path):
+            def open_with_dependencies(path: Path) -> Any:
                 for dependency, needed_by in _dependencies(path, directories, seen):
                     try:
                         _open(dependency, directories, local=True)

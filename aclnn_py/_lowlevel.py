@@ -84,7 +84,8 @@ def recent_error_message() -> str:
     text = RT.aclGetRecentErrMsg()
     if text == NULL:
         return ""
-    return ffi.string(text).decode("utf-8", errors="replace")
+    message: str = ffi.string(text).decode("utf-8", errors="replace")
+    return message
 
 
 def check(status: int, api: str, detail: str = "") -> None:
@@ -162,13 +163,15 @@ def reset_device(device_id: int) -> None:
 def get_device() -> int:
     out = ffi.new("int32_t *")
     check(RT.aclrtGetDevice(out), "aclrtGetDevice")
-    return out[0]
+    device: int = out[0]
+    return device
 
 
 def get_device_count() -> int:
     out = ffi.new("uint32_t *")
     check(RT.aclrtGetDeviceCount(out), "aclrtGetDeviceCount")
-    return out[0]
+    count: int = out[0]
+    return count
 
 
 def synchronize_device() -> None:
@@ -542,7 +545,9 @@ def staging_fill(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any
     device memory (blocks it holds already are kept). Returns 0, or the failing
     allocator's status, unchecked (``staging.failed`` says which; the owning pool passes it
     to :func:`check`, whose out-of-memory error it recovers from)."""
-    return _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool, device_bytes)
+    status: int = _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool,
+                                         device_bytes)
+    return status
 
 
 def staging_take(host_pool: Any, host_bytes: int, device_pool: Any, device_bytes: int
@@ -582,7 +587,8 @@ def pool_allocate(pool: Any, block: Any, nbytes: int, api: str = "aclrtMalloc") 
 def pool_allocate_status(pool: Any, block: Any, nbytes: int) -> int:
     """:func:`pool_allocate` returning the status unchecked, for the pool to pass to
     :func:`check` (its out-of-memory recovery catches that error)."""
-    return _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST)
+    status: int = _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST)
+    return status
 
 
 def pool_take(pool: Any, nbytes: int) -> Any:

@@ -26,7 +26,7 @@ import gc
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, NoReturn, TypedDict
 
 import numpy as np
 
@@ -174,7 +174,20 @@ def empty_cache(device: int | None = None) -> int:
     return freed
 
 
-def memory_info(device: int | None = None) -> dict[str, int]:
+class MemoryInfo(TypedDict):
+    """What :func:`memory_info` returns: byte counts and pool counters."""
+
+    used_bytes: int
+    cached_bytes: int
+    device_free_bytes: int
+    device_total_bytes: int
+    pool_hits: int
+    pool_misses: int
+    pinned_used_bytes: int
+    pinned_cached_bytes: int
+
+
+def memory_info(device: int | None = None) -> MemoryInfo:
     """Device memory as aclnn_py sees it.
 
     Returns ``used_bytes`` (held by live buffers and queued work), ``cached_bytes``
@@ -347,7 +360,7 @@ class DeviceBuffer:
     def __exit__(self, *exc_info: object) -> None:
         self.free()
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a DeviceBuffer cannot be pickled: it is device memory of this process")
 
 

@@ -7,9 +7,12 @@ the plans all come from the row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union, overload
 
-from ._dispatch import ArrayLike, Plan, call
+from numpy.typing import ArrayLike, NDArray
+
+from ._arrays import DeviceArray
+from ._dispatch import Plan, call
 from ._runtime import Stream
 from ._specs import (
     ADD,
@@ -22,10 +25,32 @@ from ._specs import (
     ReductionLike,
 )
 
+# What a one-shot call returns: numpy in, numpy out; any DeviceArray in, DeviceArray out.
+# DeviceArray has ``__array__`` and so is an ``ArrayLike`` too: its overloads come first.
+Result = Union[NDArray[Any], DeviceArray]
+
+
+@overload
+def mse_loss_backward(grad: DeviceArray, x: ArrayLike, y: ArrayLike,
+                      reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                      stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def mse_loss_backward(grad: ArrayLike, x: DeviceArray, y: ArrayLike,
+                      reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                      stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
+                      reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                      stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                      reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
+                      stream: Stream | None = ...) -> NDArray[Any]: ...
+
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
-                      reduction: ReductionLike = "mean", *, out: Any = None,
-                      stream: Stream | None = None) -> Any:
+                      reduction: ReductionLike = "mean", *, out: Result | None = None,
+                      stream: Stream | None = None) -> Result:
     """Gradient of the mean squared error with respect to ``x`` (``aclnnMseLossBackward``).
 
     Computes ``grad * (x - y) * 2 / x.size`` for ``reduction="mean"`` and
@@ -71,8 +96,22 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     return call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
+@overload
+def mse_loss(x: DeviceArray, y: ArrayLike, reduction: ReductionLike = ..., *,
+             out: DeviceArray | None = ...,
+             stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def mse_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
+             out: DeviceArray | None = ...,
+             stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
+             out: NDArray[Any] | None = ...,
+             stream: Stream | None = ...) -> NDArray[Any]: ...
+
+
 def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-             out: Any = None, stream: Stream | None = None) -> Any:
+             out: Result | None = None, stream: Stream | None = None) -> Result:
     """Mean squared error between ``x`` and ``y`` (``aclnnMseLoss``).
 
     ``(x - y) ** 2`` elementwise for ``reduction="none"``; its mean or sum (a
@@ -115,6 +154,11 @@ class MseLossBackwardPlan(Plan):
 
     spec = MSE_LOSS_BACKWARD
 
+    if TYPE_CHECKING:
+        def __init__(self, grad: DeviceArray, x: DeviceArray, y: DeviceArray,
+                     reduction: ReductionLike = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
 
 class MseLossPlan(Plan):
     """A reusable ``aclnnMseLoss`` over device arrays (see :class:`MseLossBackwardPlan`):
@@ -122,9 +166,27 @@ class MseLossPlan(Plan):
 
     spec = MSE_LOSS
 
+    if TYPE_CHECKING:
+        def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
+
+@overload
+def l1_loss(x: DeviceArray, y: ArrayLike, reduction: ReductionLike = ..., *,
+            out: DeviceArray | None = ...,
+            stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
+            out: DeviceArray | None = ...,
+            stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
+            out: NDArray[Any] | None = ...,
+            stream: Stream | None = ...) -> NDArray[Any]: ...
+
 
 def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-            out: Any = None, stream: Stream | None = None) -> Any:
+            out: Result | None = None, stream: Stream | None = None) -> Result:
     """Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
 
     ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
@@ -134,9 +196,27 @@ def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     return call(L1_LOSS, (x, y), (reduction,), out, stream)
 
 
+@overload
+def l1_loss_backward(grad: DeviceArray, x: ArrayLike, y: ArrayLike,
+                     reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                     stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def l1_loss_backward(grad: ArrayLike, x: DeviceArray, y: ArrayLike,
+                     reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                     stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
+                     reduction: ReductionLike = ..., *, out: DeviceArray | None = ...,
+                     stream: Stream | None = ...) -> DeviceArray: ...
+@overload
 def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
-                     reduction: ReductionLike = "mean", *, out: Any = None,
-                     stream: Stream | None = None) -> Any:
+                     reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
+                     stream: Stream | None = ...) -> NDArray[Any]: ...
+
+
+def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                     reduction: ReductionLike = "mean", *, out: Result | None = None,
+                     stream: Stream | None = None) -> Result:
     """Gradient of the L1 loss with respect to ``x`` (``aclnnL1LossBackward``).
 
     ``grad * sign(x - y)`` (``sign(0) = 0``), divided for ``reduction="mean"`` by the
@@ -147,8 +227,23 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     return call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
+@overload
+def smooth_l1_loss(x: DeviceArray, y: ArrayLike, reduction: ReductionLike = ..., *,
+                   beta: float = ..., out: DeviceArray | None = ...,
+                   stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def smooth_l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
+                   beta: float = ..., out: DeviceArray | None = ...,
+                   stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
+                   beta: float = ..., out: NDArray[Any] | None = ...,
+                   stream: Stream | None = ...) -> NDArray[Any]: ...
+
+
 def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-                   beta: float = 1.0, out: Any = None, stream: Stream | None = None) -> Any:
+                   beta: float = 1.0, out: Result | None = None,
+                   stream: Stream | None = None) -> Result:
     """Smooth L1 loss (``aclnnSmoothL1Loss``), as PyTorch defines it with ``beta``.
 
     With ``d = x - y``: ``0.5 * d**2 / beta`` where ``|d| < beta``, else
@@ -159,9 +254,31 @@ def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean"
     return call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream)
 
 
+@overload
+def smooth_l1_loss_backward(grad: DeviceArray, x: ArrayLike, y: ArrayLike,
+                            reduction: ReductionLike = ..., *, beta: float = ...,
+                            out: DeviceArray | None = ...,
+                            stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def smooth_l1_loss_backward(grad: ArrayLike, x: DeviceArray, y: ArrayLike,
+                            reduction: ReductionLike = ..., *, beta: float = ...,
+                            out: DeviceArray | None = ...,
+                            stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
+                            reduction: ReductionLike = ..., *, beta: float = ...,
+                            out: DeviceArray | None = ...,
+                            stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
+                            reduction: ReductionLike = ..., *, beta: float = ...,
+                            out: NDArray[Any] | None = ...,
+                            stream: Stream | None = ...) -> NDArray[Any]: ...
+
+
 def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                             reduction: ReductionLike = "mean", *, beta: float = 1.0,
-                            out: Any = None, stream: Stream | None = None) -> Any:
+                            out: Result | None = None, stream: Stream | None = None) -> Result:
     """Gradient of :func:`smooth_l1_loss` with respect to ``x``
     (``aclnnSmoothL1LossBackward``).
 
@@ -173,8 +290,22 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     return call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out, stream)
 
 
-def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Any = None,
-        stream: Stream | None = None) -> Any:
+@overload
+def add(x: DeviceArray, y: ArrayLike, *, alpha: float = ...,
+        out: DeviceArray | None = ...,
+        stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def add(x: ArrayLike, y: DeviceArray, *, alpha: float = ...,
+        out: DeviceArray | None = ...,
+        stream: Stream | None = ...) -> DeviceArray: ...
+@overload
+def add(x: ArrayLike, y: ArrayLike, *, alpha: float = ...,
+        out: NDArray[Any] | None = ...,
+        stream: Stream | None = ...) -> NDArray[Any]: ...
+
+
+def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = None,
+        stream: Stream | None = None) -> Result:
     """``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
 
     ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
@@ -189,12 +320,21 @@ class L1LossPlan(Plan):
 
     spec = L1_LOSS
 
+    if TYPE_CHECKING:
+        def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
 
 class L1LossBackwardPlan(Plan):
     """A reusable ``aclnnL1LossBackward``:
     ``L1LossBackwardPlan(grad, x, y, reduction="mean", *, out, stream)``."""
 
     spec = L1_LOSS_BACKWARD
+
+    if TYPE_CHECKING:
+        def __init__(self, grad: DeviceArray, x: DeviceArray, y: DeviceArray,
+                     reduction: ReductionLike = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
 
 class SmoothL1LossPlan(Plan):
@@ -203,6 +343,11 @@ class SmoothL1LossPlan(Plan):
 
     spec = SMOOTH_L1_LOSS
 
+    if TYPE_CHECKING:
+        def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = ...,
+                     beta: float = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
 
 class SmoothL1LossBackwardPlan(Plan):
     """A reusable ``aclnnSmoothL1LossBackward``:
@@ -210,8 +355,17 @@ class SmoothL1LossBackwardPlan(Plan):
 
     spec = SMOOTH_L1_LOSS_BACKWARD
 
+    if TYPE_CHECKING:
+        def __init__(self, grad: DeviceArray, x: DeviceArray, y: DeviceArray,
+                     reduction: ReductionLike = ..., beta: float = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
 
 class AddPlan(Plan):
     """A reusable ``aclnnAdd``: ``AddPlan(x, y, alpha=1, *, out, stream)``."""
 
     spec = ADD
+
+    if TYPE_CHECKING:
+        def __init__(self, x: DeviceArray, y: DeviceArray, alpha: float = ..., *,
+                     out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...

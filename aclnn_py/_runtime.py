@@ -23,7 +23,7 @@ import functools
 import logging
 import threading
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -94,7 +94,8 @@ def activate(device: int | None = None) -> int:
     state = getattr(_thread, "state", None)
     if state is not None and (device is None or device == state[1]) \
             and state[0] == _process.generation and _process.initialized:
-        return state[1]
+        current: int = state[1]
+        return current
     return _activate(device)
 
 
@@ -402,7 +403,7 @@ class Stream:
             del stack[len(stack) - 1 - stack[::-1].index(self):]
         _thread.current = None
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a Stream cannot be pickled or copied: it is a CANN stream of this "
                         "process")
 
@@ -433,8 +434,10 @@ def current_stream(device: int | None = None) -> Stream:
     cached = getattr(_thread, "current", None)
     if cached is not None and cached[0] == _process.generation \
             and (device is None or device == cached[1]):
-        return cached[2]
+        found: Stream = cached[2]
+        return found
     stack = getattr(_thread, "streams", None)
+    stream: Stream
     if stack and (device is None or stack[-1].device == device):
         stream = stack[-1]
         activate(stream.device)
@@ -536,7 +539,7 @@ class Event:
             activate(self.device)
             ll.destroy_event(self.handle)
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("an Event cannot be pickled or copied: it is a CANN event of this "
                         "process")
 

@@ -14,7 +14,7 @@ import enum
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class Reduction(enum.IntEnum):
     SUM = 2
 
 
-ReductionLike = Union[str, int, Reduction]
+ReductionLike = Union[Literal["none", "mean", "sum"], int, Reduction]
 _ACCEPTED_REDUCTIONS = "'none', 'mean', 'sum', 0, 1, 2 or aclnn_py.Reduction"
 
 

@@ -73,11 +73,11 @@ def self_test() -> dict[str, Any]:
         return {"operator": SELF_TEST_OPERATOR, "ok": False,
                 "error": f"{type(error).__name__}: {error}"}
     seconds = time.perf_counter() - started
-    error = float(np.max(np.abs(result.astype(np.float64) - expected)))
+    deviation = float(np.max(np.abs(result.astype(np.float64) - expected)))
     ok = result.shape == expected.shape and bool(np.allclose(result, expected, rtol=1e-6,
                                                              atol=0))
     return {"operator": SELF_TEST_OPERATOR, "ok": ok, "inputs": "float32 (2, 3) and (3,)",
-            "result": result.tolist(), "expected": expected.tolist(), "max_abs_error": error,
+            "result": result.tolist(), "expected": expected.tolist(), "max_abs_error": deviation,
             "seconds": round(seconds, 6)}
 
 

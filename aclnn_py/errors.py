@@ -9,6 +9,8 @@ from ``aclGetRecentErrMsg()``. Status names come from the C declarations in
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._ffi import ffi
 
 __all__ = [
@@ -81,7 +83,7 @@ class AclError(AclnnPyError, RuntimeError):
         text = self.message.strip() or "(CANN gave no message)"
         return f"{self.api} failed with {self.name} ({self.status}): {text}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.status, self.api, self.message))
 
     @staticmethod
@@ -112,7 +114,7 @@ class LibraryNotFoundError(AclnnPyError, OSError):
         paths = "\n".join(f"  {path}" for path in self.tried)
         return f"{self.message}\nPaths tried:\n{paths}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.tried))
 
 
@@ -128,5 +130,5 @@ class UnavailableError(AclnnPyError, RuntimeError):
         return (f"{self.api} is not exported by {self.library}; "
                 "this CANN release does not provide it")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.api, self.library))

@@ -142,7 +142,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
         return
     if (rtol is None) != (atol is None):
         raise ValueError("give both rtol and atol, or neither (for the defaults)")
-    if rtol is None:
+    if rtol is None or atol is None:
         tolerance, origin = _tolerance_for(actual_array.dtype, expected_array.dtype)
     else:
         if rtol < 0 or atol < 0 or math.isnan(rtol) or math.isnan(atol):
@@ -171,9 +171,10 @@ def _assert_values(actual: np.ndarray, expected: np.ndarray, tolerance: Toleranc
     size = a.size
     within_ratio = count == 0 or (not unexpected_nonfinite and count / size < mismatch_ratio)
     mean_error = None
+    mean_ok = True
     if tolerance.mean_rtol is not None and finite.any():
         mean_error = float(np.mean(difference[finite] / (np.abs(e[finite]) + _GUARD)))
-    mean_ok = mean_error is None or mean_error < tolerance.mean_rtol
+        mean_ok = mean_error < tolerance.mean_rtol
     if within_ratio and mean_ok:
         return
     lines = []
