@@ -555,8 +555,7 @@ def staging_take(host_pool: Any, host_bytes: int, device_pool: Any, device_bytes
     """``(staging, status)``: a new ``aclpyStaging`` and :func:`staging_fill`'s status for it
     (the per-call path; on a failure the caller's pool recovers, or raises)."""
     staging = _gc(_new("aclpyStaging *"), _collect_staging)
-    return staging, _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool,
-                                           device_bytes)
+    return staging, staging_fill(staging, host_pool, host_bytes, device_pool, device_bytes)
 
 
 def staging_release(staging: Any) -> None:

@@ -56,6 +56,30 @@ def device():
     ll.reset_device(0)
 
 
+class LowLevelResources:
+    """Device buffers, aclTensors (and aclScalars) and a stream made through the low-level
+    layer for one test, all released by :meth:`release`."""
+
+    def __init__(self) -> None:
+        from aclnn_py import _lowlevel as ll
+
+        self.pointers: list = []
+        self.tensors: list = []
+        self.scalars: list = []
+        self.stream = ll.create_stream()
+
+    def release(self) -> None:
+        from aclnn_py import _lowlevel as ll
+
+        for scalar in self.scalars:
+            ll.destroy_scalar(scalar)
+        for tensor in self.tensors:
+            ll.destroy_tensor(tensor)
+        for pointer in self.pointers:
+            ll.free(pointer)
+        ll.destroy_stream(self.stream)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def no_leaks_per_module():
     """After every test module the emulator holds no device memory, tensors or executors."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import run_python
+from conftest import LowLevelResources, run_python
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -47,14 +47,8 @@ def status_of(call, *args) -> int:
     return info.value.status
 
 
-class Resources:
+class Resources(LowLevelResources):
     """Device tensors, scalars and a stream for one test, all released at the end."""
-
-    def __init__(self) -> None:
-        self.pointers: list = []
-        self.tensors: list = []
-        self.scalars: list = []
-        self.stream = ll.create_stream()
 
     def tensor(self, array, *, strides=None):
         """A device copy of ``array`` as an aclTensor (C-contiguous unless ``strides``)."""
@@ -116,14 +110,6 @@ class Resources:
         assert info.value.message  # the emulator always says why
         return info.value.status
 
-    def release(self) -> None:
-        for scalar in self.scalars:
-            ll.destroy_scalar(scalar)
-        for tensor in self.tensors:
-            ll.destroy_tensor(tensor)
-        for pointer in self.pointers:
-            ll.free(pointer)
-        ll.destroy_stream(self.stream)
 
 
 @pytest.fixture

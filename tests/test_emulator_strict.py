@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fired_faults, run_python
+from conftest import LowLevelResources, fired_faults, run_python
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -23,13 +23,8 @@ FLOAT16 = ll.constant("ACL_FLOAT16")
 HOST_TO_HOST = ll.constant("ACL_MEMCPY_HOST_TO_HOST")
 
 
-class Resources:
+class Resources(LowLevelResources):
     """Device buffers, tensors and a stream for one test, all released at the end."""
-
-    def __init__(self) -> None:
-        self.pointers: list = []
-        self.tensors: list = []
-        self.stream = ll.create_stream()
 
     def upload(self, array: np.ndarray):
         pointer = ll.malloc(array.nbytes)
@@ -77,12 +72,6 @@ class Resources:
         return ll.operator_workspace_size("aclnnMseLossBackward", *tensors[:3], reduction,
                                           tensors[3])
 
-    def release(self) -> None:
-        for tensor in self.tensors:
-            ll.destroy_tensor(tensor)
-        for pointer in self.pointers:
-            ll.free(pointer)
-        ll.destroy_stream(self.stream)
 
 
 @pytest.fixture
