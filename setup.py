@@ -18,8 +18,10 @@ The wheel holds no CPython extension, so it is tagged ``py3-none-<platform>``.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -82,11 +84,13 @@ class Layout:
     operators: dict[str, tuple[str, ...]]  # operator library -> repositories it holds
     hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> not exported
     async_copy_pinned_aligned: bool = False  # aclrtMemcpyAsync rules before 8.5 (era.h)
+    headers_in_level2: bool = False  # include/aclnnop/level2/aclnn_*.h (older toolkits)
 
 
 LAYOUTS = {
     "8.0.RC2": Layout("8.0.RC2", "libascendcl.so", {"libopapi.so": ("nn", "math")},
-                      {"runtime": FROM_8_5_RUNTIME_API, "meta": REPEATABLE_EXECUTOR_API}, True),
+                      {"runtime": FROM_8_5_RUNTIME_API, "meta": REPEATABLE_EXECUTOR_API}, True,
+                      headers_in_level2=True),
     "8.3": Layout("8.3.RC1", "libascendcl.so", {"libopapi.so": ("nn", "math")},
                   {"runtime": FROM_8_5_RUNTIME_API}, True),
     # 8.5: one operator library per repository, each linking libopapi.so (hicann/ops-nn
@@ -160,9 +164,9 @@ def compile_objects(objects: Path) -> None:
     base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
             f"-I{EMULATOR_SRC}"]
     sources = ["runtime.c", "meta.c", "ops_registry.c", "driver.c",
-               *(source for _, source, _ in OPERATORS)]
+               *(source for _, source, _ in OPERATORS), *CUSTOM_OPERATOR_SOURCES]
     commands = [[*base, "-fvisibility=hidden", str(EMULATOR_SRC / source),
-                 "-o", str(objects / (source[:-2] + ".o"))] for source in sources]
+                 "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
     # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
     # and libopapi_math.so), so its functions have default visibility; the older trees'
     # export lists hide them again.
@@ -190,6 +194,144 @@ def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
     if link_name.name != out.name:  # the soname beside the file, for DT_NEEDED lookups
         link_name.unlink(missing_ok=True)
         link_name.symlink_to(out.name)
+
+
+def header_name(operator: str) -> str:
+    """CANN's header file of ``aclnn<operator>``: MseLossBackward -> aclnn_mse_loss_backward.h."""
+    return "aclnn_" + re.sub(r"(?<!^)(?=[A-Z])", "_", operator).lower() + ".h"
+
+
+def operator_prototypes() -> dict[str, list[str]]:
+    """The two prototypes of each operator in headers/aclnn_ops.h (the one place they are
+    written), by operator name, each as its declaration text."""
+    text = re.sub(r"/\*.*?\*/", "", (HERE / "headers" / "aclnn_ops.h").read_text(), flags=re.S)
+    prototypes: dict[str, list[str]] = {}
+    for declaration in text.split(";"):
+        match = re.search(r"aclnnStatus\s+aclnn(\w+?)(GetWorkspaceSize)?\s*\(", declaration)
+        if match:
+            prototypes.setdefault(match.group(1), []).append(" ".join(declaration.split()) + ";")
+    return prototypes
+
+
+# An operator header in the style of CANN's built-in ones (hicann/ops-nn op_api/aclnn_*.h):
+# include guard, includes, extern "C", ACLNN_API, doxygen comments (CANN's are in Chinese).
+BUILTIN_HEADER = """\
+/**
+ * aclnn{name} of the aclnn_py host emulator's CANN {version} tree, declared as CANN's
+ * operator headers declare it.
+ */
+#ifndef OP_API_INC_{guard}_H_
+#define OP_API_INC_{guard}_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+/**
+ * @brief aclnn{name}的第一段接口：校验参数，计算workspace大小，创建执行器。
+ * @domain aclnn_ops_train
+ */
+ACLNN_API {phase1}
+
+/**
+ * @brief aclnn{name}的第二段接口：在stream上执行计算。
+ * @param [in] workspace: 在Device侧申请的workspace内存地址。
+ * @param [in] stream: acl stream流。
+ * @return aclnnStatus: 返回状态码。
+ */
+ACLNN_API {phase2}
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif  // OP_API_INC_{guard}_H_
+"""
+
+# The custom operator package: a header as CANN's code generator writes them for custom
+# operators (outputs declared `const aclTensor *` too, visibility attribute, one parameter
+# per line), the operator description (ops-info JSON) and the package priority file.
+CUSTOM_VENDOR = "customize"
+CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c"]
+CUSTOM_HEADER = """\
+
+/*
+ * aclnnAddCustom of the aclnn_py host emulator's custom operator package.
+*/
+
+#ifndef ACLNN_ADD_CUSTOM_H_
+#define ACLNN_ADD_CUSTOM_H_
+
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* funtion: aclnnAddCustomGetWorkspaceSize
+ * parameters :
+ * x : required
+ * y : required
+ * z : required
+ * workspaceSize : size of workspace(output).
+ * executor : executor context(output).
+ */
+__attribute__((visibility("default")))
+aclnnStatus aclnnAddCustomGetWorkspaceSize(
+    const aclTensor *x,
+    const aclTensor *y,
+    const aclTensor *z,
+    uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+
+/* funtion: aclnnAddCustom
+ * parameters :
+ * workspace : workspace memory addr(input).
+ * workspaceSize : size of workspace(input).
+ * executor : executor context(input).
+ * stream : acl stream.
+ */
+__attribute__((visibility("default")))
+aclnnStatus aclnnAddCustom(
+    void *workspace,
+    uint64_t workspaceSize,
+    aclOpExecutor *executor,
+    aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+"""
+
+
+def custom_ops_info() -> str:
+    def tensor(name: str) -> dict[str, str]:
+        return {"dtype": "float16,float,bfloat16", "format": "ND,ND,ND", "name": name,
+                "paramType": "required", "shape": "all"}
+
+    return json.dumps({"AddCustom": {
+        "input0": tensor("x"), "input1": tensor("y"), "output0": tensor("z"),
+        "opFile": {"value": "add_custom"}, "opInterface": {"value": "add_custom"}}}, indent=4)
+
+
+def write_headers(root: Path, layout: Layout) -> None:
+    """The operators' headers, under include/aclnnop/ (and level2/ before 8.3, where
+    CANN's toolkits kept them)."""
+    folder = root / "include" / "aclnnop"
+    if layout.headers_in_level2:
+        folder = folder / "level2"
+    folder.mkdir(parents=True)
+    prototypes = operator_prototypes()
+    for name, _, _ in OPERATORS:
+        phase1, phase2 = prototypes[name]
+        guard = header_name(name)[:-2].upper()
+        (folder / header_name(name)).write_text(BUILTIN_HEADER.format(
+            name=name, version=layout.version, guard=guard, phase1=phase1, phase2=phase2))
 
 
 def operator_symbols(repositories: tuple[str, ...]) -> list[str]:
@@ -254,10 +396,22 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
             library(lib64, name, [o["ops_registry"], *sources], [core, meta, runtime],
                     operator_symbols(others))
 
+    write_headers(root, layout)
+    vendor = root / "opp" / "vendors" / CUSTOM_VENDOR
+    for folder in ("op_api/include", "op_api/lib", "op_impl/ai_core/tbe/config/ascend910b"):
+        (vendor / folder).mkdir(parents=True)
+    library(vendor / "op_api" / "lib", "libcust_opapi.so",
+            [o["ops_core"], *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
+            [meta, runtime], ["ops_*"])
+    (vendor / "op_api" / "include" / "aclnn_add_custom.h").write_text(CUSTOM_HEADER)
+    (vendor / "op_impl" / "ai_core" / "tbe" / "config" / "ascend910b" /
+     "aic-ascend910b-ops-info.json").write_text(custom_ops_info())
+    (root / "opp" / "vendors" / "config.ini").write_text(f"load_priority={CUSTOM_VENDOR}\n")
+
     (root / "set_env.sh").write_text(SET_ENV.format(version=layout.version))
     (root / "opp" / "README").write_text(
         "Operator package folder of the aclnn_py host emulator. CANN reads ASCEND_OPP_PATH\n"
-        "from this folder's real counterpart; the emulator's operators need no files here.\n")
+        "from this folder's real counterpart. vendors/ holds one custom operator package.\n")
     # Version files, as aclnn_py's loader and torch_npu read them: <arch>-linux/
     # ascend_toolkit_install.info (key version=), and from 8.5 share/info/runtime/version.info
     # (hicann/runtime runtime.xml installs it).

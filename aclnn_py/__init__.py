@@ -27,6 +27,7 @@ except ModuleNotFoundError as _error:
 
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device
+from ._generic import call, operators, signature
 from ._info import RuntimeInfo, runtime_info
 from ._memory import MemoryInfo, empty_cache, memory_info
 from ._ops import (
@@ -79,6 +80,7 @@ __all__ = [
     "UnavailableError",
     "__version__",
     "add",
+    "call",
     "emulator",
     "empty",
     "empty_cache",
@@ -87,7 +89,9 @@ __all__ = [
     "memory_info",
     "mse_loss",
     "mse_loss_backward",
+    "operators",
     "runtime_info",
+    "signature",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "synchronize",

@@ -34,11 +34,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any, NoReturn, Union
 
+import numpy as np
+
 from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
-from ._runtime import AclScalar, AclTensor, Executor, Stream
+from ._runtime import AclIntArray, AclScalar, AclTensor, CString, Executor, Stream
 from ._specs import OperatorSpec
 from .errors import AclError
 
@@ -52,32 +54,55 @@ _UNKNOWN = object()
 
 
 def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[DeviceArray]
-            ) -> tuple[Executor, list[AclTensor], list[AclScalar]]:
-    """Phase 1 of ``spec`` over ``arrays`` (its inputs, then its one output): the executor,
-    and the aclTensors and aclScalars it refers to, all owned by the caller."""
+            ) -> tuple[Executor, list[AclTensor], list[Any]]:
+    """Phase 1 of ``spec`` over ``arrays`` (its inputs, then its outputs): the executor,
+    and the aclTensors and other C objects (scalars, arrays) it refers to, all owned by
+    the caller."""
     tensors: list[AclTensor] = []
-    scalars: list[AclScalar] = []
+    owned: list[Any] = []
     try:
         for array in arrays:
             tensors.append(array.tensor(spec.min_cann_rank))
         handles = [tensor.handle for tensor in tensors]
-        arguments = []
-        for attribute, value in zip(spec.attributes, c_attributes):
-            if attribute.c_type == "const aclScalar *":
-                scalar = AclScalar(value, _SCALAR_DTYPE)
-                scalars.append(scalar)
-                value = scalar.handle
-            arguments.append(value)
-        executor = Executor(spec.cann, *handles[:-1], *arguments, handles[-1],
-                            keepalive=(*tensors, *scalars))
+        values = [_c_attribute(attribute.c_type, value, owned)
+                  for attribute, value in zip(spec.attributes, c_attributes)]
+        if spec.order:
+            arguments = [handles[index] if kind == "tensor" else values[index]
+                         if kind == "attribute" else ll.NULL for kind, index in spec.order]
+        else:
+            outputs = len(spec.outputs)
+            arguments = [*handles[:-outputs], *values, *handles[-outputs:]]
+        executor = Executor(spec.cann, *arguments, keepalive=(*tensors, *owned),
+                            library=spec.library)
     except BaseException:
-        _destroy(tensors, scalars)
+        _destroy(tensors, owned)
         raise
-    return executor, tensors, scalars
+    return executor, tensors, owned
 
 
-def _destroy(tensors: Sequence[AclTensor], scalars: Sequence[AclScalar]) -> None:
-    handles: tuple[AclTensor | AclScalar, ...] = (*tensors, *scalars)
+def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
+    """The C argument for an attribute's converted ``value``; C objects it needs are made
+    here and added to ``owned``. aclScalars come as ``(aclDataType, numpy dtype, value)``,
+    or as a float (float32); arrays as tuples; strings as str."""
+    if value is None:  # an optional argument left out
+        return ll.NULL
+    if c_type == "const aclScalar *" or c_type == "aclScalar *":
+        if isinstance(value, tuple):
+            made: Any = AclScalar(np.array([value[2]], value[1]), value[0])
+        else:
+            made = AclScalar(value, _SCALAR_DTYPE)
+    elif c_type in ("const aclIntArray *", "aclIntArray *"):
+        made = AclIntArray(value)
+    elif c_type in ("const char *", "char *"):
+        made = CString(value)
+    else:
+        return value
+    owned.append(made)
+    return made.handle
+
+
+def _destroy(tensors: Sequence[AclTensor], owned: Sequence[Any]) -> None:
+    handles: tuple[Any, ...] = (*tensors, *owned)
     for handle in handles:
         handle.destroy()
 
@@ -96,21 +121,21 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
     """Phase 1 of ``spec`` over ``arrays`` (inputs, then the output) for a plan or a cache
     entry, and the way this signature launches from now on: a :class:`RepeatableLaunch`
     when CANN makes the executor repeatable, else a :class:`OneShotLaunch`."""
-    if ll.repeatable_api_missing():
+    if ll.repeatable_api_missing() or not spec.repeatable:
         # CANN 8.0.RC2: no executor may wait for a launch (it could not be destroyed), so
         # phase 1 waits for the first launch.
         return OneShotLaunch(spec, c_attributes, device)
-    executor, tensors, scalars = _phase1(spec, c_attributes, arrays)
+    executor, tensors, owned = _phase1(spec, c_attributes, arrays)
     try:
         repeatable = executor.make_repeatable()
         if repeatable:
-            return RepeatableLaunch(spec, executor, tensors, scalars, arrays, device)
+            return RepeatableLaunch(spec, executor, tensors, owned, arrays, device)
         # Refused: the first launch over the same addresses consumes this executor.
-        pending = (executor, tensors, scalars, [array.buffer.pointer for array in arrays])
+        pending = (executor, tensors, owned, [array.buffer.pointer for array in arrays])
         return OneShotLaunch(spec, c_attributes, device, pending)
     except BaseException:
         _discard(executor)
-        _destroy(tensors, scalars)
+        _destroy(tensors, owned)
         raise
 
 
@@ -118,17 +143,18 @@ class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
     repeatable executor, kept for relaunching on any stream of the arrays' device."""
 
-    __slots__ = ("operator", "names", "_tensors", "_scalars", "_executor", "_handle", "_launch",
-                 "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
+    __slots__ = ("operator", "names", "_inputs", "_tensors", "_owned", "_executor", "_handle",
+                 "_launch", "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
                  "__weakref__")
 
     def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[AclTensor],
-                 scalars: list[AclScalar], arrays: Sequence[DeviceArray], device: int) -> None:
+                 owned: list[Any], arrays: Sequence[DeviceArray], device: int) -> None:
         """Take ``executor`` (repeatable) and what it refers to from :func:`_phase1`."""
         self.operator = spec.cann
         self.names = spec.names
+        self._inputs = len(spec.inputs)
         self._tensors = tensors
-        self._scalars = scalars
+        self._owned = owned
         self._executor = executor
         self._handle = None
         try:
@@ -188,8 +214,8 @@ class RepeatableLaunch:
         addresses = self._addresses
         addresses[index] = _UNKNOWN  # until CANN has taken the new address
         tensor = self._tensors[index].handle
-        if index == len(addresses) - 1:
-            ll.set_output_tensor_addr(handle, 0, tensor, pointer)
+        if index >= self._inputs:
+            ll.set_output_tensor_addr(handle, index - self._inputs, tensor, pointer)
         else:
             ll.set_input_tensor_addr(handle, index, tensor, pointer)
         addresses[index] = pointer
@@ -212,7 +238,7 @@ class RepeatableLaunch:
         workspace = getattr(self, "_workspace", None)
         if workspace is not None:
             workspace.free()
-        handles: tuple[AclTensor | AclScalar, ...] = (*self._tensors, *self._scalars)
+        handles: tuple[Any, ...] = (*self._tensors, *self._owned)
         for handle in handles:
             handle.destroy()
 
@@ -243,7 +269,7 @@ class OneShotLaunch:
                  "_workspace", "_open", "__weakref__")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...], device: int,
-                 pending: tuple[Executor, list[AclTensor], list[AclScalar], list[Any]]
+                 pending: tuple[Executor, list[AclTensor], list[Any], list[Any]]
                  | None = None) -> None:
         """``pending``: the refused executor of :func:`new_launch`, what it refers to and
         the addresses it was made for."""
@@ -304,8 +330,8 @@ class OneShotLaunch:
             raise ValueError(f"{self.operator}: this launch was closed")
         for name, array in zip(self.names, arrays):
             array.require_live(name)
-        executor, tensors, scalars = self._executor_for(arrays)
-        hold.append((executor, tensors, scalars))
+        executor, tensors, owned = self._executor_for(arrays)
+        hold.append((executor, tensors, owned))
         try:
             needed = executor.workspace_size
             if needed > workspace.nbytes:
@@ -323,16 +349,16 @@ class OneShotLaunch:
             raise
 
     def _executor_for(self, arrays: Sequence[DeviceArray]
-                      ) -> tuple[Executor, list[AclTensor], list[AclScalar]]:
+                      ) -> tuple[Executor, list[AclTensor], list[Any]]:
         """The pending executor when it was made for these addresses, else phase 1."""
         try:
-            executor, tensors, scalars, addresses = self._pending.pop()
+            executor, tensors, owned, addresses = self._pending.pop()
         except IndexError:
             return _phase1(self._spec, self._c_attributes, arrays)
         if all(array.buffer.pointer == address for array, address in zip(arrays, addresses)):
-            return executor, tensors, scalars
+            return executor, tensors, owned
         _discard(executor)
-        _destroy(tensors, scalars)
+        _destroy(tensors, owned)
         return _phase1(self._spec, self._c_attributes, arrays)
 
     def retire(self) -> None:
@@ -345,11 +371,11 @@ class OneShotLaunch:
         self._open = False
         while self._pending:
             try:
-                executor, tensors, scalars, _ = self._pending.pop()
+                executor, tensors, owned, _ = self._pending.pop()
             except IndexError:
                 break
             _discard(executor)
-            _destroy(tensors, scalars)
+            _destroy(tensors, owned)
         self._workspace.free()
 
     def __reduce__(self) -> NoReturn:

@@ -643,6 +643,27 @@ def load() -> Libraries:
     return _libraries
 
 
+_operator_libraries: dict[Path, Any] = {}
+
+
+def open_operator_library(path: Path) -> Any:
+    """Load an operator library outside the install (a custom operator package's), by
+    absolute path, RTLD_LOCAL, after the libraries it needs; kept for the process."""
+    found = _operator_libraries.get(path)
+    if found is not None:
+        return found
+    libraries = load()
+    with _lock:
+        found = _operator_libraries.get(path)
+        if found is None:
+            directories = [d for d in dependency_dirs(libraries.installation.root) if d.is_dir()]
+            seen: set[str] = set()
+            for dependency, _ in _dependencies(path, directories, seen):
+                _open(dependency, directories, local=True)
+            found = _operator_libraries[path] = _open(path, directories, local=True)
+    return found
+
+
 def loaded() -> Libraries | None:
     """The libraries if already loaded, without loading them."""
     return _libraries

@@ -8,6 +8,8 @@ Higher layers import this module, never the cffi library objects.
 
 from __future__ import annotations
 
+import ctypes
+import os
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +108,11 @@ def check_created(handle: Any, api: str) -> Any:
 def address(pointer: Any) -> int:
     """The integer address of a cffi pointer."""
     return int(ffi.cast("uintptr_t", pointer))
+
+
+def c_string(text: str) -> Any:
+    """A NUL-terminated UTF-8 copy of ``text`` (a ``char[]`` owned by the returned object)."""
+    return ffi.new("char[]", text.encode())
 
 
 def host_pointer(array: Any, *, writable: bool = False) -> Any:
@@ -344,10 +351,14 @@ def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
     return owned.handle
 
 
-def create_owned_scalar(owned: Any, value: float, dtype: int) -> Any:
-    """aclCreateScalar of ``value`` as ``dtype`` (ACL_FLOAT or ACL_DOUBLE), stored straight
-    into ``owned`` (an empty ``aclpyHandle``) by the host library."""
-    storage = ffi.new("double *" if dtype == constant("ACL_DOUBLE") else "float *", value)
+def create_owned_scalar(owned: Any, value: Any, dtype: int) -> Any:
+    """aclCreateScalar of ``value`` as ``dtype``, stored straight into ``owned`` (an empty
+    ``aclpyHandle``) by the host library. ``value``: a number for ACL_FLOAT or ACL_DOUBLE,
+    else a one-element numpy array holding the value in that dtype."""
+    if hasattr(value, "__array_interface__"):
+        storage = ffi.from_buffer(value)
+    else:
+        storage = ffi.new("double *" if dtype == constant("ACL_DOUBLE") else "float *", value)
     made = host().aclpyCreateScalar(owned, META.aclCreateScalar, storage, dtype)
     check_created(owned.handle if made else NULL, "aclCreateScalar")
     return owned.handle
@@ -424,8 +435,58 @@ def destroy_int_array(array: Any) -> None:
 # ---- operators (the two-phase aclnn call) ----------------------------------
 
 
-def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None
-                            ) -> tuple[int, Any]:
+# Operators bound from a library by path (aclnn_py.call): (library, C name) -> C function.
+_bound_functions: dict[tuple[str, str], Any] = {}
+
+
+def _operator_function(library: str, name: str) -> Any:
+    """``name`` from the loaded operator libraries (``library`` ""), else as bound by
+    :func:`bind_operator` from ``library``."""
+    if library:
+        return _bound_functions[(library, name)]
+    return getattr(OPS, name)
+
+
+def symbol_address(library: Path, name: str) -> int | None:
+    """The address of the exported symbol ``name`` of the already loaded ``library``, or
+    None when it does not export it."""
+    try:
+        handle = ctypes.CDLL(str(library), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return None
+    try:
+        function = getattr(handle, name)
+    except AttributeError:
+        return None
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    return int(address) if address else None
+
+
+def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...]) -> None:
+    """Make ``operator``'s phase 1 (declared with the C ``phase1_types``) and phase 2 from
+    the loaded ``library`` callable by the functions below with ``library=str(library)``.
+
+    The header's declaration is the function type: a C type the binding's declarations
+    (``headers/``) lack cannot be called, and the error names it.
+    """
+    key = str(library)
+    for name, types in ((operator + "GetWorkspaceSize", phase1_types),
+                        (operator, ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream"))):
+        if (key, name) in _bound_functions:
+            continue
+        address = symbol_address(library, name)
+        if address is None:
+            raise UnavailableError(name, key)
+        try:
+            function_type = ffi.typeof(f"aclnnStatus(*)({', '.join(types)})")
+        except ffi.error as error:
+            raise TypeError(f"{name}: its parameter types ({', '.join(types)}) include a C type "
+                            f"aclnn_py does not know ({error})") from None
+        _bound_functions[(key, name)] = ffi.cast(function_type, address)
+
+
+def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None,
+                            library: str = "") -> tuple[int, Any]:
     """Phase 1, ``<operator>GetWorkspaceSize(*arguments, &size, &executor)``.
 
     Returns (workspace bytes, executor handle). With ``owner`` (an ``aclpyHandle``),
@@ -437,7 +498,7 @@ def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None
         executor = ffi.new("aclOpExecutor **")
     else:
         executor = ffi.cast("aclOpExecutor **", ffi.addressof(owner, "handle"))
-    check(getattr(OPS, api)(*arguments, size, executor), api)
+    check(_operator_function(library, api)(*arguments, size, executor), api)
     return int(size[0]), executor[0]
 
 
@@ -447,9 +508,9 @@ def operator_launch(operator: str, workspace: Any, workspace_size: int, executor
     check(getattr(OPS, operator)(workspace, workspace_size, executor, stream), operator)
 
 
-def operator_phase2(operator: str) -> Any:
+def operator_phase2(operator: str, library: str = "") -> Any:
     """The C function of phase 2, ``<operator>``, for :func:`launch_consuming`."""
-    return getattr(OPS, operator)
+    return _operator_function(library, operator)
 
 
 def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: int, stream: Any,
@@ -459,10 +520,10 @@ def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: in
     check(_host.aclpyHandleLaunch(owned, phase2, workspace, workspace_size, stream), operator)
 
 
-def operator_launcher(operator: str) -> Any:
+def operator_launcher(operator: str, library: str = "") -> Any:
     """Phase 2, ``<operator>(workspace, size, executor, stream)``, as a function looked
     up once (launches are the per-call path)."""
-    function = getattr(OPS, operator)
+    function = _operator_function(library, operator)
 
     def launch(workspace: Any, workspace_size: int, executor: Any, stream: Any) -> None:
         check(function(workspace, workspace_size, executor, stream), operator)

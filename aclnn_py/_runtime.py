@@ -591,7 +591,9 @@ class AclScalar:
 
     __slots__ = ("handle", "_owned")
 
-    def __init__(self, value: float, acl_dtype: int) -> None:
+    def __init__(self, value: Any, acl_dtype: int) -> None:
+        """``value``: a float for ACL_FLOAT / ACL_DOUBLE, else a one-element numpy array
+        of the dtype."""
         owned = self._owned = ll.new_handle(ll.HANDLE_SCALAR)
         self.handle = ll.create_owned_scalar(owned, value, acl_dtype)
 
@@ -615,6 +617,19 @@ class AclIntArray:
         ll.handle_release(self._owned, "aclDestroyIntArray")
 
 
+class CString:
+    """A NUL-terminated copy of a str for a ``const char *`` argument, kept as long as the
+    executor that may read it."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, text: str) -> None:
+        self.handle = ll.c_string(text)
+
+    def destroy(self) -> None:
+        """Nothing to release in CANN: the memory goes with this object."""
+
+
 # ---- executors (the two-phase aclnn call) ----------------------------------
 
 
@@ -635,11 +650,15 @@ class Executor:
       right after phase 1.
     """
 
-    __slots__ = ("operator", "device", "repeatable", "workspace_size", "handle", "_launcher",
-                 "_keepalive", "_owned")
+    __slots__ = ("operator", "library", "device", "repeatable", "workspace_size", "handle",
+                 "_launcher", "_keepalive", "_owned")
 
-    def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = ()) -> None:
+    def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = (),
+                 library: str = "") -> None:
+        """Phase 1 of ``operator`` over the C ``arguments``; ``library``: where it was bound
+        from (``ll.bind_operator``), "" for the operators of the loaded CANN libraries."""
         self.operator = operator
+        self.library = library
         self.device = activate()
         self.repeatable = False
         self._launcher: Any = None
@@ -648,7 +667,7 @@ class Executor:
         self._keepalive = keepalive
         self._owned = ll.new_handle(ll.HANDLE_EXECUTOR)
         self.workspace_size, self.handle = ll.operator_workspace_size(
-            operator, *arguments, owner=self._owned)
+            operator, *arguments, owner=self._owned, library=library)
 
     def make_repeatable(self) -> bool:
         """Allow any number of launches (``aclSetAclOpExecutorRepeatable``); False when the
@@ -679,7 +698,7 @@ class Executor:
         stream_handle)``, looked up once (launches are the per-call path)."""
         launcher = self._launcher
         if launcher is None:
-            launcher = self._launcher = ll.operator_launcher(self.operator)
+            launcher = self._launcher = ll.operator_launcher(self.operator, self.library)
         return launcher
 
     def launch(self, workspace: Any, stream: Stream) -> None:
@@ -694,7 +713,7 @@ class Executor:
         (``aclpyHandleLaunch``): CANN frees it inside phase 2, success or not."""
         if self.repeatable:
             raise RuntimeError(f"{self.operator}: a repeatable executor is launched by launch()")
-        ll.launch_consuming(self._owned, ll.operator_phase2(self.operator), workspace,
+        ll.launch_consuming(self._owned, ll.operator_phase2(self.operator, self.library), workspace,
                             self.workspace_size, stream_handle, self.operator)
 
     def close(self) -> None:

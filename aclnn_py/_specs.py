@@ -127,6 +127,14 @@ class OperatorSpec:
     min_cann_rank: int = 0
     mean_divisor: str = ""          # documented in the function's docstring
     reference: str = ""             # CANN's documentation of the operator
+    # Operators called through their header (aclnn_py.call):
+    outputs: tuple[str, ...] = ("out",)  # the output tensors, in CANN's order
+    library: str = ""               # bound from this library; "" for the loaded CANN's
+    # The C arguments in CANN's order, when not "inputs, attributes, output": ("tensor", i)
+    # for the i-th array of a launch (inputs, then outputs), ("attribute", j), ("null",).
+    order: tuple[tuple[str, int], ...] = ()
+    repeatable: bool = True         # False: every launch does phase 1 (_launch.OneShotLaunch)
+    elementwise: bool = True        # numpy calls too large for the device may go in chunks
     fast_attributes: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = field(
         init=False, repr=False)
 
@@ -147,8 +155,8 @@ class OperatorSpec:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The tensors of a launch: the inputs, then ``out``."""
-        return (*self.inputs, "out")
+        """The tensors of a launch: the inputs, then the outputs."""
+        return (*self.inputs, *self.outputs)
 
     def convert_attributes(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
         """The C arguments for the attribute ``values`` (validated)."""

@@ -135,7 +135,7 @@ class Layout:
         self.views: tuple[Any, ...] | None = None
         self.pools = staging_pools(device)
         # Checked against the free memory per call (``_chunked``); smaller calls never are.
-        self.large = self.device_bytes > _chunked.CHECK_BYTES
+        self.large = spec.elementwise and self.device_bytes > _chunked.CHECK_BYTES
 
     def _views(self, staging: Any) -> tuple[Any, ...]:
         """What a call over the blocks ``staging`` holds needs: ``(device base, host base,

@@ -1,0 +1,320 @@
+"""``aclnn_py.call``: any operator, through its header (``_catalog``).
+
+The call is made into an :class:`~aclnn_py._specs.OperatorSpec` (one per operator
+and pattern of arguments left out), so it runs through the curated operators' launch
+path, launch cache, staging and fallbacks. Arguments are converted by their C type;
+the operator itself checks what it supports and refuses with CANN's status and
+message. Signatures with in-place (``...Ref``) tensors or tensors left out (None)
+run phase 1 on every launch (their executors are not rebound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _catalog, _launch_cache, _staging
+from ._arrays import DeviceArray, empty, to_device
+from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement
+from ._dtypes import acl_dtype, all_dtypes
+from ._runtime import Stream
+from ._specs import Attribute, OperatorSpec
+
+_INTEGERS = {
+    **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+       for name, bits in (("int8_t", 8), ("int16_t", 16), ("int32_t", 32), ("int64_t", 64),
+                          ("int", 32), ("long", 64), ("long long", 64))},
+    **{name: (0, (1 << bits) - 1)
+       for name, bits in (("uint8_t", 8), ("uint16_t", 16), ("uint32_t", 32), ("uint64_t", 64),
+                          ("unsigned int", 32), ("size_t", 64))},
+}
+_FLOATS = {"float", "double"}
+_STRINGS = {"char *", "const char *"}
+_SCALARS = {"aclScalar *", "const aclScalar *"}
+_INT_ARRAYS = {"aclIntArray *", "const aclIntArray *"}
+_DTYPES = {"aclDataType"}
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_))
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) -> Any:
+    """The C value of an attribute (hashable: it is part of the launch-cache key)."""
+    c_type, name = parameter.c_type, parameter.name
+    where = f"{operator}: {name} ({c_type})"
+    if value is None:
+        if parameter.optional and c_type.endswith("*"):
+            return None
+        raise TypeError(f"{where} is required; None is accepted only for pointer parameters "
+                        "whose name ends in Optional")
+    if c_type in _INTEGERS:
+        if not _is_integer(value):
+            raise TypeError(f"{where} must be an integer, got {type(value).__name__}")
+        low, high = _INTEGERS[c_type]
+        if not low <= int(value) <= high:
+            raise ValueError(f"{where} must be in [{low}, {high}], got {value}")
+        return int(value)
+    if c_type == "bool":
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{where} must be a bool, got {type(value).__name__}")
+        return bool(value)
+    if c_type in _FLOATS:
+        if not _is_real(value):
+            raise TypeError(f"{where} must be a real number, got {type(value).__name__}")
+        return float(value)
+    if c_type in _STRINGS:
+        if not isinstance(value, str):
+            raise TypeError(f"{where} must be a str, got {type(value).__name__}")
+        if "\0" in value:
+            raise ValueError(f"{where} must not contain NUL characters")
+        return value
+    if c_type in _DTYPES:
+        try:
+            dtype = np.dtype(value)
+        except TypeError:
+            raise TypeError(f"{where} must be a numpy dtype (or anything numpy.dtype() takes), "
+                            f"got {value!r}") from None
+        return acl_dtype(dtype, all_dtypes(), argument=name)
+    if c_type in _SCALARS:
+        if isinstance(value, (bool, np.bool_)):
+            dtype = np.dtype(np.bool_)
+        elif isinstance(value, np.generic):
+            dtype = value.dtype
+        elif isinstance(value, int):
+            dtype = np.dtype(np.int64)
+        elif isinstance(value, float):
+            dtype = np.dtype(np.float64)
+        else:
+            raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
+                            f"{type(value).__name__}")
+        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, value.item()
+                if isinstance(value, np.generic) else value)
+    if c_type in _INT_ARRAYS:
+        if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+            raise TypeError(f"{where} must be a sequence of integers, got "
+                            f"{type(value).__name__}")
+        items = tuple(value)
+        for item in items:
+            if not _is_integer(item):
+                raise TypeError(f"{where} must hold integers, got {item!r}")
+        return tuple(int(item) for item in items)
+    raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
+
+
+def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Parameter],
+                                                            tuple[Any, ...] | None]:
+    """The output parameters and the arrays given for them (None when out= is not given)."""
+    given = None if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if signature.roles_known:
+        outputs = [p for p in signature.parameters if p.role == "output"]
+    else:
+        if given is None:
+            raise TypeError(
+                f"{signature.name}: which tensors are outputs cannot be known (the custom "
+                f"package declares every tensor const and has no operator description for "
+                f"it); pass out= with the output arrays (they bind to the last tensor "
+                f"parameters, CANN's convention)")
+        tensors = [p for p in signature.parameters if p.is_tensor]
+        if len(given) > len(tensors):
+            raise TypeError(f"{signature.name}: out= has {len(given)} arrays but the operator "
+                            f"has {len(tensors)} tensor parameters")
+        outputs = tensors[len(tensors) - len(given):]
+    if given is not None and len(given) != len(outputs):
+        names = ", ".join(p.name for p in outputs)
+        raise TypeError(f"{signature.name}: out= must give {len(outputs)} arrays ({names}), "
+                        f"got {len(given)}")
+    return outputs, given
+
+
+_specs: dict[tuple[Any, ...], OperatorSpec] = {}
+
+
+def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tuple[str, ...],
+          left_out: tuple[str, ...]) -> OperatorSpec:
+    """The spec of a call of ``signature`` with the tensors ``present`` as inputs,
+    ``outputs`` as outputs and the tensors ``left_out`` passed as NULL."""
+    key = (signature, present, outputs)
+    found = _specs.get(key)
+    if found is not None:
+        return found
+    tensors = {name: index for index, name in enumerate((*present, *outputs))}
+    attributes = [p for p in signature.parameters if not p.is_tensor]
+    attribute_index = {p.name: index for index, p in enumerate(attributes)}
+    order = tuple(("tensor", tensors[p.name]) if p.name in tensors else
+                  ("attribute", attribute_index[p.name]) if p.name in attribute_index else
+                  ("null", 0) for p in signature.parameters)
+    inplace = any(p.role == "inout" for p in signature.parameters)
+    found = _specs[key] = OperatorSpec(
+        signature.name, signature.name, present,
+        tuple(Attribute(p.name, p.c_type, None, lambda v: v, lambda v: v) for p in attributes),
+        same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
+        library=str(signature.library), order=order,
+        repeatable=not inplace and not left_out, elementwise=False)
+    return found
+
+
+def operators() -> list[str]:
+    """Sorted names of every aclnn operator of the loaded CANN and of its custom operator
+    packages (``"aclnnAdd"``, ...), as their headers declare them."""
+    return _catalog.operators()
+
+
+def signature(name: str) -> _catalog.Signature:
+    """The operator ``name`` as its header declares it: ``.parameters`` (each with
+    ``.name``, ``.c_type``, ``.role`` and ``.optional``); ``str()`` gives the prototype
+    and where it was found. ValueError, with close names, for an unknown operator."""
+    return _catalog.signature(name)
+
+
+def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None,
+         **kwargs: Any) -> Any:
+    """Run any aclnn operator through its header: ``aclnn_py.call("aclnnAdd", x, y, 1)``.
+
+    Arguments go by position or by their C parameter names (a C parameter named ``out``
+    or ``stream`` goes by position), without the outputs and without ``workspaceSize``
+    and ``executor``. Tensors: numpy arrays, DeviceArrays, or None for ``...Optional``
+    ones; in-place ``...Ref`` tensors are updated (a writable C-contiguous numpy array,
+    or a DeviceArray). Other arguments by C type: integers for ``int64_t`` and the other
+    integer types, ``bool``, real numbers for ``float``/``double``, ``str`` for
+    ``char *``, a numpy dtype for ``aclDataType``, a Python number or numpy scalar for
+    ``aclScalar`` (it keeps its dtype: int64, float64, bool, or the numpy scalar's), a
+    sequence of integers for ``aclIntArray``.
+
+    ``out``: the output arrays (one, or a tuple in declaration order). Without it each
+    output is allocated with the broadcast shape of the tensor inputs and the first
+    input's dtype. Returns the outputs (in-place tensors first), one array or a tuple:
+    numpy in, numpy out (the call waits); device arrays in, DeviceArrays out (queued on
+    ``stream``, default the current one).
+    """
+    return _call(name, args, kwargs, out, stream)
+
+
+def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+          stream: Stream | None) -> Any:
+    signature = _catalog.signature(name)
+    outputs, given = _outputs(signature, out)
+    output_names = tuple(p.name for p in outputs)
+    parameters = [p for p in signature.parameters if p.name not in output_names]
+    values = _arguments(name, tuple(p.name for p in parameters), args, kwargs)
+    missing = [p.name for p in parameters if p.name not in values and not p.optional]
+    if missing:
+        raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
+                        f"{', '.join(p.name for p in parameters)})")
+
+    arrays: dict[str, Any] = {}
+    c_attributes = []
+    left_out = []
+    for p in parameters:
+        value = values.get(p.name)
+        if not p.is_tensor:
+            c_attributes.append(convert_attribute(name, p, value))
+        elif p.c_type not in _catalog.TENSOR_TYPES:
+            raise TypeError(f"{name}: {p.name} ({p.c_type}): aclnn_py cannot pass arguments "
+                            f"of C type {p.c_type} yet")
+        elif value is None:
+            if not p.optional:
+                raise TypeError(f"{name}: {p.name} is a required tensor; None is accepted only "
+                                "for tensors whose name ends in Optional")
+            left_out.append(p.name)
+        else:
+            array = _as_array(value)
+            if p.role == "inout":
+                _check_inplace(name, p.name, value, array)
+            acl_dtype(array.dtype, all_dtypes(), argument=p.name)
+            arrays[p.name] = array
+    inouts = [p.name for p in parameters if p.role == "inout" and p.name in arrays]
+    on_device = any(isinstance(a, DeviceArray) for a in arrays.values()) or (
+        given is not None and any(isinstance(a, DeviceArray) for a in given))
+    devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
+    if given is not None:
+        for p, array in zip(outputs, given):
+            _check_given_out(name, p.name, array, on_device)
+        devices += [a.device for a in given if isinstance(a, DeviceArray)]
+    if len(set(devices)) > 1:
+        raise ValueError(f"{name}: the device arrays must be on one device; got devices "
+                         f"{sorted(set(devices))}")
+    stream = _placement(devices, None, stream)
+    if given is None:
+        given = _allocate(name, arrays, len(outputs), on_device, stream.device)
+    spec = _spec(signature, tuple(arrays), output_names, tuple(left_out))
+    attributes = tuple(c_attributes)
+    if on_device:
+        flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
+        flat += given
+        _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
+        results = [*(arrays[n] for n in inouts), *given]
+    elif len(given) == 1 and not inouts and all(a.size for a in arrays.values()) and \
+            _staging.enabled:
+        host_inputs = list(arrays.values())
+        _staging.call(spec, attributes, host_inputs, attributes, host_inputs, given[0],
+                      given[0], stream)
+        results = list(given)
+    else:
+        results = _unstaged(spec, attributes, arrays, inouts, list(given), stream)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _unstaged(spec: OperatorSpec, attributes: tuple[Any, ...], arrays: dict[str, Any],
+              inouts: list[str], given: list[np.ndarray], stream: Stream) -> list[np.ndarray]:
+    """A numpy call: one copy up per input, the launch, one wait, one copy back per output
+    (in-place arrays included)."""
+    device = stream.device
+    uploaded = {n: to_device(a, device=device, stream=stream) for n, a in arrays.items()}
+    results = [empty(a.shape, a.dtype, device=device) for a in given]
+    flat = [*uploaded.values(), *results]
+    _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
+    stream.synchronize()
+    for name in inouts:
+        uploaded[name].buffer.copy_to_host(arrays[name])
+    for result, host in zip(results, given):
+        result.buffer.copy_to_host(host)
+    return [*(arrays[n] for n in inouts), *given]
+
+
+def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
+    if isinstance(array, DeviceArray):
+        return
+    if array is not value or not array.flags.writeable or not array.flags.c_contiguous:
+        raise TypeError(f"{operator}: {name} is updated in place, so it must be a writable "
+                        "C-contiguous numpy array of native byte order, or a DeviceArray; got "
+                        f"{type(value).__name__}")
+
+
+def _check_given_out(operator: str, name: str, array: Any, on_device: bool) -> None:
+    if on_device:
+        if not isinstance(array, DeviceArray):
+            raise TypeError(f"{operator}: out {name} must be an aclnn_py.DeviceArray (the "
+                            f"inputs include device arrays), got {type(array).__name__}")
+        array.require_live(name)
+        return
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{operator}: out {name} must be a numpy.ndarray, got "
+                        f"{type(array).__name__}")
+    if not array.flags.writeable or not array.flags.c_contiguous:
+        raise ValueError(f"{operator}: out {name} must be a writable C-contiguous array")
+    acl_dtype(array.dtype, all_dtypes(), argument=name)
+
+
+def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool,
+              device: int) -> tuple[Any, ...]:
+    """Outputs of the broadcast shape of the tensor inputs and the first input's dtype."""
+    if not arrays:
+        raise TypeError(f"{operator}: the outputs' shape cannot be inferred without tensor "
+                        "inputs; pass out=")
+    shape = _broadcast_shapes([a.shape for a in arrays.values()])
+    if shape is None:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
+        raise ValueError(f"{operator}: the outputs' shape cannot be inferred, as the inputs do "
+                         f"not broadcast ({shapes}); pass out=")
+    dtype = next(iter(arrays.values())).dtype
+    if on_device:
+        return tuple(empty(shape, dtype, device=device) for _ in range(count))
+    return tuple(np.empty(shape, dtype) for _ in range(count))

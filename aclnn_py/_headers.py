@@ -1,0 +1,215 @@
+"""Reading aclnn operator prototypes out of C headers, as CANN writes them.
+
+Only what calling an operator needs is understood: the ``aclnn<Op>GetWorkspaceSize``
+and ``aclnn<Op>`` prototypes, with each parameter's type (as written, spacing
+normalised) and name. Everything around them is skipped without being run: comments
+(doxygen, ``/* */``, ``//``, in any language), preprocessor lines (include guards,
+``#include``, macros, with continuations), ``extern "C"`` blocks, visibility macros
+(``ACLNN_API``, ``ACL_FUNC_VISIBILITY``, any other all-capitals word before the return
+type) and ``__attribute__((...))``. A prototype of either kind that cannot be understood
+raises :class:`HeaderError` naming the header and the line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+PHASE1_SUFFIX = "GetWorkspaceSize"
+# The parameters phase 1 ends with and phase 2 has, which the Python call never shows.
+PHASE1_TAIL = ("uint64_t *", "aclOpExecutor **")
+PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)
+_ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec)\s*\(")
+_EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
+_PROTOTYPE = re.compile(r"\b(aclnn\w+)\s*\(")
+_WORD = re.compile(r"[A-Za-z_]\w*|\*|\S")
+_MACRO = re.compile(r"[A-Z][A-Z0-9_]*$")
+_QUALIFIERS = {"extern", "static", "inline", "__inline", "__inline__"}
+
+
+class HeaderError(ValueError):
+    """A prototype in a header that aclnn_py cannot understand."""
+
+    def __init__(self, path: Path | str, line: int, message: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        super().__init__(f"{path}:{line}: {message}")
+
+
+@dataclass(frozen=True)
+class CParameter:
+    """One parameter of a prototype: its C type as written (spacing normalised,
+    e.g. ``const aclTensor *``) and its name."""
+
+    c_type: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Prototype:
+    """A function declared in a header, with where it was declared."""
+
+    name: str
+    return_type: str
+    parameters: tuple[CParameter, ...]
+    path: Path
+    line: int
+
+    def __str__(self) -> str:
+        parameters = ", ".join(f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}"
+                               for p in self.parameters)
+        return f"{self.return_type} {self.name}({parameters})"
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A comment as spaces (its newlines kept, so line numbers stay right); a string stays."""
+    text = match.group(0)
+    if text.startswith('"'):
+        return text
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _without_preprocessor(text: str) -> str:
+    lines = text.split("\n")
+    continued = False
+    for index, line in enumerate(lines):
+        if continued or line.lstrip().startswith("#"):
+            continued = line.rstrip().endswith("\\")
+            lines[index] = ""
+    return "\n".join(lines)
+
+
+def _without_attributes(text: str) -> str:
+    """``__attribute__((...))`` and ``__declspec(...)`` as spaces, however deeply nested."""
+    while True:
+        match = _ATTRIBUTE.search(text)
+        if match is None:
+            return text
+        depth, end = 0, match.end() - 1
+        for end in range(match.end() - 1, len(text)):
+            if text[end] == "(":
+                depth += 1
+            elif text[end] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+        text = text[:match.start()] + _blank_span(text[match.start():end + 1]) + text[end + 1:]
+
+
+def _blank_span(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
+
+
+def clean(text: str) -> str:
+    """``text`` with comments, preprocessor lines, attributes and ``extern "C"`` blanked
+    out; line numbers are unchanged."""
+    text = _COMMENT_OR_STRING.sub(_blank, text)
+    text = _without_preprocessor(text)
+    text = _without_attributes(text)
+    return _EXTERN_C.sub(lambda m: _blank_span(m.group(0)), text)
+
+
+def operator_names(text: str) -> list[str]:
+    """The operators a header declares (names with a phase-1 prototype), cheaply."""
+    return [name[:-len(PHASE1_SUFFIX)] for name in _PROTOTYPE.findall(clean(text))
+            if name.endswith(PHASE1_SUFFIX)]
+
+
+def _type(words: list[str]) -> str:
+    """Type words joined as C is usually written: ``const aclTensor *``, ``aclOpExecutor **``."""
+    text = ""
+    for word in words:
+        if word == "*":
+            text += "*" if text.endswith("*") else " *"
+        else:
+            text += (" " if text else "") + word
+    return text
+
+
+def _parameter(text: str, path: Path, line: int, function: str) -> CParameter:
+    words = _WORD.findall(text)
+    for word in words:
+        if word != "*" and not re.fullmatch(r"[A-Za-z_]\w*", word):
+            raise HeaderError(path, line, f"{function}: cannot understand the parameter "
+                                          f"{' '.join(text.split())!r} (only plain types, pointers "
+                                          "and a name are)")
+    if len(words) < 2 or words[-1] == "*" or words[-1] in {"const", "volatile"}:
+        raise HeaderError(path, line, f"{function}: the parameter {' '.join(text.split())!r} "
+                                      "has no name")
+    return CParameter(_type(words[:-1]), words[-1])
+
+
+def parse(text: str, path: Path | str = "<header>") -> list[Prototype]:
+    """Every ``aclnn*`` prototype of a header's ``text`` (function definitions included)."""
+    path = Path(path)
+    source = clean(text)
+    prototypes = []
+    # Statements end at ';', '{' and '}' (bodies, extern "C" blocks, struct bodies).
+    start = 0
+    for match in re.finditer(r"[;{}]", source + ";"):
+        statement = source[start:match.start()]
+        start = match.end()
+        found = _PROTOTYPE.search(statement)
+        if found is None:
+            continue
+        name = found.group(1)
+        offset = start - len(statement) - 1 + found.start(1)
+        line = source.count("\n", 0, offset) + 1
+        prefix = _WORD.findall(statement[:found.start(1)])
+        words = [w for w in prefix if w not in _QUALIFIERS and not _MACRO.match(w)]
+        if not words:
+            continue  # a call or a macro use, not a declaration
+        rest = statement[found.end():]
+        close = rest.rfind(")")
+        if close < 0 or rest[close + 1:].strip():
+            raise HeaderError(path, line, f"{name}: cannot find the end of its parameter list")
+        inner = rest[:close]
+        if "(" in inner or ")" in inner or "[" in inner:
+            raise HeaderError(path, line, f"{name}: cannot understand its parameters (function "
+                                          "pointer or array parameters are not supported)")
+        pieces = [p for p in inner.split(",")]
+        if len(pieces) == 1 and pieces[0].strip() in ("", "void"):
+            parameters: tuple[CParameter, ...] = ()
+        else:
+            parameters = tuple(_parameter(piece, path, line, name) for piece in pieces)
+        prototypes.append(Prototype(name, _type(words), parameters, path, line))
+    return prototypes
+
+
+@dataclass(frozen=True)
+class OperatorPrototypes:
+    """The two prototypes of one operator: phase 1 without its workspace and executor
+    parameters (``parameters``), and phase 2 checked to have CANN's fixed form."""
+
+    name: str
+    parameters: tuple[CParameter, ...]
+    phase1: Prototype
+
+    @property
+    def phase1_types(self) -> tuple[str, ...]:
+        return tuple(p.c_type for p in self.phase1.parameters)
+
+
+def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
+    """The prototypes of operator ``name`` in a header; HeaderError when they are missing
+    or not of the two-phase form."""
+    path = Path(path)
+    found = {p.name: p for p in parse(text, path)}
+    phase1 = found.get(name + PHASE1_SUFFIX)
+    if phase1 is None:
+        raise HeaderError(path, 1, f"{name + PHASE1_SUFFIX} is not declared here")
+    types = tuple(p.c_type for p in phase1.parameters)
+    if phase1.return_type != "aclnnStatus" or types[-2:] != PHASE1_TAIL:
+        raise HeaderError(path, phase1.line, f"{phase1.name} is not an aclnn phase-1 prototype "
+                                             "(aclnnStatus ...(..., uint64_t *workspaceSize, "
+                                             f"aclOpExecutor **executor)): {phase1}")
+    phase2 = found.get(name)
+    if phase2 is not None and tuple(p.c_type for p in phase2.parameters) != PHASE2_TYPES:
+        raise HeaderError(path, phase2.line, f"{name} is not an aclnn phase-2 prototype "
+                                             "(aclnnStatus ...(void *workspace, uint64_t "
+                                             "workspaceSize, aclOpExecutor *executor, "
+                                             f"aclrtStream stream)): {phase2}")
+    return OperatorPrototypes(name, phase1.parameters[:-2], phase1)
