@@ -62,7 +62,10 @@ OPERATORS = [
     ("SmoothL1Loss", "op_smooth_l1_loss.c", "nn"),
     ("SmoothL1LossBackward", "op_smooth_l1_loss_backward.c", "nn"),
     ("Add", "op_add.c", "math"),
+    ("InplaceAdd", "op_add.c", "math"),
 ]
+# Operators CANN declares in another operator's header (hicann/ops-math math/add/op_api/aclnn_add.h).
+SHARED_HEADER = {"InplaceAdd": "Add"}
 
 # The repeatable-executor API, documented from CANN 8.0.RC3 (in 8.0.RC2 the first two were
 # "reserved" and rebinding was aclUpdateTensorAddr: hiascend 80RC2alpha002 aclcppdevg_03_2180
@@ -164,7 +167,7 @@ def compile_objects(objects: Path) -> None:
     base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
             f"-I{EMULATOR_SRC}"]
     sources = ["runtime.c", "meta.c", "ops_registry.c", "driver.c",
-               *(source for _, source, _ in OPERATORS), *CUSTOM_OPERATOR_SOURCES]
+               *dict.fromkeys(source for _, source, _ in OPERATORS), *CUSTOM_OPERATOR_SOURCES]
     commands = [[*base, "-fvisibility=hidden", str(EMULATOR_SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
     # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
@@ -229,21 +232,7 @@ BUILTIN_HEADER = """\
 #ifdef __cplusplus
 extern "C" {{
 #endif
-
-/**
- * @brief aclnn{name}的第一段接口：校验参数，计算workspace大小，创建执行器。
- * @domain aclnn_ops_train
- */
-ACLNN_API {phase1}
-
-/**
- * @brief aclnn{name}的第二段接口：在stream上执行计算。
- * @param [in] workspace: 在Device侧申请的workspace内存地址。
- * @param [in] stream: acl stream流。
- * @return aclnnStatus: 返回状态码。
- */
-ACLNN_API {phase2}
-
+{declarations}
 #ifdef __cplusplus
 }}
 #endif
@@ -309,6 +298,23 @@ aclnnStatus aclnnAddCustom(
 """
 
 
+OPERATOR_DECLARATIONS = """
+/**
+ * @brief aclnn{name}的第一段接口：校验参数，计算workspace大小，创建执行器。
+ * @domain aclnn_ops_train
+ */
+ACLNN_API {phase1}
+
+/**
+ * @brief aclnn{name}的第二段接口：在stream上执行计算。
+ * @param [in] workspace: 在Device侧申请的workspace内存地址。
+ * @param [in] stream: acl stream流。
+ * @return aclnnStatus: 返回状态码。
+ */
+ACLNN_API {phase2}
+"""
+
+
 def custom_ops_info() -> str:
     def tensor(name: str) -> dict[str, str]:
         return {"dtype": "float16,float,bfloat16", "format": "ND,ND,ND", "name": name,
@@ -327,11 +333,15 @@ def write_headers(root: Path, layout: Layout) -> None:
         folder = folder / "level2"
     folder.mkdir(parents=True)
     prototypes = operator_prototypes()
+    headers: dict[str, list[str]] = {}
     for name, _, _ in OPERATORS:
-        phase1, phase2 = prototypes[name]
-        guard = header_name(name)[:-2].upper()
-        (folder / header_name(name)).write_text(BUILTIN_HEADER.format(
-            name=name, version=layout.version, guard=guard, phase1=phase1, phase2=phase2))
+        headers.setdefault(SHARED_HEADER.get(name, name), []).append(name)
+    for header, names in headers.items():
+        declarations = "\n".join(OPERATOR_DECLARATIONS.format(
+            name=name, phase1=prototypes[name][0], phase2=prototypes[name][1]) for name in names)
+        guard = header_name(header)[:-2].upper()
+        (folder / header_name(header)).write_text(BUILTIN_HEADER.format(
+            name=header, version=layout.version, guard=guard, declarations=declarations))
 
 
 def operator_symbols(repositories: tuple[str, ...]) -> list[str]:
@@ -383,15 +393,15 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)
-    op_objects = [o[source[:-2]] for _, source, _ in OPERATORS]
+    op_objects = [o[source[:-2]] for source in dict.fromkeys(s for _, s, _ in OPERATORS)]
     if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
         library(lib64, "libopapi.so", [o["ops_core"], o["ops_registry"], *op_objects],
                 [meta, runtime], ["ops_*"])
     else:
         core = library(lib64, "libopapi.so", [o["ops_core"]], [meta, runtime])
         for name, repositories in layout.operators.items():
-            sources = [o[source[:-2]] for _, source, repository in OPERATORS
-                       if repository in repositories]
+            sources = [o[source[:-2]] for source in dict.fromkeys(
+                s for _, s, repository in OPERATORS if repository in repositories)]
             others = tuple(r for r in every if r not in repositories)
             library(lib64, name, [o["ops_registry"], *sources], [core, meta, runtime],
                     operator_symbols(others))

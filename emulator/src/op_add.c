@@ -156,6 +156,31 @@ const ops_desc ops_add = {
     .kernel = add_kernel,
 };
 
+/*
+ * aclnnInplaceAdd(selfRef, other, alpha): selfRef = selfRef + alpha * other, the same checks and
+ * computation with selfRef as out (so the broadcast shape must be selfRef's shape, and the promoted
+ * dtype must cast to selfRef's dtype, as the doc's inplace rules say). Elementwise, every element is
+ * read before it is written at the same position.
+ */
+const ops_desc ops_inplace_add = {
+    .name = "InplaceAdd",
+    .phase1_api = "aclnnInplaceAddGetWorkspaceSize",
+    .phase2_api = "aclnnInplaceAdd",
+    .n_in = 2,
+    .in_names = {"selfRef", "other"},
+    .out_name = "selfRef",
+    .plan = add_plan,
+    .kernel = add_kernel,
+};
+
+EMU_EXPORT aclnnStatus aclnnInplaceAddGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other,
+                                                       const aclScalar *alpha, uint64_t *workspaceSize,
+                                                       aclOpExecutor **executor)
+{
+    ops_args a = {.in = {selfRef, other}, .out = selfRef, .alpha = alpha};
+    return ops_phase1(&ops_inplace_add, &a, workspaceSize, executor);
+}
+
 EMU_EXPORT aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other, const aclScalar *alpha,
                                                 aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
 {

@@ -608,7 +608,8 @@ aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclT
     X(L1LossBackward, ops_l1_loss_backward)                \
     X(SmoothL1Loss, ops_smooth_l1_loss)                    \
     X(SmoothL1LossBackward, ops_smooth_l1_loss_backward)   \
-    X(Add, ops_add)
+    X(Add, ops_add)                                        \
+    X(InplaceAdd, ops_inplace_add)
 
 #define OPS_DECLARE_DESC(name, desc) extern const ops_desc desc;
 OPS_REGISTRY(OPS_DECLARE_DESC)

@@ -343,7 +343,7 @@ static const char *const g_fault_apis[] = {
     "aclnnL1LossBackwardGetWorkspaceSize", "aclnnL1LossBackward",
     "aclnnSmoothL1LossGetWorkspaceSize", "aclnnSmoothL1Loss",
     "aclnnSmoothL1LossBackwardGetWorkspaceSize", "aclnnSmoothL1LossBackward",
-    "aclnnAddGetWorkspaceSize", "aclnnAdd",
+    "aclnnAddGetWorkspaceSize", "aclnnAdd", "aclnnInplaceAddGetWorkspaceSize", "aclnnInplaceAdd",
 };
 
 #define EMU_N_FAULT_APIS (sizeof g_fault_apis / sizeof g_fault_apis[0])
