@@ -64,7 +64,8 @@ OPERATORS = [
     ("Add", "op_add.c", "math"),
     ("InplaceAdd", "op_add.c", "math"),
 ]
-# Operators CANN declares in another operator's header (hicann/ops-math math/add/op_api/aclnn_add.h).
+# Operators CANN declares in another operator's header
+# (hicann/ops-math math/add/op_api/aclnn_add.h).
 SHARED_HEADER = {"InplaceAdd": "Add"}
 
 # The repeatable-executor API, documented from CANN 8.0.RC3 (in 8.0.RC2 the first two were

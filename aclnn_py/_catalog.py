@@ -61,7 +61,8 @@ class Parameter:
 
     @property
     def is_tensor(self) -> bool:
-        return self.c_type in TENSOR_TYPES or self.c_type in TENSOR_LIST_TYPES
+        c_type = _headers.bare(self.c_type)
+        return c_type in TENSOR_TYPES or c_type in TENSOR_LIST_TYPES
 
 
 @dataclass(frozen=True)
@@ -207,26 +208,37 @@ def _read(name: str, source: _Source) -> Signature:
     outputs = None
     if source.package is not None:
         outputs = _described_outputs(source.package, name[len("aclnn"):])
-    parameters = []
-    for p in prototypes.parameters:
+    parameters = roles(prototypes.parameters, outputs, custom=source.package is not None)
+    library = _library(name, source)
+    ll.bind_operator(library, name, prototypes.phase1_types)
+    return Signature(name, parameters, source.header, prototypes.phase1.line, library,
+                     source.package, source.package is None or outputs is not None,
+                     prototypes.phase1_types)
+
+
+def roles(parameters: tuple[_headers.CParameter, ...], outputs: set[str] | None, *,
+          custom: bool) -> tuple[Parameter, ...]:
+    """The Python-call parameters of a phase-1 prototype's ``parameters`` (without the
+    workspace and executor ones). ``outputs``: the output names an operator description
+    gives (custom packages), None without one; ``custom``: from a custom package, whose
+    generated headers declare outputs const like inputs."""
+    found = []
+    for p in parameters:
         optional = p.name.endswith("Optional")
-        if p.c_type in TENSOR_TYPES or p.c_type in TENSOR_LIST_TYPES:
-            if p.name.endswith("Ref") and not p.c_type.startswith("const"):
+        c_type = _headers.bare(p.c_type)
+        if c_type in TENSOR_TYPES or c_type in TENSOR_LIST_TYPES:
+            if p.name.endswith("Ref") and not c_type.startswith("const"):
                 role = "inout"
             elif outputs is not None:
                 role = "output" if p.name in outputs else "input"
-            elif p.c_type.startswith("const") or source.package is not None:
+            elif c_type.startswith("const") or custom:
                 role = "input"
             else:
                 role = "output"
         else:
             role = "attribute"
-        parameters.append(Parameter(p.name, p.c_type, role, optional))
-    library = _library(name, source)
-    ll.bind_operator(library, name, prototypes.phase1_types)
-    return Signature(name, tuple(parameters), source.header, prototypes.phase1.line, library,
-                     source.package, source.package is None or outputs is not None,
-                     prototypes.phase1_types)
+        found.append(Parameter(p.name, p.c_type, role, optional))
+    return tuple(found)
 
 
 def _described_outputs(package: Path, operator: str) -> set[str] | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _catalog, _launch_cache, _staging
+from . import _catalog, _headers, _launch_cache, _staging
 from ._arrays import DeviceArray, empty, to_device
 from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement
 from ._dtypes import acl_dtype, all_dtypes
@@ -48,7 +48,7 @@ def _is_integer(value: Any) -> bool:
 
 def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) -> Any:
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
-    c_type, name = parameter.c_type, parameter.name
+    c_type, name = _headers.bare(parameter.c_type), parameter.name
     where = f"{operator}: {name} ({c_type})"
     if value is None:
         if parameter.optional and c_type.endswith("*"):
@@ -216,7 +216,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         value = values.get(p.name)
         if not p.is_tensor:
             c_attributes.append(convert_attribute(name, p, value))
-        elif p.c_type not in _catalog.TENSOR_TYPES:
+        elif _headers.bare(p.c_type) not in _catalog.TENSOR_TYPES:
             raise TypeError(f"{name}: {p.name} ({p.c_type}): aclnn_py cannot pass arguments "
                             f"of C type {p.c_type} yet")
         elif value is None:

@@ -64,11 +64,24 @@ class Prototype:
         return f"{self.return_type} {self.name}({parameters})"
 
 
+def bare(c_type: str) -> str:
+    """``c_type`` without the qualifiers that do not change how it is passed: a value
+    parameter's ``const`` (``const aclrtStream`` -> ``aclrtStream``) and a pointer's own
+    ``const`` (``const aclTensor *const`` -> ``const aclTensor *``)."""
+    text = c_type
+    while text.endswith(" const") or text.endswith("*const"):
+        text = text[:-len("const")].rstrip()
+    if not text.endswith("*") and text.startswith("const "):
+        text = text[len("const "):]
+    return text
+
+
 def _blank(match: re.Match[str]) -> str:
-    """A comment as spaces (its newlines kept, so line numbers stay right); a string stays."""
+    """A comment, or a string's contents (but extern "C"'s), as spaces: newlines are kept,
+    so line numbers stay right."""
     text = match.group(0)
     if text.startswith('"'):
-        return text
+        return text if text == '"C"' else '"' + " " * (len(text) - 2) + '"'
     return re.sub(r"[^\n]", " ", text)
 
 
@@ -201,13 +214,13 @@ def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
     phase1 = found.get(name + PHASE1_SUFFIX)
     if phase1 is None:
         raise HeaderError(path, 1, f"{name + PHASE1_SUFFIX} is not declared here")
-    types = tuple(p.c_type for p in phase1.parameters)
+    types = tuple(bare(p.c_type) for p in phase1.parameters)
     if phase1.return_type != "aclnnStatus" or types[-2:] != PHASE1_TAIL:
         raise HeaderError(path, phase1.line, f"{phase1.name} is not an aclnn phase-1 prototype "
                                              "(aclnnStatus ...(..., uint64_t *workspaceSize, "
                                              f"aclOpExecutor **executor)): {phase1}")
     phase2 = found.get(name)
-    if phase2 is not None and tuple(p.c_type for p in phase2.parameters) != PHASE2_TYPES:
+    if phase2 is not None and tuple(bare(p.c_type) for p in phase2.parameters) != PHASE2_TYPES:
         raise HeaderError(path, phase2.line, f"{name} is not an aclnn phase-2 prototype "
                                              "(aclnnStatus ...(void *workspace, uint64_t "
                                              "workspaceSize, aclOpExecutor *executor, "

@@ -86,6 +86,7 @@ def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
     or as a float (float32); arrays as tuples; strings as str."""
     if value is None:  # an optional argument left out
         return ll.NULL
+    c_type = c_type.removesuffix("const").rstrip()
     if c_type == "const aclScalar *" or c_type == "aclScalar *":
         if isinstance(value, tuple):
             made: Any = AclScalar(np.array([value[2]], value[1]), value[0])
