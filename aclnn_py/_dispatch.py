@@ -19,6 +19,7 @@ naming the argument and the rule) before any device work.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NoReturn, TypeVar
 
 import numpy as np
@@ -79,7 +80,7 @@ def _broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
     return tuple(result)
 
 
-def _arrays(spec: OperatorSpec, inputs: tuple[Any, ...]) -> dict[str, Any]:
+def _arrays(spec: OperatorSpec, inputs: Sequence[Any]) -> dict[str, Any]:
     """The inputs as arrays by name; Python numbers take the dtype of ``spec.like``."""
     like = None
     if spec.like:
@@ -176,7 +177,7 @@ def _placement(devices: list[int], out: DeviceArray | None, stream: Stream | Non
     return stream
 
 
-def _validated(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...]
+def _validated(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...]
                ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...], np.dtype]:
     """(arrays by name, C attributes, result shape, result dtype) of a call."""
     c_attributes = spec.convert_attributes(attributes)
@@ -201,9 +202,18 @@ def _given_stream(device: int, stream: Any) -> Stream | None:
     return None
 
 
-def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...], out: Any,
+def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
          stream: Stream | None) -> np.ndarray | DeviceArray:
     """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays."""
+    result = fast_call(spec, inputs, attributes, out, stream)
+    if result is not None:
+        return result
+    return validated_call(spec, inputs, attributes, out, stream)
+
+
+def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
+              stream: Stream | None) -> np.ndarray | DeviceArray | None:
+    """The call when its signature ran before (and so was validated), else None."""
     if out is None or type(out) is DeviceArray:
         # Fast path: device arrays whose signature this stream has run before need no
         # validation (the cache holds validated signatures only).
@@ -222,9 +232,13 @@ def call(spec: OperatorSpec, inputs: tuple[Any, ...], attributes: tuple[Any, ...
                     return cached.launch(target, inputs, out)
     if (out is None or type(out) is np.ndarray) and _staging.enabled:
         # Fast path: numpy inputs of a signature laid out before (validated then).
-        result = _staging.fast_call(spec, inputs, attributes, out, stream)
-        if result is not None:
-            return result
+        return _staging.fast_call(spec, inputs, attributes, out, stream)
+    return None
+
+
+def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+                   out: Any, stream: Stream | None) -> np.ndarray | DeviceArray:
+    """The call after validating every argument (the first call of a signature)."""
     arrays, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
     on_device = bool(devices)

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _catalog, _headers, _launch_cache, _staging
 from ._arrays import DeviceArray, empty, to_device
-from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement
+from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
 from ._dtypes import acl_dtype, all_dtypes
 from ._runtime import Stream
 from ._specs import Attribute, OperatorSpec
@@ -134,7 +134,38 @@ def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Par
     return outputs, given
 
 
+def _fast_converter(parameter: _catalog.Parameter) -> Any:
+    """For the per-call path: a function giving an attribute's C value exactly as
+    :func:`convert_attribute` does, for the common spellings only (None otherwise)."""
+    c_type = _headers.bare(parameter.c_type)
+    if c_type in _INTEGERS:
+        low, high = _INTEGERS[c_type]
+        return lambda v: v if type(v) is int and low <= v <= high else None
+    if c_type == "bool":
+        return lambda v: v if type(v) is bool else None
+    if c_type in _FLOATS:
+        return lambda v: v if type(v) is float else None
+    if c_type in _STRINGS:
+        return lambda v: v if type(v) is str and "\0" not in v else None
+    if c_type in _SCALARS:
+        scalar_types = {kind: (acl_dtype(np.dtype(kind), all_dtypes()), np.dtype(kind))
+                        for kind in (bool, int, float)}
+        scalar_types[int] = (scalar_types[int][0], np.dtype(np.int64))
+        scalar_types[float] = (acl_dtype(np.dtype(np.float64), all_dtypes()),
+                               np.dtype(np.float64))
+
+        def scalar(v: Any) -> Any:
+            found = scalar_types.get(type(v))
+            return None if found is None else (*found, v)
+
+        return scalar
+    return lambda v: None
+
+
 _specs: dict[tuple[Any, ...], OperatorSpec] = {}
+# Calls of one operator with n positional arguments, no keywords and no out=, that ran
+# before with every tensor given: (spec, positions of the tensors, of the attributes).
+_fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
 
 
 def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tuple[str, ...],
@@ -154,7 +185,8 @@ def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tupl
     inplace = any(p.role == "inout" for p in signature.parameters)
     found = _specs[key] = OperatorSpec(
         signature.name, signature.name, present,
-        tuple(Attribute(p.name, p.c_type, None, lambda v: v, lambda v: v) for p in attributes),
+        tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
+              for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
         library=str(signature.library), order=order,
         repeatable=not inplace and not left_out, elementwise=False)
@@ -199,6 +231,14 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
 
 def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
           stream: Stream | None) -> Any:
+    if not kwargs and out is None:
+        fast = _fast.get((name, len(args)))
+        if fast is not None:
+            spec, tensors, attributes = fast
+            result = fast_call(spec, [args[i] for i in tensors],
+                               tuple(args[i] for i in attributes), None, stream)
+            if result is not None:
+                return result
     signature = _catalog.signature(name)
     outputs, given = _outputs(signature, out)
     output_names = tuple(p.name for p in outputs)
@@ -246,16 +286,24 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         given = _allocate(name, arrays, len(outputs), on_device, stream.device)
     spec = _spec(signature, tuple(arrays), output_names, tuple(left_out))
     attributes = tuple(c_attributes)
+    simple = len(outputs) == 1 and not inouts and not left_out and signature.roles_known
+    if simple and not kwargs and out is None:
+        names = [p.name for p in parameters]
+        _fast[(name, len(args))] = (spec, tuple(names.index(n) for n in arrays), tuple(
+            index for index, p in enumerate(parameters) if not p.is_tensor))
     if on_device:
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
+        if simple and out is None:  # cached as the curated operators' calls are
+            result = given[0]
+            return _launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
         flat += given
         _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
         results = [*(arrays[n] for n in inouts), *given]
-    elif len(given) == 1 and not inouts and all(a.size for a in arrays.values()) and \
-            _staging.enabled:
+    elif simple and all(a.size for a in arrays.values()) and _staging.enabled:
         host_inputs = list(arrays.values())
-        _staging.call(spec, attributes, host_inputs, attributes, host_inputs, given[0],
-                      given[0], stream)
+        raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
+        _staging.call(spec, attributes, host_inputs, raw, host_inputs,
+                      None if out is None else given[0], given[0], stream)
         results = list(given)
     else:
         results = _unstaged(spec, attributes, arrays, inouts, list(given), stream)

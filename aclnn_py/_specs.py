@@ -84,7 +84,11 @@ def _fast_reduction(value: Any) -> int | None:
 
 
 def _fast_real(value: Any) -> float | None:
-    return value if type(value) is float else None
+    if type(value) is float:
+        return value
+    if type(value) is int and -(1 << 53) <= value <= 1 << 53:  # exactly a float
+        return float(value)
+    return None
 
 
 @dataclass(frozen=True, eq=False)

@@ -485,6 +485,66 @@ def print_operator_rows(rows: list[dict[str, Any]]) -> None:
               + "  ".join(f"{cell:>16}" for cell in cells))
 
 
+# ---- aclnn_py.call against the curated operators ------------------------------------------
+
+CALL_OPERATORS = (  # (function, CANN name, arity, arguments after the arrays: curated, call)
+    ("mse_loss_backward", "aclnnMseLossBackward", 3, {"reduction": "none"}, (0,)),
+    ("l1_loss_backward", "aclnnL1LossBackward", 3, {"reduction": "none"}, (0,)),
+    ("smooth_l1_loss_backward", "aclnnSmoothL1LossBackward", 3, {"reduction": "none"}, (0, 1.0)),
+    ("l1_loss", "aclnnL1Loss", 2, {"reduction": "none"}, (0,)),
+    ("add", "aclnnAdd", 2, {}, (1,)),
+)
+
+
+def run_call_comparison(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """Median per one-shot call at 1 element of each curated operator and of the same
+    operator through ``aclnn_py.call``, numpy in/out (a) and on device arrays (b), all
+    modes timed in interleaved rounds."""
+    sync = aclnn_py.synchronize
+    modes: dict[str, Callable[[], Any]] = {}
+    for function, cann, arity, curated_args, call_args in CALL_OPERATORS:
+        host = list(inputs(1, "float32"))[3 - arity:]
+        device = [aclnn_py.to_device(a) for a in host]
+        curated = getattr(aclnn_py, function)
+
+        def curated_a(f: Any = curated, h: Any = host, k: Any = curated_args) -> None:
+            f(*h, **k)
+
+        def call_a(c: str = cann, h: Any = host, a: Any = call_args) -> None:
+            aclnn_py.call(c, *h, *a)
+
+        def curated_b(f: Any = curated, d: Any = device, k: Any = curated_args) -> None:
+            f(*d, **k)
+            sync()
+
+        def call_b(c: str = cann, d: Any = device, a: Any = call_args) -> None:
+            aclnn_py.call(c, *d, *a)
+            sync()
+
+        modes.update({f"{function}:curated a": curated_a, f"{function}:call a": call_a,
+                      f"{function}:curated b": curated_b, f"{function}:call b": call_b})
+    timing = time_modes(modes, reps_for(1, quick), None)
+    rows = []
+    for function, cann, *_ in CALL_OPERATORS:
+        row: dict[str, Any] = {"operator": cann}
+        for mode in ("curated a", "call a", "curated b", "call b"):
+            row[mode] = timing[f"{function}:{mode}"]["median_ns"]
+        rows.append(row)
+    return rows
+
+
+def print_call_comparison(rows: list[dict[str, Any]]) -> None:
+    print("\naclnn_py.call against the curated function, float32, 1 element, median per "
+          "one-shot call (ratio call / curated):")
+    print(f"{'operator':<28}{'curated a':>11}{'call a':>11}{'ratio':>7}"
+          f"{'curated b':>12}{'call b':>11}{'ratio':>7}")
+    for row in rows:
+        print(f"{row['operator']:<28}{fmt_time(row['curated a']):>11}{fmt_time(row['call a']):>11}"
+              f"{row['call a'] / row['curated a']:>6.2f}x{fmt_time(row['curated b']):>12}"
+              f"{fmt_time(row['call b']):>11}{row['call b'] / row['curated b']:>6.2f}x")
+    print("a: numpy in, numpy out; b: DeviceArray in, DeviceArray out, then synchronize()")
+
+
 # ---- staged against direct copies, by array size ------------------------------------------
 
 CROSSOVER_SIZES = (16, 256, 1024, 4096, 8192, 16384, 32768, 65536, 262144, 1 << 20)
@@ -813,6 +873,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="only profile the 1-element paths with cProfile")
     parser.add_argument("--profile-calls", type=int, default=5000)
+    parser.add_argument("--call", action="store_true",
+                        help="only compare aclnn_py.call with the curated operators")
     parser.add_argument("--crossover", action="store_true",
                         help="only time staged against direct copies by array size")
     parser.add_argument("--link", metavar="LATENCY_US:GBPS",
@@ -837,6 +899,14 @@ def main(argv: list[str] | None = None) -> int:
     info = aclnn_py.runtime_info()
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
+        return 0
+    if args.call:
+        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
+              f"load {loadavg()}", flush=True)
+        call_rows = run_call_comparison(aclnn_py, args.quick)
+        print_call_comparison(call_rows)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.with_name("call.json").write_text(json.dumps(call_rows, indent=1) + "\n")
         return 0
     if args.crossover:
         print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "

@@ -546,3 +546,21 @@ def test_custom_library_of_another_user_is_refused(tmp_path, fresh_catalog):
     _catalog.forget()
     fresh_catalog.setenv("ACLNN_PY_TRUST_CUSTOM_OPP", "1")
     assert aclnn_py.signature("aclnnAddCustom").package == package
+
+
+def test_repeated_calls_follow_each_calls_arguments():
+    # The per-call path keys on each argument's type and value: never a stale conversion.
+    x = np.arange(4, dtype=np.float32)
+    y = np.ones(4, np.float32)
+    for alpha in (2, 2.5, True, 2, np.float32(0.25), 2.5):
+        np.testing.assert_array_equal(aclnn_py.call("aclnnAdd", x, y, alpha),
+                                      x + np.float32(float(alpha)) * y)
+        device = aclnn_py.call("aclnnAdd", aclnn_py.to_device(x), aclnn_py.to_device(y), alpha)
+        np.testing.assert_array_equal(device.numpy(), x + np.float32(float(alpha)) * y)
+    for reduction in (0, 2, 0):
+        out = None if reduction == 0 else np.empty((), np.float32)
+        got = aclnn_py.call("aclnnL1Loss", x, y, reduction, out=out)
+        expected = np.abs(x - y) if reduction == 0 else np.abs(x - y).sum()
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(TypeError, match=r"reduction \(int64_t\) must be an integer"):
+        aclnn_py.call("aclnnL1Loss", x, y, 0.0)

@@ -28,3 +28,16 @@ def test_device_pipeline_runs_a_plan_over_batches():
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("8 launches of one plan in ")
     assert float(lines[1].split("=")[-1]) < 1e-6
+
+
+def test_any_operator_lists_inspects_and_calls():
+    done = subprocess.run([sys.executable, str(EXAMPLES / "any_operator.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].split()[1] == "operators," and int(lines[0].split()[0]) >= 7
+    assert "aclnnStatus aclnnAddGetWorkspaceSize(" in done.stdout
+    assert "aclnnAdd matches numpy: True" in lines
+    loss, reference = done.stdout.split("aclnnMseLoss = ")[1].split(" (numpy ")
+    assert abs(float(loss) - float(reference.split(")")[0])) < 1e-6
+    assert "False" not in done.stdout
