@@ -330,7 +330,7 @@ class Plan:
             raise ValueError(f"{type(self).__name__} is closed")
         return launcher
 
-    def run(self, *arrays: DeviceArray | None, **named: DeviceArray | None) -> DeviceArray:
+    def run(self, *arrays: Any, **named: Any) -> DeviceArray:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
         order, then ``out``, or by name; None keeps the bound one); returns ``out``,
         still computing."""

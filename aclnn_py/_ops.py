@@ -159,6 +159,9 @@ class MseLossBackwardPlan(Plan):
                      reduction: ReductionLike = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
+        def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
+                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
+
 
 class MseLossPlan(Plan):
     """A reusable ``aclnnMseLoss`` over device arrays (see :class:`MseLossBackwardPlan`):
@@ -169,6 +172,9 @@ class MseLossPlan(Plan):
     if TYPE_CHECKING:
         def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
+        def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
+                out: DeviceArray | None = ...) -> DeviceArray: ...
 
 
 @overload
@@ -324,6 +330,9 @@ class L1LossPlan(Plan):
         def __init__(self, x: DeviceArray, y: DeviceArray, reduction: ReductionLike = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
+        def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
+                out: DeviceArray | None = ...) -> DeviceArray: ...
+
 
 class L1LossBackwardPlan(Plan):
     """A reusable ``aclnnL1LossBackward``:
@@ -335,6 +344,9 @@ class L1LossBackwardPlan(Plan):
         def __init__(self, grad: DeviceArray, x: DeviceArray, y: DeviceArray,
                      reduction: ReductionLike = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
+        def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
+                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
 
 
 class SmoothL1LossPlan(Plan):
@@ -348,6 +360,9 @@ class SmoothL1LossPlan(Plan):
                      beta: float = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
+        def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
+                out: DeviceArray | None = ...) -> DeviceArray: ...
+
 
 class SmoothL1LossBackwardPlan(Plan):
     """A reusable ``aclnnSmoothL1LossBackward``:
@@ -360,6 +375,9 @@ class SmoothL1LossBackwardPlan(Plan):
                      reduction: ReductionLike = ..., beta: float = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
+        def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
+                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
+
 
 class AddPlan(Plan):
     """A reusable ``aclnnAdd``: ``AddPlan(x, y, alpha=1, *, out, stream)``."""
@@ -369,3 +387,6 @@ class AddPlan(Plan):
     if TYPE_CHECKING:
         def __init__(self, x: DeviceArray, y: DeviceArray, alpha: float = ..., *,
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
+
+        def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
+                out: DeviceArray | None = ...) -> DeviceArray: ...

@@ -47,6 +47,9 @@ USER_SCRIPT = textwrap.dedent('''
     reveal_type(aclnn_py.memory_info()["used_bytes"])                    # I3
     with aclnn_py.MseLossPlan(d, d) as plan:
         reveal_type(plan.run())                                          # D10
+        reveal_type(plan.run(x=d, out=d))                                # D11
+        plan.run(grad=d)                                                 # E4
+    aclnn_py.MseLossBackwardPlan(d, d, d).run(d, x=d, y=None)
     aclnn_py.mse_loss(x, y, "average")                                   # E1
     aclnn_py.runtime_info()["no_such_key"]                               # E2
     aclnn_py.SmoothL1LossPlan(d, d, "means", beta=1.0)                   # E3
@@ -100,7 +103,7 @@ def test_numpy_inputs_give_ndarray(revealed: dict[str, str], tag: str) -> None:
     assert found.startswith("numpy.ndarray["), found
 
 
-@pytest.mark.parametrize("tag", [f"D{i}" for i in range(1, 11)])
+@pytest.mark.parametrize("tag", [f"D{i}" for i in range(1, 12)])
 def test_device_array_inputs_give_device_array(revealed: dict[str, str], tag: str) -> None:
     assert _type(revealed[tag]) == "aclnn_py._arrays.DeviceArray"
 
@@ -121,4 +124,8 @@ def test_wrong_reduction_string_is_a_type_error(revealed: dict[str, str]) -> Non
 
 def test_only_the_expected_lines_are_flagged(revealed: dict[str, str]) -> None:
     errors = sorted(tag for tag, message in revealed.items() if "error:" in message)
-    assert errors == ["E1", "E2", "E3"], revealed
+    assert errors == ["E1", "E2", "E3", "E4"], revealed
+
+
+def test_plan_run_knows_its_plans_array_names(revealed: dict[str, str]) -> None:
+    assert "error:" in revealed["E4"] and '"grad"' in revealed["E4"], revealed["E4"]
