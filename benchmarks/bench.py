@@ -900,22 +900,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
         return 0
-    if args.call:
-        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
-              f"load {loadavg()}", flush=True)
-        call_rows = run_call_comparison(aclnn_py, args.quick)
-        print_call_comparison(call_rows)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.with_name("call.json").write_text(json.dumps(call_rows, indent=1) + "\n")
-        return 0
-    if args.crossover:
-        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
-              f"load {loadavg()}", flush=True)
-        rows = run_crossover(aclnn_py, args.quick)
-        print_crossover(rows)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.with_name("crossover.json").write_text(json.dumps(rows, indent=1) + "\n")
-        return 0
+    studies = {"call": (run_call_comparison, print_call_comparison),
+               "crossover": (run_crossover, print_crossover)}
+    for name, (run, show) in studies.items():
+        if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
+            print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
+                  f"CPUs, load {loadavg()}", flush=True)
+            rows = run(aclnn_py, args.quick)
+            show(rows)
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.with_name(f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
+            return 0
 
     sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
     dtypes = args.dtypes or list(DTYPES)
