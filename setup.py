@@ -74,9 +74,12 @@ SHARED_HEADER = {"InplaceAdd": "Add"}
 REPEATABLE_EXECUTOR_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
                            "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
 # Documented in the 8.5 and 9.x runtime API references only (hiascend canncommercial/850
-# aclcppdevg_03_1974); nothing says it existed before, so the older trees do not export it.
-# GNU ld accepts a name here that no object defines.
-FROM_8_5_RUNTIME_API = ("aclFinalizeReference",)
+# aclcppdevg_03_1974; the id mappings aclcppdevg_03_2057 to _2060, and hicann/runtime acl_rt.h
+# from its first tag, v8.5.0); nothing says they existed before, so the older trees do not
+# export them. GNU ld accepts a name here that no object defines.
+FROM_8_5_RUNTIME_API = ("aclFinalizeReference", "aclrtGetLogicDevIdByUserDevId",
+                        "aclrtGetUserDevIdByLogicDevId", "aclrtGetLogicDevIdByPhyDevId",
+                        "aclrtGetPhyDevIdByLogicDevId")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ except ModuleNotFoundError as _error:
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device
 from ._generic import call, operators, signature
-from ._info import RuntimeInfo, runtime_info
+from ._info import DeviceIds, RuntimeInfo, runtime_info
 from ._memory import MemoryInfo, empty_cache, memory_info
 from ._ops import (
     AddPlan,
@@ -64,6 +64,7 @@ __all__ = [
     "AddPlan",
     "AclnnPyError",
     "DeviceArray",
+    "DeviceIds",
     "Event",
     "L1LossBackwardPlan",
     "L1LossPlan",

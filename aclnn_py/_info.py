@@ -6,8 +6,16 @@ from typing import TypedDict
 
 from . import _lowlevel as ll
 from ._loader import read_cann_version
-from ._runtime import device_count, soc_name
+from ._runtime import device_count, device_ids, soc_name, visible_devices
 from ._version import __version__
+
+
+class DeviceIds(TypedDict):
+    """One visible device in :func:`runtime_info`."""
+
+    device: int
+    logical_id: int | None
+    physical_id: int | None
 
 
 class RuntimeInfo(TypedDict):
@@ -20,6 +28,8 @@ class RuntimeInfo(TypedDict):
     cann_version: str | None
     soc_name: str | None
     device_count: int
+    visible_devices: str | None
+    devices: list[DeviceIds]
     aclnn_py_version: str
 
 
@@ -34,7 +44,12 @@ def runtime_info() -> RuntimeInfo:
         libraries beside ``libopapi_nn.so`` under their own names, e.g. ``opapi_math``),
         ``dependencies`` (the libraries they need that aclnn_py loaded first, by absolute
         path), ``cann_version`` (from the install's version files, or None),
-        ``soc_name``, ``device_count`` and ``aclnn_py_version``.
+        ``soc_name``, ``device_count`` (the devices this process sees),
+        ``visible_devices`` (``ASCEND_RT_VISIBLE_DEVICES`` when ACL was initialised, or None
+        when unset), ``devices`` (for each visible device, numbered from 0: its
+        ``logical_id``, the id ``ASCEND_RT_VISIBLE_DEVICES`` names it by, and its
+        ``physical_id``, equal outside containers; both None where CANN does not expose
+        them, before 8.5) and ``aclnn_py_version``.
     """
     libraries = ll.libraries()
     installation = libraries.installation
@@ -48,5 +63,9 @@ def runtime_info() -> RuntimeInfo:
         "cann_version": read_cann_version(installation.root),
         "soc_name": soc_name(),
         "device_count": count,
+        "visible_devices": visible_devices(),
+        "devices": [{"device": device, "logical_id": logical, "physical_id": physical}
+                    for device in range(count)
+                    for logical, physical in [device_ids(device)]],
         "aclnn_py_version": __version__,
     }

@@ -181,6 +181,35 @@ def get_device_count() -> int:
     return count
 
 
+def logical_device_id(device: int) -> int | None:
+    """aclrtGetLogicDevIdByUserDevId (CANN >= 8.5): the id ``ASCEND_RT_VISIBLE_DEVICES`` gives
+    visible device ``device`` (the device itself when the variable is unset); None when the
+    runtime lacks the function."""
+    return _device_id("aclrtGetLogicDevIdByUserDevId", device)
+
+
+def physical_device_id(device: int) -> int | None:
+    """aclrtGetPhyDevIdByLogicDevId (CANN >= 8.5): the chip id of visible device ``device``
+    (equal to its logical id outside containers); None when the runtime lacks the function.
+
+    It takes a visible (user) device id, whatever its parameter is called (hicann/runtime
+    src/runtime/api/impl/api_error.cc, ApiErrorDecorator::GetDevicePhyIdByIndex, converts it
+    with ChgUserDevIdToDeviceId; docs/zh/api_ref/04_device_management.md says so too).
+    """
+    return _device_id("aclrtGetPhyDevIdByLogicDevId", device)
+
+
+def _device_id(api: str, device: int) -> int | None:
+    try:
+        function = getattr(RT, api)
+    except UnavailableError:
+        return None
+    out = ffi.new("int32_t *")
+    check(function(device, out), api)
+    found: int = out[0]
+    return found
+
+
 def synchronize_device() -> None:
     check(RT.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice")
 

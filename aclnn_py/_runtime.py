@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import functools
 import logging
+import os
 import threading
 import weakref
 from typing import Any, Callable, NoReturn
@@ -32,6 +33,8 @@ from .errors import AclError
 
 logger = logging.getLogger("aclnn_py")
 
+VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
+
 
 class _Process:
     """Process-wide runtime state, guarded by ``lock``."""
@@ -42,6 +45,7 @@ class _Process:
         # Bumped by every teardown: resources of an older generation are already gone.
         self.generation = 0
         self.device_count = 0
+        self.visible_devices: str | None = None
         self.soc_name: str | None = None
         # Whether our aclInit started ACL (0), rather than joining another user's (100002).
         self.owns_init = False
@@ -68,17 +72,49 @@ def ensure_initialized() -> None:
     with _process.lock:
         if _process.initialized:
             return
-        _process.owns_init = ll.init()
-        _process.device_count = ll.get_device_count()
+        owns_init = ll.init()
+        try:
+            # Where CANN checks ASCEND_RT_VISIBLE_DEVICES: aclInit succeeds whatever it says.
+            _process.device_count = ll.get_device_count()
+        except AclError:
+            _give_back_failed_init(owns_init)
+            raise
+        _process.owns_init = owns_init
+        _process.visible_devices = os.environ.get(VISIBLE_DEVICES)
         _process.initialized = True
         if not _process.atexit_registered:
             atexit.register(teardown)
             _process.atexit_registered = True
 
 
+def _give_back_failed_init(owns_init: bool) -> None:
+    _process.owns_init = owns_init
+    try:
+        _finalize()
+    except AclError:
+        logger.exception("aclnn_py: giving back aclInit after a failed start")
+    finally:
+        _process.owns_init = False
+
+
 def device_count() -> int:
     ensure_initialized()
     return _process.device_count
+
+
+def visible_devices() -> str | None:
+    """``ASCEND_RT_VISIBLE_DEVICES`` as it was when aclnn_py initialised ACL (None: unset)."""
+    ensure_initialized()
+    return _process.visible_devices
+
+
+def device_ids(device: int) -> tuple[int | None, int | None]:
+    """The logical id (what ``ASCEND_RT_VISIBLE_DEVICES`` names) and the physical id of
+    visible device ``device``; None where the runtime does not expose them (CANN < 8.5)."""
+    ensure_initialized()
+    if not 0 <= device < _process.device_count:
+        raise ValueError(f"device must be in [0, {_process.device_count}), got {device}")
+    return ll.logical_device_id(device), ll.physical_device_id(device)
 
 
 def soc_name() -> str | None:

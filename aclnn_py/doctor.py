@@ -2,8 +2,9 @@
 
 :func:`report` gathers versions, the backend requested and the one chosen (with the
 reason and every CANN root searched), the libraries loaded, CANN's version, the SoC,
-the devices and their memory, the environment variables that steer CANN and aclnn_py,
-and the result of a tiny ``aclnnMseLossBackward`` call checked against numpy.
+the visible devices (their logical and physical ids, their memory), the environment
+variables that steer CANN and aclnn_py, and the result of a tiny ``aclnnMseLossBackward``
+call checked against numpy.
 :func:`main` prints it as text or (``--json``) one JSON object and exits non-zero when
 the requested backend cannot work.
 """
@@ -27,6 +28,7 @@ from ._dtypes import soc_supports_bfloat16
 from ._info import runtime_info
 from ._memory import memory_info
 from ._ops import mse_loss_backward
+from ._runtime import VISIBLE_DEVICES
 from ._version import __version__
 
 ENVIRONMENT_PREFIXES = ("ASCEND_", "ACLNN_")
@@ -111,6 +113,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
         "soc_name": None,
         "bfloat16": None,
         "device_count": None,
+        "visible_devices": None,
         "devices": [],
         "environment": environment(),
         "warnings": [],
@@ -123,14 +126,14 @@ def report(backend: str | None = None) -> dict[str, Any]:
             info = runtime_info()
         result["warnings"] = [str(warning.message) for warning in caught]
         result.update({key: info[key] for key in ("backend", "root", "libraries", "dependencies",
-                                                  "cann_version", "soc_name", "device_count")})
+                                                  "cann_version", "soc_name", "device_count",
+                                                  "visible_devices")})
         result["reason"] = _loader.load().installation.reason
         result["emulator"] = emulator.loaded()
         result["bfloat16"] = soc_supports_bfloat16(info["soc_name"])
-        for device in range(info["device_count"]):
-            memory = memory_info(device)
-            result["devices"].append({"device": device,
-                                      "total_bytes": memory["device_total_bytes"],
+        for ids in info["devices"]:
+            memory = memory_info(ids["device"])
+            result["devices"].append({**ids, "total_bytes": memory["device_total_bytes"],
                                       "free_bytes": memory["device_free_bytes"]})
     except Exception as error:  # reported, with the exit status saying it failed
         result["error"] = f"{type(error).__name__}: {error}"
@@ -173,10 +176,15 @@ def format_report(found: dict[str, Any]) -> str:
         lines.append(f"CANN version         {found['cann_version'] or 'unknown'}")
         bf16 = "supported" if found["bfloat16"] else "not supported"
         lines.append(f"SoC                  {found['soc_name'] or 'unknown'} (bfloat16 {bf16})")
-        lines.append(f"devices              {found['device_count']}")
+        visible = found["visible_devices"]
+        rule = (f"{VISIBLE_DEVICES} unset" if visible is None else
+                f"{VISIBLE_DEVICES}={visible}")
+        lines.append(f"devices              {found['device_count']} visible ({rule})")
         for device in found["devices"]:
-            lines.append(f"  device {device['device']:<11} {_gib(device['total_bytes'])} total, "
-                         f"{_gib(device['free_bytes'])} free")
+            ids = ("ids not reported by this CANN (< 8.5)" if device["logical_id"] is None else
+                   f"logical id {device['logical_id']}, physical id {device['physical_id']}")
+            lines.append(f"  device {device['device']:<11} {ids}; {_gib(device['total_bytes'])} "
+                         f"total, {_gib(device['free_bytes'])} free")
     lines += ["", "environment:"]
     variables = [f"  {name}={value}" for name, value in found["environment"].items()]
     lines += variables or ["  (none set)"]

@@ -8,7 +8,8 @@ install.
 
 Environment variables read by the emulator at ``aclInit``:
 ``ACLNN_EMU_SOC`` (SoC name, default an Atlas A2 name), ``ACLNN_EMU_DEVICE_COUNT``
-(default 1), ``ACLNN_EMU_DEVICE_MEMORY`` (bytes per device, K/M/G/T suffixes),
+(devices on the emulated host, default 1; ``ASCEND_RT_VISIBLE_DEVICES`` then picks the
+visible ones as CANN does), ``ACLNN_EMU_DEVICE_MEMORY`` (bytes per device, K/M/G/T suffixes),
 ``ACLNN_EMU_QUARANTINE`` (freed device blocks whose addresses are kept from reuse,
 default 256, 0 to 65536), ``ACLNN_EMU_OP_CACHE`` (``1`` models CANN's aclnn
 executor cache: once an operator and signature -- its tensors' dtypes, shapes,

@@ -8,6 +8,7 @@ Usage::
     python benchmarks/bench.py --profile    # cProfile of the 1-element Python call paths
     python benchmarks/bench.py --crossover  # staged against direct copies, by array size
     python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
+    python benchmarks/bench.py --ray        # examples/ray_npus.py: tasks per second, 1 and 2 NPUs
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -52,6 +53,11 @@ processes: every host<->device copy then costs the emulator's transfer model (a 
 bandwidth on a per-device copy engine, see ``aclnn_py.emulator``), which shows what the copy
 count of (a) against (a_u) and the overlap of copies with kernels are worth.
 
+``--ray`` runs ``examples/ray_npus.py`` on a local Ray cluster of 1, then 2 emulated NPUs
+(``ACLNN_EMU_DEVICE_COUNT``), interleaved over a few rounds, and reports the median tasks per
+second it measured (from submitting the tasks to having every result; cluster start-up not
+included; each task runs in a fresh worker process, as the example asks of Ray).
+
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
 """
@@ -67,6 +73,7 @@ import json
 import os
 import platform
 import pstats
+import re
 import resource
 import shlex
 import statistics
@@ -603,6 +610,43 @@ def print_crossover(rows: list[dict[str, Any]]) -> None:
           + (f"{crossing} bytes per array on" if crossing else "no measured size on"))
 
 
+# ---- the Ray example's throughput --------------------------------------------------------
+
+RAY_EXAMPLE = HERE.parent / "examples" / "ray_npus.py"
+RAY_TIMING = re.compile(r"ray: (\d+) tasks in ([\d.]+) s, ([\d.]+) tasks/s")
+
+
+def run_ray(tasks: int, rounds: int, npus: tuple[int, ...] = (1, 2)) -> list[dict[str, Any]]:
+    """Tasks per second of examples/ray_npus.py on a local cluster of each count of emulated
+    NPUs, the counts interleaved over ``rounds`` runs."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("RAY_ADDRESS", "ASCEND_RT_VISIBLE_DEVICES")}
+    rates: dict[int, list[float]] = {count: [] for count in npus}
+    for _ in range(rounds):
+        for count in npus:
+            done = subprocess.run(
+                [sys.executable, str(RAY_EXAMPLE), "--address", "local", "--tasks", str(tasks)],
+                env={**environment, "ACLNN_EMU_DEVICE_COUNT": str(count)},
+                capture_output=True, text=True, timeout=900)
+            found = [RAY_TIMING.fullmatch(line) for line in done.stdout.splitlines()]
+            timing = next((match for match in found if match), None)
+            if done.returncode != 0 or timing is None:
+                raise RuntimeError(f"{RAY_EXAMPLE.name} failed:\n{done.stdout}{done.stderr}")
+            rates[count].append(float(timing[3]))
+            print(f"  {count} NPU(s): {timing[3]} tasks/s", flush=True)
+    return [{"npus": count, "tasks": tasks, "tasks_per_s": statistics.median(values),
+             "runs": values} for count, values in rates.items()]
+
+
+def print_ray(rows: list[dict[str, Any]]) -> None:
+    print(f"\nexamples/ray_npus.py on a local Ray cluster of emulated NPUs, {os.cpu_count()} "
+          "CPUs; median of the rounds:")
+    base = rows[0]["tasks_per_s"]
+    for row in rows:
+        print(f"  {row['npus']} NPU(s): {row['tasks_per_s']:.2f} tasks/s "
+              f"({1000 / row['tasks_per_s']:.0f} ms per task, x{row['tasks_per_s'] / base:.2f})")
+
+
 # ---- peak RSS of the 16 M case (child process) ----------------------------------------
 
 
@@ -880,6 +924,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--link", metavar="LATENCY_US:GBPS",
                         help="emulator transfer model for the run (sets ACLNN_EMU_LINK), "
                              "e.g. 10:25")
+    parser.add_argument("--ray", action="store_true",
+                        help="only the Ray example's tasks per second at 1 and 2 NPUs")
+    parser.add_argument("--ray-tasks", type=int, default=16, help="tasks per --ray run")
+    parser.add_argument("--ray-rounds", type=int, default=3, help="runs per NPU count")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -911,6 +959,18 @@ def main(argv: list[str] | None = None) -> int:
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.with_name(f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
             return 0
+
+    if args.ray:
+        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
+              f"load {loadavg()}", flush=True)
+        if not aclnn_py.emulator.loaded():
+            print("--ray times emulated NPUs; this run is on a real CANN", file=sys.stderr)
+            return 1
+        ray_rows = run_ray(args.ray_tasks, 1 if args.quick else args.ray_rounds)
+        print_ray(ray_rows)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.with_name("ray.json").write_text(json.dumps(ray_rows, indent=1) + "\n")
+        return 0
 
     sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
     dtypes = args.dtypes or list(DTYPES)

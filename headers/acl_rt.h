@@ -253,6 +253,15 @@ aclError aclrtSetDevice(int32_t deviceId);
 aclError aclrtResetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t *deviceId);
 aclError aclrtGetDeviceCount(uint32_t *count);
+/* Device ids (hicann/runtime acl_rt.h from tag v8.5.0; docs/zh/api_ref/04_device_management.md):
+ * a user id is an index into ASCEND_RT_VISIBLE_DEVICES, a logical id is what that variable
+ * lists, a physical id the chip's (equal to the logical one outside containers). Despite
+ * their names, aclrtGetPhyDevIdByLogicDevId takes a user id and aclrtGetLogicDevIdByPhyDevId
+ * returns one (the same doc). */
+aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId);
+aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid);
+aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId);
+aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId);
 aclError aclrtSynchronizeDevice(void);
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
 aclError aclrtDestroyContext(aclrtContext context);

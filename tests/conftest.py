@@ -23,13 +23,14 @@ LEAK_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "
 
 
 def run_python(code: str, env: dict[str, str] | None = None, *, home: str | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter with no CANN variables but those in ``env``.
+               timeout: float = 120, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter with no CANN variables but those in ``env``, and
+    none of the variables named in ``drop``.
 
     It runs outside the source tree, so it imports the installed aclnn_py.
     """
     environment = {k: v for k, v in os.environ.items()
-                   if k not in CANN_VARIABLES and not k.startswith("ACLNN_EMU_")}
+                   if k not in CANN_VARIABLES and not k.startswith("ACLNN_EMU_") and k not in drop}
     if home is not None:
         environment["HOME"] = home
     environment.update(env or {})

@@ -163,8 +163,13 @@ def test_exports_follow_the_release(layout):
         assert not set(REPEATABLE_API) & meta
     else:
         assert set(REPEATABLE_API) <= meta
+    mappings = {"aclrtGetLogicDevIdByUserDevId", "aclrtGetUserDevIdByLogicDevId",
+                "aclrtGetLogicDevIdByPhyDevId", "aclrtGetPhyDevIdByLogicDevId"}
     if layout != "8.5":  # documented in the 8.5 and 9.x references only
         assert "aclFinalizeReference" not in runtime
+        assert not mappings & runtime
+    else:
+        assert mappings <= runtime
     operators = {f"aclnn{name}{phase}" for name in ("Add", *(n[5:] for n in LOSSES))
                  for phase in ("", "GetWorkspaceSize")}
     if layout == "8.5":
@@ -403,4 +408,5 @@ def test_fault_points_are_the_functions_the_release_has(tmp_path, layout):
     assert {"aclInit", "aclrtMemcpyAsync", "aclnnMseLossBackward"} <= apis
     assert (repeatable & apis == set()) is (layout == "8.0.RC2")
     assert ("aclFinalizeReference" in apis) is (layout == "8.5")
+    assert ("aclrtGetLogicDevIdByUserDevId" in apis) is (layout == "8.5")
     assert result["refused"] is (layout == "8.0.RC2")

@@ -80,7 +80,25 @@ static bool g_inited;
 static uint64_t g_init_refs;
 static char g_soc[64] = "Ascend910B3";
 static bool g_bf16 = true;
-static int32_t g_dev_count = 1;
+static int32_t g_dev_count = 1;  /* visible devices (user ids 0 .. g_dev_count - 1) */
+static int32_t g_phys_count = 1; /* ACLNN_EMU_DEVICE_COUNT; logical ids 0 .. g_phys_count - 1 */
+
+/*
+ * ASCEND_RT_VISIBLE_DEVICES, read at aclInit. The emulator models no container, so a device's
+ * physical id is its logical id (hicann/runtime docs/zh/api_ref/04_device_management.md, "用户
+ * 设备ID、逻辑设备ID、物理设备ID之间的关系"); g_visible_ids maps user ids to logical ids.
+ */
+typedef enum {
+    VISIBLE_UNSET,         /* every device visible, user id = logical id */
+    VISIBLE_OK,
+    VISIBLE_NO_DEVICE,     /* empty, or no leading id below the device count */
+    VISIBLE_NOT_ASCENDING,
+    VISIBLE_DUPLICATED,
+} visibility;
+#define EMU_VISIBLE_MAX_LEN 128 /* RT_SET_DEVICE_STR_MAX_LEN, hicann/runtime base_info.hpp */
+static visibility g_visibility;
+static int32_t g_visible_ids[EMU_MAX_DEVICES];
+static char g_visible_value[EMU_VISIBLE_MAX_LEN + 1];
 static uint64_t g_dev_capacity = 16ull << 30;
 static uint64_t g_next_id = 1; /* handle generation ids, never reused */
 static size_t g_quarantine_max = EMU_QUARANTINE_DEFAULT;
@@ -322,6 +340,8 @@ static const char *const g_fault_apis[] = {
     /* libascendcl.so */
     "aclInit", "aclFinalize", "aclFinalizeReference", "aclGetRecentErrMsg",
     "aclrtSetDevice", "aclrtResetDevice", "aclrtGetDevice", "aclrtGetDeviceCount", "aclrtSynchronizeDevice",
+    "aclrtGetLogicDevIdByUserDevId", "aclrtGetUserDevIdByLogicDevId", "aclrtGetLogicDevIdByPhyDevId",
+    "aclrtGetPhyDevIdByLogicDevId",
     "aclrtCreateContext", "aclrtDestroyContext", "aclrtSetCurrentContext", "aclrtGetCurrentContext",
     "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout",
     "aclrtStreamQuery",
@@ -814,6 +834,49 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     return ACL_SUCCESS;
 }
 
+/*
+ * ASCEND_RT_VISIBLE_DEVICES as CANN's runtime reads it (hicann/runtime HEAD 681ef761:
+ * src/runtime/core/src/runtime.cc, Runtime::GetVisibleDevices and SplitString; the cases of
+ * tests/ut/runtime/runtime/test/platform/910B/rt_utest_runtime.cc,
+ * ut_GetVisibleDevicesByChipCloudTest0). The first 128 characters count. Unless the value
+ * starts with a digit it names no device; else ids are read up to the first character that
+ * is neither a digit nor a comma, or the second comma in a row. Reading also stops at the
+ * first id not below the device count (so "0,1,5,7" on 4 devices is "0,1"), and once every
+ * device is named. An id below the previous one, or equal to one before, spoils the whole
+ * value, as does naming no device; aclrtGetDeviceCount then fails (ApiImpl::GetDeviceCount),
+ * aclInit does not. Set and empty names no device.
+ */
+static visibility read_visible_devices(const char *v, int32_t physical, int32_t *ids, int32_t *count)
+{
+    char text[EMU_VISIBLE_MAX_LEN + 1];
+    snprintf(text, sizeof text, "%s", v);
+    *count = 0;
+    if (!isdigit((unsigned char)text[0]))
+        return VISIBLE_NO_DEVICE;
+    const char *p = text;
+    while (*count < physical) {
+        uint64_t id = 0;
+        bool over = false;
+        for (; isdigit((unsigned char)*p); p++) {
+            id = id * 10 + (uint64_t)(*p - '0');
+            over = over || id > INT32_MAX; /* std::stoi throws: an id out of range */
+        }
+        if (over || id >= (uint64_t)physical)
+            break;
+        for (int32_t j = 0; j < *count; j++) {
+            if (ids[*count - 1] > (int32_t)id)
+                return VISIBLE_NOT_ASCENDING;
+            if (ids[j] == (int32_t)id)
+                return VISIBLE_DUPLICATED;
+        }
+        ids[(*count)++] = (int32_t)id;
+        if (*p != ',' || !isdigit((unsigned char)p[1]))
+            break; /* another character, the end, or ",," */
+        p++;
+    }
+    return *count ? VISIBLE_OK : VISIBLE_NO_DEVICE;
+}
+
 /* Lock held. A repeat counts: aclFinalizeReference must be called once more. */
 static aclError repeated_init(void)
 {
@@ -855,12 +918,21 @@ EMU_EXPORT aclError aclInit(const char *configPath)
                               &link_bytes_per_ns);
     if (rc)
         return rc;
+    const char *visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    int32_t visible_ids[EMU_MAX_DEVICES], visible_count = count;
+    visibility vis = visible ? read_visible_devices(visible, count, visible_ids, &visible_count)
+                             : VISIBLE_UNSET;
     LOCK();
     if (g_inited) /* lost a race with another thread */
         return repeated_init();
     strcpy(g_soc, soc);
     g_bf16 = bf16;
-    g_dev_count = count;
+    g_phys_count = count;
+    g_visibility = vis;
+    g_dev_count = vis == VISIBLE_UNSET ? count : vis == VISIBLE_OK ? visible_count : 0;
+    for (int32_t i = 0; i < g_dev_count; i++)
+        g_visible_ids[i] = vis == VISIBLE_UNSET ? i : visible_ids[i];
+    snprintf(g_visible_value, sizeof g_visible_value, "%s", visible ? visible : "");
     g_dev_capacity = cap;
     g_quarantine_max = quarantine;
     g_link = link;
@@ -1511,14 +1583,23 @@ EMU_EXPORT aclError aclFinalizeReference(uint64_t *refCount)
     return ACL_SUCCESS;
 }
 
+/* Lock held. */
 static bool check_device_id(const char *api, int32_t id)
 {
-    if (id < 0 || id >= g_dev_count) {
+    if (id >= 0 && id < g_dev_count)
+        return true;
+    if (g_visibility == VISIBLE_UNSET)
         emu_error("%s: deviceId %" PRId32 " is invalid: the emulator has %" PRId32
-                  " device(s), valid ids are 0 to %" PRId32, api, id, g_dev_count, g_dev_count - 1);
-        return false;
-    }
-    return true;
+                  " device(s) (ACLNN_EMU_DEVICE_COUNT), valid ids are 0 to %" PRId32,
+                  api, id, g_dev_count, g_dev_count - 1);
+    else if (g_dev_count == 0)
+        emu_error("%s: deviceId %" PRId32 " is invalid: ASCEND_RT_VISIBLE_DEVICES='%s' makes no "
+                  "device visible (aclrtGetDeviceCount says why)", api, id, g_visible_value);
+    else
+        emu_error("%s: deviceId %" PRId32 " is invalid: ASCEND_RT_VISIBLE_DEVICES='%s' makes %" PRId32
+                  " of the %" PRId32 " device(s) visible, as ids 0 to %" PRId32, api, id,
+                  g_visible_value, g_dev_count, g_phys_count, g_dev_count - 1);
+    return false;
 }
 
 EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
@@ -1583,9 +1664,120 @@ EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
     ENTER(api);
     REQUIRE_ARG(api, count, "count");
     LOCK();
-    *count = (uint32_t)g_dev_count;
+    visibility vis = g_visibility;
+    int32_t visible = g_dev_count, physical = g_phys_count;
+    char value[sizeof g_visible_value];
+    memcpy(value, g_visible_value, sizeof value);
     UNLOCK();
+    if (vis == VISIBLE_UNSET || vis == VISIBLE_OK) {
+        *count = (uint32_t)visible;
+        return ACL_SUCCESS;
+    }
+    /* CANN's text is its error EE2002 (hicann/runtime src/runtime/api/impl/api_impl.cc,
+     * ApiImpl::GetDeviceCount; docs/en/error_code_ref/RTS-Errors/EE2002-*.md); the status is
+     * RT_ERROR_DRV_NO_DEVICE, i.e. ACL_ERROR_RT_NO_DEVICE (src/runtime/core/src/common/
+     * errcode_manage.cc). */
+    if (vis == VISIBLE_NO_DEVICE)
+        emu_error("%s: Value '%s' for environment variable ASCEND_RT_VISIBLE_DEVICES is invalid. "
+                  "Expected value: [0, %" PRId32 "). It names no device: it must start with a "
+                  "device id below %" PRId32 ", the number of devices (ACLNN_EMU_DEVICE_COUNT); "
+                  "ids are comma-separated, in ascending order, and reading stops at the first "
+                  "other character or id out of range", api, value, physical, physical);
+    else
+        emu_error("%s: Value '%s' for environment variable ASCEND_RT_VISIBLE_DEVICES is invalid. "
+                  "Expected value: %s", api, value,
+                  vis == VISIBLE_DUPLICATED ? "Cannot be duplicated"
+                                            : "configured in ascending order");
+    return ACL_ERROR_RT_NO_DEVICE;
+}
+
+/*
+ * The id mappings (CANN >= 8.5). hicann/runtime src/acl/aclrt_impl/device.cpp checks the
+ * output pointer (ACL_ERROR_INVALID_PARAM), then src/runtime/api/api_c_device.cc rejects a
+ * negative id with RT_ERROR_INVALID_VALUE (ACL_ERROR_RT_PARAM_INVALID), then api_error.cc /
+ * runtime.cc (ChgUserDevIdToDeviceId, GetUserDevIdByDeviceId, CheckDeviceIdIsValid) an id out
+ * of range or not visible with RT_ERROR_DEVICE_ID (ACL_ERROR_RT_INVALID_DEVICEID).
+ * Error code choice: a physical id with no device, which CANN leaves to the driver
+ * (rtGetDeviceIndexByPhyId / rtGetDevicePhyIdByIndex), also gets ACL_ERROR_RT_INVALID_DEVICEID.
+ */
+static aclError id_map_check(const char *api, int32_t id, const char *name, const void *out,
+                             const char *out_name)
+{
+    REQUIRE_ARG(api, out, out_name);
+    if (id < 0) {
+        emu_error("%s: %s %" PRId32 " is invalid: it must be greater than or equal to 0", api, name, id);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
     return ACL_SUCCESS;
+}
+
+/* Lock held: the user id of logical (= physical) id `logical`, or -1 with the error reported. */
+static int32_t user_of_logical(const char *api, const char *name, int32_t logical)
+{
+    if (logical >= g_phys_count) {
+        emu_error("%s: %s %" PRId32 " is invalid: the emulator has %" PRId32 " device(s) "
+                  "(ACLNN_EMU_DEVICE_COUNT), ids 0 to %" PRId32, api, name, logical, g_phys_count,
+                  g_phys_count - 1);
+        return -1;
+    }
+    for (int32_t user = 0; user < g_dev_count; user++)
+        if (g_visible_ids[user] == logical)
+            return user;
+    emu_error("%s: %s %" PRId32 " is not visible: ASCEND_RT_VISIBLE_DEVICES='%s'", api, name, logical,
+              g_visible_value);
+    return -1;
+}
+
+static aclError logical_of_user(const char *api, int32_t user, int32_t *out)
+{
+    LOCK();
+    bool ok = check_device_id(api, user);
+    if (ok)
+        *out = g_visible_ids[user];
+    UNLOCK();
+    return ok ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_DEVICEID;
+}
+
+static aclError user_of(const char *api, const char *name, int32_t logical, int32_t *out)
+{
+    LOCK();
+    int32_t user = user_of_logical(api, name, logical);
+    if (user >= 0)
+        *out = user;
+    UNLOCK();
+    return user >= 0 ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_DEVICEID;
+}
+
+EMU_EXPORT aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)
+{
+    static const char api[] = "aclrtGetLogicDevIdByUserDevId";
+    ENTER(api);
+    RETURN_IF_ERROR(id_map_check(api, userDevid, "userDevid", logicDevId, "logicDevId"));
+    return logical_of_user(api, userDevid, logicDevId);
+}
+
+EMU_EXPORT aclError aclrtGetUserDevIdByLogicDevId(const int32_t logicDevId, int32_t *const userDevid)
+{
+    static const char api[] = "aclrtGetUserDevIdByLogicDevId";
+    ENTER(api);
+    RETURN_IF_ERROR(id_map_check(api, logicDevId, "logicDevId", userDevid, "userDevid"));
+    return user_of(api, "logicDevId", logicDevId, userDevid);
+}
+
+EMU_EXPORT aclError aclrtGetLogicDevIdByPhyDevId(const int32_t phyDevId, int32_t *const logicDevId)
+{
+    static const char api[] = "aclrtGetLogicDevIdByPhyDevId";
+    ENTER(api);
+    RETURN_IF_ERROR(id_map_check(api, phyDevId, "phyDevId", logicDevId, "logicDevId"));
+    return user_of(api, "phyDevId", phyDevId, logicDevId);
+}
+
+EMU_EXPORT aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t *const phyDevId)
+{
+    static const char api[] = "aclrtGetPhyDevIdByLogicDevId";
+    ENTER(api);
+    RETURN_IF_ERROR(id_map_check(api, logicDevId, "logicDevId", phyDevId, "phyDevId"));
+    return logical_of_user(api, logicDevId, phyDevId);
 }
 
 EMU_EXPORT aclError aclrtSynchronizeDevice(void)
