@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _loader, emulator
+from . import _catalog, _loader, emulator
 from ._dtypes import soc_supports_bfloat16
 from ._info import runtime_info
 from ._memory import memory_info
@@ -115,6 +115,8 @@ def report(backend: str | None = None) -> dict[str, Any]:
         "device_count": None,
         "visible_devices": None,
         "devices": [],
+        "operators": None,
+        "custom_packages": [],
         "environment": environment(),
         "warnings": [],
         "self_test": None,
@@ -139,9 +141,23 @@ def report(backend: str | None = None) -> dict[str, Any]:
         result["error"] = f"{type(error).__name__}: {error}"
         result["traceback"] = traceback.format_exc()
         return result
+    result.update(operator_headers())
     result["self_test"] = self_test()
     result["ok"] = bool(result["self_test"]["ok"])
     return result
+
+
+def operator_headers() -> dict[str, Any]:
+    """How many operators ``aclnn_py.call`` finds, and the custom operator packages searched
+    (in CANN's order, with whether each exists)."""
+    try:
+        count: int | str = len(_catalog.operators())
+    except Exception as error:  # reported, not fatal: the curated operators do not need it
+        count = f"{type(error).__name__}: {error}"
+    root = _loader.load().installation.root
+    return {"operators": count,
+            "custom_packages": [{"path": str(path), "exists": path.is_dir()}
+                                for path in _catalog.custom_packages(root)]}
 
 
 def _gib(nbytes: int) -> str:
@@ -185,6 +201,11 @@ def format_report(found: dict[str, Any]) -> str:
                    f"logical id {device['logical_id']}, physical id {device['physical_id']}")
             lines.append(f"  device {device['device']:<11} {ids}; {_gib(device['total_bytes'])} "
                          f"total, {_gib(device['free_bytes'])} free")
+        lines.append(f"operators            {found['operators']} found in headers "
+                     "(aclnn_py.operators())")
+        for package in found["custom_packages"]:
+            state = "" if package["exists"] else " (does not exist)"
+            lines.append(f"  custom package     {package['path']}{state}")
     lines += ["", "environment:"]
     variables = [f"  {name}={value}" for name, value in found["environment"].items()]
     lines += variables or ["  (none set)"]

@@ -57,6 +57,9 @@ def test_doctor_json_on_the_emulator(tmp_path):
     assert test["ok"] and test["operator"] == "aclnnMseLossBackward"
     assert len(test["result"]) == 2 and test["max_abs_error"] < 1e-6
     assert found["versions"]["aclnn_py"] and found["versions"]["numpy"]
+    assert found["operators"] >= 9  # the curated ones, aclnnInplaceAdd, aclnnAddCustom
+    assert found["custom_packages"] == [
+        {"path": str(Path(found["root"]) / "opp" / "vendors" / "customize"), "exists": True}]
     assert [root["source"] for root in found["searched_roots"]] == [
         "default", "default", "default ($HOME)", "default ($HOME)"]
 
