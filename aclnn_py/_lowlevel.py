@@ -401,6 +401,36 @@ def create_owned_int_array(owned: Any, values: tuple[int, ...]) -> Any:
     return owned.handle
 
 
+def create_owned_float_array(owned: Any, values: tuple[float, ...]) -> Any:
+    """aclCreateFloatArray of ``values`` (as C floats; CANN copies them), stored straight into
+    ``owned``."""
+    array = ffi.new("float[]", values) if values else NULL
+    made = host().aclpyCreateFloatArray(owned, META.aclCreateFloatArray, array, len(values))
+    check_created(owned.handle if made else NULL, "aclCreateFloatArray")
+    return owned.handle
+
+
+def create_owned_bool_array(owned: Any, values: tuple[bool, ...]) -> Any:
+    """aclCreateBoolArray of ``values`` (CANN copies them), stored straight into ``owned``."""
+    array = ffi.new("bool[]", values) if values else NULL
+    made = host().aclpyCreateBoolArray(owned, META.aclCreateBoolArray, array, len(values))
+    check_created(owned.handle if made else NULL, "aclCreateBoolArray")
+    return owned.handle
+
+
+def create_owned_tensor_list(owned: Any, members: list[Any]) -> Any:
+    """aclCreateTensorList of the tensors the ``members`` handles hold, stored straight into
+    ``owned``; on success the members are emptied in the same C call (the list destroys its
+    tensors), on failure they still hold their tensors."""
+    cells = ffi.new("aclpyHandle *[]", members) if members else NULL
+    made = host().aclpyCreateTensorList(owned, META.aclCreateTensorList, cells, len(members))
+    if made < 0:
+        raise ValueError("aclCreateTensorList: a member is not a live aclTensor handle of this "
+                         "runtime, or the host is out of memory")
+    check_created(owned.handle if made else NULL, "aclCreateTensorList")
+    return owned.handle
+
+
 def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
@@ -459,6 +489,39 @@ def create_int_array(values: tuple[int, ...]) -> Any:
 
 def destroy_int_array(array: Any) -> None:
     check(META.aclDestroyIntArray(array), "aclDestroyIntArray")
+
+
+def create_float_array(values: tuple[float, ...]) -> Any:
+    """aclCreateFloatArray of ``values`` as C floats (CANN copies them)."""
+    array = ffi.new("float[]", values) if values else NULL
+    return check_created(META.aclCreateFloatArray(array, len(values)), "aclCreateFloatArray")
+
+
+def destroy_float_array(array: Any) -> None:
+    check(META.aclDestroyFloatArray(array), "aclDestroyFloatArray")
+
+
+def create_bool_array(values: tuple[bool, ...]) -> Any:
+    """aclCreateBoolArray of ``values`` (CANN copies them)."""
+    array = ffi.new("bool[]", values) if values else NULL
+    return check_created(META.aclCreateBoolArray(array, len(values)), "aclCreateBoolArray")
+
+
+def destroy_bool_array(array: Any) -> None:
+    check(META.aclDestroyBoolArray(array), "aclDestroyBoolArray")
+
+
+def create_tensor_list(tensors: list[Any]) -> Any:
+    """aclCreateTensorList of ``tensors`` (CANN copies the pointers; the list then owns the
+    tensors: :func:`destroy_tensor_list` destroys them, and they must not be destroyed
+    otherwise)."""
+    array = ffi.new("aclTensor *[]", tensors) if tensors else NULL
+    return check_created(META.aclCreateTensorList(array, len(tensors)), "aclCreateTensorList")
+
+
+def destroy_tensor_list(tensor_list: Any) -> None:
+    """aclDestroyTensorList: the list and every tensor in it."""
+    check(META.aclDestroyTensorList(tensor_list), "aclDestroyTensorList")
 
 
 # ---- operators (the two-phase aclnn call) ----------------------------------
@@ -567,6 +630,9 @@ HANDLE_TENSOR = 1
 HANDLE_EXECUTOR = 2
 HANDLE_SCALAR = 3
 HANDLE_INT_ARRAY = 4
+HANDLE_FLOAT_ARRAY = 5
+HANDLE_BOOL_ARRAY = 6
+HANDLE_TENSOR_LIST = 7
 
 _host: Any = None
 _collect_block: Any = None
@@ -598,7 +664,10 @@ def host() -> Any:
         library.aclpyHandlesConfigure(META.aclDestroyTensor,
                                       _optional(META, "aclDestroyAclOpExecutor"),
                                       _optional(META, "aclDestroyScalar"),
-                                      _optional(META, "aclDestroyIntArray"))
+                                      _optional(META, "aclDestroyIntArray"),
+                                      _optional(META, "aclDestroyFloatArray"),
+                                      _optional(META, "aclDestroyBoolArray"),
+                                      _optional(META, "aclDestroyTensorList"))
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
         _collect_staging = library.aclpyStagingCollect

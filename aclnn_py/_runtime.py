@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import Any, Callable, NoReturn
 
 import numpy as np
@@ -651,6 +652,55 @@ class AclIntArray:
     def destroy(self) -> None:
         """Release the array now. Safe to call twice."""
         ll.handle_release(self._owned, "aclDestroyIntArray")
+
+
+class AclFloatArray:
+    """Owns one ``aclFloatArray`` (CANN copies the values, as C floats), destroyed in C when
+    the object is collected without :meth:`destroy`."""
+
+    __slots__ = ("handle", "_owned")
+
+    def __init__(self, values: tuple[float, ...]) -> None:
+        owned = self._owned = ll.new_handle(ll.HANDLE_FLOAT_ARRAY)
+        self.handle = ll.create_owned_float_array(owned, tuple(float(v) for v in values))
+
+    def destroy(self) -> None:
+        """Release the array now. Safe to call twice."""
+        ll.handle_release(self._owned, "aclDestroyFloatArray")
+
+
+class AclBoolArray:
+    """Owns one ``aclBoolArray`` (CANN copies the values), destroyed in C when the object is
+    collected without :meth:`destroy`."""
+
+    __slots__ = ("handle", "_owned")
+
+    def __init__(self, values: tuple[bool, ...]) -> None:
+        owned = self._owned = ll.new_handle(ll.HANDLE_BOOL_ARRAY)
+        self.handle = ll.create_owned_bool_array(owned, tuple(bool(v) for v in values))
+
+    def destroy(self) -> None:
+        """Release the array now. Safe to call twice."""
+        ll.handle_release(self._owned, "aclDestroyBoolArray")
+
+
+class AclTensorList:
+    """Owns one ``aclTensorList`` and, through it, its tensors: CANN's
+    ``aclDestroyTensorList`` destroys the tensors of a list, so the :class:`AclTensor` objects
+    given are emptied when the list is made (their :meth:`AclTensor.destroy` then does
+    nothing). If the list cannot be made they keep their tensors."""
+
+    __slots__ = ("handle", "_owned")
+
+    def __init__(self, tensors: Sequence[AclTensor]) -> None:
+        owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR_LIST)
+        self.handle = ll.create_owned_tensor_list(owned, [tensor._owned for tensor in tensors])
+        for tensor in tensors:
+            tensor.handle = ll.NULL
+
+    def destroy(self) -> None:
+        """Release the list and its tensors now. Safe to call twice."""
+        ll.handle_release(self._owned, "aclDestroyTensorList")
 
 
 class CString:

@@ -26,7 +26,8 @@ import pytest
 OPTION = "--aclnn-backend"
 BACKENDS = ("emulator", "cann", "auto")
 LEAK_KEYS = ("live_device_bytes", "live_allocations", "live_tensors", "live_executors",
-             "live_scalars", "live_int_arrays")
+             "live_scalars", "live_int_arrays", "live_float_arrays", "live_bool_arrays",
+             "live_tensor_lists")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

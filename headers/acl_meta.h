@@ -15,6 +15,9 @@ typedef struct aclTensor aclTensor;
 typedef struct aclOpExecutor aclOpExecutor;
 typedef struct aclScalar aclScalar;
 typedef struct aclIntArray aclIntArray;
+typedef struct aclFloatArray aclFloatArray;
+typedef struct aclBoolArray aclBoolArray;
+typedef struct aclTensorList aclTensorList;
 
 /* aclnnStatus codes (op_errno.h, where they are #defines). */
 typedef enum {
@@ -66,6 +69,22 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType);
 aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
 aclnnStatus aclDestroyScalar(const aclScalar *scalar);
 aclnnStatus aclDestroyIntArray(const aclIntArray *array);
+
+/*
+ * Float and bool arrays, tensor lists (acl_meta.h; opbase docs/zh/nnopbase/aclnn/
+ * aclCreateFloatArray.md, aclCreateBoolArray.md, aclCreateTensorList.md, aclDestroyFloatArray.md,
+ * aclDestroyBoolArray.md, aclDestroyTensorList.md; src/nnopbase/common/api/acl_op_api.cpp). The
+ * arrays copy the values; a tensor list copies the array of pointers, and aclDestroyTensorList
+ * destroys the tensors in it as well ("对于aclTensorList内的aclTensor不需要重复释放"), so a tensor
+ * put into a list is released with the list only. The creators return NULL on failure (the
+ * tensors then stay the caller's); the destroyers accept NULL.
+ */
+aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size);
+aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
+aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size);
+aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
+aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
+aclnnStatus aclDestroyTensorList(const aclTensorList *array);
 
 /* Executors (acl_meta.h) */
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);

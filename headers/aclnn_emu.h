@@ -27,6 +27,10 @@ typedef struct {
     int64_t quarantined_bytes;   /* their requested bytes (not counted as used device memory) */
     int64_t live_scalars;        /* aclScalar objects not yet destroyed */
     int64_t live_int_arrays;     /* aclIntArray objects not yet destroyed */
+    int64_t live_float_arrays;   /* aclFloatArray objects not yet destroyed */
+    int64_t live_bool_arrays;    /* aclBoolArray objects not yet destroyed */
+    int64_t live_tensor_lists;   /* aclTensorList objects not yet destroyed (their tensors count
+                                    in live_tensors until then) */
     int64_t cached_executors;    /* phase-1 executors handed out from the modelled aclnn executor
                                     cache (ACLNN_EMU_OP_CACHE=1) since load or reset */
     int64_t memcpy_calls;        /* aclrtMemcpy and aclrtMemcpyAsync calls, any kind, since load

@@ -116,10 +116,13 @@ void aclpyStagingCollect(aclpyStaging *staging);
 /* ---- CANN handles that need no device context to destroy ---- */
 
 typedef struct {
-    void *handle;         /* aclTensor *, aclOpExecutor *, aclScalar * or aclIntArray *;
-                             NULL once destroyed */
+    void *handle;         /* aclTensor *, aclOpExecutor *, aclScalar *, aclIntArray *,
+                             aclFloatArray *, aclBoolArray * or aclTensorList *; NULL once
+                             destroyed (or, for a tensor, once handed to a tensor list) */
     int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor, 3: aclScalar,
-                             4: aclIntArray */
+                             4: aclIntArray, 5: aclFloatArray, 6: aclBoolArray,
+                             7: aclTensorList (aclDestroyTensorList, which destroys its
+                             tensors too) */
     uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
 } aclpyHandle;
 
@@ -130,7 +133,10 @@ typedef struct {
 void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                            int32_t (*destroy_executor)(aclOpExecutor *),
                            int32_t (*destroy_scalar)(const aclScalar *),
-                           int32_t (*destroy_int_array)(const aclIntArray *));
+                           int32_t (*destroy_int_array)(const aclIntArray *),
+                           int32_t (*destroy_float_array)(const aclFloatArray *),
+                           int32_t (*destroy_bool_array)(const aclBoolArray *),
+                           int32_t (*destroy_tensor_list)(const aclTensorList *));
 
 /* The current handle generation: store it in each new aclpyHandle. */
 uint64_t aclpyHandlesGeneration(void);
@@ -162,6 +168,33 @@ typedef aclIntArray *(*aclpyCreateIntArrayFunction)(const int64_t *, uint64_t);
    `owned`. Returns 1, or 0 when `create` gave NULL. */
 int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
                             const int64_t *value, uint64_t size);
+
+typedef aclFloatArray *(*aclpyCreateFloatArrayFunction)(const float *, uint64_t);
+
+/* Call `create` (the loaded aclCreateFloatArray) and store the array straight into the empty
+   `owned`. Returns 1, or 0 when `create` gave NULL. */
+int32_t aclpyCreateFloatArray(aclpyHandle *owned, aclpyCreateFloatArrayFunction create,
+                              const float *value, uint64_t size);
+
+typedef aclBoolArray *(*aclpyCreateBoolArrayFunction)(const bool *, uint64_t);
+
+/* Call `create` (the loaded aclCreateBoolArray) and store the array straight into the empty
+   `owned`. Returns 1, or 0 when `create` gave NULL. */
+int32_t aclpyCreateBoolArray(aclpyHandle *owned, aclpyCreateBoolArrayFunction create,
+                             const bool *value, uint64_t size);
+
+typedef aclTensorList *(*aclpyCreateTensorListFunction)(const aclTensor *const *, uint64_t);
+
+/*
+ * Call `create` (the loaded aclCreateTensorList) on the tensors the `size` handles `members`
+ * hold and store the list straight into the empty `owned`. CANN's list owns its tensors from
+ * then on (aclDestroyTensorList destroys them), so on success each member handle is emptied in
+ * the same call; on failure they stay owned by their handles. Returns 1; 0 when `create` gave
+ * NULL; -1, calling nothing, when a member is not a tensor handle of the current generation
+ * holding a tensor, or when out of host memory.
+ */
+int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,
+                              aclpyHandle *const *members, uint64_t size);
 
 typedef int32_t (*aclpyLaunchFunction)(void *, uint64_t, aclOpExecutor *, aclrtStream);
 

@@ -305,12 +305,23 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
 
 /* ---- handles ---- */
 
-enum { HANDLE_TENSOR = 1, HANDLE_EXECUTOR = 2, HANDLE_SCALAR = 3, HANDLE_INT_ARRAY = 4 };
+enum {
+    HANDLE_TENSOR = 1,
+    HANDLE_EXECUTOR = 2,
+    HANDLE_SCALAR = 3,
+    HANDLE_INT_ARRAY = 4,
+    HANDLE_FLOAT_ARRAY = 5,
+    HANDLE_BOOL_ARRAY = 6,
+    HANDLE_TENSOR_LIST = 7
+};
 
 static int32_t (*g_destroy_tensor)(const aclTensor *);
 static int32_t (*g_destroy_executor)(aclOpExecutor *);
 static int32_t (*g_destroy_scalar)(const aclScalar *);
 static int32_t (*g_destroy_int_array)(const aclIntArray *);
+static int32_t (*g_destroy_float_array)(const aclFloatArray *);
+static int32_t (*g_destroy_bool_array)(const aclBoolArray *);
+static int32_t (*g_destroy_tensor_list)(const aclTensorList *);
 static uint64_t g_handle_generation = 1;
 static uint64_t g_failed_deletes;
 static uint64_t g_undestroyable;
@@ -318,9 +329,15 @@ static uint64_t g_undestroyable;
 EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                                   int32_t (*destroy_executor)(aclOpExecutor *),
                                   int32_t (*destroy_scalar)(const aclScalar *),
-                                  int32_t (*destroy_int_array)(const aclIntArray *))
+                                  int32_t (*destroy_int_array)(const aclIntArray *),
+                                  int32_t (*destroy_float_array)(const aclFloatArray *),
+                                  int32_t (*destroy_bool_array)(const aclBoolArray *),
+                                  int32_t (*destroy_tensor_list)(const aclTensorList *))
 {
     __atomic_store_n(&g_destroy_int_array, destroy_int_array, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_destroy_float_array, destroy_float_array, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_destroy_bool_array, destroy_bool_array, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_destroy_tensor_list, destroy_tensor_list, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_tensor, destroy_tensor, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_executor, destroy_executor, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_scalar, destroy_scalar, __ATOMIC_RELEASE);
@@ -350,6 +367,18 @@ static int32_t handle_destroy(int32_t kind, void *handle)
     }
     if (kind == HANDLE_SCALAR) {
         int32_t (*destroy)(const aclScalar *) = __atomic_load_n(&g_destroy_scalar, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : undestroyable();
+    }
+    if (kind == HANDLE_FLOAT_ARRAY) {
+        int32_t (*destroy)(const aclFloatArray *) = __atomic_load_n(&g_destroy_float_array, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : undestroyable();
+    }
+    if (kind == HANDLE_BOOL_ARRAY) {
+        int32_t (*destroy)(const aclBoolArray *) = __atomic_load_n(&g_destroy_bool_array, __ATOMIC_ACQUIRE);
+        return destroy ? destroy(handle) : undestroyable();
+    }
+    if (kind == HANDLE_TENSOR_LIST) {
+        int32_t (*destroy)(const aclTensorList *) = __atomic_load_n(&g_destroy_tensor_list, __ATOMIC_ACQUIRE);
         return destroy ? destroy(handle) : undestroyable();
     }
     /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
@@ -419,6 +448,58 @@ EXPORT int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFuncti
     owned->kind = HANDLE_INT_ARRAY;
     owned->generation = aclpyHandlesGeneration();
     __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateFloatArray(aclpyHandle *owned, aclpyCreateFloatArrayFunction create,
+                                     const float *value, uint64_t size)
+{
+    aclFloatArray *array = create(value, size);
+    if (!array)
+        return 0;
+    owned->kind = HANDLE_FLOAT_ARRAY;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateBoolArray(aclpyHandle *owned, aclpyCreateBoolArrayFunction create,
+                                    const bool *value, uint64_t size)
+{
+    aclBoolArray *array = create(value, size);
+    if (!array)
+        return 0;
+    owned->kind = HANDLE_BOOL_ARRAY;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,
+                                     aclpyHandle *const *members, uint64_t size)
+{
+    uint64_t generation = aclpyHandlesGeneration();
+    if (size > SIZE_MAX / sizeof(aclTensor *))
+        return -1;
+    const aclTensor **tensors = size ? malloc((size_t)size * sizeof *tensors) : NULL;
+    if (size && !tensors)
+        return -1;
+    for (uint64_t i = 0; i < size; i++) {
+        tensors[i] = __atomic_load_n(&members[i]->handle, __ATOMIC_ACQUIRE);
+        if (members[i]->kind != HANDLE_TENSOR || members[i]->generation != generation || !tensors[i]) {
+            free(tensors);
+            return -1;
+        }
+    }
+    aclTensorList *list = create(tensors, size);
+    free(tensors);
+    if (!list)
+        return 0;
+    owned->kind = HANDLE_TENSOR_LIST;
+    owned->generation = generation;
+    __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
+    for (uint64_t i = 0; i < size; i++) /* the list destroys them now */
+        __atomic_store_n(&members[i]->handle, NULL, __ATOMIC_RELEASE);
     return 1;
 }
 

@@ -2,6 +2,7 @@
 #ifndef ACLNN_EMU_CANN_API_H
 #define ACLNN_EMU_CANN_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -150,6 +150,9 @@ typedef enum {
     EMU_COUNTER_SCALARS,        /* live aclScalars (meta.c) */
     EMU_COUNTER_INT_ARRAYS,     /* live aclIntArrays (meta.c) */
     EMU_COUNTER_CACHED_EXECUTORS, /* executors phase 1 handed out from the cache (meta.c), since reset */
+    EMU_COUNTER_FLOAT_ARRAYS,   /* live aclFloatArrays (meta.c) */
+    EMU_COUNTER_BOOL_ARRAYS,    /* live aclBoolArrays (meta.c) */
+    EMU_COUNTER_TENSOR_LISTS,   /* live aclTensorLists (meta.c) */
     EMU_COUNTER_COUNT           /* the number of counters */
 } emu_counter;
 
@@ -195,6 +198,18 @@ int64_t emu_tensor_numel(const aclTensor *t);
  * output may be NULL.
  */
 bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype);
+
+/* ---- arrays and tensor lists (aclCreateFloatArray, aclCreateBoolArray, aclCreateTensorList) ---- */
+
+/*
+ * Whether the object is live (records nothing). If it is, *size receives its length and the
+ * first min(length, capacity) elements (members, values) are copied to the last argument
+ * (which may be NULL when capacity is 0).
+ */
+bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, const aclTensor **tensors,
+                          uint64_t capacity);
+bool emu_float_array_read(const aclFloatArray *array, uint64_t *size, float *values, uint64_t capacity);
+bool emu_bool_array_read(const aclBoolArray *array, uint64_t *size, bool *values, uint64_t capacity);
 
 /* ---- executors ---- */
 /* (libopapi.so, ops_core.c, implements the operators over these) */

@@ -1,18 +1,19 @@
 /*
  * aclnn_py host emulator -- aclnn meta library (built as libnnopbase.so).
  *
- * aclCreateTensor & co, aclCreateScalar / aclCreateIntArray, executors (the common
- * part of every operator's phase 2, repeatability and address rebinding) and
- * aclnnInit/aclnnFinalize.
+ * aclCreateTensor & co, aclCreateScalar, the int / float / bool arrays and tensor lists,
+ * executors (the common part of every operator's phase 2, repeatability and address
+ * rebinding) and aclnnInit/aclnnFinalize.
  * Sources: hicann/opbase src/nnopbase/common/api/acl_op_api.cpp, op_executor.cpp,
  * src/nnopbase/common/utils/common_types.cpp (aclScalar, aclArray constructors),
  * docs for aclCreateTensor, aclCreateScalar, aclCreateIntArray, aclDestroyScalar,
- * aclDestroyIntArray, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
+ * aclDestroyIntArray, aclCreateFloatArray, aclCreateBoolArray, aclCreateTensorList and their
+ * destroyers, aclSetAclOpExecutorRepeatable, aclDestroyAclOpExecutor,
  * aclSetInputTensorAddr (summarised in the project's cann-abi-facts.md §6, §7); the
  * executor cache model (ACLNN_EMU_OP_CACHE): src/nnopbase/common/utils/op_cache.cpp.
  *
- * Locking: one mutex for the registries of live tensors, scalars, integer arrays
- * and executors. It is
+ * Locking: one mutex for the registries of live tensors, scalars, arrays, tensor
+ * lists and executors. It is
  * never held while calling into libascendcl (emu_fault, emu_counter_add,
  * launch...), so libascendcl may call back in here from a task without any
  * risk of lock-order inversion.
@@ -46,7 +47,9 @@ typedef struct {
     size_t n;
 } ptr_set;
 
-static ptr_set m_tensors, m_executors, m_scalars, m_int_arrays;
+static ptr_set m_tensors, m_executors, m_scalars, m_int_arrays, m_float_arrays, m_bool_arrays, m_tensor_lists;
+/* The live tensors that belong to a live tensor list: aclDestroyTensorList releases them. */
+static ptr_set m_listed;
 
 static size_t ptr_hash(const void *p, size_t mask)
 {
@@ -337,8 +340,15 @@ EMU_EXPORT aclnnStatus aclDestroyTensor(const aclTensor *tensor)
     if (!tensor)
         return ACLNN_SUCCESS;
     MLOCK();
-    bool live = set_remove(&m_tensors, tensor);
+    bool listed = set_has(&m_listed, tensor);
+    bool live = !listed && set_remove(&m_tensors, tensor);
     MUNLOCK();
+    if (listed) {
+        /* Real CANN: a double free once the list is destroyed too; the emulator refuses. */
+        emu_error("%s: tensor %p belongs to an aclTensorList: aclDestroyTensorList releases the tensors "
+                  "of a list, so destroying it here as well would free it twice", api, (const void *)tensor);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
     if (!live) {
         /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
         emu_error("%s: tensor %p is not a live aclTensor: it was already destroyed, or was not made by "
@@ -607,6 +617,320 @@ EMU_EXPORT aclnnStatus aclDestroyIntArray(const aclIntArray *array)
     free(a);
     emu_counter_add(EMU_COUNTER_INT_ARRAYS, -1);
     return ACLNN_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Float and bool arrays, tensor lists                                       */
+/* ------------------------------------------------------------------------- */
+
+#define EMU_FLOAT_ARRAY_MAGIC 0x46415252u /* "FARR" */
+#define EMU_BOOL_ARRAY_MAGIC 0x42415252u  /* "BARR" */
+#define EMU_TENSOR_LIST_MAGIC 0x544c5354u /* "TLST" */
+
+/* CANN's aclArray<T> copies the values (common_types.cpp); so do these. */
+struct aclFloatArray {
+    uint32_t magic;
+    uint64_t size;
+    float *values; /* NULL when size is 0 */
+};
+
+struct aclBoolArray {
+    uint32_t magic;
+    uint64_t size;
+    bool *values; /* NULL when size is 0 */
+};
+
+/*
+ * CANN's aclTensorList copies the array of pointers (aclTensorList::aclTensorList in
+ * common_types.cpp) and aclDestroyTensorList destroys every tensor in it. Members may be NULL, as
+ * in CANN; the others are registered in m_listed until the list is destroyed.
+ */
+struct aclTensorList {
+    uint32_t magic;
+    uint64_t size;
+    aclTensor **tensors; /* NULL when size is 0 */
+};
+
+/* A copy of the size values of esize bytes at value (NULL for size 0) into *copy; false after
+ * recording why. */
+static bool copy_values(const char *api, const void *value, uint64_t size, size_t esize, void **copy)
+{
+    *copy = NULL;
+    if (!value && size > 0) {
+        /* CANN's constructors make an empty object here; the emulator refuses the contradiction. */
+        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
+        return false;
+    }
+    if (size > SIZE_MAX / esize) {
+        emu_error("%s: size %" PRIu64 " is too large", api, size);
+        return false;
+    }
+    if (size == 0)
+        return true;
+    *copy = malloc((size_t)size * esize);
+    if (!*copy) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    memcpy(*copy, value, (size_t)size * esize);
+    return true;
+}
+
+/* Register obj in set and count it; false (message recorded) when out of host memory. */
+static bool register_live(const char *api, ptr_set *set, const void *obj, emu_counter counter)
+{
+    MLOCK();
+    bool ok = set_add(set, obj);
+    MUNLOCK();
+    if (!ok) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    emu_counter_add(counter, +1);
+    return true;
+}
+
+/* Take obj out of set; false (message recorded: `what` made by `creator`) when it is not there. */
+static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *what,
+                            const char *creator)
+{
+    MLOCK();
+    bool live = set_remove(set, obj);
+    MUNLOCK();
+    if (!live)
+        emu_error("%s: array %p is not a live %s: it was already destroyed, or was not made by %s", api, obj,
+                  what, creator);
+    return live;
+}
+
+EMU_EXPORT aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
+{
+    static const char *api = "aclCreateFloatArray";
+    if (emu_fault(api))
+        return NULL;
+    void *copy;
+    if (!copy_values(api, value, size, sizeof(float), &copy))
+        return NULL;
+    aclFloatArray *a = calloc(1, sizeof *a);
+    if (!a) {
+        free(copy);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    a->magic = EMU_FLOAT_ARRAY_MAGIC;
+    a->size = size;
+    a->values = copy;
+    if (!register_live(api, &m_float_arrays, a, EMU_COUNTER_FLOAT_ARRAYS)) {
+        free(copy);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
+{
+    static const char *api = "aclDestroyFloatArray";
+    EMU_RETURN_IF_FAULT(api);
+    if (!array)
+        return ACLNN_SUCCESS;
+    if (!unregister_live(api, &m_float_arrays, array, "aclFloatArray", "aclCreateFloatArray"))
+        return ACLNN_ERR_INNER_NULLPTR;
+    aclFloatArray *a = (aclFloatArray *)array;
+    a->magic = 0;
+    free(a->values);
+    free(a);
+    emu_counter_add(EMU_COUNTER_FLOAT_ARRAYS, -1);
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
+{
+    static const char *api = "aclCreateBoolArray";
+    if (emu_fault(api))
+        return NULL;
+    void *copy;
+    if (!copy_values(api, value, size, sizeof(bool), &copy))
+        return NULL;
+    aclBoolArray *a = calloc(1, sizeof *a);
+    if (!a) {
+        free(copy);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    a->magic = EMU_BOOL_ARRAY_MAGIC;
+    a->size = size;
+    a->values = copy;
+    for (uint64_t i = 0; i < size; i++) /* any non-zero byte reads as true */
+        a->values[i] = ((const unsigned char *)copy)[i] != 0;
+    if (!register_live(api, &m_bool_arrays, a, EMU_COUNTER_BOOL_ARRAYS)) {
+        free(copy);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
+{
+    static const char *api = "aclDestroyBoolArray";
+    EMU_RETURN_IF_FAULT(api);
+    if (!array)
+        return ACLNN_SUCCESS;
+    if (!unregister_live(api, &m_bool_arrays, array, "aclBoolArray", "aclCreateBoolArray"))
+        return ACLNN_ERR_INNER_NULLPTR;
+    aclBoolArray *a = (aclBoolArray *)array;
+    a->magic = 0;
+    free(a->values);
+    free(a);
+    emu_counter_add(EMU_COUNTER_BOOL_ARRAYS, -1);
+    return ACLNN_SUCCESS;
+}
+
+enum { MEMBER_OK, MEMBER_NOT_LIVE, MEMBER_LISTED, MEMBER_NO_MEMORY, LIST_NO_MEMORY };
+
+EMU_EXPORT aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
+{
+    static const char *api = "aclCreateTensorList";
+    if (emu_fault(api))
+        return NULL;
+    void *copy;
+    if (!copy_values(api, value, size, sizeof(aclTensor *), &copy))
+        return NULL;
+    aclTensor **tensors = copy;
+    aclTensorList *l = calloc(1, sizeof *l);
+    if (!l) {
+        free(copy);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    l->magic = EMU_TENSOR_LIST_MAGIC;
+    l->size = size;
+    l->tensors = tensors;
+
+    /* Each member must be live and belong to no list (this one included: it would be freed twice). */
+    int why = MEMBER_OK;
+    uint64_t bad = 0;
+    MLOCK();
+    for (; bad < size && why == MEMBER_OK; bad++) {
+        const aclTensor *t = tensors[bad];
+        if (!t)
+            continue;
+        if (!set_has(&m_tensors, t))
+            why = MEMBER_NOT_LIVE;
+        else if (set_has(&m_listed, t))
+            why = MEMBER_LISTED;
+        else if (!set_add(&m_listed, t))
+            why = MEMBER_NO_MEMORY;
+    }
+    if (why == MEMBER_OK && !set_add(&m_tensor_lists, l))
+        why = LIST_NO_MEMORY;
+    if (why != MEMBER_OK) {
+        uint64_t added = why == LIST_NO_MEMORY ? size : bad - 1;
+        for (uint64_t i = 0; i < added; i++)
+            if (tensors[i])
+                set_remove(&m_listed, tensors[i]);
+    }
+    MUNLOCK();
+
+    if (why != MEMBER_OK) {
+        uint64_t i = bad - 1;
+        const void *t = i < size ? (const void *)tensors[i] : NULL;
+        bool twice = false;
+        for (uint64_t j = 0; why == MEMBER_LISTED && j < i; j++)
+            twice = twice || tensors[j] == tensors[i];
+        if (why == MEMBER_NOT_LIVE)
+            emu_error("%s: value[%" PRIu64 "] (%p) is not a live aclTensor: it was destroyed, or was not made "
+                      "by aclCreateTensor", api, i, t);
+        else if (why == MEMBER_LISTED && twice)
+            emu_error("%s: value[%" PRIu64 "] (%p) is already in this list: aclDestroyTensorList would "
+                      "destroy it twice", api, i, t);
+        else if (why == MEMBER_LISTED)
+            emu_error("%s: value[%" PRIu64 "] (%p) already belongs to another aclTensorList, which "
+                      "releases it: two lists would destroy it twice", api, i, t);
+        else
+            emu_error("%s: out of host memory", api);
+        free(tensors);
+        free(l);
+        return NULL;
+    }
+    emu_counter_add(EMU_COUNTER_TENSOR_LISTS, +1);
+    return l;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyTensorList(const aclTensorList *array)
+{
+    static const char *api = "aclDestroyTensorList";
+    EMU_RETURN_IF_FAULT(api);
+    if (!array)
+        return ACLNN_SUCCESS;
+    aclTensorList *l = (aclTensorList *)array;
+    int64_t destroyed = 0;
+    MLOCK();
+    bool live = set_remove(&m_tensor_lists, l);
+    for (uint64_t i = 0; live && i < l->size; i++) {
+        aclTensor *t = l->tensors[i];
+        if (!t)
+            continue;
+        set_remove(&m_listed, t);
+        if (set_remove(&m_tensors, t)) { /* always: aclDestroyTensor refuses a listed tensor */
+            t->magic = 0;
+            free(t);
+            destroyed++;
+        }
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: list %p is not a live aclTensorList: it was already destroyed, or was not made by "
+                  "aclCreateTensorList", api, (const void *)array);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    l->magic = 0;
+    free(l->tensors);
+    free(l);
+    emu_counter_add(EMU_COUNTER_TENSORS, -destroyed);
+    emu_counter_add(EMU_COUNTER_TENSOR_LISTS, -1);
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, const aclTensor **tensors,
+                                     uint64_t capacity)
+{
+    MLOCK();
+    bool live = set_has(&m_tensor_lists, list);
+    if (live) {
+        *size = list->size;
+        for (uint64_t i = 0; i < list->size && i < capacity; i++)
+            tensors[i] = list->tensors[i];
+    }
+    MUNLOCK();
+    return live;
+}
+
+EMU_EXPORT bool emu_float_array_read(const aclFloatArray *array, uint64_t *size, float *values, uint64_t capacity)
+{
+    MLOCK();
+    bool live = set_has(&m_float_arrays, array);
+    if (live) {
+        *size = array->size;
+        if (array->size > 0 && capacity > 0)
+            memcpy(values, array->values, (size_t)(array->size < capacity ? array->size : capacity) * sizeof *values);
+    }
+    MUNLOCK();
+    return live;
+}
+
+EMU_EXPORT bool emu_bool_array_read(const aclBoolArray *array, uint64_t *size, bool *values, uint64_t capacity)
+{
+    MLOCK();
+    bool live = set_has(&m_bool_arrays, array);
+    if (live) {
+        *size = array->size;
+        if (array->size > 0 && capacity > 0)
+            memcpy(values, array->values, (size_t)(array->size < capacity ? array->size : capacity) * sizeof *values);
+    }
+    MUNLOCK();
+    return live;
 }
 
 /* ------------------------------------------------------------------------- */

@@ -353,6 +353,8 @@ static const char *const g_fault_apis[] = {
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
+    "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray",
+    "aclCreateTensorList", "aclDestroyTensorList",
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
     "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
     "aclnnInit", "aclnnFinalize",
@@ -2940,6 +2942,9 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     st->quarantined_bytes = (int64_t)g_quarantine_bytes;
     st->live_scalars = g_counters[EMU_COUNTER_SCALARS];
     st->live_int_arrays = g_counters[EMU_COUNTER_INT_ARRAYS];
+    st->live_float_arrays = g_counters[EMU_COUNTER_FLOAT_ARRAYS];
+    st->live_bool_arrays = g_counters[EMU_COUNTER_BOOL_ARRAYS];
+    st->live_tensor_lists = g_counters[EMU_COUNTER_TENSOR_LISTS];
     st->cached_executors = g_counters[EMU_COUNTER_CACHED_EXECUTORS];
     st->memcpy_calls = __atomic_load_n(&g_memcpy_calls, __ATOMIC_RELAXED);
     st->sync_calls = __atomic_load_n(&g_sync_calls, __ATOMIC_RELAXED);
