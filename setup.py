@@ -248,7 +248,7 @@ extern "C" {{
 # operators (outputs declared `const aclTensor *` too, visibility attribute, one parameter
 # per line), the operator description (ops-info JSON) and the package priority file.
 CUSTOM_VENDOR = "customize"
-CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c"]
+CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c", "custom/op_weighted_sum_custom.c"]
 CUSTOM_HEADER = """\
 
 /*
@@ -301,6 +301,66 @@ aclnnStatus aclnnAddCustom(
 #endif
 """
 
+# The header of aclnnWeightedSumCustom, in the same style: a tensor list in and out (dynamic input
+# and output), a float array and a bool array attribute.
+WEIGHTED_SUM_CUSTOM_HEADER = """\
+
+/*
+ * aclnnWeightedSumCustom of the aclnn_py host emulator's custom operator package.
+*/
+
+#ifndef ACLNN_WEIGHTED_SUM_CUSTOM_H_
+#define ACLNN_WEIGHTED_SUM_CUSTOM_H_
+
+#include "aclnn/acl_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* funtion: aclnnWeightedSumCustomGetWorkspaceSize
+ * parameters :
+ * x : dynamic
+ * weights : required
+ * mask : required
+ * y : required
+ * terms : dynamic
+ * workspaceSize : size of workspace(output).
+ * executor : executor context(output).
+ */
+__attribute__((visibility("default")))
+aclnnStatus aclnnWeightedSumCustomGetWorkspaceSize(
+    const aclTensorList *x,
+    const aclFloatArray *weights,
+    const aclBoolArray *mask,
+    const aclTensor *y,
+    const aclTensorList *terms,
+    uint64_t *workspaceSize,
+    aclOpExecutor **executor);
+
+/* funtion: aclnnWeightedSumCustom
+ * parameters :
+ * workspace : workspace memory addr(input).
+ * workspaceSize : size of workspace(input).
+ * executor : executor context(input).
+ * stream : acl stream.
+ */
+__attribute__((visibility("default")))
+aclnnStatus aclnnWeightedSumCustom(
+    void *workspace,
+    uint64_t workspaceSize,
+    aclOpExecutor *executor,
+    aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+"""
+CUSTOM_HEADERS = {"aclnn_add_custom.h": CUSTOM_HEADER,
+                  "aclnn_weighted_sum_custom.h": WEIGHTED_SUM_CUSTOM_HEADER}
+
 
 OPERATOR_DECLARATIONS = """
 /**
@@ -320,13 +380,22 @@ ACLNN_API {phase2}
 
 
 def custom_ops_info() -> str:
-    def tensor(name: str) -> dict[str, str]:
+    def tensor(name: str, kind: str = "required") -> dict[str, str]:
         return {"dtype": "float16,float,bfloat16", "format": "ND,ND,ND", "name": name,
-                "paramType": "required", "shape": "all"}
+                "paramType": kind, "shape": "all"}
 
-    return json.dumps({"AddCustom": {
-        "input0": tensor("x"), "input1": tensor("y"), "output0": tensor("z"),
-        "opFile": {"value": "add_custom"}, "opInterface": {"value": "add_custom"}}}, indent=4)
+    return json.dumps({
+        "AddCustom": {
+            "input0": tensor("x"), "input1": tensor("y"), "output0": tensor("z"),
+            "opFile": {"value": "add_custom"}, "opInterface": {"value": "add_custom"}},
+        "WeightedSumCustom": {
+            "attr": {"list": "weights,mask"},
+            "attr_weights": {"paramType": "required", "type": "listFloat", "value": "all"},
+            "attr_mask": {"paramType": "required", "type": "listBool", "value": "all"},
+            "input0": tensor("x", "dynamic"), "output0": tensor("y"),
+            "output1": tensor("terms", "dynamic"),
+            "opFile": {"value": "weighted_sum_custom"},
+            "opInterface": {"value": "weighted_sum_custom"}}}, indent=4)
 
 
 def write_headers(root: Path, layout: Layout) -> None:
@@ -417,7 +486,8 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     library(vendor / "op_api" / "lib", "libcust_opapi.so",
             [o["ops_core"], *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
             [meta, runtime], ["ops_*"])
-    (vendor / "op_api" / "include" / "aclnn_add_custom.h").write_text(CUSTOM_HEADER)
+    for header, text in CUSTOM_HEADERS.items():
+        (vendor / "op_api" / "include" / header).write_text(text)
     (vendor / "op_impl" / "ai_core" / "tbe" / "config" / "ascend910b" /
      "aic-ascend910b-ops-info.json").write_text(custom_ops_info())
     (root / "opp" / "vendors" / "config.ini").write_text(f"load_priority={CUSTOM_VENDOR}\n")

@@ -4,8 +4,11 @@ The call is made into an :class:`~aclnn_py._specs.OperatorSpec` (one per operato
 and pattern of arguments left out), so it runs through the curated operators' launch
 path, launch cache, staging and fallbacks. Arguments are converted by their C type;
 the operator itself checks what it supports and refuses with CANN's status and
-message. Signatures with in-place (``...Ref``) tensors or tensors left out (None)
-run phase 1 on every launch (their executors are not rebound).
+message. Signatures with in-place (``...Ref``) tensors, tensors left out (None) or
+tensor lists run phase 1 on every launch (their executors are not rebound:
+rebinding a list's tensors would need ``aclSetDynamicInputTensorAddr``). The
+arrays of a tensor list travel among the launch's arrays, one each, named
+``<parameter>[<i>]``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _FLOATS = {"float", "double"}
 _STRINGS = {"char *", "const char *"}
 _SCALARS = {"aclScalar *", "const aclScalar *"}
 _INT_ARRAYS = {"aclIntArray *", "const aclIntArray *"}
+_FLOAT_ARRAYS = {"aclFloatArray *", "const aclFloatArray *"}
+_BOOL_ARRAYS = {"aclBoolArray *", "const aclBoolArray *"}
 _DTYPES = {"aclDataType"}
 
 
@@ -44,6 +49,15 @@ def _is_real(value: Any) -> bool:
 
 def _is_integer(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
+    """The items of an array attribute: a list, tuple or other sequence, or a 1-d array."""
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise TypeError(f"{where} must be a sequence of {what}, got a {value.ndim}-d array")
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{where} must be a sequence of {what}, got {type(value).__name__}")
+    return tuple(value)
 
 
 def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) -> Any:
@@ -98,23 +112,36 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
         return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, value.item()
                 if isinstance(value, np.generic) else value)
     if c_type in _INT_ARRAYS:
-        if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
-            raise TypeError(f"{where} must be a sequence of integers, got "
-                            f"{type(value).__name__}")
-        items = tuple(value)
+        items = _items(where, value, "integers")
         for item in items:
             if not _is_integer(item):
                 raise TypeError(f"{where} must hold integers, got {item!r}")
         return tuple(int(item) for item in items)
+    if c_type in _FLOAT_ARRAYS:
+        items = _items(where, value, "real numbers")
+        for item in items:
+            if not _is_real(item):
+                raise TypeError(f"{where} must hold real numbers, got {item!r}")
+        return tuple(float(item) for item in items)
+    if c_type in _BOOL_ARRAYS:
+        items = _items(where, value, "bools")
+        for item in items:
+            if not isinstance(item, (bool, np.bool_)):
+                raise TypeError(f"{where} must hold bools, got {item!r}")
+        return tuple(bool(item) for item in items)
     raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
 
 
 def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Parameter],
                                                             tuple[Any, ...] | None]:
-    """The output parameters and the arrays given for them (None when out= is not given)."""
+    """The output parameters and what is given for each (None when out= is not given): an
+    array, or for a tensor list the sequence of its arrays."""
     given = None if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if signature.roles_known:
         outputs = [p for p in signature.parameters if p.role == "output"]
+        if out is not None and len(outputs) == 1 and \
+                _headers.bare(outputs[0].c_type) in _catalog.TENSOR_LIST_TYPES:
+            given = (out,)  # out= is that list's arrays
     else:
         if given is None:
             raise TypeError(
@@ -169,27 +196,36 @@ _fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...
 
 
 def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tuple[str, ...],
-          left_out: tuple[str, ...]) -> OperatorSpec:
+          left_out: tuple[str, ...], lists: tuple[tuple[str, int], ...] = ()) -> OperatorSpec:
     """The spec of a call of ``signature`` with the tensors ``present`` as inputs,
-    ``outputs`` as outputs and the tensors ``left_out`` passed as NULL."""
-    key = (signature, present, outputs)
+    ``outputs`` as outputs, the tensors ``left_out`` passed as NULL and each tensor list of
+    ``lists`` (parameter, number of arrays) made of its arrays ``<parameter>[<i>]``."""
+    key = (signature, present, outputs, lists)
     found = _specs.get(key)
     if found is not None:
         return found
     tensors = {name: index for index, name in enumerate((*present, *outputs))}
+    sizes = dict(lists)
     attributes = [p for p in signature.parameters if not p.is_tensor]
     attribute_index = {p.name: index for index, p in enumerate(attributes)}
-    order = tuple(("tensor", tensors[p.name]) if p.name in tensors else
-                  ("attribute", attribute_index[p.name]) if p.name in attribute_index else
-                  ("null", 0) for p in signature.parameters)
+    order: list[tuple[str, int] | tuple[str, int, int]] = []
+    for p in signature.parameters:
+        if p.name in sizes:
+            order.append(("list", tensors.get(f"{p.name}[0]", 0), sizes[p.name]))
+        elif p.name in tensors:
+            order.append(("tensor", tensors[p.name]))
+        elif p.name in attribute_index:
+            order.append(("attribute", attribute_index[p.name]))
+        else:
+            order.append(("null", 0))
     inplace = any(p.role == "inout" for p in signature.parameters)
     found = _specs[key] = OperatorSpec(
         signature.name, signature.name, present,
         tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
               for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
-        library=str(signature.library), order=order,
-        repeatable=not inplace and not left_out, elementwise=False)
+        library=str(signature.library), order=tuple(order),
+        repeatable=not inplace and not left_out and not lists, elementwise=False)
     return found
 
 
@@ -218,13 +254,16 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     integer types, ``bool``, real numbers for ``float``/``double``, ``str`` for
     ``char *``, a numpy dtype for ``aclDataType``, a Python number or numpy scalar for
     ``aclScalar`` (it keeps its dtype: int64, float64, bool, or the numpy scalar's), a
-    sequence of integers for ``aclIntArray``.
+    sequence of integers for ``aclIntArray``, of real numbers for ``aclFloatArray`` (passed
+    as C floats), of bools for ``aclBoolArray``; a list or tuple of arrays for an input
+    ``aclTensorList``.
 
-    ``out``: the output arrays (one, or a tuple in declaration order). Without it each
-    output is allocated with the broadcast shape of the tensor inputs and the first
-    input's dtype. Returns the outputs (in-place tensors first), one array or a tuple:
-    numpy in, numpy out (the call waits); device arrays in, DeviceArrays out (queued on
-    ``stream``, default the current one).
+    ``out``: the output arrays (one, or a tuple in declaration order; for an output
+    ``aclTensorList``, a list or tuple of its arrays). Without it each output is allocated
+    with the broadcast shape of the tensor inputs and the first input's dtype (an output
+    tensor list needs ``out=``). Returns the outputs (in-place tensors first), one array or
+    a tuple, a tensor list as a list of arrays: numpy in, numpy out (the call waits); device
+    arrays in, DeviceArrays out (queued on ``stream``, default the current one).
     """
     return _call(name, args, kwargs, out, stream)
 
@@ -249,21 +288,29 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
                         f"{', '.join(p.name for p in parameters)})")
 
-    arrays: dict[str, Any] = {}
+    arrays: dict[str, Any] = {}  # the input arrays, a tensor list's as <parameter>[<i>]
+    lists: dict[str, int] = {}   # tensor list parameter -> number of arrays
     c_attributes = []
     left_out = []
     for p in parameters:
         value = values.get(p.name)
         if not p.is_tensor:
             c_attributes.append(convert_attribute(name, p, value))
-        elif _headers.bare(p.c_type) not in _catalog.TENSOR_TYPES:
-            raise TypeError(f"{name}: {p.name} ({p.c_type}): aclnn_py cannot pass arguments "
-                            f"of C type {p.c_type} yet")
         elif value is None:
             if not p.optional:
                 raise TypeError(f"{name}: {p.name} is a required tensor; None is accepted only "
                                 "for tensors whose name ends in Optional")
             left_out.append(p.name)
+        elif _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+            if p.role == "inout":
+                raise TypeError(f"{name}: {p.name} ({p.c_type}) is a tensor list updated in "
+                                "place, which aclnn_py cannot pass yet")
+            members = _members(name, p.name, value)
+            lists[p.name] = len(members)
+            for index, member in enumerate(members):
+                array = _as_array(member)
+                acl_dtype(array.dtype, all_dtypes(), argument=f"{p.name}[{index}]")
+                arrays[f"{p.name}[{index}]"] = array
         else:
             array = _as_array(value)
             if p.role == "inout":
@@ -271,22 +318,24 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             acl_dtype(array.dtype, all_dtypes(), argument=p.name)
             arrays[p.name] = array
     inouts = [p.name for p in parameters if p.role == "inout" and p.name in arrays]
+    flat_names, flat_given = _flat_outputs(name, outputs, given, lists)
     on_device = any(isinstance(a, DeviceArray) for a in arrays.values()) or (
-        given is not None and any(isinstance(a, DeviceArray) for a in given))
+        flat_given is not None and any(isinstance(a, DeviceArray) for a in flat_given))
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
-    if given is not None:
-        for p, array in zip(outputs, given):
-            _check_given_out(name, p.name, array, on_device)
-        devices += [a.device for a in given if isinstance(a, DeviceArray)]
+    if flat_given is not None:
+        for output, array in zip(flat_names, flat_given):
+            _check_given_out(name, output, array, on_device)
+        devices += [a.device for a in flat_given if isinstance(a, DeviceArray)]
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
                          f"{sorted(set(devices))}")
     stream = _placement(devices, None, stream)
-    if given is None:
-        given = _allocate(name, arrays, len(outputs), on_device, stream.device)
-    spec = _spec(signature, tuple(arrays), output_names, tuple(left_out))
+    if flat_given is None:
+        flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device))
+    spec = _spec(signature, tuple(arrays), flat_names, tuple(left_out), tuple(lists.items()))
     attributes = tuple(c_attributes)
-    simple = len(outputs) == 1 and not inouts and not left_out and signature.roles_known
+    simple = len(outputs) == 1 and not inouts and not left_out and not lists and \
+        signature.roles_known
     if simple and not kwargs and out is None:
         names = [p.name for p in parameters]
         _fast[(name, len(args))] = (spec, tuple(names.index(n) for n in arrays), tuple(
@@ -294,24 +343,77 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if on_device:
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
         if simple and out is None:  # cached as the curated operators' calls are
-            result = given[0]
+            result = flat_given[0]
             return _launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
-        flat += given
+        flat += flat_given
         _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
-        results = [*(arrays[n] for n in inouts), *given]
+        results = [*(arrays[n] for n in inouts), *flat_given]
     elif simple and all(a.size for a in arrays.values()) and _staging.enabled:
         host_inputs = list(arrays.values())
         raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
         _staging.call(spec, attributes, host_inputs, raw, host_inputs,
-                      None if out is None else given[0], given[0], stream)
-        results = list(given)
+                      None if out is None else flat_given[0], flat_given[0], stream)
+        results = list(flat_given)
     else:
-        results = _unstaged(spec, attributes, arrays, inouts, list(given), stream)
+        results = _unstaged(spec, attributes, arrays, inouts, flat_given, stream)
+    results = [*results[:len(inouts)], *_grouped(outputs, lists, results[len(inouts):])]
     return results[0] if len(results) == 1 else tuple(results)
 
 
+def _members(operator: str, name: str, value: Any) -> list[Any]:
+    """The arrays of a tensor list argument ``name``: a list or tuple, no None."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{operator}: {name} is a tensor list: pass a list or tuple of arrays, "
+                        f"got {type(value).__name__}")
+    for index, member in enumerate(value):
+        if member is None:
+            raise TypeError(f"{operator}: {name}[{index}] is None; a tensor list holds arrays")
+    return list(value)
+
+
+def _flat_outputs(operator: str, outputs: list[_catalog.Parameter], given: tuple[Any, ...] | None,
+                  lists: dict[str, int]) -> tuple[tuple[str, ...], list[Any] | None]:
+    """The output arrays' names and the arrays given (None when out= is not), a tensor list's
+    arrays one by one as ``<parameter>[<i>]`` (their number recorded in ``lists``)."""
+    if given is None:
+        for p in outputs:
+            if _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+                raise TypeError(f"{operator}: the arrays of the output tensor list {p.name} cannot "
+                                "be inferred; pass out= with them")
+        return tuple(p.name for p in outputs), None
+    names: list[str] = []
+    flat: list[Any] = []
+    for p, entry in zip(outputs, given):
+        if _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+            members = _members(operator, f"out {p.name}", entry)
+            lists[p.name] = len(members)
+            names += [f"{p.name}[{index}]" for index in range(len(members))]
+            flat += members
+        else:
+            names.append(p.name)
+            flat.append(entry)
+    if not flat:
+        raise TypeError(f"{operator}: out= gives no array to write")
+    return tuple(names), flat
+
+
+def _grouped(outputs: list[_catalog.Parameter], lists: dict[str, int], flat: list[Any]
+             ) -> list[Any]:
+    """The output arrays per output parameter: a tensor list's as a list."""
+    grouped: list[Any] = []
+    position = 0
+    for p in outputs:
+        if p.name in lists:
+            grouped.append(flat[position:position + lists[p.name]])
+            position += lists[p.name]
+        else:
+            grouped.append(flat[position])
+            position += 1
+    return grouped
+
+
 def _unstaged(spec: OperatorSpec, attributes: tuple[Any, ...], arrays: dict[str, Any],
-              inouts: list[str], given: list[np.ndarray], stream: Stream) -> list[np.ndarray]:
+              inouts: list[str], given: list[Any], stream: Stream) -> list[Any]:
     """A numpy call: one copy up per input, the launch, one wait, one copy back per output
     (in-place arrays included)."""
     device = stream.device

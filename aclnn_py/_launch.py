@@ -40,7 +40,17 @@ from . import _lowlevel as ll
 from ._arrays import DeviceArray
 from ._memory import DeviceBuffer
 from ._memory import pool as memory_pool
-from ._runtime import AclIntArray, AclScalar, AclTensor, CString, Executor, Stream
+from ._runtime import (
+    AclBoolArray,
+    AclFloatArray,
+    AclIntArray,
+    AclScalar,
+    AclTensor,
+    AclTensorList,
+    CString,
+    Executor,
+    Stream,
+)
 from ._specs import OperatorSpec
 from .errors import AclError
 
@@ -56,8 +66,9 @@ _UNKNOWN = object()
 def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[DeviceArray]
             ) -> tuple[Executor, list[AclTensor], list[Any]]:
     """Phase 1 of ``spec`` over ``arrays`` (its inputs, then its outputs): the executor,
-    and the aclTensors and other C objects (scalars, arrays) it refers to, all owned by
-    the caller."""
+    and the aclTensors and other C objects (scalars, arrays, tensor lists) it refers to, all
+    owned by the caller. The aclTensors of a tensor list's arrays are handed to the list,
+    which destroys them."""
     tensors: list[AclTensor] = []
     owned: list[Any] = []
     try:
@@ -67,8 +78,8 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
         values = [_c_attribute(attribute.c_type, value, owned)
                   for attribute, value in zip(spec.attributes, c_attributes)]
         if spec.order:
-            arguments = [handles[index] if kind == "tensor" else values[index]
-                         if kind == "attribute" else ll.NULL for kind, index in spec.order]
+            arguments = [_ordered_argument(entry, handles, values, tensors, owned)
+                         for entry in spec.order]
         else:
             outputs = len(spec.outputs)
             arguments = [*handles[:-outputs], *values, *handles[-outputs:]]
@@ -78,6 +89,22 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
         _destroy(tensors, owned)
         raise
     return executor, tensors, owned
+
+
+def _ordered_argument(entry: tuple[str, int] | tuple[str, int, int], handles: list[Any],
+                      values: list[Any], tensors: list[AclTensor], owned: list[Any]) -> Any:
+    """The C argument of one ``spec.order`` entry; a tensor list is made here (and added to
+    ``owned``) from the aclTensors of its arrays."""
+    kind, index = entry[0], entry[1]
+    if kind == "tensor":
+        return handles[index]
+    if kind == "attribute":
+        return values[index]
+    if kind == "list":
+        made = AclTensorList(tensors[index:index + entry[-1]])
+        owned.append(made)
+        return made.handle
+    return ll.NULL
 
 
 def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
@@ -94,6 +121,10 @@ def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
             made = AclScalar(value, _SCALAR_DTYPE)
     elif c_type in ("const aclIntArray *", "aclIntArray *"):
         made = AclIntArray(value)
+    elif c_type in ("const aclFloatArray *", "aclFloatArray *"):
+        made = AclFloatArray(value)
+    elif c_type in ("const aclBoolArray *", "aclBoolArray *"):
+        made = AclBoolArray(value)
     elif c_type in ("const char *", "char *"):
         made = CString(value)
     else:

@@ -135,8 +135,9 @@ class OperatorSpec:
     outputs: tuple[str, ...] = ("out",)  # the output tensors, in CANN's order
     library: str = ""               # bound from this library; "" for the loaded CANN's
     # The C arguments in CANN's order, when not "inputs, attributes, output": ("tensor", i)
-    # for the i-th array of a launch (inputs, then outputs), ("attribute", j), ("null",).
-    order: tuple[tuple[str, int], ...] = ()
+    # for the i-th array of a launch (inputs, then outputs), ("list", i, n) for a tensor list
+    # of the n arrays from the i-th, ("attribute", j), ("null", 0).
+    order: tuple[tuple[str, int] | tuple[str, int, int], ...] = ()
     repeatable: bool = True         # False: every launch does phase 1 (_launch.OneShotLaunch)
     elementwise: bool = True        # numpy calls too large for the device may go in chunks
     fast_attributes: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = field(

@@ -1259,6 +1259,17 @@ static aclnnStatus check_memory(const char *api, const char *arg, const aclTenso
     return ACLNN_SUCCESS;
 }
 
+aclnnStatus ops_check_view_memory(const char *api, const char *arg, const aclTensor *t)
+{
+    aclnnStatus st = check_view_domain(api, arg, t);
+    return st != ACLNN_SUCCESS ? st : check_memory(api, arg, t);
+}
+
+bool ops_view_extent_bytes(const aclTensor *t, uint64_t *bytes)
+{
+    return view_extent_bytes(t, bytes);
+}
+
 aclnnStatus ops_check_rank(const char *api, const char *arg, const aclTensor *t)
 {
     if (t->ndim > EMU_MAX_DIMS) {

@@ -531,6 +531,16 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
 /* CANN's NULL checks of the tensor arguments in order (161001), then the emulator's liveness check. */
 aclnnStatus ops_check_tensors_given(const char *api, const aclTensor *const *ts, const char *const *names, int n);
 
+/*
+ * Emulator-only, for an operator that runs its own kernel instead of the shared plan: t's view in
+ * aclCreateTensor's domain, then (once data is set) its address 32-byte aligned and the view inside
+ * one live device allocation (161002).
+ */
+aclnnStatus ops_check_view_memory(const char *api, const char *arg, const aclTensor *t);
+
+/* Bytes from t's data that its view reaches ((offset + extent) x itemsize); false on overflow. */
+bool ops_view_extent_bytes(const aclTensor *t, uint64_t *bytes);
+
 /* reduction in [0, 2] (161002). */
 aclnnStatus ops_check_reduction(const char *api, int64_t reduction);
 
