@@ -26,6 +26,9 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "emu_internal.h"
 #include "era.h"
@@ -2238,9 +2241,11 @@ EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t 
  * Large copies are split among threads, like a DMA engine with several channels, so that the
  * emulator's copies keep up with the host: ACLNN_EMU_THREADS (as for the operator kernels in
  * ops_core.c; default the online cores, at most 16; 1 copies in one piece). Overlapping ranges are
- * copied with memmove in one piece.
+ * copied with memmove in one piece. From COPY_STREAM_MIN bytes on, copies use streaming stores
+ * (copy_stream), as a DMA engine writes memory without going through the CPU's caches.
  */
 #define COPY_SPLIT_MIN ((size_t)8 << 20)
+#define COPY_STREAM_MIN ((size_t)1 << 20)
 #define COPY_MAX_THREADS 16
 
 static pthread_once_t copy_threads_once = PTHREAD_ONCE_INIT;
@@ -2265,18 +2270,72 @@ typedef struct {
     size_t count;
 } copy_slice;
 
+/*
+ * Whether the pages at both ends of [p, p + count) are resident. A destination whose pages are
+ * not there yet is written with ordinary stores: each page fault clears its page through the
+ * caches, where ordinary stores then find it.
+ */
+static bool pages_resident(const void *p, size_t count)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char in[1] = {0};
+    for (int end = 0; end < 2; end++) {
+        uintptr_t at = ((uintptr_t)p + (end ? count - 1 : 0)) & ~(uintptr_t)(page - 1);
+        if (mincore((void *)at, 1, in) != 0 || !(in[0] & 1))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * memcpy of non-overlapping ranges, with streaming (non-temporal) stores where the host has them
+ * (x86) and the destination is resident: it is then not read into the caches before it is
+ * overwritten, which makes a copy much larger than the caches about 1.5 times as fast.
+ */
+static void copy_stream(char *dst, const char *src, size_t count)
+{
+#if defined(__SSE2__)
+    if (!pages_resident(dst, count)) {
+        memcpy(dst, src, count);
+        return;
+    }
+    size_t i = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (i > count)
+        i = count;
+    memcpy(dst, src, i);
+    for (; i + 64 <= count; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    _mm_sfence(); /* streaming stores are weakly ordered: done before anyone reads them */
+    memcpy(dst + i, src + i, count - i);
+#else
+    memcpy(dst, src, count);
+#endif
+}
+
 static void *copy_slice_run(void *arg)
 {
     copy_slice *slice = arg;
-    memcpy(slice->dst, slice->src, slice->count);
+    copy_stream(slice->dst, slice->src, slice->count);
     return NULL;
 }
 
 static void copy_bytes(void *dst, const void *src, size_t count)
 {
     const char *d = dst, *s = src;
-    if (count < COPY_SPLIT_MIN || (d < s + count && s < d + count)) {
+    if (count < COPY_STREAM_MIN || (d < s + count && s < d + count)) {
         memmove(dst, src, count);
+        return;
+    }
+    if (count < COPY_SPLIT_MIN) {
+        copy_stream(dst, src, count);
         return;
     }
     pthread_once(&copy_threads_once, copy_threads_init);
