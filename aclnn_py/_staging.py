@@ -46,7 +46,7 @@ from . import _chunked, _launch_cache
 from . import _lowlevel as ll
 from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
 from ._dtypes import acl_dtype, all_dtypes
-from ._memory import staged_buffer, staging_pools, take_staging
+from ._memory import result_array, staged_buffer, staging_pools, take_staging
 from ._runtime import Stream, activate, current_stream
 from ._specs import OperatorSpec
 
@@ -293,7 +293,7 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
         for index in layout.numbers:
             inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
     if out is None:
-        out = np.empty(layout.result_shape, layout.result_dtype)
+        out = result_array(layout.result_shape, layout.result_dtype)
     return layout.run(inputs, out, stream)
 
 
