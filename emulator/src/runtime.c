@@ -1207,8 +1207,15 @@ static ptrdiff_t blocks_find_base(const block_list *l, const void *p)
     return -1;
 }
 
-/* Map a new block; returns false on mmap failure. */
-static bool block_map(size_t size, int32_t device, mem_block *out)
+/*
+ * Map a new block; returns false on mmap failure. huge: an aclrtMalloc policy that asks for huge
+ * pages (hicann/runtime docs/api_docs/aclrtMemMallocPolicy.md: ACL_MEM_MALLOC_HUGE_FIRST takes 2M
+ * pages for requests above 1M, normal pages up to 1M; ACL_MEM_TYPE_LOW/HIGH_BAND_WIDTH alone mean
+ * HUGE_FIRST): the host is asked for transparent huge pages there, a hint it may ignore.
+ */
+#define EMU_HUGE_ABOVE ((size_t)1 << 20)
+
+static bool block_map(size_t size, int32_t device, mem_block *out, bool huge)
 {
     size_t ps = page_size();
     if (size > SIZE_MAX - 2 * ps)
@@ -1219,6 +1226,8 @@ static bool block_map(size_t size, int32_t device, mem_block *out)
     if (m == MAP_FAILED)
         return false;
     mprotect((char *)m + usable, ps, PROT_NONE); /* guard page: host overruns fault */
+    if (huge && size > EMU_HUGE_ABOVE)
+        madvise(m, usable, MADV_HUGEPAGE);
     size_t rounded = (size + 63) / 64 * 64;
     memset(out, 0, sizeof *out);
     out->map = m;
@@ -2079,6 +2088,24 @@ static bool valid_policy(int p)
     }
 }
 
+/* Whether policy asks for huge pages first or only. */
+static bool huge_policy(int p)
+{
+    switch (p) {
+    case ACL_MEM_MALLOC_HUGE_FIRST:
+    case ACL_MEM_MALLOC_HUGE_ONLY:
+    case ACL_MEM_MALLOC_HUGE_FIRST_P2P:
+    case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
+    case ACL_MEM_TYPE_LOW_BAND_WIDTH:
+    case ACL_MEM_TYPE_HIGH_BAND_WIDTH:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The argument checks aclrtMalloc and aclrtMallocHost share (ptr_name: their parameter's name). */
 static aclError check_alloc_args(const char *api, void **ptr, const char *ptr_name, size_t size)
 {
@@ -2124,7 +2151,7 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
     mem_block b;
     bool mapped;
     /* The host may refuse a mapping that only the quarantine's reserved ranges keep out: release them. */
-    while (!(mapped = block_map(size, dev, &b)) && quarantine_release_oldest())
+    while (!(mapped = block_map(size, dev, &b, huge_policy((int)policy))) && quarantine_release_oldest())
         ;
     if (!mapped) {
         UNLOCK();
@@ -2188,7 +2215,7 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
     REQUIRE_CONTEXT(api);
     LOCK();
     mem_block b;
-    bool mapped = block_map(size, -1, &b);
+    bool mapped = block_map(size, -1, &b, false);
     if (!mapped || !blocks_insert(&g_host_mem, &b)) {
         if (mapped)
             munmap(b.map, b.map_len);
