@@ -186,6 +186,7 @@ RESULT_MIN_BYTES = 1 << 20  # smaller results are plain np.empty arrays
 RESULT_CACHE_BYTES = 256 << 20  # the most result bytes kept for reuse
 
 _results: dict[int, list[np.ndarray]] = {}  # cached blocks by size, the oldest first
+# (the newest is taken first: its pages are the likeliest to be in the caches)
 _results_order: list[np.ndarray] = []
 _results_bytes = 0
 _results_lock = threading.Lock()
@@ -212,7 +213,7 @@ class _Lease:
 def _give_back(block: np.ndarray) -> None:
     global _results_bytes
     if block.nbytes > RESULT_CACHE_BYTES or not _results_lock.acquire(blocking=False):
-        return  # the lock is held by this thread, interrupted: the block is just freed
+        return  # the lock is held (another thread, or this one interrupted): just freed
     try:
         _results.setdefault(block.nbytes, []).append(block)
         _results_order.append(block)
@@ -249,11 +250,14 @@ def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype)
     size = -(-nbytes // 4096) * 4096
     block = None
-    with _results_lock:
-        same = _results.get(size)
-        if same:
-            block = same[-1]
-            _drop(block)
+    if _results_lock.acquire(blocking=False):  # else another thread is at it: a fresh block
+        try:
+            same = _results.get(size)
+            if same:
+                block = same[-1]
+                _drop(block)
+        finally:
+            _results_lock.release()
     if block is None:
         block = np.empty(size, np.uint8)
     return np.asarray(_Lease(block))[:nbytes].view(dtype).reshape(shape)
