@@ -1,9 +1,9 @@
 """The numpy path for calls larger than the device: chunks along the broadcast result.
 
 When the device bytes of a numpy call (its inputs' distinct elements and its result)
-exceed what the device has free, the pool's cache counted as free (the cache is then
-returned to CANN), the call streams through in chunks of rows of the leading axis of
-the broadcast shape (leading axes of length 1 dropped first):
+exceed what the device has free, the pool's cache counted as free, the call streams
+through in chunks of rows of the leading axis of the broadcast shape (leading axes of
+length 1 dropped first):
 
 * an input that varies along that axis travels chunk by chunk, each element once; an
   input that does not (lower rank, length 1 there, or a zero stride) is copied up
@@ -11,20 +11,27 @@ the broadcast shape (leading axes of length 1 dropped first):
   on the device for the whole call; so the host-to-device bytes are exactly the
   distinct input bytes, as unchunked (each chunk's arrays go with one copy each, so
   no alignment padding travels);
-* two sets of buffers (page-locked host and device, from the pools) take turns on two
-  streams, the call's and a helper stream of the device: chunk ``k`` is packed into
-  set ``k % 2``, then its uploads, its kernel and its result's download are queued on
-  stream ``k % 2``, so the copies of chunk ``k + 1`` run while the kernel of chunk
-  ``k`` does. The host waits for one stream per chunk, then copies that chunk's result
-  out and packs chunk ``k + 2`` into the freed set: ``sync_calls`` is the chunk count;
+* two sets of buffers (device, and page-locked host for what is staged) take turns on
+  two streams, the call's and a helper stream of the device. An array whose share of a
+  full chunk is at most ``_staging.DIRECT_BYTES`` is staged: packed into the set's
+  page-locked block, uploaded (or downloaded) with ``aclrtMemcpyAsync`` on the set's
+  stream. A larger one travels as unchunked large arrays do, straight from (and to)
+  the caller's memory with a synchronous ``aclrtMemcpy``: no host pass. Chunk ``k``'s
+  uploads go first, then its kernel is queued on stream ``k % 2``, so on a device the
+  copies of chunk ``k + 1`` run while the kernel of chunk ``k`` does. The host waits
+  for one stream per chunk, then copies that chunk's result out and sends chunk
+  ``k + 2`` into the freed set: ``sync_calls`` is the chunk count;
+* the sets and the resident inputs come from the pool: a repeated call finds them in
+  its cache. When the pool cannot give them at once, its cache is returned to CANN
+  first, then the pool's out-of-memory recovery applies;
 * reductions: ``"none"`` is elementwise, bit for bit the unchunked result. A
-  backward's ``"mean"`` runs the chunks with ``"sum"`` (no division) and divides each
-  chunk's rows once on the host, in float64, by the operator's divisor over the
-  whole call (``x.size`` for MSE and smooth L1, the result's size for L1). A
-  forward loss's ``"sum"`` adds the chunks' sums in float64; its ``"mean"`` runs the
-  chunks with ``"mean"`` (a partial mean cannot overflow where the whole mean does
-  not) and adds each times its element count in float64, then divides by the
-  broadcast size. The total is rounded once to the result's dtype.
+  backward's ``"mean"`` runs the chunks with ``"sum"`` (no division) and multiplies
+  each chunk's rows once on the host, in float32, by one over the operator's divisor
+  over the whole call (``x.size`` for MSE and smooth L1, the result's size for L1),
+  rounded to float32. A forward loss's ``"sum"`` adds the chunks' sums in float64;
+  its ``"mean"`` runs the chunks with ``"mean"`` (a partial mean cannot overflow
+  where the whole mean does not) and adds each times its element count in float64,
+  then divides by the broadcast size. The total is rounded once to the result's dtype.
 
 ``ACLNN_PY_CHUNK_BYTES`` (read once) sets the device bytes of one chunk's buffer set
 and makes every numpy call above that size chunk, whatever the free memory: for tests.
@@ -45,7 +52,7 @@ import numpy as np
 from . import _launch_cache
 from . import _lowlevel as ll
 from ._arrays import DeviceArray, contiguous_strides, host_layout
-from ._memory import DeviceBuffer, pool, staged_buffer, take_staging
+from ._memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
 from ._runtime import Stream
 from ._specs import REDUCTION, Reduction
 
@@ -121,11 +128,42 @@ def _view(pointer: Any, shape: tuple[int, ...], dtype: np.dtype, strides: tuple[
                             staged_buffer(pointer if nbytes else ll.NULL, nbytes, device))
 
 
+def _buffers(device: int, resident_bytes: int, host_bytes: int, set_bytes: int,
+             count: int) -> tuple[DeviceBuffer, list[Any]]:
+    """The resident buffer and ``count`` buffer sets. When the pool cannot give them at once
+    (its cache holds blocks of other sizes), its cache goes back to CANN first: then only a
+    failure after that waits for the device (the pool's out-of-memory recovery)."""
+    memory = pool(device)
+    resident = DeviceBuffer.take(memory, resident_bytes, device) if resident_bytes \
+        else DeviceBuffer.from_pool(memory, 0, device)
+    sets: list[Any] = []
+    if resident is not None:
+        host_handle, device_handle = staging_pools(device)
+        while len(sets) < count:
+            staging, status = ll.staging_take(host_handle, host_bytes, device_handle,
+                                              set_bytes)
+            if status:
+                ll.staging_release(staging)
+                break
+            sets.append(staging)
+    if resident is not None and len(sets) == count:
+        return resident, sets
+    if resident is not None:
+        resident.free()
+    for staging in sets:
+        ll.staging_release(staging)
+    memory.empty(raising=False)
+    return (DeviceBuffer.from_pool(memory, resident_bytes, device),
+            [take_staging(device, host_bytes, set_bytes) for _ in range(count)])
+
+
 def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         host: np.ndarray, stream: Stream) -> np.ndarray | None:
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
     chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the
     caller then goes the unchunked way."""
+    from ._staging import DIRECT_BYTES as direct  # arrays above it travel without staging
+
     device = stream.device
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     total_elements = math.prod(shape)
@@ -145,13 +183,13 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     where = next((i for i, a in enumerate(spec.attributes) if a is REDUCTION), None)
     reduction = Reduction.NONE if where is None else c_attributes[where]
     chunk_attributes = c_attributes
-    scale = None  # a backward's mean: the divisor of the whole call
+    scale = None  # a backward's mean: one over the divisor of the whole call, in float32
     if where is not None and reduction == Reduction.MEAN and not spec.reduces:
         chunk_attributes = (*c_attributes[:where], int(Reduction.SUM), *c_attributes[where + 1:])
         if spec.mean_divisor == "x.size":
-            scale = float(arrays[spec.inputs.index("x")].size)
+            scale = np.float32(1.0 / arrays[spec.inputs.index("x")].size)
         else:
-            scale = float(total_elements)
+            scale = np.float32(1.0 / total_elements)
     reducing = spec.reduces and reduction != Reduction.NONE
 
     varying = [a.ndim == rank and a.shape[0] == length and a.strides[0] != 0 for a in arrays]
@@ -182,8 +220,10 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     if CHUNK_BYTES is not None:
         budget = CHUNK_BYTES
     else:
-        memory.empty(raising=False)
+        # The pool's cache counts as free: a repeated call finds its blocks there (else
+        # the pool empties its cache and retries when CANN runs out).
         free, _ = ll.get_mem_info(_HBM)
+        free += memory.stats()["cached_bytes"]
         # Two buffer sets; a sixteenth is left for workspaces and rounding.
         budget = (free - free // 16 - _aligned(resident_bytes)) // 2
     rows = (budget - slack - fixed) // row_bytes if row_bytes else length
@@ -196,23 +236,33 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     global last_count
     last_count = count
 
-    # The set layout: the varying inputs, then the result.
-    offsets: list[int] = []
-    offset = 0
-    for array, varies in zip(arrays, varying):
-        offsets.append(offset if varies else -1)
-        if varies:
-            offset = _aligned(offset + host_layout(array[:rows])[0].size * array.itemsize)
-    result_offset = offset
-    set_bytes = max(result_offset + (rows * inner * result_dtype.itemsize if elementwise
-                                     else result_dtype.itemsize), 1)
+    # The set layout: the staged arrays (through the page-locked block), then those that
+    # travel straight from and to the caller's memory (a full chunk above DIRECT_BYTES).
+    result_bytes = rows * inner * result_dtype.itemsize if elementwise \
+        else result_dtype.itemsize
+    direct_result = result_bytes > direct
+    sizes = [host_layout(array[:rows])[0].size * array.itemsize if varies else -1
+             for array, varies in zip(arrays, varying)]
+    direct_inputs = [size > direct for size in sizes]
+    offsets = [-1] * len(arrays)
+    offset = result_offset = 0
+    for staged in (True, False):
+        for index, size in enumerate(sizes):
+            if size >= 0 and direct_inputs[index] != staged:
+                offsets[index] = offset
+                offset = _aligned(offset + size)
+        if direct_result != staged:
+            result_offset = offset
+            offset = _aligned(offset + result_bytes)
+        if staged:
+            host_bytes = max(offset, 1)
+    set_bytes = max(offset, 1)
 
-    resident = DeviceBuffer.from_pool(memory, resident_bytes, device)
+    resident, sets = _buffers(device, resident_bytes, host_bytes, set_bytes, min(count, 2))
     for core_entry, where_at in zip(cores, resident_offsets):
         if core_entry is not None and core_entry[2]:
             core, _, nbytes = core_entry
             ll.memcpy(resident.pointer + where_at, nbytes, ll.host_pointer(core), nbytes, _H2D)
-    sets = [take_staging(device, set_bytes, set_bytes) for _ in range(min(count, 2))]
     streams = (stream, _helper(device)) if count > 1 else (stream,)
 
     partial = np.empty((), result_dtype)
@@ -231,9 +281,12 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
                 core, strides = host_layout(array[start:stop])
                 nbytes = core.size * core.itemsize
                 at = offsets[index]
-                ll.copy_host(host_data + at, ll.host_pointer(core), nbytes)
-                copies.append((device_data + at, nbytes, host_data + at, nbytes, _H2D,
-                               lane.handle))
+                if direct_inputs[index]:  # from the caller's memory, before the launch is queued
+                    ll.memcpy(device_data + at, nbytes, ll.host_pointer(core), nbytes, _H2D)
+                else:
+                    ll.copy_host(host_data + at, ll.host_pointer(core), nbytes)
+                    copies.append((device_data + at, nbytes, host_data + at, nbytes, _H2D,
+                                   lane.handle))
                 views.append(_view(device_data + at, (m, *array.shape[1:]), array.dtype,
                                    strides, nbytes, device))
             else:
@@ -252,8 +305,9 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         out = _view(device_data + result_offset, result_shape, result_dtype,
                     contiguous_strides(result_shape), nbytes, device)
         before = (_copies, (tuple(copies),)) if copies else None
-        after = (ll.memcpy_async, (host_data + result_offset, nbytes, device_data + result_offset,
-                                   nbytes, _D2H, lane.handle))
+        after = None if direct_result else (
+            ll.memcpy_async, (host_data + result_offset, nbytes, device_data + result_offset,
+                              nbytes, _D2H, lane.handle))
         _launch_cache.launch(spec, chunk_attributes, views, out, None, lane,
                              ((staging, resident), before, after))
 
@@ -267,11 +321,15 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
             start, stop = k * rows, min(length, (k + 1) * rows)
             if elementwise:
                 rows_out = target[start:stop]
-                ll.copy_host(ll.host_pointer(rows_out, writable=True), source,
-                             chunk_result_bytes[k])
+                nbytes = chunk_result_bytes[k]
+                if direct_result:  # straight into the result
+                    ll.memcpy(ll.host_pointer(rows_out, writable=True), nbytes,
+                              staging.device_data + result_offset, nbytes, _D2H)
+                else:
+                    ll.copy_host(ll.host_pointer(rows_out, writable=True), source, nbytes)
                 if scale is not None:
-                    np.divide(rows_out, scale, out=rows_out, dtype=np.float64,
-                              casting="unsafe")
+                    np.multiply(rows_out, scale, out=rows_out, dtype=np.float32,
+                                casting="unsafe")
             else:
                 ll.copy_host(ll.host_pointer(partial, writable=True), source,
                              result_dtype.itemsize)

@@ -28,7 +28,7 @@ from . import _launch_cache, _staging
 from ._arrays import DeviceArray, empty, host_array, to_device
 from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
 from ._launch import Launch, new_launch
-from ._memory import DeviceBuffer
+from ._memory import DeviceBuffer, result_array
 from ._runtime import Stream, activate, current_stream, resolve_stream, soc_name
 from ._specs import OperatorSpec
 
@@ -247,7 +247,7 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
     stream = _placement(devices, out if on_device else None, stream)
     device = stream.device
     if not on_device:
-        host = out if out is not None else np.empty(shape, dtype)
+        host = out if out is not None else result_array(shape, dtype)
         if _staging.enabled:
             return _staging.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
                                  out, host, stream)

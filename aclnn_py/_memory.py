@@ -14,6 +14,11 @@ Page-locked host memory (``aclrtMallocHost``), which the numpy path stages its
 copies through, has a pool of its own per device, of the same kind and with the
 same rules; :func:`take_staging` takes one block of each in one step.
 
+Large numpy results (:func:`result_array`) are made in ordinary host memory that is
+cached once the array and every view of it are gone: a fresh block costs a page
+fault per page, the kernel clearing each one, which takes longer than the copy that
+fills it.
+
 The bookkeeping lives in C (``native/host.c``): each buffer owns an
 ``aclpyBlock`` whose block returns to the pool when the buffer is freed or
 collected, in one C call. No Python lock is involved, so a garbage-collection
@@ -167,11 +172,101 @@ def empty_cache(device: int | None = None) -> int:
     """
     for stream in rt.streams(device):  # cached executors hold workspaces
         rt.release_caches(stream)
+    _empty_results()
     devices = list(_pools) if device is None else [device]
     freed = sum(pool(d).empty() for d in devices if d in _pools)
     for each in [p for d, p in list(_host_pools.items()) if device is None or d == device]:
         each.empty()  # page-locked memory: not device bytes, not counted in the result
     return freed
+
+
+# ---- host memory of large numpy results --------------------------------------------------
+
+RESULT_MIN_BYTES = 1 << 20  # smaller results are plain np.empty arrays
+RESULT_CACHE_BYTES = 256 << 20  # the most result bytes kept for reuse
+
+_results: dict[int, list[np.ndarray]] = {}  # cached blocks by size, the oldest first
+# (the newest is taken first: its pages are the likeliest to be in the caches)
+_results_order: list[np.ndarray] = []
+_results_bytes = 0
+_results_lock = threading.Lock()
+
+
+class _Lease:
+    """The owner of a result array's memory (every view's base leads here): the block
+    goes back to the cache when the last array over it is gone."""
+
+    __slots__ = ("block", "__array_interface__")
+
+    def __init__(self, block: np.ndarray) -> None:
+        self.block = block
+        self.__array_interface__ = {"data": (block.ctypes.data, False), "version": 3,
+                                    "shape": block.shape, "typestr": "|u1"}
+
+    def __del__(self) -> None:
+        try:  # noqa: SIM105 - contextlib may be gone at interpreter shutdown
+            _give_back(self.block)
+        except Exception:  # interpreter shutdown: the memory goes with the process
+            pass
+
+
+def _give_back(block: np.ndarray) -> None:
+    global _results_bytes
+    if block.nbytes > RESULT_CACHE_BYTES or not _results_lock.acquire(blocking=False):
+        return  # the lock is held (another thread, or this one interrupted): just freed
+    try:
+        _results.setdefault(block.nbytes, []).append(block)
+        _results_order.append(block)
+        _results_bytes += block.nbytes
+        while _results_bytes > RESULT_CACHE_BYTES:
+            _drop(_results_order[0])
+    finally:
+        _results_lock.release()
+
+
+def _drop(block: np.ndarray) -> None:
+    """Forget the cached ``block``; the lock is held."""
+    global _results_bytes
+    _remove(_results_order, block)
+    same = _results[block.nbytes]
+    _remove(same, block)
+    if not same:
+        del _results[block.nbytes]
+    _results_bytes -= block.nbytes
+
+
+def _remove(blocks: list[np.ndarray], block: np.ndarray) -> None:
+    del blocks[next(i for i, each in enumerate(blocks) if each is block)]
+
+
+def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new C-contiguous array of ``shape`` and ``dtype`` with undefined contents, in
+    host memory that earlier results used when there is such (it is then already mapped):
+    ``np.empty`` below :data:`RESULT_MIN_BYTES`."""
+    nbytes = dtype.itemsize
+    for length in shape:
+        nbytes *= length
+    if nbytes < RESULT_MIN_BYTES:
+        return np.empty(shape, dtype)
+    size = -(-nbytes // 4096) * 4096
+    block = None
+    if _results_lock.acquire(blocking=False):  # else another thread is at it: a fresh block
+        try:
+            same = _results.get(size)
+            if same:
+                block = same[-1]
+                _drop(block)
+        finally:
+            _results_lock.release()
+    if block is None:
+        block = np.empty(size, np.uint8)
+    return np.asarray(_Lease(block))[:nbytes].view(dtype).reshape(shape)
+
+
+def _empty_results() -> None:
+    with _results_lock:
+        while _results_order:
+            _drop(_results_order[0])
 
 
 class MemoryInfo(TypedDict):

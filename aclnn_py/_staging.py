@@ -46,7 +46,7 @@ from . import _chunked, _launch_cache
 from . import _lowlevel as ll
 from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
 from ._dtypes import acl_dtype, all_dtypes
-from ._memory import staged_buffer, staging_pools, take_staging
+from ._memory import RESULT_MIN_BYTES, result_array, staged_buffer, staging_pools, take_staging
 from ._runtime import Stream, activate, current_stream
 from ._specs import OperatorSpec
 
@@ -90,7 +90,7 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like", "views", "pools", "large")
+                 "key", "numbers", "like", "views", "pools", "large", "small_result")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
@@ -124,6 +124,7 @@ class Layout:
             offset = _aligned(offset + nbytes)
         self.inputs = tuple(entries)
         nbytes = result.nbytes
+        self.small_result = nbytes < RESULT_MIN_BYTES  # a plain np.empty (see result_array)
         kind = EMPTY if not nbytes else STAGED if nbytes <= DIRECT_BYTES else DIRECT
         self.result = (kind, offset if nbytes else 0, nbytes,
                        _description(result.shape, result.dtype,
@@ -293,7 +294,8 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
         for index in layout.numbers:
             inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
     if out is None:
-        out = np.empty(layout.result_shape, layout.result_dtype)
+        out = np.empty(layout.result_shape, layout.result_dtype) if layout.small_result \
+            else result_array(layout.result_shape, layout.result_dtype)
     return layout.run(inputs, out, stream)
 
 

@@ -4,9 +4,10 @@
 Usage::
 
     python benchmarks/bench.py              # full run: a table on stdout, results/latest.json
-    python benchmarks/bench.py --quick      # smoke run: fewer repetitions, no 16 M case
+    python benchmarks/bench.py --quick      # smoke run: fewer repetitions, no 16 M or chunked case
     python benchmarks/bench.py --profile    # cProfile of the 1-element Python call paths
     python benchmarks/bench.py --crossover  # staged against direct copies, by array size
+    python benchmarks/bench.py --chunked    # only the calls larger than a 64 MiB device
     python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
     python benchmarks/bench.py --ray        # examples/ray_npus.py: tasks per second, 1 and 2 NPUs
 
@@ -47,6 +48,16 @@ after warm-up (from ``aclnn_py.emulator.stats()`` and
 baseline after each case); peak resident memory of the 16 M case, measured first, in a
 subprocess per mode (``resource.getrusage().ru_maxrss``, and on Linux ``VmHWM`` reset
 before the calls; on the emulator, device memory is host memory and counts too).
+
+At 16 M elements, (a_g) and (e_g) are (a) and (e) with a ``grad`` of ``x``'s shape, as a
+chain rule hands it on inside a model.
+
+Larger than the device: ``mse_loss_backward(grad, x, y, reduction)`` over three 96 MiB
+float32 arrays (``grad`` of ``x``'s shape), numpy -> numpy, with ``reduction`` "mean" and
+"none", on a 64 MiB device (``ACLNN_EMU_DEVICE_MEMORY=64M``: the call runs in chunks) and
+on the default one (it does not), one subprocess per device and reduction, taking turns
+over three rounds; the median per call after one untimed call, the chunk count, and the
+copies, synchronisations and allocations per call (``--no-chunked`` skips it).
 
 ``--link <latency_us>:<GB/s>`` sets ``ACLNN_EMU_LINK`` for this run and its c_floor and RSS
 processes: every host<->device copy then costs the emulator's transfer model (a latency and a
@@ -115,7 +126,7 @@ def reps_for(n: int, quick: bool) -> Reps:
         return Reps(200, 0.5 * scale, 50, int(4000 * scale), 10, 20)
     if n <= 1 << 20:
         return Reps(3, 0.6 * scale, 10, 200, 5, 3)
-    return Reps(1, 0.0, 3, 3, 3, 1)
+    return Reps(1, 0.0, 9, 9, 3, 1)
 
 
 # ---- small helpers --------------------------------------------------------------------
@@ -380,6 +391,15 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
                                            "b_out": mode_b_out, "c": mode_c, "e": mode_e}
     if n > 1 << 20:
         del modes["b_out"]  # an extra, skipped where calls are slow
+        full_grad = inputs(n, dtype, seed=1)[1]  # a grad of x's shape, as in a chain rule
+
+        def mode_a_g() -> None:
+            mse(full_grad, x, y)
+
+        def mode_e_g() -> None:
+            numpy_formula(full_grad, x, y)
+
+        modes.update(a_g=mode_a_g, e_g=mode_e_g)
     if torch is not None:
         gt, xt, yt = (torch.from_numpy(np.ascontiguousarray(a)) for a in (grad, x, y))
         aten = torch.ops.aten.mse_loss_backward
@@ -729,6 +749,88 @@ def measure_rss(n: int, dtype: str, modes: list[str], calls: int) -> list[dict[s
     return rows
 
 
+# ---- larger than the device: chunked calls ---------------------------------------------
+
+CHUNKED_INPUT_BYTES = 96 << 20
+CHUNKED_DEVICES = {"64M": "64M", "large": None}  # ACLNN_EMU_DEVICE_MEMORY (None: default)
+CHUNKED_REDUCTIONS = ("mean", "none")
+
+
+def chunked_child(reduction: str, calls: int) -> None:
+    """Time ``mse_loss_backward(grad, x, y, reduction)`` over three 96 MiB float32 arrays in
+    this (fresh) process after one untimed call; print the samples and counters as JSON."""
+    import aclnn_py
+    from aclnn_py import _chunked
+
+    n = CHUNKED_INPUT_BYTES // 4
+    rng = np.random.default_rng(0)
+    grad, x, y = (rng.random(n, dtype=np.float32) for _ in range(3))
+    mse = aclnn_py.mse_loss_backward
+    mse(grad, x, y, reduction)
+    before = emulator_stats(aclnn_py)
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        mse(grad, x, y, reduction)
+        samples.append(time.perf_counter_ns() - start)
+    after = emulator_stats(aclnn_py)
+    record: dict[str, Any] = {"samples": samples, "chunks": _chunked.last_count}
+    if before is not None and after is not None:
+        for key in ("memcpy_calls", "sync_calls", "malloc_calls"):
+            record[key] = (after[key] - before[key]) / calls
+    print(json.dumps(record))
+
+
+def run_chunked(quick: bool) -> list[dict[str, Any]]:
+    """Each reduction on a 64 MiB device (chunked) and on the default one (not), in
+    subprocesses taking turns over the rounds; medians per call."""
+    rounds, calls = (1, 2) if quick else (3, 3)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for _ in range(rounds):
+        for reduction in CHUNKED_REDUCTIONS:
+            for device, memory in CHUNKED_DEVICES.items():
+                environment = {**os.environ}
+                environment.pop("ACLNN_EMU_DEVICE_MEMORY", None)
+                if memory is not None:
+                    environment["ACLNN_EMU_DEVICE_MEMORY"] = memory
+                command = [sys.executable, str(Path(__file__).resolve()), "--chunked-child",
+                           f"{reduction}:{calls}"]
+                done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                                      env=environment)
+                row = found.setdefault((reduction, device), {
+                    "reduction": reduction, "device": device, "samples": []})
+                if done.returncode != 0:
+                    row["error"] = done.stderr.strip().splitlines()[-1:] or ["failed"]
+                    continue
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                row["samples"] += got.pop("samples")
+                row.update(got)
+    for row in found.values():
+        if row["samples"]:
+            row["median_ns"] = float(statistics.median(row["samples"]))
+    return list(found.values())
+
+
+def print_chunked(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    print(f"\nlarger than the device: mse_loss_backward over three {CHUNKED_INPUT_BYTES >> 20} "
+          "MiB float32 arrays (grad of x's shape), numpy -> numpy, median per call:")
+    large = {row["reduction"]: row.get("median_ns") for row in rows if row["device"] == "large"}
+    for row in rows:
+        if "error" in row:
+            print(f"  {row['reduction']:5} {row['device']:>5} device: error {row['error']}")
+            continue
+        base = large.get(row["reduction"])
+        ratio = f" ({row['median_ns'] / base:.2f}x the large device)" \
+            if base and row["device"] != "large" else ""
+        counters = "" if "memcpy_calls" not in row else (
+            f"; per call {row['memcpy_calls']:g} copies, {row['sync_calls']:g} "
+            f"synchronisations, {row['malloc_calls']:g} allocations")
+        print(f"  {row['reduction']:5} {row['device']:>5} device: {fmt_time(row['median_ns'])}"
+              f"{ratio}, {row['chunks']} chunks{counters}")
+
+
 # ---- report -------------------------------------------------------------------------------
 
 
@@ -757,15 +859,16 @@ def pool_cell(case: dict[str, Any]) -> str:
 
 def print_table(cases: list[dict[str, Any]]) -> None:
     header = ["case", "a np→np", "a_u unst", "b dev", "c plan", "d_a", "d_b", "d_c", "d_r", "d_s",
-              "e numpy", "f torch", "a-d_s µs", "a-d_a µs", "b-d_b µs", "b-d_r µs", "c-d_c µs",
-              "bytes(a)", "cp/sync(a)", "pool a/b/c"]
+              "e numpy", "f torch", "a_g", "e_g", "a-d_s µs", "a-d_a µs", "b-d_b µs", "b-d_r µs",
+              "c-d_c µs", "bytes(a)", "cp/sync(a)", "pool a/b/c"]
     rows = []
     for case in cases:
         t = {k: v["median_ns"] for k, v in case["timing"].items()}
         rows.append([
             f"{SIZE_LABELS.get(case['n'], case['n'])} {DTYPE_CODES[case['dtype']]}",
             *(fmt_time(t.get(k))
-              for k in ("a", "a_u", "b", "c", "d_a", "d_b", "d_c", "d_r", "d_s", "e", "f")),
+              for k in ("a", "a_u", "b", "c", "d_a", "d_b", "d_c", "d_r", "d_s", "e", "f",
+                        "a_g", "e_g")),
             fmt_over(t.get("a"), t.get("d_s")),
             fmt_over(t.get("a"), t.get("d_a")), fmt_over(t.get("b"), t.get("d_b")),
             fmt_over(t.get("b"), t.get("d_r")), fmt_over(t.get("c"), t.get("d_c")),
@@ -777,7 +880,8 @@ def print_table(cases: list[dict[str, Any]]) -> None:
     for row in rows:
         print("  ".join(str(c).rjust(w) if i else str(c).ljust(w)
                         for i, (c, w) in enumerate(zip(row, widths))))
-    print("times: median wall time per call. a-d_s etc.: overhead over the C floor, µs "
+    print("times: median wall time per call. a_g, e_g: a and e with a grad of x's shape "
+          "(16 M only). a-d_s etc.: overhead over the C floor, µs "
           "(ratio); a-d_s: over the C staged sequence (what a runs), a-d_a: over the C "
           "unstaged one; b-d_b: over the C one-shot, b-d_r: over the C relaunch floor (rebind "
           "out + relaunch, what b runs on a repeat call). bytes(a): host<->device bytes per "
@@ -828,6 +932,10 @@ def evaluate_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
         a, e = big["timing"]["a"]["median_ns"], big["timing"]["e"]["median_ns"]
         add("numpy->numpy at 16 M float32 at least as fast as the numpy formula", a <= e,
             f"{fmt_time(a)} vs {fmt_time(e)} ({a / e:.2f}x)")
+        if "a_g" in big["timing"]:
+            a, e = big["timing"]["a_g"]["median_ns"], big["timing"]["e_g"]["median_ns"]
+            add("[info] the same with a full-size grad (a_g against e_g)", a <= e,
+                f"{fmt_time(a)} vs {fmt_time(e)} ({a / e:.2f}x)", info=True)
     misses = [f"{c['n']} {c['dtype']} {m}" for c in cases for m, acc in c["accounting"].items()
               if acc["pool_misses"] or acc.get("malloc_calls")]
     add("repeated calls allocate no new device memory after warm-up", not misses,
@@ -905,7 +1013,7 @@ def profile(aclnn_py: Any, calls: int, top: int) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="fewer repetitions and no 16 M case (a smoke run)")
+                        help="fewer repetitions, no 16 M or chunked case (a smoke run)")
     parser.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",")],
                         help="comma-separated element counts (default 1,1024,1048576,16777216)")
     parser.add_argument("--dtypes", type=lambda s: s.split(","), help="float32,float16")
@@ -928,7 +1036,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only the Ray example's tasks per second at 1 and 2 NPUs")
     parser.add_argument("--ray-tasks", type=int, default=16, help="tasks per --ray run")
     parser.add_argument("--ray-rounds", type=int, default=3, help="runs per NPU count")
+    parser.add_argument("--no-chunked", action="store_true",
+                        help="skip the calls larger than a 64 MiB device")
+    parser.add_argument("--chunked", action="store_true",
+                        help="only time the calls larger than a 64 MiB device")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    parser.add_argument("--chunked-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -941,12 +1054,22 @@ def main(argv: list[str] | None = None) -> int:
         n, dtype, mode, calls = args.rss_child.split(":")
         rss_child(int(n), dtype, mode, int(calls))
         return 0
+    if args.chunked_child:
+        reduction, calls = args.chunked_child.split(":")
+        chunked_child(reduction, int(calls))
+        return 0
 
     import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
 
     info = aclnn_py.runtime_info()
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
+        return 0
+    if args.chunked:
+        rows = run_chunked(args.quick)
+        print_chunked(rows)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.with_name("chunked.json").write_text(json.dumps(rows, indent=1) + "\n")
         return 0
     studies = {"call": (run_call_comparison, print_call_comparison),
                "crossover": (run_crossover, print_crossover)}
@@ -1024,6 +1147,7 @@ def main(argv: list[str] | None = None) -> int:
 
     operator_rows = [] if args.no_operators else run_operator_cases(
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
+    chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -1032,10 +1156,12 @@ def main(argv: list[str] | None = None) -> int:
     print_rss(rss_rows)
     if operator_rows:
         print_operator_rows(operator_rows)
+    print_chunked(chunked_rows)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
-                                       "targets": targets, "operators": operator_rows},
+                                       "targets": targets, "operators": operator_rows,
+                                       "chunked": chunked_rows},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0

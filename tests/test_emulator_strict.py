@@ -931,3 +931,32 @@ def test_every_fault_api_fails_with_its_injected_status():
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines] == list(aclnn_py.emulator.fault_apis())
     assert all(line.endswith(" True True") for line in lines), lines
+
+
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping of this process holding ``address`` (/proc/self/smaps)."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            low, high = (int(part, 16) for part in head.split("-"))
+            inside = low <= address < high
+        elif inside and head == "VmFlags:":
+            return line.split()[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc")
+def test_huge_page_policies_ask_the_host_for_huge_pages_above_1_mib(device):
+    """ACL_MEM_MALLOC_HUGE_FIRST takes 2M pages above 1M (hicann/runtime
+    docs/api_docs/aclrtMemMallocPolicy.md): the emulator advises huge pages there."""
+    cases = [(ll.MALLOC_HUGE_FIRST, 4 << 20, True),
+             (ll.constant("ACL_MEM_MALLOC_NORMAL_ONLY"), 4 << 20, False),
+             (ll.MALLOC_HUGE_FIRST, 1 << 20, False)]
+    for policy, size, huge in cases:
+        pointer = ll.malloc(size, policy)
+        try:
+            flags = _vm_flags(int(ll.ffi.cast("uintptr_t", pointer)))
+            assert ("hg" in flags) == huge, (policy, size, flags)
+        finally:
+            ll.free(pointer)

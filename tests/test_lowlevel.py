@@ -117,3 +117,30 @@ def test_scalars_and_int_arrays_are_owned_like_tensors(make):
     assert aclnn_py.emulator.stats()[key] == before + 2
     del made  # the others are destroyed in C when collected
     assert aclnn_py.emulator.stats()[key] == before
+
+
+@pytest.mark.parametrize("nbytes", [(1 << 20) + 37, (9 << 20) + 5])  # one piece, split
+def test_large_copies_are_exact_whatever_the_alignment_and_the_destination(device, nbytes):
+    """Every direction, from and to odd offsets (asynchronous copies aligned, as CANN before
+    8.5 requires), into warm and into freshly mapped host memory."""
+    source = np.random.default_rng(5).integers(0, 256, nbytes + 64, dtype=np.uint8)
+    pointers = [ll.malloc(nbytes + 64) for _ in range(2)]
+    pinned = ll.malloc_host(nbytes + 64)
+    stream = ll.create_stream()
+    try:
+        first, second = ll.ffi.cast("char *", pointers[0]) + 3, pointers[1]
+        ll.memcpy(first, nbytes, ll.ffi.from_buffer(source[1:]), nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.memcpy(second, nbytes, first, nbytes, ll.MEMCPY_DEVICE_TO_DEVICE)
+        ll.memcpy_async(pinned, nbytes, second, nbytes, ll.MEMCPY_DEVICE_TO_HOST, stream)
+        ll.synchronize_stream(stream)
+        got = np.frombuffer(ll.ffi.buffer(pinned, nbytes), np.uint8).copy()
+        assert np.array_equal(got, source[1:nbytes + 1])
+        for host in (np.full(nbytes + 64, 7, np.uint8), np.empty(nbytes + 64, np.uint8)):
+            ll.memcpy(ll.ffi.from_buffer(host[5:], require_writable=True), nbytes, second,
+                      nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+            assert np.array_equal(host[5:nbytes + 5], source[1:nbytes + 1])
+    finally:
+        for pointer in pointers:
+            ll.free(pointer)
+        ll.free_host(pinned)
+        ll.destroy_stream(stream)

@@ -378,3 +378,43 @@ def test_threads_share_the_staging_pools_and_get_their_own_results():
     assert not errors, errors
     assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def test_large_results_reuse_the_memory_of_dropped_ones_and_views_keep_theirs(monkeypatch):
+    from aclnn_py import _memory
+
+    aclnn_py.empty_cache()
+    x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB
+    first = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    address = _address(first)
+    del first
+    second = aclnn_py.mse_loss_backward(x, x, 1.0, "none")
+    assert _address(second) == address  # the dropped result's block, taken again
+    np.testing.assert_allclose(second, 2 * (x - 1) * x, rtol=1e-6)
+    view = second[::2]
+    expected = view.copy()
+    del second
+    third = aclnn_py.mse_loss_backward(x, x, 2.0, "none")
+    assert _address(third) != address  # the view still holds the block
+    assert np.array_equal(view, expected)
+    del third, view
+    assert _memory._results_bytes == 2 * x.nbytes
+    aclnn_py.empty_cache()
+    assert _memory._results_bytes == 0
+    monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes)
+    results = [aclnn_py.mse_loss_backward(x, x, float(k), "none") for k in range(5)]
+    del results
+    assert _memory._results_bytes == 3 * x.nbytes  # the oldest went beyond the limit
+
+
+def test_small_results_and_out_arrays_own_their_memory():
+    x = np.ones(1000, np.float32)
+    assert aclnn_py.mse_loss_backward(x, x, x, "none").flags.owndata
+    big = np.ones(1 << 19, np.float32)
+    out = np.empty_like(big)
+    assert aclnn_py.mse_loss_backward(big, big, big, "none", out=out) is out
+    assert not aclnn_py.mse_loss_backward(big, big, big, "none").flags.owndata

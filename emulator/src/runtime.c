@@ -26,6 +26,9 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "emu_internal.h"
 #include "era.h"
@@ -1278,8 +1281,15 @@ static ptrdiff_t blocks_find_base(const block_list *l, const void *p)
     return -1;
 }
 
-/* Map a new block; returns false on mmap failure. */
-static bool block_map(size_t size, int32_t device, mem_block *out)
+/*
+ * Map a new block; returns false on mmap failure. huge: an aclrtMalloc policy that asks for huge
+ * pages (hicann/runtime docs/api_docs/aclrtMemMallocPolicy.md: ACL_MEM_MALLOC_HUGE_FIRST takes 2M
+ * pages for requests above 1M, normal pages up to 1M; ACL_MEM_TYPE_LOW/HIGH_BAND_WIDTH alone mean
+ * HUGE_FIRST): the host is asked for transparent huge pages there, a hint it may ignore.
+ */
+#define EMU_HUGE_ABOVE ((size_t)1 << 20)
+
+static bool block_map(size_t size, int32_t device, mem_block *out, bool huge)
 {
     size_t ps = page_size();
     if (size > SIZE_MAX - 2 * ps)
@@ -1290,6 +1300,8 @@ static bool block_map(size_t size, int32_t device, mem_block *out)
     if (m == MAP_FAILED)
         return false;
     mprotect((char *)m + usable, ps, PROT_NONE); /* guard page: host overruns fault */
+    if (huge && size > EMU_HUGE_ABOVE)
+        madvise(m, usable, MADV_HUGEPAGE);
     size_t rounded = (size + 63) / 64 * 64;
     memset(out, 0, sizeof *out);
     out->map = m;
@@ -2270,6 +2282,24 @@ static bool valid_policy(int p)
     }
 }
 
+/* Whether policy asks for huge pages first or only. */
+static bool huge_policy(int p)
+{
+    switch (p) {
+    case ACL_MEM_MALLOC_HUGE_FIRST:
+    case ACL_MEM_MALLOC_HUGE_ONLY:
+    case ACL_MEM_MALLOC_HUGE_FIRST_P2P:
+    case ACL_MEM_MALLOC_HUGE_ONLY_P2P:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY:
+    case ACL_MEM_MALLOC_HUGE1G_ONLY_P2P:
+    case ACL_MEM_TYPE_LOW_BAND_WIDTH:
+    case ACL_MEM_TYPE_HIGH_BAND_WIDTH:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The argument checks aclrtMalloc and aclrtMallocHost share (ptr_name: their parameter's name). */
 static aclError check_alloc_args(const char *api, void **ptr, const char *ptr_name, size_t size)
 {
@@ -2315,7 +2345,7 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
     mem_block b;
     bool mapped;
     /* The host may refuse a mapping that only the quarantine's reserved ranges keep out: release them. */
-    while (!(mapped = block_map(size, dev, &b)) && quarantine_release_oldest())
+    while (!(mapped = block_map(size, dev, &b, huge_policy((int)policy))) && quarantine_release_oldest())
         ;
     if (!mapped) {
         UNLOCK();
@@ -2379,7 +2409,7 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
     REQUIRE_CONTEXT(api);
     LOCK();
     mem_block b;
-    bool mapped = block_map(size, -1, &b);
+    bool mapped = block_map(size, -1, &b, false);
     if (!mapped || !blocks_insert(&g_host_mem, &b)) {
         if (mapped)
             munmap(b.map, b.map_len);
@@ -2432,9 +2462,11 @@ EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t 
  * Large copies are split among threads, like a DMA engine with several channels, so that the
  * emulator's copies keep up with the host: ACLNN_EMU_THREADS (as for the operator kernels in
  * ops_core.c; default the online cores, at most 16; 1 copies in one piece). Overlapping ranges are
- * copied with memmove in one piece.
+ * copied with memmove in one piece. From COPY_STREAM_MIN bytes on, copies use streaming stores
+ * (copy_stream), as a DMA engine writes memory without going through the CPU's caches.
  */
 #define COPY_SPLIT_MIN ((size_t)8 << 20)
+#define COPY_STREAM_MIN ((size_t)1 << 20)
 #define COPY_MAX_THREADS 16
 
 static pthread_once_t copy_threads_once = PTHREAD_ONCE_INIT;
@@ -2459,18 +2491,72 @@ typedef struct {
     size_t count;
 } copy_slice;
 
+/*
+ * Whether the pages at both ends of [p, p + count) are resident. A destination whose pages are
+ * not there yet is written with ordinary stores: each page fault clears its page through the
+ * caches, where ordinary stores then find it.
+ */
+static bool pages_resident(const void *p, size_t count)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char in[1] = {0};
+    for (int end = 0; end < 2; end++) {
+        uintptr_t at = ((uintptr_t)p + (end ? count - 1 : 0)) & ~(uintptr_t)(page - 1);
+        if (mincore((void *)at, 1, in) != 0 || !(in[0] & 1))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * memcpy of non-overlapping ranges, with streaming (non-temporal) stores where the host has them
+ * (x86) and the destination is resident: it is then not read into the caches before it is
+ * overwritten, which makes a copy much larger than the caches about 1.5 times as fast.
+ */
+static void copy_stream(char *dst, const char *src, size_t count)
+{
+#if defined(__SSE2__)
+    if (!pages_resident(dst, count)) {
+        memcpy(dst, src, count);
+        return;
+    }
+    size_t i = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (i > count)
+        i = count;
+    memcpy(dst, src, i);
+    for (; i + 64 <= count; i += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    _mm_sfence(); /* streaming stores are weakly ordered: done before anyone reads them */
+    memcpy(dst + i, src + i, count - i);
+#else
+    memcpy(dst, src, count);
+#endif
+}
+
 static void *copy_slice_run(void *arg)
 {
     copy_slice *slice = arg;
-    memcpy(slice->dst, slice->src, slice->count);
+    copy_stream(slice->dst, slice->src, slice->count);
     return NULL;
 }
 
 static void copy_bytes(void *dst, const void *src, size_t count)
 {
     const char *d = dst, *s = src;
-    if (count < COPY_SPLIT_MIN || (d < s + count && s < d + count)) {
+    if (count < COPY_STREAM_MIN || (d < s + count && s < d + count)) {
         memmove(dst, src, count);
+        return;
+    }
+    if (count < COPY_SPLIT_MIN) {
+        copy_stream(dst, src, count);
         return;
     }
     pthread_once(&copy_threads_once, copy_threads_init);
