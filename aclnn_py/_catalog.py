@@ -149,7 +149,7 @@ def _scan() -> dict[str, _Source]:
             return
         for header in headers:
             try:
-                text = header.read_text(errors="replace")
+                text = header.read_text("utf-8", errors="replace")
             except OSError:
                 continue
             for name in _headers.operator_names(text):
@@ -203,7 +203,7 @@ def _unknown(name: str) -> str:
 
 
 def _read(name: str, source: _Source) -> Signature:
-    text = source.header.read_text(errors="replace")
+    text = source.header.read_text("utf-8", errors="replace")
     prototypes = _headers.operator(text, name, source.header)
     outputs = None
     if source.package is not None:

@@ -6,13 +6,16 @@ normalised) and name. Everything around them is skipped without being run: comme
 (doxygen, ``/* */``, ``//``, in any language), preprocessor lines (include guards,
 ``#include``, macros, with continuations), ``extern "C"`` blocks, visibility macros
 (``ACLNN_API``, ``ACL_FUNC_VISIBILITY``, any other all-capitals word before the return
-type) and ``__attribute__((...))``. A prototype of either kind that cannot be understood
-raises :class:`HeaderError` naming the header and the line.
+type, with its arguments if it has any: ``ACL_DEPRECATED_MESSAGE("...")``),
+``__attribute__((...))`` and ``[[...]]``, and a leading byte order mark. A prototype of
+either kind that cannot be understood raises :class:`HeaderError` naming the header and
+the line; other declarations that mention ``aclnn`` names never stop an operator's.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +25,11 @@ PHASE1_TAIL = ("uint64_t *", "aclOpExecutor **")
 PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)
-_ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec)\s*\(")
+_ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
 _PROTOTYPE = re.compile(r"\b(aclnn\w+)\s*\(")
 _WORD = re.compile(r"[A-Za-z_]\w*|\*|\S")
-_MACRO = re.compile(r"[A-Z][A-Z0-9_]*$")
+_MACRO = re.compile(r"_*[A-Z][A-Z0-9_]*$")
 _QUALIFIERS = {"extern", "static", "inline", "__inline", "__inline__"}
 
 
@@ -71,6 +74,9 @@ def bare(c_type: str) -> str:
     text = c_type
     while text.endswith(" const") or text.endswith("*const"):
         text = text[:-len("const")].rstrip()
+    east = re.fullmatch(r"(\w+) const( \*+)", text)  # aclTensor const * -> const aclTensor *
+    if east:
+        text = f"const {east.group(1)}{east.group(2)}"
     if not text.endswith("*") and text.startswith("const "):
         text = text[len("const "):]
     return text
@@ -96,16 +102,20 @@ def _without_preprocessor(text: str) -> str:
 
 
 def _without_attributes(text: str) -> str:
-    """``__attribute__((...))`` and ``__declspec(...)`` as spaces, however deeply nested."""
+    """``__attribute__((...))``, ``__declspec(...)``, ``[[...]]`` and all-capitals macros
+    with arguments as spaces, however deeply nested."""
+    position = 0
     while True:
-        match = _ATTRIBUTE.search(text)
+        match = _ATTRIBUTE.search(text, position)
         if match is None:
             return text
-        depth, end = 0, match.end() - 1
-        for end in range(match.end() - 1, len(text)):
-            if text[end] == "(":
+        position = match.start()
+        opening, closing = ("(", ")") if match.group(1) else ("[", "]")
+        depth, end = 0, match.start()
+        for end in range(text.index(opening, match.start()), len(text)):
+            if text[end] == opening:
                 depth += 1
-            elif text[end] == ")":
+            elif text[end] == closing:
                 depth -= 1
                 if depth == 0:
                     break
@@ -119,7 +129,7 @@ def _blank_span(text: str) -> str:
 def clean(text: str) -> str:
     """``text`` with comments, preprocessor lines, attributes and ``extern "C"`` blanked
     out; line numbers are unchanged."""
-    text = _COMMENT_OR_STRING.sub(_blank, text)
+    text = _COMMENT_OR_STRING.sub(_blank, text.removeprefix("\ufeff"))
     text = _without_preprocessor(text)
     text = _without_attributes(text)
     return _EXTERN_C.sub(lambda m: _blank_span(m.group(0)), text)
@@ -155,8 +165,10 @@ def _parameter(text: str, path: Path, line: int, function: str) -> CParameter:
     return CParameter(_type(words[:-1]), words[-1])
 
 
-def parse(text: str, path: Path | str = "<header>") -> list[Prototype]:
-    """Every ``aclnn*`` prototype of a header's ``text`` (function definitions included)."""
+def parse(text: str, path: Path | str = "<header>", names: Collection[str] | None = None
+          ) -> list[Prototype]:
+    """Every ``aclnn*`` prototype of a header's ``text`` (function definitions included),
+    or only those named in ``names``: the others are not looked at."""
     path = Path(path)
     source = clean(text)
     prototypes = []
@@ -169,6 +181,8 @@ def parse(text: str, path: Path | str = "<header>") -> list[Prototype]:
         if found is None:
             continue
         name = found.group(1)
+        if names is not None and name not in names:
+            continue
         offset = start - len(statement) - 1 + found.start(1)
         line = source.count("\n", 0, offset) + 1
         prefix = _WORD.findall(statement[:found.start(1)])
@@ -210,7 +224,7 @@ def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
     """The prototypes of operator ``name`` in a header; HeaderError when they are missing
     or not of the two-phase form."""
     path = Path(path)
-    found = {p.name: p for p in parse(text, path)}
+    found = {p.name: p for p in parse(text, path, (name + PHASE1_SUFFIX, name))}
     phase1 = found.get(name + PHASE1_SUFFIX)
     if phase1 is None:
         raise HeaderError(path, 1, f"{name + PHASE1_SUFFIX} is not declared here")
