@@ -109,13 +109,14 @@ _signatures: dict[str, Signature] = {}
 
 def _opp_root(root: Path) -> Path:
     value = os.environ.get("ASCEND_OPP_PATH", "").strip()
-    return Path(value) if value else root / "opp"
+    return Path(value).absolute() if value else root / "opp"
 
 
 def custom_packages(root: Path) -> list[Path]:
-    """The custom operator packages, in CANN's priority order."""
-    packages = [Path(entry) for entry in os.environ.get(ENV_CUSTOM_OPP_PATH, "").split(":")
-                if entry.strip()]
+    """The custom operator packages, in CANN's priority order (absolute paths: their
+    libraries are loaded by absolute path only, whatever the working folder later is)."""
+    entries = os.environ.get(ENV_CUSTOM_OPP_PATH, "").split(":")
+    packages = [Path(entry).absolute() for entry in entries if entry.strip()]
     vendors = _opp_root(root) / "vendors"
     config = vendors / "config.ini"
     try:
@@ -281,11 +282,13 @@ def _library(name: str, source: _Source) -> Path:
 def check_trusted(library: Path) -> None:
     """Refuse a custom operator library (or its folder) that users other than its owner
     could have written, or that another non-root user owns (the owner rule of
-    Ascend/op-plugin); ``ACLNN_PY_TRUST_CUSTOM_OPP=1`` lifts the rule."""
+    Ascend/op-plugin); a symbolic link is checked with the file it leads to and that
+    file's folder. ``ACLNN_PY_TRUST_CUSTOM_OPP=1`` lifts the rule."""
     if os.environ.get(ENV_TRUST_CUSTOM_OPP, "").strip() == "1":
         return
     user = os.getuid()
-    for path in (library, library.parent):
+    real = library.resolve()
+    for path in dict.fromkeys((library, library.parent, real, real.parent)):
         info = path.stat()
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise PermissionError(
