@@ -23,7 +23,7 @@ from ._arrays import DeviceArray, empty, to_device
 from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
 from ._dtypes import acl_dtype, all_dtypes
 from ._runtime import Stream
-from ._specs import Attribute, OperatorSpec
+from ._specs import Attribute, OperatorSpec, c_float
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -83,7 +83,7 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
     if c_type in _FLOATS:
         if not _is_real(value):
             raise TypeError(f"{where} must be a real number, got {type(value).__name__}")
-        return float(value)
+        return c_float(float(value))
     if c_type in _STRINGS:
         if not isinstance(value, str):
             raise TypeError(f"{where} must be a str, got {type(value).__name__}")
@@ -103,14 +103,20 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
         elif isinstance(value, np.generic):
             dtype = value.dtype
         elif isinstance(value, int):
+            low, high = _INTEGERS["int64_t"]
+            if not low <= value <= high:
+                raise ValueError(f"{where}: a Python int travels as an int64 scalar, so it must "
+                                 f"be in [{low}, {high}], got {value} (pass a numpy scalar "
+                                 "for another dtype)")
             dtype = np.dtype(np.int64)
         elif isinstance(value, float):
             dtype = np.dtype(np.float64)
         else:
             raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
                             f"{type(value).__name__}")
-        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, value.item()
-                if isinstance(value, np.generic) else value)
+        item = value.item() if isinstance(value, np.generic) else value
+        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype,
+                c_float(item) if isinstance(item, float) else item)
     if c_type in _INT_ARRAYS:
         items = _items(where, value, "integers")
         for item in items:
@@ -122,7 +128,7 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
         for item in items:
             if not _is_real(item):
                 raise TypeError(f"{where} must hold real numbers, got {item!r}")
-        return tuple(float(item) for item in items)
+        return tuple(c_float(float(item)) for item in items)
     if c_type in _BOOL_ARRAYS:
         items = _items(where, value, "bools")
         for item in items:
@@ -171,7 +177,7 @@ def _fast_converter(parameter: _catalog.Parameter) -> Any:
     if c_type == "bool":
         return lambda v: v if type(v) is bool else None
     if c_type in _FLOATS:
-        return lambda v: v if type(v) is float else None
+        return lambda v: (v if v else c_float(v)) if type(v) is float else None
     if c_type in _STRINGS:
         return lambda v: v if type(v) is str and "\0" not in v else None
     if c_type in _SCALARS:
@@ -181,9 +187,13 @@ def _fast_converter(parameter: _catalog.Parameter) -> Any:
         scalar_types[float] = (acl_dtype(np.dtype(np.float64), all_dtypes()),
                                np.dtype(np.float64))
 
+        low, high = _INTEGERS["int64_t"]
+
         def scalar(v: Any) -> Any:
             found = scalar_types.get(type(v))
-            return None if found is None else (*found, v)
+            if found is None or (type(v) is int and not low <= v <= high):
+                return None
+            return (*found, v if v or type(v) is not float else c_float(v))
 
         return scalar
     return lambda v: None
@@ -239,7 +249,14 @@ def signature(name: str) -> _catalog.Signature:
     """The operator ``name`` as its header declares it: ``.parameters`` (each with
     ``.name``, ``.c_type``, ``.role`` and ``.optional``); ``str()`` gives the prototype
     and where it was found. ValueError, with close names, for an unknown operator."""
-    return _catalog.signature(name)
+    return _catalog.signature(_checked_name(name))
+
+
+def _checked_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"the operator name must be a str such as 'aclnnAdd', got "
+                        f"{type(name).__name__}")
+    return name
 
 
 def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None,
@@ -270,7 +287,7 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
 
 def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
           stream: Stream | None) -> Any:
-    if not kwargs and out is None:
+    if not kwargs and out is None and type(name) is str:
         fast = _fast.get((name, len(args)))
         if fast is not None:
             spec, tensors, attributes = fast
@@ -278,7 +295,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                                tuple(args[i] for i in attributes), None, stream)
             if result is not None:
                 return result
-    signature = _catalog.signature(name)
+    signature = _catalog.signature(_checked_name(name))
     outputs, given = _outputs(signature, out)
     output_names = tuple(p.name for p in outputs)
     parameters = [p for p in signature.parameters if p.name not in output_names]

@@ -45,6 +45,32 @@ def to_reduction(value: Any) -> int:
     raise ValueError(f"reduction must be {_ACCEPTED_REDUCTIONS}, got {value!r}")
 
 
+class _NegativeZero(float):
+    """-0.0 as a C argument. Launch-cache and layout keys hold the C values, and an
+    executor keeps the scalars it was made with; ``-0.0 == 0.0`` would let a call with
+    one reuse the executor of the other (``x + -0.0 * y`` keeps the sign of a zero ``x``,
+    ``x + 0.0 * y`` does not). This -0.0 equals only itself."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _NegativeZero)
+
+    def __ne__(self, other: object) -> bool:
+        return not isinstance(other, _NegativeZero)
+
+    def __hash__(self) -> int:
+        return hash("-0.0")
+
+
+NEGATIVE_ZERO = _NegativeZero(-0.0)
+
+
+def c_float(value: float) -> float:
+    """``value`` as a C attribute's value: itself, except -0.0 (:data:`NEGATIVE_ZERO`)."""
+    return NEGATIVE_ZERO if value == 0 and math.copysign(1.0, value) < 0 else value
+
+
 def to_beta(value: Any) -> float:
     """``beta`` as CANN's ``float``: a finite number, not negative (as PyTorch requires)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -52,7 +78,7 @@ def to_beta(value: Any) -> float:
     beta = float(value)
     if not math.isfinite(beta) or beta < 0:
         raise ValueError(f"beta must be a finite number >= 0, got {value!r}")
-    return beta
+    return c_float(beta)
 
 
 def to_alpha(value: Any) -> float:
@@ -62,7 +88,7 @@ def to_alpha(value: Any) -> float:
     alpha = float(value)
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be finite, got {value!r}")
-    return alpha
+    return c_float(alpha)
 
 
 # Spellings the hot path maps to C values without calling a converter.
@@ -85,7 +111,7 @@ def _fast_reduction(value: Any) -> int | None:
 
 def _fast_real(value: Any) -> float | None:
     if type(value) is float:
-        return value
+        return value if value else c_float(value)
     if type(value) is int and -(1 << 53) <= value <= 1 << 53:  # exactly a float
         return float(value)
     return None

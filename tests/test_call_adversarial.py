@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import no_device_work
 
 import aclnn_py
 from aclnn_py import _catalog, _headers
@@ -124,3 +125,60 @@ def test_a_custom_header_with_a_bom_and_windows_line_endings(tmp_path, fresh_cat
     x = np.arange(3, dtype=np.float32)
     np.testing.assert_array_equal(aclnn_py.call("aclnnAddCustom", x, x, out=np.empty(3, x.dtype)),
                                   2 * x)
+
+
+# ---- arguments ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [None, 5, b"aclnnAdd", ["aclnnAdd"]])
+def test_an_operator_name_that_is_not_a_str(name):
+    with no_device_work(), pytest.raises(TypeError, match="operator name must be a str"):
+        aclnn_py.call(name, np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="operator name must be a str"):
+        aclnn_py.signature(name)
+
+
+@pytest.mark.parametrize("alpha", [2**63, -2**63 - 1, 2**70])
+def test_a_python_int_scalar_beyond_int64_is_refused_naming_it(alpha):
+    x = np.ones(3, np.float32)
+    aclnn_py.call("aclnnAdd", x, x, 1)  # the per-call path knows this arity
+    for inputs in ((x, x), (aclnn_py.to_device(x), aclnn_py.to_device(x))):
+        with no_device_work(), pytest.raises(ValueError, match=r"alpha .*int64"):
+            aclnn_py.call("aclnnAdd", *inputs, alpha)
+    big = np.uint64(2**64 - 1)  # a numpy scalar keeps its dtype
+    np.testing.assert_array_equal(aclnn_py.call("aclnnAdd", x, x, big), x + np.float32(big))
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_negative_zero_attributes_never_reuse_the_executor_of_zero(device):
+    # x + alpha * y with x = -0: the sign of the zero follows alpha's.
+    x = np.array([-0.0, 1.0], np.float32)
+    y = np.ones(2, np.float32)
+    inputs = (aclnn_py.to_device(x), aclnn_py.to_device(y)) if device else (x, y)
+
+    def signs(result):
+        return np.signbit(result.numpy() if device else result).tolist()
+
+    for alpha in (0.0, -0.0, np.float32(-0.0), 0.0, -0.0):
+        expected = [bool(np.signbit(np.float32(alpha))), False]
+        assert signs(aclnn_py.call("aclnnAdd", *inputs, alpha)) == expected, alpha
+        assert signs(aclnn_py.call("aclnnAdd", *inputs, alpha=alpha)) == expected, alpha
+        assert signs(aclnn_py.add(*inputs, alpha=alpha)) == expected, alpha
+
+
+def test_negative_zero_in_float_arrays_is_a_signature_of_its_own():
+    from aclnn_py._generic import convert_attribute
+
+    weights = aclnn_py.signature("aclnnWeightedSumCustom").parameters[1]
+    zero = convert_attribute("op", weights, [0.0, 1.0])
+    negative = convert_attribute("op", weights, [-0.0, 1.0])
+    assert zero != negative and np.signbit(negative[0])
+    assert convert_attribute("op", weights, [-0.0, 1.0]) == negative
+
+
+def test_the_value_of_a_negative_zero_is_still_negative_zero():
+    from aclnn_py._specs import NEGATIVE_ZERO, c_float
+
+    assert c_float(-0.0) is NEGATIVE_ZERO and c_float(0.0) == 0.0 and c_float(0.0) != NEGATIVE_ZERO
+    assert float(NEGATIVE_ZERO) == 0.0 and np.signbit(float(NEGATIVE_ZERO))
+    assert {c_float(-0.0): 1, 0.0: 2}[NEGATIVE_ZERO] == 1
