@@ -7,11 +7,13 @@ the plans all come from the row.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Union, overload
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from numpy.typing import ArrayLike, NDArray
 
 from ._arrays import DeviceArray
+from ._devices import call as devices_call
 from ._dispatch import Plan, call
 from ._runtime import Stream
 from ._specs import (
@@ -45,12 +47,14 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 @overload
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                       reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
-                      stream: Stream | None = ...) -> NDArray[Any]: ...
+                      stream: Stream | None = ...,
+                      devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                       reduction: ReductionLike = "mean", *, out: Result | None = None,
-                      stream: Stream | None = None) -> Result:
+                      stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of the mean squared error with respect to ``x`` (``aclnnMseLossBackward``).
 
     Computes ``grad * (x - y) * 2 / x.size`` for ``reduction="mean"`` and
@@ -93,6 +97,8 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     AclError
         CANN refused the call or failed; carries CANN's status and message.
     """
+    if devices is not None:
+        return devices_call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
     return call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
@@ -107,11 +113,13 @@ def mse_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
 @overload
 def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
              out: NDArray[Any] | None = ...,
-             stream: Stream | None = ...) -> NDArray[Any]: ...
+             stream: Stream | None = ...,
+             devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-             out: Result | None = None, stream: Stream | None = None) -> Result:
+             out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Mean squared error between ``x`` and ``y`` (``aclnnMseLoss``).
 
     ``(x - y) ** 2`` elementwise for ``reduction="none"``; its mean or sum (a
@@ -140,6 +148,8 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     TypeError, ValueError, AclError
         As for :func:`mse_loss_backward`.
     """
+    if devices is not None:
+        return devices_call(MSE_LOSS, (x, y), (reduction,), out, stream, devices)
     return call(MSE_LOSS, (x, y), (reduction,), out, stream)
 
 
@@ -188,17 +198,21 @@ def l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
 @overload
 def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
             out: NDArray[Any] | None = ...,
-            stream: Stream | None = ...) -> NDArray[Any]: ...
+            stream: Stream | None = ...,
+            devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-            out: Result | None = None, stream: Stream | None = None) -> Result:
+            out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
 
     ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
     size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
     broadcasting, ``out``, ``stream``, results and errors as for :func:`mse_loss`.
     """
+    if devices is not None:
+        return devices_call(L1_LOSS, (x, y), (reduction,), out, stream, devices)
     return call(L1_LOSS, (x, y), (reduction,), out, stream)
 
 
@@ -217,12 +231,14 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 @overload
 def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                      reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
-                     stream: Stream | None = ...) -> NDArray[Any]: ...
+                     stream: Stream | None = ...,
+                     devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                      reduction: ReductionLike = "mean", *, out: Result | None = None,
-                     stream: Stream | None = None) -> Result:
+                     stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of the L1 loss with respect to ``x`` (``aclnnL1LossBackward``).
 
     ``grad * sign(x - y)`` (``sign(0) = 0``), divided for ``reduction="mean"`` by the
@@ -230,6 +246,8 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
     CANN does. Other arguments, results and errors as for :func:`mse_loss_backward`.
     """
+    if devices is not None:
+        return devices_call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
     return call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
@@ -244,12 +262,14 @@ def smooth_l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ...,
 @overload
 def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
                    beta: float = ..., out: NDArray[Any] | None = ...,
-                   stream: Stream | None = ...) -> NDArray[Any]: ...
+                   stream: Stream | None = ...,
+                   devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
                    beta: float = 1.0, out: Result | None = None,
-                   stream: Stream | None = None) -> Result:
+                   stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Smooth L1 loss (``aclnnSmoothL1Loss``), as PyTorch defines it with ``beta``.
 
     With ``d = x - y``: ``0.5 * d**2 / beta`` where ``|d| < beta``, else
@@ -257,6 +277,8 @@ def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean"
     passed to CANN as a C ``float``. Reductions, dtypes and the rest as for
     :func:`l1_loss`.
     """
+    if devices is not None:
+        return devices_call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream, devices)
     return call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream)
 
 
@@ -279,12 +301,15 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                             reduction: ReductionLike = ..., *, beta: float = ...,
                             out: NDArray[Any] | None = ...,
-                            stream: Stream | None = ...) -> NDArray[Any]: ...
+                            stream: Stream | None = ...,
+                            devices: Sequence[int] | Literal["all"] | None = ...
+                            ) -> NDArray[Any]: ...
 
 
 def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                             reduction: ReductionLike = "mean", *, beta: float = 1.0,
-                            out: Result | None = None, stream: Stream | None = None) -> Result:
+                            out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of :func:`smooth_l1_loss` with respect to ``x``
     (``aclnnSmoothL1LossBackward``).
 
@@ -293,6 +318,9 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     element count, not the broadcast size, unlike :func:`l1_loss_backward`). Arguments as
     for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
     """
+    if devices is not None:
+        return devices_call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out,
+                            stream, devices)
     return call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out, stream)
 
 
@@ -307,17 +335,21 @@ def add(x: ArrayLike, y: DeviceArray, *, alpha: float = ...,
 @overload
 def add(x: ArrayLike, y: ArrayLike, *, alpha: float = ...,
         out: NDArray[Any] | None = ...,
-        stream: Stream | None = ...) -> NDArray[Any]: ...
+        stream: Stream | None = ...,
+        devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = None,
-        stream: Stream | None = None) -> Result:
+        stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
 
     ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
     number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, results and
     errors as for :func:`mse_loss`.
     """
+    if devices is not None:
+        return devices_call(ADD, (x, y), (alpha,), out, stream, devices)
     return call(ADD, (x, y), (alpha,), out, stream)
 
 
