@@ -78,6 +78,13 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         dtype and casts); a DeviceArray when any input is one. Filled and returned.
     stream : Stream, optional
         Where the work is queued; default: this thread's current stream on the arrays' device.
+    devices : sequence of int or "all", optional
+        Numpy inputs only: split the call along the leading axis of the broadcast result
+        across these visible devices, one host thread each, on each device's current
+        stream; the rows are joined into one result. ``"none"`` equals the one-device
+        result bit for bit; ``"mean"`` still divides by the whole ``x.size`` (each device
+        computes ``"sum"`` and its rows are divided on the host, in float32). See the
+        README, "Several NPUs and clusters".
 
     Returns
     -------
@@ -93,7 +100,9 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         ``out`` of the wrong kind.
     ValueError
         Unknown reduction, more than 8 dimensions, shapes that do not broadcast,
-        an unsuitable ``out``, arrays on several devices.
+        an unsuitable ``out``, arrays on several devices; for ``devices=``: ids not
+        visible, repeated or none, or ``stream=`` given too (device-array inputs or a
+        non-sequence are a TypeError).
     AclError
         CANN refused the call or failed; carries CANN's status and message.
     """
@@ -137,6 +146,9 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
         shape, or ``()``) and a supported dtype. Filled and returned.
     stream : Stream, optional
         Where the work is queued; default: this thread's current stream on the arrays' device.
+    devices : sequence of int or "all", optional
+        As for :func:`mse_loss_backward`; a ``"mean"`` or ``"sum"`` adds the devices'
+        partial results in float64 on the host, rounded once to the result's dtype.
 
     Returns
     -------
@@ -209,7 +221,7 @@ def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
 
     ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
     size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
-    broadcasting, ``out``, ``stream``, results and errors as for :func:`mse_loss`.
+    broadcasting, ``out``, ``stream``, ``devices``, results and errors as for :func:`mse_loss`.
     """
     if devices is not None:
         return devices_call(L1_LOSS, (x, y), (reduction,), out, stream, devices)
@@ -244,7 +256,8 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     ``grad * sign(x - y)`` (``sign(0) = 0``), divided for ``reduction="mean"`` by the
     number of elements of the result (the broadcast shape), as CANN documents it.
     ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
-    CANN does. Other arguments, results and errors as for :func:`mse_loss_backward`.
+    CANN does. Other arguments (``devices`` too: "mean" still divides by the whole broadcast
+    size), results and errors as for :func:`mse_loss_backward`.
     """
     if devices is not None:
         return devices_call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
@@ -345,7 +358,7 @@ def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = No
     """``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
 
     ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
-    number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, results and
+    number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, ``devices``, results and
     errors as for :func:`mse_loss`.
     """
     if devices is not None:
