@@ -338,3 +338,18 @@ def test_the_with_stream_of_a_device_is_the_one_used():
         stream.close()
         with pytest.raises(ValueError, match="closed"):
             aclnn_py.l1_loss(x, 0.0, "none", devices=[0])
+
+
+@pytest.mark.emulator_only
+def test_device_stats_counts_one_device_and_refuses_others():
+    x = np.ones((4, 4), np.float32)
+    before = aclnn_py.emulator.device_stats(0)
+    aclnn_py.add(x, x)
+    after = aclnn_py.emulator.device_stats(0)
+    assert after["kernels_executed"] == before["kernels_executed"] + 1
+    assert after["h2d_bytes"] > before["h2d_bytes"] and after["d2h_bytes"] > before["d2h_bytes"]
+    count = aclnn_py.runtime_info()["device_count"]
+    with pytest.raises(ValueError, match="not a visible device"):
+        aclnn_py.emulator.device_stats(count)
+    with pytest.raises(TypeError, match="int"):
+        aclnn_py.emulator.device_stats(True)
