@@ -157,6 +157,81 @@ def _buffers(device: int, resident_bytes: int, host_bytes: int, set_bytes: int,
             [take_staging(device, host_bytes, set_bytes) for _ in range(count)])
 
 
+class Split:
+    """A numpy call cut along the leading axis of its broadcast shape (leading axes of
+    length 1 dropped first) into ranges of rows: what each range computes, and how the
+    ranges' results make the call's. Chunked calls and calls over several devices
+    (``_devices``) both cut this way.
+
+    ``attributes`` are the C attributes each range runs with: a backward's ``"mean"``
+    becomes ``"sum"``, and :meth:`scale_rows` then multiplies each range's rows by
+    ``scale``; a forward loss's partial results go to :meth:`add` and :meth:`finish`.
+    """
+
+    def __init__(self, spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
+                 host: np.ndarray) -> None:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        self.total_elements = math.prod(shape)
+        self.elementwise = host.shape == shape
+        self.host = host
+        arrays = list(arrays)
+        target = host
+        while len(shape) > 1 and shape[0] == 1:
+            arrays = [a[0] if a.ndim == len(shape) else a for a in arrays]
+            if self.elementwise:
+                target = target[0]
+            shape = shape[1:]
+        self.arrays, self.target, self.shape = arrays, target, shape
+        self.length = shape[0] if shape else 0
+        self.inner = self.total_elements // self.length if self.length else 0
+        rank = len(shape)
+        self.varying = [rank > 0 and a.ndim == rank and a.shape[0] == self.length
+                        and a.strides[0] != 0 for a in arrays]
+
+        where = next((i for i, a in enumerate(spec.attributes) if a is REDUCTION), None)
+        self.reduction = Reduction.NONE if where is None else c_attributes[where]
+        self.attributes = c_attributes
+        self.scale = None  # a backward's mean: one over the divisor of the whole call, float32
+        if where is not None and self.reduction == Reduction.MEAN and not spec.reduces:
+            self.attributes = (*c_attributes[:where], int(Reduction.SUM),
+                               *c_attributes[where + 1:])
+            if spec.mean_divisor == "x.size":
+                self.scale = np.float32(1.0 / max(arrays[spec.inputs.index("x")].size, 1))
+            else:
+                self.scale = np.float32(1.0 / max(self.total_elements, 1))
+        self.reducing = spec.reduces and self.reduction != Reduction.NONE
+        self.total = 0.0
+
+    @property
+    def splittable(self) -> bool:
+        """Whether there are at least two rows to cut, and elements in them."""
+        return self.length >= 2 and self.total_elements > 0
+
+    def rows(self, start: int, stop: int) -> list[np.ndarray]:
+        """The inputs of rows ``start:stop`` (an input that does not vary there, whole)."""
+        rank = len(self.shape)
+        return [a[start:stop] if a.ndim == rank and a.shape[0] == self.length else a
+                for a in self.arrays]
+
+    def scale_rows(self, rows: np.ndarray) -> None:
+        """A backward's ``"mean"``: ``rows`` of the result (computed with ``"sum"``) divided."""
+        if self.scale is not None:
+            np.multiply(rows, self.scale, out=rows, dtype=np.float32, casting="unsafe")
+
+    def add(self, value: float, start: int, stop: int) -> None:
+        """A forward loss's result over rows ``start:stop`` (their mean or sum)."""
+        self.total += value * ((stop - start) * self.inner) if self.reduction == Reduction.MEAN \
+            else value
+
+    def finish(self) -> None:
+        """A forward loss's result over every row, rounded once, into the host result."""
+        if self.reducing:
+            total = self.total
+            if self.reduction == Reduction.MEAN:
+                total /= self.total_elements
+            self.host[...] = np.asarray(total).astype(self.host.dtype)
+
+
 def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         host: np.ndarray, stream: Stream) -> np.ndarray | None:
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
@@ -165,34 +240,14 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     from ._staging import DIRECT_BYTES as direct  # arrays above it travel without staging
 
     device = stream.device
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    total_elements = math.prod(shape)
-    elementwise = host.shape == shape
-    arrays = list(arrays)
-    target = host
-    while len(shape) > 1 and shape[0] == 1:  # leading axes of length 1 do not chunk
-        arrays = [a[0] if a.ndim == len(shape) else a for a in arrays]
-        if elementwise:
-            target = target[0]
-        shape = shape[1:]
-    if not shape or shape[0] < 2 or not total_elements:
+    split = Split(spec, c_attributes, arrays, host)
+    if not split.splittable:
         return None
-    rank, length = len(shape), shape[0]
-    inner = total_elements // length
+    arrays, target, shape = split.arrays, split.target, split.shape
+    elementwise, length, inner = split.elementwise, split.length, split.inner
+    chunk_attributes, varying = split.attributes, split.varying
+    rank = len(shape)
 
-    where = next((i for i, a in enumerate(spec.attributes) if a is REDUCTION), None)
-    reduction = Reduction.NONE if where is None else c_attributes[where]
-    chunk_attributes = c_attributes
-    scale = None  # a backward's mean: one over the divisor of the whole call, in float32
-    if where is not None and reduction == Reduction.MEAN and not spec.reduces:
-        chunk_attributes = (*c_attributes[:where], int(Reduction.SUM), *c_attributes[where + 1:])
-        if spec.mean_divisor == "x.size":
-            scale = np.float32(1.0 / arrays[spec.inputs.index("x")].size)
-        else:
-            scale = np.float32(1.0 / total_elements)
-    reducing = spec.reduces and reduction != Reduction.NONE
-
-    varying = [a.ndim == rank and a.shape[0] == length and a.strides[0] != 0 for a in arrays]
     result_dtype = host.dtype
     row_bytes = (inner * result_dtype.itemsize) if elementwise else 0
     fixed = result_dtype.itemsize if not elementwise else 0
@@ -266,7 +321,6 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     streams = (stream, _helper(device)) if count > 1 else (stream,)
 
     partial = np.empty((), result_dtype)
-    total = 0.0
     chunk_result_bytes = [0] * count
 
     def queue(k: int) -> None:
@@ -327,15 +381,11 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
                               staging.device_data + result_offset, nbytes, _D2H)
                 else:
                     ll.copy_host(ll.host_pointer(rows_out, writable=True), source, nbytes)
-                if scale is not None:
-                    np.multiply(rows_out, scale, out=rows_out, dtype=np.float32,
-                                casting="unsafe")
+                split.scale_rows(rows_out)
             else:
                 ll.copy_host(ll.host_pointer(partial, writable=True), source,
                              result_dtype.itemsize)
-                value = float(partial)
-                total += value * ((stop - start) * inner) if reduction == Reduction.MEAN \
-                    else value
+                split.add(float(partial), start, stop)
             if k + 2 < count:
                 queue(k + 2)
     except BaseException:
@@ -343,8 +393,5 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
             with contextlib.suppress(Exception):  # the error raised is the one to report
                 lane.synchronize()
         raise
-    if reducing:
-        if reduction == Reduction.MEAN:
-            total /= total_elements
-        host[...] = np.asarray(total).astype(result_dtype)
+    split.finish()
     return host

@@ -830,6 +830,13 @@ def emulator_stats() -> dict[str, int]:
     return {field: int(getattr(stats, field)) for field, _ in ffi.typeof("aclemuStats").fields}
 
 
+def emulator_device_stats(device: int) -> dict[str, int]:
+    stats = ffi.new("aclemuDeviceStats *")
+    check(RT.aclemuGetDeviceStats(device, stats), "aclemuGetDeviceStats")
+    return {field: int(getattr(stats, field))
+            for field, _ in ffi.typeof("aclemuDeviceStats").fields}
+
+
 def emulator_reset_counters() -> None:
     check(RT.aclemuResetCounters(), "aclemuResetCounters")
 

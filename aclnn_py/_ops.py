@@ -7,11 +7,13 @@ the plans all come from the row.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Union, overload
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from numpy.typing import ArrayLike, NDArray
 
 from ._arrays import DeviceArray
+from ._devices import call as devices_call
 from ._dispatch import Plan, call
 from ._runtime import Stream
 from ._specs import (
@@ -45,12 +47,14 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 @overload
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                       reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
-                      stream: Stream | None = ...) -> NDArray[Any]: ...
+                      stream: Stream | None = ...,
+                      devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                       reduction: ReductionLike = "mean", *, out: Result | None = None,
-                      stream: Stream | None = None) -> Result:
+                      stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of the mean squared error with respect to ``x`` (``aclnnMseLossBackward``).
 
     Computes ``grad * (x - y) * 2 / x.size`` for ``reduction="mean"`` and
@@ -74,6 +78,13 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         dtype and casts); a DeviceArray when any input is one. Filled and returned.
     stream : Stream, optional
         Where the work is queued; default: this thread's current stream on the arrays' device.
+    devices : sequence of int or "all", optional
+        Numpy inputs only: split the call along the leading axis of the broadcast result
+        across these visible devices, one host thread each, on each device's current
+        stream; the rows are joined into one result. ``"none"`` equals the one-device
+        result bit for bit; ``"mean"`` still divides by the whole ``x.size`` (each device
+        computes ``"sum"`` and its rows are divided on the host, in float32). See the
+        README, "Several NPUs and clusters".
 
     Returns
     -------
@@ -89,10 +100,14 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         ``out`` of the wrong kind.
     ValueError
         Unknown reduction, more than 8 dimensions, shapes that do not broadcast,
-        an unsuitable ``out``, arrays on several devices.
+        an unsuitable ``out``, arrays on several devices; for ``devices=``: ids not
+        visible, repeated or none, or ``stream=`` given too (device-array inputs or a
+        non-sequence are a TypeError).
     AclError
         CANN refused the call or failed; carries CANN's status and message.
     """
+    if devices is not None:
+        return devices_call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
     return call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
@@ -107,11 +122,13 @@ def mse_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
 @overload
 def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
              out: NDArray[Any] | None = ...,
-             stream: Stream | None = ...) -> NDArray[Any]: ...
+             stream: Stream | None = ...,
+             devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-             out: Result | None = None, stream: Stream | None = None) -> Result:
+             out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Mean squared error between ``x`` and ``y`` (``aclnnMseLoss``).
 
     ``(x - y) ** 2`` elementwise for ``reduction="none"``; its mean or sum (a
@@ -129,6 +146,9 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
         shape, or ``()``) and a supported dtype. Filled and returned.
     stream : Stream, optional
         Where the work is queued; default: this thread's current stream on the arrays' device.
+    devices : sequence of int or "all", optional
+        As for :func:`mse_loss_backward`; a ``"mean"`` or ``"sum"`` adds the devices'
+        partial results in float64 on the host, rounded once to the result's dtype.
 
     Returns
     -------
@@ -140,6 +160,8 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     TypeError, ValueError, AclError
         As for :func:`mse_loss_backward`.
     """
+    if devices is not None:
+        return devices_call(MSE_LOSS, (x, y), (reduction,), out, stream, devices)
     return call(MSE_LOSS, (x, y), (reduction,), out, stream)
 
 
@@ -188,17 +210,21 @@ def l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ..., *,
 @overload
 def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
             out: NDArray[Any] | None = ...,
-            stream: Stream | None = ...) -> NDArray[Any]: ...
+            stream: Stream | None = ...,
+            devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
-            out: Result | None = None, stream: Stream | None = None) -> Result:
+            out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
 
     ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
     size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
-    broadcasting, ``out``, ``stream``, results and errors as for :func:`mse_loss`.
+    broadcasting, ``out``, ``stream``, ``devices``, results and errors as for :func:`mse_loss`.
     """
+    if devices is not None:
+        return devices_call(L1_LOSS, (x, y), (reduction,), out, stream, devices)
     return call(L1_LOSS, (x, y), (reduction,), out, stream)
 
 
@@ -217,19 +243,24 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 @overload
 def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                      reduction: ReductionLike = ..., *, out: NDArray[Any] | None = ...,
-                     stream: Stream | None = ...) -> NDArray[Any]: ...
+                     stream: Stream | None = ...,
+                     devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                      reduction: ReductionLike = "mean", *, out: Result | None = None,
-                     stream: Stream | None = None) -> Result:
+                     stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of the L1 loss with respect to ``x`` (``aclnnL1LossBackward``).
 
     ``grad * sign(x - y)`` (``sign(0) = 0``), divided for ``reduction="mean"`` by the
     number of elements of the result (the broadcast shape), as CANN documents it.
     ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
-    CANN does. Other arguments, results and errors as for :func:`mse_loss_backward`.
+    CANN does. Other arguments (``devices`` too: "mean" still divides by the whole broadcast
+    size), results and errors as for :func:`mse_loss_backward`.
     """
+    if devices is not None:
+        return devices_call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
     return call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream)
 
 
@@ -244,12 +275,14 @@ def smooth_l1_loss(x: ArrayLike, y: DeviceArray, reduction: ReductionLike = ...,
 @overload
 def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = ..., *,
                    beta: float = ..., out: NDArray[Any] | None = ...,
-                   stream: Stream | None = ...) -> NDArray[Any]: ...
+                   stream: Stream | None = ...,
+                   devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
                    beta: float = 1.0, out: Result | None = None,
-                   stream: Stream | None = None) -> Result:
+                   stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Smooth L1 loss (``aclnnSmoothL1Loss``), as PyTorch defines it with ``beta``.
 
     With ``d = x - y``: ``0.5 * d**2 / beta`` where ``|d| < beta``, else
@@ -257,6 +290,8 @@ def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean"
     passed to CANN as a C ``float``. Reductions, dtypes and the rest as for
     :func:`l1_loss`.
     """
+    if devices is not None:
+        return devices_call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream, devices)
     return call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream)
 
 
@@ -279,12 +314,15 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: DeviceArray,
 def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                             reduction: ReductionLike = ..., *, beta: float = ...,
                             out: NDArray[Any] | None = ...,
-                            stream: Stream | None = ...) -> NDArray[Any]: ...
+                            stream: Stream | None = ...,
+                            devices: Sequence[int] | Literal["all"] | None = ...
+                            ) -> NDArray[Any]: ...
 
 
 def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
                             reduction: ReductionLike = "mean", *, beta: float = 1.0,
-                            out: Result | None = None, stream: Stream | None = None) -> Result:
+                            out: Result | None = None, stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """Gradient of :func:`smooth_l1_loss` with respect to ``x``
     (``aclnnSmoothL1LossBackward``).
 
@@ -293,6 +331,9 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     element count, not the broadcast size, unlike :func:`l1_loss_backward`). Arguments as
     for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
     """
+    if devices is not None:
+        return devices_call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out,
+                            stream, devices)
     return call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out, stream)
 
 
@@ -307,17 +348,21 @@ def add(x: ArrayLike, y: DeviceArray, *, alpha: float = ...,
 @overload
 def add(x: ArrayLike, y: ArrayLike, *, alpha: float = ...,
         out: NDArray[Any] | None = ...,
-        stream: Stream | None = ...) -> NDArray[Any]: ...
+        stream: Stream | None = ...,
+        devices: Sequence[int] | Literal["all"] | None = ...) -> NDArray[Any]: ...
 
 
 def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = None,
-        stream: Stream | None = None) -> Result:
+        stream: Stream | None = None,
+        devices: Sequence[int] | Literal["all"] | None = None) -> Result:
     """``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
 
     ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
-    number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, results and
+    number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, ``devices``, results and
     errors as for :func:`mse_loss`.
     """
+    if devices is not None:
+        return devices_call(ADD, (x, y), (alpha,), out, stream, devices)
     return call(ADD, (x, y), (alpha,), out, stream)
 
 

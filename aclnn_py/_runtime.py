@@ -485,6 +485,13 @@ def current_stream(device: int | None = None) -> Stream:
     return stream
 
 
+def innermost_stream() -> Stream | None:
+    """The stream of the innermost ``with stream:`` in this thread (None outside any), without
+    making a device current."""
+    stack = getattr(_thread, "streams", None)
+    return stack[-1] if stack else None
+
+
 def resolve_stream(stream: Stream | None) -> Stream:
     """``stream`` made ready for use, or the current stream when None."""
     if stream is None:

@@ -33,8 +33,8 @@ from . import _lowlevel as ll
 from ._loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
 
-__all__ = ["LAYOUTS", "home", "loaded", "stats", "reset_counters", "inject_fault", "clear_faults",
-           "faults", "fault_apis"]
+__all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",
+           "inject_fault", "clear_faults", "faults", "fault_apis"]
 
 
 LAYOUTS: tuple[str, ...] = EMULATOR_LAYOUTS
@@ -76,6 +76,24 @@ def stats() -> dict[str, int]:
     Raises UnavailableError when the loaded backend is a real CANN.
     """
     return ll.emulator_stats()
+
+
+def device_stats(device: int) -> dict[str, int]:
+    """One visible device's share of the traffic counters: ``h2d_bytes`` and ``d2h_bytes``
+    (copies made with that device current) and ``kernels_executed`` (operator kernels run on
+    its memory), since load or :func:`reset_counters`.
+
+    Raises ValueError for a device that is not visible, UnavailableError when the loaded
+    backend is a real CANN.
+    """
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise TypeError(f"device must be an int, got {type(device).__name__}")
+    try:
+        return ll.emulator_device_stats(device)
+    except AclError as error:
+        if error.status != ll.constant("ACL_ERROR_INVALID_PARAM"):
+            raise
+        raise ValueError(error.message or str(error)) from None
 
 
 def reset_counters() -> None:

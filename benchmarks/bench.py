@@ -69,6 +69,13 @@ count of (a) against (a_u) and the overlap of copies with kernels are worth.
 second it measured (from submitting the tasks to having every result; cluster start-up not
 included; each task runs in a fresh worker process, as the example asks of Ray).
 
+``--devices N`` times one large numpy call (``mse_loss_backward`` over three 16 M float32
+arrays, ``"none"`` and ``"mean"``) split over N emulated devices (``devices="all"``) against
+the same call on one device, in subprocesses taking turns (``ACLNN_EMU_DEVICE_COUNT`` is
+read at aclInit), with the bytes each device copied. The emulator runs device work under one
+lock, so only the host's share (packing, result scaling, Python) can overlap; with
+``--link`` each device's copy engine is modelled apart, and the modelled transfers overlap.
+
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
 """
@@ -811,6 +818,80 @@ def run_chunked(quick: bool) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+# ---- one call over several devices -----------------------------------------------------
+
+DEVICES_ELEMENTS = 16 << 20
+DEVICES_REDUCTIONS = ("none", "mean")
+
+
+def devices_child(count: int, calls: int) -> None:
+    """Time ``mse_loss_backward(grad, x, y, reduction, devices="all")`` over three 16 M
+    float32 arrays on this process's ``count`` devices (one: without devices=), after one
+    untimed call; print the samples and each device's bytes per call as JSON."""
+    import aclnn_py
+
+    rng = np.random.default_rng(0)
+    grad, x, y = (rng.random(DEVICES_ELEMENTS, dtype=np.float32) for _ in range(3))
+    options: dict[str, Any] = {"devices": "all"} if count > 1 else {}
+    found: dict[str, Any] = {}
+    for reduction in DEVICES_REDUCTIONS:
+        aclnn_py.mse_loss_backward(grad, x, y, reduction, **options)
+        before = [aclnn_py.emulator.device_stats(d) for d in range(count)]
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter_ns()
+            aclnn_py.mse_loss_backward(grad, x, y, reduction, **options)
+            samples.append(time.perf_counter_ns() - start)
+        after = [aclnn_py.emulator.device_stats(d) for d in range(count)]
+        found[reduction] = {"samples": samples, "bytes": [
+            (b["h2d_bytes"] - a["h2d_bytes"] + b["d2h_bytes"] - a["d2h_bytes"]) // calls
+            for a, b in zip(before, after)]}
+    print(json.dumps(found))
+
+
+def run_devices(count: int, quick: bool) -> list[dict[str, Any]]:
+    """The call on 1 and on ``count`` emulated devices, in subprocesses taking turns."""
+    rounds, calls = (1, 2) if quick else (3, 3)
+    found: dict[tuple[str, int], dict[str, Any]] = {}
+    for _ in range(rounds):
+        for devices in sorted({1, count}):
+            environment = {**os.environ, "ACLNN_EMU_DEVICE_COUNT": str(devices)}
+            environment.pop("ASCEND_RT_VISIBLE_DEVICES", None)
+            command = [sys.executable, str(Path(__file__).resolve()), "--devices-child",
+                       f"{devices}:{calls}"]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                                  env=environment)
+            for reduction in DEVICES_REDUCTIONS:
+                row = found.setdefault((reduction, devices), {
+                    "reduction": reduction, "devices": devices, "samples": []})
+                if done.returncode != 0:
+                    row["error"] = done.stderr.strip().splitlines()[-1:] or ["failed"]
+                    continue
+                got = json.loads(done.stdout.strip().splitlines()[-1])[reduction]
+                row["samples"] += got["samples"]
+                row["bytes_per_device"] = got["bytes"]
+    for row in found.values():
+        if row["samples"]:
+            row["median_ns"] = float(statistics.median(row["samples"]))
+    return list(found.values())
+
+
+def print_devices(rows: list[dict[str, Any]]) -> None:
+    print(f"\none call over several devices: mse_loss_backward over three {DEVICES_ELEMENTS >> 20}"
+          f" M float32 arrays, numpy -> numpy, median per call ({os.cpu_count()} CPUs):")
+    one = {row["reduction"]: row.get("median_ns") for row in rows if row["devices"] == 1}
+    for row in rows:
+        if "error" in row:
+            print(f"  {row['reduction']:5} {row['devices']} device(s): error {row['error']}")
+            continue
+        base = one.get(row["reduction"])
+        ratio = f" ({base / row['median_ns']:.2f}x one device's speed)" \
+            if base and row["devices"] > 1 else ""
+        per_device = ", ".join(f"{b / (1 << 20):.0f} MiB" for b in row["bytes_per_device"])
+        print(f"  {row['reduction']:5} {row['devices']} device(s): "
+              f"{fmt_time(row['median_ns'])}{ratio}; copied per device: {per_device}")
+
+
 def print_chunked(rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
@@ -1040,8 +1121,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="skip the calls larger than a 64 MiB device")
     parser.add_argument("--chunked", action="store_true",
                         help="only time the calls larger than a 64 MiB device")
+    parser.add_argument("--devices", type=int, metavar="N",
+                        help="only time one 16 M call split over N emulated devices against "
+                             "one device")
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     parser.add_argument("--chunked-child", help=argparse.SUPPRESS)
+    parser.add_argument("--devices-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -1058,12 +1143,31 @@ def main(argv: list[str] | None = None) -> int:
         reduction, calls = args.chunked_child.split(":")
         chunked_child(reduction, int(calls))
         return 0
+    if args.devices_child:
+        count, calls = args.devices_child.split(":")
+        devices_child(int(count), int(calls))
+        return 0
 
     import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
 
     info = aclnn_py.runtime_info()
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
+        return 0
+    if args.devices is not None:
+        if args.devices < 1:
+            print("--devices needs at least 1 device", file=sys.stderr)
+            return 2
+        if not aclnn_py.emulator.loaded():
+            print("--devices times emulated devices; this run is on a real CANN",
+                  file=sys.stderr)
+            return 1
+        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
+              f"load {loadavg()}", flush=True)
+        rows = run_devices(args.devices, args.quick)
+        print_devices(rows)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.with_name("devices.json").write_text(json.dumps(rows, indent=1) + "\n")
         return 0
     if args.chunked:
         rows = run_chunked(args.quick)

@@ -42,6 +42,17 @@ typedef struct {
 /* Fill *stats. Returns 0, or 100000 when stats is NULL. */
 int32_t aclemuGetStats(aclemuStats *stats);
 
+/* One visible device's share of the traffic counters, since load or reset. */
+typedef struct {
+    int64_t h2d_bytes;           /* host to device bytes copied with this device current */
+    int64_t d2h_bytes;
+    int64_t kernels_executed;    /* operator kernels run on this device's memory */
+} aclemuDeviceStats;
+
+/* Fill *stats for visible device deviceId. Returns 0, or 100000 when stats is NULL or
+   deviceId is not a visible device. */
+int32_t aclemuGetDeviceStats(int32_t deviceId, aclemuDeviceStats *stats);
+
 /* Zero the since-reset counters (bytes copied, calls, launches, copies, synchronisations). */
 int32_t aclemuResetCounters(void);
 

@@ -2,7 +2,8 @@
 
 numpy in gives ``numpy.ndarray``, any ``DeviceArray`` in gives ``DeviceArray`` (its overloads
 come first: a DeviceArray has ``__array__`` and so is an ``ArrayLike`` too); reductions are
-``Literal["none", "mean", "sum"] | int | Reduction``; ``runtime_info()`` and ``memory_info()``
+``Literal["none", "mean", "sum"] | int | Reduction``; ``devices=`` is
+``Sequence[int] | Literal["all"] | None``; ``runtime_info()`` and ``memory_info()``
 are TypedDicts.
 """
 
@@ -41,6 +42,9 @@ USER_SCRIPT = textwrap.dedent('''
     reveal_type(aclnn_py.add(x, 1.0, alpha=2))                           # N7
     reveal_type(aclnn_py.add(d, 1.0))                                    # D8
     reveal_type(aclnn_py.add(x, d))                                      # D9
+    reveal_type(aclnn_py.mse_loss_backward(1.0, x, y, devices=[0, 1]))   # N8
+    reveal_type(aclnn_py.smooth_l1_loss(x, y, "sum", devices="all"))     # N9
+    aclnn_py.add(x, y, devices="every")                                  # E5
     out: DeviceArray = aclnn_py.add(d, d, out=aclnn_py.empty((2, 3), np.float32))
     reveal_type(aclnn_py.runtime_info()["device_count"])                 # I1
     reveal_type(aclnn_py.runtime_info()["cann_version"])                 # I2
@@ -97,7 +101,7 @@ def _type(message: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("tag", [f"N{i}" for i in range(1, 8)])
+@pytest.mark.parametrize("tag", [f"N{i}" for i in range(1, 10)])
 def test_numpy_inputs_give_ndarray(revealed: dict[str, str], tag: str) -> None:
     found = _type(revealed[tag])
     assert found.startswith("numpy.ndarray["), found
@@ -124,7 +128,13 @@ def test_wrong_reduction_string_is_a_type_error(revealed: dict[str, str]) -> Non
 
 def test_only_the_expected_lines_are_flagged(revealed: dict[str, str]) -> None:
     errors = sorted(tag for tag, message in revealed.items() if "error:" in message)
-    assert errors == ["E1", "E2", "E3", "E4"], revealed
+    assert errors == ["E1", "E2", "E3", "E4", "E5"], revealed
+
+
+def test_devices_takes_ids_or_all(revealed: dict[str, str]) -> None:
+    message = revealed["E5"]
+    assert "error:" in message and '"devices"' in message and "Literal['all']" in message, \
+        message
 
 
 def test_plan_run_knows_its_plans_array_names(revealed: dict[str, str]) -> None:

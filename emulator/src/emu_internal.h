@@ -158,6 +158,9 @@ typedef enum {
 
 void emu_counter_add(emu_counter counter, int64_t delta);
 
+/* Count one kernel executed on `device` (aclemuGetDeviceStats). */
+void emu_device_kernel_run(int32_t device);
+
 /* ==== libnnopbase.so (meta.c) ==== */
 
 /* ---- tensors (aclCreateTensor) ---- */

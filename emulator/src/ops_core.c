@@ -1080,6 +1080,7 @@ static aclError task_run(emu_task *base)
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     execute_plan(pl, t->in, &t->out, t->ws);
     emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
+    emu_device_kernel_run(dev);
     return ACL_SUCCESS;
 }
 

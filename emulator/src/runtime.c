@@ -171,6 +171,7 @@ typedef struct {
     uint64_t used_bytes;
     int64_t explicit_streams;
     uint64_t copy_free_ns, compute_free_ns; /* ACLNN_EMU_LINK: when each engine is next free */
+    int64_t h2d, d2h, kernels; /* since load or reset: aclemuGetDeviceStats */
 } device_state;
 
 static device_state g_devices[EMU_MAX_DEVICES];
@@ -2593,6 +2594,7 @@ enum { DIR_H2H, DIR_H2D, DIR_D2H, DIR_D2D };
 
 typedef struct {
     int dir;
+    int32_t device; /* the current device of the call: where the device side lives */
     bool dst_pinned, src_pinned;
 } copy_plan;
 
@@ -2723,6 +2725,7 @@ static aclError check_copy(const char *api, void *dst, size_t destMax, const voi
         return ACL_ERROR_INVALID_PARAM;
     }
     plan->dst_pinned = plan->src_pinned = false;
+    plan->device = cur_dev;
     if (dst_dev ? !check_dev_side(api, "dst", dst, count, cur_dev)
                 : !check_host_side(api, "dst", dst, count, &plan->dst_pinned))
         return ACL_ERROR_INVALID_PARAM;
@@ -2733,11 +2736,12 @@ static aclError check_copy(const char *api, void *dst, size_t destMax, const voi
     return ACL_SUCCESS;
 }
 
-static void count_copy(int dir, size_t count)
+static void count_copy(const copy_plan *plan, size_t count)
 {
-    switch (dir) {
-    case DIR_H2D: g_h2d += (int64_t)count; break;
-    case DIR_D2H: g_d2h += (int64_t)count; break;
+    device_state *d = &g_devices[plan->device];
+    switch (plan->dir) {
+    case DIR_H2D: g_h2d += (int64_t)count; d->h2d += (int64_t)count; break;
+    case DIR_D2H: g_d2h += (int64_t)count; d->d2h += (int64_t)count; break;
     case DIR_D2D: g_d2d += (int64_t)count; break;
     default: break;
     }
@@ -2765,7 +2769,7 @@ EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     }
     /* Immediate, no stream synchronisation (RT doc 11-03): reading before a sync sees stale data. */
     copy_bytes(dst, src, count);
-    count_copy(plan.dir, count);
+    count_copy(&plan, count);
     UNLOCK();
     if (end)
         link_wait_until(end);
@@ -2809,7 +2813,7 @@ static aclError copy_run(emu_task *t)
             return ACL_ERROR_RT_SYS_DMA;
     }
     copy_bytes(c->dst, c->src, c->count);
-    count_copy(c->plan.dir, c->count);
+    count_copy(&c->plan, c->count);
     return ACL_SUCCESS;
 }
 
@@ -3038,9 +3042,40 @@ EMU_EXPORT int32_t aclemuGetStats(aclemuStats *st)
     return ACL_SUCCESS;
 }
 
+EMU_EXPORT void emu_device_kernel_run(int32_t device)
+{
+    if (device < 0 || device >= EMU_MAX_DEVICES)
+        return;
+    LOCK();
+    g_devices[device].kernels++;
+    UNLOCK();
+}
+
+EMU_EXPORT int32_t aclemuGetDeviceStats(int32_t deviceId, aclemuDeviceStats *st)
+{
+    if (!st) {
+        emu_error("aclemuGetDeviceStats: stats is NULL");
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    if (deviceId < 0 || deviceId >= g_dev_count) {
+        UNLOCK();
+        emu_error("aclemuGetDeviceStats: deviceId %d is not a visible device", (int)deviceId);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    const device_state *d = &g_devices[deviceId];
+    st->h2d_bytes = d->h2d;
+    st->d2h_bytes = d->d2h;
+    st->kernels_executed = d->kernels;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
 EMU_EXPORT int32_t aclemuResetCounters(void)
 {
     LOCK();
+    for (int i = 0; i < EMU_MAX_DEVICES; i++)
+        g_devices[i].h2d = g_devices[i].d2h = g_devices[i].kernels = 0;
     g_h2d = g_d2h = g_d2d = 0;
     g_malloc_calls = 0;
     __atomic_store_n(&g_memcpy_calls, 0, __ATOMIC_RELAXED);

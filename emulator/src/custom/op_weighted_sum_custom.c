@@ -265,6 +265,7 @@ static aclError wsum_run(emu_task *base)
     }
     wsum_compute(a, t->scratch);
     emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
+    emu_device_kernel_run(device);
     return ACL_SUCCESS;
 }
 
