@@ -117,3 +117,15 @@ def no_device_work():
 def fired_faults() -> list[str]:
     """The APIs of the injected faults that have fired since faults were last cleared."""
     return [fault["api"] for fault in aclnn_py.emulator.faults() if fault["fired"]]
+
+
+@pytest.fixture
+def fresh_catalog(monkeypatch):
+    """``monkeypatch``, with aclnn_py.call's operator catalog scanned again after the test
+    changed the environment (and once more after it is undone)."""
+    from aclnn_py import _catalog
+
+    _catalog.forget()
+    yield monkeypatch
+    monkeypatch.undo()
+    _catalog.forget()

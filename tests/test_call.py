@@ -417,14 +417,6 @@ def _emulator_package() -> Path:
     return Path(emulator.home()) / "opp" / "vendors" / "customize"
 
 
-@pytest.fixture
-def fresh_catalog(monkeypatch):
-    _catalog.forget()
-    yield monkeypatch
-    monkeypatch.undo()
-    _catalog.forget()
-
-
 @pytest.mark.emulator_only
 def test_custom_operator_end_to_end(aclnn_leak_check):
     signature = aclnn_py.signature("aclnnAddCustom")
@@ -516,6 +508,17 @@ def test_builtin_header_without_a_library_exporting_it(tmp_path, fresh_catalog):
         aclnn_py.signature("aclnnNowhere")
 
 
+def refused_until_trusted(fresh_catalog, package: Path, match: str) -> None:
+    """signature() refuses the package's library with ``match``, until
+    ACLNN_PY_TRUST_CUSTOM_OPP=1."""
+    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    with pytest.raises(PermissionError, match=match):
+        aclnn_py.signature("aclnnAddCustom")
+    _catalog.forget()
+    fresh_catalog.setenv("ACLNN_PY_TRUST_CUSTOM_OPP", "1")
+    assert aclnn_py.signature("aclnnAddCustom").package == package
+
+
 @pytest.mark.emulator_only
 @pytest.mark.parametrize("target", ["library", "folder"])
 def test_custom_library_writable_by_others_is_refused(tmp_path, fresh_catalog, target):
@@ -523,12 +526,7 @@ def test_custom_library_writable_by_others_is_refused(tmp_path, fresh_catalog, t
     library = package / "op_api" / "lib" / "libcust_opapi.so"
     path = library if target == "library" else library.parent
     path.chmod(path.stat().st_mode | stat.S_IWOTH)
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
-    with pytest.raises(PermissionError, match=rf"{path} is writable by other users"):
-        aclnn_py.signature("aclnnAddCustom")
-    _catalog.forget()
-    fresh_catalog.setenv("ACLNN_PY_TRUST_CUSTOM_OPP", "1")
-    assert aclnn_py.signature("aclnnAddCustom").package == package
+    refused_until_trusted(fresh_catalog, package, rf"{path} is writable by other users")
 
 
 @pytest.mark.emulator_only
@@ -540,12 +538,7 @@ def test_custom_library_of_another_user_is_refused(tmp_path, fresh_catalog):
     else:  # we are not root: pretend to be someone else, so our own file is another user's
         real = os.getuid()
         fresh_catalog.setattr(_catalog.os, "getuid", lambda: real + 1)
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
-    with pytest.raises(PermissionError, match=r"belongs to user id \d+, neither you"):
-        aclnn_py.signature("aclnnAddCustom")
-    _catalog.forget()
-    fresh_catalog.setenv("ACLNN_PY_TRUST_CUSTOM_OPP", "1")
-    assert aclnn_py.signature("aclnnAddCustom").package == package
+    refused_until_trusted(fresh_catalog, package, r"belongs to user id \d+, neither you")
 
 
 def test_repeated_calls_follow_each_calls_arguments():

@@ -4,12 +4,11 @@ arguments."""
 from __future__ import annotations
 
 import shutil
-import stat
-from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import no_device_work
+from test_call import _copy_package, refused_until_trusted
 
 import aclnn_py
 from aclnn_py import _catalog, _headers
@@ -63,28 +62,9 @@ def test_a_prototype_of_the_operator_that_cannot_be_read_still_names_header_and_
 # ---- custom packages --------------------------------------------------------------------
 
 
-def _emulator_package() -> Path:
-    return Path(aclnn_py.emulator.home()) / "opp" / "vendors" / "customize"
-
-
-def _copy_package(where: Path) -> Path:
-    shutil.copytree(_emulator_package(), where, symlinks=True)
-    for path in [where, *where.rglob("*")]:
-        path.chmod(path.stat().st_mode & ~(stat.S_IWGRP | stat.S_IWOTH))
-    return where
-
-
-@pytest.fixture
-def fresh_catalog(monkeypatch):
-    _catalog.forget()
-    yield monkeypatch
-    monkeypatch.undo()
-    _catalog.forget()
-
-
 @pytest.mark.emulator_only
 def test_relative_custom_opp_path_entries_load_by_absolute_path(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path / "pkg")
+    package = _copy_package(tmp_path)
     fresh_catalog.chdir(tmp_path)
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", "::pkg:")
     signature = aclnn_py.signature("aclnnAddCustom")
@@ -94,7 +74,7 @@ def test_relative_custom_opp_path_entries_load_by_absolute_path(tmp_path, fresh_
 
 @pytest.mark.emulator_only
 def test_a_symlinked_library_in_a_folder_others_can_write_is_refused(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path / "pkg")
+    package = _copy_package(tmp_path)
     library = package / "op_api" / "lib" / "libcust_opapi.so"
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -103,17 +83,12 @@ def test_a_symlinked_library_in_a_folder_others_can_write_is_refused(tmp_path, f
     (shared / "libcust_opapi.so").chmod(0o755)
     library.unlink()
     library.symlink_to(shared / "libcust_opapi.so")
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
-    with pytest.raises(PermissionError, match=rf"{shared} is writable by other users"):
-        aclnn_py.signature("aclnnAddCustom")
-    _catalog.forget()
-    fresh_catalog.setenv("ACLNN_PY_TRUST_CUSTOM_OPP", "1")
-    assert aclnn_py.signature("aclnnAddCustom").package == package
+    refused_until_trusted(fresh_catalog, package, rf"{shared} is writable by other users")
 
 
 @pytest.mark.emulator_only
 def test_a_custom_header_with_a_bom_and_windows_line_endings(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path / "pkg")
+    package = _copy_package(tmp_path)
     header = package / "op_api" / "include" / "aclnn_add_custom.h"
     text = header.read_text().lstrip().replace("\n", "\r\n")
     header.chmod(0o644)
