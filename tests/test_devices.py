@@ -296,20 +296,31 @@ def test_every_device_thread_ends_before_an_error_is_raised():
     assert finished.is_set()
 
 
-def test_an_interrupt_of_the_caller_waits_for_the_device_threads():
-    import _thread
-
+def test_an_interrupt_of_the_caller_waits_for_the_device_threads(monkeypatch):
+    # Ctrl-C while the caller waits (the first join raises, as an interrupt there does):
+    # the threads still use the arrays, so it is raised only once they have ended.
     finished = threading.Event()
+    waiting = threading.Event()
 
-    def interrupts(stream):
-        _thread.interrupt_main()
-        for _ in range(100):
-            time.sleep(0.002)
+    def slow(stream):
+        waiting.wait(5)
+        time.sleep(0.05)
         finished.set()
 
+    join = threading.Thread.join
+    joins = []
+
+    def interrupted_join(self, timeout=None):
+        joins.append(self.name)
+        if len(joins) == 1:
+            waiting.set()
+            raise KeyboardInterrupt
+        return join(self, timeout)
+
+    monkeypatch.setattr(threading.Thread, "join", interrupted_join)
     with pytest.raises(KeyboardInterrupt):
-        _devices._run([(0, None, interrupts)])
-    assert finished.is_set()
+        _devices._run([(0, None, slow)])
+    assert finished.is_set() and len(joins) == 2
 
 
 def test_one_device_is_the_plain_call():
