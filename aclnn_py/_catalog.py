@@ -29,6 +29,7 @@ import os
 import platform
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def custom_packages(root: Path) -> list[Path]:
         text = config.read_text(errors="replace")
     except OSError:
         text = ""
-    parser = configparser.ConfigParser()
+    parser = configparser.ConfigParser(inline_comment_prefixes=("#", ";"), strict=False)
     try:
         parser.read_string("[vendors]\n" + text)
         priority = parser.get("vendors", "load_priority", fallback="")
@@ -303,9 +304,19 @@ def check_trusted(library: Path) -> None:
                 f"{ENV_TRUST_CUSTOM_OPP}=1 if you trust it")
 
 
+_on_forget: list[Callable[[], None]] = []
+
+
+def on_forget(callback: Callable[[], None]) -> None:
+    """Have ``callback`` drop what was derived from the operators found, at :func:`forget`."""
+    _on_forget.append(callback)
+
+
 def forget() -> None:
     """Scan again at the next use (for tests that change the environment)."""
     global _sources
     with _lock:
         _sources = None
         _signatures.clear()
+    for callback in _on_forget:
+        callback()

@@ -392,7 +392,7 @@ def _arguments(caller: str, names: tuple[str, ...], args: tuple[Any, ...],
         if name not in names:
             raise TypeError(f"{caller} got an unexpected argument {name!r}; it takes "
                             f"{', '.join(names)}")
-        if values.get(name) is not None:
+        if name in values:  # given by position too (None included), as Python refuses
             raise TypeError(f"{caller} got {name!r} twice")
         values[name] = value
     return values

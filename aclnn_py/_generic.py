@@ -203,6 +203,8 @@ _specs: dict[tuple[Any, ...], OperatorSpec] = {}
 # Calls of one operator with n positional arguments, no keywords and no out=, that ran
 # before with every tensor given: (spec, positions of the tensors, of the attributes).
 _fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
+_catalog.on_forget(_fast.clear)
+_catalog.on_forget(_specs.clear)
 
 
 def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tuple[str, ...],
@@ -458,15 +460,17 @@ def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
 def _check_given_out(operator: str, name: str, array: Any, on_device: bool) -> None:
     if on_device:
         if not isinstance(array, DeviceArray):
-            raise TypeError(f"{operator}: out {name} must be an aclnn_py.DeviceArray (the "
-                            f"inputs include device arrays), got {type(array).__name__}")
+            raise TypeError(f"{operator}: the out= array for {name} must be an "
+                            "aclnn_py.DeviceArray (the inputs include device arrays), got "
+                            f"{type(array).__name__}")
         array.require_live(name)
         return
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"{operator}: out {name} must be a numpy.ndarray, got "
+        raise TypeError(f"{operator}: the out= array for {name} must be a numpy.ndarray, got "
                         f"{type(array).__name__}")
     if not array.flags.writeable or not array.flags.c_contiguous:
-        raise ValueError(f"{operator}: out {name} must be a writable C-contiguous array")
+        raise ValueError(f"{operator}: the out= array for {name} must be a writable C-contiguous "
+                         "array")
     acl_dtype(array.dtype, all_dtypes(), argument=name)
 
 

@@ -157,3 +157,41 @@ def test_the_value_of_a_negative_zero_is_still_negative_zero():
     assert c_float(-0.0) is NEGATIVE_ZERO and c_float(0.0) == 0.0 and c_float(0.0) != NEGATIVE_ZERO
     assert float(NEGATIVE_ZERO) == 0.0 and np.signbit(float(NEGATIVE_ZERO))
     assert {c_float(-0.0): 1, 0.0: 2}[NEGATIVE_ZERO] == 1
+
+
+def test_a_positional_none_and_the_same_name_as_keyword_is_refused():
+    x = np.ones(3, np.float32)
+    with pytest.raises(TypeError, match="got 'self' twice"):
+        aclnn_py.call("aclnnAdd", None, x, 1, self=x)
+    with pytest.raises(TypeError, match="got 'x' twice"):  # plans bind the same way
+        aclnn_py.MseLossPlan(None, x, x=x)
+
+
+def test_a_wrong_out_names_the_output_once():
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match=r"aclnnAdd: the out= array for out must be a writable"):
+        aclnn_py.call("aclnnAdd", x, x, 1, out=np.ones(6, np.float32)[::2])
+
+
+@pytest.mark.emulator_only
+def test_forget_drops_the_per_call_shortcuts_with_the_catalog(tmp_path, fresh_catalog):
+    x = np.arange(4, dtype=np.float32)
+    aclnn_py.call("aclnnAddCustom", x, x)  # the shortcut now leads to the install's package
+    package = _copy_package(tmp_path)
+    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    _catalog.forget()
+    np.testing.assert_array_equal(aclnn_py.call("aclnnAddCustom", x, x), 2 * x)
+    from aclnn_py import _generic
+
+    spec = next(iter(_generic._fast.values()))[0]
+    assert spec.library == str(package / "op_api" / "lib" / "libcust_opapi.so")
+
+
+def test_config_ini_comments_and_repeated_keys(tmp_path, fresh_catalog):
+    vendors = tmp_path / "opp" / "vendors"
+    vendors.mkdir(parents=True)
+    (vendors / "config.ini").write_text("# vendors\nload_priority=old\n"
+                                        "load_priority = first, second  # newest wins\n")
+    fresh_catalog.setenv("ASCEND_OPP_PATH", str(tmp_path / "opp"))
+    fresh_catalog.delenv("ASCEND_CUSTOM_OPP_PATH", raising=False)
+    assert _catalog.custom_packages(tmp_path) == [vendors / "first", vendors / "second"]

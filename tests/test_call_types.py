@@ -171,7 +171,7 @@ def test_output_lists_need_out_as_a_sequence_of_arrays():
             aclnn_py.call(OP, xs, weights, mask, out=(y, terms[0]))
         with pytest.raises(TypeError, match=r"out terms\[1\] is None"):
             aclnn_py.call(OP, xs, weights, mask, out=(y, [terms[0], None]))
-        with pytest.raises(TypeError, match=r"out terms\[0\] must be a numpy.ndarray"):
+        with pytest.raises(TypeError, match=r"out= array for terms\[0\] must be a numpy.ndarray"):
             aclnn_py.call(OP, xs, weights, mask, out=(y, [[1.0], terms[1]]))
 
 
