@@ -601,7 +601,21 @@ class Event:
 # ---- aclTensor descriptors -------------------------------------------------
 
 
-class AclTensor:
+class _HandleOwner:
+    """Owns one CANN object through an ``aclpyHandle`` (``_owned``), which destroys it in C
+    when the owner is collected without :meth:`destroy`; ``handle`` is the object."""
+
+    __slots__ = ("handle", "_owned")
+    handle: Any
+    _owned: Any
+    _destroy_api = ""  # the CANN function that destroys it
+
+    def destroy(self) -> None:
+        """Release the object now. Safe to call twice."""
+        ll.handle_release(self._owned, self._destroy_api)
+
+
+class AclTensor(_HandleOwner):
     """Owns one ``aclTensor`` descriptor (host-side; the data stays with its buffer).
 
     ``shape``, ``strides`` and ``offset`` count elements; the storage is described
@@ -610,17 +624,14 @@ class AclTensor:
     object is collected without :meth:`destroy`.
     """
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyTensor"
 
     def __init__(self, shape: tuple[int, ...], acl_dtype: int, strides: tuple[int, ...],
                  offset: int, storage_size: int, data: Any) -> None:
         owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR)
         self.handle = ll.create_owned_tensor(owned, shape, acl_dtype, strides, offset,
                                              (storage_size,), data)
-
-    def destroy(self) -> None:
-        """Release the descriptor now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyTensor")
 
     def __enter__(self) -> AclTensor:
         return self
@@ -629,11 +640,12 @@ class AclTensor:
         self.destroy()
 
 
-class AclScalar:
+class AclScalar(_HandleOwner):
     """Owns one ``aclScalar`` (a host value CANN copies at creation), destroyed in C
     when the object is collected without :meth:`destroy`."""
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyScalar"
 
     def __init__(self, value: Any, acl_dtype: int) -> None:
         """``value``: a float for ACL_FLOAT / ACL_DOUBLE, else a one-element numpy array
@@ -641,73 +653,57 @@ class AclScalar:
         owned = self._owned = ll.new_handle(ll.HANDLE_SCALAR)
         self.handle = ll.create_owned_scalar(owned, value, acl_dtype)
 
-    def destroy(self) -> None:
-        """Release the scalar now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyScalar")
 
-
-class AclIntArray:
+class AclIntArray(_HandleOwner):
     """Owns one ``aclIntArray`` (CANN copies the values), destroyed in C when the object
     is collected without :meth:`destroy`."""
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyIntArray"
 
     def __init__(self, values: tuple[int, ...]) -> None:
         owned = self._owned = ll.new_handle(ll.HANDLE_INT_ARRAY)
         self.handle = ll.create_owned_int_array(owned, tuple(int(v) for v in values))
 
-    def destroy(self) -> None:
-        """Release the array now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyIntArray")
 
-
-class AclFloatArray:
+class AclFloatArray(_HandleOwner):
     """Owns one ``aclFloatArray`` (CANN copies the values, as C floats), destroyed in C when
     the object is collected without :meth:`destroy`."""
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyFloatArray"
 
     def __init__(self, values: tuple[float, ...]) -> None:
         owned = self._owned = ll.new_handle(ll.HANDLE_FLOAT_ARRAY)
         self.handle = ll.create_owned_float_array(owned, tuple(float(v) for v in values))
 
-    def destroy(self) -> None:
-        """Release the array now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyFloatArray")
 
-
-class AclBoolArray:
+class AclBoolArray(_HandleOwner):
     """Owns one ``aclBoolArray`` (CANN copies the values), destroyed in C when the object is
     collected without :meth:`destroy`."""
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyBoolArray"
 
     def __init__(self, values: tuple[bool, ...]) -> None:
         owned = self._owned = ll.new_handle(ll.HANDLE_BOOL_ARRAY)
         self.handle = ll.create_owned_bool_array(owned, tuple(bool(v) for v in values))
 
-    def destroy(self) -> None:
-        """Release the array now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyBoolArray")
 
-
-class AclTensorList:
+class AclTensorList(_HandleOwner):
     """Owns one ``aclTensorList`` and, through it, its tensors: CANN's
     ``aclDestroyTensorList`` destroys the tensors of a list, so the :class:`AclTensor` objects
     given are emptied when the list is made (their :meth:`AclTensor.destroy` then does
     nothing). If the list cannot be made they keep their tensors."""
 
-    __slots__ = ("handle", "_owned")
+    __slots__ = ()
+    _destroy_api = "aclDestroyTensorList"
 
     def __init__(self, tensors: Sequence[AclTensor]) -> None:
         owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR_LIST)
         self.handle = ll.create_owned_tensor_list(owned, [tensor._owned for tensor in tensors])
         for tensor in tensors:
             tensor.handle = ll.NULL
-
-    def destroy(self) -> None:
-        """Release the list and its tensors now. Safe to call twice."""
-        ll.handle_release(self._owned, "aclDestroyTensorList")
 
 
 class CString:
