@@ -294,8 +294,11 @@ class Stream:
         self.key = ll.address(self.handle)
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began.
+        # _queued counts the holds whose work is queued (published after the launch,
+        # under the lock): a synchronisation reads its mark there without the lock.
         self._keepalive: list[Any] = []
         self._released = 0
+        self._queued = 0
         self._keepalive_lock = threading.Lock()
         self._state_lock = threading.RLock()  # closing against waiting
         self._closed = False
@@ -313,8 +316,7 @@ class Stream:
 
     def _wait(self) -> None:
         activate(self.device)
-        with self._keepalive_lock:
-            mark = self._released + len(self._keepalive)  # as queued_mark()
+        mark = self._queued  # as queued_mark()
         try:
             ll.synchronize_stream(self.handle)
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
@@ -346,6 +348,9 @@ class Stream:
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
                 raise
+            # Interrupted before this line, the hold waits for a later publication (or
+            # for close): held longer, never dropped early.
+            self._queued = self._released + len(keepalive)
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:
@@ -371,9 +376,12 @@ class Stream:
                             function(*arguments)
                             queued = True
                 except (AclError, ValueError):
-                    if not queued:
+                    if queued:
+                        self._queued = self._released + len(keepalive)
+                    else:
                         keepalive.pop()
                     raise
+                self._queued = self._released + len(keepalive)
         except (AclError, ValueError):
             if queued:
                 with contextlib.suppress(AclError):  # the error raised is the one to report
@@ -381,9 +389,8 @@ class Stream:
             raise
 
     def queued_mark(self) -> int:
-        """A mark after everything held so far, for :meth:`release_queued`."""
-        with self._keepalive_lock:
-            return self._released + len(self._keepalive)
+        """A mark after every hold whose work is queued, for :meth:`release_queued`."""
+        return self._queued
 
     def release_queued(self, mark: int) -> None:
         """Drop what was held before ``mark``: the work that used it is done. Whatever
@@ -392,10 +399,14 @@ class Stream:
         with self._keepalive_lock:
             count = mark - self._released
             if count > 0:
-                dropped = self._keepalive[:count]
+                keepalive = self._keepalive
                 # Count first: interrupted between the two, later marks err towards holding.
                 self._released += count
-                del self._keepalive[:count]
+                if count == len(keepalive):  # the usual case: everything held so far
+                    dropped, self._keepalive = keepalive, []
+                else:
+                    dropped = keepalive[:count]
+                    del keepalive[:count]
         del dropped  # released outside the lock
 
     @property
