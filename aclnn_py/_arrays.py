@@ -283,28 +283,32 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
     return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
 
 
-def host_array(value: Any) -> np.ndarray:
+def host_array(value: Any, argument: str = "array") -> np.ndarray:
     """``value`` as a numpy array, without a copy where it can: anything ``numpy.asarray``
     takes, CPU PyTorch tensors (``requires_grad`` and ``torch.bfloat16`` ones too; PyTorch
-    is not imported for this) and other objects exporting CPU memory through DLPack."""
+    is not imported for this) and other objects exporting CPU memory through DLPack.
+    Errors name ``argument``."""
     if isinstance(value, np.ndarray):
         return value
     if type(value).__module__.split(".", 1)[0] == "torch":
-        return _torch_array(value)
+        return _torch_array(value, argument)
     if hasattr(value, "__dlpack__"):
         try:
             return np.from_dlpack(value)
         except (TypeError, ValueError, BufferError, RuntimeError) as error:
-            raise TypeError(f"{type(value).__name__} exports DLPack, but numpy cannot read it "
-                            f"({error}); pass a numpy array") from None
-    return np.asarray(value)
+            raise TypeError(f"{argument}: {type(value).__name__} exports DLPack, but numpy "
+                            f"cannot read it ({error}); pass a numpy array") from None
+    try:
+        return np.asarray(value)
+    except ValueError as error:  # ragged nesting, for one
+        raise ValueError(f"{argument}: numpy cannot make an array of it ({error})") from None
 
 
-def _torch_array(tensor: Any) -> np.ndarray:
+def _torch_array(tensor: Any, argument: str) -> np.ndarray:
     tensor = tensor.detach()  # read, not differentiated: the result is a numpy array
     if tensor.device.type != "cpu":
-        raise TypeError(f"a PyTorch tensor on {tensor.device} cannot be read from the host; "
-                        "move it with .cpu() first")
+        raise TypeError(f"{argument}: a PyTorch tensor on {tensor.device} cannot be read from "
+                        "the host; move it with .cpu() first")
     torch = sys.modules["torch"]
     array: np.ndarray
     if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16: the bits, viewed as ml_dtypes'

@@ -38,8 +38,10 @@ ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch te
 # ---- validation -------------------------------------------------------------------
 
 
-def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceArray:
-    """``value`` as an array (device arrays stay); a bare Python number takes ``like``.
+def _as_array(value: Any, like: np.dtype | None = None, argument: str = "array"
+              ) -> np.ndarray | DeviceArray:
+    """``value`` (the argument named ``argument``) as an array (device arrays stay); a
+    bare Python number takes ``like``.
 
     Non-native byte order is swapped here: the device reads native numbers.
     """
@@ -47,7 +49,7 @@ def _as_array(value: Any, like: np.dtype | None = None) -> np.ndarray | DeviceAr
         return value
     if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         return np.asarray(value, dtype=like)
-    array = host_array(value)
+    array = host_array(value, argument)
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     return array
@@ -84,7 +86,7 @@ def _arrays(spec: OperatorSpec, inputs: Sequence[Any]) -> dict[str, Any]:
     """The inputs as arrays by name; Python numbers take the dtype of ``spec.like``."""
     like = None
     if spec.like:
-        like = _as_array(inputs[spec.inputs.index(spec.like)])
+        like = _as_array(inputs[spec.inputs.index(spec.like)], argument=spec.like)
     arrays = {}
     for name, value in zip(spec.inputs, inputs):
         if name == spec.like:
@@ -95,9 +97,9 @@ def _arrays(spec: OperatorSpec, inputs: Sequence[Any]) -> dict[str, Any]:
                 # A Python number has no dtype of its own: the array it would take it from
                 # is the one to blame.
                 acl_dtype(like.dtype, spec.dtypes, argument=spec.like)
-            arrays[name] = _as_array(value, like.dtype)
+            arrays[name] = _as_array(value, like.dtype, name)
         else:
-            arrays[name] = _as_array(value)
+            arrays[name] = _as_array(value, argument=name)
     return arrays
 
 

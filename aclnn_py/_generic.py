@@ -23,7 +23,7 @@ from ._arrays import DeviceArray, empty, to_device
 from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
 from ._dtypes import acl_dtype, all_dtypes
 from ._runtime import Stream
-from ._specs import Attribute, OperatorSpec, c_float
+from ._specs import Attribute, OperatorSpec, c_complex, c_float
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -115,8 +115,11 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
             raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
                             f"{type(value).__name__}")
         item = value.item() if isinstance(value, np.generic) else value
-        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype,
-                c_float(item) if isinstance(item, float) else item)
+        if isinstance(item, float):
+            item = c_float(item)
+        elif isinstance(item, complex):
+            item = c_complex(item)
+        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
     if c_type in _INT_ARRAYS:
         items = _items(where, value, "integers")
         for item in items:
@@ -327,11 +330,11 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             members = _members(name, p.name, value)
             lists[p.name] = len(members)
             for index, member in enumerate(members):
-                array = _as_array(member)
+                array = _as_array(member, argument=f"{p.name}[{index}]")
                 acl_dtype(array.dtype, all_dtypes(), argument=f"{p.name}[{index}]")
                 arrays[f"{p.name}[{index}]"] = array
         else:
-            array = _as_array(value)
+            array = _as_array(value, argument=p.name)
             if p.role == "inout":
                 _check_inplace(name, p.name, value, array)
             acl_dtype(array.dtype, all_dtypes(), argument=p.name)

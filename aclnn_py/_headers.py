@@ -24,7 +24,10 @@ PHASE1_SUFFIX = "GetWorkspaceSize"
 PHASE1_TAIL = ("uint64_t *", "aclOpExecutor **")
 PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 
-_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)
+# A // comment goes on past a line ending in a backslash; an unterminated /* comment
+# runs to the end (what follows it is not code).
+_COMMENT_OR_STRING = re.compile(r'//(?:\\\r?\n|[^\n])*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"',
+                                re.S)
 _ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
 _PROTOTYPE = re.compile(r"\b(aclnn\w+)\s*\(")

@@ -71,6 +71,36 @@ def c_float(value: float) -> float:
     return NEGATIVE_ZERO if value == 0 and math.copysign(1.0, value) < 0 else value
 
 
+def _negative_zero(part: float) -> bool:
+    return part == 0 and math.copysign(1.0, part) < 0
+
+
+class _SignedZeroComplex(complex):
+    """A complex value with a -0.0 part, as a C argument: for the reason of
+    :class:`_NegativeZero`, it equals only a complex with the same value and signs."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple[float, float, bool, bool]:
+        return (self.real, self.imag, _negative_zero(self.real), _negative_zero(self.imag))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _SignedZeroComplex) and self._key() == other._key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("signed zero complex", *self._key()))
+
+
+def c_complex(value: complex) -> complex:
+    """``value`` as a C attribute's value: itself, unless a part is -0.0."""
+    if _negative_zero(value.real) or _negative_zero(value.imag):
+        return _SignedZeroComplex(value)
+    return value
+
+
 def to_beta(value: Any) -> float:
     """``beta`` as CANN's ``float``: a finite number, not negative (as PyTorch requires)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

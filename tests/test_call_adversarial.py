@@ -39,10 +39,21 @@ FOO = [("self", "const aclTensor *", "input"), ("out", "aclTensor *", "output")]
     "typedef aclnnStatus (*aclnnCallback)(void *data);\n" + PROTOTYPE + PHASE2,
     "aclnnStatus aclnnSetHook(void (*hook)(int));\n" + PROTOTYPE + PHASE2,
     "static inline int aclnnHelper(int a) { return aclnnOther(1); }\n" + PROTOTYPE + PHASE2,
+    # A // comment ending in a backslash goes on over the next line, as in C.
+    "// the old spelling: \\\naclnnStatus aclnnFooGetWorkspaceSize(int old);\n" + PROTOTYPE
+    + PHASE2,
+    "// the old spelling: \\\r\naclnnStatus aclnnFooGetWorkspaceSize(int old);\r\n"
+    + PROTOTYPE + PHASE2,
 ])
 def test_headers_written_in_less_common_styles(text):
     assert _parameters(text) == FOO
     assert _headers.operator_names(text)[-1] == "aclnnFoo"
+
+
+def test_what_follows_an_unterminated_comment_is_not_read_as_declarations():
+    text = PROTOTYPE + PHASE2 + "/* aclnnStatus aclnnBarGetWorkspaceSize(const aclTensor *x,\n"
+    assert _headers.operator_names(text) == ["aclnnFoo"]
+    assert _parameters(text) == FOO
 
 
 def test_const_written_after_the_type_is_the_same_type():
@@ -195,3 +206,34 @@ def test_config_ini_comments_and_repeated_keys(tmp_path, fresh_catalog):
     fresh_catalog.setenv("ASCEND_OPP_PATH", str(tmp_path / "opp"))
     fresh_catalog.delenv("ASCEND_CUSTOM_OPP_PATH", raising=False)
     assert _catalog.custom_packages(tmp_path) == [vendors / "first", vendors / "second"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda ragged: aclnn_py.mse_loss_backward(1.0, ragged, 0.0),
+    lambda ragged: aclnn_py.add(np.ones(2, np.float32), ragged),
+    lambda ragged: aclnn_py.call("aclnnAdd", np.ones(2, np.float32), ragged, 1.0),
+], ids=["curated", "curated-second", "call"])
+def test_a_ragged_input_is_refused_naming_its_parameter(call):
+    expected = r"^(x|y|other): numpy cannot make an array of it \(.*inhomogeneous"
+    with no_device_work(), pytest.raises(ValueError, match=expected):
+        call([[1.0, 2.0], [3.0]])
+
+
+def test_a_ragged_member_of_a_tensor_list_is_refused_naming_its_place():
+    out = (np.empty(3, np.float32), [np.empty(3, np.float32), np.empty(3, np.float32)])
+    with no_device_work(), pytest.raises(ValueError, match=r"^x\[1\]: numpy cannot make"):
+        aclnn_py.call("aclnnWeightedSumCustom", [np.ones(3, np.float32), [[1.0], [2.0, 3.0]]],
+                      [1.0, 2.0], [True, True], out=out)
+
+
+def test_a_complex_scalar_with_a_negative_zero_part_is_a_signature_of_its_own():
+    from aclnn_py._generic import convert_attribute
+
+    alpha = aclnn_py.signature("aclnnAdd").parameters[2]
+    keys = [convert_attribute("op", alpha, np.complex64(value))
+            for value in (0j, complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0))]
+    assert len(set(keys)) == 4 and all(a != b for a in keys for b in keys if a is not b)
+    again = convert_attribute("op", alpha, np.complex64(complex(-0.0, 0.0)))
+    assert again == keys[1] and hash(again) == hash(keys[1])
+    value = np.array([keys[3][2]], keys[3][1])  # the scalar handed to aclCreateScalar
+    assert np.signbit(value.real).all() and np.signbit(value.imag).all()
