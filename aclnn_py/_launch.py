@@ -171,6 +171,16 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
         raise
 
 
+def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> None:
+    """Wait for other streams' work on ``arrays``, then mark them used by ``stream``."""
+    for array in arrays:
+        other = array.stream
+        if other is not stream:
+            if other is not None:
+                array.synchronize()
+            array.stream = stream
+
+
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
     repeatable executor, kept for relaunching on any stream of the arrays' device."""
@@ -207,12 +217,7 @@ class RepeatableLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that)."""
-        for array in arrays:
-            other = array.stream
-            if other is not stream:
-                if other is not None:
-                    array.synchronize()
-                array.stream = stream
+        _move_to(stream, arrays)
         stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
@@ -338,12 +343,7 @@ class OneShotLaunch:
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
         if track:
-            for array in arrays:
-                other = array.stream
-                if other is not stream:
-                    if other is not None:
-                        array.synchronize()
-                    array.stream = stream
+            _move_to(stream, arrays)
         for _ in range(2):
             workspace = self._workspace
             held = [self, workspace, arrays, hold]  # the launch adds its executor

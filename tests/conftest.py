@@ -119,6 +119,14 @@ def no_device_work():
         assert after[key] == before[key], (key, after)
 
 
+def status_of(call, *args) -> int:
+    """The status of the AclError ``call(*args)`` must raise, which must carry CANN's message."""
+    with pytest.raises(aclnn_py.AclError) as info:
+        call(*args)
+    assert info.value.message
+    return info.value.status
+
+
 def fired_faults() -> list[str]:
     """The APIs of the injected faults that have fired since faults were last cleared."""
     return [fault["api"] for fault in aclnn_py.emulator.faults() if fault["fired"]]

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import LowLevelResources, no_device_work
+from conftest import LowLevelResources, no_device_work, status_of
 
 import aclnn_py
 from aclnn_py import _catalog, _runtime
@@ -402,13 +402,6 @@ def s(device):
     resources = Resources()
     yield resources
     resources.release()
-
-
-def status_of(call, *args) -> int:
-    with pytest.raises(AclError) as info:
-        call(*args)
-    assert info.value.message
-    return info.value.status
 
 
 def bound():

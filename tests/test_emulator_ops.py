@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import LowLevelResources, run_python
+from conftest import LowLevelResources, run_python, status_of
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -39,12 +39,6 @@ SHAPES = {"same": ((3, 4), (3, 4)), "row": ((3, 4), (4,)), "column": ((3, 1), (1
 PARAM_NULLPTR = 161001
 PARAM_INVALID = 161002
 INNER_NULLPTR = 561103
-
-
-def status_of(call, *args) -> int:
-    with pytest.raises(AclError) as info:
-        call(*args)
-    return info.value.status
 
 
 class Resources(LowLevelResources):

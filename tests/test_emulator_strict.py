@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import LowLevelResources, fired_faults, run_python
+from conftest import LowLevelResources, fired_faults, run_python, status_of
 
 import aclnn_py
 from aclnn_py import _lowlevel as ll
@@ -79,12 +79,6 @@ def res(device):
     resources = Resources()
     yield resources
     resources.release()
-
-
-def status_of(call, *args) -> int:
-    with pytest.raises(AclError) as info:
-        call(*args)
-    return info.value.status
 
 
 def aligned_host(values: np.ndarray) -> np.ndarray:
