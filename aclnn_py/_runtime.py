@@ -294,11 +294,8 @@ class Stream:
         self.key = ll.address(self.handle)
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began.
-        # _queued counts the holds whose work is queued (published after the launch,
-        # under the lock): a synchronisation reads its mark there without the lock.
         self._keepalive: list[Any] = []
         self._released = 0
-        self._queued = 0
         self._keepalive_lock = threading.Lock()
         self._state_lock = threading.RLock()  # closing against waiting
         self._closed = False
@@ -316,7 +313,10 @@ class Stream:
 
     def _wait(self) -> None:
         activate(self.device)
-        mark = self._queued  # as queued_mark()
+        # Under the lock: a launch another thread is queuing right now (past its last
+        # checks: a retired plan, a freed array) is queued before this wait begins.
+        with self._keepalive_lock:
+            mark = self._released + len(self._keepalive)  # as queued_mark()
         try:
             ll.synchronize_stream(self.handle)
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
@@ -348,9 +348,6 @@ class Stream:
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
                 raise
-            # Interrupted before this line, the hold waits for a later publication (or
-            # for close): held longer, never dropped early.
-            self._queued = self._released + len(keepalive)
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:
@@ -376,12 +373,9 @@ class Stream:
                             function(*arguments)
                             queued = True
                 except (AclError, ValueError):
-                    if queued:
-                        self._queued = self._released + len(keepalive)
-                    else:
+                    if not queued:
                         keepalive.pop()
                     raise
-                self._queued = self._released + len(keepalive)
         except (AclError, ValueError):
             if queued:
                 with contextlib.suppress(AclError):  # the error raised is the one to report
@@ -389,8 +383,10 @@ class Stream:
             raise
 
     def queued_mark(self) -> int:
-        """A mark after every hold whose work is queued, for :meth:`release_queued`."""
-        return self._queued
+        """A mark after everything held so far, for :meth:`release_queued` (taken under the
+        lock, so a launch being queued is counted and queued first)."""
+        with self._keepalive_lock:
+            return self._released + len(self._keepalive)
 
     def release_queued(self, mark: int) -> None:
         """Drop what was held before ``mark``: the work that used it is done. Whatever
@@ -419,12 +415,17 @@ class Stream:
         with self._state_lock:
             if self._closed:
                 return
-            with self._keepalive_lock:  # from here on nothing more is queued
-                self._closed = True
-            try:
+            waited = False
+            try:  # entered before the stream counts as closed: an interrupt cannot skip it
+                with self._keepalive_lock:  # from here on nothing more is queued
+                    self._closed = True
                 self._wait()  # CANN's doc: synchronise before aclrtDestroyStream
+                waited = True
             finally:
-                if self._finalizer.detach() is not None:
+                if self._closed and not waited:  # interrupted before or in the wait
+                    with contextlib.suppress(AclError):
+                        self._wait()
+                if self._closed and self._finalizer.detach() is not None:
                     activate(self.device)
                     try:
                         ll.destroy_stream(self.handle)

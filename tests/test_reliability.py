@@ -492,36 +492,9 @@ class _Held:
     """Something queued work holds (weakly observable)."""
 
 
-def test_a_synchronisation_never_releases_a_hold_whose_launch_is_still_being_queued():
+def test_an_interrupt_after_a_launch_keeps_its_hold_until_the_next_synchronisation():
     import weakref
     stream = aclnn_py.Stream()
-    entered, go = threading.Event(), threading.Event()
-    held = _Held()
-    alive = weakref.ref(held)
-
-    def slow_launch() -> None:
-        entered.set()
-        go.wait(5)
-
-    thread = threading.Thread(target=stream.queue, args=(held, slow_launch))
-    thread.start()
-    del held
-    assert entered.wait(5)
-    waiter = threading.Thread(target=stream.synchronize)
-    waiter.start()  # its mark counts only work already queued
-    go.set()
-    thread.join()
-    waiter.join()
-    assert alive() is not None  # the launch was queued after that synchronisation began
-    stream.synchronize()
-    assert alive() is None
-    stream.close()
-
-
-def test_an_interrupt_after_a_launch_keeps_its_hold_until_a_later_synchronisation():
-    import weakref
-    stream = aclnn_py.Stream()
-    x = up(1.0, (8,))
     held = _Held()
     alive = weakref.ref(held)
 
@@ -531,26 +504,7 @@ def test_an_interrupt_after_a_launch_keeps_its_hold_until_a_later_synchronisatio
     with pytest.raises(KeyboardInterrupt):
         stream.queue(held, interrupted_after_queuing)
     del held
-    stream.synchronize()
-    assert alive() is not None  # held longer, never dropped early
-    aclnn_py.mse_loss(x, x, "none", stream=stream)  # the next queue publishes it
-    stream.synchronize()
+    assert alive() is not None  # the work may be queued: held
+    stream.synchronize()  # began after it: done
     assert alive() is None
     stream.close()
-
-
-def test_closing_a_stream_releases_a_hold_an_interrupt_left_unpublished():
-    import weakref
-    stream = aclnn_py.Stream()
-    held = _Held()
-    alive = weakref.ref(held)
-
-    def interrupt() -> None:
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        stream.queue(held, interrupt)
-    del held
-    assert alive() is not None
-    stream.close()  # waited for the stream: nothing it held is in use
-    assert alive() is None

@@ -1,0 +1,357 @@
+"""Adversarial checks of what a stream synchronisation guarantees while other threads are
+queueing work on the same stream, and of close() under an interrupt.
+
+The races are pinned with ``sys.settrace``: the launching thread stops at a chosen line of
+``RepeatableLaunch._bind_and_launch`` -- inside ``Stream.queue``, under the stream's lock,
+after the last liveness check and rebind, right before the work is queued -- and waits
+there (at most ``PAUSE`` seconds) while another thread does what a user may do at that
+moment. A synchronisation takes its mark under that lock, so it waits for the launch and
+then for its work; the tests only check outcomes, never timings.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import threading
+
+import numpy as np
+import pytest
+from conftest import run_python
+
+import aclnn_py
+from aclnn_py import _launch, _runtime
+
+PAUSE = 0.5  # how long the launching thread waits at its line for the other thread
+
+
+def up(value: float, shape=(1024,)) -> aclnn_py.DeviceArray:
+    return aclnn_py.to_device(np.full(shape, value, np.float32))
+
+
+def _line_of(function, text: str) -> int:
+    lines, start = inspect.getsourcelines(function)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+class _PausedAt:
+    """Runs ``action`` in a thread that stops once at the line of ``function`` containing
+    ``text``: it sets ``entered``, then waits for ``go`` (at most 5 s)."""
+
+    def __init__(self, function, text: str, action) -> None:
+        self.code = function.__code__
+        self.line = _line_of(function, text)
+        self.entered, self.go = threading.Event(), threading.Event()
+        self.box: dict = {}
+        self.thread = threading.Thread(target=self._run, args=(action,))
+        self.thread.start()
+
+    def _tracer(self, frame, event, arg):
+        if event == "call" and frame.f_code is self.code:
+            return self._local
+        return None
+
+    def _local(self, frame, event, arg):
+        if event == "line" and frame.f_lineno == self.line and not self.entered.is_set():
+            self.entered.set()
+            self.go.wait(5)
+        return self._local
+
+    def _run(self, action) -> None:
+        sys.settrace(self._tracer)
+        try:
+            self.box["result"] = action()
+        except BaseException as error:  # reported through the box
+            self.box["error"] = error
+        finally:
+            sys.settrace(None)
+
+    def release(self) -> None:
+        self.go.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def _in_thread(action) -> threading.Thread:
+    thread = threading.Thread(target=action, daemon=True)
+    thread.start()
+    return thread
+
+
+LAUNCH_LINE = "self._launch(self._workspace_pointer"
+
+
+# ---- defects: a synchronisation no longer waits for a launch being queued ---------------
+
+
+def test_closing_a_plan_never_destroys_the_executor_of_a_run_being_queued():
+    """Plan.close() retires the launch, synchronises the stream and destroys the executor;
+    a run that already passed the retire check must be waited for by that synchronisation
+    (``RepeatableLaunch._bind_and_launch``: "a retired launch is refused here or waited
+    for by the retiring synchronisation")."""
+    x0, x1, y = up(0.0), up(3.0), up(5.0, (1,))
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x0, y, "none", stream=stream)
+    plan.run().synchronize()
+    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+                    lambda: plan.run(x=x1))
+    assert run.entered.wait(5)
+    closer = _in_thread(plan.close)
+    closer.join(PAUSE)  # the run is inside its launch: close() must wait for it
+    run.release()
+    closer.join(10)
+    assert "error" not in run.box, run.box["error"]  # new code: AclError 561103, executor destroyed
+    np.testing.assert_array_equal(run.box["result"].numpy(), np.full(1024, 4.0, np.float32))
+    stream.close()
+
+
+def test_freeing_an_input_never_lets_a_launch_being_queued_read_reused_memory():
+    """DeviceArray.free() retires the buffer, synchronises the array's stream, then gives
+    the block back; a launch that already took the array's address must be waited for
+    ("a launch racing this free in another thread is either refused or waited for").
+    Here the pool hands the block to new arrays and the launch silently computes with
+    their contents."""
+    x, y = up(2.0), up(1.0)
+    stream = aclnn_py.Stream()
+    aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()  # cached: no phase 1 below
+    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+                    lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
+    assert run.entered.wait(5)
+    freer = _in_thread(x.free)
+    freer.join(PAUSE)
+    reused = [up(-1.0) for _ in range(3)] if not freer.is_alive() else []
+    run.release()
+    freer.join(10)
+    if "error" in run.box:  # refusing the launch is allowed
+        assert isinstance(run.box["error"], ValueError), run.box["error"]
+    else:  # new code: (-1 - 1)**2 == 4, computed from memory that now belongs to `reused`
+        np.testing.assert_array_equal(run.box["result"].numpy(), np.full(1024, 1.0, np.float32))
+    stream.close()
+    del reused
+
+
+def test_freeing_a_plans_output_never_lets_a_run_being_queued_write_into_another_array():
+    """As above with the output: a run rebinding ``out`` to an array another thread frees
+    writes, on the new code, into whichever array the pool hands that block to next."""
+    x, y = up(2.0), up(1.0)
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
+    plan.run().synchronize()
+    out = aclnn_py.empty((1024,), np.float32)
+    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+                    lambda: plan.run(out=out))
+    assert run.entered.wait(5)
+    freer = _in_thread(out.free)
+    freer.join(PAUSE)
+    bystanders = [up(7.0) for _ in range(3)] if not freer.is_alive() else []
+    run.release()
+    freer.join(10)
+    assert "error" not in run.box or isinstance(run.box["error"], ValueError), run.box
+    stream.synchronize()
+    for array in bystanders:  # new code: one of them now holds the run's 1.0s
+        np.testing.assert_array_equal(array.numpy(), np.full(1024, 7.0, np.float32))
+    plan.close()
+    stream.close()
+
+
+def test_moving_an_array_to_another_stream_waits_for_a_launch_being_queued_on_the_first():
+    """A launch marks its arrays as used by its stream before queuing; a launch on another
+    stream that writes one of them first synchronises that stream (``_launch._move_to``),
+    which must include work being queued right then. On the new code the write on the
+    second stream is ordered before the read on the first, and the first call computes
+    with the overwritten input."""
+    x, y = up(2.0), up(1.0)
+    first, second = aclnn_py.Stream(), aclnn_py.Stream()
+    aclnn_py.mse_loss(x, y, "none", stream=first).synchronize()  # cached on `first`
+    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+                    lambda: aclnn_py.mse_loss(x, y, "none", stream=first))
+    assert run.entered.wait(5)
+    ten = up(10.0)
+    # Writes x on `second` (mse_loss(10, 1) == 81): waits for `first`'s work on x first.
+    writer = _in_thread(lambda: aclnn_py.mse_loss(ten, y, "none", out=x, stream=second)
+                        .synchronize())
+    writer.join(PAUSE)
+    run.release()
+    writer.join(10)
+    assert not writer.is_alive()
+    assert "error" not in run.box, run.box["error"]
+    np.testing.assert_array_equal(run.box["result"].numpy(), np.full(1024, 1.0, np.float32))
+    np.testing.assert_array_equal(x.numpy(), np.full(1024, 81.0, np.float32))
+    first.close()
+    second.close()
+
+
+# ---- defect (older than 3ff92c0): an interrupt between marking closed and waiting ----------
+
+
+def test_an_interrupt_right_after_close_marks_the_stream_closed_leaves_nothing_unfinished():
+    """Stream.close() marks the stream closed under the queueing lock; a KeyboardInterrupt
+    handled right after the lock's ``__exit__`` returns (a point where CPython runs signal
+    handlers; played here by raising at the next line) must not leave a stream that counts
+    as closed with its work never waited for, its holds kept and its aclrtStream alive."""
+    code = _runtime.Stream.close.__code__
+    line = _line_of(_runtime.Stream.close, "self._closed = True") + 1  # after the `with`
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == line:
+            sys.settrace(None)
+            raise KeyboardInterrupt
+        return local
+
+    def tracer(frame, event, arg):
+        return local if event == "call" and frame.f_code is code else None
+
+    live_streams = aclnn_py.emulator.stats()["live_streams"]
+    stream = aclnn_py.Stream()
+    x, y = up(2.0, (8,)), up(1.0, (8,))
+    result = aclnn_py.mse_loss(x, y, "none", stream=stream)
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stream.close()
+    finally:
+        sys.settrace(None)
+    stream.close()  # a retry finds nothing left to do
+    np.testing.assert_array_equal(result.numpy(), np.full(8, 1.0, np.float32))
+    assert stream._keepalive == []
+    assert aclnn_py.emulator.stats()["live_streams"] == live_streams
+
+
+# ---- passing: guarantees worth keeping ---------------------------------------------------
+
+
+def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_hold_early():
+    """KeyboardInterrupt injected (sys.settrace, opcode events) at each point where CPython
+    can run a signal handler -- after a call returns, at function entry and backward jumps --
+    in Stream.queue / queue_steps / release_queued / _wait / synchronize / queued_mark,
+    synchronize_device, and the launch callables, one point per round, during one-shot calls
+    on device arrays whose results are dropped (only holds keep them), a dropped plan's run
+    and a numpy call; pool off, so memory freed early is reported by the emulator. Then
+    everything must compute right, close() must release every hold, and nothing may leak.
+    Repeatable executors and the one-shot fallback. Passes."""
+    for fallback in ("", "1"):
+        done = run_python(_SWEEP, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0",
+                                   "FALLBACK": fallback}, timeout=300)
+        assert done.returncode == 0, done.stderr
+        points, bad = done.stdout.split()[:2]
+        assert int(points) > 50 and bad == "0", done.stdout
+
+
+_SWEEP = """
+import dis, gc, os, sys, numpy as np, aclnn_py
+from aclnn_py import _runtime, _launch, _lowlevel
+if os.environ.get("FALLBACK"):
+    _lowlevel._repeatable_api_missing = _lowlevel.REPEATABLE_API
+S = _runtime.Stream
+functions = (S.queue, S.queue_steps, S.release_queued, S._wait, S.synchronize, S.queued_mark,
+             _runtime.synchronize_device, _runtime._release_marks,
+             _launch.RepeatableLaunch._bind_and_launch, _launch.OneShotLaunch._phase1_and_launch,
+             _launch.OneShotLaunch.launch_around)
+eligible = {}
+for function in functions:
+    ins = list(dis.get_instructions(function))
+    eligible[function.__code__] = {b.offset for a, b in zip(ins, ins[1:])
+                                   if a.opname in ("CALL", "CALL_FUNCTION_EX")
+                                   or b.opname in ("RESUME", "JUMP_BACKWARD")}
+state = {}
+def tracer(frame, event, arg):
+    if event == "call" and frame.f_code in eligible:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        return local
+def local(frame, event, arg):
+    if event == "opcode" and not state["fired"] and frame.f_lasti in eligible[frame.f_code]:
+        state["count"] += 1
+        if state["count"] == state["target"]:
+            state["fired"] = True
+            raise KeyboardInterrupt
+    return local
+host = np.arange(64, dtype=np.float32)
+def workload(stream, x, keep):
+    aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+    keep.append(aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream))
+    aclnn_py.MseLossBackwardPlan(x, x, x, "none", stream=stream).run()
+    keep.append(aclnn_py.mse_loss_backward(2.0, host, 1.0, "none", stream=stream))
+    stream.synchronize()
+    aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+    _runtime.synchronize_device(stream.device)
+    keep.append(aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream))
+    stream.synchronize()
+def round_(target):
+    state.update(target=target, fired=False, count=0)
+    stream, x, keep = S(), aclnn_py.to_device(host), []
+    sys.settrace(tracer)
+    try:
+        workload(stream, x, keep)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    more = aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+    gc.collect()
+    stream.synchronize()
+    ok = np.array_equal(more.numpy(), 2 * host * host)
+    for kept in keep:
+        got = kept if isinstance(kept, np.ndarray) and not isinstance(kept, aclnn_py.DeviceArray) \\
+            else kept.numpy()
+        ok = ok and (np.array_equal(got, 2 * host * host) or np.array_equal(got, 4 * (host - 1)))
+    stream.close()
+    return ok and stream._keepalive == []
+aclnn_py.runtime_info()
+base = aclnn_py.emulator.stats()
+round_(-1)
+total = state["count"]
+bad = [target for target in range(1, total + 1) if not round_(target)]
+gc.collect(); aclnn_py.empty_cache()
+final = aclnn_py.emulator.stats()
+bad += [k for k in ("live_device_bytes", "live_tensors", "live_executors", "pending_tasks",
+                   "live_streams") if final[k] != base[k]]
+print(total, len(bad), bad)
+"""
+
+
+def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early():
+    """Threads making one-shot calls on one shared stream (results dropped: only holds keep
+    the outputs) while others call Stream.synchronize and synchronize_device in a loop;
+    pool off, so an output freed before its work ran is reported by the emulator at the
+    next synchronisation. No error, no deadlock, right results. Passes."""
+    done = run_python("""
+        import threading, numpy as np, aclnn_py
+        from aclnn_py import _runtime
+        stream = aclnn_py.Stream()
+        host = np.arange(256, dtype=np.float32)
+        x = aclnn_py.to_device(host)
+        stop, errors, wrong = threading.Event(), [], []
+        def caller():
+            try:
+                for i in range(400):
+                    aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+                    if i % 50 == 0:
+                        r = aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+                        if not np.array_equal(r.numpy(), 2 * host * host):
+                            wrong.append(i)
+            except Exception as error:
+                errors.append(repr(error))
+        def syncer(device_wide):
+            try:
+                while not stop.is_set():
+                    if device_wide:
+                        _runtime.synchronize_device(stream.device)
+                    else:
+                        stream.synchronize()
+            except Exception as error:
+                errors.append(repr(error))
+        callers = [threading.Thread(target=caller) for _ in range(3)]
+        syncers = [threading.Thread(target=syncer, args=(d,)) for d in (False, True)]
+        for t in callers + syncers:
+            t.start()
+        for t in callers:
+            t.join()
+        stop.set()
+        for t in syncers:
+            t.join()
+        stream.close()
+        print(len(errors), len(wrong), len(stream._keepalive), errors[:1])
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0"}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["0", "0", "0"], done.stdout
