@@ -66,13 +66,13 @@ class _NegativeZero(float):
 NEGATIVE_ZERO = _NegativeZero(-0.0)
 
 
+def _negative_zero(value: float) -> bool:
+    return value == 0 and math.copysign(1.0, value) < 0
+
+
 def c_float(value: float) -> float:
     """``value`` as a C attribute's value: itself, except -0.0 (:data:`NEGATIVE_ZERO`)."""
-    return NEGATIVE_ZERO if value == 0 and math.copysign(1.0, value) < 0 else value
-
-
-def _negative_zero(part: float) -> bool:
-    return part == 0 and math.copysign(1.0, part) < 0
+    return NEGATIVE_ZERO if _negative_zero(value) else value
 
 
 class _SignedZeroComplex(complex):

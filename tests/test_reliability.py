@@ -7,6 +7,7 @@ import copy
 import gc
 import pickle
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -493,7 +494,6 @@ class _Held:
 
 
 def test_an_interrupt_after_a_launch_keeps_its_hold_until_the_next_synchronisation():
-    import weakref
     stream = aclnn_py.Stream()
     held = _Held()
     alive = weakref.ref(held)
