@@ -111,6 +111,19 @@ typedef enum {
     ACL_STREAM_STATUS_RESERVED = 0xFFFF
 } aclrtStreamStatus;
 
+/* acl_rt.h: aclrtEventStatus (aclrtQueryEvent, deprecated) and aclrtEventRecordedStatus
+   (aclrtQueryEventStatus): opposite values for the same states. */
+typedef enum {
+    ACL_EVENT_STATUS_COMPLETE = 0,
+    ACL_EVENT_STATUS_NOT_READY = 1,
+    ACL_EVENT_STATUS_RESERVED = 2
+} aclrtEventStatus;
+
+typedef enum {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
+
 /*
  * aclError codes. CANN declares them as `static const int` (acl_base_rt.h) and
  * `#define` (rt_error_codes.h); they are gathered in one enum here so that a
@@ -280,6 +293,8 @@ aclError aclrtCreateEvent(aclrtEvent *event);
 aclError aclrtDestroyEvent(aclrtEvent event);
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
 
 /* Memory */

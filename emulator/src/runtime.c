@@ -41,6 +41,15 @@
 
 #define EMU_MAX_DEVICES 64
 #define EMU_MAX_STREAMS_PER_DEVICE 1984 /* RT doc 06: explicit streams per device on A2/A3 */
+/*
+ * Tasks a stream holds before a launch waits for the device: CANN's submission queue
+ * of a stream has rtsqDepth entries, 2048 on Atlas A2/A3 (hicann/runtime
+ * src/runtime/config/910_B_93/dev_info_reg.cc; Stream::Setup in
+ * docs/zh/design/modules/stream/stream.md). Past that depth the host waits for the
+ * oldest task, so the emulator runs the oldest pending tasks first; below it, work
+ * stays deferred until a synchronisation, which is what exposes a missing one.
+ */
+#define EMU_STREAM_DEPTH 2048
 #define EMU_ERR_MAX_MESSAGES 64
 
 /*
@@ -73,6 +82,8 @@
 static pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 #define LOCK() pthread_mutex_lock(&g_mu)
 #define UNLOCK() pthread_mutex_unlock(&g_mu)
+/* Signalled whenever a thread finishes running a stream's task (see stream_run). */
+static pthread_cond_t g_task_done = PTHREAD_COND_INITIALIZER;
 
 static bool g_inited;
 /* aclInit's reference count, as CANN keeps it (hicann/runtime src/acl/aclrt_impl/acl.cpp,
@@ -150,6 +161,8 @@ struct stream {
     uint64_t seq_done;     /* tasks ever run or dropped (FIFO, so the first seq_done of seq_enqueued) */
     bool query_not_ready_reported;
     uint64_t end_ns; /* ACLNN_EMU_LINK: virtual end of the last task run */
+    bool running;    /* a thread is running the head task, outside the lock (see stream_run) */
+    aclError failed; /* first failure of work run by the queue-depth bound, for the next sync */
 };
 
 struct event {
@@ -163,6 +176,7 @@ struct event {
     uint64_t generation;    /* bumped by every record */
     struct timespec ts;
     uint64_t done_ns;       /* ACLNN_EMU_LINK: virtual time of the latest record */
+    uint32_t not_ready_polls; /* queries that found the latest record pending (see query_event) */
 };
 
 typedef struct {
@@ -350,7 +364,7 @@ static const char *const g_fault_apis[] = {
     "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout",
     "aclrtStreamQuery",
     "aclrtCreateEvent", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtSynchronizeEvent",
-    "aclrtEventElapsedTime",
+    "aclrtEventElapsedTime", "aclrtQueryEventStatus", "aclrtQueryEvent",
     "aclrtMalloc", "aclrtFree", "aclrtMallocHost", "aclrtFreeHost", "aclrtGetMemInfo",
     "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
     "aclrtGetSocName", "aclrtGetVersion",
@@ -1013,11 +1027,12 @@ static void task_free(emu_task *t)
     free(t);
 }
 
-/* Unlink the first task of s if it is one of the first `upto` ever queued, else NULL. Lock held. */
+/* Unlink the head task of s (not running) if it is one of the first `upto` ever queued, else NULL.
+ * Lock held. */
 static emu_task *stream_pop(stream *s, uint64_t upto)
 {
     emu_task *t = s->head;
-    if (!t || s->seq_done >= upto)
+    if (!t || s->running || s->seq_done >= upto)
         return NULL;
     s->head = t->next;
     if (!s->head)
@@ -1025,6 +1040,21 @@ static emu_task *stream_pop(stream *s, uint64_t upto)
     t->next = NULL;
     s->n_pending--;
     return t;
+}
+
+/* Whether s (seen with generation id `id`) is still a live stream. Lock held. */
+static bool stream_alive(const stream *s, uint64_t id);
+
+/* Wait until no thread runs a task of s; false if s was freed meanwhile. Lock held once. */
+static bool stream_wait_idle(stream *s)
+{
+    uint64_t id = s->id;
+    while (s->running) {
+        pthread_cond_wait(&g_task_done, &g_mu);
+        if (!stream_alive(s, id))
+            return false;
+    }
+    return true;
 }
 
 static uint64_t now_ns(void)
@@ -1069,36 +1099,62 @@ static aclError record_run(emu_task *t);
 static bool copy_task_on_link(const emu_task *t, uint64_t *bytes);
 static void record_task_done(emu_task *t, uint64_t at_ns);
 
-/* ACLNN_EMU_LINK: run t and place it in virtual time (see g_link). Lock held. */
-static aclError link_run(stream *s, emu_task *t)
+/* ACLNN_EMU_LINK: place t, which ran for run_ns, in virtual time (see g_link). Lock held. */
+static void link_place(stream *s, emu_task *t, uint64_t run_ns)
 {
     device_state *d = &g_devices[s->device];
     uint64_t start = max_u64(t->enqueue_ns, s->end_ns), bytes;
-    aclError rc;
     if (copy_task_on_link(t, &bytes)) {
-        rc = t->run(t);
         start = max_u64(start, d->copy_free_ns);
         s->end_ns = d->copy_free_ns = start + link_duration_ns(bytes);
     } else if (t->run == record_run) {
-        rc = t->run(t);
         s->end_ns = start;
         record_task_done(t, start);
     } else {
-        uint64_t t0 = now_ns();
-        rc = t->run ? t->run(t) : ACL_SUCCESS;
         start = max_u64(start, d->compute_free_ns);
-        s->end_ns = d->compute_free_ns = start + (now_ns() - t0);
+        s->end_ns = d->compute_free_ns = start + run_ns;
     }
-    return rc;
 }
 
-/* Run (or drop) the tasks of s while seq_done < upto. Returns the first error. Lock held. */
+/*
+ * Run the tasks of s while seq_done < upto, in order. Returns the first error.
+ * Called with the lock held once (not recursively), and returns with it held.
+ *
+ * A task runs outside the lock, so that a kernel may call back into the runtime
+ * (emu_devmem_*, aclGetRecentErrMsg) or run code that takes other locks, while other
+ * threads go on queuing and querying. It stays at the head of the stream until it is
+ * done (`running`), so checks of pending work still see it; only one thread runs a
+ * stream's tasks at a time, the others wait for it. Event records, which only touch
+ * the runtime's own state, run under the lock.
+ */
 static aclError stream_run(stream *s, uint64_t upto, const char *api)
 {
     aclError first = ACL_SUCCESS;
-    emu_task *t;
-    while ((t = stream_pop(s, upto)) != NULL) {
-        aclError rc = g_link ? link_run(s, t) : t->run ? t->run(t) : ACL_SUCCESS;
+    uint64_t id = s->id;
+    while (s->head && s->seq_done < upto) {
+        if (s->running) {
+            if (!stream_wait_idle(s))
+                return first;
+            continue;
+        }
+        emu_task *t = s->head;
+        aclError rc = ACL_SUCCESS;
+        uint64_t t0 = g_link ? now_ns() : 0;
+        if (t->run == record_run) {
+            rc = t->run(t);
+        } else if (t->run) {
+            s->running = true;
+            UNLOCK();
+            rc = t->run(t);
+            LOCK();
+            s->running = false;
+            pthread_cond_broadcast(&g_task_done);
+            if (!stream_alive(s, id)) /* freed meanwhile: its freeing waited, the task is ours */
+                return rc;
+        }
+        if (g_link)
+            link_place(s, t, now_ns() - t0);
+        stream_pop(s, UINT64_MAX);
         s->seq_done++;
         if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
             first = rc;
@@ -1111,14 +1167,27 @@ static aclError stream_run(stream *s, uint64_t upto, const char *api)
     return first;
 }
 
+/* Everything queued on s; a failure of work run earlier by the depth bound comes first. */
 static aclError stream_run_all(stream *s, const char *api)
 {
-    return stream_run(s, UINT64_MAX, api);
+    aclError rc = stream_run(s, UINT64_MAX, api);
+    if (s->failed) {
+        if (!rc) {
+            rc = s->failed;
+            emu_error("%s: work queued on the stream failed with error %d when the stream's queue was full "
+                      "and its oldest tasks ran", api, rc);
+        }
+        s->failed = ACL_SUCCESS;
+    }
+    return rc;
 }
 
+/* Drop (release unrun) the tasks of s while seq_done < upto, after any running one. Lock held once. */
 static void stream_drop_upto(stream *s, uint64_t upto)
 {
     emu_task *t;
+    if (!stream_wait_idle(s))
+        return;
     while ((t = stream_pop(s, upto)) != NULL) {
         s->seq_done++;
         task_release(t);
@@ -1130,6 +1199,7 @@ static void stream_drop_upto(stream *s, uint64_t upto)
 static void stream_drop(stream *s)
 {
     stream_drop_upto(s, UINT64_MAX);
+    s->failed = ACL_SUCCESS;
 }
 
 /*
@@ -1199,8 +1269,15 @@ static stream *stream_new(context *c, bool is_default)
 }
 
 /* Free a stream, dropping its pending work. Lock held. */
+static bool stream_alive(const stream *s, uint64_t id)
+{
+    return reg_has(&g_streams, s) && s->id == id;
+}
+
 static void stream_free(stream *s)
 {
+    if (!stream_wait_idle(s)) /* another thread freed it while its task ran */
+        return;
     stream_drop(s);
     if (!s->is_default)
         g_devices[s->device].explicit_streams--;
@@ -1226,6 +1303,8 @@ static context *ctx_new(int32_t device, bool is_default)
 static void ctx_free(context *c)
 {
     for (size_t i = g_streams.n; i-- > 0;) {
+        if (i >= g_streams.n) /* a stream freed elsewhere while one of ours finished its task */
+            continue;
         stream *s = g_streams.items[i];
         if (s->ctx == c)
             stream_free(s);
@@ -1805,15 +1884,38 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
     aclError first = ACL_SUCCESS;
     uint64_t end = 0;
     LOCK();
+    /* What each stream of the device holds now: tasks run outside the lock, so the list of
+       streams may change meanwhile, and work queued after this call began is not waited for. */
+    size_t n = 0;
+    struct { stream *s; uint64_t id, upto; } *marks = malloc((g_streams.n + 1) * sizeof *marks);
+    if (!marks) {
+        UNLOCK();
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
     for (size_t i = 0; i < g_streams.n; i++) {
         stream *s = g_streams.items[i];
-        if (s->device != dev)
-            continue;
-        aclError rc = stream_run_all(s, api);
+        if (s->device == dev) {
+            marks[n].s = s;
+            marks[n].id = s->id;
+            marks[n++].upto = s->seq_enqueued;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        stream *s = marks[i].s;
+        if (!stream_alive(s, marks[i].id))
+            continue; /* destroyed meanwhile: its destruction ran its work */
+        aclError rc = stream_run(s, marks[i].upto, api);
+        if (!rc && stream_alive(s, marks[i].id) && s->failed) {
+            rc = s->failed;
+            s->failed = ACL_SUCCESS;
+        }
         if (rc && !first)
             first = rc;
-        end = max_u64(end, s->end_ns);
+        if (stream_alive(s, marks[i].id))
+            end = max_u64(end, s->end_ns);
     }
+    free(marks);
     bool link = g_link;
     UNLOCK();
     if (link)
@@ -1924,6 +2026,21 @@ static aclError resolve_stream(aclrtStream h, const char *api, stream **out)
     return ACL_SUCCESS;
 }
 
+/*
+ * After a task was appended to s: past EMU_STREAM_DEPTH pending tasks, run the oldest
+ * until the queue is back at that depth. A failure is kept for the stream's next
+ * synchronisation, where CANN reports failures of asynchronous work. Lock held once.
+ */
+static void stream_bound(stream *s, const char *api)
+{
+    if (s->n_pending <= EMU_STREAM_DEPTH)
+        return;
+    uint64_t id = s->id;
+    aclError rc = stream_run(s, s->seq_done + (s->n_pending - EMU_STREAM_DEPTH), api);
+    if (rc && stream_alive(s, id) && !s->failed)
+        s->failed = rc;
+}
+
 static void stream_append(stream *s, emu_task *t)
 {
     t->next = NULL;
@@ -1959,6 +2076,7 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
         return rc;
     }
     stream_append(s, task);
+    stream_bound(s, api);
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -2170,6 +2288,7 @@ static aclError record_event(const char *api, aclrtEvent ev, aclrtStream stream_
     e->generation++;
     e->recorded = true;
     e->completed = false;
+    e->not_ready_polls = 0;
     t->base.run = record_run;
     t->base.release = task_free;
     t->base.name = "EventRecord";
@@ -2195,6 +2314,8 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
     }
     LOCK();
     aclError rc = record_event(api, ev, stream_h, t);
+    if (!rc)
+        stream_bound(((event *)ev)->rec_stream, api);
     UNLOCK();
     if (rc)
         free(t);
@@ -2219,6 +2340,65 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
     UNLOCK();
     if (end)
         link_wait_until(end);
+    return rc;
+}
+
+/*
+ * Whether the work captured by the latest record of ev is done, for the two query APIs.
+ * A query does not run pending work: only a synchronisation or the queue-depth bound
+ * does, so polling cannot hide a missing synchronisation. A record still pending after
+ * EMU_QUERY_PATIENCE queries runs then, so a loop that polls until completion ends as
+ * it would on a device. Never recorded: complete (RT doc 07_event_management.md,
+ * aclrtRecordEvent: an event with no captured tasks queries as complete).
+ */
+#define EMU_QUERY_PATIENCE 1024
+
+static aclError query_event(const char *api, aclrtEvent ev, bool *complete)
+{
+    REQUIRE_INIT(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    event *e = ev;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    stream *s = pending_record_stream(e);
+    if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE)
+        rc = stream_run(s, e->rec_seq, api);
+    if (!pending_record_stream(e))
+        e->not_ready_polls = 0;
+    *complete = !rc && !pending_record_stream(e) && !(g_link && e->completed && now_ns() < e->done_ns);
+    UNLOCK();
+    return rc;
+}
+
+/* aclrtQueryEventStatus: ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, _COMPLETE = 1
+ * (hicann/runtime include/external/acl/acl_rt.h, aclrtEventRecordedStatus). */
+EMU_EXPORT aclError aclrtQueryEventStatus(aclrtEvent ev, aclrtEventRecordedStatus *status)
+{
+    static const char api[] = "aclrtQueryEventStatus";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
+    bool complete = false;
+    aclError rc = query_event(api, ev, &complete);
+    if (!rc)
+        *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return rc;
+}
+
+/* The deprecated aclrtQueryEvent, whose aclrtEventStatus has the opposite values:
+ * ACL_EVENT_STATUS_COMPLETE = 0, _NOT_READY = 1 (same header). */
+EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
+{
+    static const char api[] = "aclrtQueryEvent";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
+    bool complete = false;
+    aclError rc = query_event(api, ev, &complete);
+    if (!rc)
+        *status = complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return rc;
 }
 
@@ -2898,6 +3078,7 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     copy_side_pin(&t->sides[0], dst, count, plan.dir == DIR_H2D || plan.dir == DIR_D2D, plan.dst_pinned);
     copy_side_pin(&t->sides[1], src, count, plan.dir == DIR_D2H || plan.dir == DIR_D2D, plan.src_pinned);
     stream_append(s, &t->base);
+    stream_bound(s, api);
     bool async = plan.dir == DIR_D2D || (plan.dir == DIR_H2D && plan.src_pinned) ||
                  (plan.dir == DIR_D2H && plan.dst_pinned) ||
                  (plan.dir == DIR_H2H && plan.src_pinned && plan.dst_pinned);
