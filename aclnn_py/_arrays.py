@@ -223,6 +223,7 @@ class DeviceArray:
         if not buffer.freed:
             buffer.retire()
             self.synchronize()
+            buffer.use_on(ll.NULL)  # waited for, and refused to launches since: done
         buffer.free()
 
     def copy(self) -> DeviceArray:

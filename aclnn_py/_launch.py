@@ -171,14 +171,22 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
         raise
 
 
-def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> None:
-    """Wait for other streams' work on ``arrays``, then mark them used by ``stream``."""
+def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
+    """Wait for other streams' work on ``arrays``, then mark them used by ``stream``, their
+    blocks too (reused in its order once released). Returns what the launch must hold
+    of them: nothing when each owns a pool block or no memory, else the arrays."""
     for array in arrays:
         other = array.stream
         if other is not stream:
             if other is not None:
                 array.synchronize()
             array.stream = stream
+            array.buffer.use_on(stream.state)
+    for array in arrays:
+        buffer = array.buffer
+        if buffer._block is None and buffer.nbytes:  # memory the pools do not own
+            return arrays
+    return None
 
 
 class RepeatableLaunch:
@@ -217,8 +225,9 @@ class RepeatableLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that)."""
-        _move_to(stream, arrays)
-        stream.queue((self, arrays), self._bind_and_launch, arrays, stream.handle)
+        held = _move_to(stream, arrays)
+        stream.queue(self if held is None else (self, held), self._bind_and_launch, arrays,
+                     stream.handle)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
@@ -342,11 +351,10 @@ class OneShotLaunch:
         for other streams' work on the arrays and marks them used by ``stream``."""
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
-        if track:
-            _move_to(stream, arrays)
+        kept = _move_to(stream, arrays) if track else arrays
         for _ in range(2):
             workspace = self._workspace
-            held = [self, workspace, arrays, hold]  # the launch adds its executor
+            held = [self, workspace, kept, hold]  # the launch adds its executor
             try:
                 stream.queue_steps(held, before, (self._phase1_and_launch, (
                     held, workspace, arrays, stream.handle)), after)

@@ -122,7 +122,8 @@ class CachedLaunch:
         """
         if out is None:
             out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
-                self._pool, self._result_nbytes, stream.device))
+                self._pool, self._result_nbytes, stream.device, stream.state))
+            out.stream = stream  # its block is marked so already
         try:
             if around is None:
                 self._launcher.launch(stream, (*inputs, out))

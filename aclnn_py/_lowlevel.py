@@ -668,6 +668,13 @@ def host() -> Any:
                                       _optional(META, "aclDestroyFloatArray"),
                                       _optional(META, "aclDestroyBoolArray"),
                                       _optional(META, "aclDestroyTensorList"))
+        # Fences: aclrtQueryEventStatus where the runtime has it, as torch_npu probes for it
+        # (its values are the opposite of the deprecated aclrtQueryEvent's; hicann/runtime
+        # include/external/acl/acl_rt.h, aclrtEventRecordedStatus and aclrtEventStatus).
+        library.aclpyStreamsConfigure(RT.aclrtCreateEvent, RT.aclrtDestroyEvent,
+                                      RT.aclrtRecordEvent,
+                                      _optional(RT, "aclrtQueryEventStatus"),
+                                      _optional(RT, "aclrtQueryEvent"))
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
         _collect_staging = library.aclpyStagingCollect
@@ -749,14 +756,60 @@ def pool_allocate_status(pool: Any, block: Any, nbytes: int) -> int:
     return status
 
 
-def pool_take(pool: Any, nbytes: int) -> Any:
+def pool_take(pool: Any, nbytes: int, stream_state: Any = NULL) -> Any:
     """A new block of at least ``nbytes`` (> 0) from ``pool`` (as :func:`new_block` and
-    :func:`pool_allocate` in one step), or None when the pool could not provide it;
+    :func:`pool_allocate` in one step) for work queued on the stream of ``stream_state``
+    (NULL: for host code or any stream), or None when the pool could not provide it;
     :func:`pool_allocate` then reports why. The per-call path."""
     block = _gc(_new("aclpyBlock *"), _collect_block)
-    if _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST) != ACL_SUCCESS:
+    if _host.aclpyPoolAllocateFor(pool, block, nbytes, MALLOC_HUGE_FIRST,
+                                  stream_state) != ACL_SUCCESS:
         return None
     return block
+
+
+def block_use(block: Any, stream_state: Any) -> None:
+    """Mark ``block`` as used by work queued on the stream of ``stream_state`` (NULL: its
+    work is known to be done), for stream-ordered reuse once it is released."""
+    _host.aclpyBlockUse(block, stream_state)
+
+
+# ---- stream states (stream-ordered reuse; headers/aclnn_py_host.h) ---------------------------
+
+
+def stream_state(stream: Any, device: int) -> Any:
+    """The host library's record of ``stream``'s progress (fences and points), released when
+    the cdata dies."""
+    state = host().aclpyStreamStateCreate(stream, device)
+    if state == NULL:
+        raise MemoryError("out of host memory for a stream's state")
+    return ffi.gc(state, _host.aclpyStreamStateCollect)
+
+
+def stream_launching_function() -> Any:
+    """``aclpyStreamLaunching(state, hold_mark)``: called right before each launch (the
+    per-call path)."""
+    return host().aclpyStreamLaunching
+
+
+def stream_sync_point(state: Any) -> int:
+    return int(_host.aclpyStreamSyncPoint(state))
+
+
+def stream_synced(state: Any, point: int) -> None:
+    _host.aclpyStreamSynced(state, point)
+
+
+def stream_closed(state: Any) -> None:
+    """The stream was synchronised for its destruction (the device current)."""
+    _host.aclpyStreamClosed(state)
+
+
+def stream_stats(state: Any) -> dict[str, int]:
+    stats = ffi.new("aclpyStreamStats *")
+    _host.aclpyStreamGetStats(state, stats)
+    return {field: int(getattr(stats, field))
+            for field, _ in ffi.typeof("aclpyStreamStats").fields}
 
 
 def block_release(block: Any) -> None:

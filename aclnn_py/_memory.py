@@ -1,10 +1,15 @@
 """Device memory: a caching pool per device and the buffers it hands out.
 
-In the spirit of CuPy's pool: sizes are rounded up to 512 bytes and freed
-blocks are cached for reuse. A block goes back to the cache only once the
-work queued before its release has finished: blocks still used by queued work
-are held by that stream until it is synchronised (the copies aclnn_py makes
-with ``aclrtMemcpy`` are not stream-ordered, so earlier reuse would race).
+In the spirit of CuPy's and PyTorch's pools: sizes are rounded up to 512 bytes,
+freed blocks are cached for reuse, and reuse follows stream order. A block
+released while work queued on stream S may still use it is marked with S: later
+work on S may have it at once (S runs its work in order), while another stream,
+or host code writing it with ``aclrtMemcpy`` (not stream-ordered), has it only
+once S passed a point after the release: a fence (an event recorded on S,
+``aclrtRecordEvent``, found done by ``aclrtQueryEventStatus``) or a
+synchronisation. :func:`empty_cache` never frees a block still waiting so. The
+buffers queued work uses are not kept alive by the stream; only CANN handles
+and staging blocks are, until a fence or a synchronisation shows that work done.
 When ``aclrtMalloc`` runs out, the pool synchronises the device, releases its
 cache, collects garbage and retries before raising
 :class:`~aclnn_py.OutOfMemoryError` with the requested, free and total bytes.
@@ -354,11 +359,13 @@ class DeviceBuffer:
         self._claim(int(nbytes), device, pool(device))
 
     @classmethod
-    def take(cls, owner: MemoryPool, nbytes: int, device: int) -> DeviceBuffer | None:
+    def take(cls, owner: MemoryPool, nbytes: int, device: int,
+             stream_state: Any = ll.NULL) -> DeviceBuffer | None:
         """A buffer of ``nbytes`` (> 0) from ``owner`` if the pool can give it at once, else
         None: no waiting for the device, no collection, no Python lock (usable while a
-        stream's hold lock is held)."""
-        block = ll.pool_take(owner.handle, nbytes)
+        stream's hold lock is held). ``stream_state``: the stream whose work will use it
+        (NULL: host code or any stream)."""
+        block = ll.pool_take(owner.handle, nbytes, stream_state)
         if block is None:
             return None
         buffer = _new_buffer(cls)
@@ -370,9 +377,11 @@ class DeviceBuffer:
         return buffer
 
     @classmethod
-    def from_pool(cls, owner: MemoryPool, nbytes: int, device: int) -> DeviceBuffer:
+    def from_pool(cls, owner: MemoryPool, nbytes: int, device: int,
+                  stream_state: Any = ll.NULL) -> DeviceBuffer:
         """A buffer from ``owner``, the pool of ``device``, which the calling thread has
-        made current: the per-call path (``_claim`` in fewer steps)."""
+        made current, for work queued on the stream of ``stream_state`` (as :meth:`take`):
+        the per-call path (``_claim`` in fewer steps)."""
         buffer = _new_buffer(cls)
         buffer.device = device
         buffer.nbytes = nbytes
@@ -381,7 +390,7 @@ class DeviceBuffer:
             buffer._block = None
             buffer.pointer = ll.NULL
             return buffer
-        block = ll.pool_take(owner.handle, nbytes)
+        block = ll.pool_take(owner.handle, nbytes, stream_state)
         if block is None:  # the pool's full path: out-of-memory recovery, or the error
             block = ll.new_block()
             owner.allocate(block, nbytes)
@@ -430,15 +439,24 @@ class DeviceBuffer:
         target = ll.host_pointer(array, writable=True)
         ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
 
+    def use_on(self, stream_state: Any) -> None:
+        """Note that work queued on the stream of ``stream_state`` uses the buffer (NULL:
+        its work is known to be done): once released, the block is reused in that stream's
+        order."""
+        block = self._block
+        if block is not None:
+            ll.block_use(block, stream_state)
+
     def retire(self) -> None:
         """Refuse the buffer to launches from now on; the memory stays until :meth:`free`."""
         self.freed = True
         self.pointer = None
 
     def free(self) -> None:
-        """Give the memory back now; the caller makes sure no queued work uses it.
-        Safe to call twice; raises AclError if CANN refuses (the block then stays with
-        the pool, which retries at :func:`empty_cache`)."""
+        """Give the memory back now: to work on the stream whose queued work may still
+        use it at once, to anyone else once that work is done. Safe to call twice; raises
+        AclError if CANN refuses (the block then stays with the pool, which retries at
+        :func:`empty_cache`)."""
         # Flags first: an interrupt below leaves a buffer that is refused, never one in use
         # after its block was handed on.
         self.freed = True

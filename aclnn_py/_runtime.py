@@ -292,8 +292,13 @@ class Stream:
         self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
         self.handle = ll.create_stream(cell)
         self.key = ll.address(self.handle)
+        # The pools' record of this stream's progress (fences and points): blocks released
+        # while its work may use them are reused in stream order (_memory).
+        self.state = ll.stream_state(self.handle, self.device)
+        self._launching = ll.stream_launching_function()
         # What queued work uses, oldest first; _released counts what was dropped from
-        # the front, so a synchronisation drops only what was queued before it began.
+        # the front, so a synchronisation drops only what was queued before it began, and
+        # a fence found done drops what was queued before the fence.
         self._keepalive: list[Any] = []
         self._released = 0
         self._keepalive_lock = threading.Lock()
@@ -317,19 +322,23 @@ class Stream:
         # checks: a retired plan, a freed array) is queued before this wait begins.
         with self._keepalive_lock:
             mark = self._released + len(self._keepalive)  # as queued_mark()
+            point = ll.stream_sync_point(self.state)
         try:
             ll.synchronize_stream(self.handle)
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
+            ll.stream_synced(self.state, point)
             self.release_queued(mark)
             raise
         # Not in a `finally`: an interrupt may have come before the wait, and then the
         # work is still queued. What stays held goes at the next synchronisation.
+        ll.stream_synced(self.state, point)
         if mark > self._released:  # else nothing was held (_released only grows)
             self.release_queued(mark)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
-        until a synchronisation that began after the work was queued.
+        until the work is known to be done: a synchronisation that began after it was
+        queued, or a fence recorded after it found done.
 
         Holding and launching happen under the lock that synchronisations take their
         mark under (and that closing takes to mark the stream closed), so no
@@ -338,16 +347,21 @@ class Stream:
         work unheld. ``launch`` raises ValueError or AclError only before its work is
         queued; the hold is then dropped.
         """
+        dropped = None
         with self._keepalive_lock:
             if self._closed:
                 raise ValueError("stream is closed: work cannot be queued on it")
             keepalive = self._keepalive
+            done = self._launching(self.state, self._released + len(keepalive))
             keepalive.append(hold)
             try:
                 launch(*arguments)
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
                 raise
+            if done > self._released:
+                dropped = self._drop_held(done)
+        del dropped  # released outside the lock
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:
@@ -360,11 +374,13 @@ class Stream:
         failing wait) and nothing stays queued behind the error. Then the error is raised.
         """
         queued = False
+        dropped = None
         try:
             with self._keepalive_lock:
                 if self._closed:
                     raise ValueError("stream is closed: work cannot be queued on it")
                 keepalive = self._keepalive
+                done = self._launching(self.state, self._released + len(keepalive))
                 keepalive.append(hold)
                 try:
                     for step in steps:
@@ -376,11 +392,14 @@ class Stream:
                     if not queued:
                         keepalive.pop()
                     raise
+                if done > self._released:
+                    dropped = self._drop_held(done)
         except (AclError, ValueError):
             if queued:
                 with contextlib.suppress(AclError):  # the error raised is the one to report
                     self.synchronize()
             raise
+        del dropped
 
     def queued_mark(self) -> int:
         """A mark after everything held so far, for :meth:`release_queued` (taken under the
@@ -388,22 +407,34 @@ class Stream:
         with self._keepalive_lock:
             return self._released + len(self._keepalive)
 
+    def queued_marks(self) -> tuple[int, int]:
+        """:meth:`queued_mark` and the pools' point of the same moment, for a wait on the
+        whole device."""
+        with self._keepalive_lock:
+            return self._released + len(self._keepalive), ll.stream_sync_point(self.state)
+
     def release_queued(self, mark: int) -> None:
         """Drop what was held before ``mark``: the work that used it is done. Whatever
         other threads queued since stays held."""
-        dropped = None
         with self._keepalive_lock:
-            count = mark - self._released
-            if count > 0:
-                keepalive = self._keepalive
-                # Count first: interrupted between the two, later marks err towards holding.
-                self._released += count
-                if count == len(keepalive):  # the usual case: everything held so far
-                    dropped, self._keepalive = keepalive, []
-                else:
-                    dropped = keepalive[:count]
-                    del keepalive[:count]
+            dropped = self._drop_held(mark)
         del dropped  # released outside the lock
+
+    def _drop_held(self, mark: int) -> list[Any] | None:
+        """Take what was held before ``mark`` out of the list, the lock held; the caller
+        drops the returned list once the lock is released."""
+        count = mark - self._released
+        if count <= 0:
+            return None
+        keepalive = self._keepalive
+        # Count first: interrupted between the two, later marks err towards holding.
+        self._released += count
+        if count == len(keepalive):  # the usual case: everything held so far
+            self._keepalive = []
+            return keepalive
+        dropped = keepalive[:count]
+        del keepalive[:count]
+        return dropped
 
     @property
     def closed(self) -> bool:
@@ -427,6 +458,7 @@ class Stream:
                         self._wait()
                 if self._closed and self._finalizer.detach() is not None:
                     activate(self.device)
+                    ll.stream_closed(self.state)  # its fence events go with it
                     try:
                         ll.destroy_stream(self.handle)
                     finally:
@@ -539,7 +571,7 @@ def release_caches(stream: Stream) -> None:
 def synchronize_device(device: int) -> None:
     """Wait for all work on ``device`` and drop what its streams held for it."""
     activate(device)
-    marks = [(stream, stream.queued_mark()) for stream in list(_process.streams)
+    marks = [(stream, *stream.queued_marks()) for stream in list(_process.streams)
              if stream.device == device]
     try:
         ll.synchronize_device()
@@ -549,8 +581,9 @@ def synchronize_device(device: int) -> None:
     _release_marks(marks)  # not on an interrupt: the work may still be queued
 
 
-def _release_marks(marks: list[tuple[Stream, int]]) -> None:
-    for stream, mark in marks:
+def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
+    for stream, mark, point in marks:
+        ll.stream_synced(stream.state, point)
         stream.release_queued(mark)
 
 

@@ -15,12 +15,24 @@
 
 typedef struct aclpyPool aclpyPool;
 
+/*
+ * What the pools know of one aclrtStream's progress, for stream-ordered reuse (as the
+ * caching allocators of PyTorch and CuPy do): a block released while work queued on the
+ * stream may still use it goes back to the cache marked with the stream and the stream's
+ * current point. Later work on the same stream may have it at once (the stream runs in
+ * order); another stream, or host code, only once a point issued after the release is
+ * known to be done: a fence (an event recorded on the stream, queried with
+ * aclrtQueryEventStatus) or a synchronisation. Made by aclpyStreamStateCreate.
+ */
+typedef struct aclpyStreamState aclpyStreamState;
+
 /* One block of device memory, owned by the Python object that owns this struct. */
 typedef struct {
     void *pointer;        /* device address; NULL while no block is held */
     uint64_t size;        /* bytes of the block (rounded up to 512) */
     aclpyPool *pool;
     uint64_t generation;  /* the pool generation it came from (see aclpyPoolAbandon) */
+    aclpyStreamState *stream; /* the stream whose queued work may use it; NULL: none */
 } aclpyBlock;
 
 typedef struct {
@@ -65,6 +77,66 @@ aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
  * (the block then stays with the pool, to be retried by aclpyPoolTrim).
  */
 aclError aclpyBlockRelease(aclpyBlock *block);
+
+/*
+ * As aclpyPoolAllocate, for work queued on `stream` (NULL: for host code or any stream):
+ * a cached block released by work on that same stream is taken at once; one released on
+ * another stream only once that stream passed a point issued after its release.
+ */
+aclError aclpyPoolAllocateFor(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                              aclrtMemMallocPolicy policy, aclpyStreamState *stream);
+
+/* Mark `block` as used by work queued on `stream` (NULL: by none, its work is done). */
+void aclpyBlockUse(aclpyBlock *block, aclpyStreamState *stream);
+
+/* ---- streams: fences and points (see aclpyStreamState) ---- */
+
+/*
+ * The event functions of the loaded runtime; call once before aclpyStreamStateCreate.
+ * Either query may be NULL: aclrtQueryEventStatus (ACL_EVENT_RECORDED_STATUS_COMPLETE = 1)
+ * is used when the runtime has it, else the deprecated aclrtQueryEvent
+ * (ACL_EVENT_STATUS_COMPLETE = 0); with neither, only synchronisations pass points.
+ */
+void aclpyStreamsConfigure(aclError (*create_event)(aclrtEvent *),
+                           aclError (*destroy_event)(aclrtEvent),
+                           aclError (*record_event)(aclrtEvent, aclrtStream),
+                           aclError (*query_event_status)(aclrtEvent, aclrtEventRecordedStatus *),
+                           aclError (*query_event)(aclrtEvent, aclrtEventStatus *));
+
+/* The state of `stream` on `device`; NULL when out of host memory. */
+aclpyStreamState *aclpyStreamStateCreate(aclrtStream stream, int32_t device);
+
+/* ffi.gc's destructor: the owner is gone; blocks still marked with the state keep it. */
+void aclpyStreamStateCollect(aclpyStreamState *state);
+
+/*
+ * Right before work is queued on the stream (the device current, under the queueing lock of
+ * its owner): records a fence after the work queued so far, every few launches or at once
+ * when a released block waits for one; counts the coming launch; looks at the oldest fences.
+ * `hold_mark` is the owner's count of what it holds for the work queued so far. Returns the
+ * hold mark of the newest fence found done since the last call, or -1.
+ */
+int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark);
+
+/* The point of every launch counted so far, taken (under the queueing lock) right before a
+   synchronisation... */
+uint64_t aclpyStreamSyncPoint(aclpyStreamState *state);
+
+/* ...and, once it succeeded, passed: the work queued before it is done. */
+void aclpyStreamSynced(aclpyStreamState *state, uint64_t point);
+
+/* The stream is destroyed (its work ran or was dropped): every block marked with it is free;
+   its fence events are destroyed (the device current). */
+void aclpyStreamClosed(aclpyStreamState *state);
+
+typedef struct {
+    uint64_t fences_recorded;   /* events recorded as fences */
+    uint64_t fences_done;       /* fences found done by a query */
+    uint64_t point;             /* the last point issued */
+    uint64_t completed;         /* the last point known done */
+} aclpyStreamStats;
+
+void aclpyStreamGetStats(aclpyStreamState *state, aclpyStreamStats *stats);
 
 /* ffi.gc's destructor of a block cell: release a held block (to the cache; without
    caching, to aclrtFree when the calling thread has the pool's device current, else to

@@ -29,7 +29,68 @@ typedef aclError (*free_fn_t)(void *);
 typedef struct {
     void *pointer;
     uint64_t size;
+    aclpyStreamState *stream; /* released while work on it may use the block; NULL: free */
+    uint64_t point;           /* that stream's point at the release */
 } cached_block;
+
+/* ---- stream states (see aclpyStreamState in the header) ---- */
+
+#define FENCES 8          /* fences in flight per stream */
+#define FENCE_EVERY 32u   /* launches between fences when no released block waits for one */
+#define LOOK_EVERY 8u     /* launches between looks at the oldest fence */
+#define POINT_DONE UINT64_MAX
+
+struct aclpyStreamState {
+    int64_t refs;        /* the owner's and one per block or cache entry marked with it; atomic */
+    uint64_t point;      /* the last point issued; atomic */
+    uint64_t completed;  /* the last point known done (POINT_DONE once closed); atomic */
+    int32_t wanted;      /* a released block waits for a fence; atomic */
+    aclrtStream stream;
+    int32_t device;
+    /* Touched only under the owner's queueing lock (aclpyStreamLaunched) and at close: */
+    uint32_t launches;   /* since the last fence */
+    uint32_t head, count;
+    aclrtEvent events[FENCES];
+    uint64_t points[FENCES];
+    int64_t marks[FENCES];
+    uint64_t fences_recorded, fences_done;
+};
+
+static aclError (*g_create_event)(aclrtEvent *);
+static aclError (*g_destroy_event)(aclrtEvent);
+static aclError (*g_record_event)(aclrtEvent, aclrtStream);
+static aclError (*g_query_event_status)(aclrtEvent, aclrtEventRecordedStatus *);
+static aclError (*g_query_event)(aclrtEvent, aclrtEventStatus *);
+
+static void state_ref(aclpyStreamState *state)
+{
+    if (state)
+        __atomic_add_fetch(&state->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void state_unref(aclpyStreamState *state)
+{
+    if (state && __atomic_sub_fetch(&state->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(state);
+}
+
+/*
+ * Whether a block released at `point` on `state` is free for any stream and host code: a
+ * fence or synchronisation covering every launch counted up to that point has passed
+ * (launches are counted before they are queued, see aclpyStreamLaunching).
+ */
+static bool released_done(const aclpyStreamState *state, uint64_t point)
+{
+    return !state || __atomic_load_n(&state->completed, __ATOMIC_ACQUIRE) >= point;
+}
+
+static void raise_completed(aclpyStreamState *state, uint64_t point)
+{
+    uint64_t seen = __atomic_load_n(&state->completed, __ATOMIC_RELAXED);
+    while (seen < point &&
+           !__atomic_compare_exchange_n(&state->completed, &seen, point, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+}
 
 struct aclpyPool {
     pthread_mutex_t lock;
@@ -46,7 +107,8 @@ struct aclpyPool {
 
 /* ---- the cache (call with pool->lock held) ---- */
 
-static bool cache_push(aclpyPool *pool, void *pointer, uint64_t size)
+static bool cache_push(aclpyPool *pool, void *pointer, uint64_t size, aclpyStreamState *stream,
+                       uint64_t point)
 {
     if (pool->n_cached == pool->cap_cached) {
         size_t cap = pool->cap_cached ? 2 * pool->cap_cached : 64;
@@ -56,19 +118,27 @@ static bool cache_push(aclpyPool *pool, void *pointer, uint64_t size)
         pool->cache = grown;
         pool->cap_cached = cap;
     }
-    pool->cache[pool->n_cached++] = (cached_block){pointer, size};
+    pool->cache[pool->n_cached++] = (cached_block){pointer, size, stream, point};
     pool->stats.cached_bytes += size;
     pool->stats.cached_blocks++;
     return true;
 }
 
-/* The newest cached block of exactly `size` bytes, removed from the cache; NULL if none. */
-static void *cache_take(aclpyPool *pool, uint64_t size)
+/*
+ * The newest cached block of exactly `size` bytes that work on `stream` may have (see
+ * aclpyStreamState), removed from the cache; NULL if none. *marked: the stream state the
+ * entry carried (its reference passes to the caller).
+ */
+static void *cache_take(aclpyPool *pool, uint64_t size, aclpyStreamState *stream,
+                        aclpyStreamState **marked)
 {
     for (size_t i = pool->n_cached; i-- > 0;) {
-        if (pool->cache[i].size == size) {
-            void *pointer = pool->cache[i].pointer;
-            pool->cache[i] = pool->cache[--pool->n_cached];
+        cached_block *entry = &pool->cache[i];
+        if (entry->size == size &&
+            ((stream && entry->stream == stream) || released_done(entry->stream, entry->point))) {
+            void *pointer = entry->pointer;
+            *marked = entry->stream;
+            *entry = pool->cache[--pool->n_cached];
             pool->stats.cached_bytes -= size;
             pool->stats.cached_blocks--;
             return pointer;
@@ -77,22 +147,34 @@ static void *cache_take(aclpyPool *pool, uint64_t size)
     return NULL;
 }
 
-/* Return every cached block to CANN; failures go back into the cache. */
+/* Return every cached block that no queued work may use to CANN; failures go back into the
+   cache, and so do blocks still waiting for their stream. */
 static aclError cache_free_all(aclpyPool *pool, uint64_t *freed_bytes, uint64_t *kept_blocks)
 {
     pthread_mutex_lock(&pool->lock);
-    cached_block *blocks = pool->cache;
-    size_t n = pool->n_cached;
-    pool->cache = NULL;
-    pool->n_cached = pool->cap_cached = 0;
-    pool->stats.cached_bytes = 0;
-    pool->stats.cached_blocks = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < pool->n_cached; i++)
+        n += released_done(pool->cache[i].stream, pool->cache[i].point);
+    cached_block *blocks = n ? malloc(n * sizeof *blocks) : NULL;
+    if (n && !blocks)
+        n = 0; /* out of host memory: nothing is freed this time */
+    size_t taken = 0;
+    for (size_t i = pool->n_cached; taken < n && i-- > 0;) {
+        cached_block *entry = &pool->cache[i];
+        if (released_done(entry->stream, entry->point)) {
+            blocks[taken++] = *entry;
+            pool->stats.cached_bytes -= entry->size;
+            pool->stats.cached_blocks--;
+            *entry = pool->cache[--pool->n_cached];
+        }
+    }
     uint64_t generation = pool->generation;
     pthread_mutex_unlock(&pool->lock);
 
     aclError first = ACL_SUCCESS;
     uint64_t freed = 0, kept = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < taken; i++) {
+        state_unref(blocks[i].stream);
         aclError status = pool->free_fn(blocks[i].pointer);
         if (status == ACL_SUCCESS) {
             freed += blocks[i].size;
@@ -103,7 +185,7 @@ static aclError cache_free_all(aclpyPool *pool, uint64_t *freed_bytes, uint64_t 
         pthread_mutex_lock(&pool->lock);
         pool->stats.failed_frees++;
         /* Kept for a later try, unless the runtime was torn down meanwhile. */
-        if (pool->generation == generation && cache_push(pool, blocks[i].pointer, blocks[i].size))
+        if (pool->generation == generation && cache_push(pool, blocks[i].pointer, blocks[i].size, NULL, 0))
             kept++;
         pthread_mutex_unlock(&pool->lock);
     }
@@ -141,14 +223,15 @@ EXPORT aclpyPool *aclpyHostPoolCreate(int32_t device, int32_t caching,
     return pool;
 }
 
-EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
-                                  aclrtMemMallocPolicy policy)
+EXPORT aclError aclpyPoolAllocateFor(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                                     aclrtMemMallocPolicy policy, aclpyStreamState *stream)
 {
     uint64_t size = (nbytes + ROUNDING - 1) / ROUNDING * ROUNDING;
     if (!pool->caching) /* blocks released by the garbage collector go back first */
         cache_free_all(pool, NULL, NULL);
     pthread_mutex_lock(&pool->lock);
-    void *pointer = pool->caching ? cache_take(pool, size) : NULL;
+    aclpyStreamState *marked = NULL;
+    void *pointer = pool->caching ? cache_take(pool, size, stream, &marked) : NULL;
     uint64_t generation = pool->generation;
     if (pointer) {
         pool->stats.hits++;
@@ -157,6 +240,7 @@ EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t n
         pool->stats.misses++;
     }
     pthread_mutex_unlock(&pool->lock);
+    state_unref(marked);
     if (!pointer) {
         uint64_t asked = pool->caching ? size : nbytes;
         aclError status = pool->malloc_host_fn ? pool->malloc_host_fn(&pointer, (size_t)asked)
@@ -172,16 +256,33 @@ EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t n
     block->size = size;
     block->pool = pool;
     block->generation = generation;
+    state_ref(stream);
+    block->stream = stream;
     block->pointer = pointer; /* last: from here on the block is held */
     return ACL_SUCCESS;
 }
 
-/* Detach the block's memory from `block`; false when it held none (or a stale one). */
-static bool block_detach(aclpyBlock *block, void **pointer, uint64_t *size)
+EXPORT aclError aclpyPoolAllocate(aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                                  aclrtMemMallocPolicy policy)
+{
+    return aclpyPoolAllocateFor(pool, block, nbytes, policy, NULL);
+}
+
+EXPORT void aclpyBlockUse(aclpyBlock *block, aclpyStreamState *stream)
+{
+    state_ref(stream);
+    state_unref(__atomic_exchange_n(&block->stream, stream, __ATOMIC_ACQ_REL));
+}
+
+/* Detach the block's memory, and the stream whose work may use it, from `block`; false when
+   it held none (or a stale one). */
+static bool block_detach(aclpyBlock *block, void **pointer, uint64_t *size, aclpyStreamState **stream)
 {
     *pointer = __atomic_exchange_n(&block->pointer, NULL, __ATOMIC_ACQ_REL);
+    *stream = NULL;
     if (!*pointer || !block->pool)
         return false;
+    *stream = __atomic_exchange_n(&block->stream, NULL, __ATOMIC_ACQ_REL);
     aclpyPool *pool = block->pool;
     *size = block->size;
     pthread_mutex_lock(&pool->lock);
@@ -189,36 +290,54 @@ static bool block_detach(aclpyBlock *block, void **pointer, uint64_t *size)
     if (current)
         pool->stats.used_bytes -= *size;
     pthread_mutex_unlock(&pool->lock);
+    if (!current) {
+        state_unref(*stream);
+        *stream = NULL;
+    }
     return current;
 }
 
-static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_t generation)
+/* Back to the cache, marked with `stream` (whose reference it takes) at its current point when
+   work queued there may still use the block. */
+static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_t generation,
+                          aclpyStreamState *stream)
 {
+    uint64_t point = stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0;
+    if (stream && released_done(stream, point)) {
+        state_unref(stream); /* closed, or nothing launched since its last known-done point */
+        stream = NULL;
+    } else if (stream) {
+        __atomic_store_n(&stream->wanted, 1, __ATOMIC_RELEASE); /* the next launch records a fence */
+    }
     pthread_mutex_lock(&pool->lock);
-    if (pool->generation == generation)
-        cache_push(pool, pointer, size); /* out of host memory: the block is lost, not reused */
+    bool kept = pool->generation == generation && cache_push(pool, pointer, size, stream, point);
     pthread_mutex_unlock(&pool->lock);
+    if (!kept) /* torn down, or out of host memory: the block is lost, not reused */
+        state_unref(stream);
 }
 
 EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
 {
     void *pointer;
     uint64_t size;
+    aclpyStreamState *stream;
     uint64_t generation = block->generation;
-    if (!block_detach(block, &pointer, &size))
+    if (!block_detach(block, &pointer, &size, &stream))
         return ACL_SUCCESS;
     aclpyPool *pool = block->pool;
-    if (!pool->caching) {
+    if (!pool->caching && released_done(stream, stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0)) {
+        state_unref(stream);
         aclError status = pool->free_fn(pointer);
         if (status == ACL_SUCCESS)
             return ACL_SUCCESS;
         pthread_mutex_lock(&pool->lock);
         pool->stats.failed_frees++;
         pthread_mutex_unlock(&pool->lock);
-        cache_or_drop(pool, pointer, size, generation); /* retried by aclpyPoolTrim */
+        cache_or_drop(pool, pointer, size, generation, NULL); /* retried by aclpyPoolTrim */
         return status;
     }
-    cache_or_drop(pool, pointer, size, generation);
+    /* Cached; without caching, kept until its stream's work is done, then freed. */
+    cache_or_drop(pool, pointer, size, generation, stream);
     return ACL_SUCCESS;
 }
 
@@ -234,13 +353,20 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
 {
     void *pointer;
     uint64_t size;
+    aclpyStreamState *stream;
     uint64_t generation = block->generation;
-    if (block_detach(block, &pointer, &size)) {
+    if (block_detach(block, &pointer, &size, &stream)) {
         aclpyPool *pool = block->pool;
         /* Without caching, CANN takes the block back now when the device is current in
-           this thread; otherwise it waits for the pool's next allocation or trim. */
-        if (pool->caching || t_device != pool->device || pool->free_fn(pointer) != ACL_SUCCESS)
-            cache_or_drop(pool, pointer, size, generation);
+           this thread and no queued work may use it; otherwise it waits for the pool's next
+           allocation or trim. */
+        if (!pool->caching && t_device == pool->device &&
+            released_done(stream, stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0) &&
+            pool->free_fn(pointer) == ACL_SUCCESS) {
+            state_unref(stream);
+            return;
+        }
+        cache_or_drop(pool, pointer, size, generation, stream);
     }
 }
 
@@ -293,6 +419,8 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
 {
     pthread_mutex_lock(&pool->lock);
     pool->generation++;
+    for (size_t i = 0; i < pool->n_cached; i++)
+        state_unref(pool->cache[i].stream);
     free(pool->cache);
     pool->cache = NULL;
     pool->n_cached = pool->cap_cached = 0;
@@ -301,6 +429,131 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
     pool->stats.hits = hits;
     pool->stats.misses = misses;
     pthread_mutex_unlock(&pool->lock);
+}
+
+/* ---- streams ---- */
+
+EXPORT void aclpyStreamsConfigure(aclError (*create_event)(aclrtEvent *), aclError (*destroy_event)(aclrtEvent),
+                                  aclError (*record_event)(aclrtEvent, aclrtStream),
+                                  aclError (*query_event_status)(aclrtEvent, aclrtEventRecordedStatus *),
+                                  aclError (*query_event)(aclrtEvent, aclrtEventStatus *))
+{
+    g_create_event = create_event;
+    g_destroy_event = destroy_event;
+    g_record_event = record_event;
+    g_query_event_status = query_event_status;
+    g_query_event = query_event;
+}
+
+EXPORT aclpyStreamState *aclpyStreamStateCreate(aclrtStream stream, int32_t device)
+{
+    aclpyStreamState *state = calloc(1, sizeof *state);
+    if (!state)
+        return NULL;
+    state->refs = 1;
+    state->stream = stream;
+    state->device = device;
+    return state;
+}
+
+EXPORT void aclpyStreamStateCollect(aclpyStreamState *state)
+{
+    /* The owner closed the stream first, or its finaliser destroyed it: either way its work
+       ran or was dropped. Fence events not destroyed at close are left to the device reset. */
+    __atomic_store_n(&state->completed, POINT_DONE, __ATOMIC_RELEASE);
+    state_unref(state);
+}
+
+/* Whether the fence in `slot` is done (its event queried complete). */
+static bool fence_done(aclpyStreamState *state, uint32_t slot)
+{
+    if (g_query_event_status) {
+        aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        return g_query_event_status(state->events[slot], &status) == ACL_SUCCESS &&
+               status == ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    }
+    if (g_query_event) {
+        aclrtEventStatus status = ACL_EVENT_STATUS_NOT_READY;
+        return g_query_event(state->events[slot], &status) == ACL_SUCCESS && status == ACL_EVENT_STATUS_COMPLETE;
+    }
+    return false;
+}
+
+static void fence_record(aclpyStreamState *state, uint64_t point, int64_t hold_mark)
+{
+    uint32_t slot = (state->head + state->count) % FENCES;
+    if (!state->events[slot] && (!g_create_event || g_create_event(&state->events[slot]) != ACL_SUCCESS)) {
+        state->events[slot] = NULL;
+        return;
+    }
+    if (!g_record_event || g_record_event(state->events[slot], state->stream) != ACL_SUCCESS)
+        return;
+    state->points[slot] = point;
+    state->marks[slot] = hold_mark;
+    state->count++;
+    state->launches = 0;
+    state->fences_recorded++;
+    __atomic_store_n(&state->wanted, 0, __ATOMIC_RELEASE);
+}
+
+EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
+{
+    bool can_query = g_query_event_status || g_query_event;
+    uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    /* A fence after the work queued so far, when a released block waits for one or every
+       FENCE_EVERY launches, if there is room and a way to query it. */
+    if (can_query && state->count < FENCES && point > __atomic_load_n(&state->completed, __ATOMIC_ACQUIRE) &&
+        (__atomic_load_n(&state->wanted, __ATOMIC_ACQUIRE) || state->launches >= FENCE_EVERY))
+        fence_record(state, point, hold_mark);
+    state->launches++;
+    /* Counted before it is queued: a block released from here on waits for a later fence. */
+    __atomic_add_fetch(&state->point, 1, __ATOMIC_ACQ_REL);
+    int64_t done = -1;
+    if (state->count && (state->count == FENCES || state->launches % LOOK_EVERY == 0 || state->launches == 1)) {
+        while (state->count) {
+            uint32_t slot = state->head;
+            /* A synchronisation may have passed it already. */
+            if (__atomic_load_n(&state->completed, __ATOMIC_ACQUIRE) < state->points[slot]) {
+                if (!fence_done(state, slot))
+                    break;
+                state->fences_done++;
+                raise_completed(state, state->points[slot]);
+            }
+            done = state->marks[slot];
+            state->head = (slot + 1) % FENCES;
+            state->count--;
+        }
+    }
+    return done;
+}
+
+EXPORT uint64_t aclpyStreamSyncPoint(aclpyStreamState *state)
+{
+    return __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+}
+
+EXPORT void aclpyStreamSynced(aclpyStreamState *state, uint64_t point)
+{
+    raise_completed(state, point);
+}
+
+EXPORT void aclpyStreamClosed(aclpyStreamState *state)
+{
+    __atomic_store_n(&state->completed, POINT_DONE, __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < FENCES; i++) {
+        if (state->events[i] && g_destroy_event)
+            g_destroy_event(state->events[i]);
+        state->events[i] = NULL;
+    }
+    state->count = 0;
+}
+
+EXPORT void aclpyStreamGetStats(aclpyStreamState *state, aclpyStreamStats *stats)
+{
+    stats->fences_recorded = state->fences_recorded;
+    stats->fences_done = state->fences_done;
+    stats->point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    stats->completed = __atomic_load_n(&state->completed, __ATOMIC_ACQUIRE);
 }
 
 /* ---- handles ---- */
