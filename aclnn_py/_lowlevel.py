@@ -23,7 +23,8 @@ NULL = ffi.NULL
 
 _enum_values: dict[str, int] = {}
 for _type in ("aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy",
-              "aclrtMemAttr", "aclrtStreamStatus", "aclErrorCode", "aclnnStatusCode"):
+              "aclrtMemAttr", "aclrtStreamStatus", "aclrtEventStatus", "aclrtEventRecordedStatus",
+              "aclErrorCode", "aclnnStatusCode"):
     _enum_values.update(ffi.typeof(_type).relements)
 
 

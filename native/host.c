@@ -35,8 +35,11 @@ typedef struct {
 
 /* ---- stream states (see aclpyStreamState in the header) ---- */
 
-#define FENCES 8          /* fences in flight per stream */
-#define FENCE_EVERY 32u   /* launches between fences when no released block waits for one */
+/* Fences in flight per stream, and launches between them when no released block waits for
+   one: together they span the emulator's and CANN's queue depth of 2048 tasks, so a stream
+   whose queue is full still finds a fence done every FENCE_EVERY launches. */
+#define FENCES 16
+#define FENCE_EVERY 256u
 #define LOOK_EVERY 8u     /* launches between looks at the oldest fence */
 #define POINT_DONE UINT64_MAX
 
@@ -500,16 +503,20 @@ EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
 {
     bool can_query = g_query_event_status || g_query_event;
     uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
-    /* A fence after the work queued so far, when a released block waits for one or every
-       FENCE_EVERY launches, if there is room and a way to query it. */
-    if (can_query && state->count < FENCES && point > __atomic_load_n(&state->completed, __ATOMIC_ACQUIRE) &&
-        (__atomic_load_n(&state->wanted, __ATOMIC_ACQUIRE) || state->launches >= FENCE_EVERY))
+    /* A fence after the work queued so far, if there is room and a way to query it: every
+       FENCE_EVERY launches, sooner when a released block waits for one (the more fences in
+       flight, the further apart, so a few launches cannot fill the ring). */
+    uint32_t spacing = FENCE_EVERY;
+    if (__atomic_load_n(&state->wanted, __ATOMIC_ACQUIRE) && state->count < 4)
+        spacing = 1u << (2 * state->count); /* 1, 4, 16, 64 */
+    if (can_query && state->count < FENCES && state->launches >= spacing &&
+        point > __atomic_load_n(&state->completed, __ATOMIC_ACQUIRE))
         fence_record(state, point, hold_mark);
     state->launches++;
     /* Counted before it is queued: a block released from here on waits for a later fence. */
     __atomic_add_fetch(&state->point, 1, __ATOMIC_ACQ_REL);
     int64_t done = -1;
-    if (state->count && (state->count == FENCES || state->launches % LOOK_EVERY == 0 || state->launches == 1)) {
+    if (state->count && state->launches % LOOK_EVERY == 1) { /* right after a fence, then every few launches */
         while (state->count) {
             uint32_t slot = state->head;
             /* A synchronisation may have passed it already. */
