@@ -12,7 +12,7 @@ either kind that cannot be understood raises :class:`HeaderError` naming the hea
 the line; other declarations that mention ``aclnn`` names never stop an operator's.
 
 Reading takes time linear in a header's length, whatever it holds (unterminated strings or
-comments, lines of escaped quotes): the text is scanned once per
+comments, lines of escaped quotes, thousands of prototypes): the text is scanned once per
 step, and no regular expression here matches beyond one token, string or whitespace run.
 """
 
@@ -208,13 +208,13 @@ def operator_names(text: str) -> list[str]:
 
 def _type(words: list[str]) -> str:
     """Type words joined as C is usually written: ``const aclTensor *``, ``aclOpExecutor **``."""
-    text = ""
+    pieces: list[str] = []
     for word in words:
         if word == "*":
-            text += "*" if text.endswith("*") else " *"
+            pieces.append("*" if pieces and pieces[-1].endswith("*") else " *")
         else:
-            text += (" " if text else "") + word
-    return text
+            pieces.append((" " if pieces else "") + word)
+    return "".join(pieces)
 
 
 def _parameter(text: str, path: Path, line: int, function: str) -> CParameter:
@@ -239,6 +239,7 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
     prototypes = []
     # Statements end at ';', '{' and '}' (bodies, extern "C" blocks, struct bodies).
     start = 0
+    counted, line = 0, 1  # newlines are counted once, up to each prototype in turn
     for match in re.finditer(r"[;{}]", source + ";"):
         statement = source[start:match.start()]
         start = match.end()
@@ -249,7 +250,8 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
         if names is not None and name not in names:
             continue
         offset = start - len(statement) - 1 + found.start(1)
-        line = source.count("\n", 0, offset) + 1
+        line += source.count("\n", counted, offset)
+        counted = offset
         prefix = _WORD.findall(statement[:found.start(1)])
         words = [w for w in prefix if w not in _QUALIFIERS and not _MACRO.match(w)]
         if not words:
