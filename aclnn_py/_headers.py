@@ -29,11 +29,13 @@ PHASE1_TAIL = ("uint64_t *", "aclOpExecutor **")
 PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 
 # The scanner's steps, each matching from a known offset without backtracking over the rest
-# of the text: the next comment or string opening, a string's body (which ends before its
-# closing quote, a newline or the end), and the next bracket of an attribute.
+# of the text: the next comment or string opening, the end of a string's body (its first
+# quote or newline that no backslash escapes; a run of backslashes is the most it goes back
+# over) and the next bracket of an attribute.
 _OPENING = re.compile(r'//|/\*|"')
 _COMMENT_OPENING = re.compile(r"//|/\*")
-_STRING_BODY = re.compile(r'[^"\\\n]*(?:\\.[^"\\\n]*)*', re.S)
+# A quote or newline after an even run of backslashes (none included) is not escaped.
+_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*["\n]')
 _BRACKETS = {"(": re.compile(r"[()]"), "[": re.compile(r"[\[\]]")}
 _ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
@@ -135,8 +137,8 @@ def _without_comments_and_strings(text: str) -> str:
                 break
         start = found.start()
         if found.group() == '"':
-            body = _STRING_BODY.match(text, start + 1)  # always matches, maybe nothing
-            end = body.end() if body else start + 1
+            stop = _STRING_END.search(text, start + 1)
+            end = len(text) if stop is None else stop.end() - 1
             if end == len(text) or text[end] != '"':
                 no_string_before, search = end, start + 1
                 continue
