@@ -74,6 +74,21 @@ def test_a_string_of_escaped_quotes_that_ends_is_one_string():
     _found_around("static const char *q = " + quotes + "; /* " + GHOST + " */\n")
 
 
+@pytest.mark.parametrize("strings", [
+    # An even run of backslashes escapes no quote: the first string ends, the second hides.
+    'static const char *a = "\\\\", *b = "' + GHOST + '";\n',
+    # An odd run does: one string, with the ghost inside it.
+    'static const char *a = "\\\\\\" ' + GHOST + ' ";\n',
+    # A backslash before the newline continues the string onto the next line.
+    'static const char *a = "long \\\n' + GHOST + '";\n',
+])
+def test_the_backslashes_before_a_quote_decide_where_a_string_ends(strings):
+    text = FOO + strings + BAR
+    assert _headers.operator_names(text) == ["aclnnFoo", "aclnnBar"]
+    assert _parameters(text, "aclnnBar") == [("self", "const aclTensor *"),
+                                            ("out", "aclTensor *")]
+
+
 def test_twenty_thousand_prototypes_in_one_header():
     count = 20_000
     text = "".join(f"aclnnStatus aclnnP{i:05d}GetWorkspaceSize(int *ws);\n"
