@@ -10,6 +10,10 @@ type, with its arguments if it has any: ``ACL_DEPRECATED_MESSAGE("...")``),
 ``__attribute__((...))`` and ``[[...]]``, and a leading byte order mark. A prototype of
 either kind that cannot be understood raises :class:`HeaderError` naming the header and
 the line; other declarations that mention ``aclnn`` names never stop an operator's.
+
+Reading takes time linear in a header's length, whatever it holds (unterminated strings or
+comments, lines of escaped quotes, thousands of prototypes): the text is scanned once per
+step, and no regular expression here matches beyond one token, string or whitespace run.
 """
 
 from __future__ import annotations
@@ -24,10 +28,15 @@ PHASE1_SUFFIX = "GetWorkspaceSize"
 PHASE1_TAIL = ("uint64_t *", "aclOpExecutor **")
 PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 
-# A // comment goes on past a line ending in a backslash; an unterminated /* comment
-# runs to the end (what follows it is not code).
-_COMMENT_OR_STRING = re.compile(r'//(?:\\\r?\n|[^\n])*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"',
-                                re.S)
+# The scanner's steps, each matching from a known offset without backtracking over the rest
+# of the text: the next comment or string opening, the end of a string's body (its first
+# quote or newline that no backslash escapes; a run of backslashes is the most it goes back
+# over) and the next bracket of an attribute.
+_OPENING = re.compile(r'//|/\*|"')
+_COMMENT_OPENING = re.compile(r"//|/\*")
+# A quote or newline after an even run of backslashes (none included) is not escaped.
+_STRING_END = re.compile(r'(?<!\\)(?:\\\\)*["\n]')
+_BRACKETS = {"(": re.compile(r"[()]"), "[": re.compile(r"[\[\]]")}
 _ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
 _PROTOTYPE = re.compile(r"\b(aclnn\w+)\s*\(")
@@ -85,16 +94,73 @@ def bare(c_type: str) -> str:
     return text
 
 
-def _blank(match: re.Match[str]) -> str:
-    """A comment, or a string's contents (but extern "C"'s), as spaces: newlines are kept,
-    so line numbers stay right."""
-    text = match.group(0)
-    if text.startswith('"'):
-        return text if text == '"C"' else '"' + " " * (len(text) - 2) + '"'
-    return re.sub(r"[^\n]", " ", text)
+def _blank_span(text: str) -> str:
+    """``text`` as spaces, its newlines kept, so line numbers stay right."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def _line_comment_end(text: str, start: int) -> int:
+    """Where the ``//`` comment at ``start`` ends: at the first newline that does not follow
+    a backslash (or a backslash and a carriage return), as in C, or at the end."""
+    position = start + 2
+    while True:
+        newline = text.find("\n", position)
+        if newline < 0:
+            return len(text)
+        before = text[newline - 1]
+        if before != "\\" and not (before == "\r" and text[newline - 2] == "\\"):
+            return newline
+        position = newline + 1
+
+
+def _without_comments_and_strings(text: str) -> str:
+    """Comments, and strings' contents (but extern "C"'s), as spaces, in one pass.
+
+    A ``/*`` comment without its end runs to the end of the text. A quote whose string does
+    not end on its line (or its backslash-continued lines) opens none, and neither does any
+    quote before the point where that string stopped: each of them was inside the first
+    string as an escaped character, so the string it would open stops at the same point.
+    Remembering that point is what keeps a line of escaped quotes linear."""
+    pieces = []
+    kept = 0  # text[:kept] is in pieces
+    search = 0
+    no_string_before = 0
+    while True:
+        if search < no_string_before:  # only comments can open here
+            found = _COMMENT_OPENING.search(text, search, no_string_before)
+            if found is None:
+                search = no_string_before
+                continue
+        else:
+            found = _OPENING.search(text, search)
+            if found is None:
+                break
+        start = found.start()
+        if found.group() == '"':
+            stop = _STRING_END.search(text, start + 1)
+            end = len(text) if stop is None else stop.end() - 1
+            if end == len(text) or text[end] != '"':
+                no_string_before, search = end, start + 1
+                continue
+            literal = text[start:end + 1]
+            pieces += [text[kept:start],
+                       literal if literal == '"C"' else '"' + " " * (end - start - 1) + '"']
+            kept = search = end + 1
+            continue
+        if found.group() == "//":
+            end = _line_comment_end(text, start)
+        else:
+            close = text.find("*/", start + 2)
+            end = len(text) if close < 0 else close + 2
+        pieces += [text[kept:start], _blank_span(text[start:end])]
+        kept = search = end
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
 
 def _without_preprocessor(text: str) -> str:
+    """Preprocessor lines, and the lines their final backslashes continue them onto, as
+    empty lines."""
     lines = text.split("\n")
     continued = False
     for index, line in enumerate(lines):
@@ -106,33 +172,31 @@ def _without_preprocessor(text: str) -> str:
 
 def _without_attributes(text: str) -> str:
     """``__attribute__((...))``, ``__declspec(...)``, ``[[...]]`` and all-capitals macros
-    with arguments as spaces, however deeply nested."""
-    position = 0
+    with arguments as spaces, however deeply nested; one without its closing bracket hides
+    the rest. Each is blanked once, in order, so the text is scanned once."""
+    pieces = []
+    kept = 0  # text[:kept] is in pieces
     while True:
-        match = _ATTRIBUTE.search(text, position)
-        if match is None:
-            return text
-        position = match.start()
-        opening, closing = ("(", ")") if match.group(1) else ("[", "]")
-        depth, end = 0, match.start()
-        for end in range(text.index(opening, match.start()), len(text)):
-            if text[end] == opening:
-                depth += 1
-            elif text[end] == closing:
-                depth -= 1
-                if depth == 0:
-                    break
-        text = text[:match.start()] + _blank_span(text[match.start():end + 1]) + text[end + 1:]
-
-
-def _blank_span(text: str) -> str:
-    return re.sub(r"[^\n]", " ", text)
+        found = _ATTRIBUTE.search(text, kept)
+        if found is None:
+            break
+        opening = "(" if found.group(1) else "["
+        depth, end = 0, len(text) - 1
+        for bracket in _BRACKETS[opening].finditer(text, text.index(opening, found.start())):
+            depth += 1 if bracket.group() == opening else -1
+            if depth == 0:
+                end = bracket.start()
+                break
+        pieces += [text[kept:found.start()], _blank_span(text[found.start():end + 1])]
+        kept = end + 1
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
 
 def clean(text: str) -> str:
     """``text`` with comments, preprocessor lines, attributes and ``extern "C"`` blanked
-    out; line numbers are unchanged."""
-    text = _COMMENT_OR_STRING.sub(_blank, text.removeprefix("\ufeff"))
+    out; line numbers are unchanged. Time is linear in the text's length."""
+    text = _without_comments_and_strings(text.removeprefix("\ufeff"))
     text = _without_preprocessor(text)
     text = _without_attributes(text)
     return _EXTERN_C.sub(lambda m: _blank_span(m.group(0)), text)
@@ -146,13 +210,13 @@ def operator_names(text: str) -> list[str]:
 
 def _type(words: list[str]) -> str:
     """Type words joined as C is usually written: ``const aclTensor *``, ``aclOpExecutor **``."""
-    text = ""
+    pieces: list[str] = []
     for word in words:
         if word == "*":
-            text += "*" if text.endswith("*") else " *"
+            pieces.append("*" if pieces and pieces[-1].endswith("*") else " *")
         else:
-            text += (" " if text else "") + word
-    return text
+            pieces.append((" " if pieces else "") + word)
+    return "".join(pieces)
 
 
 def _parameter(text: str, path: Path, line: int, function: str) -> CParameter:
@@ -177,6 +241,7 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
     prototypes = []
     # Statements end at ';', '{' and '}' (bodies, extern "C" blocks, struct bodies).
     start = 0
+    counted, line = 0, 1  # newlines are counted once, up to each prototype in turn
     for match in re.finditer(r"[;{}]", source + ";"):
         statement = source[start:match.start()]
         start = match.end()
@@ -187,7 +252,8 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
         if names is not None and name not in names:
             continue
         offset = start - len(statement) - 1 + found.start(1)
-        line = source.count("\n", 0, offset) + 1
+        line += source.count("\n", counted, offset)
+        counted = offset
         prefix = _WORD.findall(statement[:found.start(1)])
         words = [w for w in prefix if w not in _QUALIFIERS and not _MACRO.match(w)]
         if not words:

@@ -10,6 +10,7 @@ Usage::
     python benchmarks/bench.py --chunked    # only the calls larger than a 64 MiB device
     python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
     python benchmarks/bench.py --ray        # examples/ray_npus.py: tasks per second, 1 and 2 NPUs
+    python benchmarks/bench.py --headers    # reading pathological headers at 40 KB and 1 MB
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -75,6 +76,15 @@ the same call on one device, in subprocesses taking turns (``ACLNN_EMU_DEVICE_CO
 read at aclInit), with the bytes each device copied. The emulator runs device work under one
 lock, so only the host's share (packing, result scaling, Python) can overlap; with
 ``--link`` each device's copy engine is modelled apart, and the modelled transfers overlap.
+
+Reading headers (``--headers`` runs it alone, ``--no-headers`` skips it): for each kind of
+pathological header, at 40 KB and at 1 MB, the median time of ``_headers.operator_names``
+(what ``operators()`` reads of every header) and ``_headers.parse`` (every prototype), and
+their ratio, which is about 25 when reading is linear: a line of escaped quotes with no
+closing quote, a string continued over many lines that never ends, a ``//`` comment
+continued over many lines then a ``/*`` comment that never ends, one-line prototypes (20,000
+at 1 MB) and prototypes each under ``__attribute__((visibility("default")))``, as generated
+custom headers write them. The operators found are checked against the kind's.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -637,6 +647,90 @@ def print_crossover(rows: list[dict[str, Any]]) -> None:
           + (f"{crossing} bytes per array on" if crossing else "no measured size on"))
 
 
+# ---- reading headers: linear in their size -----------------------------------------------
+
+HEADER_SIZES = (40_000, 1_000_000)
+_FOO = ("aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *self, aclTensor *out,\n"
+        "    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+        "aclnnStatus aclnnFoo(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,\n"
+        "    aclrtStream stream);\n")
+_BAR = _FOO.replace("Foo", "Bar")
+_GHOST = "aclnnStatus aclnnGhostGetWorkspaceSize(const aclTensor *self);"
+
+
+def _filled(head: str, unit: str, tail: str, size: int) -> str:
+    """``head``, ``unit`` repeated, ``tail``: about ``size`` characters."""
+    return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+
+# Each kind: a header of about n characters, and the operators aclnn_py reads in it.
+HEADER_KINDS: dict[str, tuple[Callable[[int], str], int | None]] = {
+    "escaped quotes": (lambda n: _filled(_FOO + '#define QUOTES "', '\\"', "\n" + _BAR, n), 2),
+    "unterminated string": (lambda n: _filled(
+        _FOO + '#define TEXT "say ', '  \\"' + _GHOST.replace('"', '\\"') + '\\" \\\n',
+        "  the end\n" + _BAR, n), 2),
+    "unterminated comments": (lambda n: _filled(
+        _FOO + "// the old spelling: \\\n", _GHOST + " \\\n", "\n" + _BAR + "/* ", n), 2),
+    "prototypes": (lambda n: "".join(f"aclnnStatus aclnnP{i:05d}GetWorkspaceSize(int *ws);\n"
+                                     for i in range(n // 50)), None),
+    "with attributes": (lambda n: "".join(
+        f'__attribute__((visibility("default")))\naclnnStatus aclnnP{i:05d}'
+        "GetWorkspaceSize(int *ws);\n" for i in range(n // 90)), None),
+}
+
+
+def run_headers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """For each kind of HEADER_KINDS at 40 KB and 1 MB, the median time of
+    ``_headers.operator_names`` (what ``operators()`` reads of each header) and
+    ``_headers.parse`` (every prototype, the most a ``call()`` reads), after one untimed
+    parse, sizes taking turns over the rounds, with garbage collected between calls and not
+    during them; the operators found are checked, so a fast wrong answer shows."""
+    headers = aclnn_py._headers
+    rounds = 3 if quick else 7
+    rows = []
+    for kind, (make, operators) in HEADER_KINDS.items():
+        texts = [make(n) for n in HEADER_SIZES]
+        headers.parse(texts[0])  # untimed, once
+        times: dict[str, list[list[int]]] = {"operator_names": [[] for _ in texts],
+                                             "parse": [[] for _ in texts]}
+        for _ in range(rounds):
+            for index, text in enumerate(texts):
+                for reading, function in (("operator_names", headers.operator_names),
+                                          ("parse", headers.parse)):
+                    result = None  # the last call's result is not freed in this one
+                    gc.collect()
+                    gc.disable()
+                    try:
+                        started = time.perf_counter_ns()
+                        result = function(text)
+                        times[reading][index].append(time.perf_counter_ns() - started)
+                    finally:
+                        gc.enable()
+                    if reading == "operator_names":
+                        expected = operators or text.count("GetWorkspaceSize(")
+                        if len(result) != expected:
+                            raise RuntimeError(f"{kind}: {len(result)} operators found, "
+                                               f"not {expected}")
+        for reading, values in times.items():
+            rows.append({"kind": kind, "reading": reading,
+                         "bytes": [len(text) for text in texts],
+                         "prototypes": [len(headers.parse(text)) for text in texts],
+                         "median_ns": [statistics.median(v) for v in values]})
+    return rows
+
+
+def print_headers(rows: list[dict[str, Any]]) -> None:
+    small, large = HEADER_SIZES
+    print(f"\nreading one header, median time (linear time is x{large / small:.0f} from "
+          f"{small // 1000} KB to {large // 1_000_000} MB):")
+    print(f"{'kind':<23}{'reading':<16}{'40 KB':>9}{'1 MB':>9}{'ratio':>8}  prototypes")
+    for row in rows:
+        first, last = row["median_ns"]
+        kind = row["kind"] if row["reading"] == "operator_names" else ""
+        print(f"{kind:<23}{row['reading']:<16}{fmt_time(first):>9}{fmt_time(last):>9}"
+              f"{last / first:>7.1f}x  {row['prototypes'][0]}, {row['prototypes'][1]}")
+
+
 # ---- the Ray example's throughput --------------------------------------------------------
 
 RAY_EXAMPLE = HERE.parent / "examples" / "ray_npus.py"
@@ -1117,6 +1211,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only the Ray example's tasks per second at 1 and 2 NPUs")
     parser.add_argument("--ray-tasks", type=int, default=16, help="tasks per --ray run")
     parser.add_argument("--ray-rounds", type=int, default=3, help="runs per NPU count")
+    parser.add_argument("--headers", action="store_true",
+                        help="only time reading pathological headers at 40 KB and 1 MB")
+    parser.add_argument("--no-headers", action="store_true",
+                        help="skip reading pathological headers")
     parser.add_argument("--no-chunked", action="store_true",
                         help="skip the calls larger than a 64 MiB device")
     parser.add_argument("--chunked", action="store_true",
@@ -1176,7 +1274,8 @@ def main(argv: list[str] | None = None) -> int:
         args.output.with_name("chunked.json").write_text(json.dumps(rows, indent=1) + "\n")
         return 0
     studies = {"call": (run_call_comparison, print_call_comparison),
-               "crossover": (run_crossover, print_crossover)}
+               "crossover": (run_crossover, print_crossover),
+               "headers": (run_headers, print_headers)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -1252,6 +1351,7 @@ def main(argv: list[str] | None = None) -> int:
     operator_rows = [] if args.no_operators else run_operator_cases(
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
     chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
+    header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -1261,11 +1361,13 @@ def main(argv: list[str] | None = None) -> int:
     if operator_rows:
         print_operator_rows(operator_rows)
     print_chunked(chunked_rows)
+    if header_rows:
+        print_headers(header_rows)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
-                                       "chunked": chunked_rows},
+                                       "chunked": chunked_rows, "headers": header_rows},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0
