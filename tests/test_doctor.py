@@ -97,6 +97,32 @@ def test_doctor_exits_non_zero_when_the_requested_backend_cannot_work(tmp_path):
     assert found["error"].startswith("LibraryNotFoundError")
 
 
+def test_doctor_reports_a_named_location_that_does_not_load(tmp_path):
+    bogus = tmp_path / "opt" / "bogus" / "cann"
+    done = doctor(home=tmp_path, env={"ASCEND_TOOLKIT_HOME": str(bogus)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = done.stdout
+    assert f"CANN location named  $ASCEND_TOOLKIT_HOME={bogus} (the only root searched" in text
+    assert f"  $ASCEND_TOOLKIT_HOME   {bogus}: does not exist" in text
+    assert "default" not in text.split("CANN roots searched, in order:")[1].split("\n\n")[0]
+    assert (f"error: LibraryNotFoundError: $ASCEND_TOOLKIT_HOME names {bogus} as the CANN "
+            "install, but it does not exist") in text
+    assert f"Paths tried:\n  {bogus}/lib64/libacl_rt.so" in text
+    assert "to run on the emulator instead, set ACLNN_PY_BACKEND=emulator" in text
+    assert "backend              emulator" not in text and "self-test" not in text
+    assert text.rstrip().endswith("result: FAILED: the requested backend cannot work here")
+    found = json.loads(doctor("--json", home=tmp_path,
+                              env={"ASCEND_TOOLKIT_HOME": str(bogus)}).stdout)
+    assert found["ok"] is False and found["backend"] is None
+    assert found["named_location"] == {"variable": "ASCEND_TOOLKIT_HOME", "value": str(bogus)}
+    assert str(bogus / "lib64" / "libnnopbase.so") in found["tried"]
+    assert [root["source"] for root in found["searched_roots"]] == ["$ASCEND_TOOLKIT_HOME"]
+    # The setting the error names runs the emulator, the location notwithstanding.
+    done = doctor("--backend", "emulator", home=tmp_path, env={"ASCEND_TOOLKIT_HOME": str(bogus)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "backend              emulator" in done.stdout
+
+
 def test_doctor_reports_an_aclnn_py_built_without_the_emulator(tmp_path, monkeypatch):
     from aclnn_py import doctor as doctor_module
 
