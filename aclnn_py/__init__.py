@@ -1,8 +1,9 @@
 """aclnn_py: CANN's aclnn operators on Ascend NPUs, straight from Python over numpy arrays.
 
 Libraries are found and loaded lazily on first use; importing aclnn_py never
-needs CANN. Without a CANN install the bundled host emulator runs instead
-(see :mod:`aclnn_py.emulator`).
+needs CANN. Without a CANN install, and with no CANN location named in the
+environment, the bundled host emulator runs instead (see :mod:`aclnn_py.emulator`);
+a named location that does not load is an error at the first call.
 """
 
 import importlib

@@ -1,13 +1,16 @@
 """Finding and loading the CANN libraries (or the bundled host emulator).
 
-Search order for a CANN install, first root that has all three library
-families wins:
+Where a CANN install is looked for:
 
-1. ``$ACLNN_PY_CANN_HOME`` (aclnn_py's explicit override)
-2. ``$ASCEND_HOME_PATH``
-3. ``$ASCEND_TOOLKIT_HOME``
-4. ``/usr/local/Ascend/cann``, ``/usr/local/Ascend/ascend-toolkit/latest``,
-   ``$HOME/Ascend/cann``, ``$HOME/Ascend/ascend-toolkit/latest``
+* the location the environment names, when it names one: the first set of
+  ``$ACLNN_PY_CANN_HOME`` (aclnn_py's explicit override), ``$ASCEND_HOME_PATH``,
+  ``$ASCEND_TOOLKIT_HOME``. Only that root is used: when it does not hold all three
+  library families, or they do not load, LibraryNotFoundError is raised (at the first
+  call that needs the libraries, every time), never a fallback to another root or to
+  the emulator;
+* otherwise the default roots, first one that has all three library families wins:
+  ``/usr/local/Ascend/cann``, ``/usr/local/Ascend/ascend-toolkit/latest``,
+  ``$HOME/Ascend/cann``, ``$HOME/Ascend/ascend-toolkit/latest``.
 
 In each root the libraries are looked for in ``lib64`` and ``<arch>-linux/lib64``:
 runtime ``libacl_rt.so`` else ``libascendcl.so``; aclnn meta ``libnnopbase.so``;
@@ -30,8 +33,9 @@ they never satisfy another library's lookup of a CANN library nor interpose thei
 symbols on libraries loaded later; a real CANN is loaded RTLD_GLOBAL, as a program
 linked against it has it.
 
-``$ACLNN_PY_BACKEND`` picks the backend: ``auto`` (CANN when found, else the
-emulator), ``cann`` or ``emulator``.
+``$ACLNN_PY_BACKEND`` picks the backend: ``auto`` (CANN when found; the emulator
+only when no location is named and no default root holds CANN), ``cann`` (CANN or
+LibraryNotFoundError) or ``emulator`` (the emulator, whatever the location variables say).
 
 A library that is found but cannot be loaded raises LibraryNotFoundError worded by
 the cause: a file that is not a shared library for this machine (not ELF, cut short,
@@ -121,13 +125,23 @@ def library_dirs(root: Path) -> list[Path]:
     return [root / "lib64", root / f"{platform.machine()}-linux" / "lib64"]
 
 
-def candidate_roots() -> list[tuple[str, Path]]:
-    """CANN install roots to try, in order, each with where it came from."""
-    roots: list[tuple[str, Path]] = []
+def named_location() -> tuple[str, str] | None:
+    """The variable naming the CANN install and its value: the first of
+    :data:`ROOT_VARIABLES` that is set and not empty, or None."""
     for variable in ROOT_VARIABLES:
         value = os.environ.get(variable)
         if value:
-            roots.append((f"${variable}", Path(value).expanduser()))
+            return variable, value
+    return None
+
+
+def candidate_roots() -> list[tuple[str, Path]]:
+    """CANN install roots to try, in order, each with where it came from: the named
+    location alone when there is one, else the default roots."""
+    named = named_location()
+    if named is not None:
+        return [(f"${named[0]}", Path(named[1]).expanduser())]
+    roots: list[tuple[str, Path]] = []
     home = Path.home()
     for base, label in ((ASCEND_BASE, "default"),
                         (home / "Ascend", "default ($HOME)")):
@@ -161,11 +175,65 @@ def extra_operator_libraries(paths: dict[str, Path]) -> tuple[Path, ...]:
                  if (ops.parent / name).is_file())
 
 
+# What each library family is called in messages.
+FAMILY_NAMES = {"runtime": "runtime library", "meta": "aclnn meta library",
+                "ops": "operator library"}
+
+
+def _missing_families(root: Path) -> dict[str, tuple[str, ...]]:
+    """The families of which ``root`` holds no library, with the names looked for."""
+    directories = library_dirs(root)
+    return {family: names for family, names in LIBRARY_NAMES.items()
+            if not any((d / name).is_file() for d in directories for name in names)}
+
+
+def _find_named(variable: str, value: str) -> Installation:
+    """The CANN install at the location ``variable`` names, else LibraryNotFoundError."""
+    root = Path(value).expanduser()
+    others = [f"${other}" for other in ROOT_VARIABLES[ROOT_VARIABLES.index(variable) + 1:]
+              if os.environ.get(other)]
+    by_set_env = "" if variable == ENV_CANN_HOME else "; CANN's set_env.sh sets it"
+    advice = (f"Set {variable} to a CANN install root (the folder of its lib64{by_set_env}) "
+              f"or unset it, or set {ENV_BACKEND}=emulator to run on aclnn_py's host "
+              "emulator instead.")
+    if others:
+        advice += (f" While ${variable} is set, {' and '.join(others)} "
+                   f"{'is' if len(others) == 1 else 'are'} not consulted.")
+    if not root.is_absolute():
+        raise LibraryNotFoundError(
+            f"${variable} is {value!r}, not an absolute path: aclnn_py loads CANN only from "
+            f"an absolute path, so no CANN was loaded. {advice}",
+            [f"{value} (not an absolute path)"])
+    paths = find_libraries(root, [])
+    if paths is None:
+        missing = _missing_families(root)
+        if not root.exists():
+            why = "it does not exist"
+        elif not root.is_dir():
+            why = "it is not a folder"
+        else:
+            why = "it has no " + " and no ".join(
+                f"{FAMILY_NAMES[family]} ({' or '.join(names)})"
+                for family, names in missing.items())
+            why += f" in lib64 or {platform.machine()}-linux/lib64"
+        tried = [str(d / name) for names in missing.values() for name in names
+                 for d in library_dirs(root)]
+        raise LibraryNotFoundError(
+            f"${variable} names {root} as the CANN install, but {why}, so no CANN was "
+            f"loaded. {advice}", tried)
+    return Installation("cann", root.resolve(), paths, extra_operator_libraries(paths),
+                        f"CANN found at {root} (${variable})")
+
+
 def find_cann() -> Installation:
-    """The first CANN install in the search order, else LibraryNotFoundError."""
+    """The CANN install at the named location, else the first default root holding one;
+    else LibraryNotFoundError."""
+    named = named_location()
+    if named is not None:
+        return _find_named(*named)
     tried: list[str] = []
     for source, root in candidate_roots():
-        if not root.is_absolute():
+        if not root.is_absolute():  # a relative $HOME
             tried.append(f"{root} (ignored: not an absolute path)")
             continue
         paths = find_libraries(root, tried)
@@ -228,12 +296,28 @@ def cann_expected() -> list[str]:
     return hints
 
 
+_PACKAGE_DIRS = tuple({os.path.dirname(os.path.abspath(__file__)) + os.sep,
+                       str(Path(__file__).resolve().parent) + os.sep})
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller of this function point
+    at the first frame outside aclnn_py: the user's line, however deep the call."""
+    level = 1
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRS):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 _fallback_warned = False
 
 
 def _warn_fallback(hints: list[str], error: LibraryNotFoundError, emulator: Path) -> None:
     """The one RuntimeWarning of a process whose auto backend fell back to the emulator
-    although the environment says CANN should be there."""
+    although the environment says CANN should be there (no location named, but the
+    default Ascend folder exists)."""
     global _fallback_warned
     if _fallback_warned:
         return
@@ -245,14 +329,17 @@ def _warn_fallback(hints: list[str], error: LibraryNotFoundError, emulator: Path
         f"libraries were looked for at {len(error.tried)} paths ({shown}). Run "
         f"`python -m aclnn_py` for the details; set {ENV_BACKEND}=cann to make this an error, "
         f"or {ENV_BACKEND}=emulator to use the emulator without this warning.",
-        RuntimeWarning, stacklevel=3)
+        RuntimeWarning, stacklevel=user_stacklevel())
 
 
 def locate() -> Installation:
     """Apply the backend choice and the search order; loads nothing.
 
-    In ``auto`` mode a fallback to the emulator warns once per process (RuntimeWarning)
-    when the environment says CANN should be there (:func:`cann_expected`).
+    The emulator runs with ``ACLNN_PY_BACKEND=emulator``, or in ``auto`` mode when no
+    location is named and no default root holds CANN; that fallback warns once per process
+    (RuntimeWarning, at the user's line) when the default Ascend folder exists. A named
+    location that does not hold CANN raises LibraryNotFoundError in every mode but
+    ``emulator``.
     """
     backend = requested_backend()
     if backend == "emulator":
@@ -265,6 +352,8 @@ def locate() -> Installation:
         installation = find_cann()
         return replace(installation, reason=f"{ENV_BACKEND}=auto: {installation.reason}")
     except LibraryNotFoundError as error:
+        if named_location() is not None:
+            raise
         installation = find_emulator()
         logger.info("no CANN installation found; using the aclnn_py host emulator at %s",
                     installation.root)
@@ -404,8 +493,7 @@ def _invalid_library(path: Path, finding: str | None, dlopen_said: str | None
                            "truncated file") if d]
     return LibraryNotFoundError(
         f"{path} is corrupt or is not a shared library for this machine: {'; '.join(details)}. "
-        "Reinstall CANN or restore this file, or set ACLNN_PY_CANN_HOME to another install "
-        f"({ENV_BACKEND}=emulator uses aclnn_py's host emulator).",
+        "Reinstall CANN or restore this file, or set ACLNN_PY_CANN_HOME to another install.",
         [str(path)],
     )
 
@@ -606,41 +694,54 @@ _libraries: Libraries | None = None
 
 
 def load() -> Libraries:
-    """Locate and load the libraries once per process (thread-safe)."""
+    """Locate and load the libraries once per process (thread-safe). A failure is not
+    kept: each call tries again, and raises again while the configuration is the same."""
     global _libraries
     if _libraries is not None:
         return _libraries
     with _lock:
         if _libraries is None:
             installation = locate()
-            _prepare_environment(installation)
-            directories = [d for d in dependency_dirs(installation.root) if d.is_dir()]
-            seen: set[str] = set()
-            dependencies: list[Path] = []
-
-            def open_with_dependencies(path: Path) -> Any:
-                for dependency, needed_by in _dependencies(path, directories, seen):
-                    try:
-                        _open(dependency, directories, local=True)
-                    except LibraryNotFoundError as error:
-                        raise LibraryNotFoundError(
-                            f"{error.message} (It was loaded first as a library that "
-                            f"{needed_by} needs.)", error.tried) from error
-                    dependencies.append(dependency)
-                return _open(path, directories, local=False)
-
-            runtime = open_with_dependencies(installation.paths["runtime"])
-            meta = open_with_dependencies(installation.paths["meta"])
-            ops = open_with_dependencies(installation.paths["ops"])
-            extra_ops = tuple(open_with_dependencies(path) for path in installation.extra_ops)
-            logger.info("aclnn_py backend %s: %s (dependencies loaded first: %s)",
-                        installation.backend,
-                        ", ".join(str(p) for p in (*installation.paths.values(),
-                                                   *installation.extra_ops)),
-                        ", ".join(str(p) for p in dependencies) or "none")
-            _libraries = Libraries(installation, runtime, meta, ops, extra_ops,
-                                   tuple(dependencies))
+            try:
+                _libraries = _load(installation)
+            except LibraryNotFoundError as error:
+                if installation.backend != "cann":
+                    raise
+                raise LibraryNotFoundError(
+                    f"{error.message} (How this install was chosen: {installation.reason}.) "
+                    f"Set {ENV_BACKEND}=emulator to run on aclnn_py's host emulator instead.",
+                    error.tried) from error
     return _libraries
+
+
+def _load(installation: Installation) -> Libraries:
+    """Load the libraries of ``installation``, each after its dependencies."""
+    _prepare_environment(installation)
+    directories = [d for d in dependency_dirs(installation.root) if d.is_dir()]
+    seen: set[str] = set()
+    dependencies: list[Path] = []
+
+    def open_with_dependencies(path: Path) -> Any:
+        for dependency, needed_by in _dependencies(path, directories, seen):
+            try:
+                _open(dependency, directories, local=True)
+            except LibraryNotFoundError as error:
+                raise LibraryNotFoundError(
+                    f"{error.message} (It was loaded first as a library that "
+                    f"{needed_by} needs.)", error.tried) from error
+            dependencies.append(dependency)
+        return _open(path, directories, local=False)
+
+    runtime = open_with_dependencies(installation.paths["runtime"])
+    meta = open_with_dependencies(installation.paths["meta"])
+    ops = open_with_dependencies(installation.paths["ops"])
+    extra_ops = tuple(open_with_dependencies(path) for path in installation.extra_ops)
+    logger.info("aclnn_py backend %s: %s (dependencies loaded first: %s)",
+                installation.backend,
+                ", ".join(str(p) for p in (*installation.paths.values(),
+                                           *installation.extra_ops)),
+                ", ".join(str(p) for p in dependencies) or "none")
+    return Libraries(installation, runtime, meta, ops, extra_ops, tuple(dependencies))
 
 
 _operator_libraries: dict[Path, Any] = {}

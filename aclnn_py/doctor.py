@@ -30,6 +30,7 @@ from ._memory import memory_info
 from ._ops import mse_loss_backward
 from ._runtime import VISIBLE_DEVICES
 from ._version import __version__
+from .errors import LibraryNotFoundError
 
 ENVIRONMENT_PREFIXES = ("ASCEND_", "ACLNN_")
 SELF_TEST_OPERATOR = "aclnnMseLossBackward"
@@ -57,8 +58,8 @@ def searched_roots() -> list[dict[str, Any]]:
     roots = []
     for source, root in _loader.candidate_roots():
         found = _loader.find_libraries(root, []) if root.is_absolute() else None
-        roots.append({"source": source, "root": str(root), "exists": root.is_dir(),
-                      "complete": found is not None,
+        roots.append({"source": source, "root": str(root), "absolute": root.is_absolute(),
+                      "exists": root.is_dir(), "complete": found is not None,
                       "libraries": {family: str(path) for family, path in (found or {}).items()}})
     return roots
 
@@ -96,6 +97,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
             raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
                                "backend in this process")
         os.environ[_loader.ENV_BACKEND] = backend
+    named = _loader.named_location()
     result: dict[str, Any] = {
         "ok": False,
         "versions": versions(),
@@ -105,6 +107,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
         "emulator": None,
         "emulator_built": _loader.EMULATOR_TREES.is_dir(),
         "cann_expected": _loader.cann_expected(),
+        "named_location": None if named is None else {"variable": named[0], "value": named[1]},
         "searched_roots": searched_roots(),
         "root": None,
         "libraries": {},
@@ -121,6 +124,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
         "warnings": [],
         "self_test": None,
         "error": None,
+        "tried": [],
     }
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -140,6 +144,8 @@ def report(backend: str | None = None) -> dict[str, Any]:
     except Exception as error:  # reported, with the exit status saying it failed
         result["error"] = f"{type(error).__name__}: {error}"
         result["traceback"] = traceback.format_exc()
+        if isinstance(error, LibraryNotFoundError):
+            result["tried"] = list(error.tried)
         return result
     result.update(operator_headers())
     result["self_test"] = self_test()
@@ -180,9 +186,14 @@ def format_report(found: dict[str, Any]) -> str:
     lines.append(f"emulator built       {'yes' if found['emulator_built'] else 'no'}")
     if found["cann_expected"]:
         lines.append(f"CANN expected        {'; '.join(found['cann_expected'])}")
+    named = found["named_location"]
+    if named is not None:
+        lines.append(f"CANN location named  ${named['variable']}={named['value']} (the only "
+                     "root searched; it must load)")
     lines.append("CANN roots searched, in order:")
     for root in found["searched_roots"]:
-        state = ("complete" if root["complete"] else
+        state = ("not an absolute path, never loaded" if not root["absolute"] else
+                 "complete" if root["complete"] else
                  "no complete library set" if root["exists"] else "does not exist")
         lines.append(f"  {root['source']:<22} {root['root']}: {state}")
     if found["backend"] is not None:
@@ -213,6 +224,10 @@ def format_report(found: dict[str, Any]) -> str:
         lines += ["", f"warning: {warning}"]
     if found["error"] is not None:
         lines += ["", f"error: {found['error']}"]
+        if found["error"].startswith("LibraryNotFoundError") and \
+                found["requested_backend"] != "emulator":
+            lines.append(f"to run on the emulator instead, set {variable}=emulator (check it "
+                         "with `python -m aclnn_py --backend emulator`)")
     test = found["self_test"]
     if test is not None:
         lines.append("")

@@ -1,5 +1,6 @@
-"""Diagnosis: ``python -m aclnn_py``, the warning of a surprising fallback to the emulator,
-and the error of importing the unbuilt source tree."""
+"""Diagnosis: ``python -m aclnn_py``, the error of a named CANN location that does not load,
+the warning of a surprising fallback to the emulator, and the error of importing the unbuilt
+source tree."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
 import pytest
 from conftest import CANN_VARIABLES, run_python
 
-from aclnn_py import _loader
+from aclnn_py import LibraryNotFoundError, _loader
 
 PACKAGE = Path(_loader.__file__).resolve().parent
 
@@ -95,6 +97,32 @@ def test_doctor_exits_non_zero_when_the_requested_backend_cannot_work(tmp_path):
     assert found["error"].startswith("LibraryNotFoundError")
 
 
+def test_doctor_reports_a_named_location_that_does_not_load(tmp_path):
+    bogus = tmp_path / "opt" / "bogus" / "cann"
+    done = doctor(home=tmp_path, env={"ASCEND_TOOLKIT_HOME": str(bogus)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = done.stdout
+    assert f"CANN location named  $ASCEND_TOOLKIT_HOME={bogus} (the only root searched" in text
+    assert f"  $ASCEND_TOOLKIT_HOME   {bogus}: does not exist" in text
+    assert "default" not in text.split("CANN roots searched, in order:")[1].split("\n\n")[0]
+    assert (f"error: LibraryNotFoundError: $ASCEND_TOOLKIT_HOME names {bogus} as the CANN "
+            "install, but it does not exist") in text
+    assert f"Paths tried:\n  {bogus}/lib64/libacl_rt.so" in text
+    assert "to run on the emulator instead, set ACLNN_PY_BACKEND=emulator" in text
+    assert "backend              emulator" not in text and "self-test" not in text
+    assert text.rstrip().endswith("result: FAILED: the requested backend cannot work here")
+    found = json.loads(doctor("--json", home=tmp_path,
+                              env={"ASCEND_TOOLKIT_HOME": str(bogus)}).stdout)
+    assert found["ok"] is False and found["backend"] is None
+    assert found["named_location"] == {"variable": "ASCEND_TOOLKIT_HOME", "value": str(bogus)}
+    assert str(bogus / "lib64" / "libnnopbase.so") in found["tried"]
+    assert [root["source"] for root in found["searched_roots"]] == ["$ASCEND_TOOLKIT_HOME"]
+    # The setting the error names runs the emulator, the location notwithstanding.
+    done = doctor("--backend", "emulator", home=tmp_path, env={"ASCEND_TOOLKIT_HOME": str(bogus)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "backend              emulator" in done.stdout
+
+
 def test_doctor_reports_an_aclnn_py_built_without_the_emulator(tmp_path, monkeypatch):
     from aclnn_py import doctor as doctor_module
 
@@ -108,7 +136,7 @@ def test_doctor_reports_an_aclnn_py_built_without_the_emulator(tmp_path, monkeyp
     assert "emulator built       no" in doctor_module.format_report(found)
 
 
-# ---- the fallback warning -----------------------------------------------------------
+# ---- a named location that does not load; the fallback warning ------------------------
 
 
 @pytest.fixture
@@ -138,47 +166,72 @@ def test_no_warning_when_nothing_says_cann_should_be_here(auto_backend):
     assert "nothing in the environment points at one" in installation.reason
 
 
+@pytest.mark.parametrize("backend", ["auto", "cann"])
 @pytest.mark.parametrize("variable", ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME",
                                       "ACLNN_PY_CANN_HOME"])
-def test_one_warning_when_a_variable_names_a_cann_that_does_not_load(auto_backend, monkeypatch,
-                                                                     variable):
+def test_a_named_cann_that_does_not_load_is_an_error_not_a_warning(auto_backend, monkeypatch,
+                                                                   variable, backend):
     empty = auto_backend / "cann-root"
     empty.mkdir()
     monkeypatch.setenv(variable, str(empty))
-    installation, messages = fallback_warnings()
-    assert installation.backend == "emulator"
-    assert len(messages) == 1  # two lookups, one warning
-    assert f"${variable} is set ({empty})" in messages[0]
-    assert "uses its host emulator" in messages[0] and "python -m aclnn_py" in messages[0]
-    assert f"{empty}/lib64/libacl_rt.so" in messages[0]
-    assert "ACLNN_PY_BACKEND=emulator" in messages[0]
+    monkeypatch.setenv("ACLNN_PY_BACKEND", backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # every lookup, not only the first
+            with pytest.raises(LibraryNotFoundError) as caught:
+                _loader.locate()
+            assert str(caught.value).startswith(f"${variable} names {empty} as the CANN "
+                                                "install, but it has no runtime library")
+            assert "ACLNN_PY_BACKEND=emulator" in caught.value.message
+            assert f"{empty}/lib64/libacl_rt.so" in caught.value.tried
 
 
 def test_one_warning_when_the_default_ascend_folder_exists(auto_backend):
     _loader.ASCEND_BASE.mkdir()
-    _, messages = fallback_warnings()
+    installation, messages = fallback_warnings()
+    assert installation.backend == "emulator"
     assert len(messages) == 1 and f"{_loader.ASCEND_BASE} exists" in messages[0]
+    assert "uses its host emulator" in messages[0] and "python -m aclnn_py" in messages[0]
+    assert "ACLNN_PY_BACKEND=emulator" in messages[0]
+
+
+def test_the_warning_points_at_the_callers_line(auto_backend):
+    _loader.ASCEND_BASE.mkdir()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        _loader.locate()
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]
 
 
 def test_no_warning_when_the_emulator_is_asked_for(auto_backend, monkeypatch):
-    monkeypatch.setenv("ASCEND_HOME_PATH", str(auto_backend))
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(auto_backend / "bogus"))
     monkeypatch.setenv("ACLNN_PY_BACKEND", "emulator")
-    assert fallback_warnings()[1] == []
+    _loader.ASCEND_BASE.mkdir()
+    installation, messages = fallback_warnings()
+    assert installation.backend == "emulator" and messages == []
 
 
-def test_the_warning_reaches_a_users_process_once(tmp_path):
-    done = run_python("""
-        import numpy as np
-        import aclnn_py
-        x = np.ones(3, np.float32)
-        aclnn_py.add(x, x)
-        aclnn_py.mse_loss(x, x)
-        print(aclnn_py.runtime_info()["backend"])
-    """, {"ASCEND_TOOLKIT_HOME": str(tmp_path / "missing")}, home=str(tmp_path))
+USERS_PROCESS = """
+    import numpy as np
+    import aclnn_py, aclnn_py._loader
+    aclnn_py._loader.ASCEND_BASE = aclnn_py._loader.Path(__import__("os").environ["HOME"])
+    x = np.ones(3, np.float32)
+    aclnn_py.add(x, x)
+    aclnn_py.mse_loss(x, x)
+    print(aclnn_py.runtime_info()["backend"])
+"""
+
+
+def test_the_warning_reaches_a_users_process_once_at_the_users_line(tmp_path):
+    """No location named, but the default Ascend folder (here: $HOME) exists."""
+    done = run_python(USERS_PROCESS, home=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "emulator"
     assert done.stderr.count("RuntimeWarning: aclnn_py found no usable CANN installation") == 1
-    assert f"$ASCEND_TOOLKIT_HOME is set ({tmp_path / 'missing'})" in done.stderr
+    line = textwrap.dedent(USERS_PROCESS).splitlines().index("aclnn_py.add(x, x)") + 1
+    assert f"<string>:{line}: RuntimeWarning: aclnn_py found no usable CANN" in done.stderr
+    assert f"{tmp_path} exists" in done.stderr
 
 
 # ---- importing the unbuilt source tree ----------------------------------------------------

@@ -97,15 +97,108 @@ def test_new_era_tree_prefers_the_new_names_and_never_mixes(tmp_path):
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 
 
-def test_search_order_override_beats_ascend_home_and_partial_roots_are_skipped(tmp_path):
+def test_the_override_beats_ascend_home_path_and_a_partial_override_is_an_error(tmp_path):
+    full = make_tree(tmp_path / "full", "lib64", OLD_ERA)
+    info = report({"ACLNN_PY_CANN_HOME": str(full),
+                   "ASCEND_HOME_PATH": str(tmp_path / "bogus"),
+                   "ASCEND_TOOLKIT_HOME": str(tmp_path / "bogus")}, tmp_path)
+    assert info["backend"] == "cann" and info["root"] == str(full)
+    # A named root missing a library family is not skipped for the next one.
     partial = tmp_path / "partial"
     (partial / "lib64").mkdir(parents=True)
     shutil.copy2(lib64("8.3") / "libascendcl.so", partial / "lib64")
-    full = make_tree(tmp_path / "full", "lib64", OLD_ERA)
-    other = make_tree(tmp_path / "other", "lib64", OLD_ERA)
-    info = report({"ACLNN_PY_CANN_HOME": str(partial), "ASCEND_HOME_PATH": str(full),
-                   "ASCEND_TOOLKIT_HOME": str(other)}, tmp_path)
-    assert info["root"] == str(full)
+    tried, text = first_call_error({"ACLNN_PY_CANN_HOME": str(partial),
+                                    "ASCEND_HOME_PATH": str(full),
+                                    "ASCEND_TOOLKIT_HOME": str(full)}, tmp_path)
+    assert text.startswith(f"$ACLNN_PY_CANN_HOME names {partial} as the CANN install, but it "
+                           "has no aclnn meta library (libnnopbase.so) and no operator library "
+                           "(libopapi_nn.so or libopapi.so) in lib64")
+    assert "While $ACLNN_PY_CANN_HOME is set, $ASCEND_HOME_PATH and $ASCEND_TOOLKIT_HOME are " \
+        "not consulted" in text
+    assert str(partial / "lib64" / "libnnopbase.so") in tried
+    assert str(partial / "lib64" / "libopapi.so") in tried
+    assert str(partial / "lib64" / "libascendcl.so") not in tried  # it is there
+
+
+# --- a location the user named that does not load ------------------------------------------
+
+FIRST_CALL = """
+    import json, numpy as np, warnings
+    warnings.simplefilter("error")  # a fallback warning would fail the run
+    import aclnn_py, aclnn_py._loader as loader
+    assert loader.loaded() is None  # the import succeeded and loaded nothing
+    x = np.ones(3, np.float32)
+    errors = []
+    for call in (lambda: aclnn_py.add(x, x), lambda: aclnn_py.mse_loss(x, x),
+                 aclnn_py.runtime_info):
+        try:
+            call()
+        except aclnn_py.LibraryNotFoundError as error:
+            errors.append([list(error.tried), str(error)])
+        else:
+            raise SystemExit("the call ran: " + str(loader.loaded().installation))
+    print(json.dumps(errors))
+"""
+
+
+def first_call_error(env: dict[str, str], home: Path) -> tuple[list[str], str]:
+    """The paths and message of the LibraryNotFoundError each of three calls raises under
+    ``env`` (the same every time), after an import that loaded nothing."""
+    done = run_python(FIRST_CALL, env, home=str(home))
+    assert done.returncode == 0, done.stdout + done.stderr
+    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(errors) == 3 and errors[0] == errors[1] == errors[2]
+    return errors[0][0], errors[0][1]
+
+
+@pytest.mark.parametrize("variable", ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME",
+                                      "ACLNN_PY_CANN_HOME"])
+def test_a_named_location_that_does_not_exist_raises_at_every_call(tmp_path, variable):
+    bogus = tmp_path / "opt" / "bogus" / "cann"
+    tried, text = first_call_error({variable: str(bogus)}, tmp_path)
+    assert text.startswith(f"${variable} names {bogus} as the CANN install, but it does not "
+                           "exist, so no CANN was loaded.")
+    assert f"Set {variable} to a CANN install root" in text
+    assert "set ACLNN_PY_BACKEND=emulator to run on aclnn_py's host emulator instead" in text
+    for name in ("libacl_rt.so", "libascendcl.so", "libnnopbase.so", "libopapi.so"):
+        assert str(bogus / "lib64" / name) in tried
+        assert f"  {bogus / 'lib64' / name}" in text  # listed under "Paths tried:"
+    assert all(path.startswith(str(bogus)) for path in tried)  # no default root, no emulator
+
+
+def test_a_named_location_is_required_by_the_cann_backend_too(tmp_path):
+    """ACLNN_PY_BACKEND=cann does not go on to the default roots either."""
+    bogus = tmp_path / "bogus"
+    tried, text = first_call_error({"ASCEND_HOME_PATH": str(bogus),
+                                    "ACLNN_PY_BACKEND": "cann"}, tmp_path)
+    assert text.startswith(f"$ASCEND_HOME_PATH names {bogus} as the CANN install")
+    assert not any("/usr/local/Ascend" in path for path in tried)
+
+
+def test_a_named_location_that_fails_to_load_says_how_it_was_chosen(tmp_path):
+    root = make_tree(tmp_path / "cann", "lib64", OLD_ERA)
+    target = root / "lib64" / "libopapi.so"
+    target.write_bytes(_garbage(target.read_bytes()))
+    tried, text = first_call_error({"ASCEND_HOME_PATH": str(root)}, tmp_path)
+    assert tried == [str(target)]
+    assert text.startswith(f"{target} is corrupt or is not a shared library")
+    assert (f"(How this install was chosen: ACLNN_PY_BACKEND=auto: CANN found at {root} "
+            "($ASCEND_HOME_PATH).) Set ACLNN_PY_BACKEND=emulator to run on aclnn_py's host "
+            "emulator instead.") in text
+
+
+def test_the_emulator_setting_runs_the_emulator_whatever_the_locations_say(tmp_path):
+    done = run_python("""
+        import warnings
+        warnings.simplefilter("error")
+        import numpy as np, aclnn_py
+        x = np.arange(3, dtype=np.float32)
+        print(aclnn_py.runtime_info()["backend"], aclnn_py.add(x, x).tolist())
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_CANN_HOME": str(tmp_path / "a"),
+          "ASCEND_HOME_PATH": str(tmp_path / "b"), "ASCEND_TOOLKIT_HOME": "relative"},
+        home=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "emulator [0.0, 2.0, 4.0]"
 
 
 def test_emulator_tree_found_through_ascend_home_reports_cann(tmp_path):
@@ -129,6 +222,7 @@ def test_auto_falls_back_to_the_emulator_and_says_so(tmp_path):
     assert "aclnn_py INFO no CANN installation found; using the aclnn_py host emulator" \
         in done.stderr
     assert done.stderr.count("no CANN installation found") == 1
+    assert "Warning" not in done.stderr  # nothing named, nothing in /usr/local/Ascend
 
 
 def test_cann_backend_without_cann_lists_every_path_tried(tmp_path):
@@ -155,18 +249,15 @@ def test_cann_backend_without_cann_lists_every_path_tried(tmp_path):
     assert "set_env.sh" in text and "ACLNN_PY_CANN_HOME" in text
 
 
-def test_relative_roots_are_never_searched(tmp_path):
+def test_a_relative_named_root_is_never_loaded(tmp_path):
+    """Not even when it holds CANN relative to the working directory; nor does it fall back
+    to the emulator."""
     make_tree(tmp_path / "here", "lib64", OLD_ERA)
-    done = run_python("""
-        import os, aclnn_py
-        os.chdir(os.environ["HOME"])
-        try:
-            aclnn_py.runtime_info()
-        except aclnn_py.LibraryNotFoundError as error:
-            print(error)
-    """, {"ACLNN_PY_BACKEND": "cann", "ACLNN_PY_CANN_HOME": "here"}, home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    assert "here (ignored: not an absolute path)" in done.stdout
+    tried, text = first_call_error({"ACLNN_PY_CANN_HOME": "here"}, tmp_path)
+    assert tried == ["here (not an absolute path)"]
+    assert text.startswith("$ACLNN_PY_CANN_HOME is 'here', not an absolute path: aclnn_py "
+                           "loads CANN only from an absolute path")
+    assert "ACLNN_PY_BACKEND=emulator" in text
 
 
 def test_unknown_backend_is_a_clear_value_error(tmp_path):

@@ -123,6 +123,18 @@ def test_the_report_header_names_the_backend_and_why(tmp_path):
         in done.stdout
 
 
+def test_a_named_location_that_does_not_load_fails_the_run_unless_emulator_is_asked(tmp_path):
+    bogus = str(tmp_path / "bogus")
+    done = run_suite(tmp_path, "-k", "stream_fixture", env={"ASCEND_HOME_PATH": bogus})
+    assert (f"aclnn_py {aclnn_py.__version__}: no usable backend: $ASCEND_HOME_PATH names "
+            f"{bogus} as the CANN install, but it does not exist") in done.stdout
+    assert outcomes(tmp_path) == {"test_stream_fixture": "FAILED"}, done.stdout
+    assert "LibraryNotFoundError" in done.stdout
+    done = run_suite(tmp_path, "--aclnn-backend=emulator", "-k", "stream_fixture",
+                     env={"ASCEND_HOME_PATH": bogus})
+    assert outcomes(tmp_path) == {"test_stream_fixture": "PASSED"}, done.stdout
+
+
 LEAK_SUITE = '''
 import numpy as np
 import pytest
