@@ -180,11 +180,13 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
     shared.close()
     # Drain: wait for every stream of the device (streams left open by an interrupted
     # close or `with` exit hold their last work until then), collect, empty the caches.
-    # Streams an interrupted `with` exit left current are closed again, as their owner
-    # would (that finishes a close an interrupt cut short); dropped ones whose release an
-    # interrupt cut short are destroyed at the device-wide synchronisation.
+    # Streams an interrupted `with` exit left current are exited and closed, as their
+    # owner would (closing finishes a close an interrupt cut short; the next run starts
+    # with none current); dropped ones whose release an interrupt cut short are destroyed
+    # at the device-wide synchronisation.
     stale = list(getattr(_runtime._thread, "streams", []))
-    for stream in stale:
+    for stream in reversed(stale):
+        stream.__exit__(None, None, None)
         stream.close()
     _runtime.synchronize_device(0)
     gc.collect()
