@@ -294,6 +294,8 @@ class Plan:
     the plan exactly as it was. Plans and one-shot calls launch through the same
     launches (``_launch.new_launch``), so whatever a queued run uses stays
     alive until it is done, even when the plan is dropped without :meth:`close`.
+    :meth:`close` lets go of everything the plan holds (executor, workspace, ``out``
+    and the arrays bound): keep what ``run()`` returns to use ``out`` afterwards.
     """
 
     spec: OperatorSpec
@@ -312,13 +314,21 @@ class Plan:
             out = empty(shape, dtype, device=stream.device)
         self.stream = stream
         # Host inputs go up once: the plan owns their device copies (run() rebinds them).
+        # Empty once the plan is closed.
         self._arrays: tuple[DeviceArray, ...] = (
             *(to_device(a, device=stream.device, stream=stream) for a in arrays.values()), out)
+        self._described = ", ".join(f"{name}={array.shape} {array.dtype.name}"
+                                    for name, array in zip(spec.names, self._arrays))
         self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
 
     @property
     def out(self) -> DeviceArray:
-        return self._arrays[-1]
+        """The array every run writes (ValueError once the plan is closed: it let go of it)."""
+        arrays = self._arrays
+        if not arrays:
+            raise ValueError(f"{type(self).__name__} is closed: it no longer holds its out "
+                             "(keep what run() returns)")
+        return arrays[-1]
 
     @property
     def workspace_size(self) -> int:
@@ -336,28 +346,34 @@ class Plan:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
         order, then ``out``, or by name; None keeps the bound one); returns ``out``,
         still computing."""
+        # The arrays first: close() lets go of the launcher first, so arrays read before
+        # it did come with a launcher that is open (or refuses the launch once retired).
+        bound = self._arrays
         launcher = self._launcher
         if launcher is None:
             launcher = self._open()  # raises
-        bound = self._arrays
         if arrays or named:
-            bound = self._rebound(arrays, named)
+            bound = self._rebound(bound, arrays, named)
         stream = self.stream
         activate(stream.device)  # any thread may run a plan
-        launcher.launch(stream, bound)
+        launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
         self._arrays = bound
+        if self._launcher is None:  # closed by another thread meanwhile: let go again
+            self._arrays = ()
         return bound[-1]
 
-    def _rebound(self, arrays: tuple[Any, ...], named: dict[str, Any]
-                 ) -> tuple[DeviceArray, ...]:
+    def _rebound(self, bound: tuple[DeviceArray, ...], arrays: tuple[Any, ...],
+                 named: dict[str, Any]) -> tuple[DeviceArray, ...]:
         given = _arguments("run()", self.spec.names, arrays, named)
-        return tuple(bound if given.get(name) is None else _like(name, given[name], bound)
-                     for name, bound in zip(self.spec.names, self._arrays))
+        return tuple(each if given.get(name) is None else _like(name, given[name], each)
+                     for name, each in zip(self.spec.names, bound))
 
     def close(self) -> None:
-        """Wait for the plan's work, then destroy the executor and release the workspace.
-        Safe to call twice."""
+        """Wait for the plan's work, then destroy the executor, release the workspace and
+        let go of ``out`` and the arrays bound (queued work holds what it uses until it
+        is done). Safe to call twice."""
         launcher, self._launcher = self._launcher, None
+        self._arrays = ()  # no call between the two: no interrupt can come between them
         if launcher is not None:
             launcher.retire()  # a run racing this close is refused or waited for below
             self.stream.synchronize()
@@ -374,8 +390,7 @@ class Plan:
                         "executor and device memory of this process")
 
     def __repr__(self) -> str:
-        arrays = ", ".join(f"{name}={array.shape} {array.dtype.name}"
-                           for name, array in zip(self.spec.names, getattr(self, "_arrays", ())))
+        arrays = getattr(self, "_described", "")
         launcher = self._launcher
         state = "closed" if launcher is None else f"workspace {launcher.workspace_size} bytes"
         stream = getattr(self, "stream", None)

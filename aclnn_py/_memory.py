@@ -190,11 +190,11 @@ def empty_cache(device: int | None = None) -> int:
 RESULT_MIN_BYTES = 1 << 20  # smaller results are plain np.empty arrays
 RESULT_CACHE_BYTES = 256 << 20  # the most result bytes kept for reuse
 
-_results: dict[int, list[np.ndarray]] = {}  # cached blocks by size, the oldest first
-# (the newest is taken first: its pages are the likeliest to be in the caches)
-_results_order: list[np.ndarray] = []
-_results_bytes = 0
-_results_lock = threading.Lock()
+# The cached blocks by id, the oldest first; nothing else is kept beside it. Each change
+# is one dict operation, which neither an interrupt (Python runs signal handlers between
+# operations) nor another thread can split, and taking a block is its ``pop``: wherever an
+# interrupt lands, the cache stays consistent, at worst a block short.
+_results: dict[int, np.ndarray] = {}
 
 
 class _Lease:
@@ -216,32 +216,17 @@ class _Lease:
 
 
 def _give_back(block: np.ndarray) -> None:
-    global _results_bytes
-    if block.nbytes > RESULT_CACHE_BYTES or not _results_lock.acquire(blocking=False):
-        return  # the lock is held (another thread, or this one interrupted): just freed
-    try:
-        _results.setdefault(block.nbytes, []).append(block)
-        _results_order.append(block)
-        _results_bytes += block.nbytes
-        while _results_bytes > RESULT_CACHE_BYTES:
-            _drop(_results_order[0])
-    finally:
-        _results_lock.release()
-
-
-def _drop(block: np.ndarray) -> None:
-    """Forget the cached ``block``; the lock is held."""
-    global _results_bytes
-    _remove(_results_order, block)
-    same = _results[block.nbytes]
-    _remove(same, block)
-    if not same:
-        del _results[block.nbytes]
-    _results_bytes -= block.nbytes
-
-
-def _remove(blocks: list[np.ndarray], block: np.ndarray) -> None:
-    del blocks[next(i for i, each in enumerate(blocks) if each is block)]
+    """Cache ``block``, then drop the oldest blocks beyond :data:`RESULT_CACHE_BYTES`."""
+    if block.nbytes > RESULT_CACHE_BYTES:
+        return  # just freed
+    _results[id(block)] = block
+    cached = list(_results.values())  # a snapshot: it keeps each block, and so its id
+    excess = sum(each.nbytes for each in cached) - RESULT_CACHE_BYTES
+    for each in cached:
+        if excess <= 0:
+            break
+        if _results.pop(id(each), None) is not None:
+            excess -= each.nbytes
 
 
 def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -254,24 +239,23 @@ def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     if nbytes < RESULT_MIN_BYTES:
         return np.empty(shape, dtype)
     size = -(-nbytes // 4096) * 4096
-    block = None
-    if _results_lock.acquire(blocking=False):  # else another thread is at it: a fresh block
-        try:
-            same = _results.get(size)
-            if same:
-                block = same[-1]
-                _drop(block)
-        finally:
-            _results_lock.release()
-    if block is None:
+    # The newest first: its pages are the likeliest to be in the CPU caches. Whoever pops
+    # a block owns it (another thread may have taken it since the snapshot).
+    for block in reversed(list(_results.values())):
+        if block.nbytes == size and _results.pop(id(block), None) is not None:
+            break
+    else:
         block = np.empty(size, np.uint8)
     return np.asarray(_Lease(block))[:nbytes].view(dtype).reshape(shape)
 
 
+def cached_result_bytes() -> int:
+    """Bytes of host memory kept for large numpy results."""
+    return sum(block.nbytes for block in list(_results.values()))
+
+
 def _empty_results() -> None:
-    with _results_lock:
-        while _results_order:
-            _drop(_results_order[0])
+    _results.clear()
 
 
 class MemoryInfo(TypedDict):

@@ -212,7 +212,8 @@ def teardown() -> None:
     with _process.lock:
         if not _process.initialized:
             return
-        steps: list[tuple[str, Callable[[], Any]]] = []
+        steps: list[tuple[str, Callable[[], Any]]] = [
+            ("releasing dropped streams", release_dropped_streams)]
         for stream in list(_process.streams):  # what caches keep goes before pools and devices
             steps.append(("releasing the caches of a stream", functools.partial(
                 release_caches, stream)))
@@ -273,6 +274,60 @@ def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | No
         logger.exception("aclnn_py: releasing %s", what)
 
 
+# Streams not destroyed yet, by key (the id of their handle's cell): (the stream, weakly;
+# the cell; its device; its runtime generation). Whoever takes an entry destroys that
+# stream; an entry left behind by an interrupted finaliser or close() is destroyed at the
+# next safe point (:func:`release_dropped_streams`).
+_undestroyed: dict[int, tuple[weakref.ref[Stream], Any, int, int]] = {}
+
+
+def _destroy_stream(key: int) -> None:
+    """Destroy the stream registered under ``key``, unless someone already took it.
+
+    Taking the entry is a test, a read and a delete with no call between them, so neither
+    an interrupt nor another thread can come in the middle; an interrupt before the
+    destroy call puts the entry back, one after it (the only place left) does not."""
+    if key not in _undestroyed:
+        return
+    entry = _undestroyed[key]
+    del _undestroyed[key]
+    destroying = False
+    try:
+        _, cell, device, generation = entry
+        handle = cell[0]
+        if handle == ll.NULL or not alive(generation):
+            return  # never created, or gone with the runtime
+        activate(device)
+        destroy = ll.RT.aclrtDestroyStream  # resolved before: its first lookup runs Python
+        destroying = True
+        status = destroy(handle)
+    except BaseException:
+        if not destroying:
+            _undestroyed[key] = entry
+        raise
+    ll.check(status, "aclrtDestroyStream")
+
+
+def _destroy_stream_quietly(key: int) -> None:
+    """Finaliser of a stream: :func:`_destroy_stream`; logs, never raises."""
+    try:
+        _destroy_stream(key)
+    except Exception:
+        logger.exception("aclnn_py: releasing a stream")
+
+
+def release_dropped_streams() -> bool:
+    """Destroy the dropped streams whose release an interrupt cut short (a closed stream
+    still referenced is finished by closing it again, or at exit). Returns whether there
+    were any (their devices were made current)."""
+    found = False
+    for key, (ref, *_) in list(_undestroyed.items()):
+        if ref() is None:
+            found = True
+            _destroy_stream_quietly(key)
+    return found
+
+
 class Stream:
     """A queue of device work (``aclrtStream``) on one device.
 
@@ -284,11 +339,14 @@ class Stream:
 
     def __init__(self, device: int | None = None) -> None:
         self.device = activate(device)
-        # The finaliser exists before the stream: an interrupt right after the creation
-        # leaves a handle that the collector still destroys.
+        if release_dropped_streams():
+            activate(self.device)
+        # Registered before the stream exists: an interrupt right after the creation, or in
+        # the finaliser, leaves a handle that is still destroyed (release_dropped_streams).
         cell = ll.handle_cell("aclrtStream")
-        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_stream, cell,
-                                           self.device, _process.generation, "a stream")
+        self._key = id(cell)
+        _undestroyed[self._key] = (weakref.ref(self), cell, self.device, _process.generation)
+        self._finalizer = weakref.finalize(self, _destroy_stream_quietly, self._key)
         self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
         self.handle = ll.create_stream(cell)
         self.key = ll.address(self.handle)
@@ -442,9 +500,10 @@ class Stream:
 
     def close(self) -> None:
         """Wait for the stream's work and release it. Safe to call twice, and from any
-        thread while others wait on the stream."""
+        thread while others wait on the stream; closing again finishes a close that an
+        interrupt cut short."""
         with self._state_lock:
-            if self._closed:
+            if self._closed and self._key not in _undestroyed:
                 return
             waited = False
             try:  # entered before the stream counts as closed: an interrupt cannot skip it
@@ -456,11 +515,12 @@ class Stream:
                 if self._closed and not waited:  # interrupted before or in the wait
                     with contextlib.suppress(AclError):
                         self._wait()
-                if self._closed and self._finalizer.detach() is not None:
+                if self._closed:  # the destroy happens once, whoever else tries it
+                    self._finalizer.detach()
                     activate(self.device)
                     ll.stream_closed(self.state)  # its fence events go with it
                     try:
-                        ll.destroy_stream(self.handle)
+                        _destroy_stream(self._key)
                     finally:
                         with self._keepalive_lock:
                             self._keepalive.clear()
@@ -569,7 +629,9 @@ def release_caches(stream: Stream) -> None:
 
 
 def synchronize_device(device: int) -> None:
-    """Wait for all work on ``device`` and drop what its streams held for it."""
+    """Wait for all work on ``device`` and drop what its streams held for it (and destroy
+    streams an interrupt left undestroyed)."""
+    release_dropped_streams()
     activate(device)
     marks = [(stream, *stream.queued_marks()) for stream in list(_process.streams)
              if stream.device == device]

@@ -435,8 +435,9 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
     case["accounting"] = {name: account(aclnn_py, modes[name], reps.account)
                           for name in ("a", "a_u", "b", "b_out", "c") if name in modes}
 
+    plan_out = plan.out
     plan.close()
-    for array in (gd, xd, yd, out_d, plan.out):
+    for array in (gd, xd, yd, out_d, plan_out):
         array.free()
     modes.clear()
     after = live_counts(aclnn_py)

@@ -5,7 +5,9 @@ free arrays, empty the caches and churn the garbage collector, on shared and own
 streams, while a timer raises KeyboardInterrupt in the main thread (which works
 too) at random moments. Every completed result is checked against numpy. At the
 end every queued piece of work is waited for, the caches are emptied, and the
-emulator's live counts must be back at their starting values.
+emulator's live counts (device bytes, allocations, streams: only the device's default
+one is left, ...) and the device bytes aclnn_py holds in use must be back at their
+starting values.
 
     python benchmarks/stress.py                   # 20 s
     python benchmarks/stress.py --seconds 600     # a soak
@@ -38,12 +40,18 @@ os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
 import aclnn_py  # noqa: E402
 from aclnn_py import _lowlevel, _runtime  # noqa: E402
 
-# Must return to their starting values.
+# Must return to their starting values (the emulator's counts; "used_bytes" is
+# memory_info()'s): only the device's default stream is left.
 LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "live_tensors",
-             "live_executors", "pending_tasks")
-# Reported only: an interrupt that lands inside a dropped stream's Python finaliser
-# leaves that stream to the process (see the README's reliability section).
-REPORTED_KEYS = ("live_streams", "live_events")
+             "live_executors", "pending_tasks", "live_streams")
+# Reported only: an interrupt that lands inside a dropped event's Python finaliser
+# leaves that event to the process (see the README's reliability section).
+REPORTED_KEYS = ("live_events",)
+
+
+def live_counts() -> dict[str, int]:
+    """The emulator's live counts and the device bytes aclnn_py holds in use."""
+    return {**aclnn_py.emulator.stats(), "used_bytes": aclnn_py.memory_info()["used_bytes"]}
 
 
 class Cycle:
@@ -110,7 +118,8 @@ def one_step(rng: random.Random, shared: aclnn_py.Stream, counts: dict[str, int]
 
 def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:
     aclnn_py.runtime_info()
-    before = aclnn_py.emulator.stats()
+    aclnn_py.synchronize()  # the default stream exists from here on
+    before = live_counts()
     stop = time.monotonic() + seconds
     shared = aclnn_py.Stream()
     counts = {"checked": 0, "maintenance": 0, "wrong": 0, "interrupts": 0, "errors": 0}
@@ -171,15 +180,23 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
     shared.close()
     # Drain: wait for every stream of the device (streams left open by an interrupted
     # close or `with` exit hold their last work until then), collect, empty the caches.
+    # Streams an interrupted `with` exit left current are exited and closed, as their
+    # owner would (closing finishes a close an interrupt cut short; the next run starts
+    # with none current); dropped ones whose release an interrupt cut short are destroyed
+    # at the device-wide synchronisation.
+    stale = list(getattr(_runtime._thread, "streams", []))
+    for stream in reversed(stale):
+        stream.__exit__(None, None, None)
+        stream.close()
     _runtime.synchronize_device(0)
     gc.collect()
+    _runtime.synchronize_device(0)  # and streams the collection dropped
     aclnn_py.empty_cache()
-    after = aclnn_py.emulator.stats()
-    stale = getattr(_runtime._thread, "streams", [])
+    after = live_counts()
     return {**counts, "seconds": seconds, "threads": threads, "seed": seed,
-            "leaked": {key: after[key] - before[key] for key in LIVE_KEYS},
+            "leaked": {key: after[key] - before[key] for key in (*LIVE_KEYS, "used_bytes")},
             "with_streams_left": len(stale),
-            "streams_left": {key: after[key] - before[key] for key in REPORTED_KEYS},
+            "events_left": {key: after[key] - before[key] for key in REPORTED_KEYS},
             "failures": failures[:5]}
 
 

@@ -9,6 +9,7 @@ leak nothing and return no wrong data.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -402,13 +403,78 @@ def test_large_results_reuse_the_memory_of_dropped_ones_and_views_keep_theirs(mo
     assert _address(third) != address  # the view still holds the block
     assert np.array_equal(view, expected)
     del third, view
-    assert _memory._results_bytes == 2 * x.nbytes
+    assert _memory.cached_result_bytes() == 2 * x.nbytes
     aclnn_py.empty_cache()
-    assert _memory._results_bytes == 0
+    assert _memory.cached_result_bytes() == 0
     monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes)
     results = [aclnn_py.mse_loss_backward(x, x, float(k), "none") for k in range(5)]
     del results
-    assert _memory._results_bytes == 3 * x.nbytes  # the oldest went beyond the limit
+    assert _memory.cached_result_bytes() == 3 * x.nbytes  # the oldest went beyond the limit
+
+
+# The functions of the result cache in _memory (by qualified name, nested ones included).
+_RESULT_CACHE = ("_Lease.", "_give_back", "_drop", "_remove", "result_array", "_empty_results",
+                 "cached_result_bytes")
+
+
+def _interrupt_at_call(number: int, filename: str) -> list[str]:
+    """Raise KeyboardInterrupt as the ``number``-th call (from 0) of a result-cache function
+    starts, where CPython also runs signal handlers; returns the names of those entered."""
+    entered: list[str] = []
+
+    def hook(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and code.co_filename == filename \
+                and code.co_qualname.startswith(_RESULT_CACHE):
+            entered.append(code.co_qualname)
+            if len(entered) == number + 1:
+                raise KeyboardInterrupt  # the profiler is off from here on
+    sys.setprofile(hook)
+    return entered
+
+
+def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypatch):
+    """Each function of the cache interrupted as it starts, one call at a time, through a
+    take, two give-backs (the second dropping the oldest block beyond the limit) and an
+    emptying: later calls of that size still work, reuse blocks and give right results."""
+    from aclnn_py import _memory
+
+    x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB results
+    monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes // 2)  # one block fits
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)  # in __del__
+    def steps():
+        first = aclnn_py.mse_loss_backward(x, x, 0.0, "none")  # takes the cached block
+        second = aclnn_py.mse_loss_backward(x, x, 1.0, "none")  # a fresh one
+        del first, second  # back, the older dropped
+        aclnn_py.empty_cache()
+
+    interrupted = set()
+    for number in range(100):
+        aclnn_py.empty_cache()
+        np.asarray(aclnn_py.mse_loss_backward(x, x, 0.0, "none")).sum()  # one block cached
+        entered = _interrupt_at_call(number, _memory.__file__)
+        try:
+            steps()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        if len(entered) <= number:
+            break  # every call on the path was interrupted once
+        interrupted.add(entered[-1])
+        for k in range(3):
+            result = aclnn_py.mse_loss_backward(x, x, float(k), "none")
+            np.testing.assert_allclose(result, 2 * (x - k) * x, rtol=1e-6)
+            address = _address(result)
+            del result
+            again = aclnn_py.mse_loss_backward(x, x, float(k), "none")
+            assert _address(again) == address, f"interrupted at {entered[-1]}"
+            del again
+        assert _memory.cached_result_bytes() <= _memory.RESULT_CACHE_BYTES
+        aclnn_py.empty_cache()
+        assert _memory.cached_result_bytes() == 0
+    assert {"_give_back", "result_array", "_empty_results"} <= interrupted
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
 
 
 def test_small_results_and_out_arrays_own_their_memory():

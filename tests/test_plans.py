@@ -50,7 +50,9 @@ def test_run_rebinds_inputs_and_output(arrays):
     plan.close()
     with pytest.raises(ValueError, match="closed"):
         plan.run()
-    for array in (other_x, other_out, plan.out):
+    with pytest.raises(ValueError, match="closed"):
+        plan.out  # noqa: B018 - closing let go of it
+    for array in (other_x, other_out):
         array.free()
 
 
@@ -66,7 +68,6 @@ def test_rebinding_a_different_description_is_a_value_error(arrays):
             plan.run(y=np.ones((2, 3), np.float32))
         with pytest.raises(TypeError, match="unexpected"):
             plan.run(z=arrays["x"])
-    plan.out.free()
 
 
 def test_plans_take_what_one_shot_calls_take(arrays):
@@ -96,7 +97,6 @@ def test_forward_plan(arrays):
         value = float(plan.run().numpy())
     x = np.arange(6, dtype=np.float64).reshape(2, 3)
     assert value == pytest.approx(np.mean((x - 1) ** 2))
-    plan.out.free()
 
 
 def test_plan_over_a_non_contiguous_view_uses_and_keeps_its_workspace(arrays):
@@ -109,4 +109,60 @@ def test_plan_over_a_non_contiguous_view_uses_and_keeps_its_workspace(arrays):
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, 0.5 * 2 * (np.arange(6).reshape(3, 2).T - 1.0))
     transposed.free()
-    plan.out.free()
+
+
+def _used_bytes() -> int:
+    aclnn_py.synchronize()
+    return aclnn_py.memory_info()["used_bytes"]
+
+
+def test_a_closed_plan_holds_no_device_memory(arrays):
+    """close() lets go of the executor, the workspace, out and the arrays bound (numpy
+    inputs' device copies included); what run() returned stays valid."""
+    baseline = _used_bytes()
+    plan = aclnn_py.MseLossBackwardPlan(2.0, arrays["x"], np.ones((2, 3), np.float32), "none")
+    out = plan.run()
+    plan.close()  # right after run(), without synchronising
+    np.testing.assert_allclose(out.numpy(), 2.0 * 2 * (arrays["x"].numpy() - 1.0))
+    del out
+    assert _used_bytes() == baseline
+    assert "closed" in repr(plan) and "x=(2, 3) float32" in repr(plan)
+    with pytest.raises(ValueError, match="closed"):
+        plan.run()
+
+
+def test_an_interrupt_anywhere_in_close_leaves_nothing_held_after_the_next_wait(arrays):
+    """KeyboardInterrupt as each call inside close() starts, one at a time: the plan lets go
+    of everything all the same, queued work finishes right, and the next synchronisation
+    gives every byte back."""
+    import sys
+
+    baseline = _used_bytes()
+    x = arrays["x"].numpy()
+    for number in range(1000):
+        plan = aclnn_py.MseLossPlan(arrays["x"], arrays["y"], "none")
+        out = plan.run()
+        entered: list[str] = []
+
+        def hook(frame, event, arg, entered=entered, number=number):
+            if event == "call" and frame.f_code.co_qualname != "Plan.close":
+                entered.append(frame.f_code.co_qualname)  # the calls close() makes
+                if len(entered) == number + 1:
+                    raise KeyboardInterrupt
+
+        sys.setprofile(hook)
+        try:
+            plan.close()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        with pytest.raises(ValueError, match="closed"):
+            plan.run()
+        np.testing.assert_allclose(out.numpy(), (x - 1.0) ** 2)
+        del out
+        assert _used_bytes() == baseline, f"interrupted at {entered[-1]}"  # the plan kept
+        del plan
+        if len(entered) <= number:
+            break  # every call made by close() was interrupted once
+    assert number > 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import sys
 import threading
 import weakref
 
@@ -508,3 +509,82 @@ def test_an_interrupt_after_a_launch_keeps_its_hold_until_the_next_synchronisati
     stream.synchronize()  # began after it: done
     assert alive() is None
     stream.close()
+
+
+def _interrupting(number: int, skip: str = "") -> list[str]:
+    """Profile this thread: KeyboardInterrupt as the ``number``-th call (from 0) starts, a
+    function named ``skip`` not counted; returns the names of the calls counted."""
+    entered: list[str] = []
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_qualname != skip:
+            entered.append(frame.f_code.co_qualname)
+            if len(entered) == number + 1:
+                raise KeyboardInterrupt  # the profiler is off from here on
+
+    sys.setprofile(hook)
+    return entered
+
+
+def _live_streams() -> int:
+    return aclnn_py.emulator.stats()["live_streams"]
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("safe_point", ["synchronize_device", "new stream"])
+def test_a_stream_whose_finaliser_is_interrupted_is_destroyed_at_the_next_safe_point(
+        monkeypatch, caplog, safe_point):
+    """A dropped stream's finaliser interrupted as each call in it starts, one at a time
+    (the interrupt is reported as unraisable): the next safe point destroys the stream,
+    exactly once."""
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)
+    aclnn_py.synchronize()  # the default stream exists
+    baseline = _live_streams()
+    for number in range(500):
+        stream = aclnn_py.Stream()
+        aclnn_py.mse_loss(up(1.0), 0.0, "sum", stream=stream).numpy()
+        entered = _interrupting(number)
+        try:
+            del stream  # the finaliser runs here
+        finally:
+            sys.setprofile(None)
+        if safe_point == "synchronize_device":
+            _runtime.synchronize_device(0)
+        else:
+            aclnn_py.Stream().close()
+        assert _live_streams() == baseline, f"interrupted at {entered[-1:]}"
+        if len(entered) <= number:
+            break  # every call of the finaliser was interrupted once
+    assert number > 3
+    assert "releasing a stream" not in caplog.text  # never destroyed twice
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("then", ["close again", "drop"])
+def test_a_stream_whose_close_is_interrupted_is_destroyed_by_a_later_close_or_safe_point(then):
+    """close() interrupted as each call in it starts, one at a time: its queued work still
+    finishes right, and closing again (the object alive), or dropping it and the next
+    safe point, destroys the stream exactly once."""
+    aclnn_py.synchronize()
+    baseline = _live_streams()
+    for number in range(500):
+        stream = aclnn_py.Stream()
+        result = aclnn_py.mse_loss(up(2.0), 0.0, "sum", stream=stream)
+        entered = _interrupting(number, skip="Stream.close")
+        try:
+            stream.close()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.setprofile(None)
+        assert float(result.numpy()) == 4.0 * 4096
+        if then == "close again":
+            stream.close()
+            assert stream.closed
+        else:
+            del stream
+            _runtime.synchronize_device(0)
+        assert _live_streams() == baseline, f"interrupted at {entered[-1:]}"
+        if len(entered) <= number:
+            break  # every call of close() was interrupted once
+    assert number > 3
