@@ -11,6 +11,7 @@ Usage::
     python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
     python benchmarks/bench.py --ray        # examples/ray_npus.py: tasks per second, 1 and 2 NPUs
     python benchmarks/bench.py --headers    # reading pathological headers at 40 KB and 1 MB
+    python benchmarks/bench.py --unsynced   # 1000 calls never synchronised: memory and time
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -588,6 +589,64 @@ def print_call_comparison(rows: list[dict[str, Any]]) -> None:
               f"{row['call a'] / row['curated a']:>6.2f}x{fmt_time(row['curated b']):>12}"
               f"{fmt_time(row['call b']):>11}{row['call b'] / row['curated b']:>6.2f}x")
     print("a: numpy in, numpy out; b: DeviceArray in, DeviceArray out, then synchronize()")
+
+
+# ---- a loop that never synchronises: memory and time per call ------------------------------
+
+UNSYNCED_N = 1 << 20
+UNSYNCED_CALLS = 1000
+
+
+def run_unsynced(aclnn_py: Any, quick: bool) -> dict[str, Any]:
+    """``UNSYNCED_CALLS`` ``mse_loss_backward`` calls on 1 M-element float32 device arrays
+    whose results are dropped, never synchronised until the end, against the same loop
+    synchronising every call: the device pool's peak bytes in use (``memory_info()``, read
+    after each call) and the time per call, each loop timed whole, the best of a few runs."""
+    grad, x, y = (aclnn_py.to_device(a) for a in inputs(UNSYNCED_N, "float32"))
+    aclnn_py.synchronize()
+    base = aclnn_py.memory_info()["used_bytes"]
+    mse, sync, info = aclnn_py.mse_loss_backward, aclnn_py.synchronize, aclnn_py.memory_info
+
+    def unsynced() -> int:
+        peak = 0
+        for _ in range(UNSYNCED_CALLS):
+            out = mse(grad, x, y)
+            peak = max(peak, info()["used_bytes"])
+            del out
+        sync()
+        return peak
+
+    def synced() -> int:
+        peak = 0
+        for _ in range(UNSYNCED_CALLS):
+            out = mse(grad, x, y)
+            sync()
+            peak = max(peak, info()["used_bytes"])
+            del out
+        return peak
+
+    times: dict[str, float] = {}
+    peaks: dict[str, int] = {}
+    for _ in range(2 if quick else 5):
+        for name, loop in (("unsynchronised", unsynced), ("synchronised", synced)):
+            started = time.perf_counter_ns()
+            peak = loop()
+            elapsed = (time.perf_counter_ns() - started) / UNSYNCED_CALLS
+            times[name] = min(times.get(name, elapsed), elapsed)
+            peaks[name] = max(peaks.get(name, 0), peak)
+    return {"calls": UNSYNCED_CALLS, "n": UNSYNCED_N, "inputs_bytes": base,
+            "peak_used_bytes": peaks, "ns_per_call": times,
+            "ratio": times["unsynchronised"] / times["synchronised"]}
+
+
+def print_unsynced(row: dict[str, Any]) -> None:
+    print(f"\n{row['calls']} mse_loss_backward calls on 1 M-element float32 device arrays, "
+          "results dropped (best loop; peak of memory_info()['used_bytes'] after each call, "
+          f"inputs {row['inputs_bytes'] / 2**20:.1f} MiB of it):")
+    for name in ("unsynchronised", "synchronised"):
+        print(f"  {name:<16} {fmt_time(row['ns_per_call'][name]):>10} per call, peak "
+              f"{row['peak_used_bytes'][name] / 2**20:7.1f} MiB in use")
+    print(f"  unsynchronised / synchronised per call: {row['ratio']:.2f}x")
 
 
 # ---- staged against direct copies, by array size ------------------------------------------
@@ -1216,6 +1275,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only time reading pathological headers at 40 KB and 1 MB")
     parser.add_argument("--no-headers", action="store_true",
                         help="skip reading pathological headers")
+    parser.add_argument("--unsynced", action="store_true",
+                        help="only the loop of 1000 calls that never synchronises")
+    parser.add_argument("--no-unsynced", action="store_true",
+                        help="skip the loop of 1000 calls that never synchronises")
     parser.add_argument("--no-chunked", action="store_true",
                         help="skip the calls larger than a 64 MiB device")
     parser.add_argument("--chunked", action="store_true",
@@ -1276,7 +1339,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     studies = {"call": (run_call_comparison, print_call_comparison),
                "crossover": (run_crossover, print_crossover),
-               "headers": (run_headers, print_headers)}
+               "headers": (run_headers, print_headers),
+               "unsynced": (run_unsynced, print_unsynced)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -1353,6 +1417,7 @@ def main(argv: list[str] | None = None) -> int:
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
     chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
     header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
+    unsynced_row = None if args.no_unsynced else run_unsynced(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -1364,11 +1429,14 @@ def main(argv: list[str] | None = None) -> int:
     print_chunked(chunked_rows)
     if header_rows:
         print_headers(header_rows)
+    if unsynced_row is not None:
+        print_unsynced(unsynced_row)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
-                                       "chunked": chunked_rows, "headers": header_rows},
+                                       "chunked": chunked_rows, "headers": header_rows,
+                                       "unsynced": unsynced_row},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0
