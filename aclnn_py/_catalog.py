@@ -11,7 +11,10 @@ Where operators come from, in CANN's order (the first that declares an operator 
    (older toolkits), matched to the operator libraries already loaded.
 
 Headers are scanned for operator names once; an operator's prototypes are parsed
-(``_headers``) when it is first asked for.
+(``_headers``) when it is first asked for. A custom package's operator is first held to the
+owner rule (:func:`package_file`): its header, ops-info JSON and library, with the folders
+that hold them and along their links, and ``vendors/config.ini`` before it is read; what is
+read and loaded is the real file checked.
 
 Roles: a ``const aclTensor *`` is an input, an ``aclTensor *`` an output, except
 ``...Ref`` parameters, which are updated in place (role ``"inout"``). Generated
@@ -23,7 +26,9 @@ roles are not known, and ``call`` binds ``out=`` to the last tensor parameters.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import difflib
+import errno
 import json
 import os
 import platform
@@ -120,10 +125,13 @@ def custom_packages(root: Path) -> list[Path]:
     packages = [Path(entry).absolute() for entry in entries if entry.strip()]
     vendors = _opp_root(root) / "vendors"
     config = vendors / "config.ini"
-    try:
-        text = config.read_text(errors="replace")
-    except OSError:
-        text = ""
+    text = ""
+    if os.path.lexists(config):  # it decides which packages load: held to the owner rule
+        refusing = f"the vendor priorities {config}"
+        trusted_path(vendors, refusing)
+        real = trusted_path(config, refusing)
+        with contextlib.suppress(OSError):  # unreadable: no priorities
+            text = real.read_text(errors="replace")
     parser = configparser.ConfigParser(inline_comment_prefixes=("#", ";"), strict=False)
     try:
         parser.read_string("[vendors]\n" + text)
@@ -205,15 +213,18 @@ def _unknown(name: str) -> str:
 
 
 def _read(name: str, source: _Source) -> Signature:
-    text = source.header.read_text("utf-8", errors="replace")
-    prototypes = _headers.operator(text, name, source.header)
+    header = source.header
     outputs = None
-    if source.package is not None:
-        outputs = _described_outputs(source.package, name[len("aclnn"):])
+    if source.package is not None:  # what is read and loaded is the real file checked
+        header = package_file(source.package, header.relative_to(source.package),
+                              f"the header {header} of {name}")
+        outputs = _described_outputs(source.package, name)
+    text = header.read_text("utf-8", errors="replace")
+    prototypes = _headers.operator(text, name, header)
     parameters = roles(prototypes.parameters, outputs, custom=source.package is not None)
     library = _library(name, source)
     ll.bind_operator(library, name, prototypes.phase1_types)
-    return Signature(name, parameters, source.header, prototypes.phase1.line, library,
+    return Signature(name, parameters, header, prototypes.phase1.line, library,
                      source.package, source.package is None or outputs is not None,
                      prototypes.phase1_types)
 
@@ -243,11 +254,18 @@ def roles(parameters: tuple[_headers.CParameter, ...], outputs: set[str] | None,
     return tuple(found)
 
 
-def _described_outputs(package: Path, operator: str) -> set[str] | None:
-    """The output names of ``operator`` in the package's ops-info descriptions, if any."""
-    for path in sorted((package / "op_impl").glob("**/*ops-info*.json")):
+def _described_outputs(package: Path, name: str) -> set[str] | None:
+    """The output names of operator ``name`` in the package's ops-info descriptions under
+    ``op_impl/``, if any (each held to the owner rule with its folders before it is read)."""
+    op_impl = package / "op_impl"
+    if not os.path.lexists(op_impl):
+        return None
+    refusing = f"the operator descriptions of {name} in {op_impl}"
+    real = package_file(package, Path("op_impl"), refusing)
+    for path in sorted(real.glob("**/*ops-info*.json")):
+        checked = package_file(package, Path("op_impl", path.relative_to(real)), refusing)
         try:
-            description = json.loads(path.read_text(errors="replace")).get(operator)
+            description = json.loads(checked.read_text(errors="replace")).get(name[len("aclnn"):])
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(description, dict):
@@ -259,15 +277,16 @@ def _described_outputs(package: Path, operator: str) -> set[str] | None:
 def _library(name: str, source: _Source) -> Path:
     """The loaded library that exports ``name``'s phase 1 (loading a custom package's)."""
     api = name + _headers.PHASE1_SUFFIX
-    if source.library is not None:
+    if source.library is not None and source.package is not None:
         library = source.library
         if not library.is_file():
             raise LibraryNotFoundError(
                 f"{name} is declared by {source.header}, but its library {library} is missing",
                 [str(library)])
-        check_trusted(library)
-        _loader.open_operator_library(library)
-        return library
+        real = package_file(source.package, library.relative_to(source.package),
+                            f"the library {library} of {name}")
+        _loader.open_operator_library(real)
+        return real
     installation = ll.libraries().installation
     candidates = [installation.paths["ops"], *installation.extra_ops]
     for library in candidates:
@@ -280,28 +299,107 @@ def _library(name: str, source: _Source) -> Path:
         [str(c) for c in candidates])
 
 
-def check_trusted(library: Path) -> None:
-    """Refuse a custom operator library (or its folder) that users other than its owner
-    could have written, or that another non-root user owns (the owner rule of
-    Ascend/op-plugin); a symbolic link is checked with the file it leads to and that
-    file's folder. ``ACLNN_PY_TRUST_CUSTOM_OPP=1`` lifts the rule."""
-    if os.environ.get(ENV_TRUST_CUSTOM_OPP, "").strip() == "1":
-        return
+def trust_lifted() -> bool:
+    """``ACLNN_PY_TRUST_CUSTOM_OPP=1``: custom packages are used whatever their owners and
+    permissions."""
+    return os.environ.get(ENV_TRUST_CUSTOM_OPP, "").strip() == "1"
+
+
+_MAX_LINKS = 40  # as Linux's path resolution: more is a loop
+
+
+def resolve_steps(path: Path) -> tuple[Path, list[Path], list[Path]]:
+    """``path`` (absolute) with its symbolic links followed one at a time, as the kernel
+    does: the real path, the links met, and the folders along the links (each link's own
+    folder and every folder its target names, intermediate links' included)."""
+    pending = [(part, False) for part in reversed(path.absolute().parts[1:])]
+    current = Path("/")
+    links: list[Path] = []
+    along: dict[Path, None] = {}
+    while pending:
+        part, from_link = pending.pop()
+        if from_link:
+            along[current] = None
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        entry = current / part
+        if not stat.S_ISLNK(os.lstat(entry).st_mode):
+            current = entry
+            continue
+        if len(links) == _MAX_LINKS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+        links.append(entry)
+        along[current] = None
+        target = Path(os.readlink(entry))
+        if target.is_absolute():
+            current = Path("/")
+        pending += [(p, True) for p in reversed(target.parts[1 if target.is_absolute() else 0:])]
+    return current, links, list(along)
+
+
+def trusted_path(path: Path, refusing: str) -> Path:
+    """The real path of ``path`` (absolute), to open instead of ``path``, once the owner
+    rule holds for it and along its links; else PermissionError naming what breaks it.
+
+    The owner rule (Ascend/op-plugin's for custom operator libraries): writable by its
+    owner only, and owned by you or root. It applies to the real file or folder, to every
+    link met on the way (their owner: a link's mode means nothing) and to every folder
+    along the links. Folders along links may be writable by others when sticky (``/tmp``:
+    1777), as nobody else can then rename or remove the entries they hold, which are
+    checked in turn. ``refusing`` says what is refused. With
+    ``ACLNN_PY_TRUST_CUSTOM_OPP=1`` nothing is checked and the real path is returned."""
+    if trust_lifted():
+        return Path(os.path.realpath(path))
+    real, links, along = resolve_steps(path)
+    for link in links:
+        _check_owner(link, os.lstat(link), refusing)
+    for folder in along:
+        _check(folder, refusing, sticky=True)
+    _check(real, refusing, sticky=False)
+    return real
+
+
+def _check(path: Path, refusing: str, *, sticky: bool) -> None:
+    info = os.stat(path)
+    writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and not (sticky and info.st_mode & stat.S_ISVTX):
+        by = "other users" if info.st_mode & stat.S_IWOTH else "its group"
+        raise PermissionError(
+            f"refusing {refusing}: {path} is writable by {by} (mode "
+            f"{stat.filemode(info.st_mode)}{', not sticky' if sticky else ''}); {_RULE}")
+    _check_owner(path, info, refusing)
+
+
+def _check_owner(path: Path, info: os.stat_result, refusing: str) -> None:
     user = os.getuid()
-    real = library.resolve()
-    for path in dict.fromkeys((library, library.parent, real, real.parent)):
-        info = path.stat()
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise PermissionError(
-                f"refusing to load the custom operator library {library}: {path} is writable "
-                f"by {'other users' if info.st_mode & stat.S_IWOTH else 'its group'} "
-                f"(mode {stat.filemode(info.st_mode)}); make it writable by its owner only, or "
-                f"set {ENV_TRUST_CUSTOM_OPP}=1 if you trust it")
-        if info.st_uid not in (user, 0):
-            raise PermissionError(
-                f"refusing to load the custom operator library {library}: {path} belongs to "
-                f"user id {info.st_uid}, neither you ({user}) nor root; set "
-                f"{ENV_TRUST_CUSTOM_OPP}=1 if you trust it")
+    if info.st_uid not in (user, 0):
+        raise PermissionError(
+            f"refusing {refusing}: {path} belongs to user id {info.st_uid}, neither you "
+            f"({user}) nor root; {_RULE}")
+
+
+_RULE = (f"custom operator packages must be writable by their owners only and owned by you "
+         f"or root, with every folder along their symbolic links (the owner rule); set "
+         f"{ENV_TRUST_CUSTOM_OPP}=1 if you trust it")
+
+
+def package_file(package: Path, relative: Path, refusing: str) -> Path:
+    """The real path of ``package / relative``, once the owner rule holds for the package
+    root, each folder below it down to that file, and the file (see :func:`trusted_path`).
+
+    Folders above the package root are not checked: they are where the package was put
+    (``ASCEND_CUSTOM_OPP_PATH``, ``<opp>/vendors``), which may be a shared, sticky ``/tmp``
+    or another user's home; what the package holds, and where its links lead, is
+    checked."""
+    path = package
+    real = trusted_path(path, refusing)
+    for part in relative.parts:
+        path = path / part
+        real = trusted_path(path, refusing)
+    return real
 
 
 _on_forget: list[Callable[[], None]] = []

@@ -161,9 +161,13 @@ def operator_headers() -> dict[str, Any]:
     except Exception as error:  # reported, not fatal: the curated operators do not need it
         count = f"{type(error).__name__}: {error}"
     root = _loader.load().installation.root
+    try:
+        packages = _catalog.custom_packages(root)
+    except PermissionError:  # an untrusted vendors/config.ini: the count above says why
+        packages = []
     return {"operators": count,
             "custom_packages": [{"path": str(path), "exists": path.is_dir()}
-                                for path in _catalog.custom_packages(root)]}
+                                for path in packages]}
 
 
 def _gib(nbytes: int) -> str:
