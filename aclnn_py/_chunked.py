@@ -5,6 +5,9 @@ exceed what the device has free, the pool's cache counted as free, the call stre
 through in chunks of rows of the leading axis of the broadcast shape (leading axes of
 length 1 dropped first):
 
+* an ``out`` whose memory may overlap an input's (:func:`overlaps`) is not written chunk
+  by chunk: a later chunk would read input rows an earlier one overwrote. The chunks
+  write a temporary, copied into ``out`` once every chunk is done;
 * an input that varies along that axis travels chunk by chunk, each element once; an
   input that does not (lower rank, length 1 there, or a zero stride) is copied up
   **once**, with a synchronous ``aclrtMemcpy`` before anything is queued, and stays
@@ -86,6 +89,12 @@ CHECK_BYTES = CHUNK_BYTES if CHUNK_BYTES is not None else 8 * 1024 * 1024
 
 def _aligned(offset: int) -> int:
     return -(-offset // ALIGNMENT) * ALIGNMENT
+
+
+def overlaps(out: np.ndarray, arrays: Sequence[np.ndarray]) -> bool:
+    """Whether ``out`` may share memory with one of ``arrays``: their address ranges
+    overlap (``np.may_share_memory``, a bounds check; a false positive costs one copy)."""
+    return any(np.may_share_memory(out, array) for array in arrays)
 
 
 def needed(device_bytes: int, device: int) -> bool:
@@ -240,6 +249,11 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     from ._staging import DIRECT_BYTES as direct  # arrays above it travel without staging
 
     device = stream.device
+    given = host
+    if overlaps(host, arrays):
+        # Later chunks would read input rows that earlier chunks' results overwrote: the
+        # chunks write a temporary, copied into ``host`` once every chunk is done.
+        host = np.empty(host.shape, host.dtype)
     split = Split(spec, c_attributes, arrays, host)
     if not split.splittable:
         return None
@@ -394,4 +408,6 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
                 lane.synchronize()
         raise
     split.finish()
-    return host
+    if given is not host:
+        np.copyto(given, host)
+    return given

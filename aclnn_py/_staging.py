@@ -31,6 +31,10 @@ failure after the upload was queued waits for the stream before raising, so noth
 stays queued behind an error; an interrupt leaves the queued work held until the
 stream's next synchronisation. Results are read only after the wait.
 
+Every input is read before the result is written, so an ``out`` that shares memory
+with an input gets the same result as one that does not (chunked calls see to it in
+``_chunked``).
+
 ``enabled = False`` restores the unstaged path (one synchronous copy per array and
 the result), kept for benchmark comparison.
 """
