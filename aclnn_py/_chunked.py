@@ -1,10 +1,18 @@
 """The numpy path for calls larger than the device: chunks along the broadcast result.
 
 When the device bytes of a numpy call (its inputs' distinct elements and its result)
-exceed what the device has free, the pool's cache counted as free, the call streams
-through in chunks of rows of the leading axis of the broadcast shape (leading axes of
-length 1 dropped first):
+exceed what the device has free, the pool's cache counted as free, whatever their size,
+the call streams through in chunks of rows of the leading axis of the broadcast shape
+(leading axes of length 1 dropped first):
 
+* the check is cheap for most calls: a call of at most half of what was free at the
+  device's latest reading (:data:`unchecked`) is not checked; a larger one reads
+  ``aclrtGetMemInfo`` again (:func:`needed`, which resets the bound). A call under the
+  bound that runs out of memory all the same (more was allocated since the reading) is
+  checked then, and chunks when it does not fit (``_staging.Layout.run``);
+* an ``out`` whose memory may overlap an input's (:func:`overlaps`) is not written chunk
+  by chunk: a later chunk would read input rows an earlier one overwrote. The chunks
+  write a temporary, copied into ``out`` once every chunk is done;
 * an input that varies along that axis travels chunk by chunk, each element once; an
   input that does not (lower rank, length 1 there, or a zero stride) is copied up
   **once**, with a synchronous ``aclrtMemcpy`` before anything is queued, and stays
@@ -80,22 +88,42 @@ CHUNK_BYTES = _read_chunk_bytes()
 
 last_count = 0  # internal, for tests: the chunks of this process's latest chunked call
 
-# Calls of at most this many device bytes are never checked against the free memory.
-CHECK_BYTES = CHUNK_BYTES if CHUNK_BYTES is not None else 8 * 1024 * 1024
+# Calls of at most this many device bytes are not checked against the free memory until
+# the device's first reading; with ACLNN_PY_CHUNK_BYTES, never (they never chunk).
+CHECK_BYTES = CHUNK_BYTES if CHUNK_BYTES is not None else 0
+
+# By device: calls of at most this many device bytes go unchecked, half of the free memory
+# (the pool's cache counted) at the latest reading. The other half covers what is
+# allocated before the next reading; a call that still does not fit runs out of memory,
+# and the staging path then reads again (``needed``) and chunks.
+unchecked: dict[int, int] = {}
 
 
 def _aligned(offset: int) -> int:
     return -(-offset // ALIGNMENT) * ALIGNMENT
 
 
+def overlaps(out: np.ndarray, arrays: Sequence[np.ndarray]) -> bool:
+    """Whether ``out`` may share memory with one of ``arrays``: their address ranges
+    overlap (``np.may_share_memory``, a bounds check; a false positive costs one copy)."""
+    return any(np.may_share_memory(out, array) for array in arrays)
+
+
+def free_bytes(device: int) -> int:
+    """The device's free memory plus what its pool caches, read now (the device is current
+    in the calling thread); it also resets the device's :data:`unchecked` bound."""
+    free, _ = ll.get_mem_info(_HBM)
+    free += pool(device).stats()["cached_bytes"]
+    unchecked[device] = free // 2
+    return free
+
+
 def needed(device_bytes: int, device: int) -> bool:
-    """Whether a numpy call of ``device_bytes`` (> :data:`CHECK_BYTES`) must chunk: above
-    ``ACLNN_PY_CHUNK_BYTES`` when set, else above the device's free memory plus what the
-    pool caches."""
+    """Whether a numpy call of ``device_bytes`` must chunk: above ``ACLNN_PY_CHUNK_BYTES``
+    when set, else above the device's free memory plus what the pool caches."""
     if CHUNK_BYTES is not None:
         return device_bytes > CHUNK_BYTES
-    free, _ = ll.get_mem_info(_HBM)
-    return device_bytes > free + pool(device).stats()["cached_bytes"]
+    return device_bytes > free_bytes(device)
 
 
 _helpers: dict[int, Stream] = {}
@@ -240,6 +268,11 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     from ._staging import DIRECT_BYTES as direct  # arrays above it travel without staging
 
     device = stream.device
+    given = host
+    if overlaps(host, arrays):
+        # Later chunks would read input rows that earlier chunks' results overwrote: the
+        # chunks write a temporary, copied into ``host`` once every chunk is done.
+        host = np.empty(host.shape, host.dtype)
     split = Split(spec, c_attributes, arrays, host)
     if not split.splittable:
         return None
@@ -271,14 +304,12 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         cores.append((core, strides, nbytes))
         resident_bytes = _aligned(resident_bytes + nbytes)
 
-    memory = pool(device)
     if CHUNK_BYTES is not None:
         budget = CHUNK_BYTES
     else:
         # The pool's cache counts as free: a repeated call finds its blocks there (else
         # the pool empties its cache and retries when CANN runs out).
-        free, _ = ll.get_mem_info(_HBM)
-        free += memory.stats()["cached_bytes"]
+        free = free_bytes(device)
         # Two buffer sets; a sixteenth is left for workspaces and rounding.
         budget = (free - free // 16 - _aligned(resident_bytes)) // 2
     rows = (budget - slack - fixed) // row_bytes if row_bytes else length
@@ -394,4 +425,6 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
                 lane.synchronize()
         raise
     split.finish()
-    return host
+    if given is not host:
+        np.copyto(given, host)
+    return given

@@ -24,6 +24,10 @@ applies the divisor inside the kernel). A forward loss's ``"mean"`` and ``"sum"`
 the ranges' results in float64 on the host, rounded once to the result's dtype.
 With one device (or one range) the call is the one-device call, made in a thread on
 that device: the same result, bit for bit, for every reduction.
+
+An ``out`` whose memory may overlap an input's (``_chunked.overlaps``) is not written
+range by range: a device would read input rows another device already overwrote. The
+ranges write a temporary, copied into ``out`` once every device is done.
 """
 
 from __future__ import annotations
@@ -127,6 +131,10 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
         _run([(ids[0], lanes[0], whole)])
         return host
 
+    if out is not None and not split.reducing and _chunked.overlaps(out, arrays):
+        # A device would read input rows another device's range already overwrote: the
+        # ranges write a temporary, copied into ``out`` once every device is done.
+        split = _chunked.Split(spec, c_attributes, arrays, np.empty(host.shape, host.dtype))
     base, extra = divmod(split.length, parts)
     bounds = [0]
     for index in range(parts):
@@ -151,6 +159,8 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
         for index, partial in enumerate(partials):
             split.add(float(partial), bounds[index], bounds[index + 1])
         split.finish()
+    elif split.host is not host:
+        np.copyto(host, split.host)
     return host
 
 

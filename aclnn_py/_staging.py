@@ -31,6 +31,11 @@ failure after the upload was queued waits for the stream before raising, so noth
 stays queued behind an error; an interrupt leaves the queued work held until the
 stream's next synchronisation. Results are read only after the wait.
 
+A call that does not fit the device's free memory streams through in chunks instead
+(``_chunked``, which also says how cheaply that is checked). Here every input is read
+before the result is written, so an ``out`` that shares memory with an input gets the
+same result as one that does not.
+
 ``enabled = False`` restores the unstaged path (one synchronous copy per array and
 the result), kept for benchmark comparison.
 """
@@ -49,6 +54,7 @@ from ._dtypes import acl_dtype, all_dtypes
 from ._memory import RESULT_MIN_BYTES, result_array, staged_buffer, staging_pools, take_staging
 from ._runtime import Stream, activate, current_stream
 from ._specs import OperatorSpec
+from .errors import OutOfMemoryError
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
@@ -90,7 +96,7 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like", "views", "pools", "large", "small_result")
+                 "key", "numbers", "like", "views", "pools", "chunkable", "small_result")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
@@ -135,8 +141,7 @@ class Layout:
                     self.result[3][6])
         self.views: tuple[Any, ...] | None = None
         self.pools = staging_pools(device)
-        # Checked against the free memory per call (``_chunked``); smaller calls never are.
-        self.large = spec.elementwise and self.device_bytes > _chunked.CHECK_BYTES
+        self.chunkable = spec.elementwise  # a call that does not fit the device chunks
 
     def _views(self, staging: Any) -> tuple[Any, ...]:
         """What a call over the blocks ``staging`` holds needs: ``(device base, host base,
@@ -174,7 +179,9 @@ class Layout:
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
         """The call over ``arrays`` (laid out as this signature says) on ``stream`` (its
         device current), writing ``host``; returns ``host`` once the stream is done."""
-        if self.large and _chunked.needed(self.device_bytes, stream.device):
+        device = stream.device
+        if self.device_bytes > _chunked.unchecked.get(device, _chunked.CHECK_BYTES) \
+                and self.chunkable and _chunked.needed(self.device_bytes, device):
             done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream)
             if done is not None:
                 return done
@@ -182,8 +189,24 @@ class Layout:
         staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
                                           self.device_bytes)
         if status:  # out of memory (recovered from there), or the error
-            staging = take_staging(stream.device, self.host_bytes, self.device_bytes, staging,
-                                   status)
+            failure: OutOfMemoryError | None = None
+            try:
+                staging = take_staging(device, self.host_bytes, self.device_bytes, staging,
+                                       status)
+            except OutOfMemoryError as error:
+                # Less is free than at the device's latest reading: read again, and chunk
+                # when the call does not fit (else the error stands).
+                if not (self.chunkable and _chunked.needed(self.device_bytes, device)):
+                    raise
+                failure = error
+            if failure is not None:  # chunked outside the handler: no chained traceback
+                done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream)
+                if done is None:  # one row alone does not fit
+                    try:
+                        raise failure
+                    finally:  # no cycle through this frame
+                        del failure
+                return done
         found = self.views
         if found is None or found[0] != staging.device_data or found[1] != staging.host_data:
             found = self._views(staging)

@@ -200,14 +200,104 @@ def test_three_96_mib_inputs_on_a_64_mib_device():
     assert found["device arrays"] == "OutOfMemoryError"
 
 
-def test_small_calls_are_not_checked_against_the_free_memory():
-    from aclnn_py import _chunked, _staging
+_SMALL_DEVICE = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py import _chunked
+found = {}
+for mib in (3, 5, 6, 7, 12):  # an add's device bytes: two inputs and the result
+    n = mib * 1024 * 1024 // 12
+    rng = np.random.default_rng(mib)
+    x, y = rng.standard_normal((2, n // 64, 64), dtype=np.float32)
+    _chunked.last_count = 0
+    try:
+        result = aclnn_py.add(x, y, alpha=2)
+    except aclnn_py.OutOfMemoryError as error:
+        found[mib] = dict(error=str(error))
+        continue
+    golden = (x + np.float32(2) * y)
+    found[mib] = dict(chunks=_chunked.last_count, exact=bool(np.array_equal(result, golden)))
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.emulator_only
+def test_every_call_larger_than_a_small_device_chunks_whatever_its_size():
+    done = run_python(_SMALL_DEVICE, {"ACLNN_EMU_DEVICE_MEMORY": "4M"})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["3"] == dict(chunks=0, exact=True), found  # fits: one round trip
+    for mib in ("5", "6", "7", "12"):
+        assert found[mib].get("exact") and found[mib]["chunks"] >= 2, (mib, found[mib])
+
+
+_LESS_FREE = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py import _chunked
+rng = np.random.default_rng(5)
+x, y = rng.standard_normal((2, 2048, 256), dtype=np.float32)  # 2 MiB each: 6 MiB a call
+found = {}
+_chunked.last_count = 0
+first = aclnn_py.add(x, y, alpha=2)
+found["first"] = _chunked.last_count
+held = [aclnn_py.empty((256, 1024), np.float32) for _ in range(27)]  # 27 of the 32 MiB
+second = aclnn_py.add(x, y, alpha=2)
+found["second"] = _chunked.last_count
+found["same"] = bool(np.array_equal(first, second))
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.emulator_only
+def test_a_call_that_no_longer_fits_after_device_allocations_chunks():
+    done = run_python(_LESS_FREE, {"ACLNN_EMU_DEVICE_MEMORY": "32M"})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["first"] == 0, found  # it fitted then
+    assert found["second"] >= 2 and found["same"], found
+
+
+_RANGES = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py import _chunked
+rng = np.random.default_rng(8)
+x, y = rng.standard_normal((2, 4096, 256), dtype=np.float32)  # 12 MiB a call, 6 per device
+_chunked.last_count = 0
+result = aclnn_py.add(x, y, alpha=2, devices="all")
+print(json.dumps(dict(chunks=_chunked.last_count,
+                      exact=bool(np.array_equal(result, x + np.float32(2) * y)))))
+"""
+
+
+@pytest.mark.emulator_only
+def test_each_device_range_chunks_when_it_does_not_fit_its_device():
+    done = run_python(_RANGES, {"ACLNN_EMU_DEVICE_COUNT": "2", "ACLNN_EMU_DEVICE_MEMORY": "4M"})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["exact"] and found["chunks"] >= 2, found
+
+
+def test_repeated_small_calls_do_not_read_the_free_memory(monkeypatch):
+    from aclnn_py import _lowlevel
 
     x = np.ones((4, 4), np.float32)
-    aclnn_py.mse_loss_backward(x, x, x, "none")
-    layouts = [layout for layout in _staging._layouts.values() if layout.result_shape == (4, 4)]
-    assert layouts and not any(layout.large for layout in layouts)
-    assert _chunked.CHECK_BYTES >= 4096
+    aclnn_py.mse_loss_backward(x, x, x, "none")  # the first call on a device may read it
+    reads = []
+    real = _lowlevel.get_mem_info
+
+    def counted(attribute):
+        reads.append(attribute)
+        return real(attribute)
+
+    monkeypatch.setattr(_lowlevel, "get_mem_info", counted)
+    for _ in range(20):
+        aclnn_py.mse_loss_backward(x, x, x, "none")
+    assert reads == []
 
 
 @pytest.mark.parametrize(("row", "reduction", "attributes"), CASES[:1], ids=CASE_IDS[:1])
