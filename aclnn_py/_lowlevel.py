@@ -793,6 +793,11 @@ def stream_launching_function() -> Any:
     return host().aclpyStreamLaunching
 
 
+def stream_uncount(state: Any) -> None:
+    """The launch just counted queued nothing (``aclpyStreamUncount``)."""
+    _host.aclpyStreamUncount(state)
+
+
 def stream_sync_point(state: Any) -> int:
     return int(_host.aclpyStreamSyncPoint(state))
 

@@ -416,6 +416,7 @@ class Stream:
                 launch(*arguments)
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 keepalive.pop()
+                ll.stream_uncount(self.state)
                 raise
             if done > self._released:
                 dropped = self._drop_held(done)
@@ -449,6 +450,7 @@ class Stream:
                 except (AclError, ValueError):
                     if not queued:
                         keepalive.pop()
+                        ll.stream_uncount(self.state)
                     raise
                 if done > self._released:
                     dropped = self._drop_held(done)

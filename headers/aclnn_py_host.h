@@ -118,6 +118,10 @@ void aclpyStreamStateCollect(aclpyStreamState *state);
  */
 int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark);
 
+/* The launch just counted by aclpyStreamLaunching queued nothing (it failed first): take the
+   count back, unless a block was marked with it meanwhile (then a later point covers it). */
+void aclpyStreamUncount(aclpyStreamState *state);
+
 /* The point of every launch counted so far, taken (under the queueing lock) right before a
    synchronisation... */
 uint64_t aclpyStreamSyncPoint(aclpyStreamState *state);

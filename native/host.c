@@ -48,6 +48,7 @@ struct aclpyStreamState {
     uint64_t point;      /* the last point issued; atomic */
     uint64_t completed;  /* the last point known done (POINT_DONE once closed); atomic */
     int32_t wanted;      /* a released block waits for a fence; atomic */
+    uint64_t stamps;     /* releases that marked a block with this state; atomic */
     aclrtStream stream;
     int32_t device;
     /* Touched only under the owner's queueing lock (aclpyStreamLaunched) and at close: */
@@ -57,6 +58,7 @@ struct aclpyStreamState {
     uint64_t points[FENCES];
     int64_t marks[FENCES];
     uint64_t fences_recorded, fences_done;
+    uint64_t counted, stamps_at_count; /* the last launch counted, for aclpyStreamUncount */
 };
 
 static aclError (*g_create_event)(aclrtEvent *);
@@ -310,6 +312,7 @@ static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_
         state_unref(stream); /* closed, or nothing launched since its last known-done point */
         stream = NULL;
     } else if (stream) {
+        __atomic_add_fetch(&stream->stamps, 1, __ATOMIC_ACQ_REL);
         __atomic_store_n(&stream->wanted, 1, __ATOMIC_RELEASE); /* the next launch records a fence */
     }
     pthread_mutex_lock(&pool->lock);
@@ -514,7 +517,8 @@ EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
         fence_record(state, point, hold_mark);
     state->launches++;
     /* Counted before it is queued: a block released from here on waits for a later fence. */
-    __atomic_add_fetch(&state->point, 1, __ATOMIC_ACQ_REL);
+    state->stamps_at_count = __atomic_load_n(&state->stamps, __ATOMIC_ACQUIRE);
+    state->counted = __atomic_add_fetch(&state->point, 1, __ATOMIC_ACQ_REL);
     int64_t done = -1;
     if (state->count && state->launches % LOOK_EVERY == 1) { /* right after a fence, then every few launches */
         while (state->count) {
@@ -532,6 +536,15 @@ EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
         }
     }
     return done;
+}
+
+EXPORT void aclpyStreamUncount(aclpyStreamState *state)
+{
+    uint64_t counted = state->counted;
+    if (!counted || __atomic_load_n(&state->stamps, __ATOMIC_ACQUIRE) != state->stamps_at_count)
+        return; /* a block was marked with the count meanwhile: it stays (a later point covers it) */
+    __atomic_compare_exchange_n(&state->point, &counted, counted - 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    state->counted = 0;
 }
 
 EXPORT uint64_t aclpyStreamSyncPoint(aclpyStreamState *state)

@@ -194,3 +194,23 @@ def test_a_record_polled_long_enough_completes_so_polling_loops_end() -> None:
         assert polls > 100  # deferred until then
         np.testing.assert_allclose(out.numpy(), _expected(grad.numpy(), x.numpy(), y.numpy()),
                                    rtol=1e-6, atol=0)
+
+
+def test_a_launch_refused_before_queuing_leaves_its_blocks_free_and_no_fence() -> None:
+    grad, x, y = _inputs(4096)
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+    stream = rt.current_stream()
+    before = ll.stream_stats(stream.state)
+    for _ in range(40):
+        x_copy = aclnn_py.to_device(x.numpy())
+        aclnn_py.emulator.inject_fault("aclnnMseLossBackward", 561103)  # phase 2
+        with pytest.raises(aclnn_py.AclError):
+            aclnn_py.mse_loss_backward(grad, x_copy, y, reduction="sum")
+        del x_copy
+    after = ll.stream_stats(stream.state)
+    assert after["point"] == before["point"]  # nothing counted stays
+    assert after["fences_recorded"] == before["fences_recorded"]
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    aclnn_py.empty_cache()
+    assert aclnn_py.memory_info()["cached_bytes"] == 0
