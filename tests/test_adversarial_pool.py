@@ -1,0 +1,78 @@
+"""Adversarial checks of stream-ordered reuse of device memory (the pools' stream marks,
+fences and points, ``native/host.c``) and of how streams end.
+
+Each test is a minimal reproducer of a defect found by attacking that design: it fails on
+the code it was written against.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import _lowlevel as ll
+from aclnn_py import _runtime as rt
+
+pytestmark = pytest.mark.emulator_only
+
+N = 1 << 16
+
+
+def _host(seed: int, n: int = N) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+
+
+def test_a_dropped_streams_fence_events_are_destroyed_with_it():
+    """Fences are events recorded on the stream; close() destroys them (aclpyStreamClosed),
+    but the finaliser of a stream dropped without close() destroyed only the stream, so
+    every dropped stream that ever recorded a fence leaked up to 16 aclrtEvents."""
+    x = aclnn_py.to_device(_host(1, 1024))
+    aclnn_py.synchronize()
+    base = aclnn_py.emulator.stats()["live_events"]
+    for _ in range(3):
+        stream = aclnn_py.Stream()
+        for _ in range(300):  # results dropped: released blocks ask for fences
+            aclnn_py.mse_loss_backward(x, x, x, stream=stream)
+        assert ll.stream_stats(stream.state)["fences_recorded"] > 0
+        x.synchronize()  # x no longer refers to the stream
+        del stream
+        gc.collect()
+    assert aclnn_py.emulator.stats()["live_events"] == base
+
+
+def test_an_interrupted_stream_finaliser_never_frees_blocks_its_pending_work_writes():
+    """A stream dropped with work pending whose finaliser an interrupt cuts short stays
+    registered and undestroyed (destroyed at the next safe point, running that work), but
+    its pools' state was collected with the Stream object, which marks every point done:
+    the blocks its pending kernel writes went to host code at once, and the kernel, run
+    later, overwrote an array uploaded meanwhile."""
+    aclnn_py.synchronize()
+    stream = aclnn_py.Stream()
+    grad, x, y = (aclnn_py.to_device(_host(seed)) for seed in (1, 2, 3))
+    out = aclnn_py.mse_loss_backward(grad, x, y, stream=stream)  # pending on `stream`
+    del out, grad, x, y  # their blocks go back marked with the stream
+
+    real, interrupted = rt.activate, []
+
+    def activate_interrupted_once(device=None):
+        if not interrupted:  # as a SIGINT landing in the finaliser's first call
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        return real(device)
+
+    rt.activate = activate_interrupted_once
+    try:
+        del stream
+        gc.collect()
+    finally:
+        rt.activate = real
+    assert interrupted
+
+    data = [_host(seed) for seed in range(10, 14)]
+    mine = [aclnn_py.to_device(each) for each in data]
+    rt.release_dropped_streams()  # the stream is destroyed now; its kernel runs
+    for each, array in zip(data, mine):
+        np.testing.assert_array_equal(array.numpy(), each)
