@@ -76,3 +76,25 @@ def test_an_interrupted_stream_finaliser_never_frees_blocks_its_pending_work_wri
     rt.release_dropped_streams()  # the stream is destroyed now; its kernel runs
     for each, array in zip(data, mine):
         np.testing.assert_array_equal(array.numpy(), each)
+
+
+def test_a_result_allocated_on_the_pools_full_path_is_marked_with_its_stream():
+    """A cached launch takes its result with the stream's mark (``DeviceBuffer.from_pool``);
+    when the pool's quick path fails (out of memory, here one injected aclrtMalloc
+    failure) the full path allocated an unmarked block, and ``_move_to`` never marks the
+    result (it is already on the stream). Dropped while its kernel was pending, that block
+    went at once to host code, and the kernel then overwrote the array uploaded into it."""
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()  # no cached block of the result's size: the pool must allocate
+    grad, x, y = (aclnn_py.to_device(_host(seed)) for seed in (1, 2, 3))
+    first = aclnn_py.mse_loss_backward(grad, x, y)  # the signature is cached from here on
+    aclnn_py.synchronize()
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001)  # ACL_ERROR_RT_MEMORY_ALLOCATION
+    out = aclnn_py.mse_loss_backward(grad, x, y)
+    assert aclnn_py.emulator.faults()[0]["fired"]
+    del out  # its kernel is still queued
+    data = _host(4)
+    mine = aclnn_py.to_device(data)
+    aclnn_py.synchronize()
+    np.testing.assert_array_equal(mine.numpy(), data)
+    del first
