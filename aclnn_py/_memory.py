@@ -378,6 +378,8 @@ class DeviceBuffer:
         if block is None:  # the pool's full path: out-of-memory recovery, or the error
             block = ll.new_block()
             owner.allocate(block, nbytes)
+            if stream_state != ll.NULL:  # marked as the quick path marks it
+                ll.block_use(block, stream_state)
         buffer._block = block
         buffer.pointer = block.pointer
         return buffer
