@@ -98,3 +98,50 @@ def test_a_result_allocated_on_the_pools_full_path_is_marked_with_its_stream():
     aclnn_py.synchronize()
     np.testing.assert_array_equal(mine.numpy(), data)
     del first
+
+
+def _interrupt_at(function, text: str):
+    """A trace function raising KeyboardInterrupt once, right before the first line of
+    ``function`` containing ``text`` runs (as a signal handler landing there would)."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(function)
+    target = start + next(i for i, line in enumerate(lines) if text in line)
+    fired = []
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno == target and not fired:
+            fired.append(True)
+            raise KeyboardInterrupt
+        return local
+
+    def tracer(frame, event, arg):
+        return local if event == "call" and frame.f_code is function.__code__ else None
+
+    return tracer, fired
+
+
+def test_an_interrupt_in_move_to_never_leaves_an_array_on_a_stream_with_its_block_unmarked():
+    """``_move_to`` set ``array.stream`` before marking the block: interrupted between the
+    two, the array counted as on the stream, so no later launch marked its block, and
+    released while a kernel reading it was queued, it went to host code at once."""
+    import sys
+
+    from aclnn_py import _launch
+
+    aclnn_py.synchronize()
+    grad, x, y = (aclnn_py.to_device(_host(seed)) for seed in (1, 2, 3))
+    expected = aclnn_py.mse_loss_backward(grad.numpy(), x.numpy(), y.numpy())
+    tracer, fired = _interrupt_at(_launch._move_to, "array.buffer.use_on(stream.state)")
+    sys.settrace(tracer)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            aclnn_py.mse_loss_backward(grad, x, y)
+    finally:
+        sys.settrace(None)
+    assert fired
+    out = aclnn_py.mse_loss_backward(grad, x, y)  # the call again: queued, reading grad
+    del grad  # the first array moved, interrupted: released while that kernel is queued
+    mine = [aclnn_py.to_device(_host(seed)) for seed in range(10, 14)]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=0)
+    del mine
