@@ -146,3 +146,26 @@ def test_an_interrupt_in_move_to_never_leaves_an_array_on_a_stream_with_its_bloc
     mine = [aclnn_py.to_device(_host(seed)) for seed in range(10, 14)]
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=0)
     del mine
+
+
+def test_without_the_pool_a_synchronisation_gives_pending_blocks_back_to_cann():
+    """``ACLNN_PY_POOL=0`` allocates and frees directly. A block released while queued
+    work may use it is kept (marked with the stream) until that work is done; but it was
+    given back to CANN only at the pool's next allocation or trim, so after the stream was
+    synchronised the device memory of every dropped result was still allocated and
+    ``memory_info()`` reported cached bytes with no cache."""
+    from conftest import run_python
+
+    done = run_python("""
+        import numpy as np, aclnn_py
+        x = aclnn_py.to_device(np.ones(1 << 16, np.float32))
+        aclnn_py.synchronize()
+        base = aclnn_py.emulator.stats()["live_allocations"]
+        for _ in range(10):
+            aclnn_py.mse_loss_backward(x, x, x)  # results dropped while their kernels queue
+        aclnn_py.synchronize()
+        print(aclnn_py.emulator.stats()["live_allocations"] - base,
+              aclnn_py.memory_info()["cached_bytes"])
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "0"]
