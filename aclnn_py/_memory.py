@@ -148,7 +148,17 @@ def _made(pools: dict[int, MemoryPool], device: int, host: bool) -> MemoryPool:
         found = pools.get(device)
         if found is None:
             found = pools[device] = MemoryPool(device, pooling(), host=host)
+            if not pooling():
+                rt.after_synchronize = _free_waiting
         return found
+
+
+def _free_waiting(device: int) -> None:
+    """Without caching: give CANN the blocks that waited for work a synchronisation just
+    passed (their pool would otherwise free them at its next allocation)."""
+    found = _pools.get(device)
+    if found is not None:
+        found.empty(raising=False)
 
 
 def _forget_pools() -> None:

@@ -393,12 +393,14 @@ class Stream:
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
             ll.stream_synced(self.state, point)
             self.release_queued(mark)
+            _synchronized(self.device)
             raise
         # Not in a `finally`: an interrupt may have come before the wait, and then the
         # work is still queued. What stays held goes at the next synchronisation.
         ll.stream_synced(self.state, point)
         if mark > self._released:  # else nothing was held (_released only grows)
             self.release_queued(mark)
+        _synchronized(self.device)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
@@ -654,6 +656,20 @@ def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
     for stream, mark, point in marks:
         ll.stream_synced(stream.state, point)
         stream.release_queued(mark)
+    if marks:
+        _synchronized(marks[0][0].device)
+
+
+# Called with a device once a synchronisation passed points of its streams; the pools
+# without caching (ACLNN_PY_POOL=0, _memory) set it to give blocks that waited for those
+# points back to CANN then, not only at their next allocation.
+after_synchronize: Callable[[int], None] | None = None
+
+
+def _synchronized(device: int) -> None:
+    hook = after_synchronize
+    if hook is not None:
+        hook(device)
 
 
 def synchronize(stream: Stream | None = None) -> None:
