@@ -169,3 +169,28 @@ def test_without_the_pool_a_synchronisation_gives_pending_blocks_back_to_cann():
     """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "0"]
+
+
+def test_a_failure_of_work_an_event_query_ran_is_reported_by_the_streams_next_sync():
+    """A record polled 1024 times runs its stream's work from the query. A failure of that
+    work was returned by that one query only (aclnn_py's fences read a failed query as
+    "not done yet") and the stream's next synchronisation succeeded: the failure was lost,
+    where the queue-depth bound keeps it for that synchronisation."""
+    aclnn_py.memory_info()  # initialised, the device current
+    stream = ll.create_stream()
+    source, target = ll.malloc(4096), ll.malloc(4096)
+    event = ll.ffi.new("aclrtEvent *")
+    try:
+        ll.memcpy_async(target, 4096, source, 4096, ll.MEMCPY_DEVICE_TO_DEVICE, stream)
+        ll.free(source)  # freed while the copy is pending: the copy fails when it runs
+        assert ll.RT.aclrtCreateEvent(event) == 0
+        assert ll.RT.aclrtRecordEvent(event[0], stream) == 0
+        status = ll.ffi.new("aclrtEventRecordedStatus *")
+        results = {ll.RT.aclrtQueryEventStatus(event[0], status) for _ in range(1100)}
+        assert 507013 in results  # the work ran from a query, and failed
+        assert ll.RT.aclrtSynchronizeStream(stream) == 507013
+    finally:
+        ll.RT.aclrtSynchronizeStream(stream)
+        ll.RT.aclrtDestroyEvent(event[0])
+        ll.free(target)
+        ll.destroy_stream(stream)
