@@ -180,8 +180,10 @@ def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
         if other is not stream:
             if other is not None:
                 array.synchronize()
-            array.stream = stream
+            # The block first: interrupted between the two, the array is not on the
+            # stream yet and the next launch marks it again (never on it, unmarked).
             array.buffer.use_on(stream.state)
+            array.stream = stream
     for array in arrays:
         buffer = array.buffer
         if buffer._block is None and buffer.nbytes:  # memory the pools do not own

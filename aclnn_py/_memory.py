@@ -148,7 +148,17 @@ def _made(pools: dict[int, MemoryPool], device: int, host: bool) -> MemoryPool:
         found = pools.get(device)
         if found is None:
             found = pools[device] = MemoryPool(device, pooling(), host=host)
+            if not pooling():
+                rt.after_synchronize = _free_waiting
         return found
+
+
+def _free_waiting(device: int) -> None:
+    """Without caching: give CANN the blocks that waited for work a synchronisation just
+    passed (their pool would otherwise free them at its next allocation)."""
+    found = _pools.get(device)
+    if found is not None:
+        found.empty(raising=False)
 
 
 def _forget_pools() -> None:
@@ -378,6 +388,8 @@ class DeviceBuffer:
         if block is None:  # the pool's full path: out-of-memory recovery, or the error
             block = ll.new_block()
             owner.allocate(block, nbytes)
+            if stream_state != ll.NULL:  # marked as the quick path marks it
+                ll.block_use(block, stream_state)
         buffer._block = block
         buffer.pointer = block.pointer
         return buffer

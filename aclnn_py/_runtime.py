@@ -275,10 +275,12 @@ def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | No
 
 
 # Streams not destroyed yet, by key (the id of their handle's cell): (the stream, weakly;
-# the cell; its device; its runtime generation). Whoever takes an entry destroys that
-# stream; an entry left behind by an interrupted finaliser or close() is destroyed at the
-# next safe point (:func:`release_dropped_streams`).
-_undestroyed: dict[int, tuple[weakref.ref[Stream], Any, int, int]] = {}
+# the cell; its device; its runtime generation; a list holding its pools' state once made).
+# Whoever takes an entry destroys that stream; an entry left behind by an interrupted
+# finaliser or close() is destroyed at the next safe point (:func:`release_dropped_streams`).
+# The entry keeps the state: collecting it marks every point of the stream done, which is
+# true only once the stream is destroyed (its work ran).
+_undestroyed: dict[int, tuple[weakref.ref[Stream], Any, int, int, list[Any]]] = {}
 
 
 def _destroy_stream(key: int) -> None:
@@ -293,7 +295,7 @@ def _destroy_stream(key: int) -> None:
     del _undestroyed[key]
     destroying = False
     try:
-        _, cell, device, generation = entry
+        _, cell, device, generation, states = entry
         handle = cell[0]
         if handle == ll.NULL or not alive(generation):
             return  # never created, or gone with the runtime
@@ -305,6 +307,8 @@ def _destroy_stream(key: int) -> None:
         if not destroying:
             _undestroyed[key] = entry
         raise
+    if states:  # its work ran: blocks marked with it are free, its fence events go too
+        ll.stream_closed(states[0])
     ll.check(status, "aclrtDestroyStream")
 
 
@@ -345,7 +349,9 @@ class Stream:
         # the finaliser, leaves a handle that is still destroyed (release_dropped_streams).
         cell = ll.handle_cell("aclrtStream")
         self._key = id(cell)
-        _undestroyed[self._key] = (weakref.ref(self), cell, self.device, _process.generation)
+        states: list[Any] = []
+        _undestroyed[self._key] = (weakref.ref(self), cell, self.device, _process.generation,
+                                   states)
         self._finalizer = weakref.finalize(self, _destroy_stream_quietly, self._key)
         self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
         self.handle = ll.create_stream(cell)
@@ -353,6 +359,7 @@ class Stream:
         # The pools' record of this stream's progress (fences and points): blocks released
         # while its work may use them are reused in stream order (_memory).
         self.state = ll.stream_state(self.handle, self.device)
+        states.append(self.state)
         self._launching = ll.stream_launching_function()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
@@ -386,12 +393,14 @@ class Stream:
         except AclError:  # a failed sync ends the queued work too: nothing to keep for it
             ll.stream_synced(self.state, point)
             self.release_queued(mark)
+            _synchronized(self.device)
             raise
         # Not in a `finally`: an interrupt may have come before the wait, and then the
         # work is still queued. What stays held goes at the next synchronisation.
         ll.stream_synced(self.state, point)
         if mark > self._released:  # else nothing was held (_released only grows)
             self.release_queued(mark)
+        _synchronized(self.device)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
@@ -649,6 +658,20 @@ def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
     for stream, mark, point in marks:
         ll.stream_synced(stream.state, point)
         stream.release_queued(mark)
+    if marks:
+        _synchronized(marks[0][0].device)
+
+
+# Called with a device once a synchronisation passed points of its streams; the pools
+# without caching (ACLNN_PY_POOL=0, _memory) set it to give blocks that waited for those
+# points back to CANN then, not only at their next allocation.
+after_synchronize: Callable[[int], None] | None = None
+
+
+def _synchronized(device: int) -> None:
+    hook = after_synchronize
+    if hook is not None:
+        hook(device)
 
 
 def synchronize(stream: Stream | None = None) -> None:

@@ -2365,8 +2365,12 @@ static aclError query_event(const char *api, aclrtEvent ev, bool *complete)
         return rc;
     }
     stream *s = pending_record_stream(e);
-    if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE)
+    if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE) {
+        uint64_t id = s->id;
         rc = stream_run(s, e->rec_seq, api);
+        if (rc && stream_alive(s, id) && !s->failed)
+            s->failed = rc; /* and kept for the stream's next synchronisation, as stream_bound does */
+    }
     if (!pending_record_stream(e))
         e->not_ready_polls = 0;
     *complete = !rc && !pending_record_stream(e) && !(g_link && e->completed && now_ns() < e->done_ns);
