@@ -300,6 +300,9 @@ def _destroy_stream(key: int) -> None:
         if handle == ll.NULL or not alive(generation):
             return  # never created, or gone with the runtime
         activate(device)
+        # CANN's doc: synchronise before aclrtDestroyStream. A stream dropped with work
+        # queued is waited for here (a failure ends that work too: nothing to report).
+        ll.RT.aclrtSynchronizeStream(handle)
         destroy = ll.RT.aclrtDestroyStream  # resolved before: its first lookup runs Python
         destroying = True
         status = destroy(handle)
