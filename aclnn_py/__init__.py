@@ -28,7 +28,7 @@ except ModuleNotFoundError as _error:
 
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device
-from ._generic import call, operators, signature
+from ._generic import call, operators, register_roles, signature, unregister_roles
 from ._info import DeviceIds, RuntimeInfo, runtime_info
 from ._memory import MemoryInfo, empty_cache, memory_info
 from ._ops import (
@@ -92,10 +92,12 @@ __all__ = [
     "mse_loss",
     "mse_loss_backward",
     "operators",
+    "register_roles",
     "runtime_info",
     "signature",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "synchronize",
     "to_device",
+    "unregister_roles",
 ]

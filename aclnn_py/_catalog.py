@@ -16,11 +16,9 @@ owner rule (:func:`package_file`): its header, ops-info JSON and library, with t
 that hold them and along their links, and ``vendors/config.ini`` before it is read; what is
 read and loaded is the real file checked.
 
-Roles: a ``const aclTensor *`` is an input, an ``aclTensor *`` an output, except
-``...Ref`` parameters, which are updated in place (role ``"inout"``). Generated
-custom-operator headers declare outputs ``const`` too: there the package's operator
-description (its ops-info JSON under ``op_impl/``) names the outputs; without one the
-roles are not known, and ``call`` binds ``out=`` to the last tensor parameters.
+Roles (which tensors are outputs, which are updated in place) are decided by ``_roles``:
+what the user stated, a custom package's operator description, aclnn_py's role table
+generated from CANN's docs, then CANN's naming conventions.
 """
 
 from __future__ import annotations
@@ -34,11 +32,11 @@ import os
 import platform
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _headers, _loader
+from . import _headers, _loader, _roles
 from . import _lowlevel as ll
 from .errors import LibraryNotFoundError
 
@@ -47,23 +45,25 @@ ENV_TRUST_CUSTOM_OPP = "ACLNN_PY_TRUST_CUSTOM_OPP"
 CUSTOM_LIBRARY = Path("op_api") / "lib" / "libcust_opapi.so"
 CUSTOM_HEADERS = Path("op_api") / "include"
 
-TENSOR_TYPES = {"aclTensor *", "const aclTensor *"}
-TENSOR_LIST_TYPES = {"aclTensorList *", "const aclTensorList *"}
+TENSOR_TYPES = _roles.TENSOR_TYPES
+TENSOR_LIST_TYPES = _roles.TENSOR_LIST_TYPES
 
 
 @dataclass(frozen=True)
 class Parameter:
     """One parameter of an operator's Python call.
 
-    ``role``: ``"input"``, ``"output"``, ``"inout"`` (an in-place ``...Ref`` tensor: the
-    array passed is updated) or ``"attribute"``; ``optional``: a tensor or array whose
-    name ends in ``Optional``, which may be None (NULL).
+    ``role``: ``"input"``, ``"output"``, ``"inout"`` (updated in place: the array passed
+    is updated) or ``"attribute"``; ``optional``: a tensor or array whose name ends in
+    ``Optional``, which may be None (NULL); ``source``: what decided the role (``"user"``,
+    ``"ops-info"``, ``"table"``, ``"rule"``; ``"header"`` for an attribute).
     """
 
     name: str
     c_type: str
     role: str
     optional: bool
+    source: str = "rule"
 
     @property
     def is_tensor(self) -> bool:
@@ -81,8 +81,11 @@ class Signature:
     line: int
     library: Path
     package: Path | None = None      # the custom operator package, None for CANN's own
-    roles_known: bool = True         # False: a custom header without an operator description
+    roles_known: bool = True         # False: nothing says which tensors are written
     phase1_types: tuple[str, ...] = field(default=(), repr=False)
+    roles_source: str = "rule"       # what decided the roles (see Parameter.source)
+    roles_where: str = ""            # the source's origin: table repository, commit and doc
+    returns_nothing: bool = False    # the source says no parameter is written
 
     def __str__(self) -> str:
         parameters = ",\n    ".join(
@@ -90,8 +93,13 @@ class Signature:
             for p in self.parameters)
         roles = ", ".join(f"{p.name}: {p.role}{' (optional)' if p.optional else ''}"
                           for p in self.parameters)
+        if self.returns_nothing:
+            roles += " (writes no parameter: the call returns None)"
         if not self.roles_known:
-            roles += " (outputs not declared: out= binds the last tensor parameters)"
+            roles += (" (not known: nothing says which tensors are written; state them with "
+                      "aclnn_py.register_roles, or out= binds the last tensor parameters)")
+        origin = _SOURCE_NAMES[self.roles_source]
+        roles += f"\n  roles from: {origin}" + (f", {self.roles_where}" if self.roles_where else "")
         where = f"custom package {self.package}" if self.package else "CANN"
         return (f"aclnnStatus {self.name}{_headers.PHASE1_SUFFIX}(\n    {parameters},\n"
                 f"    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
@@ -221,37 +229,30 @@ def _read(name: str, source: _Source) -> Signature:
         outputs = _described_outputs(source.package, name)
     text = header.read_text("utf-8", errors="replace")
     prototypes = _headers.operator(text, name, header)
-    parameters = roles(prototypes.parameters, outputs, custom=source.package is not None)
+    found_roles = _roles.resolve(name, prototypes.parameters, described_outputs=outputs,
+                                 where_described=f"{source.package}/op_impl ops-info")
+    parameters = roles(prototypes.parameters, found_roles)
     library = _library(name, source)
     ll.bind_operator(library, name, prototypes.phase1_types)
     return Signature(name, parameters, header, prototypes.phase1.line, library,
-                     source.package, source.package is None or outputs is not None,
-                     prototypes.phase1_types)
+                     source.package, found_roles.known, prototypes.phase1_types,
+                     found_roles.source, found_roles.where, found_roles.returns_nothing)
 
 
-def roles(parameters: tuple[_headers.CParameter, ...], outputs: set[str] | None, *,
-          custom: bool) -> tuple[Parameter, ...]:
+_SOURCE_NAMES = {"user": "stated by the user (aclnn_py.register_roles)",
+                 "ops-info": "the custom package's operator description",
+                 "table": "aclnn_py's role table, from CANN's operator docs",
+                 "rule": "CANN's naming and const conventions (no doc known for it)"}
+
+
+def roles(parameters: tuple[_headers.CParameter, ...], found: _roles.Roles
+          ) -> tuple[Parameter, ...]:
     """The Python-call parameters of a phase-1 prototype's ``parameters`` (without the
-    workspace and executor ones). ``outputs``: the output names an operator description
-    gives (custom packages), None without one; ``custom``: from a custom package, whose
-    generated headers declare outputs const like inputs."""
-    found = []
-    for p in parameters:
-        optional = p.name.endswith("Optional")
-        c_type = _headers.bare(p.c_type)
-        if c_type in TENSOR_TYPES or c_type in TENSOR_LIST_TYPES:
-            if p.name.endswith("Ref") and not c_type.startswith("const"):
-                role = "inout"
-            elif outputs is not None:
-                role = "output" if p.name in outputs else "input"
-            elif c_type.startswith("const") or custom:
-                role = "input"
-            else:
-                role = "output"
-        else:
-            role = "attribute"
-        found.append(Parameter(p.name, p.c_type, role, optional))
-    return tuple(found)
+    workspace and executor ones), with the roles ``found``."""
+    return tuple(
+        Parameter(p.name, p.c_type, found.role(p), p.name.endswith("Optional"),
+                  found.source if _roles.is_tensor_type(p.c_type) else "header")
+        for p in parameters)
 
 
 def _described_outputs(package: Path, name: str) -> set[str] | None:
@@ -416,5 +417,37 @@ def forget() -> None:
     with _lock:
         _sources = None
         _signatures.clear()
+    for callback in _on_forget:
+        callback()
+
+
+def register_roles(name: str, *, outputs: Iterable[str] = (), inout: Iterable[str] = (),
+                   returns_nothing: bool = False) -> None:
+    """State which tensor parameters of operator ``name`` are outputs and which are
+    updated in place, for operators whose roles nothing else knows (or knows wrongly).
+
+    It takes precedence over every other source, for the rest of the process, and is
+    checked against the operator's prototype when its signature is next read (an unknown
+    name, or a parameter that is not a tensor, is a ValueError there).
+    ``returns_nothing=True``: the operator writes no parameter; its call returns None."""
+    if not isinstance(name, str):
+        raise TypeError(f"the operator name must be a str such as 'aclnnAdd', got "
+                        f"{type(name).__name__}")
+    _roles.state(name, outputs, inout, returns_nothing)
+    _restate(name)
+
+
+def unregister_roles(name: str) -> bool:
+    """Forget what :func:`register_roles` stated for ``name``; True if it stated
+    something."""
+    found = _roles.unstate(name)
+    if found:
+        _restate(name)
+    return found
+
+
+def _restate(name: str) -> None:
+    with _lock:
+        _signatures.pop(name, None)
     for callback in _on_forget:
         callback()

@@ -153,11 +153,7 @@ def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Par
             given = (out,)  # out= is that list's arrays
     else:
         if given is None:
-            raise TypeError(
-                f"{signature.name}: which tensors are outputs cannot be known (the custom "
-                f"package declares every tensor const and has no operator description for "
-                f"it); pass out= with the output arrays (they bind to the last tensor "
-                f"parameters, CANN's convention)")
+            raise TypeError(_unknown_roles(signature))
         tensors = [p for p in signature.parameters if p.is_tensor]
         if len(given) > len(tensors):
             raise TypeError(f"{signature.name}: out= has {len(given)} arrays but the operator "
@@ -168,6 +164,18 @@ def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Par
         raise TypeError(f"{signature.name}: out= must give {len(outputs)} arrays ({names}), "
                         f"got {len(given)}")
     return outputs, given
+
+
+def _unknown_roles(signature: _catalog.Signature) -> str:
+    """Why a call of an operator whose written tensors nobody knows is refused, and what
+    to do."""
+    tensors = [f"{p.name} ({p.c_type})" for p in signature.parameters if p.is_tensor]
+    return (f"{signature.name}: which of its tensors are outputs or updated in place is not "
+            f"known (its tensor parameters: {', '.join(tensors) or 'none'}; no role table "
+            "entry or operator description applies, and CANN's naming conventions find "
+            "none), so nothing would come back. State them once with "
+            f"aclnn_py.register_roles({signature.name!r}, outputs=[...], inout=[...]), or "
+            "pass out= with the output arrays (they bind to the last tensor parameters)")
 
 
 def _fast_converter(parameter: _catalog.Parameter) -> Any:
@@ -242,6 +250,10 @@ def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tupl
         library=str(signature.library), order=tuple(order),
         repeatable=not inplace and not left_out and not lists, elementwise=False)
     return found
+
+
+register_roles = _catalog.register_roles
+unregister_roles = _catalog.unregister_roles
 
 
 def operators() -> list[str]:
@@ -379,6 +391,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     else:
         results = _unstaged(spec, attributes, arrays, inouts, flat_given, stream)
     results = [*results[:len(inouts)], *_grouped(outputs, lists, results[len(inouts):])]
+    if not results and signature.returns_nothing:
+        return None
     return results[0] if len(results) == 1 else tuple(results)
 
 

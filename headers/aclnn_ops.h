@@ -56,7 +56,7 @@ aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *oth
                                      aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);
 aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
 
-aclnnStatus aclnnInplaceAddGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other, const aclScalar *alpha,
-                                            uint64_t *workspaceSize, aclOpExecutor **executor);
+aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other,
+                                            const aclScalar *alpha, uint64_t *workspaceSize, aclOpExecutor **executor);
 aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                             aclrtStream stream);

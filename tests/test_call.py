@@ -12,6 +12,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py import _catalog, _headers
+from aclnn_py import _roles as _roles_module
 from aclnn_py._dtypes import bfloat16, soc_supports_bfloat16
 from aclnn_py._specs import SPECS, Reduction
 
@@ -143,11 +144,15 @@ aclnnStatus aclnnScaleCustom(
 """
 
 
-def _roles(text: str, name: str, *, outputs: set[str] | None = None, custom: bool = False
+def _roles(text: str, name: str, *, outputs: set[str] | None = None
            ) -> list[tuple[str, str, str, bool]]:
+    """The roles CANN's conventions give (the role table left out), or an operator
+    description's ``outputs``."""
     prototypes = _headers.operator(_headers.clean(text) and text, name, "h.h")
+    found = _roles_module.rule_roles(prototypes.parameters) if outputs is None else \
+        _roles_module.resolve(name, prototypes.parameters, described_outputs=outputs)
     return [(p.name, p.c_type, p.role, p.optional)
-            for p in _catalog.roles(prototypes.parameters, outputs, custom=custom)]
+            for p in _catalog.roles(prototypes.parameters, found)]
 
 
 def test_builtin_style_header_parameters_and_roles():
@@ -181,15 +186,15 @@ def test_older_style_header_optional_tensors_and_types():
 
 def test_generated_custom_header_roles_come_from_the_description():
     assert _headers.operator_names(CUSTOM_STYLE) == ["aclnnScaleCustom"]
-    described = _roles(CUSTOM_STYLE, "aclnnScaleCustom", outputs={"out"}, custom=True)
+    described = _roles(CUSTOM_STYLE, "aclnnScaleCustom", outputs={"out"})
     assert described == [("x", "const aclTensor *", "input", False),
                          ("scale", "double", "attribute", False),
                          ("mode", "char *", "attribute", False),
                          ("flag", "bool", "attribute", False),
                          ("out", "const aclTensor *", "output", False)]
-    undescribed = _roles(CUSTOM_STYLE, "aclnnScaleCustom", custom=True)
+    undescribed = _roles(CUSTOM_STYLE, "aclnnScaleCustom")  # named out: CANN's convention
     assert [role for _, _, role, _ in undescribed] == \
-        ["input", "attribute", "attribute", "attribute", "input"]
+        ["input", "attribute", "attribute", "attribute", "output"]
 
 
 def test_prototype_string_and_line():
@@ -478,7 +483,8 @@ def test_custom_header_without_description_needs_out(tmp_path, fresh_catalog):
     assert not signature.roles_known
     assert "out= binds the last tensor parameters" in str(signature)
     x = np.arange(4, dtype=np.float32)
-    with pytest.raises(TypeError, match="which tensors are outputs cannot be known"):
+    with pytest.raises(TypeError, match="which of its tensors are outputs or updated in place "
+                                        "is not known"):
         aclnn_py.call("aclnnAddCustom", x, x)
     out = np.empty(4, np.float32)
     assert aclnn_py.call("aclnnAddCustom", x, x, out=out) is out

@@ -11,7 +11,7 @@ from conftest import no_device_work
 from test_call import _copy_package, refused_until_trusted
 
 import aclnn_py
-from aclnn_py import _catalog, _headers
+from aclnn_py import _catalog, _headers, _roles
 
 PROTOTYPE = ("aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *self, aclTensor *out, "
              "uint64_t *workspaceSize, aclOpExecutor **executor);\n")
@@ -22,7 +22,8 @@ PHASE2 = ("aclnnStatus aclnnFoo(void *workspace, uint64_t workspaceSize, "
 def _parameters(text: str) -> list[tuple[str, str, str]]:
     prototypes = _headers.operator(text, "aclnnFoo", "h.h")
     return [(p.name, _headers.bare(p.c_type), p.role)
-            for p in _catalog.roles(prototypes.parameters, None, custom=False)]
+            for p in _catalog.roles(prototypes.parameters,
+                                   _roles.rule_roles(prototypes.parameters))]
 
 
 FOO = [("self", "const aclTensor *", "input"), ("out", "aclTensor *", "output")]

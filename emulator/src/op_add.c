@@ -173,11 +173,13 @@ const ops_desc ops_inplace_add = {
     .kernel = add_kernel,
 };
 
-EMU_EXPORT aclnnStatus aclnnInplaceAddGetWorkspaceSize(aclTensor *selfRef, const aclTensor *other,
+/* CANN declares selfRef const although the operator writes it (hicann/ops-math
+ * math/add/op_api/aclnn_add.h), as most of its in-place operators. */
+EMU_EXPORT aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef, const aclTensor *other,
                                                        const aclScalar *alpha, uint64_t *workspaceSize,
                                                        aclOpExecutor **executor)
 {
-    ops_args a = {.in = {selfRef, other}, .out = selfRef, .alpha = alpha};
+    ops_args a = {.in = {selfRef, other}, .out = (aclTensor *)selfRef, .alpha = alpha};
     return ops_phase1(&ops_inplace_add, &a, workspaceSize, executor);
 }
 
