@@ -314,6 +314,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                 return result
     signature = _catalog.signature(_checked_name(name))
     outputs, given = _outputs(signature, out)
+    all_outputs = outputs
     output_names = tuple(p.name for p in outputs)
     parameters = [p for p in signature.parameters if p.name not in output_names]
     values = _arguments(name, tuple(p.name for p in parameters), args, kwargs)
@@ -326,6 +327,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     lists: dict[str, int] = {}   # tensor list parameter -> number of arrays
     c_attributes = []
     left_out = []
+    inout_groups: list[tuple[str | None, list[str]]] = []  # (tensor list or None, arrays)
     for p in parameters:
         value = values.get(p.name)
         if not p.is_tensor:
@@ -336,22 +338,29 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                                 "for tensors whose name ends in Optional")
             left_out.append(p.name)
         elif _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
-            if p.role == "inout":
-                raise TypeError(f"{name}: {p.name} ({p.c_type}) is a tensor list updated in "
-                                "place, which aclnn_py cannot pass yet")
             members = _members(name, p.name, value)
             lists[p.name] = len(members)
+            group = []
             for index, member in enumerate(members):
-                array = _as_array(member, argument=f"{p.name}[{index}]")
-                acl_dtype(array.dtype, all_dtypes(), argument=f"{p.name}[{index}]")
-                arrays[f"{p.name}[{index}]"] = array
+                member_name = f"{p.name}[{index}]"
+                array = _as_array(member, argument=member_name)
+                if p.role == "inout":
+                    _check_inplace(name, member_name, member, array)
+                acl_dtype(array.dtype, all_dtypes(), argument=member_name)
+                arrays[member_name] = array
+                group.append(member_name)
+            if p.role == "inout":
+                inout_groups.append((p.name, group))
         else:
             array = _as_array(value, argument=p.name)
             if p.role == "inout":
                 _check_inplace(name, p.name, value, array)
+                inout_groups.append((None, [p.name]))
             acl_dtype(array.dtype, all_dtypes(), argument=p.name)
             arrays[p.name] = array
-    inouts = [p.name for p in parameters if p.role == "inout" and p.name in arrays]
+    inouts = [member for _, group in inout_groups for member in group]
+    outputs, given, skipped = _written(name, outputs, given)
+    left_out += skipped
     flat_names, flat_given = _flat_outputs(name, outputs, given, lists)
     on_device = any(isinstance(a, DeviceArray) for a in arrays.values()) or (
         flat_given is not None and any(isinstance(a, DeviceArray) for a in flat_given))
@@ -390,10 +399,36 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         results = list(flat_given)
     else:
         results = _unstaged(spec, attributes, arrays, inouts, flat_given, stream)
-    results = [*results[:len(inouts)], *_grouped(outputs, lists, results[len(inouts):])]
+    updated = iter(results[:len(inouts)])
+    written = iter(_grouped(outputs, lists, results[len(inouts):]))
+    results = [next(updated) if group is None else [next(updated) for _ in members]
+               for group, members in inout_groups]
+    results += [None if p.name in skipped else next(written) for p in all_outputs]
     if not results and signature.returns_nothing:
         return None
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _written(operator: str, outputs: list[_catalog.Parameter], given: tuple[Any, ...] | None
+             ) -> tuple[list[_catalog.Parameter], tuple[Any, ...] | None, list[str]]:
+    """The outputs the call writes, the arrays given for them, and the optional outputs
+    left out (passed as NULL): those given as None in ``out=``, or without ``out=`` every
+    ``...Optional`` output unless all of them are."""
+    if given is None:
+        skipped = [p.name for p in outputs if p.optional]
+        if len(skipped) == len(outputs):
+            skipped = []
+        return [p for p in outputs if p.name not in skipped], None, skipped
+    skipped = []
+    for p, entry in zip(outputs, given):
+        if entry is None:
+            if not p.optional:
+                raise TypeError(f"{operator}: out= gives None for {p.name}, which is not "
+                                "optional; None is accepted only for outputs whose name ends "
+                                "in Optional")
+            skipped.append(p.name)
+    return ([p for p in outputs if p.name not in skipped],
+            tuple(entry for entry in given if entry is not None), skipped)
 
 
 def _members(operator: str, name: str, value: Any) -> list[Any]:

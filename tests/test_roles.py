@@ -171,3 +171,52 @@ def test_an_operator_that_writes_nothing_returns_none(tmp_path, fresh_catalog):
                              out) is None
     finally:
         aclnn_py.unregister_roles("aclnnAdd")
+
+
+def test_a_tensor_list_updated_in_place():
+    # The custom operator writes its list "terms": stated in place, its arrays are updated.
+    from test_call_types import OP, weighted_sum
+
+    xs = [np.arange(4, dtype=np.float32) + i for i in range(3)]
+    weights, mask = (0.5, 2.0, -1.0), (True, False, True)
+    terms = [np.full(4, 7, np.float32) for _ in range(3)]
+    try:
+        aclnn_py.register_roles(OP, outputs=["y"], inout=["terms"])
+        assert [p.role for p in aclnn_py.signature(OP).parameters if p.is_tensor] == \
+            ["input", "output", "inout"]
+        updated, y = aclnn_py.call(OP, xs, weights, mask, terms)
+        assert all(a is b for a, b in zip(updated, terms))
+        expected_y, expected_terms = weighted_sum(xs, weights, mask)
+        np.testing.assert_array_equal(y, expected_y)
+        for got, expected in zip(terms, expected_terms):
+            np.testing.assert_array_equal(got, expected)
+        with pytest.raises(TypeError, match=r"terms\[1\] is updated in place"):
+            aclnn_py.call(OP, xs, weights, mask, [terms[0], terms[1][::2], terms[2]])
+    finally:
+        aclnn_py.unregister_roles(OP)
+
+
+@pytest.mark.parametrize("optional, given, written, skipped", [
+    # Without out=, optional outputs are left out (NULL), unless every output is optional.
+    ((False, True, True), None, ["out"], ["meanOutOptional", "rstdOutOptional"]),
+    ((True, True, True), None, ["out", "meanOutOptional", "rstdOutOptional"], []),
+    # With out=, None leaves an optional output out.
+    ((False, True, True), ("o", "m", None), ["out", "meanOutOptional"], ["rstdOutOptional"]),
+])
+def test_optional_outputs_may_be_left_out(optional, given, written, skipped):
+    from aclnn_py import _generic
+
+    outputs = [_catalog.Parameter(n, "aclTensor *", "output", o) for n, o in
+               zip(("out", "meanOutOptional", "rstdOutOptional"), optional)]
+    found, arrays, left_out = _generic._written("aclnnLayerNorm", outputs, given)
+    assert [p.name for p in found] == written and left_out == skipped
+    if given is not None:
+        assert arrays == tuple(a for a in given if a is not None)
+
+
+def test_a_required_output_cannot_be_left_out():
+    from aclnn_py import _generic
+
+    outputs = [_catalog.Parameter("out", "aclTensor *", "output", False)]
+    with pytest.raises(TypeError, match="out= gives None for out, which is not optional"):
+        _generic._written("aclnnFoo", outputs, (None,))
