@@ -282,9 +282,12 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
 
     Arguments go by position or by their C parameter names (a C parameter named ``out``
     or ``stream`` goes by position), without the outputs and without ``workspaceSize``
-    and ``executor``. Tensors: numpy arrays, DeviceArrays, or None for ``...Optional``
-    ones; in-place ``...Ref`` tensors are updated (a writable C-contiguous numpy array,
-    or a DeviceArray). Other arguments by C type: integers for ``int64_t`` and the other
+    and ``executor``. Which tensors are outputs and which are updated in place is what
+    :func:`signature` shows (the user's statement, a custom package's description, the
+    role table from CANN's docs, or CANN's conventions; see :func:`register_roles`).
+    Tensors: numpy arrays, DeviceArrays, or None for ``...Optional`` ones; in-place
+    tensors are updated (a writable C-contiguous numpy array, or a DeviceArray). Other
+    arguments by C type: integers for ``int64_t`` and the other
     integer types, ``bool``, real numbers for ``float``/``double``, ``str`` for
     ``char *``, a numpy dtype for ``aclDataType``, a Python number or numpy scalar for
     ``aclScalar`` (it keeps its dtype: int64, float64, bool, or the numpy scalar's), a
@@ -293,11 +296,15 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     ``aclTensorList``.
 
     ``out``: the output arrays (one, or a tuple in declaration order; for an output
-    ``aclTensorList``, a list or tuple of its arrays). Without it each output is allocated
-    with the broadcast shape of the tensor inputs and the first input's dtype (an output
-    tensor list needs ``out=``). Returns the outputs (in-place tensors first), one array or
-    a tuple, a tensor list as a list of arrays: numpy in, numpy out (the call waits); device
-    arrays in, DeviceArrays out (queued on ``stream``, default the current one).
+    ``aclTensorList``, a list or tuple of its arrays; None for an ``...Optional`` output
+    to leave out). Without it each output is allocated with the broadcast shape of the
+    tensor inputs and the first input's dtype (an output tensor list needs ``out=``), and
+    ``...Optional`` outputs are left out unless all outputs are. Returns the outputs
+    (in-place tensors first; None for one left out), one array or a tuple, a tensor list
+    as a list of arrays, or None for an operator that writes nothing: numpy in, numpy out
+    (the call waits); device arrays in, DeviceArrays out (queued on ``stream``, default
+    the current one). A call whose written tensors nothing knows is refused before it
+    runs.
     """
     return _call(name, args, kwargs, out, stream)
 
