@@ -451,3 +451,28 @@ def _restate(name: str) -> None:
         _signatures.pop(name, None)
     for callback in _on_forget:
         callback()
+
+
+def role_agreement() -> dict[str, object]:
+    """How the installed headers' operators agree with the role table: for each operator
+    CANN itself declares (custom packages left out), whether the table knows it and whether
+    its entry applies (every parameter name it lists is in the installed prototype). A
+    table entry that does not apply means this CANN names the parameters otherwise, so its
+    roles fall back to CANN's conventions."""
+    builtin = {name: source for name, source in _all_sources().items() if source.package is None}
+    applies, differ, unknown, refused = [], [], [], []
+    for name, source in sorted(builtin.items()):
+        if _roles.table_entry(name) is None:
+            unknown.append(name)
+            continue
+        try:
+            text = source.header.read_text("utf-8", errors="replace")
+            prototypes = _headers.operator(text, name, source.header)
+        except (OSError, _headers.HeaderError) as error:
+            refused.append(f"{name}: {error}")
+            continue
+        found = _roles.table_roles(name, prototypes.parameters)
+        (applies if found is not None else differ).append(name)
+    return {"operators": len(builtin), "in_table": len(applies) + len(differ) + len(refused),
+            "entry_applies": len(applies), "names_differ": differ, "refused": refused,
+            "not_in_table": len(unknown), "not_in_table_names": unknown[:50]}

@@ -220,3 +220,13 @@ def test_a_required_output_cannot_be_left_out():
     outputs = [_catalog.Parameter("out", "aclTensor *", "output", False)]
     with pytest.raises(TypeError, match="out= gives None for out, which is not optional"):
         _generic._written("aclnnFoo", outputs, (None,))
+
+
+def test_the_installed_headers_agree_with_the_table(tmp_path, fresh_catalog):
+    agreement = _catalog.role_agreement()
+    assert agreement["names_differ"] == [] and agreement["refused"] == []
+    assert agreement["entry_applies"] == agreement["in_table"] == agreement["operators"] >= 8
+    # A CANN naming the parameters otherwise is reported by name.
+    _add_under_other_names(tmp_path, fresh_catalog)
+    agreement = _catalog.role_agreement()
+    assert agreement["names_differ"] == ["aclnnAdd"] and agreement["entry_applies"] == 0
