@@ -228,5 +228,6 @@ def test_the_installed_headers_agree_with_the_table(tmp_path, fresh_catalog):
     assert agreement["entry_applies"] == agreement["in_table"] == agreement["operators"] >= 8
     # A CANN naming the parameters otherwise is reported by name.
     _add_under_other_names(tmp_path, fresh_catalog)
+    _catalog.forget()
     agreement = _catalog.role_agreement()
     assert agreement["names_differ"] == ["aclnnAdd"] and agreement["entry_applies"] == 0
