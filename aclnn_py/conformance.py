@@ -271,7 +271,7 @@ class Context:
     root: str
     cann_version: str | None
     device_count: int
-    logical_ids: list[int]
+    logical_ids: list[int] | None
     visible_devices: str | None
 
     @property
@@ -661,6 +661,9 @@ def check_device_visibility(context: Context, findings: Findings) -> None:
     ids = context.logical_ids
     findings.figures.update(device_count=context.device_count, logical_ids=ids,
                             visible_devices=context.visible_devices)
+    if ids is None:
+        raise Skip(f"the logical ids of ASCEND_RT_VISIBLE_DEVICES={context.visible_devices} "
+                   "cannot be told before CANN 8.5; run with it unset")
     if not ids:
         raise Skip("no device visible to this process")
     reported = context.release is not None and context.release >= COUNTED_FINALIZE_SINCE
@@ -755,6 +758,20 @@ def _count(entries: list[dict[str, Any]]) -> dict[str, int]:
             "skipped": sum(e["result"] == SKIPPED for e in entries)}
 
 
+def _logical_ids(devices: Sequence[Any], visible: str | None) -> list[int] | None:
+    """The ids ``ASCEND_RT_VISIBLE_DEVICES`` names this process's devices by: reported from
+    CANN 8.5; before, read from the variable (its first ids), or 0..n-1 when it is unset;
+    None when the variable cannot be read so."""
+    if all(d["logical_id"] is not None for d in devices):
+        return [int(d["logical_id"]) for d in devices]
+    if visible is None:
+        return [int(d["device"]) for d in devices]
+    fields = visible.split(",")[:len(devices)]
+    if len(fields) < len(devices) or not all(f.isdigit() for f in fields):
+        return None
+    return [int(f) for f in fields]
+
+
 def run(checks: Sequence[str] | None = None, *, cases: bool = True,
         backend: str | None = None) -> dict[str, Any]:
     """Run the operator cases (unless ``cases`` is False) and the named ``checks`` (default:
@@ -770,8 +787,7 @@ def run(checks: Sequence[str] | None = None, *, cases: bool = True,
         raise ValueError(f"unknown checks {unknown}; known: {', '.join(known)}")
     info = runtime_info()
     emulator = ll.emulator_loaded()
-    ids = [d["logical_id"] if d["logical_id"] is not None else d["device"]
-           for d in info["devices"]]
+    ids = _logical_ids(info["devices"], info["visible_devices"])
     context = Context(backend=info["backend"], emulator=emulator, root=info["root"],
                       cann_version=info["cann_version"], device_count=info["device_count"],
                       logical_ids=ids, visible_devices=info["visible_devices"])
