@@ -841,7 +841,12 @@ def main(output: str | None = None, *, as_json: bool = False,
          backend: str | None = None) -> int:
     """``python -m aclnn_py --conformance``: print the summary (or the JSON), write the
     JSON to ``output`` if given; 0 when nothing failed, 1 otherwise."""
-    report = run(backend=backend)
+    try:
+        report = run(backend=backend)
+    except Exception as error:  # no backend to check: the doctor says why
+        print(f"conformance could not start: {type(error).__name__}: {error}\n"
+              "run `python -m aclnn_py` (the doctor) to see why", file=sys.stderr)
+        return 1
     text = json.dumps(report, indent=2, default=str)
     if output is not None:
         with open(output, "w", encoding="utf-8") as file:

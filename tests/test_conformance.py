@@ -122,6 +122,14 @@ def test_json_goes_to_stdout_with_json(tmp_path):
     assert json.loads(done.stdout) == report
 
 
+def test_a_backend_that_cannot_load_exits_1_and_points_to_the_doctor(tmp_path):
+    done, report = conformance_command(tmp_path, {"ACLNN_PY_BACKEND": "cann",
+                                                  "ACLNN_PY_CANN_HOME": str(tmp_path / "none")})
+    assert done.returncode == 1 and report is None
+    assert "conformance could not start: LibraryNotFoundError" in done.stderr
+    assert "python -m aclnn_py" in done.stderr
+
+
 def test_output_needs_conformance(tmp_path):
     done = subprocess.run([sys.executable, "-m", "aclnn_py", "--output", "x.json"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
