@@ -84,6 +84,17 @@ def self_test() -> dict[str, Any]:
             "seconds": round(seconds, 6)}
 
 
+def request_backend(backend: str | None) -> None:
+    """Set ``ACLNN_PY_BACKEND`` to ``backend`` (None: leave it); RuntimeError when aclnn_py
+    already loaded another backend in this process."""
+    if backend is not None:
+        loaded = _loader.loaded()
+        if loaded is not None and loaded.installation.backend != backend and backend != "auto":
+            raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
+                               "backend in this process")
+        os.environ[_loader.ENV_BACKEND] = backend
+
+
 def report(backend: str | None = None) -> dict[str, Any]:
     """Everything :func:`main` prints, as a JSON-ready dict.
 
@@ -91,12 +102,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
     first; it must come before aclnn_py loads anything in this process. ``ok`` is True
     when the backend loaded and the self-test gave the right numbers.
     """
-    if backend is not None:
-        loaded = _loader.loaded()
-        if loaded is not None and loaded.installation.backend != backend and backend != "auto":
-            raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
-                               "backend in this process")
-        os.environ[_loader.ENV_BACKEND] = backend
+    request_backend(backend)
     named = _loader.named_location()
     result: dict[str, Any] = {
         "ok": False,
@@ -249,7 +255,8 @@ def format_report(found: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the report; 0 when the requested backend works, 1 when it cannot."""
+    """Print the report; 0 when the requested backend works, 1 when it cannot. With
+    ``--conformance``, the report of :mod:`aclnn_py.conformance` instead."""
     parser = argparse.ArgumentParser(
         prog="python -m aclnn_py",
         description="Check what aclnn_py runs on here: backend and why, libraries, CANN "
@@ -258,7 +265,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=_loader.BACKENDS,
                         help="the backend to check (sets ACLNN_PY_BACKEND); default: as the "
                              "environment says")
+    parser.add_argument("--conformance", action="store_true",
+                        help="check that the installed CANN behaves as aclnn_py's emulator "
+                             "assumes (operators against numpy, runtime behaviours); exit "
+                             "status 1 when a check fails")
+    parser.add_argument("--output", metavar="REPORT.json",
+                        help="with --conformance: also write the JSON report there")
     arguments = parser.parse_args(argv)
+    if arguments.output is not None and not arguments.conformance:
+        parser.error("--output needs --conformance")
+    if arguments.conformance:
+        from . import conformance
+
+        return conformance.main(arguments.output, as_json=arguments.json,
+                                backend=arguments.backend)
     found = report(arguments.backend)
     if arguments.json:
         print(json.dumps(found, indent=2))
