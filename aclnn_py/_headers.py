@@ -7,9 +7,12 @@ normalised) and name. Everything around them is skipped without being run: comme
 ``#include``, macros, with continuations), ``extern "C"`` blocks, visibility macros
 (``ACLNN_API``, ``ACL_FUNC_VISIBILITY``, any other all-capitals word before the return
 type, with its arguments if it has any: ``ACL_DEPRECATED_MESSAGE("...")``),
-``__attribute__((...))`` and ``[[...]]``, and a leading byte order mark. A prototype of
-either kind that cannot be understood raises :class:`HeaderError` naming the header and
-the line; other declarations that mention ``aclnn`` names never stop an operator's.
+``__attribute__((...))`` and ``[[...]]``, a leading byte order mark, and what the braces of
+function, struct, enum and initialiser bodies hold (a ``static inline`` helper's statements,
+calls of ``aclnn`` functions among them, declare nothing). Parameters are told apart by
+type, never by name. An operator whose prototypes cannot be understood, or are not of the
+two-phase form aclnn_py calls, raises :class:`HeaderError` naming the header, the line and
+why; other declarations, and other operators of the same header, never stop an operator's.
 
 Reading takes time linear in a header's length, whatever it holds (unterminated strings or
 comments, lines of escaped quotes, thousands of prototypes): the text is scanned once per
@@ -32,10 +35,16 @@ PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 # of the text: the next comment or string opening, the end of a string's body (its first
 # quote or newline that no backslash escapes; a run of backslashes is the most it goes back
 # over) and the next bracket of an attribute.
-_OPENING = re.compile(r'//|/\*|"')
+_OPENING = re.compile(r"//|/\*|\"|'")
 _COMMENT_OPENING = re.compile(r"//|/\*")
 # A quote or newline after an even run of backslashes (none included) is not escaped.
 _STRING_END = re.compile(r'(?<!\\)(?:\\\\)*["\n]')
+# A character literal: one character or a short escape ('{', '\x7b', '\''); an apostrophe
+# opening none (a C++14 digit separator, 1'000) is passed over.
+_CHARACTER = re.compile(r"'(?:\\.[^'\\\n]{0,8}|[^'\\\n])'")
+_DELIMITER = re.compile(r"[;{}]")
+# What a block whose braces hold declarations of the header begins with.
+_BLOCK = re.compile(r'(?:(?:inline\s+)?namespace(?:\s+[\w:]+)?|extern\s*"[^"]*")?')
 _BRACKETS = {"(": re.compile(r"[()]"), "[": re.compile(r"[\[\]]")}
 _ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
@@ -114,7 +123,8 @@ def _line_comment_end(text: str, start: int) -> int:
 
 
 def _without_comments_and_strings(text: str) -> str:
-    """Comments, and strings' contents (but extern "C"'s), as spaces, in one pass.
+    """Comments, and strings' and character literals' contents (but extern "C"'s), as
+    spaces, in one pass.
 
     A ``/*`` comment without its end runs to the end of the text. A quote whose string does
     not end on its line (or its backslash-continued lines) opens none, and neither does any
@@ -136,6 +146,15 @@ def _without_comments_and_strings(text: str) -> str:
             if found is None:
                 break
         start = found.start()
+        if found.group() == "'":
+            literal = _CHARACTER.match(text, start)
+            if literal is None:
+                search = start + 1
+                continue
+            end = literal.end() - 1
+            pieces += [text[kept:start], "'" + " " * (end - start - 1) + "'"]
+            kept = search = end + 1
+            continue
         if found.group() == '"':
             stop = _STRING_END.search(text, start + 1)
             end = len(text) if stop is None else stop.end() - 1
@@ -193,6 +212,41 @@ def _without_attributes(text: str) -> str:
     return "".join(pieces)
 
 
+def _without_bodies(text: str) -> str:
+    """What the braces of function, struct, enum and initialiser bodies hold, as spaces (the
+    braces kept, so statements still end there), in one pass over the braces and semicolons:
+    none of it declares anything of the header, though a helper's body may call
+    ``aclnnXxxGetWorkspaceSize(...)``. The braces of ``extern "C"`` (blanked before) and
+    ``namespace`` blocks hold declarations and are kept. A body without its closing brace
+    hides the rest."""
+    pieces = []
+    kept = 0  # text[:kept] is in pieces
+    statement = 0  # where the statement before the next delimiter began
+    depth, opened = 0, 0
+    for found in _DELIMITER.finditer(text):
+        mark = found.group()
+        if depth:
+            depth += 1 if mark == "{" else -1 if mark == "}" else 0
+            if depth == 0:
+                pieces += [text[kept:opened], _blank_span(text[opened:found.start()])]
+                kept = found.start()
+                statement = found.end()
+            continue
+        if mark == "{" and not _BLOCK.fullmatch(text[statement:found.start()].strip()):
+            depth, opened = 1, found.end()
+        statement = found.end()
+    if depth:
+        pieces += [text[kept:opened], _blank_span(text[opened:])]
+        kept = len(text)
+    pieces.append(text[kept:])
+    return "".join(pieces)
+
+
+def _declarations(text: str) -> str:
+    """``text`` cleaned, and with its bodies blanked out: what is declared at file scope."""
+    return _without_bodies(clean(text))
+
+
 def clean(text: str) -> str:
     """``text`` with comments, preprocessor lines, attributes and ``extern "C"`` blanked
     out; line numbers are unchanged. Time is linear in the text's length."""
@@ -204,7 +258,7 @@ def clean(text: str) -> str:
 
 def operator_names(text: str) -> list[str]:
     """The operators a header declares (names with a phase-1 prototype), cheaply."""
-    return [name[:-len(PHASE1_SUFFIX)] for name in _PROTOTYPE.findall(clean(text))
+    return [name[:-len(PHASE1_SUFFIX)] for name in _PROTOTYPE.findall(_declarations(text))
             if name.endswith(PHASE1_SUFFIX)]
 
 
@@ -237,9 +291,9 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
     """Every ``aclnn*`` prototype of a header's ``text`` (function definitions included),
     or only those named in ``names``: the others are not looked at."""
     path = Path(path)
-    source = clean(text)
+    source = _declarations(text)
     prototypes = []
-    # Statements end at ';', '{' and '}' (bodies, extern "C" blocks, struct bodies).
+    # Statements end at ';', '{' and '}' (bodies, now empty, extern "C" and namespace blocks).
     start = 0
     counted, line = 0, 1  # newlines are counted once, up to each prototype in turn
     for match in re.finditer(r"[;{}]", source + ";"):
