@@ -71,21 +71,24 @@ class CParameter:
     c_type: str
     name: str
 
+    def __str__(self) -> str:
+        return f"{self.c_type}{'' if self.c_type.endswith('*') else ' '}{self.name}"
+
 
 @dataclass(frozen=True)
 class Prototype:
-    """A function declared in a header, with where it was declared."""
+    """A function declared in a header, with where it was declared; ``defined`` when the
+    header gives its body too (a ``static inline`` helper), which no library exports."""
 
     name: str
     return_type: str
     parameters: tuple[CParameter, ...]
     path: Path
     line: int
+    defined: bool = False
 
     def __str__(self) -> str:
-        parameters = ", ".join(f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}"
-                               for p in self.parameters)
-        return f"{self.return_type} {self.name}({parameters})"
+        return f"{self.return_type} {self.name}({', '.join(map(str, self.parameters))})"
 
 
 def bare(c_type: str) -> str:
@@ -325,7 +328,8 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
             parameters: tuple[CParameter, ...] = ()
         else:
             parameters = tuple(_parameter(piece, path, line, name) for piece in pieces)
-        prototypes.append(Prototype(name, _type(words), parameters, path, line))
+        prototypes.append(Prototype(name, _type(words), parameters, path, line,
+                                    match.group() == "{"))
     return prototypes
 
 
@@ -343,23 +347,54 @@ class OperatorPrototypes:
         return tuple(p.c_type for p in self.phase1.parameters)
 
 
+def _phase2_error(phase2: Prototype) -> HeaderError:
+    """Why aclnn_py cannot call phase 2 ``phase2``: what it takes, beside what aclnn_py
+    passes (CANN's usual workspace, its size, the executor and the stream)."""
+    usual = ("(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+             "aclrtStream stream)")
+    extra, wanted = [], list(PHASE2_TYPES)
+    for p in phase2.parameters:
+        if wanted and bare(p.c_type) == wanted[0]:
+            wanted.pop(0)
+        else:
+            extra.append(p)
+    if phase2.return_type != "aclnnStatus":
+        why = f"returns {phase2.return_type}, not aclnnStatus as aclnn_py expects"
+    elif wanted or not extra:
+        why = (f"takes {len(phase2.parameters)} parameters, not the usual {usual}, which are what "
+               "aclnn_py passes")
+    else:
+        why = (f"takes {len(extra)} parameters besides the usual {usual}: "
+               f"{', '.join(map(str, extra))}; aclnn_py "
+               f"passes phase 2 only those four, so it cannot call {phase2.name}")
+    return HeaderError(phase2.path, phase2.line,
+                       f"{phase2.name}: phase 2 {why}. Its phase 2: {phase2}")
+
+
 def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
-    """The prototypes of operator ``name`` in a header; HeaderError when they are missing
-    or not of the two-phase form."""
+    """The prototypes of operator ``name`` in a header; HeaderError when they are missing,
+    not of the two-phase form, or defined in the header rather than declared. Parameters
+    are told apart by type: their names (``workspace``, ``opExecutor``) do not matter."""
     path = Path(path)
-    found = {p.name: p for p in parse(text, path, (name + PHASE1_SUFFIX, name))}
+    prototypes = parse(text, path, (name + PHASE1_SUFFIX, name))
+    found = {p.name: p for p in prototypes}
     phase1 = found.get(name + PHASE1_SUFFIX)
     if phase1 is None:
         raise HeaderError(path, 1, f"{name + PHASE1_SUFFIX} is not declared here")
+    defined = next((p for p in prototypes if p.defined), None)
+    if defined is not None:
+        raise HeaderError(path, defined.line, f"{defined.name} is defined in the header (it has "
+                                              "a body), so no operator library exports it; "
+                                              "aclnn_py calls only exported phase-1 and phase-2 "
+                                              "functions")
     types = tuple(bare(p.c_type) for p in phase1.parameters)
     if phase1.return_type != "aclnnStatus" or types[-2:] != PHASE1_TAIL:
         raise HeaderError(path, phase1.line, f"{phase1.name} is not an aclnn phase-1 prototype "
                                              "(aclnnStatus ...(..., uint64_t *workspaceSize, "
                                              f"aclOpExecutor **executor)): {phase1}")
     phase2 = found.get(name)
-    if phase2 is not None and tuple(bare(p.c_type) for p in phase2.parameters) != PHASE2_TYPES:
-        raise HeaderError(path, phase2.line, f"{name} is not an aclnn phase-2 prototype "
-                                             "(aclnnStatus ...(void *workspace, uint64_t "
-                                             "workspaceSize, aclOpExecutor *executor, "
-                                             f"aclrtStream stream)): {phase2}")
+    if phase2 is not None and (phase2.return_type != "aclnnStatus"
+                               or tuple(bare(p.c_type) for p in phase2.parameters)
+                               != PHASE2_TYPES):
+        raise _phase2_error(phase2)
     return OperatorPrototypes(name, phase1.parameters[:-2], phase1)
