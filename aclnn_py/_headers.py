@@ -15,8 +15,11 @@ two-phase form aclnn_py calls, raises :class:`HeaderError` naming the header, th
 why; other declarations, and other operators of the same header, never stop an operator's.
 
 Reading takes time linear in a header's length, whatever it holds (unterminated strings or
-comments, lines of escaped quotes, thousands of prototypes): the text is scanned once per
-step, and no regular expression here matches beyond one token, string or whitespace run.
+comments, lines of escaped quotes or apostrophes, thousands of prototypes or helper bodies,
+braces nested without end): the text is scanned once per step, and no regular expression
+here matches beyond one token, string, character literal or whitespace run, but the one
+telling a block's opening (``namespace x {``) from a body's, run once on each statement
+before a brace.
 """
 
 from __future__ import annotations
@@ -35,13 +38,13 @@ PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 # of the text: the next comment or string opening, the end of a string's body (its first
 # quote or newline that no backslash escapes; a run of backslashes is the most it goes back
 # over) and the next bracket of an attribute.
-_OPENING = re.compile(r"//|/\*|\"|'")
+# A character literal opens here only if it holds a character the reader looks for (a brace,
+# quote, bracket, semicolon, ...) or an escape: '{', '"', '\'', '\x7b'. Others ('a', and
+# C++14 digit separators, 1'000) are passed over by the search, not one by one.
+_OPENING = re.compile(r"""//|/\*|"|'(?:[^\w\s'\\]|\\.[^'\\\n]{0,8})'""")
 _COMMENT_OPENING = re.compile(r"//|/\*")
 # A quote or newline after an even run of backslashes (none included) is not escaped.
 _STRING_END = re.compile(r'(?<!\\)(?:\\\\)*["\n]')
-# A character literal: one character or a short escape ('{', '\x7b', '\''); an apostrophe
-# opening none (a C++14 digit separator, 1'000) is passed over.
-_CHARACTER = re.compile(r"'(?:\\.[^'\\\n]{0,8}|[^'\\\n])'")
 _DELIMITER = re.compile(r"[;{}]")
 # What a block whose braces hold declarations of the header begins with.
 _BLOCK = re.compile(r'(?:(?:inline\s+)?namespace(?:\s+[\w:]+)?|extern\s*"[^"]*")?')
@@ -149,14 +152,9 @@ def _without_comments_and_strings(text: str) -> str:
             if found is None:
                 break
         start = found.start()
-        if found.group() == "'":
-            literal = _CHARACTER.match(text, start)
-            if literal is None:
-                search = start + 1
-                continue
-            end = literal.end() - 1
-            pieces += [text[kept:start], "'" + " " * (end - start - 1) + "'"]
-            kept = search = end + 1
+        if found.group()[0] == "'":
+            pieces += [text[kept:start], "'" + " " * (found.end() - start - 2) + "'"]
+            kept = search = found.end()
             continue
         if found.group() == '"':
             stop = _STRING_END.search(text, start + 1)
