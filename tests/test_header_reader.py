@@ -1,7 +1,11 @@
 """The header reader on pathological headers: lines of escaped quotes, strings and comments
 that never end, tens of thousands of prototypes and attributes. Each header is large
 enough that a reader taking time quadratic in its size would not finish for minutes; the
-tests check what is found (benchmarks/bench.py --headers shows the time)."""
+tests check what is found (benchmarks/bench.py --headers shows the time). Then the forms
+CANN's own headers use, in made-up headers: a phase 2 with more parameters, phase-1
+parameters named workspace, executors named otherwise, static inline helpers with bodies;
+each is read or refused alone, its neighbours still read (tools/read_cann_headers.py runs
+the reader over real checkouts)."""
 
 from __future__ import annotations
 
