@@ -7,13 +7,19 @@ normalised) and name. Everything around them is skipped without being run: comme
 ``#include``, macros, with continuations), ``extern "C"`` blocks, visibility macros
 (``ACLNN_API``, ``ACL_FUNC_VISIBILITY``, any other all-capitals word before the return
 type, with its arguments if it has any: ``ACL_DEPRECATED_MESSAGE("...")``),
-``__attribute__((...))`` and ``[[...]]``, and a leading byte order mark. A prototype of
-either kind that cannot be understood raises :class:`HeaderError` naming the header and
-the line; other declarations that mention ``aclnn`` names never stop an operator's.
+``__attribute__((...))`` and ``[[...]]``, a leading byte order mark, and what the braces of
+function, struct, enum and initialiser bodies hold (a ``static inline`` helper's statements,
+calls of ``aclnn`` functions among them, declare nothing). Parameters are told apart by
+type, never by name. An operator whose prototypes cannot be understood, or are not of the
+two-phase form aclnn_py calls, raises :class:`HeaderError` naming the header, the line and
+why; other declarations, and other operators of the same header, never stop an operator's.
 
 Reading takes time linear in a header's length, whatever it holds (unterminated strings or
-comments, lines of escaped quotes, thousands of prototypes): the text is scanned once per
-step, and no regular expression here matches beyond one token, string or whitespace run.
+comments, lines of escaped quotes or apostrophes, thousands of prototypes or helper bodies,
+braces nested without end): the text is scanned once per step, and no regular expression
+here matches beyond one token, string, character literal or whitespace run, but the one
+telling a block's opening (``namespace x {``) from a body's, run once on each statement
+before a brace.
 """
 
 from __future__ import annotations
@@ -32,10 +38,16 @@ PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
 # of the text: the next comment or string opening, the end of a string's body (its first
 # quote or newline that no backslash escapes; a run of backslashes is the most it goes back
 # over) and the next bracket of an attribute.
-_OPENING = re.compile(r'//|/\*|"')
+# A character literal opens here only if it holds a character the reader looks for (a brace,
+# quote, bracket, semicolon, ...) or an escape: '{', '"', '\'', '\x7b'. Others ('a', and
+# C++14 digit separators, 1'000) are passed over by the search, not one by one.
+_OPENING = re.compile(r"""//|/\*|"|'(?:[^\w\s'\\]|\\.[^'\\\n]{0,8})'""")
 _COMMENT_OPENING = re.compile(r"//|/\*")
 # A quote or newline after an even run of backslashes (none included) is not escaped.
 _STRING_END = re.compile(r'(?<!\\)(?:\\\\)*["\n]')
+_DELIMITER = re.compile(r"[;{}]")
+# What a block whose braces hold declarations of the header begins with.
+_BLOCK = re.compile(r'(?:(?:inline\s+)?namespace(?:\s+[\w:]+)?|extern\s*"[^"]*")?')
 _BRACKETS = {"(": re.compile(r"[()]"), "[": re.compile(r"[\[\]]")}
 _ATTRIBUTE = re.compile(r"\b(__attribute__|__declspec|_*[A-Z][A-Z0-9_]*)\s*\(|\[\s*\[")
 _EXTERN_C = re.compile(r'\bextern\s*"C"\s*')
@@ -62,21 +74,24 @@ class CParameter:
     c_type: str
     name: str
 
+    def __str__(self) -> str:
+        return f"{self.c_type}{'' if self.c_type.endswith('*') else ' '}{self.name}"
+
 
 @dataclass(frozen=True)
 class Prototype:
-    """A function declared in a header, with where it was declared."""
+    """A function declared in a header, with where it was declared; ``defined`` when the
+    header gives its body too (a ``static inline`` helper), which no library exports."""
 
     name: str
     return_type: str
     parameters: tuple[CParameter, ...]
     path: Path
     line: int
+    defined: bool = False
 
     def __str__(self) -> str:
-        parameters = ", ".join(f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}"
-                               for p in self.parameters)
-        return f"{self.return_type} {self.name}({parameters})"
+        return f"{self.return_type} {self.name}({', '.join(map(str, self.parameters))})"
 
 
 def bare(c_type: str) -> str:
@@ -114,7 +129,8 @@ def _line_comment_end(text: str, start: int) -> int:
 
 
 def _without_comments_and_strings(text: str) -> str:
-    """Comments, and strings' contents (but extern "C"'s), as spaces, in one pass.
+    """Comments, and strings' and character literals' contents (but extern "C"'s), as
+    spaces, in one pass.
 
     A ``/*`` comment without its end runs to the end of the text. A quote whose string does
     not end on its line (or its backslash-continued lines) opens none, and neither does any
@@ -136,6 +152,10 @@ def _without_comments_and_strings(text: str) -> str:
             if found is None:
                 break
         start = found.start()
+        if found.group()[0] == "'":
+            pieces += [text[kept:start], "'" + " " * (found.end() - start - 2) + "'"]
+            kept = search = found.end()
+            continue
         if found.group() == '"':
             stop = _STRING_END.search(text, start + 1)
             end = len(text) if stop is None else stop.end() - 1
@@ -193,6 +213,41 @@ def _without_attributes(text: str) -> str:
     return "".join(pieces)
 
 
+def _without_bodies(text: str) -> str:
+    """What the braces of function, struct, enum and initialiser bodies hold, as spaces (the
+    braces kept, so statements still end there), in one pass over the braces and semicolons:
+    none of it declares anything of the header, though a helper's body may call
+    ``aclnnXxxGetWorkspaceSize(...)``. The braces of ``extern "C"`` (blanked before) and
+    ``namespace`` blocks hold declarations and are kept. A body without its closing brace
+    hides the rest."""
+    pieces = []
+    kept = 0  # text[:kept] is in pieces
+    statement = 0  # where the statement before the next delimiter began
+    depth, opened = 0, 0
+    for found in _DELIMITER.finditer(text):
+        mark = found.group()
+        if depth:
+            depth += 1 if mark == "{" else -1 if mark == "}" else 0
+            if depth == 0:
+                pieces += [text[kept:opened], _blank_span(text[opened:found.start()])]
+                kept = found.start()
+                statement = found.end()
+            continue
+        if mark == "{" and not _BLOCK.fullmatch(text[statement:found.start()].strip()):
+            depth, opened = 1, found.end()
+        statement = found.end()
+    if depth:
+        pieces += [text[kept:opened], _blank_span(text[opened:])]
+        kept = len(text)
+    pieces.append(text[kept:])
+    return "".join(pieces)
+
+
+def _declarations(text: str) -> str:
+    """``text`` cleaned, and with its bodies blanked out: what is declared at file scope."""
+    return _without_bodies(clean(text))
+
+
 def clean(text: str) -> str:
     """``text`` with comments, preprocessor lines, attributes and ``extern "C"`` blanked
     out; line numbers are unchanged. Time is linear in the text's length."""
@@ -204,7 +259,7 @@ def clean(text: str) -> str:
 
 def operator_names(text: str) -> list[str]:
     """The operators a header declares (names with a phase-1 prototype), cheaply."""
-    return [name[:-len(PHASE1_SUFFIX)] for name in _PROTOTYPE.findall(clean(text))
+    return [name[:-len(PHASE1_SUFFIX)] for name in _PROTOTYPE.findall(_declarations(text))
             if name.endswith(PHASE1_SUFFIX)]
 
 
@@ -237,9 +292,9 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
     """Every ``aclnn*`` prototype of a header's ``text`` (function definitions included),
     or only those named in ``names``: the others are not looked at."""
     path = Path(path)
-    source = clean(text)
+    source = _declarations(text)
     prototypes = []
-    # Statements end at ';', '{' and '}' (bodies, extern "C" blocks, struct bodies).
+    # Statements end at ';', '{' and '}' (bodies, now empty, extern "C" and namespace blocks).
     start = 0
     counted, line = 0, 1  # newlines are counted once, up to each prototype in turn
     for match in re.finditer(r"[;{}]", source + ";"):
@@ -271,7 +326,8 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
             parameters: tuple[CParameter, ...] = ()
         else:
             parameters = tuple(_parameter(piece, path, line, name) for piece in pieces)
-        prototypes.append(Prototype(name, _type(words), parameters, path, line))
+        prototypes.append(Prototype(name, _type(words), parameters, path, line,
+                                    match.group() == "{"))
     return prototypes
 
 
@@ -289,23 +345,54 @@ class OperatorPrototypes:
         return tuple(p.c_type for p in self.phase1.parameters)
 
 
+def _phase2_error(phase2: Prototype) -> HeaderError:
+    """Why aclnn_py cannot call phase 2 ``phase2``: what it takes, beside what aclnn_py
+    passes (CANN's usual workspace, its size, the executor and the stream)."""
+    usual = ("(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+             "aclrtStream stream)")
+    extra, wanted = [], list(PHASE2_TYPES)
+    for p in phase2.parameters:
+        if wanted and bare(p.c_type) == wanted[0]:
+            wanted.pop(0)
+        else:
+            extra.append(p)
+    if phase2.return_type != "aclnnStatus":
+        why = f"returns {phase2.return_type}, not aclnnStatus as aclnn_py expects"
+    elif wanted or not extra:
+        why = (f"takes {len(phase2.parameters)} parameters, not the usual {usual}, which are what "
+               "aclnn_py passes")
+    else:
+        why = (f"takes {len(extra)} parameters besides the usual {usual}: "
+               f"{', '.join(map(str, extra))}; aclnn_py "
+               f"passes phase 2 only those four, so it cannot call {phase2.name}")
+    return HeaderError(phase2.path, phase2.line,
+                       f"{phase2.name}: phase 2 {why}. Its phase 2: {phase2}")
+
+
 def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
-    """The prototypes of operator ``name`` in a header; HeaderError when they are missing
-    or not of the two-phase form."""
+    """The prototypes of operator ``name`` in a header; HeaderError when they are missing,
+    not of the two-phase form, or defined in the header rather than declared. Parameters
+    are told apart by type: their names (``workspace``, ``opExecutor``) do not matter."""
     path = Path(path)
-    found = {p.name: p for p in parse(text, path, (name + PHASE1_SUFFIX, name))}
+    prototypes = parse(text, path, (name + PHASE1_SUFFIX, name))
+    found = {p.name: p for p in prototypes}
     phase1 = found.get(name + PHASE1_SUFFIX)
     if phase1 is None:
         raise HeaderError(path, 1, f"{name + PHASE1_SUFFIX} is not declared here")
+    defined = next((p for p in prototypes if p.defined), None)
+    if defined is not None:
+        raise HeaderError(path, defined.line, f"{defined.name} is defined in the header (it has "
+                                              "a body), so no operator library exports it; "
+                                              "aclnn_py calls only exported phase-1 and phase-2 "
+                                              "functions")
     types = tuple(bare(p.c_type) for p in phase1.parameters)
     if phase1.return_type != "aclnnStatus" or types[-2:] != PHASE1_TAIL:
         raise HeaderError(path, phase1.line, f"{phase1.name} is not an aclnn phase-1 prototype "
                                              "(aclnnStatus ...(..., uint64_t *workspaceSize, "
                                              f"aclOpExecutor **executor)): {phase1}")
     phase2 = found.get(name)
-    if phase2 is not None and tuple(bare(p.c_type) for p in phase2.parameters) != PHASE2_TYPES:
-        raise HeaderError(path, phase2.line, f"{name} is not an aclnn phase-2 prototype "
-                                             "(aclnnStatus ...(void *workspace, uint64_t "
-                                             "workspaceSize, aclOpExecutor *executor, "
-                                             f"aclrtStream stream)): {phase2}")
+    if phase2 is not None and (phase2.return_type != "aclnnStatus"
+                               or tuple(bare(p.c_type) for p in phase2.parameters)
+                               != PHASE2_TYPES):
+        raise _phase2_error(phase2)
     return OperatorPrototypes(name, phase1.parameters[:-2], phase1)

@@ -84,8 +84,10 @@ pathological header, at 40 KB and at 1 MB, the median time of ``_headers.operato
 their ratio, which is about 25 when reading is linear: a line of escaped quotes with no
 closing quote, a string continued over many lines that never ends, a ``//`` comment
 continued over many lines then a ``/*`` comment that never ends, one-line prototypes (20,000
-at 1 MB) and prototypes each under ``__attribute__((visibility("default")))``, as generated
-custom headers write them. The operators found are checked against the kind's.
+at 1 MB), prototypes each under ``__attribute__((visibility("default")))``, as generated
+custom headers write them, ``static inline`` helpers whose bodies call ``aclnn`` functions,
+braces nested 500,000 deep and a line of apostrophes that open no character literal. The
+operators found are checked against the kind's.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -736,6 +738,13 @@ HEADER_KINDS: dict[str, tuple[Callable[[int], str], int | None]] = {
     "with attributes": (lambda n: "".join(
         f'__attribute__((visibility("default")))\naclnnStatus aclnnP{i:05d}'
         "GetWorkspaceSize(int *ws);\n" for i in range(n // 90)), None),
+    "helper bodies": (lambda n: _filled(
+        _FOO, "static inline int aclnnHelper(char c) { if (c == '{') { return "
+              "aclnnGhostGetWorkspaceSize(c); } return 0; }\n", _BAR, n), 2),
+    "nested braces": (lambda n: _FOO + "static const int aclnnDeep[] = " + "{" * (n // 2)
+                      + "}" * (n // 2) + ";\n" + _BAR, 2),
+    "apostrophes": (lambda n: _filled(_FOO + "static const long n = 1", "'0", ";\n" + _BAR, n),
+                    2),
 }
 
 
