@@ -22,7 +22,6 @@ low-level API the binding uses, so the first user with an NPU can tell us in one
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -38,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _loader, _reference
+from . import _catalog, _loader, _reference, _roles
 from . import _lowlevel as ll
 from ._dtypes import soc_supports_bfloat16
 from ._ffi import ffi
@@ -692,23 +691,17 @@ def check_device_visibility(context: Context, findings: Findings) -> None:
 
 
 def check_roles(context: Context, findings: Findings) -> None:
-    """The roles of the installed headers' parameters against aclnn_py's role table.
-
-    TEMPORARY: the role table is being built elsewhere; until it is merged this guard
-    (``installed_agreement`` looked up if present) skips the check. Its contract as
-    assumed here: a dict with ``ok`` (bool) and any figures, JSON-ready.
-    """
-    try:
-        roles = importlib.import_module("aclnn_py._roles")
-    except ModuleNotFoundError:
-        roles = None
-    if not hasattr(roles, "installed_agreement"):
-        raise Skip("role table not available in this version")
-    agreement = roles.installed_agreement()  # type: ignore[union-attr]
-    figures = dict(agreement) if isinstance(agreement, dict) else {"agreement": agreement}
-    ok = bool(figures.pop("ok", agreement))
-    findings.figures.update(figures)
-    findings.expect("the installed headers' roles agree with the role table", ok, True)
+    """The installed headers' operators against aclnn_py's role table (generated from
+    CANN's operator docs): each operator the table knows must have the parameter names
+    the table lists, so that its roles are the documented ones and not a fallback."""
+    agreement = _catalog.role_agreement()
+    table = _roles.table()
+    findings.figures.update(agreement)
+    findings.figures["table"] = {name: entry["commit"]
+                                 for name, entry in sorted(table["repositories"].items())}
+    findings.expect("table entries that do not apply (parameter names differ)",
+                    agreement["names_differ"], [])
+    findings.expect("headers of table operators that cannot be read", agreement["refused"], [])
 
 
 CHECKS: tuple[Check, ...] = (

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,6 @@ TOP_LEVEL = {"schema", "aclnn_py_version", "cann_version", "backend", "emulator"
              "python", "numpy", "versions", "cases", "checks", "summary", "ok"}
 CHECK_NAMES = ["acl_init_counting", "executor_repeatable", "executor_cache_refusal",
                "memcpy_async_host_memory", "device_visibility", "roles"]
-ROLES_MISSING = "role table not available in this version"
 LACKS_REPEATABLE = "documented from 8.0.RC3"
 
 
@@ -50,7 +48,7 @@ def conformance_command(tmp_path: Path, env: dict[str, str], *arguments: str
 
 def allowed_skips(layout: str | None) -> dict[str, str]:
     """The checks a tree may skip, each with (a part of) its reason."""
-    skips = {"roles": ROLES_MISSING}
+    skips: dict[str, str] = {}
     if layout == "8.0.RC2":  # the repeatable-executor API is documented from 8.0.RC3
         skips.update(executor_repeatable=LACKS_REPEATABLE,
                      executor_cache_refusal=LACKS_REPEATABLE)
@@ -181,16 +179,18 @@ def test_a_probe_that_cannot_run_fails_its_check(monkeypatch):
     assert check["result"] == "fail" and check["reason"].startswith("TimeoutExpired")
 
 
-@pytest.mark.parametrize(("agreement", "result"), [({"ok": True, "operators": 9}, "pass"),
-                                                   ({"ok": False, "mismatches": ["x"]}, "fail")])
-def test_the_roles_check_uses_the_role_table_when_there_is_one(monkeypatch, agreement, result):
-    roles = types.ModuleType("aclnn_py._roles")
-    roles.installed_agreement = lambda: dict(agreement)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "aclnn_py._roles", roles)
+def test_the_roles_check_fails_on_a_table_entry_that_does_not_apply(monkeypatch):
+    from aclnn_py import _catalog
+
     report = conformance.run(checks=["roles"], cases=False)
     (check,) = report["checks"]
-    assert check["result"] == result
-    assert {k: v for k, v in agreement.items() if k != "ok"} == check["figures"]
+    assert check["result"] == "pass" and check["figures"]["entry_applies"] >= 8
+    assert set(check["figures"]["table"]) >= {"ops-nn", "ops-math"}
+    agreement = dict(_catalog.role_agreement(), names_differ=["aclnnAdd"])
+    monkeypatch.setattr(_catalog, "role_agreement", lambda: agreement)
+    report = conformance.run(checks=["roles"], cases=False)
+    (check,) = report["checks"]
+    assert check["result"] == "fail" and check["figures"]["names_differ"] == ["aclnnAdd"]
 
 
 def test_unknown_checks_are_refused():
