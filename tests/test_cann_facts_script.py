@@ -450,3 +450,11 @@ def test_committed_json_overrides_are_few_and_explained():
     for name, override in facts.OVERRIDES.items():
         assert name.startswith("aclnn")
         assert isinstance(override["why"], str) and override["why"]
+
+
+def test_prose_about_the_in_place_case_counts_only_for_the_inplace_operator():
+    said = "Device侧的aclTensor。inplace场景将residual作为y的输出地址。"
+    assert not facts.prose_in_place(said, "aclnnMatmulNorm")
+    assert facts.prose_in_place(said, "aclnnInplaceMatmulNorm")
+    assert facts.prose_in_place("缓存，计算结果原地更新。", "aclnnAnything")
+    assert not facts.prose_in_place("用于更新运行均值的动量。", "aclnnAnything")

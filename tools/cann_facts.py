@@ -493,9 +493,19 @@ _IN_PLACE_WORDS = re.compile(
     , re.I)
 
 
-def prose_in_place(description: str) -> bool:
-    """Whether a parameter row's description says the operator writes it in place."""
-    return bool(_IN_PLACE_WORDS.search(description))
+_IN_PLACE_CASE = re.compile(r"in-?place\s*(?:场景|情况|模式)", re.I)
+
+
+def prose_in_place(description: str, operator: str = "") -> bool:
+    """Whether a parameter row's description says the operator writes it in place. Said
+    only of the in-place case (inplace场景...), as a doc shared by an operator and its
+    ``Inplace`` twin may, it counts only for an operator whose name says ``Inplace``."""
+    for found in _IN_PLACE_WORDS.finditer(description):
+        sentence = re.split(r"[。；;\n]", description[:found.start()])[-1]
+        if _IN_PLACE_CASE.search(sentence + found.group()) and "Inplace" not in operator:
+            continue
+        return True
+    return False
 
 
 # --------------------------------------------------------------------------------------
@@ -923,7 +933,7 @@ def describe(entry: Entry, text: str) -> None:
     basis = "table"
     # (2) prose: a row's own description saying it is updated in place.
     prose = [n for n in names if table_final[n] == _ROLE_IN
-             and prose_in_place(descriptions.get(n, ""))]
+             and prose_in_place(descriptions.get(n, ""), entry.name)]
     for name in prose:
         final[name] = _ROLE_INOUT
     if prose:
