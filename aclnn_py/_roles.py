@@ -69,26 +69,36 @@ class Roles:
 
 
 def _is_gradient_input(name: str) -> bool:
-    """``gradOut``, ``gradOutput``: the incoming gradient, an input despite its ``Out``."""
-    return name.startswith("grad") and name[len("grad"):] in ("Out", "OutOptional", "Output")
+    """``gradOut``, ``gradOutput``, ``gradYOut``: the gradient flowing into a backward
+    operator, an input although its name ends like an output's."""
+    return name.startswith("grad") and (name.endswith("Out") or name.endswith("Output")
+                                        or name.endswith("OutOptional"))
+
+
+def named_output(name: str) -> bool:
+    """``out``, or a name ending in ``Out`` or ``OutOptional``, that is not a gradient
+    input (``gradOut``) nor a word that merely ends so (``timeOut``, ``layOut``)."""
+    if name == "out":
+        return True
+    if _is_gradient_input(name):
+        return False
+    return name.endswith("OutOptional") or (
+        name.endswith("Out") and name.lower() not in ("timeout", "layout"))
 
 
 def rule_roles(parameters: Sequence[_headers.CParameter]) -> Roles:
-    """Roles by CANN's naming and ``const`` conventions, for operators nothing else knows:
-    a ``...Ref`` tensor is updated in place whatever its ``const``; a tensor named ``out``
-    or ending in ``Out`` or ``OutOptional`` (not a gradient input such as ``gradOut``) is an
-    output; so is any other tensor declared without ``const``; the rest are inputs."""
+    """Roles by CANN's naming and ``const`` conventions, for operators nothing else knows.
+    Only tensors and tensor lists are ever written: a ``...Ref`` one is updated in place
+    whatever its ``const``; one :func:`named_output` is an output whatever its ``const``;
+    so is any other declared without ``const``; the rest are inputs."""
     outputs, inout = [], []
     for p in parameters:
         if not is_tensor_type(p.c_type):
             continue
-        name = p.name
-        named_out = (name == "out" or name.endswith("Out") or name.endswith("OutOptional")) \
-            and not _is_gradient_input(name)
-        if name.endswith("Ref") or name.endswith("RefOptional"):
-            inout.append(name)
-        elif named_out or not _headers.bare(p.c_type).startswith("const"):
-            outputs.append(name)
+        if p.name.endswith("Ref") or p.name.endswith("RefOptional"):
+            inout.append(p.name)
+        elif named_output(p.name) or not _headers.bare(p.c_type).startswith("const"):
+            outputs.append(p.name)
     return Roles(tuple(outputs), tuple(inout), "rule", "naming and const conventions")
 
 
@@ -130,7 +140,7 @@ def table_roles(name: str, parameters: Sequence[_headers.CParameter]) -> Roles |
     """The table's roles for operator ``name``, when its entry applies to ``parameters``
     (every parameter name it lists appears there); None otherwise."""
     entry = table_entry(name)
-    if entry is None:
+    if entry is None or entry.get("basis") == "rules":  # the doc gave no roles: conventions
         return None
     present = {p.name for p in parameters}
     if not all(listed in present for listed in _listed(entry)):

@@ -57,7 +57,7 @@ def _header(names: list[str], style: str) -> str:
 
 
 def test_the_table_gives_each_operator_its_prototype():
-    assert len(NAMES) > 900
+    assert len(NAMES) > 800
     for name in NAMES:
         parameters = TABLE[name]["parameters"]
         assert all(isinstance(p, list) and len(p) == 2 for p in parameters), name
@@ -81,8 +81,12 @@ def test_every_operator_reads_back_with_the_tables_roles(style):
                             else "const " + c, p) for c, p in written]
             assert [(p.c_type, p.name) for p in read.parameters] == written, name
             found = _roles.resolve(name, read.parameters)
-            assert found.source == "table", name
+            # Where the doc gave no roles, the table says so and CANN's conventions decide.
+            assert found.source == ("rule" if entry["basis"] == "rules" else "table"), name
             parameters = _catalog.roles(read.parameters, found)
+            if entry["basis"] == "rules":  # the conventions, on the const this style writes
+                rules = _roles.rule_roles(read.parameters)
+                entry = {**entry, "outputs": rules.outputs, "inout": rules.inout}
             for p in parameters:
                 expected = ("attribute" if not _roles.is_tensor_type(p.c_type) else
                             "inout" if p.name in entry["inout"] else

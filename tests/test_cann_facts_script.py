@@ -1,0 +1,468 @@
+"""tools/cann_facts.py: parameter roles read from made-up operator docs and headers (none
+of them CANN's text), its fallback rules, and the committed aclnn_py/data/operators.json."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "tools" / "cann_facts.py"
+DATA = ROOT / "aclnn_py" / "data" / "operators.json"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+if not SCRIPT.exists():  # an installed copy without the repository's tools/
+    pytest.skip("tools/cann_facts.py is not here", allow_module_level=True)
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("cann_facts", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+facts = _load()
+P = facts.CParameter
+
+
+# --------------------------------------------------------------------------------------
+# Made-up repositories.
+
+def header(*prototypes: str) -> str:
+    return "#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n" + "\n".join(
+        f"ACLNN_API {p};" for p in prototypes) + "\n#ifdef __cplusplus\n}\n#endif\n"
+
+
+def two_phase(name: str, parameters: str) -> list[str]:
+    return [f"aclnnStatus {name}GetWorkspaceSize({parameters}, uint64_t *workspaceSize, "
+            "aclOpExecutor **executor)",
+            f"aclnnStatus {name}(void *workspace, uint64_t workspaceSize, "
+            "aclOpExecutor *executor, aclrtStream stream)"]
+
+
+def html_table(rows: list[tuple[str, str, str]]) -> str:
+    body = "".join(f"<tr><td>{n}</td><td>{r}</td><td>{d}</td></tr>\n" for n, r, d in rows)
+    return ("<table><thead><tr><th>参数名</th><th>输入/输出</th><th>描述</th></tr></thead>\n"
+            f"<tbody>\n{body}<tr><td>workspaceSize</td><td>输出</td><td>-</td></tr>\n"
+            "<tr><td>executor</td><td>输出</td><td>-</td></tr></tbody></table>\n")
+
+
+def doc(sections: dict[str, list[tuple[str, str, str]]], example: str = "",
+        prose: str = "") -> str:
+    text = "# made up\n\n## 功能说明\n\n" + prose + "\n\n"
+    for name, rows in sections.items():
+        text += f"## {name}GetWorkspaceSize\n\n- **参数说明：**\n\n{html_table(rows)}\n"
+        text += f"## {name}\n\n- **参数说明：**\n\n" + html_table(
+            [("workspace", "输入", "-"), ("stream", "输入", "-")])
+    if example:
+        text += "\n## 调用示例\n\n```Cpp\n" + example + "\n```\n"
+    return text
+
+
+def write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def run(root: Path, tmp_path: Path, *extra: str, name: str = "ops-made") -> dict:
+    out = tmp_path / "out.json"
+    assert facts.main(["--repo", f"{name}={root}@{COMMIT}", "--out", str(out), *extra]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["schema"] == facts.SCHEMA
+    assert data["repositories"][name]["commit"] == COMMIT
+    return data["operators"]
+
+
+EXAMPLE_HELPERS = """
+int CreateAclTensor(const std::vector<float>& hostData, const std::vector<int64_t>& shape,
+                    void** deviceAddr, aclDataType dataType, aclTensor** tensor) {
+  aclrtMalloc(deviceAddr, 4, ACL_MEM_MALLOC_HUGE_FIRST);
+  aclrtMemcpy(*deviceAddr, 4, hostData.data(), 4, ACL_MEMCPY_HOST_TO_DEVICE);
+  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, nullptr, 0,
+                            ACL_FORMAT_ND, shape.data(), shape.size(), *deviceAddr);
+  return 0;
+}
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Tables.
+
+@pytest.mark.parametrize("cell, role", [
+    ("输入", "in"), ("输出", "out"), ("输入/输出", "inout"), ("输入输出", "inout"),
+    ("输入|输出", "inout"), ("输入&输出", "inout"), (" 输入 / 输出 ", "inout"),
+    ("输入／输出", "inout"), ("可选输入", "in"), ("输出（可选）", "out"),
+    ("输入（Ref，原地更新）", "inout"), ("属性", "in"), ("计算输出", "out"),
+    ("描述", None), ("", None)])
+def test_role_spellings(cell, role):
+    assert facts.role_of(cell) == role
+
+
+def test_table_roles_of_each_spelling(tmp_path):
+    root = tmp_path / "repo"
+    names = ["a", "b", "c", "d", "e", "f"]
+    write(root, "math/op/op_api/aclnn_op.h", header(*two_phase(
+        "aclnnOp", ", ".join(f"const aclTensor *{n}" for n in names))))
+    spellings = ["输入", "输出", "输入/输出", "输入输出", "输入|输出", "输入&amp;输出"]
+    write(root, "math/op/docs/aclnnOp.md",
+          doc({"aclnnOp": [(n, s, "-") for n, s in zip(names, spellings)]}))
+    entry = run(root, tmp_path)["aclnnOp"]
+    assert entry["outputs"] == ["b"]
+    assert entry["inout"] == ["c", "d", "e", "f"]
+    assert entry["basis"] == "table"
+    assert entry["doc"] == "math/op/docs/aclnnOp.md"
+    assert entry["header"] == "math/op/op_api/aclnn_op.h"
+    assert "note" not in entry and "returns_nothing" not in entry
+
+
+def test_names_with_types_rowspan_and_markup(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "nn/op/op_host/op_api/aclnn_op.h", header(*two_phase(
+        "aclnnOp", "const aclTensor *self, const aclScalar *alpha, const aclTensor *y, "
+                   "aclTensor *z")))
+    table = (
+        "<table><thead><tr><th>参数名</th><th>输入/输出</th><th>描述</th></tr></thead><tbody>"
+        "<tr><td>self（aclTensor*）</td><td rowspan=\"2\">输入</td><td>-</td></tr>"
+        "<tr><td><b>alpha</b>(aclScalar*)</td><td>-</td></tr>"
+        "<tr><td>y<br>(aclTensor*)</td><td>输<br>出</td><td>-</td></tr>"
+        "<tr><td>`z`</td><td>输入</td><td>-</td></tr>"
+        "<tr><td>workspaceSize</td><td>输出</td><td>-</td></tr></tbody></table>")
+    write(root, "nn/op/docs/aclnnOp.md",
+          f"# x\n\n## aclnnOpGetWorkspaceSize\n\n{table}\n")
+    entry = run(root, tmp_path)["aclnnOp"]
+    assert entry["outputs"] == ["y"]  # z: the table says input, whatever its const
+    assert entry["inout"] == []
+
+
+def test_pipe_and_list_tables(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "cv/p/op_api/aclnn_p.h", header(
+        *two_phase("aclnnPipe", "const aclTensor *x, const aclTensor *out"),
+        *two_phase("aclnnListed", "const aclTensor *self, aclTensor *result")))
+    write(root, "cv/p/docs/aclnnPipe.md",
+          "# p\n\n## aclnnPipeGetWorkspaceSize\n\n| 参数名 | 输入/输出 | 说明 |\n|---|---|---|\n"
+          "| x | 输入 | - |\n| out | 输出 | - |\n| workspaceSize | 输出 | - |\n")
+    write(root, "cv/p/docs/aclnnListed.md",
+          "# l\n\n## aclnnListedGetWorkspaceSize\n\n- **参数说明：**\n\n"
+          "  - self(const aclTensor*，计算输入)：一个输入。\n"
+          "  - result（aclTensor*, 计算输出）：一个输出。\n"
+          "  - workspaceSize(uint64_t \\*，出参)：-\n")
+    operators = run(root, tmp_path)
+    assert operators["aclnnPipe"]["outputs"] == ["out"]
+    assert operators["aclnnListed"]["outputs"] == ["result"]
+    assert operators["aclnnListed"]["basis"] == "table"
+
+
+# --------------------------------------------------------------------------------------
+# Precedence.
+
+def test_example_read_back_overrides_the_table(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/scale/op_api/aclnn_scale.h", header(*two_phase(
+        "aclnnScaleIt", "const aclTensor *buffer, const aclScalar *factor")))
+    example = EXAMPLE_HELPERS + """
+int main() {
+  void* bufDeviceAddr = nullptr;
+  aclTensor* buf = nullptr;
+  auto ret = CreateAclTensor(hostData, shape, &bufDeviceAddr, ACL_FLOAT, &buf);
+  ret = aclnnScaleItGetWorkspaceSize(buf, factor, &workspaceSize, &executor);
+  ret = aclnnScaleIt(workspaceAddr, workspaceSize, executor, stream);
+  ret = aclrtMemcpy(result.data(), size, bufDeviceAddr, size,
+                    ACL_MEMCPY_DEVICE_TO_HOST);
+  return 0;
+}"""
+    write(root, "math/scale/docs/aclnnScaleIt.md", doc(
+        {"aclnnScaleIt": [("buffer", "输入", "-"), ("factor", "输入", "-")]}, example))
+    entry = run(root, tmp_path)["aclnnScaleIt"]
+    assert entry["inout"] == ["buffer"]  # matched by position: the example calls it buf
+    assert entry["outputs"] == []
+    assert entry["basis"] == "example"
+    assert "buffer" in entry["note"]
+
+
+def test_example_only_adds_writes(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/two/op_api/aclnn_two.h", header(*two_phase(
+        "aclnnTwo", "const aclTensor *x, aclTensor *first, aclTensor *second")))
+    example = EXAMPLE_HELPERS + """
+int main() {
+  CreateAclTensor(h, s, &xDeviceAddr, ACL_FLOAT, &x);
+  CreateAclTensor(h, s, &firstDeviceAddr, ACL_FLOAT, &first);
+  CreateAclTensor(h, s, &secondDeviceAddr, ACL_FLOAT, &second);
+  aclnnTwoGetWorkspaceSize(x, first, second, &workspaceSize, &executor);
+  aclrtMemcpy(r.data(), n, firstDeviceAddr, n, ACL_MEMCPY_DEVICE_TO_HOST);
+  // an input read back while the table has outputs, and the rules say input too
+  aclrtMemcpy(r.data(), n, xDeviceAddr, n, ACL_MEMCPY_DEVICE_TO_HOST);
+}"""
+    write(root, "math/two/docs/aclnnTwo.md", doc(
+        {"aclnnTwo": [("x", "输入", "-"), ("first", "输出", "-"), ("second", "输出", "-")]},
+        example))
+    entry = run(root, tmp_path)["aclnnTwo"]
+    assert entry["outputs"] == ["first", "second"]
+    assert entry["inout"] == []
+    assert entry["basis"] == "table"
+    assert "kept as input" in entry["note"]
+
+
+def test_prose_in_the_row_overrides_the_table(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "optim/step/op_api/aclnn_step.h", header(*two_phase(
+        "aclnnStep", "aclTensor *weights, const aclTensor *grad, double lr, "
+                     "aclTensor *stats")))
+    write(root, "optim/step/docs/aclnnStep.md", doc({"aclnnStep": [
+        ("weights", "输入", "要训练的参数，计算后原地更新。"),
+        ("grad", "输入", "梯度，用于更新weights。"),
+        ("lr", "输入", "学习率。"),
+        ("stats", "输出", "统计。")]}))
+    entry = run(root, tmp_path)["aclnnStep"]
+    assert entry["inout"] == ["weights"]
+    assert entry["outputs"] == ["stats"]  # "用于更新weights" is not about grad itself
+    assert entry["basis"] == "prose"
+    assert "weights" in entry["note"]
+
+
+def test_multi_operator_doc_and_example(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/neg/op_api/aclnn_neg.h", header(
+        *two_phase("aclnnNeg", "const aclTensor *self, aclTensor *out"),
+        *two_phase("aclnnInplaceNeg", "const aclTensor *selfRef")))
+    example = EXAMPLE_HELPERS + """
+int main() {
+  CreateAclTensor(h, s, &selfDeviceAddr, ACL_FLOAT, &self);
+  CreateAclTensor(h, s, &outDeviceAddr, ACL_FLOAT, &out);
+  aclnnNegGetWorkspaceSize(self, out, &workspaceSize, &executor);
+  aclrtMemcpy(r.data(), n, outDeviceAddr, n, ACL_MEMCPY_DEVICE_TO_HOST);
+  aclnnInplaceNegGetWorkspaceSize(self, &inplaceWorkspaceSize, &inplaceExecutor);
+  aclrtMemcpy(r.data(), n, selfDeviceAddr, n, ACL_MEMCPY_DEVICE_TO_HOST);
+}"""
+    write(root, "math/neg/docs/aclnnNeg&aclnnInplaceNeg.md", doc({
+        "aclnnNeg": [("self", "输入", "-"), ("out", "输出", "-")],
+        "aclnnInplaceNeg": [("selfRef（aclTensor*）", "输入", "-")]}, example))
+    # Another repository-wide doc naming aclnnNeg is not preferred over the folder's own.
+    write(root, "other/docs/aclnnNeg.md", doc({"aclnnNeg": [("self", "输出", "-")]}))
+    operators = run(root, tmp_path)
+    neg, inplace = operators["aclnnNeg"], operators["aclnnInplaceNeg"]
+    assert neg["doc"] == inplace["doc"] == "math/neg/docs/aclnnNeg&aclnnInplaceNeg.md"
+    assert (neg["outputs"], neg["inout"], neg["basis"]) == (["out"], [], "table")
+    # Reading self back after the in-place call is that call's, not aclnnNeg's.
+    assert (inplace["outputs"], inplace["inout"]) == ([], ["selfRef"])
+    assert inplace["basis"] == "example"
+
+
+def test_a_doc_giving_no_output(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "mc2/wait/op_host/op_api/aclnn_wait.h", header(*two_phase(
+        "aclnnWaitAll", "aclTensor *tokenRef, const char *group")))
+    write(root, "mc2/wait/docs/aclnnWaitAll.md", doc(
+        {"aclnnWaitAll": [("tokenRef", "输入", "只用于排序。"), ("group", "输入", "-")]},
+        prose="接口内不对tokenRef做任何操作。"))
+    entry = run(root, tmp_path)["aclnnWaitAll"]
+    assert entry["outputs"] == [] and entry["inout"] == []
+    assert entry["returns_nothing"] is True
+    assert entry["basis"] == "table"
+
+
+def test_a_doc_giving_no_output_without_saying_so_falls_back_to_rules(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/f/op_api/aclnn_f.h", header(*two_phase(
+        "aclnnInplaceF", "aclTensor *selfRef")))
+    write(root, "math/f/docs/aclnnInplaceF.md", doc({"aclnnInplaceF": [("selfRef", "输入",
+                                                                          "-")]}))
+    entry = run(root, tmp_path)["aclnnInplaceF"]
+    assert entry["inout"] == ["selfRef"] and entry["basis"] == "rules"
+    assert "returns_nothing" not in entry and entry["note"]
+
+
+def test_no_doc_uses_the_rules(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "nn/g/op_api/aclnn_g.h", header(*two_phase(
+        "aclnnG", "const aclTensor *gradOut, const aclTensor *x, const aclTensor *gradX, "
+                  "aclTensor *meanOut")))
+    entry = run(root, tmp_path)["aclnnG"]
+    assert entry["doc"] is None and entry["basis"] == "rules"
+    assert entry["outputs"] == ["meanOut"] and entry["inout"] == []
+
+
+def test_duplicate_experimental_header(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "experimental/math/d/op_api/aclnn_d.h", header(*two_phase(
+        "aclnnD", "const aclTensor *x, aclTensor *y, aclTensor *z")))
+    write(root, "math/d/op_api/aclnn_d.h", header(*two_phase(
+        "aclnnD", "const aclTensor *x, aclTensor *y")))
+    write(root, "experimental/math/d/docs/aclnnD.md",
+          doc({"aclnnD": [("x", "输出", "-"), ("y", "输出", "-"), ("z", "输出", "-")]}))
+    write(root, "math/d/docs/aclnnD.md", doc({"aclnnD": [("x", "输入", "-"),
+                                                        ("y", "输出", "-")]}))
+    entry = run(root, tmp_path)["aclnnD"]
+    assert entry["header"] == "math/d/op_api/aclnn_d.h"
+    assert entry["doc"] == "math/d/docs/aclnnD.md"
+    assert entry["outputs"] == ["y"]
+
+
+def test_odd_prototypes_are_skipped_and_listed(tmp_path, capsys):
+    root = tmp_path / "repo"
+    odd = ["aclnnStatus aclnnOddGetWorkspaceSize(const aclTensor *x, aclTensor *y, "
+           "uint64_t *workspaceSize, aclOpExecutor **executor)",
+           "aclnnStatus aclnnOdd(void *workspace, uint64_t workspaceSize, "
+           "aclOpExecutor *executor, const aclTensor *x, aclrtStream stream)"]
+    write(root, "cv/odd/op_api/aclnn_odd.h", header(
+        *odd, *two_phase("aclnnFine", "const aclTensor *x, aclTensor *out")))
+    operators = run(root, tmp_path)
+    assert "aclnnOdd" not in operators
+    assert operators["aclnnFine"]["outputs"] == ["out"]
+    printed = capsys.readouterr().out
+    assert "skipped prototypes: 1" in printed and "aclnnOdd" in printed
+    assert re.search(r"operators: 1\b", printed)
+
+
+def test_summary_counts_rule_disagreements(tmp_path, capsys):
+    root = tmp_path / "repo"
+    write(root, "math/r/op_api/aclnn_r.h", header(*two_phase(
+        "aclnnR", "const aclTensor *x, const aclTensor *y")))
+    write(root, "math/r/docs/aclnnR.md", doc({"aclnnR": [("x", "输入", "-"),
+                                                        ("y", "输出", "-")]}))
+    run(root, tmp_path, "--verbose")
+    printed = capsys.readouterr().out
+    assert "fallback rules vs the tables: 1 of 1 operators differ" in printed
+    assert "aclnnR: rules out=[] inout=[]" in printed
+
+
+def test_repo_argument_needs_a_commit_outside_git(tmp_path):
+    with pytest.raises(Exception, match="commit"):
+        facts.parse_repo(f"ops-x={tmp_path}")
+    repository = facts.parse_repo(f"ops-x={tmp_path}@{COMMIT.upper()}")
+    assert repository.commit == COMMIT and repository.url == "https://github.com/hicann/ops-x"
+
+
+# --------------------------------------------------------------------------------------
+# The fallback rules.
+
+@pytest.mark.parametrize("c_type, name, role", [
+    ("const aclTensor *", "self", "in"),
+    ("aclTensor *", "self", "out"),  # non-const tensor
+    ("aclTensorList *", "outs", "out"),
+    ("const aclTensor *", "out", "out"),
+    ("const aclTensor *", "yOut", "out"),
+    ("const aclTensor *", "meanOutOptional", "out"),
+    ("const aclTensor *", "selfRef", "inout"),
+    ("aclTensor *", "varRef", "inout"),
+    ("const aclTensorList *", "paramsRef", "inout"),
+    ("const aclTensor *", "gradOut", "in"),
+    ("const aclTensor *", "gradOutput", "in"),
+    ("aclTensor *", "gradInput", "out"),
+    ("const aclTensor *", "timeOut", "in"),
+    ("const aclScalar *", "selfRef", "in"),  # only tensors are written
+    ("aclScalar *", "out", "in"),
+    ("aclIntArray *", "sizes", "in"),
+    ("int64_t", "out", "in"),
+    ("const aclTensor *const", "x", "in"),
+    ("aclTensor *const", "x", "out"),
+    ("uint64_t *", "workspaceSize", "in"),
+    ("aclOpExecutor **", "executor", "in"),
+])
+def test_rule_roles(c_type, name, role):
+    outputs, inout = facts.rule_roles([P(c_type, name)])
+    found = "out" if outputs == [name] else "inout" if inout == [name] else "in"
+    assert (outputs + inout) in ([], [name])
+    assert found == role
+
+
+def test_rule_roles_keep_parameter_order():
+    parameters = [P("aclTensor *", "b"), P("const aclTensor *", "aRef"),
+                  P("const aclTensor *", "a"), P("const aclTensor *", "out")]
+    assert facts.rule_roles(parameters) == (["b", "out"], ["aRef"])
+
+
+def test_rule_roles_take_the_package_header_readers_parameters():
+    text = header(*two_phase("aclnnK", "const aclTensor *x, aclTensor *y"))
+    found = facts._headers.operator(text, "aclnnK", "k.h")
+    assert facts.rule_roles(found.parameters) == (["y"], [])
+
+
+# --------------------------------------------------------------------------------------
+# The committed table.
+
+def test_committed_operators_json_is_well_formed():
+    text = DATA.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert data["schema"] == "aclnn_py.operators/1"
+    assert data["generated_by"] == "tools/cann_facts.py"
+    repositories = data["repositories"]
+    assert repositories
+    for name, repository in repositories.items():
+        assert re.fullmatch(r"[0-9a-f]{40}", repository["commit"]), name
+        assert repository["url"] == f"https://github.com/hicann/{name}"
+    operators = data["operators"]
+    assert len(operators) > 100
+    assert list(operators) == sorted(operators)
+    allowed = {"repository", "header", "doc", "outputs", "inout", "basis", "note",
+               "returns_nothing", "parameters"}
+    for name, entry in operators.items():
+        assert re.fullmatch(r"aclnn\w+", name)
+        assert set(entry) <= allowed, name
+        assert entry["repository"] in repositories, name
+        assert entry["header"].endswith(".h") and "/op_api/aclnn_" in "/" + entry["header"]
+        assert entry["doc"] is None or entry["doc"].endswith(".md"), name
+        for key in ("outputs", "inout"):
+            assert isinstance(entry[key], list), name
+            assert all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in entry[key]), name
+        assert not set(entry["outputs"]) & set(entry["inout"]), name
+        declared = [p[1] for p in entry["parameters"]]
+        assert all(isinstance(p[0], str) for p in entry["parameters"]), name
+        assert set(entry["outputs"]) | set(entry["inout"]) <= set(declared), name
+        assert entry["basis"] in facts.BASES, name
+        if entry["basis"] in ("example", "prose", "override"):
+            assert entry.get("note"), name
+        if "note" in entry:
+            assert isinstance(entry["note"], str) and entry["note"].isascii(), name
+        if "returns_nothing" in entry:
+            assert entry["returns_nothing"] is True, name
+            assert entry["outputs"] == entry["inout"] == [], name
+        if entry["basis"] == "rules" and entry["doc"] is None:
+            assert "returns_nothing" not in entry, name
+
+
+def test_committed_operators_json_facts():
+    operators = json.loads(DATA.read_text(encoding="utf-8"))["operators"]
+
+    def roles(name):
+        return operators[name]["outputs"], operators[name]["inout"]
+
+    assert roles("aclnnInplaceAdd") == ([], ["selfRef"])
+    assert roles("aclnnInplaceAddV3") == ([], ["other"])
+    assert roles("aclnnRelu") == (["out"], [])
+    assert set(roles("aclnnBatchNorm")[1]) == {"runningMean", "runningVar"}
+    assert operators["aclnnDistributeBarrier"].get("returns_nothing") is True
+    assert roles("aclnnLayerNorm")[0][1:] == ["meanOutOptional", "rstdOutOptional"]
+    assert roles("aclnnMseLossBackward") == (["out"], [])
+    assert all(p.endswith("Ref") for p in roles("aclnnFusedAdamw")[1])
+    assert "varRef" in roles("aclnnApplyAdamW")[1]
+
+
+def test_committed_json_overrides_are_few_and_explained():
+    # Fewer than one operator in a hundred; each says why, and its names are declared.
+    operators = json.loads(DATA.read_text(encoding="utf-8"))["operators"]
+    assert len(facts.OVERRIDES) <= len(operators) // 100
+    for name, override in facts.OVERRIDES.items():
+        assert name.startswith("aclnn")
+        assert isinstance(override["why"], str) and override["why"]
+        declared = {p[1] for p in operators[name]["parameters"]}
+        assert set(override["outputs"]) | set(override["inout"]) <= declared, name
+        assert operators[name]["basis"] == "override", name
+
+
+def test_prose_about_the_in_place_case_counts_only_for_the_inplace_operator():
+    said = "Device侧的aclTensor。inplace场景将residual作为y的输出地址。"
+    assert not facts.prose_in_place(said, "aclnnMatmulNorm")
+    assert facts.prose_in_place(said, "aclnnInplaceMatmulNorm")
+    assert facts.prose_in_place("缓存，计算结果原地更新。", "aclnnAnything")
+    assert not facts.prose_in_place("用于更新运行均值的动量。", "aclnnAnything")
