@@ -20,7 +20,7 @@ import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from . import _headers
@@ -31,6 +31,7 @@ ROLES = ("input", "output", "inout", "attribute")
 SOURCES = ("user", "ops-info", "table", "rule")
 
 TABLE_SCHEMA = "aclnn_py.operators/1"
+TABLE_PATH = Path(__file__).resolve().parent / "data" / "operators.json"
 
 
 def is_tensor_type(c_type: str) -> bool:
@@ -106,17 +107,28 @@ def rule_roles(parameters: Sequence[_headers.CParameter]) -> Roles:
 
 _table_lock = threading.Lock()
 _table: dict[str, Any] | None = None
+_table_text: str | None = None
+_entries: dict[str, dict[str, Any] | None] = {}
+
+
+def _text() -> str:
+    global _table_text
+    if _table_text is None:
+        text = TABLE_PATH.read_text(encoding="utf-8")
+        if f'"schema": {json.dumps(TABLE_SCHEMA)}' not in text:
+            raise RuntimeError(f"aclnn_py's role table is not of schema {TABLE_SCHEMA!r}")
+        _table_text = text
+    return _table_text
 
 
 def table() -> dict[str, Any]:
-    """The shipped role table (read once): ``{"schema", "repositories", "operators"}``."""
+    """The whole shipped role table (read once): ``{"schema", "repositories",
+    "operators"}``."""
     global _table
     if _table is None:
         with _table_lock:
             if _table is None:
-                text = resources.files(__package__).joinpath("data", "operators.json") \
-                    .read_text(encoding="utf-8")
-                loaded = json.loads(text)
+                loaded = json.loads(_text())
                 if loaded.get("schema") != TABLE_SCHEMA:
                     raise RuntimeError(f"aclnn_py's role table has schema "
                                        f"{loaded.get('schema')!r}, not {TABLE_SCHEMA!r}")
@@ -125,9 +137,41 @@ def table() -> dict[str, Any]:
 
 
 def table_entry(name: str) -> dict[str, Any] | None:
-    """The table's entry for operator ``name``, if it has one."""
-    entry = table()["operators"].get(name)
-    return entry if isinstance(entry, dict) else None
+    """The table's entry for operator ``name``, if it has one. The table holds one operator
+    per line (``tools/cann_facts.py`` writes it so), so an entry is found and decoded alone:
+    a signature does not pay for decoding a thousand others."""
+    if _table is not None:
+        entry = _table["operators"].get(name)
+        return entry if isinstance(entry, dict) else None
+    if name not in _entries:
+        text = _text()
+        key = "\n  " + json.dumps(name) + ": "
+        found = text.find(key)
+        entry = None
+        if found >= 0:
+            start = found + len(key)
+            line = text[start:text.find("\n", start)].rstrip().removesuffix(",")
+            entry = json.loads(line)
+        _entries[name] = entry if isinstance(entry, dict) else None
+    return _entries[name]
+
+
+def repository(name: str) -> dict[str, Any]:
+    """The table's record of CANN operator repository ``name`` (its URL and commit)."""
+    if _table is None:
+        text = _text()
+        start = text.find('\n "repositories": ')
+        if start >= 0:
+            key = "\n  " + json.dumps(name) + ": "
+            found = text.find(key, start)
+            if found >= 0:
+                begin = found + len(key)
+                line = text[begin:text.find("\n", begin)].rstrip().removesuffix(",")
+                loaded = json.loads(line)
+                return loaded if isinstance(loaded, dict) else {}
+            return {}
+    found = table()["repositories"].get(name, {})
+    return found if isinstance(found, dict) else {}
 
 
 def _listed(entry: dict[str, Any]) -> list[str]:
@@ -145,9 +189,9 @@ def table_roles(name: str, parameters: Sequence[_headers.CParameter]) -> Roles |
     present = {p.name for p in parameters}
     if not all(listed in present for listed in _listed(entry)):
         return None
-    repository = entry.get("repository", "")
-    commit = table()["repositories"].get(repository, {}).get("commit", "")
-    where = f"hicann/{repository}@{commit[:7]} {entry.get('doc') or entry.get('header', '')}"
+    source = entry.get("repository", "")
+    commit = str(repository(source).get("commit", ""))
+    where = f"hicann/{source}@{commit[:7]} {entry.get('doc') or entry.get('header', '')}"
     if entry.get("note"):
         where += f" ({entry['note']})"
     return Roles(tuple(entry.get("outputs", ())), tuple(entry.get("inout", ())), "table",

@@ -42,6 +42,7 @@ def test_conventions(declaration, outputs, inout):
 
 
 def test_table_entry_applies_only_when_its_names_are_there(monkeypatch):
+    monkeypatch.setattr(_roles, "_entries", {})
     monkeypatch.setattr(_roles, "_table", {
         "schema": _roles.TABLE_SCHEMA,
         "repositories": {"ops-x": {"url": "https://github.com/hicann/ops-x", "commit": "a" * 40}},
@@ -58,6 +59,18 @@ def test_table_entry_applies_only_when_its_names_are_there(monkeypatch):
     renamed = _parameters("const aclTensor *input, aclTensor *mean, const aclTensor *y")
     found = _roles.resolve("aclnnFoo", renamed)
     assert (found.outputs, found.inout, found.source) == (("mean",), (), "rule")
+
+
+def test_entries_read_alone_are_the_tables(monkeypatch):
+    table = _roles.table()
+    monkeypatch.setattr(_roles, "_table", None)
+    monkeypatch.setattr(_roles, "_entries", {})
+    for name, entry in table["operators"].items():
+        assert _roles.table_entry(name) == entry, name
+    for name, record in table["repositories"].items():
+        assert _roles.repository(name) == record, name
+    assert _roles.table_entry("aclnnNoSuchOperator") is None
+    assert _roles.repository("ops-none") == {}
 
 
 def test_every_table_entry_is_well_formed():
