@@ -187,7 +187,7 @@ def _scan() -> dict[str, _Source]:
         for file_name in names:
             header = folder / file_name
             try:
-                text = header.read_text("utf-8", errors="replace")
+                text = _header_text(header)
             except OSError:
                 continue
             for name in _headers.quick_operator_names(text):
@@ -198,6 +198,14 @@ def _scan() -> dict[str, _Source]:
     for folder in builtin_header_dirs(root):
         add(folder, None, None)
     return sources
+
+
+def _header_text(path: Path) -> str:
+    """``path.read_text("utf-8", errors="replace")``, in half its time (no text layer: the
+    newlines are translated the same way after decoding)."""
+    with open(path, "rb", buffering=0) as file:
+        text = file.read().decode("utf-8", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _all_sources() -> dict[str, _Source]:

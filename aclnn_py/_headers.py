@@ -318,14 +318,20 @@ def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
 # strings and one-line comments), the suffix of a phase-1 name, an opening bracket that
 # may be an attribute's or a macro's, and what the scan does not decide alone (``other``:
 # the full cleaning decides instead).
-_PREPROCESSOR_LINE = (r'\#(?:[^\n/"\\]|"[^"\\\n]*"|/(?![/*])|/\*[^*\n]*\*+(?:[^/*\n][^*\n]*\*+)*/'
-                      r'|\\[ \t\r\f\v]*\n)*'
-                      r'(?://[^\n\\]*)?')
+_BLOCK_COMMENT = r'\*[^*]*\*+(?:[^/*][^*]*\*+)*/'  # after its '/': up to the first */
+# A preprocessor line after its '#': plain characters, plain strings, one-line comments and
+# backslash continuations, written so that nothing is matched two ways (no backtracking).
+_PREPROCESSOR_LINE = (r'[^\n/"\\]*(?:(?:"[^"\\\n]*"|/(?![/*])|/\*[^*\n]*\*+(?:[^/*\n][^*\n]*\*+)*/'
+                      r'|\\[ \t\r\f\v]*\n)[^\n/"\\]*)*(?://[^\n\\]*)?(?=\n|\Z)')
+# What a comment or preprocessor line is followed by in one token: more comments (a // one
+# without backslashes) and preprocessor lines, across whitespace.
+_MORE_BLANKED = (r'(?:\s*/(?:' + _BLOCK_COMMENT + r'|/[^\n\\]*(?=\n|\Z))'
+                 r'|\s*\n[ \t]*\#' + _PREPROCESSOR_LINE + r')*')
 _QUICK_COMMON = (
-    r'(?<=/)(?P<comment>\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/[^\n]*)'
+    r'(?<=/)(?P<comment>(?:' + _BLOCK_COMMENT + r'|/[^\n\\]*(?=\n|\Z))' + _MORE_BLANKED
+    + r'|/[^\n]*)'
     r'|(?<=")(?P<string>[^"\\\n]*")'
-    r'|(?<=\#)(?P<preprocessor>' + _PREPROCESSOR_LINE[2:] +
-    r'(?:\n[ \t]*(?:' + _PREPROCESSOR_LINE + r')?)*(?=\n|\Z))'
+    r'|(?<=\#)(?P<preprocessor>' + _PREPROCESSOR_LINE + _MORE_BLANKED + r')'
     r'|(?<=[/"#\\])(?P<other>(?<=/)(?=\*)|(?<=[^/]))')
 _QUICK = re.compile(
     r'[/"#\\(\[G](?:' + _QUICK_COMMON +
