@@ -224,12 +224,14 @@ def operators(*, callable: bool = False) -> list[str]:
     if not callable:
         return sorted(sources)
     installation = ll.libraries().installation
-    candidates = [installation.paths["ops"], *installation.extra_ops]
+    finders = [ll.symbol_finder(library)
+               for library in (installation.paths["ops"], *installation.extra_ops)]
     packages: dict[Path, bool] = {}
     found = []
     for name, source in sources.items():
         if source.package is None:
-            here = _exporting(name, candidates) is not None
+            api = name + _headers.PHASE1_SUFFIX
+            here = any(find(api) is not None for find in finders)
         elif source.package in packages:
             here = packages[source.package]
         else:
