@@ -28,6 +28,7 @@ except ModuleNotFoundError as _error:
 
 from . import emulator
 from ._arrays import DeviceArray, empty, to_device
+from ._catalog import Parameter, Signature
 from ._generic import call, operators, register_roles, signature, unregister_roles
 from ._info import DeviceIds, RuntimeInfo, runtime_info
 from ._memory import MemoryInfo, empty_cache, memory_info
@@ -74,8 +75,10 @@ __all__ = [
     "MseLossBackwardPlan",
     "MseLossPlan",
     "OutOfMemoryError",
+    "Parameter",
     "Reduction",
     "RuntimeInfo",
+    "Signature",
     "SmoothL1LossBackwardPlan",
     "SmoothL1LossPlan",
     "Stream",

@@ -10,11 +10,14 @@ Where operators come from, in CANN's order (the first that declares an operator 
 2. the install's own headers, ``include/aclnnop/aclnn_*.h`` and ``include/aclnnop/level2/``
    (older toolkits), matched to the operator libraries already loaded.
 
-Headers are scanned for operator names once; an operator's prototypes are parsed
-(``_headers``) when it is first asked for. A custom package's operator is first held to the
-owner rule (:func:`package_file`): its header, ops-info JSON and library, with the folders
-that hold them and along their links, and ``vendors/config.ini`` before it is read; what is
-read and loaded is the real file checked.
+Headers are scanned for operator names once, cheaply (``_headers.quick_operator_names``);
+an operator's prototypes are parsed (``_headers``) when it is first asked for, and its
+library is looked for then too (the library that exports its phase 1, or its package's),
+but loaded and bound only by its first call (:func:`bind`): a header is readable whether or
+not a library here exports what it declares. A custom package's operator is first held to
+the owner rule (:func:`package_file`): its header, ops-info JSON and library, with the
+folders that hold them and along their links, and ``vendors/config.ini`` before it is read;
+what is read and loaded is the real file checked.
 
 Roles (which tensors are outputs, which are updated in place) are decided by ``_roles``:
 what the user stated, a custom package's operator description, aclnn_py's role table
@@ -32,7 +35,7 @@ import os
 import platform
 import stat
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,19 +76,40 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Signature:
-    """An operator as its header declares it, and where it comes from."""
+    """An operator as its header declares it, and where it comes from.
+
+    ``library``: the library a call would use, None when none is found; ``callable``:
+    whether it is found (for CANN's own operators, a loaded operator library exports the
+    phase 1; for a custom package's, its library is there: what it exports is known when
+    the first call loads it); ``looked_in``: the libraries looked at, in order.
+    """
 
     name: str
     parameters: tuple[Parameter, ...]
     header: Path
     line: int
-    library: Path
+    library: Path | None
     package: Path | None = None      # the custom operator package, None for CANN's own
     roles_known: bool = True         # False: nothing says which tensors are written
     phase1_types: tuple[str, ...] = field(default=(), repr=False)
+    callable: bool = True
+    looked_in: tuple[Path, ...] = ()
     roles_source: str = "rule"       # what decided the roles (see Parameter.source)
     roles_where: str = ""            # the source's origin: table repository, commit and doc
     returns_nothing: bool = False    # the source says no parameter is written
+
+    @property
+    def where(self) -> str:
+        """Where the library is, or where it was looked for, in a few words."""
+        if self.package is not None:
+            if self.library is None:
+                return f"custom package {self.package}: its library {self.looked_in[0]} is missing"
+            return f"custom package {self.package}"
+        if self.library is None:
+            names = ", ".join(library.name for library in self.looked_in)
+            return (f"CANN: no loaded operator library exports {self.name}"
+                    f"{_headers.PHASE1_SUFFIX} (looked in {names})")
+        return "CANN"
 
     def __str__(self) -> str:
         parameters = ",\n    ".join(
@@ -100,11 +124,11 @@ class Signature:
                       "aclnn_py.register_roles, or out= binds the last tensor parameters)")
         origin = _SOURCE_NAMES[self.roles_source]
         roles += f"\n  roles from: {origin}" + (f", {self.roles_where}" if self.roles_where else "")
-        where = f"custom package {self.package}" if self.package else "CANN"
+        library = self.library if self.callable else "not callable here"
         return (f"aclnnStatus {self.name}{_headers.PHASE1_SUFFIX}(\n    {parameters},\n"
                 f"    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
                 f"  roles: {roles}\n  header: {self.header}:{self.line}\n"
-                f"  library: {self.library} ({where})")
+                f"  library: {library} ({self.where})")
 
 
 @dataclass(frozen=True)
@@ -119,6 +143,7 @@ class _Source:
 _lock = threading.Lock()
 _sources: dict[str, _Source] | None = None
 _signatures: dict[str, Signature] = {}
+_bound: dict[str, Path] = {}  # operator -> the library its call binds to
 
 
 def _opp_root(root: Path) -> Path:
@@ -162,15 +187,18 @@ def _scan() -> dict[str, _Source]:
 
     def add(folder: Path, library: Path | None, package: Path | None) -> None:
         try:
-            headers = sorted(folder.glob("aclnn_*.h"))
+            with os.scandir(folder) as entries:
+                names = sorted(entry.name for entry in entries
+                               if entry.name.startswith("aclnn_") and entry.name.endswith(".h"))
         except OSError:
             return
-        for header in headers:
+        for file_name in names:
+            header = folder / file_name
             try:
-                text = header.read_text("utf-8", errors="replace")
+                text = _header_text(header)
             except OSError:
                 continue
-            for name in _headers.operator_names(text):
+            for name in _headers.quick_operator_names(text):
                 sources.setdefault(name, _Source(header, library, package))
 
     for package in custom_packages(root):
@@ -178,6 +206,14 @@ def _scan() -> dict[str, _Source]:
     for folder in builtin_header_dirs(root):
         add(folder, None, None)
     return sources
+
+
+def _header_text(path: Path) -> str:
+    """``path.read_text("utf-8", errors="replace")``, in half its time (no text layer: the
+    newlines are translated the same way after decoding)."""
+    with open(path, "rb", buffering=0) as file:
+        text = file.read().decode("utf-8", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _all_sources() -> dict[str, _Source]:
@@ -189,13 +225,37 @@ def _all_sources() -> dict[str, _Source]:
     return _sources
 
 
-def operators() -> list[str]:
-    """Sorted names of every operator found (``"aclnnAdd"``, ..., custom ones included)."""
-    return sorted(_all_sources())
+def operators(*, callable: bool = False) -> list[str]:
+    """Sorted names of every operator found (``"aclnnAdd"``, ..., custom ones included);
+    with ``callable=True``, only those a call could run here (see :class:`Signature`)."""
+    sources = _all_sources()
+    if not callable:
+        return sorted(sources)
+    installation = ll.libraries().installation
+    finders = [ll.symbol_finder(library)
+               for library in (installation.paths["ops"], *installation.extra_ops)]
+    packages: dict[Path, bool] = {}
+    found = []
+    for name, source in sources.items():
+        if source.package is None:
+            api = name + _headers.PHASE1_SUFFIX
+            here = any(find(api) is not None for find in finders)
+        elif source.package in packages:
+            here = packages[source.package]
+        else:
+            try:
+                here = _package_library(name, source) is not None
+            except OSError:  # refused by the owner rule, or unreadable
+                here = False
+            packages[source.package] = here
+        if here:
+            found.append(name)
+    return sorted(found)
 
 
 def signature(name: str) -> Signature:
-    """The parsed operator ``name``, with its library bound for calls."""
+    """The parsed operator ``name``, with the library a call would use (never loaded or
+    bound here: see :func:`bind`)."""
     found = _signatures.get(name)
     if found is not None:
         return found
@@ -232,11 +292,17 @@ def _read(name: str, source: _Source) -> Signature:
     found_roles = _roles.resolve(name, prototypes.parameters, described_outputs=outputs,
                                  where_described=f"{source.package}/op_impl ops-info")
     parameters = roles(prototypes.parameters, found_roles)
-    library = _library(name, source)
-    ll.bind_operator(library, name, prototypes.phase1_types)
+    looked_in: tuple[Path, ...]
+    if source.package is not None and source.library is not None:
+        library, looked_in = _package_library(name, source), (source.library,)
+    else:
+        installation = ll.libraries().installation
+        looked_in = (installation.paths["ops"], *installation.extra_ops)
+        library = _exporting(name, looked_in)
     return Signature(name, parameters, header, prototypes.phase1.line, library,
                      source.package, found_roles.known, prototypes.phase1_types,
-                     found_roles.source, found_roles.where, found_roles.returns_nothing)
+                     library is not None, looked_in, found_roles.source, found_roles.where,
+                     found_roles.returns_nothing)
 
 
 _SOURCE_NAMES = {"user": "stated by the user (aclnn_py.register_roles)",
@@ -275,29 +341,61 @@ def _described_outputs(package: Path, name: str) -> set[str] | None:
     return None
 
 
-def _library(name: str, source: _Source) -> Path:
-    """The loaded library that exports ``name``'s phase 1 (loading a custom package's)."""
+def _exporting(name: str, candidates: Sequence[Path]) -> Path | None:
+    """The first loaded library of ``candidates`` that exports ``name``'s phase 1."""
     api = name + _headers.PHASE1_SUFFIX
-    if source.library is not None and source.package is not None:
-        library = source.library
-        if not library.is_file():
-            raise LibraryNotFoundError(
-                f"{name} is declared by {source.header}, but its library {library} is missing",
-                [str(library)])
-        real = package_file(source.package, library.relative_to(source.package),
-                            f"the library {library} of {name}")
-        _loader.open_operator_library(real)
-        return real
-    installation = ll.libraries().installation
-    candidates = [installation.paths["ops"], *installation.extra_ops]
     for library in candidates:
         if ll.symbol_address(library, api) is not None:
             return library
-    raise LibraryNotFoundError(
-        f"{name} is declared by {source.header}, but no loaded operator library exports {api}"
-        f" (looked in {', '.join(c.name for c in candidates)}; CANN >= 8.5 ships each operator "
-        "repository's operators in a libopapi_<repository>.so of its own)",
-        [str(c) for c in candidates])
+    return None
+
+
+def _package_library(name: str, source: _Source) -> Path | None:
+    """The real path of a custom package's library, once the owner rule holds for it (not
+    loaded); None when it is missing."""
+    assert source.package is not None and source.library is not None
+    if not source.library.is_file():
+        return None
+    return package_file(source.package, source.library.relative_to(source.package),
+                        f"the library {source.library} of {name}")
+
+
+def bind(signature: Signature) -> Path:
+    """The library ``signature``'s operator is called from, loaded (a custom package's, its
+    owner rule checked again) and its two phases bound, once per operator; what no library
+    here provides raises LibraryNotFoundError, before any device work."""
+    found = _bound.get(signature.name)
+    if found is not None:
+        return found
+    with _lock:
+        found = _bound.get(signature.name)
+        if found is None:
+            found = _bind(signature)
+            ll.bind_operator(found, signature.name, signature.phase1_types)
+            _bound[signature.name] = found
+    return found
+
+
+def _bind(signature: Signature) -> Path:
+    name = signature.name
+    if signature.package is not None:
+        library = signature.looked_in[0]
+        if not library.is_file():
+            raise LibraryNotFoundError(
+                f"{name} is declared by {signature.header}, but its library {library} is "
+                "missing", [str(library)])
+        real = package_file(signature.package, library.relative_to(signature.package),
+                            f"the library {library} of {name}")
+        _loader.open_operator_library(real)
+        return real
+    if signature.library is None:
+        candidates = signature.looked_in
+        raise LibraryNotFoundError(
+            f"{name} is declared by {signature.header}, but no loaded operator library exports "
+            f"{name}{_headers.PHASE1_SUFFIX} (looked in {', '.join(c.name for c in candidates)}; "
+            "CANN >= 8.5 ships each operator repository's operators in a "
+            "libopapi_<repository>.so of its own)", [str(c) for c in candidates])
+    return signature.library
 
 
 def trust_lifted() -> bool:
@@ -417,6 +515,7 @@ def forget() -> None:
     with _lock:
         _sources = None
         _signatures.clear()
+        _bound.clear()
     for callback in _on_forget:
         callback()
 

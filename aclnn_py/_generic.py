@@ -14,6 +14,7 @@ arrays of a tensor list travel among the launch's arrays, one each, named
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -218,11 +219,13 @@ _catalog.on_forget(_fast.clear)
 _catalog.on_forget(_specs.clear)
 
 
-def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tuple[str, ...],
-          left_out: tuple[str, ...], lists: tuple[tuple[str, int], ...] = ()) -> OperatorSpec:
-    """The spec of a call of ``signature`` with the tensors ``present`` as inputs,
-    ``outputs`` as outputs, the tensors ``left_out`` passed as NULL and each tensor list of
-    ``lists`` (parameter, number of arrays) made of its arrays ``<parameter>[<i>]``."""
+def _spec(signature: _catalog.Signature, library: Path, present: tuple[str, ...],
+          outputs: tuple[str, ...], left_out: tuple[str, ...],
+          lists: tuple[tuple[str, int], ...] = ()) -> OperatorSpec:
+    """The spec of a call of ``signature`` (bound to ``library``) with the tensors
+    ``present`` as inputs, ``outputs`` as outputs, the tensors ``left_out`` passed as NULL
+    and each tensor list of ``lists`` (parameter, number of arrays) made of its arrays
+    ``<parameter>[<i>]``."""
     key = (signature, present, outputs, lists)
     found = _specs.get(key)
     if found is not None:
@@ -247,7 +250,7 @@ def _spec(signature: _catalog.Signature, present: tuple[str, ...], outputs: tupl
         tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
               for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
-        library=str(signature.library), order=tuple(order),
+        library=str(library), order=tuple(order),
         repeatable=not inplace and not left_out and not lists, elementwise=False)
     return found
 
@@ -256,16 +259,20 @@ register_roles = _catalog.register_roles
 unregister_roles = _catalog.unregister_roles
 
 
-def operators() -> list[str]:
+def operators(*, callable: bool = False) -> list[str]:
     """Sorted names of every aclnn operator of the loaded CANN and of its custom operator
-    packages (``"aclnnAdd"``, ...), as their headers declare them."""
-    return _catalog.operators()
+    packages (``"aclnnAdd"``, ...), as their headers declare them; with ``callable=True``,
+    only those whose library is here (for CANN's own, a loaded operator library exports
+    the operator; for a custom package's, its library is there)."""
+    return _catalog.operators(callable=callable)
 
 
 def signature(name: str) -> _catalog.Signature:
     """The operator ``name`` as its header declares it: ``.parameters`` (each with
-    ``.name``, ``.c_type``, ``.role`` and ``.optional``); ``str()`` gives the prototype
-    and where it was found. ValueError, with close names, for an unknown operator."""
+    ``.name``, ``.c_type``, ``.role`` and ``.optional``), ``.library`` (what a call would
+    use, None when no library here provides it) and ``.callable``; ``str()`` gives the
+    prototype and where it was found. Only the header is read: nothing is loaded or
+    bound (``call`` does that). ValueError, with close names, for an unknown operator."""
     return _catalog.signature(_checked_name(name))
 
 
@@ -320,6 +327,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             if result is not None:
                 return result
     signature = _catalog.signature(_checked_name(name))
+    library = _catalog.bind(signature)
     outputs, given = _outputs(signature, out)
     all_outputs = outputs
     output_names = tuple(p.name for p in outputs)
@@ -382,7 +390,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     stream = _placement(devices, None, stream)
     if flat_given is None:
         flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device))
-    spec = _spec(signature, tuple(arrays), flat_names, tuple(left_out), tuple(lists.items()))
+    spec = _spec(signature, library, tuple(arrays), flat_names, tuple(left_out),
+                 tuple(lists.items()))
     attributes = tuple(c_attributes)
     simple = len(outputs) == 1 and not inouts and not left_out and not lists and \
         signature.roles_known

@@ -396,3 +396,144 @@ def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
                                != PHASE2_TYPES):
         raise _phase2_error(phase2)
     return OperatorPrototypes(name, phase1.parameters[:-2], phase1)
+
+
+
+# The quick scan (quick_operator_names) reads the raw text token by token. Each token opens
+# with a character of a small set, so the search skips everything else in C: a comment, a
+# string without escapes, a run of preprocessor lines (with their continuations, plain
+# strings and one-line comments), the suffix of a phase-1 name, an opening bracket that
+# may be an attribute's or a macro's, and what the scan does not decide alone (``other``:
+# the full cleaning decides instead).
+_BLOCK_COMMENT = r'\*[^*]*\*+(?:[^/*][^*]*\*+)*/'  # after its '/': up to the first */
+# A preprocessor line after its '#': plain characters, plain strings, one-line comments and
+# backslash continuations, written so that nothing is matched two ways (no backtracking).
+_PREPROCESSOR_LINE = (r'[^\n/"\\]*(?:(?:"[^"\\\n]*"|/(?![/*])|/\*[^*\n]*\*+(?:[^/*\n][^*\n]*\*+)*/'
+                      r'|\\[ \t\r\f\v]*\n)[^\n/"\\]*)*(?://[^\n\\]*)?(?=\n|\Z)')
+# What a comment or preprocessor line is followed by in one token: more comments (a // one
+# without backslashes) and preprocessor lines, across whitespace.
+_MORE_BLANKED = (r'(?:\s*/(?:' + _BLOCK_COMMENT + r'|/[^\n\\]*(?=\n|\Z))'
+                 r'|\s*\n[ \t]*\#' + _PREPROCESSOR_LINE + r')*')
+_QUICK_COMMON = (
+    r'(?<=/)(?P<comment>(?:' + _BLOCK_COMMENT + r'|/[^\n\\]*(?=\n|\Z))' + _MORE_BLANKED
+    + r'|/[^\n]*)'
+    r'|(?<=")(?P<string>[^"\\\n]*")'
+    r'|(?<=\#)(?P<preprocessor>' + _PREPROCESSOR_LINE + _MORE_BLANKED + r')'
+    r'|(?<=[/"#\\])(?P<other>(?<=/)(?=\*)|(?<=[^/]))')
+_QUICK = re.compile(
+    r'[/"#\\(\[G{](?:' + _QUICK_COMMON +
+    r'|(?<=G)(?P<suffix>etWorkspaceSize(?!\w))'
+    r'|(?<=[A-Z0-9_c\s/]\()(?P<paren>)'
+    r'|(?<=\[)(?P<square>\s*(?:\[|/[/*]|\#))'
+    r'|(?<=\{)(?P<brace>))', re.S)
+# Inside an attribute's brackets: what the scan skips, and the brackets it counts.
+_QUICK_BRACKETS = re.compile(
+    r'[/"#\\()\[\]](?:' + _QUICK_COMMON + r'|(?<=[()\[\]])(?P<bracket>))', re.S)
+_ASCII_WORD = "".join(c for c in map(chr, range(128)) if c.isalnum() or c == "_")
+_WORD_CHARACTER = re.compile(r"\w")
+_ATTRIBUTE_WORD = re.compile(r"__attribute__|__declspec|_*[A-Z][A-Z0-9_]*")
+# After a phase-1 name: its opening bracket, or what blanking could turn into spaces before one.
+_AFTER_NAME = re.compile(r"\s*(?:(\()|(extern\b|[/#\[_A-Z]))?")
+_SKIPPED = frozenset(("comment", "string", "preprocessor"))
+# A brace the quick scan leaves to the full cleaning (a body's contents are no
+# declarations) unless it opens an extern "C" or a namespace block.
+_QUICK_BLOCK = re.compile(r'(?:extern\s*"C"|\bnamespace(?:\s+[\w:]+)?)\s*\Z')
+_WINDOW = 256  # the longest word looked back at; a longer one is left to the full cleaning
+
+
+def _word_before(text: str, end: int) -> str | None:
+    """The word ending at ``end``, or None when it may hold other than ASCII or be longer
+    than the window."""
+    start = max(0, end - _WINDOW)
+    chunk = text[start:end]
+    rest = chunk.rstrip(_ASCII_WORD)
+    if (not rest and start > 0) or (rest and not rest[-1].isascii()
+                                     and _WORD_CHARACTER.match(rest[-1])):
+        return None
+    return chunk[len(rest):]
+
+
+def _at_line_start(text: str, position: int) -> bool:
+    """Whether only spaces and tabs stand between the newline before ``position`` and it."""
+    while text[position - 1] in " \t":
+        position -= 1
+    return text[position - 1] == "\n"
+
+
+def quick_operator_names(text: str) -> list[str]:
+    """:func:`operator_names` of ``text`` (the same names, in order), cheaply: one pass over
+    the raw text that skips comments, plain strings and preprocessor lines whole and steps
+    over attributes' brackets. A header holding what this pass does not decide alone
+    (escapes, continued ``//`` comments, unterminated comments or strings, a comment or
+    preprocessor line between a name or macro and its bracket) is cleaned in full instead."""
+    original = text
+    text = "\n" + text.removeprefix("\ufeff")  # a preprocessor line opens after a newline
+    names: list[str] = []
+    position = 0
+    blanked_end = -1  # where the last comment or preprocessor line ended
+    while True:
+        token = _QUICK.search(text, position)
+        if token is None:
+            return names
+        kind = token.lastgroup
+        start = token.start()
+        position = token.end()
+        if kind in _SKIPPED:
+            if kind == "comment":
+                if token.group().endswith(("\\", "\\\r")):
+                    return operator_names(original)
+            elif kind == "preprocessor" and not _at_line_start(text, start):
+                return operator_names(original)
+            if kind != "string":
+                blanked_end = position
+            continue
+        if kind == "other":
+            return operator_names(original)
+        if kind == "brace":
+            if _QUICK_BLOCK.search(text, max(0, start - _WINDOW), start) is None:
+                return operator_names(original)
+            continue
+        if kind == "suffix":
+            word = _word_before(text, position)
+            if word is None:
+                return operator_names(original)
+            if not word.startswith("aclnn"):
+                continue
+            after = _AFTER_NAME.match(text, position)
+            assert after is not None  # it matches the empty string
+            if after.group(2) is not None:
+                return operator_names(original)
+            if after.group(1) is not None:
+                names.append(word[:-len(PHASE1_SUFFIX)])
+                position = after.end()
+            continue
+        if kind == "paren":
+            end = start
+            while end > blanked_end and text[end - 1].isspace():
+                end -= 1
+            if end == blanked_end:
+                return operator_names(original)  # a macro's name may precede the blanked text
+            word = _word_before(text, end)
+            if word is None:
+                return operator_names(original)
+            if not _ATTRIBUTE_WORD.fullmatch(word):
+                continue
+        elif token.group()[-1] != "[":
+            return operator_names(original)  # a comment or preprocessor line inside [ [
+        opening, closing = ("[", "]") if kind == "square" else ("(", ")")
+        position = start + 1
+        depth = 1
+        while depth:
+            inner = _QUICK_BRACKETS.search(text, position)
+            if inner is None:
+                return names  # never closed: it hides the rest
+            position = inner.end()
+            inner_kind = inner.lastgroup
+            if inner_kind == "other" or (inner_kind == "comment" and
+                                         inner.group().endswith(("\\", "\\\r"))):
+                return operator_names(original)
+            if inner_kind == "preprocessor" and not _at_line_start(text, inner.start()):
+                return operator_names(original)
+            if inner_kind == "bracket":
+                bracket = inner.group()
+                depth += (bracket == opening) - (bracket == closing)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -543,16 +544,25 @@ def _operator_function(library: str, name: str) -> Any:
 def symbol_address(library: Path, name: str) -> int | None:
     """The address of the exported symbol ``name`` of the already loaded ``library``, or
     None when it does not export it."""
+    return symbol_finder(library)(name)
+
+
+def symbol_finder(library: Path) -> Callable[[str], int | None]:
+    """:func:`symbol_address` of many names in one loaded ``library``, opened once."""
     try:
         handle = ctypes.CDLL(str(library), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
     except OSError:
-        return None
-    try:
-        function = getattr(handle, name)
-    except AttributeError:
-        return None
-    address = ctypes.cast(function, ctypes.c_void_p).value
-    return int(address) if address else None
+        return lambda name: None
+
+    def find(name: str) -> int | None:
+        try:
+            function = getattr(handle, name)
+        except AttributeError:
+            return None
+        address = ctypes.cast(function, ctypes.c_void_p).value
+        return int(address) if address else None
+
+    return find
 
 
 def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...]) -> None:

@@ -11,6 +11,7 @@ Usage::
     python benchmarks/bench.py --link 10:25 # with the emulator's transfer model (10 µs, 25 GB/s)
     python benchmarks/bench.py --ray        # examples/ray_npus.py: tasks per second, 1 and 2 NPUs
     python benchmarks/bench.py --headers    # reading pathological headers at 40 KB and 1 MB
+    python benchmarks/bench.py --catalog    # first operators() and signature() over 1000 headers
     python benchmarks/bench.py --unsynced   # 1000 calls never synchronised: memory and time
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
@@ -89,6 +90,14 @@ custom headers write them, ``static inline`` helpers whose bodies call ``aclnn``
 braces nested 500,000 deep and a line of apostrophes that open no character literal. The
 operators found are checked against the kind's.
 
+A catalog of a thousand headers (``--catalog`` runs it alone, ``--no-catalog`` skips it):
+1000 made-up headers in the styles of CANN's ``op_api/aclnn_*.h`` (2 to 10 KB, Chinese
+doxygen comments naming the operators and their ``GetWorkspaceSize``, several operators
+each) added to a copy of the emulator tree; in fresh processes, the median time of
+``import aclnn_py``, of the first ``operators()``, of a cold ``signature()`` and of
+``operators(callable=True)``, with the quick scan of names and, as the baseline in the same
+run, with every header cleaned in full as before; both must list the same operators.
+
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
 """
@@ -104,9 +113,11 @@ import json
 import os
 import platform
 import pstats
+import random
 import re
 import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -800,6 +811,179 @@ def print_headers(rows: list[dict[str, Any]]) -> None:
               f"{last / first:>7.1f}x  {row['prototypes'][0]}, {row['prototypes'][1]}")
 
 
+# ---- a catalog of a thousand headers: the first operators() and signature() ----------------
+
+CATALOG_HEADERS = 1000
+_PARAMETER_DOCS = "npu device侧的aclTensor，数据类型支持FLOAT、FLOAT16，数据格式支持ND。"
+_TENSOR_NAMES = ("self", "other", "weight", "bias", "gradOutput", "indices", "mask", "target")
+_ATTRIBUTES = ("const aclScalar *alpha", "int64_t dim", "bool keepdim", "double eps",
+               "const aclIntArray *kernelSize", "int64_t reduction", "float scale",
+               "const char *mode", "aclDataType dtype", "int8_t cubeMathType")
+
+
+def _catalog_prototype(prefix: str, name: str, parameters: list[str], width: int = 100) -> str:
+    """A prototype as CANN's formatter splits it: parameters aligned under the first."""
+    head = f"{prefix}aclnnStatus {name}("
+    indent = " " * len(head.split("\n")[-1])
+    lines, line = [], head
+    for index, parameter in enumerate(parameters):
+        piece = parameter + (", " if index < len(parameters) - 1 else ");")
+        if len(line.split("\n")[-1]) + len(piece) > width and not line.endswith("("):
+            lines.append(line.rstrip())
+            line = indent
+        line += piece
+    return "\n".join(lines + [line]) + "\n"
+
+
+def catalog_header(index: int, chance: Any) -> tuple[str, str, list[str]]:
+    """A made-up header in the styles of CANN's ``op_api/aclnn_*.h``, and its operators:
+    a license block, an include guard, includes, ``extern "C"``, Chinese doxygen comments
+    that name the operator and its ``GetWorkspaceSize`` (brackets included), prototypes
+    split over lines under a visibility macro, and up to four operators (``aclnnXxx``,
+    ``aclnnXxxs``, ``aclnnInplaceXxx``, ``aclnnInplaceXxxs``). About 2 to 10 KB."""
+    op = f"Synth{index:04d}{chance.choice(['Add', 'Norm', 'Pool', 'Loss', 'Grad', 'Cast'])}"
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", op).lower()
+    style = chance.random()
+    macro = ("ACLNN_API " if style < 0.85 else "ACL_FUNC_VISIBILITY " if style < 0.93
+             else '__attribute__((visibility("default")))\n')
+    variants = [op, op + "s", "Inplace" + op, "Inplace" + op + "s"][:chance.randint(1, 4)]
+    guard = f"OP_API_INC_LEVEL2_ACLNN_{snake.upper()}_H_"
+    parts = [
+        "/**\n * Copyright (c) 2025 Example Technologies Co., Ltd.\n"
+        " * This file is a part of a made-up operator library, licensed under the terms\n"
+        " * of an example licence, version 2.0; see the licence file for details.\n */\n\n",
+        f"#ifndef {guard}\n#define {guard}\n\n#include \"aclnn/aclnn_base.h\"\n"
+        "#include \"aclnn_util.h\"\n",
+    ]
+    if style >= 0.97:
+        parts.append('#define ACLNN_API __attribute__((visibility("default")))\n')
+    parts.append('\n#ifdef __cplusplus\nextern "C" {\n#endif\n\n')
+    tensors = chance.sample(_TENSOR_NAMES, chance.randint(1, 4))
+    attributes = chance.sample(_ATTRIBUTES, chance.randint(0, 2))
+    for variant in variants:
+        name = "aclnn" + variant
+        inplace = variant.startswith("Inplace")
+        own = [f"{'aclTensor' if inplace and i == 0 else 'const aclTensor'} *"
+               f"{t + 'Ref' if inplace and i == 0 else t}" for i, t in enumerate(tensors)]
+        own += attributes + ([] if inplace else ["aclTensor *out"])
+        docs = "".join(f" * @param [in] {p.split('*')[-1].split()[-1]}: {_PARAMETER_DOCS}\n"
+                       for p in own[:-1])
+        padding = " * 约束说明：输入与输出的数据类型需满足类型推导规则，详见接口文档。\n" * \
+            chance.randint(0, 3)
+        parts.append(
+            f"/**\n * @brief {name}的第一段接口，根据具体的计算流程，计算workspace大小。\n"
+            " * @domain aclnn_ops_infer\n *\n"
+            f" * 算子功能：{variant}，完成逐元素计算；调用{name}GetWorkspaceSize(...)后再调用"
+            f"{name}(...)。\n{padding}{docs}"
+            " * @param [out] workspaceSize: 返回用户需要在npu device侧申请的workspace大小。\n"
+            " * @param [out] executor: 返回op执行器，包含算子计算流程。\n"
+            " * @return aclnnStatus: 返回状态码。\n */\n")
+        parts.append(_catalog_prototype(macro, name + "GetWorkspaceSize",
+                                        own + ["uint64_t *workspaceSize",
+                                               "aclOpExecutor **executor"]))
+        parts.append(
+            f"\n/**\n * @brief {name}的第二段接口，用于执行计算。\n *\n"
+            " * @param [in] workspace: 在npu device侧申请的workspace内存地址。\n"
+            " * @param [in] workspaceSize: 在npu device侧申请的workspace大小，由第一段接口"
+            f"{name}GetWorkspaceSize获取。\n"
+            " * @param [in] executor: op执行器，包含了算子计算流程。\n"
+            " * @param [in] stream: acl stream流。\n * @return aclnnStatus: 返回状态码。\n */\n")
+        parts.append(_catalog_prototype(macro, name, ["void *workspace", "uint64_t workspaceSize",
+                                                      "aclOpExecutor *executor",
+                                                      "aclrtStream stream"]) + "\n")
+    parts.append(f"#ifdef __cplusplus\n}}\n#endif\n\n#endif  // {guard}\n")
+    return f"aclnn_{snake}.h", "".join(parts), ["aclnn" + v for v in variants]
+
+
+CATALOG_CHILD = """
+import json, sys, time
+started = time.perf_counter()
+import aclnn_py
+imported = time.perf_counter()
+from aclnn_py import _headers
+if sys.argv[1] == "full":  # the scan before this change: every header cleaned in full
+    _headers.quick_operator_names = _headers.operator_names
+before = time.perf_counter()
+names = aclnn_py.operators()
+listed = time.perf_counter()
+signature = aclnn_py.signature(sys.argv[2])
+signed = time.perf_counter()
+here = aclnn_py.operators(callable=True)
+checked = time.perf_counter()
+print(json.dumps({"import_s": imported - started, "operators_s": listed - before,
+                  "signature_s": signed - listed, "callable_s": checked - signed,
+                  "count": len(names), "callable": len(here), "names": names,
+                  "target_callable": signature.callable}))
+"""
+
+
+def run_catalog(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """In a copy of the emulator tree with CATALOG_HEADERS more headers in
+    ``include/aclnnop`` (as ASCEND_HOME_PATH, backend ``cann``), each in a fresh Python:
+    the time of ``import aclnn_py``, of the first ``operators()`` (the libraries loaded
+    and every header scanned), of one ``signature()`` then (cold: its header read and
+    parsed, its library looked for) and of ``operators(callable=True)``; with the quick
+    scan, and with every header cleaned in full (the scan before it) as the baseline,
+    taking turns; medians. The names both give are checked to be the same."""
+    rounds = 3 if quick else 7
+    chance = random.Random(1000)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="aclnn_catalog_") as workdir:
+        root = Path(workdir) / "cann"
+        shutil.copytree(aclnn_py.emulator.home(), root, symlinks=True)
+        folder = root / "include" / "aclnnop"
+        declared: list[str] = []
+        sizes = []
+        for index in range(CATALOG_HEADERS):
+            file_name, text, names = catalog_header(index, chance)
+            (folder / file_name).write_text(text)
+            declared += names
+            sizes.append(len(text.encode()))
+        target = declared[len(declared) // 2]
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("ACLNN_PY_CANN_HOME", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH",
+                            "ASCEND_CUSTOM_OPP_PATH")}
+        env.update({"ASCEND_HOME_PATH": str(root), "ACLNN_PY_BACKEND": "cann"})
+        runs: dict[str, list[dict[str, Any]]] = {"quick": [], "full": []}
+        for _ in range(rounds):
+            for mode in runs:
+                done = subprocess.run([sys.executable, "-c", CATALOG_CHILD, mode, target],
+                                      env=env, cwd=workdir, capture_output=True, text=True,
+                                      timeout=300)
+                if done.returncode != 0:
+                    raise RuntimeError(f"catalog child ({mode}) failed: {done.stderr}")
+                runs[mode].append(json.loads(done.stdout))
+        found = {mode: results[0]["names"] for mode, results in runs.items()}
+        if found["quick"] != found["full"] or not set(declared) <= set(found["quick"]):
+            raise RuntimeError("the quick scan's operators differ from the full scan's")
+        for mode, results in runs.items():
+            rows.append({
+                "scan": mode, "headers": CATALOG_HEADERS, "operators": results[0]["count"],
+                "callable": results[0]["callable"], "signature_of": target,
+                "header_kb": [min(sizes) / 1000, statistics.median(sizes) / 1000,
+                              max(sizes) / 1000],
+                **{key: statistics.median(r[key] for r in results)
+                   for key in ("import_s", "operators_s", "signature_s", "callable_s")}})
+    return rows
+
+
+def print_catalog(rows: list[dict[str, Any]]) -> None:
+    first = rows[0]
+    low, middle, high = first["header_kb"]
+    print(f"\na catalog of {first['headers']} more headers ({low:.1f} / {middle:.1f} / "
+          f"{high:.1f} KB min / median / max; {first['operators']} operators, "
+          f"{first['callable']} callable), fresh processes, median:")
+    print(f"{'scan':<8}{'import':>10}{'operators()':>13}{'signature()':>13}"
+          f"{'callable=True':>15}")
+    for row in rows:
+        print(f"{row['scan']:<8}{row['import_s'] * 1e3:>8.1f}ms{row['operators_s'] * 1e3:>11.1f}ms"
+              f"{row['signature_s'] * 1e3:>11.2f}ms{row['callable_s'] * 1e3:>13.1f}ms")
+    quick, full = rows[0], rows[1]
+    print(f"first operators(): x{full['operators_s'] / quick['operators_s']:.1f} faster than "
+          f"the full scan (target <= 100 ms: {quick['operators_s'] * 1e3:.0f} ms); cold "
+          f"signature() {quick['signature_s'] * 1e3:.2f} ms (target <= 5 ms)")
+
+
 # ---- the Ray example's throughput --------------------------------------------------------
 
 RAY_EXAMPLE = HERE.parent / "examples" / "ray_npus.py"
@@ -1284,6 +1468,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only time reading pathological headers at 40 KB and 1 MB")
     parser.add_argument("--no-headers", action="store_true",
                         help="skip reading pathological headers")
+    parser.add_argument("--catalog", action="store_true",
+                        help="only time the first operators() and signature() over 1000 "
+                             "headers, in fresh processes")
+    parser.add_argument("--no-catalog", action="store_true",
+                        help="skip the catalog of 1000 headers")
     parser.add_argument("--unsynced", action="store_true",
                         help="only the loop of 1000 calls that never synchronises")
     parser.add_argument("--no-unsynced", action="store_true",
@@ -1349,6 +1538,7 @@ def main(argv: list[str] | None = None) -> int:
     studies = {"call": (run_call_comparison, print_call_comparison),
                "crossover": (run_crossover, print_crossover),
                "headers": (run_headers, print_headers),
+               "catalog": (run_catalog, print_catalog),
                "unsynced": (run_unsynced, print_unsynced)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
@@ -1426,6 +1616,7 @@ def main(argv: list[str] | None = None) -> int:
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
     chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
     header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
+    catalog_rows = [] if args.no_catalog else run_catalog(aclnn_py, args.quick)
     unsynced_row = None if args.no_unsynced else run_unsynced(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
@@ -1438,6 +1629,8 @@ def main(argv: list[str] | None = None) -> int:
     print_chunked(chunked_rows)
     if header_rows:
         print_headers(header_rows)
+    if catalog_rows:
+        print_catalog(catalog_rows)
     if unsynced_row is not None:
         print_unsynced(unsynced_row)
 
@@ -1445,6 +1638,7 @@ def main(argv: list[str] | None = None) -> int:
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
                                        "chunked": chunked_rows, "headers": header_rows,
+                                       "catalog": catalog_rows,
                                        "unsynced": unsynced_row},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")

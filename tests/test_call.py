@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import no_device_work
 
 import aclnn_py
 from aclnn_py import _catalog, _headers
@@ -337,7 +338,6 @@ def test_device_arrays_in_device_arrays_out_with_out():
      r"out= must give 1 arrays \(out\), got 2"),
 ])
 def test_bad_arguments_are_refused_before_any_device_work(args, kwargs, error, words):
-    from conftest import no_device_work
 
     with no_device_work(), pytest.raises(error, match=words):
         aclnn_py.call("aclnnAdd", *args, **kwargs)
@@ -497,8 +497,13 @@ def test_custom_header_without_its_library(tmp_path, fresh_catalog):
     library = package / "op_api" / "lib" / "libcust_opapi.so"
     library.unlink()
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
-    with pytest.raises(aclnn_py.LibraryNotFoundError, match=rf"its library {library} is missing"):
-        aclnn_py.signature("aclnnAddCustom")
+    signature = aclnn_py.signature("aclnnAddCustom")  # the header alone is enough
+    assert (signature.library, signature.callable) == (None, False)
+    assert f"its library {library} is missing" in str(signature)
+    x = np.arange(4, dtype=np.float32)
+    with no_device_work(), pytest.raises(aclnn_py.LibraryNotFoundError,
+                                         match=rf"its library {library} is missing"):
+        aclnn_py.call("aclnnAddCustom", x, x)
 
 
 def test_builtin_header_without_a_library_exporting_it(tmp_path, fresh_catalog):
@@ -509,9 +514,14 @@ def test_builtin_header_without_a_library_exporting_it(tmp_path, fresh_catalog):
         "aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);\n")
     fresh_catalog.setattr(_catalog, "builtin_header_dirs", lambda root: [folder])
     assert "aclnnNowhere" in aclnn_py.operators()
-    with pytest.raises(aclnn_py.LibraryNotFoundError,
-                       match=r"no loaded operator library exports aclnnNowhereGetWorkspaceSize"):
-        aclnn_py.signature("aclnnNowhere")
+    assert "aclnnNowhere" not in aclnn_py.operators(callable=True)
+    signature = aclnn_py.signature("aclnnNowhere")
+    assert (signature.library, signature.callable) == (None, False)
+    assert "no loaded operator library exports aclnnNowhereGetWorkspaceSize" in str(signature)
+    with no_device_work(), pytest.raises(
+            aclnn_py.LibraryNotFoundError,
+            match=r"no loaded operator library exports aclnnNowhereGetWorkspaceSize"):
+        aclnn_py.call("aclnnNowhere", np.ones(2, np.float32))
 
 
 def refused_until_trusted(fresh_catalog, package: Path, match: str) -> None:

@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_call import _copy_package, refused_until_trusted
 
@@ -150,6 +151,9 @@ def test_the_real_files_checked_are_the_ones_read_and_loaded(tmp_path, fresh_cat
     signature = aclnn_py.signature("aclnnAddCustom")
     assert (signature.header, signature.library, signature.package) == (header, library,
                                                                         package)
+    assert library not in _loader._operator_libraries  # signature() loads nothing
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(aclnn_py.call("aclnnAddCustom", x, x), 2 * x)
     assert library in _loader._operator_libraries
     assert package / LIBRARY not in _loader._operator_libraries
 
