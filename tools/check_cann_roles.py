@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         no_output: list[tuple[str, str]] = []
         not_in_table: list[str] = []
         rules_wrong: list[tuple[str, str]] = []
-        parameters = tensors = from_table = 0
+        parameters = tensors = from_table = by_conventions = 0
         for name in names:
             try:
                 signature = aclnn_py.signature(name)
@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from_table += 1
             elif entry is None:
                 not_in_table.append(name)
+            elif entry["basis"] == "rules" and signature.roles_source == "rule":
+                by_conventions += 1  # the doc gives no roles: the table says so
             else:
                 mismatches.append((name, "*", signature.roles_source,
                                    "table entry does not apply (parameter names differ)"))
@@ -102,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      for r, v in sorted(table["repositories"].items())))
     print(f"operators: {len(names)} declared, {len(names) - len(refused)} read, "
           f"{len(refused)} refused; {parameters} parameters ({tensors} tensors)")
-    print(f"roles from the table: {from_table}; not in the table: {len(not_in_table)}")
+    print(f"roles from the table: {from_table}; by CANN's conventions where the doc gives "
+          f"none: {by_conventions}; not in the table: {len(not_in_table)}")
     print(f"mismatches with the docs: {len(mismatches)}")
     for name, parameter, got, expected in mismatches:
         print(f"  {name} {parameter}: {got}, doc: {expected}")
@@ -114,8 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {name}: {why}")
     if not_in_table:
         print(f"not in the table: {', '.join(not_in_table)}")
+    nothing = sum("conventions: outputs [], inout [];" in why for _, why in rules_wrong)
     print(f"CANN's conventions alone would get {len(rules_wrong)} of "
-          f"{len(names) - len(refused)} operators wrong")
+          f"{len(names) - len(refused)} operators wrong ({nothing} of them with no output "
+          "at all, which a call refuses)")
     if args.verbose:
         for name, why in rules_wrong:
             print(f"  {name}: {why}")
