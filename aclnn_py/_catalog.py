@@ -559,7 +559,10 @@ def role_agreement() -> dict[str, object]:
     table entry that does not apply means this CANN names the parameters otherwise, so its
     roles fall back to CANN's conventions."""
     builtin = {name: source for name, source in _all_sources().items() if source.package is None}
-    applies, differ, unknown, refused = [], [], [], []
+    applies: list[str] = []
+    differ: list[str] = []
+    unknown: list[str] = []
+    refused: list[str] = []
     for name, source in sorted(builtin.items()):
         if _roles.table_entry(name) is None:
             unknown.append(name)

@@ -86,6 +86,11 @@ OVERRIDES: dict[str, dict[str, object]] = {
     "aclnnFFNV2": {"outputs": ["y"], "inout": [],
                    "why": "the repository's doc is a stub; aclnnFFNV3, declared with the same "
                           "parameters, has y as its output (its example reads y back)"},
+    "aclnnBatchNormGatherStatsWithCounts": {
+        "outputs": ["meanAll", "invstdAll"], "inout": ["runningMean", "runningVar"],
+        "why": "runningMean, runningVar: table says input, but the doc's formulas update each "
+               "from its own value with momentum (as torch.batch_norm_gather_stats_with_counts "
+               "updates running_mean and running_var in place)"},
     "aclnnDataFormatDimMap": {
         "outputs": ["y"], "inout": [],
         "why": "its README's parameter table gives y as the output, but names the attributes "
