@@ -70,8 +70,7 @@ class Parameter:
 
     @property
     def is_tensor(self) -> bool:
-        c_type = _headers.bare(self.c_type)
-        return c_type in TENSOR_TYPES or c_type in TENSOR_LIST_TYPES
+        return _roles.is_tensor_type(self.c_type)
 
 
 @dataclass(frozen=True)

@@ -136,40 +136,35 @@ def table() -> dict[str, Any]:
     return _table
 
 
+def _line(key: str, after: int = 0) -> dict[str, Any] | None:
+    """The object on the table's line for ``key`` (the first from offset ``after``): the
+    table holds one operator, and one repository, per line (``tools/cann_facts.py`` writes
+    it so), so one entry is decoded alone."""
+    text = _text()
+    marker = "\n  " + json.dumps(key) + ": "
+    found = text.find(marker, after)
+    if found < 0:
+        return None
+    start = found + len(marker)
+    loaded = json.loads(text[start:text.find("\n", start)].rstrip().removesuffix(","))
+    return loaded if isinstance(loaded, dict) else None
+
+
 def table_entry(name: str) -> dict[str, Any] | None:
-    """The table's entry for operator ``name``, if it has one. The table holds one operator
-    per line (``tools/cann_facts.py`` writes it so), so an entry is found and decoded alone:
-    a signature does not pay for decoding a thousand others."""
+    """The table's entry for operator ``name``, if it has one; a cold signature does not
+    pay for decoding a thousand others."""
     if _table is not None:
         entry = _table["operators"].get(name)
         return entry if isinstance(entry, dict) else None
     if name not in _entries:
-        text = _text()
-        key = "\n  " + json.dumps(name) + ": "
-        found = text.find(key)
-        entry = None
-        if found >= 0:
-            start = found + len(key)
-            line = text[start:text.find("\n", start)].rstrip().removesuffix(",")
-            entry = json.loads(line)
-        _entries[name] = entry if isinstance(entry, dict) else None
+        _entries[name] = _line(name)
     return _entries[name]
 
 
 def repository(name: str) -> dict[str, Any]:
     """The table's record of CANN operator repository ``name`` (its URL and commit)."""
     if _table is None:
-        text = _text()
-        start = text.find('\n "repositories": ')
-        if start >= 0:
-            key = "\n  " + json.dumps(name) + ": "
-            found = text.find(key, start)
-            if found >= 0:
-                begin = found + len(key)
-                line = text[begin:text.find("\n", begin)].rstrip().removesuffix(",")
-                loaded = json.loads(line)
-                return loaded if isinstance(loaded, dict) else {}
-            return {}
+        return _line(name, max(0, _text().find('\n "repositories": '))) or {}
     found = table()["repositories"].get(name, {})
     return found if isinstance(found, dict) else {}
 

@@ -109,7 +109,6 @@ OVERRIDES: dict[str, dict[str, object]] = {
 # --------------------------------------------------------------------------------------
 # The fallback rules.
 
-_TENSOR_TYPES = ("aclTensor", "aclTensorList")
 _output_by_name = _roles.named_output
 
 
@@ -895,7 +894,7 @@ def describe(entry: Entry, text: str) -> None:
     """Fill ``entry``'s roles from its doc's ``text``."""
     names = [p.name for p in entry.parameters]
     tensors = [p.name for p in entry.parameters
-               if re.sub(r"\bconst\b|\*|\s", "", p.c_type) in _TENSOR_TYPES]
+               if _roles.is_tensor_type(p.c_type)]
     table = table_for(doc_tables(text), entry.name, names)
     rule_outputs, rule_inout = rule_roles(entry.parameters)
     if table is None:
@@ -1042,7 +1041,7 @@ def from_examples(entry: Entry, repository: Repository) -> None:
     folder = repository.path / _operator_folder(Path(entry.header)) / "examples"
     names = [p.name for p in entry.parameters]
     tensors = {p.name for p in entry.parameters
-               if re.sub(r"\bconst\b|\*|\s", "", p.c_type) in _TENSOR_TYPES}
+               if _roles.is_tensor_type(p.c_type)}
     codes = [path.read_text(encoding="utf-8", errors="replace")
              for path in sorted(folder.glob("*.cpp"))] if folder.is_dir() else []
     written = [n for n in names if n in tensors

@@ -84,9 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 "output" if p.name in entry["outputs"] else "input")
                     if p.role != expected:
                         mismatches.append((name, p.name, p.role, expected))
-                prototype = _headers.operator(signature.header.read_text(errors="replace"),
-                                              name, signature.header)
-                rules = _roles.rule_roles(prototype.parameters)
+                rules = _roles.rule_roles([_headers.CParameter(p.c_type, p.name)
+                                           for p in signature.parameters])
                 if (set(rules.outputs), set(rules.inout)) != (set(entry["outputs"]),
                                                               set(entry["inout"])):
                     rules_wrong.append((name, f"conventions: outputs {sorted(rules.outputs)}, "
