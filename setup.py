@@ -1,6 +1,6 @@
 """Build steps that pyproject.toml cannot express.
 
-1. The cffi module ``aclnn_py/_ffi.py``, compiled out-of-line in ABI mode from
+1. The cffi module ``aclnn_py/_c/_ffi.py``, compiled out-of-line in ABI mode from
    the C declarations in ``headers/`` (so importing aclnn_py parses no C).
 2. The host emulator: ``emulator/src/*.c`` compiled once and linked into one
    CANN-shaped tree per CANN release, ``aclnn_py/_emulator/<layout>/`` (see LAYOUTS).
@@ -111,7 +111,7 @@ def write_ffi_module(path: Path) -> None:
 
     ffibuilder = cffi.FFI()
     ffibuilder.cdef("\n".join((HERE / "headers" / name).read_text() for name in HEADERS))
-    ffibuilder.set_source("aclnn_py._ffi", None)
+    ffibuilder.set_source("aclnn_py._c._ffi", None)
     path.parent.mkdir(parents=True, exist_ok=True)
     ffibuilder.emit_python_code(str(path))
 
@@ -525,7 +525,7 @@ class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         root = HERE if getattr(self, "editable_mode", False) else Path(self.build_lib)
-        write_ffi_module(root / "aclnn_py" / "_ffi.py")
+        write_ffi_module(root / "aclnn_py" / "_c" / "_ffi.py")
 
 
 class BuildExt(build_ext):

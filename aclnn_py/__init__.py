@@ -10,16 +10,16 @@ import importlib
 import logging
 
 try:
-    importlib.import_module(f"{__name__}._ffi")  # written at install time (setup.py)
+    importlib.import_module(f"{__name__}._c._ffi")  # written at install time (setup.py)
 except ModuleNotFoundError as _error:
-    if _error.name != f"{__name__}._ffi":
+    if _error.name != f"{__name__}._c._ffi":
         raise
     from pathlib import Path
 
     _root = Path(__file__).resolve().parent.parent
     raise ImportError(
         f"aclnn_py was imported from an unbuilt source tree ({_root}): its C declarations "
-        "(aclnn_py/_ffi.py), host library and emulator are generated at install time, and "
+        "(aclnn_py/_c/_ffi.py), host library and emulator are generated at install time, and "
         "this copy has none. Python found it first because the current directory (or "
         "sys.path) is the repository root. Either build the tree in place with "
         f"`pip install -e {_root}`, or run Python (and pytest) from another directory so "
@@ -27,12 +27,8 @@ except ModuleNotFoundError as _error:
     ) from None
 
 from . import emulator
-from ._arrays import DeviceArray, empty, to_device
-from ._catalog import Parameter, Signature
-from ._generic import call, operators, register_roles, signature, unregister_roles
-from ._info import DeviceIds, RuntimeInfo, runtime_info
-from ._memory import MemoryInfo, empty_cache, memory_info
-from ._ops import (
+from ._call import call, operators, register_roles, signature, unregister_roles
+from ._functions import (
     AddPlan,
     L1LossBackwardPlan,
     L1LossPlan,
@@ -48,8 +44,6 @@ from ._ops import (
     smooth_l1_loss,
     smooth_l1_loss_backward,
 )
-from ._runtime import Event, Stream, synchronize
-from ._specs import Reduction
 from ._version import __version__
 from .errors import (
     AclError,
@@ -58,6 +52,12 @@ from .errors import (
     OutOfMemoryError,
     UnavailableError,
 )
+from .ops.catalog import Parameter, Signature
+from .ops.specs import Reduction
+from .runtime.arrays import DeviceArray, empty, to_device
+from .runtime.info import DeviceIds, RuntimeInfo, runtime_info
+from .runtime.memory import MemoryInfo, empty_cache, memory_info
+from .runtime.process import Event, Stream, synchronize
 
 logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
 

@@ -6,7 +6,7 @@ low-level API the binding uses, so the first user with an NPU can tell us in one
 
 * **cases**: the curated operators (and ``call("aclnnInplaceAdd", ...)``) on fixed, seeded
   float32/float16/bfloat16 inputs (broadcasting, reductions, empty and 0-d), each compared
-  with the float64 reference of :mod:`aclnn_py._reference` rounded to the result's dtype,
+  with the float64 reference of :mod:`aclnn_py.ops.reference` rounded to the result's dtype,
   within the tolerance the test suite uses.
 * **checks**: the behaviours the emulator models (``aclInit`` counting shared with another
   ACL user, repeatable executors and rebinding, the executor-cache refusal,
@@ -37,12 +37,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _catalog, _loader, _reference, _roles
-from . import _lowlevel as ll
-from ._dtypes import soc_supports_bfloat16
-from ._ffi import ffi
+from ._c import loader
+from ._c import lowlevel as ll
+from ._c._ffi import ffi
 from ._version import __version__
 from .errors import AclError
+from .ops import catalog
+from .ops import reference as _reference
+from .ops import roles as _roles
+from .ops.dtypes import soc_supports_bfloat16
 
 __all__ = ["CASES", "CHECKS", "REFERENCES", "Case", "Check", "Skip", "format_report", "main",
            "run"]
@@ -310,9 +313,9 @@ def _child_environment(context: Context, changes: dict[str, str | None]) -> dict
     removes a variable)."""
     environment = dict(os.environ)
     if context.backend == "emulator":
-        environment[_loader.ENV_BACKEND] = "emulator"
+        environment[loader.ENV_BACKEND] = "emulator"
     else:
-        environment.update({_loader.ENV_BACKEND: "cann", _loader.ENV_CANN_HOME: context.root})
+        environment.update({loader.ENV_BACKEND: "cann", loader.ENV_CANN_HOME: context.root})
     for name, value in changes.items():
         if value is None:
             environment.pop(name, None)
@@ -361,7 +364,7 @@ def _probe_acl_init() -> dict[str, Any]:
     it back where aclFinalizeReference exists, then calls aclFinalize; aclnn_py's teardown
     follows."""
     import aclnn_py
-    from aclnn_py import _runtime
+    from aclnn_py.runtime import process as _runtime
 
     aclnn_py.runtime_info()
     observed: dict[str, Any] = {"aclnn_py_owns_init": _runtime._process.owns_init}
@@ -424,7 +427,7 @@ class _MseProblem:
         self.tensors = [a.tensor() for a in (*self.arrays, self.out)]
 
     def executor(self) -> Any:
-        from aclnn_py import _runtime
+        from aclnn_py.runtime import process as _runtime
 
         handles = [t.handle for t in self.tensors]
         return _runtime.Executor("aclnnMseLossBackward", *handles[:3], 2, handles[3],
@@ -455,7 +458,7 @@ def _close_enough(actual: np.ndarray, expected: np.ndarray) -> bool:
 def check_executor_repeatable(context: Context, findings: Findings) -> None:
     """A repeatable executor, launched, rebound to other addresses and launched again."""
     import aclnn_py
-    from aclnn_py import _runtime
+    from aclnn_py.runtime import process as _runtime
 
     missing = ll.repeatable_api_missing()
     findings.figures["missing_api"] = list(missing)
@@ -509,7 +512,7 @@ def check_executor_repeatable(context: Context, findings: Findings) -> None:
 def _probe_executor_cache() -> dict[str, Any]:
     """Phase 1 of a signature that already ran non-repeatably, then
     aclSetAclOpExecutorRepeatable on the executor it returned."""
-    from aclnn_py import _runtime
+    from aclnn_py.runtime import process as _runtime
 
     missing = ll.repeatable_api_missing()
     if missing:
@@ -694,7 +697,7 @@ def check_roles(context: Context, findings: Findings) -> None:
     """The installed headers' operators against aclnn_py's role table (generated from
     CANN's operator docs): each operator the table knows must have the parameter names
     the table lists, so that its roles are the documented ones and not a fallback."""
-    agreement = _catalog.role_agreement()
+    agreement = catalog.role_agreement()
     table = _roles.table()
     findings.figures.update(agreement)
     findings.figures["table"] = {name: entry["commit"]
@@ -770,8 +773,8 @@ def run(checks: Sequence[str] | None = None, *, cases: bool = True,
     """Run the operator cases (unless ``cases`` is False) and the named ``checks`` (default:
     all of :data:`CHECKS`) on the backend aclnn_py loads (``backend`` sets
     ``ACLNN_PY_BACKEND`` first, before anything is loaded); the JSON-ready report."""
-    from ._info import runtime_info
     from .doctor import request_backend, versions
+    from .runtime.info import runtime_info
 
     request_backend(backend)
     known = [check.name for check in CHECKS]

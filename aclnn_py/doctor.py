@@ -23,14 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from . import _catalog, _loader, emulator
-from ._dtypes import soc_supports_bfloat16
-from ._info import runtime_info
-from ._memory import memory_info
-from ._ops import mse_loss_backward
-from ._runtime import VISIBLE_DEVICES
+from . import emulator
+from ._c import loader
+from ._functions import mse_loss_backward
 from ._version import __version__
 from .errors import LibraryNotFoundError
+from .ops import catalog
+from .ops.dtypes import soc_supports_bfloat16
+from .runtime.info import runtime_info
+from .runtime.memory import memory_info
+from .runtime.process import VISIBLE_DEVICES
 
 ENVIRONMENT_PREFIXES = ("ASCEND_", "ACLNN_")
 SELF_TEST_OPERATOR = "aclnnMseLossBackward"
@@ -56,8 +58,8 @@ def versions() -> dict[str, str]:
 def searched_roots() -> list[dict[str, Any]]:
     """Each CANN root in search order: where it came from and what it holds."""
     roots = []
-    for source, root in _loader.candidate_roots():
-        found = _loader.find_libraries(root, []) if root.is_absolute() else None
+    for source, root in loader.candidate_roots():
+        found = loader.find_libraries(root, []) if root.is_absolute() else None
         roots.append({"source": source, "root": str(root), "absolute": root.is_absolute(),
                       "exists": root.is_dir(), "complete": found is not None,
                       "libraries": {family: str(path) for family, path in (found or {}).items()}})
@@ -88,11 +90,11 @@ def request_backend(backend: str | None) -> None:
     """Set ``ACLNN_PY_BACKEND`` to ``backend`` (None: leave it); RuntimeError when aclnn_py
     already loaded another backend in this process."""
     if backend is not None:
-        loaded = _loader.loaded()
+        loaded = loader.loaded()
         if loaded is not None and loaded.installation.backend != backend and backend != "auto":
             raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
                                "backend in this process")
-        os.environ[_loader.ENV_BACKEND] = backend
+        os.environ[loader.ENV_BACKEND] = backend
 
 
 def report(backend: str | None = None) -> dict[str, Any]:
@@ -103,16 +105,16 @@ def report(backend: str | None = None) -> dict[str, Any]:
     when the backend loaded and the self-test gave the right numbers.
     """
     request_backend(backend)
-    named = _loader.named_location()
+    named = loader.named_location()
     result: dict[str, Any] = {
         "ok": False,
         "versions": versions(),
-        "requested_backend": os.environ.get(_loader.ENV_BACKEND, "auto"),
+        "requested_backend": os.environ.get(loader.ENV_BACKEND, "auto"),
         "backend": None,
         "reason": None,
         "emulator": None,
-        "emulator_built": _loader.EMULATOR_TREES.is_dir(),
-        "cann_expected": _loader.cann_expected(),
+        "emulator_built": loader.EMULATOR_TREES.is_dir(),
+        "cann_expected": loader.cann_expected(),
         "named_location": None if named is None else {"variable": named[0], "value": named[1]},
         "searched_roots": searched_roots(),
         "root": None,
@@ -140,7 +142,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
         result.update({key: info[key] for key in ("backend", "root", "libraries", "dependencies",
                                                   "cann_version", "soc_name", "device_count",
                                                   "visible_devices")})
-        result["reason"] = _loader.load().installation.reason
+        result["reason"] = loader.load().installation.reason
         result["emulator"] = emulator.loaded()
         result["bfloat16"] = soc_supports_bfloat16(info["soc_name"])
         for ids in info["devices"]:
@@ -163,12 +165,12 @@ def operator_headers() -> dict[str, Any]:
     """How many operators ``aclnn_py.call`` finds, and the custom operator packages searched
     (in CANN's order, with whether each exists)."""
     try:
-        count: int | str = len(_catalog.operators())
+        count: int | str = len(catalog.operators())
     except Exception as error:  # reported, not fatal: the curated operators do not need it
         count = f"{type(error).__name__}: {error}"
-    root = _loader.load().installation.root
+    root = loader.load().installation.root
     try:
-        packages = _catalog.custom_packages(root)
+        packages = catalog.custom_packages(root)
     except PermissionError:  # an untrusted vendors/config.ini: the count above says why
         packages = []
     return {"operators": count,
@@ -186,7 +188,7 @@ def format_report(found: dict[str, Any]) -> str:
     for name, value in found["versions"].items():
         if name != "aclnn_py":
             lines.append(f"  {name:<18} {value}")
-    variable = _loader.ENV_BACKEND
+    variable = loader.ENV_BACKEND
     given = f"{variable}={os.environ[variable]}" if variable in os.environ else f"{variable} unset"
     lines += ["", f"requested backend    {found['requested_backend']} ({given})"]
     if found["backend"] is not None:
@@ -262,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Check what aclnn_py runs on here: backend and why, libraries, CANN "
                     "version, SoC, devices, environment, and a tiny operator call.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--backend", choices=_loader.BACKENDS,
+    parser.add_argument("--backend", choices=loader.BACKENDS,
                         help="the backend to check (sets ACLNN_PY_BACKEND); default: as the "
                              "environment says")
     parser.add_argument("--conformance", action="store_true",

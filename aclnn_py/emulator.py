@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _lowlevel as ll
-from ._loader import EMULATOR_LAYOUTS, emulator_home
+from ._c import lowlevel as ll
+from ._c.loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
 
 __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._ffi import ffi
+from ._c.codes import OUT_OF_MEMORY, STATUS_NAMES
 
 __all__ = [
     "AclnnPyError",
@@ -21,18 +21,6 @@ __all__ = [
     "UnavailableError",
     "status_name",
 ]
-
-_STATUS_NAMES: dict[int, str] = {
-    **ffi.typeof("aclErrorCode").elements,
-    **ffi.typeof("aclnnStatusCode").elements,
-}
-_STATUS_NAMES[0] = "ACL_SUCCESS"
-
-# Statuses that mean "device memory exhausted" (runtime and acl families).
-_OUT_OF_MEMORY = frozenset(
-    ffi.typeof("aclErrorCode").relements[name]
-    for name in ("ACL_ERROR_BAD_ALLOC", "ACL_ERROR_RT_MEMORY_ALLOCATION", "ACL_ERROR_RT_DEVICE_OOM")
-)
 
 # First digit of a status: who can fix it (CANN runtime docs, 25-01_aclError.md).
 _CATEGORIES = {
@@ -45,7 +33,7 @@ _CATEGORIES = {
 
 def status_name(status: int) -> str:
     """CANN's symbolic name of ``status``, or ``UNKNOWN(<status>)``."""
-    return _STATUS_NAMES.get(status, f"UNKNOWN({status})")
+    return STATUS_NAMES.get(status, f"UNKNOWN({status})")
 
 
 class AclnnPyError(Exception):
@@ -89,7 +77,7 @@ class AclError(AclnnPyError, RuntimeError):
     @staticmethod
     def from_status(status: int, api: str, message: str = "") -> AclError:
         """The right subclass of AclError for ``status``."""
-        cls = OutOfMemoryError if status in _OUT_OF_MEMORY else AclError
+        cls = OutOfMemoryError if status in OUT_OF_MEMORY else AclError
         return cls(status, api, message)
 
 

@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     backend = config.getoption("aclnn_backend")
     if backend is None:
         return
-    from aclnn_py import _loader
+    from aclnn_py._c import loader as _loader
 
     loaded = _loader.loaded()
     if loaded is not None and backend != "auto" and loaded.installation.backend != backend:
@@ -55,7 +55,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    from aclnn_py import __version__, _loader
+    from aclnn_py import __version__
+    from aclnn_py._c import loader as _loader
 
     loaded = _loader.loaded()
     try:
@@ -68,7 +69,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 def backend() -> str:
     """The backend this run uses: "cann" or "emulator" (located, not loaded)."""
-    from aclnn_py import _loader
+    from aclnn_py._c import loader as _loader
 
     loaded = _loader.loaded()
     return (loaded.installation if loaded is not None else _loader.locate()).backend

@@ -377,7 +377,7 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
         floor_info["workspace_bytes"] = record["workspace_bytes"]
         return record
 
-    staging = aclnn_py._staging
+    staging = aclnn_py.engine.numpy_path
     grad, x, y = inputs(n, dtype)
     mse = aclnn_py.mse_loss_backward
     sync = aclnn_py.synchronize
@@ -671,9 +671,9 @@ def run_crossover(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     """numpy -> numpy ``mse_loss_backward(grad, x, y)`` (float32, grad 0-d) for each size of
     CROSSOVER_SIZES with every array staged (packed into page-locked memory, one copy each
     way), every array direct (one synchronous copy each, straight from and to the caller's
-    arrays) and on the unstaged path; the direct-copy size of ``aclnn_py._staging`` is
+    arrays) and on the unstaged path; the direct-copy size of ``aclnn_py.engine.numpy_path`` is
     switched per mode (the first call after a switch lays the signature out again)."""
-    staging = aclnn_py._staging
+    staging = aclnn_py.engine.numpy_path
     saved = staging.DIRECT_BYTES
     try:
         return [_crossover_case(aclnn_py, n, quick) for n in CROSSOVER_SIZES]
@@ -682,7 +682,7 @@ def run_crossover(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
 
 
 def _crossover_case(aclnn_py: Any, n: int, quick: bool) -> dict[str, Any]:
-    staging = aclnn_py._staging
+    staging = aclnn_py.engine.numpy_path
     mse = aclnn_py.mse_loss_backward
     grad, x, y = inputs(n, "float32")
 
@@ -765,7 +765,7 @@ def run_headers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     ``_headers.parse`` (every prototype, the most a ``call()`` reads), after one untimed
     parse, sizes taking turns over the rounds, with garbage collected between calls and not
     during them; the operators found are checked, so a fast wrong answer shows."""
-    headers = aclnn_py._headers
+    headers = aclnn_py.ops.headers
     rounds = 3 if quick else 7
     rows = []
     for kind, (make, operators) in HEADER_KINDS.items():
@@ -900,7 +900,7 @@ import json, sys, time
 started = time.perf_counter()
 import aclnn_py
 imported = time.perf_counter()
-from aclnn_py import _headers
+from aclnn_py.ops import headers as _headers
 if sys.argv[1] == "full":  # the scan before this change: every header cleaned in full
     _headers.quick_operator_names = _headers.operator_names
 before = time.perf_counter()
@@ -1114,7 +1114,7 @@ def chunked_child(reduction: str, calls: int) -> None:
     """Time ``mse_loss_backward(grad, x, y, reduction)`` over three 96 MiB float32 arrays in
     this (fresh) process after one untimed call; print the samples and counters as JSON."""
     import aclnn_py
-    from aclnn_py import _chunked
+    from aclnn_py.engine import chunked as _chunked
 
     n = CHUNKED_INPUT_BYTES // 4
     rng = np.random.default_rng(0)

@@ -17,7 +17,8 @@ import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
-from aclnn_py import _catalog, _headers
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.ops import headers as _headers
 
 
 def main(folders: list[str]) -> int:

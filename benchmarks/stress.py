@@ -38,7 +38,8 @@ from numpy.testing import assert_allclose  # imported before any interrupt can h
 os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
 
 import aclnn_py  # noqa: E402
-from aclnn_py import _lowlevel, _runtime  # noqa: E402
+from aclnn_py._c import lowlevel as _lowlevel  # noqa: E402
+from aclnn_py.runtime import process as _runtime  # noqa: E402
 
 # Must return to their starting values (the emulator's counts; "used_bytes" is
 # memory_info()'s): only the device's default stream is left.

@@ -54,7 +54,7 @@ def live_resources() -> dict[str, int]:
 @pytest.fixture
 def device():
     """Device 0 set in this thread through the low-level layer, as CANN's samples do."""
-    from aclnn_py import _lowlevel as ll
+    from aclnn_py._c import lowlevel as ll
 
     ll.init()
     ll.set_device(0)
@@ -67,7 +67,7 @@ class LowLevelResources:
     layer for one test, all released by :meth:`release`."""
 
     def __init__(self) -> None:
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
 
         self.pointers: list = []
         self.tensors: list = []
@@ -75,7 +75,7 @@ class LowLevelResources:
         self.stream = ll.create_stream()
 
     def release(self) -> None:
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
 
         for scalar in self.scalars:
             ll.destroy_scalar(scalar)
@@ -94,8 +94,8 @@ def no_leaks_per_module():
     runs only at a synchronisation: such a block is not a leak.)"""
     yield
     if aclnn_py.emulator.loaded():
-        from aclnn_py import _runtime
         from aclnn_py.errors import AclError
+        from aclnn_py.runtime import process as _runtime
 
         gc.collect()
         for device in sorted({stream.device for stream in list(_runtime._process.streams)}):
@@ -146,7 +146,7 @@ def fired_faults() -> list[str]:
 def fresh_catalog(monkeypatch):
     """``monkeypatch``, with aclnn_py.call's operator catalog scanned again after the test
     changed the environment (and once more after it is undone)."""
-    from aclnn_py import _catalog
+    from aclnn_py.ops import catalog as _catalog
 
     _catalog.forget()
     yield monkeypatch

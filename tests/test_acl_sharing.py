@@ -19,8 +19,8 @@ import pytest
 from conftest import run_python
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
-from aclnn_py import _runtime
+from aclnn_py._c import lowlevel as ll
+from aclnn_py.runtime import process as _runtime
 
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 
@@ -117,7 +117,7 @@ def test_foreign_user_after_aclnn_py_survives_its_teardown():
 use_aclnn_py()
 foreign = Foreign()
 foreign.start()
-from aclnn_py import _runtime
+from aclnn_py.runtime import process as _runtime
 _runtime.teardown()  # what aclnn_py's exit hook does
 foreign.finish("aclFinalizeReference")
 """)
@@ -146,13 +146,13 @@ def test_without_the_counted_finalize_a_joined_init_is_not_finalised():
     out, err = run_foreign("""
 foreign = Foreign()
 foreign.start()
-from aclnn_py import _lowlevel
+from aclnn_py._c import lowlevel as _lowlevel
 _lowlevel.finalize_reference = lambda: None  # as on a runtime that lacks it
 calls = []
 finalize = _lowlevel.finalize
 _lowlevel.finalize = lambda: (calls.append("aclFinalize"), finalize())
 use_aclnn_py()
-from aclnn_py import _runtime
+from aclnn_py.runtime import process as _runtime
 _runtime.teardown()
 print("aclnn_py finalize calls", calls)
 foreign.finish()
@@ -164,10 +164,10 @@ foreign.finish()
 
 def test_without_the_counted_finalize_an_own_init_is_finalised():
     out, _ = run_foreign("""
-from aclnn_py import _lowlevel
+from aclnn_py._c import lowlevel as _lowlevel
 _lowlevel.finalize_reference = lambda: None
 use_aclnn_py()
-from aclnn_py import _runtime
+from aclnn_py.runtime import process as _runtime
 _runtime.teardown()
 print("after teardown", runtime.aclrtSetDevice(0))
 """)
@@ -180,7 +180,7 @@ print("after teardown", runtime.aclrtSetDevice(0))
 def test_emulator_counts_acl_init_like_cann():
     done = run_python("""
         import ctypes
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         print(ll.init(), ll.init(), ll.init())  # True False False: three references
         ll.set_device(0)
@@ -209,7 +209,7 @@ def test_emulator_counts_acl_init_like_cann():
 
 def test_emulator_releases_a_device_at_its_last_reset():
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         ll.init()
         ll.set_device(0); ll.set_device(0)
@@ -268,7 +268,7 @@ def test_device_switches_do_not_grow_the_set_count():
     done = run_python("""
         import numpy as np
         import aclnn_py
-        from aclnn_py import _runtime
+        from aclnn_py.runtime import process as _runtime
         for _ in range(5):
             for device in (0, 1):
                 with aclnn_py.Stream(device) as stream:

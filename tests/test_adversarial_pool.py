@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
-from aclnn_py import _runtime as rt
+from aclnn_py._c import lowlevel as ll
+from aclnn_py.runtime import process as rt
 
 pytestmark = pytest.mark.emulator_only
 
@@ -130,7 +130,7 @@ def test_an_interrupt_in_move_to_never_leaves_an_array_on_a_stream_with_its_bloc
     released while a kernel reading it was queued, it went to host code at once."""
     import sys
 
-    from aclnn_py import _launch
+    from aclnn_py.engine import launch as _launch
 
     aclnn_py.synchronize()
     grad, x, y = (aclnn_py.to_device(_host(seed)) for seed in (1, 2, 3))

@@ -20,7 +20,8 @@ import pytest
 from conftest import run_python
 
 import aclnn_py
-from aclnn_py import _launch, _lowlevel, _runtime  # noqa: F401 (_lowlevel: the skip condition)
+from aclnn_py.engine import launch as _launch
+from aclnn_py.runtime import process as _runtime  # noqa: F401
 
 PAUSE = 0.5  # how long the launching thread waits at its line for the other thread
 
@@ -249,7 +250,9 @@ def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_
 
 _SWEEP = """
 import dis, gc, os, sys, numpy as np, aclnn_py
-from aclnn_py import _runtime, _launch, _lowlevel
+from aclnn_py.runtime import process as _runtime
+from aclnn_py.engine import launch as _launch
+from aclnn_py._c import lowlevel as _lowlevel
 if os.environ.get("FALLBACK"):
     _lowlevel._repeatable_api_missing = _lowlevel.REPEATABLE_API
 S = _runtime.Stream
@@ -327,7 +330,7 @@ def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early(
     next synchronisation. No error, no deadlock, right results. Passes."""
     done = run_python("""
         import threading, numpy as np, aclnn_py
-        from aclnn_py import _runtime
+        from aclnn_py.runtime import process as _runtime
         stream = aclnn_py.Stream()
         host = np.arange(256, dtype=np.float32)
         x = aclnn_py.to_device(host)

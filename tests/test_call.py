@@ -12,10 +12,11 @@ import pytest
 from conftest import no_device_work
 
 import aclnn_py
-from aclnn_py import _catalog, _headers
-from aclnn_py import _roles as _roles_module
-from aclnn_py._dtypes import bfloat16, soc_supports_bfloat16
-from aclnn_py._specs import SPECS, Reduction
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.ops import headers as _headers
+from aclnn_py.ops import roles as _roles_module
+from aclnn_py.ops.dtypes import bfloat16, soc_supports_bfloat16
+from aclnn_py.ops.specs import SPECS, Reduction
 
 # ---- headers as CANN writes them ------------------------------------------------------------
 
@@ -344,7 +345,7 @@ def test_bad_arguments_are_refused_before_any_device_work(args, kwargs, error, w
 
 
 def test_attribute_conversion_by_c_type():
-    from aclnn_py._generic import convert_attribute
+    from aclnn_py._call import convert_attribute
 
     def parameter(c_type, name="value"):
         return _catalog.Parameter(name, c_type, "attribute", name.endswith("Optional"))
@@ -362,11 +363,11 @@ def test_attribute_conversion_by_c_type():
     with pytest.raises(TypeError, match="must be a str"):
         convert_attribute("op", parameter("const char *"), b"x")
     assert convert_attribute("op", parameter("aclDataType"), np.float16) == \
-        aclnn_py._lowlevel.constant("ACL_FLOAT16")
+        aclnn_py._c.lowlevel.constant("ACL_FLOAT16")
     assert convert_attribute("op", parameter("const aclScalar *"), 2) == \
-        (aclnn_py._lowlevel.constant("ACL_INT64"), np.dtype(np.int64), 2)
+        (aclnn_py._c.lowlevel.constant("ACL_INT64"), np.dtype(np.int64), 2)
     assert convert_attribute("op", parameter("const aclScalar *"), np.float16(0.5))[0] == \
-        aclnn_py._lowlevel.constant("ACL_FLOAT16")
+        aclnn_py._c.lowlevel.constant("ACL_FLOAT16")
     assert convert_attribute("op", parameter("const aclIntArray *"), [1, np.int64(2)]) == (1, 2)
     with pytest.raises(TypeError, match="must hold integers"):
         convert_attribute("op", parameter("const aclIntArray *"), [1.5])

@@ -11,7 +11,9 @@ from conftest import no_device_work
 from test_call import _copy_package, refused_until_trusted
 
 import aclnn_py
-from aclnn_py import _catalog, _headers, _roles
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.ops import headers as _headers
+from aclnn_py.ops import roles as _roles
 
 PROTOTYPE = ("aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *self, aclTensor *out, "
              "uint64_t *workspaceSize, aclOpExecutor **executor);\n")
@@ -154,7 +156,7 @@ def test_negative_zero_attributes_never_reuse_the_executor_of_zero(device):
 
 
 def test_negative_zero_in_float_arrays_is_a_signature_of_its_own():
-    from aclnn_py._generic import convert_attribute
+    from aclnn_py._call import convert_attribute
 
     weights = aclnn_py.signature("aclnnWeightedSumCustom").parameters[1]
     zero = convert_attribute("op", weights, [0.0, 1.0])
@@ -164,7 +166,7 @@ def test_negative_zero_in_float_arrays_is_a_signature_of_its_own():
 
 
 def test_the_value_of_a_negative_zero_is_still_negative_zero():
-    from aclnn_py._specs import NEGATIVE_ZERO, c_float
+    from aclnn_py.ops.specs import NEGATIVE_ZERO, c_float
 
     assert c_float(-0.0) is NEGATIVE_ZERO and c_float(0.0) == 0.0 and c_float(0.0) != NEGATIVE_ZERO
     assert float(NEGATIVE_ZERO) == 0.0 and np.signbit(float(NEGATIVE_ZERO))
@@ -193,7 +195,7 @@ def test_forget_drops_the_per_call_shortcuts_with_the_catalog(tmp_path, fresh_ca
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
     _catalog.forget()
     np.testing.assert_array_equal(aclnn_py.call("aclnnAddCustom", x, x), 2 * x)
-    from aclnn_py import _generic
+    from aclnn_py import _call as _generic
 
     spec = next(iter(_generic._fast.values()))[0]
     assert spec.library == str(package / "op_api" / "lib" / "libcust_opapi.so")
@@ -228,7 +230,7 @@ def test_a_ragged_member_of_a_tensor_list_is_refused_naming_its_place():
 
 
 def test_a_complex_scalar_with_a_negative_zero_part_is_a_signature_of_its_own():
-    from aclnn_py._generic import convert_attribute
+    from aclnn_py._call import convert_attribute
 
     alpha = aclnn_py.signature("aclnnAdd").parameters[2]
     keys = [convert_attribute("op", alpha, np.complex64(value))

@@ -15,7 +15,8 @@ import pytest
 from test_call import _copy_package, refused_until_trusted
 
 import aclnn_py
-from aclnn_py import _catalog, _loader
+from aclnn_py._c import loader as _loader
+from aclnn_py.ops import catalog as _catalog
 
 pytestmark = pytest.mark.emulator_only
 

@@ -14,10 +14,11 @@ import pytest
 from conftest import LowLevelResources, no_device_work, status_of
 
 import aclnn_py
-from aclnn_py import _catalog, _runtime
-from aclnn_py import _lowlevel as ll
-from aclnn_py._generic import convert_attribute
+from aclnn_py._c import lowlevel as ll
+from aclnn_py._call import convert_attribute
 from aclnn_py.errors import AclError
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.runtime import process as _runtime
 
 OP = "aclnnWeightedSumCustom"
 PARAM_NULLPTR = 161001
@@ -178,7 +179,7 @@ def test_output_lists_need_out_as_a_sequence_of_arrays():
 def test_out_of_a_lone_output_list_is_that_lists_arrays():
     from pathlib import Path
 
-    from aclnn_py import _generic
+    from aclnn_py import _call as _generic
 
     def signature(*outputs):
         parameters = (_catalog.Parameter("x", "const aclTensor *", "input", False),

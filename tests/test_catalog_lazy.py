@@ -14,8 +14,9 @@ from conftest import no_device_work
 from test_call import BUILTIN_STYLE, CUSTOM_STYLE, OLDER_STYLE, _copy_package
 
 import aclnn_py
-from aclnn_py import _catalog, _headers
-from aclnn_py import _lowlevel as ll
+from aclnn_py._c import lowlevel as ll
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.ops import headers as _headers
 
 NOWHERE = ("ACLNN_API aclnnStatus aclnnNowhereGetWorkspaceSize(const aclTensor *self,\n"
            "    aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor);\n"
@@ -94,7 +95,7 @@ def test_a_custom_header_without_its_library(tmp_path, fresh_catalog):
 
 @pytest.mark.emulator_only
 def test_a_custom_library_is_loaded_by_the_first_call_only(tmp_path, fresh_catalog):
-    from aclnn_py import _loader
+    from aclnn_py._c import loader as _loader
 
     package = _copy_package(tmp_path)
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))

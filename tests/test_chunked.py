@@ -1,4 +1,4 @@
-"""Numpy calls larger than the device stream through in chunks (``aclnn_py/_chunked.py``):
+"""Numpy calls larger than the device stream through in chunks (``aclnn_py/engine/chunked.py``):
 results match the unchunked call (bit for bit for "none"), the host-to-device bytes are
 the minimum and a chunked call waits once per chunk. The variables are read at start,
 so the chunked calls run in subprocesses."""
@@ -16,7 +16,7 @@ from test_operator_table import CASE_IDS, CASES, _call
 from tolerances import DTYPES, tolerance
 
 import aclnn_py
-from aclnn_py._specs import SPECS
+from aclnn_py.ops.specs import SPECS
 
 # Shapes by pattern (the broadcast shape's leading axis is the chunked one).
 CHUNK_PATTERNS = {
@@ -48,9 +48,9 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {tests!r})
 import aclnn_py
-from aclnn_py import _chunked
-from aclnn_py._arrays import host_layout
-from aclnn_py._specs import SPECS
+from aclnn_py.engine import chunked as _chunked
+from aclnn_py.runtime.arrays import host_layout
+from aclnn_py.ops.specs import SPECS
 from test_chunked import PATTERN_NAMES, _inputs
 from test_operator_table import CASES, _call
 from tolerances import DTYPES
@@ -126,7 +126,7 @@ _LARGE = """
 import json
 import numpy as np
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 n = 96 * 1024 * 1024 // 4
 rng = np.random.default_rng(0)
 grad, x, y = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
@@ -204,7 +204,7 @@ _SMALL_DEVICE = """
 import json
 import numpy as np
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 found = {}
 for mib in (3, 5, 6, 7, 12):  # an add's device bytes: two inputs and the result
     n = mib * 1024 * 1024 // 12
@@ -236,7 +236,7 @@ _LESS_FREE = """
 import json
 import numpy as np
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 rng = np.random.default_rng(5)
 x, y = rng.standard_normal((2, 2048, 256), dtype=np.float32)  # 2 MiB each: 6 MiB a call
 found = {}
@@ -264,7 +264,7 @@ _RANGES = """
 import json
 import numpy as np
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 rng = np.random.default_rng(8)
 x, y = rng.standard_normal((2, 4096, 256), dtype=np.float32)  # 12 MiB a call, 6 per device
 _chunked.last_count = 0
@@ -283,7 +283,7 @@ def test_each_device_range_chunks_when_it_does_not_fit_its_device():
 
 
 def test_repeated_small_calls_do_not_read_the_free_memory(monkeypatch):
-    from aclnn_py import _lowlevel
+    from aclnn_py._c import lowlevel as _lowlevel
 
     x = np.ones((4, 4), np.float32)
     aclnn_py.mse_loss_backward(x, x, x, "none")  # the first call on a device may read it

@@ -1,4 +1,4 @@
-"""One numpy call across several devices (``devices=``, ``aclnn_py/_devices.py``): every
+"""One numpy call across several devices (``devices=``, ``aclnn_py/engine/devices.py``): every
 operator and reduction against the one-device call, the cut along the leading axis, the
 visible ids, chunking within each device, the errors, and the work each device did
 (``aclnn_py.emulator.device_stats``). The emulator reads its device count at aclInit, so
@@ -16,7 +16,7 @@ import pytest
 from conftest import run_python
 
 import aclnn_py
-from aclnn_py import _devices
+from aclnn_py.engine import devices as _devices
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -41,7 +41,7 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {tests!r})
 import aclnn_py
-from aclnn_py._specs import SPECS
+from aclnn_py.ops.specs import SPECS
 from test_devices import SHAPES
 from test_operator_table import CASES, _call
 from tolerances import DTYPES, tolerance
@@ -121,7 +121,7 @@ def test_each_device_streams_its_part_in_chunks():
 import json
 import numpy as np
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 rng = np.random.default_rng(3)
 grad, x, y = (rng.standard_normal((64, 40), dtype=np.float32) for _ in range(3))
 found = {}

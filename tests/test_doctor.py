@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import CANN_VARIABLES, run_python
 
-from aclnn_py import LibraryNotFoundError, _loader
+from aclnn_py import LibraryNotFoundError
+from aclnn_py._c import loader as _loader
 
 PACKAGE = Path(_loader.__file__).resolve().parent
 
@@ -214,8 +215,8 @@ def test_no_warning_when_the_emulator_is_asked_for(auto_backend, monkeypatch):
 
 USERS_PROCESS = """
     import numpy as np
-    import aclnn_py, aclnn_py._loader
-    aclnn_py._loader.ASCEND_BASE = aclnn_py._loader.Path(__import__("os").environ["HOME"])
+    import aclnn_py, aclnn_py._c.loader
+    aclnn_py._c.loader.ASCEND_BASE = aclnn_py._c.loader.Path(__import__("os").environ["HOME"])
     x = np.ones(3, np.float32)
     aclnn_py.add(x, x)
     aclnn_py.mse_loss(x, x)

@@ -10,7 +10,7 @@ import pytest
 from conftest import LowLevelResources, run_python, status_of
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
+from aclnn_py._c import lowlevel as ll
 from aclnn_py.errors import AclError
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
@@ -245,7 +245,7 @@ def test_l1_loss_refusals(s):
 def test_l1_loss_refuses_bfloat16_on_a_soc_without_it():
     done = run_python("""
         import numpy as np
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         bf16, f32 = ll.constant("ACL_BF16"), ll.constant("ACL_FLOAT")
@@ -541,7 +541,7 @@ def test_a_repeatable_add_executor_rebinds_other(s):
 def test_reductions_do_not_depend_on_the_thread_count():
     script = """
         import numpy as np
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         ll.init(); ll.set_device(0)
         x = np.random.default_rng(0).standard_normal(1_500_001).astype(np.float32)
         y = np.random.default_rng(1).standard_normal(1_500_001).astype(np.float32)

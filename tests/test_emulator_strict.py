@@ -12,7 +12,7 @@ import pytest
 from conftest import LowLevelResources, fired_faults, run_python, status_of
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
+from aclnn_py._c import lowlevel as ll
 from aclnn_py.errors import AclError
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
@@ -95,7 +95,7 @@ def aligned_host(values: np.ndarray) -> np.ndarray:
 
 def test_calls_before_acl_init_fail_with_uninitialize():
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         for call, args in ((ll.set_device, (0,)), (ll.malloc, (64,)), (ll.create_stream, ()),
                            (ll.get_device_count, ())):
@@ -166,7 +166,7 @@ def test_bad_and_double_frees_fail(device):
 def test_device_memory_capacity_is_enforced_like_cann_oom():
     done = run_python("""
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         ll.init(); ll.set_device(0)
         print(ll.get_mem_info(ll.constant("ACL_HBM_MEM")))
         keep = ll.malloc(600_000)
@@ -188,7 +188,7 @@ def test_device_memory_capacity_is_enforced_like_cann_oom():
 
 def test_device_count_is_configurable():
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         ll.init()
         print(ll.get_device_count())
@@ -542,7 +542,7 @@ def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
                                        ("Ascend310B1", False), ("Ascend910A", False)])
 def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         print(ll.get_soc_name())
@@ -565,7 +565,7 @@ def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
 @pytest.mark.parametrize("soc", ["Ascend999", "ascend910b3", "Ascend910B9"])
 def test_an_unknown_emulated_soc_is_refused_with_the_known_names(soc):
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         try:
             ll.init()
@@ -585,7 +585,7 @@ def test_an_unknown_emulated_soc_is_refused_with_the_known_names(soc):
                                        ("Ascend310P3", False), ("Ascend910ProB", False),
                                        (None, False), ("", False)])
 def test_the_binding_reads_bfloat16_support_from_the_soc_name_like_the_emulator(soc, bf16):
-    from aclnn_py._dtypes import soc_supports_bfloat16
+    from aclnn_py.ops.dtypes import soc_supports_bfloat16
 
     assert soc_supports_bfloat16(soc) is bf16
 
@@ -688,7 +688,7 @@ def test_a_launch_whose_input_was_freed_and_its_address_reused_fails_at_sync():
     done = run_python("""
         import numpy as np
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         stream = ll.create_stream()
@@ -788,7 +788,7 @@ def test_freed_device_addresses_are_not_handed_out_again_at_once(device):
 def test_freed_device_memory_is_poisoned():
     done = run_python("""
         import numpy as np
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         ll.init(); ll.set_device(0)
         pointer = ll.malloc(64)
         data = np.arange(16, dtype=np.float32)
@@ -805,7 +805,7 @@ def test_freed_device_memory_is_poisoned():
 def test_quarantined_memory_counts_neither_as_used_nor_against_the_capacity():
     done = run_python("""
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         ll.init(); ll.set_device(0)
         hbm = ll.constant("ACL_HBM_MEM")
         addresses = set()
@@ -830,7 +830,7 @@ def test_an_allocation_the_host_cannot_map_releases_the_quarantine_first():
     done = run_python("""
         import resource
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         ll.init(); ll.set_device(0)
         ll.free(ll.malloc(64))
         with open("/proc/self/status") as status:
@@ -904,7 +904,7 @@ def test_every_fault_api_fails_with_its_injected_status():
     # Arguments do not matter: an armed fault fails the call before it looks at them.
     done = run_python("""
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         def lookup(name):
             for library in (ll.RT, ll.META, ll.OPS):
                 try:

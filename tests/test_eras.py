@@ -319,7 +319,7 @@ def test_with_set_env_sourced_the_dependencies_are_those_of_ld_library_path(tmp_
 
 ASYNC_COPIES = """
     import json
-    from aclnn_py import _lowlevel as ll
+    from aclnn_py._c import lowlevel as ll
     from aclnn_py.errors import AclError
 
     ll.init()

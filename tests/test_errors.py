@@ -9,7 +9,7 @@ import pytest
 from conftest import fired_faults
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
+from aclnn_py._c import lowlevel as ll
 from aclnn_py.errors import AclError, OutOfMemoryError, status_name
 
 
@@ -73,7 +73,7 @@ def test_library_not_found_is_an_oserror_listing_paths():
     assert "/p/one" in str(error) and "/p/two" in str(error)
 
 
-def test_check_raises_with_canns_message_and_clears_it():
+def test_check_raises_with_canns_message_and_clears_it(device):
     with pytest.raises(AclError) as info:
         ll.malloc(0)
     assert info.value.status == 100000

@@ -20,8 +20,13 @@ import pytest
 from conftest import fired_faults, run_python
 
 import aclnn_py
-from aclnn_py import AclError, _dispatch, _launch, _launch_cache, _lowlevel, _runtime
-from aclnn_py._specs import SPECS, OperatorSpec
+from aclnn_py import AclError
+from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py.engine import dispatch as _dispatch
+from aclnn_py.engine import launch as _launch
+from aclnn_py.engine import launch_cache as _launch_cache
+from aclnn_py.ops.specs import SPECS, OperatorSpec
+from aclnn_py.runtime import process as _runtime
 
 # Refusals come from the emulator (its executor cache, injected faults): not portable.
 pytestmark = pytest.mark.emulator_only
@@ -121,7 +126,7 @@ def test_a_workspace_the_pool_cannot_give_at_once_is_allocated_outside_the_lock(
     """Phase 1 runs under the stream's hold lock, where the pool must not wait for the
     device: a workspace it cannot hand out at once is allocated outside and the launch
     retried (the first executor is discarded)."""
-    from aclnn_py import _memory
+    from aclnn_py.runtime import memory as _memory
 
     spec = SPECS["mse_loss_backward"]
     expected = references(spec)
@@ -296,8 +301,9 @@ _COMMON = """
     import gc, json
     import numpy as np
     import aclnn_py
-    from aclnn_py import _dispatch, _lowlevel
-    from aclnn_py._specs import SPECS
+    from aclnn_py.engine import dispatch as _dispatch
+    from aclnn_py._c import lowlevel as _lowlevel
+    from aclnn_py.ops.specs import SPECS
     emulator = aclnn_py.emulator
     NEVER, SEEDS, ATTRIBUTES = {never}, {seeds}, {attributes}
 
@@ -452,7 +458,8 @@ def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
     then gives it up (counted), and never calls through NULL."""
     done = run_python("""
     import aclnn_py, numpy as np
-    from aclnn_py import _lowlevel, _runtime
+    from aclnn_py._c import lowlevel as _lowlevel
+    from aclnn_py.runtime import process as _runtime
     optional = _lowlevel._optional
     _lowlevel._optional = lambda library, name: (
         _lowlevel.NULL if name == "aclDestroyAclOpExecutor" else optional(library, name))
@@ -475,7 +482,9 @@ def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
 def test_the_emulated_op_cache_refuses_cached_executors_and_stays_strict():
     done = run_python("""
     import numpy as np, aclnn_py
-    from aclnn_py import AclError, _lowlevel as ll, _runtime as rt
+    from aclnn_py import AclError
+    from aclnn_py._c import lowlevel as ll
+    from aclnn_py.runtime import process as rt
     stream = rt.default_stream()
     x = aclnn_py.to_device(np.ones((2, 3), np.float32))
     y = aclnn_py.to_device(np.zeros((2, 3), np.float32))

@@ -14,7 +14,7 @@ import pytest
 from test_call import _copy_package
 
 import aclnn_py
-from aclnn_py import _headers
+from aclnn_py.ops import headers as _headers
 
 FOO = ("aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *self, aclTensor *out,\n"
        "    uint64_t *workspaceSize, aclOpExecutor **executor);\n"

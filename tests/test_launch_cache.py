@@ -11,7 +11,10 @@ import pytest
 from conftest import fired_faults, run_python
 
 import aclnn_py
-from aclnn_py import AclError, _launch_cache, _lowlevel, _runtime
+from aclnn_py import AclError
+from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py.engine import launch_cache as _launch_cache
+from aclnn_py.runtime import process as _runtime
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
 pytestmark = pytest.mark.emulator_only
@@ -520,7 +523,8 @@ def test_forward_repeats_keep_one_executor(baseline, reduction):
 def test_a_small_capacity_keeps_the_most_recent_signatures():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _launch_cache, _runtime
+        from aclnn_py.engine import launch_cache as _launch_cache
+        from aclnn_py.runtime import process as _runtime
         ones = [aclnn_py.to_device(np.ones(n, np.float32)) for n in (2, 3, 4)]
         for array in ones:
             assert float(aclnn_py.mse_loss(array, 0.5, "sum").numpy()) == 0.25 * array.size
@@ -541,7 +545,8 @@ def test_a_small_capacity_keeps_the_most_recent_signatures():
 def test_a_capacity_of_zero_caches_nothing():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _launch_cache, _runtime
+        from aclnn_py.engine import launch_cache as _launch_cache
+        from aclnn_py.runtime import process as _runtime
         x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
         ones = aclnn_py.to_device(np.ones(4, np.float32))
         for _ in range(3):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.emulator_only
 SETUP = """
     import json, time
     import numpy as np
-    from aclnn_py import _lowlevel as ll
+    from aclnn_py._c import lowlevel as ll
     ll.init()
     ll.set_device(0)
     def elapsed(work):
@@ -40,7 +40,7 @@ def run(code: str, link: str | None) -> dict:
                                    "10:inf", " 10:25", "1.2.3:25"])
 def test_a_malformed_value_fails_acl_init_with_a_message(value):
     done = run_python("""
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         try:
             ll.init()
@@ -129,7 +129,7 @@ def test_queued_copies_share_the_copy_engine_and_synchronisation_waits_for_them(
 def test_a_staged_numpy_call_pays_two_copies_an_unstaged_one_four():
     result = run("""
         import aclnn_py
-        from aclnn_py import _staging
+        from aclnn_py.engine import numpy_path as _staging
         x = np.ones(4, np.float32)
         aclnn_py.mse_loss_backward(x, x, 0.0, "none")  # warm: pools, executors
         out = {}

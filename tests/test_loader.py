@@ -125,7 +125,7 @@ def test_the_override_beats_ascend_home_path_and_a_partial_override_is_an_error(
 FIRST_CALL = """
     import json, numpy as np, warnings
     warnings.simplefilter("error")  # a fallback warning would fail the run
-    import aclnn_py, aclnn_py._loader as loader
+    import aclnn_py, aclnn_py._c.loader as loader
     assert loader.loaded() is None  # the import succeeded and loaded nothing
     x = np.ones(3, np.float32)
     errors = []
@@ -273,7 +273,7 @@ def test_unknown_backend_is_a_clear_value_error(tmp_path):
 
 def test_import_loads_nothing_and_never_fails_without_cann(tmp_path):
     done = run_python("""
-        import aclnn_py, aclnn_py._loader as loader
+        import aclnn_py, aclnn_py._c.loader as loader
         print(loader.loaded() is None)
     """, {"ACLNN_PY_BACKEND": "cann"}, home=str(tmp_path))
     assert done.returncode == 0, done.stderr

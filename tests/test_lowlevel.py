@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aclnn_py import UnavailableError, _runtime
-from aclnn_py import _lowlevel as ll
+from aclnn_py import UnavailableError
+from aclnn_py._c import lowlevel as ll
+from aclnn_py.runtime import process as _runtime
 
 FLOAT = ll.constant("ACL_FLOAT")
 

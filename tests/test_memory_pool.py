@@ -72,7 +72,7 @@ def test_pool_can_be_turned_off():
 
 
 def test_device_buffers_are_64_byte_aligned_as_async_copies_before_cann_8_5_require():
-    from aclnn_py import _lowlevel as ll
+    from aclnn_py._c import lowlevel as ll
 
     arrays = [aclnn_py.to_device(np.ones(n, np.float32)) for n in (1, 3, 17, 1000, 4097)]
     arrays += [aclnn_py.empty((5, 7), np.float16), aclnn_py.empty((3,), np.float32)]

@@ -135,7 +135,7 @@ def test_broadcast_rule_agrees_with_numpy():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from aclnn_py._dispatch import _broadcast_shapes
+    from aclnn_py.engine.dispatch import _broadcast_shapes
 
     shapes = st.lists(st.lists(st.integers(0, 3), max_size=5).map(tuple), min_size=1, max_size=3)
 

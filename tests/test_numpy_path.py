@@ -19,9 +19,10 @@ from conftest import LEAK_KEYS, fired_faults, live_resources
 from tolerances import GOLDEN, assert_close
 
 import aclnn_py
-from aclnn_py import _lowlevel, _staging
-from aclnn_py._specs import REDUCTION, SPECS
+from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py.engine import numpy_path as _staging
 from aclnn_py.errors import AclError, OutOfMemoryError
+from aclnn_py.ops.specs import REDUCTION, SPECS
 
 SPEC_IDS = list(SPECS)
 NEVER = 1_000_000
@@ -76,7 +77,7 @@ CASE_IDS = [f"{name}-{reduction}" for name, reduction in CASES]
 
 @pytest.mark.emulator_only
 def test_the_emulator_counts_copies_and_synchronisations(device):
-    from aclnn_py import _lowlevel as ll
+    from aclnn_py._c import lowlevel as ll
 
     aclnn_py.emulator.reset_counters()
     assert (_counters()["memcpy_calls"], _counters()["sync_calls"]) == (0, 0)
@@ -386,7 +387,7 @@ def _address(array: np.ndarray) -> int:
 
 
 def test_large_results_reuse_the_memory_of_dropped_ones_and_views_keep_theirs(monkeypatch):
-    from aclnn_py import _memory
+    from aclnn_py.runtime import memory as _memory
 
     aclnn_py.empty_cache()
     x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB
@@ -437,7 +438,7 @@ def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypa
     """Each function of the cache interrupted as it starts, one call at a time, through a
     take, two give-backs (the second dropping the oldest block beyond the limit) and an
     emptying: later calls of that size still work, reuse blocks and give right results."""
-    from aclnn_py import _memory
+    from aclnn_py.runtime import memory as _memory
 
     x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB results
     monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes // 2)  # one block fits

@@ -14,7 +14,7 @@ from conftest import fired_faults, no_device_work
 from tolerances import BFLOAT16, DTYPES, GOLDEN, REDUCTIONS, assert_close
 
 import aclnn_py
-from aclnn_py._specs import SPECS
+from aclnn_py.ops.specs import SPECS
 
 
 @dataclass(frozen=True)

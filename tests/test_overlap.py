@@ -86,7 +86,7 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {tests!r})
 import aclnn_py
-from aclnn_py import _chunked
+from aclnn_py.engine import chunked as _chunked
 from test_overlap import CASES, overlap_case
 
 results, chunks = {{}}, {{}}

@@ -72,7 +72,7 @@ def test_the_sdist_holds_what_a_build_needs(sdist):
             "tests/c_client/linked_sample.c", "tests/c_client/mse_loss_backward_sample.c",
             "aclnn_py/doctor.py", "aclnn_py/testing.py"} <= names
     assert not any(name.startswith(("aclnn_py/_emulator", "aclnn_py/_native"))
-                   or name == "aclnn_py/_ffi.py" for name in names)
+                   or name == "aclnn_py/_c/_ffi.py" for name in names)
 
 
 def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
@@ -86,7 +86,7 @@ def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     for layout in ("8.0.RC2", "8.3", "8.5"):
         assert any(n.startswith(f"aclnn_py/_emulator/{layout}/lib64/") for n in names)
-    assert {"aclnn_py/_native/libaclnn_py_host.so", "aclnn_py/_ffi.py"} <= names
+    assert {"aclnn_py/_native/libaclnn_py_host.so", "aclnn_py/_c/_ffi.py"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert b"License-Expression: Apache-2.0" in metadata
     assert b"Classifier: Operating System :: POSIX :: Linux" in metadata

@@ -9,7 +9,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import aclnn_py
-from aclnn_py import _loader
+from aclnn_py._c import loader as _loader
 
 SUITE = '''
 import os

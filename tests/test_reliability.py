@@ -15,7 +15,8 @@ import pytest
 from conftest import live_resources, run_python
 
 import aclnn_py
-from aclnn_py import AclError, _runtime
+from aclnn_py import AclError
+from aclnn_py.runtime import process as _runtime
 
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from aclnn_py import _catalog, _headers, _roles
+from aclnn_py.ops import catalog as _catalog
+from aclnn_py.ops import headers as _headers
+from aclnn_py.ops import roles as _roles
 
 TABLE = _roles.table()["operators"]
 NAMES = sorted(TABLE)

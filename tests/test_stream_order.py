@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import _lowlevel as ll
-from aclnn_py import _runtime as rt
+from aclnn_py._c import lowlevel as ll
+from aclnn_py.runtime import process as rt
 
 pytestmark = pytest.mark.emulator_only
 

@@ -109,7 +109,7 @@ def test_numpy_inputs_give_ndarray(revealed: dict[str, str], tag: str) -> None:
 
 @pytest.mark.parametrize("tag", [f"D{i}" for i in range(1, 12)])
 def test_device_array_inputs_give_device_array(revealed: dict[str, str], tag: str) -> None:
-    assert _type(revealed[tag]) == "aclnn_py._arrays.DeviceArray"
+    assert _type(revealed[tag]) == "aclnn_py.runtime.arrays.DeviceArray"
 
 
 def test_info_dicts_are_typed(revealed: dict[str, str]) -> None:

@@ -99,7 +99,7 @@ def test_unset_means_every_device():
 def test_acl_init_succeeds_and_a_failed_start_gives_it_back():
     done = run_python("""
         import aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         try:
             aclnn_py.runtime_info()
         except aclnn_py.AclError as error:
@@ -126,7 +126,7 @@ def test_acl_init_succeeds_and_a_failed_start_gives_it_back():
 def test_work_runs_on_the_visible_devices_and_others_are_refused():
     done = run_python("""
         import numpy as np, aclnn_py
-        from aclnn_py import _lowlevel as ll
+        from aclnn_py._c import lowlevel as ll
         x = np.arange(6, dtype=np.float32)
         on_1 = aclnn_py.to_device(x, device=1)
         grad = aclnn_py.mse_loss_backward(1.0, on_1, 1.0, "sum")
@@ -151,7 +151,7 @@ def test_work_runs_on_the_visible_devices_and_others_are_refused():
 
 
 MAPPINGS = """
-from aclnn_py import _lowlevel as ll
+from aclnn_py._c import lowlevel as ll
 ll.init()
 RT, ffi = ll.RT, ll.ffi
 out = ffi.new("int32_t *")

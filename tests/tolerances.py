@@ -1,5 +1,5 @@
 """The golden semantics and the per-dtype tolerances of the numerical tests: those of
-:mod:`aclnn_py._reference` (stated once there, shared with the conformance report), and
+:mod:`aclnn_py.ops.reference` (stated once there, shared with the conformance report), and
 :func:`assert_close`, which judges a result by them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from aclnn_py._reference import (  # noqa: F401 - re-exported for the tests
+from aclnn_py.ops.reference import (  # noqa: F401 - re-exported for the tests
     BFLOAT16,
     DTYPES,
     FLOAT16,

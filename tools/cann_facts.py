@@ -47,11 +47,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load_package() -> tuple[ModuleType, ModuleType]:
-    """The package's header reader and role rules: the installed ``aclnn_py._headers`` and
-    ``aclnn_py._roles``, or (in an unbuilt source tree, whose package cannot be imported)
+    """The package's header reader and role rules: the installed ``aclnn_py.ops.headers`` and
+    ``aclnn_py.ops.roles``, or (in an unbuilt source tree, whose package cannot be imported)
     their files, which need only the stdlib, loaded without the package's ``__init__``."""
     try:
-        from aclnn_py import _headers, _roles
+        from aclnn_py.ops import headers as _headers
+        from aclnn_py.ops import roles as _roles
     except ImportError:
         package = ModuleType("_cann_facts_aclnn_py")
         package.__path__ = [str(ROOT / "aclnn_py")]
@@ -114,7 +115,7 @@ _output_by_name = _roles.named_output
 
 def rule_roles(parameters: Iterable[CParameter]) -> tuple[list[str], list[str]]:
     """The (outputs, inout) parameter names of a phase-1 prototype by CANN's conventions
-    alone (``aclnn_py._roles.rule_roles``, the one statement of them), for operators no doc
+    alone (``aclnn_py.ops.roles.rule_roles``, the one statement of them), for operators no doc
     describes."""
     found = _roles.rule_roles(tuple(parameters))
     return list(found.outputs), list(found.inout)

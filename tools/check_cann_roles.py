@@ -43,7 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import aclnn_py
-    from aclnn_py import _catalog, _headers, _roles
+    from aclnn_py.ops import catalog as _catalog
+    from aclnn_py.ops import headers as _headers
+    from aclnn_py.ops import roles as _roles
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "aclnnop"

@@ -15,7 +15,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from aclnn_py import _headers
+from aclnn_py.ops import headers as _headers
 
 
 def headers(folders: list[Path]) -> list[Path]:

@@ -36,11 +36,13 @@ from typing import Any, NoReturn, Union
 
 import numpy as np
 
-from . import _lowlevel as ll
-from ._arrays import DeviceArray
-from ._memory import DeviceBuffer
-from ._memory import pool as memory_pool
-from ._runtime import (
+from .._c import lowlevel as ll
+from ..errors import AclError
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray
+from ..runtime.memory import DeviceBuffer
+from ..runtime.memory import pool as memory_pool
+from ..runtime.process import (
     AclBoolArray,
     AclFloatArray,
     AclIntArray,
@@ -51,8 +53,6 @@ from ._runtime import (
     Executor,
     Stream,
 )
-from ._specs import OperatorSpec
-from .errors import AclError
 
 logger = logging.getLogger("aclnn_py")
 

@@ -8,7 +8,7 @@ first ``length % n`` devices taking one row more. A leading axis shorter than th
 device list uses that many devices; a 0-d or empty result uses the first device.
 
 Each range runs in a host thread of its own on its device, as a one-device numpy call
-runs (``_staging.Layout``: one staged round trip, or chunks when it does not fit the
+runs (``numpy_path.Layout``: one staged round trip, or chunks when it does not fit the
 device), on that device's current stream in the calling thread: the stream of the
 caller's innermost ``with stream:`` when it is on that device, else the device's
 default stream. The C calls release the GIL (cffi does, for every call), so the
@@ -39,12 +39,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _chunked, _staging
-from ._arrays import DeviceArray
-from ._memory import result_array
-from ._runtime import Stream, activate, default_stream, device_count, innermost_stream
-from ._runtime import visible_devices as visible_value
-from ._specs import OperatorSpec
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray
+from ..runtime.memory import result_array
+from ..runtime.process import Stream, activate, default_stream, device_count, innermost_stream
+from ..runtime.process import visible_devices as visible_value
+from . import chunked as _chunked
+from . import numpy_path
 
 logger = logging.getLogger("aclnn_py")
 
@@ -108,7 +109,7 @@ def _streams(ids: list[int]) -> list[Stream | None]:
 def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
          stream: Stream | None, devices: Any) -> np.ndarray:
     """``spec`` over numpy ``inputs``, cut across ``devices`` (see the module's notes)."""
-    from ._dispatch import _check_out, _unstaged, _validated
+    from .dispatch import _check_out, _unstaged, _validated
 
     ids = device_list(devices)
     _check_arguments(spec, inputs, out, stream)
@@ -123,8 +124,8 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
 
     if parts == 1:
         def whole(stream: Stream) -> None:
-            if _staging.enabled:
-                _staging.call(spec, c_attributes, inputs, attributes, arrays, out, host, stream)
+            if numpy_path.enabled:
+                numpy_path.call(spec, c_attributes, inputs, attributes, arrays, out, host, stream)
             else:
                 _unstaged(spec, c_attributes, arrays, host, stream)
 
@@ -147,7 +148,7 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
         def work(stream: Stream) -> None:
             rows = split.rows(start, stop)
             target = partials[index] if split.reducing else split.target[start:stop]
-            layout = _staging.Layout(spec, split.attributes, rows, target, stream.device)
+            layout = numpy_path.Layout(spec, split.attributes, rows, target, stream.device)
             layout.run(rows, target, stream)
             if not split.reducing:
                 split.scale_rows(target)

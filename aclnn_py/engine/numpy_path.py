@@ -47,14 +47,21 @@ from typing import Any
 
 import numpy as np
 
-from . import _chunked, _launch_cache
-from . import _lowlevel as ll
-from ._arrays import DeviceArray, contiguous_strides, host_layout, layout_id
-from ._dtypes import acl_dtype, all_dtypes
-from ._memory import RESULT_MIN_BYTES, result_array, staged_buffer, staging_pools, take_staging
-from ._runtime import Stream, activate, current_stream
-from ._specs import OperatorSpec
-from .errors import OutOfMemoryError
+from .._c import lowlevel as ll
+from ..errors import OutOfMemoryError
+from ..ops.dtypes import acl_dtype, all_dtypes
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray, contiguous_strides, host_layout, layout_id
+from ..runtime.memory import (
+    RESULT_MIN_BYTES,
+    result_array,
+    staged_buffer,
+    staging_pools,
+    take_staging,
+)
+from ..runtime.process import Stream, activate, current_stream
+from . import chunked as _chunked
+from . import launch_cache
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
@@ -228,11 +235,11 @@ class Layout:
         result = views[-1].buffer.pointer
         after = (ll.memcpy_async, (host_result, nbytes, result, nbytes, _D2H, handle)) \
             if kind == STAGED else None
-        cached = _launch_cache.lookup(stream, self.key)
+        cached = launch_cache.lookup(stream, self.key)
         if cached is not None:
             cached.launch_staged(stream, views, staging, before, after)
         else:
-            _launch_cache.launch(self.spec, self.c_attributes, views[:-1], views[-1], None,
+            launch_cache.launch(self.spec, self.c_attributes, views[:-1], views[-1], None,
                                  stream, (staging, before, after))
         stream.synchronize()
         if kind == STAGED:

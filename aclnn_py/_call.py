@@ -1,6 +1,6 @@
 """``aclnn_py.call``: any operator, through its header (``_catalog``).
 
-The call is made into an :class:`~aclnn_py._specs.OperatorSpec` (one per operator
+The call is made into an :class:`~aclnn_py.ops.specs.OperatorSpec` (one per operator
 and pattern of arguments left out), so it runs through the curated operators' launch
 path, launch cache, staging and fallbacks. Arguments are converted by their C type;
 the operator itself checks what it supports and refuses with CANN's status and
@@ -19,12 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _catalog, _headers, _launch_cache, _staging
-from ._arrays import DeviceArray, empty, to_device
-from ._dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
-from ._dtypes import acl_dtype, all_dtypes
-from ._runtime import Stream
-from ._specs import Attribute, OperatorSpec, c_complex, c_float
+from .engine import launch_cache, numpy_path
+from .engine.dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
+from .ops import catalog
+from .ops import headers as _headers
+from .ops.dtypes import acl_dtype, all_dtypes
+from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
+from .runtime.arrays import DeviceArray, empty, to_device
+from .runtime.process import Stream
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -61,7 +63,7 @@ def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) -> Any:
+def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
     c_type, name = _headers.bare(parameter.c_type), parameter.name
     where = f"{operator}: {name} ({c_type})"
@@ -142,7 +144,7 @@ def convert_attribute(operator: str, parameter: _catalog.Parameter, value: Any) 
     raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
 
 
-def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Parameter],
+def _outputs(signature: catalog.Signature, out: Any) -> tuple[list[catalog.Parameter],
                                                             tuple[Any, ...] | None]:
     """The output parameters and what is given for each (None when out= is not given): an
     array, or for a tensor list the sequence of its arrays."""
@@ -150,7 +152,7 @@ def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Par
     if signature.roles_known:
         outputs = [p for p in signature.parameters if p.role == "output"]
         if out is not None and len(outputs) == 1 and \
-                _headers.bare(outputs[0].c_type) in _catalog.TENSOR_LIST_TYPES:
+                _headers.bare(outputs[0].c_type) in catalog.TENSOR_LIST_TYPES:
             given = (out,)  # out= is that list's arrays
     else:
         if given is None:
@@ -167,7 +169,7 @@ def _outputs(signature: _catalog.Signature, out: Any) -> tuple[list[_catalog.Par
     return outputs, given
 
 
-def _unknown_roles(signature: _catalog.Signature) -> str:
+def _unknown_roles(signature: catalog.Signature) -> str:
     """Why a call of an operator whose written tensors nobody knows is refused, and what
     to do."""
     tensors = [f"{p.name} ({p.c_type})" for p in signature.parameters if p.is_tensor]
@@ -179,7 +181,7 @@ def _unknown_roles(signature: _catalog.Signature) -> str:
             "pass out= with the output arrays (they bind to the last tensor parameters)")
 
 
-def _fast_converter(parameter: _catalog.Parameter) -> Any:
+def _fast_converter(parameter: catalog.Parameter) -> Any:
     """For the per-call path: a function giving an attribute's C value exactly as
     :func:`convert_attribute` does, for the common spellings only (None otherwise)."""
     c_type = _headers.bare(parameter.c_type)
@@ -215,11 +217,11 @@ _specs: dict[tuple[Any, ...], OperatorSpec] = {}
 # Calls of one operator with n positional arguments, no keywords and no out=, that ran
 # before with every tensor given: (spec, positions of the tensors, of the attributes).
 _fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
-_catalog.on_forget(_fast.clear)
-_catalog.on_forget(_specs.clear)
+catalog.on_forget(_fast.clear)
+catalog.on_forget(_specs.clear)
 
 
-def _spec(signature: _catalog.Signature, library: Path, present: tuple[str, ...],
+def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
           outputs: tuple[str, ...], left_out: tuple[str, ...],
           lists: tuple[tuple[str, int], ...] = ()) -> OperatorSpec:
     """The spec of a call of ``signature`` (bound to ``library``) with the tensors
@@ -255,8 +257,8 @@ def _spec(signature: _catalog.Signature, library: Path, present: tuple[str, ...]
     return found
 
 
-register_roles = _catalog.register_roles
-unregister_roles = _catalog.unregister_roles
+register_roles = catalog.register_roles
+unregister_roles = catalog.unregister_roles
 
 
 def operators(*, callable: bool = False) -> list[str]:
@@ -264,16 +266,16 @@ def operators(*, callable: bool = False) -> list[str]:
     packages (``"aclnnAdd"``, ...), as their headers declare them; with ``callable=True``,
     only those whose library is here (for CANN's own, a loaded operator library exports
     the operator; for a custom package's, its library is there)."""
-    return _catalog.operators(callable=callable)
+    return catalog.operators(callable=callable)
 
 
-def signature(name: str) -> _catalog.Signature:
+def signature(name: str) -> catalog.Signature:
     """The operator ``name`` as its header declares it: ``.parameters`` (each with
     ``.name``, ``.c_type``, ``.role`` and ``.optional``), ``.library`` (what a call would
     use, None when no library here provides it) and ``.callable``; ``str()`` gives the
     prototype and where it was found. Only the header is read: nothing is loaded or
     bound (``call`` does that). ValueError, with close names, for an unknown operator."""
-    return _catalog.signature(_checked_name(name))
+    return catalog.signature(_checked_name(name))
 
 
 def _checked_name(name: Any) -> str:
@@ -326,8 +328,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                                tuple(args[i] for i in attributes), None, stream)
             if result is not None:
                 return result
-    signature = _catalog.signature(_checked_name(name))
-    library = _catalog.bind(signature)
+    signature = catalog.signature(_checked_name(name))
+    library = catalog.bind(signature)
     outputs, given = _outputs(signature, out)
     all_outputs = outputs
     output_names = tuple(p.name for p in outputs)
@@ -352,7 +354,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                 raise TypeError(f"{name}: {p.name} is a required tensor; None is accepted only "
                                 "for tensors whose name ends in Optional")
             left_out.append(p.name)
-        elif _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+        elif _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:
             members = _members(name, p.name, value)
             lists[p.name] = len(members)
             group = []
@@ -403,14 +405,14 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
         if simple and out is None:  # cached as the curated operators' calls are
             result = flat_given[0]
-            return _launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
+            return launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
         flat += flat_given
-        _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
+        launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
         results = [*(arrays[n] for n in inouts), *flat_given]
-    elif simple and all(a.size for a in arrays.values()) and _staging.enabled:
+    elif simple and all(a.size for a in arrays.values()) and numpy_path.enabled:
         host_inputs = list(arrays.values())
         raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
-        _staging.call(spec, attributes, host_inputs, raw, host_inputs,
+        numpy_path.call(spec, attributes, host_inputs, raw, host_inputs,
                       None if out is None else flat_given[0], flat_given[0], stream)
         results = list(flat_given)
     else:
@@ -425,8 +427,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _written(operator: str, outputs: list[_catalog.Parameter], given: tuple[Any, ...] | None
-             ) -> tuple[list[_catalog.Parameter], tuple[Any, ...] | None, list[str]]:
+def _written(operator: str, outputs: list[catalog.Parameter], given: tuple[Any, ...] | None
+             ) -> tuple[list[catalog.Parameter], tuple[Any, ...] | None, list[str]]:
     """The outputs the call writes, the arrays given for them, and the optional outputs
     left out (passed as NULL): those given as None in ``out=``, or without ``out=`` every
     ``...Optional`` output unless all of them are."""
@@ -458,20 +460,20 @@ def _members(operator: str, name: str, value: Any) -> list[Any]:
     return list(value)
 
 
-def _flat_outputs(operator: str, outputs: list[_catalog.Parameter], given: tuple[Any, ...] | None,
+def _flat_outputs(operator: str, outputs: list[catalog.Parameter], given: tuple[Any, ...] | None,
                   lists: dict[str, int]) -> tuple[tuple[str, ...], list[Any] | None]:
     """The output arrays' names and the arrays given (None when out= is not), a tensor list's
     arrays one by one as ``<parameter>[<i>]`` (their number recorded in ``lists``)."""
     if given is None:
         for p in outputs:
-            if _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+            if _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:
                 raise TypeError(f"{operator}: the arrays of the output tensor list {p.name} cannot "
                                 "be inferred; pass out= with them")
         return tuple(p.name for p in outputs), None
     names: list[str] = []
     flat: list[Any] = []
     for p, entry in zip(outputs, given):
-        if _headers.bare(p.c_type) in _catalog.TENSOR_LIST_TYPES:
+        if _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:
             members = _members(operator, f"out {p.name}", entry)
             lists[p.name] = len(members)
             names += [f"{p.name}[{index}]" for index in range(len(members))]
@@ -484,7 +486,7 @@ def _flat_outputs(operator: str, outputs: list[_catalog.Parameter], given: tuple
     return tuple(names), flat
 
 
-def _grouped(outputs: list[_catalog.Parameter], lists: dict[str, int], flat: list[Any]
+def _grouped(outputs: list[catalog.Parameter], lists: dict[str, int], flat: list[Any]
              ) -> list[Any]:
     """The output arrays per output parameter: a tensor list's as a list."""
     grouped: list[Any] = []
@@ -507,7 +509,7 @@ def _unstaged(spec: OperatorSpec, attributes: tuple[Any, ...], arrays: dict[str,
     uploaded = {n: to_device(a, device=device, stream=stream) for n, a in arrays.items()}
     results = [empty(a.shape, a.dtype, device=device) for a in given]
     flat = [*uploaded.values(), *results]
-    _launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
+    launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
     stream.synchronize()
     for name in inouts:
         uploaded[name].buffer.copy_to_host(arrays[name])

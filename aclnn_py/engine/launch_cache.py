@@ -26,12 +26,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
-from ._arrays import DeviceArray
-from ._launch import new_launch
-from ._memory import DeviceBuffer
-from ._memory import pool as memory_pool
-from ._runtime import Stream, on_release_caches
-from ._specs import OperatorSpec
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray
+from ..runtime.memory import DeviceBuffer
+from ..runtime.memory import pool as memory_pool
+from ..runtime.process import Stream, on_release_caches
+from .launch import new_launch
 
 DEFAULT_CAPACITY = 64
 

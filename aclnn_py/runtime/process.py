@@ -29,8 +29,8 @@ from typing import Any, Callable, NoReturn
 
 import numpy as np
 
-from . import _lowlevel as ll
-from .errors import AclError
+from .._c import lowlevel as ll
+from ..errors import AclError
 
 logger = logging.getLogger("aclnn_py")
 

@@ -39,9 +39,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _headers, _loader, _roles
-from . import _lowlevel as ll
-from .errors import LibraryNotFoundError
+from .._c import loader
+from .._c import lowlevel as ll
+from ..errors import LibraryNotFoundError
+from . import headers as _headers
+from . import roles as _roles
 
 ENV_CUSTOM_OPP_PATH = "ASCEND_CUSTOM_OPP_PATH"
 ENV_TRUST_CUSTOM_OPP = "ACLNN_PY_TRUST_CUSTOM_OPP"
@@ -385,7 +387,7 @@ def _bind(signature: Signature) -> Path:
                 "missing", [str(library)])
         real = package_file(signature.package, library.relative_to(signature.package),
                             f"the library {library} of {name}")
-        _loader.open_operator_library(real)
+        loader.open_operator_library(real)
         return real
     if signature.library is None:
         candidates = signature.looked_in

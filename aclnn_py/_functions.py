@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from numpy.typing import ArrayLike, NDArray
 
-from ._arrays import DeviceArray
-from ._devices import call as devices_call
-from ._dispatch import Plan, call
-from ._runtime import Stream
-from ._specs import (
+from .engine.devices import call as devices_call
+from .engine.dispatch import Plan, call
+from .ops.specs import (
     ADD,
     L1_LOSS,
     L1_LOSS_BACKWARD,
@@ -26,6 +24,8 @@ from ._specs import (
     SMOOTH_L1_LOSS_BACKWARD,
     ReductionLike,
 )
+from .runtime.arrays import DeviceArray
+from .runtime.process import Stream
 
 # What a one-shot call returns: numpy in, numpy out; any DeviceArray in, DeviceArray out.
 # DeviceArray has ``__array__`` and so is an ``ArrayLike`` too: its overloads come first.

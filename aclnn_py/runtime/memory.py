@@ -40,9 +40,9 @@ from typing import Any, NoReturn, TypedDict
 
 import numpy as np
 
-from . import _lowlevel as ll
-from . import _runtime as rt
-from .errors import OutOfMemoryError
+from .._c import lowlevel as ll
+from ..errors import OutOfMemoryError
+from . import process as rt
 
 logger = logging.getLogger("aclnn_py")
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 
 import numpy as np
 
-from ._dtypes import FLOATING, promote
+from .dtypes import FLOATING, promote
 
 
 class Reduction(enum.IntEnum):

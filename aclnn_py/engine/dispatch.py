@@ -24,13 +24,13 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
-from . import _launch_cache, _staging
-from ._arrays import DeviceArray, empty, host_array, to_device
-from ._dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
-from ._launch import Launch, new_launch
-from ._memory import DeviceBuffer, result_array
-from ._runtime import Stream, activate, current_stream, resolve_stream, soc_name
-from ._specs import OperatorSpec
+from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray, empty, host_array, to_device
+from ..runtime.memory import DeviceBuffer, result_array
+from ..runtime.process import Stream, activate, current_stream, resolve_stream, soc_name
+from . import launch_cache, numpy_path
+from .launch import Launch, new_launch
 
 ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch tensor or DLPack
 #                 exporter (_arrays.host_array), or a DeviceArray
@@ -227,14 +227,14 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
             if fast is not None and target is not None:
-                cached = _launch_cache.lookup(target, (
+                cached = launch_cache.lookup(target, (
                     spec, *fast, *[array.layout for array in inputs],
                     None if out is None else out.layout))
                 if cached is not None:
                     return cached.launch(target, inputs, out)
-    if (out is None or type(out) is np.ndarray) and _staging.enabled:
+    if (out is None or type(out) is np.ndarray) and numpy_path.enabled:
         # Fast path: numpy inputs of a signature laid out before (validated then).
-        return _staging.fast_call(spec, inputs, attributes, out, stream)
+        return numpy_path.fast_call(spec, inputs, attributes, out, stream)
     return None
 
 
@@ -250,23 +250,23 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
     device = stream.device
     if not on_device:
         host = out if out is not None else result_array(shape, dtype)
-        if _staging.enabled:
-            return _staging.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
+        if numpy_path.enabled:
+            return numpy_path.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
                                  out, host, stream)
         return _unstaged(spec, c_attributes, list(arrays.values()), host, stream)
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    return _launch_cache.launch(spec, c_attributes, uploaded, out,
+    return launch_cache.launch(spec, c_attributes, uploaded, out,
                                 lambda: _new_array(shape, dtype, device), stream)
 
 
 def _unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: list[np.ndarray],
               host: np.ndarray, stream: Stream) -> np.ndarray:
-    """The numpy path without staging (``_staging.enabled = False``, for benchmarks): one
+    """The numpy path without staging (``numpy_path.enabled = False``, for benchmarks): one
     synchronous copy per input, the launch, the wait, one copy back."""
     device = stream.device
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays]
     result = _new_array(host.shape, host.dtype, device)
-    _launch_cache.launch(spec, c_attributes, uploaded, result, None, stream)
+    launch_cache.launch(spec, c_attributes, uploaded, result, None, stream)
     stream.synchronize()
     result.buffer.copy_to_host(host)
     return host  # the device arrays go back to the pool as they go out of scope

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _headers
+from . import headers as _headers
 
 TENSOR_TYPES = frozenset({"aclTensor *", "const aclTensor *"})
 TENSOR_LIST_TYPES = frozenset({"aclTensorList *", "const aclTensorList *"})
@@ -31,7 +31,7 @@ ROLES = ("input", "output", "inout", "attribute")
 SOURCES = ("user", "ops-info", "table", "rule")
 
 TABLE_SCHEMA = "aclnn_py.operators/1"
-TABLE_PATH = Path(__file__).resolve().parent / "data" / "operators.json"
+TABLE_PATH = Path(__file__).resolve().parent.parent / "data" / "operators.json"
 
 
 def is_tensor_type(c_type: str) -> bool:

@@ -21,10 +21,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import _lowlevel as ll
-from ._dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
-from ._memory import DeviceBuffer
-from ._runtime import AclTensor, Stream
+from .._c import lowlevel as ll
+from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
+from .memory import DeviceBuffer
+from .process import AclTensor, Stream
 
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1

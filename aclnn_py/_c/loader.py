@@ -60,8 +60,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import LibraryNotFoundError
 from ._ffi import ffi
-from .errors import LibraryNotFoundError
 
 logger = logging.getLogger("aclnn_py")
 
@@ -71,7 +71,7 @@ ENV_DRIVER_PATH = "ACLNN_PY_DRIVER_PATH"
 BACKENDS = ("auto", "cann", "emulator")
 
 # The emulator's CANN-shaped trees, one per CANN release (setup.py builds them), oldest first.
-EMULATOR_TREES = Path(__file__).resolve().parent / "_emulator"
+EMULATOR_TREES = Path(__file__).resolve().parent.parent / "_emulator"
 EMULATOR_LAYOUTS = ("8.0.RC2", "8.3", "8.5")
 EMULATOR_HOME = EMULATOR_TREES / EMULATOR_LAYOUTS[-1]
 # Every emulator library's soname starts so (setup.py SONAME_PREFIX); no CANN library's does.
@@ -296,8 +296,8 @@ def cann_expected() -> list[str]:
     return hints
 
 
-_PACKAGE_DIRS = tuple({os.path.dirname(os.path.abspath(__file__)) + os.sep,
-                       str(Path(__file__).resolve().parent) + os.sep})
+_PACKAGE_DIRS = tuple({os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
+                       str(Path(__file__).resolve().parent.parent) + os.sep})
 
 
 def user_stacklevel() -> int:

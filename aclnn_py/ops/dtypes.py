@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import ml_dtypes
 import numpy as np
 
-from ._lowlevel import constant
+from .._c.lowlevel import constant
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 

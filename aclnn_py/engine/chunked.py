@@ -57,12 +57,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _launch_cache
-from . import _lowlevel as ll
-from ._arrays import DeviceArray, contiguous_strides, host_layout
-from ._memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
-from ._runtime import Stream
-from ._specs import REDUCTION, Reduction
+from .._c import lowlevel as ll
+from ..ops.specs import REDUCTION, Reduction
+from ..runtime.arrays import DeviceArray, contiguous_strides, host_layout
+from ..runtime.memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
+from ..runtime.process import Stream
+from . import launch_cache
 
 _H2D = ll.MEMCPY_HOST_TO_DEVICE
 _D2H = ll.MEMCPY_DEVICE_TO_HOST
@@ -146,7 +146,7 @@ def _copies(copies: Sequence[tuple[Any, ...]]) -> None:
 
 def _description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
                  nbytes: int, device: int) -> tuple[Any, ...]:
-    from ._staging import _description as describe
+    from .numpy_path import _description as describe
     return describe(shape, dtype, strides, nbytes, device)
 
 
@@ -265,7 +265,7 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
     chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the
     caller then goes the unchunked way."""
-    from ._staging import DIRECT_BYTES as direct  # arrays above it travel without staging
+    from .numpy_path import DIRECT_BYTES as direct  # arrays above it travel without staging
 
     device = stream.device
     given = host
@@ -393,7 +393,7 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         after = None if direct_result else (
             ll.memcpy_async, (host_data + result_offset, nbytes, device_data + result_offset,
                               nbytes, _D2H, lane.handle))
-        _launch_cache.launch(spec, chunk_attributes, views, out, None, lane,
+        launch_cache.launch(spec, chunk_attributes, views, out, None, lane,
                              ((staging, resident), before, after))
 
     try:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from . import _lowlevel as ll
-from ._loader import read_cann_version
-from ._runtime import device_count, device_ids, soc_name, visible_devices
-from ._version import __version__
+from .._c import lowlevel as ll
+from .._c.loader import read_cann_version
+from .._version import __version__
+from .process import device_count, device_ids, soc_name, visible_devices
 
 
 class DeviceIds(TypedDict):

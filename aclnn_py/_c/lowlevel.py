@@ -14,25 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import _loader
+from ..errors import AclError, UnavailableError
+from . import loader as _loader
 from ._ffi import ffi
-from .errors import AclError, UnavailableError
+from .codes import constant
 
 _new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
 
 NULL = ffi.NULL
-
-_enum_values: dict[str, int] = {}
-for _type in ("aclDataType", "aclFormat", "aclrtMemcpyKind", "aclrtMemMallocPolicy",
-              "aclrtMemAttr", "aclrtStreamStatus", "aclrtEventStatus", "aclrtEventRecordedStatus",
-              "aclErrorCode", "aclnnStatusCode"):
-    _enum_values.update(ffi.typeof(_type).relements)
-
-
-def constant(name: str) -> int:
-    """The value of a CANN enum member declared in headers/ (e.g. "ACL_FLOAT")."""
-    return _enum_values[name]
-
 
 ACL_SUCCESS = constant("ACL_SUCCESS")
 ACL_ERROR_REPEAT_INITIALIZE = constant("ACL_ERROR_REPEAT_INITIALIZE")
@@ -636,7 +625,7 @@ def operator_launcher(operator: str, library: str = "") -> Any:
 
 # ---- aclnn_py's host library: ownership in C (headers/aclnn_py_host.h) -----
 
-HOST_LIBRARY = Path(__file__).resolve().parent / "_native" / "libaclnn_py_host.so"
+HOST_LIBRARY = Path(__file__).resolve().parent.parent / "_native" / "libaclnn_py_host.so"
 HANDLE_TENSOR = 1
 HANDLE_EXECUTOR = 2
 HANDLE_SCALAR = 3
