@@ -39,7 +39,6 @@ import numpy as np
 
 from ._c import loader
 from ._c import lowlevel as ll
-from ._c._ffi import ffi
 from ._version import __version__
 from .errors import AclError
 from .ops import catalog
@@ -574,29 +573,29 @@ def _probe_async_copies() -> dict[str, Any]:
     size = 256
     device = ll.malloc(1024)
     pinned = ll.malloc_host(1024)
-    ordinary = ffi.new("char[2048]")  # malloc'ed by cffi: ordinary (pageable) memory
-    aligned = ffi.cast("char *", ordinary) + (-ll.address(ordinary) % 64)
-    hosts = {"pinned": ffi.cast("char *", pinned), "ordinary": aligned,
-             "pinned_misaligned": ffi.cast("char *", pinned) + 8}
+    ordinary = ll.host_bytes(2048)  # ordinary (pageable) memory
+    aligned = ll.byte_offset(ordinary, -ll.address(ordinary) % 64)
+    hosts = {"pinned": ll.byte_offset(pinned, 0), "ordinary": aligned,
+             "pinned_misaligned": ll.byte_offset(pinned, 8)}
     pattern = bytes((i * 7 + 3) % 256 for i in range(size))
-    back = ffi.new("char[]", size)
+    back = ll.host_bytes(size)
     observed: dict[str, Any] = {}
     for name, host in hosts.items():
-        ffi.memmove(host, pattern, size)
+        ll.copy_host(host, pattern, size)
         ll.memset(device, 1024, 0, size)
         status = _status(ll.memcpy_async, device, 1024, host, size, ll.MEMCPY_HOST_TO_DEVICE,
                          stream)
         _status(ll.synchronize_stream, stream)
         ll.memcpy(back, size, device, size, ll.MEMCPY_DEVICE_TO_HOST)
         observed[f"h2d_{name}"] = {"status": status,
-                                   "data_ok": ffi.buffer(back, size)[:] == pattern}
+                                   "data_ok": ll.read_bytes(back, size) == pattern}
         ll.memcpy(device, 1024, pattern, size, ll.MEMCPY_HOST_TO_DEVICE)
-        ffi.memmove(host, bytes(size), size)
+        ll.copy_host(host, bytes(size), size)
         status = _status(ll.memcpy_async, host, size, device, size, ll.MEMCPY_DEVICE_TO_HOST,
                          stream)
         _status(ll.synchronize_stream, stream)
         observed[f"d2h_{name}"] = {"status": status,
-                                   "data_ok": ffi.buffer(host, size)[:] == pattern}
+                                   "data_ok": ll.read_bytes(host, size) == pattern}
     ll.recent_error_message()
     ll.free_host(pinned)
     ll.free(device)
@@ -773,10 +772,9 @@ def run(checks: Sequence[str] | None = None, *, cases: bool = True,
     """Run the operator cases (unless ``cases`` is False) and the named ``checks`` (default:
     all of :data:`CHECKS`) on the backend aclnn_py loads (``backend`` sets
     ``ACLNN_PY_BACKEND`` first, before anything is loaded); the JSON-ready report."""
-    from .doctor import request_backend, versions
-    from .runtime.info import runtime_info
+    from .runtime.info import runtime_info, versions
 
-    request_backend(backend)
+    loader.request_backend(backend)
     known = [check.name for check in CHECKS]
     unknown = sorted(set(checks or ()) - set(known))
     if unknown:

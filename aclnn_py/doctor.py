@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
 import time
 import traceback
 import warnings
@@ -26,11 +24,10 @@ import numpy as np
 from . import emulator
 from ._c import loader
 from ._functions import mse_loss_backward
-from ._version import __version__
 from .errors import LibraryNotFoundError
 from .ops import catalog
 from .ops.dtypes import soc_supports_bfloat16
-from .runtime.info import runtime_info
+from .runtime.info import runtime_info, versions
 from .runtime.memory import memory_info
 from .runtime.process import VISIBLE_DEVICES
 
@@ -42,17 +39,6 @@ def environment() -> dict[str, str]:
     """``LD_LIBRARY_PATH`` and every ``ASCEND_*`` and ``ACLNN_*`` variable that is set."""
     return {name: value for name, value in sorted(os.environ.items())
             if name == "LD_LIBRARY_PATH" or name.startswith(ENVIRONMENT_PREFIXES)}
-
-
-def versions() -> dict[str, str]:
-    """aclnn_py, Python and the versions of the packages aclnn_py depends on."""
-    import cffi
-    import ml_dtypes
-
-    return {"aclnn_py": __version__, "python": platform.python_version(),
-            "python_executable": sys.executable, "numpy": np.__version__,
-            "cffi": cffi.__version__, "ml_dtypes": ml_dtypes.__version__,
-            "platform": f"{platform.system()} {platform.machine()}"}
 
 
 def searched_roots() -> list[dict[str, Any]]:
@@ -86,17 +72,6 @@ def self_test() -> dict[str, Any]:
             "seconds": round(seconds, 6)}
 
 
-def request_backend(backend: str | None) -> None:
-    """Set ``ACLNN_PY_BACKEND`` to ``backend`` (None: leave it); RuntimeError when aclnn_py
-    already loaded another backend in this process."""
-    if backend is not None:
-        loaded = loader.loaded()
-        if loaded is not None and loaded.installation.backend != backend and backend != "auto":
-            raise RuntimeError(f"aclnn_py already loaded the {loaded.installation.backend} "
-                               "backend in this process")
-        os.environ[loader.ENV_BACKEND] = backend
-
-
 def report(backend: str | None = None) -> dict[str, Any]:
     """Everything :func:`main` prints, as a JSON-ready dict.
 
@@ -104,7 +79,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
     first; it must come before aclnn_py loads anything in this process. ``ok`` is True
     when the backend loaded and the self-test gave the right numbers.
     """
-    request_backend(backend)
+    loader.request_backend(backend)
     named = loader.named_location()
     result: dict[str, Any] = {
         "ok": False,

@@ -20,6 +20,7 @@ import pytest
 from conftest import run_python
 
 import aclnn_py
+from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
 from aclnn_py.engine import launch as _launch
 from aclnn_py.runtime import process as _runtime  # noqa: F401
 
@@ -251,6 +252,7 @@ def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_
 _SWEEP = """
 import dis, gc, os, sys, numpy as np, aclnn_py
 from aclnn_py.runtime import process as _runtime
+from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
 from aclnn_py.engine import launch as _launch
 from aclnn_py._c import lowlevel as _lowlevel
 if os.environ.get("FALLBACK"):

@@ -790,3 +790,14 @@ def read_cann_version(root: Path) -> str | None:
             if sep and key.strip().lower() == "version" and value.strip():
                 return value.strip()
     return None
+
+
+def request_backend(backend: str | None) -> None:
+    """Set ``ACLNN_PY_BACKEND`` to ``backend`` (None: leave it); RuntimeError when aclnn_py
+    already loaded another backend in this process."""
+    if backend is not None:
+        current = loaded()
+        if current is not None and current.installation.backend != backend and backend != "auto":
+            raise RuntimeError(f"aclnn_py already loaded the {current.installation.backend} "
+                               "backend in this process")
+        os.environ[ENV_BACKEND] = backend

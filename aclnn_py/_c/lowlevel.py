@@ -106,6 +106,21 @@ def c_string(text: str) -> Any:
     return ffi.new("char[]", text.encode())
 
 
+def host_bytes(size: int) -> Any:
+    """``size`` bytes of ordinary (pageable) host memory, owned by the returned object."""
+    return _new("char[]", size)
+
+
+def byte_offset(pointer: Any, offset: int) -> Any:
+    """``pointer`` moved by ``offset`` bytes."""
+    return ffi.cast("char *", pointer) + offset
+
+
+def read_bytes(pointer: Any, size: int) -> bytes:
+    """A copy of the ``size`` bytes of host memory at ``pointer``."""
+    return ffi.buffer(pointer, size)[:]
+
+
 def host_pointer(array: Any, *, writable: bool = False) -> Any:
     """A C pointer to the first element of a numpy array (its memory, not a copy); the
     array must stay alive while the pointer is used."""

@@ -21,7 +21,7 @@ the call streams through in chunks of rows of the leading axis of the broadcast 
   no alignment padding travels);
 * two sets of buffers (device, and page-locked host for what is staged) take turns on
   two streams, the call's and a helper stream of the device. An array whose share of a
-  full chunk is at most ``_staging.DIRECT_BYTES`` is staged: packed into the set's
+  full chunk is at most the numpy path's ``DIRECT_BYTES`` is staged: packed into the set's
   page-locked block, uploaded (or downloaded) with ``aclrtMemcpyAsync`` on the set's
   stream. A larger one travels as unchunked large arrays do, straight from (and to)
   the caller's memory with a synchronous ``aclrtMemcpy``: no host pass. Chunk ``k``'s
@@ -59,7 +59,7 @@ import numpy as np
 
 from .._c import lowlevel as ll
 from ..ops.specs import REDUCTION, Reduction
-from ..runtime.arrays import DeviceArray, contiguous_strides, host_layout
+from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
 from ..runtime.memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
 from ..runtime.process import Stream
 from . import launch_cache
@@ -144,15 +144,9 @@ def _copies(copies: Sequence[tuple[Any, ...]]) -> None:
         ll.memcpy_async(*arguments)
 
 
-def _description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
-                 nbytes: int, device: int) -> tuple[Any, ...]:
-    from .numpy_path import _description as describe
-    return describe(shape, dtype, strides, nbytes, device)
-
-
 def _view(pointer: Any, shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
           nbytes: int, device: int) -> DeviceArray:
-    return DeviceArray.like(_description(shape, dtype, strides, nbytes, device),
+    return DeviceArray.like(array_description(shape, dtype, strides, nbytes, device),
                             staged_buffer(pointer if nbytes else ll.NULL, nbytes, device))
 
 
@@ -261,11 +255,11 @@ class Split:
 
 
 def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
-        host: np.ndarray, stream: Stream) -> np.ndarray | None:
+        host: np.ndarray, stream: Stream, direct: int) -> np.ndarray | None:
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
     chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the
-    caller then goes the unchunked way."""
-    from .numpy_path import DIRECT_BYTES as direct  # arrays above it travel without staging
+    caller then goes the unchunked way. Arrays whose full chunk is above ``direct`` bytes
+    travel without staging."""
 
     device = stream.device
     given = host

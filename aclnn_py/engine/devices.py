@@ -46,6 +46,7 @@ from ..runtime.process import Stream, activate, default_stream, device_count, in
 from ..runtime.process import visible_devices as visible_value
 from . import chunked as _chunked
 from . import numpy_path
+from .dispatch import _check_out, _unstaged, _validated
 
 logger = logging.getLogger("aclnn_py")
 
@@ -109,7 +110,6 @@ def _streams(ids: list[int]) -> list[Stream | None]:
 def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
          stream: Stream | None, devices: Any) -> np.ndarray:
     """``spec`` over numpy ``inputs``, cut across ``devices`` (see the module's notes)."""
-    from .dispatch import _check_out, _unstaged, _validated
 
     ids = device_list(devices)
     _check_arguments(spec, inputs, out, stream)

@@ -49,9 +49,8 @@ import numpy as np
 
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
-from ..ops.dtypes import acl_dtype, all_dtypes
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, contiguous_strides, host_layout, layout_id
+from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
 from ..runtime.memory import (
     RESULT_MIN_BYTES,
     result_array,
@@ -81,14 +80,6 @@ EMPTY, STAGED, DIRECT = 0, 1, 2
 
 def _aligned(offset: int) -> int:
     return -(-offset // ALIGNMENT) * ALIGNMENT
-
-
-def _description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
-                 nbytes: int, device: int) -> tuple[Any, ...]:
-    """The ``DeviceArray.description()`` of an array over ``nbytes`` of device memory."""
-    acl_type = acl_dtype(dtype, all_dtypes())
-    layout = layout_id(shape, acl_type, strides, 0, nbytes // dtype.itemsize, device)
-    return (shape, dtype, acl_type, strides, 0, device, layout)
 
 
 class Layout:
@@ -121,7 +112,7 @@ class Layout:
         for index, array in enumerate(arrays):
             core, strides = host_layout(array)
             nbytes = core.size * core.itemsize if array.size else 0
-            description = _description(array.shape, array.dtype, strides, nbytes, device)
+            description = array_description(array.shape, array.dtype, strides, nbytes, device)
             if nbytes > DIRECT_BYTES:
                 direct.append((index, nbytes, description))
             elif nbytes:
@@ -140,7 +131,7 @@ class Layout:
         self.small_result = nbytes < RESULT_MIN_BYTES  # a plain np.empty (see result_array)
         kind = EMPTY if not nbytes else STAGED if nbytes <= DIRECT_BYTES else DIRECT
         self.result = (kind, offset if nbytes else 0, nbytes,
-                       _description(result.shape, result.dtype,
+                       array_description(result.shape, result.dtype,
                                     contiguous_strides(result.shape), nbytes, device))
         self.device_bytes = offset + nbytes
         self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
@@ -189,7 +180,7 @@ class Layout:
         device = stream.device
         if self.device_bytes > _chunked.unchecked.get(device, _chunked.CHECK_BYTES) \
                 and self.chunkable and _chunked.needed(self.device_bytes, device):
-            done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream)
+            done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream, DIRECT_BYTES)
             if done is not None:
                 return done
         host_pool, device_pool = self.pools
@@ -207,7 +198,8 @@ class Layout:
                     raise
                 failure = error
             if failure is not None:  # chunked outside the handler: no chained traceback
-                done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream)
+                done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream,
+                                    DIRECT_BYTES)
                 if done is None:  # one row alone does not fit
                     try:
                         raise failure

@@ -76,6 +76,14 @@ def layout_id(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], o
     return found
 
 
+def array_description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
+                 nbytes: int, device: int) -> tuple[Any, ...]:
+    """The ``DeviceArray.description()`` of an array over ``nbytes`` of device memory."""
+    acl_type = acl_dtype(dtype, all_dtypes())
+    layout = layout_id(shape, acl_type, strides, 0, nbytes // dtype.itemsize, device)
+    return (shape, dtype, acl_type, strides, 0, device, layout)
+
+
 class DeviceArray:
     """An array in device memory: a buffer plus shape, dtype, element strides and offset.
 

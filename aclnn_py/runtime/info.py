@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import platform
+import sys
 from typing import TypedDict
+
+import numpy as np
 
 from .._c import lowlevel as ll
 from .._c.loader import read_cann_version
@@ -69,3 +73,13 @@ def runtime_info() -> RuntimeInfo:
                     for logical, physical in [device_ids(device)]],
         "aclnn_py_version": __version__,
     }
+
+
+def versions() -> dict[str, str]:
+    """aclnn_py, Python and the versions of the packages aclnn_py depends on."""
+    from importlib.metadata import version
+
+    return {"aclnn_py": __version__, "python": platform.python_version(),
+            "python_executable": sys.executable, "numpy": np.__version__,
+            "cffi": version("cffi"), "ml_dtypes": version("ml_dtypes"),
+            "platform": f"{platform.system()} {platform.machine()}"}
