@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from .engine import launch_cache, numpy_path
-from .engine.dispatch import _arguments, _as_array, _broadcast_shapes, _placement, fast_call
+from .engine.dispatch import fast_call
+from .engine.validate import arguments, as_array, broadcast_shapes, placement
 from .ops import catalog
 from .ops import headers as _headers
 from .ops.dtypes import acl_dtype, all_dtypes
@@ -334,7 +335,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     all_outputs = outputs
     output_names = tuple(p.name for p in outputs)
     parameters = [p for p in signature.parameters if p.name not in output_names]
-    values = _arguments(name, tuple(p.name for p in parameters), args, kwargs)
+    values = arguments(name, tuple(p.name for p in parameters), args, kwargs)
     missing = [p.name for p in parameters if p.name not in values and not p.optional]
     if missing:
         raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
@@ -360,7 +361,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             group = []
             for index, member in enumerate(members):
                 member_name = f"{p.name}[{index}]"
-                array = _as_array(member, argument=member_name)
+                array = as_array(member, argument=member_name)
                 if p.role == "inout":
                     _check_inplace(name, member_name, member, array)
                 acl_dtype(array.dtype, all_dtypes(), argument=member_name)
@@ -369,7 +370,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             if p.role == "inout":
                 inout_groups.append((p.name, group))
         else:
-            array = _as_array(value, argument=p.name)
+            array = as_array(value, argument=p.name)
             if p.role == "inout":
                 _check_inplace(name, p.name, value, array)
                 inout_groups.append((None, [p.name]))
@@ -389,7 +390,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
                          f"{sorted(set(devices))}")
-    stream = _placement(devices, None, stream)
+    stream = placement(devices, None, stream)
     if flat_given is None:
         flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device))
     spec = _spec(signature, library, tuple(arrays), flat_names, tuple(left_out),
@@ -550,7 +551,7 @@ def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool
     if not arrays:
         raise TypeError(f"{operator}: the outputs' shape cannot be inferred without tensor "
                         "inputs; pass out=")
-    shape = _broadcast_shapes([a.shape for a in arrays.values()])
+    shape = broadcast_shapes([a.shape for a in arrays.values()])
     if shape is None:
         shapes = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
         raise ValueError(f"{operator}: the outputs' shape cannot be inferred, as the inputs do "

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union, overload
 from numpy.typing import ArrayLike, NDArray
 
 from .engine.devices import call as devices_call
-from .engine.dispatch import Plan, call
+from .engine.dispatch import call
+from .engine.plans import Plan
 from .ops.specs import (
     ADD,
     L1_LOSS,

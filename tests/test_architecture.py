@@ -144,7 +144,8 @@ def _uses_cffi(path: Path) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.split(".")[0] in ("cffi", "_cffi_backend")]
+            found += [a.name for a in node.names
+                      if a.name.split(".")[0] in ("cffi", "_cffi_backend")]
         elif isinstance(node, ast.ImportFrom):
             if (node.module or "").split(".")[0] in ("cffi", "_cffi_backend"):
                 found.append(node.module or "")

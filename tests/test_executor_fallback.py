@@ -22,9 +22,9 @@ from conftest import fired_faults, run_python
 import aclnn_py
 from aclnn_py import AclError
 from aclnn_py._c import lowlevel as _lowlevel
-from aclnn_py.engine import dispatch as _dispatch
 from aclnn_py.engine import launch as _launch
 from aclnn_py.engine import launch_cache as _launch_cache
+from aclnn_py.engine import plans as _plans
 from aclnn_py.ops.specs import SPECS, OperatorSpec
 from aclnn_py.runtime import process as _runtime
 
@@ -42,7 +42,7 @@ SPEC_IDS = list(SPECS)
 
 
 def plan_class(spec: OperatorSpec) -> type:
-    return next(cls for cls in _dispatch.Plan.__subclasses__() if cls.spec is spec)
+    return next(cls for cls in _plans.Plan.__subclasses__() if cls.spec is spec)
 
 
 def keywords(spec: OperatorSpec) -> dict[str, Any]:
@@ -301,14 +301,14 @@ _COMMON = """
     import gc, json
     import numpy as np
     import aclnn_py
-    from aclnn_py.engine import dispatch as _dispatch
+    from aclnn_py.engine import plans as _plans
     from aclnn_py._c import lowlevel as _lowlevel
     from aclnn_py.ops.specs import SPECS
     emulator = aclnn_py.emulator
     NEVER, SEEDS, ATTRIBUTES = {never}, {seeds}, {attributes}
 
     def plan_class(spec):
-        return next(c for c in _dispatch.Plan.__subclasses__() if c.spec is spec)
+        return next(c for c in _plans.Plan.__subclasses__() if c.spec is spec)
 
     def keywords(spec):
         return {{a.name: ATTRIBUTES[a.name] for a in spec.attributes}}

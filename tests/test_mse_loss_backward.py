@@ -135,7 +135,7 @@ def test_broadcast_rule_agrees_with_numpy():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from aclnn_py.engine.dispatch import _broadcast_shapes
+    from aclnn_py.engine.validate import broadcast_shapes
 
     shapes = st.lists(st.lists(st.integers(0, 3), max_size=5).map(tuple), min_size=1, max_size=3)
 
@@ -146,6 +146,6 @@ def test_broadcast_rule_agrees_with_numpy():
             expected = np.broadcast_shapes(*candidate)
         except ValueError:
             expected = None
-        assert _broadcast_shapes(candidate) == expected
+        assert broadcast_shapes(candidate) == expected
 
     agrees()

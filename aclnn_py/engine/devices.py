@@ -46,7 +46,8 @@ from ..runtime.process import Stream, activate, default_stream, device_count, in
 from ..runtime.process import visible_devices as visible_value
 from . import chunked as _chunked
 from . import numpy_path
-from .dispatch import _check_out, _unstaged, _validated
+from .dispatch import _unstaged
+from .validate import check_out, validated
 
 logger = logging.getLogger("aclnn_py")
 
@@ -113,10 +114,10 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
 
     ids = device_list(devices)
     _check_arguments(spec, inputs, out, stream)
-    named, c_attributes, shape, dtype = _validated(spec, inputs, attributes)
+    named, c_attributes, shape, dtype = validated(spec, inputs, attributes)
     arrays: list[np.ndarray] = list(named.values())
     if out is not None:
-        _check_out(out, shape, False, spec)
+        check_out(out, shape, False, spec)
     lanes = _streams(ids)
     host = out if out is not None else result_array(shape, dtype)
     split = _chunked.Split(spec, c_attributes, arrays, host)

@@ -1,0 +1,160 @@
+"""Plans: phase 1 of one operator once, relaunched with rebound device arrays."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn, TypeVar
+
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray, empty, to_device
+from ..runtime.process import Stream, activate
+from .launch import Launch, new_launch
+from .validate import arguments, check_out, placement, validated
+
+_PlanT = TypeVar("_PlanT", bound="Plan")
+
+
+class Plan:
+    """Phase 1 of one operator once, with a repeatable executor; :meth:`run` relaunches it.
+
+    When CANN will not make the executor repeatable (an executor from its executor
+    cache, or CANN 8.0.RC2, which lacks the API), each run does phase 1 and an
+    ordinary launch instead, with the same results; on 8.0.RC2 phase 1, and so
+    CANN's own argument checks, first run at the first :meth:`run`.
+
+    Subclasses name their operator: ``class MseLossBackwardPlan(Plan): spec = ...``.
+    The arrays and attributes given at construction (what the operator's function
+    takes: device arrays, numpy arrays and Python numbers, the latter two copied to the
+    device once, here) fix the shapes, dtypes and layouts; ``run()`` may rebind any
+    array, by position or name, to another device array of the same description.
+    Every argument is checked before anything is rebound: a refused ``run()`` leaves
+    the plan exactly as it was. Plans and one-shot calls launch through the same
+    launches (``_launch.new_launch``), so whatever a queued run uses stays
+    alive until it is done, even when the plan is dropped without :meth:`close`.
+    :meth:`close` lets go of everything the plan holds (executor, workspace, ``out``
+    and the arrays bound): keep what ``run()`` returns to use ``out`` afterwards.
+    """
+
+    spec: OperatorSpec
+
+    def __init__(self, *args: Any, out: DeviceArray | None = None,
+                 stream: Stream | None = None, **kwargs: Any) -> None:
+        self._launcher: Launch | None = None
+        spec = self.spec
+        inputs, attributes = _bind(spec, args, kwargs)
+        arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
+        if out is not None:
+            check_out(out, shape, True, spec)
+        stream = placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
+                            out, stream)
+        if out is None:
+            out = empty(shape, dtype, device=stream.device)
+        self.stream = stream
+        # Host inputs go up once: the plan owns their device copies (run() rebinds them).
+        # Empty once the plan is closed.
+        self._arrays: tuple[DeviceArray, ...] = (
+            *(to_device(a, device=stream.device, stream=stream) for a in arrays.values()), out)
+        self._described = ", ".join(f"{name}={array.shape} {array.dtype.name}"
+                                    for name, array in zip(spec.names, self._arrays))
+        self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
+
+    @property
+    def out(self) -> DeviceArray:
+        """The array every run writes (ValueError once the plan is closed: it let go of it)."""
+        arrays = self._arrays
+        if not arrays:
+            raise ValueError(f"{type(self).__name__} is closed: it no longer holds its out "
+                             "(keep what run() returns)")
+        return arrays[-1]
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of device workspace phase 1 asked for (allocated once, with the plan;
+        0 until the first run on a CANN without repeatable executors)."""
+        return self._open().workspace_size
+
+    def _open(self) -> Launch:
+        launcher = self._launcher
+        if launcher is None:
+            raise ValueError(f"{type(self).__name__} is closed")
+        return launcher
+
+    def run(self, *arrays: Any, **named: Any) -> DeviceArray:
+        """Relaunch, first rebinding the arrays given (by position in the operator's input
+        order, then ``out``, or by name; None keeps the bound one); returns ``out``,
+        still computing."""
+        # The arrays first: close() lets go of the launcher first, so arrays read before
+        # it did come with a launcher that is open (or refuses the launch once retired).
+        bound = self._arrays
+        launcher = self._launcher
+        if launcher is None:
+            launcher = self._open()  # raises
+        if arrays or named:
+            bound = self._rebound(bound, arrays, named)
+        stream = self.stream
+        activate(stream.device)  # any thread may run a plan
+        launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
+        self._arrays = bound
+        if self._launcher is None:  # closed by another thread meanwhile: let go again
+            self._arrays = ()
+        return bound[-1]
+
+    def _rebound(self, bound: tuple[DeviceArray, ...], arrays: tuple[Any, ...],
+                 named: dict[str, Any]) -> tuple[DeviceArray, ...]:
+        given = arguments("run()", self.spec.names, arrays, named)
+        return tuple(each if given.get(name) is None else _like(name, given[name], each)
+                     for name, each in zip(self.spec.names, bound))
+
+    def close(self) -> None:
+        """Wait for the plan's work, then destroy the executor, release the workspace and
+        let go of ``out`` and the arrays bound (queued work holds what it uses until it
+        is done). Safe to call twice."""
+        launcher, self._launcher = self._launcher, None
+        self._arrays = ()  # no call between the two: no interrupt can come between them
+        if launcher is not None:
+            launcher.retire()  # a run racing this close is refused or waited for below
+            self.stream.synchronize()
+            launcher.close()
+
+    def __enter__(self: _PlanT) -> _PlanT:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError(f"a {type(self).__name__} cannot be pickled or copied: it holds a CANN "
+                        "executor and device memory of this process")
+
+    def __repr__(self) -> str:
+        arrays = getattr(self, "_described", "")
+        launcher = self._launcher
+        state = "closed" if launcher is None else f"workspace {launcher.workspace_size} bytes"
+        stream = getattr(self, "stream", None)
+        where = f"device {stream.device}, " if stream is not None else ""
+        return f"<aclnn_py.{type(self).__name__} {self.spec.cann}: {arrays}; {where}{state}>"
+
+
+def _bind(spec: OperatorSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+          ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A plan's arguments, as (inputs, attribute values)."""
+    values = arguments(spec.function, (*spec.inputs, *(a.name for a in spec.attributes)),
+                        args, kwargs)
+    missing = [name for name in spec.inputs if name not in values]
+    if missing:
+        raise TypeError(f"{spec.function} is missing {', '.join(missing)}")
+    return (tuple(values[name] for name in spec.inputs),
+            tuple(values.get(a.name, a.default) for a in spec.attributes))
+
+
+def _like(name: str, array: Any, bound: DeviceArray) -> DeviceArray:
+    """``array`` when it can take ``bound``'s place in a plan; else the error naming ``name``."""
+    if not isinstance(array, DeviceArray):
+        raise TypeError(f"{name} must be an aclnn_py.DeviceArray, got {type(array).__name__}")
+    array.require_live(name)
+    same = (array.shape, array.dtype, array.strides, array.offset, array.device) == \
+        (bound.shape, bound.dtype, bound.strides, bound.offset, bound.device)
+    if not same or array.storage_size < bound.storage_size:
+        raise ValueError(f"{name} must match the planned array: shape {bound.shape}, dtype "
+                         f"{bound.dtype}, strides {bound.strides}, offset {bound.offset}, "
+                         f"device {bound.device}; got {array!r}")
+    return array

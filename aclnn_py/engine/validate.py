@@ -1,0 +1,187 @@
+"""Validation of a call's arguments, shared by the curated operators, plans and ``call``.
+
+Every check raises TypeError or ValueError naming the argument and the rule, before
+any device work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
+from ..ops.specs import OperatorSpec
+from ..runtime.arrays import DeviceArray, host_array
+from ..runtime.process import Stream, current_stream, resolve_stream, soc_name
+
+ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch tensor or DLPack
+#                 exporter (named_arrays.host_array), or a DeviceArray
+
+def as_array(value: Any, like: np.dtype | None = None, argument: str = "array"
+              ) -> np.ndarray | DeviceArray:
+    """``value`` (the argument named ``argument``) as an array (device arrays stay); a
+    bare Python number takes ``like``.
+
+    Non-native byte order is swapped here: the device reads native numbers.
+    """
+    if isinstance(value, DeviceArray):
+        return value
+    if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.asarray(value, dtype=like)
+    array = host_array(value, argument)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
+
+
+def check_dtype(dtype: np.dtype, argument: str, spec: OperatorSpec) -> None:
+    acl_dtype(dtype, spec.dtypes, argument=argument)
+    if dtype == bfloat16 and not soc_supports_bfloat16(soc_name()):
+        raise TypeError(f"{argument} is bfloat16, which this SoC ({soc_name()}) does not support "
+                        f"for aclnn operators; bfloat16 needs {BFLOAT16_PRODUCTS}")
+
+
+def describe(arrays: dict[str, Any], attribute: str) -> str:
+    return ", ".join(f"{name} {getattr(a, attribute)}" for name, a in arrays.items())
+
+
+def broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """numpy's broadcast of ``shapes``, or None when they do not broadcast."""
+    ndim = max(len(shape) for shape in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        start = ndim - len(shape)
+        for axis, extent in enumerate(shape, start):
+            current = result[axis]
+            if extent != current:
+                if current == 1:
+                    result[axis] = extent
+                elif extent != 1:
+                    return None
+    return tuple(result)
+
+
+def named_arrays(spec: OperatorSpec, inputs: Sequence[Any]) -> dict[str, Any]:
+    """The inputs as arrays by name; Python numbers take the dtype of ``spec.like``."""
+    like = None
+    if spec.like:
+        like = as_array(inputs[spec.inputs.index(spec.like)], argument=spec.like)
+    arrays = {}
+    for name, value in zip(spec.inputs, inputs):
+        if name == spec.like:
+            arrays[name] = like
+        elif name in spec.numbers and like is not None:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and like.dtype not in spec.dtypes:
+                # A Python number has no dtype of its own: the array it would take it from
+                # is the one to blame.
+                acl_dtype(like.dtype, spec.dtypes, argument=spec.like)
+            arrays[name] = as_array(value, like.dtype, name)
+        else:
+            arrays[name] = as_array(value, argument=name)
+    return arrays
+
+
+def check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]:
+    """Validate dtypes, ranks and devices; return the broadcast shape."""
+    values = list(arrays.values())
+    supported = spec.dtypes
+    for name, array in arrays.items():
+        if array.dtype not in supported:
+            acl_dtype(array.dtype, supported, argument=name)  # raises the TypeError
+    if spec.same_dtype and len({a.dtype for a in values}) > 1:
+        raise TypeError(f"{', '.join(arrays)} must share one dtype (CANN does not promote for "
+                        f"this operator); got {describe(arrays, 'dtype')}")
+    device = None
+    for name, array in arrays.items():
+        if array.dtype == bfloat16:
+            check_dtype(array.dtype, name, spec)
+        if len(array.shape) > spec.max_rank:
+            raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "
+                             f"at most {spec.max_rank} are supported")
+        if isinstance(array, DeviceArray):
+            array.require_live(name)
+            if device is not None and array.device != device:
+                raise ValueError("device arrays must be on one device; got "
+                                 f"{describe(arrays, 'device')}")
+            device = array.device
+    shapes: list[tuple[int, ...]] = [a.shape for a in values]
+    shape = shapes[0]
+    if all(s == shape for s in shapes):
+        return shape
+    broadcast = broadcast_shapes(shapes)
+    if broadcast is None:
+        raise ValueError(f"shapes do not broadcast together: {describe(arrays, 'shape')}")
+    return broadcast
+
+
+def check_out(out: Any, shape: tuple[int, ...], on_device: bool, spec: OperatorSpec) -> None:
+    kind: Any = DeviceArray if on_device else np.ndarray
+    if not isinstance(out, kind):
+        wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
+            else "a numpy.ndarray"
+        raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
+    if on_device:
+        out.require_live("out")
+    check_dtype(out.dtype, "out", spec)
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
+    if on_device:
+        if not out.is_contiguous:
+            raise ValueError("out must be a C-contiguous device array")
+        return
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous (results are written in place, never "
+                         "through a hidden copy)")
+
+
+def placement(devices: list[int], out: DeviceArray | None, stream: Stream | None) -> Stream:
+    """The stream a call runs on, checked against where its device arrays live.
+
+    ``devices`` are the devices of the device-array inputs (all one, already checked);
+    default stream: the current stream of that device (else of the current device).
+    """
+    if stream is None:
+        stream = current_stream(devices[0] if devices else None)
+        if stream.closed:
+            raise ValueError("the current stream is closed: work cannot be queued on it "
+                             "(leave its `with` block, or pass stream=)")
+    else:
+        stream = resolve_stream(stream)
+    device = devices[0] if devices else stream.device
+    if stream.device != device:
+        raise ValueError(f"stream is on device {stream.device} but the arrays are on {device}")
+    if out is not None and out.device != device:
+        raise ValueError(f"out is on device {out.device} but the inputs are on {device}")
+    return stream
+
+
+def validated(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...]
+               ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...], np.dtype]:
+    """(arrays by name, C attributes, result shape, result dtype) of a call."""
+    c_attributes = spec.convert_attributes(attributes)
+    arrays = named_arrays(spec, inputs)
+    shape = check_inputs(arrays, spec)
+    dtype = spec.result_dtype([a.dtype for a in arrays.values()])
+    return arrays, c_attributes, spec.result_shape(shape, c_attributes), dtype
+
+
+def arguments(caller: str, names: tuple[str, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Positional and keyword arguments matched to ``names``, as Python matches them."""
+    if len(args) > len(names):
+        raise TypeError(f"{caller} takes at most {len(names)} arguments ({', '.join(names)}), "
+                        f"got {len(args)}")
+    values = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"{caller} got an unexpected argument {name!r}; it takes "
+                            f"{', '.join(names)}")
+        if name in values:  # given by position too (None included), as Python refuses
+            raise TypeError(f"{caller} got {name!r} twice")
+        values[name] = value
+    return values
