@@ -21,8 +21,7 @@ non-repeatably; default ``0``), ``ACLNN_EMU_LINK`` (``<latency_us>:<GB/s>``, e.g
 ``aclrtMemcpyAsync``, occupies a per-device copy engine, concurrent with kernels, for
 the latency plus bytes over the bandwidth, and synchronisation returns no earlier than
 the modelled end of the work; device-to-device copies are not on the link; unset or
-empty: off; malformed: ``aclInit`` fails with 100000; see the README's "The host
-emulator").
+empty: off; malformed: ``aclInit`` fails with 100000; see ``docs/emulator.md``).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ d.  ``benchmarks/c_floor.c``: the same C call sequences against the same librari
     ``aclrtMemcpyAsync`` up, the one-shot call over one device block, one
     ``aclrtMemcpyAsync`` down, one synchronisation, the result copied out (arrays above
     aclnn_py's direct-copy size travel with synchronous ``aclrtMemcpy`` calls, as in (a));
-e.  the numpy formula ``grad * (x - y) * (2 / x.size)`` (README's, constant folded: in
+e.  the numpy formula ``grad * (x - y) * (2 / x.size)`` (docs/operators.md's, constant folded: in
     float16 ``x.size`` overflows beyond 65504 elements);
 f.  PyTorch CPU ``torch.ops.aten.mse_loss_backward`` when torch imports, else n/a.
 
@@ -203,7 +203,7 @@ def inputs(n: int, dtype: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray, n
 
 
 def numpy_formula(grad: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # README's grad * (x - y) * 2 / x.size with the constant folded: in float16, x.size
+    # docs/operators.md's grad * (x - y) * 2 / x.size with the constant folded: in float16, x.size
     # itself overflows to inf beyond 65504 elements.
     return grad * (x - y) * (2 / x.size)
 

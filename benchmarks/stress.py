@@ -46,7 +46,7 @@ from aclnn_py.runtime import process as _runtime  # noqa: E402
 LIVE_KEYS = ("live_device_bytes", "live_allocations", "live_host_allocations", "live_tensors",
              "live_executors", "pending_tasks", "live_streams")
 # Reported only: an interrupt that lands inside a dropped event's Python finaliser
-# leaves that event to the process (see the README's reliability section).
+# leaves that event to the process (see docs/reliability.md).
 REPORTED_KEYS = ("live_events",)
 
 

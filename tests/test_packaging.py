@@ -70,7 +70,8 @@ def test_the_sdist_holds_what_a_build_needs(sdist):
     assert {"native/host.c", "LICENSE", "README.md", "setup.py", "pyproject.toml",
             "MANIFEST.in", "examples/quickstart.py", "tests/conftest.py",
             "tests/c_client/linked_sample.c", "tests/c_client/mse_loss_backward_sample.c",
-            "aclnn_py/doctor.py", "aclnn_py/testing.py"} <= names
+            "aclnn_py/doctor.py", "aclnn_py/testing.py", "docs/index.md",
+            "tests/test_docs.py"} <= names
     assert not any(name.startswith(("aclnn_py/_emulator", "aclnn_py/_native"))
                    or name == "aclnn_py/_c/_ffi.py" for name in names)
 

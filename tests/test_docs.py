@@ -1,0 +1,74 @@
+"""The documentation holds: every Python snippet of ``docs/*.md`` runs as written, every
+relative link of ``README.md`` and ``docs/*.md`` names an existing file, every page is
+reachable from the overview, and the README stays short."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_python
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.glob("*.md"))
+README_MAX_LINES = 200
+
+SNIPPET = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+FENCED = re.compile(r"^```.*?^```", re.S | re.M)
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]*)\)")
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def snippets(page: Path) -> list[str]:
+    return SNIPPET.findall(page.read_text())
+
+
+def relative_links(page: Path) -> list[str]:
+    """The targets of the page's Markdown links that are not URLs, outside code."""
+    text = CODE_SPAN.sub("", FENCED.sub("", page.read_text()))
+    return [target for target in LINK.findall(text) if not SCHEME.match(target)]
+
+
+CASES = [(page, snippet) for page in PAGES for snippet in snippets(page)]
+IDS = [f"{page.name}-snippet{i}" for page in PAGES for i in range(len(snippets(page)))]
+
+
+def marked(page: Path, snippet: str):
+    # The emulator's own API (counters, trees) exists only on the emulator.
+    marks = [pytest.mark.emulator_only] if "aclnn_py.emulator." in snippet else []
+    return pytest.param(page, snippet, marks=marks)
+
+
+def test_the_docs_have_pages_and_python_snippets():
+    assert DOCS / "index.md" in PAGES
+    assert len(CASES) >= 5
+
+
+@pytest.mark.parametrize(("page", "snippet"), [marked(p, s) for p, s in CASES], ids=IDS)
+def test_a_docs_snippet_runs_as_written(page, snippet):
+    done = run_python(snippet)
+    assert done.returncode == 0, f"{page.name}:\n{done.stderr}"
+
+
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_names_an_existing_file(page):
+    for target in relative_links(page):
+        assert target, f"{page.name}: an empty link"
+        assert "#" not in target, f"{page.name}: {target} has an anchor; link to the file"
+        assert (page.parent / target).exists(), f"{page.name}: {target} does not exist"
+
+
+def test_every_page_is_reachable_from_the_overview():
+    assert "docs/index.md" in relative_links(README)
+    linked = {(DOCS / target).resolve() for target in relative_links(DOCS / "index.md")}
+    missing = [page.name for page in PAGES if page.name != "index.md" and page not in linked]
+    assert not missing, f"docs/index.md does not link {missing}"
+
+
+def test_the_readme_is_at_most_200_lines():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
