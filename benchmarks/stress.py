@@ -39,6 +39,7 @@ os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
 
 import aclnn_py  # noqa: E402
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: E402
+from aclnn_py._c import nnopbase as _nnopbase
 from aclnn_py.runtime import process as _runtime  # noqa: E402
 
 # Must return to their starting values (the emulator's counts; "used_bytes" is
@@ -217,7 +218,7 @@ def main() -> int:
                              "is printed and the run exits (a hang)")
     args = parser.parse_args()
     if args.fallback:  # as if the loaded CANN lacked the repeatable-executor API
-        _lowlevel._repeatable_api_missing = _lowlevel.REPEATABLE_API
+        _nnopbase._repeatable_api_missing = _lowlevel.REPEATABLE_API
     faulthandler.dump_traceback_later(args.seconds * args.repeat + args.watchdog, exit=True)
     bad = False
     for index in range(args.repeat):

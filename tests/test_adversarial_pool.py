@@ -14,6 +14,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py.runtime import process as rt
 
 pytestmark = pytest.mark.emulator_only
@@ -181,13 +182,13 @@ def test_a_failure_of_work_an_event_query_ran_is_reported_by_the_streams_next_sy
     aclnn_py.memory_info()  # initialised, the device current
     stream = ll.create_stream()
     source, target = ll.malloc(4096), ll.malloc(4096)
-    event = ll.ffi.new("aclrtEvent *")
+    event = ffi.new("aclrtEvent *")
     try:
         ll.memcpy_async(target, 4096, source, 4096, ll.MEMCPY_DEVICE_TO_DEVICE, stream)
         ll.free(source)  # freed while the copy is pending: the copy fails when it runs
         assert ll.RT.aclrtCreateEvent(event) == 0
         assert ll.RT.aclrtRecordEvent(event[0], stream) == 0
-        status = ll.ffi.new("aclrtEventRecordedStatus *")
+        status = ffi.new("aclrtEventRecordedStatus *")
         results = {ll.RT.aclrtQueryEventStatus(event[0], status) for _ in range(1100)}
         assert 507013 in results  # the work ran from a query, and failed
         assert ll.RT.aclrtSynchronizeStream(stream) == 507013

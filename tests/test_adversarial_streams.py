@@ -252,11 +252,15 @@ def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_
 _SWEEP = """
 import dis, gc, os, sys, numpy as np, aclnn_py
 from aclnn_py.runtime import process as _runtime
+from aclnn_py._c import core as _core
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
+from aclnn_py._c import nnopbase as _nnopbase
 from aclnn_py.engine import launch as _launch
+from aclnn_py._c import core as _core
 from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py._c import nnopbase as _nnopbase
 if os.environ.get("FALLBACK"):
-    _lowlevel._repeatable_api_missing = _lowlevel.REPEATABLE_API
+    _nnopbase._repeatable_api_missing = _lowlevel.REPEATABLE_API
 S = _runtime.Stream
 functions = (S.queue, S.queue_steps, S.release_queued, S._wait, S.synchronize, S.queued_mark,
              _runtime.synchronize_device, _runtime._release_marks,

@@ -153,6 +153,8 @@ def _uses_cffi(path: Path) -> list[str]:
                       if a.name == "ffi" or (node.module or "").endswith("_ffi")]
         elif isinstance(node, ast.Name) and node.id == "ffi":
             found.append("ffi")
+        elif isinstance(node, ast.Attribute) and node.attr == "ffi":
+            found.append(".ffi")
     return found
 
 

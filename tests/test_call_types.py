@@ -15,6 +15,7 @@ from conftest import LowLevelResources, no_device_work, status_of
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py._call import convert_attribute
 from aclnn_py.errors import AclError
 from aclnn_py.ops import catalog as _catalog
@@ -346,7 +347,7 @@ class Resources(LowLevelResources):
         pointer = ll.malloc(max(host.nbytes, 1))
         self.pointers.append(pointer)
         if host.nbytes:
-            ll.memcpy(pointer, host.nbytes, ll.ffi.from_buffer(host), host.nbytes,
+            ll.memcpy(pointer, host.nbytes, ffi.from_buffer(host), host.nbytes,
                       ll.MEMCPY_HOST_TO_DEVICE)
         return pointer
 
@@ -367,7 +368,7 @@ class Resources(LowLevelResources):
 
     def read(self, tensor_pointer, shape, dtype):
         result = np.empty(shape, dtype)
-        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes,
+        ll.memcpy(ffi.from_buffer(result, require_writable=True), result.nbytes,
                   tensor_pointer, result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
         return result
 
@@ -495,7 +496,7 @@ def test_a_tensor_can_belong_to_one_list_once(s):
 @pytest.mark.emulator_only
 def test_the_list_copies_the_array_of_pointers(s):
     a, b, c = (s.tensor(np.ones(2, np.float32)) for _ in range(3))
-    pointers = ll.ffi.new("aclTensor *[]", [a, b])
+    pointers = ffi.new("aclTensor *[]", [a, b])
     made = ll.check_created(ll.META.aclCreateTensorList(pointers, 2), "aclCreateTensorList")
     pointers[0] = c  # after creation: the list keeps a and b
     ll.destroy_tensor_list(made)
@@ -512,7 +513,7 @@ def test_the_operator_reads_strided_members_and_copied_values(s):
     x0 = rng.standard_normal((2, 3)).astype(np.float32)
     base = rng.standard_normal((3, 2)).astype(np.float32)
     x1 = base.T  # a transposed view of base's storage
-    weights_host = ll.ffi.new("float[]", [0.5, -3.0])
+    weights_host = ffi.new("float[]", [0.5, -3.0])
     weights = ll.check_created(ll.META.aclCreateFloatArray(weights_host, 2), "aclCreateFloatArray")
     s.arrays.append((ll.destroy_float_array, weights))
     weights_host[0] = 100.0  # copied at creation
@@ -549,12 +550,12 @@ def test_the_operator_checks_members_objects_and_memory(s):
     ll.destroy_bool_array(gone)
     error = phase1_refusal(x, weights, gone, y, terms)
     assert error.status == PARAM_NULLPTR and "mask is not a live aclBoolArray" in error.message
-    wrong = ll.ffi.cast("aclFloatArray *", terms)  # a tensor list where a float array goes
+    wrong = ffi.cast("aclFloatArray *", terms)  # a tensor list where a float array goes
     error = phase1_refusal(x, wrong, mask, y, terms)
     assert error.status == PARAM_NULLPTR and "weights is not a live aclFloatArray" in error.message
     host = np.zeros(16, np.float32)
     aligned = (host.ctypes.data + 31) // 32 * 32
-    on_host = s.describe((3,), np.float32, ll.ffi.cast("void *", aligned))
+    on_host = s.describe((3,), np.float32, ffi.cast("void *", aligned))
     error = phase1_refusal(x, weights, mask, on_host, terms)
     assert error.status == PARAM_INVALID and "y data" in error.message
     assert "is not device memory" in error.message

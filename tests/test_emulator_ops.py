@@ -11,6 +11,7 @@ from conftest import LowLevelResources, run_python, status_of
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py.errors import AclError
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
@@ -51,7 +52,7 @@ class Resources(LowLevelResources):
         if array.nbytes:
             pointer = ll.malloc(array.nbytes)
             self.pointers.append(pointer)
-            ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+            ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
                       ll.MEMCPY_HOST_TO_DEVICE)
         shape = array.shape
         if strides is None:
@@ -71,7 +72,7 @@ class Resources(LowLevelResources):
         def read() -> np.ndarray:
             result = np.empty(shape, dtype)
             if result.nbytes:
-                ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes,
+                ll.memcpy(ffi.from_buffer(result, require_writable=True), result.nbytes,
                           pointer, result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
             return result
 
@@ -80,7 +81,7 @@ class Resources(LowLevelResources):
     def scalar(self, value, dtype):
         dtype = np.dtype(dtype)
         host = np.array([value], dtype)
-        handle = ll.create_scalar(ll.ffi.cast("void *", host.ctypes.data), ACL_DTYPES[dtype])
+        handle = ll.create_scalar(ffi.cast("void *", host.ctypes.data), ACL_DTYPES[dtype])
         self.scalars.append(handle)
         return handle
 
@@ -246,6 +247,7 @@ def test_l1_loss_refuses_bfloat16_on_a_soc_without_it():
     done = run_python("""
         import numpy as np
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         bf16, f32 = ll.constant("ACL_BF16"), ll.constant("ACL_FLOAT")
@@ -485,7 +487,7 @@ def test_add_refusals(s):
     assert s.phase1_status(op, x, y, ll.NULL, out) == PARAM_NULLPTR
     assert s.phase1_status(op, x, ll.NULL, one, out) == PARAM_NULLPTR
     assert s.phase1_status(op, x, y, one, ll.NULL) == PARAM_NULLPTR
-    gone = ll.create_scalar(ll.ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
+    gone = ll.create_scalar(ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
     ll.destroy_scalar(gone)
     assert s.phase1_status(op, x, y, gone, out) == PARAM_NULLPTR  # not a live aclScalar
     ints = s.tensor(np.zeros((2, 3), np.int32))
@@ -542,12 +544,13 @@ def test_reductions_do_not_depend_on_the_thread_count():
     script = """
         import numpy as np
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         ll.init(); ll.set_device(0)
         x = np.random.default_rng(0).standard_normal(1_500_001).astype(np.float32)
         y = np.random.default_rng(1).standard_normal(1_500_001).astype(np.float32)
         def tensor(a):
             p = ll.malloc(a.nbytes)
-            ll.memcpy(p, a.nbytes, ll.ffi.from_buffer(a), a.nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+            ll.memcpy(p, a.nbytes, ffi.from_buffer(a), a.nbytes, ll.MEMCPY_HOST_TO_DEVICE)
             return ll.create_tensor(a.shape, ll.constant("ACL_FLOAT"), (1,), 0, a.shape, p)
         tx, ty = tensor(x), tensor(y)
         for op, extra in (("aclnnL1Loss", ()), ("aclnnSmoothL1Loss", (0.5,))):
@@ -558,7 +561,7 @@ def test_reductions_do_not_depend_on_the_thread_count():
                 ll.operator_launch(op, ll.NULL, size, ex, ll.NULL)
                 ll.synchronize_stream(ll.NULL)
                 r = np.zeros(1, np.float32)
-                ll.memcpy(ll.ffi.from_buffer(r, require_writable=True), 4, p, 4,
+                ll.memcpy(ffi.from_buffer(r, require_writable=True), 4, p, 4,
                           ll.MEMCPY_DEVICE_TO_HOST)
                 print(op, reduction, r.view(np.uint32)[0])
     """
@@ -581,7 +584,7 @@ def live() -> tuple[int, int]:
 
 def test_scalars_are_counted_and_refuse_double_destroy(device):
     before = live()
-    value = ll.ffi.new("double *", 2.5)
+    value = ffi.new("double *", 2.5)
     scalar = ll.create_scalar(value, ACL_DTYPES[np.dtype(np.float64)])
     value[0] = 7.0  # the scalar copied the value at creation
     assert live() == (before[0] + 1, before[1])
@@ -596,14 +599,14 @@ def test_scalar_creation_refusals(device):
     with pytest.raises(AclError, match="value is NULL"):
         ll.create_scalar(ll.NULL, ACL_DTYPES[np.dtype(np.float32)])
     with pytest.raises(AclError, match="not supported"):
-        ll.create_scalar(ll.ffi.new("int64_t *", 1), ll.constant("ACL_STRING"))
+        ll.create_scalar(ffi.new("int64_t *", 1), ll.constant("ACL_STRING"))
     with pytest.raises(AclError, match="not supported"):
-        ll.create_scalar(ll.ffi.new("int64_t *", 1), 12345)
+        ll.create_scalar(ffi.new("int64_t *", 1), 12345)
     assert live() == before
 
 
 def test_the_scalar_value_is_copied_at_creation(s):
-    value = ll.ffi.new("float *", 3.0)
+    value = ffi.new("float *", 3.0)
     alpha = ll.create_scalar(value, ACL_DTYPES[np.dtype(np.float32)])
     s.scalars.append(alpha)
     value[0] = 100.0
@@ -632,10 +635,10 @@ def test_scalar_and_int_array_faults(device):
     for api in ("aclCreateScalar", "aclCreateIntArray"):
         aclnn_py.emulator.inject_fault(api, 207001)
     with pytest.raises(AclError, match="injected"):
-        ll.create_scalar(ll.ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
+        ll.create_scalar(ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
     with pytest.raises(AclError, match="injected"):
         ll.create_int_array((1,))
-    scalar = ll.create_scalar(ll.ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
+    scalar = ll.create_scalar(ffi.new("float *", 1.0), ACL_DTYPES[np.dtype(np.float32)])
     array = ll.create_int_array((4,))
     aclnn_py.emulator.inject_fault("aclDestroyScalar", 507899)
     aclnn_py.emulator.inject_fault("aclDestroyIntArray", 507899)

@@ -13,6 +13,7 @@ from conftest import LowLevelResources, fired_faults, run_python, status_of
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py.errors import AclError
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
@@ -29,13 +30,13 @@ class Resources(LowLevelResources):
     def upload(self, array: np.ndarray):
         pointer = ll.malloc(array.nbytes)
         self.pointers.append(pointer)
-        ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+        ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
                   ll.MEMCPY_HOST_TO_DEVICE)
         return pointer
 
     def download(self, pointer, like: np.ndarray) -> np.ndarray:
         result = np.empty_like(like)
-        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes, pointer,
+        ll.memcpy(ffi.from_buffer(result, require_writable=True), result.nbytes, pointer,
                   result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
         return result
 
@@ -65,7 +66,7 @@ class Resources(LowLevelResources):
         pointer = ll.malloc(size)
         self.pointers.append(pointer)
         junk = np.full(size, 0xAB, np.uint8)
-        ll.memcpy(pointer, size, ll.ffi.from_buffer(junk), size, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.memcpy(pointer, size, ffi.from_buffer(junk), size, ll.MEMCPY_HOST_TO_DEVICE)
         return pointer, junk
 
     def plan(self, tensors, reduction=1):
@@ -96,6 +97,7 @@ def aligned_host(values: np.ndarray) -> np.ndarray:
 def test_calls_before_acl_init_fail_with_uninitialize():
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         for call, args in ((ll.set_device, (0,)), (ll.malloc, (64,)), (ll.create_stream, ()),
                            (ll.get_device_count, ())):
@@ -156,17 +158,18 @@ def test_malloc_is_aligned_device_only_and_refuses_size_zero(device):
 
 def test_bad_and_double_frees_fail(device):
     pointer = ll.malloc(256)
-    assert status_of(ll.free, ll.ffi.cast("char *", pointer) + 64) == 107000  # not a base
+    assert status_of(ll.free, ffi.cast("char *", pointer) + 64) == 107000  # not a base
     ll.free(pointer)
     assert status_of(ll.free, pointer) == 107000  # double free
     host = np.zeros(16, np.uint8)
-    assert status_of(ll.free, ll.ffi.from_buffer(host)) == 107000  # host memory
+    assert status_of(ll.free, ffi.from_buffer(host)) == 107000  # host memory
 
 
 def test_device_memory_capacity_is_enforced_like_cann_oom():
     done = run_python("""
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         ll.init(); ll.set_device(0)
         print(ll.get_mem_info(ll.constant("ACL_HBM_MEM")))
         keep = ll.malloc(600_000)
@@ -189,6 +192,7 @@ def test_device_memory_capacity_is_enforced_like_cann_oom():
 def test_device_count_is_configurable():
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         ll.init()
         print(ll.get_device_count())
@@ -208,7 +212,7 @@ def test_device_count_is_configurable():
 def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
     host = np.zeros(64, np.uint8)
     other_host = np.zeros(64, np.uint8)
-    h, h2 = ll.ffi.from_buffer(host, require_writable=True), ll.ffi.from_buffer(other_host)
+    h, h2 = ffi.from_buffer(host, require_writable=True), ffi.from_buffer(other_host)
     d = ll.malloc(64)
     odd = ll.malloc(100)  # its block is padded to 128 bytes: overruns land in mapped padding
     try:
@@ -221,9 +225,9 @@ def test_memcpy_checks_kind_against_both_pointers_and_bounds(device):
             (d, 32, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),    # count > destMax, inside the allocation
             # past the end (first into padding, so a missing check fails here, not by a crash)
             (odd, 128, h2, 101, ll.MEMCPY_HOST_TO_DEVICE),
-            (ll.ffi.cast("char *", odd) + 110, 4, h2, 4, ll.MEMCPY_HOST_TO_DEVICE),  # starts there
+            (ffi.cast("char *", odd) + 110, 4, h2, 4, ll.MEMCPY_HOST_TO_DEVICE),  # starts there
             (d, 128, h2, 65, ll.MEMCPY_HOST_TO_DEVICE),
-            (ll.ffi.cast("char *", d) + 32, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),
+            (ffi.cast("char *", d) + 32, 64, h2, 64, ll.MEMCPY_HOST_TO_DEVICE),
             (h, 64, d, 64, HOST_TO_HOST),                 # device memory is never host memory
             (d, 64, h2, 64, HOST_TO_HOST),
             (d, 64, h2, 64, ll.MEMCPY_DEVICE_TO_DEVICE),  # src is host memory
@@ -242,7 +246,7 @@ def test_memcpy_checks_the_bounds_of_pinned_host_memory(device):
     pinned = ll.malloc_host(100)
     d = ll.malloc(128)
     try:
-        tail = ll.ffi.cast("char *", pinned) + 64  # 36 bytes of the pinned block remain
+        tail = ffi.cast("char *", pinned) + 64  # 36 bytes of the pinned block remain
         assert status_of(ll.memcpy, d, 128, tail, 64, ll.MEMCPY_HOST_TO_DEVICE) == 100000
         assert status_of(ll.memcpy, tail, 64, d, 64, ll.MEMCPY_DEVICE_TO_HOST) == 100000
         ll.memcpy(d, 128, tail, 36, ll.MEMCPY_HOST_TO_DEVICE)
@@ -371,7 +375,7 @@ def test_events_order_work_and_time_it(res):
 def test_host_pointers_are_refused_as_tensor_data(res):
     tensors, _, _, _ = res.operands()
     host = aligned_host(np.ones(4, np.float32))  # aligned: only its being host memory is wrong
-    host_tensor = res.tensor(ll.ffi.from_buffer(host), (4,))
+    host_tensor = res.tensor(ffi.from_buffer(host), (4,))
     with pytest.raises(AclError) as info:
         res.plan([tensors[0], host_tensor, tensors[2], tensors[3]])
     assert info.value.status == 161002
@@ -384,7 +388,7 @@ def test_a_host_address_bound_after_phase_one_fails_when_the_kernel_runs(res):
     ll.set_executor_repeatable(executor)
     host = aligned_host(np.full(4, 3.0, np.float32))
     try:
-        ll.set_input_tensor_addr(executor, 1, tensors[1], ll.ffi.from_buffer(host))
+        ll.set_input_tensor_addr(executor, 1, tensors[1], ffi.from_buffer(host))
         ll.operator_launch("aclnnMseLossBackward", ll.NULL, size, executor, res.stream)
         with pytest.raises(AclError) as info:
             ll.synchronize_stream(res.stream)
@@ -498,7 +502,7 @@ def test_missing_or_undersized_workspace_is_refused(res):
     size, executor = res.plan(operands)
     host = np.zeros(size, np.uint8)
     with pytest.raises(AclError) as on_host:
-        ll.operator_launch("aclnnMseLossBackward", ll.ffi.from_buffer(host), size, executor,
+        ll.operator_launch("aclnnMseLossBackward", ffi.from_buffer(host), size, executor,
                            res.stream)
     assert on_host.value.status == 161002
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0
@@ -514,14 +518,14 @@ def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
     def fail_then_read():
         ll.set_device(0)
         try:
-            status = runtime.aclrtMalloc(ll.ffi.new("void **"), 0, 0)  # unchecked on purpose
+            status = runtime.aclrtMalloc(ffi.new("void **"), 0, 0)  # unchecked on purpose
             assert status == 100000
             messages["other thread first read"] = ll.recent_error_message()
             messages["other thread second read"] = ll.recent_error_message()
         finally:
             ll.reset_device(0)
 
-    status = runtime.aclrtFree(ll.ffi.cast("void *", 64))
+    status = runtime.aclrtFree(ffi.cast("void *", 64))
     assert status == 107000
     thread = threading.Thread(target=fail_then_read)
     thread.start()
@@ -543,6 +547,7 @@ def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
 def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         print(ll.get_soc_name())
@@ -566,6 +571,7 @@ def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
 def test_an_unknown_emulated_soc_is_refused_with_the_known_names(soc):
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         try:
             ll.init()
@@ -689,12 +695,13 @@ def test_a_launch_whose_input_was_freed_and_its_address_reused_fails_at_sync():
         import numpy as np
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         from aclnn_py.errors import AclError
         ll.init(); ll.set_device(0)
         stream = ll.create_stream()
         def upload(array):
             pointer = ll.malloc(array.nbytes)
-            ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+            ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
                       ll.MEMCPY_HOST_TO_DEVICE)
             return pointer
         pointers = [upload(np.full(4, v, np.float32)) for v in (0.5, 3.0, 1.0, 0.0)]
@@ -714,7 +721,7 @@ def test_a_launch_whose_input_was_freed_and_its_address_reused_fails_at_sync():
             print(error.status)
             print(error.message.splitlines()[-1])
         out = np.empty(4, np.float32)
-        ll.memcpy(ll.ffi.from_buffer(out, require_writable=True), 16, pointers[3], 16,
+        ll.memcpy(ffi.from_buffer(out, require_writable=True), 16, pointers[3], 16,
                   ll.MEMCPY_DEVICE_TO_HOST)
         print(out.tolist(), aclnn_py.emulator.stats()["kernels_executed"])
     """, {"ACLNN_EMU_QUARANTINE": "0"})
@@ -776,7 +783,7 @@ def test_freed_device_addresses_are_not_handed_out_again_at_once(device):
         ll.libraries().runtime.aclrtFree(pointer)
         assert "already freed (double free" in ll.recent_error_message()
         host = np.zeros(16, np.uint8)
-        copy = (ll.ffi.from_buffer(host, require_writable=True), 16, pointer, 16,
+        copy = (ffi.from_buffer(host, require_writable=True), 16, pointer, 16,
                 ll.MEMCPY_DEVICE_TO_HOST)
         assert ll.libraries().runtime.aclrtMemcpy(*copy) == 100000
         assert "already freed with aclrtFree" in ll.recent_error_message()
@@ -789,13 +796,14 @@ def test_freed_device_memory_is_poisoned():
     done = run_python("""
         import numpy as np
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         ll.init(); ll.set_device(0)
         pointer = ll.malloc(64)
         data = np.arange(16, dtype=np.float32)
-        ll.memcpy(pointer, 64, ll.ffi.from_buffer(data), 64, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.memcpy(pointer, 64, ffi.from_buffer(data), 64, ll.MEMCPY_HOST_TO_DEVICE)
         ll.free(pointer)
         # What a stale reader would see (the emulator's device memory is host memory).
-        stale = bytes(ll.ffi.buffer(ll.ffi.cast("char *", pointer), 64))
+        stale = bytes(ffi.buffer(ffi.cast("char *", pointer), 64))
         print(stale[:4].hex(), bool(np.isnan(np.frombuffer(stale, np.float32)).all()))
     """)
     assert done.returncode == 0, done.stderr
@@ -806,6 +814,7 @@ def test_quarantined_memory_counts_neither_as_used_nor_against_the_capacity():
     done = run_python("""
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         ll.init(); ll.set_device(0)
         hbm = ll.constant("ACL_HBM_MEM")
         addresses = set()
@@ -831,6 +840,7 @@ def test_an_allocation_the_host_cannot_map_releases_the_quarantine_first():
         import resource
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         ll.init(); ll.set_device(0)
         ll.free(ll.malloc(64))
         with open("/proc/self/status") as status:
@@ -905,6 +915,7 @@ def test_every_fault_api_fails_with_its_injected_status():
     done = run_python("""
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         def lookup(name):
             for library in (ll.RT, ll.META, ll.OPS):
                 try:
@@ -913,7 +924,7 @@ def test_every_fault_api_fails_with_its_injected_status():
                     pass
         for name in aclnn_py.emulator.fault_apis():
             function = lookup(name)
-            kind = ll.ffi.typeof(function)
+            kind = ffi.typeof(function)
             arguments = [ll.NULL if a.kind == "pointer" else 0 for a in kind.args]
             aclnn_py.emulator.inject_fault(name, 507899)
             result = function(*arguments)
@@ -950,7 +961,7 @@ def test_huge_page_policies_ask_the_host_for_huge_pages_above_1_mib(device):
     for policy, size, huge in cases:
         pointer = ll.malloc(size, policy)
         try:
-            flags = _vm_flags(int(ll.ffi.cast("uintptr_t", pointer)))
+            flags = _vm_flags(int(ffi.cast("uintptr_t", pointer)))
             assert ("hg" in flags) == huge, (policy, size, flags)
         finally:
             ll.free(pointer)

@@ -320,6 +320,7 @@ def test_with_set_env_sourced_the_dependencies_are_those_of_ld_library_path(tmp_
 ASYNC_COPIES = """
     import json
     from aclnn_py._c import lowlevel as ll
+    from aclnn_py._c._ffi import ffi
     from aclnn_py.errors import AclError
 
     ll.init()
@@ -327,10 +328,10 @@ ASYNC_COPIES = """
     stream = ll.create_stream()
     device = ll.malloc(512)
     pinned = ll.malloc_host(512)
-    ordinary = ll.ffi.new("char[1024]")  # malloc'ed by cffi: ordinary host memory
-    aligned = ll.ffi.cast("char *", ordinary) + (-ll.address(ordinary) % 64)
-    pinned_odd = ll.ffi.cast("char *", pinned) + 8
-    device_odd = ll.ffi.cast("char *", device) + 8
+    ordinary = ffi.new("char[1024]")  # malloc'ed by cffi: ordinary host memory
+    aligned = ffi.cast("char *", ordinary) + (-ll.address(ordinary) % 64)
+    pinned_odd = ffi.cast("char *", pinned) + 8
+    device_odd = ffi.cast("char *", device) + 8
     H2D, D2H = ll.MEMCPY_HOST_TO_DEVICE, ll.MEMCPY_DEVICE_TO_HOST
     cases = {
         "h2d_ordinary": (device, 512, aligned, 256, H2D),

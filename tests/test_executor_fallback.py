@@ -6,7 +6,7 @@ executor cache: phase 1 of an operator and signature that already ran non-repeat
 in the process hands one out. The emulator models that with ``ACLNN_EMU_OP_CACHE=1``
 (read at ``aclInit``, so those tests run in a subprocess); an injected fault is the
 other way to make it refuse. CANN 8.0.RC2 lacks the repeatable API altogether,
-simulated by making ``_lowlevel._optional`` report its functions missing.
+simulated by making ``_core.optional`` report its functions missing.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from conftest import fired_faults, run_python
 import aclnn_py
 from aclnn_py import AclError
 from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py._c import nnopbase as _nnopbase
 from aclnn_py.engine import launch as _launch
 from aclnn_py.engine import launch_cache as _launch_cache
 from aclnn_py.engine import plans as _plans
@@ -281,7 +282,7 @@ def test_the_missing_repeatable_api_falls_back_without_asking(monkeypatch):
     """The Python side of CANN 8.0.RC2 (the whole seam runs in a subprocess below)."""
     spec = SPECS["smooth_l1_loss"]
     expected = references(spec)
-    monkeypatch.setattr(_lowlevel, "_repeatable_api_missing", _lowlevel.REPEATABLE_API)
+    monkeypatch.setattr(_nnopbase, "_repeatable_api_missing", _lowlevel.REPEATABLE_API)
     arm_counters(*_lowlevel.REPEATABLE_API, spec.cann + "GetWorkspaceSize")
     first = upload(host_inputs(spec, SEEDS[0]))
     with plan_class(spec)(*first, **keywords(spec)) as plan:
@@ -302,7 +303,9 @@ _COMMON = """
     import numpy as np
     import aclnn_py
     from aclnn_py.engine import plans as _plans
+    from aclnn_py._c import core as _core
     from aclnn_py._c import lowlevel as _lowlevel
+    from aclnn_py._c import nnopbase as _nnopbase
     from aclnn_py.ops.specs import SPECS
     emulator = aclnn_py.emulator
     NEVER, SEEDS, ATTRIBUTES = {never}, {seeds}, {attributes}
@@ -430,10 +433,10 @@ def test_every_operator_runs_on_a_cann_without_the_repeatable_api():
     expected = {name: [value.hex() for value in references(spec)]
                 for name, spec in SPECS.items()}
     done = run_python(_script("""
-    optional = _lowlevel._optional
+    optional = _core.optional
     def without_repeatable_api(library, name):
         return _lowlevel.NULL if name in _lowlevel.REPEATABLE_API else optional(library, name)
-    _lowlevel._optional = without_repeatable_api
+    _core.optional = without_repeatable_api
     api = list(_lowlevel.REPEATABLE_API)
     reports = {}
     for name, spec in SPECS.items():
@@ -458,10 +461,12 @@ def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
     then gives it up (counted), and never calls through NULL."""
     done = run_python("""
     import aclnn_py, numpy as np
+    from aclnn_py._c import core as _core
     from aclnn_py._c import lowlevel as _lowlevel
+    from aclnn_py._c import nnopbase as _nnopbase
     from aclnn_py.runtime import process as _runtime
-    optional = _lowlevel._optional
-    _lowlevel._optional = lambda library, name: (
+    optional = _core.optional
+    _core.optional = lambda library, name: (
         _lowlevel.NULL if name == "aclDestroyAclOpExecutor" else optional(library, name))
     x = aclnn_py.to_device(np.ones(3, np.float32))
     tensors = [x.tensor(), x.tensor(), x.tensor()]

@@ -7,6 +7,7 @@ import pytest
 
 from aclnn_py import UnavailableError
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py.runtime import process as _runtime
 
 FLOAT = ll.constant("ACL_FLOAT")
@@ -41,7 +42,7 @@ def test_documented_sample_sequence(device):
         for array in (grad, self_, target, np.zeros(shape, np.float32)):
             pointer = ll.malloc(array.nbytes)
             pointers.append(pointer)
-            ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+            ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
                       ll.MEMCPY_HOST_TO_DEVICE)
             tensors.append(ll.create_tensor(shape, FLOAT, contiguous_strides(shape), 0, shape,
                                             pointer))
@@ -53,7 +54,7 @@ def test_documented_sample_sequence(device):
         ll.operator_launch("aclnnMseLossBackward", workspace, size, executor, stream)
         ll.synchronize_stream(stream)
         result = np.empty(shape, np.float32)
-        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), result.nbytes,
+        ll.memcpy(ffi.from_buffer(result, require_writable=True), result.nbytes,
                   pointers[3], result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
     finally:
         release(tensors, pointers, stream)
@@ -67,7 +68,7 @@ def test_mse_loss_forward_through_the_same_machinery(device):
     stream = ll.create_stream()
     pointers = [ll.malloc(a.nbytes) for a in (x, y)] + [ll.malloc(4)]
     for pointer, array in zip(pointers, (x, y)):
-        ll.memcpy(pointer, array.nbytes, ll.ffi.from_buffer(array), array.nbytes,
+        ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
                   ll.MEMCPY_HOST_TO_DEVICE)
     tensors = [ll.create_tensor(shape, FLOAT, (1,), 0, shape, p) for p in pointers[:2]]
     tensors.append(ll.create_tensor((), FLOAT, (), 0, (1,), pointers[2]))
@@ -78,7 +79,7 @@ def test_mse_loss_forward_through_the_same_machinery(device):
         ll.operator_launch("aclnnMseLoss", ll.NULL, 0, executor, stream)
         ll.synchronize_stream(stream)
         result = np.empty((), np.float32)
-        ll.memcpy(ll.ffi.from_buffer(result, require_writable=True), 4, pointers[2], 4,
+        ll.memcpy(ffi.from_buffer(result, require_writable=True), 4, pointers[2], 4,
                   ll.MEMCPY_DEVICE_TO_HOST)
     finally:
         release(tensors, pointers, stream)
@@ -129,15 +130,15 @@ def test_large_copies_are_exact_whatever_the_alignment_and_the_destination(devic
     pinned = ll.malloc_host(nbytes + 64)
     stream = ll.create_stream()
     try:
-        first, second = ll.ffi.cast("char *", pointers[0]) + 3, pointers[1]
-        ll.memcpy(first, nbytes, ll.ffi.from_buffer(source[1:]), nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        first, second = ffi.cast("char *", pointers[0]) + 3, pointers[1]
+        ll.memcpy(first, nbytes, ffi.from_buffer(source[1:]), nbytes, ll.MEMCPY_HOST_TO_DEVICE)
         ll.memcpy(second, nbytes, first, nbytes, ll.MEMCPY_DEVICE_TO_DEVICE)
         ll.memcpy_async(pinned, nbytes, second, nbytes, ll.MEMCPY_DEVICE_TO_HOST, stream)
         ll.synchronize_stream(stream)
-        got = np.frombuffer(ll.ffi.buffer(pinned, nbytes), np.uint8).copy()
+        got = np.frombuffer(ffi.buffer(pinned, nbytes), np.uint8).copy()
         assert np.array_equal(got, source[1:nbytes + 1])
         for host in (np.full(nbytes + 64, 7, np.uint8), np.empty(nbytes + 64, np.uint8)):
-            ll.memcpy(ll.ffi.from_buffer(host[5:], require_writable=True), nbytes, second,
+            ll.memcpy(ffi.from_buffer(host[5:], require_writable=True), nbytes, second,
                       nbytes, ll.MEMCPY_DEVICE_TO_HOST)
             assert np.array_equal(host[5:nbytes + 5], source[1:nbytes + 1])
     finally:

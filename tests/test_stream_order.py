@@ -12,6 +12,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 from aclnn_py.runtime import process as rt
 
 pytestmark = pytest.mark.emulator_only
@@ -157,8 +158,8 @@ def test_the_emulator_runs_the_oldest_work_past_the_queue_depth_only() -> None:
 
 
 def _event_status(event: aclnn_py.Event) -> tuple[int, int]:
-    new = ll.ffi.new("aclrtEventRecordedStatus *")
-    old = ll.ffi.new("aclrtEventStatus *")
+    new = ffi.new("aclrtEventRecordedStatus *")
+    old = ffi.new("aclrtEventStatus *")
     ll.check(ll.RT.aclrtQueryEventStatus(event.handle, new), "aclrtQueryEventStatus")
     ll.check(ll.RT.aclrtQueryEvent(event.handle, old), "aclrtQueryEvent")
     return int(new[0]), int(old[0])

@@ -100,6 +100,7 @@ def test_acl_init_succeeds_and_a_failed_start_gives_it_back():
     done = run_python("""
         import aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         try:
             aclnn_py.runtime_info()
         except aclnn_py.AclError as error:
@@ -127,6 +128,7 @@ def test_work_runs_on_the_visible_devices_and_others_are_refused():
     done = run_python("""
         import numpy as np, aclnn_py
         from aclnn_py._c import lowlevel as ll
+        from aclnn_py._c._ffi import ffi
         x = np.arange(6, dtype=np.float32)
         on_1 = aclnn_py.to_device(x, device=1)
         grad = aclnn_py.mse_loss_backward(1.0, on_1, 1.0, "sum")
@@ -152,8 +154,9 @@ def test_work_runs_on_the_visible_devices_and_others_are_refused():
 
 MAPPINGS = """
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
 ll.init()
-RT, ffi = ll.RT, ll.ffi
+RT, ffi = ll.RT, ffi
 out = ffi.new("int32_t *")
 for api, value in [("aclrtGetLogicDevIdByUserDevId", 0), ("aclrtGetLogicDevIdByUserDevId", 1),
                    ("aclrtGetLogicDevIdByUserDevId", 2), ("aclrtGetLogicDevIdByUserDevId", -1),

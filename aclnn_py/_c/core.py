@@ -1,0 +1,143 @@
+"""Library access, the one status check and pointer helpers of the C layer.
+
+Every status of every C call passes through :func:`check`, the only place that compares
+return codes; a failure becomes an :class:`~aclnn_py.errors.AclError` carrying the code,
+the API name and CANN's own message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import AclError, UnavailableError
+from . import loader as _loader
+from ._ffi import ffi
+from .codes import constant
+
+_new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
+
+NULL = ffi.NULL
+
+ACL_SUCCESS = constant("ACL_SUCCESS")
+ACL_ERROR_REPEAT_INITIALIZE = constant("ACL_ERROR_REPEAT_INITIALIZE")
+ACLNN_ERR_INNER_NULLPTR = constant("ACLNN_ERR_INNER_NULLPTR")
+MEMCPY_HOST_TO_DEVICE = constant("ACL_MEMCPY_HOST_TO_DEVICE")
+MEMCPY_DEVICE_TO_HOST = constant("ACL_MEMCPY_DEVICE_TO_HOST")
+MEMCPY_DEVICE_TO_DEVICE = constant("ACL_MEMCPY_DEVICE_TO_DEVICE")
+MALLOC_HUGE_FIRST = constant("ACL_MEM_MALLOC_HUGE_FIRST")
+FORMAT_ND = constant("ACL_FORMAT_ND")
+
+
+
+def libraries() -> _loader.Libraries:
+    """The loaded libraries (loading them on first use; the loader keeps them)."""
+    return _loader.load()
+
+
+class _Library:
+    """The C functions of one library family, each resolved on first use, then an attribute."""
+
+    def __init__(self, family: str) -> None:
+        self._family = family
+
+    def __getattr__(self, name: str) -> Any:
+        libs = libraries()
+        candidates = [getattr(libs, self._family)]
+        if self._family == "ops":  # CANN >= 8.5: one operator library per repository
+            candidates.extend(libs.extra_ops)
+        for library in candidates:
+            try:
+                function = getattr(library, name)
+            except (AttributeError, ffi.error):  # cffi raises ffi.error for a missing symbol
+                continue
+            setattr(self, name, function)
+            return function
+        searched = [libs.installation.paths[self._family]]
+        if self._family == "ops":
+            searched.extend(libs.installation.extra_ops)
+        raise UnavailableError(name, " or ".join(str(path) for path in searched))
+
+
+RT = _Library("runtime")
+META = _Library("meta")
+OPS = _Library("ops")
+
+
+
+
+def recent_error_message() -> str:
+    """CANN's error text for this thread, copied at once (the call clears it)."""
+    text = RT.aclGetRecentErrMsg()
+    if text == NULL:
+        return ""
+    message: str = ffi.string(text).decode("utf-8", errors="replace")
+    return message
+
+
+def check(status: int, api: str, detail: str = "") -> None:
+    """Raise the AclError for a non-zero ``status`` returned by ``api`` (``detail``, what
+    aclnn_py adds, comes before CANN's own message)."""
+    if status != ACL_SUCCESS:
+        message = recent_error_message()
+        raise AclError.from_status(status, api, f"{detail} CANN: {message}" if detail else message)
+
+
+def check_created(handle: Any, api: str) -> Any:
+    """Raise for a NULL returned by a creator (``api`` reports no status of its own)."""
+    if handle == NULL:
+        raise AclError.from_status(ACLNN_ERR_INNER_NULLPTR, api, recent_error_message())
+    return handle
+
+
+def address(pointer: Any) -> int:
+    """The integer address of a cffi pointer."""
+    return int(ffi.cast("uintptr_t", pointer))
+
+
+def c_string(text: str) -> Any:
+    """A NUL-terminated UTF-8 copy of ``text`` (a ``char[]`` owned by the returned object)."""
+    return ffi.new("char[]", text.encode())
+
+
+def host_bytes(size: int) -> Any:
+    """``size`` bytes of ordinary (pageable) host memory, owned by the returned object."""
+    return _new("char[]", size)
+
+
+def byte_offset(pointer: Any, offset: int) -> Any:
+    """``pointer`` moved by ``offset`` bytes."""
+    return ffi.cast("char *", pointer) + offset
+
+
+def read_bytes(pointer: Any, size: int) -> bytes:
+    """A copy of the ``size`` bytes of host memory at ``pointer``."""
+    return ffi.buffer(pointer, size)[:]
+
+
+def host_pointer(array: Any, *, writable: bool = False) -> Any:
+    """A C pointer to the first element of a numpy array (its memory, not a copy); the
+    array must stay alive while the pointer is used."""
+    if array.flags.c_contiguous:
+        return ffi.from_buffer(array, require_writable=writable)
+    if writable and not array.flags.writeable:
+        raise ValueError("the array is read-only")
+    return ffi.cast("void *", array.__array_interface__["data"][0])
+
+
+def exported(name: str) -> bool:
+    """Whether any loaded CANN library exports the C function ``name``."""
+    for family in (RT, META, OPS):
+        try:
+            getattr(family, name)
+        except UnavailableError:
+            continue
+        return True
+    return False
+
+
+def optional(library: _Library, name: str) -> Any:
+    """``library.name``, or NULL when the installed CANN lacks it."""
+    try:
+        return getattr(library, name)
+    except UnavailableError:
+        return NULL

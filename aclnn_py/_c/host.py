@@ -1,0 +1,255 @@
+"""aclnn_py's own host library (``headers/aclnn_py_host.h``): ownership in C of memory
+blocks, handles and staging, and the stream states that order their reuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import core
+from ._ffi import ffi
+from .core import ACL_SUCCESS, MALLOC_HUGE_FIRST, META, NULL, RT, check
+
+_new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
+
+HOST_LIBRARY = Path(__file__).resolve().parent.parent / "_native" / "libaclnn_py_host.so"
+HANDLE_TENSOR = 1
+HANDLE_EXECUTOR = 2
+HANDLE_SCALAR = 3
+HANDLE_INT_ARRAY = 4
+HANDLE_FLOAT_ARRAY = 5
+HANDLE_BOOL_ARRAY = 6
+HANDLE_TENSOR_LIST = 7
+
+_host: Any = None
+_collect_block: Any = None
+_collect_handle: Any = None
+_collect_staging: Any = None
+
+
+def host() -> Any:
+    """The host library, loaded and given the CANN destroy functions on first use."""
+    global _host, _collect_block, _collect_handle, _collect_staging
+    if _host is None:
+        try:
+            # Never unloaded: blocks and handles still alive while the interpreter shuts
+            # down call into it when they are collected.
+            library = ffi.dlopen(str(HOST_LIBRARY), ffi.RTLD_NOW | ffi.RTLD_NODELETE)
+        except OSError as error:
+            raise ImportError(f"aclnn_py's host library {HOST_LIBRARY} is missing or broken "
+                              f"({error}); reinstall aclnn_py") from None
+        # aclDestroyAclOpExecutor may be missing (CANN 8.0.RC2): the host library then gives
+        # up executors it would destroy (aclpyHandlesUndestroyable counts them).
+        library.aclpyHandlesConfigure(META.aclDestroyTensor,
+                                      core.optional(META, "aclDestroyAclOpExecutor"),
+                                      core.optional(META, "aclDestroyScalar"),
+                                      core.optional(META, "aclDestroyIntArray"),
+                                      core.optional(META, "aclDestroyFloatArray"),
+                                      core.optional(META, "aclDestroyBoolArray"),
+                                      core.optional(META, "aclDestroyTensorList"))
+        # Fences: aclrtQueryEventStatus where the runtime has it, as torch_npu probes for it
+        # (its values are the opposite of the deprecated aclrtQueryEvent's; hicann/runtime
+        # include/external/acl/acl_rt.h, aclrtEventRecordedStatus and aclrtEventStatus).
+        library.aclpyStreamsConfigure(RT.aclrtCreateEvent, RT.aclrtDestroyEvent,
+                                      RT.aclrtRecordEvent,
+                                      core.optional(RT, "aclrtQueryEventStatus"),
+                                      core.optional(RT, "aclrtQueryEvent"))
+        _collect_block = library.aclpyBlockCollect
+        _collect_handle = library.aclpyHandleCollect
+        _collect_staging = library.aclpyStagingCollect
+        _host = library
+    return _host
+
+
+def pool_create(device: int, caching: bool) -> Any:
+    """A C pool of ``device``'s memory (lives as long as the process)."""
+    pool = host().aclpyPoolCreate(device, int(caching), RT.aclrtMalloc, RT.aclrtFree)
+    if pool == NULL:
+        raise MemoryError("out of host memory for a device memory pool")
+    return pool
+
+
+def host_pool_create(device: int, caching: bool) -> Any:
+    """A C pool of page-locked host memory (``aclrtMallocHost``), used with ``device``
+    current (lives as long as the process)."""
+    pool = host().aclpyHostPoolCreate(device, int(caching), RT.aclrtMallocHost,
+                                      RT.aclrtFreeHost)
+    if pool == NULL:
+        raise MemoryError("out of host memory for a page-locked memory pool")
+    return pool
+
+
+def staging_cell() -> Any:
+    """An empty ``aclpyStaging`` whose blocks go back when the cdata dies."""
+    return _gc(_new("aclpyStaging *"), _collect_staging)
+
+
+def staging_fill(staging: Any, host_pool: Any, host_bytes: int, device_pool: Any,
+                 device_bytes: int) -> int:
+    """Fill ``staging`` with ``host_bytes`` of page-locked memory and ``device_bytes`` of
+    device memory (blocks it holds already are kept). Returns 0, or the failing
+    allocator's status, unchecked (``staging.failed`` says which; the owning pool passes it
+    to :func:`check`, whose out-of-memory error it recovers from)."""
+    status: int = _host.aclpyStagingTake(staging, host_pool, host_bytes, device_pool,
+                                         device_bytes)
+    return status
+
+
+def staging_take(host_pool: Any, host_bytes: int, device_pool: Any, device_bytes: int
+                 ) -> tuple[Any, int]:
+    """``(staging, status)``: a new ``aclpyStaging`` and :func:`staging_fill`'s status for it
+    (the per-call path; on a failure the caller's pool recovers, or raises)."""
+    staging = _gc(_new("aclpyStaging *"), _collect_staging)
+    return staging, staging_fill(staging, host_pool, host_bytes, device_pool, device_bytes)
+
+
+def staging_release(staging: Any) -> None:
+    """Give both blocks of ``staging`` back now (as its collection would; safe twice)."""
+    _collect_staging(staging)
+
+
+def staging_block(staging: Any, which: int) -> Any:
+    """A pointer to the ``host`` (1) or ``device`` (2) block of an ``aclpyStaging``."""
+    return ffi.addressof(staging, "host" if which == 1 else "device")
+
+
+# A host-to-host copy, copy_host(destination, source, nbytes): each side a C pointer or a
+# buffer (a C-contiguous numpy array, writable for the destination); no CANN call.
+copy_host = ffi.memmove
+
+
+def new_block() -> Any:
+    """An empty ``aclpyBlock`` whose block goes back to its pool when the cdata dies."""
+    return _gc(_new("aclpyBlock *"), _collect_block)
+
+
+def pool_allocate(pool: Any, block: Any, nbytes: int, api: str = "aclrtMalloc") -> None:
+    """Fill the empty ``block`` from ``pool`` (``api`` names the pool's allocator)."""
+    check(_host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST), api)
+
+
+def pool_allocate_status(pool: Any, block: Any, nbytes: int) -> int:
+    """:func:`pool_allocate` returning the status unchecked, for the pool to pass to
+    :func:`check` (its out-of-memory recovery catches that error)."""
+    status: int = _host.aclpyPoolAllocate(pool, block, nbytes, MALLOC_HUGE_FIRST)
+    return status
+
+
+def pool_take(pool: Any, nbytes: int, stream_state: Any = NULL) -> Any:
+    """A new block of at least ``nbytes`` (> 0) from ``pool`` (as :func:`new_block` and
+    :func:`pool_allocate` in one step) for work queued on the stream of ``stream_state``
+    (NULL: for host code or any stream), or None when the pool could not provide it;
+    :func:`pool_allocate` then reports why. The per-call path."""
+    block = _gc(_new("aclpyBlock *"), _collect_block)
+    if _host.aclpyPoolAllocateFor(pool, block, nbytes, MALLOC_HUGE_FIRST,
+                                  stream_state) != ACL_SUCCESS:
+        return None
+    return block
+
+
+def block_use(block: Any, stream_state: Any) -> None:
+    """Mark ``block`` as used by work queued on the stream of ``stream_state`` (NULL: its
+    work is known to be done), for stream-ordered reuse once it is released."""
+    _host.aclpyBlockUse(block, stream_state)
+
+
+
+
+def stream_state(stream: Any, device: int) -> Any:
+    """The host library's record of ``stream``'s progress (fences and points), released when
+    the cdata dies."""
+    state = host().aclpyStreamStateCreate(stream, device)
+    if state == NULL:
+        raise MemoryError("out of host memory for a stream's state")
+    return ffi.gc(state, _host.aclpyStreamStateCollect)
+
+
+def stream_launching_function() -> Any:
+    """``aclpyStreamLaunching(state, hold_mark)``: called right before each launch (the
+    per-call path)."""
+    return host().aclpyStreamLaunching
+
+
+def stream_uncount(state: Any) -> None:
+    """The launch just counted queued nothing (``aclpyStreamUncount``)."""
+    _host.aclpyStreamUncount(state)
+
+
+def stream_sync_point(state: Any) -> int:
+    return int(_host.aclpyStreamSyncPoint(state))
+
+
+def stream_synced(state: Any, point: int) -> None:
+    _host.aclpyStreamSynced(state, point)
+
+
+def stream_closed(state: Any) -> None:
+    """The stream was synchronised for its destruction (the device current)."""
+    _host.aclpyStreamClosed(state)
+
+
+def stream_stats(state: Any) -> dict[str, int]:
+    stats = ffi.new("aclpyStreamStats *")
+    _host.aclpyStreamGetStats(state, stats)
+    return {field: int(getattr(stats, field))
+            for field, _ in ffi.typeof("aclpyStreamStats").fields}
+
+
+def block_release(block: Any) -> None:
+    check(_host.aclpyBlockRelease(block), "aclrtFree")
+
+
+def pool_trim(pool: Any) -> tuple[int, int, int]:
+    """Return the pool's cache to CANN: (first failing status or 0, bytes freed, blocks kept)."""
+    freed = ffi.new("uint64_t *")
+    kept = ffi.new("uint64_t *")
+    status = _host.aclpyPoolTrim(pool, freed, kept)
+    return status, int(freed[0]), int(kept[0])
+
+
+def pool_stats(pool: Any) -> dict[str, int]:
+    stats = ffi.new("aclpyPoolStats *")
+    _host.aclpyPoolGetStats(pool, stats)
+    return {field: int(getattr(stats, field)) for field, _ in ffi.typeof("aclpyPoolStats").fields}
+
+
+def note_thread_device(device: int) -> None:
+    """Record the device made current in this thread (for releases made in C)."""
+    host().aclpyThreadDevice(device)
+
+
+def pool_abandon(pool: Any) -> None:
+    _host.aclpyPoolAbandon(pool)
+
+
+def new_handle(kind: int) -> Any:
+    """An empty ``aclpyHandle`` of ``kind``; a handle stored in it is destroyed with it."""
+    if _collect_handle is None:
+        host()
+    owned = ffi.gc(ffi.new("aclpyHandle *"), _collect_handle)
+    owned.handle = NULL
+    owned.kind = kind
+    owned.generation = _host.aclpyHandlesGeneration()
+    return owned
+
+
+def handle_release(owned: Any, api: str) -> None:
+    """Destroy the handle ``owned`` holds, once (``api`` names the destroy function)."""
+    check(_host.aclpyHandleRelease(owned), api)
+
+
+def handles_undestroyable() -> int:
+    """Handles given up since load because the loaded CANN cannot destroy their kind."""
+    return int(host().aclpyHandlesUndestroyable())
+
+
+def handles_abandon() -> None:
+    if _host is not None:
+        _host.aclpyHandlesAbandon()
+
+
+def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: int, stream: Any,
+                     operator: str) -> None:
+    """Phase 2 on the non-repeatable executor ``owned`` holds (an ``aclpyHandle``), handed
+    over in the same C call: CANN frees it inside phase 2 whether it succeeds or not."""
+    check(_host.aclpyHandleLaunch(owned, phase2, workspace, workspace_size, stream), operator)
