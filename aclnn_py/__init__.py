@@ -57,7 +57,7 @@ from .ops.specs import Reduction
 from .runtime.arrays import DeviceArray, empty, to_device
 from .runtime.info import DeviceIds, RuntimeInfo, runtime_info
 from .runtime.memory import MemoryInfo, empty_cache, memory_info
-from .runtime.process import Event, Stream, synchronize
+from .runtime.streams import Event, Stream, synchronize
 
 logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
 

@@ -27,7 +27,7 @@ from .ops import headers as _headers
 from .ops.dtypes import acl_dtype, all_dtypes
 from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
 from .runtime.arrays import DeviceArray, empty, to_device
-from .runtime.process import Stream
+from .runtime.streams import Stream
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)

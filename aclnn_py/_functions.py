@@ -26,7 +26,7 @@ from .ops.specs import (
     ReductionLike,
 )
 from .runtime.arrays import DeviceArray
-from .runtime.process import Stream
+from .runtime.streams import Stream
 
 # What a one-shot call returns: numpy in, numpy out; any DeviceArray in, DeviceArray out.
 # DeviceArray has ``__array__`` and so is an ``ArrayLike`` too: its overloads come first.

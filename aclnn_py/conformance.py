@@ -426,10 +426,10 @@ class _MseProblem:
         self.tensors = [a.tensor() for a in (*self.arrays, self.out)]
 
     def executor(self) -> Any:
-        from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import handles as _handles
 
         handles = [t.handle for t in self.tensors]
-        return _runtime.Executor("aclnnMseLossBackward", *handles[:3], 2, handles[3],
+        return _handles.Executor("aclnnMseLossBackward", *handles[:3], 2, handles[3],
                                  keepalive=tuple(self.tensors))
 
     def workspace(self, executor: Any) -> tuple[Any, Any]:
@@ -457,7 +457,7 @@ def _close_enough(actual: np.ndarray, expected: np.ndarray) -> bool:
 def check_executor_repeatable(context: Context, findings: Findings) -> None:
     """A repeatable executor, launched, rebound to other addresses and launched again."""
     import aclnn_py
-    from aclnn_py.runtime import process as _runtime
+    from aclnn_py.runtime import streams as _streams
 
     missing = ll.repeatable_api_missing()
     findings.figures["missing_api"] = list(missing)
@@ -469,7 +469,7 @@ def check_executor_repeatable(context: Context, findings: Findings) -> None:
                         list(missing), [])
         return
     problem = _MseProblem((3, 5), seed=101)
-    stream = _runtime.default_stream()
+    stream = _streams.default_stream()
     executor = problem.executor()
     try:
         findings.figures["workspace_size"] = executor.workspace_size
@@ -511,13 +511,13 @@ def check_executor_repeatable(context: Context, findings: Findings) -> None:
 def _probe_executor_cache() -> dict[str, Any]:
     """Phase 1 of a signature that already ran non-repeatably, then
     aclSetAclOpExecutorRepeatable on the executor it returned."""
-    from aclnn_py.runtime import process as _runtime
+    from aclnn_py.runtime import streams as _streams
 
     missing = ll.repeatable_api_missing()
     if missing:
         return {"missing_api": list(missing)}
     problem = _MseProblem((4, 3), seed=201)
-    stream = _runtime.default_stream()
+    stream = _streams.default_stream()
     once = problem.executor()
     keep, workspace = problem.workspace(once)
     once.launch_once(workspace, stream.handle)  # the non-repeatable run

@@ -41,6 +41,7 @@ import aclnn_py  # noqa: E402
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: E402
 from aclnn_py._c import nnopbase as _nnopbase
 from aclnn_py.runtime import process as _runtime  # noqa: E402
+from aclnn_py.runtime import streams as _streams
 
 # Must return to their starting values (the emulator's counts; "used_bytes" is
 # memory_info()'s): only the device's default stream is left.
@@ -190,9 +191,9 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
     for stream in reversed(stale):
         stream.__exit__(None, None, None)
         stream.close()
-    _runtime.synchronize_device(0)
+    _streams.synchronize_device(0)
     gc.collect()
-    _runtime.synchronize_device(0)  # and streams the collection dropped
+    _streams.synchronize_device(0)  # and streams the collection dropped
     aclnn_py.empty_cache()
     after = live_counts()
     return {**counts, "seconds": seconds, "threads": threads, "seed": seed,

@@ -96,11 +96,12 @@ def no_leaks_per_module():
     if aclnn_py.emulator.loaded():
         from aclnn_py.errors import AclError
         from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import streams as _streams
 
         gc.collect()
         for device in sorted({stream.device for stream in list(_runtime._process.streams)}):
             with suppress(AclError):  # a test's failed work: reported to that test already
-                _runtime.synchronize_device(device)
+                _streams.synchronize_device(device)
         assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
 
 

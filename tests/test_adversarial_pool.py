@@ -15,7 +15,7 @@ import pytest
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
-from aclnn_py.runtime import process as rt
+from aclnn_py.runtime import streams as rt_streams
 
 pytestmark = pytest.mark.emulator_only
 
@@ -58,7 +58,7 @@ def test_an_interrupted_stream_finaliser_never_frees_blocks_its_pending_work_wri
     out = aclnn_py.mse_loss_backward(grad, x, y, stream=stream)  # pending on `stream`
     del out, grad, x, y  # their blocks go back marked with the stream
 
-    real, interrupted = rt.activate, []
+    real, interrupted = rt_streams.activate, []
 
     def activate_interrupted_once(device=None):
         if not interrupted:  # as a SIGINT landing in the finaliser's first call
@@ -66,17 +66,17 @@ def test_an_interrupted_stream_finaliser_never_frees_blocks_its_pending_work_wri
             raise KeyboardInterrupt
         return real(device)
 
-    rt.activate = activate_interrupted_once
+    rt_streams.activate = activate_interrupted_once
     try:
         del stream
         gc.collect()
     finally:
-        rt.activate = real
+        rt_streams.activate = real
     assert interrupted
 
     data = [_host(seed) for seed in range(10, 14)]
     mine = [aclnn_py.to_device(each) for each in data]
-    rt.release_dropped_streams()  # the stream is destroyed now; its kernel runs
+    rt_streams.release_dropped_streams()  # the stream is destroyed now; its kernel runs
     for each, array in zip(data, mine):
         np.testing.assert_array_equal(array.numpy(), each)
 

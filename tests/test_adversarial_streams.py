@@ -23,6 +23,7 @@ import aclnn_py
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
 from aclnn_py.engine import launch as _launch
 from aclnn_py.runtime import process as _runtime  # noqa: F401
+from aclnn_py.runtime import streams as _streams
 
 PAUSE = 0.5  # how long the launching thread waits at its line for the other thread
 
@@ -201,8 +202,8 @@ def test_an_interrupt_right_after_close_marks_the_stream_closed_leaves_nothing_u
     handled right after the lock's ``__exit__`` returns (a point where CPython runs signal
     handlers; played here by raising at the next line) must not leave a stream that counts
     as closed with its work never waited for, its holds kept and its aclrtStream alive."""
-    code = _runtime.Stream.close.__code__
-    line = _line_of(_runtime.Stream.close, "self._closed = True") + 1  # after the `with`
+    code = _streams.Stream.close.__code__
+    line = _line_of(_streams.Stream.close, "self._closed = True") + 1  # after the `with`
 
     def local(frame, event, arg):
         if event == "line" and frame.f_lineno == line:
@@ -252,6 +253,7 @@ def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_
 _SWEEP = """
 import dis, gc, os, sys, numpy as np, aclnn_py
 from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import streams as _streams
 from aclnn_py._c import core as _core
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
 from aclnn_py._c import nnopbase as _nnopbase
@@ -261,9 +263,9 @@ from aclnn_py._c import lowlevel as _lowlevel
 from aclnn_py._c import nnopbase as _nnopbase
 if os.environ.get("FALLBACK"):
     _nnopbase._repeatable_api_missing = _lowlevel.REPEATABLE_API
-S = _runtime.Stream
+S = _streams.Stream
 functions = (S.queue, S.queue_steps, S.release_queued, S._wait, S.synchronize, S.queued_mark,
-             _runtime.synchronize_device, _runtime._release_marks,
+             _streams.synchronize_device, _streams._release_marks,
              _launch.RepeatableLaunch._bind_and_launch, _launch.OneShotLaunch._phase1_and_launch,
              _launch.OneShotLaunch.launch_around)
 eligible = {}
@@ -293,7 +295,7 @@ def workload(stream, x, keep):
     keep.append(aclnn_py.mse_loss_backward(2.0, host, 1.0, "none", stream=stream))
     stream.synchronize()
     aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
-    _runtime.synchronize_device(stream.device)
+    _streams.synchronize_device(stream.device)
     keep.append(aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream))
     stream.synchronize()
 def round_(target):
@@ -337,6 +339,7 @@ def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early(
     done = run_python("""
         import threading, numpy as np, aclnn_py
         from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import streams as _streams
         stream = aclnn_py.Stream()
         host = np.arange(256, dtype=np.float32)
         x = aclnn_py.to_device(host)
@@ -355,7 +358,7 @@ def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early(
             try:
                 while not stop.is_set():
                     if device_wide:
-                        _runtime.synchronize_device(stream.device)
+                        _streams.synchronize_device(stream.device)
                     else:
                         stream.synchronize()
             except Exception as error:

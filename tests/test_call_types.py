@@ -19,7 +19,7 @@ from aclnn_py._c._ffi import ffi
 from aclnn_py._call import convert_attribute
 from aclnn_py.errors import AclError
 from aclnn_py.ops import catalog as _catalog
-from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import handles as _handles
 
 OP = "aclnnWeightedSumCustom"
 PARAM_NULLPTR = 161001
@@ -283,7 +283,7 @@ def test_a_tensor_list_owns_its_tensors():
     gc.collect()
     tensors_before, lists_before = live("live_tensors", "live_tensor_lists")
     members = [a.tensor() for a in arrays]
-    made = _runtime.AclTensorList(members)
+    made = _handles.AclTensorList(members)
     assert live("live_tensors", "live_tensor_lists") == (tensors_before + 3, lists_before + 1)
     assert all(member.handle == ll.NULL for member in members)
     for member in members:
@@ -302,7 +302,7 @@ def test_a_failed_tensor_list_leaves_the_tensors_with_their_owners():
     members = [a.tensor() for a in arrays]
     aclnn_py.emulator.inject_fault("aclCreateTensorList", 207001)
     with pytest.raises(AclError, match="injected"):
-        _runtime.AclTensorList(members)
+        _handles.AclTensorList(members)
     assert all(member.handle != ll.NULL for member in members)
     assert live("live_tensors", "live_tensor_lists")[0] == tensors_before + 2
     for member in members:
@@ -312,9 +312,9 @@ def test_a_failed_tensor_list_leaves_the_tensors_with_their_owners():
 
 @pytest.mark.emulator_only
 @pytest.mark.parametrize("make, key", [
-    (lambda: _runtime.AclFloatArray((0.5, 1.5)), "live_float_arrays"),
-    (lambda: _runtime.AclBoolArray((True, False)), "live_bool_arrays"),
-    (lambda: _runtime.AclTensorList([]), "live_tensor_lists"),
+    (lambda: _handles.AclFloatArray((0.5, 1.5)), "live_float_arrays"),
+    (lambda: _handles.AclBoolArray((True, False)), "live_bool_arrays"),
+    (lambda: _handles.AclTensorList([]), "live_tensor_lists"),
 ], ids=["aclFloatArray", "aclBoolArray", "aclTensorList"])
 def test_arrays_and_lists_are_owned_like_tensors(make, key):
     aclnn_py.runtime_info()

@@ -27,7 +27,8 @@ from aclnn_py.engine import launch as _launch
 from aclnn_py.engine import launch_cache as _launch_cache
 from aclnn_py.engine import plans as _plans
 from aclnn_py.ops.specs import SPECS, OperatorSpec
-from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import handles as _handles
+from aclnn_py.runtime import streams as _streams
 
 # Refusals come from the emulator (its executor cache, injected faults): not portable.
 pytestmark = pytest.mark.emulator_only
@@ -119,7 +120,7 @@ def test_one_shot_device_calls_fall_back_and_remember_it(spec):
     # first launch's)
     assert calls(SET_REPEATABLE) == 1
     assert calls(spec.cann + "GetWorkspaceSize") == len(SEEDS)
-    cached = _launch_cache.cache_of(_runtime.current_stream())
+    cached = _launch_cache.cache_of(_streams.current_stream())
     assert [type(entry._launcher) for entry in cached.values()] == [_launch.OneShotLaunch]
 
 
@@ -244,7 +245,7 @@ def test_a_failed_plan_run_leaves_the_plan_usable():
 def test_an_interrupted_launch_leaks_nothing_and_destroys_nothing_twice(monkeypatch, when):
     spec = SPECS["l1_loss_backward"]
     expected = references(spec)
-    launch_once = _runtime.Executor.launch_once
+    launch_once = _handles.Executor.launch_once
 
     def interrupted(self, workspace, stream_handle):
         if when == "after phase 2":
@@ -255,7 +256,7 @@ def test_an_interrupted_launch_leaks_nothing_and_destroys_nothing_twice(monkeypa
     device = upload(host_inputs(spec, SEEDS[0]))
     out = aclnn_py.empty((2, 6), np.float32)
     failed_deletes = _lowlevel.host().aclpyHandlesFailedDeletes()
-    monkeypatch.setattr(_runtime.Executor, "launch_once", interrupted)
+    monkeypatch.setattr(_handles.Executor, "launch_once", interrupted)
     with pytest.raises(KeyboardInterrupt):
         getattr(aclnn_py, spec.function)(*device, **keywords(spec), out=out)
     monkeypatch.undo()
@@ -465,12 +466,14 @@ def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
     from aclnn_py._c import lowlevel as _lowlevel
     from aclnn_py._c import nnopbase as _nnopbase
     from aclnn_py.runtime import process as _runtime
+    from aclnn_py.runtime import handles as _handles
+    from aclnn_py.runtime import streams as _streams
     optional = _core.optional
     _core.optional = lambda library, name: (
         _lowlevel.NULL if name == "aclDestroyAclOpExecutor" else optional(library, name))
     x = aclnn_py.to_device(np.ones(3, np.float32))
     tensors = [x.tensor(), x.tensor(), x.tensor()]
-    executor = _runtime.Executor("aclnnMseLoss", tensors[0].handle, tensors[1].handle, 0,
+    executor = _handles.Executor("aclnnMseLoss", tensors[0].handle, tensors[1].handle, 0,
                                  tensors[2].handle)
     executor.close()
     print(_lowlevel.handles_undestroyable(), aclnn_py.emulator.stats()["live_executors"],
@@ -490,7 +493,9 @@ def test_the_emulated_op_cache_refuses_cached_executors_and_stays_strict():
     from aclnn_py import AclError
     from aclnn_py._c import lowlevel as ll
     from aclnn_py.runtime import process as rt
-    stream = rt.default_stream()
+    from aclnn_py.runtime import handles as rt_handles
+    from aclnn_py.runtime import streams as rt_streams
+    stream = rt_streams.default_stream()
     x = aclnn_py.to_device(np.ones((2, 3), np.float32))
     y = aclnn_py.to_device(np.zeros((2, 3), np.float32))
     out = aclnn_py.empty((2, 3), np.float32)
@@ -502,8 +507,8 @@ def test_the_emulated_op_cache_refuses_cached_executors_and_stays_strict():
             kept.append(aclnn_py.to_device(np.zeros(shape, np.float32)))
             tensors[2] = kept[-1].tensor()
         kept.append(tensors)
-        return rt.Executor("aclnnMseLossBackward", *[t.handle for t in tensors[:3]], reduction,
-                           tensors[3].handle)
+        return rt_handles.Executor("aclnnMseLossBackward", *[t.handle for t in tensors[:3]],
+                                   reduction, tensors[3].handle)
 
     def status(function, *args):
         try:
@@ -564,6 +569,6 @@ def test_a_consuming_launch_of_an_empty_handle_launches_nothing():
     launches = aclnn_py.emulator.stats()["kernel_launches"]
     with pytest.raises(AclError) as raised:
         _lowlevel.launch_consuming(owned, _lowlevel.operator_phase2("aclnnAdd"), _lowlevel.NULL,
-                                   0, _runtime.current_stream().handle, "aclnnAdd")
+                                   0, _streams.current_stream().handle, "aclnnAdd")
     assert raised.value.status == 561103
     assert aclnn_py.emulator.stats()["kernel_launches"] == launches

@@ -14,7 +14,7 @@ import aclnn_py
 from aclnn_py import AclError
 from aclnn_py._c import lowlevel as _lowlevel
 from aclnn_py.engine import launch_cache as _launch_cache
-from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import streams as _streams
 
 # The emulator itself, its counters and fault injection: not portable to CANN.
 pytestmark = pytest.mark.emulator_only
@@ -48,7 +48,7 @@ def baseline():
 
 
 def default_cache() -> dict:
-    return _launch_cache.cache_of(_runtime.current_stream())
+    return _launch_cache.cache_of(_streams.current_stream())
 
 
 def upload(*arrays: np.ndarray) -> list[aclnn_py.DeviceArray]:
@@ -525,11 +525,12 @@ def test_a_small_capacity_keeps_the_most_recent_signatures():
         import numpy as np, aclnn_py
         from aclnn_py.engine import launch_cache as _launch_cache
         from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import streams as _streams
         ones = [aclnn_py.to_device(np.ones(n, np.float32)) for n in (2, 3, 4)]
         for array in ones:
             assert float(aclnn_py.mse_loss(array, 0.5, "sum").numpy()) == 0.25 * array.size
         aclnn_py.synchronize()
-        cache = _launch_cache.cache_of(_runtime.current_stream())
+        cache = _launch_cache.cache_of(_streams.current_stream())
         print(aclnn_py.emulator.stats()["live_executors"], len(cache))
         aclnn_py.emulator.inject_fault("aclnnMseLossGetWorkspaceSize", 161002)
         print(float(aclnn_py.mse_loss(ones[2], 0.5, "sum").numpy()))
@@ -547,12 +548,13 @@ def test_a_capacity_of_zero_caches_nothing():
         import numpy as np, aclnn_py
         from aclnn_py.engine import launch_cache as _launch_cache
         from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import streams as _streams
         x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
         ones = aclnn_py.to_device(np.ones(4, np.float32))
         for _ in range(3):
             print(aclnn_py.mse_loss_backward(ones, x, ones, "none").numpy().tolist())
         aclnn_py.synchronize()
-        cache = _launch_cache.cache_of(_runtime.current_stream())
+        cache = _launch_cache.cache_of(_streams.current_stream())
         print(aclnn_py.emulator.stats()["live_executors"], len(cache))
         aclnn_py.emulator.inject_fault("aclnnMseLossBackwardGetWorkspaceSize", 161002)
         try:

@@ -8,7 +8,7 @@ import pytest
 from aclnn_py import UnavailableError
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
-from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import handles as _handles
 
 FLOAT = ll.constant("ACL_FLOAT")
 
@@ -100,8 +100,8 @@ def test_a_function_the_library_lacks_is_an_unavailable_error():
 
 
 @pytest.mark.emulator_only
-@pytest.mark.parametrize("make", [lambda: _runtime.AclScalar(2.5, ll.constant("ACL_FLOAT")),
-                                  lambda: _runtime.AclIntArray((3, 1, 4))],
+@pytest.mark.parametrize("make", [lambda: _handles.AclScalar(2.5, ll.constant("ACL_FLOAT")),
+                                  lambda: _handles.AclIntArray((3, 1, 4))],
                          ids=["aclScalar", "aclIntArray"])
 def test_scalars_and_int_arrays_are_owned_like_tensors(make):
     import gc

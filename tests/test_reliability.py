@@ -16,7 +16,7 @@ from conftest import live_resources, run_python
 
 import aclnn_py
 from aclnn_py import AclError
-from aclnn_py.runtime import process as _runtime
+from aclnn_py.runtime import streams as _streams
 
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 
@@ -205,7 +205,7 @@ def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch
     result = aclnn_py.mse_loss_backward(x, x, 0.0, stream=side)
     asked, closed = threading.Event(), threading.Event()
     waiter = threading.get_ident()
-    original = _runtime.activate
+    original = _streams.activate
 
     def activate_then_let_the_other_thread_close(device=None):
         if threading.get_ident() == waiter and not asked.is_set():
@@ -220,11 +220,11 @@ def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch
 
     closer = threading.Thread(target=close_when_asked)
     closer.start()
-    monkeypatch.setattr(_runtime, "activate", activate_then_let_the_other_thread_close)
+    monkeypatch.setattr(_streams, "activate", activate_then_let_the_other_thread_close)
     try:
         value = result.numpy()       # waits on `side`, the stream that produced it
     finally:
-        monkeypatch.setattr(_runtime, "activate", original)
+        monkeypatch.setattr(_streams, "activate", original)
         closer.join()
     assert asked.is_set() and side.closed
     np.testing.assert_array_equal(value, np.full(4096, 4.0 * 2 / 4096, np.float32))
@@ -550,7 +550,7 @@ def test_a_stream_whose_finaliser_is_interrupted_is_destroyed_at_the_next_safe_p
         finally:
             sys.setprofile(None)
         if safe_point == "synchronize_device":
-            _runtime.synchronize_device(0)
+            _streams.synchronize_device(0)
         else:
             aclnn_py.Stream().close()
         assert _live_streams() == baseline, f"interrupted at {entered[-1:]}"
@@ -584,7 +584,7 @@ def test_a_stream_whose_close_is_interrupted_is_destroyed_by_a_later_close_or_sa
             assert stream.closed
         else:
             del stream
-            _runtime.synchronize_device(0)
+            _streams.synchronize_device(0)
         assert _live_streams() == baseline, f"interrupted at {entered[-1:]}"
         if len(entered) <= number:
             break  # every call of close() was interrupted once

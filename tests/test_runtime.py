@@ -11,8 +11,8 @@ import pytest
 from conftest import run_python
 
 import aclnn_py
+from aclnn_py.runtime import handles as _handles
 from aclnn_py.runtime import memory as _memory
-from aclnn_py.runtime import process as _runtime
 
 
 def run_in_threads(work, count: int = 4) -> None:
@@ -69,7 +69,7 @@ def test_explicit_release_is_idempotent():
     with _memory.DeviceBuffer(64) as buffer:
         pass
     buffer.free()
-    tensor = _runtime.AclTensor((2,), 0, (1,), 0, 2, aclnn_py._c.lowlevel.NULL)
+    tensor = _handles.AclTensor((2,), 0, (1,), 0, 2, aclnn_py._c.lowlevel.NULL)
     tensor.destroy()
     tensor.destroy()
 
@@ -79,6 +79,7 @@ def test_exit_tears_down_in_order_and_late_finalizers_do_nothing():
         import numpy as np, aclnn_py
         from aclnn_py.runtime import memory as _memory
         from aclnn_py.runtime import process as _runtime
+        from aclnn_py.runtime import handles as _handles
         r = aclnn_py.mse_loss_backward(np.ones(3, np.float32), np.ones(3, np.float32),
                                        np.zeros(3, np.float32))
         kept = _memory.DeviceBuffer(256)   # still alive at exit

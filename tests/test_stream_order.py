@@ -13,7 +13,7 @@ import pytest
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
-from aclnn_py.runtime import process as rt
+from aclnn_py.runtime import streams as rt_streams
 
 pytestmark = pytest.mark.emulator_only
 
@@ -49,7 +49,7 @@ def test_a_loop_that_never_synchronises_keeps_the_pool_bounded() -> None:
 
 def test_work_still_queued_gives_its_holds_back_at_fences() -> None:
     grad, x, y = _inputs(1024)
-    stream = rt.current_stream()
+    stream = rt_streams.current_stream()
     aclnn_py.synchronize()
     for _ in range(3000):  # past the queue depth of 2048: the oldest work runs meanwhile
         aclnn_py.mse_loss_backward(grad, x, y)
@@ -201,7 +201,7 @@ def test_a_launch_refused_before_queuing_leaves_its_blocks_free_and_no_fence() -
     grad, x, y = _inputs(4096)
     aclnn_py.synchronize()
     aclnn_py.empty_cache()
-    stream = rt.current_stream()
+    stream = rt_streams.current_stream()
     before = ll.stream_stats(stream.state)
     for _ in range(40):
         x_copy = aclnn_py.to_device(x.numpy())

@@ -61,7 +61,7 @@ from .._c import lowlevel as ll
 from ..ops.specs import REDUCTION, Reduction
 from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
 from ..runtime.memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
-from ..runtime.process import Stream
+from ..runtime.streams import Stream
 from . import launch_cache
 
 _H2D = ll.MEMCPY_HOST_TO_DEVICE

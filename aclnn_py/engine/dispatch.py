@@ -23,7 +23,8 @@ import numpy as np
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, to_device
 from ..runtime.memory import DeviceBuffer, result_array
-from ..runtime.process import Stream, activate, current_stream
+from ..runtime.process import activate
+from ..runtime.streams import Stream, current_stream
 from . import launch_cache, numpy_path
 from .validate import check_out, placement, validated
 

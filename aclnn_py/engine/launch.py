@@ -40,9 +40,7 @@ from .._c import lowlevel as ll
 from ..errors import AclError
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
-from ..runtime.memory import DeviceBuffer
-from ..runtime.memory import pool as memory_pool
-from ..runtime.process import (
+from ..runtime.handles import (
     AclBoolArray,
     AclFloatArray,
     AclIntArray,
@@ -51,8 +49,10 @@ from ..runtime.process import (
     AclTensorList,
     CString,
     Executor,
-    Stream,
 )
+from ..runtime.memory import DeviceBuffer
+from ..runtime.memory import pool as memory_pool
+from ..runtime.streams import Stream
 
 logger = logging.getLogger("aclnn_py")
 

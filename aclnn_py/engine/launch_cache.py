@@ -30,7 +30,7 @@ from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
-from ..runtime.process import Stream, on_release_caches
+from ..runtime.streams import Stream, on_release_caches
 from .launch import new_launch
 
 DEFAULT_CAPACITY = 64

@@ -58,7 +58,8 @@ from ..runtime.memory import (
     staging_pools,
     take_staging,
 )
-from ..runtime.process import Stream, activate, current_stream
+from ..runtime.process import activate
+from ..runtime.streams import Stream, current_stream
 from . import chunked as _chunked
 from . import launch_cache
 

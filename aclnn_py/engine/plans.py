@@ -6,7 +6,8 @@ from typing import Any, NoReturn, TypeVar
 
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, empty, to_device
-from ..runtime.process import Stream, activate
+from ..runtime.process import activate
+from ..runtime.streams import Stream
 from .launch import Launch, new_launch
 from .validate import arguments, check_out, placement, validated
 

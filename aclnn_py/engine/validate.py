@@ -14,7 +14,8 @@ import numpy as np
 from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, host_array
-from ..runtime.process import Stream, current_stream, resolve_stream, soc_name
+from ..runtime.process import soc_name
+from ..runtime.streams import Stream, current_stream, resolve_stream
 
 ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch tensor or DLPack
 #                 exporter (named_arrays.host_array), or a DeviceArray

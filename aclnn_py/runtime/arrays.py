@@ -23,8 +23,9 @@ import numpy as np
 
 from .._c import lowlevel as ll
 from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
+from .handles import AclTensor
 from .memory import DeviceBuffer
-from .process import AclTensor, Stream
+from .streams import Stream
 
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1

@@ -43,6 +43,7 @@ import numpy as np
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from . import process as rt
+from . import streams as rt_streams
 
 logger = logging.getLogger("aclnn_py")
 
@@ -77,7 +78,7 @@ class MemoryPool:
         except OutOfMemoryError:
             logger.info("%s out of memory for %d bytes: waiting for the device, emptying "
                         "the pool cache and collecting garbage", self._what(), nbytes)
-        rt.synchronize_device(self.device)  # blocks held for queued work come back
+        rt_streams.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
         self.empty(raising=False)
         rt.activate(self.device)
@@ -149,7 +150,7 @@ def _made(pools: dict[int, MemoryPool], device: int, host: bool) -> MemoryPool:
         if found is None:
             found = pools[device] = MemoryPool(device, pooling(), host=host)
             if not pooling():
-                rt.after_synchronize = _free_waiting
+                rt_streams.after_synchronize = _free_waiting
         return found
 
 
@@ -185,8 +186,8 @@ def empty_cache(device: int | None = None) -> int:
     Blocks and executors still held for queued work are released only once that
     work is done: synchronise first to include them.
     """
-    for stream in rt.streams(device):  # cached executors hold workspaces
-        rt.release_caches(stream)
+    for stream in rt_streams.streams(device):  # cached executors hold workspaces
+        rt_streams.release_caches(stream)
     _empty_results()
     devices = list(_pools) if device is None else [device]
     freed = sum(pool(d).empty() for d in devices if d in _pools)

@@ -1,0 +1,503 @@
+"""Streams and events: the queues of device work and the markers in them.
+
+Each device has one default stream, created on first use; ``with stream:`` makes a
+stream the calling thread's current one. :class:`Stream` and :class:`Event` each own
+one C resource and release it deterministically (``close``/``destroy``, context
+managers); as they need their device current, their safety net is a
+``weakref.finalize`` that does nothing once the runtime is torn down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+from typing import Any, Callable, NoReturn
+
+from .._c import lowlevel as ll
+from ..errors import AclError
+from .process import _process, _thread, activate, alive, logger, on_teardown
+
+
+def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | None,
+                     generation: int, what: str) -> None:
+    """Finalizer body: ``release`` the handle in ``cell`` (see ``ll.handle_cell``), if it
+    holds one and the runtime still exists; log, never raise."""
+    handle = cell[0]
+    if handle == ll.NULL or not alive(generation):
+        return
+    try:
+        if device is not None:
+            activate(device)
+        release(handle)
+    except Exception:
+        logger.exception("aclnn_py: releasing %s", what)
+
+
+# Streams not destroyed yet, by key (the id of their handle's cell): (the stream, weakly;
+# the cell; its device; its runtime generation; a list holding its pools' state once made).
+# Whoever takes an entry destroys that stream; an entry left behind by an interrupted
+# finaliser or close() is destroyed at the next safe point (:func:`release_dropped_streams`).
+# The entry keeps the state: collecting it marks every point of the stream done, which is
+# true only once the stream is destroyed (its work ran).
+_undestroyed: dict[int, tuple[weakref.ref[Stream], Any, int, int, list[Any]]] = {}
+
+
+def _destroy_stream(key: int) -> None:
+    """Destroy the stream registered under ``key``, unless someone already took it.
+
+    Taking the entry is a test, a read and a delete with no call between them, so neither
+    an interrupt nor another thread can come in the middle; an interrupt before the
+    destroy call puts the entry back, one after it (the only place left) does not."""
+    if key not in _undestroyed:
+        return
+    entry = _undestroyed[key]
+    del _undestroyed[key]
+    destroying = False
+    try:
+        _, cell, device, generation, states = entry
+        handle = cell[0]
+        if handle == ll.NULL or not alive(generation):
+            return  # never created, or gone with the runtime
+        activate(device)
+        # CANN's doc: synchronise before aclrtDestroyStream. A stream dropped with work
+        # queued is waited for here (a failure ends that work too: nothing to report).
+        ll.RT.aclrtSynchronizeStream(handle)
+        destroy = ll.RT.aclrtDestroyStream  # resolved before: its first lookup runs Python
+        destroying = True
+        status = destroy(handle)
+    except BaseException:
+        if not destroying:
+            _undestroyed[key] = entry
+        raise
+    if states:  # its work ran: blocks marked with it are free, its fence events go too
+        ll.stream_closed(states[0])
+    ll.check(status, "aclrtDestroyStream")
+
+
+def _destroy_stream_quietly(key: int) -> None:
+    """Finaliser of a stream: :func:`_destroy_stream`; logs, never raises."""
+    try:
+        _destroy_stream(key)
+    except Exception:
+        logger.exception("aclnn_py: releasing a stream")
+
+
+def release_dropped_streams() -> bool:
+    """Destroy the dropped streams whose release an interrupt cut short (a closed stream
+    still referenced is finished by closing it again, or at exit). Returns whether there
+    were any (their devices were made current)."""
+    found = False
+    for key, (ref, *_) in list(_undestroyed.items()):
+        if ref() is None:
+            found = True
+            _destroy_stream_quietly(key)
+    return found
+
+
+class Stream:
+    """A queue of device work (``aclrtStream``) on one device.
+
+    ``with stream:`` makes it the calling thread's current stream, which
+    operators use when given no ``stream=``. :meth:`close` (or the garbage
+    collector) releases it after waiting for its work.
+
+    """
+
+    def __init__(self, device: int | None = None) -> None:
+        self.device = activate(device)
+        if release_dropped_streams():
+            activate(self.device)
+        # Registered before the stream exists: an interrupt right after the creation, or in
+        # the finaliser, leaves a handle that is still destroyed (release_dropped_streams).
+        cell = ll.handle_cell("aclrtStream")
+        self._key = id(cell)
+        states: list[Any] = []
+        _undestroyed[self._key] = (weakref.ref(self), cell, self.device, _process.generation,
+                                   states)
+        self._finalizer = weakref.finalize(self, _destroy_stream_quietly, self._key)
+        self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
+        self.handle = ll.create_stream(cell)
+        self.key = ll.address(self.handle)
+        # The pools' record of this stream's progress (fences and points): blocks released
+        # while its work may use them are reused in stream order (_memory).
+        self.state = ll.stream_state(self.handle, self.device)
+        states.append(self.state)
+        self._launching = ll.stream_launching_function()
+        # What queued work uses, oldest first; _released counts what was dropped from
+        # the front, so a synchronisation drops only what was queued before it began, and
+        # a fence found done drops what was queued before the fence.
+        self._keepalive: list[Any] = []
+        self._released = 0
+        self._keepalive_lock = threading.Lock()
+        self._state_lock = threading.RLock()  # closing against waiting
+        self._closed = False
+        _process.streams.add(self)
+
+    def synchronize(self) -> None:
+        """Wait for all work queued on this stream (none once it is closed).
+
+        Under the stream's lock, so another thread cannot close the stream between
+        the closed-check and the wait.
+        """
+        with self._state_lock:
+            if not self._closed:  # closing waited for its work
+                self._wait()
+
+    def _wait(self) -> None:
+        activate(self.device)
+        # Under the lock: a launch another thread is queuing right now (past its last
+        # checks: a retired plan, a freed array) is queued before this wait begins.
+        with self._keepalive_lock:
+            mark = self._released + len(self._keepalive)  # as queued_mark()
+            point = ll.stream_sync_point(self.state)
+        try:
+            ll.synchronize_stream(self.handle)
+        except AclError:  # a failed sync ends the queued work too: nothing to keep for it
+            ll.stream_synced(self.state, point)
+            self.release_queued(mark)
+            _synchronized(self.device)
+            raise
+        # Not in a `finally`: an interrupt may have come before the wait, and then the
+        # work is still queued. What stays held goes at the next synchronisation.
+        ll.stream_synced(self.state, point)
+        if mark > self._released:  # else nothing was held (_released only grows)
+            self.release_queued(mark)
+        _synchronized(self.device)
+
+    def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
+        """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
+        until the work is known to be done: a synchronisation that began after it was
+        queued, or a fence recorded after it found done.
+
+        Holding and launching happen under the lock that synchronisations take their
+        mark under (and that closing takes to mark the stream closed), so no
+        synchronisation can count the hold without the work, and nothing is queued on
+        a closing stream. The hold comes first, so an interrupt never leaves queued
+        work unheld. ``launch`` raises ValueError or AclError only before its work is
+        queued; the hold is then dropped.
+        """
+        dropped = None
+        with self._keepalive_lock:
+            if self._closed:
+                raise ValueError("stream is closed: work cannot be queued on it")
+            keepalive = self._keepalive
+            done = self._launching(self.state, self._released + len(keepalive))
+            keepalive.append(hold)
+            try:
+                launch(*arguments)
+            except (AclError, ValueError):  # nothing was queued, nothing needs holding
+                keepalive.pop()
+                ll.stream_uncount(self.state)
+                raise
+            if done > self._released:
+                dropped = self._drop_held(done)
+        del dropped  # released outside the lock
+
+    def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
+                    ) -> None:
+        """Queue several pieces of work in order, each ``(function, arguments)`` (None
+        skipped), under one hold, as :meth:`queue` does for one.
+
+        When a step fails (ValueError or AclError, raised before its own work was
+        queued), the hold is dropped if nothing was queued yet; otherwise the stream is
+        waited for first, so that the work already queued runs (or is dropped by a
+        failing wait) and nothing stays queued behind the error. Then the error is raised.
+        """
+        queued = False
+        dropped = None
+        try:
+            with self._keepalive_lock:
+                if self._closed:
+                    raise ValueError("stream is closed: work cannot be queued on it")
+                keepalive = self._keepalive
+                done = self._launching(self.state, self._released + len(keepalive))
+                keepalive.append(hold)
+                try:
+                    for step in steps:
+                        if step is not None:
+                            function, arguments = step
+                            function(*arguments)
+                            queued = True
+                except (AclError, ValueError):
+                    if not queued:
+                        keepalive.pop()
+                        ll.stream_uncount(self.state)
+                    raise
+                if done > self._released:
+                    dropped = self._drop_held(done)
+        except (AclError, ValueError):
+            if queued:
+                with contextlib.suppress(AclError):  # the error raised is the one to report
+                    self.synchronize()
+            raise
+        del dropped
+
+    def queued_mark(self) -> int:
+        """A mark after everything held so far, for :meth:`release_queued` (taken under the
+        lock, so a launch being queued is counted and queued first)."""
+        with self._keepalive_lock:
+            return self._released + len(self._keepalive)
+
+    def queued_marks(self) -> tuple[int, int]:
+        """:meth:`queued_mark` and the pools' point of the same moment, for a wait on the
+        whole device."""
+        with self._keepalive_lock:
+            return self._released + len(self._keepalive), ll.stream_sync_point(self.state)
+
+    def release_queued(self, mark: int) -> None:
+        """Drop what was held before ``mark``: the work that used it is done. Whatever
+        other threads queued since stays held."""
+        with self._keepalive_lock:
+            dropped = self._drop_held(mark)
+        del dropped  # released outside the lock
+
+    def _drop_held(self, mark: int) -> list[Any] | None:
+        """Take what was held before ``mark`` out of the list, the lock held; the caller
+        drops the returned list once the lock is released."""
+        count = mark - self._released
+        if count <= 0:
+            return None
+        keepalive = self._keepalive
+        # Count first: interrupted between the two, later marks err towards holding.
+        self._released += count
+        if count == len(keepalive):  # the usual case: everything held so far
+            self._keepalive = []
+            return keepalive
+        dropped = keepalive[:count]
+        del keepalive[:count]
+        return dropped
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Wait for the stream's work and release it. Safe to call twice, and from any
+        thread while others wait on the stream; closing again finishes a close that an
+        interrupt cut short."""
+        with self._state_lock:
+            if self._closed and self._key not in _undestroyed:
+                return
+            waited = False
+            try:  # entered before the stream counts as closed: an interrupt cannot skip it
+                with self._keepalive_lock:  # from here on nothing more is queued
+                    self._closed = True
+                self._wait()  # CANN's doc: synchronise before aclrtDestroyStream
+                waited = True
+            finally:
+                if self._closed and not waited:  # interrupted before or in the wait
+                    with contextlib.suppress(AclError):
+                        self._wait()
+                if self._closed:  # the destroy happens once, whoever else tries it
+                    self._finalizer.detach()
+                    activate(self.device)
+                    ll.stream_closed(self.state)  # its fence events go with it
+                    try:
+                        _destroy_stream(self._key)
+                    finally:
+                        with self._keepalive_lock:
+                            self._keepalive.clear()
+                        release_caches(self)
+
+    destroy = close
+
+    def __enter__(self) -> Stream:
+        stack = getattr(_thread, "streams", None)
+        if stack is None:
+            stack = _thread.streams = []
+        stack.append(self)
+        _thread.current = None
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        stack = _thread.streams
+        if stack and stack[-1] is self:
+            stack.pop()
+        elif self in stack:  # an earlier exit was interrupted before it could pop
+            del stack[len(stack) - 1 - stack[::-1].index(self):]
+        _thread.current = None
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("a Stream cannot be pickled or copied: it is a CANN stream of this "
+                        "process")
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"0x{self.key:x}"
+        return f"<aclnn_py.Stream device={self.device} {state}>"
+
+
+def default_stream(device: int | None = None) -> Stream:
+    """The device's default stream (created on first use), with the device made current."""
+    device = activate(device)
+    stream = _process.default_streams.get(device)
+    if stream is None:
+        with _process.lock:
+            stream = _process.default_streams.get(device)
+            if stream is None:
+                stream = _process.default_streams[device] = Stream(device)
+    return stream
+
+
+def current_stream(device: int | None = None) -> Stream:
+    """The stream of the innermost ``with stream:`` in this thread, else the default stream.
+
+    With ``device`` given, that device's: the innermost ``with`` stream if it is
+    on ``device``, else the device's default stream. The device is made current.
+    """
+    # (generation, device, stream): what device=None gives while that device is current
+    cached = getattr(_thread, "current", None)
+    if cached is not None and cached[0] == _process.generation \
+            and (device is None or device == cached[1]):
+        found: Stream = cached[2]
+        return found
+    stack = getattr(_thread, "streams", None)
+    stream: Stream
+    if stack and (device is None or stack[-1].device == device):
+        stream = stack[-1]
+        activate(stream.device)
+    else:
+        stream = default_stream(device)
+    if not stack or stream is stack[-1]:
+        _thread.current = (_process.generation, stream.device, stream)
+    return stream
+
+
+def innermost_stream() -> Stream | None:
+    """The stream of the innermost ``with stream:`` in this thread (None outside any), without
+    making a device current."""
+    stack = getattr(_thread, "streams", None)
+    return stack[-1] if stack else None
+
+
+def resolve_stream(stream: Stream | None) -> Stream:
+    """``stream`` made ready for use, or the current stream when None."""
+    if stream is None:
+        return current_stream()
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be an aclnn_py.Stream or None, got {type(stream).__name__}")
+    if stream.closed:
+        raise ValueError("stream is closed")
+    activate(stream.device)
+    return stream
+
+
+def streams(device: int | None = None) -> list[Stream]:
+    """The live streams (of ``device``, when given)."""
+    return [s for s in list(_process.streams) if device is None or s.device == device]
+
+
+def on_release_caches(hook: Callable[[Stream], None]) -> None:
+    """Have ``hook(stream)`` drop what a higher layer caches for ``stream`` (the launch
+    cache does): called when the stream closes, by ``empty_cache()`` and at teardown."""
+    _process.cache_hooks.append(hook)
+
+
+def release_caches(stream: Stream) -> None:
+    """Drop what higher layers cache for ``stream``; queued work keeps what it uses."""
+    for hook in _process.cache_hooks:
+        try:
+            hook(stream)
+        except Exception:
+            logger.exception("aclnn_py: releasing the caches of %r", stream)
+
+
+def synchronize_device(device: int) -> None:
+    """Wait for all work on ``device`` and drop what its streams held for it (and destroy
+    streams an interrupt left undestroyed)."""
+    release_dropped_streams()
+    activate(device)
+    marks = [(stream, *stream.queued_marks()) for stream in list(_process.streams)
+             if stream.device == device]
+    try:
+        ll.synchronize_device()
+    except AclError:  # the queued work ended with the failure
+        _release_marks(marks)
+        raise
+    _release_marks(marks)  # not on an interrupt: the work may still be queued
+
+
+def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
+    for stream, mark, point in marks:
+        ll.stream_synced(stream.state, point)
+        stream.release_queued(mark)
+    if marks:
+        _synchronized(marks[0][0].device)
+
+
+# Called with a device once a synchronisation passed points of its streams; the pools
+# without caching (ACLNN_PY_POOL=0, _memory) set it to give blocks that waited for those
+# points back to CANN then, not only at their next allocation.
+after_synchronize: Callable[[int], None] | None = None
+
+
+def _synchronized(device: int) -> None:
+    hook = after_synchronize
+    if hook is not None:
+        hook(device)
+
+
+def synchronize(stream: Stream | None = None) -> None:
+    """Wait for the work of ``stream`` (default: the calling thread's current stream)."""
+    (current_stream() if stream is None else resolve_stream(stream)).synchronize()
+
+
+class Event:
+    """A marker in a stream's work (``aclrtEvent``), for ordering and timing."""
+
+    def __init__(self, device: int | None = None) -> None:
+        self.device = activate(device)
+        cell = ll.handle_cell("aclrtEvent")  # as for streams: the finaliser comes first
+        self._finalizer = weakref.finalize(self, _release_quietly, ll.destroy_event, cell,
+                                           self.device, _process.generation, "an event")
+        self._finalizer.atexit = False  # at exit, the device resets release events
+        self.handle = ll.create_event(cell)
+
+    def record(self, stream: Stream | None = None) -> Event:
+        """Mark the current end of ``stream``'s queued work (a stream of the event's
+        device; default: that device's current stream)."""
+        stream = current_stream(self.device) if stream is None else resolve_stream(stream)
+        if stream.device != self.device:
+            raise ValueError(f"stream is on device {stream.device} but the event is on "
+                             f"device {self.device}")
+        ll.record_event(self.handle, stream.handle)
+        return self
+
+    def synchronize(self) -> None:
+        """Wait until the work before the recorded point is done."""
+        activate(self.device)
+        ll.synchronize_event(self.handle)
+
+    def elapsed_ms(self, end: Event) -> float:
+        """Milliseconds from this event to ``end`` (both recorded and completed)."""
+        activate(self.device)
+        return ll.event_elapsed_time(self.handle, end.handle)
+
+    def close(self) -> None:
+        if self._finalizer.detach() is not None:
+            activate(self.device)
+            ll.destroy_event(self.handle)
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("an Event cannot be pickled or copied: it is a CANN event of this "
+                        "process")
+
+    def __repr__(self) -> str:
+        state = "closed" if not self._finalizer.alive else f"0x{ll.address(self.handle):x}"
+        return f"<aclnn_py.Event device={self.device} {state}>"
+
+    def __enter__(self) -> Event:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _release_stream_caches() -> None:
+    """Teardown: destroy dropped streams, then drop what is cached for each live one."""
+    release_dropped_streams()
+    for stream in list(_process.streams):
+        release_caches(stream)
+
+
+on_teardown(_release_stream_caches, streams=True)
