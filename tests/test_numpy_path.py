@@ -387,7 +387,7 @@ def _address(array: np.ndarray) -> int:
 
 
 def test_large_results_reuse_the_memory_of_dropped_ones_and_views_keep_theirs(monkeypatch):
-    from aclnn_py.runtime import memory as _memory
+    from aclnn_py.runtime import results as _result_cache
 
     aclnn_py.empty_cache()
     x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB
@@ -404,17 +404,17 @@ def test_large_results_reuse_the_memory_of_dropped_ones_and_views_keep_theirs(mo
     assert _address(third) != address  # the view still holds the block
     assert np.array_equal(view, expected)
     del third, view
-    assert _memory.cached_result_bytes() == 2 * x.nbytes
+    assert _result_cache.cached_result_bytes() == 2 * x.nbytes
     aclnn_py.empty_cache()
-    assert _memory.cached_result_bytes() == 0
-    monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes)
+    assert _result_cache.cached_result_bytes() == 0
+    monkeypatch.setattr(_result_cache, "RESULT_CACHE_BYTES", 3 * x.nbytes)
     results = [aclnn_py.mse_loss_backward(x, x, float(k), "none") for k in range(5)]
     del results
-    assert _memory.cached_result_bytes() == 3 * x.nbytes  # the oldest went beyond the limit
+    assert _result_cache.cached_result_bytes() == 3 * x.nbytes  # the oldest went beyond the limit
 
 
-# The functions of the result cache in _memory (by qualified name, nested ones included).
-_RESULT_CACHE = ("_Lease.", "_give_back", "_drop", "_remove", "result_array", "_empty_results",
+# The functions of the result cache (by qualified name, nested ones included).
+_RESULT_CACHE = ("_Lease.", "_give_back", "_drop", "_remove", "result_array", "empty_results",
                  "cached_result_bytes")
 
 
@@ -438,10 +438,10 @@ def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypa
     """Each function of the cache interrupted as it starts, one call at a time, through a
     take, two give-backs (the second dropping the oldest block beyond the limit) and an
     emptying: later calls of that size still work, reuse blocks and give right results."""
-    from aclnn_py.runtime import memory as _memory
+    from aclnn_py.runtime import results as _result_cache
 
     x = np.arange(1 << 19, dtype=np.float32)  # 2 MiB results
-    monkeypatch.setattr(_memory, "RESULT_CACHE_BYTES", 3 * x.nbytes // 2)  # one block fits
+    monkeypatch.setattr(_result_cache, "RESULT_CACHE_BYTES", 3 * x.nbytes // 2)  # one block fits
     monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)  # in __del__
     def steps():
         first = aclnn_py.mse_loss_backward(x, x, 0.0, "none")  # takes the cached block
@@ -453,7 +453,7 @@ def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypa
     for number in range(100):
         aclnn_py.empty_cache()
         np.asarray(aclnn_py.mse_loss_backward(x, x, 0.0, "none")).sum()  # one block cached
-        entered = _interrupt_at_call(number, _memory.__file__)
+        entered = _interrupt_at_call(number, _result_cache.__file__)
         try:
             steps()
         except KeyboardInterrupt:
@@ -471,10 +471,10 @@ def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypa
             again = aclnn_py.mse_loss_backward(x, x, float(k), "none")
             assert _address(again) == address, f"interrupted at {entered[-1]}"
             del again
-        assert _memory.cached_result_bytes() <= _memory.RESULT_CACHE_BYTES
+        assert _result_cache.cached_result_bytes() <= _result_cache.RESULT_CACHE_BYTES
         aclnn_py.empty_cache()
-        assert _memory.cached_result_bytes() == 0
-    assert {"_give_back", "result_array", "_empty_results"} <= interrupted
+        assert _result_cache.cached_result_bytes() == 0
+    assert {"_give_back", "result_array", "empty_results"} <= interrupted
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
 
 

@@ -41,9 +41,9 @@ import numpy as np
 
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
-from ..runtime.memory import result_array
 from ..runtime.process import activate, device_count
 from ..runtime.process import visible_devices as visible_value
+from ..runtime.results import result_array
 from ..runtime.streams import Stream, default_stream, innermost_stream
 from . import chunked as _chunked
 from . import numpy_path

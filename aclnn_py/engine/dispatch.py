@@ -22,8 +22,9 @@ import numpy as np
 
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, to_device
-from ..runtime.memory import DeviceBuffer, result_array
+from ..runtime.memory import DeviceBuffer
 from ..runtime.process import activate
+from ..runtime.results import result_array
 from ..runtime.streams import Stream, current_stream
 from . import launch_cache, numpy_path
 from .validate import check_out, placement, validated

@@ -51,14 +51,9 @@ from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
-from ..runtime.memory import (
-    RESULT_MIN_BYTES,
-    result_array,
-    staged_buffer,
-    staging_pools,
-    take_staging,
-)
+from ..runtime.memory import staged_buffer, staging_pools, take_staging
 from ..runtime.process import activate
+from ..runtime.results import RESULT_MIN_BYTES, result_array
 from ..runtime.streams import Stream, current_stream
 from . import chunked as _chunked
 from . import launch_cache

@@ -19,11 +19,6 @@ Page-locked host memory (``aclrtMallocHost``), which the numpy path stages its
 copies through, has a pool of its own per device, of the same kind and with the
 same rules; :func:`take_staging` takes one block of each in one step.
 
-Large numpy results (:func:`result_array`) are made in ordinary host memory that is
-cached once the array and every view of it are gone: a fresh block costs a page
-fault per page, the kernel clearing each one, which takes longer than the copy that
-fills it.
-
 The bookkeeping lives in C (``native/host.c``): each buffer owns an
 ``aclpyBlock`` whose block returns to the pool when the buffer is freed or
 collected, in one C call. No Python lock is involved, so a garbage-collection
@@ -43,6 +38,7 @@ import numpy as np
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from . import process as rt
+from . import results
 from . import streams as rt_streams
 
 logger = logging.getLogger("aclnn_py")
@@ -188,85 +184,12 @@ def empty_cache(device: int | None = None) -> int:
     """
     for stream in rt_streams.streams(device):  # cached executors hold workspaces
         rt_streams.release_caches(stream)
-    _empty_results()
+    results.empty_results()
     devices = list(_pools) if device is None else [device]
     freed = sum(pool(d).empty() for d in devices if d in _pools)
     for each in [p for d, p in list(_host_pools.items()) if device is None or d == device]:
         each.empty()  # page-locked memory: not device bytes, not counted in the result
     return freed
-
-
-# ---- host memory of large numpy results --------------------------------------------------
-
-RESULT_MIN_BYTES = 1 << 20  # smaller results are plain np.empty arrays
-RESULT_CACHE_BYTES = 256 << 20  # the most result bytes kept for reuse
-
-# The cached blocks by id, the oldest first; nothing else is kept beside it. Each change
-# is one dict operation, which neither an interrupt (Python runs signal handlers between
-# operations) nor another thread can split, and taking a block is its ``pop``: wherever an
-# interrupt lands, the cache stays consistent, at worst a block short.
-_results: dict[int, np.ndarray] = {}
-
-
-class _Lease:
-    """The owner of a result array's memory (every view's base leads here): the block
-    goes back to the cache when the last array over it is gone."""
-
-    __slots__ = ("block", "__array_interface__")
-
-    def __init__(self, block: np.ndarray) -> None:
-        self.block = block
-        self.__array_interface__ = {"data": (block.ctypes.data, False), "version": 3,
-                                    "shape": block.shape, "typestr": "|u1"}
-
-    def __del__(self) -> None:
-        try:  # noqa: SIM105 - contextlib may be gone at interpreter shutdown
-            _give_back(self.block)
-        except Exception:  # interpreter shutdown: the memory goes with the process
-            pass
-
-
-def _give_back(block: np.ndarray) -> None:
-    """Cache ``block``, then drop the oldest blocks beyond :data:`RESULT_CACHE_BYTES`."""
-    if block.nbytes > RESULT_CACHE_BYTES:
-        return  # just freed
-    _results[id(block)] = block
-    cached = list(_results.values())  # a snapshot: it keeps each block, and so its id
-    excess = sum(each.nbytes for each in cached) - RESULT_CACHE_BYTES
-    for each in cached:
-        if excess <= 0:
-            break
-        if _results.pop(id(each), None) is not None:
-            excess -= each.nbytes
-
-
-def result_array(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A new C-contiguous array of ``shape`` and ``dtype`` with undefined contents, in
-    host memory that earlier results used when there is such (it is then already mapped):
-    ``np.empty`` below :data:`RESULT_MIN_BYTES`."""
-    nbytes = dtype.itemsize
-    for length in shape:
-        nbytes *= length
-    if nbytes < RESULT_MIN_BYTES:
-        return np.empty(shape, dtype)
-    size = -(-nbytes // 4096) * 4096
-    # The newest first: its pages are the likeliest to be in the CPU caches. Whoever pops
-    # a block owns it (another thread may have taken it since the snapshot).
-    for block in reversed(list(_results.values())):
-        if block.nbytes == size and _results.pop(id(block), None) is not None:
-            break
-    else:
-        block = np.empty(size, np.uint8)
-    return np.asarray(_Lease(block))[:nbytes].view(dtype).reshape(shape)
-
-
-def cached_result_bytes() -> int:
-    """Bytes of host memory kept for large numpy results."""
-    return sum(block.nbytes for block in list(_results.values()))
-
-
-def _empty_results() -> None:
-    _results.clear()
 
 
 class MemoryInfo(TypedDict):
