@@ -283,7 +283,7 @@ def test_a_tensor_list_owns_its_tensors():
     gc.collect()
     tensors_before, lists_before = live("live_tensors", "live_tensor_lists")
     members = [a.tensor() for a in arrays]
-    made = _handles.AclTensorList(members)
+    made = _handles.Handle("tensor_list", members)
     assert live("live_tensors", "live_tensor_lists") == (tensors_before + 3, lists_before + 1)
     assert all(member.handle == ll.NULL for member in members)
     for member in members:
@@ -302,7 +302,7 @@ def test_a_failed_tensor_list_leaves_the_tensors_with_their_owners():
     members = [a.tensor() for a in arrays]
     aclnn_py.emulator.inject_fault("aclCreateTensorList", 207001)
     with pytest.raises(AclError, match="injected"):
-        _handles.AclTensorList(members)
+        _handles.Handle("tensor_list", members)
     assert all(member.handle != ll.NULL for member in members)
     assert live("live_tensors", "live_tensor_lists")[0] == tensors_before + 2
     for member in members:
@@ -312,9 +312,9 @@ def test_a_failed_tensor_list_leaves_the_tensors_with_their_owners():
 
 @pytest.mark.emulator_only
 @pytest.mark.parametrize("make, key", [
-    (lambda: _handles.AclFloatArray((0.5, 1.5)), "live_float_arrays"),
-    (lambda: _handles.AclBoolArray((True, False)), "live_bool_arrays"),
-    (lambda: _handles.AclTensorList([]), "live_tensor_lists"),
+    (lambda: _handles.Handle("float_array", (0.5, 1.5)), "live_float_arrays"),
+    (lambda: _handles.Handle("bool_array", (True, False)), "live_bool_arrays"),
+    (lambda: _handles.Handle("tensor_list", []), "live_tensor_lists"),
 ], ids=["aclFloatArray", "aclBoolArray", "aclTensorList"])
 def test_arrays_and_lists_are_owned_like_tensors(make, key):
     aclnn_py.runtime_info()

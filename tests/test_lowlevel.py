@@ -100,16 +100,16 @@ def test_a_function_the_library_lacks_is_an_unavailable_error():
 
 
 @pytest.mark.emulator_only
-@pytest.mark.parametrize("make", [lambda: _handles.AclScalar(2.5, ll.constant("ACL_FLOAT")),
-                                  lambda: _handles.AclIntArray((3, 1, 4))],
-                         ids=["aclScalar", "aclIntArray"])
-def test_scalars_and_int_arrays_are_owned_like_tensors(make):
+@pytest.mark.parametrize(("make", "key"), [
+    (lambda: _handles.Handle("scalar", 2.5, ll.constant("ACL_FLOAT")), "live_scalars"),
+    (lambda: _handles.Handle("int_array", (3, 1, 4)), "live_int_arrays")],
+    ids=["aclScalar", "aclIntArray"])
+def test_scalars_and_int_arrays_are_owned_like_tensors(make, key):
     import gc
 
     import aclnn_py
 
     aclnn_py.runtime_info()
-    key = "live_scalars" if "Scalar" in type(make()).__name__ else "live_int_arrays"
     gc.collect()
     before = aclnn_py.emulator.stats()[key]
     made = [make() for _ in range(3)]

@@ -69,7 +69,7 @@ def test_explicit_release_is_idempotent():
     with _memory.DeviceBuffer(64) as buffer:
         pass
     buffer.free()
-    tensor = _handles.AclTensor((2,), 0, (1,), 0, 2, aclnn_py._c.lowlevel.NULL)
+    tensor = _handles.Handle("tensor", (2,), 0, (1,), 0, 2, aclnn_py._c.lowlevel.NULL)
     tensor.destroy()
     tensor.destroy()
 

@@ -103,14 +103,8 @@ def synchronize_device() -> None:
     check(RT.aclrtSynchronizeDevice(), "aclrtSynchronizeDevice")
 
 
-def create_context(device_id: int) -> Any:
-    out = ffi.new("aclrtContext *")
-    check(RT.aclrtCreateContext(out, device_id), "aclrtCreateContext")
-    return out[0]
 
 
-def destroy_context(context: Any) -> None:
-    check(RT.aclrtDestroyContext(context), "aclrtDestroyContext")
 
 
 def set_current_context(context: Any) -> None:

@@ -111,7 +111,7 @@ def byte_offset(pointer: Any, offset: int) -> Any:
 
 def read_bytes(pointer: Any, size: int) -> bytes:
     """A copy of the ``size`` bytes of host memory at ``pointer``."""
-    return ffi.buffer(pointer, size)[:]
+    return bytes(ffi.buffer(pointer, size))
 
 
 def host_pointer(array: Any, *, writable: bool = False) -> Any:

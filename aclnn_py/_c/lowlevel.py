@@ -10,10 +10,8 @@ library access and the one status check in :mod:`.core`.
 from __future__ import annotations
 
 from .acl import (
-    create_context,
     create_event,
     create_stream,
-    destroy_context,
     destroy_event,
     destroy_stream,
     event_elapsed_time,
@@ -194,8 +192,6 @@ __all__ = [
     "logical_device_id",
     "physical_device_id",
     "synchronize_device",
-    "create_context",
-    "destroy_context",
     "set_current_context",
     "get_current_context",
     "handle_cell",

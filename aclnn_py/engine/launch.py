@@ -40,16 +40,7 @@ from .._c import lowlevel as ll
 from ..errors import AclError
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
-from ..runtime.handles import (
-    AclBoolArray,
-    AclFloatArray,
-    AclIntArray,
-    AclScalar,
-    AclTensor,
-    AclTensorList,
-    CString,
-    Executor,
-)
+from ..runtime.handles import CString, Executor, Handle
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
 from ..runtime.streams import Stream
@@ -64,12 +55,12 @@ _UNKNOWN = object()
 
 
 def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[DeviceArray]
-            ) -> tuple[Executor, list[AclTensor], list[Any]]:
+            ) -> tuple[Executor, list[Handle], list[Any]]:
     """Phase 1 of ``spec`` over ``arrays`` (its inputs, then its outputs): the executor,
     and the aclTensors and other C objects (scalars, arrays, tensor lists) it refers to, all
     owned by the caller. The aclTensors of a tensor list's arrays are handed to the list,
     which destroys them."""
-    tensors: list[AclTensor] = []
+    tensors: list[Handle] = []
     owned: list[Any] = []
     try:
         for array in arrays:
@@ -92,7 +83,7 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
 
 
 def _ordered_argument(entry: tuple[str, int] | tuple[str, int, int], handles: list[Any],
-                      values: list[Any], tensors: list[AclTensor], owned: list[Any]) -> Any:
+                      values: list[Any], tensors: list[Handle], owned: list[Any]) -> Any:
     """The C argument of one ``spec.order`` entry; a tensor list is made here (and added to
     ``owned``) from the aclTensors of its arrays."""
     kind, index = entry[0], entry[1]
@@ -101,7 +92,7 @@ def _ordered_argument(entry: tuple[str, int] | tuple[str, int, int], handles: li
     if kind == "attribute":
         return values[index]
     if kind == "list":
-        made = AclTensorList(tensors[index:index + entry[-1]])
+        made = Handle("tensor_list", tensors[index:index + entry[-1]])
         owned.append(made)
         return made.handle
     return ll.NULL
@@ -116,15 +107,15 @@ def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
     c_type = c_type.removesuffix("const").rstrip()
     if c_type == "const aclScalar *" or c_type == "aclScalar *":
         if isinstance(value, tuple):
-            made: Any = AclScalar(np.array([value[2]], value[1]), value[0])
+            made: Any = Handle("scalar", np.array([value[2]], value[1]), value[0])
         else:
-            made = AclScalar(value, _SCALAR_DTYPE)
+            made = Handle("scalar", value, _SCALAR_DTYPE)
     elif c_type in ("const aclIntArray *", "aclIntArray *"):
-        made = AclIntArray(value)
+        made = Handle("int_array", value)
     elif c_type in ("const aclFloatArray *", "aclFloatArray *"):
-        made = AclFloatArray(value)
+        made = Handle("float_array", value)
     elif c_type in ("const aclBoolArray *", "aclBoolArray *"):
-        made = AclBoolArray(value)
+        made = Handle("bool_array", value)
     elif c_type in ("const char *", "char *"):
         made = CString(value)
     else:
@@ -133,7 +124,7 @@ def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
     return made.handle
 
 
-def _destroy(tensors: Sequence[AclTensor], owned: Sequence[Any]) -> None:
+def _destroy(tensors: Sequence[Handle], owned: Sequence[Any]) -> None:
     handles: tuple[Any, ...] = (*tensors, *owned)
     for handle in handles:
         handle.destroy()
@@ -199,7 +190,7 @@ class RepeatableLaunch:
                  "_launch", "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
                  "__weakref__")
 
-    def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[AclTensor],
+    def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[Handle],
                  owned: list[Any], arrays: Sequence[DeviceArray], device: int) -> None:
         """Take ``executor`` (repeatable) and what it refers to from :func:`_phase1`."""
         self.operator = spec.cann
@@ -317,7 +308,7 @@ class OneShotLaunch:
                  "_workspace", "_open", "__weakref__")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...], device: int,
-                 pending: tuple[Executor, list[AclTensor], list[Any], list[Any]]
+                 pending: tuple[Executor, list[Handle], list[Any], list[Any]]
                  | None = None) -> None:
         """``pending``: the refused executor of :func:`new_launch`, what it refers to and
         the addresses it was made for."""
@@ -391,7 +382,7 @@ class OneShotLaunch:
             raise
 
     def _executor_for(self, arrays: Sequence[DeviceArray]
-                      ) -> tuple[Executor, list[AclTensor], list[Any]]:
+                      ) -> tuple[Executor, list[Handle], list[Any]]:
         """The pending executor when it was made for these addresses, else phase 1."""
         try:
             executor, tensors, owned, addresses = self._pending.pop()

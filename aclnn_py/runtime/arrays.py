@@ -23,7 +23,7 @@ import numpy as np
 
 from .._c import lowlevel as ll
 from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
-from .handles import AclTensor
+from .handles import Handle
 from .memory import DeviceBuffer
 from .streams import Stream
 
@@ -149,13 +149,13 @@ class DeviceArray:
             n == 1 or s == c for n, s, c in zip(self.shape, self.strides,
                                                  contiguous_strides(self.shape)))
 
-    def tensor(self, min_rank: int = 0) -> AclTensor:
+    def tensor(self, min_rank: int = 0) -> Handle:
         """A new aclTensor describing this array, owned by the caller; a 0-d array is
         described as shape [1] when the operator's smallest rank (``min_rank``) is 1."""
         if min_rank and not self.shape:
-            return AclTensor((1,), self.acl_dtype, (1,), self.offset, self.storage_size,
+            return Handle("tensor", (1,), self.acl_dtype, (1,), self.offset, self.storage_size,
                              self.buffer.pointer)
-        return AclTensor(self.shape, self.acl_dtype, self.strides, self.offset,
+        return Handle("tensor", self.shape, self.acl_dtype, self.strides, self.offset,
                          self.storage_size, self.buffer.pointer)
 
     def require_live(self, name: str) -> None:

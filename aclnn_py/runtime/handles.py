@@ -1,5 +1,6 @@
 """Owners of CANN's host-side objects: aclTensor, aclScalar, the aclnn arrays and tensor
-lists (one class, a table of kinds), and the executor of the two-phase call.
+lists (one class, :class:`Handle`, with a table of kinds), and the executor of the
+two-phase call.
 
 Each sits in an ``aclpyHandle`` of the host library, destroyed in C when collected (no
 Python code, so no lock or interrupt can get in the way).
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .._c import lowlevel as ll
 from ..errors import AclError
@@ -17,109 +19,70 @@ from .process import activate, logger
 from .streams import Stream
 
 
-class _HandleOwner:
-    """Owns one CANN object through an ``aclpyHandle`` (``_owned``), which destroys it in C
-    when the owner is collected without :meth:`destroy`; ``handle`` is the object."""
+@dataclass(frozen=True)
+class HandleKind:
+    """One kind of CANN object a :class:`Handle` can own."""
 
-    __slots__ = ("handle", "_owned")
-    handle: Any
-    _owned: Any
-    _destroy_api = ""  # the CANN function that destroys it
+    code: int                     # its ``aclpyHandle`` kind (headers/aclnn_py_host.h)
+    destroy_api: str              # the CANN function that destroys it
+    create: Callable[..., Any]    # ``create(owned, *arguments)``: the object, made in ``owned``
+
+
+def _tensor_list(owned: Any, tensors: Sequence[Handle]) -> Any:
+    # aclDestroyTensorList destroys the list's tensors: the list takes them over, so their
+    # own destroy() does nothing afterwards. If the list cannot be made they keep them.
+    handle = ll.create_owned_tensor_list(owned, [tensor._owned for tensor in tensors])
+    for tensor in tensors:
+        tensor.handle = ll.NULL
+    return handle
+
+
+KINDS: dict[str, HandleKind] = {
+    # (shape, acl dtype, strides, offset, storage size, data): shape, strides and offset
+    # count elements; the storage is one dimension of ``storage size`` elements at ``data``.
+    "tensor": HandleKind(ll.HANDLE_TENSOR, "aclDestroyTensor",
+                         lambda owned, shape, dtype, strides, offset, storage, data:
+                         ll.create_owned_tensor(owned, shape, dtype, strides, offset,
+                                                (storage,), data)),
+    # (value, acl dtype): a float for ACL_FLOAT / ACL_DOUBLE, else a one-element numpy
+    # array of the dtype; CANN copies the value at creation.
+    "scalar": HandleKind(ll.HANDLE_SCALAR, "aclDestroyScalar", ll.create_owned_scalar),
+    # (values,): CANN copies them.
+    "int_array": HandleKind(ll.HANDLE_INT_ARRAY, "aclDestroyIntArray",
+                            lambda owned, values: ll.create_owned_int_array(
+                                owned, tuple(int(v) for v in values))),
+    "float_array": HandleKind(ll.HANDLE_FLOAT_ARRAY, "aclDestroyFloatArray",
+                              lambda owned, values: ll.create_owned_float_array(
+                                  owned, tuple(float(v) for v in values))),
+    "bool_array": HandleKind(ll.HANDLE_BOOL_ARRAY, "aclDestroyBoolArray",
+                             lambda owned, values: ll.create_owned_bool_array(
+                                 owned, tuple(bool(v) for v in values))),
+    # (tensor handles,): the list owns its tensors from then on.
+    "tensor_list": HandleKind(ll.HANDLE_TENSOR_LIST, "aclDestroyTensorList", _tensor_list),
+}
+
+
+class Handle:
+    """Owns one CANN object of a kind in :data:`KINDS` through an ``aclpyHandle``
+    (``_owned``), which destroys it in C when the owner is collected without
+    :meth:`destroy`; ``handle`` is the object."""
+
+    __slots__ = ("handle", "_owned", "_kind")
+
+    def __init__(self, kind: str, *arguments: Any) -> None:
+        made = self._kind = KINDS[kind]
+        owned = self._owned = ll.new_handle(made.code)
+        self.handle = made.create(owned, *arguments)
 
     def destroy(self) -> None:
         """Release the object now. Safe to call twice."""
-        ll.handle_release(self._owned, self._destroy_api)
+        ll.handle_release(self._owned, self._kind.destroy_api)
 
-
-class AclTensor(_HandleOwner):
-    """Owns one ``aclTensor`` descriptor (host-side; the data stays with its buffer).
-
-    ``shape``, ``strides`` and ``offset`` count elements; the storage is described
-    as one dimension of ``storage_size`` elements starting at ``data``. The
-    descriptor is held by an ``aclpyHandle``, which destroys it in C when the
-    object is collected without :meth:`destroy`.
-    """
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyTensor"
-
-    def __init__(self, shape: tuple[int, ...], acl_dtype: int, strides: tuple[int, ...],
-                 offset: int, storage_size: int, data: Any) -> None:
-        owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR)
-        self.handle = ll.create_owned_tensor(owned, shape, acl_dtype, strides, offset,
-                                             (storage_size,), data)
-
-    def __enter__(self) -> AclTensor:
+    def __enter__(self) -> Handle:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.destroy()
-
-
-class AclScalar(_HandleOwner):
-    """Owns one ``aclScalar`` (a host value CANN copies at creation), destroyed in C
-    when the object is collected without :meth:`destroy`."""
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyScalar"
-
-    def __init__(self, value: Any, acl_dtype: int) -> None:
-        """``value``: a float for ACL_FLOAT / ACL_DOUBLE, else a one-element numpy array
-        of the dtype."""
-        owned = self._owned = ll.new_handle(ll.HANDLE_SCALAR)
-        self.handle = ll.create_owned_scalar(owned, value, acl_dtype)
-
-
-class AclIntArray(_HandleOwner):
-    """Owns one ``aclIntArray`` (CANN copies the values), destroyed in C when the object
-    is collected without :meth:`destroy`."""
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyIntArray"
-
-    def __init__(self, values: tuple[int, ...]) -> None:
-        owned = self._owned = ll.new_handle(ll.HANDLE_INT_ARRAY)
-        self.handle = ll.create_owned_int_array(owned, tuple(int(v) for v in values))
-
-
-class AclFloatArray(_HandleOwner):
-    """Owns one ``aclFloatArray`` (CANN copies the values, as C floats), destroyed in C when
-    the object is collected without :meth:`destroy`."""
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyFloatArray"
-
-    def __init__(self, values: tuple[float, ...]) -> None:
-        owned = self._owned = ll.new_handle(ll.HANDLE_FLOAT_ARRAY)
-        self.handle = ll.create_owned_float_array(owned, tuple(float(v) for v in values))
-
-
-class AclBoolArray(_HandleOwner):
-    """Owns one ``aclBoolArray`` (CANN copies the values), destroyed in C when the object is
-    collected without :meth:`destroy`."""
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyBoolArray"
-
-    def __init__(self, values: tuple[bool, ...]) -> None:
-        owned = self._owned = ll.new_handle(ll.HANDLE_BOOL_ARRAY)
-        self.handle = ll.create_owned_bool_array(owned, tuple(bool(v) for v in values))
-
-
-class AclTensorList(_HandleOwner):
-    """Owns one ``aclTensorList`` and, through it, its tensors: CANN's
-    ``aclDestroyTensorList`` destroys the tensors of a list, so the :class:`AclTensor` objects
-    given are emptied when the list is made (their :meth:`AclTensor.destroy` then does
-    nothing). If the list cannot be made they keep their tensors."""
-
-    __slots__ = ()
-    _destroy_api = "aclDestroyTensorList"
-
-    def __init__(self, tensors: Sequence[AclTensor]) -> None:
-        owned = self._owned = ll.new_handle(ll.HANDLE_TENSOR_LIST)
-        self.handle = ll.create_owned_tensor_list(owned, [tensor._owned for tensor in tensors])
-        for tensor in tensors:
-            tensor.handle = ll.NULL
 
 
 class CString:

@@ -330,17 +330,6 @@ class DeviceBuffer:
         owner.allocate(block, nbytes)
         self.pointer = block.pointer
 
-    @classmethod
-    def from_host(cls, array: np.ndarray, device: int | None = None) -> DeviceBuffer:
-        """A new buffer holding the bytes of a C-contiguous array."""
-        buffer = cls(array.nbytes, device)
-        try:
-            buffer.copy_from_host(array)
-        except BaseException:
-            buffer.free()
-            raise
-        return buffer
-
     def copy_from_host(self, array: np.ndarray) -> None:
         """Synchronous host-to-device copy of a C-contiguous array."""
         if array.nbytes:
