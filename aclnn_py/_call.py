@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .engine import launch_cache, numpy_path
-from .engine.dispatch import fast_call
-from .engine.validate import arguments, as_array, broadcast_shapes, placement
+from .engine.dispatch import fast_call, unstaged
+from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
 from .ops import catalog
 from .ops import headers as _headers
 from .ops.dtypes import acl_dtype, all_dtypes
@@ -385,7 +385,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
     if flat_given is not None:
         for output, array in zip(flat_names, flat_given):
-            _check_given_out(name, output, array, on_device)
+            check_out(array, on_device, name=output, operator=name)
         devices += [a.device for a in flat_given if isinstance(a, DeviceArray)]
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
@@ -417,7 +417,10 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                       None if out is None else flat_given[0], flat_given[0], stream)
         results = list(flat_given)
     else:
-        results = _unstaged(spec, attributes, arrays, inouts, flat_given, stream)
+        names = list(arrays)
+        unstaged(spec, attributes, list(arrays.values()), flat_given, stream,
+                 [names.index(name) for name in inouts])
+        results = [*(arrays[n] for n in inouts), *flat_given]
     updated = iter(results[:len(inouts)])
     written = iter(_grouped(outputs, lists, results[len(inouts):]))
     results = [next(updated) if group is None else [next(updated) for _ in members]
@@ -502,23 +505,6 @@ def _grouped(outputs: list[catalog.Parameter], lists: dict[str, int], flat: list
     return grouped
 
 
-def _unstaged(spec: OperatorSpec, attributes: tuple[Any, ...], arrays: dict[str, Any],
-              inouts: list[str], given: list[Any], stream: Stream) -> list[Any]:
-    """A numpy call: one copy up per input, the launch, one wait, one copy back per output
-    (in-place arrays included)."""
-    device = stream.device
-    uploaded = {n: to_device(a, device=device, stream=stream) for n, a in arrays.items()}
-    results = [empty(a.shape, a.dtype, device=device) for a in given]
-    flat = [*uploaded.values(), *results]
-    launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
-    stream.synchronize()
-    for name in inouts:
-        uploaded[name].buffer.copy_to_host(arrays[name])
-    for result, host in zip(results, given):
-        result.buffer.copy_to_host(host)
-    return [*(arrays[n] for n in inouts), *given]
-
-
 def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
     if isinstance(array, DeviceArray):
         return
@@ -526,23 +512,6 @@ def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
         raise TypeError(f"{operator}: {name} is updated in place, so it must be a writable "
                         "C-contiguous numpy array of native byte order, or a DeviceArray; got "
                         f"{type(value).__name__}")
-
-
-def _check_given_out(operator: str, name: str, array: Any, on_device: bool) -> None:
-    if on_device:
-        if not isinstance(array, DeviceArray):
-            raise TypeError(f"{operator}: the out= array for {name} must be an "
-                            "aclnn_py.DeviceArray (the inputs include device arrays), got "
-                            f"{type(array).__name__}")
-        array.require_live(name)
-        return
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"{operator}: the out= array for {name} must be a numpy.ndarray, got "
-                        f"{type(array).__name__}")
-    if not array.flags.writeable or not array.flags.c_contiguous:
-        raise ValueError(f"{operator}: the out= array for {name} must be a writable C-contiguous "
-                         "array")
-    acl_dtype(array.dtype, all_dtypes(), argument=name)
 
 
 def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool,

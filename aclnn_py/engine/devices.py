@@ -47,7 +47,7 @@ from ..runtime.results import result_array
 from ..runtime.streams import Stream, default_stream, innermost_stream
 from . import chunked as _chunked
 from . import numpy_path
-from .dispatch import _unstaged
+from .dispatch import unstaged
 from .validate import check_out, validated
 
 logger = logging.getLogger("aclnn_py")
@@ -118,7 +118,7 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
     named, c_attributes, shape, dtype = validated(spec, inputs, attributes)
     arrays: list[np.ndarray] = list(named.values())
     if out is not None:
-        check_out(out, shape, False, spec)
+        check_out(out, False, shape=shape, spec=spec)
     lanes = _streams(ids)
     host = out if out is not None else result_array(shape, dtype)
     split = _chunked.Split(spec, c_attributes, arrays, host)
@@ -129,7 +129,7 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
             if numpy_path.enabled:
                 numpy_path.call(spec, c_attributes, inputs, attributes, arrays, out, host, stream)
             else:
-                _unstaged(spec, c_attributes, arrays, host, stream)
+                unstaged(spec, c_attributes, arrays, [host], stream)
 
         _run([(ids[0], lanes[0], whole)])
         return host

@@ -83,7 +83,7 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
     on_device = bool(devices)
     if out is not None:
-        check_out(out, shape, on_device, spec)
+        check_out(out, on_device, shape=shape, spec=spec)
     stream = placement(devices, out if on_device else None, stream)
     device = stream.device
     if not on_device:
@@ -91,20 +91,26 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
         if numpy_path.enabled:
             return numpy_path.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
                                  out, host, stream)
-        return _unstaged(spec, c_attributes, list(arrays.values()), host, stream)
+        unstaged(spec, c_attributes, list(arrays.values()), [host], stream)
+        return host
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
     return launch_cache.launch(spec, c_attributes, uploaded, out,
                                 lambda: _new_array(shape, dtype, device), stream)
 
 
-def _unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: list[np.ndarray],
-              host: np.ndarray, stream: Stream) -> np.ndarray:
-    """The numpy path without staging (``numpy_path.enabled = False``, for benchmarks): one
-    synchronous copy per input, the launch, the wait, one copy back."""
+def unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
+             outputs: Sequence[np.ndarray], stream: Stream, inplace: Sequence[int] = ()) -> None:
+    """The numpy path without staging (``numpy_path.enabled = False``, for benchmarks, and
+    ``call``'s other cases): one synchronous copy up per input, the launch, the wait, one
+    copy back per output and per input updated in place (``inplace``: their indices)."""
     device = stream.device
     uploaded = [to_device(a, device=device, stream=stream) for a in arrays]
-    result = _new_array(host.shape, host.dtype, device)
-    launch_cache.launch(spec, c_attributes, uploaded, result, None, stream)
+    results = [_new_array(host.shape, host.dtype, device) for host in outputs]
+    flat = [*uploaded, *results]
+    launch_cache.launch(spec, c_attributes, flat[:-1], flat[-1], None, stream)
     stream.synchronize()
-    result.buffer.copy_to_host(host)
-    return host  # the device arrays go back to the pool as they go out of scope
+    for index in inplace:
+        uploaded[index].buffer.copy_to_host(arrays[index])
+    for result, host in zip(results, outputs):
+        result.buffer.copy_to_host(host)
+    # the device arrays go back to the pool as they go out of scope

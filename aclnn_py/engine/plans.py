@@ -44,7 +44,7 @@ class Plan:
         inputs, attributes = _bind(spec, args, kwargs)
         arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
         if out is not None:
-            check_out(out, shape, True, spec)
+            check_out(out, True, shape=shape, spec=spec)
         stream = placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
                             out, stream)
         if out is None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, bfloat16, soc_supports_bfloat16
+from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, all_dtypes, bfloat16, soc_supports_bfloat16
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, host_array
 from ..runtime.process import soc_name
@@ -118,25 +118,38 @@ def check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]:
     return broadcast
 
 
-def check_out(out: Any, shape: tuple[int, ...], on_device: bool, spec: OperatorSpec) -> None:
+def check_out(out: Any, on_device: bool, *, name: str = "out", shape: tuple[int, ...] | None = None,
+              spec: OperatorSpec | None = None, operator: str = "") -> None:
+    """``out`` (for the output ``name``) as an array a result can be written into: a live
+    DeviceArray when the call is on the device, else a writable C-contiguous numpy array
+    (results are written in place, never through a hidden copy); of ``shape`` when given.
+
+    With ``spec`` (a curated operator) its dtypes are the rule and a device ``out`` must be
+    C-contiguous; without (``call``), any dtype CANN has and, on the device, any layout
+    the tensor can describe. ``operator`` prefixes the messages.
+    """
+    where = f"{operator}: the out= array for {name}" if operator else name
     kind: Any = DeviceArray if on_device else np.ndarray
     if not isinstance(out, kind):
         wanted = "an aclnn_py.DeviceArray (the inputs include device arrays)" if on_device \
             else "a numpy.ndarray"
-        raise TypeError(f"out must be {wanted}, got {type(out).__name__}")
+        raise TypeError(f"{where} must be {wanted}, got {type(out).__name__}")
     if on_device:
-        out.require_live("out")
-    check_dtype(out.dtype, "out", spec)
-    if out.shape != shape:
-        raise ValueError(f"out has shape {out.shape}; the result has shape {shape}")
+        out.require_live(name)
+    if spec is not None:
+        check_dtype(out.dtype, name, spec)
+    elif not on_device:
+        acl_dtype(out.dtype, all_dtypes(), argument=name)
+    if shape is not None and out.shape != shape:
+        raise ValueError(f"{where} has shape {out.shape}; the result has shape {shape}")
     if on_device:
-        if not out.is_contiguous:
-            raise ValueError("out must be a C-contiguous device array")
+        if spec is not None and not out.is_contiguous:
+            raise ValueError(f"{where} must be a C-contiguous device array")
         return
     if not out.flags.writeable:
-        raise ValueError("out is read-only")
+        raise ValueError(f"{where} is read-only")
     if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous (results are written in place, never "
+        raise ValueError(f"{where} must be C-contiguous (results are written in place, never "
                          "through a hidden copy)")
 
 
