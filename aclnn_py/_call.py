@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _caches
 from .engine import launch_cache, numpy_path
 from .engine.dispatch import fast_call, unstaged
 from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
@@ -218,8 +219,16 @@ _specs: dict[tuple[Any, ...], OperatorSpec] = {}
 # Calls of one operator with n positional arguments, no keywords and no out=, that ran
 # before with every tensor given: (spec, positions of the tensors, of the attributes).
 _fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
+_MAX_SPECS = 1024  # each table is cleared when it reaches this many entries
 catalog.on_forget(_fast.clear)
 catalog.on_forget(_specs.clear)
+_caches.register("call specs", holds="the operator spec of each call shape of call()",
+                 bound=f"{_MAX_SPECS} shapes, then cleared", size=lambda: len(_specs),
+                 empty=_caches.emptied(_specs.clear))
+_caches.register("call fast paths", holds="where the tensors and attributes sit in a "
+                 "repeated call() of an operator", bound=f"{_MAX_SPECS} operators and "
+                 "argument counts, then cleared", size=lambda: len(_fast),
+                 empty=_caches.emptied(_fast.clear))
 
 
 def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
@@ -248,6 +257,8 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
         else:
             order.append(("null", 0))
     inplace = any(p.role == "inout" for p in signature.parameters)
+    if len(_specs) >= _MAX_SPECS:
+        _specs.clear()
     found = _specs[key] = OperatorSpec(
         signature.name, signature.name, present,
         tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
@@ -400,6 +411,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         signature.roles_known
     if simple and not kwargs and out is None:
         names = [p.name for p in parameters]
+        if len(_fast) >= _MAX_SPECS:
+            _fast.clear()
         _fast[(name, len(args))] = (spec, tuple(names.index(n) for n in arrays), tuple(
             index for index, p in enumerate(parameters) if not p.is_tensor))
     if on_device:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import emulator
+from . import _caches, emulator
 from ._c import loader
 from ._functions import mse_loss_backward
 from .errors import LibraryNotFoundError
@@ -133,6 +133,7 @@ def report(backend: str | None = None) -> dict[str, Any]:
     result.update(operator_headers())
     result["self_test"] = self_test()
     result["ok"] = bool(result["self_test"]["ok"])
+    result["caches"] = _caches.sizes()
     return result
 
 
@@ -226,6 +227,10 @@ def format_report(found: dict[str, Any]) -> str:
         else:
             lines.append(f"self-test            {test['operator']} gave wrong numbers: "
                          f"{test['result']} instead of {test['expected']}")
+    if found.get("caches"):
+        lines += ["", "caches (aclnn_py.empty_cache() empties them):"]
+        for name, cache in found["caches"].items():
+            lines.append(f"  {name:<26} {cache['size']} {cache['unit']}; bound: {cache['bound']}")
     lines += ["", "result: " + ("OK" if found["ok"] else "FAILED: the requested backend cannot "
                                 "work here")]
     return "\n".join(lines)

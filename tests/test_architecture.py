@@ -18,6 +18,7 @@ LAYERS = ("_c", "ops", "runtime", "engine", "public", "tools")
 TOP_LEVEL = {
     "errors": "_c",           # the typed errors the one status check raises
     "_version": "_c",
+    "_caches": "_c",          # the cache registry, which every layer registers with
     "_functions": "public",
     "_call": "public",
     "doctor": "tools",
@@ -72,7 +73,9 @@ def imports(module: str) -> set[str]:
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             source = _resolve(module, node)
-            names = [f"{source}.{alias.name}" for alias in node.names] + [source]
+            names = [f"{source}.{alias.name}" for alias in node.names]
+            if not all(name in MODULES for name in names):
+                names.append(source)  # names defined in the module ``source``
         else:
             continue
         for name in names:

@@ -19,7 +19,7 @@ from conftest import CANN_VARIABLES, run_python
 from aclnn_py import LibraryNotFoundError
 from aclnn_py._c import loader as _loader
 
-PACKAGE = Path(_loader.__file__).resolve().parent
+PACKAGE = Path(_loader.__file__).resolve().parent.parent
 
 
 def doctor(*arguments: str, env: dict[str, str] | None = None, home: Path
@@ -242,11 +242,8 @@ def test_importing_the_unbuilt_source_tree_says_what_to_do(tmp_path):
     """As after a non-editable install, run from the repository root: the source tree's
     aclnn_py (no _ffi.py, no libraries) comes first on sys.path. ``-S`` keeps out this
     environment's own install, whose editable finder would supply the missing modules."""
-    tree = tmp_path / "aclnn_py"
-    tree.mkdir()
-    for source in PACKAGE.glob("*.py"):
-        if source.name != "_ffi.py":
-            shutil.copy(source, tree)
+    shutil.copytree(PACKAGE, tmp_path / "aclnn_py", ignore=shutil.ignore_patterns(
+        "_ffi.py", "_native", "_emulator", "__pycache__"))
     done = subprocess.run([sys.executable, "-S", "-c", "import aclnn_py"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1

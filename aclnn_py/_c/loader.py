@@ -60,6 +60,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .. import _caches
 from ..errors import LibraryNotFoundError
 from ._ffi import ffi
 
@@ -745,6 +746,10 @@ def _load(installation: Installation) -> Libraries:
 
 
 _operator_libraries: dict[Path, Any] = {}
+_caches.register("custom operator libraries", holds="an operator library opened by path "
+                 "(kept for the process: CANN objects may point into it)",
+                 bound="the custom operator packages installed",
+                 size=lambda: len(_operator_libraries), empty=None)
 
 
 def open_operator_library(path: Path) -> Any:

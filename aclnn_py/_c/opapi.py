@@ -9,12 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import _caches
 from ..errors import UnavailableError
 from ._ffi import ffi
 from .core import OPS, check
 
 # Operators bound from a library by path (aclnn_py.call): (library, C name) -> C function.
 _bound_functions: dict[tuple[str, str], Any] = {}
+_caches.register("bound operator functions", holds="the two phases of an operator bound "
+                 "from a library by path", bound="two per operator the headers declare",
+                 size=lambda: len(_bound_functions), empty=None)
 
 
 def _operator_function(library: str, name: str) -> Any:

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _caches
 from .._c import lowlevel as ll
 from ..ops.specs import REDUCTION, Reduction
 from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
@@ -128,6 +129,8 @@ def needed(device_bytes: int, device: int) -> bool:
 
 _helpers: dict[int, Stream] = {}
 _helpers_lock = threading.Lock()
+_caches.register("chunking streams", holds="the second stream of chunked calls",
+                 bound="one per device", size=lambda: len(_helpers), empty=None)
 
 
 def _helper(device: int) -> Stream:

@@ -26,11 +26,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
+from .. import _caches
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
-from ..runtime.streams import Stream, on_release_caches
+from ..runtime.streams import Stream, on_release_caches, release_caches, streams
 from .launch import new_launch
 
 DEFAULT_CAPACITY = 64
@@ -62,42 +63,55 @@ def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
 # Each stream's cache by id(stream), with a weak reference telling whether that stream is
 # still alive: an entry goes when its stream closes or dies, and whatever an interrupted
 # finaliser left behind goes at the next release of any stream's cache (empty_cache()).
-_caches: dict[int, tuple[weakref.ref[Stream], dict[tuple[Any, ...], CachedLaunch]]] = {}
+_by_stream: dict[int, tuple[weakref.ref[Stream], dict[tuple[Any, ...], CachedLaunch]]] = {}
 
 
 def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
     """``stream``'s cache: call signature -> cached launch (made on first use)."""
-    entry = _caches.get(id(stream))
+    entry = _by_stream.get(id(stream))
     if entry is None or entry[0]() is not stream:
-        entry = _caches[id(stream)] = (weakref.ref(stream), {})
+        entry = _by_stream[id(stream)] = (weakref.ref(stream), {})
         weakref.finalize(stream, _forget, id(stream), entry[0])
     return entry[1]
 
 
 def _forget(key: int, ref: weakref.ref[Stream]) -> None:
-    entry = _caches.get(key)
+    entry = _by_stream.get(key)
     if entry is not None and entry[0] is ref:
-        del _caches[key]
+        del _by_stream[key]
 
 
 def lookup(stream: Stream, key: tuple[Any, ...]) -> CachedLaunch | None:
     """The launch ``stream`` cached for ``key``, if any (the per-call path)."""
-    entry = _caches.get(id(stream))
+    entry = _by_stream.get(id(stream))
     return None if entry is None else entry[1].get(key)
 
 
 def _release(stream: Stream) -> None:
     """Forget ``stream``'s cached launches (each goes once no queued work holds it), and
     the caches of streams that died without their entry going."""
-    entry = _caches.get(id(stream))
+    entry = _by_stream.get(id(stream))
     if entry is not None:
         entry[1].clear()
-    for key, (ref, _) in list(_caches.items()):
+    for key, (ref, _) in list(_by_stream.items()):
         if ref() is None:
-            _caches.pop(key, None)
+            _by_stream.pop(key, None)
 
 
 on_release_caches(_release)
+
+
+def _release_streams(device: int | None) -> int:
+    for stream in streams(device):  # cached executors hold workspaces
+        release_caches(stream)
+    return 0
+
+
+_caches.register("launches", holds="per stream: the executor and workspace of a call "
+                 "signature, relaunched on a repeat", bound=f"ACLNN_PY_LAUNCH_CACHE per stream "
+                 f"(default {DEFAULT_CAPACITY}), the oldest signature dropped first",
+                 size=lambda: sum(len(cache) for _, cache in list(_by_stream.values())),
+                 empty=_release_streams, stage=_caches.HOLDS_DEVICE_MEMORY)
 
 
 class CachedLaunch:

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _caches
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from ..ops.specs import OperatorSpec
@@ -240,6 +241,9 @@ class Layout:
 # Layouts by fast_key: the signature of a numpy call as its arguments show it.
 _layouts: dict[tuple[Any, ...], Layout] = {}
 _MAX_LAYOUTS = 4096
+_caches.register("numpy call layouts", holds="where a numpy call signature's arrays sit in "
+                 "the staging blocks", bound=f"{_MAX_LAYOUTS} signatures, then cleared",
+                 size=lambda: len(_layouts), empty=_caches.emptied(_layouts.clear))
 
 
 def set_direct_bytes(nbytes: int) -> None:

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import _caches
 from .._c import loader
 from .._c import lowlevel as ll
 from ..errors import LibraryNotFoundError
@@ -145,6 +146,10 @@ _lock = threading.Lock()
 _sources: dict[str, _Source] | None = None
 _signatures: dict[str, Signature] = {}
 _bound: dict[str, Path] = {}  # operator -> the library its call binds to
+_caches.register("operator signatures", holds="an operator's prototype read from its header, "
+                 "and the library its call binds to", bound="the operators the headers declare "
+                 "(read again when the environment changes)", size=lambda: len(_signatures),
+                 empty=None)
 
 
 def _opp_root(root: Path) -> Path:

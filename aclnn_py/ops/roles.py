@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import _caches
 from . import headers as _headers
 
 TENSOR_TYPES = frozenset({"aclTensor *", "const aclTensor *"})
@@ -109,6 +110,8 @@ _table_lock = threading.Lock()
 _table: dict[str, Any] | None = None
 _table_text: str | None = None
 _entries: dict[str, dict[str, Any] | None] = {}
+_caches.register("role table entries", holds="an operator's entry read from the role table",
+                 bound="the operators in the table", size=lambda: len(_entries), empty=None)
 
 
 def _text() -> str:

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .. import _caches
 from .._c import lowlevel as ll
 from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
 from .handles import Handle
@@ -75,6 +76,14 @@ def layout_id(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], o
             _layout_ids.clear()
         found = _layout_ids.setdefault(key, next(_next_layout_id))
     return found
+
+
+_caches.register("contiguous strides", holds="C-order strides by shape", bound="4096 shapes, "
+                 "then cleared", size=lambda: len(_contiguous),
+                 empty=_caches.emptied(_contiguous.clear))
+_caches.register("array layout ids", holds="the id of each array layout seen",
+                 bound="65536 layouts, then cleared (ids are never reused)",
+                 size=lambda: len(_layout_ids), empty=_caches.emptied(_layout_ids.clear))
 
 
 def array_description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],

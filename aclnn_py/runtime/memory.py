@@ -35,10 +35,10 @@ from typing import Any, NoReturn, TypedDict
 
 import numpy as np
 
+from .. import _caches
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from . import process as rt
-from . import results
 from . import streams as rt_streams
 
 logger = logging.getLogger("aclnn_py")
@@ -176,20 +176,39 @@ rt.on_teardown(_forget_pools)
 
 
 def empty_cache(device: int | None = None) -> int:
-    """Release what aclnn_py caches: executors kept for repeated calls, then the pool's
-    unused blocks (returned to CANN). Returns the bytes returned to CANN.
+    """Release what aclnn_py caches (every cache of the registry, ``aclnn_py._caches``):
+    executors kept for repeated calls first, then host-side tables, then the pools' unused
+    blocks (returned to CANN). Returns the device bytes returned to CANN.
 
     Blocks and executors still held for queued work are released only once that
     work is done: synchronise first to include them.
     """
-    for stream in rt_streams.streams(device):  # cached executors hold workspaces
-        rt_streams.release_caches(stream)
-    results.empty_results()
+    return _caches.empty(device)
+
+
+def _empty_pools(device: int | None) -> int:
     devices = list(_pools) if device is None else [device]
-    freed = sum(pool(d).empty() for d in devices if d in _pools)
+    return sum(pool(d).empty() for d in devices if d in _pools)
+
+
+def _empty_host_pools(device: int | None) -> int:
     for each in [p for d, p in list(_host_pools.items()) if device is None or d == device]:
-        each.empty()  # page-locked memory: not device bytes, not counted in the result
-    return freed
+        each.empty()  # page-locked memory: not device bytes, not counted
+    return 0
+
+
+def _cached_bytes(pools: dict[int, MemoryPool]) -> int:
+    return sum(each.stats()["cached_bytes"] for each in list(pools.values()))
+
+
+_caches.register("device memory pool", holds="unused device blocks, by rounded size",
+                 bound="device memory: a failed aclrtMalloc synchronises, empties the pool "
+                       "and retries", size=lambda: _cached_bytes(_pools), empty=_empty_pools,
+                 stage=_caches.POOL, unit="bytes")
+_caches.register("page-locked pool", holds="unused page-locked host blocks the numpy path "
+                 "stages through", bound="as the device pool (aclrtMallocHost)",
+                 size=lambda: _cached_bytes(_host_pools), empty=_empty_host_pools,
+                 stage=_caches.POOL, unit="bytes")
 
 
 class MemoryInfo(TypedDict):

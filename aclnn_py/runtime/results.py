@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _caches
+
 RESULT_MIN_BYTES = 1 << 20  # smaller results are plain np.empty arrays
 RESULT_CACHE_BYTES = 256 << 20  # the most result bytes kept for reuse
 
@@ -80,3 +82,9 @@ def cached_result_bytes() -> int:
 def empty_results() -> None:
     """Let go of every cached block (``empty_cache()``)."""
     _results.clear()
+
+
+_caches.register("numpy results", holds="host blocks of results of at least RESULT_MIN_BYTES "
+                 "(1 MiB) whose arrays are gone", bound="RESULT_CACHE_BYTES (256 MiB), the "
+                 "oldest dropped first", size=cached_result_bytes,
+                 empty=_caches.emptied(empty_results), unit="bytes")
