@@ -28,7 +28,7 @@ def _use_every_cache() -> None:
 def test_every_cache_is_registered_with_a_bound():
     _use_every_cache()
     found = _caches.sizes()
-    assert EXPECTED <= set(found)
+    assert set(found) >= EXPECTED
     for name, cache in found.items():
         assert isinstance(cache["size"], int) and cache["size"] >= 0, name
         assert cache["bound"] and cache["holds"], name
@@ -46,7 +46,8 @@ def test_empty_cache_empties_every_cache_it_can_through_the_registry():
     for cache in _caches.caches():
         if cache.empty is not None:
             assert after[cache.name]["size"] == 0, cache.name
-    assert launch_cache.lookup is not None and not numpy_path._layouts
+    assert not any(cache for _, cache in launch_cache._by_stream.values())
+    assert not numpy_path._layouts
     assert not arrays._contiguous and results.cached_result_bytes() == 0
 
 
@@ -61,7 +62,7 @@ def test_the_doctor_shows_the_caches_and_their_sizes():
     from aclnn_py import doctor
 
     found = doctor.report()
-    assert EXPECTED <= set(found["caches"])
+    assert set(found["caches"]) >= EXPECTED
     text = doctor.format_report(found)
     assert "caches (aclnn_py.empty_cache() empties them):" in text
     assert "numpy call layouts" in text
