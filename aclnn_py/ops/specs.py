@@ -155,6 +155,8 @@ class Attribute:
     ``float`` parameter goes through cffi as a float, never as a double).
     ``convert`` validates a Python value and returns the C argument; ``fast``
     returns it for the common spellings only (None otherwise) on the hot path.
+    ``annotation`` and ``positional`` shape the public function's signature (an
+    attribute that is not positional is keyword-only there; plans take all by position).
     """
 
     name: str
@@ -162,11 +164,14 @@ class Attribute:
     default: Any
     convert: Callable[[Any], Any]
     fast: Callable[[Any], Any]
+    annotation: str = "Any"
+    positional: bool = False
 
 
-REDUCTION = Attribute("reduction", "int64_t", "mean", to_reduction, _fast_reduction)
-BETA = Attribute("beta", "float", 1.0, to_beta, _fast_real)
-ALPHA = Attribute("alpha", "const aclScalar *", 1, to_alpha, _fast_real)
+REDUCTION = Attribute("reduction", "int64_t", "mean", to_reduction, _fast_reduction,
+                      "ReductionLike", positional=True)
+BETA = Attribute("beta", "float", 1.0, to_beta, _fast_real, "float")
+ALPHA = Attribute("alpha", "const aclScalar *", 1, to_alpha, _fast_real, "float")
 
 
 @dataclass(frozen=True, eq=False)
