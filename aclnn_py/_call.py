@@ -1,4 +1,4 @@
-"""``aclnn_py.call``: any operator, through its header (``_catalog``).
+"""``aclnn_py.call``: any operator, through its header (``ops.catalog``).
 
 The call is made into an :class:`~aclnn_py.ops.specs.OperatorSpec` (one per operator
 and pattern of arguments left out), so it runs through the curated operators' launch

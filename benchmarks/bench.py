@@ -80,8 +80,8 @@ lock, so only the host's share (packing, result scaling, Python) can overlap; wi
 ``--link`` each device's copy engine is modelled apart, and the modelled transfers overlap.
 
 Reading headers (``--headers`` runs it alone, ``--no-headers`` skips it): for each kind of
-pathological header, at 40 KB and at 1 MB, the median time of ``_headers.operator_names``
-(what ``operators()`` reads of every header) and ``_headers.parse`` (every prototype), and
+pathological header, at 40 KB and at 1 MB, the median time of ``ops.headers.operator_names``
+(what ``operators()`` reads of every header) and ``ops.headers.parse`` (every prototype), and
 their ratio, which is about 25 when reading is linear: a line of escaped quotes with no
 closing quote, a string continued over many lines that never ends, a ``//`` comment
 continued over many lines then a ``/*`` comment that never ends, one-line prototypes (20,000
@@ -761,8 +761,8 @@ HEADER_KINDS: dict[str, tuple[Callable[[int], str], int | None]] = {
 
 def run_headers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     """For each kind of HEADER_KINDS at 40 KB and 1 MB, the median time of
-    ``_headers.operator_names`` (what ``operators()`` reads of each header) and
-    ``_headers.parse`` (every prototype, the most a ``call()`` reads), after one untimed
+    ``ops.headers.operator_names`` (what ``operators()`` reads of each header) and
+    ``ops.headers.parse`` (every prototype, the most a ``call()`` reads), after one untimed
     parse, sizes taking turns over the rounds, with garbage collected between calls and not
     during them; the operators found are checked, so a fast wrong answer shows."""
     headers = aclnn_py.ops.headers

@@ -57,8 +57,8 @@ def _load_package() -> tuple[ModuleType, ModuleType]:
         package = ModuleType("_cann_facts_aclnn_py")
         package.__path__ = [str(ROOT / "aclnn_py")]
         sys.modules[package.__name__] = package
-        _headers = importlib.import_module(f"{package.__name__}._headers")
-        _roles = importlib.import_module(f"{package.__name__}._roles")
+        _headers = importlib.import_module(f"{package.__name__}.ops.headers")
+        _roles = importlib.import_module(f"{package.__name__}.ops.roles")
     return _headers, _roles
 
 

@@ -107,7 +107,7 @@ def destroy_tensor(tensor: Any) -> None:
 # aclDestroyAclOpExecutor.md, aclSetInputTensorAddr.md): in 8.0.RC2 aclSetAclOpExecutorRepeatable
 # and aclDestroyAclOpExecutor were reserved, and rebinding had another name. Without all four,
 # executors are not made repeatable: every launch runs phase 1 and hands its executor to
-# phase 2 (``_launch.OneShotLaunch``).
+# phase 2 (``engine.launch.OneShotLaunch``).
 REPEATABLE_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
                   "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
 _repeatable_api_missing: tuple[str, ...] | None = None

@@ -9,7 +9,7 @@ the call streams through in chunks of rows of the leading axis of the broadcast 
   device's latest reading (:data:`unchecked`) is not checked; a larger one reads
   ``aclrtGetMemInfo`` again (:func:`needed`, which resets the bound). A call under the
   bound that runs out of memory all the same (more was allocated since the reading) is
-  checked then, and chunks when it does not fit (``_staging.Layout.run``);
+  checked then, and chunks when it does not fit (``engine.numpy_path.Layout.run``);
 * an ``out`` whose memory may overlap an input's (:func:`overlaps`) is not written chunk
   by chunk: a later chunk would read input rows an earlier one overwrote. The chunks
   write a temporary, copied into ``out`` once every chunk is done;
@@ -186,7 +186,7 @@ class Split:
     """A numpy call cut along the leading axis of its broadcast shape (leading axes of
     length 1 dropped first) into ranges of rows: what each range computes, and how the
     ranges' results make the call's. Chunked calls and calls over several devices
-    (``_devices``) both cut this way.
+    (``engine.devices``) both cut this way.
 
     ``attributes`` are the C attributes each range runs with: a backward's ``"mean"``
     becomes ``"sum"``, and :meth:`scale_rows` then multiplies each range's rows by

@@ -3,7 +3,7 @@
 The call is validated as a one-device numpy call is, and the device ids are checked,
 before any device work. Then it is cut along the leading axis of the broadcast shape
 (leading axes of length 1 dropped first), exactly as chunked calls are
-(``_chunked.Split``): one range of rows per device, as even as the rows allow, the
+(``engine.chunked.Split``): one range of rows per device, as even as the rows allow, the
 first ``length % n`` devices taking one row more. A leading axis shorter than the
 device list uses that many devices; a 0-d or empty result uses the first device.
 
@@ -13,7 +13,7 @@ device), on that device's current stream in the calling thread: the stream of th
 caller's innermost ``with stream:`` when it is on that device, else the device's
 default stream. The C calls release the GIL (cffi does, for every call), so the
 devices' copies and kernels overlap. Each thread binds its device's context
-(``_runtime.activate``) and waits for its stream before it ends; the calling thread
+(``runtime.process.activate``) and waits for its stream before it ends; the calling thread
 joins every thread, even when interrupted, before it returns or raises.
 
 Results: ``"none"`` is written range by range into the result, bit for bit the
@@ -25,7 +25,7 @@ the ranges' results in float64 on the host, rounded once to the result's dtype.
 With one device (or one range) the call is the one-device call, made in a thread on
 that device: the same result, bit for bit, for every reduction.
 
-An ``out`` whose memory may overlap an input's (``_chunked.overlaps``) is not written
+An ``out`` whose memory may overlap an input's (``engine.chunked.overlaps``) is not written
 range by range: a device would read input rows another device already overwrote. The
 ranges write a temporary, copied into ``out`` once every device is done.
 """

@@ -9,7 +9,7 @@ changed (``aclSetInputTensorAddr`` / ``aclSetOutputTensorAddr``) and launches,
 as the executor caches of Ascend's own frameworks do (ATB's aclnn executor
 cache, MindSpore's op API cache). When CANN refuses to make the executor
 repeatable (or lacks the API), the entry remembers that: each call with the
-signature then runs phase 1 and an ordinary launch (``_launch.OneShotLaunch``),
+signature then runs phase 1 and an ordinary launch (``engine.launch.OneShotLaunch``),
 and the refusal is not asked for again.
 
 Queued work holds the cached launch it used, like the arrays it reads and
@@ -55,7 +55,7 @@ def capacity() -> int:
 def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
               inputs: Sequence[DeviceArray], out: DeviceArray | None) -> tuple[Any, ...]:
     """The cache key of a call: what phase 1 depends on (the operator's fast path in
-    ``_dispatch.call`` builds the same flat tuple)."""
+    ``engine.dispatch.call`` builds the same flat tuple)."""
     return (spec, *c_attributes, *[a.layout for a in inputs],
             None if out is None else out.layout)
 
@@ -115,7 +115,7 @@ _caches.register("launches", holds="per stream: the executor and workspace of a 
 
 
 class CachedLaunch:
-    """The launch (``_launch.new_launch``) one stream keeps for one call signature, with
+    """The launch (``engine.launch.new_launch``) one stream keeps for one call signature, with
     the description of the result it makes when the call gives no ``out``."""
 
     __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool")

@@ -1,6 +1,6 @@
 """The numpy path: one call over host arrays in one staged round trip.
 
-Per call, with every input's distinct elements (``_arrays.host_layout``):
+Per call, with every input's distinct elements (``runtime.arrays.host_layout``):
 
 1. inputs of at most :data:`DIRECT_BYTES` are packed into one page-locked host
    block (``aclrtMallocHost``, pooled like device memory), each at a 512-byte
@@ -32,7 +32,7 @@ stays queued behind an error; an interrupt leaves the queued work held until the
 stream's next synchronisation. Results are read only after the wait.
 
 A call that does not fit the device's free memory streams through in chunks instead
-(``_chunked``, which also says how cheaply that is checked). Here every input is read
+(``engine.chunked``, which also says how cheaply that is checked). Here every input is read
 before the result is written, so an ``out`` that shares memory with an input gets the
 same result as one that does not.
 
@@ -61,7 +61,7 @@ from . import launch_cache
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
-# emulator with ``benchmarks/bench.py --crossover`` (README, "Benchmark").
+# emulator with ``benchmarks/bench.py --crossover`` (docs/numpy-path-and-performance.md).
 DIRECT_BYTES = 64 * 1024
 
 ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies

@@ -29,7 +29,7 @@ class Plan:
     array, by position or name, to another device array of the same description.
     Every argument is checked before anything is rebound: a refused ``run()`` leaves
     the plan exactly as it was. Plans and one-shot calls launch through the same
-    launches (``_launch.new_launch``), so whatever a queued run uses stays
+    launches (``engine.launch.new_launch``), so whatever a queued run uses stays
     alive until it is done, even when the plan is dropped without :meth:`close`.
     :meth:`close` lets go of everything the plan holds (executor, workspace, ``out``
     and the arrays bound): keep what ``run()`` returns to use ``out`` afterwards.

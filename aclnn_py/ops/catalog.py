@@ -10,8 +10,8 @@ Where operators come from, in CANN's order (the first that declares an operator 
 2. the install's own headers, ``include/aclnnop/aclnn_*.h`` and ``include/aclnnop/level2/``
    (older toolkits), matched to the operator libraries already loaded.
 
-Headers are scanned for operator names once, cheaply (``_headers.quick_operator_names``);
-an operator's prototypes are parsed (``_headers``) when it is first asked for, and its
+Headers are scanned for operator names once, cheaply (``ops.headers.quick_operator_names``);
+an operator's prototypes are parsed (``ops.headers``) when it is first asked for, and its
 library is looked for then too (the library that exports its phase 1, or its package's),
 but loaded and bound only by its first call (:func:`bind`): a header is readable whether or
 not a library here exports what it declares. A custom package's operator is first held to
@@ -19,7 +19,7 @@ the owner rule (:func:`package_file`): its header, ops-info JSON and library, wi
 folders that hold them and along their links, and ``vendors/config.ini`` before it is read;
 what is read and loaded is the real file checked.
 
-Roles (which tensors are outputs, which are updated in place) are decided by ``_roles``:
+Roles (which tensors are outputs, which are updated in place) are decided by ``ops.roles``:
 what the user stated, a custom package's operator description, aclnn_py's role table
 generated from CANN's docs, then CANN's naming conventions.
 """

@@ -5,7 +5,7 @@ name, the tensor inputs (and which may be Python numbers), the attributes
 with their C types and how Python values become C arguments, the dtypes and
 rank limit, and how the result's shape and dtype follow from the inputs.
 Validation, result allocation, the launch-cache key and the plan classes all
-come from it (``_dispatch``); adding an operator adds a row here.
+come from it (``engine.dispatch``); adding an operator adds a row here.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class Stream:
         self.handle = ll.create_stream(cell)
         self.key = ll.address(self.handle)
         # The pools' record of this stream's progress (fences and points): blocks released
-        # while its work may use them are reused in stream order (_memory).
+        # while its work may use them are reused in stream order (runtime.memory).
         self.state = ll.stream_state(self.handle, self.device)
         states.append(self.state)
         self._launching = ll.stream_launching_function()
@@ -426,7 +426,7 @@ def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
 
 
 # Called with a device once a synchronisation passed points of its streams; the pools
-# without caching (ACLNN_PY_POOL=0, _memory) set it to give blocks that waited for those
+# without caching (ACLNN_PY_POOL=0, runtime.memory) set it to give blocks that waited for those
 # points back to CANN then, not only at their next allocation.
 after_synchronize: Callable[[int], None] | None = None
 
