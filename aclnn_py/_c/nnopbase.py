@@ -26,6 +26,17 @@ def _int64_array(values: tuple[int, ...]) -> Any:
     return array
 
 
+def _c_array(c_type: str, values: tuple[Any, ...] | list[Any]) -> Any:
+    """A new C array of ``values`` (NULL for none: CANN takes a NULL pointer with size 0)."""
+    return ffi.new(f"{c_type}[]", values) if values else NULL
+
+
+def _stored(owned: Any, made: int, api: str) -> Any:
+    """The object the host library stored into ``owned``, or the error of ``api``."""
+    check_created(owned.handle if made else NULL, api)
+    return owned.handle
+
+
 def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], offset: int,
                   storage_shape: tuple[int, ...], data: Any, fmt: int = FORMAT_ND) -> Any:
     """aclCreateTensor. Shapes, strides and offset count elements; CANN copies the arrays."""
@@ -43,8 +54,7 @@ def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
     made = host().aclpyCreateTensor(owned, META.aclCreateTensor, _int64_array(shape), len(shape),
                                     dtype, _int64_array(strides), offset, fmt,
                                     _int64_array(storage_shape), len(storage_shape), data)
-    check_created(owned.handle if made else NULL, "aclCreateTensor")
-    return owned.handle
+    return _stored(owned, made, "aclCreateTensor")
 
 
 def create_owned_scalar(owned: Any, value: Any, dtype: int) -> Any:
@@ -55,47 +65,42 @@ def create_owned_scalar(owned: Any, value: Any, dtype: int) -> Any:
         storage = ffi.from_buffer(value)
     else:
         storage = ffi.new("double *" if dtype == constant("ACL_DOUBLE") else "float *", value)
-    made = host().aclpyCreateScalar(owned, META.aclCreateScalar, storage, dtype)
-    check_created(owned.handle if made else NULL, "aclCreateScalar")
-    return owned.handle
+    return _stored(owned, host().aclpyCreateScalar(owned, META.aclCreateScalar, storage, dtype),
+                   "aclCreateScalar")
 
 
 def create_owned_int_array(owned: Any, values: tuple[int, ...]) -> Any:
     """aclCreateIntArray of ``values`` (CANN copies them), stored straight into ``owned``."""
-    array = ffi.new("int64_t[]", values) if values else NULL
-    made = host().aclpyCreateIntArray(owned, META.aclCreateIntArray, array, len(values))
-    check_created(owned.handle if made else NULL, "aclCreateIntArray")
-    return owned.handle
+    made = host().aclpyCreateIntArray(owned, META.aclCreateIntArray,
+                                       _c_array("int64_t", values), len(values))
+    return _stored(owned, made, "aclCreateIntArray")
 
 
 def create_owned_float_array(owned: Any, values: tuple[float, ...]) -> Any:
     """aclCreateFloatArray of ``values`` (as C floats; CANN copies them), stored straight into
     ``owned``."""
-    array = ffi.new("float[]", values) if values else NULL
-    made = host().aclpyCreateFloatArray(owned, META.aclCreateFloatArray, array, len(values))
-    check_created(owned.handle if made else NULL, "aclCreateFloatArray")
-    return owned.handle
+    made = host().aclpyCreateFloatArray(owned, META.aclCreateFloatArray,
+                                       _c_array("float", values), len(values))
+    return _stored(owned, made, "aclCreateFloatArray")
 
 
 def create_owned_bool_array(owned: Any, values: tuple[bool, ...]) -> Any:
     """aclCreateBoolArray of ``values`` (CANN copies them), stored straight into ``owned``."""
-    array = ffi.new("bool[]", values) if values else NULL
-    made = host().aclpyCreateBoolArray(owned, META.aclCreateBoolArray, array, len(values))
-    check_created(owned.handle if made else NULL, "aclCreateBoolArray")
-    return owned.handle
+    made = host().aclpyCreateBoolArray(owned, META.aclCreateBoolArray,
+                                       _c_array("bool", values), len(values))
+    return _stored(owned, made, "aclCreateBoolArray")
 
 
 def create_owned_tensor_list(owned: Any, members: list[Any]) -> Any:
     """aclCreateTensorList of the tensors the ``members`` handles hold, stored straight into
     ``owned``; on success the members are emptied in the same C call (the list destroys its
     tensors), on failure they still hold their tensors."""
-    cells = ffi.new("aclpyHandle *[]", members) if members else NULL
-    made = host().aclpyCreateTensorList(owned, META.aclCreateTensorList, cells, len(members))
+    made = host().aclpyCreateTensorList(owned, META.aclCreateTensorList,
+                                        _c_array("aclpyHandle *", members), len(members))
     if made < 0:
         raise ValueError("aclCreateTensorList: a member is not a live aclTensor handle of this "
                          "runtime, or the host is out of memory")
-    check_created(owned.handle if made else NULL, "aclCreateTensorList")
-    return owned.handle
+    return _stored(owned, made, "aclCreateTensorList")
 
 
 def destroy_tensor(tensor: Any) -> None:
@@ -150,8 +155,8 @@ def destroy_scalar(scalar: Any) -> None:
 
 def create_int_array(values: tuple[int, ...]) -> Any:
     """aclCreateIntArray of ``values`` (CANN copies them)."""
-    array = ffi.new("int64_t[]", values) if values else NULL
-    return check_created(META.aclCreateIntArray(array, len(values)), "aclCreateIntArray")
+    return check_created(META.aclCreateIntArray(_c_array("int64_t", values), len(values)),
+                         "aclCreateIntArray")
 
 
 def destroy_int_array(array: Any) -> None:
@@ -160,8 +165,8 @@ def destroy_int_array(array: Any) -> None:
 
 def create_float_array(values: tuple[float, ...]) -> Any:
     """aclCreateFloatArray of ``values`` as C floats (CANN copies them)."""
-    array = ffi.new("float[]", values) if values else NULL
-    return check_created(META.aclCreateFloatArray(array, len(values)), "aclCreateFloatArray")
+    return check_created(META.aclCreateFloatArray(_c_array("float", values), len(values)),
+                         "aclCreateFloatArray")
 
 
 def destroy_float_array(array: Any) -> None:
@@ -170,8 +175,8 @@ def destroy_float_array(array: Any) -> None:
 
 def create_bool_array(values: tuple[bool, ...]) -> Any:
     """aclCreateBoolArray of ``values`` (CANN copies them)."""
-    array = ffi.new("bool[]", values) if values else NULL
-    return check_created(META.aclCreateBoolArray(array, len(values)), "aclCreateBoolArray")
+    return check_created(META.aclCreateBoolArray(_c_array("bool", values), len(values)),
+                         "aclCreateBoolArray")
 
 
 def destroy_bool_array(array: Any) -> None:
@@ -182,8 +187,8 @@ def create_tensor_list(tensors: list[Any]) -> Any:
     """aclCreateTensorList of ``tensors`` (CANN copies the pointers; the list then owns the
     tensors: :func:`destroy_tensor_list` destroys them, and they must not be destroyed
     otherwise)."""
-    array = ffi.new("aclTensor *[]", tensors) if tensors else NULL
-    return check_created(META.aclCreateTensorList(array, len(tensors)), "aclCreateTensorList")
+    return check_created(META.aclCreateTensorList(_c_array("aclTensor *", tensors), len(tensors)),
+                         "aclCreateTensorList")
 
 
 def destroy_tensor_list(tensor_list: Any) -> None:

@@ -31,7 +31,7 @@ import gc
 import logging
 import os
 import threading
-from typing import Any, NoReturn, TypedDict
+from typing import Any, NoReturn, TypedDict, TypeVar
 
 import numpy as np
 
@@ -280,6 +280,19 @@ def take_staging(device: int, host_bytes: int, device_bytes: int, staging: Any =
 _new_buffer = object.__new__
 
 
+_Buffer = TypeVar("_Buffer", bound="DeviceBuffer")
+
+
+def _fill(buffer: _Buffer, device: int, nbytes: int, block: Any) -> _Buffer:
+    """Set every field of ``buffer``: the one place a buffer is assembled."""
+    buffer.device = device
+    buffer.nbytes = nbytes
+    buffer.freed = False
+    buffer._block = block
+    buffer.pointer = ll.NULL if block is None else block.pointer
+    return buffer
+
+
 class DeviceBuffer:
     """Owns ``nbytes`` of device memory (none for 0 bytes: CANN rejects size 0).
 
@@ -290,10 +303,20 @@ class DeviceBuffer:
     """
 
     __slots__ = ("pointer", "nbytes", "device", "freed", "_block")
+    pointer: Any
+    nbytes: int
+    device: int
+    freed: bool
+    _block: Any
 
     def __init__(self, nbytes: int, device: int | None = None) -> None:
         device = rt.activate(device)
-        self._claim(int(nbytes), device, pool(device))
+        nbytes = int(nbytes)
+        block = None
+        if nbytes:
+            block = ll.new_block()
+            pool(device).allocate(block, nbytes)
+        _fill(self, device, nbytes, block)
 
     @classmethod
     def take(cls, owner: MemoryPool, nbytes: int, device: int,
@@ -305,49 +328,23 @@ class DeviceBuffer:
         block = ll.pool_take(owner.handle, nbytes, stream_state)
         if block is None:
             return None
-        buffer = _new_buffer(cls)
-        buffer.device = device
-        buffer.nbytes = nbytes
-        buffer.freed = False
-        buffer._block = block
-        buffer.pointer = block.pointer
-        return buffer
+        return _fill(_new_buffer(cls), device, nbytes, block)
 
     @classmethod
     def from_pool(cls, owner: MemoryPool, nbytes: int, device: int,
                   stream_state: Any = ll.NULL) -> DeviceBuffer:
         """A buffer from ``owner``, the pool of ``device``, which the calling thread has
         made current, for work queued on the stream of ``stream_state`` (as :meth:`take`):
-        the per-call path (``_claim`` in fewer steps)."""
-        buffer = _new_buffer(cls)
-        buffer.device = device
-        buffer.nbytes = nbytes
-        buffer.freed = False
+        the per-call path."""
         if nbytes == 0:
-            buffer._block = None
-            buffer.pointer = ll.NULL
-            return buffer
+            return _fill(_new_buffer(cls), device, 0, None)
         block = ll.pool_take(owner.handle, nbytes, stream_state)
         if block is None:  # the pool's full path: out-of-memory recovery, or the error
             block = ll.new_block()
             owner.allocate(block, nbytes)
             if stream_state != ll.NULL:  # marked as the quick path marks it
                 ll.block_use(block, stream_state)
-        buffer._block = block
-        buffer.pointer = block.pointer
-        return buffer
-
-    def _claim(self, nbytes: int, device: int, owner: MemoryPool) -> None:
-        self.device = device
-        self.nbytes = nbytes
-        self.freed = False
-        if nbytes == 0:
-            self._block = None
-            self.pointer = ll.NULL
-            return
-        block = self._block = ll.new_block()
-        owner.allocate(block, nbytes)
-        self.pointer = block.pointer
+        return _fill(_new_buffer(cls), device, nbytes, block)
 
     def copy_from_host(self, array: np.ndarray) -> None:
         """Synchronous host-to-device copy of a C-contiguous array."""
@@ -419,10 +416,6 @@ class StagedBuffer(DeviceBuffer):
 
 def staged_buffer(pointer: Any, nbytes: int, device: int) -> StagedBuffer:
     """A :class:`StagedBuffer` of ``nbytes`` at ``pointer``."""
-    buffer = _new_buffer(StagedBuffer)
+    buffer = _fill(_new_buffer(StagedBuffer), device, nbytes, None)
     buffer.pointer = pointer
-    buffer.nbytes = nbytes
-    buffer.device = device
-    buffer.freed = False
-    buffer._block = None
     return buffer

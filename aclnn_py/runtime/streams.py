@@ -179,16 +179,11 @@ class Stream:
         """
         dropped = None
         with self._keepalive_lock:
-            if self._closed:
-                raise ValueError("stream is closed: work cannot be queued on it")
-            keepalive = self._keepalive
-            done = self._launching(self.state, self._released + len(keepalive))
-            keepalive.append(hold)
+            done = self._hold(hold)
             try:
                 launch(*arguments)
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
-                keepalive.pop()
-                ll.stream_uncount(self.state)
+                self._unhold()
                 raise
             if done > self._released:
                 dropped = self._drop_held(done)
@@ -208,11 +203,7 @@ class Stream:
         dropped = None
         try:
             with self._keepalive_lock:
-                if self._closed:
-                    raise ValueError("stream is closed: work cannot be queued on it")
-                keepalive = self._keepalive
-                done = self._launching(self.state, self._released + len(keepalive))
-                keepalive.append(hold)
+                done = self._hold(hold)
                 try:
                     for step in steps:
                         if step is not None:
@@ -221,8 +212,7 @@ class Stream:
                             queued = True
                 except (AclError, ValueError):
                     if not queued:
-                        keepalive.pop()
-                        ll.stream_uncount(self.state)
+                        self._unhold()
                     raise
                 if done > self._released:
                     dropped = self._drop_held(done)
@@ -232,6 +222,21 @@ class Stream:
                     self.synchronize()
             raise
         del dropped
+
+    def _hold(self, hold: Any) -> int:
+        """With the lock held: refuse a closed stream, count the launch about to be queued
+        and hold ``hold`` for it; returns the mark the pools' last sync point reached."""
+        if self._closed:
+            raise ValueError("stream is closed: work cannot be queued on it")
+        keepalive = self._keepalive
+        done: int = self._launching(self.state, self._released + len(keepalive))
+        keepalive.append(hold)
+        return done
+
+    def _unhold(self) -> None:
+        """With the lock held: undo :meth:`_hold` for a launch that queued nothing."""
+        self._keepalive.pop()
+        ll.stream_uncount(self.state)
 
     def queued_mark(self) -> int:
         """A mark after everything held so far, for :meth:`release_queued` (taken under the
