@@ -125,10 +125,15 @@ def handle_cell(c_type: str) -> Any:
     return ffi.new(c_type + " *")
 
 
-def create_stream(cell: Any = None) -> Any:
-    out = ffi.new("aclrtStream *") if cell is None else cell
-    check(RT.aclrtCreateStream(out), "aclrtCreateStream")
+def _created(c_type: str, api: str, cell: Any) -> Any:
+    """A handle made by ``api(c_type *out)``, written into ``cell`` when given."""
+    out = ffi.new(c_type + " *") if cell is None else cell
+    check(getattr(RT, api)(out), api)
     return out[0]
+
+
+def create_stream(cell: Any = None) -> Any:
+    return _created("aclrtStream", "aclrtCreateStream", cell)
 
 
 def destroy_stream(stream: Any) -> None:
@@ -152,9 +157,7 @@ def stream_query(stream: Any) -> int:
 
 
 def create_event(cell: Any = None) -> Any:
-    out = ffi.new("aclrtEvent *") if cell is None else cell
-    check(RT.aclrtCreateEvent(out), "aclrtCreateEvent")
-    return out[0]
+    return _created("aclrtEvent", "aclrtCreateEvent", cell)
 
 
 def destroy_event(event: Any) -> None:

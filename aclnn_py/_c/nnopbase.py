@@ -3,6 +3,7 @@ repeatable-executor API, one checked function per C function."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import core
@@ -26,7 +27,7 @@ def _int64_array(values: tuple[int, ...]) -> Any:
     return array
 
 
-def _c_array(c_type: str, values: tuple[Any, ...] | list[Any]) -> Any:
+def _c_array(c_type: str, values: Sequence[Any]) -> Any:
     """A new C array of ``values`` (NULL for none: CANN takes a NULL pointer with size 0)."""
     return ffi.new(f"{c_type}[]", values) if values else NULL
 
@@ -69,26 +70,23 @@ def create_owned_scalar(owned: Any, value: Any, dtype: int) -> Any:
                    "aclCreateScalar")
 
 
-def create_owned_int_array(owned: Any, values: tuple[int, ...]) -> Any:
-    """aclCreateIntArray of ``values`` (CANN copies them), stored straight into ``owned``."""
-    made = host().aclpyCreateIntArray(owned, META.aclCreateIntArray,
-                                       _c_array("int64_t", values), len(values))
-    return _stored(owned, made, "aclCreateIntArray")
+def _owned_array_function(kind: str, c_type: str) -> Callable[[Any, Sequence[Any]], Any]:
+    """``aclCreate<kind>Array`` of the values as ``c_type`` (CANN copies them), stored
+    straight into ``owned`` (an empty ``aclpyHandle``) by the host library."""
+    api, store = f"aclCreate{kind}Array", f"aclpyCreate{kind}Array"
+
+    def create_owned(owned: Any, values: Sequence[Any]) -> Any:
+        made = getattr(host(), store)(owned, getattr(META, api), _c_array(c_type, values),
+                                      len(values))
+        return _stored(owned, made, api)
+
+    create_owned.__doc__ = f"{api} of ``values`` as C {c_type}, stored straight into ``owned``."
+    return create_owned
 
 
-def create_owned_float_array(owned: Any, values: tuple[float, ...]) -> Any:
-    """aclCreateFloatArray of ``values`` (as C floats; CANN copies them), stored straight into
-    ``owned``."""
-    made = host().aclpyCreateFloatArray(owned, META.aclCreateFloatArray,
-                                       _c_array("float", values), len(values))
-    return _stored(owned, made, "aclCreateFloatArray")
-
-
-def create_owned_bool_array(owned: Any, values: tuple[bool, ...]) -> Any:
-    """aclCreateBoolArray of ``values`` (CANN copies them), stored straight into ``owned``."""
-    made = host().aclpyCreateBoolArray(owned, META.aclCreateBoolArray,
-                                       _c_array("bool", values), len(values))
-    return _stored(owned, made, "aclCreateBoolArray")
+create_owned_int_array = _owned_array_function("Int", "int64_t")
+create_owned_float_array = _owned_array_function("Float", "float")
+create_owned_bool_array = _owned_array_function("Bool", "bool")
 
 
 def create_owned_tensor_list(owned: Any, members: list[Any]) -> Any:
@@ -153,34 +151,27 @@ def destroy_scalar(scalar: Any) -> None:
     check(META.aclDestroyScalar(scalar), "aclDestroyScalar")
 
 
-def create_int_array(values: tuple[int, ...]) -> Any:
-    """aclCreateIntArray of ``values`` (CANN copies them)."""
-    return check_created(META.aclCreateIntArray(_c_array("int64_t", values), len(values)),
-                         "aclCreateIntArray")
+def _array_functions(kind: str, c_type: str) -> tuple[Callable[[Sequence[Any]], Any],
+                                                      Callable[[Any], None]]:
+    """``aclCreate<kind>Array`` of the values as ``c_type`` (CANN copies them) and
+    ``aclDestroy<kind>Array``, checked."""
+    create_api, destroy_api = f"aclCreate{kind}Array", f"aclDestroy{kind}Array"
+
+    def create(values: Sequence[Any]) -> Any:
+        return check_created(getattr(META, create_api)(_c_array(c_type, values), len(values)),
+                             create_api)
+
+    def destroy(array: Any) -> None:
+        check(getattr(META, destroy_api)(array), destroy_api)
+
+    create.__doc__ = f"{create_api} of ``values`` as C {c_type} (CANN copies them)."
+    destroy.__doc__ = f"{destroy_api}."
+    return create, destroy
 
 
-def destroy_int_array(array: Any) -> None:
-    check(META.aclDestroyIntArray(array), "aclDestroyIntArray")
-
-
-def create_float_array(values: tuple[float, ...]) -> Any:
-    """aclCreateFloatArray of ``values`` as C floats (CANN copies them)."""
-    return check_created(META.aclCreateFloatArray(_c_array("float", values), len(values)),
-                         "aclCreateFloatArray")
-
-
-def destroy_float_array(array: Any) -> None:
-    check(META.aclDestroyFloatArray(array), "aclDestroyFloatArray")
-
-
-def create_bool_array(values: tuple[bool, ...]) -> Any:
-    """aclCreateBoolArray of ``values`` (CANN copies them)."""
-    return check_created(META.aclCreateBoolArray(_c_array("bool", values), len(values)),
-                         "aclCreateBoolArray")
-
-
-def destroy_bool_array(array: Any) -> None:
-    check(META.aclDestroyBoolArray(array), "aclDestroyBoolArray")
+create_int_array, destroy_int_array = _array_functions("Int", "int64_t")
+create_float_array, destroy_float_array = _array_functions("Float", "float")
+create_bool_array, destroy_bool_array = _array_functions("Bool", "bool")
 
 
 def create_tensor_list(tensors: list[Any]) -> Any:
