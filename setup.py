@@ -44,6 +44,7 @@ except ImportError:  # setuptools < 70.1 keeps it in the wheel package
 HERE = Path(__file__).resolve().parent
 HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_host.h"]
 EMULATOR_SRC = HERE / "emulator" / "src"
+RUNTIME_SOURCES = sorted(path.name for path in EMULATOR_SRC.glob("rt_*.c"))  # the runtime library
 NATIVE_SRC = HERE / "native"
 
 # Every emulator library has a SONAME of its own, never a CANN library's: a library already
@@ -170,7 +171,7 @@ def compile_objects(objects: Path) -> None:
     cflags = shlex.split(os.environ.get("ACLNN_EMU_CFLAGS", "-O2"))
     base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
             f"-I{EMULATOR_SRC}"]
-    sources = ["runtime.c", "meta.c", "ops_registry.c", "driver.c",
+    sources = [*RUNTIME_SOURCES, "meta.c", "ops_registry.c", "driver.c",
                *dict.fromkeys(source for _, source, _ in OPERATORS), *CUSTOM_OPERATOR_SOURCES]
     commands = [[*base, "-fvisibility=hidden", str(EMULATOR_SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
@@ -461,7 +462,7 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
          f"-DEMU_ERA_ASYNC_COPY_PINNED_ALIGNED={int(layout.async_copy_pinned_aligned)}",
          str(EMULATOR_SRC / "era.c"), "-o", str(era)])
     support = library(lib64, "libruntime.so", [era], [hal])
-    runtime = library(lib64, layout.runtime, [o["runtime"]], [support],
+    runtime = library(lib64, layout.runtime, [o[name[:-2]] for name in RUNTIME_SOURCES], [support],
                       layout.hidden.get("runtime", ()))
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()

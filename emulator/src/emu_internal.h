@@ -2,7 +2,7 @@
  * Internal interface of the aclnn_py host emulator.
  *
  * Three library families, as in CANN, each exporting one header family:
- *   libascendcl.so  (runtime.c)  acl*, aclrt* + aclemu* + the emu_ runtime services below;
+ *   libascendcl.so  (rt_*.c)     acl*, aclrt* + aclemu* + the emu_ runtime services below;
  *   (libacl_rt.so from 8.5)      holds all runtime state and every counter.
  *   libnnopbase.so  (meta.c)     aclCreateTensor & co, executors, aclnnInit; needs the runtime.
  *   libopapi.so     (ops_core.c, ops_registry.c, op_*.c)  the aclnn operators (see ops_core.h:
@@ -28,7 +28,7 @@
 #define EMU_MAX_DIMS 8        /* CANN's rank limit for aclnn operators */
 #define EMU_TENSOR_MAX_DIMS 25 /* what aclCreateTensor itself accepts here */
 
-/* ==== libascendcl.so (runtime.c) ==== */
+/* ==== libascendcl.so (rt_*.c, rt_internal.h) ==== */
 
 /* ---- errors: aclGetRecentErrMsg text, per thread ---- */
 
