@@ -9,8 +9,10 @@ Higher layers import this module, never the cffi library objects.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -442,9 +444,11 @@ def destroy_tensor(tensor: Any) -> None:
 # aclDestroyAclOpExecutor.md, aclSetInputTensorAddr.md): in 8.0.RC2 aclSetAclOpExecutorRepeatable
 # and aclDestroyAclOpExecutor were reserved, and rebinding had another name. Without all four,
 # executors are not made repeatable: every launch runs phase 1 and hands its executor to
-# phase 2 (``_launch.OneShotLaunch``).
-REPEATABLE_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
-                  "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
+# phase 2 (``_launch.OneShotLaunch``). The names: data/emulator_ops.json, which the emulator's
+# build reads too.
+REPEATABLE_API: tuple[str, ...] = tuple(json.loads(
+    (resources.files("aclnn_py") / "data" / "emulator_ops.json").read_text(encoding="utf-8")
+)["repeatable_executor_api"])
 _repeatable_api_missing: tuple[str, ...] | None = None
 
 

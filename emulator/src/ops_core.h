@@ -9,10 +9,10 @@
  *     CANN's order and with CANN's status codes, then its output shape / dtype rule and the
  *     staging it needs; it ends with ops_plan_body) and its kernel() (the row kernel for the
  *     compute dtype);
- * and one line in OPS_REGISTRY below, which declares the descriptor and defines the phase-2
- * entry point aclnn<Name> (ops_registry.c). Its CANN prototypes go to headers/aclnn_ops.h, both
- * API names to the fault table of runtime.c and its row (file, CANN repository) to
- * setup.py's OPERATORS.
+ * and one entry in aclnn_py/data/emulator_ops.json (name, file, CANN repository), from which the
+ * build declares the descriptor, defines the phase-2 entry point aclnn<Name> (ops_registry.c),
+ * puts both API names in the fault table (rt_faults.c) and links the file into its library.
+ * Its CANN prototypes go to headers/aclnn_ops.h.
  *
  * The core runs every operator the same way CANN's l2 APIs do:
  *   phase 1: fault point, workspaceSize/executor NULL (161001), executor creation (561101),
@@ -688,21 +688,15 @@ aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclT
 /* ======================================================================== */
 
 /*
- * X(Name, descriptor): one line per operator. Declares `extern const ops_desc descriptor`
- * (defined in its op_*.c) and defines the phase-2 entry point aclnn<Name> (ops_registry.c).
+ * EMU_OPERATORS(X) (emu_operators.h, which the build writes from aclnn_py/data/emulator_ops.json):
+ * X(Name, descriptor), one per operator. Here it declares `extern const ops_desc descriptor`
+ * (defined in its op_*.c); ops_registry.c defines the phase-2 entry points aclnn<Name> and
+ * rt_faults.c puts both API names in the fault table.
  */
-#define OPS_REGISTRY(X)                                    \
-    X(MseLossBackward, ops_mse_loss_backward)              \
-    X(MseLoss, ops_mse_loss)                               \
-    X(L1Loss, ops_l1_loss)                                 \
-    X(L1LossBackward, ops_l1_loss_backward)                \
-    X(SmoothL1Loss, ops_smooth_l1_loss)                    \
-    X(SmoothL1LossBackward, ops_smooth_l1_loss_backward)   \
-    X(Add, ops_add)                                        \
-    X(InplaceAdd, ops_inplace_add)
+#include "emu_operators.h"
 
 #define OPS_DECLARE_DESC(name, desc) extern const ops_desc desc;
-OPS_REGISTRY(OPS_DECLARE_DESC)
+EMU_OPERATORS(OPS_DECLARE_DESC)
 #undef OPS_DECLARE_DESC
 
 #endif

@@ -3,6 +3,8 @@
  */
 #include "rt_internal.h"
 
+#include "emu_operators.h"
+
 /* faults: every one armed since the last aclemuClearFaults, fired ones included */
 static aclemuFault *g_faults;
 static size_t g_n_faults, g_cap_faults;
@@ -15,6 +17,7 @@ static size_t g_n_armed; /* of those, not yet fired */
  * (through ops_phase1 / ops_phase2 for the operators). aclemuInjectFault
  * accepts only these names; the tests check the table against the exports.
  */
+#define FAULT_API_NAMES(name, desc) "aclnn" #name "GetWorkspaceSize", "aclnn" #name,
 static const char *const g_fault_apis[] = {
     /* libascendcl.so */
     "aclInit", "aclFinalize", "aclFinalizeReference", "aclGetRecentErrMsg",
@@ -37,14 +40,8 @@ static const char *const g_fault_apis[] = {
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
     "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
     "aclnnInit", "aclnnFinalize",
-    /* libopapi.so */
-    "aclnnMseLossBackwardGetWorkspaceSize", "aclnnMseLossBackward",
-    "aclnnMseLossGetWorkspaceSize", "aclnnMseLoss",
-    "aclnnL1LossGetWorkspaceSize", "aclnnL1Loss",
-    "aclnnL1LossBackwardGetWorkspaceSize", "aclnnL1LossBackward",
-    "aclnnSmoothL1LossGetWorkspaceSize", "aclnnSmoothL1Loss",
-    "aclnnSmoothL1LossBackwardGetWorkspaceSize", "aclnnSmoothL1LossBackward",
-    "aclnnAddGetWorkspaceSize", "aclnnAdd", "aclnnInplaceAddGetWorkspaceSize", "aclnnInplaceAdd",
+    /* libopapi.so: both names of every operator */
+    EMU_OPERATORS(FAULT_API_NAMES)
 };
 
 #define EMU_N_FAULT_APIS (sizeof g_fault_apis / sizeof g_fault_apis[0])
