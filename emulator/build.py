@@ -2,10 +2,10 @@
 CANN release (see LAYOUTS), with the operators' headers, a custom operator package, version
 files and ``set_env.sh``.
 
-The operators, their libraries and the API a release lacks come from
-``aclnn_py/data/emulator_ops.json``; the text files of a tree from ``templates/``. setup.py
-imports this module; ``python emulator/build.py OUTDIR`` builds the trees into OUTDIR (replaced
-whole). Build variables: ``CC`` (the C compiler, default ``cc``) and ``ACLNN_EMU_CFLAGS``
+The operators (and the CANN repository whose 8.5 library holds each) and the repeatable-executor
+API come from ``aclnn_py/data/emulator_ops.json``, the text files of a tree from ``templates/``.
+setup.py imports this module; ``python emulator/build.py OUTDIR`` builds the trees into OUTDIR
+(replaced whole). Build variables: ``CC`` (the C compiler, default ``cc``) and ``ACLNN_EMU_CFLAGS``
 (optimisation flags of the emulator, default ``-O2``).
 """
 
@@ -141,9 +141,11 @@ def runtime_sources() -> list[str]:
     return sorted(path.name for path in SRC.glob("rt_*.c"))
 
 
-def operator_sources(repositories: tuple[str, ...]) -> list[str]:
-    """The operator files of ``repositories``, each once, in the data file's order."""
-    return list(dict.fromkeys(op.source for op in OPERATORS if op.repository in repositories))
+def operator_sources(repositories: tuple[str, ...] | None = None) -> list[str]:
+    """The operator files of ``repositories`` (default all), each once, in the data file's
+    order."""
+    return list(dict.fromkeys(op.source for op in OPERATORS
+                              if repositories is None or op.repository in repositories))
 
 
 def write_operator_table(folder: Path) -> None:
@@ -151,7 +153,7 @@ def write_operator_table(folder: Path) -> None:
     lines = "".join(f" \\\n    X({op.name}, {op.descriptor})" for op in OPERATORS)
     (folder / "emu_operators.h").write_text(
         f"/* The emulator's operators, written by emulator/build.py from "
-        f"{DATA.relative_to(ROOT)}. */\n"
+        f"{DATA.relative_to(ROOT).as_posix()}. */\n"
         "#ifndef ACLNN_EMU_OPERATORS_H\n#define ACLNN_EMU_OPERATORS_H\n\n"
         f"#define EMU_OPERATORS(X){lines}\n\n#endif\n")
 
@@ -162,7 +164,7 @@ def compile_objects(objects: Path, generated: Path) -> None:
     base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
             f"-I{SRC}", f"-I{generated}"]
     sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c",
-               *operator_sources(("nn", "math")), *CUSTOM_OPERATOR_SOURCES]
+               *operator_sources(), *CUSTOM_OPERATOR_SOURCES]
     commands = [[*base, "-fvisibility=hidden", str(SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
     # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
