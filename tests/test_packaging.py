@@ -65,8 +65,11 @@ def test_the_sdist_holds_what_a_build_needs(sdist):
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for header in ("acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_host.h"):
         assert f"headers/{header}" in names
-    sources = {p.name for p in (ROOT / "emulator" / "src").iterdir()}
-    assert {f"emulator/src/{name}" for name in sources} <= names
+    emulator = ROOT / "emulator"
+    sources = {p.relative_to(ROOT).as_posix() for p in (emulator / "src").rglob("*.[ch]")}
+    templates = {p.relative_to(ROOT).as_posix() for p in (emulator / "templates").rglob("*")
+                 if p.is_file()}
+    assert sources | templates | {"emulator/build.py", "aclnn_py/data/emulator_ops.json"} <= names
     assert {"native/host.c", "LICENSE", "README.md", "setup.py", "pyproject.toml",
             "MANIFEST.in", "examples/quickstart.py", "tests/conftest.py",
             "tests/c_client/linked_sample.c", "tests/c_client/mse_loss_backward_sample.c",

@@ -75,7 +75,7 @@ BACKENDS = ("auto", "cann", "emulator")
 EMULATOR_TREES = Path(__file__).resolve().parent.parent / "_emulator"
 EMULATOR_LAYOUTS = ("8.0.RC2", "8.3", "8.5")
 EMULATOR_HOME = EMULATOR_TREES / EMULATOR_LAYOUTS[-1]
-# Every emulator library's soname starts so (setup.py SONAME_PREFIX); no CANN library's does.
+# Every emulator library's soname starts so (emulator/build.py); no CANN library's does.
 EMULATOR_SONAME_PREFIX = "libaclnn_py_emu_"
 # Where CANN and the Ascend driver install by default; its presence says CANN should be here.
 ASCEND_BASE = Path("/usr/local/Ascend")

@@ -3,7 +3,9 @@ repeatable-executor API, one checked function per C function."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
+from importlib import resources
 from typing import Any
 
 from . import core
@@ -111,8 +113,10 @@ def destroy_tensor(tensor: Any) -> None:
 # and aclDestroyAclOpExecutor were reserved, and rebinding had another name. Without all four,
 # executors are not made repeatable: every launch runs phase 1 and hands its executor to
 # phase 2 (``engine.launch.OneShotLaunch``).
-REPEATABLE_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
-                  "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")
+# The names: data/emulator_ops.json, which the emulator's build reads too.
+REPEATABLE_API: tuple[str, ...] = tuple(json.loads(
+    (resources.files("aclnn_py") / "data" / "emulator_ops.json").read_text(encoding="utf-8")
+)["repeatable_executor_api"])
 _repeatable_api_missing: tuple[str, ...] | None = None
 
 

@@ -2,20 +2,21 @@
  * Internal interface of the aclnn_py host emulator.
  *
  * Three library families, as in CANN, each exporting one header family:
- *   libascendcl.so  (runtime.c)  acl*, aclrt* + aclemu* + the emu_ runtime services below;
+ *   libascendcl.so  (rt_*.c)     acl*, aclrt* + aclemu* + the emu_ runtime services below;
  *   (libacl_rt.so from 8.5)      holds all runtime state and every counter.
  *   libnnopbase.so  (meta.c)     aclCreateTensor & co, executors, aclnnInit; needs the runtime.
  *   libopapi.so     (ops_core.c, ops_registry.c, op_*.c)  the aclnn operators (see ops_core.h:
- *                                one file per operator, one registry line each); needs both.
+ *                                one file per operator, one entry each in
+ *                                aclnn_py/data/emulator_ops.json); needs both.
  *                                From 8.5 libopapi_nn.so (losses) and libopapi_math.so (aclnnAdd)
  *                                hold the operators, over libopapi.so (ops_core.c only).
- * setup.py links these objects into one tree per CANN release (era.h), each library with a
- * soname of its own (libaclnn_py_emu_*.so, never a CANN name) and no RUNPATH: as CANN's, the
- * libraries find each other and the support libraries (lib64/libruntime.so, the driver
+ * emulator/build.py links these objects into one tree per CANN release (era.h), each library
+ * with a soname of its own (libaclnn_py_emu_*.so, never a CANN name) and no RUNPATH: as CANN's,
+ * the libraries find each other and the support libraries (lib64/libruntime.so, the driver
  * stand-in) through LD_LIBRARY_PATH, or are loaded first by aclnn_py's loader.
  * Functions below are exported (default visibility) by the library named in
  * their section; everything else is built with -fvisibility=hidden, and per-release export
- * lists written by setup.py hide what a release does not provide.
+ * lists written by emulator/build.py hide what a release does not provide.
  */
 #ifndef ACLNN_EMU_INTERNAL_H
 #define ACLNN_EMU_INTERNAL_H
@@ -28,7 +29,7 @@
 #define EMU_MAX_DIMS 8        /* CANN's rank limit for aclnn operators */
 #define EMU_TENSOR_MAX_DIMS 25 /* what aclCreateTensor itself accepts here */
 
-/* ==== libascendcl.so (runtime.c) ==== */
+/* ==== libascendcl.so (rt_*.c, rt_internal.h) ==== */
 
 /* ---- errors: aclGetRecentErrMsg text, per thread ---- */
 

@@ -1,6 +1,6 @@
 /*
  * lib64/libruntime.so of an aclnn_py host emulator tree: the CANN release it stands for
- * (era.h). setup.py compiles this file once per tree with
+ * (era.h). emulator/build.py compiles this file once per tree with
  *   EMU_ERA_CANN_VERSION              the release string, e.g. "8.3.RC1"
  *   EMU_ERA_ASYNC_COPY_PINNED_ALIGNED 1 before CANN 8.5, else 0
  */
@@ -8,10 +8,10 @@
 #include "era.h"
 
 #ifndef EMU_ERA_CANN_VERSION
-#error "EMU_ERA_CANN_VERSION must be defined by the build (setup.py)"
+#error "EMU_ERA_CANN_VERSION must be defined by the build (emulator/build.py)"
 #endif
 #ifndef EMU_ERA_ASYNC_COPY_PINNED_ALIGNED
-#error "EMU_ERA_ASYNC_COPY_PINNED_ALIGNED must be defined by the build (setup.py)"
+#error "EMU_ERA_ASYNC_COPY_PINNED_ALIGNED must be defined by the build (emulator/build.py)"
 #endif
 
 EMU_EXPORT const char *emu_era_cann_version(void)

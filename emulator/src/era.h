@@ -4,9 +4,10 @@
  * Every tree (aclnn_py.emulator.home(layout)) links the same runtime, meta and operator
  * objects; what differs by release is decided here, in the tree's support library
  * lib64/libruntime.so (era.c, compiled once per tree with the release's definitions by
- * setup.py), and in the per-tree export lists setup.py writes. Like CANN's own libruntime.so,
- * it is found only through LD_LIBRARY_PATH (or aclnn_py's loader), and it depends on the
- * tree's stand-in driver library, driver/lib64/driver/libascend_hal.so (driver.c).
+ * emulator/build.py), and in the per-tree export lists the build writes. Like CANN's own
+ * libruntime.so, it is found only through LD_LIBRARY_PATH (or aclnn_py's loader), and it
+ * depends on the tree's stand-in driver library, driver/lib64/driver/libascend_hal.so
+ * (driver.c).
  */
 #ifndef ACLNN_EMU_ERA_H
 #define ACLNN_EMU_ERA_H

@@ -80,33 +80,22 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
     const aclTensor *ts[3] = {self, other, out};
     const char *names[3] = {"self", "other", "out"};
     ops_dtypes inputs = add_input_dtypes(), floats = ops_float_dtypes();
-    aclnnStatus st;
     char lst[256];
 
     /* 1. NULL pointers: self, other, alpha, out; then (emulator) live objects */
-    for (int i = 0; i < 2; i++) {
-        if (ts[i] == NULL) {
-            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
-            return ACLNN_ERR_PARAM_NULLPTR;
-        }
-    }
+    OPS_CHECK(ops_check_not_null(api, ts, names, 2));
     if (a->alpha == NULL) {
         emu_error("%s: argument alpha is a NULL aclScalar pointer (a scalar is required)", api);
         return ACLNN_ERR_PARAM_NULLPTR;
     }
-    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 3));
     double alpha;
     aclDataType alpha_dt;
-    if (!emu_scalar_read(a->alpha, &alpha, &alpha_dt)) {
-        emu_error("%s: alpha is not a live aclScalar (it was destroyed, or never made by aclCreateScalar)", api);
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
+    if (!emu_scalar_read(a->alpha, &alpha, &alpha_dt))
+        return ops_not_live(api, "alpha", "aclScalar", "aclCreateScalar");
 
     /* 2. dtypes */
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_dtype(api, names[i], ts[i], inputs)) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_dtypes(api, ts, names, 2, inputs));
     aclDataType p = ops_promote_type(self->dtype, other->dtype);
     if (p == ACL_DT_UNDEFINED) {
         emu_error("%s: self dtype %s and other dtype %s cannot be promoted to a common dtype%s", api,
@@ -121,20 +110,17 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
                   ops_dt_name(p));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_cast_to_out(api, p, "out", out)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_cast_to_out(api, p, "out", out));
     if (!ops_dtype_in(p, floats)) { /* emulator subset */
         emu_error("%s: self dtype %s and other dtype %s promote to %s: the emulator implements aclnnAdd only for "
                   "the promoted dtypes %s", api, ops_dt_name(self->dtype), ops_dt_name(other->dtype),
                   ops_dt_name(p), ops_dtypes_str(floats, lst, sizeof lst));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_dtype(api, "out", out, floats)) != ACLNN_SUCCESS) /* emulator subset */
-        return st;
+    OPS_CHECK(ops_check_dtype(api, "out", out, floats)); /* emulator subset */
 
     /* 3. shapes */
-    if ((st = ops_check_pair_shapes(api, ts, names, true, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_pair_shapes(api, ts, names, true, &pl->bshape));
 
     /* Contiguous -> [Cast(promoted)] -> Add / Axpy (promoted dtype, broadcasting) */
     float af = (float)alpha;
@@ -146,9 +132,7 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_add = {
-    .name = "Add",
-    .phase1_api = "aclnnAddGetWorkspaceSize",
-    .phase2_api = "aclnnAdd",
+    OPS_DESC_NAMES(Add),
     .n_in = 2,
     .in_names = {"self", "other"},
     .out_name = "out",
@@ -163,9 +147,7 @@ const ops_desc ops_add = {
  * read before it is written at the same position.
  */
 const ops_desc ops_inplace_add = {
-    .name = "InplaceAdd",
-    .phase1_api = "aclnnInplaceAddGetWorkspaceSize",
-    .phase2_api = "aclnnInplaceAdd",
+    OPS_DESC_NAMES(InplaceAdd),
     .n_in = 2,
     .in_names = {"selfRef", "other"},
     .out_name = "selfRef",

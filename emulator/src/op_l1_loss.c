@@ -85,15 +85,12 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
     const aclTensor *ts[3] = {self, target, out};
     const char *names[3] = {"self", "target", "out"};
     ops_dtypes list = ops_float_dtypes() | OPS_DT(ACL_INT64);
-    aclnnStatus st;
 
     /* 1. NULL pointers */
-    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 3));
 
     /* 2. reduction */
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
 
     /* 3. dtypes */
     bool fs = ops_is_floating(self->dtype), ft = ops_is_floating(target->dtype);
@@ -110,23 +107,17 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
         return ACLNN_ERR_PARAM_INVALID;
     }
     aclDataType p;
-    if ((st = ops_check_promotable(api, self, "self", target, "target", &p)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_promoted_dtype(api, self, "self", target, "target", p, list)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_cast_to_out(api, p, "out", out)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_dtype(api, "out", out, list)) != ACLNN_SUCCESS) /* emulator subset, see above */
-        return st;
+    OPS_CHECK(ops_check_promotable(api, self, "self", target, "target", &p));
+    OPS_CHECK(ops_check_promoted_dtype(api, self, "self", target, "target", p, list));
+    OPS_CHECK(ops_check_cast_to_out(api, p, "out", out));
+    OPS_CHECK(ops_check_dtype(api, "out", out, list)); /* emulator subset, see above */
 
     /* 4. shapes, then Contiguous -> Cast(promoted) -> BroadcastTo -> LpLoss (promoted dtype) */
     return ops_plan_reduced_loss(api, a, ts, names, pl, p);
 }
 
 const ops_desc ops_l1_loss = {
-    .name = "L1Loss",
-    .phase1_api = "aclnnL1LossGetWorkspaceSize",
-    .phase2_api = "aclnnL1Loss",
+    OPS_DESC_NAMES(L1Loss),
     .n_in = 2,
     .in_names = {"self", "target"},
     .out_name = "out",

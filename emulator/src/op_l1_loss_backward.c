@@ -56,16 +56,13 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
     const aclTensor *ts[4] = {gradOutput, self, target, gradInput};
     const char *names[4] = {"gradOutput", "self", "target", "gradInput"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
     char sa[256], sb[256], sc[256], lst[256], note[160];
 
     /* 1. NULL pointers */
-    if ((st = ops_check_tensors_given(api, ts, names, 4)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 4));
 
     /* 2. reduction */
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
 
     /* 3. dtypes */
     aclDataType p1 = ops_promote_type(gradOutput->dtype, self->dtype);
@@ -81,26 +78,21 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
                   ops_dt_name(self->dtype));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_cast_to_out(api, p, "gradInput", gradInput)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_cast_to_out(api, p, "gradInput", gradInput));
     if (!ops_dtype_in(p, list)) {
         emu_error("%s: gradOutput, self and target promote to %s, which is not supported; supported dtypes: %s%s",
                   api, ops_dt_name(p), ops_dtypes_str(list, lst, sizeof lst), ops_bf16_note(p, note, sizeof note));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_dtype(api, "gradInput", gradInput, list)) != ACLNN_SUCCESS) /* emulator subset */
-        return st;
+    OPS_CHECK(ops_check_dtype(api, "gradInput", gradInput, list)); /* emulator subset */
 
     /* 4. shapes */
     const aclTensor *ranked[4] = {self, target, gradOutput, gradInput};
     const char *ranked_names[4] = {"self", "target", "gradOutput", "gradInput"};
-    for (int i = 0; i < 4; i++)
-        if ((st = ops_check_rank(api, ranked_names[i], ranked[i])) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_ranks(api, ranked, ranked_names, 4));
     shape_t b1;
-    if ((st = ops_check_broadcast(api, "self", self->dims, self->ndim, "gradOutput", gradOutput->dims,
-                                  gradOutput->ndim, &b1)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_broadcast(api, "self", self->dims, self->ndim, "gradOutput", gradOutput->dims,
+                                  gradOutput->ndim, &b1));
     if (!ops_broadcast_dims(target->dims, (int)target->ndim, b1.d, b1.ndim, &pl->bshape)) {
         ops_dims_str(sa, sizeof sa, gradOutput->dims, gradOutput->ndim);
         ops_dims_str(sb, sizeof sb, self->dims, self->ndim);
@@ -109,8 +101,7 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
                   sa, sb, sc);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_out_shape(api, "gradInput", gradInput, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_out_shape(api, "gradInput", gradInput, &pl->bshape));
 
     /* Contiguous -> BroadcastTo -> Cast(promoted) -> L1LossGrad (promoted dtype) */
     pl->k.coef = 1.0f;
@@ -123,9 +114,7 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_l1_loss_backward = {
-    .name = "L1LossBackward",
-    .phase1_api = "aclnnL1LossBackwardGetWorkspaceSize",
-    .phase2_api = "aclnnL1LossBackward",
+    OPS_DESC_NAMES(L1LossBackward),
     .n_in = 3,
     .in_names = {"gradOutput", "self", "target"},
     .out_name = "gradInput",

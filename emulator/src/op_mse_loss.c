@@ -91,11 +91,9 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
     const aclTensor *ts[3] = {self, target, out};
     const char *names[3] = {"self", "target", "out"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
     char lst[256];
 
-    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 3));
 
     /* dtypes: the promoted type, then self, target, out each in the support list */
     aclDataType p = ops_promote_type(self->dtype, target->dtype);
@@ -105,23 +103,17 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
                   api, ops_dt_name(self->dtype), ops_dt_name(target->dtype), ops_dtypes_str(list, lst, sizeof lst));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_promoted_dtype(api, self, "self", target, "target", p, list)) != ACLNN_SUCCESS)
-        return st;
-    for (int i = 0; i < 3; i++)
-        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_promoted_dtype(api, self, "self", target, "target", p, list));
+    OPS_CHECK(ops_check_dtypes(api, ts, names, 3, list));
 
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
 
     /* shapes, then Contiguous -> Cast(promoted) -> BroadcastTo -> MseLoss (promoted dtype) */
     return ops_plan_reduced_loss(api, a, ts, names, pl, p);
 }
 
 const ops_desc ops_mse_loss = {
-    .name = "MseLoss",
-    .phase1_api = "aclnnMseLossGetWorkspaceSize",
-    .phase2_api = "aclnnMseLoss",
+    OPS_DESC_NAMES(MseLoss),
     .n_in = 2,
     .in_names = {"self", "target"},
     .out_name = "out",

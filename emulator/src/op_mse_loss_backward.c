@@ -72,12 +72,10 @@ static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl
     const aclTensor *ts[4] = {gradOutput, self, target, out};
     const char *names[4] = {"gradOutput", "self", "target", "out"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
     char sa[256], sb[256];
 
     /* 1. NULL pointers */
-    if ((st = ops_check_tensors_given(api, ts, names, 4)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 4));
 
     /* 2. dtypes: gradOutput and target as self, then self and out in the support list */
     for (int i = 0; i < 3; i += 2) {
@@ -87,31 +85,24 @@ static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
-    if ((st = ops_check_dtype(api, "self", self, list)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_dtype(api, "out", out, list)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_dtype(api, "self", self, list));
+    OPS_CHECK(ops_check_dtype(api, "out", out, list));
 
     /* 3. reduction */
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
 
     /* 4. shapes */
-    for (int i = 0; i < 3; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_ranks(api, ts, names, 3));
     shape_t b1;
-    if ((st = ops_check_broadcast(api, "gradOutput", gradOutput->dims, gradOutput->ndim, "self", self->dims,
-                                  self->ndim, &b1)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_broadcast(api, "gradOutput", gradOutput->dims, gradOutput->ndim, "self", self->dims,
+                                  self->ndim, &b1));
     if (!ops_broadcast_dims(target->dims, (int)target->ndim, b1.d, b1.ndim, &pl->bshape)) {
         ops_dims_str(sa, sizeof sa, target->dims, target->ndim);
         ops_dims_str(sb, sizeof sb, b1.d, (uint64_t)b1.ndim);
         emu_error("%s: target shape %s cannot be broadcast with %s (gradOutput broadcast with self)", api, sa, sb);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_out_shape(api, "out", out, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_out_shape(api, "out", out, &pl->bshape));
 
     /* MseLossGrad computes in self's dtype over the broadcast shape; only Contiguous is staged */
     pl->cdt = self->dtype;
@@ -121,9 +112,7 @@ static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl
 }
 
 const ops_desc ops_mse_loss_backward = {
-    .name = "MseLossBackward",
-    .phase1_api = "aclnnMseLossBackwardGetWorkspaceSize",
-    .phase2_api = "aclnnMseLossBackward",
+    OPS_DESC_NAMES(MseLossBackward),
     .n_in = 3,
     .in_names = {"gradOutput", "self", "target"},
     .out_name = "out",

@@ -64,50 +64,36 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
     const aclTensor *ts[3] = {self, target, result};
     const char *names[3] = {"self", "target", "result"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
+
     /* 1. NULL pointers */
-    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 3));
 
     /* 2. dtypes */
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_dtypes(api, ts, names, 2, list));
     aclDataType p;
-    if ((st = ops_check_promotable(api, self, "self", target, "target", &p)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_cast_to_out(api, p, "result", result)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_dtype(api, "result", result, list)) != ACLNN_SUCCESS) /* emulator subset */
-        return st;
+    OPS_CHECK(ops_check_promotable(api, self, "self", target, "target", &p));
+    OPS_CHECK(ops_check_cast_to_out(api, p, "result", result));
+    OPS_CHECK(ops_check_dtype(api, "result", result, list)); /* emulator subset */
 
     /* 3. reduction */
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
 
     /* 4. shapes */
-    if ((st = ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape));
 
     /* 5. beta */
-    if ((st = ops_check_beta(api, a->beta)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_beta(api, a->beta));
 
     /* the ViewCopy of a mean/sum into result (the doc's rank limit for result, 8, holds too) */
-    if ((st = ops_check_reduced_out(api, "result", result, a->reduction, true)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduced_out(api, "result", result, a->reduction, true));
 
     /* Contiguous -> BroadcastTo -> Cast(promoted) -> SmoothL1LossV2 (promoted dtype) */
-    pl->k.beta = a->beta;
-    pl->k.inv_beta = a->beta > 0.0f ? 1.0f / a->beta : 0.0f;
-    pl->k.neg_half_beta = -0.5f * a->beta;
+    ops_set_beta(&pl->k, a->beta);
     return ops_plan_staged(api, a, pl, p, true, a->reduction != 0);
 }
 
 const ops_desc ops_smooth_l1_loss = {
-    .name = "SmoothL1Loss",
-    .phase1_api = "aclnnSmoothL1LossGetWorkspaceSize",
-    .phase2_api = "aclnnSmoothL1Loss",
+    OPS_DESC_NAMES(SmoothL1Loss),
     .n_in = 2,
     .in_names = {"self", "target"},
     .out_name = "result",

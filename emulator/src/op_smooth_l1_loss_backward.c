@@ -62,17 +62,13 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
     const aclTensor *ts[4] = {gradOut, self, target, gradInput};
     const char *names[4] = {"gradOut", "self", "target", "gradInput"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
     char sa[256], sb[256], lst[256];
 
     /* 1. NULL pointers */
-    if ((st = ops_check_tensors_given(api, ts, names, 4)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 4));
 
     /* 2. dtypes */
-    for (int i = 0; i < 4; i++)
-        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_dtypes(api, ts, names, 4, list));
 
     /* 3. ranks */
     for (int i = 0; i < 3; i++) {
@@ -84,10 +80,8 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
     }
 
     /* 4. reduction, beta */
-    if ((st = ops_check_reduction(api, a->reduction)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_beta(api, a->beta)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_reduction(api, a->reduction));
+    OPS_CHECK(ops_check_beta(api, a->beta));
 
     /* 5. promotion */
     aclDataType p1 = ops_promote_type(gradOut->dtype, self->dtype);
@@ -98,14 +92,12 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
                   ops_dtypes_str(list, lst, sizeof lst));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_cast_to_out(api, p, "gradInput", gradInput)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_cast_to_out(api, p, "gradInput", gradInput));
 
     /* 6. broadcast */
     shape_t mid;
-    if ((st = ops_check_broadcast(api, "gradOut", gradOut->dims, gradOut->ndim, "self", self->dims, self->ndim,
-                                  &mid)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_broadcast(api, "gradOut", gradOut->dims, gradOut->ndim, "self", self->dims, self->ndim,
+                                  &mid));
     if (!ops_broadcast_dims(mid.d, mid.ndim, target->dims, (int)target->ndim, &pl->bshape)) {
         ops_dims_str(sa, sizeof sa, mid.d, (uint64_t)mid.ndim);
         ops_dims_str(sb, sizeof sb, target->dims, target->ndim);
@@ -113,23 +105,19 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
                   sa, sb);
         return ACLNN_ERR_PARAM_INVALID;
     }
-    if ((st = ops_check_out_shape(api, "gradInput", gradInput, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_out_shape(api, "gradInput", gradInput, &pl->bshape));
 
     /* Contiguous -> Cast(promoted) -> SmoothL1LossGradV2 (promoted dtype, broadcasting) */
     pl->cdt = p;
     pl->stage_cast = true;
     pl->divisor = ops_view_numel(self);
     pl->k.coef = a->reduction == 1 ? (float)(1.0 / (double)(pl->divisor > 0 ? pl->divisor : 1)) : 1.0f;
-    pl->k.beta = a->beta;
-    pl->k.inv_beta = a->beta > 0.0f ? 1.0f / a->beta : 0.0f;
+    ops_set_beta(&pl->k, a->beta);
     return ops_plan_body(api, pl, a->in, gradInput);
 }
 
 const ops_desc ops_smooth_l1_loss_backward = {
-    .name = "SmoothL1LossBackward",
-    .phase1_api = "aclnnSmoothL1LossBackwardGetWorkspaceSize",
-    .phase2_api = "aclnnSmoothL1LossBackward",
+    OPS_DESC_NAMES(SmoothL1LossBackward),
     .n_in = 3,
     .in_names = {"gradOut", "self", "target"},
     .out_name = "gradInput",

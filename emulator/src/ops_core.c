@@ -1134,20 +1134,6 @@ static void ops_release_op(aclOpExecutor *ex)
 /* phase 1                                                                  */
 /* ======================================================================== */
 
-/* CANN's first steps: OP_CHECK_COMM_INPUT (161001), CREATE_EXECUTOR (561101); then the executor is *ex. */
-static aclnnStatus phase1_begin(const char *api, const char *op_name, const uint64_t *workspaceSize,
-                                aclOpExecutor *const *executor, aclOpExecutor **ex)
-{
-    EMU_RETURN_IF_FAULT(api);
-    if (workspaceSize == NULL || executor == NULL) {
-        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
-                  workspaceSize == NULL ? "workspaceSize" : "executor");
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    *ex = emu_executor_new(op_name);
-    return *ex == NULL ? ACLNN_ERR_INNER_CREATE_EXECUTOR : ACLNN_SUCCESS;
-}
-
 /* An empty plan: no workspace chunks yet. */
 static void plan_init(ops_plan *pl, const ops_desc *d, int64_t reduction)
 {
@@ -1164,11 +1150,8 @@ static void plan_init(ops_plan *pl, const ops_desc *d, int64_t reduction)
 /* Emulator-only: a live descriptor with a sane view (reads nothing of a destroyed one). */
 static aclnnStatus check_live(const char *api, const char *arg, const aclTensor *t)
 {
-    if (!emu_tensor_is_live(t)) {
-        emu_error("%s: %s is not a live aclTensor (it was destroyed, or never made by aclCreateTensor)",
-                  api, arg);
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
+    if (!emu_tensor_is_live(t))
+        return ops_not_live(api, arg, "aclTensor", "aclCreateTensor");
     if (t->ndim > EMU_TENSOR_MAX_DIMS) {
         emu_error("%s: %s has %" PRIu64 " dimensions, more than a tensor can hold", api, arg, t->ndim);
         return ACLNN_ERR_PARAM_INVALID;
@@ -1262,8 +1245,8 @@ static aclnnStatus check_memory(const char *api, const char *arg, const aclTenso
 
 aclnnStatus ops_check_view_memory(const char *api, const char *arg, const aclTensor *t)
 {
-    aclnnStatus st = check_view_domain(api, arg, t);
-    return st != ACLNN_SUCCESS ? st : check_memory(api, arg, t);
+    OPS_CHECK(check_view_domain(api, arg, t));
+    return check_memory(api, arg, t);
 }
 
 bool ops_view_extent_bytes(const aclTensor *t, uint64_t *bytes)
@@ -1328,16 +1311,9 @@ aclnnStatus ops_check_reduction(const char *api, int64_t reduction)
 
 aclnnStatus ops_check_tensors_given(const char *api, const aclTensor *const *ts, const char *const *names, int n)
 {
-    aclnnStatus st;
-    for (int i = 0; i < n; i++) {
-        if (ts[i] == NULL) {
-            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
-            return ACLNN_ERR_PARAM_NULLPTR;
-        }
-    }
+    OPS_CHECK(ops_check_not_null(api, ts, names, n));
     for (int i = 0; i < n; i++)
-        if ((st = check_live(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
+        OPS_CHECK(check_live(api, names[i], ts[i]));
     return ACLNN_SUCCESS;
 }
 
@@ -1389,23 +1365,16 @@ aclnnStatus ops_check_beta(const char *api, float beta)
 aclnnStatus ops_check_pair_shapes(const char *api, const aclTensor *const *ts, const char *const *names,
                                   bool check_out, shape_t *bs)
 {
-    aclnnStatus st;
-    for (int i = 0; i < 2; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
-    if ((st = ops_check_broadcast(api, names[0], ts[0]->dims, ts[0]->ndim, names[1], ts[1]->dims, ts[1]->ndim,
-                                  bs)) != ACLNN_SUCCESS)
-        return st;
-    if (check_out && (st = ops_check_out_shape(api, names[2], ts[2], bs)) != ACLNN_SUCCESS)
-        return st;
-    return ACLNN_SUCCESS;
+    OPS_CHECK(ops_check_ranks(api, ts, names, 2));
+    OPS_CHECK(ops_check_broadcast(api, names[0], ts[0]->dims, ts[0]->ndim, names[1], ts[1]->dims, ts[1]->ndim,
+                                  bs));
+    return check_out ? ops_check_out_shape(api, names[2], ts[2], bs) : ACLNN_SUCCESS;
 }
 
 aclnnStatus ops_check_reduced_out(const char *api, const char *arg, const aclTensor *out, int64_t reduction,
                                   bool any_one_element)
 {
     char sa[256];
-    aclnnStatus st;
     if (reduction == 0)
         return ACLNN_SUCCESS;
     const char *how = reduction == 1 ? "mean" : "sum";
@@ -1418,8 +1387,7 @@ aclnnStatus ops_check_reduced_out(const char *api, const char *arg, const aclTen
         }
         return ACLNN_SUCCESS;
     }
-    if ((st = ops_check_rank(api, arg, out)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_rank(api, arg, out));
     if (ops_view_numel(out) != 1) {
         ops_dims_str(sa, sizeof sa, out->dims, out->ndim);
         emu_error("%s: with reduction %" PRId64 " (%s) the loss is one element, but %s has shape %s: "
@@ -1445,11 +1413,8 @@ aclnnStatus ops_plan_staged(const char *api, const ops_args *a, ops_plan *pl, ac
 aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclTensor *const *ts,
                                   const char *const *names, ops_plan *pl, aclDataType cdt)
 {
-    aclnnStatus st;
-    if ((st = ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape)) != ACLNN_SUCCESS)
-        return st;
-    if ((st = ops_check_reduced_out(api, names[2], ts[2], a->reduction, false)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(ops_check_pair_shapes(api, ts, names, a->reduction == 0, &pl->bshape));
+    OPS_CHECK(ops_check_reduced_out(api, names[2], ts[2], a->reduction, false));
     return ops_plan_staged(api, a, pl, cdt, false, a->reduction != 0);
 }
 
@@ -1460,10 +1425,8 @@ static aclnnStatus check_operands(const char *api, tensor_check check, const ops
                                   const aclTensor *const *ins, const aclTensor *out)
 {
     const ops_desc *d = pl->desc;
-    aclnnStatus st;
     for (int i = 0; i < pl->n_in; i++)
-        if ((st = check(api, d->in_names[i], ins[i])) != ACLNN_SUCCESS)
-            return st;
+        OPS_CHECK(check(api, d->in_names[i], ins[i]));
     return out != NULL ? check(api, d->out_name, out) : ACLNN_SUCCESS;
 }
 
@@ -1485,7 +1448,6 @@ static bool plan_result(ops_plan *pl, const aclTensor *out)
 aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const *ins, const aclTensor *out)
 {
     const char *out_name = pl->desc->out_name;
-    aclnnStatus st;
     bool empty = false;
     pl->bnumel = ops_shape_numel(&pl->bshape);
     pl->rnumel = pl->reduce ? 1 : pl->bnumel;
@@ -1495,8 +1457,7 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
             empty = true;
 
     if (empty) {
-        if ((st = check_operands(api, check_memory, pl, ins, NULL)) != ACLNN_SUCCESS)
-            return st;
+        OPS_CHECK(check_operands(api, check_memory, pl, ins, NULL));
         if (!pl->reduce) { /* CANN: success, workspace 0, nothing to run (the sizes stay 0) */
             pl->no_work = true;
             pl->out_direct = true;
@@ -1505,15 +1466,13 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
         /* CANN fills out with NaN (mean) or 0 (sum): a tiny kernel writing out */
         pl->fill_only = true;
         pl->rnumel = 1;
-        if ((st = check_view_domain(api, out_name, out)) != ACLNN_SUCCESS)
-            return st;
+        OPS_CHECK(check_view_domain(api, out_name, out));
         pl->cdt = out->dtype; /* the fill value is made in out's dtype */
         pl->out_direct = true; /* a one-element out is contiguous */
         return check_memory(api, out_name, out);
     }
 
-    if ((st = check_operands(api, check_view_domain, pl, ins, out)) != ACLNN_SUCCESS)
-        return st;
+    OPS_CHECK(check_operands(api, check_view_domain, pl, ins, out));
     /* per input: Contiguous, then Cast and BroadcastTo (in the operator's order), each materialised */
     for (int i = 0; i < pl->n_in; i++) {
         const aclTensor *t = ins[i];
@@ -1523,8 +1482,7 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
         bool cast = pl->stage_cast && t->dtype != pl->cdt;
         bool bcast = pl->stage_bcast && !ops_shape_equals(t, &pl->bshape);
         bool ok = true;
-        if ((st = check_contiguous_source(api, name, t)) != ACLNN_SUCCESS)
-            return st;
+        OPS_CHECK(check_contiguous_source(api, name, t));
         if (!view_contiguous(t))
             ok = ws_add_elems(&pl->ws_total, numel, t->dtype, &ip->contig_off);
         if (pl->bcast_first) {
@@ -1634,7 +1592,7 @@ aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspace
 {
     const char *api = d->phase1_api;
     aclOpExecutor *ex;
-    aclnnStatus st = phase1_begin(api, d->name, workspaceSize, executor, &ex);
+    aclnnStatus st = ops_phase1_begin(api, d->name, workspaceSize, executor, &ex);
     if (st != ACLNN_SUCCESS)
         return st;
     ops_plan pl;

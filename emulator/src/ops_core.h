@@ -9,10 +9,10 @@
  *     CANN's order and with CANN's status codes, then its output shape / dtype rule and the
  *     staging it needs; it ends with ops_plan_body) and its kernel() (the row kernel for the
  *     compute dtype);
- * and one line in OPS_REGISTRY below, which declares the descriptor and defines the phase-2
- * entry point aclnn<Name> (ops_registry.c). Its CANN prototypes go to headers/aclnn_ops.h, both
- * API names to the fault table of runtime.c and its row (file, CANN repository) to
- * setup.py's OPERATORS.
+ * and one entry in aclnn_py/data/emulator_ops.json (name, file, CANN repository), from which the
+ * build declares the descriptor, defines the phase-2 entry point aclnn<Name> (ops_registry.c),
+ * puts both API names in the fault table (rt_faults.c) and links the file into its library.
+ * Its CANN prototypes go to headers/aclnn_ops.h.
  *
  * The core runs every operator the same way CANN's l2 APIs do:
  *   phase 1: fault point, workspaceSize/executor NULL (161001), executor creation (561101),
@@ -511,12 +511,34 @@ struct ops_desc {
     row_fn (*kernel)(const ops_plan *pl);
 };
 
+/* The three names of aclnn<Name>, for an ops_desc initialiser: OPS_DESC_NAMES(L1Loss). */
+#define OPS_DESC_NAMES(Name) \
+    .name = #Name, .phase1_api = "aclnn" #Name "GetWorkspaceSize", .phase2_api = "aclnn" #Name
+
 /* Phase 1 of an operator (its GetWorkspaceSize calls this). */
 aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /* Phase 2 of an operator: the fault point, then the executor core. */
 aclnnStatus ops_phase2(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                        aclrtStream stream);
+
+/*
+ * CANN's first steps of a phase 1 (OP_CHECK_COMM_INPUT, CREATE_EXECUTOR), also for an operator
+ * that does not go through ops_phase1: the fault point, workspaceSize / executor NULL (161001),
+ * then the executor, *ex (561101 when it cannot be made).
+ */
+static inline aclnnStatus ops_phase1_begin(const char *api, const char *op_name, const uint64_t *workspaceSize,
+                                           aclOpExecutor *const *executor, aclOpExecutor **ex)
+{
+    EMU_RETURN_IF_FAULT(api);
+    if (workspaceSize == NULL || executor == NULL) {
+        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
+                  workspaceSize == NULL ? "workspaceSize" : "executor");
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    *ex = emu_executor_new(op_name);
+    return *ex == NULL ? ACLNN_ERR_INNER_CREATE_EXECUTOR : ACLNN_SUCCESS;
+}
 
 /*
  * The shared end of every plan, once the operator's checks passed and it set cdt, bshape,
@@ -526,10 +548,42 @@ aclnnStatus ops_phase2(const char *api, void *workspace, uint64_t workspaceSize,
  */
 aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const *ins, const aclTensor *out);
 
-/* ---- checks shared by the operators (each records a message) ---- */
+/*
+ * ---- checks shared by the operators (each records a message) ----
+ * The static inline ones are compiled into each operator library: from 8.5 the core is a library
+ * of its own (libopapi.so), whose exports are CANN's layout's, not these.
+ */
 
-/* CANN's NULL checks of the tensor arguments in order (161001), then the emulator's liveness check. */
+/* Return the status from the calling check function unless it is ACLNN_SUCCESS. */
+#define OPS_CHECK(expr)                              \
+    do {                                             \
+        aclnnStatus ops_status_ = (expr);            \
+        if (ops_status_ != ACLNN_SUCCESS)            \
+            return ops_status_;                      \
+    } while (0)
+
+/* CANN's NULL checks of the tensor arguments in order (161001). */
+static inline aclnnStatus ops_check_not_null(const char *api, const aclTensor *const *ts,
+                                             const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (ts[i] == NULL) {
+            emu_error("%s: argument %s is a NULL aclTensor pointer (a tensor is required)", api, names[i]);
+            return ACLNN_ERR_PARAM_NULLPTR;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+/* ops_check_not_null, then the emulator's liveness check of each (161001). */
 aclnnStatus ops_check_tensors_given(const char *api, const aclTensor *const *ts, const char *const *names, int n);
+
+/* Emulator-only: `arg` is not a live `type` made by `creator` (161001, the message recorded). */
+static inline aclnnStatus ops_not_live(const char *api, const char *arg, const char *type, const char *creator)
+{
+    emu_error("%s: %s is not a live %s (it was destroyed, or never made by %s)", api, arg, type, creator);
+    return ACLNN_ERR_PARAM_NULLPTR;
+}
 
 /*
  * Emulator-only, for an operator that runs its own kernel instead of the shared plan: t's view in
@@ -547,8 +601,26 @@ aclnnStatus ops_check_reduction(const char *api, int64_t reduction);
 /* rank <= 8 (161002). */
 aclnnStatus ops_check_rank(const char *api, const char *arg, const aclTensor *t);
 
+/* ops_check_rank of each of ts[0 .. n), in order. */
+static inline aclnnStatus ops_check_ranks(const char *api, const aclTensor *const *ts, const char *const *names,
+                                          int n)
+{
+    for (int i = 0; i < n; i++)
+        OPS_CHECK(ops_check_rank(api, names[i], ts[i]));
+    return ACLNN_SUCCESS;
+}
+
 /* t's dtype in set (161002, the message lists the set). */
 aclnnStatus ops_check_dtype(const char *api, const char *arg, const aclTensor *t, ops_dtypes set);
+
+/* ops_check_dtype of each of ts[0 .. n), in order. */
+static inline aclnnStatus ops_check_dtypes(const char *api, const aclTensor *const *ts, const char *const *names,
+                                           int n, ops_dtypes set)
+{
+    for (int i = 0; i < n; i++)
+        OPS_CHECK(ops_check_dtype(api, names[i], ts[i], set));
+    return ACLNN_SUCCESS;
+}
 
 /* out's shape equals bs (161002). */
 aclnnStatus ops_check_out_shape(const char *api, const char *arg, const aclTensor *out, const shape_t *bs);
@@ -570,6 +642,14 @@ aclnnStatus ops_check_cast_to_out(const char *api, aclDataType p, const char *ar
 
 /* beta >= 0; a NaN beta fails too (161002). */
 aclnnStatus ops_check_beta(const char *api, float beta);
+
+/* The SmoothL1 kernels' parameters of beta: beta, 1 / beta (0 when beta is 0), -0.5 * beta. */
+static inline void ops_set_beta(ops_kparams *k, float beta)
+{
+    k->beta = beta;
+    k->inv_beta = beta > 0.0f ? 1.0f / beta : 0.0f;
+    k->neg_half_beta = -0.5f * beta;
+}
 
 /*
  * The shapes of a two-input operator, ts / names = {input 0, input 1, out}: the rank of both
@@ -608,21 +688,15 @@ aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclT
 /* ======================================================================== */
 
 /*
- * X(Name, descriptor): one line per operator. Declares `extern const ops_desc descriptor`
- * (defined in its op_*.c) and defines the phase-2 entry point aclnn<Name> (ops_registry.c).
+ * EMU_OPERATORS(X) (emu_operators.h, which the build writes from aclnn_py/data/emulator_ops.json):
+ * X(Name, descriptor), one per operator. Here it declares `extern const ops_desc descriptor`
+ * (defined in its op_*.c); ops_registry.c defines the phase-2 entry points aclnn<Name> and
+ * rt_faults.c puts both API names in the fault table.
  */
-#define OPS_REGISTRY(X)                                    \
-    X(MseLossBackward, ops_mse_loss_backward)              \
-    X(MseLoss, ops_mse_loss)                               \
-    X(L1Loss, ops_l1_loss)                                 \
-    X(L1LossBackward, ops_l1_loss_backward)                \
-    X(SmoothL1Loss, ops_smooth_l1_loss)                    \
-    X(SmoothL1LossBackward, ops_smooth_l1_loss_backward)   \
-    X(Add, ops_add)                                        \
-    X(InplaceAdd, ops_inplace_add)
+#include "emu_operators.h"
 
 #define OPS_DECLARE_DESC(name, desc) extern const ops_desc desc;
-OPS_REGISTRY(OPS_DECLARE_DESC)
+EMU_OPERATORS(OPS_DECLARE_DESC)
 #undef OPS_DECLARE_DESC
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * libopapi.so of the aclnn_py host emulator: the operator registry.
  *
- * OPS_REGISTRY (ops_core.h) lists every operator once. Here each line becomes the operator's
+ * EMU_OPERATORS (ops_core.h) lists every operator once. Here each line becomes the operator's
  * phase-2 entry point, aclnn<Name>(workspace, workspaceSize, executor, stream): the same for
  * every operator (CANN's l2 phase 2 is CommonOpExecutorRun), checked against its prototype in
  * headers/aclnn_ops.h by the compiler. Phase 1 (whose parameters differ per operator) is
@@ -16,4 +16,4 @@
         return ops_phase2("aclnn" #name, workspace, workspaceSize, executor, stream);                    \
     }
 
-OPS_REGISTRY(OPS_DEFINE_PHASE2)
+EMU_OPERATORS(OPS_DEFINE_PHASE2)

@@ -35,22 +35,16 @@ static aclnnStatus add_custom_plan(const char *api, const ops_args *a, ops_plan 
     const aclTensor *ts[3] = {x, y, z};
     const char *names[3] = {"x", "y", "z"};
     ops_dtypes list = ops_float_dtypes();
-    aclnnStatus st;
     char sa[256], sb[256];
 
-    if ((st = ops_check_tensors_given(api, ts, names, 3)) != ACLNN_SUCCESS)
-        return st;
-    for (int i = 0; i < 3; i++)
-        if ((st = ops_check_dtype(api, names[i], ts[i], list)) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_tensors_given(api, ts, names, 3));
+    OPS_CHECK(ops_check_dtypes(api, ts, names, 3, list));
     if (y->dtype != x->dtype || z->dtype != x->dtype) {
         emu_error("%s: x, y and z must have one dtype; got %s, %s and %s", api, ops_dt_name(x->dtype),
                   ops_dt_name(y->dtype), ops_dt_name(z->dtype));
         return ACLNN_ERR_PARAM_INVALID;
     }
-    for (int i = 0; i < 3; i++)
-        if ((st = ops_check_rank(api, names[i], ts[i])) != ACLNN_SUCCESS)
-            return st;
+    OPS_CHECK(ops_check_ranks(api, ts, names, 3));
     ops_shape_of(x, &pl->bshape);
     for (int i = 1; i < 3; i++) {
         if (!ops_shape_equals(ts[i], &pl->bshape)) {
@@ -65,9 +59,7 @@ static aclnnStatus add_custom_plan(const char *api, const ops_args *a, ops_plan 
 }
 
 static const ops_desc ops_add_custom = {
-    .name = "AddCustom",
-    .phase1_api = "aclnnAddCustomGetWorkspaceSize",
-    .phase2_api = "aclnnAddCustom",
+    OPS_DESC_NAMES(AddCustom),
     .n_in = 2,
     .in_names = {"x", "y"},
     .out_name = "z",

@@ -87,12 +87,6 @@ static void operand_name(uint64_t n, uint64_t k, char *buf, size_t size)
         snprintf(buf, size, "terms[%" PRIu64 "]", k - n - 1);
 }
 
-static aclnnStatus not_live(const char *api, const char *arg, const char *type, const char *creator)
-{
-    emu_error("%s: %s is not a live %s (it was destroyed, or never made by %s)", api, arg, type, creator);
-    return ACLNN_ERR_PARAM_NULLPTR;
-}
-
 /* The operator's checks (see the top of the file); fills *a. */
 static aclnnStatus wsum_check(const char *api, const aclTensorList *x, const aclFloatArray *weights,
                               const aclBoolArray *mask, const aclTensor *y, const aclTensorList *terms,
@@ -111,13 +105,13 @@ static aclnnStatus wsum_check(const char *api, const aclTensorList *x, const acl
         }
     }
     if (!emu_tensor_list_read(x, &n, NULL, 0))
-        return not_live(api, "x", "aclTensorList", "aclCreateTensorList");
+        return ops_not_live(api, "x", "aclTensorList", "aclCreateTensorList");
     if (!emu_float_array_read(weights, &nw, NULL, 0))
-        return not_live(api, "weights", "aclFloatArray", "aclCreateFloatArray");
+        return ops_not_live(api, "weights", "aclFloatArray", "aclCreateFloatArray");
     if (!emu_bool_array_read(mask, &nm, NULL, 0))
-        return not_live(api, "mask", "aclBoolArray", "aclCreateBoolArray");
+        return ops_not_live(api, "mask", "aclBoolArray", "aclCreateBoolArray");
     if (!emu_tensor_list_read(terms, &nt, NULL, 0))
-        return not_live(api, "terms", "aclTensorList", "aclCreateTensorList");
+        return ops_not_live(api, "terms", "aclTensorList", "aclCreateTensorList");
     if (n == 0) {
         emu_error("%s: x is an empty tensor list; %s needs at least one tensor", api, WSUM_NAME);
         return ACLNN_ERR_PARAM_INVALID;
@@ -335,15 +329,8 @@ EMU_EXPORT aclnnStatus aclnnWeightedSumCustomGetWorkspaceSize(const aclTensorLis
                                                               aclOpExecutor **executor)
 {
     static const char *api = "aclnnWeightedSumCustomGetWorkspaceSize";
-    EMU_RETURN_IF_FAULT(api);
-    if (workspaceSize == NULL || executor == NULL) {
-        emu_error("%s: %s is NULL (both workspaceSize and executor must point to storage)", api,
-                  workspaceSize == NULL ? "workspaceSize" : "executor");
-        return ACLNN_ERR_PARAM_NULLPTR;
-    }
-    aclOpExecutor *ex = emu_executor_new(WSUM_NAME);
-    if (ex == NULL)
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    aclOpExecutor *ex;
+    OPS_CHECK(ops_phase1_begin(api, WSUM_NAME, workspaceSize, executor, &ex));
     wsum_args *a = calloc(1, sizeof *a);
     aclnnStatus st;
     if (a == NULL) {

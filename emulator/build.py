@@ -1,0 +1,318 @@
+"""Build the host emulator: ``src/*.c`` compiled once and linked into one CANN-shaped tree per
+CANN release (see LAYOUTS), with the operators' headers, a custom operator package, version
+files and ``set_env.sh``.
+
+The operators (and the CANN repository whose 8.5 library holds each) and the repeatable-executor
+API come from ``aclnn_py/data/emulator_ops.json``, the text files of a tree from ``templates/``.
+setup.py imports this module; ``python emulator/build.py OUTDIR`` builds the trees into OUTDIR
+(replaced whole). Build variables: ``CC`` (the C compiler, default ``cc``) and ``ACLNN_EMU_CFLAGS``
+(optimisation flags of the emulator, default ``-O2``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SRC = HERE / "src"
+TEMPLATES = HERE / "templates"
+DATA = ROOT / "aclnn_py" / "data" / "emulator_ops.json"
+OPERATOR_PROTOTYPES = ROOT / "headers" / "aclnn_ops.h"
+
+# Every emulator library has a SONAME of its own, never a CANN library's: a library already
+# loaded satisfies any later DT_NEEDED or dlopen of the same soname (hicann/runtime builds
+# CANN's libraries without RPATH, so everything goes by soname and LD_LIBRARY_PATH), and the
+# emulator must never stand in for a real libascendcl.so that another library asks for.
+SONAME_PREFIX = "libaclnn_py_emu_"
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator of the data file: aclnn<name>, defined in ``src/<source>``."""
+
+    name: str
+    source: str
+    repository: str  # "nn" or "math", whose 8.5 operator library holds it
+    header: str      # the operator whose header declares it (its own name if none other)
+
+    @property
+    def descriptor(self) -> str:
+        """Its ops_desc in the C source: MseLossBackward -> ops_mse_loss_backward."""
+        return "ops_" + snake_case(self.name)
+
+    @property
+    def symbols(self) -> tuple[str, str]:
+        return f"aclnn{self.name}GetWorkspaceSize", f"aclnn{self.name}"
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+DATA_FILE: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+OPERATORS = [Operator(entry["name"], entry["source"], entry["repository"],
+                      entry.get("header", entry["name"]))
+             for entry in DATA_FILE["operators"]]
+REPEATABLE_EXECUTOR_API: tuple[str, ...] = tuple(DATA_FILE["repeatable_executor_api"])
+# Documented in the 8.5 and 9.x runtime API references only (hiascend canncommercial/850
+# aclcppdevg_03_1974; the id mappings aclcppdevg_03_2057 to _2060, and hicann/runtime acl_rt.h
+# from its first tag, v8.5.0); nothing says they existed before, so the older trees do not
+# export them. GNU ld accepts a name here that no object defines.
+FROM_8_5_RUNTIME_API = ("aclFinalizeReference", "aclrtGetLogicDevIdByUserDevId",
+                        "aclrtGetUserDevIdByLogicDevId", "aclrtGetLogicDevIdByPhyDevId",
+                        "aclrtGetPhyDevIdByLogicDevId")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One CANN release as the emulator builds it (file names from the facts file, section 1.1)."""
+
+    version: str                       # written to the tree's version files
+    runtime: str                       # acl/aclrt library: libascendcl.so (<= 8.3), libacl_rt.so
+    operators: dict[str, tuple[str, ...]]  # operator library -> repositories it holds
+    hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> not exported
+    async_copy_pinned_aligned: bool = False  # aclrtMemcpyAsync rules before 8.5 (era.h)
+    headers_in_level2: bool = False  # include/aclnnop/level2/aclnn_*.h (older toolkits)
+
+
+LAYOUTS = {
+    "8.0.RC2": Layout("8.0.RC2", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+                      {"runtime": FROM_8_5_RUNTIME_API, "meta": REPEATABLE_EXECUTOR_API}, True,
+                      headers_in_level2=True),
+    "8.3": Layout("8.3.RC1", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+                  {"runtime": FROM_8_5_RUNTIME_API}, True),
+    # 8.5: one operator library per repository, each linking libopapi.so (hicann/ops-nn
+    # cmake/symbol.cmake at v8.5.0), which here holds the shared operator core and no operator.
+    "8.5": Layout("8.5.0", "libacl_rt.so",
+                  {"libopapi_nn.so": ("nn",), "libopapi_math.so": ("math",)}),
+}
+
+# The custom operator package, opp/vendors/<CUSTOM_VENDOR>/: its library is built from these
+# sources, its other files (headers as CANN's code generator writes them for custom operators,
+# the operator description, the package priority file) are templates/opp/.
+CUSTOM_VENDOR = "customize"
+CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c", "custom/op_weighted_sum_custom.c"]
+
+WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
+COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", *WARNINGS]
+
+
+def compiler() -> list[str]:
+    return shlex.split(os.environ.get("CC", "cc"))
+
+
+def run(command: list[str]) -> None:
+    print(" ".join(command), file=sys.stderr)
+    subprocess.check_call(command)
+
+
+def soname(name: str) -> str:
+    """The emulator's own soname for a library of CANN's file name ``name``."""
+    stem = {"libascendcl.so": "acl", "libacl_rt.so": "acl"}.get(name, name[3:-3])
+    return f"{SONAME_PREFIX}{stem}.so"
+
+
+def fill(template: str, **values: str) -> str:
+    """``templates/<template>`` with each ``{{key}}`` replaced by its value."""
+    text = (TEMPLATES / template).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", value)
+    missing = re.search(r"\{\{(\w+)\}\}", text)
+    if missing:
+        raise ValueError(f"templates/{template}: no value for {missing.group(1)}")
+    return text
+
+
+def runtime_sources() -> list[str]:
+    """The runtime library's files (one per part of the runtime, over rt_internal.h)."""
+    return sorted(path.name for path in SRC.glob("rt_*.c"))
+
+
+def operator_sources(repositories: tuple[str, ...] | None = None) -> list[str]:
+    """The operator files of ``repositories`` (default all), each once, in the data file's
+    order."""
+    return list(dict.fromkeys(op.source for op in OPERATORS
+                              if repositories is None or op.repository in repositories))
+
+
+def write_operator_table(folder: Path) -> None:
+    """``emu_operators.h``: EMU_OPERATORS(X), one X(Name, descriptor) per operator."""
+    lines = "".join(f" \\\n    X({op.name}, {op.descriptor})" for op in OPERATORS)
+    (folder / "emu_operators.h").write_text(
+        f"/* The emulator's operators, written by emulator/build.py from "
+        f"{DATA.relative_to(ROOT).as_posix()}. */\n"
+        "#ifndef ACLNN_EMU_OPERATORS_H\n#define ACLNN_EMU_OPERATORS_H\n\n"
+        f"#define EMU_OPERATORS(X){lines}\n\n#endif\n")
+
+
+def compile_objects(objects: Path, generated: Path) -> None:
+    """Every source shared by the trees, compiled once (in parallel)."""
+    cflags = shlex.split(os.environ.get("ACLNN_EMU_CFLAGS", "-O2"))
+    base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
+            f"-I{SRC}", f"-I{generated}"]
+    sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c",
+               *operator_sources(), *CUSTOM_OPERATOR_SOURCES]
+    commands = [[*base, "-fvisibility=hidden", str(SRC / source),
+                 "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
+    # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
+    # and libopapi_math.so), so its functions have default visibility; the older trees'
+    # export lists hide them again.
+    commands.append([*base, "-fno-semantic-interposition", str(SRC / "ops_core.c"),
+                     "-o", str(objects / "ops_core.o")])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for future in [pool.submit(run, command) for command in commands]:
+            future.result()
+
+
+def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
+         scratch: Path, *, search: list[Path]) -> None:
+    """Link one library with its own soname, no RUNPATH, and ``hidden`` kept out of its
+    dynamic symbol table by a linker version script."""
+    command = [*compiler(), "-shared", "-pthread", *(str(o) for o in objects), "-o", str(out),
+               f"-Wl,-soname,{soname(out.name)}", *(str(n) for n in needs),
+               f"-Wl,-rpath-link,{':'.join(str(d) for d in search)}",
+               "-Wl,--no-undefined", "-lm"]
+    if hidden:
+        script = scratch / f"{out.parent.parent.name}-{out.name}.map"
+        script.write_text("{\n  local:\n" + "".join(f"    {name};\n" for name in hidden) + "};\n")
+        command.append(f"-Wl,--version-script,{script}")
+    run(command)
+    link_name = out.parent / soname(out.name)
+    if link_name.name != out.name:  # the soname beside the file, for DT_NEEDED lookups
+        link_name.unlink(missing_ok=True)
+        link_name.symlink_to(out.name)
+
+
+def header_name(operator: str) -> str:
+    """CANN's header file of ``aclnn<operator>``: MseLossBackward -> aclnn_mse_loss_backward.h."""
+    return f"aclnn_{snake_case(operator)}.h"
+
+
+def operator_prototypes() -> dict[str, list[str]]:
+    """The two prototypes of each operator in headers/aclnn_ops.h (the one place they are
+    written), by operator name, each as its declaration text."""
+    text = re.sub(r"/\*.*?\*/", "", OPERATOR_PROTOTYPES.read_text(encoding="utf-8"), flags=re.S)
+    prototypes: dict[str, list[str]] = {}
+    for declaration in text.split(";"):
+        match = re.search(r"aclnnStatus\s+aclnn(\w+?)(GetWorkspaceSize)?\s*\(", declaration)
+        if match:
+            prototypes.setdefault(match.group(1), []).append(" ".join(declaration.split()) + ";")
+    return prototypes
+
+
+def write_headers(root: Path, layout: Layout) -> None:
+    """The operators' headers in the style of CANN's built-in ones (templates/operator_*.h),
+    under include/aclnnop/ (and level2/ before 8.3, where CANN's toolkits kept them)."""
+    folder = root / "include" / "aclnnop"
+    if layout.headers_in_level2:
+        folder = folder / "level2"
+    folder.mkdir(parents=True)
+    prototypes = operator_prototypes()
+    headers: dict[str, list[str]] = {}
+    for op in OPERATORS:
+        headers.setdefault(op.header, []).append(op.name)
+    for header, names in headers.items():
+        declarations = "\n".join(
+            fill("operator_declarations.h", name=name, phase1=prototypes[name][0],
+                 phase2=prototypes[name][1]) for name in names)
+        header_text = fill("operator_header.h", name=header, version=layout.version,
+                           guard=header_name(header)[:-2].upper(), declarations=declarations)
+        (folder / header_name(header)).write_text(header_text, encoding="utf-8")
+
+
+def operator_symbols(repositories: tuple[str, ...]) -> list[str]:
+    return [symbol for op in OPERATORS if op.repository in repositories for symbol in op.symbols]
+
+
+def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None:
+    """One CANN-shaped tree: libraries, set_env.sh, version files, opp/."""
+    lib64 = root / "lib64"
+    driver = root / "driver" / "lib64" / "driver"
+    for directory in (lib64, driver):
+        directory.mkdir(parents=True)
+    shutil.copytree(TEMPLATES / "opp", root / "opp")
+    o = {path.stem: path for path in objects.glob("*.o")}
+    search = [lib64, driver]
+
+    def library(directory: Path, name: str, parts: list[Path], needs: list[Path],
+                hidden: tuple[str, ...] | list[str] = ()) -> Path:
+        out = directory / name
+        link(out, parts, needs, list(hidden), scratch, search=search)
+        return out
+
+    hal = library(driver, "libascend_hal.so", [o["driver"]], [])
+    era = scratch / f"era-{layout.version}.o"
+    run([*compiler(), "-c", "-std=gnu11", "-fPIC", "-fvisibility=hidden", *WARNINGS, "-O2",
+         f"-I{SRC}", f'-DEMU_ERA_CANN_VERSION="{layout.version}"',
+         f"-DEMU_ERA_ASYNC_COPY_PINNED_ALIGNED={int(layout.async_copy_pinned_aligned)}",
+         str(SRC / "era.c"), "-o", str(era)])
+    support = library(lib64, "libruntime.so", [era], [hal])
+    runtime = library(lib64, layout.runtime, [o[name[:-2]] for name in runtime_sources()],
+                      [support], layout.hidden.get("runtime", ()))
+    meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
+    every = tuple(repository for repositories in layout.operators.values()
+                  for repository in repositories)
+    if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
+        op_objects = [o[source[:-2]] for source in operator_sources(every)]
+        library(lib64, "libopapi.so", [o["ops_core"], o["ops_registry"], *op_objects],
+                [meta, runtime], ["ops_*"])
+    else:
+        core = library(lib64, "libopapi.so", [o["ops_core"]], [meta, runtime])
+        for name, repositories in layout.operators.items():
+            sources = [o[source[:-2]] for source in operator_sources(repositories)]
+            others = tuple(r for r in every if r not in repositories)
+            library(lib64, name, [o["ops_registry"], *sources], [core, meta, runtime],
+                    operator_symbols(others))
+
+    write_headers(root, layout)
+    vendor_lib = root / "opp" / "vendors" / CUSTOM_VENDOR / "op_api" / "lib"
+    vendor_lib.mkdir()
+    library(vendor_lib, "libcust_opapi.so",
+            [o["ops_core"], *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
+            [meta, runtime], ["ops_*"])
+
+    (root / "set_env.sh").write_text(fill("set_env.sh", version=layout.version), encoding="utf-8")
+    # Version files, as aclnn_py's loader and torch_npu read them: <arch>-linux/
+    # ascend_toolkit_install.info (key version=), and from 8.5 share/info/runtime/version.info
+    # (hicann/runtime runtime.xml installs it).
+    arch = root / f"{platform.machine()}-linux"
+    arch.mkdir()
+    (arch / "ascend_toolkit_install.info").write_text(f"version={layout.version}\n")
+    if layout.runtime == "libacl_rt.so":
+        info = root / "share" / "info" / "runtime"
+        info.mkdir(parents=True)
+        (info / "version.info").write_text(f"Version={layout.version}\n")
+
+
+def build_emulator(home: Path) -> None:
+    """Every tree of LAYOUTS under ``home`` (replaced whole: it holds only build output)."""
+    if home.exists():
+        shutil.rmtree(home)
+    with tempfile.TemporaryDirectory(prefix="aclnn_py_emu_") as scratch_dir:
+        scratch = Path(scratch_dir)
+        objects, generated = scratch / "objects", scratch / "include"
+        objects.mkdir()
+        generated.mkdir()
+        write_operator_table(generated)
+        compile_objects(objects, generated)
+        for name, layout in LAYOUTS.items():
+            build_tree(home / name, layout, objects, scratch)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} OUTDIR  (the trees go to OUTDIR/<layout>/)")
+    build_emulator(Path(sys.argv[1]).resolve())

@@ -1,0 +1,235 @@
+/*
+ * The runtime's event API: a record is a task on its stream, done when the stream's work up to it
+ * has run.
+ */
+#include "rt_internal.h"
+
+typedef struct {
+    emu_task base;
+    event *ev;
+    uint64_t ev_id;
+    uint64_t generation;
+} record_task;
+
+aclError record_run(emu_task *t)
+{
+    record_task *r = (record_task *)t;
+    if (reg_has(&g_events, r->ev) && r->ev->id == r->ev_id && r->ev->generation == r->generation) {
+        clock_gettime(CLOCK_MONOTONIC, &r->ev->ts);
+        r->ev->completed = true;
+    }
+    return ACL_SUCCESS;
+}
+
+/* ACLNN_EMU_LINK: the record t ran at virtual time at_ns. Lock held. */
+void record_task_done(emu_task *t, uint64_t at_ns)
+{
+    record_task *r = (record_task *)t;
+    if (reg_has(&g_events, r->ev) && r->ev->id == r->ev_id && r->ev->generation == r->generation) {
+        r->ev->done_ns = at_ns;
+        r->ev->ts = (struct timespec){(time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u)};
+    }
+}
+
+EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
+{
+    static const char api[] = "aclrtCreateEvent";
+    ENTER(api);
+    REQUIRE_ARG(api, ev, "event");
+    REQUIRE_DEVICE(api, dev);
+    LOCK();
+    event *e = handle_new(&g_events, sizeof *e);
+    if (e) {
+        e->device = dev;
+        *ev = e;
+    }
+    UNLOCK();
+    if (!e) {
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtDestroyEvent(aclrtEvent ev)
+{
+    static const char api[] = "aclrtDestroyEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (rc == ACL_SUCCESS)
+        handle_free(&g_events, ev);
+    UNLOCK();
+    return rc;
+}
+
+/* Issue a record of ev on stream_h as task t (not consumed on failure). Lock held. */
+static aclError record_event(const char *api, aclrtEvent ev, aclrtStream stream_h, record_task *t)
+{
+    event *e = ev;
+    stream *s;
+    RETURN_IF_ERROR(check_live_handle(api, &g_events, "event", ev));
+    RETURN_IF_ERROR(resolve_stream(stream_h, api, &s));
+    if (e->device != s->device) {
+        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, ev,
+                  e->device, stream_h, s->device);
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    e->generation++;
+    e->recorded = true;
+    e->completed = false;
+    e->not_ready_polls = 0;
+    t->base.run = record_run;
+    t->base.release = task_free;
+    t->base.name = "EventRecord";
+    t->ev = e;
+    t->ev_id = e->id;
+    t->generation = e->generation;
+    stream_append(s, &t->base);
+    e->rec_stream = s;
+    e->rec_stream_id = s->id;
+    e->rec_seq = s->seq_enqueued;
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
+{
+    static const char api[] = "aclrtRecordEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
+    record_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    aclError rc = record_event(api, ev, stream_h, t);
+    if (!rc)
+        stream_bound(((event *)ev)->rec_stream, api);
+    UNLOCK();
+    if (rc)
+        free(t);
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
+{
+    static const char api[] = "aclrtSynchronizeEvent";
+    COUNT_CALL(g_sync_calls);
+    RETURN_IF_ERROR(sync_fault(api, NULL, false, ev));
+    REQUIRE_INIT(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    event *e = ev;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    /* Never recorded: nothing to wait for. Recorded on a stream that is gone: its work was run or dropped. */
+    stream *s = rc == ACL_SUCCESS ? pending_record_stream(e) : NULL;
+    if (s)
+        rc = stream_run(s, e->rec_seq, api);
+    uint64_t end = !rc && g_link && e->completed ? e->done_ns : 0;
+    UNLOCK();
+    if (end)
+        link_wait_until(end);
+    return rc;
+}
+
+/*
+ * Whether the work captured by the latest record of ev is done, for the two query APIs.
+ * A query does not run pending work: only a synchronisation or the queue-depth bound
+ * does, so polling cannot hide a missing synchronisation. A record still pending after
+ * EMU_QUERY_PATIENCE queries runs then, so a loop that polls until completion ends as
+ * it would on a device. Never recorded: complete (RT doc 07_event_management.md,
+ * aclrtRecordEvent: an event with no captured tasks queries as complete).
+ */
+#define EMU_QUERY_PATIENCE 1024
+
+static aclError query_event(const char *api, aclrtEvent ev, bool *complete)
+{
+    REQUIRE_INIT(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    event *e = ev;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    stream *s = pending_record_stream(e);
+    if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE) {
+        uint64_t id = s->id;
+        rc = stream_run(s, e->rec_seq, api);
+        if (rc && stream_alive(s, id) && !s->failed)
+            s->failed = rc; /* and kept for the stream's next synchronisation, as stream_bound does */
+    }
+    if (!pending_record_stream(e))
+        e->not_ready_polls = 0;
+    *complete = !rc && !pending_record_stream(e) && !(g_link && e->completed && now_ns() < e->done_ns);
+    UNLOCK();
+    return rc;
+}
+
+/* aclrtQueryEventStatus: ACL_EVENT_RECORDED_STATUS_NOT_READY = 0, _COMPLETE = 1
+ * (hicann/runtime include/external/acl/acl_rt.h, aclrtEventRecordedStatus). */
+EMU_EXPORT aclError aclrtQueryEventStatus(aclrtEvent ev, aclrtEventRecordedStatus *status)
+{
+    static const char api[] = "aclrtQueryEventStatus";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
+    bool complete = false;
+    aclError rc = query_event(api, ev, &complete);
+    if (!rc)
+        *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    return rc;
+}
+
+/* The deprecated aclrtQueryEvent, whose aclrtEventStatus has the opposite values:
+ * ACL_EVENT_STATUS_COMPLETE = 0, _NOT_READY = 1 (same header). */
+EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
+{
+    static const char api[] = "aclrtQueryEvent";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
+    bool complete = false;
+    aclError rc = query_event(api, ev, &complete);
+    if (!rc)
+        *status = complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
+{
+    static const char api[] = "aclrtEventElapsedTime";
+    ENTER(api);
+    REQUIRE_ARG(api, ms, "ms");
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    const char *names[2] = {"startEvent", "endEvent"};
+    event *evs[2] = {start, end};
+    for (int i = 0; i < 2; i++) {
+        if (!reg_has(&g_events, evs[i])) {
+            UNLOCK();
+            emu_error("%s: %s %p is not a live event", api, names[i], (void *)evs[i]);
+            return evs[i] ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!evs[i]->recorded) {
+            UNLOCK();
+            emu_error("%s: %s %p was never recorded (call aclrtRecordEvent)", api, names[i], (void *)evs[i]);
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        if (!evs[i]->completed) {
+            UNLOCK();
+            /* Error code choice: ACL_ERROR_RT_EVENT_NOT_COMPLETE (507006, RT doc 25-01). */
+            emu_error("%s: %s %p has not completed yet: synchronize its stream or the event first", api,
+                      names[i], (void *)evs[i]);
+            return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
+        }
+    }
+    double d = (double)(evs[1]->ts.tv_sec - evs[0]->ts.tv_sec) * 1e3 +
+               (double)(evs[1]->ts.tv_nsec - evs[0]->ts.tv_nsec) / 1e6;
+    *ms = (float)d;
+    UNLOCK();
+    return ACL_SUCCESS;
+}

@@ -1,0 +1,222 @@
+/*
+ * The runtime's stream API, and emu_stream_enqueue, through which the operators queue their work.
+ */
+#include "rt_internal.h"
+
+/*
+ * Resolve a user stream handle for the calling thread. Lock held. Records a
+ * message and returns an error for: no current context (107002), unknown
+ * stream (107000), stream of another device (107003).
+ */
+aclError resolve_stream(aclrtStream h, const char *api, stream **out)
+{
+    context *c = current_ctx();
+    if (!c) {
+        bool stale = t_ctx != NULL;
+        emu_error("%s: %s: call aclrtSetDevice or aclrtSetCurrentContext first", api,
+                  stale ? "the calling thread's current context is no longer valid (destroyed, device reset, or "
+                          "aclFinalize called)"
+                        : "no current context in the calling thread");
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (!h) {
+        *out = c->default_stream;
+        return ACL_SUCCESS;
+    }
+    if (!reg_has(&g_streams, h)) {
+        emu_error("%s: stream %p is not a live stream (never created, already destroyed, or its context or "
+                  "device was released)", api, h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    stream *s = h;
+    if (s->device != c->device) {
+        emu_error("%s: stream %p belongs to device %" PRId32 " but the calling thread's current context is on "
+                  "device %" PRId32, api, h, s->device, c->device);
+        return ACL_ERROR_RT_STREAM_CONTEXT;
+    }
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+/*
+ * After a task was appended to s: past EMU_STREAM_DEPTH pending tasks, run the oldest
+ * until the queue is back at that depth. A failure is kept for the stream's next
+ * synchronisation, where CANN reports failures of asynchronous work. Lock held once.
+ */
+void stream_bound(stream *s, const char *api)
+{
+    if (s->n_pending <= EMU_STREAM_DEPTH)
+        return;
+    uint64_t id = s->id;
+    aclError rc = stream_run(s, s->seq_done + (s->n_pending - EMU_STREAM_DEPTH), api);
+    if (rc && stream_alive(s, id) && !s->failed)
+        s->failed = rc;
+}
+
+void stream_append(stream *s, emu_task *t)
+{
+    t->next = NULL;
+    t->stream = s->is_default ? NULL : s;
+    if (s->tail)
+        s->tail->next = t;
+    else
+        s->head = t;
+    s->tail = t;
+    s->n_pending++;
+    s->seq_enqueued++;
+    t->enqueue_ns = g_link ? now_ns() : 0;
+}
+
+EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, const char *api)
+{
+    if (!task) {
+        emu_error("%s: internal error: NULL task", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LOCK();
+    if (!g_inited) {
+        UNLOCK();
+        report_uninitialized(api);
+        task_release(task);
+        return ACL_ERROR_UNINITIALIZE;
+    }
+    stream *s;
+    aclError rc = resolve_stream(stream_h, api, &s);
+    if (rc) {
+        UNLOCK();
+        task_release(task);
+        return rc;
+    }
+    stream_append(s, task);
+    stream_bound(s, api);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
+{
+    static const char api[] = "aclrtCreateStream";
+    ENTER(api);
+    REQUIRE_ARG(api, stream_out, "stream");
+    REQUIRE_DEVICE(api, dev);
+    LOCK();
+    context *c = current_ctx();
+    if (!c) { /* raced with a reset */
+        UNLOCK();
+        emu_error("%s: no current context in the calling thread", api);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    if (g_devices[dev].explicit_streams >= EMU_MAX_STREAMS_PER_DEVICE) {
+        UNLOCK();
+        emu_error("%s: device %" PRId32 " already has %d streams, the maximum", api, dev,
+                  EMU_MAX_STREAMS_PER_DEVICE);
+        return ACL_ERROR_RT_NO_STREAM_RESOURCE;
+    }
+    stream *s = stream_new(c, false);
+    if (!s) {
+        UNLOCK();
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    *stream_out = s;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
+{
+    static const char api[] = "aclrtDestroyStream";
+    ENTER(api);
+    if (!stream_h) {
+        emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, api, &s);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    if (s->is_default) {
+        UNLOCK();
+        emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    rc = stream_run_all(s, api);
+    if (rc)
+        emu_error("%s: pending work of stream %p failed with error %d (the stream was destroyed anyway)", api,
+                  stream_h, rc);
+    stream_free(s);
+    UNLOCK();
+    return rc;
+}
+
+/* Run everything queued on the stream h (NULL = the default stream). */
+static aclError synchronize_stream(const char *api, aclrtStream h)
+{
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(h, api, &s);
+    if (!rc)
+        rc = stream_run_all(s, api); /* host execution never times out */
+    uint64_t end = !rc && g_link ? s->end_ns : 0;
+    UNLOCK();
+    if (end)
+        link_wait_until(end);
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
+{
+    static const char api[] = "aclrtSynchronizeStream";
+    COUNT_CALL(g_sync_calls);
+    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
+    REQUIRE_INIT(api);
+    return synchronize_stream(api, stream_h);
+}
+
+EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
+{
+    static const char api[] = "aclrtSynchronizeStreamWithTimeout";
+    COUNT_CALL(g_sync_calls);
+    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
+    REQUIRE_INIT(api);
+    if (timeout < -1) {
+        emu_error("%s: timeout %" PRId32 " is invalid: expected -1 (wait forever) or a value >= 0 in milliseconds",
+                  api, timeout);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return synchronize_stream(api, stream_h);
+}
+
+EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *status)
+{
+    static const char api[] = "aclrtStreamQuery";
+    ENTER(api);
+    REQUIRE_ARG(api, status, "status");
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, api, &s);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    if (!s->head && g_link && now_ns() < s->end_ns) {
+        *status = ACL_STREAM_STATUS_NOT_READY; /* ACLNN_EMU_LINK: the work ends later */
+    } else if (!s->head) {
+        s->query_not_ready_reported = false;
+        *status = ACL_STREAM_STATUS_COMPLETE;
+    } else if (!s->query_not_ready_reported) {
+        /* First look at pending work: report it as still running. */
+        s->query_not_ready_reported = true;
+        *status = ACL_STREAM_STATUS_NOT_READY;
+    } else {
+        /* Next look: the work "finished" meanwhile (under ACLNN_EMU_LINK, at its virtual end). */
+        rc = stream_run_all(s, api);
+        *status = g_link && now_ns() < s->end_ns ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
+    }
+    UNLOCK();
+    return rc;
+}

@@ -1,0 +1,131 @@
+"""The emulator's build and its single sources: the operators and the repeatable-executor API
+of ``aclnn_py/data/emulator_ops.json`` are what the trees export, what the fault table, the
+curated operators and the Python layer use; ``python emulator/build.py OUTDIR`` builds the
+same trees as the install."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aclnn_py
+from aclnn_py._c import loader as _loader
+from aclnn_py._c import lowlevel as _lowlevel
+from aclnn_py.ops.specs import SPECS
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = json.loads((ROOT / "aclnn_py" / "data" / "emulator_ops.json").read_text(encoding="utf-8"))
+OPERATORS = {entry["name"]: entry for entry in DATA["operators"]}
+REPEATABLE = tuple(DATA["repeatable_executor_api"])
+
+pytestmark = pytest.mark.emulator_only
+needs_nm = pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
+
+
+def load_build():
+    spec = importlib.util.spec_from_file_location("emulator_build_under_test",
+                                                  ROOT / "emulator" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+build = load_build()
+
+
+def exported(path: Path) -> set[str]:
+    listing = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True,
+                             text=True, check=True).stdout
+    return {line.split()[-1] for line in listing.splitlines() if line.strip()}
+
+
+def symbols(names) -> set[str]:
+    return {f"aclnn{name}{phase}" for name in names for phase in ("GetWorkspaceSize", "")}
+
+
+def test_the_data_file_is_what_the_build_reads():
+    assert [op.name for op in build.OPERATORS] == list(OPERATORS)
+    assert len(OPERATORS) == len(DATA["operators"])
+    assert build.REPEATABLE_EXECUTOR_API == REPEATABLE
+    assert {op.repository for op in build.OPERATORS} == {"nn", "math"}
+    for op in build.OPERATORS:
+        assert op.header in OPERATORS, op
+        source = (ROOT / "emulator" / "src" / op.source).read_text(encoding="utf-8")
+        assert f"const ops_desc {op.descriptor} = {{" in source, op
+
+
+def test_headers_declare_both_phases_of_every_operator():
+    prototypes = build.operator_prototypes()
+    for name in OPERATORS:
+        first, second = prototypes[name]
+        assert f"aclnn{name}GetWorkspaceSize(" in first and f"aclnn{name}(" in second
+
+
+@needs_nm
+@pytest.mark.parametrize("layout", list(build.LAYOUTS))
+def test_each_operator_library_exports_exactly_the_data_file_s_operators(layout):
+    lib64 = Path(aclnn_py.emulator.home(layout)) / "lib64"
+    every = set()
+    for library, repositories in build.LAYOUTS[layout].operators.items():
+        names = [name for name, entry in OPERATORS.items()
+                 if entry["repository"] in repositories]
+        ops = {s for s in exported(lib64 / library) if s.startswith("aclnn")}
+        assert ops == symbols(names), library
+        every |= ops
+    assert every == symbols(OPERATORS)
+
+
+def test_the_fault_table_names_both_phases_of_every_operator():
+    operators = {api for api in aclnn_py.emulator.fault_apis() if api.startswith("aclnn")}
+    assert operators - {"aclnnInit", "aclnnFinalize"} == symbols(OPERATORS)
+
+
+def test_the_python_side_reads_the_same_lists():
+    assert _lowlevel.REPEATABLE_API == REPEATABLE
+    assert build.LAYOUTS["8.0.RC2"].hidden["meta"] == _lowlevel.REPEATABLE_API
+    assert {spec.cann[len("aclnn"):] for spec in SPECS.values()} <= set(OPERATORS)
+    assert tuple(build.LAYOUTS) == aclnn_py.emulator.LAYOUTS
+    assert build.SONAME_PREFIX == _loader.EMULATOR_SONAME_PREFIX
+
+
+def test_operator_headers_follow_the_shared_header():
+    for layout in build.LAYOUTS:
+        include = Path(aclnn_py.emulator.home(layout)) / "include" / "aclnnop"
+        if build.LAYOUTS[layout].headers_in_level2:
+            include = include / "level2"
+        expected = {build.header_name(entry.get("header", name)) for name, entry in
+                    OPERATORS.items()}
+        assert {p.name for p in include.glob("aclnn_*.h")} == expected
+        for name, entry in OPERATORS.items():
+            text = (include / build.header_name(entry.get("header", name))).read_text(
+                encoding="utf-8")
+            assert f"aclnn{name}GetWorkspaceSize(" in text and "{{" not in text
+
+
+def test_a_template_value_left_out_is_named():
+    with pytest.raises(ValueError, match=r"templates/set_env.sh: no value for version"):
+        build.fill("set_env.sh")
+
+
+def test_the_build_runs_on_its_own(tmp_path):
+    out = tmp_path / "trees"
+    done = subprocess.run([sys.executable, str(ROOT / "emulator" / "build.py")],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "usage:" in done.stderr
+    done = subprocess.run([sys.executable, str(ROOT / "emulator" / "build.py"), str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    for layout in build.LAYOUTS:
+        installed = Path(aclnn_py.emulator.home(layout))
+        files = {p.relative_to(installed) for p in installed.rglob("*")}
+        assert {p.relative_to(out / layout) for p in (out / layout).rglob("*")} == files
+        for name in files:
+            if name.suffix != ".so" and (installed / name).is_file():
+                assert (out / layout / name).read_bytes() == (installed / name).read_bytes()
