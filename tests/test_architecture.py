@@ -164,3 +164,10 @@ def _uses_cffi(path: Path) -> list[str]:
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.startswith("aclnn_py._c")))
 def test_only_the_c_layer_touches_cffi(module):
     assert not _uses_cffi(MODULES[module]), f"{module} touches cffi"
+
+
+def test_the_wheel_ships_every_subpackage():
+    listed = (PACKAGE.parent / "pyproject.toml").read_text()
+    for init in PACKAGE.rglob("__init__.py"):
+        name = ".".join(init.parent.relative_to(PACKAGE.parent).parts)
+        assert f'"{name}"' in listed, f"pyproject.toml's packages leave out {name}"
