@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import pytest
 from conftest import fired_faults, run_python
+from helpers import mse_backward, mse_forward, settle, upload
 
 import aclnn_py
 from aclnn_py import AclError
@@ -29,14 +30,6 @@ def stats() -> dict[str, int]:
     return aclnn_py.emulator.stats()
 
 
-def settle() -> dict[str, int]:
-    """Finish queued work, drop every cache, and return the emulator's counters."""
-    aclnn_py.synchronize()
-    aclnn_py.empty_cache()
-    gc.collect()
-    return stats()
-
-
 @pytest.fixture(autouse=True)
 def baseline():
     """The counters before the test; afterwards no cached executor or aclTensor is left."""
@@ -51,25 +44,9 @@ def default_cache() -> dict:
     return _launch_cache.cache_of(_streams.current_stream())
 
 
-def upload(*arrays: np.ndarray) -> list[aclnn_py.DeviceArray]:
-    return [aclnn_py.to_device(array) for array in arrays]
-
-
 def free(*arrays: aclnn_py.DeviceArray) -> None:
     for array in arrays:
         array.free()
-
-
-def backward(grad, x, y, reduction: str) -> np.ndarray:
-    """``aclnnMseLossBackward`` in float64."""
-    x = np.asarray(x, np.float64)
-    scale = 2.0 / x.size if reduction == "mean" else 2.0
-    return scale * (x - y) * grad
-
-
-def forward(x, y, reduction: str) -> np.ndarray:
-    squares = (np.asarray(x, np.float64) - y) ** 2
-    return {"none": squares, "mean": squares.mean(), "sum": squares.sum()}[reduction]
 
 
 def operands(rng: np.random.Generator, shape=(2, 3), dtype=np.float32) -> list[np.ndarray]:
@@ -89,7 +66,7 @@ def test_repeats_keep_one_executor_and_rebind_new_arrays(baseline, reduction):
     assert after["kernel_launches"] - baseline["kernel_launches"] == 20
     assert len(default_cache()) == 1
     for host, device, result in calls:
-        np.testing.assert_allclose(result.numpy(), backward(*host, reduction), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_backward(*host, reduction), rtol=1e-6)
         free(*device, result)
 
 
@@ -107,13 +84,13 @@ def test_a_repeat_rebinds_only_addresses_that_changed(monkeypatch):
                             lambda *a, _o=original, _n=name: (rebound.append(_n), _o(*a))[1])
     for _ in range(5):
         result = aclnn_py.mse_loss_backward(*device)
-        np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
         result.free()
     assert rebound == []
     other = operands(rng)
     moved = upload(*other)
     result = aclnn_py.mse_loss_backward(*moved)
-    np.testing.assert_allclose(result.numpy(), backward(*other, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*other, "mean"), rtol=1e-6)
     assert rebound.count("set_input_tensor_addr") == 3
     free(*device, *moved, result)
 
@@ -126,7 +103,7 @@ def test_a_repeat_skips_phase_1():
     again = upload(*host)
     aclnn_py.emulator.inject_fault(PHASE_1, PARAM_INVALID, nth=1)
     result = aclnn_py.mse_loss_backward(*again)
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     assert fired_faults() == []  # the repeat never called phase 1
     other = upload(*operands(rng, shape=(3, 2)))
     with pytest.raises(AclError) as raised:
@@ -145,7 +122,7 @@ def test_reduction_spellings_share_one_entry(baseline):
     device = upload(*host)
     for reduction in ("sum", 2, aclnn_py.Reduction.SUM, "SUM", np.int64(2)):
         result = aclnn_py.mse_loss_backward(*device, reduction)
-        np.testing.assert_allclose(result.numpy(), backward(*host, "sum"), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_backward(*host, "sum"), rtol=1e-6)
         result.free()
     assert len(default_cache()) == 1
     assert stats()["live_executors"] == baseline["live_executors"] + 1
@@ -186,7 +163,7 @@ def test_each_signature_has_its_own_entry(baseline):
             out = None if out_dtype is None else aclnn_py.empty(host[1].shape, out_dtype)
             result = aclnn_py.mse_loss_backward(*device, reduction, out=out)
             assert out is None or result is out
-            expected = backward(*(a.astype(np.float64) for a in host), reduction)
+            expected = mse_backward(*(a.astype(np.float64) for a in host), reduction)
             np.testing.assert_allclose(result.numpy(), expected, rtol=tolerance, atol=tolerance)
             free(*device, result)
         assert len(default_cache()) == count
@@ -201,7 +178,7 @@ def test_alternating_outs_are_each_filled(baseline):
         device = upload(*host)
         out = outs[step % 2]
         assert aclnn_py.mse_loss_backward(*device, "none", out=out) is out
-        np.testing.assert_allclose(out.numpy(), backward(*host, "none"), rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), mse_backward(*host, "none"), rtol=1e-6)
         free(*device)
     assert len(default_cache()) == 1
     assert stats()["live_executors"] == baseline["live_executors"] + 1
@@ -216,7 +193,7 @@ def test_queued_repeats_into_alternating_outs_keep_their_own_values():
     for step in range(6):  # nothing waits in between
         aclnn_py.mse_loss_backward(*devices[step % 2], "sum", out=outs[step % 2])
     for out, host in zip(outs, hosts):
-        np.testing.assert_allclose(out.numpy(), backward(*host, "sum"), rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), mse_backward(*host, "sum"), rtol=1e-6)
     free(*outs, *devices[0], *devices[1])
 
 
@@ -248,7 +225,7 @@ def test_a_freed_input_is_refused_on_a_first_call_and_on_a_repeat(name):
     assert stats()["kernel_launches"] == launches
     fresh = upload(*host)
     result = aclnn_py.mse_loss_backward(*fresh)
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     free(*device, *fresh, result)
 
 
@@ -272,7 +249,7 @@ def test_a_freed_out_is_refused_on_a_first_call_and_on_a_repeat():
     assert stats()["kernel_launches"] == launches
     out = aclnn_py.empty((2, 3), np.float32)
     aclnn_py.mse_loss_backward(*device, out=out)
-    np.testing.assert_allclose(out.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     free(*device, out)
 
 
@@ -310,7 +287,7 @@ def test_a_failed_launch_leaves_the_cache(baseline):
     host = operands(rng)
     again = upload(*host)
     result = aclnn_py.mse_loss_backward(*again)
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     assert len(default_cache()) == 1
     free(*first, *again, result)
     after = settle()
@@ -329,7 +306,7 @@ def test_a_failed_first_launch_caches_nothing(baseline):
     gc.collect()
     assert stats()["live_executors"] == baseline["live_executors"]
     result = aclnn_py.mse_loss_backward(*device, "sum")
-    np.testing.assert_allclose(result.numpy(), backward(*host, "sum"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "sum"), rtol=1e-6)
     free(*device, result)
 
 
@@ -340,14 +317,14 @@ def test_each_stream_has_its_own_cache_and_close_releases_it(baseline):
     side = aclnn_py.Stream()
     for _ in range(3):
         result = aclnn_py.mse_loss_backward(*device, stream=side)
-        np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
         result.free()
     with side:
         aclnn_py.mse_loss_backward(*device, "sum").free()
     assert len(_launch_cache.cache_of(side)) == 2
     assert len(default_cache()) == 0
     result = aclnn_py.mse_loss_backward(*device)
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     assert len(default_cache()) == 1 and len(_launch_cache.cache_of(side)) == 2
     assert stats()["live_executors"] == baseline["live_executors"] + 3
     side.close()
@@ -362,7 +339,7 @@ def test_a_dropped_stream_releases_its_cached_launches_at_once(baseline):
     device = upload(*host)
     side = aclnn_py.Stream()
     result = aclnn_py.mse_loss_backward(*device, stream=side)
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     free(*device, result)  # the arrays no longer refer to the stream
     assert stats()["live_executors"] == baseline["live_executors"] + 1
     del side  # no reference cycle: released without waiting for the garbage collector
@@ -377,9 +354,9 @@ def test_arrays_last_used_on_a_closed_stream_stay_usable():
     side = aclnn_py.Stream()
     on_side = aclnn_py.mse_loss_backward(*device, stream=side)
     side.close()  # waits for its work
-    np.testing.assert_allclose(on_side.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(on_side.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     result = aclnn_py.mse_loss_backward(*device)  # a cached repeat
-    np.testing.assert_allclose(result.numpy(), backward(*host, "mean"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     free(*device, on_side, result)
 
 
@@ -414,7 +391,7 @@ def test_empty_cache_keeps_what_queued_work_still_uses(baseline):
     aclnn_py.empty_cache()
     assert len(default_cache()) == 0
     assert stats()["live_executors"] == baseline["live_executors"] + 1  # held for the work
-    np.testing.assert_allclose(result.numpy(), backward(*host, "none"), rtol=1e-6)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "none"), rtol=1e-6)
     assert stats()["live_executors"] == baseline["live_executors"]
     free(*device, result)
 
@@ -429,7 +406,7 @@ def test_threads_share_the_default_streams_entry(baseline):
                     np.arange(16, dtype=np.float32) * (index + 1),
                     np.full(16, float(index), np.float32)]
             device = upload(*host)
-            expected = backward(*host, "sum")
+            expected = mse_backward(*host, "sum")
             results = [aclnn_py.mse_loss_backward(*device, "sum") for _ in range(50)]
             for result in results:
                 np.testing.assert_allclose(result.numpy(), expected, rtol=1e-6)
@@ -497,7 +474,7 @@ def test_mixed_numpy_and_device_inputs_repeat_through_one_entry(baseline):
         result = aclnn_py.mse_loss_backward(grad, x, y, "sum")
         assert fired_faults() == []
         aclnn_py.emulator.clear_faults()
-        np.testing.assert_allclose(result.numpy(), backward(grad, x_host, y, "sum"), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_backward(grad, x_host, y, "sum"), rtol=1e-6)
         result.free()
     assert len(default_cache()) == 1
     assert stats()["live_executors"] == baseline["live_executors"] + 1
@@ -516,7 +493,7 @@ def test_forward_repeats_keep_one_executor(baseline, reduction):
     assert stats()["live_executors"] == baseline["live_executors"] + 1
     for host, device, result in calls:
         assert result.shape == ((2, 3) if reduction == "none" else ())
-        np.testing.assert_allclose(result.numpy(), forward(*host, reduction), rtol=1e-6)
+        np.testing.assert_allclose(result.numpy(), mse_forward(*host, reduction), rtol=1e-6)
         free(*device, result)
 
 

@@ -11,13 +11,13 @@ simulated by making ``_core.optional`` report its functions missing.
 
 from __future__ import annotations
 
-import gc
 import json
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import fired_faults, run_python
+from helpers import settle, upload
 
 import aclnn_py
 from aclnn_py import AclError
@@ -56,27 +56,14 @@ def host_inputs(spec: OperatorSpec, seed: int) -> list[np.ndarray]:
     return [rng.uniform(-3, 3, size=(2, 6)).astype(np.float32) for _ in spec.inputs]
 
 
-def upload(arrays: list[np.ndarray]) -> list[aclnn_py.DeviceArray]:
-    return [aclnn_py.to_device(array) for array in arrays]
-
-
 def call(spec: OperatorSpec, arrays: list[Any]) -> Any:
     return getattr(aclnn_py, spec.function)(*arrays, **keywords(spec))
 
 
-def settle() -> dict[str, int]:
-    """Finish queued work, drop every cache; the emulator's live counts."""
-    aclnn_py.synchronize()
-    aclnn_py.empty_cache()
-    gc.collect()
-    stats = aclnn_py.emulator.stats()
-    return {key: stats[key] for key in LIVE}
-
-
 def references(spec: OperatorSpec) -> list[bytes]:
     """The results of the repeatable path for each of SEEDS, bit for bit."""
-    results = [call(spec, upload(host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
-    settle()  # the launch cache forgets the signature: phase 1 runs again
+    results = [call(spec, upload(*host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
+    settle(LIVE)  # the launch cache forgets the signature: phase 1 runs again
     return results
 
 
@@ -101,9 +88,9 @@ def refuse_once(spec: OperatorSpec) -> None:
 @pytest.fixture(autouse=True)
 def no_leak():
     """Every test leaves the emulator's live counts as it found them."""
-    before = settle()
+    before = settle(LIVE)
     yield
-    assert settle() == before
+    assert settle(LIVE) == before
 
 
 # ---- a refused executor, in this process (injected refusal) -----------------------------
@@ -113,7 +100,7 @@ def no_leak():
 def test_one_shot_device_calls_fall_back_and_remember_it(spec):
     expected = references(spec)
     refuse_once(spec)
-    results = [call(spec, upload(host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
+    results = [call(spec, upload(*host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
     assert results == expected
     assert fired_faults() == [SET_REPEATABLE]
     # asked once for the signature; phase 1 on every launch (the refused executor is the
@@ -132,7 +119,7 @@ def test_a_workspace_the_pool_cannot_give_at_once_is_allocated_outside_the_lock(
 
     spec = SPECS["mse_loss_backward"]
     expected = references(spec)
-    inputs = upload(host_inputs(spec, SEEDS[0]))
+    inputs = upload(*host_inputs(spec, SEEDS[0]))
     refused = {"count": 0}
     take = _memory.DeviceBuffer.take
 
@@ -170,12 +157,12 @@ def test_numpy_calls_fall_back(spec):
 def test_plans_fall_back_and_rebind_every_array(spec):
     expected = references(spec)
     refuse_once(spec)
-    first = upload(host_inputs(spec, SEEDS[0]))
+    first = upload(*host_inputs(spec, SEEDS[0]))
     with plan_class(spec)(*first, **keywords(spec)) as plan:
         assert isinstance(plan._launcher, _launch.OneShotLaunch)
         results = [plan.run().numpy().tobytes()]  # launches the refused executor
         for seed in SEEDS[1:]:  # by position: the inputs, then out
-            arrays = [*upload(host_inputs(spec, seed)), aclnn_py.empty(plan.out.shape,
+            arrays = [*upload(*host_inputs(spec, seed)), aclnn_py.empty(plan.out.shape,
                                                                        plan.out.dtype)]
             results.append(plan.run(*arrays).numpy().tobytes())
             assert plan.out is arrays[-1]
@@ -188,9 +175,9 @@ def test_a_plan_whose_first_run_rebinds_drops_the_refused_executor():
     spec = SPECS["smooth_l1_loss_backward"]
     expected = references(spec)
     refuse_once(spec)
-    plan = plan_class(spec)(*upload(host_inputs(spec, 5)), **keywords(spec))
+    plan = plan_class(spec)(*upload(*host_inputs(spec, 5)), **keywords(spec))
     live = aclnn_py.emulator.stats()["live_executors"]
-    result = plan.run(*upload(host_inputs(spec, SEEDS[0]))).numpy()
+    result = plan.run(*upload(*host_inputs(spec, SEEDS[0]))).numpy()
     assert result.tobytes() == expected[0]
     assert aclnn_py.emulator.stats()["live_executors"] == live - 1  # destroyed, not launched
     assert calls(spec.cann + "GetWorkspaceSize") == 2
@@ -200,13 +187,13 @@ def test_a_plan_whose_first_run_rebinds_drops_the_refused_executor():
 def test_a_plan_closed_or_dropped_before_running_leaks_nothing():
     spec = SPECS["add"]
     refuse_once(spec)
-    plan = plan_class(spec)(*upload(host_inputs(spec, 1)), alpha=2.5)
+    plan = plan_class(spec)(*upload(*host_inputs(spec, 1)), alpha=2.5)
     assert aclnn_py.emulator.stats()["live_executors"] == 1
     plan.close()
     plan.close()
     assert aclnn_py.emulator.stats()["live_executors"] == 0
     aclnn_py.emulator.inject_fault(SET_REPEATABLE, INNER, nth=1)
-    plan = plan_class(spec)(*upload(host_inputs(spec, 1)), alpha=2.5)
+    plan = plan_class(spec)(*upload(*host_inputs(spec, 1)), alpha=2.5)
     del plan  # the autouse fixture checks that nothing is left
 
 
@@ -215,14 +202,14 @@ def test_a_failed_phase_2_consumes_the_executor_and_leaks_nothing(spec):
     expected = references(spec)
     refuse_once(spec)
     aclnn_py.emulator.inject_fault(spec.cann, INNER, nth=2)  # the second launch fails
-    device = upload(host_inputs(spec, SEEDS[0]))
+    device = upload(*host_inputs(spec, SEEDS[0]))
     assert call(spec, device).numpy().tobytes() == expected[0]
     with pytest.raises(AclError) as raised:
         call(spec, device)
     assert (raised.value.api, raised.value.status) == (spec.cann, INNER)
     del raised
     failed_deletes = _lowlevel.host().aclpyHandlesFailedDeletes()
-    assert settle()["live_executors"] == 0
+    assert settle(LIVE)["live_executors"] == 0
     # never destroyed by us once phase 2 had it: no destroy failed on a freed executor
     assert _lowlevel.host().aclpyHandlesFailedDeletes() == failed_deletes
     assert call(spec, device).numpy().tobytes() == expected[0]  # a new entry works
@@ -232,7 +219,7 @@ def test_a_failed_plan_run_leaves_the_plan_usable():
     spec = SPECS["mse_loss_backward"]
     expected = references(spec)
     refuse_once(spec)
-    with plan_class(spec)(*upload(host_inputs(spec, SEEDS[1])), **keywords(spec)) as plan:
+    with plan_class(spec)(*upload(*host_inputs(spec, SEEDS[1])), **keywords(spec)) as plan:
         aclnn_py.emulator.inject_fault(spec.cann, FAILED, nth=1)
         with pytest.raises(AclError, match=spec.cann):
             plan.run()
@@ -253,14 +240,14 @@ def test_an_interrupted_launch_leaks_nothing_and_destroys_nothing_twice(monkeypa
         raise KeyboardInterrupt
 
     refuse_once(spec)
-    device = upload(host_inputs(spec, SEEDS[0]))
+    device = upload(*host_inputs(spec, SEEDS[0]))
     out = aclnn_py.empty((2, 6), np.float32)
     failed_deletes = _lowlevel.host().aclpyHandlesFailedDeletes()
     monkeypatch.setattr(_handles.Executor, "launch_once", interrupted)
     with pytest.raises(KeyboardInterrupt):
         getattr(aclnn_py, spec.function)(*device, **keywords(spec), out=out)
     monkeypatch.undo()
-    assert settle()["live_executors"] == 0
+    assert settle(LIVE)["live_executors"] == 0
     assert _lowlevel.host().aclpyHandlesFailedDeletes() == failed_deletes
     if when == "after phase 2":  # the work was queued and held: it ran
         assert out.numpy().tobytes() == expected[0]
@@ -271,7 +258,7 @@ def test_an_interrupted_launch_leaks_nothing_and_destroys_nothing_twice(monkeypa
 def test_a_freed_array_is_refused_before_phase_1():
     spec = SPECS["mse_loss"]
     refuse_once(spec)
-    device = upload(host_inputs(spec, 3))
+    device = upload(*host_inputs(spec, 3))
     call(spec, device).synchronize()
     device[1].free()
     with pytest.raises(ValueError, match="^y is a DeviceArray that was freed$"):
@@ -285,12 +272,12 @@ def test_the_missing_repeatable_api_falls_back_without_asking(monkeypatch):
     expected = references(spec)
     monkeypatch.setattr(_nnopbase, "_repeatable_api_missing", _lowlevel.REPEATABLE_API)
     arm_counters(*_lowlevel.REPEATABLE_API, spec.cann + "GetWorkspaceSize")
-    first = upload(host_inputs(spec, SEEDS[0]))
+    first = upload(*host_inputs(spec, SEEDS[0]))
     with plan_class(spec)(*first, **keywords(spec)) as plan:
         assert plan.workspace_size == 0  # no phase 1 before the first run
         assert calls(spec.cann + "GetWorkspaceSize") == 0
         assert plan.run().numpy().tobytes() == expected[0]
-    results = [call(spec, upload(host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
+    results = [call(spec, upload(*host_inputs(spec, seed))).numpy().tobytes() for seed in SEEDS]
     assert results == expected
     assert [calls(api) for api in _lowlevel.REPEATABLE_API] == [0, 0, 0, 0]
     assert calls(spec.cann + "GetWorkspaceSize") == 1 + len(SEEDS)

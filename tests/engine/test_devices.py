@@ -7,18 +7,18 @@ the calls run in subprocesses."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 
 import numpy as np
 import pytest
 from conftest import run_python
+from helpers import import_paths
 
 import aclnn_py
 from aclnn_py.engine import devices as _devices
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
+TESTS = import_paths()  # sys.path of the subprocesses
 
 # Broadcast patterns by operator arity; the leading axis of the broadcast shape is the cut one.
 SHAPES = {
@@ -39,7 +39,7 @@ SHAPES = {
 _COMPARE = """
 import json, sys
 import numpy as np
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {tests!r}
 import aclnn_py
 from aclnn_py.ops.specs import SPECS
 from test_devices import SHAPES
@@ -241,7 +241,7 @@ _FAILURES = """
 import json, sys, threading
 import numpy as np
 import aclnn_py
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {tests!r}
 from conftest import live_resources
 api = "aclnnMseLossBackwardGetWorkspaceSize"
 found = {{}}

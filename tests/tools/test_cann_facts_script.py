@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "cann_facts.py"
 DATA = ROOT / "aclnn_py" / "data" / "operators.json"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -12,6 +12,7 @@ import tempfile
 import numpy as np
 import pytest
 from conftest import run_python
+from helpers import import_paths
 from test_operator_table import CASE_IDS, CASES, _call
 from tolerances import DTYPES, tolerance
 
@@ -46,7 +47,7 @@ PATTERN_NAMES = [*CHUNK_PATTERNS, "zero_stride"]
 _CHUNKED = """
 import json, sys
 import numpy as np
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {tests!r}
 import aclnn_py
 from aclnn_py.engine import chunked as _chunked
 from aclnn_py.runtime.arrays import host_layout
@@ -85,10 +86,9 @@ print(json.dumps(counts))
 @pytest.mark.emulator_only
 @pytest.mark.parametrize("function", list(SPECS))
 def test_every_operator_matches_the_unchunked_call(function):
-    tests = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "chunked.npz")
-        done = run_python(_CHUNKED.format(tests=tests, function=function, path=path),
+        done = run_python(_CHUNKED.format(tests=import_paths(), function=function, path=path),
                           {"ACLNN_PY_CHUNK_BYTES": "4096"}, timeout=300)
         assert done.returncode == 0, done.stderr
         counts = json.loads(done.stdout.strip().splitlines()[-1])

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import run_python
+from helpers import import_paths
 from tolerances import tolerance
 
 import aclnn_py
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
+TESTS = import_paths()  # sys.path of the subprocesses
 
 SMALL = (64, 33)  # chunks of a few rows under ACLNN_PY_CHUNK_BYTES=4096
 LARGE = (1024, 1024)  # 4 MiB a float32 array: an add needs 12 MiB of device memory
@@ -84,7 +85,7 @@ def numpy_reference(function: str, inputs: list[np.ndarray]) -> np.ndarray:
 _RUN = """
 import json, sys
 import numpy as np
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {tests!r}
 import aclnn_py
 from aclnn_py.engine import chunked as _chunked
 from test_overlap import CASES, overlap_case

@@ -16,8 +16,9 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ray_npus.py"
+EXAMPLE = ROOT / "examples" / "ray_npus.py"
 NOSET = "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES"
 
 pytestmark = [

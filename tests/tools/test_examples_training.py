@@ -6,12 +6,12 @@ import importlib.util
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "training_step.py"
+EXAMPLE = ROOT / "examples" / "training_step.py"
 
 
 @pytest.mark.emulator_only

@@ -18,6 +18,7 @@ import threading
 import numpy as np
 import pytest
 from conftest import run_python
+from helpers import in_thread, up
 
 import aclnn_py
 from aclnn_py._c import lowlevel as _lowlevel  # noqa: F401 (the skip condition)
@@ -26,10 +27,7 @@ from aclnn_py.runtime import process as _runtime  # noqa: F401
 from aclnn_py.runtime import streams as _streams
 
 PAUSE = 0.5  # how long the launching thread waits at its line for the other thread
-
-
-def up(value: float, shape=(1024,)) -> aclnn_py.DeviceArray:
-    return aclnn_py.to_device(np.full(shape, value, np.float32))
+N = (1024,)  # the arrays' shape
 
 
 def _line_of(function, text: str) -> int:
@@ -75,12 +73,6 @@ class _PausedAt:
         assert not self.thread.is_alive()
 
 
-def _in_thread(action) -> threading.Thread:
-    thread = threading.Thread(target=action, daemon=True)
-    thread.start()
-    return thread
-
-
 LAUNCH_LINE = "self._launch(self._workspace_pointer"
 
 
@@ -99,14 +91,14 @@ def test_closing_a_plan_never_destroys_the_executor_of_a_run_being_queued():
     a run that already passed the retire check must be waited for by that synchronisation
     (``RepeatableLaunch._bind_and_launch``: "a retired launch is refused here or waited
     for by the retiring synchronisation")."""
-    x0, x1, y = up(0.0), up(3.0), up(5.0, (1,))
+    x0, x1, y = up(0.0, N), up(3.0, N), up(5.0, (1,))
     stream = aclnn_py.Stream()
     plan = aclnn_py.MseLossPlan(x0, y, "none", stream=stream)
     plan.run().synchronize()
     run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
                     lambda: plan.run(x=x1))
     assert run.entered.wait(5)
-    closer = _in_thread(plan.close)
+    closer, _ = in_thread(plan.close)
     closer.join(PAUSE)  # the run is inside its launch: close() must wait for it
     run.release()
     closer.join(10)
@@ -122,15 +114,15 @@ def test_freeing_an_input_never_lets_a_launch_being_queued_read_reused_memory():
     ("a launch racing this free in another thread is either refused or waited for").
     Here the pool hands the block to new arrays and the launch silently computes with
     their contents."""
-    x, y = up(2.0), up(1.0)
+    x, y = up(2.0, N), up(1.0, N)
     stream = aclnn_py.Stream()
     aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()  # cached: no phase 1 below
     run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
                     lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
     assert run.entered.wait(5)
-    freer = _in_thread(x.free)
+    freer, _ = in_thread(x.free)
     freer.join(PAUSE)
-    reused = [up(-1.0) for _ in range(3)] if not freer.is_alive() else []
+    reused = [up(-1.0, N) for _ in range(3)] if not freer.is_alive() else []
     run.release()
     freer.join(10)
     if "error" in run.box:  # refusing the launch is allowed
@@ -145,7 +137,7 @@ def test_freeing_an_input_never_lets_a_launch_being_queued_read_reused_memory():
 def test_freeing_a_plans_output_never_lets_a_run_being_queued_write_into_another_array():
     """As above with the output: a run rebinding ``out`` to an array another thread frees
     writes, on the new code, into whichever array the pool hands that block to next."""
-    x, y = up(2.0), up(1.0)
+    x, y = up(2.0, N), up(1.0, N)
     stream = aclnn_py.Stream()
     plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
     plan.run().synchronize()
@@ -153,9 +145,9 @@ def test_freeing_a_plans_output_never_lets_a_run_being_queued_write_into_another
     run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
                     lambda: plan.run(out=out))
     assert run.entered.wait(5)
-    freer = _in_thread(out.free)
+    freer, _ = in_thread(out.free)
     freer.join(PAUSE)
-    bystanders = [up(7.0) for _ in range(3)] if not freer.is_alive() else []
+    bystanders = [up(7.0, N) for _ in range(3)] if not freer.is_alive() else []
     run.release()
     freer.join(10)
     assert "error" not in run.box or isinstance(run.box["error"], ValueError), run.box
@@ -173,16 +165,16 @@ def test_moving_an_array_to_another_stream_waits_for_a_launch_being_queued_on_th
     which must include work being queued right then. On the new code the write on the
     second stream is ordered before the read on the first, and the first call computes
     with the overwritten input."""
-    x, y = up(2.0), up(1.0)
+    x, y = up(2.0, N), up(1.0, N)
     first, second = aclnn_py.Stream(), aclnn_py.Stream()
     aclnn_py.mse_loss(x, y, "none", stream=first).synchronize()  # cached on `first`
     run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
                     lambda: aclnn_py.mse_loss(x, y, "none", stream=first))
     assert run.entered.wait(5)
-    ten = up(10.0)
+    ten = up(10.0, N)
     # Writes x on `second` (mse_loss(10, 1) == 81): waits for `first`'s work on x first.
-    writer = _in_thread(lambda: aclnn_py.mse_loss(ten, y, "none", out=x, stream=second)
-                        .synchronize())
+    writer, _ = in_thread(lambda: aclnn_py.mse_loss(ten, y, "none", out=x, stream=second)
+                          .synchronize())
     writer.join(PAUSE)
     run.release()
     writer.join(10)

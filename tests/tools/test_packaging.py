@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 # Build output and local state that a source distribution never comes from.
 IGNORED = shutil.ignore_patterns(".git", ".venv", ".ci-venv", ".ci-wheel-venv", ".ci-dist",
                                  "build", "dist", "*.egg-info",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import ROOT
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "quickstart.ipynb"
+NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 
 
 def test_the_quickstart_notebook_runs(tmp_path, monkeypatch):

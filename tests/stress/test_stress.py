@@ -7,11 +7,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-STRESS = Path(__file__).resolve().parent.parent / "benchmarks" / "stress.py"
+STRESS = ROOT / "benchmarks" / "stress.py"
 SECONDS = float(os.environ.get("ACLNN_PY_STRESS_SECONDS", "15"))
 
 

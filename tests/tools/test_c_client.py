@@ -12,10 +12,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import TESTS
 
 import aclnn_py
 
-C_CLIENT = Path(__file__).parent / "c_client"
+C_CLIENT = TESTS / "c_client"
 
 # The documented sample: gradOutput = self = [[0, 1], [2, 3]], target = 1, reduction mean:
 # out = gradOutput * (self - target) * 2 / 4.

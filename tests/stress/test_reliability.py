@@ -13,16 +13,13 @@ import weakref
 import numpy as np
 import pytest
 from conftest import live_resources, run_python
+from helpers import in_thread, up
 
 import aclnn_py
 from aclnn_py import AclError
 from aclnn_py.runtime import streams as _streams
 
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
-
-
-def up(value: float, shape=(4096,)) -> aclnn_py.DeviceArray:
-    return aclnn_py.to_device(np.full(shape, value, np.float32))
 
 
 # ---- 1. a plan dropped without close() -------------------------------------------------
@@ -398,26 +395,12 @@ def _paused_queue(stream: aclnn_py.Stream):
     return entered, go
 
 
-def _in_thread(action) -> tuple[threading.Thread, dict]:
-    box: dict = {}
-
-    def run() -> None:
-        try:
-            box["result"] = action()
-        except Exception as error:  # reported through the box, without its traceback
-            box["error"] = type(error)(str(error))
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread, box
-
-
 def test_a_launch_racing_the_close_of_its_stream_is_refused():
     x = up(2.0, (8,))
     stream = aclnn_py.Stream()
     aclnn_py.mse_loss(x, x, "none", stream=stream).synchronize()  # cached on `stream`
     entered, go = _paused_queue(stream)
-    thread, box = _in_thread(lambda: aclnn_py.mse_loss(x, 0.5, "none", stream=stream))
+    thread, box = in_thread(lambda: aclnn_py.mse_loss(x, 0.5, "none", stream=stream))
     assert entered.wait(5)
     stream.close()  # the launch has passed every earlier check
     go.set()
@@ -431,7 +414,7 @@ def test_an_array_freed_while_a_launch_on_it_is_being_queued_is_refused():
     stream = aclnn_py.Stream()
     aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()
     entered, go = _paused_queue(stream)
-    thread, box = _in_thread(lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
+    thread, box = in_thread(lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
     assert entered.wait(5)
     x.free()  # the launch passed its liveness check before this
     reused = [up(-1.0, (8,)) for _ in range(3)]
@@ -450,9 +433,9 @@ def test_closing_a_plan_while_another_thread_runs_it_never_frees_what_the_run_us
     stream = aclnn_py.Stream()
     plan = aclnn_py.MseLossPlan(x0, y, "none", stream=stream)
     entered, go = _paused_queue(stream)
-    thread, box = _in_thread(lambda: plan.run(x=x1))
+    thread, box = in_thread(lambda: plan.run(x=x1))
     assert entered.wait(5)
-    closer, _ = _in_thread(plan.close)
+    closer, _ = in_thread(plan.close)
     closer.join(0.3)  # close() may not finish while the run is being queued
     go.set()
     thread.join()
@@ -470,7 +453,7 @@ def test_a_plan_runs_from_any_thread():
     x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
     with aclnn_py.MseLossBackwardPlan(up(1.0, (4,)), x, up(0.0, (4,)),
                                       "none") as plan:
-        thread, box = _in_thread(lambda: plan.run().numpy())
+        thread, box = in_thread(lambda: plan.run().numpy())
         thread.join()
     assert "error" not in box, box
     np.testing.assert_array_equal(box["result"], np.arange(4, dtype=np.float32) * 2)

@@ -1,0 +1,86 @@
+"""Helpers shared by test modules in several folders (each defined here once).
+
+The folders under ``tests/`` only group the modules by the package layer they test; the
+modules form one flat import namespace as before (pyproject's ``pythonpath`` lists every
+folder, so module basenames are unique: ``tests/tools/test_suite_layout.py`` checks it).
+``conftest.py`` keeps the fixtures and the helpers that go with them (``run_python``,
+``live_resources``, ``no_device_work`` ...); ``tolerances.py`` the golden semantics.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import aclnn_py
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent  # the repository
+
+
+def import_paths() -> list[str]:
+    """``tests/`` and every folder under it that holds test modules, as the ``sys.path``
+    entries a subprocess needs to import test modules and these helpers by basename."""
+    folders = {path.parent for path in TESTS.rglob("test_*.py")}
+    return [str(TESTS)] + sorted(str(folder) for folder in folders - {TESTS})
+
+
+# ---- device arrays and the emulator's counters ------------------------------------------
+
+
+def up(value: float, shape=(4096,)) -> aclnn_py.DeviceArray:
+    """A float32 device array of ``shape`` filled with ``value``."""
+    return aclnn_py.to_device(np.full(shape, value, np.float32))
+
+
+def upload(*arrays: np.ndarray) -> list[aclnn_py.DeviceArray]:
+    """Each host array on the device."""
+    return [aclnn_py.to_device(array) for array in arrays]
+
+
+def settle(keys: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Finish queued work, drop every cache, and return the emulator's counters (only
+    those named in ``keys`` when given)."""
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+    gc.collect()
+    stats = aclnn_py.emulator.stats()
+    return stats if keys is None else {key: stats[key] for key in keys}
+
+
+def in_thread(action: Callable[[], Any]) -> tuple[threading.Thread, dict]:
+    """Run ``action`` in a started daemon thread; its result lands in the box as
+    ``"result"``, an exception as ``"error"`` (a fresh one of the same type and message,
+    without the traceback that would keep the thread's frames and their arrays alive)."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["result"] = action()
+        except Exception as error:  # reported through the box, without its traceback
+            box["error"] = type(error)(str(error))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+# ---- float64 references of MSE -----------------------------------------------------------
+
+
+def mse_backward(grad: Any, x: Any, y: Any, reduction: Any = "mean") -> np.ndarray:
+    """``aclnnMseLossBackward`` in float64: ``scale * (x - y) * grad``, ``scale`` being
+    ``2 / x.size`` for the mean (``"mean"`` or 1) and 2 otherwise."""
+    grad, x, y = (np.asarray(a, np.float64) for a in (grad, x, y))
+    scale = 2.0 / x.size if reduction in ("mean", 1) else 2.0
+    return scale * (x - y) * grad
+
+
+def mse_forward(x: Any, y: Any, reduction: str = "mean") -> np.ndarray:
+    """``aclnnMseLoss`` in float64: ``(x - y) ** 2``, as it is, its mean or its sum."""
+    squares = (np.asarray(x, np.float64) - y) ** 2
+    return {"none": squares, "mean": squares.mean(), "sum": squares.sum()}[reduction]
