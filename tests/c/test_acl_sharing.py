@@ -22,6 +22,8 @@ import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py.runtime import process as _runtime
 
+pytestmark = pytest.mark.slow
+
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 
 # A foreign ACL user: its own aclInit, device, stream and memory, through ctypes.

@@ -243,6 +243,7 @@ def test_l1_loss_refusals(s):
     assert s.phase1_status(op, deep, deep, 1, scalar_out) == PARAM_INVALID  # rank > 8
 
 
+@pytest.mark.slow
 def test_l1_loss_refuses_bfloat16_on_a_soc_without_it():
     done = run_python("""
         import numpy as np
@@ -540,6 +541,7 @@ def test_a_repeatable_add_executor_rebinds_other(s):
 # ---- determinism -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reductions_do_not_depend_on_the_thread_count():
     script = """
         import numpy as np

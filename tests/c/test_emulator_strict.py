@@ -94,6 +94,7 @@ def aligned_host(values: np.ndarray) -> np.ndarray:
 # ---- initialisation and contexts -------------------------------------------
 
 
+@pytest.mark.slow
 def test_calls_before_acl_init_fail_with_uninitialize():
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
@@ -165,6 +166,7 @@ def test_bad_and_double_frees_fail(device):
     assert status_of(ll.free, ffi.from_buffer(host)) == 107000  # host memory
 
 
+@pytest.mark.slow
 def test_device_memory_capacity_is_enforced_like_cann_oom():
     done = run_python("""
         import aclnn_py
@@ -189,6 +191,7 @@ def test_device_memory_capacity_is_enforced_like_cann_oom():
     assert lines[2:] == ["(1048576, 1048576)", "reallocated"]
 
 
+@pytest.mark.slow
 def test_device_count_is_configurable():
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
@@ -540,6 +543,7 @@ def test_recent_error_message_is_per_thread_and_cleared_on_read(device):
 # ---- SoC -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("soc, bf16", [("Ascend910B3", True), ("Ascend910_9391", True),
                                        ("Ascend950PR_9599", True), ("Ascend950DT_95A1", True),
                                        ("Ascend910_95", True), ("Ascend310P3", False),
@@ -567,6 +571,7 @@ def test_the_emulated_soc_decides_bfloat16_support(soc, bf16):
     assert lines[1] == ("accepted" if bf16 else "161002 True")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("soc", ["Ascend999", "ascend910b3", "Ascend910B9"])
 def test_an_unknown_emulated_soc_is_refused_with_the_known_names(soc):
     done = run_python("""
@@ -688,6 +693,7 @@ def test_a_launch_whose_buffer_is_freed_before_the_sync_fails_and_touches_nothin
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0
 
 
+@pytest.mark.slow
 def test_a_launch_whose_input_was_freed_and_its_address_reused_fails_at_sync():
     # No quarantine: the next aclrtMalloc of the size gets the freed address back, so only
     # the allocation id tells the new block from the one the launch was given.
@@ -792,6 +798,7 @@ def test_freed_device_addresses_are_not_handed_out_again_at_once(device):
             ll.free(p)
 
 
+@pytest.mark.slow
 def test_freed_device_memory_is_poisoned():
     done = run_python("""
         import numpy as np
@@ -810,6 +817,7 @@ def test_freed_device_memory_is_poisoned():
     assert done.stdout.split() == ["ffffffff", "True"]
 
 
+@pytest.mark.slow
 def test_quarantined_memory_counts_neither_as_used_nor_against_the_capacity():
     done = run_python("""
         import aclnn_py
@@ -833,6 +841,7 @@ def test_quarantined_memory_counts_neither_as_used_nor_against_the_capacity():
     assert lines[5] == f"5 0 0 5 {5 << 20}"
 
 
+@pytest.mark.slow
 def test_an_allocation_the_host_cannot_map_releases_the_quarantine_first():
     # Each freed GiB keeps its address range reserved; with 3 GiB of address space to
     # spare, the third allocation fits only once the oldest freed ranges are released.
@@ -891,6 +900,7 @@ def _library_paths() -> list[Path]:
             *installation.extra_ops]
 
 
+@pytest.mark.slow
 def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():
     import ctypes
 
@@ -910,6 +920,7 @@ def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():
     assert cann == set(names)
 
 
+@pytest.mark.slow
 def test_every_fault_api_fails_with_its_injected_status():
     # Arguments do not matter: an armed fault fails the call before it looks at them.
     done = run_python("""

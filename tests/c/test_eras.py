@@ -18,6 +18,8 @@ from conftest import run_python
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 LAYOUTS = aclnn_py.emulator.LAYOUTS
 REPEATABLE_API = ("aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
                   "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor")

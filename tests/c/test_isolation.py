@@ -14,6 +14,8 @@ from conftest import run_python
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 # A stand-in for a real CANN runtime: aclInit returns a value the emulator never does.
 STAND_IN = """
 int aclInit(const char *configPath) { (void)configPath; return 4242; }

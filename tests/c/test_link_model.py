@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from conftest import run_python
 
-pytestmark = pytest.mark.emulator_only
+pytestmark = [pytest.mark.emulator_only, pytest.mark.slow]
 
 SETUP = """
     import json, time

@@ -16,6 +16,8 @@ from conftest import run_python
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 
 def lib64(layout: str) -> Path:
     return Path(aclnn_py.emulator.home(layout)) / "lib64"

@@ -19,6 +19,8 @@ from tolerances import DTYPES, tolerance
 import aclnn_py
 from aclnn_py.ops.specs import SPECS
 
+pytestmark = pytest.mark.slow
+
 # Shapes by pattern (the broadcast shape's leading axis is the chunked one).
 CHUNK_PATTERNS = {
     "same": lambda n: [(64, 33)] * n,

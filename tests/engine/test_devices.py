@@ -95,6 +95,7 @@ def compare(count: int, devices, ids: list[int], env: dict[str, str] | None = No
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.emulator_only
 @pytest.mark.parametrize(("count", "devices", "ids"), [
     (2, [0, 1], [0, 1]),
@@ -113,6 +114,7 @@ def test_every_operator_and_reduction_matches_the_one_device_call(count, devices
     assert found["busy"] == []  # and the ones without rows ran none
 
 
+@pytest.mark.slow
 @pytest.mark.emulator_only
 def test_each_device_streams_its_part_in_chunks():
     found = compare(2, "all", [0, 1], {"ACLNN_PY_CHUNK_BYTES": "4096"})
@@ -152,6 +154,7 @@ print(json.dumps(found))
             assert entry["same"], entry
 
 
+@pytest.mark.slow
 @pytest.mark.emulator_only
 def test_visible_devices_are_the_ids_devices_names():
     code = """
@@ -216,6 +219,7 @@ print(json.dumps(found))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.emulator_only
 def test_refused_arguments_name_devices_and_do_no_device_work():
     done = run_python(_ERRORS, {"ACLNN_EMU_DEVICE_COUNT": "2"})
@@ -263,6 +267,7 @@ print(json.dumps(found))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.emulator_only
 def test_a_failing_device_raises_once_every_device_is_done():
     done = run_python(_FAILURES.format(tests=TESTS), {"ACLNN_EMU_DEVICE_COUNT": "2"})

@@ -367,6 +367,7 @@ def _report(done) -> dict[str, Any]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", SPECS.values(), ids=SPEC_IDS)
 def test_cached_executors_of_every_operator_fall_back(spec):
     """ACLNN_EMU_OP_CACHE=1: once the signature ran non-repeatably, phase 1 hands out
@@ -398,6 +399,7 @@ def test_cached_executors_of_every_operator_fall_back(spec):
     assert report["live"] == dict.fromkeys(LIVE, 0)
 
 
+@pytest.mark.slow
 def test_without_the_op_cache_a_non_repeatable_run_changes_nothing():
     """The control: the same sequence without ACLNN_EMU_OP_CACHE keeps repeatable executors
     (phase 1 once per cache entry)."""
@@ -414,6 +416,7 @@ def test_without_the_op_cache_a_non_repeatable_run_changes_nothing():
     assert report["cached"] == 0
 
 
+@pytest.mark.slow
 def test_every_operator_runs_on_a_cann_without_the_repeatable_api():
     """CANN 8.0.RC2: the four functions are missing from the loaded libraries. Nothing
     calls them, aclDestroyAclOpExecutor included (the host library gets NULL), results
@@ -444,6 +447,7 @@ def test_every_operator_runs_on_a_cann_without_the_repeatable_api():
             assert report[way + "_calls"] == [0, 0, 0, 0, len(SEEDS)], (name, way)
 
 
+@pytest.mark.slow
 def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
     """aclpyHandlesConfigure accepts a NULL aclDestroyAclOpExecutor: releasing an executor
     then gives it up (counted), and never calls through NULL."""
@@ -474,6 +478,7 @@ def test_without_a_destroy_function_an_unlaunched_executor_is_given_up():
 # ---- the emulator's executor cache ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_emulated_op_cache_refuses_cached_executors_and_stays_strict():
     done = run_python("""
     import numpy as np, aclnn_py
@@ -538,6 +543,7 @@ def test_the_emulated_op_cache_refuses_cached_executors_and_stays_strict():
     ]
 
 
+@pytest.mark.slow
 def test_the_op_cache_variable_is_checked_at_init():
     done = run_python("""
     import aclnn_py

@@ -497,6 +497,7 @@ def test_forward_repeats_keep_one_executor(baseline, reduction):
         free(*device, result)
 
 
+@pytest.mark.slow
 def test_a_small_capacity_keeps_the_most_recent_signatures():
     done = run_python("""
         import numpy as np, aclnn_py
@@ -520,6 +521,7 @@ def test_a_small_capacity_keeps_the_most_recent_signatures():
     assert done.stdout.splitlines() == ["2 2", "1.0", "aclnnMseLossGetWorkspaceSize"]
 
 
+@pytest.mark.slow
 def test_a_capacity_of_zero_caches_nothing():
     done = run_python("""
         import numpy as np, aclnn_py
@@ -544,6 +546,7 @@ def test_a_capacity_of_zero_caches_nothing():
         "0 0", "aclnnMseLossBackwardGetWorkspaceSize"]
 
 
+@pytest.mark.slow
 def test_a_capacity_that_is_not_a_number_is_a_value_error():
     done = run_python("""
         import numpy as np, aclnn_py

@@ -434,6 +434,7 @@ def _interrupt_at_call(number: int, filename: str) -> list[str]:
     return entered
 
 
+@pytest.mark.slow
 def test_an_interrupt_anywhere_in_the_result_cache_breaks_no_later_call(monkeypatch):
     """Each function of the cache interrupted as it starts, one call at a time, through a
     take, two give-backs (the second dropping the oldest block beyond the limit) and an

@@ -18,6 +18,8 @@ from tolerances import tolerance
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 TESTS = import_paths()  # sys.path of the subprocesses
 
 SMALL = (64, 33)  # chunks of a few rows under ACLNN_PY_CHUNK_BYTES=4096

@@ -61,6 +61,7 @@ def test_a_string_continued_over_many_lines_that_never_ends():
     _found_around('#define TEXT "say ' + line * 20_000 + "  the end\n")
 
 
+@pytest.mark.slow
 def test_comments_that_run_on_hide_what_they_hold():
     # A // comment continued by backslashes over 20,000 lines, then a /* comment that never
     # ends: everything after it is hidden.
@@ -108,6 +109,7 @@ def test_twenty_thousand_prototypes_in_one_header():
                                             ("out", "aclTensor *")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attribute", [
     '__attribute__((visibility("default")))',
     'ACL_DEPRECATED_MESSAGE("use the next version")',
@@ -272,6 +274,7 @@ def test_a_body_that_never_closes_hides_the_rest():
     assert _parameters(text, "aclnnFoo") == FOO_PARAMETERS
 
 
+@pytest.mark.slow
 def test_twenty_thousand_helper_bodies_and_deeply_nested_braces():
     count = 20_000
     helper = ("static inline int aclnnH{0:05d}(int a) {{ if (a) {{ return "

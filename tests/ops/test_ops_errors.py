@@ -102,6 +102,7 @@ def test_backward_mismatched_dtypes_name_arguments_and_dtypes(grad, x, y):
 
 # --- bfloat16 on an SoC without it --------------------------------------------------------
 
+@pytest.mark.slow
 def test_bfloat16_on_310p_is_a_type_error_naming_the_soc_and_products():
     done = run_python("""
         import json

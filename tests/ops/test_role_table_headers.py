@@ -67,6 +67,7 @@ def test_the_table_gives_each_operator_its_prototype():
         assert set(TABLE[name]["outputs"]) | set(TABLE[name]["inout"]) <= declared, name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["ops-nn", "level2", "custom"])
 def test_every_operator_reads_back_with_the_tables_roles(style):
     wrong = []

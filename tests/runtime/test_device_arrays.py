@@ -144,6 +144,7 @@ def test_free_waits_for_pending_work_and_is_idempotent():
     assert "freed" in repr(result)
 
 
+@pytest.mark.slow
 def test_arrays_on_several_devices_are_refused():
     done = run_python("""
         import numpy as np, aclnn_py

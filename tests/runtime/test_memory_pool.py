@@ -34,6 +34,7 @@ def test_memory_info_reports_used_cached_and_device_totals():
     assert aclnn_py.empty_cache() == 4096
 
 
+@pytest.mark.slow
 def test_out_of_memory_empties_the_cache_then_raises_with_the_numbers():
     done = run_python("""
         import gc, numpy as np, aclnn_py
@@ -55,6 +56,7 @@ def test_out_of_memory_empties_the_cache_then_raises_with_the_numbers():
     assert "bytes free of 1048576" in lines[2]
 
 
+@pytest.mark.slow
 def test_pool_can_be_turned_off():
     done = run_python("""
         import numpy as np, aclnn_py

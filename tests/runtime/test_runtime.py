@@ -74,6 +74,7 @@ def test_explicit_release_is_idempotent():
     tensor.destroy()
 
 
+@pytest.mark.slow
 def test_exit_tears_down_in_order_and_late_finalizers_do_nothing():
     done = run_python("""
         import numpy as np, aclnn_py
@@ -133,6 +134,7 @@ def test_threads_with_their_own_streams_and_plans():
         np.testing.assert_array_equal(results[index], np.full(1000, 2.0 * index, np.float32))
 
 
+@pytest.mark.slow
 def test_exit_with_queued_work_open_plans_and_live_arrays_is_clean():
     done = run_python("""
         import numpy as np, aclnn_py

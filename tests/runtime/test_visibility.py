@@ -14,6 +14,8 @@ from conftest import run_python
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 VISIBLE = "ASCEND_RT_VISIBLE_DEVICES"
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 

@@ -151,6 +151,7 @@ def test_an_interrupt_in_move_to_never_leaves_an_array_on_a_stream_with_its_bloc
     del mine
 
 
+@pytest.mark.slow
 def test_without_the_pool_a_synchronisation_gives_pending_blocks_back_to_cann():
     """``ACLNN_PY_POOL=0`` allocates and frees directly. A block released while queued
     work may use it is kept (marked with the stream) until that work is done; but it was

@@ -225,6 +225,7 @@ def test_an_interrupt_right_after_close_marks_the_stream_closed_leaves_nothing_u
 # ---- passing: guarantees worth keeping ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_hold_early():
     """KeyboardInterrupt injected (sys.settrace, opcode events) at each point where CPython
     can run a signal handler -- after a call returns, at function entry and backward jumps --
@@ -323,6 +324,7 @@ print(total, len(bad), bad)
 """
 
 
+@pytest.mark.slow
 def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early():
     """Threads making one-shot calls on one shared stream (results dropped: only holds keep
     the outputs) while others call Stream.synchronize and synchronize_device in a loop;

@@ -100,6 +100,7 @@ def test_a_freed_array_refused_by_run_rebinds_nothing():
 # ---- 3. garbage collection inside the pool -----------------------------------------
 
 
+@pytest.mark.slow
 def test_releases_made_during_garbage_collection_never_deadlock():
     """A collection can start at any allocation, inside the library's own bookkeeping too;
     the finalisers it runs give blocks back (played here by a gc callback freeing arrays)."""
@@ -132,6 +133,7 @@ def test_releases_made_during_garbage_collection_never_deadlock():
 # ---- 4. interrupts ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
     """SIGALRM raising KeyboardInterrupt every few hundred microseconds during mixed calls."""
     done = run_python("""
@@ -230,6 +232,7 @@ def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch
 # ---- 6. plans check placement like one-shot calls --------------------------------------
 
 
+@pytest.mark.slow
 def test_plans_refuse_an_out_or_stream_on_another_device_at_construction():
     done = run_python("""
         import numpy as np, aclnn_py
@@ -303,6 +306,7 @@ def test_one_failing_free_in_empty_cache_loses_no_other_block():
 # ---- 9. half-built objects make no noise -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_refused_constructions_print_nothing():
     done = run_python("""
         import copy, numpy as np, aclnn_py
@@ -334,6 +338,7 @@ def test_an_unhashable_reduction_gets_the_reduction_message_on_every_path():
             aclnn_py.mse_loss(*args[:2], {"mean": 1})
 
 
+@pytest.mark.slow
 def test_to_device_never_silently_returns_an_array_of_another_device():
     done = run_python("""
         import numpy as np, aclnn_py
@@ -459,6 +464,7 @@ def test_a_plan_runs_from_any_thread():
     np.testing.assert_array_equal(box["result"], np.arange(4, dtype=np.float32) * 2)
 
 
+@pytest.mark.slow
 def test_an_event_refuses_a_stream_of_another_device():
     done = run_python("""
         import aclnn_py

@@ -11,6 +11,8 @@ import sys
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 STRESS = ROOT / "benchmarks" / "stress.py"
 SECONDS = float(os.environ.get("ACLNN_PY_STRESS_SECONDS", "15"))
 

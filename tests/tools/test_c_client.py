@@ -16,6 +16,8 @@ from helpers import TESTS
 
 import aclnn_py
 
+pytestmark = pytest.mark.slow
+
 C_CLIENT = TESTS / "c_client"
 
 # The documented sample: gradOutput = self = [[0, 1], [2, 3]], target = 1, reduction mean:

@@ -336,6 +336,7 @@ def test_summary_counts_rule_disagreements(tmp_path, capsys):
     assert "aclnnR: rules out=[] inout=[]" in printed
 
 
+@pytest.mark.slow
 def test_repo_argument_needs_a_commit_outside_git(tmp_path):
     with pytest.raises(Exception, match="commit"):
         facts.parse_repo(f"ops-x={tmp_path}")

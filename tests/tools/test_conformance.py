@@ -85,6 +85,7 @@ def assert_all_pass(report: dict, layout: str | None) -> None:
     assert report["ok"] is True
 
 
+@pytest.mark.slow
 def test_the_command_passes_on_the_emulator(tmp_path):
     done, report = conformance_command(tmp_path, {"ACLNN_PY_BACKEND": "emulator"})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -97,6 +98,7 @@ def test_the_command_passes_on_the_emulator(tmp_path):
     assert refusal["figures"]["refused"] is True  # the emulated cache refused with 561000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", aclnn_py.emulator.LAYOUTS)
 def test_the_command_passes_on_each_release_tree(tmp_path, layout):
     """Each tree as a CANN install, with three devices so that the visibility check also
@@ -114,12 +116,14 @@ def test_the_command_passes_on_each_release_tree(tmp_path, layout):
     assert ordinary == (0 if layout == "8.5" else conformance.INVALID_PARAM)
 
 
+@pytest.mark.slow
 def test_json_goes_to_stdout_with_json(tmp_path):
     done, report = conformance_command(tmp_path, {"ACLNN_PY_BACKEND": "emulator"}, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == report
 
 
+@pytest.mark.slow
 def test_a_backend_that_cannot_load_exits_1_and_points_to_the_doctor(tmp_path):
     done, report = conformance_command(tmp_path, {"ACLNN_PY_BACKEND": "cann",
                                                   "ACLNN_PY_CANN_HOME": str(tmp_path / "none")})
@@ -128,6 +132,7 @@ def test_a_backend_that_cannot_load_exits_1_and_points_to_the_doctor(tmp_path):
     assert "python -m aclnn_py" in done.stderr
 
 
+@pytest.mark.slow
 def test_output_needs_conformance(tmp_path):
     done = subprocess.run([sys.executable, "-m", "aclnn_py", "--output", "x.json"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
@@ -162,6 +167,7 @@ def test_an_injected_refusal_fails_the_repeatable_check():
     assert report["ok"] is False and report["summary"]["failed"] == 1
 
 
+@pytest.mark.slow
 def test_a_wrong_expected_code_fails_a_subprocess_check(monkeypatch):
     monkeypatch.setattr(conformance, "REPEAT_INITIALIZE", 0)
     report = conformance.run(checks=["acl_init_counting"], cases=False)
@@ -172,6 +178,7 @@ def test_a_wrong_expected_code_fails_a_subprocess_check(monkeypatch):
     assert check["figures"]["second_init"] == aclnn_py._c.lowlevel.ACL_ERROR_REPEAT_INITIALIZE
 
 
+@pytest.mark.slow
 def test_a_probe_that_cannot_run_fails_its_check(monkeypatch):
     monkeypatch.setattr(conformance, "PROBE_TIMEOUT", 1e-3)
     report = conformance.run(checks=["memcpy_async_host_memory"], cases=False)

@@ -33,6 +33,7 @@ def doctor(*arguments: str, env: dict[str, str] | None = None, home: Path
                           cwd=home, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_doctor_json_on_the_emulator(tmp_path):
     done = doctor("--json", "--backend", "emulator", home=tmp_path,
                   env={"ACLNN_EMU_SOC": "Ascend310P3", "LD_LIBRARY_PATH": "/opt/nothing"})
@@ -67,6 +68,7 @@ def test_doctor_json_on_the_emulator(tmp_path):
         "default", "default", "default ($HOME)", "default ($HOME)"]
 
 
+@pytest.mark.slow
 def test_doctor_text_names_the_cann_tree_it_used(tmp_path):
     """Through the cann backend on the emulator's 8.3 tree: the reason names the variable,
     and the text says the libraries are the emulator's."""
@@ -86,6 +88,7 @@ def test_doctor_text_names_the_cann_tree_it_used(tmp_path):
     assert text.rstrip().endswith("result: OK")
 
 
+@pytest.mark.slow
 def test_doctor_exits_non_zero_when_the_requested_backend_cannot_work(tmp_path):
     done = doctor("--backend", "cann", home=tmp_path)
     assert done.returncode == 1
@@ -98,6 +101,7 @@ def test_doctor_exits_non_zero_when_the_requested_backend_cannot_work(tmp_path):
     assert found["error"].startswith("LibraryNotFoundError")
 
 
+@pytest.mark.slow
 def test_doctor_reports_a_named_location_that_does_not_load(tmp_path):
     bogus = tmp_path / "opt" / "bogus" / "cann"
     done = doctor(home=tmp_path, env={"ASCEND_TOOLKIT_HOME": str(bogus)})
@@ -224,6 +228,7 @@ USERS_PROCESS = """
 """
 
 
+@pytest.mark.slow
 def test_the_warning_reaches_a_users_process_once_at_the_users_line(tmp_path):
     """No location named, but the default Ascend folder (here: $HOME) exists."""
     done = run_python(USERS_PROCESS, home=str(tmp_path))
@@ -238,6 +243,7 @@ def test_the_warning_reaches_a_users_process_once_at_the_users_line(tmp_path):
 # ---- importing the unbuilt source tree ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_importing_the_unbuilt_source_tree_says_what_to_do(tmp_path):
     """As after a non-editable install, run from the repository root: the source tree's
     aclnn_py (no _ffi.py, no libraries) comes first on sys.path. ``-S`` keeps out this

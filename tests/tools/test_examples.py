@@ -8,6 +8,8 @@ import sys
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = ROOT / "examples"
 
 

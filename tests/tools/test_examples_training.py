@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 EXAMPLE = ROOT / "examples" / "training_step.py"
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 
 

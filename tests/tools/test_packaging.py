@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 # Build output and local state that a source distribution never comes from.
 IGNORED = shutil.ignore_patterns(".git", ".venv", ".ci-venv", ".ci-wheel-venv", ".ci-dist",
                                  "build", "dist", "*.egg-info",

@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 import aclnn_py
 from aclnn_py._c import loader as _loader
+
+pytestmark = pytest.mark.slow
 
 SUITE = '''
 import os

@@ -25,6 +25,7 @@ pytestmark = [
     pytest.mark.emulator_only,
     pytest.mark.skipif(find_spec("ray") is None,
                        reason='Ray is not installed: pip install "aclnn_py[ray]"'),
+    pytest.mark.slow,
 ]
 
 

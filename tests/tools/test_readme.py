@@ -8,6 +8,8 @@ import pytest
 from conftest import run_python
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 README = ROOT / "README.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
 

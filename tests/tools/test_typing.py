@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 api = pytest.importorskip("mypy.api", reason="mypy is not installed (pip install mypy)")
 
 USER_SCRIPT = textwrap.dedent('''
