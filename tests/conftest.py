@@ -87,6 +87,17 @@ class LowLevelResources:
 
 
 @pytest.fixture(scope="module", autouse=True)
+def _freeze_what_outlives_each_module():
+    """After each module and its leak check (this fixture is set up first, so torn down
+    last), whatever is still alive -- test modules, caches, PyTorch once imported -- moves
+    to the collector's permanent generation (``gc.freeze``): the many ``gc.collect()`` calls
+    of later tests and leak checks scan only what those tests make, not the whole heap."""
+    yield
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture(scope="module", autouse=True)
 def no_leaks_per_module():
     """After every test module, once the work its streams still hold has run, the emulator
     holds no device memory, tensors or executors. (A block released while its stream may
