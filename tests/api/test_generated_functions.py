@@ -6,15 +6,16 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
-from pathlib import Path
+
+import pytest
+from helpers import ROOT
 
 import aclnn_py
 from aclnn_py.ops.docs import DOCS
 from aclnn_py.ops.specs import SPECS
 
-ROOT = Path(__file__).resolve().parent.parent
 
-
+@pytest.mark.slow
 def test_the_functions_module_is_what_the_table_gives():
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "generate_functions.py"),
                            "--check"], capture_output=True, text=True, timeout=120)

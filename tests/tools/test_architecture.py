@@ -10,8 +10,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "aclnn_py"
+PACKAGE = ROOT / "aclnn_py"
 
 # Lowest first. A module may import its own layer and the layers below it.
 LAYERS = ("_c", "ops", "runtime", "engine", "public", "tools")

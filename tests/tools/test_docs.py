@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_python
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -48,6 +48,7 @@ def test_the_docs_have_pages_and_python_snippets():
     assert len(CASES) >= 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "snippet"), [marked(p, s) for p, s in CASES], ids=IDS)
 def test_a_docs_snippet_runs_as_written(page, snippet):
     done = run_python(snippet)
