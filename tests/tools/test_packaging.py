@@ -76,7 +76,7 @@ def test_the_sdist_holds_what_a_build_needs(sdist):
             "MANIFEST.in", "examples/quickstart.py", "tests/conftest.py",
             "tests/c_client/linked_sample.c", "tests/c_client/mse_loss_backward_sample.c",
             "aclnn_py/doctor.py", "aclnn_py/testing.py", "docs/index.md",
-            "tests/test_docs.py"} <= names
+            "tests/tools/test_docs.py"} <= names
     assert not any(name.startswith(("aclnn_py/_emulator", "aclnn_py/_native"))
                    or name == "aclnn_py/_c/_ffi.py" for name in names)
 
