@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 import aclnn_py
 from aclnn_py._c import loader as _loader
 from aclnn_py._c import lowlevel as _lowlevel
 from aclnn_py.ops.specs import SPECS
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = json.loads((ROOT / "aclnn_py" / "data" / "emulator_ops.json").read_text(encoding="utf-8"))
 OPERATORS = {entry["name"]: entry for entry in DATA["operators"]}
 REPEATABLE = tuple(DATA["repeatable_executor_api"])
@@ -68,6 +68,7 @@ def test_headers_declare_both_phases_of_every_operator():
         assert f"aclnn{name}GetWorkspaceSize(" in first and f"aclnn{name}(" in second
 
 
+@pytest.mark.slow
 @needs_nm
 @pytest.mark.parametrize("layout", list(build.LAYOUTS))
 def test_each_operator_library_exports_exactly_the_data_file_s_operators(layout):
@@ -114,6 +115,7 @@ def test_a_template_value_left_out_is_named():
         build.fill("set_env.sh")
 
 
+@pytest.mark.slow
 def test_the_build_runs_on_its_own(tmp_path):
     out = tmp_path / "trees"
     done = subprocess.run([sys.executable, str(ROOT / "emulator" / "build.py")],
