@@ -4,10 +4,15 @@ Libraries are found and loaded lazily on first use; importing aclnn_py never
 needs CANN. Without a CANN install, and with no CANN location named in the
 environment, the bundled host emulator runs instead (see :mod:`aclnn_py.emulator`);
 a named location that does not load is an error at the first call.
+
+``aclnn_py.testing`` and ``aclnn_py.doctor``, and what comes from the header
+catalog (``Parameter``, ``Signature``, ``register_roles``, ``unregister_roles``), are
+imported on first use, so that importing aclnn_py stays cheap.
 """
 
 import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
 try:
     importlib.import_module(f"{__name__}._c._ffi")  # written at install time (setup.py)
@@ -27,7 +32,7 @@ except ModuleNotFoundError as _error:
     ) from None
 
 from . import emulator
-from ._call import call, operators, register_roles, signature, unregister_roles
+from ._call import call, operators, signature
 from ._functions import (
     AddPlan,
     L1LossBackwardPlan,
@@ -52,7 +57,6 @@ from .errors import (
     OutOfMemoryError,
     UnavailableError,
 )
-from .ops.catalog import Parameter, Signature
 from .ops.specs import Reduction
 from .runtime.arrays import DeviceArray, empty, to_device
 from .runtime.info import DeviceIds, RuntimeInfo, runtime_info
@@ -60,6 +64,29 @@ from .runtime.memory import MemoryInfo, empty_cache, memory_info
 from .runtime.streams import Event, Stream, synchronize
 
 logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
+
+# Attribute -> the module that has it (None: the attribute is that submodule).
+_LAZY = {"doctor": None, "testing": None, "Parameter": "ops.catalog",
+         "Signature": "ops.catalog", "register_roles": "ops.catalog",
+         "unregister_roles": "ops.catalog"}
+
+if TYPE_CHECKING:
+    from . import doctor as doctor
+    from . import testing as testing
+    from .ops.catalog import Parameter, Signature, register_roles, unregister_roles
+else:
+    def __getattr__(name: str) -> Any:
+        """The attributes of ``_LAZY``, imported when first named, then kept."""
+        if name not in _LAZY:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        source = _LAZY[name]
+        module = importlib.import_module(f"{__name__}.{source or name}")
+        found = module if source is None else getattr(module, name)
+        globals()[name] = found
+        return found
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})
 
 __all__ = [
     "AclError",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,12 +23,13 @@ from . import _caches
 from .engine import launch_cache, numpy_path
 from .engine.dispatch import fast_call, unstaged
 from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
-from .ops import catalog
-from .ops import headers as _headers
 from .ops.dtypes import acl_dtype, all_dtypes
 from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
 from .runtime.arrays import DeviceArray, empty, to_device
 from .runtime.streams import Stream
+
+if TYPE_CHECKING:  # imported where used: importing aclnn_py reads no headers
+    from .ops import catalog
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -67,6 +68,8 @@ def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
 
 def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
+    from .ops import headers as _headers
+
     c_type, name = _headers.bare(parameter.c_type), parameter.name
     where = f"{operator}: {name} ({c_type})"
     if value is None:
@@ -150,6 +153,9 @@ def _outputs(signature: catalog.Signature, out: Any) -> tuple[list[catalog.Param
                                                             tuple[Any, ...] | None]:
     """The output parameters and what is given for each (None when out= is not given): an
     array, or for a tensor list the sequence of its arrays."""
+    from .ops import catalog
+    from .ops import headers as _headers
+
     given = None if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if signature.roles_known:
         outputs = [p for p in signature.parameters if p.role == "output"]
@@ -186,6 +192,8 @@ def _unknown_roles(signature: catalog.Signature) -> str:
 def _fast_converter(parameter: catalog.Parameter) -> Any:
     """For the per-call path: a function giving an attribute's C value exactly as
     :func:`convert_attribute` does, for the common spellings only (None otherwise)."""
+    from .ops import headers as _headers
+
     c_type = _headers.bare(parameter.c_type)
     if c_type in _INTEGERS:
         low, high = _INTEGERS[c_type]
@@ -220,8 +228,7 @@ _specs: dict[tuple[Any, ...], OperatorSpec] = {}
 # before with every tensor given: (spec, positions of the tensors, of the attributes).
 _fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
 _MAX_SPECS = 1024  # each table is cleared when it reaches this many entries
-catalog.on_forget(_fast.clear)
-catalog.on_forget(_specs.clear)
+_forgetting = False  # whether the catalog's forget() clears _specs and _fast yet
 _caches.register("call specs", holds="the operator spec of each call shape of call()",
                  bound=f"{_MAX_SPECS} shapes, then cleared", size=lambda: len(_specs),
                  empty=_caches.emptied(_specs.clear))
@@ -238,6 +245,13 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     ``present`` as inputs, ``outputs`` as outputs, the tensors ``left_out`` passed as NULL
     and each tensor list of ``lists`` (parameter, number of arrays) made of its arrays
     ``<parameter>[<i>]``."""
+    global _forgetting
+    if not _forgetting:
+        from .ops import catalog
+
+        catalog.on_forget(_fast.clear)
+        catalog.on_forget(_specs.clear)
+        _forgetting = True
     key = (signature, present, outputs, lists)
     found = _specs.get(key)
     if found is not None:
@@ -269,15 +283,13 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     return found
 
 
-register_roles = catalog.register_roles
-unregister_roles = catalog.unregister_roles
-
-
 def operators(*, callable: bool = False) -> list[str]:
     """Sorted names of every aclnn operator of the loaded CANN and of its custom operator
     packages (``"aclnnAdd"``, ...), as their headers declare them; with ``callable=True``,
     only those whose library is here (for CANN's own, a loaded operator library exports
     the operator; for a custom package's, its library is there)."""
+    from .ops import catalog
+
     return catalog.operators(callable=callable)
 
 
@@ -287,6 +299,8 @@ def signature(name: str) -> catalog.Signature:
     use, None when no library here provides it) and ``.callable``; ``str()`` gives the
     prototype and where it was found. Only the header is read: nothing is loaded or
     bound (``call`` does that). ValueError, with close names, for an unknown operator."""
+    from .ops import catalog
+
     return catalog.signature(_checked_name(name))
 
 
@@ -340,6 +354,9 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                                tuple(args[i] for i in attributes), None, stream)
             if result is not None:
                 return result
+    from .ops import catalog
+    from .ops import headers as _headers
+
     signature = catalog.signature(_checked_name(name))
     library = catalog.bind(signature)
     outputs, given = _outputs(signature, out)
@@ -481,6 +498,9 @@ def _flat_outputs(operator: str, outputs: list[catalog.Parameter], given: tuple[
                   lists: dict[str, int]) -> tuple[tuple[str, ...], list[Any] | None]:
     """The output arrays' names and the arrays given (None when out= is not), a tensor list's
     arrays one by one as ``<parameter>[<i>]`` (their number recorded in ``lists``)."""
+    from .ops import catalog
+    from .ops import headers as _headers
+
     if given is None:
         for p in outputs:
             if _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:

@@ -13,6 +13,8 @@ Usage::
     python benchmarks/bench.py --headers    # reading pathological headers at 40 KB and 1 MB
     python benchmarks/bench.py --catalog    # first operators() and signature() over 1000 headers
     python benchmarks/bench.py --unsynced   # 1000 calls never synchronised: memory and time
+    python benchmarks/bench.py --imports    # import aclnn_py against import numpy, fresh processes
+    python benchmarks/bench.py --scalars    # a number or numpy scalar grad against a 0-d array
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -97,6 +99,20 @@ each) added to a copy of the emulator tree; in fresh processes, the median time 
 ``import aclnn_py``, of the first ``operators()``, of a cold ``signature()`` and of
 ``operators(callable=True)``, with the quick scan of names and, as the baseline in the same
 run, with every header cleaned in full as before; both must list the same operators.
+
+Importing (``--imports`` runs it alone, ``--no-imports`` skips it): in fresh Python processes
+taking turns, the wall time of ``import numpy`` and of ``import aclnn_py`` (which imports
+numpy), medians, their difference and ratio, and whether ``import aclnn_py`` imported
+ml_dtypes (it should not: bfloat16 brings it in when asked for). The children write their
+bytecode to a temporary cache (``PYTHONPYCACHEPREFIX``; one untimed run of each first), as
+an installed package has it, whatever ``PYTHONDONTWRITEBYTECODE`` says here.
+
+Scalars (``--scalars`` runs it alone, ``--no-scalars`` skips it): ``mse_loss_backward(grad,
+x, y)`` at 1 element, float32, with ``grad`` a 0-d array, a ``numpy.float32`` scalar, a
+Python float and a ``numpy.float64`` scalar (which, like a Python float, takes ``x``'s
+dtype): numpy ``x``, ``y`` (returning numpy) and device ``x``, ``y`` (a 0-d DeviceArray
+as the baseline; then ``synchronize()``), timed in interleaved rounds, as ratios to the
+0-d grad of the same kind; every result is checked to equal the baseline's bit for bit.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -660,6 +676,127 @@ def print_unsynced(row: dict[str, Any]) -> None:
         print(f"  {name:<16} {fmt_time(row['ns_per_call'][name]):>10} per call, peak "
               f"{row['peak_used_bytes'][name] / 2**20:7.1f} MiB in use")
     print(f"  unsynchronised / synchronised per call: {row['ratio']:.2f}x")
+
+
+# ---- import time, fresh processes ----------------------------------------------------------
+
+IMPORT_CHILD = """
+import sys, time
+started = time.perf_counter()
+import {module}
+elapsed = time.perf_counter() - started
+print(elapsed, int("ml_dtypes" in sys.modules))
+"""
+
+
+def run_imports(aclnn_py: Any, quick: bool) -> dict[str, Any]:
+    """Median wall time of ``import numpy`` and of ``import aclnn_py`` in fresh processes
+    taking turns (bytecode cached in a temporary folder, one untimed run of each first),
+    and whether importing aclnn_py imported ml_dtypes."""
+    rounds = 7 if quick else 21
+    modules = ("numpy", "aclnn_py")
+    times: dict[str, list[float]] = {module: [] for module in modules}
+    ml_dtypes_imported = False
+    with tempfile.TemporaryDirectory(prefix="aclnn_imports_") as workdir:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(workdir) / "pycache")
+        for round_ in range(rounds + 1):
+            for module in modules:
+                done = subprocess.run([sys.executable, "-c", IMPORT_CHILD.format(module=module)],
+                                      env=env, cwd=workdir, capture_output=True, text=True,
+                                      timeout=120, check=True)
+                elapsed, ml = done.stdout.split()
+                if round_:  # the first round fills the bytecode cache
+                    times[module].append(float(elapsed))
+                if module == "aclnn_py":
+                    ml_dtypes_imported |= ml == "1"
+    medians = {module: statistics.median(values) for module, values in times.items()}
+    return {"rounds": rounds, "median_s": medians,
+            "difference_s": medians["aclnn_py"] - medians["numpy"],
+            "ratio": medians["aclnn_py"] / medians["numpy"],
+            "ml_dtypes_imported": ml_dtypes_imported,
+            "targets": {"aclnn_py_le_150ms": medians["aclnn_py"] <= 0.150,
+                        "within_100ms_of_numpy": medians["aclnn_py"] - medians["numpy"] <= 0.100,
+                        "no_ml_dtypes": not ml_dtypes_imported}}
+
+
+def print_imports(row: dict[str, Any]) -> None:
+    med = row["median_s"]
+    print(f"\nimport time, fresh processes, median of {row['rounds']} each (bytecode cached):")
+    print(f"  import numpy     {med['numpy'] * 1e3:7.1f} ms")
+    print(f"  import aclnn_py  {med['aclnn_py'] * 1e3:7.1f} ms  "
+          f"({row['difference_s'] * 1e3:+.1f} ms, {row['ratio']:.2f}x numpy); ml_dtypes imported: "
+          f"{'yes' if row['ml_dtypes_imported'] else 'no'}")
+    marks = {True: "met ", False: "MISS"}
+    targets = row["targets"]
+    print(f"  [{marks[targets['aclnn_py_le_150ms']]}] import aclnn_py <= 150 ms; "
+          f"[{marks[targets['within_100ms_of_numpy']]}] within 100 ms of import numpy; "
+          f"[{marks[targets['no_ml_dtypes']]}] no ml_dtypes")
+
+
+# ---- scalars against 0-d arrays --------------------------------------------------------------
+
+
+def run_scalars(aclnn_py: Any, quick: bool) -> dict[str, Any]:
+    """``mse_loss_backward(grad, x, y)`` at 1 element float32 with ``grad`` a 0-d array, a
+    numpy.float32 scalar, a Python float and a numpy.float64 scalar, over numpy and over
+    device ``x``, ``y``; medians per call in interleaved rounds, ratios to the 0-d array
+    grad of the same kind, and whether each result equals the baseline's bit for bit."""
+    grad, x, y = inputs(1, "float32")
+    value = float(grad)
+    mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
+    xd, yd = aclnn_py.to_device(x), aclnn_py.to_device(y)
+    grads = {"0-d array": grad, "np.float32": np.float32(value), "float": value,
+             "np.float64": np.float64(value)}
+    device_grads = {"0-d array": aclnn_py.to_device(grad), **{k: v for k, v in grads.items()
+                                                              if k != "0-d array"}}
+    modes: dict[str, Callable[[], Any]] = {}
+    same: dict[str, bool] = {}
+    for name, g in grads.items():
+        modes[f"numpy:{name}"] = lambda g=g: mse(g, x, y)
+    for name, g in device_grads.items():
+        def device_mode(g: Any = g) -> None:
+            mse(g, xd, yd)
+            sync()
+        modes[f"device:{name}"] = device_mode
+    expected = mse(grad, x, y)
+    expected_d = mse(device_grads["0-d array"], xd, yd).numpy()
+    for name, g in grads.items():
+        same[f"numpy:{name}"] = bool(np.array_equal(mse(g, x, y).view(np.uint32),
+                                                    expected.view(np.uint32)))
+    for name, g in device_grads.items():
+        same[f"device:{name}"] = bool(np.array_equal(mse(g, xd, yd).numpy().view(np.uint32),
+                                                     expected_d.view(np.uint32)))
+    timing = time_modes(modes, reps_for(1, quick), None)
+    medians = {name: timing[name]["median_ns"] for name in modes}
+    ratios = {name: medians[name] / medians[name.split(":")[0] + ":0-d array"]
+              for name in modes}
+    for array in (xd, yd, device_grads["0-d array"]):
+        array.free()
+    return {"median_ns": medians, "ratio": ratios, "bit_identical": same,
+            "targets": {"numpy_scalars_le_1.2x": all(
+                ratios[f"numpy:{k}"] <= 1.2 for k in grads if k != "0-d array"),
+                "device_numbers_le_1.3x": all(
+                ratios[f"device:{k}"] <= 1.3 for k in device_grads if k != "0-d array")}}
+
+
+def print_scalars(row: dict[str, Any]) -> None:
+    print("\nmse_loss_backward(grad, x, y), 1 element float32, by kind of grad; median per "
+          "call (ratio to a 0-d array grad of the same kind; = bit-identical results):")
+    print(f"{'grad':<12}{'numpy x, y':>20}{'device x, y + sync':>24}")
+    for kind in ("0-d array", "np.float32", "float", "np.float64"):
+        cells = []
+        for where in ("numpy", "device"):
+            name = f"{where}:{kind}"
+            mark = "=" if row["bit_identical"][name] else "!"
+            cells.append(f"{fmt_time(row['median_ns'][name])} ({row['ratio'][name]:.2f}x){mark}")
+        print(f"{kind:<12}{cells[0]:>20}{cells[1]:>24}")
+    marks = {True: "met ", False: "MISS"}
+    targets = row["targets"]
+    print(f"  [{marks[targets['numpy_scalars_le_1.2x']]}] numpy x, y: a scalar or number grad "
+          "within 1.2x of a 0-d array; "
+          f"[{marks[targets['device_numbers_le_1.3x']]}] device x, y: within 1.3x of a 0-d "
+          "device grad")
 
 
 # ---- staged against direct copies, by array size ------------------------------------------
@@ -1477,6 +1614,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only the loop of 1000 calls that never synchronises")
     parser.add_argument("--no-unsynced", action="store_true",
                         help="skip the loop of 1000 calls that never synchronises")
+    parser.add_argument("--imports", action="store_true",
+                        help="only time import aclnn_py against import numpy, fresh processes")
+    parser.add_argument("--no-imports", action="store_true",
+                        help="skip timing the imports")
+    parser.add_argument("--scalars", action="store_true",
+                        help="only time a number or numpy scalar grad against a 0-d array")
+    parser.add_argument("--no-scalars", action="store_true",
+                        help="skip timing scalar grads")
     parser.add_argument("--no-chunked", action="store_true",
                         help="skip the calls larger than a 64 MiB device")
     parser.add_argument("--chunked", action="store_true",
@@ -1539,7 +1684,9 @@ def main(argv: list[str] | None = None) -> int:
                "crossover": (run_crossover, print_crossover),
                "headers": (run_headers, print_headers),
                "catalog": (run_catalog, print_catalog),
-               "unsynced": (run_unsynced, print_unsynced)}
+               "unsynced": (run_unsynced, print_unsynced),
+               "imports": (run_imports, print_imports),
+               "scalars": (run_scalars, print_scalars)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -1618,6 +1765,8 @@ def main(argv: list[str] | None = None) -> int:
     header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
     catalog_rows = [] if args.no_catalog else run_catalog(aclnn_py, args.quick)
     unsynced_row = None if args.no_unsynced else run_unsynced(aclnn_py, args.quick)
+    scalars_row = None if args.no_scalars else run_scalars(aclnn_py, args.quick)
+    imports_row = None if args.no_imports else run_imports(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -1633,13 +1782,18 @@ def main(argv: list[str] | None = None) -> int:
         print_catalog(catalog_rows)
     if unsynced_row is not None:
         print_unsynced(unsynced_row)
+    if scalars_row is not None:
+        print_scalars(scalars_row)
+    if imports_row is not None:
+        print_imports(imports_row)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
                                        "chunked": chunked_rows, "headers": header_rows,
                                        "catalog": catalog_rows,
-                                       "unsynced": unsynced_row},
+                                       "unsynced": unsynced_row,
+                                       "scalars": scalars_row, "imports": imports_row},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0

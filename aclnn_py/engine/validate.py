@@ -11,7 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.dtypes import BFLOAT16_PRODUCTS, acl_dtype, all_dtypes, bfloat16, soc_supports_bfloat16
+from ..ops.dtypes import (
+    BFLOAT16_PRODUCTS,
+    acl_dtype,
+    all_dtypes,
+    is_bfloat16,
+    soc_supports_bfloat16,
+)
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, host_array
 from ..runtime.process import soc_name
@@ -39,7 +45,7 @@ def as_array(value: Any, like: np.dtype | None = None, argument: str = "array"
 
 def check_dtype(dtype: np.dtype, argument: str, spec: OperatorSpec) -> None:
     acl_dtype(dtype, spec.dtypes, argument=argument)
-    if dtype == bfloat16 and not soc_supports_bfloat16(soc_name()):
+    if is_bfloat16(dtype) and not soc_supports_bfloat16(soc_name()):
         raise TypeError(f"{argument} is bfloat16, which this SoC ({soc_name()}) does not support "
                         f"for aclnn operators; bfloat16 needs {BFLOAT16_PRODUCTS}")
 
@@ -97,7 +103,7 @@ def check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]:
                         f"this operator); got {describe(arrays, 'dtype')}")
     device = None
     for name, array in arrays.items():
-        if array.dtype == bfloat16:
+        if is_bfloat16(array.dtype):
             check_dtype(array.dtype, name, spec)
         if len(array.shape) > spec.max_rank:
             raise ValueError(f"{name} has {array.ndim} dimensions (shape {array.shape}); "

@@ -1,42 +1,112 @@
-"""The one table between numpy dtypes and CANN's aclDataType."""
+"""The one table between numpy dtypes and CANN's aclDataType.
+
+bfloat16 is ml_dtypes' dtype, and importing ml_dtypes costs more than the rest of
+aclnn_py: it is imported only when bfloat16 is asked for (:func:`bfloat16_dtype`, or
+this module's ``bfloat16`` attribute) or met (a dtype named "bfloat16", whose module has
+then been imported already). Until then the tables know bfloat16 by name only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from .._c.lowlevel import constant
 
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
-
-# numpy dtype -> aclDataType member name (headers/acl_rt.h).
-_ACL_NAMES: dict[np.dtype, str] = {
-    np.dtype(np.float32): "ACL_FLOAT",
-    np.dtype(np.float16): "ACL_FLOAT16",
-    bfloat16: "ACL_BF16",
-    np.dtype(np.float64): "ACL_DOUBLE",
-    np.dtype(np.int8): "ACL_INT8",
-    np.dtype(np.int16): "ACL_INT16",
-    np.dtype(np.int32): "ACL_INT32",
-    np.dtype(np.int64): "ACL_INT64",
-    np.dtype(np.uint8): "ACL_UINT8",
-    np.dtype(np.uint16): "ACL_UINT16",
-    np.dtype(np.uint32): "ACL_UINT32",
-    np.dtype(np.uint64): "ACL_UINT64",
-    np.dtype(np.bool_): "ACL_BOOL",
-    np.dtype(np.complex64): "ACL_COMPLEX64",
-    np.dtype(np.complex128): "ACL_COMPLEX128",
+# numpy dtype -> aclDataType member name (headers/acl_rt.h), bfloat16 by name.
+_ACL_NAMES: dict[str, str] = {
+    "float32": "ACL_FLOAT",
+    "float16": "ACL_FLOAT16",
+    "bfloat16": "ACL_BF16",
+    "float64": "ACL_DOUBLE",
+    "int8": "ACL_INT8",
+    "int16": "ACL_INT16",
+    "int32": "ACL_INT32",
+    "int64": "ACL_INT64",
+    "uint8": "ACL_UINT8",
+    "uint16": "ACL_UINT16",
+    "uint32": "ACL_UINT32",
+    "uint64": "ACL_UINT64",
+    "bool": "ACL_BOOL",
+    "complex64": "ACL_COMPLEX64",
+    "complex128": "ACL_COMPLEX128",
 }
-_ACL_VALUES: dict[np.dtype, int] = {dt: constant(name) for dt, name in _ACL_NAMES.items()}
-_ALL = tuple(_ACL_VALUES)
+_BF16_VALUE = constant(_ACL_NAMES["bfloat16"])
+# By dtype, for the hot path; bfloat16 joins once ml_dtypes is imported.
+_ACL_VALUES: dict[np.dtype, int] = {np.dtype(name): constant(acl)
+                                    for name, acl in _ACL_NAMES.items() if name != "bfloat16"}
+_OTHERS = frozenset(_ACL_VALUES)  # the table's dtypes but bfloat16
+_bfloat16: np.dtype | None = None
 
-FLOATING = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
-FLOATING_SET = frozenset(FLOATING)
+
+def bfloat16_dtype() -> np.dtype:
+    """ml_dtypes' bfloat16 dtype (ml_dtypes is imported on the first call)."""
+    global _bfloat16
+    found = _bfloat16
+    if found is None:
+        import ml_dtypes
+
+        found = np.dtype(ml_dtypes.bfloat16)
+        _ACL_VALUES[found] = _BF16_VALUE
+        _bfloat16 = found
+    return found
 
 
-def all_dtypes() -> tuple[np.dtype, ...]:
+def is_bfloat16(dtype: Any) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16 (in native byte order), without importing
+    ml_dtypes for any other dtype (the table's others are told apart without reading
+    ``dtype.name``, which numpy computes in Python)."""
+    if dtype is _bfloat16:
+        return True
+    if dtype in _OTHERS:
+        return False
+    return getattr(dtype, "name", None) == "bfloat16" and dtype == bfloat16_dtype()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "bfloat16":
+        return bfloat16_dtype()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Dtypes:
+    """A set of dtypes known by name, so that bfloat16 can be a member before ml_dtypes
+    is imported: ``dtype in dtypes`` tests a dtype, ``names`` lists the members in order,
+    iterating yields them as dtypes (bfloat16's imports ml_dtypes)."""
+
+    __slots__ = ("names", "_plain", "_bfloat16")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = tuple(names)
+        self._plain = frozenset(np.dtype(n) for n in self.names if n != "bfloat16")
+        self._bfloat16 = "bfloat16" in self.names
+
+    def __contains__(self, dtype: object) -> bool:
+        try:
+            if dtype in self._plain:
+                return True
+        except TypeError:  # unhashable
+            return False
+        return self._bfloat16 and is_bfloat16(dtype)
+
+    def __iter__(self) -> Iterator[np.dtype]:
+        return (bfloat16_dtype() if n == "bfloat16" else np.dtype(n) for n in self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"Dtypes({', '.join(self.names)})"
+
+
+_ALL = Dtypes(_ACL_NAMES)
+
+FLOATING = Dtypes(("float32", "float16", "bfloat16"))
+
+
+def all_dtypes() -> Dtypes:
     """Every numpy dtype that has an aclDataType."""
     return _ALL
 
@@ -47,26 +117,35 @@ def dtype_label(dtype: np.dtype) -> str:
     return name
 
 
+def _names(dtypes: Iterable[np.dtype]) -> tuple[str, ...]:
+    if isinstance(dtypes, Dtypes):
+        return dtypes.names
+    return tuple(dtype_label(d) for d in dtypes)
+
+
 def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array"
               ) -> int:
     """aclDataType of ``dtype``; TypeError naming ``argument`` when it is not ``supported``."""
     value = _ACL_VALUES.get(dtype)
-    if value is not None and dtype in supported:
+    if value is not None and (supported is _ALL or dtype in supported):
         return value
     dtype = np.dtype(dtype)
-    supported = tuple(supported)
+    is_bfloat16(dtype)  # at its first meeting, the table learns bfloat16's dtype
+    value = _ACL_VALUES.get(dtype)
+    if value is not None and dtype in supported:
+        return value
+    if not isinstance(supported, Dtypes):
+        supported = tuple(supported)
     if not dtype.isnative and dtype.newbyteorder("=") in supported:
         raise TypeError(f"{argument} has dtype {dtype.str}, a non-native byte order; "
                         f"swap it first (array.astype(array.dtype.newbyteorder('=')))")
-    if dtype not in supported:
-        names = ", ".join(dtype_label(d) for d in supported)
-        hint = ""
-        if dtype == np.float64 and np.dtype(np.float32) in supported:
-            hint = (f"; convert it with {argument}.astype(numpy.float32) (numpy makes Python "
-                    "floats and lists of them float64)")
-        raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are "
-                        f"{names}{hint}")
-    return _ACL_VALUES[dtype]
+    names = ", ".join(_names(supported))
+    hint = ""
+    if dtype == np.float64 and np.dtype(np.float32) in supported:
+        hint = (f"; convert it with {argument}.astype(numpy.float32) (numpy makes Python "
+                "floats and lists of them float64)")
+    raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are "
+                    f"{names}{hint}")
 
 
 # SoCs whose aclnn kernels take bfloat16: Atlas A2 (Ascend910B*), Atlas A3

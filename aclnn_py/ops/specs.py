@@ -18,7 +18,7 @@ from typing import Any, Literal, Union
 
 import numpy as np
 
-from .dtypes import FLOATING, promote
+from .dtypes import FLOATING, Dtypes, promote
 
 
 class Reduction(enum.IntEnum):
@@ -186,7 +186,7 @@ class OperatorSpec:
     like: str = ""                  # the input whose dtype numbers take
     same_dtype: bool = True         # inputs share one dtype (else CANN's promotion)
     reduces: bool = False           # "reduction" other than none gives a 0-d result
-    dtypes: tuple[np.dtype, ...] = FLOATING
+    dtypes: Dtypes = FLOATING
     max_rank: int = 8
     # CANN's smallest documented rank: 0-d arrays travel as shape [1] when it is 1.
     min_cann_rank: int = 0

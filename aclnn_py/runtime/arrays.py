@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _caches
 from .._c import lowlevel as ll
-from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16, dtype_label
+from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16_dtype, dtype_label
 from .handles import Handle
 from .memory import DeviceBuffer
 from .streams import Stream
@@ -331,7 +331,7 @@ def _torch_array(tensor: Any, argument: str) -> np.ndarray:
     torch = sys.modules["torch"]
     array: np.ndarray
     if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16: the bits, viewed as ml_dtypes'
-        array = tensor.view(torch.int16).numpy().view(bfloat16)
+        array = tensor.view(torch.int16).numpy().view(bfloat16_dtype())
     else:
         array = tensor.resolve_conj().resolve_neg().numpy()
     return array
