@@ -240,6 +240,12 @@ class Layout:
 
 # Layouts by fast_key: the signature of a numpy call as its arguments show it.
 _layouts: dict[tuple[Any, ...], Layout] = {}
+
+# What validation types as a number, taking the dtype of the operator's ``like`` input where
+# the operator takes numbers (``validate.as_array``): numpy.float64 is a float. Any other
+# numpy scalar is a 0-d array of its own dtype, and shares that array's key and layout.
+NUMBERS = (float, int, np.float64)
+_FLOAT64 = np.float64
 _MAX_LAYOUTS = 4096
 _caches.register("numpy call layouts", holds="where a numpy call signature's arrays sit in "
                  "the staging blocks", bound=f"{_MAX_LAYOUTS} signatures, then cleared",
@@ -257,9 +263,9 @@ def set_direct_bytes(nbytes: int) -> None:
 def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
              out: Any, device: int) -> tuple[Any, ...] | None:
     """What the validation of a numpy call depends on, as a flat tuple: the operator,
-    the attributes' C values, each input's dtype, shape and strides (a Python number's
-    type), ``out``'s and the device; None when the call has no such key (other input
-    types, uncommon attribute spellings)."""
+    the attributes' C values, each input's dtype, shape and strides (a number's type; a
+    numpy scalar's as the 0-d array it becomes), ``out``'s and the device; None when the
+    call has no such key (other input types, uncommon attribute spellings)."""
     fast = spec.fast_attributes(attributes)
     if fast is None:
         return None
@@ -268,8 +274,10 @@ def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, .
         kind = type(value)
         if kind is np.ndarray:
             key += (value.dtype, value.shape, value.strides)
-        elif kind is float or kind is int:
+        elif kind in NUMBERS:
             key += (kind, None, None)
+        elif isinstance(value, np.generic):
+            key += (value.dtype, (), ())
         else:
             return None
     if out is not None:
@@ -294,14 +302,17 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
     if fast is None:
         return None
     key: list[Any] = [spec, stream.device, *fast]
-    numbers = False
+    numbers = scalars = False
     for value in inputs:
         kind = type(value)
         if kind is np.ndarray:
             key += (value.dtype, value.shape, value.strides)
-        elif kind is float or kind is int:
+        elif kind is float or kind is int or kind is _FLOAT64:
             key += (kind, None, None)
             numbers = True
+        elif isinstance(value, np.generic):
+            key += (value.dtype, (), ())
+            scalars = True
         else:
             return None
     if out is not None:
@@ -311,8 +322,12 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
     layout = _layouts.get(tuple(key))
     if layout is None:
         return None
-    if numbers:
+    if numbers or scalars:
         inputs = list(inputs)
+        if scalars:
+            for index, value in enumerate(inputs):
+                if isinstance(value, np.generic) and type(value) is not _FLOAT64:
+                    inputs[index] = np.asarray(value)
         for index in layout.numbers:
             inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
     if out is None:
@@ -326,8 +341,9 @@ def call(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[Any
          host: np.ndarray, stream: Stream) -> np.ndarray:
     """A validated numpy call (``arrays``: the inputs as arrays) writing ``host``; the
     signature's layout is remembered for :func:`fast_call` when the inputs were used as
-    given (native byte order, Python numbers at the places that take them)."""
-    numbers = tuple(index for index, value in enumerate(inputs) if type(value) in (float, int))
+    given (native byte order, numbers at the places that take them, numpy scalars as their
+    0-d arrays)."""
+    numbers = tuple(index for index, value in enumerate(inputs) if type(value) in NUMBERS)
     layout = Layout(spec, c_attributes, arrays, host, stream.device, numbers)
     key = fast_key(spec, inputs, attributes, out, stream.device)
     if key is not None and all(array is value for array, value in zip(arrays, inputs)

@@ -203,8 +203,13 @@ class OperatorSpec:
     elementwise: bool = True        # numpy calls too large for the device may go in chunks
     fast_attributes: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = field(
         init=False, repr=False)
+    like_index: int = field(init=False, repr=False)  # of `like` in inputs; -1 without one
+    number_indices: frozenset[int] = field(init=False, repr=False)  # of `numbers` in inputs
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "like_index", self.inputs.index(self.like) if self.like else -1)
+        object.__setattr__(self, "number_indices", frozenset(
+            index for index, name in enumerate(self.inputs) if name in self.numbers))
         fasts = tuple(attribute.fast for attribute in self.attributes)
         if fasts == (_fast_reduction,):
             def fast_attributes(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
