@@ -1,16 +1,24 @@
-"""Numbers and numpy scalars as arguments: the fast path takes them, typed exactly as
+"""Numbers and numpy scalars as arguments: the fast paths take them, typed exactly as
 validation types them (a Python number or numpy.float64 takes the ``like`` input's dtype
 where the operator takes numbers; any other numpy scalar is the 0-d array of its own
-dtype), with results bit for bit those of the 0-d arrays they stand for. Over numpy
-arrays a scalar shares the layout of its 0-d array.
+dtype), with results bit for bit those of the 0-d arrays they stand for.
+
+Over numpy arrays a scalar shares the layout of its 0-d array; over device arrays it is a
+constant kept on the device per stream and value (``engine.constants``), uploaded once,
+told apart by its bytes (-0.0 from 0.0; NaN finds itself), bounded, and released by
+``empty_cache()``, by its stream's end and at teardown.
 """
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
+from conftest import run_python
 
 import aclnn_py
+from aclnn_py.engine import constants as _constants
 from aclnn_py.engine import dispatch as _dispatch
 from aclnn_py.engine.validate import as_array
 from aclnn_py.ops.specs import SPECS
@@ -145,3 +153,147 @@ def test_a_bfloat16_scalar_takes_the_fast_path(validations):
     assert len(validations) == 1
     expected = aclnn_py.mse_loss_backward(np.asarray(grad), x, y, "none")
     assert _same(first, expected) and _same(again, expected)
+
+
+# ---- device arrays: constants ------------------------------------------------------------
+
+
+@pytest.fixture
+def empty_constants():
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+    assert _constants.count() == 0
+    yield
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+
+
+def _uploads() -> int:
+    return aclnn_py.emulator.stats()["h2d_bytes"] if aclnn_py.emulator.loaded() else 0
+
+
+@pytest.mark.parametrize("spec", NUMBER_SPECS, ids=lambda s: s.function)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_device_calls_upload_a_scalar_once_and_repeat_without_validation(
+        spec, kind, validations, empty_constants):
+    rng = np.random.default_rng(1)
+    for index in range(len(spec.inputs)):
+        if index == spec.like_index:
+            continue
+        host = _inputs(spec, np.float32, index, KINDS[kind], rng)
+        device = [value if i == index else aclnn_py.to_device(value)
+                  for i, value in enumerate(host)]
+        try:
+            zero_d = _typed(spec, host, index)
+        except TypeError:
+            zero_d = None
+        as_zero_d = list(device)
+        if zero_d is not None:
+            as_zero_d[index] = aclnn_py.to_device(zero_d)
+        expected = _outcome(spec, as_zero_d, True) if zero_d is not None else TypeError
+        del validations[:]
+        kept = _constants.count()
+        first = _outcome(spec, device, True)
+        uploads, seen = _uploads(), len(validations)
+        again = _outcome(spec, device, True)
+        if isinstance(expected, type):
+            assert first is expected and again is expected
+            assert len(validations) == 2 and _constants.count() == kept
+            continue
+        assert _uploads() == uploads  # the constant stayed on the device
+        assert _same(first, expected) and _same(again, expected), (index, first, expected)
+        # validated when its constant was new (one operator's inputs may share one)
+        assert seen == (_constants.count() - kept) and len(validations) == seen, validations
+
+
+def test_negative_zero_and_zero_are_two_constants(empty_constants):
+    x = aclnn_py.to_device(np.array([-0.0, 1.0], np.float32))
+    y = aclnn_py.to_device(np.array([-1.0, 0.0], np.float32))
+    for order in ((0.0, -0.0), (-0.0, 0.0)):
+        for grad in order:
+            result = aclnn_py.mse_loss_backward(grad, x, y, "none").numpy()
+            assert list(np.signbit(result)) == [np.signbit(grad)] * 2, (grad, result)
+            added = aclnn_py.add(x, grad).numpy()  # -0.0 + -0.0 is -0.0; -0.0 + 0.0 is 0.0
+            assert np.signbit(added[0]) == np.signbit(grad), (grad, added)
+    assert _constants.count() == 2  # one each, whichever operator and input takes it
+
+
+def test_nan_constants_find_themselves(empty_constants):
+    x = aclnn_py.to_device(np.ones(3, np.float32))
+    for _ in range(3):
+        result = aclnn_py.mse_loss_backward(float("nan"), x, x, "none").numpy()
+        assert np.isnan(result).all()
+        assert np.isnan(aclnn_py.mse_loss_backward(np.float32("nan"), x, x, "none").numpy()).all()
+    assert _constants.count() == 2
+
+
+def test_constants_are_bounded_and_the_least_recently_used_goes(empty_constants):
+    x = aclnn_py.to_device(np.full(2, 2.0, np.float32))
+    y = aclnn_py.to_device(np.zeros(2, np.float32))
+    values = [float(k) for k in range(_constants.CAPACITY + 10)]
+    for value in values:
+        aclnn_py.mse_loss_backward(value, x, y, "sum")
+        assert _constants.count() <= _constants.CAPACITY
+    assert _constants.count() == _constants.CAPACITY
+    for value in (values[0], values[-1], values[5]):  # the first went, and comes back
+        assert aclnn_py.mse_loss_backward(value, x, y, "none").numpy().tolist() == [4 * value] * 2
+
+
+def test_empty_cache_releases_the_constants(empty_constants):
+    x = aclnn_py.to_device(np.ones(4, np.float32))
+    aclnn_py.synchronize()
+    aclnn_py.empty_cache()
+    used = aclnn_py.memory_info()["used_bytes"]
+    for value in (1.0, 2.0, np.float32(3.0)):
+        aclnn_py.mse_loss_backward(value, x, x, "none")
+    aclnn_py.add(x, 5)
+    assert _constants.count() == 4
+    aclnn_py.synchronize()
+    gc.collect()
+    assert aclnn_py.memory_info()["used_bytes"] > used
+    aclnn_py.empty_cache()
+    assert _constants.count() == 0
+    assert aclnn_py.memory_info()["used_bytes"] == used
+
+
+def test_each_stream_keeps_its_own_constants_until_it_ends(empty_constants):
+    x = aclnn_py.to_device(np.full(3, 3.0, np.float32))
+    y = aclnn_py.to_device(np.ones(3, np.float32))
+    first, second = aclnn_py.Stream(), aclnn_py.Stream()
+    results = {}
+    for name, stream in (("first", first), ("second", second)):
+        with stream:
+            results[name] = aclnn_py.mse_loss_backward(0.5, x, y, "none")
+        results[name + " given"] = aclnn_py.mse_loss_backward(0.5, x, y, "none", stream=stream)
+    assert _constants.count() == 2
+    for result in results.values():
+        assert result.numpy().tolist() == [2.0] * 3
+    first.close()
+    assert _constants.count() == 1
+    x.synchronize()  # the inputs no longer name the stream either
+    y.synchronize()
+    del second, stream, results
+    gc.collect()
+    assert _constants.count() == 0
+
+
+def test_teardown_releases_the_constants():
+    done = run_python("""
+        import numpy as np, aclnn_py
+        from aclnn_py.engine import constants
+        from aclnn_py.runtime import process
+        x = aclnn_py.to_device(np.ones(3, np.float32))
+        aclnn_py.mse_loss_backward(2.0, x, x).numpy()
+        kept = constants.count()
+        del x
+        process.teardown()
+        print(kept, constants.count(), aclnn_py.emulator.stats()["live_allocations"])
+        x, y = np.full(3, 2.0, np.float32), np.ones(3, np.float32)
+        print(aclnn_py.mse_loss_backward(2.0, x, y, "none").tolist(),
+              aclnn_py.mse_loss_backward(2.0, aclnn_py.to_device(x), aclnn_py.to_device(y),
+                                         "none").numpy().tolist())
+    """, {"ACLNN_PY_BACKEND": "emulator"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["1", "0", "0"]
+    assert lines[1] == "[4.0, 4.0, 4.0] [4.0, 4.0, 4.0]"

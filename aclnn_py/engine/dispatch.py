@@ -5,6 +5,9 @@
   staged round trip (``numpy_path``); a repeated signature skips validation.
 * Any :class:`DeviceArray` input: the result is a DeviceArray and the call
   returns as soon as the work is queued.
+* A Python number or numpy scalar given with device arrays is kept on the device
+  (``constants``) instead of being uploaded on every call; a repeat finds it and
+  skips validation too.
 * Either way phase 1 runs once per call signature on a stream; repeats
   relaunch the executor cached for it (``launch_cache``). On device arrays
   a repeat skips validation too: its signature was validated when first seen.
@@ -26,7 +29,7 @@ from ..runtime.memory import DeviceBuffer
 from ..runtime.process import activate
 from ..runtime.results import result_array
 from ..runtime.streams import Stream, current_stream
-from . import launch_cache, numpy_path
+from . import constants, launch_cache, numpy_path
 from .validate import check_out, placement, validated
 
 
@@ -57,10 +60,11 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
     if out is None or type(out) is DeviceArray:
         # Fast path: device arrays whose signature this stream has run before need no
         # validation (the cache holds validated signatures only).
+        given = 0
         for array in inputs:
-            if type(array) is not DeviceArray:
-                break
-        else:
+            if type(array) is DeviceArray:
+                given += 1
+        if given == len(inputs):
             fast = spec.fast_attributes(attributes)
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
@@ -70,10 +74,56 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
                     None if out is None else out.layout))
                 if cached is not None:
                     return cached.launch(target, inputs, out)
+            return None
+        if given:
+            return _with_constants(spec, inputs, attributes, out, stream)
     if (out is None or type(out) is np.ndarray) and numpy_path.enabled:
         # Fast path: numpy inputs of a signature laid out before (validated then).
         return numpy_path.fast_call(spec, inputs, attributes, out, stream)
     return None
+
+
+def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+                    out: DeviceArray | None, stream: Stream | None) -> DeviceArray | None:
+    """Device arrays with numbers or numpy scalars: the call over the constants kept for
+    them (``constants``) when its signature ran before, else None. A number takes the
+    dtype of the ``like`` input where the operator takes numbers, as validation types it."""
+    fast = spec.fast_attributes(attributes)
+    if fast is None:
+        return None
+    for array in inputs:
+        if type(array) is DeviceArray:
+            device = array.device
+            break
+    target = current_stream(device) if stream is None else _given_stream(device, stream)
+    if target is None:
+        return None
+    arrays = list(inputs)
+    for index, value in enumerate(inputs):
+        kind = type(value)
+        if kind is DeviceArray:
+            continue
+        if kind is float or kind is int or kind is np.float64:
+            like = inputs[spec.like_index] if index in spec.number_indices else None
+            if type(like) is not DeviceArray:
+                return None
+            found_key = constants.key(value, like.dtype)
+        elif isinstance(value, np.generic):
+            found_key = constants.key(value, value.dtype)
+        else:
+            return None
+        found = constants.find(target, found_key) if found_key is not None else None
+        if found is None:
+            return None
+        arrays[index] = found
+    cached = launch_cache.lookup(target, (
+        spec, *fast, *[array.layout for array in arrays], None if out is None else out.layout))
+    if cached is None:
+        return None
+    try:
+        return cached.launch(target, arrays, out)
+    finally:
+        constants.unmark(arrays, inputs)
 
 
 def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
@@ -93,9 +143,23 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
                                  out, host, stream)
         unstaged(spec, c_attributes, list(arrays.values()), [host], stream)
         return host
-    uploaded = [to_device(a, device=device, stream=stream) for a in arrays.values()]
-    return launch_cache.launch(spec, c_attributes, uploaded, out,
-                                lambda: _new_array(shape, dtype, device), stream)
+    uploaded = [_uploaded(value, array, stream) for value, array in zip(inputs, arrays.values())]
+    try:
+        return launch_cache.launch(spec, c_attributes, uploaded, out,
+                                   lambda: _new_array(shape, dtype, device), stream)
+    finally:
+        constants.unmark(uploaded, inputs)
+
+
+def _uploaded(value: Any, array: np.ndarray | DeviceArray, stream: Stream) -> DeviceArray:
+    """The device array a validated input ``array`` (given as ``value``) launches as: itself,
+    the constant kept for a number or numpy scalar, else a copy made now."""
+    if type(array) is DeviceArray:
+        return array
+    if type(array) is np.ndarray and array is not value and constants.key(
+            value, array.dtype) is not None:
+        return constants.constant(stream, value, array)
+    return to_device(array, device=stream.device, stream=stream)
 
 
 def unstaged(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],

@@ -13,7 +13,8 @@ from aclnn_py.runtime import arrays, results
 EXPECTED = {"launches", "device memory pool", "page-locked pool", "numpy results",
             "numpy call layouts", "contiguous strides", "array layout ids", "call specs",
             "call fast paths", "operator signatures", "role table entries",
-            "bound operator functions", "custom operator libraries", "chunking streams"}
+            "bound operator functions", "custom operator libraries", "chunking streams",
+            "device constants"}
 
 
 def _use_every_cache() -> None:
@@ -21,6 +22,7 @@ def _use_every_cache() -> None:
     aclnn_py.mse_loss_backward(x, x, x)                       # numpy path: layouts, pools
     device = aclnn_py.to_device(x)
     aclnn_py.mse_loss_backward(device, device, device).numpy()  # launches
+    aclnn_py.mse_loss_backward(1.0, device, device).numpy()     # device constants
     aclnn_py.call("aclnnAdd", x, x, 1)                         # call specs, signatures
     np.asarray(aclnn_py.mse_loss_backward(1.0, np.ones(1 << 19, np.float32), 0.0, "none"))
 
@@ -39,7 +41,7 @@ def test_empty_cache_empties_every_cache_it_can_through_the_registry():
     _use_every_cache()
     before = _caches.sizes()
     for name in ("launches", "numpy call layouts", "contiguous strides", "call specs",
-                 "device memory pool", "page-locked pool"):
+                 "device memory pool", "page-locked pool", "device constants"):
         assert before[name]["size"] > 0, name
     aclnn_py.empty_cache()
     after = _caches.sizes()
