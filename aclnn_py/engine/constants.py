@@ -11,18 +11,16 @@ stream's order, as any array does, and no call waits for another stream.
 
 Values are told apart by their bytes (-0.0 is not 0.0; NaN, which equals nothing,
 finds its entry), with the type they were given as and the dtype they take. A
-stream's constants go when it closes or dies, at ``empty_cache()`` and at teardown;
-between launches a constant does not name its stream, so keeping it keeps no stream alive.
+stream's constants go when it closes or dies, at ``empty_cache()`` and at teardown; a
+constant names its stream weakly, so keeping it keeps no stream alive.
 """
 
 from __future__ import annotations
 
-import contextlib
 import struct
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,6 +39,26 @@ _FLOAT64 = np.float64
 _entries: OrderedDict[tuple[Any, ...], tuple[weakref.ref[Stream], DeviceArray]] = OrderedDict()
 # The streams with constants, by id (each with a finaliser that forgets its entries).
 _streams: dict[int, weakref.ref[Stream]] = {}
+
+
+class _Constant(DeviceArray):
+    """A kept constant: it names the stream whose work last used it weakly, so that keeping
+    it keeps no stream alive (it is only ever used on that one stream)."""
+
+    __slots__ = ("_stream",)
+    _stream: Callable[[], Stream | None]  # a weak reference, or _no_stream
+
+    @property
+    def stream(self) -> Stream | None:
+        return self._stream()
+
+    @stream.setter
+    def stream(self, stream: Stream | None) -> None:
+        self._stream = _no_stream if stream is None else weakref.ref(stream)
+
+
+def _no_stream() -> None:
+    return None
 
 
 def key(value: Any, dtype: np.dtype) -> tuple[Any, ...] | None:
@@ -66,8 +84,10 @@ def find(stream: Stream, found_key: tuple[Any, ...]) -> DeviceArray | None:
     entry = _entries.get(full)
     if entry is None or entry[0]() is not stream:
         return None
-    with contextlib.suppress(KeyError):  # forgotten by another thread meanwhile: still usable
+    try:  # noqa: SIM105 (contextlib.suppress costs more than the lookup on this path)
         _entries.move_to_end(full)
+    except KeyError:  # forgotten by another thread meanwhile: still usable for this call
+        pass
     return entry[1]
 
 
@@ -81,7 +101,8 @@ def constant(stream: Stream, value: Any, array: np.ndarray) -> DeviceArray:
     found = find(stream, found_key)
     if found is not None:
         return found
-    made = to_device(array, device=stream.device, stream=stream)
+    uploaded = to_device(array, device=stream.device, stream=stream)
+    made = _Constant.like(uploaded.description(), uploaded.buffer)
     ref = _streams.get(id(stream))
     if ref is None or ref() is not stream:
         ref = _streams[id(stream)] = weakref.ref(stream)
@@ -93,16 +114,6 @@ def constant(stream: Stream, value: Any, array: np.ndarray) -> DeviceArray:
             break
     _entries[(id(stream), found_key)] = (ref, made)
     return made
-
-
-def unmark(arrays: Sequence[Any], inputs: Sequence[Any]) -> None:
-    """After a launch over ``arrays`` (``inputs`` with constants in place of numbers and
-    scalars): the constants no longer name their stream, so that keeping them keeps no
-    stream alive. Their blocks stay marked with it (the next launch marks them again), and
-    they are only ever used on that stream."""
-    for array, value in zip(arrays, inputs):
-        if array is not value and type(array) is DeviceArray:
-            array.stream = None
 
 
 def _forget_id(stream_id: int, ref: weakref.ref[Stream] | None = None) -> None:

@@ -120,10 +120,7 @@ def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple
         spec, *fast, *[array.layout for array in arrays], None if out is None else out.layout))
     if cached is None:
         return None
-    try:
-        return cached.launch(target, arrays, out)
-    finally:
-        constants.unmark(arrays, inputs)
+    return cached.launch(target, arrays, out)
 
 
 def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
@@ -144,11 +141,8 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
         unstaged(spec, c_attributes, list(arrays.values()), [host], stream)
         return host
     uploaded = [_uploaded(value, array, stream) for value, array in zip(inputs, arrays.values())]
-    try:
-        return launch_cache.launch(spec, c_attributes, uploaded, out,
-                                   lambda: _new_array(shape, dtype, device), stream)
-    finally:
-        constants.unmark(uploaded, inputs)
+    return launch_cache.launch(spec, c_attributes, uploaded, out,
+                               lambda: _new_array(shape, dtype, device), stream)
 
 
 def _uploaded(value: Any, array: np.ndarray | DeviceArray, stream: Stream) -> DeviceArray:
