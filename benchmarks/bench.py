@@ -124,6 +124,7 @@ import argparse
 import contextlib
 import cProfile
 import gc
+import importlib
 import io
 import json
 import os
@@ -902,7 +903,7 @@ def run_headers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     ``ops.headers.parse`` (every prototype, the most a ``call()`` reads), after one untimed
     parse, sizes taking turns over the rounds, with garbage collected between calls and not
     during them; the operators found are checked, so a fast wrong answer shows."""
-    headers = aclnn_py.ops.headers
+    headers = importlib.import_module("aclnn_py.ops.headers")  # imported on first use
     rounds = 3 if quick else 7
     rows = []
     for kind, (make, operators) in HEADER_KINDS.items():
