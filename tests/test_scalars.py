@@ -256,6 +256,21 @@ def test_empty_cache_releases_the_constants(empty_constants):
     assert aclnn_py.memory_info()["used_bytes"] == used
 
 
+def test_emptying_the_cache_again_and_again_adds_no_finalisers(empty_constants):
+    import weakref
+
+    x = aclnn_py.to_device(np.ones(2, np.float32))
+    aclnn_py.mse_loss_backward(1.0, x, x).numpy()
+    aclnn_py.empty_cache()
+    finalisers = len(weakref.finalize._registry)
+    for value in range(5):
+        aclnn_py.mse_loss_backward(float(value), x, x).numpy()
+        assert _constants.count() == 1
+        aclnn_py.empty_cache()
+        assert _constants.count() == 0
+    assert len(weakref.finalize._registry) <= finalisers
+
+
 def test_each_stream_keeps_its_own_constants_until_it_ends(empty_constants):
     x = aclnn_py.to_device(np.full(3, 3.0, np.float32))
     y = aclnn_py.to_device(np.ones(3, np.float32))

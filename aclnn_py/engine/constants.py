@@ -116,19 +116,25 @@ def constant(stream: Stream, value: Any, array: np.ndarray) -> DeviceArray:
     return made
 
 
-def _forget_id(stream_id: int, ref: weakref.ref[Stream] | None = None) -> None:
-    """Drop the constants of the stream with ``stream_id`` (only while ``ref`` is its
-    reference, when given); each goes back to its pool in that stream's order."""
-    if ref is not None and _streams.get(stream_id) is not ref:
-        return
-    _streams.pop(stream_id, None)
+def _drop(stream_id: int) -> None:
+    """Drop the constants of the stream with ``stream_id``; each goes back to its pool in
+    that stream's order."""
     for entry_key in [k for k in list(_entries) if k[0] == stream_id]:
         _entries.pop(entry_key, None)
 
 
+def _forget_id(stream_id: int, ref: weakref.ref[Stream]) -> None:
+    """A stream's finaliser: drop its constants and its record (only while ``ref`` is its
+    reference: the id may have been reused)."""
+    if _streams.get(stream_id) is ref:
+        _streams.pop(stream_id, None)
+        _drop(stream_id)
+
+
 def _release(stream: Stream) -> None:
-    """Forget ``stream``'s constants, and those of streams that died without theirs going."""
-    _forget_id(id(stream), _streams.get(id(stream)))
+    """Forget ``stream``'s constants (it keeps its record and finaliser for later ones),
+    and those of streams that died without theirs going."""
+    _drop(id(stream))
     for stream_id, ref in list(_streams.items()):
         if ref() is None:
             _forget_id(stream_id, ref)
