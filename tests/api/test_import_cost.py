@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import run_python
+
+pytestmark = pytest.mark.slow  # each test starts an interpreter
 
 
 def _run(code: str) -> dict:

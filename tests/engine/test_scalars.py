@@ -292,6 +292,7 @@ def test_each_stream_keeps_its_own_constants_until_it_ends(empty_constants):
     assert _constants.count() == 0
 
 
+@pytest.mark.slow
 def test_teardown_releases_the_constants():
     done = run_python("""
         import numpy as np, aclnn_py
