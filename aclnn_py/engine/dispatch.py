@@ -69,8 +69,8 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
             if fast is not None and target is not None:
-                cached = launch_cache.lookup(target, (
-                    spec, *fast, *[array.layout for array in inputs],
+                cached = launch_cache.lookup(target, launch_cache.signature(
+                    spec, fast, [array.layout for array in inputs],
                     None if out is None else out.layout))
                 if cached is not None:
                     return cached.launch(target, inputs, out)
@@ -116,8 +116,8 @@ def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple
         if found is None:
             return None
         arrays[index] = found
-    cached = launch_cache.lookup(target, (
-        spec, *fast, *[array.layout for array in arrays], None if out is None else out.layout))
+    cached = launch_cache.lookup(target, launch_cache.signature(
+        spec, fast, [array.layout for array in arrays], None if out is None else out.layout))
     if cached is None:
         return None
     return cached.launch(target, arrays, out)

@@ -52,12 +52,12 @@ def capacity() -> int:
     return _capacity
 
 
-def signature(spec: OperatorSpec, c_attributes: tuple[Any, ...],
-              inputs: Sequence[DeviceArray], out: DeviceArray | None) -> tuple[Any, ...]:
-    """The cache key of a call: what phase 1 depends on (the operator's fast path in
-    ``engine.dispatch.call`` builds the same flat tuple)."""
-    return (spec, *c_attributes, *[a.layout for a in inputs],
-            None if out is None else out.layout)
+def signature(spec: OperatorSpec, c_attributes: Sequence[Any], layouts: Sequence[int],
+              out_layout: int | None) -> tuple[Any, ...]:
+    """The key of a call signature, what phase 1 depends on: the operator, the attributes'
+    C values, and the layout ids of the inputs and of ``out`` (None: a new result). The one
+    key of the launch cache, the fast paths and the numpy path's layouts."""
+    return (spec, *c_attributes, *layouts, out_layout)
 
 
 # Each stream's cache by id(stream), with a weak reference telling whether that stream is
@@ -181,7 +181,8 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
     ``new_result()`` makes the result array when ``out`` is None; ``around`` as for
     :meth:`CachedLaunch.launch`.
     """
-    key = signature(spec, c_attributes, inputs, out)
+    key = signature(spec, c_attributes, [a.layout for a in inputs],
+                    None if out is None else out.layout)
     cache = cache_of(stream)
     cached = cache.get(key)
     if cached is not None:

@@ -132,8 +132,9 @@ class Layout:
                                     contiguous_strides(result.shape), nbytes, device))
         self.device_bytes = offset + nbytes
         self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
-        self.key = (spec, *c_attributes, *[entry[3][6] for entry in self.inputs],
-                    self.result[3][6])
+        self.key = launch_cache.signature(spec, c_attributes,
+                                          [entry[3][6] for entry in self.inputs],
+                                          self.result[3][6])
         self.views: tuple[Any, ...] | None = None
         self.pools = staging_pools(device)
         self.chunkable = spec.elementwise  # a call that does not fit the device chunks
