@@ -84,3 +84,18 @@ def mse_forward(x: Any, y: Any, reduction: str = "mean") -> np.ndarray:
     """``aclnnMseLoss`` in float64: ``(x - y) ** 2``, as it is, its mean or its sum."""
     squares = (np.asarray(x, np.float64) - y) ** 2
     return {"none": squares, "mean": squares.mean(), "sum": squares.sum()}[reduction]
+
+
+# ---- what runtime_info() reports ---------------------------------------------------------
+
+
+def assert_8_5_libraries(info: dict, lib: Path) -> None:
+    """``info`` (``runtime_info()``) names a CANN 8.5 tree's libraries in ``lib``, and
+    libopapi.so is loaded only as what libopapi_nn.so needs (by its soname, a copy or a
+    link of it, as in an installed wheel), never as an operator library."""
+    assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
+                                 "meta": str(lib / "libnnopbase.so"),
+                                 "ops": str(lib / "libopapi_nn.so"),
+                                 "opapi_math": str(lib / "libopapi_math.so")}
+    assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
+        "libopapi.so", "libaclnn_py_emu_opapi.so"}
