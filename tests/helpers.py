@@ -10,6 +10,7 @@ folder, so module basenames are unique: ``tests/tools/test_suite_layout.py`` che
 from __future__ import annotations
 
 import gc
+import json
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -67,6 +68,19 @@ def in_thread(action: Callable[[], Any]) -> tuple[threading.Thread, dict]:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread, box
+
+
+# ---- a fresh interpreter's report --------------------------------------------------------
+
+
+def run_json(code: str, env: dict[str, str] | None = None, **options: Any) -> Any:
+    """``run_python(code, env, **options)``, which must succeed; its last line of output,
+    read as JSON."""
+    from conftest import run_python
+
+    done = run_python(code, env, **options)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # ---- float64 references of MSE -----------------------------------------------------------
