@@ -450,6 +450,16 @@ def _copy_package(tmp_path: Path, *, description: bool = True) -> Path:
     return package
 
 
+def _package_without_its_library(tmp_path: Path, fresh_catalog) -> tuple[Path, Path]:
+    """A copy of the emulator's custom package, its library removed, made the one
+    ASCEND_CUSTOM_OPP_PATH names; the package and the library that is missing."""
+    package = _copy_package(tmp_path)
+    library = package / "op_api" / "lib" / "libcust_opapi.so"
+    library.unlink()
+    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    return package, library
+
+
 @pytest.mark.emulator_only
 def test_custom_opp_path_comes_first(tmp_path, fresh_catalog):
     package = _copy_package(tmp_path)
@@ -494,10 +504,7 @@ def test_custom_header_without_description_needs_out(tmp_path, fresh_catalog):
 
 @pytest.mark.emulator_only
 def test_custom_header_without_its_library(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path)
-    library = package / "op_api" / "lib" / "libcust_opapi.so"
-    library.unlink()
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    package, library = _package_without_its_library(tmp_path, fresh_catalog)
     signature = aclnn_py.signature("aclnnAddCustom")  # the header alone is enough
     assert (signature.library, signature.callable) == (None, False)
     assert f"its library {library} is missing" in str(signature)
