@@ -378,6 +378,18 @@ def live_counts(aclnn_py: Any) -> dict[str, int]:
 # ---- one case ---------------------------------------------------------------------------
 
 
+def unstaged_mode(staging: Any, call: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    """A mode calling ``call(*args)`` with ``staging`` (``aclnn_py.engine.numpy_path``) off:
+    one synchronous copy per array, the path before staging."""
+    def mode() -> None:
+        staging.enabled = False
+        try:
+            call(*args)
+        finally:
+            staging.enabled = True
+    return mode
+
+
 def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str, n: int,
              dtype: str, reps: Reps) -> dict[str, Any]:
     case: dict[str, Any] = {"n": n, "dtype": dtype, "loadavg_start": loadavg()}
@@ -413,12 +425,7 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
     def mode_a() -> None:
         mse(grad, x, y)
 
-    def mode_a_u() -> None:
-        staging.enabled = False
-        try:
-            mse(grad, x, y)
-        finally:
-            staging.enabled = True
+    mode_a_u = unstaged_mode(staging, mse, grad, x, y)
 
     def mode_b() -> None:
         mse(gd, xd, yd)
@@ -831,12 +838,7 @@ def _crossover_case(aclnn_py: Any, n: int, quick: bool) -> dict[str, Any]:
             mse(grad, x, y)
         return call
 
-    def unstaged() -> None:
-        staging.enabled = False
-        try:
-            mse(grad, x, y)
-        finally:
-            staging.enabled = True
+    unstaged = unstaged_mode(staging, mse, grad, x, y)
 
     modes = {"staged": with_direct_bytes(1 << 62), "direct": with_direct_bytes(0),
              "unstaged": unstaged}
