@@ -157,23 +157,19 @@ def _roles(text: str, name: str, *, outputs: set[str] | None = None
             for p in _catalog.roles(prototypes.parameters, found)]
 
 
-def test_builtin_style_header_parameters_and_roles():
-    assert _headers.operator_names(BUILTIN_STYLE) == ["aclnnAddmm", "aclnnInplaceAddmm"]
-    assert _roles(BUILTIN_STYLE, "aclnnAddmm") == [
+# per header style: its operators, the first one's (name, C type, role, optional) parameters,
+# and one parameter of another operator
+HEADER_ROLES = {
+    "builtin_style": (BUILTIN_STYLE, ["aclnnAddmm", "aclnnInplaceAddmm"], [
         ("self", "const aclTensor *", "input", False),
         ("mat1", "const aclTensor *", "input", False),
         ("mat2", "const aclTensor *", "input", False),
         ("beta", "const aclScalar *", "attribute", False),
         ("alpha", "const aclScalar *", "attribute", False),
         ("out", "aclTensor *", "output", False),
-        ("cubeMathType", "int8_t", "attribute", False)]
-    assert _roles(BUILTIN_STYLE, "aclnnInplaceAddmm")[0] == \
-        ("selfRef", "aclTensor *", "inout", False)
-
-
-def test_older_style_header_optional_tensors_and_types():
-    assert _headers.operator_names(OLDER_STYLE) == ["aclnnLayerNorm", "aclnnCast"]
-    assert _roles(OLDER_STYLE, "aclnnLayerNorm") == [
+        ("cubeMathType", "int8_t", "attribute", False)],
+        ("aclnnInplaceAddmm", 0, ("selfRef", "aclTensor *", "inout", False))),
+    "older_style_optional_tensors_and_types": (OLDER_STYLE, ["aclnnLayerNorm", "aclnnCast"], [
         ("input", "const aclTensor *", "input", False),
         ("normalizedShape", "const aclIntArray *", "attribute", False),
         ("weightOptional", "const aclTensor *", "input", True),
@@ -181,9 +177,17 @@ def test_older_style_header_optional_tensors_and_types():
         ("eps", "double", "attribute", False),
         ("out", "aclTensor *", "output", False),
         ("meanOutOptional", "aclTensor *", "output", True),
-        ("rstdOutOptional", "aclTensor *", "output", True)]
-    assert _roles(OLDER_STYLE, "aclnnCast")[1] == ("dtype", "const aclDataType", "attribute",
-                                                   False)
+        ("rstdOutOptional", "aclTensor *", "output", True)],
+        ("aclnnCast", 1, ("dtype", "const aclDataType", "attribute", False))),
+}
+
+
+@pytest.mark.parametrize("style", list(HEADER_ROLES))
+def test_header_parameters_and_roles(style):
+    header, names, first, (other, index, parameter) = HEADER_ROLES[style]
+    assert _headers.operator_names(header) == names
+    assert _roles(header, names[0]) == first
+    assert _roles(header, other)[index] == parameter
 
 
 def test_generated_custom_header_roles_come_from_the_description():
