@@ -378,6 +378,18 @@ def live_counts(aclnn_py: Any) -> dict[str, int]:
 # ---- one case ---------------------------------------------------------------------------
 
 
+def unstaged_mode(staging: Any, call: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    """A mode calling ``call(*args)`` with ``staging`` (``aclnn_py.engine.numpy_path``) off:
+    one synchronous copy per array, the path before staging."""
+    def mode() -> None:
+        staging.enabled = False
+        try:
+            call(*args)
+        finally:
+            staging.enabled = True
+    return mode
+
+
 def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str, n: int,
              dtype: str, reps: Reps) -> dict[str, Any]:
     case: dict[str, Any] = {"n": n, "dtype": dtype, "loadavg_start": loadavg()}
@@ -413,12 +425,7 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
     def mode_a() -> None:
         mse(grad, x, y)
 
-    def mode_a_u() -> None:
-        staging.enabled = False
-        try:
-            mse(grad, x, y)
-        finally:
-            staging.enabled = True
+    mode_a_u = unstaged_mode(staging, mse, grad, x, y)
 
     def mode_b() -> None:
         mse(gd, xd, yd)
@@ -831,12 +838,7 @@ def _crossover_case(aclnn_py: Any, n: int, quick: bool) -> dict[str, Any]:
             mse(grad, x, y)
         return call
 
-    def unstaged() -> None:
-        staging.enabled = False
-        try:
-            mse(grad, x, y)
-        finally:
-            staging.enabled = True
+    unstaged = unstaged_mode(staging, mse, grad, x, y)
 
     modes = {"staged": with_direct_bytes(1 << 62), "direct": with_direct_bytes(0),
              "unstaged": unstaged}
@@ -1602,31 +1604,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="only the Ray example's tasks per second at 1 and 2 NPUs")
     parser.add_argument("--ray-tasks", type=int, default=16, help="tasks per --ray run")
     parser.add_argument("--ray-rounds", type=int, default=3, help="runs per NPU count")
-    parser.add_argument("--headers", action="store_true",
-                        help="only time reading pathological headers at 40 KB and 1 MB")
-    parser.add_argument("--no-headers", action="store_true",
-                        help="skip reading pathological headers")
-    parser.add_argument("--catalog", action="store_true",
-                        help="only time the first operators() and signature() over 1000 "
-                             "headers, in fresh processes")
-    parser.add_argument("--no-catalog", action="store_true",
-                        help="skip the catalog of 1000 headers")
-    parser.add_argument("--unsynced", action="store_true",
-                        help="only the loop of 1000 calls that never synchronises")
-    parser.add_argument("--no-unsynced", action="store_true",
-                        help="skip the loop of 1000 calls that never synchronises")
-    parser.add_argument("--imports", action="store_true",
-                        help="only time import aclnn_py against import numpy, fresh processes")
-    parser.add_argument("--no-imports", action="store_true",
-                        help="skip timing the imports")
-    parser.add_argument("--scalars", action="store_true",
-                        help="only time a number or numpy scalar grad against a 0-d array")
-    parser.add_argument("--no-scalars", action="store_true",
-                        help="skip timing scalar grads")
-    parser.add_argument("--no-chunked", action="store_true",
-                        help="skip the calls larger than a 64 MiB device")
-    parser.add_argument("--chunked", action="store_true",
-                        help="only time the calls larger than a 64 MiB device")
+    for name, only, skip in [
+            ("headers", "time reading pathological headers at 40 KB and 1 MB",
+             "reading pathological headers"),
+            ("catalog", "time the first operators() and signature() over 1000 headers, in "
+                        "fresh processes", "the catalog of 1000 headers"),
+            ("unsynced", "the loop of 1000 calls that never synchronises",
+             "the loop of 1000 calls that never synchronises"),
+            ("imports", "time import aclnn_py against import numpy, fresh processes",
+             "timing the imports"),
+            ("scalars", "time a number or numpy scalar grad against a 0-d array",
+             "timing scalar grads"),
+            ("chunked", "time the calls larger than a 64 MiB device",
+             "the calls larger than a 64 MiB device")]:
+        parser.add_argument(f"--{name}", action="store_true", help=f"only {only}")
+        parser.add_argument(f"--no-{name}", action="store_true", help=f"skip {skip}")
     parser.add_argument("--devices", type=int, metavar="N",
                         help="only time one 16 M call split over N emulated devices against "
                              "one device")

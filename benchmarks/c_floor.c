@@ -267,14 +267,12 @@ static int destroy_tensors(aclTensor **t)
     return 0;
 }
 
-/* (b) the one-shot call on device buffers */
-static int oneshot(Case *c)
+/* the one-shot call on t, launched on the case's stream (the workspace it asks for must fit
+ * the case's) */
+static int launch(Case *c, aclTensor **t)
 {
-    aclTensor *t[4];
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    if (make_tensors(c, t))
-        return 1;
     CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], 1, t[3], &ws, &ex));
     if (ws > c->workspace_size) {
         fprintf(stderr, "c_floor: workspace grew from %llu to %llu bytes\n",
@@ -282,6 +280,15 @@ static int oneshot(Case *c)
         return 1;
     }
     CHECK(api.aclnnMseLossBackward(ws ? c->workspace : NULL, ws, ex, c->stream));
+    return 0;
+}
+
+/* (b) the one-shot call on device buffers */
+static int oneshot(Case *c)
+{
+    aclTensor *t[4];
+    if (make_tensors(c, t) || launch(c, t))
+        return 1;
     CHECK(api.aclrtSynchronizeStream(c->stream));
     return destroy_tensors(t);
 }
@@ -349,18 +356,10 @@ static int staged(Case *c)
         CHECK(api.aclrtMemcpyAsync(c->dev_stage, c->upload, c->pinned, c->upload,
                                    ACL_MEMCPY_HOST_TO_DEVICE, c->stream));
     aclTensor *t[4];
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
     if (make_tensors_at(c, t, c->dev_stage + c->off[0], c->dev_stage + c->off[1],
-                        c->dev_stage + c->off[2], c->dev_stage + c->off[3]))
+                        c->dev_stage + c->off[2], c->dev_stage + c->off[3])
+        || launch(c, t))
         return 1;
-    CHECK(api.aclnnMseLossBackwardGetWorkspaceSize(t[0], t[1], t[2], 1, t[3], &ws, &ex));
-    if (ws > c->workspace_size) {
-        fprintf(stderr, "c_floor: workspace grew from %llu to %llu bytes\n",
-                (unsigned long long)c->workspace_size, (unsigned long long)ws);
-        return 1;
-    }
-    CHECK(api.aclnnMseLossBackward(ws ? c->workspace : NULL, ws, ex, c->stream));
     if (bytes <= opt.direct_bytes)
         CHECK(api.aclrtMemcpyAsync(c->pinned + c->out_pinned, bytes, c->dev_stage + c->off[3], bytes,
                                    ACL_MEMCPY_DEVICE_TO_HOST, c->stream));

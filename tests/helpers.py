@@ -10,6 +10,7 @@ folder, so module basenames are unique: ``tests/tools/test_suite_layout.py`` che
 from __future__ import annotations
 
 import gc
+import json
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -69,6 +70,19 @@ def in_thread(action: Callable[[], Any]) -> tuple[threading.Thread, dict]:
     return thread, box
 
 
+# ---- a fresh interpreter's report --------------------------------------------------------
+
+
+def run_json(code: str, env: dict[str, str] | None = None, **options: Any) -> Any:
+    """``run_python(code, env, **options)``, which must succeed; its last line of output,
+    read as JSON."""
+    from conftest import run_python
+
+    done = run_python(code, env, **options)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 # ---- float64 references of MSE -----------------------------------------------------------
 
 
@@ -84,3 +98,18 @@ def mse_forward(x: Any, y: Any, reduction: str = "mean") -> np.ndarray:
     """``aclnnMseLoss`` in float64: ``(x - y) ** 2``, as it is, its mean or its sum."""
     squares = (np.asarray(x, np.float64) - y) ** 2
     return {"none": squares, "mean": squares.mean(), "sum": squares.sum()}[reduction]
+
+
+# ---- what runtime_info() reports ---------------------------------------------------------
+
+
+def assert_8_5_libraries(info: dict, lib: Path) -> None:
+    """``info`` (``runtime_info()``) names a CANN 8.5 tree's libraries in ``lib``, and
+    libopapi.so is loaded only as what libopapi_nn.so needs (by its soname, a copy or a
+    link of it, as in an installed wheel), never as an operator library."""
+    assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
+                                 "meta": str(lib / "libnnopbase.so"),
+                                 "ops": str(lib / "libopapi_nn.so"),
+                                 "opapi_math": str(lib / "libopapi_math.so")}
+    assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
+        "libopapi.so", "libaclnn_py_emu_opapi.so"}

@@ -14,12 +14,13 @@ those repositories is needed: signatures are read from the headers alone.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from _checkouts import parse_folders
 
 
 def collect_headers(checkouts: Sequence[Path], folder: Path) -> int:
@@ -37,10 +38,7 @@ def collect_headers(checkouts: Sequence[Path], folder: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkouts", nargs="+", type=Path)
-    parser.add_argument("--verbose", action="store_true", help="list every disagreement")
-    args = parser.parse_args(argv)
+    args = parse_folders(argv, __doc__, "checkouts", "--verbose", "list every disagreement")
 
     import aclnn_py
     from aclnn_py.ops import catalog as _catalog

@@ -10,10 +10,11 @@ Exits 1 when any operator fails with anything but a ``HeaderError``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import traceback
 from pathlib import Path
+
+from _checkouts import parse_folders
 
 from aclnn_py.ops import headers as _headers
 
@@ -28,10 +29,7 @@ def headers(folders: list[Path]) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", nargs="+", type=Path)
-    parser.add_argument("--quiet", action="store_true", help="print only the figures")
-    args = parser.parse_args(argv)
+    args = parse_folders(argv, __doc__, "folders", "--quiet", "print only the figures")
     paths = headers(args.folders)
     operators = read = 0
     refused: list[str] = []

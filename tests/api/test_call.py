@@ -157,23 +157,19 @@ def _roles(text: str, name: str, *, outputs: set[str] | None = None
             for p in _catalog.roles(prototypes.parameters, found)]
 
 
-def test_builtin_style_header_parameters_and_roles():
-    assert _headers.operator_names(BUILTIN_STYLE) == ["aclnnAddmm", "aclnnInplaceAddmm"]
-    assert _roles(BUILTIN_STYLE, "aclnnAddmm") == [
+# per header style: its operators, the first one's (name, C type, role, optional) parameters,
+# and one parameter of another operator
+HEADER_ROLES = {
+    "builtin_style": (BUILTIN_STYLE, ["aclnnAddmm", "aclnnInplaceAddmm"], [
         ("self", "const aclTensor *", "input", False),
         ("mat1", "const aclTensor *", "input", False),
         ("mat2", "const aclTensor *", "input", False),
         ("beta", "const aclScalar *", "attribute", False),
         ("alpha", "const aclScalar *", "attribute", False),
         ("out", "aclTensor *", "output", False),
-        ("cubeMathType", "int8_t", "attribute", False)]
-    assert _roles(BUILTIN_STYLE, "aclnnInplaceAddmm")[0] == \
-        ("selfRef", "aclTensor *", "inout", False)
-
-
-def test_older_style_header_optional_tensors_and_types():
-    assert _headers.operator_names(OLDER_STYLE) == ["aclnnLayerNorm", "aclnnCast"]
-    assert _roles(OLDER_STYLE, "aclnnLayerNorm") == [
+        ("cubeMathType", "int8_t", "attribute", False)],
+        ("aclnnInplaceAddmm", 0, ("selfRef", "aclTensor *", "inout", False))),
+    "older_style_optional_tensors_and_types": (OLDER_STYLE, ["aclnnLayerNorm", "aclnnCast"], [
         ("input", "const aclTensor *", "input", False),
         ("normalizedShape", "const aclIntArray *", "attribute", False),
         ("weightOptional", "const aclTensor *", "input", True),
@@ -181,9 +177,17 @@ def test_older_style_header_optional_tensors_and_types():
         ("eps", "double", "attribute", False),
         ("out", "aclTensor *", "output", False),
         ("meanOutOptional", "aclTensor *", "output", True),
-        ("rstdOutOptional", "aclTensor *", "output", True)]
-    assert _roles(OLDER_STYLE, "aclnnCast")[1] == ("dtype", "const aclDataType", "attribute",
-                                                   False)
+        ("rstdOutOptional", "aclTensor *", "output", True)],
+        ("aclnnCast", 1, ("dtype", "const aclDataType", "attribute", False))),
+}
+
+
+@pytest.mark.parametrize("style", list(HEADER_ROLES))
+def test_header_parameters_and_roles(style):
+    header, names, first, (other, index, parameter) = HEADER_ROLES[style]
+    assert _headers.operator_names(header) == names
+    assert _roles(header, names[0]) == first
+    assert _roles(header, other)[index] == parameter
 
 
 def test_generated_custom_header_roles_come_from_the_description():
@@ -450,6 +454,16 @@ def _copy_package(tmp_path: Path, *, description: bool = True) -> Path:
     return package
 
 
+def _package_without_its_library(tmp_path: Path, fresh_catalog) -> tuple[Path, Path]:
+    """A copy of the emulator's custom package, its library removed, made the one
+    ASCEND_CUSTOM_OPP_PATH names; the package and the library that is missing."""
+    package = _copy_package(tmp_path)
+    library = package / "op_api" / "lib" / "libcust_opapi.so"
+    library.unlink()
+    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    return package, library
+
+
 @pytest.mark.emulator_only
 def test_custom_opp_path_comes_first(tmp_path, fresh_catalog):
     package = _copy_package(tmp_path)
@@ -494,10 +508,7 @@ def test_custom_header_without_description_needs_out(tmp_path, fresh_catalog):
 
 @pytest.mark.emulator_only
 def test_custom_header_without_its_library(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path)
-    library = package / "op_api" / "lib" / "libcust_opapi.so"
-    library.unlink()
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    package, library = _package_without_its_library(tmp_path, fresh_catalog)
     signature = aclnn_py.signature("aclnnAddCustom")  # the header alone is enough
     assert (signature.library, signature.callable) == (None, False)
     assert f"its library {library} is missing" in str(signature)

@@ -66,24 +66,22 @@ def _behind_link(path: Path, folder: Path) -> Path:
     return moved
 
 
-@pytest.mark.parametrize("what", list(PATHS))
-def test_a_world_writable_file_or_folder_of_the_package_is_refused(tmp_path, fresh_catalog,
-                                                                   what):
-    package = _vendor_package(tmp_path, fresh_catalog)
-    path = PATHS[what](package)
-    path.chmod(0o777 if path.is_dir() else 0o666)
-    refused_until_trusted(fresh_catalog, package,
-                          rf"{re.escape(str(path))} is writable by other users")
+# who may write, and the modes (folder, file) that let them
+WRITABLE_BY = {"other users": (0o777, 0o666), "its group": (0o775, 0o664)}
 
 
-@pytest.mark.parametrize("what", ["include", "header", "op_impl", "ops-info JSON"])
-def test_a_group_writable_file_or_folder_of_the_package_is_refused(tmp_path, fresh_catalog,
-                                                                   what):
+@pytest.mark.parametrize(("who", "what"), [
+    *(("other users", what) for what in PATHS),
+    *(("its group", what) for what in ["include", "header", "op_impl", "ops-info JSON"])])
+def test_a_file_or_folder_of_the_package_writable_by_others_is_refused(tmp_path,
+                                                                       fresh_catalog,
+                                                                       who, what):
     package = _vendor_package(tmp_path, fresh_catalog)
     path = PATHS[what](package)
-    path.chmod(0o775 if path.is_dir() else 0o664)
+    folder_mode, file_mode = WRITABLE_BY[who]
+    path.chmod(folder_mode if path.is_dir() else file_mode)
     refused_until_trusted(fresh_catalog, package,
-                          rf"{re.escape(str(path))} is writable by its group")
+                          rf"{re.escape(str(path))} is writable by {who}")
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")

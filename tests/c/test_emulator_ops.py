@@ -107,6 +107,16 @@ class Resources(LowLevelResources):
 
 
 
+def formula_grid(shapes=tuple(SHAPES)):
+    """Parametrize a loss test over the ``shapes`` (names in SHAPES), every reduction and
+    every float type (shapes innermost, as the ids read)."""
+    def mark(test):
+        test = pytest.mark.parametrize("shapes", shapes)(test)
+        test = pytest.mark.parametrize("reduction", REDUCTIONS)(test)
+        return pytest.mark.parametrize("dtype", FLOATS, ids=str)(test)
+    return mark
+
+
 @pytest.fixture
 def s(device):
     resources = Resources()
@@ -168,9 +178,7 @@ def golden_smooth_l1_backward(g, x, y, reduction, beta):
 # ---- aclnnL1Loss -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shapes", SHAPES)
+@formula_grid()
 def test_l1_loss_matches_the_formula(s, dtype, reduction, shapes):
     xs, ys = SHAPES[shapes]
     x, y = data(xs, dtype, 1), data(ys, dtype, 2)
@@ -268,9 +276,7 @@ def test_l1_loss_refuses_bfloat16_on_a_soc_without_it():
 # ---- aclnnL1LossBackward -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shapes", SHAPES)
+@formula_grid()
 def test_l1_loss_backward_matches_the_formula(s, dtype, reduction, shapes):
     xs, ys = SHAPES[shapes]
     g, x, y = data((), dtype, 5), data(xs, dtype, 6), data(ys, dtype, 7)
@@ -321,9 +327,7 @@ BETAS = (0.0, 0.5, 1.0, 2.0)
 
 
 @pytest.mark.parametrize("beta", BETAS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shapes", ("same", "row", "zero_d"))
+@formula_grid(("same", "row", "zero_d"))
 def test_smooth_l1_loss_matches_the_formula(s, beta, dtype, reduction, shapes):
     xs, ys = SHAPES[shapes]
     x, y = data(xs, dtype, 8), data(ys, dtype, 9)
@@ -370,9 +374,7 @@ def test_smooth_l1_loss_refusals(s):
 
 
 @pytest.mark.parametrize("beta", BETAS)
-@pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shapes", ("same", "column", "zero_d"))
+@formula_grid(("same", "column", "zero_d"))
 def test_smooth_l1_loss_backward_matches_the_formula(s, beta, dtype, reduction, shapes):
     xs, ys = SHAPES[shapes]
     g, x, y = data((), dtype, 12), data(xs, dtype, 13), data(ys, dtype, 14)

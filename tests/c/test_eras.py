@@ -95,6 +95,15 @@ def without_library_path(env: dict[str, str]) -> dict[str, str]:
     return {**env, "LD_LIBRARY_PATH": ""}
 
 
+def cann_json(script: str, tmp_path: Path, **env: str):
+    """Run ``script`` on the ``cann`` backend with ``env`` and no library path; what it
+    printed last, read as JSON (the run must succeed)."""
+    done = run_python(script, without_library_path({**env, "ACLNN_PY_BACKEND": "cann"}),
+                      home=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 # ---- the trees ---------------------------------------------------------------------------
 
 
@@ -211,11 +220,7 @@ OPERATORS = """
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_loads_through_the_search_path_without_ld_library_path(tmp_path, layout, variable):
     root = home(layout)
-    done = run_python(REPORT, without_library_path({variable: str(root),
-                                                    "ACLNN_PY_BACKEND": "cann"}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout.splitlines()[-1])
+    info = cann_json(REPORT, tmp_path, **{variable: str(root)})
     release = RELEASES[layout]
     lib64 = root / "lib64"
     assert info["backend"] == "cann" and info["root"] == str(root)
@@ -238,22 +243,14 @@ def test_loads_through_the_search_path_without_ld_library_path(tmp_path, layout,
 def test_operators_and_plans_are_correct_on_each_tree(tmp_path, layout):
     """8.0.RC2 lacks the repeatable-executor API: the binding falls back to the ordinary
     two-phase call there, plans included."""
-    done = run_python(OPERATORS, without_library_path({"ACLNN_PY_CANN_HOME": str(home(layout)),
-                                                       "ACLNN_PY_BACKEND": "cann"}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    result = cann_json(OPERATORS, tmp_path, ACLNN_PY_CANN_HOME=str(home(layout)))
     assert result == {"mse": 1 + 0 + 1 + 4 + 9 + 16.0, "add": [2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
                       "plan": [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]}
 
 
 def test_the_8_5_tree_through_ascend_home_path_reports_the_8_5_libraries(tmp_path):
     root = home("8.5")
-    done = run_python(REPORT, without_library_path({"ASCEND_HOME_PATH": str(root),
-                                                    "ACLNN_PY_BACKEND": "cann"}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    libraries = json.loads(done.stdout.splitlines()[-1])["libraries"]
+    libraries = cann_json(REPORT, tmp_path, ASCEND_HOME_PATH=str(root))["libraries"]
     assert {Path(path).name for path in libraries.values()} == {
         "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so"}
 
@@ -293,12 +290,8 @@ def test_the_driver_folder_can_be_given_by_aclnn_py_driver_path(tmp_path):
     driver = tmp_path / "elsewhere" / "driver"
     driver.parent.mkdir()
     shutil.move(str(root / "driver"), str(driver))
-    done = run_python(REPORT, without_library_path({"ACLNN_PY_CANN_HOME": str(root),
-                                                    "ACLNN_PY_BACKEND": "cann",
-                                                    "ACLNN_PY_DRIVER_PATH": str(driver)}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    info = json.loads(done.stdout.splitlines()[-1])
+    info = cann_json(REPORT, tmp_path, ACLNN_PY_CANN_HOME=str(root),
+                     ACLNN_PY_DRIVER_PATH=str(driver))
     hal = driver / "lib64" / "driver" / "libascend_hal.so"
     assert any(same_library(path, hal) for path in info["dependencies"])
 
@@ -362,11 +355,7 @@ ASYNC_COPIES = """
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_async_copies_follow_the_release_s_rules(tmp_path, layout):
-    done = run_python(ASYNC_COPIES, without_library_path({"ACLNN_PY_CANN_HOME": str(home(layout)),
-                                                          "ACLNN_PY_BACKEND": "cann"}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    results = json.loads(done.stdout.splitlines()[-1])
+    results = cann_json(ASYNC_COPIES, tmp_path, ACLNN_PY_CANN_HOME=str(home(layout)))
     assert results["h2d_pinned"] == [0, ""] and results["d2h_pinned"] == [0, ""]
     if layout == "8.5":  # ordinary host memory accepted, no alignment rule stated
         assert all(result == [0, ""] for result in results.values()), results
@@ -400,11 +389,7 @@ FAULT_POINTS = """
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_fault_points_are_the_functions_the_release_has(tmp_path, layout):
-    done = run_python(FAULT_POINTS, without_library_path({"ACLNN_PY_CANN_HOME": str(home(layout)),
-                                                          "ACLNN_PY_BACKEND": "cann"}),
-                      home=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    result = cann_json(FAULT_POINTS, tmp_path, ACLNN_PY_CANN_HOME=str(home(layout)))
     repeatable = {"aclSetAclOpExecutorRepeatable", "aclSetInputTensorAddr",
                   "aclSetOutputTensorAddr", "aclDestroyAclOpExecutor"}
     apis = set(result["apis"])

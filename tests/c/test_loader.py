@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_python
+from helpers import assert_8_5_libraries
 
 import aclnn_py
 
@@ -87,14 +88,7 @@ def test_new_era_tree_prefers_the_new_names_and_never_mixes(tmp_path):
     info = report({"ASCEND_HOME_PATH": str(root)}, tmp_path)
     lib = root / arch_dir
     assert info["backend"] == "cann"
-    assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
-                                 "meta": str(lib / "libnnopbase.so"),
-                                 "ops": str(lib / "libopapi_nn.so"),
-                                 "opapi_math": str(lib / "libopapi_math.so")}
-    # libopapi.so is loaded only as what libopapi_nn.so needs (by its soname, a copy or a
-    # link of it), never as an operator library
-    assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
-        "libopapi.so", "libaclnn_py_emu_opapi.so"}
+    assert_8_5_libraries(info, lib)
     assert info["cann_version"] == "8.5.0"
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 

@@ -5,14 +5,12 @@ so the chunked calls run in subprocesses."""
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 
 import numpy as np
 import pytest
-from conftest import run_python
-from helpers import import_paths
+from helpers import import_paths, run_json
 from test_operator_table import CASE_IDS, CASES, _call
 from tolerances import DTYPES, tolerance
 
@@ -90,10 +88,8 @@ print(json.dumps(counts))
 def test_every_operator_matches_the_unchunked_call(function):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "chunked.npz")
-        done = run_python(_CHUNKED.format(tests=import_paths(), function=function, path=path),
+        counts = run_json(_CHUNKED.format(tests=import_paths(), function=function, path=path),
                           {"ACLNN_PY_CHUNK_BYTES": "4096"}, timeout=300)
-        assert done.returncode == 0, done.stderr
-        counts = json.loads(done.stdout.strip().splitlines()[-1])
         chunked = dict(np.load(path))
     seen = 0
     for number, (row, reduction, attributes) in enumerate(CASES):
@@ -177,9 +173,7 @@ print(json.dumps(found))
 
 @pytest.mark.emulator_only
 def test_three_96_mib_inputs_on_a_64_mib_device():
-    done = run_python(_LARGE, {"ACLNN_EMU_DEVICE_MEMORY": "64M"}, timeout=600)
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_json(_LARGE, {"ACLNN_EMU_DEVICE_MEMORY": "64M"}, timeout=600)
     size = 96 * 1024 * 1024
     for reduction in ("none", "mean", "sum"):
         entry = found["backward-" + reduction]
@@ -226,9 +220,7 @@ print(json.dumps(found))
 
 @pytest.mark.emulator_only
 def test_every_call_larger_than_a_small_device_chunks_whatever_its_size():
-    done = run_python(_SMALL_DEVICE, {"ACLNN_EMU_DEVICE_MEMORY": "4M"})
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_json(_SMALL_DEVICE, {"ACLNN_EMU_DEVICE_MEMORY": "4M"})
     assert found["3"] == dict(chunks=0, exact=True), found  # fits: one round trip
     for mib in ("5", "6", "7", "12"):
         assert found[mib].get("exact") and found[mib]["chunks"] >= 2, (mib, found[mib])
@@ -255,9 +247,7 @@ print(json.dumps(found))
 
 @pytest.mark.emulator_only
 def test_a_call_that_no_longer_fits_after_device_allocations_chunks():
-    done = run_python(_LESS_FREE, {"ACLNN_EMU_DEVICE_MEMORY": "32M"})
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_json(_LESS_FREE, {"ACLNN_EMU_DEVICE_MEMORY": "32M"})
     assert found["first"] == 0, found  # it fitted then
     assert found["second"] >= 2 and found["same"], found
 
@@ -278,9 +268,7 @@ print(json.dumps(dict(chunks=_chunked.last_count,
 
 @pytest.mark.emulator_only
 def test_each_device_range_chunks_when_it_does_not_fit_its_device():
-    done = run_python(_RANGES, {"ACLNN_EMU_DEVICE_COUNT": "2", "ACLNN_EMU_DEVICE_MEMORY": "4M"})
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = run_json(_RANGES, {"ACLNN_EMU_DEVICE_COUNT": "2", "ACLNN_EMU_DEVICE_MEMORY": "4M"})
     assert found["exact"] and found["chunks"] >= 2, found
 
 

@@ -53,6 +53,12 @@ def operands(rng: np.random.Generator, shape=(2, 3), dtype=np.float32) -> list[n
     return [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
 
 
+def uploaded_operands(seed: int) -> tuple[list[np.ndarray], list[aclnn_py.DeviceArray]]:
+    """``operands`` of a generator seeded with ``seed``, and their device copies."""
+    host = operands(np.random.default_rng(seed))
+    return host, upload(*host)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_repeats_keep_one_executor_and_rebind_new_arrays(baseline, reduction):
     rng = np.random.default_rng(1)
@@ -117,9 +123,7 @@ def test_a_repeat_skips_phase_1():
 
 
 def test_reduction_spellings_share_one_entry(baseline):
-    rng = np.random.default_rng(3)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(3)
     for reduction in ("sum", 2, aclnn_py.Reduction.SUM, "SUM", np.int64(2)):
         result = aclnn_py.mse_loss_backward(*device, reduction)
         np.testing.assert_allclose(result.numpy(), mse_backward(*host, "sum"), rtol=1e-6)
@@ -230,9 +234,7 @@ def test_a_freed_input_is_refused_on_a_first_call_and_on_a_repeat(name):
 
 
 def test_a_freed_out_is_refused_on_a_first_call_and_on_a_repeat():
-    rng = np.random.default_rng(8)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(8)
     out = aclnn_py.empty((2, 3), np.float32)
     out.free()
     launches = stats()["kernel_launches"]
@@ -296,9 +298,7 @@ def test_a_failed_launch_leaves_the_cache(baseline):
 
 
 def test_a_failed_first_launch_caches_nothing(baseline):
-    rng = np.random.default_rng(11)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(11)
     aclnn_py.emulator.inject_fault(PHASE_2, 561000, nth=1)
     with pytest.raises(AclError, match=PHASE_2):
         aclnn_py.mse_loss_backward(*device, "sum")
@@ -311,9 +311,7 @@ def test_a_failed_first_launch_caches_nothing(baseline):
 
 
 def test_each_stream_has_its_own_cache_and_close_releases_it(baseline):
-    rng = np.random.default_rng(12)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(12)
     side = aclnn_py.Stream()
     for _ in range(3):
         result = aclnn_py.mse_loss_backward(*device, stream=side)
@@ -334,9 +332,7 @@ def test_each_stream_has_its_own_cache_and_close_releases_it(baseline):
 
 
 def test_a_dropped_stream_releases_its_cached_launches_at_once(baseline):
-    rng = np.random.default_rng(17)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(17)
     side = aclnn_py.Stream()
     result = aclnn_py.mse_loss_backward(*device, stream=side)
     np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
@@ -347,9 +343,7 @@ def test_a_dropped_stream_releases_its_cached_launches_at_once(baseline):
 
 
 def test_arrays_last_used_on_a_closed_stream_stay_usable():
-    rng = np.random.default_rng(16)
-    host = operands(rng)
-    device = upload(*host)
+    host, device = uploaded_operands(16)
     aclnn_py.mse_loss_backward(*device).free()  # the default stream's entry
     side = aclnn_py.Stream()
     on_side = aclnn_py.mse_loss_backward(*device, stream=side)

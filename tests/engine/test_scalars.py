@@ -88,16 +88,21 @@ def _outcome(spec, inputs, on_device=False):
     return result.numpy() if on_device else result
 
 
+def _each_number_input(spec, dtype, kind: str, seed: int):
+    """For each input but the one the result takes its type from: its index and the inputs
+    with a ``KINDS[kind]`` number there (from one generator seeded with ``seed``)."""
+    rng = np.random.default_rng(seed)
+    for index in range(len(spec.inputs)):
+        if index != spec.like_index:
+            yield index, _inputs(spec, dtype, index, KINDS[kind], rng)
+
+
 @pytest.mark.parametrize("spec", NUMBER_SPECS, ids=lambda s: s.function)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_numpy_calls_type_scalars_as_validation_does_and_repeat_without_it(
         spec, dtype, kind, validations):
-    rng = np.random.default_rng(0)
-    for index in range(len(spec.inputs)):
-        if index == spec.like_index:
-            continue
-        inputs = _inputs(spec, dtype, index, KINDS[kind], rng)
+    for index, inputs in _each_number_input(spec, dtype, kind, seed=0):
         as_zero_d = list(inputs)
         try:
             as_zero_d[index] = _typed(spec, inputs, index)
@@ -176,11 +181,7 @@ def _uploads() -> int:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_device_calls_upload_a_scalar_once_and_repeat_without_validation(
         spec, kind, validations, empty_constants):
-    rng = np.random.default_rng(1)
-    for index in range(len(spec.inputs)):
-        if index == spec.like_index:
-            continue
-        host = _inputs(spec, np.float32, index, KINDS[kind], rng)
+    for index, host in _each_number_input(spec, np.float32, kind, seed=1):
         device = [value if i == index else aclnn_py.to_device(value)
                   for i, value in enumerate(host)]
         try:

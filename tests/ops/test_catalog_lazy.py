@@ -11,7 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import no_device_work
-from test_call import BUILTIN_STYLE, CUSTOM_STYLE, OLDER_STYLE, _copy_package
+from test_call import (
+    BUILTIN_STYLE,
+    CUSTOM_STYLE,
+    OLDER_STYLE,
+    _copy_package,
+    _package_without_its_library,
+)
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
@@ -76,10 +82,7 @@ def test_a_callable_signature_names_its_library():
 
 @pytest.mark.emulator_only
 def test_a_custom_header_without_its_library(tmp_path, fresh_catalog):
-    package = _copy_package(tmp_path)
-    library = package / "op_api" / "lib" / "libcust_opapi.so"
-    library.unlink()
-    fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
+    package, library = _package_without_its_library(tmp_path, fresh_catalog)
     signature = aclnn_py.signature("aclnnAddCustom")
     assert (signature.package, signature.library, signature.callable) == (package, None, False)
     assert signature.looked_in == (library,)

@@ -82,6 +82,11 @@ def run(root: Path, tmp_path: Path, *extra: str, name: str = "ops-made") -> dict
     return data["operators"]
 
 
+def roles(entry: dict) -> tuple[list[str], list[str], str]:
+    """An operator's entry's outputs, in-place parameters and the basis they were found on."""
+    return entry["outputs"], entry["inout"], entry["basis"]
+
+
 EXAMPLE_HELPERS = """
 int CreateAclTensor(const std::vector<float>& hostData, const std::vector<int64_t>& shape,
                     void** deviceAddr, aclDataType dataType, aclTensor** tensor) {
@@ -116,9 +121,7 @@ def test_table_roles_of_each_spelling(tmp_path):
     write(root, "math/op/docs/aclnnOp.md",
           doc({"aclnnOp": [(n, s, "-") for n, s in zip(names, spellings)]}))
     entry = run(root, tmp_path)["aclnnOp"]
-    assert entry["outputs"] == ["b"]
-    assert entry["inout"] == ["c", "d", "e", "f"]
-    assert entry["basis"] == "table"
+    assert roles(entry) == (["b"], ["c", "d", "e", "f"], "table")
     assert entry["doc"] == "math/op/docs/aclnnOp.md"
     assert entry["header"] == "math/op/op_api/aclnn_op.h"
     assert "note" not in entry and "returns_nothing" not in entry
@@ -183,9 +186,8 @@ int main() {
     write(root, "math/scale/docs/aclnnScaleIt.md", doc(
         {"aclnnScaleIt": [("buffer", "输入", "-"), ("factor", "输入", "-")]}, example))
     entry = run(root, tmp_path)["aclnnScaleIt"]
-    assert entry["inout"] == ["buffer"]  # matched by position: the example calls it buf
-    assert entry["outputs"] == []
-    assert entry["basis"] == "example"
+    # buffer matched by position: the example calls it buf
+    assert roles(entry) == ([], ["buffer"], "example")
     assert "buffer" in entry["note"]
 
 
@@ -207,9 +209,7 @@ int main() {
         {"aclnnTwo": [("x", "输入", "-"), ("first", "输出", "-"), ("second", "输出", "-")]},
         example))
     entry = run(root, tmp_path)["aclnnTwo"]
-    assert entry["outputs"] == ["first", "second"]
-    assert entry["inout"] == []
-    assert entry["basis"] == "table"
+    assert roles(entry) == (["first", "second"], [], "table")
     assert "kept as input" in entry["note"]
 
 
@@ -224,9 +224,8 @@ def test_prose_in_the_row_overrides_the_table(tmp_path):
         ("lr", "输入", "学习率。"),
         ("stats", "输出", "统计。")]}))
     entry = run(root, tmp_path)["aclnnStep"]
-    assert entry["inout"] == ["weights"]
-    assert entry["outputs"] == ["stats"]  # "用于更新weights" is not about grad itself
-    assert entry["basis"] == "prose"
+    # "用于更新weights" is not about grad itself
+    assert roles(entry) == (["stats"], ["weights"], "prose")
     assert "weights" in entry["note"]
 
 
@@ -266,9 +265,8 @@ def test_a_doc_giving_no_output(tmp_path):
         {"aclnnWaitAll": [("tokenRef", "输入", "只用于排序。"), ("group", "输入", "-")]},
         prose="接口内不对tokenRef做任何操作。"))
     entry = run(root, tmp_path)["aclnnWaitAll"]
-    assert entry["outputs"] == [] and entry["inout"] == []
+    assert roles(entry) == ([], [], "table")
     assert entry["returns_nothing"] is True
-    assert entry["basis"] == "table"
 
 
 def test_a_doc_giving_no_output_without_saying_so_falls_back_to_rules(tmp_path):
@@ -288,8 +286,8 @@ def test_no_doc_uses_the_rules(tmp_path):
         "aclnnG", "const aclTensor *gradOut, const aclTensor *x, const aclTensor *gradX, "
                   "aclTensor *meanOut")))
     entry = run(root, tmp_path)["aclnnG"]
-    assert entry["doc"] is None and entry["basis"] == "rules"
-    assert entry["outputs"] == ["meanOut"] and entry["inout"] == []
+    assert entry["doc"] is None
+    assert roles(entry) == (["meanOut"], [], "rules")
 
 
 def test_duplicate_experimental_header(tmp_path):
