@@ -684,68 +684,49 @@ EXPORT int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch,
     return launch(workspace, workspace_size, executor, stream);
 }
 
+/* Own a handle just made (1), or report that none was (0): stamped with the current generation. */
+static int32_t handle_own(aclpyHandle *owned, int32_t kind, void *handle)
+{
+    if (!handle)
+        return 0;
+    owned->kind = kind;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, handle, __ATOMIC_RELEASE);
+    return 1;
+}
+
 EXPORT int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
                                  const int64_t *viewDims, uint64_t viewDimsNum,
                                  aclDataType dataType, const int64_t *stride, int64_t offset,
                                  aclFormat format, const int64_t *storageDims,
                                  uint64_t storageDimsNum, void *tensorData)
 {
-    aclTensor *tensor = create(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
-                               storageDimsNum, tensorData);
-    if (!tensor)
-        return 0;
-    owned->kind = HANDLE_TENSOR;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, tensor, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_TENSOR, create(viewDims, viewDimsNum, dataType, stride, offset, format,
+                                                   storageDims, storageDimsNum, tensorData));
 }
 
 EXPORT int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction create, void *value,
                                  aclDataType dataType)
 {
-    aclScalar *scalar = create(value, dataType);
-    if (!scalar)
-        return 0;
-    owned->kind = HANDLE_SCALAR;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, scalar, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_SCALAR, create(value, dataType));
 }
 
 EXPORT int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
                                    const int64_t *value, uint64_t size)
 {
-    aclIntArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_INT_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_INT_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateFloatArray(aclpyHandle *owned, aclpyCreateFloatArrayFunction create,
                                      const float *value, uint64_t size)
 {
-    aclFloatArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_FLOAT_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_FLOAT_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateBoolArray(aclpyHandle *owned, aclpyCreateBoolArrayFunction create,
                                     const bool *value, uint64_t size)
 {
-    aclBoolArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_BOOL_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_BOOL_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,

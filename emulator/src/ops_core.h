@@ -555,12 +555,7 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
  */
 
 /* Return the status from the calling check function unless it is ACLNN_SUCCESS. */
-#define OPS_CHECK(expr)                              \
-    do {                                             \
-        aclnnStatus ops_status_ = (expr);            \
-        if (ops_status_ != ACLNN_SUCCESS)            \
-            return ops_status_;                      \
-    } while (0)
+#define OPS_CHECK(expr) EMU_RETURN_IF_STATUS(aclnnStatus, expr)
 
 /* CANN's NULL checks of the tensor arguments in order (161001). */
 static inline aclnnStatus ops_check_not_null(const char *api, const aclTensor *const *ts,
