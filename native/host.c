@@ -628,36 +628,28 @@ static int32_t undestroyable(void)
     return ACL_SUCCESS;
 }
 
+/* Destroy handle with the destroy function in the pointer variable fn_var, once set (counted as
+ * undestroyable while it is NULL). */
+#define DESTROY_WITH(fn_var)                                                           \
+    do {                                                                               \
+        __typeof__(fn_var) destroy = __atomic_load_n(&(fn_var), __ATOMIC_ACQUIRE);     \
+        return destroy ? destroy(handle) : undestroyable();                            \
+    } while (0)
+
 static int32_t handle_destroy(int32_t kind, void *handle)
 {
-    if (kind == HANDLE_TENSOR) {
-        int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
+    switch (kind) {
+    case HANDLE_TENSOR: DESTROY_WITH(g_destroy_tensor);
+    case HANDLE_INT_ARRAY: DESTROY_WITH(g_destroy_int_array);
+    case HANDLE_SCALAR: DESTROY_WITH(g_destroy_scalar);
+    case HANDLE_FLOAT_ARRAY: DESTROY_WITH(g_destroy_float_array);
+    case HANDLE_BOOL_ARRAY: DESTROY_WITH(g_destroy_bool_array);
+    case HANDLE_TENSOR_LIST: DESTROY_WITH(g_destroy_tensor_list);
+    default:
+        /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
+           phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
+        DESTROY_WITH(g_destroy_executor);
     }
-    if (kind == HANDLE_INT_ARRAY) {
-        int32_t (*destroy)(const aclIntArray *) = __atomic_load_n(&g_destroy_int_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_SCALAR) {
-        int32_t (*destroy)(const aclScalar *) = __atomic_load_n(&g_destroy_scalar, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_FLOAT_ARRAY) {
-        int32_t (*destroy)(const aclFloatArray *) = __atomic_load_n(&g_destroy_float_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_BOOL_ARRAY) {
-        int32_t (*destroy)(const aclBoolArray *) = __atomic_load_n(&g_destroy_bool_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_TENSOR_LIST) {
-        int32_t (*destroy)(const aclTensorList *) = __atomic_load_n(&g_destroy_tensor_list, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
-       phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
-    int32_t (*destroy)(aclOpExecutor *) = __atomic_load_n(&g_destroy_executor, __ATOMIC_ACQUIRE);
-    return destroy ? destroy(handle) : undestroyable();
 }
 
 EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)

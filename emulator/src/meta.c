@@ -233,6 +233,58 @@ static bool dims_product(const int64_t *dims, uint64_t n, int64_t *out)
     return true;
 }
 
+/* A copy of the size values of esize bytes at value (NULL for size 0) into *copy; false after
+ * recording why. */
+static bool copy_values(const char *api, const void *value, uint64_t size, size_t esize, void **copy)
+{
+    *copy = NULL;
+    if (!value && size > 0) {
+        /* CANN's constructors make an empty object here; the emulator refuses the contradiction. */
+        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
+        return false;
+    }
+    if (size > SIZE_MAX / esize) {
+        emu_error("%s: size %" PRIu64 " is too large", api, size);
+        return false;
+    }
+    if (size == 0)
+        return true;
+    *copy = malloc((size_t)size * esize);
+    if (!*copy) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    memcpy(*copy, value, (size_t)size * esize);
+    return true;
+}
+
+/* Register obj in set and count it; false (message recorded) when out of host memory. */
+static bool register_live(const char *api, ptr_set *set, const void *obj, emu_counter counter)
+{
+    MLOCK();
+    bool ok = set_add(set, obj);
+    MUNLOCK();
+    if (!ok) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    emu_counter_add(counter, +1);
+    return true;
+}
+
+/* Take obj out of set; false (message recorded: `what` made by `creator`) when it is not there. */
+static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *what,
+                            const char *creator)
+{
+    MLOCK();
+    bool live = set_remove(set, obj);
+    MUNLOCK();
+    if (!live)
+        emu_error("%s: array %p is not a live %s: it was already destroyed, or was not made by %s", api, obj,
+                  what, creator);
+    return live;
+}
+
 EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                       const int64_t *stride, int64_t offset, aclFormat format,
                                       const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
@@ -321,15 +373,10 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
         t->storage_dims[i] = storageDims[i];
     t->data = tensorData;
 
-    MLOCK();
-    bool ok = set_add(&m_tensors, t);
-    MUNLOCK();
-    if (!ok) {
+    if (!register_live(api, &m_tensors, t, EMU_COUNTER_TENSORS)) {
         free(t);
-        emu_error("%s: out of host memory", api);
         return NULL;
     }
-    emu_counter_add(EMU_COUNTER_TENSORS, +1);
     return t;
 }
 
@@ -509,15 +556,10 @@ EMU_EXPORT aclScalar *aclCreateScalar(void *value, aclDataType dataType)
     s->dtype = dataType;
     memcpy(s->bytes, value, size);
     s->value = decoded;
-    MLOCK();
-    bool ok = set_add(&m_scalars, s);
-    MUNLOCK();
-    if (!ok) {
+    if (!register_live(api, &m_scalars, s, EMU_COUNTER_SCALARS)) {
         free(s);
-        emu_error("%s: out of host memory", api);
         return NULL;
     }
-    emu_counter_add(EMU_COUNTER_SCALARS, +1);
     return s;
 }
 
@@ -589,57 +631,6 @@ struct aclTensorList {
     aclTensor **tensors; /* NULL when size is 0 */
 };
 
-/* A copy of the size values of esize bytes at value (NULL for size 0) into *copy; false after
- * recording why. */
-static bool copy_values(const char *api, const void *value, uint64_t size, size_t esize, void **copy)
-{
-    *copy = NULL;
-    if (!value && size > 0) {
-        /* CANN's constructors make an empty object here; the emulator refuses the contradiction. */
-        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
-        return false;
-    }
-    if (size > SIZE_MAX / esize) {
-        emu_error("%s: size %" PRIu64 " is too large", api, size);
-        return false;
-    }
-    if (size == 0)
-        return true;
-    *copy = malloc((size_t)size * esize);
-    if (!*copy) {
-        emu_error("%s: out of host memory", api);
-        return false;
-    }
-    memcpy(*copy, value, (size_t)size * esize);
-    return true;
-}
-
-/* Register obj in set and count it; false (message recorded) when out of host memory. */
-static bool register_live(const char *api, ptr_set *set, const void *obj, emu_counter counter)
-{
-    MLOCK();
-    bool ok = set_add(set, obj);
-    MUNLOCK();
-    if (!ok) {
-        emu_error("%s: out of host memory", api);
-        return false;
-    }
-    emu_counter_add(counter, +1);
-    return true;
-}
-
-/* Take obj out of set; false (message recorded: `what` made by `creator`) when it is not there. */
-static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *what,
-                            const char *creator)
-{
-    MLOCK();
-    bool live = set_remove(set, obj);
-    MUNLOCK();
-    if (!live)
-        emu_error("%s: array %p is not a live %s: it was already destroyed, or was not made by %s", api, obj,
-                  what, creator);
-    return live;
-}
 
 /* Any non-zero byte of a bool value reads as true. */
 static void bool_values_normalize(aclBoolArray *a)
