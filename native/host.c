@@ -378,26 +378,28 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
 
 /* ---- staging: a page-locked host block and a device block taken together ---- */
 
+/* Take nbytes from pool into block unless it holds a block already (or nbytes is 0); on a failure
+ * staging->failed is set to which (1 host, 2 device). */
+static aclError staging_take_one(aclpyStaging *staging, aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                                 int32_t which)
+{
+    if (!nbytes || block->pointer)
+        return ACL_SUCCESS;
+    aclError status = aclpyPoolAllocate(pool, block, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (status != ACL_SUCCESS)
+        staging->failed = which;
+    return status;
+}
+
 EXPORT aclError aclpyStagingTake(aclpyStaging *staging, aclpyPool *host_pool, uint64_t host_bytes,
                                  aclpyPool *device_pool, uint64_t device_bytes)
 {
     staging->failed = 0;
-    if (host_bytes && !staging->host.pointer) {
-        aclError status = aclpyPoolAllocate(host_pool, &staging->host, host_bytes,
-                                            ACL_MEM_MALLOC_HUGE_FIRST);
-        if (status != ACL_SUCCESS) {
-            staging->failed = 1;
-            return status;
-        }
-    }
-    if (device_bytes && !staging->device.pointer) {
-        aclError status = aclpyPoolAllocate(device_pool, &staging->device, device_bytes,
-                                            ACL_MEM_MALLOC_HUGE_FIRST);
-        if (status != ACL_SUCCESS) {
-            staging->failed = 2;
-            return status;
-        }
-    }
+    aclError status = staging_take_one(staging, host_pool, &staging->host, host_bytes, 1);
+    if (status == ACL_SUCCESS)
+        status = staging_take_one(staging, device_pool, &staging->device, device_bytes, 2);
+    if (status != ACL_SUCCESS)
+        return status;
     staging->host_data = staging->host.pointer;
     staging->device_data = staging->device.pointer;
     return ACL_SUCCESS;

@@ -272,15 +272,16 @@ static bool register_live(const char *api, ptr_set *set, const void *obj, emu_co
     return true;
 }
 
-/* Take obj out of set; false (message recorded: `what` made by `creator`) when it is not there. */
-static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *what,
+/* Take obj out of set; false (message recorded: the `noun` is not a live `what` made by `creator`) when it is
+ * not there. */
+static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *noun, const char *what,
                             const char *creator)
 {
     MLOCK();
     bool live = set_remove(set, obj);
     MUNLOCK();
     if (!live)
-        emu_error("%s: array %p is not a live %s: it was already destroyed, or was not made by %s", api, obj,
+        emu_error("%s: %s %p is not a live %s: it was already destroyed, or was not made by %s", api, noun, obj,
                   what, creator);
     return live;
 }
@@ -569,15 +570,9 @@ EMU_EXPORT aclnnStatus aclDestroyScalar(const aclScalar *scalar)
     EMU_RETURN_IF_FAULT(api);
     if (!scalar)
         return ACLNN_SUCCESS;
-    MLOCK();
-    bool live = set_remove(&m_scalars, scalar);
-    MUNLOCK();
-    if (!live) {
-        /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
-        emu_error("%s: scalar %p is not a live aclScalar: it was already destroyed, or was not made by "
-                  "aclCreateScalar", api, (const void *)scalar);
+    /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
+    if (!unregister_live(api, &m_scalars, scalar, "scalar", "aclScalar", "aclCreateScalar"))
         return ACLNN_ERR_INNER_NULLPTR;
-    }
     aclScalar *s = (aclScalar *)scalar;
     s->magic = 0;
     free(s);
@@ -677,7 +672,7 @@ static void bool_values_normalize(aclBoolArray *a)
         EMU_RETURN_IF_FAULT(api);                                                                \
         if (!array)                                                                              \
             return ACLNN_SUCCESS;                                                                \
-        if (!unregister_live(api, &SET, array, "acl" #Name "Array", "aclCreate" #Name "Array"))  \
+        if (!unregister_live(api, &SET, array, "array", "acl" #Name "Array", "aclCreate" #Name "Array")) \
             return ACLNN_ERR_INNER_NULLPTR;                                                      \
         acl##Name##Array *a = (acl##Name##Array *)array;                                         \
         a->magic = 0;                                                                            \

@@ -154,8 +154,7 @@ EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
 EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
 {
     static const char api[] = "aclrtGetDevice";
-    ENTER(api);
-    REQUIRE_ARG(api, deviceId, "deviceId");
+    ENTER_WITH_ARG(api, deviceId, "deviceId");
     REQUIRE_DEVICE(api, dev);
     *deviceId = dev;
     return ACL_SUCCESS;
@@ -164,8 +163,7 @@ EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
 EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 {
     static const char api[] = "aclrtGetDeviceCount";
-    ENTER(api);
-    REQUIRE_ARG(api, count, "count");
+    ENTER_WITH_ARG(api, count, "count");
     LOCK();
     visibility vis = g_visibility;
     int32_t visible = g_dev_count, physical = g_phys_count;
@@ -333,8 +331,7 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
-    ENTER(api);
-    REQUIRE_ARG(api, ctx, "context");
+    ENTER_WITH_ARG(api, ctx, "context");
     LOCK();
     if (!check_device_id(api, deviceId)) {
         UNLOCK();
@@ -385,8 +382,7 @@ EMU_EXPORT aclError aclrtSetCurrentContext(aclrtContext ctx)
 EMU_EXPORT aclError aclrtGetCurrentContext(aclrtContext *ctx)
 {
     static const char api[] = "aclrtGetCurrentContext";
-    ENTER(api);
-    REQUIRE_ARG(api, ctx, "context");
+    ENTER_WITH_ARG(api, ctx, "context");
     REQUIRE_CONTEXT(api);
     LOCK();
     *ctx = current_ctx();

@@ -34,8 +34,7 @@ void record_task_done(emu_task *t, uint64_t at_ns)
 EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
 {
     static const char api[] = "aclrtCreateEvent";
-    ENTER(api);
-    REQUIRE_ARG(api, ev, "event");
+    ENTER_WITH_ARG(api, ev, "event");
     REQUIRE_DEVICE(api, dev);
     LOCK();
     event *e = handle_new(&g_events, sizeof *e);
@@ -141,8 +140,7 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 
 static aclError query_event(const char *api, aclrtEvent ev, const void *status, bool *complete)
 {
-    ENTER(api);
-    REQUIRE_ARG(api, status, "status");
+    ENTER_WITH_ARG(api, status, "status");
     REQUIRE_INIT(api);
     REQUIRE_CONTEXT(api);
     LOCK();
@@ -191,8 +189,7 @@ EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
 EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
 {
     static const char api[] = "aclrtEventElapsedTime";
-    ENTER(api);
-    REQUIRE_ARG(api, ms, "ms");
+    ENTER_WITH_ARG(api, ms, "ms");
     REQUIRE_CONTEXT(api);
     LOCK();
     const char *names[2] = {"startEvent", "endEvent"};

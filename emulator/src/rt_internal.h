@@ -230,6 +230,13 @@ extern __thread context *t_ctx;
         REQUIRE_INIT(api);                    \
     } while (0)
 
+/* ENTER, then REQUIRE_ARG(api, ptr, name): how an API with a required pointer argument starts. */
+#define ENTER_WITH_ARG(api, ptr, name)                             \
+    do {                                                           \
+        ENTER(api);                                                \
+        REQUIRE_ARG(api, ptr, name);                               \
+    } while (0)
+
 /* How a synchronising API starts: counted, its fault point (sync_fault's h, all_device and ev),
  * then the aclInit check. */
 #define SYNC_ENTER(api, h, all_device, ev)                         \

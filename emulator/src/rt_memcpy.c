@@ -469,8 +469,7 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
 EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
     static const char api[] = "aclrtMemset";
-    ENTER(api);
-    REQUIRE_ARG(api, devPtr, "devPtr");
+    ENTER_WITH_ARG(api, devPtr, "devPtr");
     if (count > maxCount) {
         emu_error("%s: count %zu is greater than maxCount %zu", api, count, maxCount);
         return ACL_ERROR_INVALID_PARAM;

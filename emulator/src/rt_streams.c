@@ -106,8 +106,7 @@ static aclError lock_stream(aclrtStream h, const char *api, stream **out)
 EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
 {
     static const char api[] = "aclrtCreateStream";
-    ENTER(api);
-    REQUIRE_ARG(api, stream_out, "stream");
+    ENTER_WITH_ARG(api, stream_out, "stream");
     REQUIRE_DEVICE(api, dev);
     LOCK();
     context *c = current_ctx();
@@ -194,8 +193,7 @@ EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int3
 EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *status)
 {
     static const char api[] = "aclrtStreamQuery";
-    ENTER(api);
-    REQUIRE_ARG(api, status, "status");
+    ENTER_WITH_ARG(api, status, "status");
     stream *s;
     aclError rc = lock_stream(stream_h, api, &s);
     if (rc)
