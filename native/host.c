@@ -378,26 +378,28 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
 
 /* ---- staging: a page-locked host block and a device block taken together ---- */
 
+/* Take nbytes from pool into block unless it holds a block already (or nbytes is 0); on a failure
+ * staging->failed is set to which (1 host, 2 device). */
+static aclError staging_take_one(aclpyStaging *staging, aclpyPool *pool, aclpyBlock *block, uint64_t nbytes,
+                                 int32_t which)
+{
+    if (!nbytes || block->pointer)
+        return ACL_SUCCESS;
+    aclError status = aclpyPoolAllocate(pool, block, nbytes, ACL_MEM_MALLOC_HUGE_FIRST);
+    if (status != ACL_SUCCESS)
+        staging->failed = which;
+    return status;
+}
+
 EXPORT aclError aclpyStagingTake(aclpyStaging *staging, aclpyPool *host_pool, uint64_t host_bytes,
                                  aclpyPool *device_pool, uint64_t device_bytes)
 {
     staging->failed = 0;
-    if (host_bytes && !staging->host.pointer) {
-        aclError status = aclpyPoolAllocate(host_pool, &staging->host, host_bytes,
-                                            ACL_MEM_MALLOC_HUGE_FIRST);
-        if (status != ACL_SUCCESS) {
-            staging->failed = 1;
-            return status;
-        }
-    }
-    if (device_bytes && !staging->device.pointer) {
-        aclError status = aclpyPoolAllocate(device_pool, &staging->device, device_bytes,
-                                            ACL_MEM_MALLOC_HUGE_FIRST);
-        if (status != ACL_SUCCESS) {
-            staging->failed = 2;
-            return status;
-        }
-    }
+    aclError status = staging_take_one(staging, host_pool, &staging->host, host_bytes, 1);
+    if (status == ACL_SUCCESS)
+        status = staging_take_one(staging, device_pool, &staging->device, device_bytes, 2);
+    if (status != ACL_SUCCESS)
+        return status;
     staging->host_data = staging->host.pointer;
     staging->device_data = staging->device.pointer;
     return ACL_SUCCESS;
@@ -628,36 +630,28 @@ static int32_t undestroyable(void)
     return ACL_SUCCESS;
 }
 
+/* Destroy handle with the destroy function in the pointer variable fn_var, once set (counted as
+ * undestroyable while it is NULL). */
+#define DESTROY_WITH(fn_var)                                                           \
+    do {                                                                               \
+        __typeof__(fn_var) destroy = __atomic_load_n(&(fn_var), __ATOMIC_ACQUIRE);     \
+        return destroy ? destroy(handle) : undestroyable();                            \
+    } while (0)
+
 static int32_t handle_destroy(int32_t kind, void *handle)
 {
-    if (kind == HANDLE_TENSOR) {
-        int32_t (*destroy)(const aclTensor *) = __atomic_load_n(&g_destroy_tensor, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
+    switch (kind) {
+    case HANDLE_TENSOR: DESTROY_WITH(g_destroy_tensor);
+    case HANDLE_INT_ARRAY: DESTROY_WITH(g_destroy_int_array);
+    case HANDLE_SCALAR: DESTROY_WITH(g_destroy_scalar);
+    case HANDLE_FLOAT_ARRAY: DESTROY_WITH(g_destroy_float_array);
+    case HANDLE_BOOL_ARRAY: DESTROY_WITH(g_destroy_bool_array);
+    case HANDLE_TENSOR_LIST: DESTROY_WITH(g_destroy_tensor_list);
+    default:
+        /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
+           phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
+        DESTROY_WITH(g_destroy_executor);
     }
-    if (kind == HANDLE_INT_ARRAY) {
-        int32_t (*destroy)(const aclIntArray *) = __atomic_load_n(&g_destroy_int_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_SCALAR) {
-        int32_t (*destroy)(const aclScalar *) = __atomic_load_n(&g_destroy_scalar, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_FLOAT_ARRAY) {
-        int32_t (*destroy)(const aclFloatArray *) = __atomic_load_n(&g_destroy_float_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_BOOL_ARRAY) {
-        int32_t (*destroy)(const aclBoolArray *) = __atomic_load_n(&g_destroy_bool_array, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    if (kind == HANDLE_TENSOR_LIST) {
-        int32_t (*destroy)(const aclTensorList *) = __atomic_load_n(&g_destroy_tensor_list, __ATOMIC_ACQUIRE);
-        return destroy ? destroy(handle) : undestroyable();
-    }
-    /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
-       phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
-    int32_t (*destroy)(aclOpExecutor *) = __atomic_load_n(&g_destroy_executor, __ATOMIC_ACQUIRE);
-    return destroy ? destroy(handle) : undestroyable();
 }
 
 EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)
@@ -684,68 +678,49 @@ EXPORT int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch,
     return launch(workspace, workspace_size, executor, stream);
 }
 
+/* Own a handle just made (1), or report that none was (0): stamped with the current generation. */
+static int32_t handle_own(aclpyHandle *owned, int32_t kind, void *handle)
+{
+    if (!handle)
+        return 0;
+    owned->kind = kind;
+    owned->generation = aclpyHandlesGeneration();
+    __atomic_store_n(&owned->handle, handle, __ATOMIC_RELEASE);
+    return 1;
+}
+
 EXPORT int32_t aclpyCreateTensor(aclpyHandle *owned, aclpyCreateTensorFunction create,
                                  const int64_t *viewDims, uint64_t viewDimsNum,
                                  aclDataType dataType, const int64_t *stride, int64_t offset,
                                  aclFormat format, const int64_t *storageDims,
                                  uint64_t storageDimsNum, void *tensorData)
 {
-    aclTensor *tensor = create(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
-                               storageDimsNum, tensorData);
-    if (!tensor)
-        return 0;
-    owned->kind = HANDLE_TENSOR;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, tensor, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_TENSOR, create(viewDims, viewDimsNum, dataType, stride, offset, format,
+                                                   storageDims, storageDimsNum, tensorData));
 }
 
 EXPORT int32_t aclpyCreateScalar(aclpyHandle *owned, aclpyCreateScalarFunction create, void *value,
                                  aclDataType dataType)
 {
-    aclScalar *scalar = create(value, dataType);
-    if (!scalar)
-        return 0;
-    owned->kind = HANDLE_SCALAR;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, scalar, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_SCALAR, create(value, dataType));
 }
 
 EXPORT int32_t aclpyCreateIntArray(aclpyHandle *owned, aclpyCreateIntArrayFunction create,
                                    const int64_t *value, uint64_t size)
 {
-    aclIntArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_INT_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_INT_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateFloatArray(aclpyHandle *owned, aclpyCreateFloatArrayFunction create,
                                      const float *value, uint64_t size)
 {
-    aclFloatArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_FLOAT_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_FLOAT_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateBoolArray(aclpyHandle *owned, aclpyCreateBoolArrayFunction create,
                                     const bool *value, uint64_t size)
 {
-    aclBoolArray *array = create(value, size);
-    if (!array)
-        return 0;
-    owned->kind = HANDLE_BOOL_ARRAY;
-    owned->generation = aclpyHandlesGeneration();
-    __atomic_store_n(&owned->handle, array, __ATOMIC_RELEASE);
-    return 1;
+    return handle_own(owned, HANDLE_BOOL_ARRAY, create(value, size));
 }
 
 EXPORT int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,

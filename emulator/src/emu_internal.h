@@ -44,11 +44,15 @@ void emu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int32_t emu_fault(const char *api);
 
 /* The usual first line of a public API: return the injected status if the fault fires. */
-#define EMU_RETURN_IF_FAULT(api)                        \
-    do {                                                \
-        int32_t emu_fault_status_ = emu_fault(api);     \
-        if (emu_fault_status_ != 0)                     \
-            return emu_fault_status_;                   \
+#define EMU_RETURN_IF_FAULT(api) EMU_RETURN_IF_STATUS(int32_t, emu_fault(api))
+
+/* Return the status (of type T) that expr gives from the calling function unless it is 0
+ * (ACL_SUCCESS, ACLNN_SUCCESS). */
+#define EMU_RETURN_IF_STATUS(T, expr)         \
+    do {                                      \
+        T emu_status_ = (expr);               \
+        if (emu_status_ != 0)                 \
+            return emu_status_;               \
     } while (0)
 
 /* ---- runtime state ---- */

@@ -233,6 +233,59 @@ static bool dims_product(const int64_t *dims, uint64_t n, int64_t *out)
     return true;
 }
 
+/* A copy of the size values of esize bytes at value (NULL for size 0) into *copy; false after
+ * recording why. */
+static bool copy_values(const char *api, const void *value, uint64_t size, size_t esize, void **copy)
+{
+    *copy = NULL;
+    if (!value && size > 0) {
+        /* CANN's constructors make an empty object here; the emulator refuses the contradiction. */
+        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
+        return false;
+    }
+    if (size > SIZE_MAX / esize) {
+        emu_error("%s: size %" PRIu64 " is too large", api, size);
+        return false;
+    }
+    if (size == 0)
+        return true;
+    *copy = malloc((size_t)size * esize);
+    if (!*copy) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    memcpy(*copy, value, (size_t)size * esize);
+    return true;
+}
+
+/* Register obj in set and count it; false (message recorded) when out of host memory. */
+static bool register_live(const char *api, ptr_set *set, const void *obj, emu_counter counter)
+{
+    MLOCK();
+    bool ok = set_add(set, obj);
+    MUNLOCK();
+    if (!ok) {
+        emu_error("%s: out of host memory", api);
+        return false;
+    }
+    emu_counter_add(counter, +1);
+    return true;
+}
+
+/* Take obj out of set; false (message recorded: the `noun` is not a live `what` made by `creator`) when it is
+ * not there. */
+static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *noun, const char *what,
+                            const char *creator)
+{
+    MLOCK();
+    bool live = set_remove(set, obj);
+    MUNLOCK();
+    if (!live)
+        emu_error("%s: %s %p is not a live %s: it was already destroyed, or was not made by %s", api, noun, obj,
+                  what, creator);
+    return live;
+}
+
 EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                       const int64_t *stride, int64_t offset, aclFormat format,
                                       const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
@@ -321,15 +374,10 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
         t->storage_dims[i] = storageDims[i];
     t->data = tensorData;
 
-    MLOCK();
-    bool ok = set_add(&m_tensors, t);
-    MUNLOCK();
-    if (!ok) {
+    if (!register_live(api, &m_tensors, t, EMU_COUNTER_TENSORS)) {
         free(t);
-        emu_error("%s: out of host memory", api);
         return NULL;
     }
-    emu_counter_add(EMU_COUNTER_TENSORS, +1);
     return t;
 }
 
@@ -509,15 +557,10 @@ EMU_EXPORT aclScalar *aclCreateScalar(void *value, aclDataType dataType)
     s->dtype = dataType;
     memcpy(s->bytes, value, size);
     s->value = decoded;
-    MLOCK();
-    bool ok = set_add(&m_scalars, s);
-    MUNLOCK();
-    if (!ok) {
+    if (!register_live(api, &m_scalars, s, EMU_COUNTER_SCALARS)) {
         free(s);
-        emu_error("%s: out of host memory", api);
         return NULL;
     }
-    emu_counter_add(EMU_COUNTER_SCALARS, +1);
     return s;
 }
 
@@ -527,15 +570,9 @@ EMU_EXPORT aclnnStatus aclDestroyScalar(const aclScalar *scalar)
     EMU_RETURN_IF_FAULT(api);
     if (!scalar)
         return ACLNN_SUCCESS;
-    MLOCK();
-    bool live = set_remove(&m_scalars, scalar);
-    MUNLOCK();
-    if (!live) {
-        /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
-        emu_error("%s: scalar %p is not a live aclScalar: it was already destroyed, or was not made by "
-                  "aclCreateScalar", api, (const void *)scalar);
+    /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
+    if (!unregister_live(api, &m_scalars, scalar, "scalar", "aclScalar", "aclCreateScalar"))
         return ACLNN_ERR_INNER_NULLPTR;
-    }
     aclScalar *s = (aclScalar *)scalar;
     s->magic = 0;
     free(s);
@@ -555,68 +592,6 @@ EMU_EXPORT bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *
     }
     MUNLOCK();
     return live;
-}
-
-EMU_EXPORT aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
-{
-    static const char *api = "aclCreateIntArray";
-    if (emu_fault(api))
-        return NULL;
-    if (!value && size > 0) {
-        /* CANN's aclArray constructor makes an empty array here; the emulator refuses the contradiction. */
-        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
-        return NULL;
-    }
-    if (size > SIZE_MAX / sizeof(int64_t)) {
-        emu_error("%s: size %" PRIu64 " is too large", api, size);
-        return NULL;
-    }
-    aclIntArray *a = calloc(1, sizeof *a);
-    int64_t *copy = size > 0 ? malloc((size_t)size * sizeof *copy) : NULL;
-    if (!a || (size > 0 && !copy)) {
-        free(a);
-        free(copy);
-        emu_error("%s: out of host memory", api);
-        return NULL;
-    }
-    if (size > 0)
-        memcpy(copy, value, (size_t)size * sizeof *copy);
-    a->magic = EMU_INT_ARRAY_MAGIC;
-    a->size = size;
-    a->values = copy;
-    MLOCK();
-    bool ok = set_add(&m_int_arrays, a);
-    MUNLOCK();
-    if (!ok) {
-        free(copy);
-        free(a);
-        emu_error("%s: out of host memory", api);
-        return NULL;
-    }
-    emu_counter_add(EMU_COUNTER_INT_ARRAYS, +1);
-    return a;
-}
-
-EMU_EXPORT aclnnStatus aclDestroyIntArray(const aclIntArray *array)
-{
-    static const char *api = "aclDestroyIntArray";
-    EMU_RETURN_IF_FAULT(api);
-    if (!array)
-        return ACLNN_SUCCESS;
-    MLOCK();
-    bool live = set_remove(&m_int_arrays, array);
-    MUNLOCK();
-    if (!live) {
-        emu_error("%s: array %p is not a live aclIntArray: it was already destroyed, or was not made by "
-                  "aclCreateIntArray", api, (const void *)array);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
-    aclIntArray *a = (aclIntArray *)array;
-    a->magic = 0;
-    free(a->values);
-    free(a);
-    emu_counter_add(EMU_COUNTER_INT_ARRAYS, -1);
-    return ACLNN_SUCCESS;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -651,141 +626,68 @@ struct aclTensorList {
     aclTensor **tensors; /* NULL when size is 0 */
 };
 
-/* A copy of the size values of esize bytes at value (NULL for size 0) into *copy; false after
- * recording why. */
-static bool copy_values(const char *api, const void *value, uint64_t size, size_t esize, void **copy)
+
+/* Any non-zero byte of a bool value reads as true. */
+static void bool_values_normalize(aclBoolArray *a)
 {
-    *copy = NULL;
-    if (!value && size > 0) {
-        /* CANN's constructors make an empty object here; the emulator refuses the contradiction. */
-        emu_error("%s: value is NULL but size is %" PRIu64, api, size);
-        return false;
-    }
-    if (size > SIZE_MAX / esize) {
-        emu_error("%s: size %" PRIu64 " is too large", api, size);
-        return false;
-    }
-    if (size == 0)
-        return true;
-    *copy = malloc((size_t)size * esize);
-    if (!*copy) {
-        emu_error("%s: out of host memory", api);
-        return false;
-    }
-    memcpy(*copy, value, (size_t)size * esize);
-    return true;
+    for (uint64_t i = 0; i < a->size; i++)
+        a->values[i] = ((const unsigned char *)a->values)[i] != 0;
 }
 
-/* Register obj in set and count it; false (message recorded) when out of host memory. */
-static bool register_live(const char *api, ptr_set *set, const void *obj, emu_counter counter)
-{
-    MLOCK();
-    bool ok = set_add(set, obj);
-    MUNLOCK();
-    if (!ok) {
-        emu_error("%s: out of host memory", api);
-        return false;
+/*
+ * aclCreate<Name>Array and aclDestroy<Name>Array for an array struct of magic, size and values
+ * (CType *): the values copied, the array registered live in SET and counted in COUNTER. FIXUP
+ * (a function taking the new array, or nothing) adjusts the copied values.
+ */
+#define EMU_DEFINE_ARRAY(Name, CType, MAGIC, SET, COUNTER, FIXUP)                                \
+    EMU_EXPORT acl##Name##Array *aclCreate##Name##Array(const CType *value, uint64_t size)       \
+    {                                                                                            \
+        static const char *api = "aclCreate" #Name "Array";                                      \
+        if (emu_fault(api))                                                                      \
+            return NULL;                                                                         \
+        void *copy;                                                                              \
+        if (!copy_values(api, value, size, sizeof(CType), &copy))                                \
+            return NULL;                                                                         \
+        acl##Name##Array *a = calloc(1, sizeof *a);                                              \
+        if (!a) {                                                                                \
+            free(copy);                                                                          \
+            emu_error("%s: out of host memory", api);                                            \
+            return NULL;                                                                         \
+        }                                                                                        \
+        a->magic = MAGIC;                                                                        \
+        a->size = size;                                                                          \
+        a->values = copy;                                                                        \
+        FIXUP(a);                                                                                \
+        if (!register_live(api, &SET, a, COUNTER)) {                                             \
+            free(copy);                                                                          \
+            free(a);                                                                             \
+            return NULL;                                                                         \
+        }                                                                                        \
+        return a;                                                                                \
+    }                                                                                            \
+                                                                                                 \
+    EMU_EXPORT aclnnStatus aclDestroy##Name##Array(const acl##Name##Array *array)                \
+    {                                                                                            \
+        static const char *api = "aclDestroy" #Name "Array";                                     \
+        EMU_RETURN_IF_FAULT(api);                                                                \
+        if (!array)                                                                              \
+            return ACLNN_SUCCESS;                                                                \
+        if (!unregister_live(api, &SET, array, "array", "acl" #Name "Array", "aclCreate" #Name "Array")) \
+            return ACLNN_ERR_INNER_NULLPTR;                                                      \
+        acl##Name##Array *a = (acl##Name##Array *)array;                                         \
+        a->magic = 0;                                                                            \
+        free(a->values);                                                                         \
+        free(a);                                                                                 \
+        emu_counter_add(COUNTER, -1);                                                            \
+        return ACLNN_SUCCESS;                                                                    \
     }
-    emu_counter_add(counter, +1);
-    return true;
-}
 
-/* Take obj out of set; false (message recorded: `what` made by `creator`) when it is not there. */
-static bool unregister_live(const char *api, ptr_set *set, const void *obj, const char *what,
-                            const char *creator)
-{
-    MLOCK();
-    bool live = set_remove(set, obj);
-    MUNLOCK();
-    if (!live)
-        emu_error("%s: array %p is not a live %s: it was already destroyed, or was not made by %s", api, obj,
-                  what, creator);
-    return live;
-}
+#define EMU_ARRAY_NO_FIXUP(a) ((void)(a))
 
-EMU_EXPORT aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
-{
-    static const char *api = "aclCreateFloatArray";
-    if (emu_fault(api))
-        return NULL;
-    void *copy;
-    if (!copy_values(api, value, size, sizeof(float), &copy))
-        return NULL;
-    aclFloatArray *a = calloc(1, sizeof *a);
-    if (!a) {
-        free(copy);
-        emu_error("%s: out of host memory", api);
-        return NULL;
-    }
-    a->magic = EMU_FLOAT_ARRAY_MAGIC;
-    a->size = size;
-    a->values = copy;
-    if (!register_live(api, &m_float_arrays, a, EMU_COUNTER_FLOAT_ARRAYS)) {
-        free(copy);
-        free(a);
-        return NULL;
-    }
-    return a;
-}
-
-EMU_EXPORT aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
-{
-    static const char *api = "aclDestroyFloatArray";
-    EMU_RETURN_IF_FAULT(api);
-    if (!array)
-        return ACLNN_SUCCESS;
-    if (!unregister_live(api, &m_float_arrays, array, "aclFloatArray", "aclCreateFloatArray"))
-        return ACLNN_ERR_INNER_NULLPTR;
-    aclFloatArray *a = (aclFloatArray *)array;
-    a->magic = 0;
-    free(a->values);
-    free(a);
-    emu_counter_add(EMU_COUNTER_FLOAT_ARRAYS, -1);
-    return ACLNN_SUCCESS;
-}
-
-EMU_EXPORT aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
-{
-    static const char *api = "aclCreateBoolArray";
-    if (emu_fault(api))
-        return NULL;
-    void *copy;
-    if (!copy_values(api, value, size, sizeof(bool), &copy))
-        return NULL;
-    aclBoolArray *a = calloc(1, sizeof *a);
-    if (!a) {
-        free(copy);
-        emu_error("%s: out of host memory", api);
-        return NULL;
-    }
-    a->magic = EMU_BOOL_ARRAY_MAGIC;
-    a->size = size;
-    a->values = copy;
-    for (uint64_t i = 0; i < size; i++) /* any non-zero byte reads as true */
-        a->values[i] = ((const unsigned char *)copy)[i] != 0;
-    if (!register_live(api, &m_bool_arrays, a, EMU_COUNTER_BOOL_ARRAYS)) {
-        free(copy);
-        free(a);
-        return NULL;
-    }
-    return a;
-}
-
-EMU_EXPORT aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
-{
-    static const char *api = "aclDestroyBoolArray";
-    EMU_RETURN_IF_FAULT(api);
-    if (!array)
-        return ACLNN_SUCCESS;
-    if (!unregister_live(api, &m_bool_arrays, array, "aclBoolArray", "aclCreateBoolArray"))
-        return ACLNN_ERR_INNER_NULLPTR;
-    aclBoolArray *a = (aclBoolArray *)array;
-    a->magic = 0;
-    free(a->values);
-    free(a);
-    emu_counter_add(EMU_COUNTER_BOOL_ARRAYS, -1);
-    return ACLNN_SUCCESS;
-}
+/* aclIntArray: as CANN, except that a NULL value with a non-zero size is refused. */
+EMU_DEFINE_ARRAY(Int, int64_t, EMU_INT_ARRAY_MAGIC, m_int_arrays, EMU_COUNTER_INT_ARRAYS, EMU_ARRAY_NO_FIXUP)
+EMU_DEFINE_ARRAY(Float, float, EMU_FLOAT_ARRAY_MAGIC, m_float_arrays, EMU_COUNTER_FLOAT_ARRAYS, EMU_ARRAY_NO_FIXUP)
+EMU_DEFINE_ARRAY(Bool, bool, EMU_BOOL_ARRAY_MAGIC, m_bool_arrays, EMU_COUNTER_BOOL_ARRAYS, bool_values_normalize)
 
 enum { MEMBER_OK, MEMBER_NOT_LIVE, MEMBER_LISTED, MEMBER_NO_MEMORY, LIST_NO_MEMORY };
 
@@ -907,31 +809,25 @@ EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, 
     return live;
 }
 
-EMU_EXPORT bool emu_float_array_read(const aclFloatArray *array, uint64_t *size, float *values, uint64_t capacity)
-{
-    MLOCK();
-    bool live = set_has(&m_float_arrays, array);
-    if (live) {
-        *size = array->size;
-        if (array->size > 0 && capacity > 0)
-            memcpy(values, array->values, (size_t)(array->size < capacity ? array->size : capacity) * sizeof *values);
+/* emu_<name>_array_read: the size and up to capacity values of a live array. */
+#define EMU_DEFINE_ARRAY_READ(name, Name, CType, SET)                                                \
+    EMU_EXPORT bool emu_##name##_array_read(const acl##Name##Array *array, uint64_t *size, CType *values, \
+                                            uint64_t capacity)                                         \
+    {                                                                                                \
+        MLOCK();                                                                                     \
+        bool live = set_has(&SET, array);                                                            \
+        if (live) {                                                                                  \
+            *size = array->size;                                                                     \
+            if (array->size > 0 && capacity > 0)                                                     \
+                memcpy(values, array->values,                                                        \
+                       (size_t)(array->size < capacity ? array->size : capacity) * sizeof *values);  \
+        }                                                                                            \
+        MUNLOCK();                                                                                   \
+        return live;                                                                                 \
     }
-    MUNLOCK();
-    return live;
-}
 
-EMU_EXPORT bool emu_bool_array_read(const aclBoolArray *array, uint64_t *size, bool *values, uint64_t capacity)
-{
-    MLOCK();
-    bool live = set_has(&m_bool_arrays, array);
-    if (live) {
-        *size = array->size;
-        if (array->size > 0 && capacity > 0)
-            memcpy(values, array->values, (size_t)(array->size < capacity ? array->size : capacity) * sizeof *values);
-    }
-    MUNLOCK();
-    return live;
-}
+EMU_DEFINE_ARRAY_READ(float, Float, float, m_float_arrays)
+EMU_DEFINE_ARRAY_READ(bool, Bool, bool, m_bool_arrays)
 
 /* ------------------------------------------------------------------------- */
 /* The aclnn executor cache, modelled (ACLNN_EMU_OP_CACHE=1)                  */

@@ -38,9 +38,7 @@ static inline float add_elem(float s, float o, const ops_kparams *k)
     return k->alpha_is_one ? s + o : s + k->alpha * o;
 }
 
-OPS_DEF_ROW2(add_row, f32, add_elem)
-OPS_DEF_ROW2(add_row, f16, add_elem)
-OPS_DEF_ROW2(add_row, bf16, add_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW2, add_row, add_elem)
 
 /* Inputs of different float dtypes (the mixed-dtype l0 Add): each loaded as its own dtype. */
 static void add_row_mixed(void *vctx, char *const *p, const int64_t *s, int64_t n)
@@ -55,7 +53,7 @@ static row_fn add_kernel(const ops_plan *pl)
 {
     if (pl->k.dt[0] != pl->cdt || pl->k.dt[1] != pl->cdt)
         return add_row_mixed;
-    return ops_pick_row(pl->cdt, add_row_f32, add_row_f16, add_row_bf16);
+    return OPS_PICK_ROWS(pl, add_row);
 }
 
 /* CANN's aclnnAdd input list (GetDtypeSupportListBySocVersion). */
@@ -132,12 +130,7 @@ static aclnnStatus add_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_add = {
-    OPS_DESC_NAMES(Add),
-    .n_in = 2,
-    .in_names = {"self", "other"},
-    .out_name = "out",
-    .plan = add_plan,
-    .kernel = add_kernel,
+    OPS_DESC(Add, "out", add_plan, add_kernel, 2, "self", "other"),
 };
 
 /*
@@ -147,12 +140,7 @@ const ops_desc ops_add = {
  * read before it is written at the same position.
  */
 const ops_desc ops_inplace_add = {
-    OPS_DESC_NAMES(InplaceAdd),
-    .n_in = 2,
-    .in_names = {"selfRef", "other"},
-    .out_name = "selfRef",
-    .plan = add_plan,
-    .kernel = add_kernel,
+    OPS_DESC(InplaceAdd, "selfRef", add_plan, add_kernel, 2, "selfRef", "other"),
 };
 
 /* CANN declares selfRef const although the operator writes it (hicann/ops-math

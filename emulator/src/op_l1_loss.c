@@ -42,12 +42,8 @@ static inline float l1_elem(float x, float y, const ops_kparams *k)
     return fabsf(x - y);
 }
 
-OPS_DEF_ROW2(l1_row, f32, l1_elem)
-OPS_DEF_ROW2(l1_row, f16, l1_elem)
-OPS_DEF_ROW2(l1_row, bf16, l1_elem)
-OPS_DEF_REDUCE_ROW2(l1_reduce_row, f32, l1_elem)
-OPS_DEF_REDUCE_ROW2(l1_reduce_row, f16, l1_elem)
-OPS_DEF_REDUCE_ROW2(l1_reduce_row, bf16, l1_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW2, l1_row, l1_elem)
+OPS_DEF_ROWS(OPS_DEF_REDUCE_ROW2, l1_reduce_row, l1_elem)
 
 /* |x - y| in int64, wrapping like the device's integer arithmetic (|INT64_MIN| stays INT64_MIN). */
 static inline uint64_t l1_i64(const char *x, const char *y)
@@ -74,9 +70,7 @@ static row_fn l1_kernel(const ops_plan *pl)
 {
     if (pl->cdt == ACL_INT64)
         return pl->reduce ? l1_reduce_row_i64 : l1_row_i64;
-    if (pl->reduce)
-        return ops_pick_row(pl->cdt, l1_reduce_row_f32, l1_reduce_row_f16, l1_reduce_row_bf16);
-    return ops_pick_row(pl->cdt, l1_row_f32, l1_row_f16, l1_row_bf16);
+    return pl->reduce ? OPS_PICK_ROWS(pl, l1_reduce_row) : OPS_PICK_ROWS(pl, l1_row);
 }
 
 static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
@@ -117,12 +111,7 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_l1_loss = {
-    OPS_DESC_NAMES(L1Loss),
-    .n_in = 2,
-    .in_names = {"self", "target"},
-    .out_name = "out",
-    .plan = l1_plan,
-    .kernel = l1_kernel,
+    OPS_DESC(L1Loss, "out", l1_plan, l1_kernel, 2, "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *target, int64_t reduction,

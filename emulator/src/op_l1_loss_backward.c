@@ -41,14 +41,9 @@ static inline float l1_bwd_elem(float g, float x, float y, const ops_kparams *k)
     return sign * (g * k->coef);
 }
 
-OPS_DEF_ROW3(l1_bwd_row, f32, l1_bwd_elem)
-OPS_DEF_ROW3(l1_bwd_row, f16, l1_bwd_elem)
-OPS_DEF_ROW3(l1_bwd_row, bf16, l1_bwd_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW3, l1_bwd_row, l1_bwd_elem)
 
-static row_fn l1_bwd_kernel(const ops_plan *pl)
-{
-    return ops_pick_row(pl->cdt, l1_bwd_row_f32, l1_bwd_row_f16, l1_bwd_row_bf16);
-}
+OPS_DEF_KERNEL(l1_bwd_kernel, l1_bwd_row)
 
 static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -114,12 +109,7 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_l1_loss_backward = {
-    OPS_DESC_NAMES(L1LossBackward),
-    .n_in = 3,
-    .in_names = {"gradOutput", "self", "target"},
-    .out_name = "gradInput",
-    .plan = l1_bwd_plan,
-    .kernel = l1_bwd_kernel,
+    OPS_DESC(L1LossBackward, "gradInput", l1_bwd_plan, l1_bwd_kernel, 3, "gradOutput", "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnL1LossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

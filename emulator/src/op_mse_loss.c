@@ -78,12 +78,7 @@ DEF_FWD_REDUCE_ROW(f16, 2)
 DEF_FWD_REDUCE_ROW(bf16, 2)
 
 
-static row_fn mse_kernel(const ops_plan *pl)
-{
-    if (pl->reduce)
-        return ops_pick_row(pl->cdt, fwd_reduce_row_f32, fwd_reduce_row_f16, fwd_reduce_row_bf16);
-    return ops_pick_row(pl->cdt, fwd_none_row_f32, fwd_none_row_f16, fwd_none_row_bf16);
-}
+OPS_DEF_LOSS_KERNEL(mse_kernel, fwd_none_row, fwd_reduce_row)
 
 static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -113,12 +108,7 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
 }
 
 const ops_desc ops_mse_loss = {
-    OPS_DESC_NAMES(MseLoss),
-    .n_in = 2,
-    .in_names = {"self", "target"},
-    .out_name = "out",
-    .plan = mse_plan,
-    .kernel = mse_kernel,
+    OPS_DESC(MseLoss, "out", mse_plan, mse_kernel, 2, "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,

@@ -61,10 +61,7 @@ DEF_BWD_ROW(f32, 4)
 DEF_BWD_ROW(f16, 2)
 DEF_BWD_ROW(bf16, 2)
 
-static row_fn mse_bwd_kernel(const ops_plan *pl)
-{
-    return ops_pick_row(pl->cdt, bwd_row_f32, bwd_row_f16, bwd_row_bf16);
-}
+OPS_DEF_KERNEL(mse_bwd_kernel, bwd_row)
 
 static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -112,12 +109,7 @@ static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl
 }
 
 const ops_desc ops_mse_loss_backward = {
-    OPS_DESC_NAMES(MseLossBackward),
-    .n_in = 3,
-    .in_names = {"gradOutput", "self", "target"},
-    .out_name = "out",
-    .plan = mse_bwd_plan,
-    .kernel = mse_bwd_kernel,
+    OPS_DESC(MseLossBackward, "out", mse_bwd_plan, mse_bwd_kernel, 3, "gradOutput", "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

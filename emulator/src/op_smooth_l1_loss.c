@@ -44,19 +44,10 @@ static inline float smooth_l1_elem(float x, float y, const ops_kparams *k)
     return a < k->beta ? (d * (d * 0.5f)) * k->inv_beta : a + k->neg_half_beta;
 }
 
-OPS_DEF_ROW2(smooth_l1_row, f32, smooth_l1_elem)
-OPS_DEF_ROW2(smooth_l1_row, f16, smooth_l1_elem)
-OPS_DEF_ROW2(smooth_l1_row, bf16, smooth_l1_elem)
-OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, f32, smooth_l1_elem)
-OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, f16, smooth_l1_elem)
-OPS_DEF_REDUCE_ROW2(smooth_l1_reduce_row, bf16, smooth_l1_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW2, smooth_l1_row, smooth_l1_elem)
+OPS_DEF_ROWS(OPS_DEF_REDUCE_ROW2, smooth_l1_reduce_row, smooth_l1_elem)
 
-static row_fn smooth_l1_kernel(const ops_plan *pl)
-{
-    if (pl->reduce)
-        return ops_pick_row(pl->cdt, smooth_l1_reduce_row_f32, smooth_l1_reduce_row_f16, smooth_l1_reduce_row_bf16);
-    return ops_pick_row(pl->cdt, smooth_l1_row_f32, smooth_l1_row_f16, smooth_l1_row_bf16);
-}
+OPS_DEF_LOSS_KERNEL(smooth_l1_kernel, smooth_l1_row, smooth_l1_reduce_row)
 
 static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -93,12 +84,7 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
 }
 
 const ops_desc ops_smooth_l1_loss = {
-    OPS_DESC_NAMES(SmoothL1Loss),
-    .n_in = 2,
-    .in_names = {"self", "target"},
-    .out_name = "result",
-    .plan = smooth_l1_plan,
-    .kernel = smooth_l1_kernel,
+    OPS_DESC(SmoothL1Loss, "result", smooth_l1_plan, smooth_l1_kernel, 2, "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnSmoothL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,

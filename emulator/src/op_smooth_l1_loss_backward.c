@@ -47,14 +47,9 @@ static inline float smooth_l1_bwd_elem(float g, float x, float y, const ops_kpar
     return (s * g) * k->coef;
 }
 
-OPS_DEF_ROW3(smooth_l1_bwd_row, f32, smooth_l1_bwd_elem)
-OPS_DEF_ROW3(smooth_l1_bwd_row, f16, smooth_l1_bwd_elem)
-OPS_DEF_ROW3(smooth_l1_bwd_row, bf16, smooth_l1_bwd_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW3, smooth_l1_bwd_row, smooth_l1_bwd_elem)
 
-static row_fn smooth_l1_bwd_kernel(const ops_plan *pl)
-{
-    return ops_pick_row(pl->cdt, smooth_l1_bwd_row_f32, smooth_l1_bwd_row_f16, smooth_l1_bwd_row_bf16);
-}
+OPS_DEF_KERNEL(smooth_l1_bwd_kernel, smooth_l1_bwd_row)
 
 static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -117,12 +112,8 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
 }
 
 const ops_desc ops_smooth_l1_loss_backward = {
-    OPS_DESC_NAMES(SmoothL1LossBackward),
-    .n_in = 3,
-    .in_names = {"gradOut", "self", "target"},
-    .out_name = "gradInput",
-    .plan = smooth_l1_bwd_plan,
-    .kernel = smooth_l1_bwd_kernel,
+    OPS_DESC(SmoothL1LossBackward, "gradInput", smooth_l1_bwd_plan, smooth_l1_bwd_kernel,
+             3, "gradOut", "self", "target"),
 };
 
 EMU_EXPORT aclnnStatus aclnnSmoothL1LossBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclTensor *self,

@@ -783,6 +783,15 @@ static void scatter_view(const aclTensor *dst, const char *src)
             st_##D(dst + j * (DSZ), ld_##S(src + j * (SSZ)));      \
     } while (0)
 
+/* The cast into D (DSZ bytes): from S1 (S1SZ bytes) when the source dtype is S1DT, else from S2. */
+#define CAST_INTO(D, DSZ, S1DT, S1, S1SZ, S2, S2SZ)                \
+    do {                                                           \
+        if (c->sdt == (S1DT))                                      \
+            CAST_LOOP(D, S1, DSZ, S1SZ);                           \
+        else                                                       \
+            CAST_LOOP(D, S2, DSZ, S2SZ);                           \
+    } while (0)
+
 typedef struct {
     char *dst;
     aclDataType ddt;
@@ -851,22 +860,13 @@ static void cast_slice(void *arg, int64_t lo, int64_t hi)
     }
     switch (c->ddt) {
     case ACL_FLOAT16:
-        if (c->sdt == ACL_BF16)
-            CAST_LOOP(f16, bf16, 2, 2);
-        else
-            CAST_LOOP(f16, f32, 2, 4);
+        CAST_INTO(f16, 2, ACL_BF16, bf16, 2, f32, 4);
         break;
     case ACL_BF16:
-        if (c->sdt == ACL_FLOAT16)
-            CAST_LOOP(bf16, f16, 2, 2);
-        else
-            CAST_LOOP(bf16, f32, 2, 4);
+        CAST_INTO(bf16, 2, ACL_FLOAT16, f16, 2, f32, 4);
         break;
     default:
-        if (c->sdt == ACL_FLOAT16)
-            CAST_LOOP(f32, f16, 4, 2);
-        else
-            CAST_LOOP(f32, bf16, 4, 2);
+        CAST_INTO(f32, 4, ACL_FLOAT16, f16, 2, bf16, 2);
         break;
     }
 }
@@ -1093,10 +1093,7 @@ static aclError ops_launch(aclOpExecutor *ex, void *workspace, uint64_t workspac
                            const char *api)
 {
     const ops_plan *pl = ex->op_state;
-    if (pl == NULL) {
-        emu_error("%s: executor has no operator state", api);
-        return ACL_ERROR_INTERNAL_ERROR;
-    }
+    EMU_RETURN_IF_STATUS(aclError, ops_require_state(api, pl));
     if (pl->no_work)
         return ACL_SUCCESS;
     ops_task *t = calloc(1, sizeof *t);

@@ -414,6 +414,25 @@ static inline row_fn ops_pick_row(aclDataType dt, row_fn f32, row_fn f16, row_fn
  *   double sum: element j into lane j % 4 for the piece's whole groups of 4, lanes added as
  *   (0 + 1) + (2 + 3), then the tail in order (as MseLoss's reduction does).
  */
+/* The three kernels NAME_f32, NAME_f16 and NAME_bf16 of one of the macros below (DEF). */
+#define OPS_DEF_ROWS(DEF, NAME, F) DEF(NAME, f32, F) DEF(NAME, f16, F) DEF(NAME, bf16, F)
+
+/* Of the kernels NAME_f32, NAME_f16 and NAME_bf16, the one for pl's compute dtype. */
+#define OPS_PICK_ROWS(pl, NAME) ops_pick_row((pl)->cdt, NAME##_f32, NAME##_f16, NAME##_bf16)
+
+/* An operator's kernel function KERNEL (see ops_desc): the ROWS kernels; for OPS_DEF_LOSS_KERNEL
+ * the REDUCE_ROWS ones when pl->reduce. */
+#define OPS_DEF_KERNEL(KERNEL, ROWS)                                                      \
+    static row_fn KERNEL(const ops_plan *pl)                                              \
+    {                                                                                     \
+        return OPS_PICK_ROWS(pl, ROWS);                                                   \
+    }
+#define OPS_DEF_LOSS_KERNEL(KERNEL, ROWS, REDUCE_ROWS)                                    \
+    static row_fn KERNEL(const ops_plan *pl)                                              \
+    {                                                                                     \
+        return pl->reduce ? OPS_PICK_ROWS(pl, REDUCE_ROWS) : OPS_PICK_ROWS(pl, ROWS);     \
+    }
+
 #define OPS_DEF_ROW2(NAME, T, F)                                                          \
     static void NAME##_##T(void *vctx, char *const *p, const int64_t *s, int64_t n)       \
     {                                                                                     \
@@ -515,6 +534,12 @@ struct ops_desc {
 #define OPS_DESC_NAMES(Name) \
     .name = #Name, .phase1_api = "aclnn" #Name "GetWorkspaceSize", .phase2_api = "aclnn" #Name
 
+/* The fields of an ops_desc initialiser for aclnn<Name>: its output's name, plan and kernel, then
+ * its N_IN input names: {OPS_DESC(L1Loss, "out", l1_plan, l1_kernel, 2, "self", "target")}. */
+#define OPS_DESC(Name, OUT, PLAN, KERNEL, N_IN, ...)                                               \
+    OPS_DESC_NAMES(Name), .n_in = (N_IN), .in_names = {__VA_ARGS__}, .out_name = (OUT), .plan = (PLAN), \
+    .kernel = (KERNEL)
+
 /* Phase 1 of an operator (its GetWorkspaceSize calls this). */
 aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspaceSize, aclOpExecutor **executor);
 
@@ -555,12 +580,18 @@ aclnnStatus ops_plan_body(const char *api, ops_plan *pl, const aclTensor *const 
  */
 
 /* Return the status from the calling check function unless it is ACLNN_SUCCESS. */
-#define OPS_CHECK(expr)                              \
-    do {                                             \
-        aclnnStatus ops_status_ = (expr);            \
-        if (ops_status_ != ACLNN_SUCCESS)            \
-            return ops_status_;                      \
-    } while (0)
+#define OPS_CHECK(expr) EMU_RETURN_IF_STATUS(aclnnStatus, expr)
+
+/* A launch's operator state, as phase 1 left it in the executor: ACL_ERROR_INTERNAL_ERROR
+ * (recorded) when there is none. */
+static inline aclError ops_require_state(const char *api, const void *op_state)
+{
+    if (op_state == NULL) {
+        emu_error("%s: executor has no operator state", api);
+        return ACL_ERROR_INTERNAL_ERROR;
+    }
+    return ACL_SUCCESS;
+}
 
 /* CANN's NULL checks of the tensor arguments in order (161001). */
 static inline aclnnStatus ops_check_not_null(const char *api, const aclTensor *const *ts,

@@ -100,16 +100,24 @@ static bool check_device_id(const char *api, int32_t id)
     return false;
 }
 
+/* The state of device id with the lock taken, or NULL (unlocked, message recorded) for an invalid id. */
+static device_state *lock_device(const char *api, int32_t id)
+{
+    LOCK();
+    if (!check_device_id(api, id)) {
+        UNLOCK();
+        return NULL;
+    }
+    return &g_devices[id];
+}
+
 EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
 {
     static const char api[] = "aclrtSetDevice";
     ENTER(api);
-    LOCK();
-    if (!check_device_id(api, deviceId)) {
-        UNLOCK();
+    device_state *d = lock_device(api, deviceId);
+    if (!d)
         return ACL_ERROR_RT_INVALID_DEVICEID;
-    }
-    device_state *d = &g_devices[deviceId];
     if (!d->default_ctx) {
         d->default_ctx = ctx_new(deviceId, true);
         if (!d->default_ctx) {
@@ -128,12 +136,9 @@ EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
 {
     static const char api[] = "aclrtResetDevice";
     ENTER(api);
-    LOCK();
-    if (!check_device_id(api, deviceId)) {
-        UNLOCK();
+    device_state *d = lock_device(api, deviceId);
+    if (!d)
         return ACL_ERROR_RT_INVALID_DEVICEID;
-    }
-    device_state *d = &g_devices[deviceId];
     if (d->refcount <= 0) {
         UNLOCK();
         emu_error("%s: device %" PRId32 " is not set: aclrtSetDevice was not called for it, "
@@ -149,8 +154,7 @@ EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
 EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
 {
     static const char api[] = "aclrtGetDevice";
-    ENTER(api);
-    REQUIRE_ARG(api, deviceId, "deviceId");
+    ENTER_WITH_ARG(api, deviceId, "deviceId");
     REQUIRE_DEVICE(api, dev);
     *deviceId = dev;
     return ACL_SUCCESS;
@@ -159,8 +163,7 @@ EMU_EXPORT aclError aclrtGetDevice(int32_t *deviceId)
 EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
 {
     static const char api[] = "aclrtGetDeviceCount";
-    ENTER(api);
-    REQUIRE_ARG(api, count, "count");
+    ENTER_WITH_ARG(api, count, "count");
     LOCK();
     visibility vis = g_visibility;
     int32_t visible = g_dev_count, physical = g_phys_count;
@@ -281,9 +284,7 @@ EMU_EXPORT aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32
 EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 {
     static const char api[] = "aclrtSynchronizeDevice";
-    COUNT_CALL(g_sync_calls);
-    RETURN_IF_ERROR(sync_fault(api, NULL, true, NULL));
-    REQUIRE_INIT(api);
+    SYNC_ENTER(api, NULL, true, NULL);
     REQUIRE_DEVICE(api, dev);
     aclError first = ACL_SUCCESS;
     uint64_t end = 0;
@@ -330,8 +331,7 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
 EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
 {
     static const char api[] = "aclrtCreateContext";
-    ENTER(api);
-    REQUIRE_ARG(api, ctx, "context");
+    ENTER_WITH_ARG(api, ctx, "context");
     LOCK();
     if (!check_device_id(api, deviceId)) {
         UNLOCK();
@@ -382,8 +382,7 @@ EMU_EXPORT aclError aclrtSetCurrentContext(aclrtContext ctx)
 EMU_EXPORT aclError aclrtGetCurrentContext(aclrtContext *ctx)
 {
     static const char api[] = "aclrtGetCurrentContext";
-    ENTER(api);
-    REQUIRE_ARG(api, ctx, "context");
+    ENTER_WITH_ARG(api, ctx, "context");
     REQUIRE_CONTEXT(api);
     LOCK();
     *ctx = current_ctx();

@@ -34,8 +34,7 @@ void record_task_done(emu_task *t, uint64_t at_ns)
 EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
 {
     static const char api[] = "aclrtCreateEvent";
-    ENTER(api);
-    REQUIRE_ARG(api, ev, "event");
+    ENTER_WITH_ARG(api, ev, "event");
     REQUIRE_DEVICE(api, dev);
     LOCK();
     event *e = handle_new(&g_events, sizeof *e);
@@ -116,9 +115,7 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
 EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtSynchronizeEvent";
-    COUNT_CALL(g_sync_calls);
-    RETURN_IF_ERROR(sync_fault(api, NULL, false, ev));
-    REQUIRE_INIT(api);
+    SYNC_ENTER(api, NULL, false, ev);
     REQUIRE_CONTEXT(api);
     LOCK();
     event *e = ev;
@@ -128,10 +125,7 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
     if (s)
         rc = stream_run(s, e->rec_seq, api);
     uint64_t end = !rc && g_link && e->completed ? e->done_ns : 0;
-    UNLOCK();
-    if (end)
-        link_wait_until(end);
-    return rc;
+    return unlock_then_wait(rc, end);
 }
 
 /*
@@ -144,8 +138,9 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
  */
 #define EMU_QUERY_PATIENCE 1024
 
-static aclError query_event(const char *api, aclrtEvent ev, bool *complete)
+static aclError query_event(const char *api, aclrtEvent ev, const void *status, bool *complete)
 {
+    ENTER_WITH_ARG(api, status, "status");
     REQUIRE_INIT(api);
     REQUIRE_CONTEXT(api);
     LOCK();
@@ -173,11 +168,8 @@ static aclError query_event(const char *api, aclrtEvent ev, bool *complete)
  * (hicann/runtime include/external/acl/acl_rt.h, aclrtEventRecordedStatus). */
 EMU_EXPORT aclError aclrtQueryEventStatus(aclrtEvent ev, aclrtEventRecordedStatus *status)
 {
-    static const char api[] = "aclrtQueryEventStatus";
-    ENTER(api);
-    REQUIRE_ARG(api, status, "status");
     bool complete = false;
-    aclError rc = query_event(api, ev, &complete);
+    aclError rc = query_event("aclrtQueryEventStatus", ev, status, &complete);
     if (!rc)
         *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     return rc;
@@ -187,11 +179,8 @@ EMU_EXPORT aclError aclrtQueryEventStatus(aclrtEvent ev, aclrtEventRecordedStatu
  * ACL_EVENT_STATUS_COMPLETE = 0, _NOT_READY = 1 (same header). */
 EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
 {
-    static const char api[] = "aclrtQueryEvent";
-    ENTER(api);
-    REQUIRE_ARG(api, status, "status");
     bool complete = false;
-    aclError rc = query_event(api, ev, &complete);
+    aclError rc = query_event("aclrtQueryEvent", ev, status, &complete);
     if (!rc)
         *status = complete ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return rc;
@@ -200,8 +189,7 @@ EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
 EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
 {
     static const char api[] = "aclrtEventElapsedTime";
-    ENTER(api);
-    REQUIRE_ARG(api, ms, "ms");
+    ENTER_WITH_ARG(api, ms, "ms");
     REQUIRE_CONTEXT(api);
     LOCK();
     const char *names[2] = {"startEvent", "endEvent"};

@@ -215,12 +215,7 @@ extern __thread context *t_ctx;
  */
 
 /* Return the status from the calling API unless it is ACL_SUCCESS. */
-#define RETURN_IF_ERROR(expr)                 \
-    do {                                      \
-        aclError status_ = (expr);            \
-        if (status_ != ACL_SUCCESS)           \
-            return status_;                   \
-    } while (0)
+#define RETURN_IF_ERROR(expr) EMU_RETURN_IF_STATUS(aclError, expr)
 
 #define REQUIRE_INIT(api)                     \
     do {                                      \
@@ -233,6 +228,22 @@ extern __thread context *t_ctx;
     do {                                      \
         EMU_RETURN_IF_FAULT(api);             \
         REQUIRE_INIT(api);                    \
+    } while (0)
+
+/* ENTER, then REQUIRE_ARG(api, ptr, name): how an API with a required pointer argument starts. */
+#define ENTER_WITH_ARG(api, ptr, name)                             \
+    do {                                                           \
+        ENTER(api);                                                \
+        REQUIRE_ARG(api, ptr, name);                               \
+    } while (0)
+
+/* How a synchronising API starts: counted, its fault point (sync_fault's h, all_device and ev),
+ * then the aclInit check. */
+#define SYNC_ENTER(api, h, all_device, ev)                         \
+    do {                                                           \
+        COUNT_CALL(g_sync_calls);                                  \
+        RETURN_IF_ERROR(sync_fault(api, h, all_device, ev));       \
+        REQUIRE_INIT(api);                                         \
     } while (0)
 
 /* A required pointer argument: ACL_ERROR_INVALID_PARAM with "<api>: <name> is NULL". */
@@ -294,6 +305,15 @@ void task_release(emu_task *t);
 void task_free(emu_task *t);
 uint64_t link_duration_ns(uint64_t bytes);
 void link_wait_until(uint64_t target);
+
+/* Unlock, then wait until end (ACLNN_EMU_LINK) unless it is 0; gives rc back. */
+static inline aclError unlock_then_wait(aclError rc, uint64_t end)
+{
+    UNLOCK();
+    if (end)
+        link_wait_until(end);
+    return rc;
+}
 aclError stream_run(stream *s, uint64_t upto, const char *api);
 aclError stream_run_all(stream *s, const char *api);
 stream *pending_record_stream(const event *e);

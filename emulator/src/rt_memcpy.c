@@ -328,10 +328,7 @@ EMU_EXPORT aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     /* Immediate, no stream synchronisation (RT doc 11-03): reading before a sync sees stale data. */
     copy_bytes(dst, src, count);
     count_copy(&plan, count);
-    UNLOCK();
-    if (end)
-        link_wait_until(end);
-    return ACL_SUCCESS;
+    return unlock_then_wait(ACL_SUCCESS, end);
 }
 
 /* One side of an asynchronous copy, pinned when it is queued. */
@@ -466,17 +463,13 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
         rc = stream_run(s, s->seq_enqueued, api);
     }
     uint64_t end = !async && !rc && g_link ? s->end_ns : 0;
-    UNLOCK();
-    if (end)
-        link_wait_until(end);
-    return rc;
+    return unlock_then_wait(rc, end);
 }
 
 EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
     static const char api[] = "aclrtMemset";
-    ENTER(api);
-    REQUIRE_ARG(api, devPtr, "devPtr");
+    ENTER_WITH_ARG(api, devPtr, "devPtr");
     if (count > maxCount) {
         emu_error("%s: count %zu is greater than maxCount %zu", api, count, maxCount);
         return ACL_ERROR_INVALID_PARAM;

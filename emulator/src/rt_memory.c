@@ -117,8 +117,7 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
 EMU_EXPORT aclError aclrtFree(void *devPtr)
 {
     static const char api[] = "aclrtFree";
-    ENTER(api);
-    REQUIRE_ARG(api, devPtr, "devPtr");
+    ENTER_WITH_ARG(api, devPtr, "devPtr");
     LOCK();
     ptrdiff_t i = blocks_find_base(&g_dev_mem, devPtr);
     if (i < 0) {
@@ -170,8 +169,7 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
 EMU_EXPORT aclError aclrtFreeHost(void *hostPtr)
 {
     static const char api[] = "aclrtFreeHost";
-    ENTER(api);
-    REQUIRE_ARG(api, hostPtr, "hostPtr");
+    ENTER_WITH_ARG(api, hostPtr, "hostPtr");
     LOCK();
     ptrdiff_t i = blocks_find_base(&g_host_mem, hostPtr);
     if (i < 0) {

@@ -16,8 +16,7 @@ EMU_EXPORT const char *aclrtGetSocName(void)
 EMU_EXPORT aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
     static const char api[] = "aclrtGetVersion";
-    ENTER(api);
-    REQUIRE_ARG(api, majorVersion, "majorVersion");
+    ENTER_WITH_ARG(api, majorVersion, "majorVersion");
     REQUIRE_ARG(api, minorVersion, "minorVersion");
     REQUIRE_ARG(api, patchVersion, "patchVersion");
     *majorVersion = 1;

@@ -93,11 +93,20 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
     return ACL_SUCCESS;
 }
 
+/* Take the lock and resolve the stream h into *out; on an error (recorded) the lock is released. */
+static aclError lock_stream(aclrtStream h, const char *api, stream **out)
+{
+    LOCK();
+    aclError rc = resolve_stream(h, api, out);
+    if (rc)
+        UNLOCK();
+    return rc;
+}
+
 EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
 {
     static const char api[] = "aclrtCreateStream";
-    ENTER(api);
-    REQUIRE_ARG(api, stream_out, "stream");
+    ENTER_WITH_ARG(api, stream_out, "stream");
     REQUIRE_DEVICE(api, dev);
     LOCK();
     context *c = current_ctx();
@@ -132,13 +141,10 @@ EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
         return ACL_ERROR_INVALID_PARAM;
     }
     REQUIRE_CONTEXT(api);
-    LOCK();
     stream *s;
-    aclError rc = resolve_stream(stream_h, api, &s);
-    if (rc) {
-        UNLOCK();
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
         return rc;
-    }
     if (s->is_default) {
         UNLOCK();
         emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
@@ -162,27 +168,20 @@ static aclError synchronize_stream(const char *api, aclrtStream h)
     if (!rc)
         rc = stream_run_all(s, api); /* host execution never times out */
     uint64_t end = !rc && g_link ? s->end_ns : 0;
-    UNLOCK();
-    if (end)
-        link_wait_until(end);
-    return rc;
+    return unlock_then_wait(rc, end);
 }
 
 EMU_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream_h)
 {
     static const char api[] = "aclrtSynchronizeStream";
-    COUNT_CALL(g_sync_calls);
-    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
-    REQUIRE_INIT(api);
+    SYNC_ENTER(api, stream_h, false, NULL);
     return synchronize_stream(api, stream_h);
 }
 
 EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int32_t timeout)
 {
     static const char api[] = "aclrtSynchronizeStreamWithTimeout";
-    COUNT_CALL(g_sync_calls);
-    RETURN_IF_ERROR(sync_fault(api, stream_h, false, NULL));
-    REQUIRE_INIT(api);
+    SYNC_ENTER(api, stream_h, false, NULL);
     if (timeout < -1) {
         emu_error("%s: timeout %" PRId32 " is invalid: expected -1 (wait forever) or a value >= 0 in milliseconds",
                   api, timeout);
@@ -194,15 +193,11 @@ EMU_EXPORT aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream_h, int3
 EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *status)
 {
     static const char api[] = "aclrtStreamQuery";
-    ENTER(api);
-    REQUIRE_ARG(api, status, "status");
-    LOCK();
+    ENTER_WITH_ARG(api, status, "status");
     stream *s;
-    aclError rc = resolve_stream(stream_h, api, &s);
-    if (rc) {
-        UNLOCK();
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
         return rc;
-    }
     if (!s->head && g_link && now_ns() < s->end_ns) {
         *status = ACL_STREAM_STATUS_NOT_READY; /* ACLNN_EMU_LINK: the work ends later */
     } else if (!s->head) {

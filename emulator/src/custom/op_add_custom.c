@@ -20,14 +20,9 @@ static inline float add_custom_elem(float x, float y, const ops_kparams *k)
     return x + y;
 }
 
-OPS_DEF_ROW2(add_custom_row, f32, add_custom_elem)
-OPS_DEF_ROW2(add_custom_row, f16, add_custom_elem)
-OPS_DEF_ROW2(add_custom_row, bf16, add_custom_elem)
+OPS_DEF_ROWS(OPS_DEF_ROW2, add_custom_row, add_custom_elem)
 
-static row_fn add_custom_kernel(const ops_plan *pl)
-{
-    return ops_pick_row(pl->cdt, add_custom_row_f32, add_custom_row_f16, add_custom_row_bf16);
-}
+OPS_DEF_KERNEL(add_custom_kernel, add_custom_row)
 
 static aclnnStatus add_custom_plan(const char *api, const ops_args *a, ops_plan *pl)
 {
@@ -59,12 +54,7 @@ static aclnnStatus add_custom_plan(const char *api, const ops_args *a, ops_plan 
 }
 
 static const ops_desc ops_add_custom = {
-    OPS_DESC_NAMES(AddCustom),
-    .n_in = 2,
-    .in_names = {"x", "y"},
-    .out_name = "z",
-    .plan = add_custom_plan,
-    .kernel = add_custom_kernel,
+    OPS_DESC(AddCustom, "z", add_custom_plan, add_custom_kernel, 2, "x", "y"),
 };
 
 EMU_EXPORT aclnnStatus aclnnAddCustomGetWorkspaceSize(const aclTensor *x, const aclTensor *y, const aclTensor *z,

@@ -276,10 +276,7 @@ static aclError wsum_launch(aclOpExecutor *ex, void *workspace, uint64_t workspa
                             const char *api)
 {
     const wsum_args *a = ex->op_state;
-    if (a == NULL) {
-        emu_error("%s: executor has no operator state", api);
-        return ACL_ERROR_INTERNAL_ERROR;
-    }
+    EMU_RETURN_IF_STATUS(aclError, ops_require_state(api, a));
     if (ops_view_numel(&a->y) == 0) /* empty tensors: nothing to run */
         return ACL_SUCCESS;
     uint64_t n = a->n;
