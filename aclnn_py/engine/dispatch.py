@@ -60,11 +60,10 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
     if out is None or type(out) is DeviceArray:
         # Fast path: device arrays whose signature this stream has run before need no
         # validation (the cache holds validated signatures only).
-        given = 0
         for array in inputs:
-            if type(array) is DeviceArray:
-                given += 1
-        if given == len(inputs):
+            if type(array) is not DeviceArray:
+                break
+        else:
             fast = spec.fast_attributes(attributes)
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
@@ -75,8 +74,9 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
                 if cached is not None:
                     return cached.launch(target, inputs, out)
             return None
-        if given:
-            return _with_constants(spec, inputs, attributes, out, stream)
+        for array in inputs:
+            if type(array) is DeviceArray:
+                return _with_constants(spec, inputs, attributes, out, stream)
     if (out is None or type(out) is np.ndarray) and numpy_path.enabled:
         # Fast path: numpy inputs of a signature laid out before (validated then).
         return numpy_path.fast_call(spec, inputs, attributes, out, stream)
