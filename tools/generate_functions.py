@@ -4,6 +4,7 @@ operator table (``aclnn_py/ops/specs.py``) and their docstrings (``aclnn_py/ops/
 Adding an operator is a row in the table and a docstring; run this to write the functions,
 their typed overloads (a DeviceArray in, a DeviceArray out; numpy in, numpy out) and the
 plan class. ``--check`` exits 1 when the file is not what the table gives (CI's test runs it).
+It reads the table through the installed aclnn_py (``pip install -e .`` for this tree's).
 
     python tools/generate_functions.py [--check]
 """
@@ -155,7 +156,8 @@ def _plan(spec) -> str:
 
 
 def generate() -> str:
-    sys.path.insert(0, str(ROOT))
+    # The table as the installed aclnn_py has it (an editable install: this tree's); an unbuilt
+    # source tree cannot be imported (its C declarations are written at install time).
     from aclnn_py.ops import specs
     from aclnn_py.ops.docs import DOCS
 
