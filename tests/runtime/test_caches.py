@@ -68,3 +68,17 @@ def test_the_doctor_shows_the_caches_and_their_sizes():
     text = doctor.format_report(found)
     assert "caches (aclnn_py.empty_cache() empties them):" in text
     assert "numpy call layouts" in text
+
+
+def test_call_s_tables_stay_within_their_bound(monkeypatch):
+    from aclnn_py import _call
+
+    monkeypatch.setattr(_call, "_MAX_SPECS", 2)
+    x = np.ones(3, np.float32)
+    # aclnnAdd's last argument is alpha; the losses' is the reduction, 0 ("none")
+    for operator, last in (("aclnnAdd", 1), ("aclnnMseLoss", 0), ("aclnnL1Loss", 0),
+                           ("aclnnAdd", 1)):
+        aclnn_py.call(operator, x, x, last)
+        assert len(_call._specs) <= 2 and len(_call._fast) <= 2
+    np.testing.assert_array_equal(aclnn_py.call("aclnnAdd", x, x, 1), 2 * x)
+    aclnn_py.empty_cache()
