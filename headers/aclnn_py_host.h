@@ -129,6 +129,22 @@ uint64_t aclpyStreamSyncPoint(aclpyStreamState *state);
 /* ...and, once it succeeded, passed: the work queued before it is done. */
 void aclpyStreamSynced(aclpyStreamState *state, uint64_t point);
 
+/*
+ * One launch of phase 2 on a repeatable executor, as one step: aclpyStreamLaunching (its
+ * result in *done), then `launch(workspace, workspace_size, executor, stream)`, then, when the
+ * launch failed, aclpyStreamUncount. Returns launch's status. Called under the owner's
+ * queueing lock, like aclpyStreamLaunching.
+ */
+int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, int64_t *done,
+                            int32_t (*launch)(void *, uint64_t, aclOpExecutor *, aclrtStream),
+                            void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                            aclrtStream stream);
+
+/* `synchronize(stream)` (aclrtSynchronizeStream), then aclpyStreamSynced(state, point) whatever
+   its outcome (a failed synchronisation ends the queued work too). Returns its status. */
+aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
+                                aclrtStream stream, uint64_t point);
+
 /* The stream is destroyed (its work ran or was dropped): every block marked with it is free;
    its fence events are destroyed (the device current). */
 void aclpyStreamClosed(aclpyStreamState *state);

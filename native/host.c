@@ -559,6 +559,26 @@ EXPORT void aclpyStreamSynced(aclpyStreamState *state, uint64_t point)
     raise_completed(state, point);
 }
 
+EXPORT int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, int64_t *done,
+                                   int32_t (*launch)(void *, uint64_t, aclOpExecutor *, aclrtStream),
+                                   void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                                   aclrtStream stream)
+{
+    *done = aclpyStreamLaunching(state, hold_mark);
+    int32_t status = launch(workspace, workspace_size, executor, stream);
+    if (status != 0)
+        aclpyStreamUncount(state);
+    return status;
+}
+
+EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
+                                       aclrtStream stream, uint64_t point)
+{
+    aclError status = synchronize(stream);
+    raise_completed(state, point);
+    return status;
+}
+
 EXPORT void aclpyStreamClosed(aclpyStreamState *state)
 {
     __atomic_store_n(&state->completed, POINT_DONE, __ATOMIC_RELEASE);

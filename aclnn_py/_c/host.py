@@ -170,6 +170,23 @@ def stream_launching_function() -> Any:
     return host().aclpyStreamLaunching
 
 
+def stream_relaunch_function() -> Any:
+    """``aclpyStreamRelaunch(state, hold_mark, done, phase2, workspace, workspace_size,
+    executor, stream)``: count and launch in one call (the per-call path of a relaunch)."""
+    return host().aclpyStreamRelaunch
+
+
+def new_mark() -> Any:
+    """An ``int64_t`` cell for ``aclpyStreamRelaunch``'s fence mark."""
+    return _new("int64_t *")
+
+
+def stream_synchronize(state: Any, stream: Any, point: int) -> int:
+    """``aclrtSynchronizeStream`` then the pools' record of ``point`` passed, in one call;
+    returns the status (the caller checks it once its bookkeeping is done)."""
+    return int(_host.aclpyStreamSynchronize(state, RT.aclrtSynchronizeStream, stream, point))
+
+
 def stream_uncount(state: Any) -> None:
     """The launch just counted queued nothing (``aclpyStreamUncount``)."""
     _host.aclpyStreamUncount(state)

@@ -166,7 +166,9 @@ def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
     """Wait for other streams' work on ``arrays``, then mark them used by ``stream``, their
     blocks too (reused in its order once released). Returns what the launch must hold
     of them: nothing when each owns a pool block or no memory, else the arrays."""
+    held = None
     for array in arrays:
+        buffer = array.buffer
         other = array.stream
         if other is not stream:
             if other is not None:
@@ -175,19 +177,20 @@ def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
             # stream yet and the next launch marks it again (never on it, unmarked).
             array.buffer.use_on(stream.state)
             array.stream = stream
-    for array in arrays:
-        buffer = array.buffer
         if buffer._block is None and buffer.nbytes:  # memory the pools do not own
-            return arrays
-    return None
+            held = arrays
+    return held
 
 
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
     repeatable executor, kept for relaunching on any stream of the arrays' device."""
 
-    __slots__ = ("operator", "names", "_inputs", "_tensors", "_owned", "_executor", "_handle",
-                 "_launch", "_workspace", "_workspace_pointer", "_workspace_size", "_addresses",
+    # What Stream.relaunch reads, under the stream's lock: operator, handle (the executor;
+    # None once retired), phase2, workspace_pointer, workspace_bytes and addresses (those
+    # the executor has, one per array).
+    __slots__ = ("operator", "names", "handle", "phase2", "workspace_pointer", "workspace_bytes",
+                 "addresses", "_inputs", "_tensors", "_owned", "_executor", "_workspace",
                  "__weakref__")
 
     def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[Handle],
@@ -199,17 +202,17 @@ class RepeatableLaunch:
         self._tensors = tensors
         self._owned = owned
         self._executor = executor
-        self._handle = None
+        self.handle = None
         try:
             self._workspace = DeviceBuffer(executor.workspace_size, device)
         except BaseException:
             self._release()
             raise
-        self._workspace_pointer = self._workspace.pointer
-        self._workspace_size = executor.workspace_size
-        self._launch = executor.launcher
-        self._addresses = [array.buffer.pointer for array in arrays]
-        self._handle = executor.handle
+        self.workspace_pointer = self._workspace.pointer
+        self.workspace_bytes = executor.workspace_size
+        self.phase2 = ll.operator_phase2(spec.cann, spec.library)
+        self.addresses = [array.buffer.pointer for array in arrays]
+        self.handle = executor.handle
 
     @property
     def workspace_size(self) -> int:
@@ -217,10 +220,11 @@ class RepeatableLaunch:
 
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
-        construction (the caller checked that)."""
+        construction (the caller checked that): one C call when no address changed."""
         held = _move_to(stream, arrays)
-        stream.queue(self if held is None else (self, held), self._bind_and_launch, arrays,
-                     stream.handle)
+        hold = self if held is None else (self, held)
+        if not stream.relaunch(hold, arrays, self):
+            stream.queue(hold, self._bind_and_launch, arrays, stream.handle)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
@@ -237,20 +241,21 @@ class RepeatableLaunch:
         stream only): an array freed by another thread is refused here or waited for by
         its free, and a retired launch is refused here or waited for by the retiring
         synchronisation."""
-        handle = self._handle
+        handle = self.handle
         if handle is None:
             raise ValueError(f"{self.operator}: this launch was closed")
         # By address, not by pointer object: the pool hands the same blocks out again.
-        if [array.buffer.pointer for array in arrays] != self._addresses:
-            for index, (array, address) in enumerate(zip(arrays, self._addresses)):
+        if [array.buffer.pointer for array in arrays] != self.addresses:
+            for index, (array, address) in enumerate(zip(arrays, self.addresses)):
                 if array.buffer.pointer != address:
                     self._rebind(handle, index, array)
-        self._launch(self._workspace_pointer, self._workspace_size, handle, stream_handle)
+        ll.check(self.phase2(self.workspace_pointer, self.workspace_bytes, handle,
+                             stream_handle), self.operator)
 
     def _rebind(self, handle: Any, index: int, array: DeviceArray) -> None:
         array.require_live(self.names[index])
         pointer = array.buffer.pointer
-        addresses = self._addresses
+        addresses = self.addresses
         addresses[index] = _UNKNOWN  # until CANN has taken the new address
         tensor = self._tensors[index].handle
         if index >= self._inputs:
@@ -262,12 +267,12 @@ class RepeatableLaunch:
     def retire(self) -> None:
         """Refuse launches from now on; one being queued on the stream right now is
         waited for by the next synchronisation of that stream."""
-        self._handle = None
+        self.handle = None
 
     def close(self) -> None:
         """Retire, then release the executor, workspace and aclTensors now; the caller
         has made sure no queued work uses them. Safe to call twice."""
-        self._handle = None
+        self.handle = None
         self._release()
 
     def _release(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
+from collections.abc import Sequence
 from typing import Any, Callable, NoReturn
 
 from .._c import lowlevel as ll
@@ -124,6 +125,8 @@ class Stream:
         self.state = ll.stream_state(self.handle, self.device)
         states.append(self.state)
         self._launching = ll.stream_launching_function()
+        self._relaunching = ll.stream_relaunch_function()
+        self._done = ll.new_mark()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
         # a fence found done drops what was queued before the fence.
@@ -151,19 +154,16 @@ class Stream:
         with self._keepalive_lock:
             mark = self._released + len(self._keepalive)  # as queued_mark()
             point = ll.stream_sync_point(self.state)
-        try:
-            ll.synchronize_stream(self.handle)
-        except AclError:  # a failed sync ends the queued work too: nothing to keep for it
-            ll.stream_synced(self.state, point)
-            self.release_queued(mark)
-            _synchronized(self.device)
-            raise
-        # Not in a `finally`: an interrupt may have come before the wait, and then the
-        # work is still queued. What stays held goes at the next synchronisation.
-        ll.stream_synced(self.state, point)
+        # One call waits and records the point passed, even when the wait fails: a failed
+        # sync ends the queued work too, so nothing is kept for it either way. Not in a
+        # `finally`: an interrupt may come before the wait, and then the work is still
+        # queued; what stays held goes at the next synchronisation.
+        status = ll.stream_synchronize(self.state, self.handle, point)
         if mark > self._released:  # else nothing was held (_released only grows)
             self.release_queued(mark)
         _synchronized(self.device)
+        if status:
+            ll.check(status, "aclrtSynchronizeStream")
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
@@ -188,6 +188,38 @@ class Stream:
             if done > self._released:
                 dropped = self._drop_held(done)
         del dropped  # released outside the lock
+
+    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any) -> bool:
+        """Phase 2 of a repeatable executor queued on this stream in one C call, holding
+        ``hold`` as :meth:`queue` does, when the ``arrays`` are still at the addresses the
+        executor has; False (nothing queued) when they are not: the caller rebinds through
+        :meth:`queue`. ``launch`` gives ``operator``, ``handle`` (the executor, None once
+        retired), ``phase2``, ``workspace_pointer``, ``workspace_bytes`` and ``addresses``,
+        all read under the lock: an array freed, or a launch retired, by another thread is
+        refused here or waited for by the synchronisation that follows it."""
+        dropped = None
+        with self._keepalive_lock:
+            if self._closed:
+                raise ValueError("stream is closed: work cannot be queued on it")
+            executor = launch.handle
+            if executor is None:
+                raise ValueError(f"{launch.operator}: this launch was closed")
+            if [array.buffer.pointer for array in arrays] != launch.addresses:
+                return False
+            keepalive = self._keepalive
+            mark = self._released + len(keepalive)
+            keepalive.append(hold)  # first: an interrupt never leaves queued work unheld
+            done = self._done
+            status = self._relaunching(self.state, mark, done, launch.phase2,
+                                       launch.workspace_pointer, launch.workspace_bytes,
+                                       executor, self.handle)
+            if status:  # nothing was queued, and the launch is no longer counted
+                keepalive.pop()
+                ll.check(status, launch.operator)
+            if done[0] > self._released:
+                dropped = self._drop_held(done[0])
+        del dropped  # released outside the lock
+        return True
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:

@@ -564,15 +564,16 @@ def test_a_call_queued_while_another_thread_synchronizes_keeps_its_inputs(monkey
     grad, x = upload(np.ones(64, np.float32), np.arange(64, dtype=np.float32))
     aclnn_py.mse_loss_backward(grad, x, np.zeros(64, np.float32), "none").free()
     queued = []
-    wait = _lowlevel.synchronize_stream
+    wait = _lowlevel.stream_synchronize
 
-    def wait_then_another_thread_calls(handle):
-        wait(handle)
+    def wait_then_another_thread_calls(state, handle, point):
+        status = wait(state, handle, point)
         if not queued:  # lands between the wait and the release of what it waited for
             queued.append(None)
             queued.append(aclnn_py.mse_loss_backward(grad, x, np.ones(64, np.float32), "none"))
+        return status
 
-    monkeypatch.setattr(_lowlevel, "synchronize_stream", wait_then_another_thread_calls)
+    monkeypatch.setattr(_lowlevel, "stream_synchronize", wait_then_another_thread_calls)
     aclnn_py.synchronize()
     monkeypatch.undo()
     reuse = aclnn_py.to_device(np.full(64, 100.0, np.float32))  # a block of the same size

@@ -2,8 +2,10 @@
 queueing work on the same stream, and of close() under an interrupt.
 
 The races are pinned with ``sys.settrace``: the launching thread stops at a chosen line of
-``RepeatableLaunch._bind_and_launch`` -- inside ``Stream.queue``, under the stream's lock,
-after the last liveness check and rebind, right before the work is queued -- and waits
+``Stream.relaunch`` (a launch at the addresses its executor has) or of
+``RepeatableLaunch._bind_and_launch`` (one that rebinds, inside ``Stream.queue``) -- under
+the stream's lock, after the last liveness check and rebind, right before the work is
+queued -- and waits
 there (at most ``PAUSE`` seconds) while another thread does what a user may do at that
 moment. A synchronisation takes its mark under that lock, so it waits for the launch and
 then for its work; the tests only check outcomes, never timings.
@@ -73,7 +75,9 @@ class _PausedAt:
         assert not self.thread.is_alive()
 
 
-LAUNCH_LINE = "self._launch(self._workspace_pointer"
+# Where a launch waits: (function, text of its line)
+RELAUNCH = (_streams.Stream.relaunch, "status = self._relaunching(")
+REBIND_LAUNCH = (_launch.RepeatableLaunch._bind_and_launch, "ll.check(self.phase2(")
 
 
 # ---- defects: a synchronisation no longer waits for a launch being queued ---------------
@@ -95,7 +99,7 @@ def test_closing_a_plan_never_destroys_the_executor_of_a_run_being_queued():
     stream = aclnn_py.Stream()
     plan = aclnn_py.MseLossPlan(x0, y, "none", stream=stream)
     plan.run().synchronize()
-    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+    run = _PausedAt(*REBIND_LAUNCH,
                     lambda: plan.run(x=x1))
     assert run.entered.wait(5)
     closer, _ = in_thread(plan.close)
@@ -117,7 +121,7 @@ def test_freeing_an_input_never_lets_a_launch_being_queued_read_reused_memory():
     x, y = up(2.0, N), up(1.0, N)
     stream = aclnn_py.Stream()
     aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()  # cached: no phase 1 below
-    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+    run = _PausedAt(*RELAUNCH,
                     lambda: aclnn_py.mse_loss(x, y, "none", stream=stream))
     assert run.entered.wait(5)
     freer, _ = in_thread(x.free)
@@ -142,7 +146,7 @@ def test_freeing_a_plans_output_never_lets_a_run_being_queued_write_into_another
     plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
     plan.run().synchronize()
     out = aclnn_py.empty((1024,), np.float32)
-    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+    run = _PausedAt(*REBIND_LAUNCH,
                     lambda: plan.run(out=out))
     assert run.entered.wait(5)
     freer, _ = in_thread(out.free)
@@ -168,7 +172,7 @@ def test_moving_an_array_to_another_stream_waits_for_a_launch_being_queued_on_th
     x, y = up(2.0, N), up(1.0, N)
     first, second = aclnn_py.Stream(), aclnn_py.Stream()
     aclnn_py.mse_loss(x, y, "none", stream=first).synchronize()  # cached on `first`
-    run = _PausedAt(_launch.RepeatableLaunch._bind_and_launch, LAUNCH_LINE,
+    run = _PausedAt(*RELAUNCH,
                     lambda: aclnn_py.mse_loss(x, y, "none", stream=first))
     assert run.entered.wait(5)
     ten = up(10.0, N)
@@ -229,7 +233,7 @@ def test_an_interrupt_right_after_close_marks_the_stream_closed_leaves_nothing_u
 def test_interrupts_at_every_signal_point_of_queueing_and_synchronising_drop_no_hold_early():
     """KeyboardInterrupt injected (sys.settrace, opcode events) at each point where CPython
     can run a signal handler -- after a call returns, at function entry and backward jumps --
-    in Stream.queue / queue_steps / release_queued / _wait / synchronize / queued_mark,
+    in Stream.queue / relaunch / queue_steps / release_queued / _wait / synchronize / queued_mark,
     synchronize_device, and the launch callables, one point per round, during one-shot calls
     on device arrays whose results are dropped (only holds keep them), a dropped plan's run
     and a numpy call; pool off, so memory freed early is reported by the emulator. Then
@@ -257,7 +261,8 @@ from aclnn_py._c import nnopbase as _nnopbase
 if os.environ.get("FALLBACK"):
     _nnopbase._repeatable_api_missing = _lowlevel.REPEATABLE_API
 S = _streams.Stream
-functions = (S.queue, S.queue_steps, S.release_queued, S._wait, S.synchronize, S.queued_mark,
+functions = (S.queue, S.relaunch, S.queue_steps, S.release_queued, S._wait, S.synchronize,
+             S.queued_mark,
              _streams.synchronize_device, _streams._release_marks,
              _launch.RepeatableLaunch._bind_and_launch, _launch.OneShotLaunch._phase1_and_launch,
              _launch.OneShotLaunch.launch_around)

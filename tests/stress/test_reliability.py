@@ -387,8 +387,8 @@ def test_device_objects_refuse_pickling_and_arrays_deep_copy_to_independent_arra
 
 
 def _paused_queue(stream: aclnn_py.Stream):
-    """Make ``stream.queue`` and ``stream.queue_steps`` (where a launch is about to be
-    queued) wait until released."""
+    """Make ``stream.queue``, ``stream.relaunch`` and ``stream.queue_steps`` (where a launch
+    is about to be queued) wait until released."""
     entered, go = threading.Event(), threading.Event()
 
     def paused(real):
@@ -399,6 +399,7 @@ def _paused_queue(stream: aclnn_py.Stream):
         return slow
 
     stream.queue = paused(stream.queue)
+    stream.relaunch = paused(stream.relaunch)
     stream.queue_steps = paused(stream.queue_steps)
     return entered, go
 
