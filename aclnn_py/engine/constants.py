@@ -13,13 +13,17 @@ Values are told apart by their bytes (-0.0 is not 0.0; NaN, which equals nothing
 finds its entry), with the type they were given as and the dtype they take. A
 stream's constants go when it closes or dies, at ``empty_cache()`` and at teardown; a
 constant names its stream weakly, so keeping it keeps no stream alive.
+
+The LRU is a plain dict (insertion order, a hit moved to the end by taking it out and
+putting it back): each of its operations is one step, whereas an ``OrderedDict``
+assignment that a finaliser or another thread interrupts between its dict and its
+linked list raises KeyError for the key being added.
 """
 
 from __future__ import annotations
 
 import struct
 import weakref
-from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
@@ -36,7 +40,7 @@ _FLOAT64 = np.float64
 
 # (id of the stream, key()) -> (the stream, weakly; its constant), the least recently used
 # first.
-_entries: OrderedDict[tuple[Any, ...], tuple[weakref.ref[Stream], DeviceArray]] = OrderedDict()
+_entries: dict[tuple[Any, ...], tuple[weakref.ref[Stream], DeviceArray]] = {}
 # The streams with constants, by id (each with a finaliser that forgets its entries).
 _streams: dict[int, weakref.ref[Stream]] = {}
 
@@ -81,13 +85,12 @@ def find(stream: Stream, found_key: tuple[Any, ...]) -> DeviceArray | None:
     """The constant of ``found_key`` (:func:`key`) kept for ``stream``, if any (the per-call
     path: nothing is uploaded here)."""
     full = (id(stream), found_key)
-    entry = _entries.get(full)
-    if entry is None or entry[0]() is not stream:
+    entry = _entries.pop(full, None)
+    if entry is None:
         return None
-    try:  # noqa: SIM105 (contextlib.suppress costs more than the lookup on this path)
-        _entries.move_to_end(full)
-    except KeyError:  # forgotten by another thread meanwhile: still usable for this call
-        pass
+    if entry[0]() is not stream:  # a dead stream's, whose id this one took
+        return None
+    _entries[full] = entry  # now the most recently used
     return entry[1]
 
 
@@ -109,8 +112,8 @@ def constant(stream: Stream, value: Any, array: np.ndarray) -> DeviceArray:
         weakref.finalize(stream, _forget_id, id(stream), ref)
     while len(_entries) >= CAPACITY:
         try:
-            _entries.popitem(last=False)
-        except KeyError:  # emptied by another thread
+            _entries.pop(next(iter(_entries)), None)  # the least recently used
+        except (StopIteration, RuntimeError):  # emptied or changed by another thread
             break
     _entries[(id(stream), found_key)] = (ref, made)
     return made

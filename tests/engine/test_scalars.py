@@ -240,6 +240,64 @@ def test_constants_are_bounded_and_the_least_recently_used_goes(empty_constants)
         assert aclnn_py.mse_loss_backward(value, x, y, "none").numpy().tolist() == [4 * value] * 2
 
 
+def test_a_constant_found_again_is_the_last_to_go(empty_constants):
+    """Finding a constant makes it the most recently used: the next one kept pushes out
+    the oldest of the others, and the one found stays on the device."""
+    x = aclnn_py.to_device(np.full(2, 2.0, np.float32))
+    y = aclnn_py.to_device(np.zeros(2, np.float32))
+    values = [float(k) for k in range(_constants.CAPACITY)]
+    for value in values:
+        aclnn_py.mse_loss_backward(value, x, y, "sum")
+    aclnn_py.mse_loss_backward(values[0], x, y, "sum")  # found: now the most recent
+    aclnn_py.mse_loss_backward(-1.0, x, y, "sum")  # kept: values[1] goes
+    assert _constants.count() == _constants.CAPACITY
+    uploads = _uploads()
+    assert aclnn_py.mse_loss_backward(values[0], x, y, "none").numpy().tolist() == [0.0] * 2
+    assert _uploads() == uploads  # still on the device
+    assert aclnn_py.mse_loss_backward(values[1], x, y, "none").numpy().tolist() == [4.0] * 2
+    assert _uploads() > uploads  # it went, and came back
+
+
+def test_constants_stay_consistent_while_threads_find_keep_and_empty_them(empty_constants):
+    """Threads finding and keeping constants while others empty the cache and collect
+    garbage: every call computes with its own value, and nothing raises (an OrderedDict
+    here raised KeyError for a key being added when a finaliser or another thread
+    changed it in the middle of the assignment)."""
+    import threading
+
+    x = aclnn_py.to_device(np.full(2, 3.0, np.float32))
+    y = aclnn_py.to_device(np.zeros(2, np.float32))
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def calls(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            while not stop.is_set():
+                value = float(rng.integers(0, 300))
+                got = aclnn_py.mse_loss_backward(value, x, y, "none").numpy()
+                assert got.tolist() == [6.0 * value] * 2, (value, got)
+        except BaseException as error:  # reported below
+            errors.append(error)
+            stop.set()
+
+    def churn() -> None:
+        while not stop.is_set():
+            aclnn_py.empty_cache()
+            gc.collect(0)
+
+    threads = [threading.Thread(target=calls, args=(seed,)) for seed in range(3)]
+    threads.append(threading.Thread(target=churn))
+    for thread in threads:
+        thread.start()
+    stop.wait(1.5)
+    stop.set()
+    for thread in threads:
+        thread.join(10)
+    assert not errors, errors[0]
+    assert _constants.count() <= _constants.CAPACITY
+
+
 def test_empty_cache_releases_the_constants(empty_constants):
     x = aclnn_py.to_device(np.ones(4, np.float32))
     aclnn_py.synchronize()
