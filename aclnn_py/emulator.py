@@ -26,14 +26,23 @@ empty: off; malformed: ``aclInit`` fails with 100000; see ``docs/emulator.md``).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
+from . import _caches
 from ._c import lowlevel as ll
 from ._c.loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
+from .ops import kernels as _kernels
+from .ops.dtypes import Dtypes
 
 __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",
-           "inject_fault", "clear_faults", "faults", "fault_apis"]
+           "inject_fault", "clear_faults", "faults", "fault_apis", "kernel", "kernels",
+           "Refusal"]
+
+Refusal = _kernels.Refusal
 
 
 LAYOUTS: tuple[str, ...] = EMULATOR_LAYOUTS
@@ -146,3 +155,83 @@ def faults() -> list[dict[str, Any]]:
     ``remaining`` (calls still to go, 0 once fired).
     """
     return ll.emulator_faults()
+
+
+# ---- kernels ------------------------------------------------------------------------------
+
+_C_KERNELS: tuple[str, ...] | None = None
+
+
+def _c_kernels() -> tuple[str, ...]:
+    """The operators the emulator computes in C (``aclnn_py/data/emulator_ops.json``)."""
+    global _C_KERNELS
+    if _C_KERNELS is None:
+        data = Path(__file__).resolve().parent / "data" / "emulator_ops.json"
+        listed = json.loads(data.read_text(encoding="utf-8"))["operators"]
+        _C_KERNELS = tuple(f"aclnn{entry['name']}" for entry in listed)
+    return _C_KERNELS
+
+
+def kernels() -> list[str]:
+    """The sorted names of the operators the emulator computes: its C kernels, aclnn_py's
+    Python kernels and those registered with :func:`kernel`. Every other operator its trees
+    declare fails phase 1 with 561003 (ACLNN_ERR_INNER_FIND_KERNEL_ERROR)."""
+    return sorted({*_c_kernels(), *_kernels.table()})
+
+
+def kernel(name: str, *, dtypes: Iterable[str] | None = None,
+           check: Callable[..., None] | None = None,
+           parameters: Iterable[str] | None = None) -> Callable[[Callable[..., None]],
+                                                              Callable[..., None]]:
+    """Decorator: the emulated kernel of operator ``name``, for an operator that an
+    installed header declares (one of CANN's, or of a custom operator package) -- on the
+    emulator it stands in for the operator's missing kernel or ``libcust_opapi.so``.
+
+    The function receives the call's arguments by their C parameter names: tensors as numpy
+    arrays viewing the emulated device memory (outputs and tensors updated in place
+    writable; valid during the call only), tensor lists as lists of arrays, scalars as
+    numpy scalars, integer/bool/float arrays as tuples, strings as str, numbers as int,
+    bool or float, an optional argument left out as None. It runs when the launch runs on
+    its stream (at the stream's synchronisation on the emulator) and must not call aclnn_py.
+    Registering a kernel empties aclnn_py's caches (``empty_cache()``), whose executors ran
+    the phase 1 of the kernel before; a plan keeps the executor it made.
+
+    ``dtypes``: the dtype names every tensor it reads may have (checked at phase 1).
+    ``check(**arguments)``: called at phase 1, before anything is queued; raising
+    :class:`Refusal` or ValueError refuses the call with 161002 and the message.
+    ``parameters``: the C parameter names, in order; by default aclnn_py's operator table's,
+    else the installed header's (a custom operator's).
+    """
+    if name in _c_kernels():
+        raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
+                         "would never run (its entry points do not ask for one)")
+    names = tuple(parameters) if parameters is not None else _parameters(name)
+    allowed = None if dtypes is None else Dtypes(tuple(dtypes))
+    register = _kernels.kernel(name, dtypes=allowed, check=check, parameters=names)
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        register(function)
+        if ll.emulator_loaded():  # the handler is installed with the first device use
+            _kernels.install_once()
+            ll.register_kernel(name)
+            # Executors cached for earlier calls ran the earlier kernel's check: drop them,
+            # so that phase 1 runs again with this one's.
+            _caches.empty()
+        return function
+
+    return decorate
+
+
+def _parameters(name: str) -> tuple[str, ...]:
+    found = _kernels.parameters_of(name)
+    if found is not None:
+        return found
+    from ._call import signature  # an installed header's prototype (custom operators)
+
+    try:
+        described = signature(name)
+    except (LookupError, ValueError, TypeError) as error:
+        raise ValueError(f"{name}: no installed header declares it, and aclnn_py's operator "
+                         f"table does not list it ({error}); give its C parameter names with "
+                         "parameters=[...]") from None
+    return tuple(p.name for p in described.parameters)

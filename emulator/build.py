@@ -11,6 +11,7 @@ setup.py imports this module; ``python emulator/build.py OUTDIR`` builds the tre
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -31,6 +32,9 @@ SRC = HERE / "src"
 TEMPLATES = HERE / "templates"
 DATA = ROOT / "aclnn_py" / "data" / "emulator_ops.json"
 OPERATOR_PROTOTYPES = ROOT / "headers" / "aclnn_ops.h"
+# CANN's public operators with their real prototypes and roles (tools/cann_facts.py writes it):
+# each one the emulator has no C kernel for gets generated entry points over ops_generic.c.
+OPERATOR_TABLE = ROOT / "aclnn_py" / "data" / "operators.json"
 
 # Every emulator library has a SONAME of its own, never a CANN library's: a library already
 # loaded satisfies any later DT_NEEDED or dlopen of the same soname (hicann/runtime builds
@@ -76,6 +80,100 @@ FROM_8_5_RUNTIME_API = ("aclFinalizeReference", "aclrtGetLogicDevIdByUserDevId",
                         "aclrtGetPhyDevIdByLogicDevId")
 
 
+# The C kind (ops_generic.h OPS_ARG_*) of each parameter type of the table, const removed.
+ARGUMENT_KINDS = {"aclTensor *": 1, "aclTensorList *": 2, "aclScalar *": 3, "aclIntArray *": 4,
+                  "aclBoolArray *": 5, "aclFloatArray *": 6, "char *": 7, "int64_t": 8, "int": 8,
+                  "int32_t": 8, "int8_t": 8, "uint64_t": 8, "aclDataType": 8, "bool": 9,
+                  "double": 10, "float": 10}
+# The table's repository -> the short name of its operator library (libopapi_<short>.so from
+# 8.5: each repository's CMakeLists.txt sets PKG_NAME, cmake/variables.cmake OPAPI_NAME
+# opapi_${PKG_NAME}).
+REPOSITORY_NAMES = {"ops-nn": "nn", "ops-math": "math", "ops-transformer": "transformer",
+                    "ops-cv": "cv"}
+
+
+@dataclass(frozen=True)
+class GenericOperator:
+    """An operator of the table computed through the generic path (no C kernel)."""
+
+    name: str                              # "aclnnSoftmax"
+    repository: str                        # "nn", "math", "transformer" or "cv"
+    header: str                            # its CANN header's file name
+    parameters: tuple[tuple[str, str], ...]  # (C type, name) of phase 1 but its last two
+    outputs: tuple[str, ...]
+    inout: tuple[str, ...]
+
+    def kind(self, c_type: str) -> int:
+        bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
+        return ARGUMENT_KINDS[bare]
+
+    @property
+    def phase1(self) -> str:
+        parameters = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}"
+                               for t, n in self.parameters)
+        tail = "uint64_t *workspaceSize, aclOpExecutor **executor"
+        head = parameters + ", " if parameters else ""
+        return f"aclnnStatus {self.name}GetWorkspaceSize({head}{tail});"
+
+    @property
+    def phase2(self) -> str:
+        return (f"aclnnStatus {self.name}(void *workspace, uint64_t workspaceSize, "
+                "aclOpExecutor *executor, aclrtStream stream);")
+
+
+@functools.lru_cache(maxsize=1)
+def generic_operators() -> list[GenericOperator]:
+    """Every operator of the table but those of the data file (computed in C), by name."""
+    table = json.loads(OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
+    own = {f"aclnn{op.name}" for op in OPERATORS}
+    return [GenericOperator(name, REPOSITORY_NAMES[entry["repository"]],
+                            entry["header"].rsplit("/", 1)[-1],
+                            tuple((t, n) for t, n in entry["parameters"]),
+                            tuple(entry["outputs"]), tuple(entry["inout"]))
+            for name, entry in sorted(table.items()) if name not in own]
+
+
+def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dict[str, Path]:
+    """``generic_<repository>.c`` per repository: each operator's two entry points, packing its
+    arguments for ops_generic_phase1 (phase 2 is every operator's ops_phase2)."""
+    by_repository: dict[str, list[str]] = {}
+    for op in operators:
+        kinds = [op.kind(t) for t, _ in op.parameters]
+        names = ", ".join(f'"{n}"' for _, n in op.parameters) or "NULL"
+        roles = "".join("o" if n in op.outputs else "u" if n in op.inout else "i"
+                        for _, n in op.parameters)
+        optional = "".join("1" if n.endswith("Optional") else "0" for _, n in op.parameters)
+        values = []
+        for (_, name), kind in zip(op.parameters, kinds):
+            field = "integer" if kind in (8, 9) else "real" if kind == 10 else "pointer"
+            values.append(f"{{.{field} = {name}}}")
+        kind_text = "".join(f"\\{k:o}" for k in kinds)
+        short = op.name[len("aclnn"):]
+        declaration = (f'static const ops_generic_op op_{short} = {{"{op.name}", '
+                       f'"{op.name}GetWorkspaceSize", {len(op.parameters)}, names_{short}, '
+                       f'"{kind_text}", "{roles}", "{optional}"}};\n')
+        phase1 = (f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"
+                  f"    const ops_generic_value emu_generic_values[] = "
+                  f"{{{', '.join(values) or '{0}'}}};\n"
+                  f"    return ops_generic_phase1(&op_{short}, emu_generic_values, "
+                  "workspaceSize, executor);\n}\n")
+        phase2 = (f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
+                  f'    return ops_phase2("{op.name}", workspace, workspaceSize, executor, '
+                  "stream);\n}\n")
+        by_repository.setdefault(op.repository, []).append(
+            f"static const char *const names_{short}[] = {{{names}}};\n"
+            + declaration + phase1 + phase2)
+    written = {}
+    for repository, parts in by_repository.items():
+        path = folder / f"generic_{repository}.c"
+        source = OPERATOR_TABLE.relative_to(ROOT).as_posix()
+        path.write_text(f"/* Written by emulator/build.py from {source}: the {repository} "
+                        "operators computed through ops_generic.c. */\n"
+                        '#include "ops_generic.h"\n\n' + "\n".join(parts), encoding="utf-8")
+        written[repository] = path
+    return written
+
+
 @dataclass(frozen=True)
 class Layout:
     """One CANN release as the emulator builds it (file names from the facts file, section 1.1)."""
@@ -88,16 +186,17 @@ class Layout:
     headers_in_level2: bool = False  # include/aclnnop/level2/aclnn_*.h (older toolkits)
 
 
+ALL_REPOSITORIES = ("nn", "math", "transformer", "cv")
 LAYOUTS = {
-    "8.0.RC2": Layout("8.0.RC2", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+    "8.0.RC2": Layout("8.0.RC2", "libascendcl.so", {"libopapi.so": ALL_REPOSITORIES},
                       {"runtime": FROM_8_5_RUNTIME_API, "meta": REPEATABLE_EXECUTOR_API}, True,
                       headers_in_level2=True),
-    "8.3": Layout("8.3.RC1", "libascendcl.so", {"libopapi.so": ("nn", "math")},
+    "8.3": Layout("8.3.RC1", "libascendcl.so", {"libopapi.so": ALL_REPOSITORIES},
                   {"runtime": FROM_8_5_RUNTIME_API}, True),
     # 8.5: one operator library per repository, each linking libopapi.so (hicann/ops-nn
     # cmake/symbol.cmake at v8.5.0), which here holds the shared operator core and no operator.
     "8.5": Layout("8.5.0", "libacl_rt.so",
-                  {"libopapi_nn.so": ("nn",), "libopapi_math.so": ("math",)}),
+                  {f"libopapi_{name}.so": (name,) for name in ALL_REPOSITORIES}),
 }
 
 # The custom operator package, opp/vendors/<CUSTOM_VENDOR>/: its library is built from these
@@ -161,17 +260,22 @@ def write_operator_table(folder: Path) -> None:
 def compile_objects(objects: Path, generated: Path) -> None:
     """Every source shared by the trees, compiled once (in parallel)."""
     cflags = shlex.split(os.environ.get("ACLNN_EMU_CFLAGS", "-O2"))
-    base = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS, *cflags,
-            f"-I{SRC}", f"-I{generated}"]
+    plain = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS]
+    includes = [f"-I{SRC}", f"-I{generated}"]
+    base = [*plain, *cflags, *includes]
     sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c",
                *operator_sources(), *CUSTOM_OPERATOR_SOURCES]
     commands = [[*base, "-fvisibility=hidden", str(SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
+    # The generated entry points: little code each, so no optimisation to wait for.
+    commands += [[*plain, "-O0", *includes, "-fvisibility=hidden", str(path),
+                  "-o", str(objects / (path.stem + ".o"))]
+                 for path in write_generic_sources(generated, generic_operators()).values()]
     # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
-    # and libopapi_math.so), so its functions have default visibility; the older trees'
-    # export lists hide them again.
-    commands.append([*base, "-fno-semantic-interposition", str(SRC / "ops_core.c"),
-                     "-o", str(objects / "ops_core.o")])
+    # and the other operator libraries), so its functions have default visibility; the older
+    # trees' export lists hide them again.
+    commands += [[*base, "-fno-semantic-interposition", str(SRC / f"{core}.c"),
+                  "-o", str(objects / f"{core}.o")] for core in ("ops_core", "ops_generic")]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for future in [pool.submit(run, command) for command in commands]:
             future.result()
@@ -221,16 +325,21 @@ def write_headers(root: Path, layout: Layout) -> None:
         folder = folder / "level2"
     folder.mkdir(parents=True)
     prototypes = operator_prototypes()
-    headers: dict[str, list[str]] = {}
+    # header file -> (operator without "aclnn", phase 1, phase 2) declared in it
+    headers: dict[str, list[tuple[str, str, str]]] = {}
     for op in OPERATORS:
-        headers.setdefault(op.header, []).append(op.name)
-    for header, names in headers.items():
+        headers.setdefault(header_name(op.header), []).append(
+            (op.name, prototypes[op.name][0], prototypes[op.name][1]))
+    for generic_op in generic_operators():
+        headers.setdefault(generic_op.header, []).append(
+            (generic_op.name[len("aclnn"):], generic_op.phase1, generic_op.phase2))
+    for file_name, declared in headers.items():
         declarations = "\n".join(
-            fill("operator_declarations.h", name=name, phase1=prototypes[name][0],
-                 phase2=prototypes[name][1]) for name in names)
-        header_text = fill("operator_header.h", name=header, version=layout.version,
-                           guard=header_name(header)[:-2].upper(), declarations=declarations)
-        (folder / header_name(header)).write_text(header_text, encoding="utf-8")
+            fill("operator_declarations.h", name=name, phase1=phase1, phase2=phase2)
+            for name, phase1, phase2 in declared)
+        header_text = fill("operator_header.h", name=declared[0][0], version=layout.version,
+                           guard=file_name[:-2].upper(), declarations=declarations)
+        (folder / file_name).write_text(header_text, encoding="utf-8")
 
 
 def operator_symbols(repositories: tuple[str, ...]) -> list[str]:
@@ -265,17 +374,20 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)
+    def generic(repositories: tuple[str, ...]) -> list[Path]:
+        return [o[f"generic_{r}"] for r in repositories if f"generic_{r}" in o]
+
     if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
         op_objects = [o[source[:-2]] for source in operator_sources(every)]
-        library(lib64, "libopapi.so", [o["ops_core"], o["ops_registry"], *op_objects],
-                [meta, runtime], ["ops_*"])
+        library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"], o["ops_registry"],
+                                       *op_objects, *generic(every)], [meta, runtime], ["ops_*"])
     else:
-        core = library(lib64, "libopapi.so", [o["ops_core"]], [meta, runtime])
+        core = library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"]], [meta, runtime])
         for name, repositories in layout.operators.items():
             sources = [o[source[:-2]] for source in operator_sources(repositories)]
             others = tuple(r for r in every if r not in repositories)
-            library(lib64, name, [o["ops_registry"], *sources], [core, meta, runtime],
-                    operator_symbols(others))
+            library(lib64, name, [o["ops_registry"], *sources, *generic(repositories)],
+                    [core, meta, runtime], operator_symbols(others))
 
     write_headers(root, layout)
     vendor_lib = root / "opp" / "vendors" / CUSTOM_VENDOR / "op_api" / "lib"

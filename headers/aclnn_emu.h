@@ -94,3 +94,60 @@ int32_t aclemuGetFaults(aclemuFault *faults, int64_t capacity, int64_t *count);
  * to *count. Returns 0, or 100000 for bad arguments.
  */
 int32_t aclemuGetFaultApis(const char **names, int64_t capacity, int64_t *count);
+
+/*
+ * ---- kernels computed outside the emulator (aclnn_py's Python kernels) ----
+ *
+ * Every operator the emulator's trees declare is exported with its real prototype; those
+ * without a kernel of the emulator's own refuse phase 1 with 561003
+ * (ACLNN_ERR_INNER_FIND_KERNEL_ERROR) unless a kernel handler was set and the operator
+ * registered for it. The handler is then called twice per call: at phase 1 (phase 1) to check
+ * the arguments, and when the launch runs on its stream (phase 2) to compute. One call's
+ * arguments, in the operator's parameter order (workspaceSize and executor left out):
+ */
+typedef struct aclemuKernelArg aclemuKernelArg;
+struct aclemuKernelArg {
+    int32_t kind;            /* 1 tensor, 2 tensor list, 3 scalar, 4 int array, 5 bool array,
+                                6 float array, 7 string, 8 integer, 9 bool, 10 float (double) */
+    int32_t present;         /* 0 for a NULL pointer argument (an optional one left out) */
+    /* kind 1, and each member of a tensor list: */
+    void *data;              /* the storage base (device address; host memory on the emulator) */
+    int32_t dtype;           /* aclDataType */
+    int32_t format;          /* aclFormat */
+    uint64_t ndim;
+    const int64_t *dims;
+    const int64_t *strides;  /* in elements */
+    int64_t offset;          /* in elements, from data */
+    uint64_t storage_bytes;  /* bytes from data that the view may touch */
+    /* kind 2: */
+    const aclemuKernelArg *members;
+    /* kinds 2, 4, 5, 6, 7: the number of members, values or bytes */
+    uint64_t length;
+    const int64_t *integers; /* kind 4 */
+    const uint8_t *bools;    /* kind 5 */
+    const double *reals;     /* kind 6 */
+    const char *string;      /* kind 7, NUL-terminated */
+    int64_t integer;         /* kinds 8 and 9 (0 or 1) */
+    double real;             /* kinds 3 (the scalar's value) and 10 */
+    int32_t scalar_dtype;    /* kind 3: the aclScalar's aclDataType */
+};
+
+/*
+ * The handler: `op` is the operator's name ("aclnnSoftmax"), `phase` 1 or 2. Returns 0, or
+ * the status to fail with (at phase 1 the status phase 1 returns, e.g. 161002; at phase 2 the
+ * launch's work fails with it and the stream's next synchronisation reports it), after writing
+ * a message into `message` (at most message_size bytes, NUL-terminated).
+ */
+typedef int32_t (*aclemuKernelHandler)(const char *op, int32_t phase, const aclemuKernelArg *args,
+                                       int32_t count, char *message, uint64_t message_size);
+
+/* Set (or, with NULL, remove) the handler. Returns 0. */
+int32_t aclemuSetKernelHandler(aclemuKernelHandler handler);
+
+/* Have the handler compute `op` (computed 1) or not (0). Returns 0, or 100000 when op is NULL or
+   longer than 127 bytes. */
+int32_t aclemuRegisterKernel(const char *op, int32_t computed);
+
+/* How many operators the handler computes; their names into names[0 .. capacity) (each pointer
+   valid until the next aclemuRegisterKernel). Returns 0, or 100000 when count is NULL. */
+int32_t aclemuGetRegisteredKernels(const char **names, int64_t capacity, int64_t *count);

@@ -110,6 +110,8 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
     assert info["libraries"] == {"runtime": str(lib / "libacl_rt.so"),
                                  "meta": str(lib / "libnnopbase.so"),
                                  "ops": str(lib / "libopapi_nn.so"),
-                                 "opapi_math": str(lib / "libopapi_math.so")}
+                                 "opapi_math": str(lib / "libopapi_math.so"),
+                                 "opapi_transformer": str(lib / "libopapi_transformer.so"),
+                                 "opapi_cv": str(lib / "libopapi_cv.so")}
     assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
         "libopapi.so", "libaclnn_py_emu_opapi.so"}

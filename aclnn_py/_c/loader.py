@@ -91,9 +91,11 @@ LIBRARY_NAMES: dict[str, tuple[str, ...]] = {
     "ops": ("libopapi_nn.so", "libopapi.so"),
 }
 # From CANN 8.5 the operators come in one library per operator repository: beside
-# libopapi_nn.so (ops-nn: the losses) stands libopapi_math.so (ops-math: aclnnAdd).
-# Loaded when present next to libopapi_nn.so; operators are looked up in each in turn.
-EXTRA_OPERATOR_LIBRARIES = ("libopapi_math.so",)
+# libopapi_nn.so (ops-nn: the losses) stand libopapi_math.so (ops-math: aclnnAdd),
+# libopapi_transformer.so and libopapi_cv.so (each repository's CMakeLists.txt sets PKG_NAME,
+# its cmake/variables.cmake names the library opapi_${PKG_NAME}). Loaded when present next to
+# libopapi_nn.so; operators are looked up in each in turn.
+EXTRA_OPERATOR_LIBRARIES = ("libopapi_math.so", "libopapi_transformer.so", "libopapi_cv.so")
 
 
 @dataclass(frozen=True)

@@ -561,17 +561,23 @@ def _restate(name: str) -> None:
 def role_agreement() -> dict[str, object]:
     """How the installed headers' operators agree with the role table: for each operator
     CANN itself declares (custom packages left out), whether the table knows it and whether
-    its entry applies (every parameter name it lists is in the installed prototype). A
-    table entry that does not apply means this CANN names the parameters otherwise, so its
-    roles fall back to CANN's conventions."""
+    its entry applies (every parameter name it lists is in the installed prototype; an entry
+    whose doc gave no roles, ``by_rules``, has none to apply). A table entry that does not
+    apply means this CANN names the parameters otherwise, so its roles fall back to CANN's
+    conventions."""
     builtin = {name: source for name, source in _all_sources().items() if source.package is None}
     applies: list[str] = []
     differ: list[str] = []
     unknown: list[str] = []
     refused: list[str] = []
+    by_rules: list[str] = []  # the table's entry gives no roles: CANN's conventions do
     for name, source in sorted(builtin.items()):
-        if _roles.table_entry(name) is None:
+        entry = _roles.table_entry(name)
+        if entry is None:
             unknown.append(name)
+            continue
+        if entry.get("basis") == "rules":
+            by_rules.append(name)
             continue
         try:
             text = source.header.read_text("utf-8", errors="replace")
@@ -581,6 +587,7 @@ def role_agreement() -> dict[str, object]:
             continue
         found = _roles.table_roles(name, prototypes.parameters)
         (applies if found is not None else differ).append(name)
-    return {"operators": len(builtin), "in_table": len(applies) + len(differ) + len(refused),
-            "entry_applies": len(applies), "names_differ": differ, "refused": refused,
-            "not_in_table": len(unknown), "not_in_table_names": unknown[:50]}
+    return {"operators": len(builtin),
+            "in_table": len(applies) + len(differ) + len(refused) + len(by_rules),
+            "entry_applies": len(applies), "by_rules": len(by_rules), "names_differ": differ,
+            "refused": refused, "not_in_table": len(unknown), "not_in_table_names": unknown[:50]}

@@ -65,6 +65,18 @@ def is_bfloat16(dtype: Any) -> bool:
     return getattr(dtype, "name", None) == "bfloat16" and dtype == bfloat16_dtype()
 
 
+# aclDataType value -> numpy dtype name, for the emulator's kernels (the table read backwards).
+_BY_VALUE: dict[int, str] = {constant(acl): name for name, acl in _ACL_NAMES.items()}
+
+
+def numpy_dtype(value: int) -> np.dtype | None:
+    """The numpy dtype of aclDataType ``value``; None for one without (ACL_STRING, ...)."""
+    name = _BY_VALUE.get(value)
+    if name is None:
+        return None
+    return bfloat16_dtype() if name == "bfloat16" else np.dtype(name)
+
+
 def __getattr__(name: str) -> Any:
     if name == "bfloat16":
         return bfloat16_dtype()

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._c import lowlevel as ll
 from ..errors import AclError
+from ..ops import kernels
 
 logger = logging.getLogger("aclnn_py")
 
@@ -74,6 +75,8 @@ def ensure_initialized() -> None:
             raise
         _process.owns_init = owns_init
         _process.visible_devices = os.environ.get(VISIBLE_DEVICES)
+        if ll.emulator_loaded():  # the operators without a C kernel compute in Python
+            kernels.install_once()
         _process.initialized = True
         if not _process.atexit_registered:
             atexit.register(teardown)

@@ -132,6 +132,12 @@ bool emu_devmem_still_valid(const emu_task *task, const char *what, const emu_ra
  */
 aclError emu_stream_enqueue(aclrtStream stream, emu_task *task, const char *api);
 
+/* ---- kernels of other code (aclemuSetKernelHandler, rt_kernels.c) ---- */
+
+/* The handler set by aclemuSetKernelHandler when `op` ("aclnnSoftmax") is registered for it,
+   else NULL. */
+aclemuKernelHandler emu_kernel_handler(const char *op);
+
 /* ---- SoC and counters ---- */
 
 /* The emulated SoC name (ACLNN_EMU_SOC, default an Atlas A2 name). */
@@ -216,6 +222,7 @@ bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype);
  */
 bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, const aclTensor **tensors,
                           uint64_t capacity);
+bool emu_int_array_read(const aclIntArray *array, uint64_t *size, int64_t *values, uint64_t capacity);
 bool emu_float_array_read(const aclFloatArray *array, uint64_t *size, float *values, uint64_t capacity);
 bool emu_bool_array_read(const aclBoolArray *array, uint64_t *size, bool *values, uint64_t capacity);
 

@@ -826,6 +826,7 @@ EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, 
         return live;                                                                                 \
     }
 
+EMU_DEFINE_ARRAY_READ(int, Int, int64_t, m_int_arrays)
 EMU_DEFINE_ARRAY_READ(float, Float, float, m_float_arrays)
 EMU_DEFINE_ARRAY_READ(bool, Bool, bool, m_bool_arrays)
 

@@ -71,16 +71,21 @@ def test_headers_declare_both_phases_of_every_operator():
 @pytest.mark.slow
 @needs_nm
 @pytest.mark.parametrize("layout", list(build.LAYOUTS))
-def test_each_operator_library_exports_exactly_the_data_file_s_operators(layout):
+def test_each_operator_library_exports_exactly_its_repositories_operators(layout):
+    """The C operators of the data file and the table's others (the generic path), each
+    in the library of its repository."""
     lib64 = Path(aclnn_py.emulator.home(layout)) / "lib64"
+    generic = build.generic_operators()
     every = set()
     for library, repositories in build.LAYOUTS[layout].operators.items():
         names = [name for name, entry in OPERATORS.items()
                  if entry["repository"] in repositories]
+        names += [op.name[len("aclnn"):] for op in generic if op.repository in repositories]
         ops = {s for s in exported(lib64 / library) if s.startswith("aclnn")}
         assert ops == symbols(names), library
         every |= ops
-    assert every == symbols(OPERATORS)
+    table = json.loads(build.OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
+    assert every == symbols(OPERATORS) | symbols(name[len("aclnn"):] for name in table)
 
 
 def test_the_fault_table_names_both_phases_of_every_operator():
@@ -102,8 +107,11 @@ def test_operator_headers_follow_the_shared_header():
         if build.LAYOUTS[layout].headers_in_level2:
             include = include / "level2"
         expected = {build.header_name(entry.get("header", name)) for name, entry in
-                    OPERATORS.items()}
+                    OPERATORS.items()} | {op.header for op in build.generic_operators()}
         assert {p.name for p in include.glob("aclnn_*.h")} == expected
+        for op in build.generic_operators():
+            text = (include / op.header).read_text(encoding="utf-8")
+            assert op.phase1 in text and op.phase2 in text, op.name
         for name, entry in OPERATORS.items():
             text = (include / build.header_name(entry.get("header", name))).read_text(
                 encoding="utf-8")

@@ -1,0 +1,247 @@
+"""The emulator's Python kernels: CANN operators computed over numpy.
+
+The emulator exports every operator of CANN's public headers with its real prototype; the
+ones without a C kernel of its own are computed here. One table, :data:`KERNELS` (operator
+name -> :class:`Kernel`), is filled by the family modules (:data:`FAMILIES`, imported together
+the first time the table is read) and by users' kernels (``aclnn_py.emulator.kernel``).
+
+The emulator calls :func:`dispatch` twice per call: at phase 1 to check it (dtypes, then the
+kernel's own ``check``), and when the launch runs on its stream, to compute. A kernel receives
+the call's arguments by their C parameter names: tensors as numpy arrays viewing the emulated
+device memory (outputs and tensors updated in place writable, inputs read-only), valid only
+during the call; tensor lists as lists of arrays; scalars as numpy scalars of their dtype;
+integer, bool and float arrays as tuples; strings as str; numbers as int, bool or float; an
+optional argument left out as None. A kernel must not call aclnn_py (it runs inside a
+synchronisation).
+
+Precision: float16 and bfloat16 compute as CANN's kernels do, widened to float32, computed,
+and rounded once when stored (:func:`store`); float32 computes in float32 and float64 in
+float64, unless a family says otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._c import lowlevel as ll
+from ..._c.codes import constant
+from .. import roles
+from ..dtypes import Dtypes, is_bfloat16, numpy_dtype
+
+FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul")
+PARAM_INVALID = constant("ACLNN_ERR_PARAM_INVALID")  # 161002, what CANN's checks return
+KERNEL_FAILED = constant("ACL_ERROR_RT_AICORE_EXCEPTION")  # 507015: the launch's work failed
+
+
+class Refusal(Exception):
+    """Raised by a kernel's ``check`` to refuse a call at phase 1 with ``status`` (default
+    161002, ACLNN_ERR_PARAM_INVALID) and a message in CANN's style."""
+
+    def __init__(self, message: str, status: int = PARAM_INVALID) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """How the emulator computes one operator."""
+
+    name: str                             # "aclnnSoftmax"
+    compute: Callable[..., None]          # writes the outputs
+    # What each tensor read may be: one set for all, or by parameter name (None: any dtype)
+    dtypes: Dtypes | dict[str, Dtypes] | None = None
+    check: Callable[..., None] | None = None  # phase 1: raises Refusal or ValueError
+    parameters: tuple[str, ...] = ()      # the C parameter names, in order
+    builtin: bool = True                  # one of aclnn_py's, not a user's
+
+
+KERNELS: dict[str, Kernel] = {}
+_loaded = False
+_lock = threading.Lock()
+_installed: set[str] = set()  # names registered with the loaded emulator
+
+
+def parameters_of(name: str) -> tuple[str, ...] | None:
+    """The C parameter names of ``name`` from the operator table, or None when the table
+    does not list it."""
+    entry = roles.table_entry(name)
+    if entry is None:
+        return None
+    return tuple(parameter for _, parameter in entry["parameters"])
+
+
+def kernel(name: str, *, dtypes: Dtypes | dict[str, Dtypes] | Iterable[str] | None = None,
+           check: Callable[..., None] | None = None,
+           parameters: Iterable[str] | None = None,
+           builtin: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register the decorated function as the kernel of operator ``name`` (replacing any
+    other). ``parameters``: its C parameter names, by default the operator table's."""
+    names = tuple(parameters) if parameters is not None else parameters_of(name)
+    if names is None:
+        raise ValueError(f"{name} is not in aclnn_py's operator table: give its C parameter "
+                         "names with parameters=[...]")
+    allowed = dtypes if dtypes is None or isinstance(dtypes, (Dtypes, dict)) else Dtypes(dtypes)
+
+    def register(compute: Callable[..., None]) -> Callable[..., None]:
+        KERNELS[name] = Kernel(name, compute, allowed, check, names, builtin)
+        if _installed:
+            _register_with_emulator([name])
+        return compute
+
+    return register
+
+
+def builtin(name: str, *, dtypes: Dtypes | dict[str, Dtypes] | Iterable[str] | None = None,
+            check: Callable[..., None] | None = None
+            ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """:func:`kernel` for the family modules."""
+    return kernel(name, dtypes=dtypes, check=check, builtin=True)
+
+
+def table() -> dict[str, Kernel]:
+    """:data:`KERNELS`, with every family module imported."""
+    global _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                for family in FAMILIES:
+                    importlib.import_module(f"{__name__}.{family}")
+                _loaded = True
+    return KERNELS
+
+
+def _register_with_emulator(names: Iterable[str]) -> None:
+    for name in names:
+        ll.register_kernel(name)
+        _installed.add(name)
+
+
+def install_once() -> None:
+    """Give the loaded emulator the handler and every kernel of the table, once per process
+    (its libraries stay loaded; a kernel registered later is registered at once)."""
+    with _lock:
+        if _installed:
+            return
+        ll.set_kernel_handler(dispatch)
+    _register_with_emulator(sorted(table()))
+
+
+# ---- arguments -----------------------------------------------------------------------
+
+
+def _array(value: tuple[Any, int, tuple[int, ...], tuple[int, ...], int], writable: bool
+           ) -> Any:
+    buffer, code, shape, strides, offset = value
+    dtype = numpy_dtype(code)
+    if dtype is None:
+        raise Refusal(f"a tensor of aclDataType {code} has no numpy dtype: the emulator's "
+                      "Python kernels cannot read it")
+    if buffer is None:  # nothing to touch: an empty view (or one without memory)
+        if any(n == 0 for n in shape):
+            return np.zeros(shape, dtype)
+        raise Refusal("a tensor's data address is NULL")
+    itemsize = dtype.itemsize
+    array = np.ndarray(shape, dtype, buffer=buffer, offset=offset * itemsize,
+                       strides=tuple(s * itemsize for s in strides))
+    if not writable:
+        array.flags.writeable = False
+    return array
+
+
+def _scalar(value: tuple[float, int]) -> Any:
+    number, code = value
+    dtype = numpy_dtype(code)
+    if dtype is None:
+        raise Refusal(f"an aclScalar of aclDataType {code} has no numpy dtype")
+    if dtype.kind == "b":
+        return np.bool_(number != 0)
+    if dtype.kind in "iu":
+        return dtype.type(int(number))
+    return dtype.type(number)
+
+
+def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any]]) -> dict[str, Any]:
+    """The kernel's keyword arguments for the handler's ``arguments``."""
+    entry = roles.table_entry(kernel_.name)
+    written = set(entry["outputs"]) | set(entry["inout"]) if entry is not None else set()
+    if len(arguments_) != len(kernel_.parameters):
+        raise Refusal(f"{kernel_.name} has {len(kernel_.parameters)} parameters, the call "
+                      f"{len(arguments_)}")
+    values: dict[str, Any] = {}
+    for name, (kind, value) in zip(kernel_.parameters, arguments_):
+        if value is None:
+            values[name] = None
+        elif kind == ll.KERNEL_TENSOR:
+            values[name] = _array(value, name in written)
+        elif kind == ll.KERNEL_TENSOR_LIST:
+            values[name] = [_array(member, name in written) for member in value]
+        elif kind == ll.KERNEL_SCALAR:
+            values[name] = _scalar(value)
+        else:
+            values[name] = value
+    return values
+
+
+def _check_dtypes(kernel_: Kernel, values: dict[str, Any]) -> None:
+    """Every tensor the operator reads (inputs, and tensors it updates in place) has one of
+    the kernel's dtypes; outputs are the kernel's ``check``'s to judge."""
+    allowed = kernel_.dtypes
+    if allowed is None:
+        return
+    entry = roles.table_entry(kernel_.name)
+    outputs = set(entry["outputs"]) if entry is not None else set()
+    for name, value in values.items():
+        permitted = allowed.get(name) if isinstance(allowed, dict) else allowed
+        if name in outputs or permitted is None:
+            continue
+        members = value if isinstance(value, list) else [value]
+        for member in members:
+            if isinstance(member, np.ndarray) and member.dtype not in permitted:
+                raise Refusal(f"{name} has dtype {member.dtype.name}, which {kernel_.name} does "
+                              f"not support: it supports {', '.join(permitted.names)}")
+
+
+def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any]]
+             ) -> tuple[int, str] | None:
+    """The emulator's handler: check (phase 1) or compute (phase 2) one call of ``name``;
+    None, or ``(status, message)`` to fail with."""
+    kernel_ = table().get(name)
+    if kernel_ is None:
+        return (KERNEL_FAILED, f"{name} has no Python kernel (it was removed)")
+    try:
+        values = arguments(kernel_, arguments_)
+        if phase == 1:
+            _check_dtypes(kernel_, values)
+            if kernel_.check is not None:
+                kernel_.check(**values)
+            return None
+        kernel_.compute(**values)
+        return None
+    except Refusal as refusal:
+        return (refusal.status if phase == 1 else KERNEL_FAILED, str(refusal))
+    except (ValueError, TypeError, IndexError) as error:
+        if phase == 1:
+            return (PARAM_INVALID, str(error))
+        return (KERNEL_FAILED, f"the kernel of {name} raised {type(error).__name__}: {error}")
+
+
+# ---- helpers for kernels -------------------------------------------------------------
+
+
+def widen(array: Any) -> Any:
+    """``array`` in its compute dtype: float16 and bfloat16 widened to float32."""
+    array = np.asarray(array)
+    if array.dtype == np.float16 or is_bfloat16(array.dtype):
+        return array.astype(np.float32)
+    return array
+
+
+def store(out: np.ndarray, value: Any) -> None:
+    """Write ``value`` into ``out``, rounded once to out's dtype (round to nearest even)."""
+    out[...] = np.asarray(value).astype(out.dtype, copy=False)

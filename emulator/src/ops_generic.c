@@ -1,0 +1,537 @@
+/*
+ * The generic operator path (ops_generic.h): phase 1 checks every argument the way the
+ * emulator's own operators do (live handles, device memory of each view), refuses an operator
+ * without a kernel (561003), asks the kernel handler to check the call, and snapshots the
+ * arguments into the executor; phase 2 (ops_phase2) queues a task owning a copy of them, whose
+ * run re-checks every pinned range and calls the handler to compute.
+ *
+ * Tensors that are inputs (read, or updated in place) and outputs are the executor's inputs and
+ * outputs in parameter order (the first EMU_EXECUTOR_MAX_TENSORS of each), so a repeatable
+ * executor's aclSetInputTensorAddr / aclSetOutputTensorAddr rebind them as for any operator.
+ */
+#include <stdlib.h>
+
+#include "ops_generic.h"
+
+#define MESSAGE_BYTES 1024
+
+/* One argument: its snapshot and the kernel's view of it. */
+typedef struct {
+    int32_t kind;
+    int32_t present;
+    aclTensor tensor;      /* OPS_ARG_TENSOR */
+    int32_t slot_kind;     /* OPS_ARG_TENSOR: 0 none, 1 the executor's inputs[slot], 2 its outputs[slot] */
+    size_t slot;
+    aclTensor *members;    /* OPS_ARG_TENSOR_LIST */
+    uint64_t length;       /* members, values or string bytes */
+    void *values;          /* arrays: int64_t, uint8_t or double values; strings: the text */
+    int64_t integer;
+    double real;
+    int32_t scalar_dtype;
+} generic_arg;
+
+typedef struct {
+    const ops_generic_op *op;
+    generic_arg *args;
+} generic_state;
+
+typedef struct {
+    emu_range r;
+    bool used;
+} generic_pin;
+
+typedef struct {
+    emu_task base; /* first */
+    const ops_generic_op *op;
+    generic_arg *args;
+    generic_pin *pins; /* one per tensor and list member, in order */
+    size_t n_pins;
+} generic_task;
+
+/* ---- arguments ---- */
+
+static void free_args(generic_arg *args, int32_t count)
+{
+    if (!args)
+        return;
+    for (int32_t i = 0; i < count; i++) {
+        free(args[i].members);
+        free(args[i].values);
+    }
+    free(args);
+}
+
+/* A copy of n bytes at p (NULL when n is 0), or false when out of host memory. */
+static bool copy_bytes(void **out, const void *p, size_t n)
+{
+    *out = NULL;
+    if (n == 0)
+        return true;
+    *out = malloc(n);
+    if (*out)
+        memcpy(*out, p, n);
+    return *out != NULL;
+}
+
+static generic_arg *copy_args(const generic_arg *args, int32_t count)
+{
+    generic_arg *copy = calloc(count ? (size_t)count : 1, sizeof *copy);
+    if (!copy)
+        return NULL;
+    for (int32_t i = 0; i < count; i++) {
+        copy[i] = args[i];
+        copy[i].members = NULL;
+        copy[i].values = NULL;
+        size_t value_bytes = 0;
+        if (args[i].kind == OPS_ARG_INT_ARRAY)
+            value_bytes = args[i].length * sizeof(int64_t);
+        else if (args[i].kind == OPS_ARG_BOOL_ARRAY)
+            value_bytes = args[i].length;
+        else if (args[i].kind == OPS_ARG_FLOAT_ARRAY)
+            value_bytes = args[i].length * sizeof(double);
+        else if (args[i].kind == OPS_ARG_STRING && args[i].values)
+            value_bytes = args[i].length + 1;
+        void *members = NULL, *values = NULL;
+        if (!copy_bytes(&members, args[i].members, args[i].members ? args[i].length * sizeof(aclTensor) : 0) ||
+            !copy_bytes(&values, args[i].values, value_bytes)) {
+            free(members);
+            free_args(copy, i);
+            return NULL;
+        }
+        copy[i].members = members;
+        copy[i].values = values;
+    }
+    return copy;
+}
+
+static aclnnStatus missing(const char *api, const char *name)
+{
+    emu_error("%s: %s is NULL (it is not an optional argument)", api, name);
+    return ACLNN_ERR_PARAM_NULLPTR;
+}
+
+/* Read one pointer argument into a; the first failure is returned (message recorded). */
+static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, const void *p, generic_arg *a)
+{
+    switch (kind) {
+    case OPS_ARG_TENSOR: {
+        const aclTensor *t = p;
+        if (!emu_tensor_is_live(t))
+            return ops_not_live(api, name, "aclTensor", "aclCreateTensor");
+        OPS_CHECK(ops_check_view_memory(api, name, t));
+        a->tensor = *t;
+        return ACLNN_SUCCESS;
+    }
+    case OPS_ARG_TENSOR_LIST: {
+        uint64_t n = 0;
+        if (!emu_tensor_list_read(p, &n, NULL, 0))
+            return ops_not_live(api, name, "aclTensorList", "aclCreateTensorList");
+        const aclTensor **members = calloc(n ? n : 1, sizeof *members);
+        a->members = calloc(n ? n : 1, sizeof(aclTensor));
+        if (!members || !a->members) {
+            free(members);
+            emu_error("%s: out of host memory", api);
+            return ACLNN_ERR_INNER;
+        }
+        emu_tensor_list_read(p, &n, members, n);
+        a->length = n;
+        aclnnStatus st = ACLNN_SUCCESS;
+        char what[160];
+        for (uint64_t j = 0; j < n && st == ACLNN_SUCCESS; j++) {
+            snprintf(what, sizeof what, "%s[%" PRIu64 "]", name, j);
+            if (!emu_tensor_is_live(members[j]))
+                st = ops_not_live(api, what, "aclTensor", "aclCreateTensor");
+            else
+                st = ops_check_view_memory(api, what, members[j]);
+            if (st == ACLNN_SUCCESS)
+                a->members[j] = *members[j];
+        }
+        free(members);
+        return st;
+    }
+    case OPS_ARG_SCALAR: {
+        aclDataType dtype;
+        if (!emu_scalar_read(p, &a->real, &dtype))
+            return ops_not_live(api, name, "aclScalar", "aclCreateScalar");
+        a->scalar_dtype = (int32_t)dtype;
+        return ACLNN_SUCCESS;
+    }
+    case OPS_ARG_INT_ARRAY:
+    case OPS_ARG_BOOL_ARRAY:
+    case OPS_ARG_FLOAT_ARRAY: {
+        uint64_t n = 0;
+        bool live = kind == OPS_ARG_INT_ARRAY ? emu_int_array_read(p, &n, NULL, 0)
+                    : kind == OPS_ARG_BOOL_ARRAY ? emu_bool_array_read(p, &n, NULL, 0)
+                                                 : emu_float_array_read(p, &n, NULL, 0);
+        const char *type = kind == OPS_ARG_INT_ARRAY ? "aclIntArray"
+                           : kind == OPS_ARG_BOOL_ARRAY ? "aclBoolArray" : "aclFloatArray";
+        if (!live) {
+            char creator[32];
+            snprintf(creator, sizeof creator, "aclCreate%s", type + 3);
+            return ops_not_live(api, name, type, creator);
+        }
+        size_t item = kind == OPS_ARG_INT_ARRAY ? sizeof(int64_t) : kind == OPS_ARG_BOOL_ARRAY ? 1 : sizeof(double);
+        a->values = calloc(n ? n : 1, item > sizeof(float) ? item : sizeof(float));
+        if (!a->values) {
+            emu_error("%s: out of host memory", api);
+            return ACLNN_ERR_INNER;
+        }
+        a->length = n;
+        if (kind == OPS_ARG_INT_ARRAY) {
+            emu_int_array_read(p, &n, a->values, n);
+        } else if (kind == OPS_ARG_BOOL_ARRAY) {
+            bool *flags = calloc(n ? n : 1, sizeof *flags);
+            if (!flags) {
+                emu_error("%s: out of host memory", api);
+                return ACLNN_ERR_INNER;
+            }
+            emu_bool_array_read(p, &n, flags, n);
+            for (uint64_t j = 0; j < n; j++)
+                ((uint8_t *)a->values)[j] = flags[j];
+            free(flags);
+        } else {
+            float *floats = calloc(n ? n : 1, sizeof *floats);
+            if (!floats) {
+                emu_error("%s: out of host memory", api);
+                return ACLNN_ERR_INNER;
+            }
+            emu_float_array_read(p, &n, floats, n);
+            for (uint64_t j = 0; j < n; j++)
+                ((double *)a->values)[j] = floats[j];
+            free(floats);
+        }
+        return ACLNN_SUCCESS;
+    }
+    default: /* OPS_ARG_STRING */
+        a->length = strlen(p);
+        if (!copy_bytes(&a->values, p, a->length + 1)) {
+            emu_error("%s: out of host memory", api);
+            return ACLNN_ERR_INNER;
+        }
+        return ACLNN_SUCCESS;
+    }
+}
+
+/* ---- the kernel's view of the arguments ---- */
+
+static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
+{
+    uint64_t bytes = 0;
+    k->kind = OPS_ARG_TENSOR;
+    k->present = 1;
+    k->data = t->data;
+    k->dtype = (int32_t)t->dtype;
+    k->format = (int32_t)t->format;
+    k->ndim = t->ndim;
+    k->dims = t->dims;
+    k->strides = t->strides;
+    k->offset = t->offset;
+    k->storage_bytes = ops_view_numel(t) > 0 && ops_view_extent_bytes(t, &bytes) ? bytes : 0;
+}
+
+/*
+ * The handler's arguments for args (tensors as given, or, for rebindable ones, as the executor
+ * now has them when ex is not NULL); list members go to members[] (one per member). Returns the
+ * array, or NULL when out of host memory; *members_out receives the members' array to free.
+ */
+static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, const aclOpExecutor *ex,
+                                    aclemuKernelArg **members_out)
+{
+    size_t n_members = 0;
+    for (int32_t i = 0; i < count; i++)
+        if (args[i].kind == OPS_ARG_TENSOR_LIST)
+            n_members += args[i].length;
+    aclemuKernelArg *k = calloc(count ? (size_t)count : 1, sizeof *k);
+    aclemuKernelArg *members = calloc(n_members ? n_members : 1, sizeof *members);
+    if (!k || !members) {
+        free(k);
+        free(members);
+        return NULL;
+    }
+    size_t m = 0;
+    for (int32_t i = 0; i < count; i++) {
+        const generic_arg *a = &args[i];
+        k[i].kind = a->kind;
+        k[i].present = a->present;
+        if (!a->present)
+            continue;
+        switch (a->kind) {
+        case OPS_ARG_TENSOR: {
+            const aclTensor *t = &a->tensor;
+            if (ex && a->slot_kind == 1)
+                t = &ex->inputs[a->slot];
+            else if (ex && a->slot_kind == 2)
+                t = &ex->outputs[a->slot];
+            tensor_view(&k[i], t);
+            break;
+        }
+        case OPS_ARG_TENSOR_LIST:
+            k[i].members = &members[m];
+            k[i].length = a->length;
+            for (uint64_t j = 0; j < a->length; j++)
+                tensor_view(&members[m++], &a->members[j]);
+            break;
+        case OPS_ARG_SCALAR:
+            k[i].real = a->real;
+            k[i].scalar_dtype = a->scalar_dtype;
+            break;
+        case OPS_ARG_INT_ARRAY:
+            k[i].integers = a->values;
+            k[i].length = a->length;
+            break;
+        case OPS_ARG_BOOL_ARRAY:
+            k[i].bools = a->values;
+            k[i].length = a->length;
+            break;
+        case OPS_ARG_FLOAT_ARRAY:
+            k[i].reals = a->values;
+            k[i].length = a->length;
+            break;
+        case OPS_ARG_STRING:
+            k[i].string = a->values;
+            k[i].length = a->length;
+            break;
+        case OPS_ARG_REAL:
+            k[i].real = a->real;
+            break;
+        default: /* OPS_ARG_INTEGER, OPS_ARG_BOOL */
+            k[i].integer = a->integer;
+            break;
+        }
+    }
+    *members_out = members;
+    return k;
+}
+
+/* Call the handler; a failure's message is recorded. Returns its status. */
+static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *op, int32_t phase,
+                            const generic_arg *args, const aclOpExecutor *ex, const char *api)
+{
+    aclemuKernelArg *members;
+    aclemuKernelArg *k = kernel_args(args, op->count, ex, &members);
+    if (!k) {
+        emu_error("%s: out of host memory", api);
+        return phase == 1 ? ACLNN_ERR_INNER : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    char message[MESSAGE_BYTES] = "";
+    int32_t status = handler(op->name, phase, k, op->count, message, sizeof message);
+    free(k);
+    free(members);
+    if (status != 0) {
+        message[sizeof message - 1] = '\0';
+        emu_error("%s: %s", api, message[0] ? message : "the kernel failed without a message");
+    }
+    return status;
+}
+
+/* ---- phase 2: the task ---- */
+
+static void pin_view(generic_pin *pin, const aclTensor *t)
+{
+    uint64_t bytes;
+    memset(pin, 0, sizeof *pin);
+    if (ops_view_numel(t) == 0 || !ops_view_extent_bytes(t, &bytes))
+        return;
+    pin->used = true;
+    emu_devmem_pin(t->data, bytes, &pin->r);
+}
+
+static aclError generic_run(emu_task *base)
+{
+    generic_task *t = (generic_task *)base;
+    const ops_generic_op *op = t->op;
+    int32_t device = -1;
+    size_t p = 0;
+    char what[192];
+    for (int32_t i = 0; i < op->count; i++) {
+        const generic_arg *a = &t->args[i];
+        uint64_t n = a->kind == OPS_ARG_TENSOR ? 1 : a->kind == OPS_ARG_TENSOR_LIST ? a->length : 0;
+        for (uint64_t j = 0; a->present && j < n; j++, p++) {
+            const generic_pin *pin = &t->pins[p];
+            if (!pin->used)
+                continue;
+            if (a->kind == OPS_ARG_TENSOR)
+                snprintf(what, sizeof what, "%s", op->names[i]);
+            else
+                snprintf(what, sizeof what, "%s[%" PRIu64 "]", op->names[i], j);
+            if (!emu_devmem_still_valid(&t->base, what, &pin->r))
+                return ACL_ERROR_RT_AICORE_EXCEPTION;
+            if (device >= 0 && pin->r.device != device) {
+                emu_error("%s kernel: %s memory is on device %d but the other tensors are on device %d",
+                          op->name, what, (int)pin->r.device, (int)device);
+                return ACL_ERROR_RT_AICORE_EXCEPTION;
+            }
+            device = pin->r.device;
+        }
+    }
+    aclemuKernelHandler handler = emu_kernel_handler(op->name);
+    if (!handler) {
+        emu_error("%s kernel: its kernel was unregistered after phase 1", op->name);
+        return ACL_ERROR_RT_AICORE_EXCEPTION;
+    }
+    int32_t status = call_handler(handler, op, 2, t->args, NULL, op->name);
+    if (status != 0)
+        return status;
+    emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
+    if (device >= 0)
+        emu_device_kernel_run(device);
+    return ACL_SUCCESS;
+}
+
+static void generic_task_release(emu_task *base)
+{
+    generic_task *t = (generic_task *)base;
+    free_args(t->args, t->op->count);
+    free(t->pins);
+    free(t);
+}
+
+static aclError generic_launch(aclOpExecutor *ex, void *workspace, uint64_t workspace_size, aclrtStream stream,
+                               const char *api)
+{
+    const generic_state *state = ex->op_state;
+    EMU_RETURN_IF_STATUS(aclError, ops_require_state(api, state));
+    const ops_generic_op *op = state->op;
+    generic_task *t = calloc(1, sizeof *t);
+    generic_arg *args = t ? copy_args(state->args, op->count) : NULL;
+    size_t n_pins = 0;
+    for (int32_t i = 0; args && i < op->count; i++) {
+        if (args[i].kind == OPS_ARG_TENSOR && args[i].present) {
+            /* as the executor has it now: rebound addresses included */
+            if (args[i].slot_kind == 1)
+                args[i].tensor = ex->inputs[args[i].slot];
+            else if (args[i].slot_kind == 2)
+                args[i].tensor = ex->outputs[args[i].slot];
+            n_pins++;
+        } else if (args[i].kind == OPS_ARG_TENSOR_LIST && args[i].present) {
+            n_pins += args[i].length;
+        }
+    }
+    generic_pin *pins = args ? calloc(n_pins ? n_pins : 1, sizeof *pins) : NULL;
+    if (!pins) {
+        if (args)
+            free_args(args, op->count);
+        free(t);
+        emu_error("%s: out of host memory for the %s task", api, op->name);
+        return ACL_ERROR_BAD_ALLOC;
+    }
+    size_t p = 0;
+    for (int32_t i = 0; i < op->count; i++) {
+        if (!args[i].present)
+            continue;
+        if (args[i].kind == OPS_ARG_TENSOR)
+            pin_view(&pins[p++], &args[i].tensor);
+        else if (args[i].kind == OPS_ARG_TENSOR_LIST)
+            for (uint64_t j = 0; j < args[i].length; j++)
+                pin_view(&pins[p++], &args[i].members[j]);
+    }
+    t->base.run = generic_run;
+    t->base.release = generic_task_release;
+    t->base.name = op->name + 5; /* "Softmax", as the emulator's own tasks are named */
+    t->op = op;
+    t->args = args;
+    t->pins = pins;
+    t->n_pins = n_pins;
+    return emu_stream_enqueue(stream, &t->base, api);
+}
+
+static void generic_release_op(aclOpExecutor *ex)
+{
+    generic_state *state = ex->op_state;
+    if (state) {
+        free_args(state->args, state->op->count);
+        free(state);
+    }
+    ex->op_state = NULL;
+}
+
+/* ---- phase 1 ---- */
+
+static aclnnStatus read_args(const ops_generic_op *op, const ops_generic_value *values, generic_arg *args,
+                             aclOpExecutor *ex)
+{
+    const char *api = op->phase1_api;
+    for (int32_t i = 0; i < op->count; i++) {
+        generic_arg *a = &args[i];
+        a->kind = op->kinds[i];
+        a->present = 1;
+        if (a->kind == OPS_ARG_INTEGER || a->kind == OPS_ARG_BOOL) {
+            a->integer = values[i].integer;
+            continue;
+        }
+        if (a->kind == OPS_ARG_REAL) {
+            a->real = values[i].real;
+            continue;
+        }
+        if (!values[i].pointer) {
+            if (op->optional[i] != '1')
+                return missing(api, op->names[i]);
+            a->present = 0;
+            continue;
+        }
+        OPS_CHECK(read_arg(api, op->names[i], a->kind, values[i].pointer, a));
+        if (a->kind != OPS_ARG_TENSOR)
+            continue;
+        bool output = op->roles[i] == 'o';
+        size_t *n = output ? &ex->n_outputs : &ex->n_inputs;
+        if (*n < EMU_EXECUTOR_MAX_TENSORS) {
+            a->slot_kind = output ? 2 : 1;
+            a->slot = *n;
+            if (output) {
+                ex->outputs[*n] = a->tensor;
+                ex->caller_outputs[*n] = values[i].pointer;
+            } else {
+                ex->inputs[*n] = a->tensor;
+                ex->caller_inputs[*n] = values[i].pointer;
+            }
+            ++*n;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value *values,
+                               uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    const char *api = op->phase1_api;
+    aclOpExecutor *ex;
+    aclnnStatus st = ops_phase1_begin(api, op->name + 5, workspaceSize, executor, &ex);
+    if (st != ACLNN_SUCCESS)
+        return st;
+    aclemuKernelHandler handler = emu_kernel_handler(op->name);
+    if (!handler) {
+        emu_executor_discard(ex);
+        emu_error("%s: the aclnn_py emulator declares %s but does not compute it: give it a kernel with "
+                  "the decorator aclnn_py.emulator.kernel(\"%s\") (from C: aclemuSetKernelHandler and "
+                  "aclemuRegisterKernel); aclnn_py.emulator.kernels() lists the operators it computes",
+                  api, op->name, op->name);
+        return ACLNN_ERR_INNER_FIND_KERNEL_ERROR;
+    }
+    generic_state *state = calloc(1, sizeof *state);
+    generic_arg *args = calloc(op->count ? (size_t)op->count : 1, sizeof *args);
+    if (!state || !args) {
+        free(state);
+        free(args);
+        emu_executor_discard(ex);
+        emu_error("%s: out of host memory", api);
+        return ACLNN_ERR_INNER;
+    }
+    st = read_args(op, values, args, ex);
+    if (st == ACLNN_SUCCESS)
+        st = call_handler(handler, op, 1, args, NULL, api);
+    if (st != ACLNN_SUCCESS) {
+        free_args(args, op->count);
+        free(state);
+        emu_executor_discard(ex);
+        return st;
+    }
+    state->op = op;
+    state->args = args;
+    ex->op_state = state;
+    ex->launch = generic_launch;
+    ex->release_op = generic_release_op;
+    ex->workspace_size = 0;
+    *workspaceSize = 0;
+    *executor = ex;
+    return ACLNN_SUCCESS;
+}

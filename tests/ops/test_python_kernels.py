@@ -1,0 +1,864 @@
+"""The emulator's Python kernels against PyTorch CPU, the reference of record.
+
+Every kernel of ``aclnn_py.ops.kernels`` is called through ``aclnn_py.call`` with its real
+C parameter names, on several inputs (broadcasting, non-contiguous and 0-d where the
+operator takes them) in each dtype it supports among float32, float16 and bfloat16, and
+compared with PyTorch within CANN's precision standard (``aclnn_py.testing``). A kernel
+without a case here fails ``test_every_kernel_has_a_case``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py.ops import kernels
+from aclnn_py.testing import assert_close
+
+torch = pytest.importorskip("torch")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+pytestmark = pytest.mark.emulator_only
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+                "bfloat16": BF16}
+TORCH_DTYPES = {np.dtype(np.float32): torch.float32, np.dtype(np.float16): torch.float16,
+                BF16: torch.bfloat16, np.dtype(np.float64): torch.float64,
+                np.dtype(np.int64): torch.int64, np.dtype(np.int32): torch.int32,
+                np.dtype(np.bool_): torch.bool, np.dtype(np.int8): torch.int8,
+                np.dtype(np.uint8): torch.uint8}
+
+
+def T(array: Any) -> Any:
+    """A torch tensor of ``array``'s values and dtype."""
+    array = np.asarray(array)
+    if array.dtype == BF16:
+        return torch.from_numpy(np.array(array, np.float32)).to(torch.bfloat16)
+    return torch.from_numpy(np.array(array, order="C"))
+
+
+def N(tensor: Any, dtype: Any = None) -> np.ndarray:
+    """A numpy array of a torch tensor (bfloat16 as ml_dtypes')."""
+    if tensor.dtype == torch.bfloat16:
+        result = tensor.float().numpy().astype(BF16)
+    else:
+        result = tensor.detach().numpy()
+    return result if dtype is None else result.astype(dtype)
+
+
+def rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype,
+         low: float = -2.0, high: float = 2.0) -> np.ndarray:
+    return np.asarray(rng.uniform(low, high, shape), np.float32).astype(dtype)
+
+
+# ---- cases: each returns (call arguments by C name, out or None, expected) --------------
+
+Case = Callable[[np.random.Generator, np.dtype], tuple[dict[str, Any], Any, Any]]
+CASES: dict[str, list[tuple[str, Case, tuple[str, ...]]]] = {}
+ALL_FLOATS = ("float32", "float16", "bfloat16")
+
+
+def case(name: str, label: str = "", dtypes: tuple[str, ...] = ALL_FLOATS
+         ) -> Callable[[Case], Case]:
+    def register(function: Case) -> Case:
+        CASES.setdefault(name, []).append((label or function.__name__, function, dtypes))
+        return function
+    return register
+
+
+def _domain(name: str) -> tuple[float, float]:
+    return {"Log": (0.1, 4), "Log2": (0.1, 4), "Log10": (0.1, 4), "Log1p": (-0.5, 3),
+            "Sqrt": (0.1, 4), "Rsqrt": (0.1, 4), "Reciprocal": (0.5, 3), "Asin": (-0.9, 0.9),
+            "Acos": (-0.9, 0.9), "Erfinv": (-0.9, 0.9), "Tan": (-1.2, 1.2),
+            "Exp": (-3, 3), "Expm1": (-3, 3), "Sinh": (-3, 3), "Cosh": (-3, 3)}.get(name, (-3, 3))
+
+
+UNARY_TORCH = {
+    "Abs": torch.abs, "Neg": torch.neg, "Exp": torch.exp, "Expm1": torch.expm1,
+    "Log": torch.log, "Log2": torch.log2, "Log10": torch.log10, "Log1p": torch.log1p,
+    "Sqrt": torch.sqrt, "Rsqrt": torch.rsqrt, "Reciprocal": torch.reciprocal,
+    "Square": torch.square, "Sin": torch.sin, "Cos": torch.cos, "Tan": torch.tan,
+    "Asin": torch.asin, "Acos": torch.acos, "Atan": torch.atan, "Sinh": torch.sinh,
+    "Cosh": torch.cosh, "Tanh": torch.tanh, "Erf": torch.erf, "Erfinv": torch.erfinv,
+    "Sigmoid": torch.sigmoid, "Relu": torch.relu, "Silu": torch.nn.functional.silu,
+    "Gelu": torch.nn.functional.gelu, "Mish": torch.nn.functional.mish,
+    "Hardswish": torch.nn.functional.hardswish, "Floor": torch.floor, "Ceil": torch.ceil,
+    "Trunc": torch.trunc, "Round": torch.round, "Sign": torch.sign,
+    "Hardsigmoid": torch.nn.functional.hardsigmoid,
+}
+
+
+def _unary_case(short: str, shape: tuple[int, ...], view: Callable[[np.ndarray], np.ndarray]
+                ) -> Case:
+    def make(rng: np.random.Generator, dtype: np.dtype) -> tuple[dict[str, Any], Any, Any]:
+        parameters = kernels.parameters_of(f"aclnn{short}")
+        low, high = _domain(short)
+        x = view(rand(rng, shape, dtype, low, high))
+        return {parameters[0]: x}, None, N(UNARY_TORCH[short](T(x)))
+    return make
+
+
+for _short in UNARY_TORCH:
+    case(f"aclnn{_short}", "2-d")(_unary_case(_short, (3, 5), lambda a: a))
+    case(f"aclnn{_short}", "0-d")(_unary_case(_short, (), lambda a: a))
+    case(f"aclnn{_short}", "non-contiguous")(_unary_case(_short, (4, 6), lambda a: a[:, ::2].T))
+
+
+@case("aclnnGeluV2")
+def gelu_v2(rng, dtype):
+    x = rand(rng, (4, 5), dtype)
+    return {"x": x, "approximate": 1}, None, N(torch.nn.functional.gelu(T(x), approximate="tanh"))
+
+
+@case("aclnnLogicalNot", dtypes=("float32",))
+def logical_not(rng, dtype):
+    x = (rng.integers(0, 2, (3, 4)) * rng.uniform(1, 2, (3, 4))).astype(dtype)
+    return {"self": x}, np.empty((3, 4), np.bool_), N(torch.logical_not(T(x)))
+
+
+BINARY_TORCH = {
+    "Mul": torch.mul, "Div": torch.div, "Maximum": torch.maximum, "Minimum": torch.minimum,
+    "Atan2": torch.atan2, "FloorDivide": torch.floor_divide,
+    "PowTensorTensor": torch.pow,
+}
+
+
+def _binary(short: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> Case:
+    def make(rng, dtype):
+        first, second = kernels.parameters_of(f"aclnn{short}")[:2]
+        low = 0.5 if short in ("PowTensorTensor", "Div", "FloorDivide") else -2.0
+        a, b = rand(rng, shapes[0], dtype, low, 2.0), rand(rng, shapes[1], dtype, low, 2.0)
+        return {first: a, second: b}, None, N(BINARY_TORCH[short](T(a), T(b)))
+    return make
+
+
+for _short in BINARY_TORCH:
+    case(f"aclnn{_short}", "same shape")(_binary(_short, ((3, 4), (3, 4))))
+    case(f"aclnn{_short}", "broadcast")(_binary(_short, ((3, 1), (1, 4))))
+
+
+def _add_case(short: str, sign: int, scalar: bool) -> Case:
+    def make(rng, dtype):
+        a = rand(rng, (3, 4), dtype)
+        b = 1.5 if scalar else rand(rng, (4,), dtype)
+        expected = torch.add(T(a), b if scalar else T(b), alpha=sign * 2.0)
+        return {"self": a, "other": b, "alpha": 2.0}, None, N(expected)
+    return make
+
+
+for _short, _sign, _scalar in (("Add", 1, False), ("Sub", -1, False), ("Adds", 1, True),
+                               ("Subs", -1, True)):
+    case(f"aclnn{_short}", "alpha 2")(_add_case(_short, _sign, _scalar))
+
+
+for _short, _function in (("Muls", torch.mul), ("Divs", torch.div)):
+    def _scalar_case(rng, dtype, function=_function):
+        a = rand(rng, (2, 3), dtype)
+        return {"self": a, "other": 1.75}, None, N(function(T(a), 1.75))
+    case(f"aclnn{_short}", "scalar")(_scalar_case)
+
+
+@case("aclnnPowTensorScalar")
+def pow_tensor_scalar(rng, dtype):
+    a = rand(rng, (2, 3), dtype, 0.5, 2.0)
+    return {"self": a, "exponent": 2.0}, None, N(torch.pow(T(a), 2.0))
+
+
+COMPARE = {"Eq": torch.eq, "Ne": torch.ne, "Gt": torch.gt, "Ge": torch.ge, "Lt": torch.lt,
+           "Le": torch.le}
+for _short, _function in COMPARE.items():
+    def _compare_tensor(rng, dtype, function=_function):
+        a = rng.integers(-2, 3, (3, 4)).astype(dtype)
+        b = rng.integers(-2, 3, (1, 4)).astype(dtype)
+        return {"self": a, "other": b}, np.empty((3, 4), np.bool_), N(function(T(a), T(b)))
+
+    def _compare_scalar(rng, dtype, function=_function):
+        a = rng.integers(-2, 3, (3, 4)).astype(dtype)
+        return {"self": a, "other": 1.0}, np.empty((3, 4), np.bool_), N(function(T(a), 1.0))
+    case(f"aclnn{_short}Tensor", "broadcast")(_compare_tensor)
+    case(f"aclnn{_short}Scalar", "scalar")(_compare_scalar)
+
+
+for _short, _function in (("LogicalAnd", torch.logical_and), ("LogicalOr", torch.logical_or),
+                          ("LogicalXor", torch.logical_xor)):
+    def _logical(rng, dtype, function=_function):
+        a, b = (rng.integers(0, 2, (3, 4)).astype(np.bool_) for _ in range(2))
+        return {"self": a, "other": b}, np.empty((3, 4), np.bool_), N(function(T(a), T(b)))
+    case(f"aclnn{_short}", "bool", dtypes=("float32",))(_logical)
+
+
+def _inplace_case(short: str, function: Callable[..., Any], scalar: bool,
+                  alpha: bool) -> Case:
+    def make(rng, dtype):
+        a = rand(rng, (3, 4), dtype, 0.5, 2.0)
+        b = 1.25 if scalar else rand(rng, (4,), dtype, 0.5, 2.0)
+        arguments = {"selfRef": a.copy(), "other": b}
+        expected_args: dict[str, Any] = {}
+        if alpha:
+            arguments["alpha"] = 0.5
+            expected_args["alpha"] = 0.5
+        expected = function(T(a), b if scalar else T(b), **expected_args)
+        return arguments, None, N(expected)
+    return make
+
+
+for _short, _function, _scalar, _alpha in (
+        ("InplaceAdd", torch.add, False, True), ("InplaceSub", torch.sub, False, True),
+        ("InplaceAdds", torch.add, True, True), ("InplaceSubs", torch.sub, True, True),
+        ("InplaceMul", torch.mul, False, False), ("InplaceMuls", torch.mul, True, False),
+        ("InplaceDiv", torch.div, False, False), ("InplaceDivs", torch.div, True, False)):
+    case(f"aclnn{_short}", "in place")(_inplace_case(_short, _function, _scalar, _alpha))
+
+
+@case("aclnnSWhere")
+def s_where(rng, dtype):
+    c = rng.integers(0, 2, (3, 1)).astype(np.bool_)
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype)
+    return {"condition": c, "self": a, "other": b}, np.empty((3, 4), dtype), \
+        N(torch.where(T(c), T(a), T(b)))
+
+
+@case("aclnnLerp")
+def lerp(rng, dtype):
+    a, b, w = (rand(rng, (3, 4), dtype) for _ in range(3))
+    return {"self": a, "end": b, "weight": w}, None, N(torch.lerp(T(a), T(b), T(w)))
+
+
+for _short, _function in (("Addcmul", torch.addcmul), ("Addcdiv", torch.addcdiv)):
+    def _addc(rng, dtype, function=_function):
+        a, b = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+        c = rand(rng, (1, 4), dtype, 0.5, 2.0)
+        return {"self": a, "tensor1": b, "tensor2": c, "value": 0.5}, None, \
+            N(function(T(a), T(b), T(c), value=0.5))
+    case(f"aclnn{_short}")(_addc)
+
+
+@case("aclnnClamp")
+def clamp(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "clipValueMin": -0.5, "clipValueMax": 0.75}, None, \
+        N(torch.clamp(T(a), -0.5, 0.75))
+
+
+@case("aclnnClampMin")
+def clamp_min(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "clipValueMin": -0.5}, None, N(torch.clamp_min(T(a), -0.5))
+
+
+@case("aclnnClampMax")
+def clamp_max(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "clipValueMax": 0.5}, None, N(torch.clamp_max(T(a), 0.5))
+
+
+@case("aclnnInplaceFillScalar")
+def inplace_fill(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"selfRef": a, "value": 1.5}, None, np.full((2, 3), 1.5, dtype)
+
+
+@case("aclnnInplaceZero")
+def inplace_zero(rng, dtype):
+    return {"selfRef": rand(rng, (2, 3), dtype)}, None, np.zeros((2, 3), dtype)
+
+
+@case("aclnnInplaceMaskedFillScalar")
+def inplace_masked_fill(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    m = rng.integers(0, 2, (1, 4)).astype(np.bool_)
+    return {"selfRef": a.copy(), "mask": m, "value": -1.0}, None, \
+        N(T(a).masked_fill(T(m), -1.0))
+
+
+@case("aclnnCast", "float32 to float16", dtypes=("float32",))
+def cast_down(rng, dtype):
+    a = rand(rng, (3, 4), np.dtype(np.float32), -100, 100)
+    return {"self": a, "dtype": np.dtype(np.float16)}, np.empty((3, 4), np.float16), \
+        N(T(a).to(torch.float16))
+
+
+@case("aclnnCast", "float16 to float32", dtypes=("float16",))
+def cast_up(rng, dtype):
+    a = rand(rng, (3, 4), np.dtype(np.float16), -100, 100)
+    return {"self": a, "dtype": np.dtype(np.float32)}, np.empty((3, 4), np.float32), \
+        N(T(a).to(torch.float32))
+
+
+# ---- activations' backward ----------------------------------------------------------------
+
+
+@case("aclnnSigmoidBackward")
+def sigmoid_backward(rng, dtype):
+    g, y = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, 0.1, 0.9)
+    return {"gradOutput": g, "output": y}, None, N(torch.ops.aten.sigmoid_backward(T(g), T(y)))
+
+
+@case("aclnnTanhBackward")
+def tanh_backward(rng, dtype):
+    g, y = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, -0.9, 0.9)
+    return {"gradOutput": g, "output": y}, None, N(torch.ops.aten.tanh_backward(T(g), T(y)))
+
+
+@case("aclnnSiluBackward")
+def silu_backward(rng, dtype):
+    g, x = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    return {"gradOutput": g, "self": x}, None, N(torch.ops.aten.silu_backward(T(g), T(x)))
+
+
+@case("aclnnGeluBackward")
+def gelu_backward(rng, dtype):
+    g, x = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    return {"gradOutput": g, "self": x}, np.empty((3, 4), dtype), \
+        N(torch.ops.aten.gelu_backward(T(g), T(x)))
+
+
+@case("aclnnThresholdBackward")
+def threshold_backward(rng, dtype):
+    g, x = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    return {"gradOutput": g, "self": x, "threshold": 0.25}, None, \
+        N(torch.ops.aten.threshold_backward(T(g), T(x), 0.25))
+
+
+@case("aclnnHardtanh")
+def hardtanh(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "clipValueMin": -0.5, "clipValueMax": 1.0}, None, \
+        N(torch.nn.functional.hardtanh(T(x), -0.5, 1.0))
+
+
+@case("aclnnLeakyRelu")
+def leaky_relu(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "negativeSlope": 0.1}, None, N(torch.nn.functional.leaky_relu(T(x), 0.1))
+
+
+@case("aclnnElu")
+def elu(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "alpha": 0.75, "scale": 1.0, "inputScale": 1.0}, None, \
+        N(torch.nn.functional.elu(T(x), 0.75))
+
+
+@case("aclnnSoftplus")
+def softplus(rng, dtype):
+    x = rand(rng, (3, 4), dtype, -4, 4)
+    return {"self": x, "beta": 1.0, "threshold": 20.0}, None, N(torch.nn.functional.softplus(T(x)))
+
+
+@case("aclnnGlu")
+def glu(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dim": -1}, np.empty((3, 2), dtype), N(torch.nn.functional.glu(T(x), -1))
+
+
+# ---- reductions -------------------------------------------------------------------------
+
+
+@case("aclnnReduceSum", "two dims")
+def reduce_sum(rng, dtype):
+    x = rand(rng, (3, 4, 5), dtype)
+    return {"self": x, "dims": [0, 2], "keepDims": False, "dtype": dtype}, \
+        np.empty((4,), dtype), N(torch.sum(T(x), (0, 2)))
+
+
+@case("aclnnReduceSum", "keep dims, non-contiguous")
+def reduce_sum_keep(rng, dtype):
+    x = rand(rng, (4, 6), dtype)[:, ::2]
+    return {"self": x, "dims": [1], "keepDims": True, "dtype": dtype}, \
+        np.empty((4, 1), dtype), N(torch.sum(T(x), 1, keepdim=True))
+
+
+@case("aclnnMean")
+def mean(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dim": [1], "keepDim": False, "dtype": dtype}, np.empty((3,), dtype), \
+        N(torch.mean(T(x), 1))
+
+
+for _short, _function in (("Amax", torch.amax), ("Amin", torch.amin)):
+    def _extremum(rng, dtype, function=_function):
+        x = rand(rng, (3, 4, 2), dtype)
+        return {"self": x, "dim": [1], "keepDim": True}, np.empty((3, 1, 2), dtype), \
+            N(function(T(x), 1, keepdim=True))
+    case(f"aclnn{_short}")(_extremum)
+
+
+for _short, _function in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+    def _arg(rng, dtype, function=_function):
+        x = rng.permutation(12).reshape(3, 4).astype(dtype)
+        return {"self": x, "dim": 1, "keepdim": False}, np.empty((3,), np.int64), \
+            N(function(T(x), 1))
+    case(f"aclnn{_short}")(_arg)
+
+
+for _short, _function in (("Max", torch.max), ("Min", torch.min)):
+    def _all(rng, dtype, function=_function):
+        x = rand(rng, (3, 4), dtype)
+        return {"self": x}, np.empty((), dtype), N(function(T(x)))
+    case(f"aclnn{_short}")(_all)
+
+
+@case("aclnnProd")
+def prod(rng, dtype):
+    x = rand(rng, (2, 3), dtype, 0.5, 1.5)
+    return {"self": x, "dtype": dtype}, np.empty((), dtype), N(torch.prod(T(x)))
+
+
+@case("aclnnVar")
+def var(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    return {"self": x, "dim": [1], "unbiased": True, "keepdim": False}, np.empty((3,), dtype), \
+        N(torch.var(T(x), 1, unbiased=True))
+
+
+@case("aclnnStd")
+def std(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    return {"self": x, "dim": [1], "correction": 1, "keepdim": True}, \
+        np.empty((3, 1), dtype), N(torch.std(T(x), 1, correction=1, keepdim=True))
+
+
+@case("aclnnNorm")
+def norm(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    return {"self": x, "pScalar": 2.0, "dim": [1], "keepdim": False}, np.empty((3,), dtype), \
+        N(torch.norm(T(x), 2, 1))
+
+
+@case("aclnnLinalgVectorNorm")
+def vector_norm(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    return {"self": x, "ord": 1.0, "dims": [0], "keepDims": False, "dtype": dtype}, \
+        np.empty((5,), dtype), N(torch.linalg.vector_norm(T(x), 1, 0))
+
+
+@case("aclnnCumsum")
+def cumsum(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    return {"self": x, "dim": 1, "dtype": dtype}, np.empty((3, 5), dtype), \
+        N(torch.cumsum(T(x), 1))
+
+
+# ---- nn -----------------------------------------------------------------------------------
+
+
+@case("aclnnSoftmax", "last dim")
+def softmax(rng, dtype):
+    x = rand(rng, (3, 7), dtype, -4, 4)
+    return {"self": x, "dim": -1}, None, N(torch.softmax(T(x), -1))
+
+
+@case("aclnnSoftmax", "first dim, non-contiguous")
+def softmax_first(rng, dtype):
+    x = rand(rng, (6, 4), dtype, -4, 4)[::2]
+    return {"self": x, "dim": 0}, None, N(torch.softmax(T(x), 0))
+
+
+@case("aclnnLogSoftmax")
+def log_softmax(rng, dtype):
+    x = rand(rng, (3, 7), dtype, -4, 4)
+    return {"self": x, "dim": 1}, None, N(torch.log_softmax(T(x), 1))
+
+
+@case("aclnnSoftmaxBackward")
+def softmax_backward(rng, dtype):
+    g = rand(rng, (3, 5), dtype)
+    y = N(torch.softmax(T(rand(rng, (3, 5), dtype)), 1))
+    return {"gradOutput": g, "output": y, "dim": 1}, None, \
+        N(torch.ops.aten._softmax_backward_data(T(g), T(y), 1, T(y).dtype))
+
+
+@case("aclnnLogSoftmaxBackward")
+def log_softmax_backward(rng, dtype):
+    g = rand(rng, (3, 5), dtype)
+    y = N(torch.log_softmax(T(rand(rng, (3, 5), dtype)), 1))
+    return {"gradOutput": g, "output": y, "dim": 1}, None, \
+        N(torch.ops.aten._log_softmax_backward_data(T(g), T(y), 1, T(y).dtype))
+
+
+@case("aclnnLayerNorm")
+def layer_norm(rng, dtype):
+    x, w, b = rand(rng, (4, 6), dtype), rand(rng, (6,), dtype), rand(rng, (6,), dtype)
+    expected = torch.nn.functional.layer_norm(T(x).float(), (6,), T(w).float(), T(b).float(),
+                                              1e-5)
+    outs = (np.empty((4, 6), dtype), None, None)
+    return {"input": x, "normalizedShape": [6], "weightOptional": w, "biasOptional": b,
+            "eps": 1e-5}, outs, N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnGroupNorm")
+def group_norm(rng, dtype):
+    x = rand(rng, (2, 4, 3), dtype)
+    g, b = rand(rng, (4,), dtype), rand(rng, (4,), dtype)
+    expected = torch.nn.functional.group_norm(T(x).float(), 2, T(g).float(), T(b).float(), 1e-5)
+    outs = (np.empty((2, 4, 3), dtype), np.empty((2, 2), dtype), np.empty((2, 2), dtype))
+    return {"self": x, "gamma": g, "beta": b, "N": 2, "C": 4, "HxW": 3, "group": 2,
+            "eps": 1e-5}, outs, N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnBatchNorm", "inference")
+def batch_norm(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    w, b, m = rand(rng, (3,), dtype), rand(rng, (3,), dtype), rand(rng, (3,), dtype)
+    v = rand(rng, (3,), dtype, 0.5, 2.0)
+    expected = torch.nn.functional.batch_norm(T(x).float(), T(m).float(), T(v).float(),
+                                              T(w).float(), T(b).float(), False, 0.1, 1e-5)
+    outs = (np.empty((2, 3, 4), dtype), np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"input": x, "weight": w, "bias": b, "runningMean": m.copy(), "runningVar": v.copy(),
+            "training": False, "momentum": 0.1, "eps": 1e-5}, outs, \
+        (m, v, N(expected.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnBinaryCrossEntropy")
+def bce(rng, dtype):
+    p, t = rand(rng, (3, 4), dtype, 0.05, 0.95), rand(rng, (3, 4), dtype, 0, 1)
+    w = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    expected = torch.nn.functional.binary_cross_entropy(T(p).float(), T(t).float(), T(w).float())
+    return {"self": p, "target": t, "weight": w, "reduction": 1}, np.empty((), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnBinaryCrossEntropyWithLogits")
+def bce_logits(rng, dtype):
+    x, t = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, 0, 1)
+    return {"self": x, "target": t, "weightOptional": None, "posWeightOptional": None,
+            "reduction": 0}, None, \
+        N(torch.nn.functional.binary_cross_entropy_with_logits(T(x), T(t), reduction="none"))
+
+
+@case("aclnnNLLLoss")
+def nll_loss(rng, dtype):
+    x = N(torch.log_softmax(T(rand(rng, (4, 5), dtype)), 1))
+    t = np.array([0, 3, 1, 4], np.int64)
+    w = rand(rng, (5,), dtype, 0.5, 1.5)
+    expected = torch.nn.functional.nll_loss(T(x).float(), T(t), T(w).float())
+    total = T(w).float()[T(t)].sum()
+    return {"self": x, "target": t, "weight": w, "reduction": 1, "ignoreIndex": -100}, \
+        (np.empty((), dtype), np.empty((), dtype)), \
+        (N(expected.to(TORCH_DTYPES[dtype])), N(total.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnConvolution")
+def convolution(rng, dtype):
+    x, w, b = rand(rng, (1, 2, 5, 5), dtype), rand(rng, (4, 2, 3, 3), dtype), rand(rng, (4,), dtype)
+    expected = torch.nn.functional.conv2d(T(x).float(), T(w).float(), T(b).float(), 1, 1)
+    return {"input": x, "weight": w, "bias": b, "stride": [1, 1], "padding": [1, 1],
+            "dilation": [1, 1], "transposed": False, "outputPadding": [0, 0], "groups": 1,
+            "cubeMathType": 0}, np.empty((1, 4, 5, 5), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxPool2dWithIndices")
+def max_pool(rng, dtype):
+    x = rng.permutation(2 * 36).reshape(1, 2, 6, 6).astype(np.float32).astype(dtype)
+    values, indices = torch.nn.functional.max_pool2d(T(x).float(), 2, 2, return_indices=True)
+    return {"self": x, "kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0],
+            "dilation": [1, 1], "ceilMode": False}, \
+        (np.empty((1, 2, 3, 3), dtype), np.empty((1, 2, 3, 3), np.int64)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+@case("aclnnAvgPool2d")
+def avg_pool(rng, dtype):
+    x = rand(rng, (1, 2, 6, 6), dtype)
+    expected = torch.nn.functional.avg_pool2d(T(x).float(), 2, 2)
+    return {"self": x, "kernelSize": [2, 2], "strides": [2, 2], "paddings": [0, 0],
+            "ceilMode": False, "countIncludePad": True, "divisorOverride": 0,
+            "cubeMathType": 0}, np.empty((1, 2, 3, 3), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnEmbedding")
+def embedding(rng, dtype):
+    w = rand(rng, (5, 3), dtype)
+    i = np.array([[0, 4], [2, 2]], np.int64)
+    return {"weight": w, "indices": i}, np.empty((2, 2, 3), dtype), \
+        N(torch.nn.functional.embedding(T(i), T(w)))
+
+
+@case("aclnnDot")
+def dot(rng, dtype):
+    a, b = rand(rng, (7,), dtype), rand(rng, (7,), dtype)
+    return {"self": a, "tensor": b}, np.empty((), dtype), \
+        N(torch.dot(T(a).float(), T(b).float()).to(TORCH_DTYPES[dtype]))
+
+
+# ---- shapes -------------------------------------------------------------------------------
+
+
+@case("aclnnCat")
+def cat(rng, dtype):
+    a, b = rand(rng, (2, 3), dtype), rand(rng, (4, 3), dtype)
+    return {"tensors": [a, b], "dim": 0}, np.empty((6, 3), dtype), N(torch.cat([T(a), T(b)], 0))
+
+
+@case("aclnnStack")
+def stack(rng, dtype):
+    a, b = rand(rng, (2, 3), dtype), rand(rng, (2, 3), dtype)
+    return {"tensors": [a, b], "dim": 1}, np.empty((2, 2, 3), dtype), \
+        N(torch.stack([T(a), T(b)], 1))
+
+
+@case("aclnnSplitTensor")
+def split_tensor(rng, dtype):
+    a = rand(rng, (5, 2), dtype)
+    pieces = torch.split(T(a), 2, 0)
+    return {"self": a, "splitSections": 2, "dim": 0}, \
+        [[np.empty(tuple(p.shape), dtype) for p in pieces]], [N(p) for p in pieces]
+
+
+@case("aclnnSplitWithSize")
+def split_with_size(rng, dtype):
+    a = rand(rng, (2, 6), dtype)
+    pieces = torch.split(T(a), [1, 5], 1)
+    return {"self": a, "splitSize": [1, 5], "dim": 1}, \
+        [[np.empty(tuple(p.shape), dtype) for p in pieces]], [N(p) for p in pieces]
+
+
+@case("aclnnGather")
+def gather(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = rng.integers(0, 4, (3, 2)).astype(np.int64)
+    return {"self": a, "dim": 1, "index": i}, np.empty((3, 2), dtype), \
+        N(torch.gather(T(a), 1, T(i)))
+
+
+@case("aclnnGatherV2")
+def gather_v2(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([2, 0, 2], np.int64)
+    return {"self": a, "dim": 0, "index": i}, np.empty((3, 4), dtype), \
+        N(torch.index_select(T(a), 0, T(i)))
+
+
+@case("aclnnIndexSelect")
+def index_select(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([3, 0], np.int64)
+    return {"self": a, "dim": 1, "index": i}, np.empty((3, 2), dtype), \
+        N(torch.index_select(T(a), 1, T(i)))
+
+
+@case("aclnnTake")
+def take(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([[11, 0], [5, 5]], np.int64)
+    return {"self": a, "index": i}, np.empty((2, 2), dtype), N(torch.take(T(a), T(i)))
+
+
+@case("aclnnScatter")
+def scatter(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    i = np.array([[0, 1, 2, 0], [2, 0, 1, 1]], np.int64)
+    return {"self": a, "dim": 0, "index": i, "src": s, "reduce": 0}, np.empty((3, 4), dtype), \
+        N(torch.scatter(T(a), 0, T(i), T(s)))
+
+
+@case("aclnnScatterAdd")
+def scatter_add(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    i = np.array([[0, 1, 2, 0], [0, 0, 1, 1]], np.int64)
+    expected = torch.scatter_add(T(a).float(), 0, T(i), T(s).float())
+    return {"self": a, "dim": 0, "index": i, "src": s}, np.empty((3, 4), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnIndexFill")
+def index_fill(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([1, 3], np.int64)
+    return {"self": a, "dim": 1, "index": i, "value": 2.5}, np.empty((3, 4), dtype), \
+        N(torch.index_fill(T(a), 1, T(i), 2.5))
+
+
+@case("aclnnMaskedSelect")
+def masked_select(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    m = np.array([[True, False, True, True]])
+    expected = torch.masked_select(T(a), T(m))
+    return {"self": a, "mask": m}, np.empty((expected.numel(),), dtype), N(expected)
+
+
+@case("aclnnFlip")
+def flip(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "dims": [0, 1]}, None, N(torch.flip(T(a), (0, 1)))
+
+
+@case("aclnnRoll")
+def roll(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"x": a, "shifts": [1, -2], "dims": [0, 1]}, None, N(torch.roll(T(a), (1, -2), (0, 1)))
+
+
+@case("aclnnPermute")
+def permute(rng, dtype):
+    a = rand(rng, (2, 3, 4), dtype)
+    return {"self": a, "dims": [2, 0, 1]}, np.empty((4, 2, 3), dtype), \
+        N(T(a).permute(2, 0, 1).contiguous())
+
+
+@case("aclnnExpand")
+def expand(rng, dtype):
+    a = rand(rng, (3, 1), dtype)
+    return {"self": a, "size": [2, 3, 4]}, np.empty((2, 3, 4), dtype), \
+        N(T(a).expand(2, 3, 4).contiguous())
+
+
+@case("aclnnRepeat")
+def repeat(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"self": a, "repeats": [2, 1, 2]}, np.empty((2, 2, 6), dtype), N(T(a).repeat(2, 1, 2))
+
+
+for _short, _function in (("Tril", torch.tril), ("Triu", torch.triu)):
+    def _triangle(rng, dtype, function=_function):
+        a = rand(rng, (4, 5), dtype)
+        return {"self": a, "diagonal": 1}, None, N(function(T(a), 1))
+    case(f"aclnn{_short}")(_triangle)
+
+
+@case("aclnnSort")
+def sort(rng, dtype):
+    a = rng.permutation(15).reshape(3, 5).astype(np.float32).astype(dtype)
+    values, indices = torch.sort(T(a), dim=1, descending=True, stable=True)
+    return {"self": a, "stable": True, "dim": 1, "descending": True}, \
+        (np.empty((3, 5), dtype), np.empty((3, 5), np.int64)), (N(values), N(indices))
+
+
+@case("aclnnArgsort")
+def argsort(rng, dtype):
+    a = rng.permutation(15).reshape(3, 5).astype(np.float32).astype(dtype)
+    return {"self": a, "dim": 0, "descending": False}, np.empty((3, 5), np.int64), \
+        N(torch.argsort(T(a), dim=0, stable=True))
+
+
+@case("aclnnTopk")
+def topk(rng, dtype):
+    a = rng.permutation(20).reshape(4, 5).astype(np.float32).astype(dtype)
+    values, indices = torch.topk(T(a), 2, 1)
+    return {"self": a, "k": 2, "dim": 1, "largest": True, "sorted": True}, \
+        (np.empty((4, 2), dtype), np.empty((4, 2), np.int64)), (N(values), N(indices))
+
+
+@case("aclnnArange", dtypes=("float32",))
+def arange(rng, dtype):
+    return {"start": 1.0, "end": 4.0, "step": 0.5}, np.empty((6,), dtype), \
+        N(torch.arange(1.0, 4.0, 0.5))
+
+
+@case("aclnnLinspace", dtypes=("float32",))
+def linspace(rng, dtype):
+    return {"start": -1.0, "end": 1.0, "steps": 5}, np.empty((5,), dtype), \
+        N(torch.linspace(-1, 1, 5))
+
+
+@case("aclnnEye", dtypes=("float32",))
+def eye(rng, dtype):
+    return {"n": 3, "m": 4}, np.empty((3, 4), dtype), N(torch.eye(3, 4))
+
+
+@case("aclnnInplaceCopy")
+def inplace_copy(rng, dtype):
+    s = rand(rng, (1, 4), dtype)
+    return {"selfRef": np.zeros((3, 4), dtype), "src": s}, None, np.broadcast_to(s, (3, 4))
+
+
+@case("aclnnConstantPadNd")
+def constant_pad(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"self": a, "pad": [1, 2, 0, 1], "value": 0.5}, np.empty((3, 6), dtype), \
+        N(torch.nn.functional.pad(T(a), (1, 2, 0, 1), value=0.5))
+
+
+# ---- matmul -------------------------------------------------------------------------------
+
+
+def _matmul(rng, dtype, shapes, function):
+    a, b = rand(rng, shapes[0], dtype), rand(rng, shapes[1], dtype)
+    expected = function(T(a).float(), T(b).float()).to(TORCH_DTYPES[dtype])
+    return a, b, N(expected)
+
+
+@case("aclnnMm")
+def mm(rng, dtype):
+    a, b, expected = _matmul(rng, dtype, ((3, 5), (5, 4)), torch.mm)
+    return {"self": a, "mat2": b, "cubeMathType": 0}, np.empty((3, 4), dtype), expected
+
+
+@case("aclnnMatmul", "broadcast batch")
+def matmul(rng, dtype):
+    a, b, expected = _matmul(rng, dtype, ((2, 3, 5), (5, 4)), torch.matmul)
+    return {"self": a, "mat2": b, "cubeMathType": 0}, np.empty((2, 3, 4), dtype), expected
+
+
+@case("aclnnBatchMatMul")
+def batch_matmul(rng, dtype):
+    a, b, expected = _matmul(rng, dtype, ((2, 3, 5), (2, 5, 4)), torch.bmm)
+    return {"self": a, "mat2": b, "cubeMathType": 0}, np.empty((2, 3, 4), dtype), expected
+
+
+@case("aclnnMv")
+def mv(rng, dtype):
+    a, b, expected = _matmul(rng, dtype, ((3, 5), (5,)), torch.mv)
+    return {"self": a, "vec": b, "cubeMathType": 0}, np.empty((3,), dtype), expected
+
+
+@case("aclnnAddmm")
+def addmm(rng, dtype):
+    c, a, b = rand(rng, (3, 4), dtype), rand(rng, (3, 5), dtype), rand(rng, (5, 4), dtype)
+    expected = torch.addmm(T(c).float(), T(a).float(), T(b).float(), beta=0.5, alpha=2.0)
+    return {"self": c, "mat1": a, "mat2": b, "beta": 0.5, "alpha": 2.0, "cubeMathType": 0}, \
+        np.empty((3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnBaddbmm")
+def baddbmm(rng, dtype):
+    c = rand(rng, (2, 3, 4), dtype)
+    a, b = rand(rng, (2, 3, 5), dtype), rand(rng, (2, 5, 4), dtype)
+    expected = torch.baddbmm(T(c).float(), T(a).float(), T(b).float(), beta=0.5, alpha=2.0)
+    return {"self": c, "batch1": a, "batch2": b, "beta": 0.5, "alpha": 2.0, "cubeMathType": 0}, \
+        np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+# ---- the tests ------------------------------------------------------------------------------
+
+
+def _parameters() -> list[Any]:
+    found = []
+    for name, entries in sorted(CASES.items()):
+        for label, make, dtypes in entries:
+            for dtype in dtypes:
+                found.append(pytest.param(name, make, FLOAT_DTYPES[dtype],
+                                          id=f"{name}-{label}-{dtype}"))
+    return found
+
+
+@pytest.mark.parametrize(("name", "make", "dtype"), _parameters())
+def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    arguments, out, expected = make(rng, dtype)
+    given = out if not isinstance(out, list) else out[0]
+    result = aclnn_py.call(name, **arguments, **({"out": given} if given is not None else {}))
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+    assert len(results) >= len(wanted), (results, wanted)
+    for actual, reference in zip(results, wanted):
+        if actual is None:
+            continue
+        reference = np.asarray(reference)
+        actual = np.asarray(actual)
+        assert actual.shape == reference.shape, (actual.shape, reference.shape)
+        if reference.dtype.kind in "biu" or actual.dtype.kind in "biu":
+            np.testing.assert_array_equal(actual, reference.astype(actual.dtype))
+        else:
+            assert_close(actual, reference.astype(actual.dtype))
+
+
+def test_every_kernel_has_a_case() -> None:
+    builtins = {name for name, kernel in kernels.table().items() if kernel.builtin}
+    assert builtins - set(CASES) == set()
+    assert len(builtins) >= 150
