@@ -376,3 +376,136 @@ def embedding(weight: np.ndarray, indices: np.ndarray, out: np.ndarray) -> None:
 @builtin("aclnnDot", dtypes=FLOATS)
 def dot(self: np.ndarray, tensor: np.ndarray, out: np.ndarray) -> None:
     store(out, np.dot(widen(self), widen(tensor)))
+
+
+# ---- backward of activations and losses -------------------------------------------------
+
+
+@builtin("aclnnHardswishBackward", dtypes=FLOATS)
+def hardswish_backward(gradOutput: np.ndarray, self: np.ndarray, out: np.ndarray) -> None:
+    x, g = widen(self), widen(gradOutput)
+    store(out, np.where(x < -3, 0, np.where(x <= 3, g * (2 * x + 3) / 6, g)))
+
+
+@builtin("aclnnHardsigmoidBackward", dtypes=FLOATS)
+def hardsigmoid_backward(gradOutput: np.ndarray, self: np.ndarray, out: np.ndarray) -> None:
+    x = widen(self)
+    store(out, np.where((x > -3) & (x < 3), widen(gradOutput) / 6, 0))
+
+
+@builtin("aclnnHardtanhBackward", dtypes=FLOATS)
+def hardtanh_backward(gradOutput: np.ndarray, self: np.ndarray, min: Any, max: Any,
+                      out: np.ndarray) -> None:
+    x = widen(self)
+    store(out, np.where((x <= float(min)) | (x >= float(max)), 0, widen(gradOutput)))
+
+
+@builtin("aclnnLeakyReluBackward", dtypes=FLOATS)
+def leaky_relu_backward(gradOutput: np.ndarray, self: np.ndarray, negativeSlope: Any,
+                        selfIsResult: bool, out: np.ndarray) -> None:
+    x, g = widen(self), widen(gradOutput)
+    store(out, np.where(x > 0, g, g * np.float32(negativeSlope)))
+
+
+@builtin("aclnnSoftplusBackward", dtypes=FLOATS)
+def softplus_backward(gradOutput: np.ndarray, self: np.ndarray, beta: Any, threshold: Any,
+                      gradInput: np.ndarray) -> None:
+    x, g = widen(self), widen(gradOutput)
+    b, t = np.float32(beta), np.float32(threshold)
+    z = np.exp(x * b)
+    store(gradInput, np.where(x * b > t, g, g * z / (z + 1)))
+
+
+@builtin("aclnnMishBackward", dtypes=FLOATS)
+def mish_backward(gradOutput: np.ndarray, self: np.ndarray, gradInput: np.ndarray) -> None:
+    x, g = widen(self), widen(gradOutput)
+    sigmoid = 1 / (1 + np.exp(-x))
+    tanh_softplus = np.tanh(np.logaddexp(0, x))
+    store(gradInput, g * (tanh_softplus + x * sigmoid * (1 - tanh_softplus * tanh_softplus)))
+
+
+@builtin("aclnnGluBackward", dtypes=FLOATS)
+def glu_backward(gradOut: np.ndarray, self: np.ndarray, dim: int, out: np.ndarray) -> None:
+    x, g = widen(self), widen(gradOut)
+    axis = _dim(x, dim)
+    a, b = np.split(x, 2, axis=axis)
+    s = 1 / (1 + np.exp(-b))
+    store(out, np.concatenate([g * s, g * a * s * (1 - s)], axis=axis))
+
+
+@builtin("aclnnBinaryCrossEntropyBackward", dtypes=FLOATS)
+def binary_cross_entropy_backward(gradOutput: np.ndarray, self: np.ndarray, target: np.ndarray,
+                                  weightOptional: Any, reduction: int, out: np.ndarray) -> None:
+    p, t, g = widen(self), widen(target), widen(gradOutput)
+    grad = g * (p - t) / np.maximum((1 - p) * p, np.float32(1e-12))
+    if weightOptional is not None:
+        grad = grad * widen(weightOptional)
+    if reduction == 1:
+        grad = grad / p.size
+    store(out, grad)
+
+
+@builtin("aclnnSoftmaxCrossEntropyWithLogits", dtypes=FLOATS)
+def softmax_cross_entropy_with_logits(features: np.ndarray, labels: np.ndarray,
+                                      loss: np.ndarray, backprop: np.ndarray) -> None:
+    x, y = widen(features), widen(labels)
+    log_probability = _log_softmax(x, x.ndim - 1)
+    store(loss, -np.sum(y * log_probability, axis=-1))
+    store(backprop, np.exp(log_probability) - y)
+
+
+@builtin("aclnnLayerNormBackward", dtypes=FLOATS)
+def layer_norm_backward(gradOut: np.ndarray, input: np.ndarray, normalizedShape: tuple[int, ...],
+                        mean: np.ndarray, rstd: np.ndarray, weightOptional: Any,
+                        biasOptional: Any, outputMask: tuple[bool, ...], gradInputOut: Any,
+                        gradWeightOut: Any, gradBiasOut: Any) -> None:
+    x, g = widen(input), widen(gradOut)
+    count = len(normalizedShape)
+    axes = tuple(range(x.ndim - count, x.ndim))
+    outer = tuple(range(x.ndim - count))
+    shape = x.shape[:x.ndim - count] + (1,) * count
+    mu, r = widen(mean).reshape(shape), widen(rstd).reshape(shape)
+    normalised = (x - mu) * r
+    w = widen(weightOptional) if weightOptional is not None else np.float32(1)
+    gw = g * w
+    n = np.prod([x.shape[a] for a in axes])
+    if outputMask[0] and gradInputOut is not None:
+        grad = r / n * (n * gw - np.sum(gw, axis=axes, keepdims=True)
+                        - normalised * np.sum(gw * normalised, axis=axes, keepdims=True))
+        store(gradInputOut, grad)
+    if len(outputMask) > 1 and outputMask[1] and gradWeightOut is not None:
+        store(gradWeightOut, np.sum(g * normalised, axis=outer))
+    if len(outputMask) > 2 and outputMask[2] and gradBiasOut is not None:
+        store(gradBiasOut, np.sum(g, axis=outer))
+
+
+@builtin("aclnnBatchNormBackward", dtypes=FLOATS)
+def batch_norm_backward(gradOut: np.ndarray, input: np.ndarray, weight: Any, runningMean: Any,
+                        runningVar: Any, saveMean: Any, saveInvstd: Any, training: bool,
+                        eps: float, outputMask: tuple[bool, ...], gradInput: Any,
+                        gradWeight: Any, gradBias: Any) -> None:
+    x, g = widen(input), widen(gradOut)
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    shape = [1] * x.ndim
+    shape[1] = x.shape[1]
+    if training:
+        mean, invstd = widen(saveMean), widen(saveInvstd)
+    else:
+        mean = widen(runningMean)
+        invstd = 1 / np.sqrt(widen(runningVar) + np.float32(eps))
+    w = widen(weight) if weight is not None else np.ones(x.shape[1], np.float32)
+    normalised = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    sum_g = np.sum(g, axis=axes)
+    sum_gn = np.sum(g * normalised, axis=axes)
+    if outputMask[0] and gradInput is not None:
+        if training:
+            n = x.size // x.shape[1]
+            grad = (w * invstd).reshape(shape) / n * (
+                n * g - sum_g.reshape(shape) - normalised * sum_gn.reshape(shape))
+        else:
+            grad = g * (w * invstd).reshape(shape)
+        store(gradInput, grad)
+    if outputMask[1] and gradWeight is not None:
+        store(gradWeight, sum_gn)
+    if outputMask[2] and gradBias is not None:
+        store(gradBias, sum_g)
