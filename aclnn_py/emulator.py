@@ -26,9 +26,7 @@ empty: off; malformed: ``aclInit`` fails with 100000; see ``docs/emulator.md``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from . import _caches
@@ -159,24 +157,11 @@ def faults() -> list[dict[str, Any]]:
 
 # ---- kernels ------------------------------------------------------------------------------
 
-_C_KERNELS: tuple[str, ...] | None = None
-
-
-def _c_kernels() -> tuple[str, ...]:
-    """The operators the emulator computes in C (``aclnn_py/data/emulator_ops.json``)."""
-    global _C_KERNELS
-    if _C_KERNELS is None:
-        data = Path(__file__).resolve().parent / "data" / "emulator_ops.json"
-        listed = json.loads(data.read_text(encoding="utf-8"))["operators"]
-        _C_KERNELS = tuple(f"aclnn{entry['name']}" for entry in listed)
-    return _C_KERNELS
-
-
 def kernels() -> list[str]:
     """The sorted names of the operators the emulator computes: its C kernels, aclnn_py's
     Python kernels and those registered with :func:`kernel`. Every other operator its trees
     declare fails phase 1 with 561003 (ACLNN_ERR_INNER_FIND_KERNEL_ERROR)."""
-    return sorted({*_c_kernels(), *_kernels.table()})
+    return sorted({*_kernels.c_kernels(), *_kernels.table()})
 
 
 def kernel(name: str, *, dtypes: Iterable[str] | None = None,
@@ -202,7 +187,7 @@ def kernel(name: str, *, dtypes: Iterable[str] | None = None,
     ``parameters``: the C parameter names, in order; by default aclnn_py's operator table's,
     else the installed header's (a custom operator's).
     """
-    if name in _c_kernels():
+    if name in _kernels.c_kernels():
         raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
                          "would never run (its entry points do not ask for one)")
     names = tuple(parameters) if parameters is not None else _parameters(name)

@@ -73,3 +73,12 @@ def test_every_page_is_reachable_from_the_overview():
 def test_the_readme_is_at_most_200_lines():
     lines = README.read_text().splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+
+
+def test_the_emulated_operators_page_is_what_the_registry_gives():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "generate_operator_docs.py"),
+                           "--check"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -22,9 +22,11 @@ float64, unless a family says otherwise.
 from __future__ import annotations
 
 import importlib
+import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,6 +69,20 @@ _lock = threading.Lock()
 _installed: set[str] = set()  # names registered with the loaded emulator
 
 
+_C_KERNELS: frozenset[str] | None = None
+
+
+def c_kernels() -> frozenset[str]:
+    """The operators the emulator computes in C (``aclnn_py/data/emulator_ops.json``): their
+    entry points never ask for a Python kernel."""
+    global _C_KERNELS
+    if _C_KERNELS is None:
+        data = Path(__file__).resolve().parent.parent.parent / "data" / "emulator_ops.json"
+        listed = json.loads(data.read_text(encoding="utf-8"))["operators"]
+        _C_KERNELS = frozenset(f"aclnn{entry['name']}" for entry in listed)
+    return _C_KERNELS
+
+
 def parameters_of(name: str) -> tuple[str, ...] | None:
     """The C parameter names of ``name`` from the operator table, or None when the table
     does not list it."""
@@ -82,6 +98,9 @@ def kernel(name: str, *, dtypes: Dtypes | dict[str, Dtypes] | Iterable[str] | No
            builtin: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register the decorated function as the kernel of operator ``name`` (replacing any
     other). ``parameters``: its C parameter names, by default the operator table's."""
+    if name in c_kernels():
+        raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
+                         "would never run (its entry points do not ask for one)")
     names = tuple(parameters) if parameters is not None else parameters_of(name)
     if names is None:
         raise ValueError(f"{name} is not in aclnn_py's operator table: give its C parameter "

@@ -305,7 +305,7 @@ def _add(sign: int) -> Callable[..., None]:
     return compute
 
 
-for _short, _sign in (("Add", 1), ("Sub", -1), ("Adds", 1), ("Subs", -1)):
+for _short, _sign in (("Sub", -1), ("Adds", 1), ("Subs", -1)):  # aclnnAdd is a C kernel
     builtin(f"aclnn{_short}", dtypes=NUMBERS, check=_binary_check)(_add(_sign))
 
 
@@ -324,7 +324,7 @@ def _inplace_check(**arguments: Any) -> None:
         _broadcasts_to(target, target, other)
 
 
-for _short, _sign in (("InplaceAdd", 1), ("InplaceSub", -1), ("InplaceAdds", 1),
+for _short, _sign in (("InplaceSub", -1), ("InplaceAdds", 1),  # InplaceAdd: a C kernel
                       ("InplaceSubs", -1)):
     builtin(f"aclnn{_short}", dtypes=NUMBERS, check=_inplace_check)(_inplace_add(_sign))
 
