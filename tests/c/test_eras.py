@@ -34,10 +34,13 @@ RELEASES = {
     "8.3": {"version": "8.3.RC1", "runtime": "libascendcl.so", "ops": "libopapi.so",
             "extra": {}, "also": ()},
     "8.5": {"version": "8.5.0", "runtime": "libacl_rt.so", "ops": "libopapi_nn.so",
-            "extra": {"opapi_math": "libopapi_math.so"}, "also": ("libopapi.so",)},
+            "extra": {"opapi_math": "libopapi_math.so",
+                      "opapi_transformer": "libopapi_transformer.so",
+                      "opapi_cv": "libopapi_cv.so"}, "also": ("libopapi.so",)},
 }
 CANN_NAMES = {"libascendcl.so", "libacl_rt.so", "libnnopbase.so", "libopapi.so",
-              "libopapi_nn.so", "libopapi_math.so", "libruntime.so", "libascend_hal.so"}
+              "libopapi_nn.so", "libopapi_math.so", "libopapi_transformer.so", "libopapi_cv.so",
+              "libruntime.so", "libascend_hal.so"}
 
 needs_binutils = pytest.mark.skipif(shutil.which("readelf") is None or shutil.which("nm") is None,
                                     reason="needs readelf and nm (binutils)")
@@ -252,7 +255,8 @@ def test_the_8_5_tree_through_ascend_home_path_reports_the_8_5_libraries(tmp_pat
     root = home("8.5")
     libraries = cann_json(REPORT, tmp_path, ASCEND_HOME_PATH=str(root))["libraries"]
     assert {Path(path).name for path in libraries.values()} == {
-        "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so"}
+        "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so",
+        "libopapi_transformer.so", "libopapi_cv.so"}
 
 
 LOAD_ERROR = """

@@ -44,7 +44,8 @@ def test_doctor_json_on_the_emulator(tmp_path):
     assert found["reason"].startswith("ACLNN_PY_BACKEND=emulator")
     assert found["cann_version"] == "8.5.0"
     assert found["soc_name"] == "Ascend310P3" and found["bfloat16"] is False
-    assert set(found["libraries"]) == {"runtime", "meta", "ops", "opapi_math"}
+    assert set(found["libraries"]) == {"runtime", "meta", "ops", "opapi_math",
+                                       "opapi_transformer", "opapi_cv"}
     assert all(Path(path).is_file() for path in found["libraries"].values())
     # The support library libruntime.so, by its file name or (an installed wheel keeps
     # copies, not links) by its soname's.

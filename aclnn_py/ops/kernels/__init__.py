@@ -33,7 +33,6 @@ import numpy as np
 
 from ..._c import lowlevel as ll
 from ..._c.codes import constant
-from .. import roles
 from ..dtypes import Dtypes, is_bfloat16, numpy_dtype
 
 FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul")
@@ -86,6 +85,8 @@ def c_kernels() -> frozenset[str]:
 def parameters_of(name: str) -> tuple[str, ...] | None:
     """The C parameter names of ``name`` from the operator table, or None when the table
     does not list it."""
+    from .. import roles  # the table is read on first use, not at import
+
     entry = roles.table_entry(name)
     if entry is None:
         return None
@@ -187,6 +188,8 @@ def _scalar(value: tuple[float, int]) -> Any:
 
 def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any]]) -> dict[str, Any]:
     """The kernel's keyword arguments for the handler's ``arguments``."""
+    from .. import roles
+
     entry = roles.table_entry(kernel_.name)
     written = set(entry["outputs"]) | set(entry["inout"]) if entry is not None else set()
     if len(arguments_) != len(kernel_.parameters):
@@ -213,6 +216,8 @@ def _check_dtypes(kernel_: Kernel, values: dict[str, Any]) -> None:
     allowed = kernel_.dtypes
     if allowed is None:
         return
+    from .. import roles
+
     entry = roles.table_entry(kernel_.name)
     outputs = set(entry["outputs"]) if entry is not None else set()
     for name, value in values.items():
