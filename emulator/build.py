@@ -80,7 +80,8 @@ FROM_8_5_RUNTIME_API = ("aclFinalizeReference", "aclrtGetLogicDevIdByUserDevId",
                         "aclrtGetPhyDevIdByLogicDevId")
 
 
-# The C kind (ops_generic.h OPS_ARG_*) of each parameter type of the table, const removed.
+# The C kind (aclemuArgKind, headers/aclnn_emu.h) of each parameter type of the table, const
+# removed (aclnn_py._c.emulator_api.ARGUMENT_KINDS agrees: a test checks).
 ARGUMENT_KINDS = {"aclTensor *": 1, "aclTensorList *": 2, "aclScalar *": 3, "aclIntArray *": 4,
                   "aclBoolArray *": 5, "aclFloatArray *": 6, "char *": 7, "int64_t": 8, "int": 8,
                   "int32_t": 8, "int8_t": 8, "uint64_t": 8, "aclDataType": 8, "bool": 9,

@@ -105,10 +105,22 @@ int32_t aclemuGetFaultApis(const char **names, int64_t capacity, int64_t *count)
  * the arguments, and when the launch runs on its stream (phase 2) to compute. One call's
  * arguments, in the operator's parameter order (workspaceSize and executor left out):
  */
+typedef enum {
+    ACLEMU_ARG_TENSOR = 1,
+    ACLEMU_ARG_TENSOR_LIST = 2,
+    ACLEMU_ARG_SCALAR = 3,
+    ACLEMU_ARG_INT_ARRAY = 4,
+    ACLEMU_ARG_BOOL_ARRAY = 5,
+    ACLEMU_ARG_FLOAT_ARRAY = 6,
+    ACLEMU_ARG_STRING = 7,       /* char * */
+    ACLEMU_ARG_INTEGER = 8,      /* any integer type, aclDataType included */
+    ACLEMU_ARG_BOOL = 9,
+    ACLEMU_ARG_REAL = 10         /* float or double */
+} aclemuArgKind;
+
 typedef struct aclemuKernelArg aclemuKernelArg;
 struct aclemuKernelArg {
-    int32_t kind;            /* 1 tensor, 2 tensor list, 3 scalar, 4 int array, 5 bool array,
-                                6 float array, 7 string, 8 integer, 9 bool, 10 float (double) */
+    int32_t kind;            /* aclemuArgKind */
     int32_t present;         /* 0 for a NULL pointer argument (an optional one left out) */
     /* kind 1, and each member of a tensor list: */
     void *data;              /* the storage base (device address; host memory on the emulator) */
@@ -130,6 +142,7 @@ struct aclemuKernelArg {
     int64_t integer;         /* kinds 8 and 9 (0 or 1) */
     double real;             /* kinds 3 (the scalar's value) and 10 */
     int32_t scalar_dtype;    /* kind 3: the aclScalar's aclDataType */
+    char role;               /* 'i' read, 'o' written (an output), 'u' updated in place */
 };
 
 /*
@@ -151,3 +164,40 @@ int32_t aclemuRegisterKernel(const char *op, int32_t computed);
 /* How many operators the handler computes; their names into names[0 .. capacity) (each pointer
    valid until the next aclemuRegisterKernel). Returns 0, or 100000 when count is NULL. */
 int32_t aclemuGetRegisteredKernels(const char **names, int64_t capacity, int64_t *count);
+
+/*
+ * ---- operators no library here exports ----
+ *
+ * A custom operator package may declare an operator before its libcust_opapi.so is built. Its
+ * two phases are then these, the operator described by its name and parameters (in order,
+ * workspaceSize and executor left out), and it is computed by the kernel handler as the
+ * emulator's own generic operators are (phase 1 fails with 561003 when the operator is not
+ * registered with aclemuRegisterKernel), with the same checks and statuses.
+ */
+typedef struct {
+    const char *name;   /* the C parameter name */
+    int32_t kind;       /* aclemuArgKind */
+    char role;          /* 'i' read, 'o' written (an output), 'u' updated in place */
+    char optional;      /* 1 when the argument may be NULL */
+} aclemuGenericParam;
+
+/* One argument: kinds 1 to 7 in pointer (NULL for one left out), 8 and 9 in integer, 10 in
+   real. */
+typedef struct {
+    const void *pointer;
+    int64_t integer;
+    double real;
+} aclemuGenericValue;
+
+/* Phase 1. 161001 for a NULL op, params or values (count > 0), workspaceSize or executor;
+   161002 for a bad description (op not "aclnn<Name>" of at most 127 bytes, count outside
+   [0, 256], a parameter without a name, an unknown kind or role, a written parameter that
+   is not a tensor or tensor list). */
+aclnnStatus aclemuGenericGetWorkspaceSize(const char *op, int32_t count,
+                                          const aclemuGenericParam *params,
+                                          const aclemuGenericValue *values,
+                                          uint64_t *workspaceSize, aclOpExecutor **executor);
+
+/* Phase 2, for an executor of aclemuGenericGetWorkspaceSize. */
+aclnnStatus aclemuGenericRun(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                             aclrtStream stream);

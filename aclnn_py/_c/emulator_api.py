@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import UnavailableError
 from ._ffi import ffi
 from .codes import constant
-from .core import NULL, RT, check
+from .core import NULL, OPS, RT, check
 
 
 def emulator_loaded() -> bool:
@@ -70,8 +70,23 @@ def emulator_fault_apis() -> tuple[str, ...]:
 
 # ---- kernels of aclnn_py's own (headers/aclnn_emu.h, aclemuSetKernelHandler) ----
 
+_KINDS = ffi.typeof("aclemuArgKind").relements
 KERNEL_TENSOR, KERNEL_TENSOR_LIST, KERNEL_SCALAR, KERNEL_INT_ARRAY, KERNEL_BOOL_ARRAY, \
-    KERNEL_FLOAT_ARRAY, KERNEL_STRING, KERNEL_INTEGER, KERNEL_BOOL, KERNEL_REAL = range(1, 11)
+    KERNEL_FLOAT_ARRAY, KERNEL_STRING, KERNEL_INTEGER, KERNEL_BOOL, KERNEL_REAL = (
+        _KINDS[f"ACLEMU_ARG_{kind}"] for kind in (
+            "TENSOR", "TENSOR_LIST", "SCALAR", "INT_ARRAY", "BOOL_ARRAY", "FLOAT_ARRAY", "STRING",
+            "INTEGER", "BOOL", "REAL"))
+
+# The aclemuArgKind of each C parameter type of an operator's phase 1, const removed (the
+# emulator's build has the same table for the operators it exports).
+ARGUMENT_KINDS = {"aclTensor *": KERNEL_TENSOR, "aclTensorList *": KERNEL_TENSOR_LIST,
+                  "aclScalar *": KERNEL_SCALAR, "aclIntArray *": KERNEL_INT_ARRAY,
+                  "aclBoolArray *": KERNEL_BOOL_ARRAY, "aclFloatArray *": KERNEL_FLOAT_ARRAY,
+                  "char *": KERNEL_STRING, "bool": KERNEL_BOOL, "double": KERNEL_REAL,
+                  "float": KERNEL_REAL,
+                  **dict.fromkeys(("int64_t", "int", "int32_t", "int16_t", "int8_t", "uint64_t",
+                                   "uint32_t", "uint16_t", "uint8_t", "aclDataType"),
+                                  KERNEL_INTEGER)}
 
 # The handler given to the emulator, kept for the life of the process: the emulator may call it
 # from any thread, whenever a stream runs its work.
@@ -89,38 +104,41 @@ def _tensor(arg: Any) -> tuple[Any, int, tuple[int, ...], tuple[int, ...], int]:
             int(arg.offset))
 
 
-def _argument(arg: Any) -> Any:
+def _argument(arg: Any) -> tuple[int, Any, str]:
     """A handler argument as Python values: see :func:`set_kernel_handler`."""
-    kind = int(arg.kind)
-    if not arg.present:
-        return (kind, None)
+    kind, role = int(arg.kind), (arg.role or b"i").decode("ascii", "replace")
+    return (kind, _value(arg, kind) if arg.present else None, role)
+
+
+def _value(arg: Any, kind: int) -> Any:
     if kind == KERNEL_TENSOR:
-        return (kind, _tensor(arg))
+        return _tensor(arg)
     if kind == KERNEL_TENSOR_LIST:
-        return (kind, [_tensor(arg.members[i]) for i in range(int(arg.length))])
+        return [_tensor(arg.members[i]) for i in range(int(arg.length))]
     if kind == KERNEL_SCALAR:
-        return (kind, (float(arg.real), int(arg.scalar_dtype)))
+        return (float(arg.real), int(arg.scalar_dtype))
     length = int(arg.length)
     if kind == KERNEL_INT_ARRAY:
-        return (kind, tuple(arg.integers[0:length]) if length else ())
+        return tuple(arg.integers[0:length]) if length else ()
     if kind == KERNEL_BOOL_ARRAY:
-        return (kind, tuple(bool(v) for v in arg.bools[0:length]) if length else ())
+        return tuple(bool(v) for v in arg.bools[0:length]) if length else ()
     if kind == KERNEL_FLOAT_ARRAY:
-        return (kind, tuple(arg.reals[0:length]) if length else ())
+        return tuple(arg.reals[0:length]) if length else ()
     if kind == KERNEL_STRING:
-        return (kind, ffi.string(arg.string).decode("utf-8", "replace"))
+        return ffi.string(arg.string).decode("utf-8", "replace")
     if kind == KERNEL_REAL:
-        return (kind, float(arg.real))
+        return float(arg.real)
     if kind == KERNEL_BOOL:
-        return (kind, bool(arg.integer))
-    return (kind, int(arg.integer))
+        return bool(arg.integer)
+    return int(arg.integer)
 
 
 def set_kernel_handler(handler: Any) -> None:
     """Have the emulator call ``handler(operator, phase, arguments)`` for the operators
     registered with :func:`register_kernel`: at phase 1 (``phase`` 1) to check a call, when
-    the launch runs (2) to compute. ``arguments`` are ``(kind, value)`` pairs in the
-    operator's parameter order, value None for a NULL pointer: a tensor as ``(buffer,
+    the launch runs (2) to compute. ``arguments`` are ``(kind, value, role)`` in the
+    operator's parameter order (role ``"i"`` read, ``"o"`` written, ``"u"`` updated in
+    place), value None for a NULL pointer: a tensor as ``(buffer,
     aclDataType, shape, strides, offset)``, a tensor list as a list of those, a scalar as
     ``(value, aclDataType)``, arrays as tuples, a string as str, numbers as int, bool or
     float. ``handler`` returns None, or ``(status, message)`` to fail with. Set once per
@@ -153,3 +171,58 @@ def set_kernel_handler(handler: Any) -> None:
 def register_kernel(operator: str, computed: bool = True) -> None:
     """Have the handler compute ``operator`` (or no longer)."""
     check(RT.aclemuRegisterKernel(operator.encode(), int(computed)), "aclemuRegisterKernel")
+
+
+# ---- operators no library here exports (aclemuGenericGetWorkspaceSize) ----
+
+_PHASE2_TYPE = "aclnnStatus(*)(void *, uint64_t, aclOpExecutor *, aclrtStream)"
+
+
+def argument_kind(c_type: str) -> int | None:
+    """The aclemuArgKind of a phase-1 parameter's C type, None for one the emulator cannot
+    describe."""
+    return ARGUMENT_KINDS.get(" ".join(c_type.replace("const", " ").split()))
+
+
+class _DescribedPhase1:
+    """Phase 1 of a described operator, called as a bound phase 1 is:
+    ``phase1(*arguments, workspace_size, executor)``. Owns the description it passes."""
+
+    __slots__ = ("_name", "_names", "_params", "_kinds")
+
+    def __init__(self, operator: str, parameters: list[tuple[str, str, str, bool]]) -> None:
+        self._name = ffi.new("char[]", operator.encode())
+        self._names = [ffi.new("char[]", name.encode()) for _, name, _, _ in parameters]
+        self._params = ffi.new("aclemuGenericParam[]", max(len(parameters), 1))
+        self._kinds = []
+        for index, (c_type, _, role, optional) in enumerate(parameters):
+            kind = argument_kind(c_type)
+            if kind is None:
+                raise TypeError(f"{operator}: the emulator cannot pass a parameter of C type "
+                                f"{c_type!r} to a kernel")
+            self._kinds.append(kind)
+            cell = self._params[index]
+            cell.name, cell.kind, cell.role = self._names[index], kind, role.encode()
+            cell.optional = b"\x01" if optional else b"\x00"
+
+    def __call__(self, *arguments: Any) -> int:
+        count = len(self._kinds)
+        values = ffi.new("aclemuGenericValue[]", max(count, 1))
+        for index, (kind, value) in enumerate(zip(self._kinds, arguments[:count])):
+            if kind == KERNEL_REAL:
+                values[index].real = value
+            elif kind in (KERNEL_INTEGER, KERNEL_BOOL):
+                values[index].integer = int(value)
+            else:
+                values[index].pointer = NULL if value is None else value
+        return int(OPS.aclemuGenericGetWorkspaceSize(self._name, count, self._params, values,
+                                                     *arguments[count:]))
+
+
+def described_operator(operator: str, parameters: list[tuple[str, str, str, bool]]
+                       ) -> tuple[Any, Any]:
+    """Phase 1 and phase 2 of ``operator`` through the emulator's generic entry points, for
+    an operator a header declares but no library exports. ``parameters``: ``(C type, name,
+    role, optional)`` in order, role ``"i"``, ``"o"`` or ``"u"``. Phase 2 is a C function
+    pointer, as a bound phase 2 is."""
+    return _DescribedPhase1(operator, parameters), ffi.cast(_PHASE2_TYPE, OPS.aclemuGenericRun)

@@ -80,6 +80,7 @@ from .emulator_api import (
     KERNEL_STRING,
     KERNEL_TENSOR,
     KERNEL_TENSOR_LIST,
+    argument_kind,
     emulator_clear_faults,
     emulator_device_stats,
     emulator_fault_apis,
@@ -162,6 +163,7 @@ from .nnopbase import (
     set_output_tensor_addr,
 )
 from .opapi import (
+    bind_described_operator,
     bind_operator,
     operator_launch,
     operator_launcher,
@@ -255,6 +257,8 @@ __all__ = [
     "symbol_address",
     "symbol_finder",
     "bind_operator",
+    "bind_described_operator",
+    "argument_kind",
     "operator_workspace_size",
     "operator_launch",
     "operator_phase2",

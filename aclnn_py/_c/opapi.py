@@ -13,6 +13,7 @@ from .. import _caches
 from ..errors import UnavailableError
 from ._ffi import ffi
 from .core import OPS, check
+from .emulator_api import described_operator
 
 # Operators bound from a library by path (aclnn_py.call): (library, C name) -> C function.
 _bound_functions: dict[tuple[str, str], Any] = {}
@@ -74,6 +75,18 @@ def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...]) -
             raise TypeError(f"{name}: its parameter types ({', '.join(types)}) include a C type "
                             f"aclnn_py does not know ({error})") from None
         _bound_functions[(key, name)] = ffi.cast(function_type, address)
+
+
+def bind_described_operator(library: Path, operator: str,
+                            parameters: list[tuple[str, str, str, bool]]) -> None:
+    """Make ``operator``'s two phases, as the emulator's generic entry points (no library
+    exports them: ``library`` is where its library would be), callable with
+    ``library=str(library)``. ``parameters`` as :func:`.emulator_api.described_operator`."""
+    key = str(library)
+    if (key, operator) not in _bound_functions:
+        phase1, phase2 = described_operator(operator, parameters)
+        _bound_functions[(key, operator + "GetWorkspaceSize")] = phase1
+        _bound_functions[(key, operator)] = phase2
 
 
 def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None,

@@ -44,6 +44,7 @@ from .._c import loader
 from .._c import lowlevel as ll
 from ..errors import LibraryNotFoundError
 from . import headers as _headers
+from . import kernels as _kernels
 from . import roles as _roles
 
 ENV_CUSTOM_OPP_PATH = "ASCEND_CUSTOM_OPP_PATH"
@@ -233,7 +234,8 @@ def _all_sources() -> dict[str, _Source]:
 
 def operators(*, callable: bool = False) -> list[str]:
     """Sorted names of every operator found (``"aclnnAdd"``, ..., custom ones included);
-    with ``callable=True``, only those a call could run here (see :class:`Signature`)."""
+    with ``callable=True``, only those a call could run here (see :class:`Signature`; on
+    the emulator, a custom operator without its library when a kernel is registered)."""
     sources = _all_sources()
     if not callable:
         return sorted(sources)
@@ -241,6 +243,7 @@ def operators(*, callable: bool = False) -> list[str]:
     finders = [ll.symbol_finder(library)
                for library in (installation.paths["ops"], *installation.extra_ops)]
     packages: dict[Path, bool] = {}
+    emulated = set(_kernels.table()) if ll.emulator_loaded() else set()
     found = []
     for name, source in sources.items():
         if source.package is None:
@@ -254,6 +257,8 @@ def operators(*, callable: bool = False) -> list[str]:
             except OSError:  # refused by the owner rule, or unreadable
                 here = False
             packages[source.package] = here
+        if not here and source.package is not None:
+            here = name in emulated  # computed by its registered kernel (see _bind)
         if here:
             found.append(name)
     return sorted(found)
@@ -387,9 +392,17 @@ def _bind(signature: Signature) -> Path:
     if signature.package is not None:
         library = signature.looked_in[0]
         if not library.is_file():
+            if ll.emulator_loaded() and name in _kernels.table():
+                # The emulator computes it with the kernel registered for it, through its
+                # generic entry points: a package tested before its library is built.
+                ll.bind_described_operator(library, name, _described(signature))
+                return library
+            hint = (f"; on aclnn_py's emulator, a kernel registered with "
+                    f"aclnn_py.emulator.kernel({name!r}) stands in for it"
+                    if ll.emulator_loaded() else "")
             raise LibraryNotFoundError(
                 f"{name} is declared by {signature.header}, but its library {library} is "
-                "missing", [str(library)])
+                f"missing{hint}", [str(library)])
         real = package_file(signature.package, library.relative_to(signature.package),
                             f"the library {library} of {name}")
         loader.open_operator_library(real)
@@ -402,6 +415,15 @@ def _bind(signature: Signature) -> Path:
             "CANN >= 8.5 ships each operator repository's operators in a "
             "libopapi_<repository>.so of its own)", [str(c) for c in candidates])
     return signature.library
+
+
+_ROLE_CODES = {"output": "o", "inout": "u"}
+
+
+def _described(signature: Signature) -> list[tuple[str, str, str, bool]]:
+    """``(C type, name, role code, optional)`` of each parameter, for the emulator."""
+    return [(p.c_type, p.name, _ROLE_CODES.get(p.role, "i"), p.optional)
+            for p in signature.parameters]
 
 
 def trust_lifted() -> bool:

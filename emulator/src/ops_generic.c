@@ -9,6 +9,7 @@
  * outputs in parameter order (the first EMU_EXECUTOR_MAX_TENSORS of each), so a repeatable
  * executor's aclSetInputTensorAddr / aclSetOutputTensorAddr rebind them as for any operator.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ops_generic.h"
@@ -19,10 +20,10 @@
 typedef struct {
     int32_t kind;
     int32_t present;
-    aclTensor tensor;      /* OPS_ARG_TENSOR */
-    int32_t slot_kind;     /* OPS_ARG_TENSOR: 0 none, 1 the executor's inputs[slot], 2 its outputs[slot] */
+    aclTensor tensor;      /* ACLEMU_ARG_TENSOR */
+    int32_t slot_kind;     /* ACLEMU_ARG_TENSOR: 0 none, 1 the executor's inputs[slot], 2 its outputs[slot] */
     size_t slot;
-    aclTensor *members;    /* OPS_ARG_TENSOR_LIST */
+    aclTensor *members;    /* ACLEMU_ARG_TENSOR_LIST */
     uint64_t length;       /* members, values or string bytes */
     void *values;          /* arrays: int64_t, uint8_t or double values; strings: the text */
     int64_t integer;
@@ -83,13 +84,13 @@ static generic_arg *copy_args(const generic_arg *args, int32_t count)
         copy[i].members = NULL;
         copy[i].values = NULL;
         size_t value_bytes = 0;
-        if (args[i].kind == OPS_ARG_INT_ARRAY)
+        if (args[i].kind == ACLEMU_ARG_INT_ARRAY)
             value_bytes = args[i].length * sizeof(int64_t);
-        else if (args[i].kind == OPS_ARG_BOOL_ARRAY)
+        else if (args[i].kind == ACLEMU_ARG_BOOL_ARRAY)
             value_bytes = args[i].length;
-        else if (args[i].kind == OPS_ARG_FLOAT_ARRAY)
+        else if (args[i].kind == ACLEMU_ARG_FLOAT_ARRAY)
             value_bytes = args[i].length * sizeof(double);
-        else if (args[i].kind == OPS_ARG_STRING && args[i].values)
+        else if (args[i].kind == ACLEMU_ARG_STRING && args[i].values)
             value_bytes = args[i].length + 1;
         void *members = NULL, *values = NULL;
         if (!copy_bytes(&members, args[i].members, args[i].members ? args[i].length * sizeof(aclTensor) : 0) ||
@@ -114,7 +115,7 @@ static aclnnStatus missing(const char *api, const char *name)
 static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, const void *p, generic_arg *a)
 {
     switch (kind) {
-    case OPS_ARG_TENSOR: {
+    case ACLEMU_ARG_TENSOR: {
         const aclTensor *t = p;
         if (!emu_tensor_is_live(t))
             return ops_not_live(api, name, "aclTensor", "aclCreateTensor");
@@ -122,7 +123,7 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
         a->tensor = *t;
         return ACLNN_SUCCESS;
     }
-    case OPS_ARG_TENSOR_LIST: {
+    case ACLEMU_ARG_TENSOR_LIST: {
         uint64_t n = 0;
         if (!emu_tensor_list_read(p, &n, NULL, 0))
             return ops_not_live(api, name, "aclTensorList", "aclCreateTensorList");
@@ -149,37 +150,37 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
         free(members);
         return st;
     }
-    case OPS_ARG_SCALAR: {
+    case ACLEMU_ARG_SCALAR: {
         aclDataType dtype;
         if (!emu_scalar_read(p, &a->real, &dtype))
             return ops_not_live(api, name, "aclScalar", "aclCreateScalar");
         a->scalar_dtype = (int32_t)dtype;
         return ACLNN_SUCCESS;
     }
-    case OPS_ARG_INT_ARRAY:
-    case OPS_ARG_BOOL_ARRAY:
-    case OPS_ARG_FLOAT_ARRAY: {
+    case ACLEMU_ARG_INT_ARRAY:
+    case ACLEMU_ARG_BOOL_ARRAY:
+    case ACLEMU_ARG_FLOAT_ARRAY: {
         uint64_t n = 0;
-        bool live = kind == OPS_ARG_INT_ARRAY ? emu_int_array_read(p, &n, NULL, 0)
-                    : kind == OPS_ARG_BOOL_ARRAY ? emu_bool_array_read(p, &n, NULL, 0)
+        bool live = kind == ACLEMU_ARG_INT_ARRAY ? emu_int_array_read(p, &n, NULL, 0)
+                    : kind == ACLEMU_ARG_BOOL_ARRAY ? emu_bool_array_read(p, &n, NULL, 0)
                                                  : emu_float_array_read(p, &n, NULL, 0);
-        const char *type = kind == OPS_ARG_INT_ARRAY ? "aclIntArray"
-                           : kind == OPS_ARG_BOOL_ARRAY ? "aclBoolArray" : "aclFloatArray";
+        const char *type = kind == ACLEMU_ARG_INT_ARRAY ? "aclIntArray"
+                           : kind == ACLEMU_ARG_BOOL_ARRAY ? "aclBoolArray" : "aclFloatArray";
         if (!live) {
             char creator[32];
             snprintf(creator, sizeof creator, "aclCreate%s", type + 3);
             return ops_not_live(api, name, type, creator);
         }
-        size_t item = kind == OPS_ARG_INT_ARRAY ? sizeof(int64_t) : kind == OPS_ARG_BOOL_ARRAY ? 1 : sizeof(double);
+        size_t item = kind == ACLEMU_ARG_INT_ARRAY ? sizeof(int64_t) : kind == ACLEMU_ARG_BOOL_ARRAY ? 1 : sizeof(double);
         a->values = calloc(n ? n : 1, item > sizeof(float) ? item : sizeof(float));
         if (!a->values) {
             emu_error("%s: out of host memory", api);
             return ACLNN_ERR_INNER;
         }
         a->length = n;
-        if (kind == OPS_ARG_INT_ARRAY) {
+        if (kind == ACLEMU_ARG_INT_ARRAY) {
             emu_int_array_read(p, &n, a->values, n);
-        } else if (kind == OPS_ARG_BOOL_ARRAY) {
+        } else if (kind == ACLEMU_ARG_BOOL_ARRAY) {
             bool *flags = calloc(n ? n : 1, sizeof *flags);
             if (!flags) {
                 emu_error("%s: out of host memory", api);
@@ -202,7 +203,7 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
         }
         return ACLNN_SUCCESS;
     }
-    default: /* OPS_ARG_STRING */
+    default: /* ACLEMU_ARG_STRING */
         a->length = strlen(p);
         if (!copy_bytes(&a->values, p, a->length + 1)) {
             emu_error("%s: out of host memory", api);
@@ -217,7 +218,7 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
 static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
 {
     uint64_t bytes = 0;
-    k->kind = OPS_ARG_TENSOR;
+    k->kind = ACLEMU_ARG_TENSOR;
     k->present = 1;
     k->data = t->data;
     k->dtype = (int32_t)t->dtype;
@@ -234,12 +235,12 @@ static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
  * now has them when ex is not NULL); list members go to members[] (one per member). Returns the
  * array, or NULL when out of host memory; *members_out receives the members' array to free.
  */
-static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, const aclOpExecutor *ex,
-                                    aclemuKernelArg **members_out)
+static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, const char *roles,
+                                    const aclOpExecutor *ex, aclemuKernelArg **members_out)
 {
     size_t n_members = 0;
     for (int32_t i = 0; i < count; i++)
-        if (args[i].kind == OPS_ARG_TENSOR_LIST)
+        if (args[i].kind == ACLEMU_ARG_TENSOR_LIST)
             n_members += args[i].length;
     aclemuKernelArg *k = calloc(count ? (size_t)count : 1, sizeof *k);
     aclemuKernelArg *members = calloc(n_members ? n_members : 1, sizeof *members);
@@ -253,10 +254,11 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
         const generic_arg *a = &args[i];
         k[i].kind = a->kind;
         k[i].present = a->present;
+        k[i].role = roles[i];
         if (!a->present)
             continue;
         switch (a->kind) {
-        case OPS_ARG_TENSOR: {
+        case ACLEMU_ARG_TENSOR: {
             const aclTensor *t = &a->tensor;
             if (ex && a->slot_kind == 1)
                 t = &ex->inputs[a->slot];
@@ -265,36 +267,38 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
             tensor_view(&k[i], t);
             break;
         }
-        case OPS_ARG_TENSOR_LIST:
+        case ACLEMU_ARG_TENSOR_LIST:
             k[i].members = &members[m];
             k[i].length = a->length;
-            for (uint64_t j = 0; j < a->length; j++)
+            for (uint64_t j = 0; j < a->length; j++) {
+                members[m].role = roles[i];
                 tensor_view(&members[m++], &a->members[j]);
+            }
             break;
-        case OPS_ARG_SCALAR:
+        case ACLEMU_ARG_SCALAR:
             k[i].real = a->real;
             k[i].scalar_dtype = a->scalar_dtype;
             break;
-        case OPS_ARG_INT_ARRAY:
+        case ACLEMU_ARG_INT_ARRAY:
             k[i].integers = a->values;
             k[i].length = a->length;
             break;
-        case OPS_ARG_BOOL_ARRAY:
+        case ACLEMU_ARG_BOOL_ARRAY:
             k[i].bools = a->values;
             k[i].length = a->length;
             break;
-        case OPS_ARG_FLOAT_ARRAY:
+        case ACLEMU_ARG_FLOAT_ARRAY:
             k[i].reals = a->values;
             k[i].length = a->length;
             break;
-        case OPS_ARG_STRING:
+        case ACLEMU_ARG_STRING:
             k[i].string = a->values;
             k[i].length = a->length;
             break;
-        case OPS_ARG_REAL:
+        case ACLEMU_ARG_REAL:
             k[i].real = a->real;
             break;
-        default: /* OPS_ARG_INTEGER, OPS_ARG_BOOL */
+        default: /* ACLEMU_ARG_INTEGER, ACLEMU_ARG_BOOL */
             k[i].integer = a->integer;
             break;
         }
@@ -308,7 +312,7 @@ static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *o
                             const generic_arg *args, const aclOpExecutor *ex, const char *api)
 {
     aclemuKernelArg *members;
-    aclemuKernelArg *k = kernel_args(args, op->count, ex, &members);
+    aclemuKernelArg *k = kernel_args(args, op->count, op->roles, ex, &members);
     if (!k) {
         emu_error("%s: out of host memory", api);
         return phase == 1 ? ACLNN_ERR_INNER : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
@@ -345,12 +349,12 @@ static aclError generic_run(emu_task *base)
     char what[192];
     for (int32_t i = 0; i < op->count; i++) {
         const generic_arg *a = &t->args[i];
-        uint64_t n = a->kind == OPS_ARG_TENSOR ? 1 : a->kind == OPS_ARG_TENSOR_LIST ? a->length : 0;
+        uint64_t n = a->kind == ACLEMU_ARG_TENSOR ? 1 : a->kind == ACLEMU_ARG_TENSOR_LIST ? a->length : 0;
         for (uint64_t j = 0; a->present && j < n; j++, p++) {
             const generic_pin *pin = &t->pins[p];
             if (!pin->used)
                 continue;
-            if (a->kind == OPS_ARG_TENSOR)
+            if (a->kind == ACLEMU_ARG_TENSOR)
                 snprintf(what, sizeof what, "%s", op->names[i]);
             else
                 snprintf(what, sizeof what, "%s[%" PRIu64 "]", op->names[i], j);
@@ -396,14 +400,14 @@ static aclError generic_launch(aclOpExecutor *ex, void *workspace, uint64_t work
     generic_arg *args = t ? copy_args(state->args, op->count) : NULL;
     size_t n_pins = 0;
     for (int32_t i = 0; args && i < op->count; i++) {
-        if (args[i].kind == OPS_ARG_TENSOR && args[i].present) {
+        if (args[i].kind == ACLEMU_ARG_TENSOR && args[i].present) {
             /* as the executor has it now: rebound addresses included */
             if (args[i].slot_kind == 1)
                 args[i].tensor = ex->inputs[args[i].slot];
             else if (args[i].slot_kind == 2)
                 args[i].tensor = ex->outputs[args[i].slot];
             n_pins++;
-        } else if (args[i].kind == OPS_ARG_TENSOR_LIST && args[i].present) {
+        } else if (args[i].kind == ACLEMU_ARG_TENSOR_LIST && args[i].present) {
             n_pins += args[i].length;
         }
     }
@@ -419,9 +423,9 @@ static aclError generic_launch(aclOpExecutor *ex, void *workspace, uint64_t work
     for (int32_t i = 0; i < op->count; i++) {
         if (!args[i].present)
             continue;
-        if (args[i].kind == OPS_ARG_TENSOR)
+        if (args[i].kind == ACLEMU_ARG_TENSOR)
             pin_view(&pins[p++], &args[i].tensor);
-        else if (args[i].kind == OPS_ARG_TENSOR_LIST)
+        else if (args[i].kind == ACLEMU_ARG_TENSOR_LIST)
             for (uint64_t j = 0; j < args[i].length; j++)
                 pin_view(&pins[p++], &args[i].members[j]);
     }
@@ -455,11 +459,11 @@ static aclnnStatus read_args(const ops_generic_op *op, const ops_generic_value *
         generic_arg *a = &args[i];
         a->kind = op->kinds[i];
         a->present = 1;
-        if (a->kind == OPS_ARG_INTEGER || a->kind == OPS_ARG_BOOL) {
+        if (a->kind == ACLEMU_ARG_INTEGER || a->kind == ACLEMU_ARG_BOOL) {
             a->integer = values[i].integer;
             continue;
         }
-        if (a->kind == OPS_ARG_REAL) {
+        if (a->kind == ACLEMU_ARG_REAL) {
             a->real = values[i].real;
             continue;
         }
@@ -470,7 +474,7 @@ static aclnnStatus read_args(const ops_generic_op *op, const ops_generic_value *
             continue;
         }
         OPS_CHECK(read_arg(api, op->names[i], a->kind, values[i].pointer, a));
-        if (a->kind != OPS_ARG_TENSOR)
+        if (a->kind != ACLEMU_ARG_TENSOR)
             continue;
         bool output = op->roles[i] == 'o';
         size_t *n = output ? &ex->n_outputs : &ex->n_inputs;
@@ -534,4 +538,161 @@ aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value
     *workspaceSize = 0;
     *executor = ex;
     return ACLNN_SUCCESS;
+}
+
+/* ---- operators described at run time (aclemuGenericGetWorkspaceSize) ---- */
+
+#define DESCRIBED_MAX_PARAMS 256
+#define DESCRIBED_MAX_NAME 128
+#define DESCRIBED_MAX_OPS 4096
+
+/* A description, kept for the life of the process: executors and tasks point at it. */
+typedef struct described_op {
+    ops_generic_op op;
+    struct described_op *next;
+} described_op;
+
+static pthread_mutex_t described_lock = PTHREAD_MUTEX_INITIALIZER;
+static described_op *described;
+static int32_t described_count;
+
+static bool same_description(const ops_generic_op *op, const char *name, int32_t count,
+                             const aclemuGenericParam *params)
+{
+    if (op->count != count || strcmp(op->name, name) != 0)
+        return false;
+    for (int32_t i = 0; i < count; i++)
+        if (strcmp(op->names[i], params[i].name) != 0 || op->kinds[i] != (char)params[i].kind ||
+            op->roles[i] != params[i].role || op->optional[i] != (params[i].optional ? '1' : '0'))
+            return false;
+    return true;
+}
+
+static char *copy_text(const char *text, const char *suffix)
+{
+    size_t n = strlen(text), m = strlen(suffix);
+    char *copy = malloc(n + m + 1);
+    if (copy) {
+        memcpy(copy, text, n);
+        memcpy(copy + n, suffix, m + 1);
+    }
+    return copy;
+}
+
+/* A new description (NULL when out of host memory). */
+static described_op *describe(const char *name, int32_t count, const aclemuGenericParam *params)
+{
+    described_op *d = calloc(1, sizeof *d);
+    char **names = calloc(count ? (size_t)count : 1, sizeof *names);
+    char *kinds = calloc((size_t)count + 1, 1), *roles = calloc((size_t)count + 1, 1);
+    char *optional = calloc((size_t)count + 1, 1);
+    char *op_name = copy_text(name, ""), *phase1 = copy_text(name, "GetWorkspaceSize");
+    bool ok = d && names && kinds && roles && optional && op_name && phase1;
+    for (int32_t i = 0; ok && i < count; i++) {
+        names[i] = copy_text(params[i].name, "");
+        ok = names[i] != NULL;
+        kinds[i] = (char)params[i].kind;
+        roles[i] = params[i].role;
+        optional[i] = params[i].optional ? '1' : '0';
+    }
+    if (!ok) {
+        for (int32_t i = 0; names && i < count; i++)
+            free(names[i]);
+        free(names), free(kinds), free(roles), free(optional), free(op_name), free(phase1), free(d);
+        return NULL;
+    }
+    d->op = (ops_generic_op){op_name, phase1, count, (const char *const *)names, kinds, roles, optional};
+    return d;
+}
+
+/* The kept description equal to this one, made on first use; NULL with the status set. */
+static const ops_generic_op *described_op_for(const char *api, const char *name, int32_t count,
+                                              const aclemuGenericParam *params, aclnnStatus *status)
+{
+    const ops_generic_op *found = NULL;
+    pthread_mutex_lock(&described_lock);
+    for (described_op *d = described; d && !found; d = d->next)
+        if (same_description(&d->op, name, count, params))
+            found = &d->op;
+    if (!found && described_count >= DESCRIBED_MAX_OPS) {
+        emu_error("%s: more than %d operator descriptions in this process", api, DESCRIBED_MAX_OPS);
+        *status = ACLNN_ERR_INNER;
+    } else if (!found) {
+        described_op *d = describe(name, count, params);
+        if (d) {
+            d->next = described;
+            described = d;
+            described_count++;
+            found = &d->op;
+        } else {
+            emu_error("%s: out of host memory", api);
+            *status = ACLNN_ERR_INNER;
+        }
+    }
+    pthread_mutex_unlock(&described_lock);
+    return found;
+}
+
+static aclnnStatus check_description(const char *api, const char *op, int32_t count,
+                                     const aclemuGenericParam *params, const aclemuGenericValue *values)
+{
+    if (!op) {
+        emu_error("%s: op is NULL", api);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    size_t length = strnlen(op, DESCRIBED_MAX_NAME);
+    if (length >= DESCRIBED_MAX_NAME || length <= 5 || strncmp(op, "aclnn", 5) != 0) {
+        emu_error("%s: op must be an operator name \"aclnn<Name>\" of at most %d bytes", api,
+                  DESCRIBED_MAX_NAME - 1);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (count < 0 || count > DESCRIBED_MAX_PARAMS) {
+        emu_error("%s: %s: count is %d, outside [0, %d]", api, op, (int)count, DESCRIBED_MAX_PARAMS);
+        return ACLNN_ERR_PARAM_INVALID;
+    }
+    if (count > 0 && (!params || !values)) {
+        emu_error("%s: %s: %s is NULL but count is %d", api, op, params ? "values" : "params", (int)count);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    for (int32_t i = 0; i < count; i++) {
+        const aclemuGenericParam *p = &params[i];
+        if (!p->name || p->name[0] == '\0') {
+            emu_error("%s: %s: parameter %d has no name", api, op, (int)i);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (p->kind < ACLEMU_ARG_TENSOR || p->kind > ACLEMU_ARG_REAL) {
+            emu_error("%s: %s: parameter %s has kind %d, not an aclemuArgKind (1 to 10)", api, op, p->name,
+                      (int)p->kind);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (p->role != 'i' && p->role != 'o' && p->role != 'u') {
+            emu_error("%s: %s: parameter %s has role %d, not 'i', 'o' or 'u' (105, 111 or 117)", api, op, p->name, (int)p->role);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+        if (p->role != 'i' && p->kind != ACLEMU_ARG_TENSOR && p->kind != ACLEMU_ARG_TENSOR_LIST) {
+            emu_error("%s: %s: parameter %s is written but is not a tensor or tensor list", api, op, p->name);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclemuGenericGetWorkspaceSize(const char *op, int32_t count, const aclemuGenericParam *params,
+                                                     const aclemuGenericValue *values, uint64_t *workspaceSize,
+                                                     aclOpExecutor **executor)
+{
+    const char *api = "aclemuGenericGetWorkspaceSize";
+    aclnnStatus st = check_description(api, op, count, params, values);
+    if (st != ACLNN_SUCCESS)
+        return st;
+    const ops_generic_op *described_op = described_op_for(api, op, count, params, &st);
+    if (!described_op)
+        return st;
+    return ops_generic_phase1(described_op, values, workspaceSize, executor);
+}
+
+EMU_EXPORT aclnnStatus aclemuGenericRun(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                                        aclrtStream stream)
+{
+    return ops_phase2("aclemuGenericRun", workspace, workspaceSize, executor, stream);
 }

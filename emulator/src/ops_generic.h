@@ -11,37 +11,19 @@
 
 #include "ops_core.h"
 
-/* aclemuKernelArg.kind */
-enum {
-    OPS_ARG_TENSOR = 1,
-    OPS_ARG_TENSOR_LIST,
-    OPS_ARG_SCALAR,
-    OPS_ARG_INT_ARRAY,
-    OPS_ARG_BOOL_ARRAY,
-    OPS_ARG_FLOAT_ARRAY,
-    OPS_ARG_STRING,
-    OPS_ARG_INTEGER,
-    OPS_ARG_BOOL,
-    OPS_ARG_REAL,
-};
-
 /* What an operator's parameters are, in order (workspaceSize and executor left out). */
 typedef struct {
     const char *name;       /* "aclnnSoftmax" */
     const char *phase1_api; /* "aclnnSoftmaxGetWorkspaceSize" */
     int32_t count;
     const char *const *names; /* the C parameter names */
-    const char *kinds;        /* one OPS_ARG_* per parameter, as chars */
+    const char *kinds;        /* one aclemuArgKind per parameter, as chars */
     const char *roles;        /* per parameter: 'i' input, 'o' output, 'u' updated in place */
     const char *optional;     /* per parameter: '1' when NULL is allowed (a name ending in Optional) */
 } ops_generic_op;
 
-/* One argument as the entry point received it. */
-typedef struct {
-    const void *pointer; /* the pointer kinds */
-    int64_t integer;     /* OPS_ARG_INTEGER, OPS_ARG_BOOL */
-    double real;         /* OPS_ARG_REAL */
-} ops_generic_value;
+/* One argument as the entry point received it (aclnn_emu.h). */
+typedef aclemuGenericValue ops_generic_value;
 
 aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value *values,
                                uint64_t *workspaceSize, aclOpExecutor **executor);

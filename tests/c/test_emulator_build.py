@@ -139,3 +139,11 @@ def test_the_build_runs_on_its_own(tmp_path):
         for name in files:
             if name.suffix != ".so" and (installed / name).is_file():
                 assert (out / layout / name).read_bytes() == (installed / name).read_bytes()
+
+
+def test_the_build_and_the_binding_give_each_c_type_the_same_argument_kind():
+    from aclnn_py._c import emulator_api
+
+    build = load_build()
+    for c_type, kind in build.ARGUMENT_KINDS.items():
+        assert emulator_api.ARGUMENT_KINDS[c_type] == kind, c_type

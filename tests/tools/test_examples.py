@@ -43,3 +43,15 @@ def test_any_operator_lists_inspects_and_calls():
     loss, reference = done.stdout.split("aclnnMseLoss = ")[1].split(" (numpy ")
     assert abs(float(loss) - float(reference.split(")")[0])) < 1e-6
     assert "False" not in done.stdout
+
+
+@pytest.mark.emulator_only
+def test_custom_op_ci_tests_a_header_only_package_against_its_golden_function():
+    done = subprocess.run([sys.executable, str(EXAMPLES / "custom_op_ci.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert "its library" in done.stdout and "libcust_opapi.so is missing" in done.stdout
+    assert sum(line.endswith(": ok") for line in lines) == 5
+    assert sum("refused at phase 1 (161002)" in line for line in lines) == 2
+    assert lines[-1] == "all checks passed"

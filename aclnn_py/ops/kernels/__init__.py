@@ -186,23 +186,19 @@ def _scalar(value: tuple[float, int]) -> Any:
     return dtype.type(number)
 
 
-def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any]]) -> dict[str, Any]:
+def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]]) -> dict[str, Any]:
     """The kernel's keyword arguments for the handler's ``arguments``."""
-    from .. import roles
-
-    entry = roles.table_entry(kernel_.name)
-    written = set(entry["outputs"]) | set(entry["inout"]) if entry is not None else set()
     if len(arguments_) != len(kernel_.parameters):
         raise Refusal(f"{kernel_.name} has {len(kernel_.parameters)} parameters, the call "
                       f"{len(arguments_)}")
     values: dict[str, Any] = {}
-    for name, (kind, value) in zip(kernel_.parameters, arguments_):
+    for name, (kind, value, role) in zip(kernel_.parameters, arguments_):
         if value is None:
             values[name] = None
         elif kind == ll.KERNEL_TENSOR:
-            values[name] = _array(value, name in written)
+            values[name] = _array(value, role != "i")
         elif kind == ll.KERNEL_TENSOR_LIST:
-            values[name] = [_array(member, name in written) for member in value]
+            values[name] = [_array(member, role != "i") for member in value]
         elif kind == ll.KERNEL_SCALAR:
             values[name] = _scalar(value)
         else:
@@ -210,16 +206,12 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any]]) -> dict[str, A
     return values
 
 
-def _check_dtypes(kernel_: Kernel, values: dict[str, Any]) -> None:
+def _check_dtypes(kernel_: Kernel, values: dict[str, Any], outputs: set[str]) -> None:
     """Every tensor the operator reads (inputs, and tensors it updates in place) has one of
-    the kernel's dtypes; outputs are the kernel's ``check``'s to judge."""
+    the kernel's dtypes; ``outputs`` are the kernel's ``check``'s to judge."""
     allowed = kernel_.dtypes
     if allowed is None:
         return
-    from .. import roles
-
-    entry = roles.table_entry(kernel_.name)
-    outputs = set(entry["outputs"]) if entry is not None else set()
     for name, value in values.items():
         permitted = allowed.get(name) if isinstance(allowed, dict) else allowed
         if name in outputs or permitted is None:
@@ -231,7 +223,7 @@ def _check_dtypes(kernel_: Kernel, values: dict[str, Any]) -> None:
                               f"not support: it supports {', '.join(permitted.names)}")
 
 
-def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any]]
+def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
              ) -> tuple[int, str] | None:
     """The emulator's handler: check (phase 1) or compute (phase 2) one call of ``name``;
     None, or ``(status, message)`` to fail with."""
@@ -241,7 +233,9 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any]]
     try:
         values = arguments(kernel_, arguments_)
         if phase == 1:
-            _check_dtypes(kernel_, values)
+            outputs = {p for p, (_, _, role) in zip(kernel_.parameters, arguments_)
+                       if role == "o"}
+            _check_dtypes(kernel_, values, outputs)
             if kernel_.check is not None:
                 kernel_.check(**values)
             return None
