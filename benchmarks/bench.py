@@ -581,6 +581,53 @@ def print_operator_rows(rows: list[dict[str, Any]]) -> None:
               + "  ".join(f"{cell:>16}" for cell in cells))
 
 
+# ---- a Python-kernel operator next to a C one (the emulator) -------------------------------
+
+# (label, operator, where the emulator computes it): the same elementwise shape of work
+KERNEL_OPERATORS = (("aclnnAdd", "C kernel"), ("aclnnSub", "Python kernel"),
+                    ("aclnnMul", "Python kernel"))
+
+
+def run_kernel_comparison(aclnn_py: Any, sizes: list[int], quick: bool
+                          ) -> list[dict[str, Any]]:
+    """Median per call of ``aclnn_py.call(op, x_d, y_d[, alpha])`` then a synchronisation,
+    on device arrays, for an operator the emulator computes in C and for two it computes
+    with Python kernels, timed in interleaved rounds; empty off the emulator."""
+    if not aclnn_py.emulator.loaded():
+        return []
+    call, sync = aclnn_py.call, aclnn_py.synchronize
+    rows = []
+    for n in sizes:
+        x, y = (aclnn_py.to_device(a) for a in inputs(n, "float32")[1:])
+        modes: dict[str, Callable[[], Any]] = {}
+        for operator, _ in KERNEL_OPERATORS:
+            extra = () if operator == "aclnnMul" else (1,)
+
+            def mode(operator: str = operator, arrays: tuple[Any, ...] = (x, y, *extra)
+                     ) -> None:
+                call(operator, *arrays)
+                sync()
+
+            modes[operator] = mode
+        timing = time_modes(modes, reps_for(n, quick), None)
+        base = timing["aclnnAdd"]["median_ns"]
+        for operator, where in KERNEL_OPERATORS:
+            median = timing[operator]["median_ns"]
+            rows.append({"operator": operator, "kernel": where, "n": n, "median_ns": median,
+                         "ratio": median / base if base else None})
+        x.free()
+        y.free()
+    return rows
+
+
+def print_kernel_rows(rows: list[dict[str, Any]]) -> None:
+    print("\nemulated kernels: aclnn_py.call on device arrays + synchronize(), float32, median "
+          "per call (ratio to aclnnAdd's C kernel, same size):")
+    for row in rows:
+        print(f"  {row['operator']:<10} {row['kernel']:<14}{SIZE_LABELS.get(row['n'], row['n']):>6}"
+              f"  {fmt_time(row['median_ns']):>9} ({row['ratio']:.2f}x)")
+
+
 # ---- aclnn_py.call against the curated operators ------------------------------------------
 
 CALL_OPERATORS = (  # (function, CANN name, arity, arguments after the arrays: curated, call)
@@ -1775,6 +1822,8 @@ def main(argv: list[str] | None = None) -> int:
 
     operator_rows = [] if args.no_operators else run_operator_cases(
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
+    kernel_rows = [] if args.no_operators else run_kernel_comparison(aclnn_py, [1, 1024],
+                                                                      args.quick)
     chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
     header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
     catalog_rows = [] if args.no_catalog else run_catalog(aclnn_py, args.quick)
@@ -1789,6 +1838,8 @@ def main(argv: list[str] | None = None) -> int:
     print_rss(rss_rows)
     if operator_rows:
         print_operator_rows(operator_rows)
+    if kernel_rows:
+        print_kernel_rows(kernel_rows)
     print_chunked(chunked_rows)
     if header_rows:
         print_headers(header_rows)
@@ -1804,6 +1855,7 @@ def main(argv: list[str] | None = None) -> int:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
+                                       "kernels": kernel_rows,
                                        "chunked": chunked_rows, "headers": header_rows,
                                        "catalog": catalog_rows,
                                        "unsynced": unsynced_row,
