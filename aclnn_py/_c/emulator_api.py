@@ -133,6 +133,25 @@ def _value(arg: Any, kind: int) -> Any:
     return int(arg.integer)
 
 
+def _interrupt_main_later() -> None:
+    """Deliver KeyboardInterrupt to the main thread once the handler has returned into C.
+    From the main thread itself, the interrupt would be raised inside the handler, where
+    nothing may unwind: another thread delivers it after a moment, once the handler has
+    returned its status."""
+    import _thread
+    import threading
+    import time
+
+    def deliver() -> None:
+        time.sleep(0.01)
+        _thread.interrupt_main()
+
+    if threading.current_thread() is threading.main_thread():
+        threading.Thread(target=deliver, name="aclnn_py-interrupt", daemon=True).start()
+    else:
+        _thread.interrupt_main()
+
+
 def set_kernel_handler(handler: Any) -> None:
     """Have the emulator call ``handler(operator, phase, arguments)`` for the operators
     registered with :func:`register_kernel`: at phase 1 (``phase`` 1) to check a call, when
@@ -154,8 +173,7 @@ def set_kernel_handler(handler: Any) -> None:
             failed = (constant("ACLNN_ERR_INNER"),
                       f"the kernel raised {type(error).__name__}: {error}")
             if isinstance(error, KeyboardInterrupt):  # delivered again once back in Python
-                import _thread
-                _thread.interrupt_main()
+                _interrupt_main_later()
         if not failed:
             return 0
         status, text = failed

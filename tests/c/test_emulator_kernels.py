@@ -168,3 +168,42 @@ def test_python_kernels_on_several_threads_and_streams_never_deadlock():
     assert not errors, errors[0]
     for index, values in results.items():
         np.testing.assert_allclose(values, [float(index)] * 20, rtol=1e-6)
+
+
+def test_an_interrupt_inside_a_kernel_reaches_the_main_thread_and_leaves_nothing_behind(
+        user_kernels):
+    import time
+
+    calls = []
+
+    @aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+    def ctrl_c(self, out):
+        calls.append(1)
+        raise KeyboardInterrupt  # as a Ctrl-C arriving while the kernel computes
+
+    x = np.linspace(0.5, 2.0, 8, dtype=np.float32)
+    aclnn_py.synchronize()
+    before = aclnn_py.emulator.stats()
+    message, interrupted = "", False
+    try:  # no exception kept: its frames would hold the call's arrays
+        try:
+            aclnn_py.call(UNCOMPUTED, x)
+        except aclnn_py.AclError as error:  # the kernel's failure, then the interrupt
+            message = error.message
+            for _ in range(500):  # the interrupt arrives at the next bytecode, within moments
+                time.sleep(0.01)
+    except KeyboardInterrupt:
+        interrupted = True
+    assert interrupted and calls == [1]
+    assert "the kernel raised KeyboardInterrupt" in message
+    aclnn_py.empty_cache()  # the launch cache's executor and staging blocks
+    after = aclnn_py.emulator.stats()
+    assert after["pending_tasks"] == 0
+    for key in ("live_executors", "live_allocations", "live_host_allocations", "live_tensors"):
+        assert after[key] == before[key], key
+
+    @aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+    def sinc(self, out):
+        out[...] = np.sinc(self / np.pi)
+
+    np.testing.assert_allclose(aclnn_py.call(UNCOMPUTED, x), np.sin(x) / x, rtol=1e-6)
