@@ -602,6 +602,23 @@ def layer_norm_backward(rng, dtype):
         tuple(N(grad.to(TORCH_DTYPES[dtype])) for grad in grads)
 
 
+@case("aclnnGroupNormBackward")
+def group_norm_backward(rng, dtype):
+    x, g = rand(rng, (2, 4, 3), dtype), rand(rng, (2, 4, 3), dtype)
+    gamma = rand(rng, (4,), dtype)
+    xf = T(x).float().reshape(2, 2, -1)
+    # the statistics as the forward operator hands them on: in the input's dtype
+    mean = xf.mean(2).to(TORCH_DTYPES[dtype])
+    rstd = (1 / torch.sqrt(xf.var(2, unbiased=False) + 1e-5)).to(TORCH_DTYPES[dtype])
+    grads = torch.ops.aten.native_group_norm_backward(T(g).float(), T(x).float(), mean.float(),
+                                                      rstd.float(), T(gamma).float(), 2, 4, 3,
+                                                      2, [True, True, True])
+    outs = (np.empty((2, 4, 3), dtype), np.empty((4,), dtype), np.empty((4,), dtype))
+    return {"gradOut": g, "input": x, "mean": N(mean), "rstd": N(rstd), "gamma": gamma,
+            "N": 2, "C": 4, "HxW": 3, "group": 2, "outputMask": [True, True, True]}, outs, \
+        tuple(N(grad.to(TORCH_DTYPES[dtype])) for grad in grads)
+
+
 @case("aclnnBatchNormBackward", "training", dtypes=("float32",))
 def batch_norm_backward(rng, dtype):
     x, g = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype)

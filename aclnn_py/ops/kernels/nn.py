@@ -479,6 +479,29 @@ def layer_norm_backward(gradOut: np.ndarray, input: np.ndarray, normalizedShape:
         store(gradBiasOut, np.sum(g, axis=outer))
 
 
+@builtin("aclnnGroupNormBackward", dtypes=FLOATS)
+def group_norm_backward(gradOut: np.ndarray, input: np.ndarray, mean: np.ndarray,
+                        rstd: np.ndarray, gamma: Any, N: int, C: int, HxW: int, group: int,
+                        outputMask: tuple[bool, ...], gradInput: Any, gradGammaOut: Any,
+                        gradBetaOut: Any) -> None:
+    x = widen(input).reshape(N, group, -1)
+    g = widen(gradOut).reshape(N, C, -1)
+    mu = widen(mean).reshape(N, group, 1)
+    r = widen(rstd).reshape(N, group, 1)
+    normalised = (x - mu) * r                                   # (N, group, C/group * HxW)
+    if outputMask[0] and gradInput is not None:
+        w = widen(gamma).reshape(1, C, 1) if gamma is not None else np.float32(1)
+        gw = (g * w).reshape(N, group, -1)
+        grad = r * (gw - np.mean(gw, axis=2, keepdims=True)
+                    - normalised * np.mean(gw * normalised, axis=2, keepdims=True))
+        store(gradInput, grad.reshape(gradInput.shape))
+    by_channel = normalised.reshape(N, C, -1)
+    if len(outputMask) > 1 and outputMask[1] and gradGammaOut is not None:
+        store(gradGammaOut, np.sum(g * by_channel, axis=(0, 2)).reshape(gradGammaOut.shape))
+    if len(outputMask) > 2 and outputMask[2] and gradBetaOut is not None:
+        store(gradBetaOut, np.sum(g, axis=(0, 2)).reshape(gradBetaOut.shape))
+
+
 @builtin("aclnnBatchNormBackward", dtypes=FLOATS)
 def batch_norm_backward(gradOut: np.ndarray, input: np.ndarray, weight: Any, runningMean: Any,
                         runningVar: Any, saveMean: Any, saveInvstd: Any, training: bool,
