@@ -9,8 +9,8 @@ function on any machine.
 
 Usage: ``python examples/custom_op_ci.py [PACKAGE]``. Without PACKAGE, the example writes
 a header-only package for ``aclnnScaledAddCustom`` (``z = x + alpha * y``, optionally
-negated) into a temporary folder. On a real CANN install it calls the package's built
-library, so the same checks then run on the NPU.
+negated) into a temporary folder. On a real CANN install, give a package whose library is
+built: the same checks then run on the NPU (without PACKAGE it stops with status 2).
 """
 
 from __future__ import annotations
@@ -113,6 +113,10 @@ def main(argv: list[str]) -> int:
         os.environ["ASCEND_CUSTOM_OPP_PATH"] = str(package)
         import aclnn_py
 
+        if not aclnn_py.emulator.loaded() and not argv:
+            print("CANN is loaded: give the path of a package whose library is built (a "
+                  "package without one runs on aclnn_py's emulator only)")
+            return 2
         if aclnn_py.emulator.loaded():
             @aclnn_py.emulator.kernel(OPERATOR, dtypes=["float32", "float16"],
                                       check=check_shapes)

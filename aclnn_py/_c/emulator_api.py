@@ -106,8 +106,8 @@ def _tensor(arg: Any) -> tuple[Any, int, tuple[int, ...], tuple[int, ...], int]:
 
 def _argument(arg: Any) -> tuple[int, Any, str]:
     """A handler argument as Python values: see :func:`set_kernel_handler`."""
-    kind, role = int(arg.kind), (arg.role or b"i").decode("ascii", "replace")
-    return (kind, _value(arg, kind) if arg.present else None, role)
+    kind = int(arg.kind)
+    return (kind, _value(arg, kind) if arg.present else None, arg.role.decode("ascii"))
 
 
 def _value(arg: Any, kind: int) -> Any:
