@@ -61,6 +61,7 @@ from .ops.specs import Reduction
 from .runtime.arrays import DeviceArray, empty, to_device
 from .runtime.info import DeviceIds, RuntimeInfo, runtime_info
 from .runtime.memory import MemoryInfo, empty_cache, memory_info
+from .runtime.npu_tensors import asnumpy
 from .runtime.streams import Event, Stream, synchronize
 
 logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
@@ -112,6 +113,7 @@ __all__ = [
     "UnavailableError",
     "__version__",
     "add",
+    "asnumpy",
     "call",
     "emulator",
     "empty",

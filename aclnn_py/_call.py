@@ -22,9 +22,12 @@ import numpy as np
 from . import _caches
 from .engine import launch_cache, numpy_path
 from .engine.dispatch import fast_call, unstaged
+from .engine.tensors import TensorCall, involved
 from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
+from .errors import LibraryNotFoundError, UnavailableError
 from .ops.dtypes import acl_dtype, all_dtypes
 from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
+from .runtime import arrays as _arrays
 from .runtime.arrays import DeviceArray, empty, to_device
 from .runtime.streams import Stream
 
@@ -345,8 +348,10 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
 
 
 def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
-          stream: Stream | None) -> Any:
-    if not kwargs and out is None and type(name) is str:
+          stream: Stream | None, allocator: TensorCall | None = None) -> Any:
+    """``call``; ``allocator``: the torch call whose outputs torch allocates (its tensors
+    are DeviceArrays in ``args`` by now)."""
+    if allocator is None and not kwargs and out is None and type(name) is str:
         fast = _fast.get((name, len(args)))
         if fast is not None:
             spec, tensors, attributes = fast
@@ -357,6 +362,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     from .ops import catalog
     from .ops import headers as _headers
 
+    if allocator is None and involved((*args, *kwargs.values()), out, stream):
+        return _tensor_call(name, args, kwargs, out, TensorCall(stream))
     signature = catalog.signature(_checked_name(name))
     library = catalog.bind(signature)
     outputs, given = _outputs(signature, out)
@@ -420,7 +427,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                          f"{sorted(set(devices))}")
     stream = placement(devices, None, stream)
     if flat_given is None:
-        flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device))
+        flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device,
+                                    allocator))
     spec = _spec(signature, library, tuple(arrays), flat_names, tuple(left_out),
                  tuple(lists.items()))
     attributes = tuple(c_attributes)
@@ -434,7 +442,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             index for index, p in enumerate(parameters) if not p.is_tensor))
     if on_device:
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
-        if simple and out is None:  # cached as the curated operators' calls are
+        if simple and out is None and allocator is None:  # cached as the curated calls are
             result = flat_given[0]
             return launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
         flat += flat_given
@@ -459,6 +467,44 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if not results and signature.returns_nothing:
         return None
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _tensor_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+                 adopted: TensorCall) -> Any:
+    """The call given torch NPU tensors or a torch stream (``engine.tensors``): the tensors,
+    in tensor lists and ``out=`` too, as DeviceArrays over their memory, the outputs not
+    given allocated by torch, the results handed back as the tensors."""
+    def adopt(value: Any, where: str) -> Any:
+        if isinstance(value, (list, tuple)):
+            return type(value)(adopt(member, f"{where}[{index}]")
+                               for index, member in enumerate(value))
+        return adopted.adopt(value, where)
+
+    args = tuple(adopt(value, f"argument {index}") for index, value in enumerate(args))
+    kwargs = {key: adopt(value, key) for key, value in kwargs.items()}
+    out = None if out is None else adopt(out, "out")
+    devices = [value.device for value in _flattened((*args, *kwargs.values(), out))
+               if type(value) is DeviceArray]
+    stream = adopted.stream(devices[0] if devices else None)
+    results = _call(name, args, kwargs, out, stream, adopted)
+    adopted.finish()
+    if isinstance(results, tuple):
+        return tuple(_given_back(adopted, each) for each in results)
+    return _given_back(adopted, results)
+
+
+def _flattened(values: Sequence[Any]) -> list[Any]:
+    """``values`` with lists and tuples among them opened, once."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value if isinstance(value, (list, tuple)) else (value,))
+    return flat
+
+
+def _given_back(adopted: TensorCall, value: Any) -> Any:
+    if isinstance(value, list):
+        return [adopted.result(member) for member in value]
+    return adopted.result(value)
 
 
 def _written(operator: str, outputs: list[catalog.Parameter], given: tuple[Any, ...] | None
@@ -548,8 +594,9 @@ def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
 
 
 def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool,
-              device: int) -> tuple[Any, ...]:
-    """Outputs of the broadcast shape of the tensor inputs and the first input's dtype."""
+              device: int, allocator: TensorCall | None = None) -> tuple[Any, ...]:
+    """Outputs of the broadcast shape of the tensor inputs and the first input's dtype (by
+    torch, through ``allocator``, when the call was given torch tensors)."""
     if not arrays:
         raise TypeError(f"{operator}: the outputs' shape cannot be inferred without tensor "
                         "inputs; pass out=")
@@ -559,6 +606,24 @@ def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool
         raise ValueError(f"{operator}: the outputs' shape cannot be inferred, as the inputs do "
                          f"not broadcast ({shapes}); pass out=")
     dtype = next(iter(arrays.values())).dtype
+    if allocator is not None and allocator.like is not None:
+        return tuple(allocator.new_array(shape, dtype) for _ in range(count))
     if on_device:
         return tuple(empty(shape, dtype, device=device) for _ in range(count))
     return tuple(np.empty(shape, dtype) for _ in range(count))
+
+
+def _cast(array: DeviceArray, dtype: np.dtype) -> DeviceArray:
+    """``DeviceArray.astype``: ``array`` as a new C-contiguous array of ``dtype``, by
+    ``aclnnCast`` on the current stream, or through the host where CANN lacks it."""
+    result = empty(array.shape, dtype, device=array.device)
+    if not array.size:
+        return result
+    try:
+        call("aclnnCast", array, dtype, out=result)
+    except (LibraryNotFoundError, UnavailableError):
+        result.copy_from(array.numpy().astype(dtype))
+    return result
+
+
+_arrays.cast_through = _cast

@@ -94,6 +94,11 @@ def address(pointer: Any) -> int:
     return int(ffi.cast("uintptr_t", pointer))
 
 
+def pointer_at(address: int) -> Any:
+    """A ``void *`` at the integer ``address`` (memory someone else owns)."""
+    return ffi.cast("void *", address)
+
+
 def c_string(text: str) -> Any:
     """A NUL-terminated UTF-8 copy of ``text`` (a ``char[]`` owned by the returned object)."""
     return ffi.new("char[]", text.encode())
@@ -107,6 +112,11 @@ def host_bytes(size: int) -> Any:
 def byte_offset(pointer: Any, offset: int) -> Any:
     """``pointer`` moved by ``offset`` bytes."""
     return ffi.cast("char *", pointer) + offset
+
+
+def write_host(pointer: Any, array: Any) -> None:
+    """Copy the C-contiguous numpy ``array`` into the host memory at ``pointer``."""
+    ffi.memmove(pointer, ffi.from_buffer(array), array.nbytes)
 
 
 def read_bytes(pointer: Any, size: int) -> bytes:

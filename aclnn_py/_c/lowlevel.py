@@ -66,8 +66,10 @@ from .core import (
     host_bytes,
     host_pointer,
     libraries,
+    pointer_at,
     read_bytes,
     recent_error_message,
+    write_host,
 )
 from .emulator_api import (
     KERNEL_BOOL,
@@ -174,6 +176,8 @@ from .opapi import (
 
 __all__ = [
     "constant",
+    "pointer_at",
+    "write_host",
     "NULL",
     "ACL_SUCCESS",
     "ACL_ERROR_REPEAT_INITIALIZE",

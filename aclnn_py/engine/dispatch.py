@@ -13,6 +13,8 @@
   a repeat skips validation too: its signature was validated when first seen.
 * A signature whose executor CANN will not make repeatable runs phase 1 on every
   launch instead (``launch.OneShotLaunch``).
+* PyTorch NPU tensors, or a torch stream: the call over DeviceArrays on the tensors' own
+  memory, with torch's stream and allocator (``tensors``).
 """
 
 from __future__ import annotations
@@ -23,13 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import _caches
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, to_device
 from ..runtime.memory import DeviceBuffer
 from ..runtime.process import activate
 from ..runtime.results import result_array
-from ..runtime.streams import Stream, current_stream
+from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import constants, launch_cache, numpy_path
+from .tensors import TensorCall, involved
 from .validate import check_out, placement, validated
 
 
@@ -39,19 +43,68 @@ def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceAr
 
 def _given_stream(device: int, stream: Any) -> Stream | None:
     """``stream`` made current when it is a usable stream of ``device``, else None."""
-    if type(stream) is Stream and stream.device == device and not stream.closed:
+    if type(stream) in STREAM_TYPES and stream.device == device and not stream.closed:
         activate(device)
-        return stream
+        usable: Stream = stream
+        return usable
     return None
 
 
 def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
-         stream: Stream | None) -> np.ndarray | DeviceArray:
-    """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays."""
+         stream: Any) -> np.ndarray | DeviceArray:
+    """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays
+    and torch NPU tensors (a torch tensor back for those, typed as the DeviceArray it
+    stands for: aclnn_py's hints do not name torch)."""
     result = fast_call(spec, inputs, attributes, out, stream)
     if result is not None:
         return result
+    if involved(inputs, out, stream):
+        tensor: DeviceArray = _tensor_call(spec, inputs, attributes, out, stream)
+        return tensor
     return validated_call(spec, inputs, attributes, out, stream)
+
+
+def _tensor_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+                 out: Any, stream: Any) -> Any:
+    """The call given torch NPU tensors or a torch stream (``tensors``): over DeviceArrays
+    on the tensors' memory, its result a torch tensor when the inputs include one."""
+    adopted = TensorCall(stream)
+    arrays = [adopted.adopt(value, name) for value, name in zip(inputs, spec.inputs)]
+    out_array = adopted.adopt(out, "out")
+    devices = [a.device for a in (*arrays, out_array) if type(a) is DeviceArray]
+    target = adopted.stream(devices[0] if devices else None)
+    if out_array is None and adopted.like is not None:
+        out_array = adopted.new_array(*_result_layout(spec, arrays, attributes))
+    result = call(spec, arrays, attributes, out_array, target)
+    adopted.finish()
+    return adopted.result(result)
+
+
+# (operator, attributes, inputs' layouts) -> (result shape, result dtype): what a result
+# allocated by torch must be, known without validating again.
+_result_layouts: dict[tuple[Any, ...], tuple[tuple[int, ...], np.dtype]] = {}
+
+
+def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[Any, ...]
+                   ) -> tuple[tuple[int, ...], np.dtype]:
+    fast = spec.fast_attributes(attributes)
+    key = None if fast is None else (spec, *fast, *(
+        a.layout if type(a) is DeviceArray else
+        (type(a), getattr(a, "dtype", None), getattr(a, "shape", None)) for a in arrays))
+    found = None if key is None else _result_layouts.get(key)
+    if found is None:
+        _, _, shape, dtype = validated(spec, arrays, attributes)
+        found = (shape, dtype)
+        if key is not None:
+            if len(_result_layouts) >= 4096:
+                _result_layouts.clear()
+            _result_layouts[key] = found
+    return found
+
+
+_caches.register("torch result layouts", holds="the result shape and dtype of each call "
+                 "signature given torch tensors", bound="4096 signatures, then cleared",
+                 size=lambda: len(_result_layouts), empty=_caches.emptied(_result_layouts.clear))
 
 
 def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,

@@ -39,7 +39,7 @@ import numpy as np
 from .._c import lowlevel as ll
 from ..errors import AclError
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray
+from ..runtime.arrays import DeviceArray, move_to
 from ..runtime.handles import CString, Executor, Handle
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
@@ -162,26 +162,6 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
         raise
 
 
-def _move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
-    """Wait for other streams' work on ``arrays``, then mark them used by ``stream``, their
-    blocks too (reused in its order once released). Returns what the launch must hold
-    of them: nothing when each owns a pool block or no memory, else the arrays."""
-    held = None
-    for array in arrays:
-        buffer = array.buffer
-        other = array.stream
-        if other is not stream:
-            if other is not None:
-                array.synchronize()
-            # The block first: interrupted between the two, the array is not on the
-            # stream yet and the next launch marks it again (never on it, unmarked).
-            array.buffer.use_on(stream.state)
-            array.stream = stream
-        if buffer._block is None and buffer.nbytes:  # memory the pools do not own
-            held = arrays
-    return held
-
-
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
     repeatable executor, kept for relaunching on any stream of the arrays' device."""
@@ -221,7 +201,7 @@ class RepeatableLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that): one C call when no address changed."""
-        held = _move_to(stream, arrays)
+        held = move_to(stream, arrays)
         hold = self if held is None else (self, held)
         if not stream.relaunch(hold, arrays, self):
             stream.queue(hold, self._bind_and_launch, arrays, stream.handle)
@@ -349,7 +329,7 @@ class OneShotLaunch:
         for other streams' work on the arrays and marks them used by ``stream``."""
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
-        kept = _move_to(stream, arrays) if track else arrays
+        kept = move_to(stream, arrays) if track else arrays
         for _ in range(2):
             workspace = self._workspace
             held = [self, workspace, kept, hold]  # the launch adds its executor

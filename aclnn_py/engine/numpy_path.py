@@ -55,7 +55,7 @@ from ..runtime.arrays import DeviceArray, array_description, contiguous_strides,
 from ..runtime.memory import staged_buffer, staging_pools, take_staging
 from ..runtime.process import activate
 from ..runtime.results import RESULT_MIN_BYTES, result_array
-from ..runtime.streams import Stream, current_stream
+from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import chunked as _chunked
 from . import launch_cache
 
@@ -295,7 +295,7 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
         stream = current_stream()
         if stream.closed:
             return None
-    elif type(stream) is Stream and not stream.closed:
+    elif type(stream) in STREAM_TYPES and not stream.closed:
         activate(stream.device)
     else:
         return None

@@ -6,9 +6,10 @@ from typing import Any, NoReturn, TypeVar
 
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, empty, to_device
+from ..runtime.npu_tensors import adopt, is_npu_tensor
 from ..runtime.process import activate
-from ..runtime.streams import Stream
 from .launch import Launch, new_launch
+from .tensors import TensorCall, involved
 from .validate import arguments, check_out, placement, validated
 
 _PlanT = TypeVar("_PlanT", bound="Plan")
@@ -37,35 +38,50 @@ class Plan:
 
     spec: OperatorSpec
 
-    def __init__(self, *args: Any, out: DeviceArray | None = None,
-                 stream: Stream | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, out: Any = None, stream: Any = None, **kwargs: Any) -> None:
         self._launcher: Launch | None = None
         spec = self.spec
         inputs, attributes = _bind(spec, args, kwargs)
+        # torch NPU tensors or a torch stream (engine.tensors): the plan runs over the
+        # tensors' memory, on torch's stream, and torch allocates its out.
+        self._torch = TensorCall(stream) if involved(inputs, out, stream) else None
+        if self._torch is not None:
+            inputs = tuple(self._torch.adopt(value, name)
+                           for value, name in zip(inputs, spec.inputs))
+            out = self._torch.adopt(out, "out")
+            devices = [a.device for a in (*inputs, out) if type(a) is DeviceArray]
+            stream = self._torch.stream(devices[0] if devices else None)
         arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
         if out is not None:
             check_out(out, True, shape=shape, spec=spec)
         stream = placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
                             out, stream)
         if out is None:
-            out = empty(shape, dtype, device=stream.device)
+            if self._torch is not None and self._torch.like is not None:
+                out = self._torch.new_array(shape, dtype)
+            else:
+                out = empty(shape, dtype, device=stream.device)
         self.stream = stream
         # Host inputs go up once: the plan owns their device copies (run() rebinds them).
         # Empty once the plan is closed.
         self._arrays: tuple[DeviceArray, ...] = (
             *(to_device(a, device=stream.device, stream=stream) for a in arrays.values()), out)
+        # What run() returns for each array: the torch tensor it is over, or itself.
+        self._given: tuple[Any, ...] = self._arrays if self._torch is None else tuple(
+            self._torch.result(a) for a in self._arrays)
         self._described = ", ".join(f"{name}={array.shape} {array.dtype.name}"
                                     for name, array in zip(spec.names, self._arrays))
         self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
 
     @property
-    def out(self) -> DeviceArray:
-        """The array every run writes (ValueError once the plan is closed: it let go of it)."""
-        arrays = self._arrays
-        if not arrays:
+    def out(self) -> Any:
+        """The array every run writes, a torch tensor when the plan was given torch tensors
+        (ValueError once the plan is closed: it let go of it)."""
+        given = self._given
+        if not given:
             raise ValueError(f"{type(self).__name__} is closed: it no longer holds its out "
                              "(keep what run() returns)")
-        return arrays[-1]
+        return given[-1]
 
     @property
     def workspace_size(self) -> int:
@@ -79,38 +95,53 @@ class Plan:
             raise ValueError(f"{type(self).__name__} is closed")
         return launcher
 
-    def run(self, *arrays: Any, **named: Any) -> DeviceArray:
+    def run(self, *arrays: Any, **named: Any) -> Any:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
         order, then ``out``, or by name; None keeps the bound one); returns ``out``,
         still computing."""
         # The arrays first: close() lets go of the launcher first, so arrays read before
         # it did come with a launcher that is open (or refuses the launch once retired).
-        bound = self._arrays
+        bound, given = self._arrays, self._given
         launcher = self._launcher
         if launcher is None:
             launcher = self._open()  # raises
         if arrays or named:
-            bound = self._rebound(bound, arrays, named)
+            bound, given = self._rebound(bound, given, arrays, named)
         stream = self.stream
         activate(stream.device)  # any thread may run a plan
+        torch = self._torch
+        if torch is not None:
+            torch.flush()  # torch's queued work first (engine.tensors)
         launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
-        self._arrays = bound
+        if torch is not None:
+            torch.record(given)
+        self._arrays, self._given = bound, given
         if self._launcher is None:  # closed by another thread meanwhile: let go again
-            self._arrays = ()
-        return bound[-1]
+            self._arrays = self._given = ()
+        return given[-1]
 
-    def _rebound(self, bound: tuple[DeviceArray, ...], arrays: tuple[Any, ...],
-                 named: dict[str, Any]) -> tuple[DeviceArray, ...]:
-        given = arguments("run()", self.spec.names, arrays, named)
-        return tuple(each if given.get(name) is None else _like(name, given[name], each)
-                     for name, each in zip(self.spec.names, bound))
+    def _rebound(self, bound: tuple[DeviceArray, ...], given: tuple[Any, ...],
+                 arrays: tuple[Any, ...], named: dict[str, Any]
+                 ) -> tuple[tuple[DeviceArray, ...], tuple[Any, ...]]:
+        values = arguments("run()", self.spec.names, arrays, named)
+        new_bound, new_given = [], []
+        for name, each, was in zip(self.spec.names, bound, given):
+            value = values.get(name)
+            if value is None:
+                new_bound.append(each)
+                new_given.append(was)
+                continue
+            array = adopt(value, name) if is_npu_tensor(value) else value
+            new_bound.append(_like(name, array, each))
+            new_given.append(value)
+        return tuple(new_bound), tuple(new_given)
 
     def close(self) -> None:
         """Wait for the plan's work, then destroy the executor, release the workspace and
         let go of ``out`` and the arrays bound (queued work holds what it uses until it
         is done). Safe to call twice."""
         launcher, self._launcher = self._launcher, None
-        self._arrays = ()  # no call between the two: no interrupt can come between them
+        self._arrays = self._given = ()  # no call between: no interrupt between them
         if launcher is not None:
             launcher.retire()  # a run racing this close is refused or waited for below
             self.stream.synchronize()

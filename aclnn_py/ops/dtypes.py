@@ -69,6 +69,14 @@ def is_bfloat16(dtype: Any) -> bool:
 _BY_VALUE: dict[int, str] = {constant(acl): name for name, acl in _ACL_NAMES.items()}
 
 
+def dtype_named(name: str) -> np.dtype | None:
+    """The numpy dtype the table knows as ``name`` ("float32", "bfloat16", as numpy and
+    PyTorch both spell them); None for a name it lacks."""
+    if name not in _ACL_NAMES:
+        return None
+    return bfloat16_dtype() if name == "bfloat16" else np.dtype(name)
+
+
 def numpy_dtype(value: int) -> np.dtype | None:
     """The numpy dtype of aclDataType ``value``; None for one without (ACL_STRING, ...)."""
     name = _BY_VALUE.get(value)

@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import sys
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
 from .. import _caches
 from .._c import lowlevel as ll
 from ..ops.dtypes import acl_dtype, all_dtypes, bfloat16_dtype, dtype_label
+from . import process as rt
 from .handles import Handle
-from .memory import DeviceBuffer
-from .streams import Stream
+from .memory import DeviceBuffer, borrowed_buffer, take_staging
+from .streams import Stream, current_stream, resolve_stream
 
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1
@@ -86,6 +89,106 @@ _caches.register("array layout ids", holds="the id of each array layout seen",
                  size=lambda: len(_layout_ids), empty=_caches.emptied(_layout_ids.clear))
 
 
+def _shape(shape: Any, argument: str) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple; ValueError for a negative extent."""
+    try:
+        extents = (operator.index(shape),) if not isinstance(shape, Sequence) and not \
+            isinstance(shape, np.ndarray) else tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{argument} must be an int or a sequence of ints, got "
+                        f"{shape!r}") from None
+    if any(n < 0 for n in extents):
+        raise ValueError(f"{argument} must not have negative extents, got {extents}")
+    return extents
+
+
+def span(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements of storage from the first element to the last one a view reaches, inclusive
+    (0 for an empty view)."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+
+
+def _reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                      new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Strides that show the elements of ``shape``/``strides`` in C order as ``new_shape``
+    over the same memory, or None when no strides can (a copy would be needed)."""
+    if 0 in shape:
+        return contiguous_strides(new_shape)
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    result = [1] * len(new_shape)
+    i = j = 0  # the next old axis, the next new axis
+    while i < len(old) and j < len(new_shape):
+        # The smallest run of old axes and of new axes holding the same number of elements.
+        old_end, new_end = i + 1, j + 1
+        old_count, new_count = old[i][0], new_shape[j]
+        while old_count != new_count:
+            if new_count < old_count:
+                new_count *= new_shape[new_end]
+                new_end += 1
+            else:
+                old_count *= old[old_end][0]
+                old_end += 1
+        for k in range(i, old_end - 1):  # the run must be one C-ordered block
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        result[new_end - 1] = old[old_end - 1][1]
+        for k in range(new_end - 1, j, -1):
+            result[k - 1] = result[k] * new_shape[k]
+        i, j = old_end, new_end
+    return tuple(result)
+
+
+def _shape_with_unknown(shape: Any, size: int) -> tuple[int, ...]:
+    """A reshape target: ``shape`` with its one -1 extent, if any, worked out from ``size``."""
+    extents = [operator.index(n) for n in ((shape,) if isinstance(shape, int) else shape)]
+    unknown = [axis for axis, n in enumerate(extents) if n == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension (-1)")
+    if any(n < -1 for n in extents):
+        raise ValueError(f"shape must not have negative extents, got {tuple(extents)}")
+    if unknown:
+        known = math.prod(n for n in extents if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape an array of {size} elements into shape "
+                             f"{tuple(extents)}")
+        extents[unknown[0]] = size // known
+    return tuple(extents)
+
+
+def _is_dense_c_order(array: DeviceArray) -> bool:
+    """Whether ``array``'s elements lie in C order one after the other (an offset allowed)."""
+    return all(n == 1 or s == c for n, s, c in zip(array.shape, array.strides,
+                                                   contiguous_strides(array.shape)))
+
+
+# What DeviceArray.astype computes with, set by the layer that has the operators.
+cast_through: Callable[[DeviceArray, np.dtype], DeviceArray] | None = None
+
+
+def move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
+    """Wait for other streams' work on ``arrays`` (on any view of their memory), then mark
+    them used by ``stream``, their blocks too (reused in its order once released). Returns
+    what work queued on ``stream`` over them must hold: nothing when each owns a pool block
+    or no memory, else the arrays (memory someone else frees, or a staging block's)."""
+    held = None
+    for array in arrays:
+        buffer = array.buffer
+        tracked = array if array.base is None else array.base
+        other = tracked.stream
+        if other is not stream:
+            if other is not None:
+                tracked.synchronize()
+            # The block first: interrupted between the two, the array is not on the
+            # stream yet and the next launch marks it again (never on it, unmarked).
+            buffer.use_on(stream.state)
+            tracked.stream = stream
+        if buffer._block is None and buffer.nbytes:  # memory the pools do not own
+            held = arrays
+    return held
+
+
 def array_description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
                  nbytes: int, device: int) -> tuple[Any, ...]:
     """The ``DeviceArray.description()`` of an array over ``nbytes`` of device memory."""
@@ -97,13 +200,16 @@ def array_description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[in
 class DeviceArray:
     """An array in device memory: a buffer plus shape, dtype, element strides and offset.
 
-    Made by :func:`to_device` and :func:`empty`, and returned by operators given
-    device inputs. Work that writes it may still be queued (operators on device
-    arrays do not wait); :meth:`numpy` waits for it first.
+    Made by :func:`to_device`, :func:`empty` and :meth:`from_pointer`, and returned by
+    operators given device inputs. Work that writes it may still be queued (operators on
+    device arrays do not wait); :meth:`numpy` waits for it first. :meth:`reshape`,
+    :meth:`transpose` and indexing give views that share the memory; operators take them
+    through their strides. ``==`` is identity, as for any Python object: compare contents
+    with ``numpy()``.
     """
 
     __slots__ = ("buffer", "shape", "dtype", "strides", "offset", "device", "stream",
-                 "acl_dtype", "layout", "__weakref__")
+                 "acl_dtype", "layout", "base", "__weakref__")
 
     def __init__(self, buffer: DeviceBuffer, shape: tuple[int, ...], dtype: np.dtype,
                  strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
@@ -114,8 +220,11 @@ class DeviceArray:
         self.strides = contiguous_strides(shape) if strides is None else strides
         self.offset = offset
         self.device = buffer.device
-        # The stream whose queued work last used this array (None: nothing pending).
+        # The stream whose queued work last used this array (None: nothing pending); a
+        # view's is its base's, so work through any view of the memory is waited for.
         self.stream: Stream | None = None
+        # The array a view was made from (None: not a view).
+        self.base: DeviceArray | None = None
         self.layout = layout_id(shape, self.acl_dtype, self.strides, offset,
                                 self.storage_size, self.device)
 
@@ -132,7 +241,58 @@ class DeviceArray:
          array.layout) = description
         array.buffer = buffer
         array.stream = None
+        array.base = None
         return array
+
+    @classmethod
+    def from_pointer(cls, pointer: Any, shape: Any, dtype: Any, *,
+                     strides: Sequence[int] | None = None, device: int | None = None,
+                     owner: Any = None) -> DeviceArray:
+        """An array over device memory that someone else allocated (another ACL user in the
+        process, a C extension): ``pointer`` is its integer device address, ``strides``
+        are in elements (default C order), ``device`` the device it is on (default the
+        current one). The memory is never freed here; ``owner`` is kept alive as long as
+        the array, or queued work using it, lives. ValueError for a null pointer, a
+        negative extent or stride, or a span that does not fit an address space."""
+        try:
+            address = operator.index(pointer)
+        except TypeError:
+            raise TypeError(f"pointer must be an int device address, got "
+                            f"{type(pointer).__name__}") from None
+        if address == 0:
+            raise ValueError("pointer is null: from_pointer wraps allocated device memory")
+        if address < 0:
+            raise ValueError(f"pointer must be a non-negative address, got {address}")
+        shape = _shape(shape, "shape")
+        dtype = np.dtype(dtype)
+        acl_dtype(dtype, all_dtypes(), argument="dtype")
+        if strides is None:
+            steps = contiguous_strides(shape)
+        else:
+            steps = tuple(operator.index(s) for s in strides)
+            if len(steps) != len(shape):
+                raise ValueError(f"strides {steps} must have one entry per axis of shape "
+                                 f"{shape}")
+            if any(s < 0 for s in steps):
+                raise ValueError(f"strides must not be negative (CANN takes non-negative "
+                                 f"strides only), got {steps}")
+        nbytes = span(shape, steps) * dtype.itemsize
+        if nbytes > MAX_BYTES or address + nbytes > 2**64:
+            raise ValueError(f"shape {shape} with strides {steps} of {dtype_label(dtype)} at "
+                             f"0x{address:x} spans {nbytes} bytes, beyond any device address "
+                             "space")
+        device = rt.activate(device)
+        return cls(borrowed_buffer(address, nbytes, device, owner), shape, dtype, steps)
+
+    def data_ptr(self) -> int:
+        """The device address of the first element (as ``torch.Tensor.data_ptr()``); 0 for
+        an array without memory. With :attr:`nbytes`, what other code needs to use it."""
+        pointer = self.buffer.pointer
+        if pointer is None:
+            raise ValueError("this DeviceArray was freed")
+        if pointer == ll.NULL:
+            return 0
+        return ll.address(pointer) + self.offset * self.dtype.itemsize
 
     @property
     def ndim(self) -> int:
@@ -173,11 +333,12 @@ class DeviceArray:
             raise ValueError(f"{name} is a DeviceArray that was freed")
 
     def synchronize(self) -> None:
-        """Wait for queued work that uses this array."""
-        stream = self.stream
+        """Wait for queued work that uses this array (or any view of its memory)."""
+        tracked = self if self.base is None else self.base
+        stream = tracked.stream
         if stream is not None:
             stream.synchronize()
-            self.stream = None
+            tracked.stream = None
 
     def numpy(self) -> np.ndarray:
         """A new host array with this array's contents (waiting for pending work first)."""
@@ -231,12 +392,150 @@ class DeviceArray:
                             f"shape {self.shape} (use .item() for one element, or .numpy())")
         return self.item()
 
+    def reshape(self, *shape: Any) -> DeviceArray:
+        """A view of the same memory with another shape (one extent may be -1), in C order
+        as numpy's; ValueError when the strides cannot show it without a copy."""
+        wanted = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        extents = list(_shape_with_unknown(wanted, self.size))
+        new_shape = tuple(extents)
+        if math.prod(new_shape) != self.size:
+            raise ValueError(f"cannot reshape an array of {self.size} elements (shape "
+                             f"{self.shape}) into shape {new_shape}")
+        strides = _reshaped_strides(self.shape, self.strides, new_shape)
+        if strides is None:
+            raise ValueError(f"shape {new_shape} cannot view this array (shape {self.shape}, "
+                             f"strides {self.strides}) without a copy; make a C-contiguous "
+                             f"copy first: array.astype(array.dtype).reshape(...)")
+        return self._view(new_shape, strides, self.offset)
+
+    def transpose(self, *axes: Any) -> DeviceArray:
+        """A view with the axes permuted (reversed without ``axes``), as numpy's."""
+        order = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        if order is None or not order:
+            permutation = tuple(range(self.ndim - 1, -1, -1))
+        else:
+            permutation = tuple(operator.index(a) % self.ndim if self.ndim else
+                                operator.index(a) for a in order)
+            if sorted(permutation) != list(range(self.ndim)):
+                raise ValueError(f"axes {tuple(order)} are not a permutation of the "
+                                 f"{self.ndim} axes")
+        return self._view(tuple(self.shape[a] for a in permutation),
+                          tuple(self.strides[a] for a in permutation), self.offset)
+
+    @property
+    def T(self) -> DeviceArray:  # noqa: N802 (numpy's name)
+        """The axes reversed: :meth:`transpose`."""
+        return self.transpose()
+
+    def __getitem__(self, key: Any) -> DeviceArray:
+        """A view of the same memory: integers, slices (positive steps), ``...`` and None
+        index as in numpy; anything else would need a copy and raises TypeError."""
+        items = key if isinstance(key, tuple) else (key,)
+        if sum(item is Ellipsis for item in items) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        real = sum(item is not None and item is not Ellipsis for item in items)
+        if real > self.ndim:
+            raise IndexError(f"too many indices for an array of {self.ndim} dimensions: "
+                             f"{real} were given")
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            items = (*items[:at], *(slice(None),) * (self.ndim - real), *items[at + 1:])
+        shape: list[int] = []
+        strides: list[int] = []
+        offset = self.offset
+        axis = 0
+        for item in items:
+            if item is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            extent, stride = self.shape[axis], self.strides[axis]
+            if isinstance(item, slice):
+                start, stop, step = item.indices(extent)
+                if step < 0:
+                    raise ValueError("a negative step would need a negative stride, which "
+                                     "CANN does not take; index the numpy() copy instead")
+                length = len(range(start, stop, step))
+                if length:
+                    offset += start * stride
+                shape.append(length)
+                strides.append(stride * step)
+            elif isinstance(item, (bool, np.bool_)) or not hasattr(item, "__index__"):
+                raise TypeError(f"DeviceArray indices are integers, slices, '...' and None "
+                                f"(views of the same memory); got {type(item).__name__}, "
+                                "which would need a copy: index array.numpy() instead")
+            else:
+                index = operator.index(item)
+                if not -extent <= index < extent:
+                    raise IndexError(f"index {index} is out of bounds for axis {axis} with "
+                                     f"size {extent}")
+                offset += (index % extent) * stride
+            axis += 1
+        shape += self.shape[axis:]
+        strides += self.strides[axis:]
+        return self._view(tuple(shape), tuple(strides), offset)
+
+    def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+              ) -> DeviceArray:
+        self.require_live("the array")
+        view = DeviceArray(self.buffer, shape, self.dtype, strides, offset)
+        view.base = self if self.base is None else self.base
+        return view
+
+    def copy_from(self, source: Any, *, stream: Stream | None = None) -> DeviceArray:
+        """Copy the host array ``source`` (broadcast to this array's shape, cast as numpy's
+        ``copyto`` does with ``casting="same_kind"``) into this array, queued on
+        ``stream`` (default the current stream of the array's device) after the work
+        queued on it so far; the host data is staged first, so the caller may change it
+        at once. Returns this array."""
+        self.require_live("the array")
+        if isinstance(source, DeviceArray):
+            raise TypeError("copy_from copies host data; for a device array use copy()")
+        source = host_array(source, "source")
+        staged = np.empty(self.shape, self.dtype)
+        try:
+            np.copyto(staged, source, casting="same_kind")
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"source cannot be copied into this array (shape "
+                              f"{self.shape}, dtype {dtype_label(self.dtype)}): {error}"
+                              ) from None
+        if not self.size:
+            return self
+        if not _is_dense_c_order(self):
+            raise ValueError(f"copy_from writes a C-contiguous array or view; this one has "
+                             f"strides {self.strides}: copy into a contiguous array and pass "
+                             "it to an operator")
+        stream = current_stream(self.device) if stream is None else resolve_stream(stream)
+        if stream.device != self.device:
+            raise ValueError(f"stream is on device {stream.device} but the array is on "
+                             f"{self.device}")
+        staging = take_staging(self.device, staged.nbytes, 0)
+        ll.write_host(staging.host_data, staged)
+        target = ll.byte_offset(self.buffer.pointer, self.offset * self.dtype.itemsize)
+        move_to(stream, (self,))
+        stream.queue((staging, self), ll.memcpy_async, target, staged.nbytes,
+                     staging.host_data, staged.nbytes, ll.MEMCPY_HOST_TO_DEVICE, stream.handle)
+        return self
+
+    def astype(self, dtype: Any) -> DeviceArray:
+        """A new device array of ``dtype`` with this array's values (through ``aclnnCast``
+        where CANN has it, else through the host), queued as operators are."""
+        dtype = np.dtype(dtype)
+        acl_dtype(dtype, all_dtypes(), argument="dtype")
+        self.require_live("the array")
+        if cast_through is None:
+            raise RuntimeError("astype needs aclnn_py imported whole")
+        return cast_through(self, dtype)
+
     def free(self) -> None:
         """Give the device memory back now (after pending work on it). Safe to call twice.
 
         The array is refused by launches first, then the work queued on it is waited
         for, then the memory goes: a launch racing this free in another thread is either
         refused or waited for."""
+        if self.base is not None:
+            raise ValueError("this DeviceArray is a view: its memory belongs to the array it "
+                             "was made from (.base); free that one")
         buffer = self.buffer
         if not buffer.freed:
             buffer.retire()
@@ -272,8 +571,9 @@ class DeviceArray:
         self.free()
 
     def __repr__(self) -> str:
+        tracked = self if self.base is None else self.base
         state = "freed" if self.buffer.freed else (
-            "pending" if self.stream is not None else "ready")
+            "pending" if tracked.stream is not None else "ready")
         layout = "" if self.is_contiguous else f", strides={self.strides}, offset={self.offset}"
         return (f"DeviceArray(shape={self.shape}, dtype={dtype_label(self.dtype)}, "
                 f"device={self.device}{layout}, {state})")

@@ -419,3 +419,26 @@ def staged_buffer(pointer: Any, nbytes: int, device: int) -> StagedBuffer:
     buffer = _fill(_new_buffer(StagedBuffer), device, nbytes, None)
     buffer.pointer = pointer
     return buffer
+
+
+class BorrowedBuffer(DeviceBuffer):
+    """Device memory someone else allocated and frees (another ACL user, torch_npu, a C
+    extension): never freed here. It keeps ``owner`` alive as long as it lives, and so does
+    queued work that uses it (a launch holds the arrays over memory the pools do not own).
+    :meth:`free` only retires it and lets go of ``owner``."""
+
+    __slots__ = ("owner",)
+    owner: Any
+
+    def free(self) -> None:
+        self.freed = True
+        self.pointer = None
+        self.owner = None
+
+
+def borrowed_buffer(address: int, nbytes: int, device: int, owner: Any) -> BorrowedBuffer:
+    """A :class:`BorrowedBuffer` of ``nbytes`` at the device address ``address``."""
+    buffer = _fill(_new_buffer(BorrowedBuffer), device, nbytes, None)
+    buffer.pointer = ll.pointer_at(address)
+    buffer.owner = owner
+    return buffer

@@ -10,6 +10,7 @@ managers); as they need their device current, their safety net is a
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 import weakref
 from collections.abc import Sequence
@@ -118,7 +119,12 @@ class Stream:
                                    states)
         self._finalizer = weakref.finalize(self, _destroy_stream_quietly, self._key)
         self._finalizer.atexit = False  # at exit, teardown() releases streams in CANN's order
-        self.handle = ll.create_stream(cell)
+        self._start(ll.create_stream(cell), states)
+
+    def _start(self, handle: Any, states: list[Any]) -> None:
+        """Set up the bookkeeping of the stream ``handle`` (on ``self.device``, current);
+        its pools' state joins ``states``."""
+        self.handle = handle
         self.key = ll.address(self.handle)
         # The pools' record of this stream's progress (fences and points): blocks released
         # while its work may use them are reused in stream order (runtime.memory).
@@ -136,6 +142,15 @@ class Stream:
         self._state_lock = threading.RLock()  # closing against waiting
         self._closed = False
         _process.streams.add(self)
+
+    @classmethod
+    def from_handle(cls, handle: Any, device: int | None = None) -> Stream:
+        """The stream of an ``aclrtStream`` someone else created (torch_npu, a C library):
+        ``handle`` is its integer address (``torch.npu.Stream.npu_stream``, a ctypes
+        ``c_void_p``'s ``value``), ``device`` the device it is on (default the current
+        one). aclnn_py queues work on it and waits for it as on its own streams, but never
+        destroys it: keep it alive while aclnn_py may use it. One object per handle."""
+        return external_stream(handle, device)
 
     def synchronize(self) -> None:
         """Wait for all work queued on this stream (none once it is closed).
@@ -364,6 +379,62 @@ class Stream:
         return f"<aclnn_py.Stream device={self.device} {state}>"
 
 
+class ExternalStream(Stream):
+    """A stream aclnn_py did not create (:meth:`Stream.from_handle`): used and waited for
+    like its own, never destroyed. :meth:`close` waits for its work and forgets it."""
+
+    def __init__(self, address: int, device: int) -> None:
+        self.device = activate(device)
+        self._key = -address  # no entry in _undestroyed: nothing of it is destroyed here
+        self._start(ll.pointer_at(address), [])
+
+    def close(self) -> None:
+        with self._state_lock:
+            if self._closed:
+                return
+            with self._keepalive_lock:
+                self._closed = True
+            try:
+                self._wait()
+            finally:
+                activate(self.device)
+                ll.stream_closed(self.state)
+                with self._keepalive_lock:
+                    self._keepalive.clear()
+                _external.pop((self.device, self.key), None)
+                release_caches(self)
+
+    destroy = close
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"0x{self.key:x}"
+        return f"<aclnn_py.Stream device={self.device} {state}, not aclnn_py's>"
+
+
+# The external streams by (device, handle address), for this runtime generation.
+_external: dict[tuple[int, int], ExternalStream] = {}
+
+
+def external_stream(handle: Any, device: int | None = None) -> ExternalStream:
+    """The :class:`ExternalStream` of ``handle`` (an integer address) on ``device``."""
+    try:
+        address = operator.index(handle)
+    except TypeError:
+        raise TypeError(f"handle must be the int address of an aclrtStream, got "
+                        f"{type(handle).__name__}") from None
+    if address <= 0:
+        raise ValueError(f"handle must be the address of an aclrtStream, got {address}; the "
+                         "default stream (NULL) cannot be queued on with a hold")
+    device = activate(device)
+    found = _external.get((device, address))
+    if found is None or found.closed:
+        with _process.lock:
+            found = _external.get((device, address))
+            if found is None or found.closed:
+                found = _external[(device, address)] = ExternalStream(address, device)
+    return found
+
+
 def default_stream(device: int | None = None) -> Stream:
     """The device's default stream (created on first use), with the device made current."""
     device = activate(device)
@@ -538,3 +609,7 @@ def _release_stream_caches() -> None:
 
 
 on_teardown(_release_stream_caches, streams=True)
+
+
+# The classes a stream argument may have on the per-call paths (checked by exact type).
+STREAM_TYPES = frozenset((Stream, ExternalStream))

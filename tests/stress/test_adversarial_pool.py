@@ -124,19 +124,19 @@ def _interrupt_at(function, text: str):
     return tracer, fired
 
 
-@pytest.mark.parametrize("line", ["array.buffer.use_on(stream.state)", "array.stream = stream"])
+@pytest.mark.parametrize("line", ["buffer.use_on(stream.state)", "tracked.stream = stream"])
 def test_an_interrupt_in_move_to_never_leaves_an_array_on_a_stream_with_its_block_unmarked(line):
-    """``_move_to`` set ``array.stream`` before marking the block: interrupted between the
+    """``move_to`` set ``array.stream`` before marking the block: interrupted between the
     two, the array counted as on the stream, so no later launch marked its block, and
     released while a kernel reading it was queued, it went to host code at once."""
     import sys
 
-    from aclnn_py.engine import launch as _launch
+    from aclnn_py.runtime import arrays as _arrays
 
     aclnn_py.synchronize()
     grad, x, y = (aclnn_py.to_device(_host(seed)) for seed in (1, 2, 3))
     expected = aclnn_py.mse_loss_backward(grad.numpy(), x.numpy(), y.numpy())
-    tracer, fired = _interrupt_at(_launch._move_to, line)
+    tracer, fired = _interrupt_at(_arrays.move_to, line)
     sys.settrace(tracer)
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -1,0 +1,136 @@
+"""PyTorch NPU tensors (torch_npu) as DeviceArrays over the memory they live in.
+
+A tensor is recognised by its protocol, never by importing torch or torch_npu: its
+``device.type`` is ``"npu"`` and it has ``data_ptr()``, ``stride()``,
+``storage_offset()`` and ``untyped_storage()``. :func:`adopt` describes it as it is:
+``data_ptr()`` (which includes the storage offset) less the offset's bytes is the
+storage's address, ``untyped_storage().nbytes()`` its size, the strides and offset are
+the tensor's own, in elements, on the tensor's device index. Nothing is copied; the
+array keeps the tensor alive, and so does queued work that uses it.
+
+torch's streams: the ``npu_stream`` attribute of a ``torch.npu.Stream`` is its
+``aclrtStream``. torch_npu computes it with ``NPUStream::stream()``, which first empties
+the stream's task queue (``MakeSureQueueEmpty``) when ``TASK_QUEUE_ENABLE`` queues
+torch's work on the host (Ascend/pytorch: torch_npu/csrc/npu/Stream.cpp,
+``THNPStream_get_npu_stream``; torch_npu/csrc/core/npu/NPUStream.cpp,
+``NPUStream::stream``). So reading it, after the torch work the call depends on, orders
+that work before aclnn_py's.
+
+:func:`asnumpy` reads any of them back, DeviceArrays included.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..ops.dtypes import dtype_label, dtype_named
+from .arrays import DeviceArray, host_array, span
+from .memory import borrowed_buffer
+from .process import activate
+from .streams import ExternalStream, external_stream, synchronize_device
+
+# aclFormat values of the layouts an aclTensor built from strides describes (headers/acl_rt.h:
+# ACL_FORMAT_NCHW 0, ACL_FORMAT_NHWC 1, ACL_FORMAT_ND 2, ACL_FORMAT_NDHWC 27,
+# ACL_FORMAT_NCDHW 30); torch_npu's private formats (NC1HWC0, FRACTAL_NZ, ...) are not.
+_PLAIN_FORMATS = frozenset((0, 1, 2, 27, 30))
+
+
+def is_npu_tensor(value: Any) -> bool:
+    """Whether ``value`` is a tensor on an NPU (torch_npu's, or anything with its protocol)."""
+    device = getattr(value, "device", None)
+    return getattr(device, "type", None) == "npu" and hasattr(value, "untyped_storage")
+
+
+def is_torch_stream(value: Any) -> bool:
+    """Whether ``value`` is a torch NPU stream (it has an ``npu_stream`` handle)."""
+    return hasattr(type(value), "npu_stream")  # the type: reading the attribute flushes
+
+
+def numpy_dtype_of(torch_dtype: Any, argument: str) -> np.dtype:
+    """The numpy dtype of a torch dtype, by name; TypeError naming ``argument`` for one
+    without an aclDataType in aclnn_py's table."""
+    name = str(torch_dtype).removeprefix("torch.")
+    found = dtype_named(name)
+    if found is None:
+        raise TypeError(f"{argument} is a torch NPU tensor of dtype {torch_dtype}, which has no "
+                        "aclDataType aclnn_py describes; convert it with .to(...) first")
+    return found
+
+
+def torch_dtype_of(dtype: np.dtype) -> Any:
+    """The torch dtype named as the numpy ``dtype`` is (torch is imported already: a torch
+    tensor was given)."""
+    return getattr(sys.modules["torch"], dtype_label(dtype))
+
+
+def adopt(tensor: Any, argument: str) -> DeviceArray:
+    """A DeviceArray over the torch NPU ``tensor``'s memory (no copy); errors name
+    ``argument``."""
+    dtype = numpy_dtype_of(tensor.dtype, argument)
+    shape = tuple(int(n) for n in tensor.shape)
+    strides = tuple(int(s) for s in tensor.stride())
+    if any(s < 0 for s in strides):
+        raise ValueError(f"{argument} has negative strides {strides}, which CANN does not "
+                         "take; pass tensor.contiguous()")
+    offset = int(tensor.storage_offset())
+    device = tensor.device.index
+    if device is None:
+        raise ValueError(f"{argument} is on {tensor.device}, without a device index")
+    _check_format(tensor, argument)
+    nbytes = int(tensor.untyped_storage().nbytes())
+    itemsize = dtype.itemsize
+    if offset + span(shape, strides) > nbytes // itemsize:
+        raise ValueError(f"{argument} reaches past its storage: offset {offset} and strides "
+                         f"{strides} over {nbytes} bytes")
+    address = int(tensor.data_ptr()) - offset * itemsize if nbytes else 0
+    activate(device)
+    return DeviceArray(borrowed_buffer(address, nbytes, device, tensor), shape, dtype, strides,
+                       offset)
+
+
+def _check_format(tensor: Any, argument: str) -> None:
+    """TypeError for a tensor torch_npu keeps in a private format (the strides do not
+    describe its memory)."""
+    torch_npu = sys.modules.get("torch_npu")
+    get_format = getattr(torch_npu, "get_npu_format", None)
+    if get_format is None:
+        return
+    found = int(get_format(tensor))
+    if found not in _PLAIN_FORMATS:
+        raise TypeError(f"{argument} is kept in torch_npu's internal format {found}, which "
+                        "its strides do not describe; pass torch_npu.npu_format_cast(tensor, 2) "
+                        "(ND)")
+
+
+def torch_stream(value: Any) -> ExternalStream:
+    """The stream of the torch NPU stream ``value`` (its ``npu_stream`` handle)."""
+    device = getattr(value, "device_index", None)
+    if device is None:
+        device = getattr(getattr(value, "device", None), "index", None)
+    return external_stream(int(value.npu_stream), None if device is None else int(device))
+
+
+def current_torch_stream(device: int) -> ExternalStream | None:
+    """torch's current stream of ``device`` with its task queue emptied (module docstring);
+    None without torch_npu imported."""
+    torch_npu = sys.modules.get("torch_npu")
+    if torch_npu is None:
+        return None
+    return torch_stream(torch_npu.npu.current_stream(device))
+
+
+def asnumpy(a: Any) -> np.ndarray:
+    """``a``'s values as a numpy array, as ``cupy.asnumpy``: a DeviceArray's once its queued
+    work is done, a torch NPU tensor's once the work on its device is (torch's queued work
+    flushed first), anything else as ``numpy.asarray`` reads it (CPU tensors included)."""
+    if isinstance(a, DeviceArray):
+        return a.numpy()
+    if is_npu_tensor(a):
+        array = adopt(a, "a")
+        current_torch_stream(array.device)  # torch's task queue goes to the device first
+        synchronize_device(array.device)
+        return array.numpy()
+    return host_array(a, "a")
