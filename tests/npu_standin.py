@@ -199,7 +199,12 @@ class NpuStream:
         return self.handle.value
 
     def close(self) -> None:
+        """Destroy the stream, telling aclnn_py first (as a C library's owner of a stream
+        would: aclnn_py never destroys a stream it did not create)."""
         if self.handle.value:
+            import aclnn_py
+
+            aclnn_py.Stream.from_handle(self.handle.value, self.device_index).close()
             self.runtime.aclrtSynchronizeStream(self.handle)
             self.runtime.aclrtDestroyStream(self.handle)
             self.handle = ctypes.c_void_p()

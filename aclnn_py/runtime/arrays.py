@@ -31,6 +31,9 @@ from .handles import Handle
 from .memory import DeviceBuffer, borrowed_buffer, take_staging
 from .streams import Stream, current_stream, resolve_stream
 
+# The alignment aclCreateTensor wants of tensor data (see DeviceArray.from_pointer).
+_TENSOR_ALIGNMENT = 32
+
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1
 
@@ -252,8 +255,10 @@ class DeviceArray:
         process, a C extension): ``pointer`` is its integer device address, ``strides``
         are in elements (default C order), ``device`` the device it is on (default the
         current one). The memory is never freed here; ``owner`` is kept alive as long as
-        the array, or queued work using it, lives. ValueError for a null pointer, a
-        negative extent or stride, or a span that does not fit an address space."""
+        the array, or queued work using it, lives. Work queued through the array is
+        waited for by its own :meth:`synchronize` (or :func:`aclnn_py.synchronize`), not
+        by other arrays over the same memory. ValueError for a null pointer, a negative
+        extent or stride, or a span that does not fit an address space."""
         try:
             address = operator.index(pointer)
         except TypeError:
@@ -281,8 +286,17 @@ class DeviceArray:
             raise ValueError(f"shape {shape} with strides {steps} of {dtype_label(dtype)} at "
                              f"0x{address:x} spans {nbytes} bytes, beyond any device address "
                              "space")
+        # aclCreateTensor wants its data address 32-byte aligned (the emulator's ops_core.h,
+        # after CANN's aclCreateTensor doc): an address inside an allocation (aclrtMalloc
+        # aligns those) is described as the aligned address before it plus an offset.
+        offset = 0
+        below = address % _TENSOR_ALIGNMENT
+        if below and below % dtype.itemsize == 0:
+            address -= below
+            offset = below // dtype.itemsize
+            nbytes += below
         device = rt.activate(device)
-        return cls(borrowed_buffer(address, nbytes, device, owner), shape, dtype, steps)
+        return cls(borrowed_buffer(address, nbytes, device, owner), shape, dtype, steps, offset)
 
     def data_ptr(self) -> int:
         """The device address of the first element (as ``torch.Tensor.data_ptr()``); 0 for
@@ -437,8 +451,8 @@ class DeviceArray:
         if real > self.ndim:
             raise IndexError(f"too many indices for an array of {self.ndim} dimensions: "
                              f"{real} were given")
-        if Ellipsis in items:
-            at = items.index(Ellipsis)
+        if any(item is Ellipsis for item in items):
+            at = next(i for i, item in enumerate(items) if item is Ellipsis)
             items = (*items[:at], *(slice(None),) * (self.ndim - real), *items[at + 1:])
         shape: list[int] = []
         strides: list[int] = []
@@ -460,7 +474,7 @@ class DeviceArray:
                     offset += start * stride
                 shape.append(length)
                 strides.append(stride * step)
-            elif isinstance(item, (bool, np.bool_)) or not hasattr(item, "__index__"):
+            elif isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
                 raise TypeError(f"DeviceArray indices are integers, slices, '...' and None "
                                 f"(views of the same memory); got {type(item).__name__}, "
                                 "which would need a copy: index array.numpy() instead")
