@@ -11,7 +11,8 @@ low-level API the binding uses, so the first user with an NPU can tell us in one
 * **checks**: the behaviours the emulator models (``aclInit`` counting shared with another
   ACL user, repeatable executors and rebinding, the executor-cache refusal,
   ``aclrtMemcpyAsync``'s host-memory rules by release, device visibility, and the role
-  table of the installed headers). Each is a list of expectations (what, expected,
+  table of the installed headers, torch_npu tensors and streams where torch_npu is
+  installed). Each is a list of expectations (what, expected,
   observed, ok); a check passes when all hold. Checks that would disturb this process
   (``aclFinalize``, ``ASCEND_RT_VISIBLE_DEVICES``, memory CANN documents as unpredictable)
   run their probes in a fresh interpreter.
@@ -706,6 +707,76 @@ def check_roles(context: Context, findings: Findings) -> None:
     findings.expect("headers of table operators that cannot be read", agreement["refused"], [])
 
 
+@_probe_function
+def _probe_torch_npu() -> dict[str, Any]:
+    """torch_npu tensors through aclnn_py (the path the test suite checks with a stand-in):
+    each observation is whether one behaviour held on the NPU."""
+    import importlib
+
+    try:
+        # untyped here: aclnn_py's hints do not name torch
+        torch: Any = importlib.import_module("torch")
+        importlib.import_module("torch_npu")  # registers the "npu" device
+    except ImportError as error:
+        return {"missing": str(error)}
+    import aclnn_py
+
+    device = "npu:0"
+    torch.manual_seed(5)
+    x, y = (torch.randn(8, 16, device=device) for _ in range(2))
+    x_cpu, y_cpu = x.cpu(), y.cpu()
+    pointers = (x.data_ptr(), y.data_ptr())
+    observed: dict[str, Any] = {}
+    added = aclnn_py.add(x, y, alpha=2.0)
+    observed["result is a torch NPU tensor"] = bool(
+        isinstance(added, torch.Tensor) and added.device.type == "npu")
+    observed["curated add right"] = bool(torch.allclose(added.cpu(), x_cpu + 2 * y_cpu))
+    observed["inputs not moved"] = (x.data_ptr(), y.data_ptr()) == pointers
+    scaled = x * 3  # queued by torch (TASK_QUEUE_ENABLE) right before aclnn_py's launch
+    observed["ordered after torch's queued work"] = bool(torch.allclose(
+        aclnn_py.call("aclnnAdd", scaled, scaled, 1).cpu(), 6 * x_cpu, atol=1e-5))
+    view = x.t()[2:, 1::2]
+    observed["strided and offset views"] = bool(torch.allclose(
+        aclnn_py.call("aclnnMul", view, view).cpu(), x_cpu.t()[2:, 1::2] ** 2, atol=1e-6))
+    out = torch.empty_like(x)
+    written = aclnn_py.add(x, y, out=out)
+    observed["out= written in place"] = bool(written is out and torch.allclose(
+        out.cpu(), x_cpu + y_cpu))
+    target = x.clone()
+    updated = aclnn_py.call("aclnnInplaceAdd", target, y, 1.0)
+    observed["in-place tensor updated"] = bool(updated is target and torch.allclose(
+        target.cpu(), x_cpu + y_cpu))
+    side = torch.npu.Stream()
+    side.wait_stream(torch.npu.current_stream())
+    on_side = aclnn_py.add(x, y, stream=side)
+    side.synchronize()
+    observed["a torch stream given"] = bool(torch.allclose(on_side.cpu(), x_cpu + y_cpu))
+    plan = aclnn_py.AddPlan(x, y)
+    plan.run(x=y)
+    observed["a plan rebinding tensors"] = bool(torch.allclose(plan.out.cpu(), 2 * y_cpu))
+    plan.close()
+    for dtype in (torch.float16, torch.bfloat16, torch.int32):
+        a = (torch.arange(12, device=device) % 5).to(dtype)
+        observed[f"{dtype} tensors"] = bool(torch.equal(
+            aclnn_py.call("aclnnMul", a, a).cpu(), a.cpu() * a.cpu()))
+    observed["asnumpy"] = bool(np.allclose(aclnn_py.asnumpy(x), x_cpu.numpy()))
+    torch.npu.synchronize()
+    return {"missing": None, "observed": observed}
+
+
+def check_torch_npu(context: Context, findings: Findings) -> None:
+    """torch_npu's tensors and streams through aclnn_py, as the stand-in tests assume."""
+    if context.emulator:
+        raise Skip("torch_npu needs a real CANN; on the emulator the torch path is tested "
+                   "with the stand-in tensors of tests/npu_standin.py")
+    found = _probe("torch_npu", context)
+    if found["missing"]:
+        raise Skip(f"torch_npu is not importable ({found['missing']}): pip install torch_npu "
+                   "to check the torch path")
+    for what, ok in found["observed"].items():
+        findings.expect(what, ok, True)
+
+
 CHECKS: tuple[Check, ...] = (
     Check("acl_init_counting", "aclInit/aclFinalize shared with another ACL user",
           check_acl_init),
@@ -718,6 +789,8 @@ CHECKS: tuple[Check, ...] = (
     Check("device_visibility", "ASCEND_RT_VISIBLE_DEVICES and device ids",
           check_device_visibility),
     Check("roles", "installed headers' roles against the role table", check_roles),
+    Check("torch_npu_tensors", "torch_npu tensors and streams passed as they are",
+          check_torch_npu),
 )
 
 

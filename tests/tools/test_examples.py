@@ -55,3 +55,14 @@ def test_custom_op_ci_tests_a_header_only_package_against_its_golden_function():
     assert sum(line.endswith(": ok") for line in lines) == 5
     assert sum("refused at phase 1 (161002)" in line for line in lines) == 2
     assert lines[-1] == "all checks passed"
+
+
+@pytest.mark.emulator_only
+def test_torch_npu_custom_op_calls_an_operator_on_npu_tensors_without_copies():
+    pytest.importorskip("torch", reason="the example needs PyTorch: pip install torch")
+    done = subprocess.run([sys.executable, str(EXAMPLES / "torch_npu_custom_op.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert sum(line.endswith(" ok") and "NpuTensor (64, 128)" in line for line in lines) == 2
+    assert lines[-1] == "host-device copies made by the calls: 0"
