@@ -355,10 +355,15 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         fast = _fast.get((name, len(args)))
         if fast is not None:
             spec, tensors, attributes = fast
-            result = fast_call(spec, [args[i] for i in tensors],
-                               tuple(args[i] for i in attributes), None, stream)
+            inputs = [args[i] for i in tensors]
+            attribute_args = tuple(args[i] for i in attributes)
+            result = fast_call(spec, inputs, attribute_args, None, stream)
             if result is not None:
                 return result
+            if involved(inputs, None, stream):
+                result = _fast_tensor_call(spec, inputs, attribute_args, stream)
+                if result is not None:
+                    return result
     from .ops import catalog
     from .ops import headers as _headers
 
@@ -491,6 +496,27 @@ def _tensor_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: 
     if isinstance(results, tuple):
         return tuple(_given_back(adopted, each) for each in results)
     return _given_back(adopted, results)
+
+
+def _fast_tensor_call(spec: OperatorSpec, inputs: list[Any], values: tuple[Any, ...],
+                      stream: Any) -> Any:
+    """A repeated call of one output given torch tensors: over their DeviceArrays, the
+    output allocated by torch as :func:`_allocate` shapes it, when the launch cache has the
+    signature; else None (the caller takes the full path)."""
+    adopted = TensorCall(stream)
+    arrays = [adopted.adopt(value, name) for value, name in zip(inputs, spec.inputs)]
+    if not all(type(array) is DeviceArray for array in arrays):
+        return None
+    shape = broadcast_shapes([array.shape for array in arrays]) if arrays else None
+    if shape is None:
+        return None
+    target = adopted.stream(arrays[0].device)
+    out = adopted.new_array(shape, arrays[0].dtype) if adopted.like is not None else None
+    result = fast_call(spec, arrays, values, out, target)
+    if result is None:
+        return None
+    adopted.finish()
+    return adopted.result(result)
 
 
 def _flattened(values: Sequence[Any]) -> list[Any]:

@@ -628,6 +628,56 @@ def print_kernel_rows(rows: list[dict[str, Any]]) -> None:
               f"  {fmt_time(row['median_ns']):>9} ({row['ratio']:.2f}x)")
 
 
+# ---- torch NPU tensors against DeviceArrays -----------------------------------------------
+
+
+def run_torch_tensors(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """Median per call (then a synchronisation) of ``add`` and ``call("aclnnAdd")`` with
+    ``out=`` on torch NPU tensors against the same on DeviceArrays, 1 element float32, in
+    interleaved rounds. Off an NPU the tensors are the test suite's stand-in (its Python
+    methods count in); empty without PyTorch, or on CANN without torch_npu."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    try:
+        import torch_npu  # noqa: F401
+
+        def tensor() -> Any:
+            return torch.ones(1, device="npu")
+    except ImportError:
+        if not aclnn_py.emulator.loaded():
+            return []
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from npu_standin import NpuTensor
+
+        def tensor() -> Any:
+            return NpuTensor.from_numpy(np.ones(1, np.float32), torch.float32)
+    x, out = tensor(), tensor()
+    xd, outd = aclnn_py.to_device(np.ones(1, np.float32)), aclnn_py.empty(1, np.float32)
+    add, call, sync = aclnn_py.add, aclnn_py.call, aclnn_py.synchronize
+    modes: dict[str, Callable[[], Any]] = {
+        "add, DeviceArrays": lambda: (add(xd, xd, out=outd), sync()),
+        "add, torch tensors": lambda: (add(x, x, out=out), sync()),
+        "call, DeviceArrays": lambda: (call("aclnnAdd", xd, xd, 1, out=outd), sync()),
+        "call, torch tensors": lambda: (call("aclnnAdd", x, x, 1, out=out), sync()),
+    }
+    timing = time_modes(modes, reps_for(1, quick), None)
+    rows = []
+    for name in modes:
+        base = timing[name.split(",")[0] + ", DeviceArrays"]["median_ns"]
+        median = timing[name]["median_ns"]
+        rows.append({"mode": name, "median_ns": median, "ratio": median / base if base else None})
+    return rows
+
+
+def print_torch_rows(rows: list[dict[str, Any]]) -> None:
+    print("\ntorch NPU tensors (out= given), 1 element float32, + synchronize(), median per call "
+          "(ratio to the same on DeviceArrays):")
+    for row in rows:
+        print(f"  {row['mode']:<22} {fmt_time(row['median_ns']):>9} ({row['ratio']:.2f}x)")
+
+
 # ---- aclnn_py.call against the curated operators ------------------------------------------
 
 CALL_OPERATORS = (  # (function, CANN name, arity, arguments after the arrays: curated, call)
@@ -1824,6 +1874,7 @@ def main(argv: list[str] | None = None) -> int:
         aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
     kernel_rows = [] if args.no_operators else run_kernel_comparison(aclnn_py, [1, 1024],
                                                                       args.quick)
+    torch_rows = [] if args.no_operators else run_torch_tensors(aclnn_py, args.quick)
     chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
     header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
     catalog_rows = [] if args.no_catalog else run_catalog(aclnn_py, args.quick)
@@ -1840,6 +1891,8 @@ def main(argv: list[str] | None = None) -> int:
         print_operator_rows(operator_rows)
     if kernel_rows:
         print_kernel_rows(kernel_rows)
+    if torch_rows:
+        print_torch_rows(torch_rows)
     print_chunked(chunked_rows)
     if header_rows:
         print_headers(header_rows)
@@ -1855,7 +1908,7 @@ def main(argv: list[str] | None = None) -> int:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
                                        "targets": targets, "operators": operator_rows,
-                                       "kernels": kernel_rows,
+                                       "kernels": kernel_rows, "torch": torch_rows,
                                        "chunked": chunked_rows, "headers": header_rows,
                                        "catalog": catalog_rows,
                                        "unsynced": unsynced_row,

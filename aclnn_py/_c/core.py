@@ -94,9 +94,12 @@ def address(pointer: Any) -> int:
     return int(ffi.cast("uintptr_t", pointer))
 
 
+_VOID_POINTER = ffi.typeof("void *")
+
+
 def pointer_at(address: int) -> Any:
     """A ``void *`` at the integer ``address`` (memory someone else owns)."""
-    return ffi.cast("void *", address)
+    return ffi.cast(_VOID_POINTER, address)
 
 
 def c_string(text: str) -> Any:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _caches
 from ..ops.dtypes import dtype_label, dtype_named
 from .arrays import DeviceArray, host_array, span
 from .memory import borrowed_buffer
@@ -49,14 +50,20 @@ def is_torch_stream(value: Any) -> bool:
     return hasattr(type(value), "npu_stream")  # the type: reading the attribute flushes
 
 
+_numpy_dtypes: dict[Any, np.dtype] = {}  # torch dtype -> numpy dtype, as met
+
+
 def numpy_dtype_of(torch_dtype: Any, argument: str) -> np.dtype:
     """The numpy dtype of a torch dtype, by name; TypeError naming ``argument`` for one
     without an aclDataType in aclnn_py's table."""
-    name = str(torch_dtype).removeprefix("torch.")
-    found = dtype_named(name)
+    found = _numpy_dtypes.get(torch_dtype)
     if found is None:
-        raise TypeError(f"{argument} is a torch NPU tensor of dtype {torch_dtype}, which has no "
-                        "aclDataType aclnn_py describes; convert it with .to(...) first")
+        found = dtype_named(str(torch_dtype).removeprefix("torch."))
+        if found is None:
+            raise TypeError(f"{argument} is a torch NPU tensor of dtype {torch_dtype}, which "
+                            "has no aclDataType aclnn_py describes; convert it with .to(...) "
+                            "first")
+        _numpy_dtypes[torch_dtype] = found
     return found
 
 
@@ -66,29 +73,51 @@ def torch_dtype_of(dtype: np.dtype) -> Any:
     return getattr(sys.modules["torch"], dtype_label(dtype))
 
 
+# (dtype, sizes, strides, offset, storage bytes, device) -> the DeviceArray description of
+# a tensor laid out so, checked once: tensors of one layout repeat from call to call.
+_descriptions: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
 def adopt(tensor: Any, argument: str) -> DeviceArray:
     """A DeviceArray over the torch NPU ``tensor``'s memory (no copy); errors name
     ``argument``."""
-    dtype = numpy_dtype_of(tensor.dtype, argument)
-    shape = tuple(int(n) for n in tensor.shape)
-    strides = tuple(int(s) for s in tensor.stride())
+    key = (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
+           tensor.untyped_storage().nbytes(), tensor.device.index)
+    description = _descriptions.get(key)
+    if description is None:
+        description = _described(key, argument)
+    _check_format(tensor, argument)
+    nbytes = key[4]
+    address = tensor.data_ptr() - key[3] * description[1].itemsize if nbytes else 0
+    return DeviceArray.like(description, borrowed_buffer(address, nbytes, key[5], tensor))
+
+
+_caches.register("torch tensor layouts", holds="the DeviceArray description of each torch "
+                 "NPU tensor layout met", bound="4096 layouts, then cleared",
+                 size=lambda: len(_descriptions), empty=_caches.emptied(_descriptions.clear))
+
+
+def _described(key: tuple[Any, ...], argument: str) -> tuple[Any, ...]:
+    """The description of a tensor layout ``key`` (see ``_descriptions``), checked."""
+    torch_dtype, shape, strides, offset, nbytes, device = key
+    dtype = numpy_dtype_of(torch_dtype, argument)
+    shape = tuple(int(n) for n in shape)
+    strides = tuple(int(s) for s in strides)
     if any(s < 0 for s in strides):
         raise ValueError(f"{argument} has negative strides {strides}, which CANN does not "
                          "take; pass tensor.contiguous()")
-    offset = int(tensor.storage_offset())
-    device = tensor.device.index
     if device is None:
-        raise ValueError(f"{argument} is on {tensor.device}, without a device index")
-    _check_format(tensor, argument)
-    nbytes = int(tensor.untyped_storage().nbytes())
-    itemsize = dtype.itemsize
-    if offset + span(shape, strides) > nbytes // itemsize:
+        raise ValueError(f"{argument} is an NPU tensor without a device index")
+    if int(offset) + span(shape, strides) > int(nbytes) // dtype.itemsize:
         raise ValueError(f"{argument} reaches past its storage: offset {offset} and strides "
                          f"{strides} over {nbytes} bytes")
-    address = int(tensor.data_ptr()) - offset * itemsize if nbytes else 0
     activate(device)
-    return DeviceArray(borrowed_buffer(address, nbytes, device, tensor), shape, dtype, strides,
-                       offset)
+    found = DeviceArray(borrowed_buffer(0, int(nbytes), device, None), shape, dtype, strides,
+                        int(offset)).description()
+    if len(_descriptions) >= 4096:
+        _descriptions.clear()
+    _descriptions[key] = found
+    return found
 
 
 def _check_format(tensor: Any, argument: str) -> None:
