@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, NoReturn, TypeVar
 
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, empty, to_device
-from ..runtime.npu_tensors import adopt, is_npu_tensor
+from ..runtime.arrays import DeviceArray, empty, is_npu_tensor, to_device
+from ..runtime.npu_tensors import adopt
 from ..runtime.process import activate
 from .launch import Launch, new_launch
 from .tensors import TensorCall, involved

@@ -18,16 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.arrays import DeviceArray
+from ..runtime.arrays import DeviceArray, is_npu_tensor
 from ..runtime.npu_tensors import (
     adopt,
     current_torch_stream,
-    is_npu_tensor,
     is_torch_stream,
     torch_dtype_of,
-    torch_stream,
 )
-from ..runtime.streams import Stream, current_stream
+from ..runtime.streams import Stream, current_stream, torch_stream
 
 
 def involved(values: Any, out: Any = None, stream: Any = None) -> bool:

@@ -616,6 +616,13 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
     return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
 
 
+def is_npu_tensor(value: Any) -> bool:
+    """Whether ``value`` is a tensor on an NPU (torch_npu's, or anything with its protocol:
+    ``runtime.npu_tensors``)."""
+    device = getattr(value, "device", None)
+    return getattr(device, "type", None) == "npu" and hasattr(value, "untyped_storage")
+
+
 def host_array(value: Any, argument: str = "array") -> np.ndarray:
     """``value`` as a numpy array, without a copy where it can: anything ``numpy.asarray``
     takes, CPU PyTorch tensors (``requires_grad`` and ``torch.bfloat16`` ones too; PyTorch
@@ -623,6 +630,10 @@ def host_array(value: Any, argument: str = "array") -> np.ndarray:
     Errors name ``argument``."""
     if isinstance(value, np.ndarray):
         return value
+    if is_npu_tensor(value):
+        raise TypeError(f"{argument}: a tensor on {value.device} cannot be read from the host; "
+                        "operators take NPU tensors as they are, and aclnn_py.asnumpy() reads "
+                        "one")
     if type(value).__module__.split(".", 1)[0] == "torch":
         return _torch_array(value, argument)
     if hasattr(value, "__dlpack__"):

@@ -28,21 +28,15 @@ import numpy as np
 
 from .. import _caches
 from ..ops.dtypes import dtype_label, dtype_named
-from .arrays import DeviceArray, host_array, span
+from .arrays import DeviceArray, host_array, is_npu_tensor, span
 from .memory import borrowed_buffer
 from .process import activate
-from .streams import ExternalStream, external_stream, synchronize_device
+from .streams import ExternalStream, synchronize_device, torch_stream
 
 # aclFormat values of the layouts an aclTensor built from strides describes (headers/acl_rt.h:
 # ACL_FORMAT_NCHW 0, ACL_FORMAT_NHWC 1, ACL_FORMAT_ND 2, ACL_FORMAT_NDHWC 27,
 # ACL_FORMAT_NCDHW 30); torch_npu's private formats (NC1HWC0, FRACTAL_NZ, ...) are not.
 _PLAIN_FORMATS = frozenset((0, 1, 2, 27, 30))
-
-
-def is_npu_tensor(value: Any) -> bool:
-    """Whether ``value`` is a tensor on an NPU (torch_npu's, or anything with its protocol)."""
-    device = getattr(value, "device", None)
-    return getattr(device, "type", None) == "npu" and hasattr(value, "untyped_storage")
 
 
 def is_torch_stream(value: Any) -> bool:
@@ -132,14 +126,6 @@ def _check_format(tensor: Any, argument: str) -> None:
         raise TypeError(f"{argument} is kept in torch_npu's internal format {found}, which "
                         "its strides do not describe; pass torch_npu.npu_format_cast(tensor, 2) "
                         "(ND)")
-
-
-def torch_stream(value: Any) -> ExternalStream:
-    """The stream of the torch NPU stream ``value`` (its ``npu_stream`` handle)."""
-    device = getattr(value, "device_index", None)
-    if device is None:
-        device = getattr(getattr(value, "device", None), "index", None)
-    return external_stream(int(value.npu_stream), None if device is None else int(device))
 
 
 def current_torch_stream(device: int) -> ExternalStream | None:

@@ -478,16 +478,32 @@ def innermost_stream() -> Stream | None:
     return stack[-1] if stack else None
 
 
-def resolve_stream(stream: Stream | None) -> Stream:
-    """``stream`` made ready for use, or the current stream when None."""
+def torch_stream(value: Any) -> ExternalStream:
+    """The stream of the torch NPU stream ``value``, by its ``npu_stream`` handle (reading
+    it empties torch_npu's task queue of that stream: ``runtime.npu_tensors``)."""
+    device = getattr(value, "device_index", None)
+    if device is None:
+        device = getattr(getattr(value, "device", None), "index", None)
+    return external_stream(int(value.npu_stream), None if device is None else int(device))
+
+
+def resolve_stream(stream: Any) -> Stream:
+    """``stream`` (an aclnn_py Stream, a torch NPU stream, or None for the current stream)
+    made ready for use."""
     if stream is None:
         return current_stream()
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream must be an aclnn_py.Stream or None, got {type(stream).__name__}")
-    if stream.closed:
+    found: Stream
+    if isinstance(stream, Stream):
+        found = stream
+    elif hasattr(type(stream), "npu_stream"):
+        found = torch_stream(stream)
+    else:
+        raise TypeError(f"stream must be an aclnn_py.Stream, a torch NPU stream or None, got "
+                        f"{type(stream).__name__}")
+    if found.closed:
         raise ValueError("stream is closed")
-    activate(stream.device)
-    return stream
+    activate(found.device)
+    return found
 
 
 def streams(device: int | None = None) -> list[Stream]:

@@ -252,3 +252,27 @@ def test_nothing_is_left_behind():
     aclnn_py.synchronize()
     del x
     assert live_resources() == before
+
+
+def test_synchronize_and_events_take_a_torch_stream():
+    side = NpuStream()
+    try:
+        x = tensor(np.ones(4, np.float32))
+        result = aclnn_py.add(x, x, stream=side)
+        ours = aclnn_py.Stream.from_handle(side.handle.value)
+        assert ours.queued_mark() > 0
+        aclnn_py.synchronize(side)  # the torch stream itself
+        start, end = aclnn_py.Event(), aclnn_py.Event()
+        start.record(side)
+        aclnn_py.add(x, x, stream=side)
+        end.record(side)
+        end.synchronize()
+        assert start.elapsed_ms(end) >= 0
+        np.testing.assert_array_equal(result.numpy(), np.full(4, 2))
+    finally:
+        side.close()
+
+
+def test_to_device_of_an_npu_tensor_says_what_to_do():
+    with pytest.raises(TypeError, match="operators take NPU tensors as they are"):
+        aclnn_py.to_device(tensor(np.ones(2, np.float32)))
