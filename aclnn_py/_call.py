@@ -402,6 +402,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             for index, member in enumerate(members):
                 member_name = f"{p.name}[{index}]"
                 array = as_array(member, argument=member_name)
+                if isinstance(array, DeviceArray):
+                    array.require_live(member_name)
                 if p.role == "inout":
                     _check_inplace(name, member_name, member, array)
                 acl_dtype(array.dtype, all_dtypes(), argument=member_name)
@@ -411,6 +413,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                 inout_groups.append((p.name, group))
         else:
             array = as_array(value, argument=p.name)
+            if isinstance(array, DeviceArray):
+                array.require_live(p.name)
             if p.role == "inout":
                 _check_inplace(name, p.name, value, array)
                 inout_groups.append((None, [p.name]))

@@ -19,7 +19,7 @@ from ..ops.dtypes import (
     soc_supports_bfloat16,
 )
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, host_array
+from ..runtime.arrays import DeviceArray, dense_c_order, host_array
 from ..runtime.process import soc_name
 from ..runtime.streams import Stream, current_stream, resolve_stream
 
@@ -149,7 +149,7 @@ def check_out(out: Any, on_device: bool, *, name: str = "out", shape: tuple[int,
     if shape is not None and out.shape != shape:
         raise ValueError(f"{where} has shape {out.shape}; the result has shape {shape}")
     if on_device:
-        if spec is not None and not out.is_contiguous:
+        if spec is not None and not dense_c_order(out):
             raise ValueError(f"{where} must be a C-contiguous device array")
         return
     if not out.flags.writeable:

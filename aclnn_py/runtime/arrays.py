@@ -145,7 +145,8 @@ def _reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
 
 def _shape_with_unknown(shape: Any, size: int) -> tuple[int, ...]:
     """A reshape target: ``shape`` with its one -1 extent, if any, worked out from ``size``."""
-    extents = [operator.index(n) for n in ((shape,) if isinstance(shape, int) else shape)]
+    extents = [operator.index(n)
+               for n in ((shape,) if isinstance(shape, (int, np.integer)) else shape)]
     unknown = [axis for axis, n in enumerate(extents) if n == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension (-1)")
@@ -160,7 +161,20 @@ def _shape_with_unknown(shape: Any, size: int) -> tuple[int, ...]:
     return tuple(extents)
 
 
-def _is_dense_c_order(array: DeviceArray) -> bool:
+def _axis(axis: Any, ndim: int) -> int:
+    """``axis`` of an array of ``ndim`` axes (negative ones count from the end), as numpy
+    checks it: AxisError (a ValueError and an IndexError) out of range."""
+    index = operator.index(axis)
+    if not -ndim <= index < ndim:
+        raise _AXIS_ERROR(f"axis {index} is out of bounds for array of dimension {ndim}")
+    return index % ndim
+
+
+# numpy's AxisError: numpy.exceptions from numpy 1.25, the numpy namespace before.
+_AXIS_ERROR: Any = getattr(getattr(np, "exceptions", np), "AxisError")  # noqa: B009
+
+
+def dense_c_order(array: DeviceArray) -> bool:
     """Whether ``array``'s elements lie in C order one after the other (an offset allowed)."""
     return all(n == 1 or s == c for n, s, c in zip(array.shape, array.strides,
                                                    contiguous_strides(array.shape)))
@@ -260,6 +274,8 @@ class DeviceArray:
         by other arrays over the same memory. ValueError for a null pointer, a negative
         extent or stride, or a span that does not fit an address space."""
         try:
+            if isinstance(pointer, (bool, np.bool_)):
+                raise TypeError
             address = operator.index(pointer)
         except TypeError:
             raise TypeError(f"pointer must be an int device address, got "
@@ -274,7 +290,11 @@ class DeviceArray:
         if strides is None:
             steps = contiguous_strides(shape)
         else:
-            steps = tuple(operator.index(s) for s in strides)
+            try:
+                steps = tuple(operator.index(s) for s in strides)
+            except TypeError:
+                raise TypeError(f"strides must be a sequence of ints (in elements), got "
+                                f"{strides!r}") from None
             if len(steps) != len(shape):
                 raise ValueError(f"strides {steps} must have one entry per axis of shape "
                                  f"{shape}")
@@ -409,7 +429,8 @@ class DeviceArray:
     def reshape(self, *shape: Any) -> DeviceArray:
         """A view of the same memory with another shape (one extent may be -1), in C order
         as numpy's; ValueError when the strides cannot show it without a copy."""
-        wanted = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        wanted = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) \
+            else shape
         extents = list(_shape_with_unknown(wanted, self.size))
         new_shape = tuple(extents)
         if math.prod(new_shape) != self.size:
@@ -424,12 +445,12 @@ class DeviceArray:
 
     def transpose(self, *axes: Any) -> DeviceArray:
         """A view with the axes permuted (reversed without ``axes``), as numpy's."""
-        order = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        order = axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) \
+            else axes
         if order is None or not order:
             permutation = tuple(range(self.ndim - 1, -1, -1))
         else:
-            permutation = tuple(operator.index(a) % self.ndim if self.ndim else
-                                operator.index(a) for a in order)
+            permutation = tuple(_axis(a, self.ndim) for a in order)
             if sorted(permutation) != list(range(self.ndim)):
                 raise ValueError(f"axes {tuple(order)} are not a permutation of the "
                                  f"{self.ndim} axes")
@@ -474,7 +495,10 @@ class DeviceArray:
                     offset += start * stride
                 shape.append(length)
                 strides.append(stride * step)
-            elif isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+            elif isinstance(item, (bool, np.bool_)) or not (
+                    isinstance(item, (int, np.integer)) or (
+                        isinstance(item, np.ndarray) and item.ndim == 0
+                        and item.dtype.kind in "iu")):
                 raise TypeError(f"DeviceArray indices are integers, slices, '...' and None "
                                 f"(views of the same memory); got {type(item).__name__}, "
                                 "which would need a copy: index array.numpy() instead")
@@ -515,7 +539,7 @@ class DeviceArray:
                               ) from None
         if not self.size:
             return self
-        if not _is_dense_c_order(self):
+        if not dense_c_order(self):
             raise ValueError(f"copy_from writes a C-contiguous array or view; this one has "
                              f"strides {self.strides}: copy into a contiguous array and pass "
                              "it to an operator")

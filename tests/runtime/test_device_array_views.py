@@ -268,3 +268,42 @@ def test_views_from_many_threads():
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_numpy_conventions_for_axes_shapes_and_indices():
+    array = aclnn_py.to_device(HOST[0])  # shape (3, 4)
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
+        array.transpose(2, 1)
+    with pytest.raises(np.exceptions.AxisError, match="axis -3 is out of bounds"):
+        array.transpose(-3, 0)
+    assert array.transpose(-1, 0).shape == (4, 3)
+    assert array.reshape(np.int64(12)).shape == (12,)
+    assert array.reshape((np.int64(2), -1)).shape == (2, 6)
+    np.testing.assert_array_equal(array[np.array(1)].numpy(), HOST[0][1])
+    np.testing.assert_array_equal(array[np.int32(-1)].numpy(), HOST[0][-1])
+
+
+def test_a_curated_out_may_be_a_contiguous_view_with_an_offset():
+    out = aclnn_py.to_device(np.zeros((2, 4), np.float32))
+    x = aclnn_py.to_device(np.arange(4, dtype=np.float32))
+    aclnn_py.add(x, x, out=out[1])
+    np.testing.assert_array_equal(out.numpy(), [[0, 0, 0, 0], [0, 2, 4, 6]])
+    with pytest.raises(ValueError, match="must be a C-contiguous device array"):
+        aclnn_py.add(x[:2], x[:2], out=out[:, 1])
+
+
+def test_a_freed_array_is_refused_by_call_naming_the_parameter():
+    x = aclnn_py.to_device(np.ones(4, np.float32))
+    view = x[1:]
+    x.free()
+    with pytest.raises(ValueError, match="self is a DeviceArray that was freed"):
+        aclnn_py.call("aclnnMul", x, x)
+    with pytest.raises(ValueError, match="other is a DeviceArray that was freed"):
+        aclnn_py.call("aclnnMul", np.ones(3, np.float32), view)
+
+
+def test_from_pointer_refuses_a_bool_pointer_and_float_strides():
+    with pytest.raises(TypeError, match="pointer must be an int device address, got bool"):
+        aclnn_py.DeviceArray.from_pointer(True, (1,), np.float32)
+    with pytest.raises(TypeError, match="strides must be a sequence of ints"):
+        aclnn_py.DeviceArray.from_pointer(4096, (1,), np.float32, strides=(1.0,))
