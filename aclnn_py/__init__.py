@@ -67,13 +67,14 @@ from .runtime.streams import Event, Stream, synchronize
 logging.getLogger("aclnn_py").addHandler(logging.NullHandler())
 
 # Attribute -> the module that has it (None: the attribute is that submodule).
-_LAZY = {"doctor": None, "testing": None, "Parameter": "ops.catalog",
+_LAZY = {"doctor": None, "testing": None, "show_config": "doctor", "Parameter": "ops.catalog",
          "Signature": "ops.catalog", "register_roles": "ops.catalog",
          "unregister_roles": "ops.catalog"}
 
 if TYPE_CHECKING:
     from . import doctor as doctor
     from . import testing as testing
+    from .doctor import show_config as show_config
     from .ops.catalog import Parameter, Signature, register_roles, unregister_roles
 else:
     def __getattr__(name: str) -> Any:
@@ -87,7 +88,9 @@ else:
         return found
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), *_LAZY})
+        """The public API only (``__all__`` and the tool modules), not what the package
+        itself imports."""
+        return sorted({*__all__, *_LAZY})
 
 __all__ = [
     "AclError",
@@ -126,6 +129,7 @@ __all__ = [
     "operators",
     "register_roles",
     "runtime_info",
+    "show_config",
     "signature",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",

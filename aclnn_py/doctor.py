@@ -236,6 +236,12 @@ def format_report(found: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def show_config(backend: str | None = None) -> None:
+    """Print what ``python -m aclnn_py`` prints: the backend and why, libraries, CANN
+    version, SoC, devices, environment and a tiny operator call (as ``cupy.show_config``)."""
+    print(format_report(report(backend)))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report; 0 when the requested backend works, 1 when it cannot. With
     ``--conformance``, the report of :mod:`aclnn_py.conformance` instead."""

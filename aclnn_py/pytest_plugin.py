@@ -1,8 +1,9 @@
 """aclnn_py's pytest plugin (registered through the ``pytest11`` entry point).
 
 * ``--aclnn-backend=emulator|cann|auto`` sets ``ACLNN_PY_BACKEND`` before aclnn_py
-  first loads CANN. Without it the plugin changes nothing, so on an NPU host a suite
-  runs against whatever the environment selects.
+  first loads CANN; ``cann`` with no CANN to be found stops the session at the start,
+  with the reason and the paths tried. Without it the plugin changes nothing, so on an
+  NPU host a suite runs against whatever the environment selects.
 * Markers: ``npu`` (needs a real Ascend NPU: skipped unless the loaded libraries are a
   real CANN, not one of aclnn_py's emulator trees) and ``emulator_only`` (relies on what
   only the emulator has: its counters, fault injection, deferred kernels, poisoned
@@ -46,12 +47,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if backend is None:
         return
     from aclnn_py._c import loader as _loader
+    from aclnn_py.errors import LibraryNotFoundError
 
     loaded = _loader.loaded()
     if loaded is not None and backend != "auto" and loaded.installation.backend != backend:
         raise pytest.UsageError(f"{OPTION}={backend}: aclnn_py already loaded the "
                                 f"{loaded.installation.backend} backend in this process")
     os.environ[_loader.ENV_BACKEND] = backend
+    if backend == "cann" and loaded is None:
+        try:
+            _loader.locate()
+        except LibraryNotFoundError as error:  # once, not one error per test
+            raise pytest.UsageError(f"{OPTION}=cann: no loadable CANN.\n{error}") from None
 
 
 def pytest_report_header(config: pytest.Config) -> str:

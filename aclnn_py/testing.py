@@ -129,6 +129,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
         Saying how many elements (and what share) fail, the worst of them (index,
         actual, expected, absolute and relative error) and the tolerance used.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one's
     actual_array, expected_array = _as_numpy(actual), _as_numpy(expected)
     if actual_array.shape != expected_array.shape:
         raise AssertionError(f"shapes differ: actual {actual_array.shape}, "
@@ -153,6 +154,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
 
 def _assert_values(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance, origin: str,
                    equal_nan: bool, mismatch_ratio: float) -> None:
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one's
     a = actual.astype(np.float64).ravel()
     e = expected.astype(np.float64).ravel()
     with np.errstate(all="ignore"):
@@ -214,6 +216,7 @@ def _worst_line(flat: int, actual: np.ndarray, expected: np.ndarray, a: np.ndarr
 
 def _assert_bits(actual: np.ndarray, expected: np.ndarray, equal_nan: bool,
                  mismatch_ratio: float) -> None:
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one's
     dtype = actual.dtype
     bits = _BITS.get(dtype)
     if bits is None:

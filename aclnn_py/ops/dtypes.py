@@ -159,11 +159,18 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
     if not dtype.isnative and dtype.newbyteorder("=") in supported:
         raise TypeError(f"{argument} has dtype {dtype.str}, a non-native byte order; "
                         f"swap it first (array.astype(array.dtype.newbyteorder('=')))")
-    names = ", ".join(_names(supported))
+    listed = _names(supported)
+    names = ", ".join(listed)
     hint = ""
-    if dtype == np.float64 and np.dtype(np.float32) in supported:
+    if listed and (argument == "out" or argument.startswith("the out=")):
+        hint = "; give an out= array of one of them (results are written in place)"
+    elif dtype == np.float64 and np.dtype(np.float32) in supported:
         hint = (f"; convert it with {argument}.astype(numpy.float32) (numpy makes Python "
                 "floats and lists of them float64)")
+    elif listed:
+        target = "float32" if "float32" in listed else listed[0]
+        module = "ml_dtypes" if target == "bfloat16" else "numpy"
+        hint = f"; convert it with {argument}.astype({module}.{target})"
     raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are "
                     f"{names}{hint}")
 

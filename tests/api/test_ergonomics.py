@@ -68,5 +68,6 @@ def test_a_number_takes_the_blame_off_itself():
     with pytest.raises(TypeError, match=r"^y has dtype float64; .*y\.astype\(numpy\.float32\)"):
         aclnn_py.mse_loss(y, [1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match=r"^x has dtype int64; supported dtypes are float32, "
-                                        r"float16, bfloat16$"):
+                                        r"float16, bfloat16; convert it with "
+                                        r"x\.astype\(numpy\.float32\)$"):
         aclnn_py.add(np.arange(3), 1)

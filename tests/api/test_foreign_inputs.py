@@ -36,7 +36,7 @@ def test_dlpack_exporters_are_read_without_converting():
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_cpu_torch_tensors_are_accepted_as_they_are(dtype):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     x = torch.arange(6, dtype=getattr(torch, dtype)).reshape(2, 3).requires_grad_()
     y = torch.ones(3, dtype=getattr(torch, dtype))
     result = aclnn_py.mse_loss_backward(1.0, x, y)
@@ -52,7 +52,7 @@ def test_cpu_torch_tensors_are_accepted_as_they_are(dtype):
 
 
 def test_a_torch_tensor_off_the_cpu_is_refused_with_the_fix():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     meta = torch.ones(3, device="meta")
     with pytest.raises(TypeError, match=r"cannot be read from the host; move it with \.cpu\(\)"):
         aclnn_py.mse_loss_backward(1.0, meta, meta)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from npu_standin import NpuStream, NpuTensor, install
 
 import aclnn_py
 from aclnn_py.ops.dtypes import bfloat16_dtype
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
+from npu_standin import NpuStream, NpuTensor, install  # noqa: E402 (the stand-in needs torch)
 
 pytestmark = pytest.mark.skipif(not aclnn_py.emulator.loaded(),
                                 reason="the stand-in allocates through the emulator")

@@ -145,7 +145,7 @@ def test_a_float16_scalar_is_float16_where_float32_arrays_promote_it(validations
 
 
 def test_a_bfloat16_scalar_takes_the_fast_path(validations):
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="pip install ml_dtypes")
     from aclnn_py.ops.dtypes import soc_supports_bfloat16
 
     if not soc_supports_bfloat16(aclnn_py.runtime_info()["soc_name"]):

@@ -204,7 +204,7 @@ TORCH_CASES = [c for c in CASES if np.prod(c.shapes[1]) <= 100_000]
 
 @pytest.mark.parametrize("case", TORCH_CASES, ids=[c.id for c in TORCH_CASES])
 def test_valid_case_matches_torch(case):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     grad, x, y = inputs(case)
     for reduction in reductions(case):
         result = aclnn_py.mse_loss_backward(grad, x, y, reduction)
@@ -230,7 +230,8 @@ UT_INVALID = [
     Invalid("ut13_reduction_3", (_f32((8,)),) * 3, {"reduction": 3}, ValueError,
             r"^reduction must be 'none', 'mean', 'sum', 0, 1, 2 .*got 3$"),
     Invalid("ut14_grad_none", (None, _f32((10, 5)), _f32((10, 5))), {}, TypeError,
-            r"^grad has dtype object; supported dtypes are float32, float16, bfloat16$"),
+            r"^grad has dtype object; supported dtypes are float32, float16, bfloat16; convert it "
+            r"with grad\.astype\(numpy\.float32\)$"),
     Invalid("ut14_self_none", (_f32((10, 5)), None, _f32((10, 5))), {}, TypeError,
             r"^x has dtype object; supported dtypes"),
     Invalid("ut14_target_none", (_f32((10, 5)), _f32((10, 5)), None), {}, TypeError,
@@ -242,7 +243,8 @@ UT_INVALID = [
             {}, ValueError, r"^shapes do not broadcast together: .*x \(123, 8, 2\)"),
     Invalid("ut16_out_int32", (_f32((6, 2, 1, 2)),) * 3,
             {"reduction": 0, "out": np.zeros((6, 2, 1, 2), np.int32)}, TypeError,
-            r"^out has dtype int32; supported dtypes are float32, float16, bfloat16$"),
+            r"^out has dtype int32; supported dtypes are float32, float16, bfloat16; give an out= "
+            r"array of one of them"),
     Invalid("ut17_inputs_int32", (np.ones((6, 2, 1, 2), np.int32),) * 3, {"reduction": 0},
             TypeError, r"^grad has dtype int32; supported dtypes"),
     Invalid("ut18_grad_int32", (np.ones((6, 2, 1, 2), np.int32), _f32((6, 2, 1, 2)),

@@ -128,7 +128,7 @@ def test_golden_values_on_numpy_device_and_plan(row, reduction, attributes, dtyp
 @pytest.mark.parametrize(("row", "reduction", "attributes"), CASES, ids=CASE_IDS)
 def test_matches_pytorch(row, reduction, attributes, dtype, pattern):
     """PyTorch in float64 on the same values (a column target broadcast against x)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     spec = SPECS[row.function]
     shapes = [(4, 5)] * len(spec.inputs)
     if pattern == "column":

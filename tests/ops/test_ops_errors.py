@@ -19,9 +19,11 @@ SUPPORTED = "supported dtypes are float32, float16, bfloat16"
 
 
 def fix(name: str, dtype: str) -> str:
-    """The end of the dtype error: float64 comes with the conversion to make."""
+    """The end of the dtype error: what to do (float64's says why numpy made it)."""
+    if name == "out":
+        return r"; give an out= array of one of them \(results are written in place\)"
     if dtype != "float64":
-        return ""
+        return rf"; convert it with {name}\.astype\(numpy\.float32\)"
     return (rf"; convert it with {name}\.astype\(numpy\.float32\) \(numpy makes Python floats "
             rf"and lists of them float64\)")
 GOOD = np.ones((2, 3), np.float32)

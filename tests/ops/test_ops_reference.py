@@ -102,7 +102,7 @@ def test_mean_divides_by_x_size_not_the_broadcast_size():
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_backward_matches_torch(dtype, reduction, pattern):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     grad, x, y = PATTERNS[pattern](dtype)
     grad = np.asarray(grad, dtype)
     result = aclnn_py.mse_loss_backward(grad, x, y, reduction)
@@ -413,7 +413,7 @@ def test_loss_of_a_large_array():
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_loss_matches_torch(dtype, reduction):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     x, y = random((3, 4), dtype, 1), random((3, 1), dtype, 2)
     result = aclnn_py.mse_loss(x, y, reduction)
     tx, ty = torch.broadcast_tensors(torch.from_numpy(x.astype(np.float64)),

@@ -20,8 +20,8 @@ import aclnn_py
 from aclnn_py.ops import kernels
 from aclnn_py.testing import assert_close
 
-torch = pytest.importorskip("torch")
-ml_dtypes = pytest.importorskip("ml_dtypes")
+torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
+ml_dtypes = pytest.importorskip("ml_dtypes", reason="pip install ml_dtypes")
 pytestmark = pytest.mark.emulator_only
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -9,14 +9,16 @@ pytestmark = pytest.mark.slow
 
 NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 
+EXTRAS = 'the notebook extras are not installed: pip install ".[notebook]"'
+
 
 def test_the_quickstart_notebook_runs(tmp_path, monkeypatch):
     """Every cell runs without an error, the training cell prints its falling loss, and the
     plot cell shows an image (the kernel's inline backend)."""
-    nbformat = pytest.importorskip("nbformat", reason="the notebook extras are not installed")
-    nbclient = pytest.importorskip("nbclient", reason="the notebook extras are not installed")
-    pytest.importorskip("ipykernel", reason="the notebook extras are not installed")
-    pytest.importorskip("matplotlib", reason="the notebook extras are not installed")
+    nbformat = pytest.importorskip("nbformat", reason=EXTRAS)
+    nbclient = pytest.importorskip("nbclient", reason=EXTRAS)
+    pytest.importorskip("ipykernel", reason=EXTRAS)
+    pytest.importorskip("matplotlib", reason=EXTRAS)
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",

@@ -121,10 +121,14 @@ def test_the_report_header_names_the_backend_and_why(tmp_path):
     header = next(line for line in done.stdout.splitlines() if line.startswith("aclnn_py "))
     assert header.startswith(f"aclnn_py {aclnn_py.__version__}: backend emulator at "
                              f"{_loader.EMULATOR_HOME} (ACLNN_PY_BACKEND=emulator: ")
-    done = run_suite(tmp_path, "--aclnn-backend=cann", "-k", "backend_variable",
-                     env={"HOME": str(tmp_path)})
-    assert f"aclnn_py {aclnn_py.__version__}: no usable backend: No CANN installation found" \
-        in done.stdout
+
+
+def test_the_cann_backend_without_cann_stops_the_session_once_with_the_paths_tried(tmp_path):
+    done = run_suite(tmp_path, "--aclnn-backend=cann", env={"HOME": str(tmp_path)})
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert done.stderr.count("--aclnn-backend=cann: no loadable CANN.") == 1
+    assert "No CANN installation found" in done.stderr and "Paths tried:" in done.stderr
+    assert "passed" not in done.stdout and "error" not in done.stdout.lower()
 
 
 def test_a_named_location_that_does_not_load_fails_the_run_unless_emulator_is_asked(tmp_path):

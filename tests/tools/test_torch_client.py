@@ -13,7 +13,7 @@ from tolerances import FLOAT32, assert_close
 
 import aclnn_py
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
 
 STEPS = 20
 LEARNING_RATES = {"mean": 0.05, "sum": 0.002, "none": 0.05}
