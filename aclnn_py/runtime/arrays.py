@@ -31,8 +31,10 @@ from .handles import Handle
 from .memory import DeviceBuffer, borrowed_buffer, take_staging
 from .streams import Stream, current_stream, resolve_stream
 
-# The alignment aclCreateTensor wants of tensor data (see DeviceArray.from_pointer).
+# The alignment aclCreateTensor wants of tensor data (see DeviceArray.from_pointer), and
+# the one aclrtMemcpyAsync wants of both addresses before CANN 8.5 (DeviceArray.copy_from).
 _TENSOR_ALIGNMENT = 32
+_ASYNC_COPY_ALIGNMENT = 64
 
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1
@@ -525,7 +527,8 @@ class DeviceArray:
         ``copyto`` does with ``casting="same_kind"``) into this array, queued on
         ``stream`` (default the current stream of the array's device) after the work
         queued on it so far; the host data is staged first, so the caller may change it
-        at once. Returns this array."""
+        at once. Into a view that does not start 64-byte aligned the copy is synchronous
+        instead (CANN before 8.5 refuses such asynchronous copies). Returns this array."""
         self.require_live("the array")
         if isinstance(source, DeviceArray):
             raise TypeError("copy_from copies host data; for a device array use copy()")
@@ -547,9 +550,18 @@ class DeviceArray:
         if stream.device != self.device:
             raise ValueError(f"stream is on device {stream.device} but the array is on "
                              f"{self.device}")
+        target = ll.byte_offset(self.buffer.pointer, self.offset * self.dtype.itemsize)
+        if ll.address(target) % _ASYNC_COPY_ALIGNMENT:
+            # Before CANN 8.5 an asynchronous copy needs both addresses 64-byte aligned
+            # (engine.numpy_path): into a view that starts elsewhere, the copy is
+            # synchronous, after the work queued on the array.
+            self.synchronize()
+            rt.activate(self.device)
+            ll.memcpy(target, staged.nbytes, ll.host_pointer(staged), staged.nbytes,
+                      ll.MEMCPY_HOST_TO_DEVICE)
+            return self
         staging = take_staging(self.device, staged.nbytes, 0)
         ll.write_host(staging.host_data, staged)
-        target = ll.byte_offset(self.buffer.pointer, self.offset * self.dtype.itemsize)
         move_to(stream, (self,))
         stream.queue((staging, self), ll.memcpy_async, target, staged.nbytes,
                      staging.host_data, staged.nbytes, ll.MEMCPY_HOST_TO_DEVICE, stream.handle)
