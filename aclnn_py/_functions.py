@@ -72,7 +72,7 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         Input and target. ``grad``, ``x`` and ``y`` share one dtype: float32,
         float16 or bfloat16 (``ml_dtypes.bfloat16``; Atlas A2/A3 and Ascend 950
         only). Each has 0 to 8 dimensions; the three broadcast together.
-    reduction : {"none", "mean", "sum"}, int or Reduction
+    reduction : {"mean", "none", "sum"}, int or Reduction
         The reduction the forward loss used. The mean divisor is ``x.size``.
     out : numpy.ndarray or DeviceArray, optional
         C-contiguous (and writable) array of the broadcast shape and a supported
@@ -139,7 +139,7 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
         float32, float16 or bfloat16 arrays of 0 to 8 dimensions that broadcast
         together; different dtypes are promoted as CANN does (float16 with
         bfloat16 gives float32). A Python number for ``y`` takes ``x``'s dtype.
-    reduction : {"none", "mean", "sum"}, int or Reduction
+    reduction : {"mean", "none", "sum"}, int or Reduction
     out : numpy.ndarray or DeviceArray, optional
         C-contiguous (and writable) array of the result's shape (the broadcast
         shape, or ``()``) and a supported dtype. Filled and returned.
