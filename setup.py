@@ -11,7 +11,8 @@ They land in the build directory for a wheel and in the source tree for an
 editable install.
 
 Build variables: ``CC`` (the C compiler, default ``cc``), ``ACLNN_EMU_CFLAGS``
-(optimisation flags of the emulator, default ``-O2``) and ``ACLNN_PY_BUILD_EMULATOR``
+(optimisation flags of the emulator, default ``-O2``), ``ACLNN_EMU_LDFLAGS`` and
+``ACLNN_EMU_ARCH`` (for cross-compiling: ``tools/build-wheels.sh``) and ``ACLNN_PY_BUILD_EMULATOR``
 (``0`` builds no emulator, for hosts with CANN; the host library is always built).
 The wheel holds no CPython extension, so it is tagged ``py3-none-<platform>``.
 """
@@ -88,7 +89,7 @@ def build_native(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     emulator.run([*emulator.compiler(), *emulator.COMMON_CFLAGS, "-O2",
                   str(HERE / "native" / "host.c"), "-o", str(directory / "libaclnn_py_host.so"),
-                  "-Wl,--no-undefined"])
+                  "-Wl,--no-undefined", *emulator.link_flags()])
 
 
 class BuildPy(build_py):

@@ -5,8 +5,10 @@ files and ``set_env.sh``.
 The operators (and the CANN repository whose 8.5 library holds each) and the repeatable-executor
 API come from ``aclnn_py/data/emulator_ops.json``, the text files of a tree from ``templates/``.
 setup.py imports this module; ``python emulator/build.py OUTDIR`` builds the trees into OUTDIR
-(replaced whole). Build variables: ``CC`` (the C compiler, default ``cc``) and ``ACLNN_EMU_CFLAGS``
-(optimisation flags of the emulator, default ``-O2``).
+(replaced whole). Build variables: ``CC`` (the C compiler, default ``cc``), ``ACLNN_EMU_CFLAGS``
+(optimisation flags of the emulator, default ``-O2``), ``ACLNN_EMU_LDFLAGS`` (added to every
+link, e.g. ``-Wl,--undefined-version`` for lld) and ``ACLNN_EMU_ARCH`` (the machine the
+libraries are for, as ``uname -m`` prints it, when cross-compiling; default this one's).
 """
 
 from __future__ import annotations
@@ -214,6 +216,16 @@ def compiler() -> list[str]:
     return shlex.split(os.environ.get("CC", "cc"))
 
 
+def link_flags() -> list[str]:
+    """``ACLNN_EMU_LDFLAGS``, added to every link."""
+    return shlex.split(os.environ.get("ACLNN_EMU_LDFLAGS", ""))
+
+
+def target_machine() -> str:
+    """The machine the libraries are for (``ACLNN_EMU_ARCH``, default this one)."""
+    return os.environ.get("ACLNN_EMU_ARCH") or platform.machine()
+
+
 def run(command: list[str]) -> None:
     print(" ".join(command), file=sys.stderr)
     subprocess.check_call(command)
@@ -289,7 +301,7 @@ def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
     command = [*compiler(), "-shared", "-pthread", *(str(o) for o in objects), "-o", str(out),
                f"-Wl,-soname,{soname(out.name)}", *(str(n) for n in needs),
                f"-Wl,-rpath-link,{':'.join(str(d) for d in search)}",
-               "-Wl,--no-undefined", "-lm"]
+               "-Wl,--no-undefined", "-lm", *link_flags()]
     if hidden:
         script = scratch / f"{out.parent.parent.name}-{out.name}.map"
         script.write_text("{\n  local:\n" + "".join(f"    {name};\n" for name in hidden) + "};\n")
@@ -401,7 +413,7 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     # Version files, as aclnn_py's loader and torch_npu read them: <arch>-linux/
     # ascend_toolkit_install.info (key version=), and from 8.5 share/info/runtime/version.info
     # (hicann/runtime runtime.xml installs it).
-    arch = root / f"{platform.machine()}-linux"
+    arch = root / f"{target_machine()}-linux"
     arch.mkdir()
     (arch / "ascend_toolkit_install.info").write_text(f"version={layout.version}\n")
     if layout.runtime == "libacl_rt.so":

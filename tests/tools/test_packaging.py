@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 
 # Build output and local state that a source distribution never comes from.
 IGNORED = shutil.ignore_patterns(".git", ".venv", ".ci-venv", ".ci-wheel-venv", ".ci-sdist-venv",
-                                 ".ci-dist", ".ci-docs", ".ci-artifacts",
+                                 ".ci-dist", ".ci-docs", ".ci-artifacts", ".ci-wheels",
+                                 ".ci-release-venv",
                                  "build", "dist", "*.egg-info",
                                  "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache",
                                  "_emulator", "_native", "_ffi.py", "results")
