@@ -18,6 +18,6 @@ cp -r "$root/README.md" "$root/LICENSE" "$root/docs" "$root/examples" "$stage/"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 cd "$root"
-ACLNN_PY_DOCS_STAGE="$stage" "$work/venv/bin/mkdocs" build --strict --clean \
+DOCS_STAGE="$stage" "$work/venv/bin/mkdocs" build --strict --clean \
     --config-file "$root/mkdocs.yml" --site-dir "$out"
 echo "documentation written to $out"

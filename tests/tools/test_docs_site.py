@@ -2,7 +2,7 @@
 index and the API reference open in headless Chromium with their title, navigation and
 the ``mse_loss_backward`` entry, and a screenshot of the API page is kept.
 
-CI builds the site and names it in ``ACLNN_PY_DOCS_SITE``; without it the test builds the
+CI builds the site and names it in ``DOCS_SITE``; without it the test builds the
 site itself (which installs MkDocs from PyPI into a private environment)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _browser() -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    given = os.environ.get("ACLNN_PY_DOCS_SITE")
+    given = os.environ.get("DOCS_SITE")
     if given:
         return Path(given)
     if not (ROOT / "tools" / "build-docs.sh").exists():
@@ -64,7 +64,7 @@ def test_the_index_and_the_api_reference_render_in_headless_chromium(site, tmp_p
     assert "<title>API reference - aclnn_py</title>" in api
     assert 'id="aclnn_py.mse_loss_backward"' in api or "mse_loss_backward" in api
     assert "Gradient of the mean squared error" in api  # its docstring, rendered
-    artifacts = Path(os.environ.get("ACLNN_PY_ARTIFACTS", ROOT / ".ci-artifacts"))
+    artifacts = Path(os.environ.get("CI_ARTIFACTS", ROOT / ".ci-artifacts"))
     artifacts.mkdir(parents=True, exist_ok=True)
     shot = artifacts / "docs-api.png"
     done = subprocess.run([browser, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'shot'}",
