@@ -22,10 +22,9 @@ from ..runtime.arrays import DeviceArray, is_npu_tensor
 from ..runtime.npu_tensors import (
     adopt,
     current_torch_stream,
-    is_torch_stream,
     torch_dtype_of,
 )
-from ..runtime.streams import Stream, current_stream, torch_stream
+from ..runtime.streams import Stream, current_stream, is_torch_stream, torch_stream
 
 
 def involved(values: Any, out: Any = None, stream: Any = None) -> bool:

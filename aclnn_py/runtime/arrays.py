@@ -350,9 +350,7 @@ class DeviceArray:
 
     @property
     def is_contiguous(self) -> bool:
-        return self.offset == 0 and all(
-            n == 1 or s == c for n, s, c in zip(self.shape, self.strides,
-                                                 contiguous_strides(self.shape)))
+        return self.offset == 0 and dense_c_order(self)
 
     def tensor(self, min_rank: int = 0) -> Handle:
         """A new aclTensor describing this array, owned by the caller; a 0-d array is

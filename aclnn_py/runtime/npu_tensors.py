@@ -39,11 +39,6 @@ from .streams import ExternalStream, synchronize_device, torch_stream
 _PLAIN_FORMATS = frozenset((0, 1, 2, 27, 30))
 
 
-def is_torch_stream(value: Any) -> bool:
-    """Whether ``value`` is a torch NPU stream (it has an ``npu_stream`` handle)."""
-    return hasattr(type(value), "npu_stream")  # the type: reading the attribute flushes
-
-
 _numpy_dtypes: dict[Any, np.dtype] = {}  # torch dtype -> numpy dtype, as met
 
 

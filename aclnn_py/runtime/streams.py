@@ -478,6 +478,11 @@ def innermost_stream() -> Stream | None:
     return stack[-1] if stack else None
 
 
+def is_torch_stream(value: Any) -> bool:
+    """Whether ``value`` is a torch NPU stream (it has an ``npu_stream`` handle)."""
+    return hasattr(type(value), "npu_stream")  # the type: reading the attribute flushes
+
+
 def torch_stream(value: Any) -> ExternalStream:
     """The stream of the torch NPU stream ``value``, by its ``npu_stream`` handle (reading
     it empties torch_npu's task queue of that stream: ``runtime.npu_tensors``)."""
@@ -495,7 +500,7 @@ def resolve_stream(stream: Any) -> Stream:
     found: Stream
     if isinstance(stream, Stream):
         found = stream
-    elif hasattr(type(stream), "npu_stream"):
+    elif is_torch_stream(stream):
         found = torch_stream(stream)
     else:
         raise TypeError(f"stream must be an aclnn_py.Stream, a torch NPU stream or None, got "
