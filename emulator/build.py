@@ -353,6 +353,44 @@ def write_headers(root: Path, layout: Layout) -> None:
         header_text = fill("operator_header.h", name=declared[0][0], version=layout.version,
                            guard=file_name[:-2].upper(), declarations=declarations)
         (folder / file_name).write_text(header_text, encoding="utf-8")
+    write_api_headers(root, layout, folder)
+
+
+# The ACL and aclnn base headers of a tree, where CANN installs them (hicann/opbase
+# cmake/package.cmake installs include/nnopbase/aclnn/ as include/aclnn/ and include/aclnnop/,
+# which holds aclnn_util.h; hicann/runtime installs include/external/acl/ as include/acl/):
+# file -> (what it declares, the headers/ file of its declarations, the files it includes).
+API_HEADERS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "acl/acl_base.h": ("the runtime's types, status codes and functions the emulator implements",
+                       "acl_rt.h", ("<stdbool.h>", "<stddef.h>", "<stdint.h>")),
+    "acl/acl_rt.h": ("the runtime API (declared in acl/acl_base.h here)", None,
+                     ('"acl/acl_base.h"',)),
+    "acl/acl.h": ("the ACL entry header", None, ('"acl/acl_rt.h"',)),
+    "aclnn/acl_meta.h": ("aclTensor, aclScalar, the arrays, tensor lists and executors",
+                         "acl_meta.h", ('"acl/acl_base.h"',)),
+    "aclnn/aclnn_base.h": ("what every operator header includes", None,
+                           ('"aclnn/acl_meta.h"',)),
+}
+# include/aclnnop/aclnn_util.h (hicann/opbase include/aclnnop/aclnn_util.h): ACLNN_API.
+ACLNN_API = '#define ACLNN_API __attribute__((visibility("default")))'
+
+
+def write_api_headers(root: Path, layout: Layout, operator_folder: Path) -> None:
+    """The ACL and aclnn base headers (API_HEADERS), from the project's ``headers/`` files,
+    and ``aclnn_util.h`` beside the operator headers, which include it by that name."""
+    include = root / "include"
+    files = {**{path: entry for path, entry in API_HEADERS.items()},
+             operator_folder.relative_to(include).as_posix() + "/aclnn_util.h":
+                 ("ACLNN_API, the operator headers' export attribute", None, ())}
+    for path, (what, source, includes) in files.items():
+        body = ((ROOT / "headers" / source).read_text(encoding="utf-8") if source
+                else ACLNN_API + "\n" if path.endswith("aclnn_util.h") else "")
+        text = fill("api_header.h", path=f"include/{path}", version=layout.version, what=what,
+                    guard="ACLNN_EMU_" + re.sub(r"\W", "_", path).upper(),
+                    includes="".join(f"#include {name}\n" for name in includes), body=body)
+        target = include / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
 
 
 def operator_symbols(repositories: tuple[str, ...]) -> list[str]:

@@ -39,10 +39,18 @@ typedef enum {
     ACL_BF16 = 27,
     ACL_INT4 = 29,
     ACL_UINT1 = 30,
-    ACL_COMPLEX32 = 33
+    ACL_COMPLEX32 = 33,
+    ACL_HIFLOAT8 = 34,
+    ACL_FLOAT8_E5M2 = 35,
+    ACL_FLOAT8_E4M3FN = 36,
+    ACL_FLOAT8_E8M0 = 37,
+    ACL_FLOAT6_E3M2 = 38,
+    ACL_FLOAT6_E2M3 = 39,
+    ACL_FLOAT4_E2M1 = 40,
+    ACL_FLOAT4_E1M2 = 41
 } aclDataType;
 
-/* acl_base_rt.h: aclFormat (the members aclnn_py can meet) */
+/* acl_base_rt.h: aclFormat */
 typedef enum {
     ACL_FORMAT_UNDEFINED = -1,
     ACL_FORMAT_NCHW = 0,
@@ -58,7 +66,12 @@ typedef enum {
     ACL_FORMAT_NDC1HWC0 = 32,
     ACL_FRACTAL_Z_3D = 33,
     ACL_FORMAT_NC = 35,
-    ACL_FORMAT_NCL = 47
+    ACL_FORMAT_NCL = 47,
+    ACL_FORMAT_FRACTAL_NZ_C0_16 = 50,
+    ACL_FORMAT_FRACTAL_NZ_C0_32 = 51,
+    ACL_FORMAT_FRACTAL_NZ_C0_2 = 52,
+    ACL_FORMAT_FRACTAL_NZ_C0_4 = 53,
+    ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
 } aclFormat;
 
 /* acl_rt.h: aclrtMemcpyKind */

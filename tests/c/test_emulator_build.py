@@ -108,6 +108,7 @@ def test_operator_headers_follow_the_shared_header():
             include = include / "level2"
         expected = {build.header_name(entry.get("header", name)) for name, entry in
                     OPERATORS.items()} | {op.header for op in build.generic_operators()}
+        expected.add("aclnn_util.h")  # ACLNN_API, which every operator header includes
         assert {p.name for p in include.glob("aclnn_*.h")} == expected
         for op in build.generic_operators():
             text = (include / op.header).read_text(encoding="utf-8")
@@ -116,6 +117,40 @@ def test_operator_headers_follow_the_shared_header():
             text = (include / build.header_name(entry.get("header", name))).read_text(
                 encoding="utf-8")
             assert f"aclnn{name}GetWorkspaceSize(" in text and "{{" not in text
+
+
+CLIENT = """
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+#include "%s"
+int main(void)
+{
+    aclTensor *t = NULL;
+    aclnnStatus (*phase1)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **) =
+        aclnnGeluGetWorkspaceSize;
+    return (ACL_FLOAT4_E2M1 == 40 && ACLNN_ERR_PARAM_INVALID == 161002 && phase1 && !t) ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["c", "c++"])
+@pytest.mark.parametrize("layout", build.LAYOUTS)
+def test_a_program_builds_against_the_tree_headers_alone(tmp_path, layout, language):
+    """include/acl/, include/aclnn/ and the operator headers (with aclnn_util.h beside them)
+    are where CANN installs them, and compile as C and C++ with nothing else on the path."""
+    compiler = shutil.which("cc" if language == "c" else "c++")
+    if compiler is None:
+        pytest.skip(f"needs a {language} compiler")
+    home = Path(aclnn_py.emulator.home(layout))
+    header = "aclnnop/level2/aclnn_gelu.h" if build.LAYOUTS[layout].headers_in_level2 \
+        else "aclnnop/aclnn_gelu.h"
+    source = tmp_path / ("client.c" if language == "c" else "client.cpp")
+    source.write_text(CLIENT % header)
+    done = subprocess.run([compiler, "-c", "-Wall", "-Werror", f"-I{home / 'include'}",
+                           str(source), "-o", str(tmp_path / "client.o")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_template_value_left_out_is_named():

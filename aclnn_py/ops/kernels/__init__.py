@@ -155,13 +155,15 @@ def install_once() -> None:
 # ---- arguments -----------------------------------------------------------------------
 
 
-def _array(value: tuple[Any, int, tuple[int, ...], tuple[int, ...], int], writable: bool
-           ) -> Any:
+def _array(value: tuple[Any, int, tuple[int, ...], tuple[int, ...], int], writable: bool,
+           phase: int = 2) -> Any:
     buffer, code, shape, strides, offset = value
     dtype = numpy_dtype(code)
     if dtype is None:
         raise Refusal(f"a tensor of aclDataType {code} has no numpy dtype: the emulator's "
                       "Python kernels cannot read it")
+    if phase == 1:  # CANN's phase 1 reads no device data (its tensors may have none yet)
+        return _described(shape, dtype)
     if buffer is None:  # nothing to touch: an empty view (or one without memory)
         if any(n == 0 for n in shape):
             return np.zeros(shape, dtype)
@@ -171,6 +173,14 @@ def _array(value: tuple[Any, int, tuple[int, ...], tuple[int, ...], int], writab
                        strides=tuple(s * itemsize for s in strides))
     if not writable:
         array.flags.writeable = False
+    return array
+
+
+def _described(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A read-only array of ``shape`` and ``dtype`` over one element: what a phase-1 check
+    sees of a tensor (its shape, dtype and rank; never its values)."""
+    array = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape))
+    array.flags.writeable = False
     return array
 
 
@@ -186,8 +196,10 @@ def _scalar(value: tuple[float, int]) -> Any:
     return dtype.type(number)
 
 
-def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]]) -> dict[str, Any]:
-    """The kernel's keyword arguments for the handler's ``arguments``."""
+def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: int = 2
+              ) -> dict[str, Any]:
+    """The kernel's keyword arguments for the handler's ``arguments`` (at phase 1, tensors
+    are described only: see :func:`_described`)."""
     if len(arguments_) != len(kernel_.parameters):
         raise Refusal(f"{kernel_.name} has {len(kernel_.parameters)} parameters, the call "
                       f"{len(arguments_)}")
@@ -196,9 +208,9 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]]) -> dict[s
         if value is None:
             values[name] = None
         elif kind == ll.KERNEL_TENSOR:
-            values[name] = _array(value, role != "i")
+            values[name] = _array(value, role != "i", phase)
         elif kind == ll.KERNEL_TENSOR_LIST:
-            values[name] = [_array(member, role != "i") for member in value]
+            values[name] = [_array(member, role != "i", phase) for member in value]
         elif kind == ll.KERNEL_SCALAR:
             values[name] = _scalar(value)
         else:
@@ -231,7 +243,7 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
     if kernel_ is None:
         return (KERNEL_FAILED, f"{name} has no Python kernel (it was removed)")
     try:
-        values = arguments(kernel_, arguments_)
+        values = arguments(kernel_, arguments_, phase)
         if phase == 1:
             outputs = {p for p, (_, _, role) in zip(kernel_.parameters, arguments_)
                        if role == "o"}
