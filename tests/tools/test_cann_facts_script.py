@@ -213,6 +213,75 @@ int main() {
     assert "kept as input" in entry["note"]
 
 
+# A sample program in CANN's style: its own tensor helper (the address is its void **
+# parameter, whatever the variable is called), several read-backs after one call.
+SAMPLE_HELPERS = """
+int MakeTensor(const std::vector<float>& vals, const std::vector<int64_t>& shape, aclDataType dt,
+               void** deviceAddr, aclTensor** tensor) {
+  aclrtMalloc(deviceAddr, 4, ACL_MEM_MALLOC_HUGE_FIRST);
+  aclrtMemcpy(*deviceAddr, 4, vals.data(), 4, ACL_MEMCPY_HOST_TO_DEVICE);
+  *tensor = aclCreateTensor(shape.data(), shape.size(), dt, nullptr, 0, ACL_FORMAT_ND,
+                            shape.data(), shape.size(), *deviceAddr);
+  return 0;
+}
+"""
+
+
+def gather_sample(read_back: str) -> str:
+    """A sample calling aclnnGather(sums, state, momentum, result) that reads back
+    ``read_back`` (device addresses dSums, dState, dResult) after the call."""
+    reads = "".join(f"  aclrtMemcpy(h.data(), n, {address}, n, ACL_MEMCPY_DEVICE_TO_HOST);\n"
+                    for address in read_back.split())
+    return SAMPLE_HELPERS + f"""
+int RunOne(aclrtStream stream) {{
+  void *dSums = nullptr, *dState = nullptr, *dResult = nullptr;
+  aclTensor *tSums = nullptr, *tState = nullptr, *tResult = nullptr;
+  MakeTensor(sums, shape, ACL_FLOAT, &dSums, &tSums);
+  MakeTensor(state, shape, ACL_FLOAT, &dState, &tState);
+  MakeTensor(result, shape, ACL_FLOAT, &dResult, &tResult);
+  auto ret = aclnnGatherGetWorkspaceSize(tSums, tState, 0.5f, tResult, &wsSize, &exec);
+  ret = aclnnGather(ws, wsSize, exec, stream);
+  aclrtSynchronizeStream(stream);
+{reads}  return 0;
+}}"""
+
+
+GATHER = "const aclTensor *sums, aclTensor *state, float momentum, aclTensor *result"
+GATHER_TABLE = [("sums", "输入", "-"), ("state", "输入", "-"), ("momentum", "输入", "-"),
+                ("result", "输出", "-")]
+
+
+def test_experimental_sample_read_back_makes_a_table_input_in_place(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    write(root, "norm/gather/examples/test_aclnn_gather.cpp", gather_sample("dResult"))
+    # The experimental twin of the operator: its header is a duplicate, its sample reads the
+    # running state back after the call.
+    write(root, "experimental/norm/gather/op_api/aclnn_gather.h",
+          header(*two_phase("aclnnGather", GATHER)))
+    sample = "experimental/norm/gather/examples/arch20/test_aclnn_gather_inplace.cpp"
+    write(root, sample, gather_sample("dState dResult"))
+    # Another operator's sample, reading back what it passed that operator as sums.
+    other = gather_sample("dSums").replace("aclnnGather", "aclnnOther")
+    write(root, "experimental/norm/other/examples/test_aclnn_other.cpp", other)
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert entry["header"] == "norm/gather/op_api/aclnn_gather.h"
+    assert roles(entry) == (["result"], ["state"], "example")
+    assert "state" in entry["note"] and sample in entry["note"]
+
+
+def test_sample_read_back_of_a_table_input_the_rules_call_an_input_is_kept(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    sample = "experimental/norm/gather/examples/test_aclnn_gather.cpp"
+    write(root, sample, gather_sample("dSums dResult"))  # sums: const, the rules say input
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert roles(entry) == (["result"], [], "table")
+    assert "sums" in entry["note"] and "kept as input" in entry["note"]
+
+
 def test_prose_in_the_row_overrides_the_table(tmp_path):
     root = tmp_path / "repo"
     write(root, "optim/step/op_api/aclnn_step.h", header(*two_phase(
