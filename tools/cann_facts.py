@@ -24,6 +24,11 @@ Operators without a doc get their roles from the sample programs' read-backs, el
 against the tables. A few operators whose docs cannot be read right are fixed by hand in
 ``OVERRIDES``.
 
+Each entry gives the phase-1 prototype (``parameters``, without ``workspaceSize`` and
+``executor``) and, for an operator whose phase 2 takes parameters besides the usual four
+(between the executor and the stream, as ops-cv's aclnnGaussianBlur), those (``phase2``);
+roles cover phase 1's parameters and those only phase 2 takes.
+
 Usage::
 
     python tools/cann_facts.py --repo ops-nn=/work/cann-src/ops-nn@<commit> \\
@@ -922,6 +927,7 @@ class Entry:
     repository: str
     header: str
     parameters: tuple[CParameter, ...]
+    phase2: tuple[CParameter, ...] = ()  # phase 2's parameters besides the usual four
     doc: str | None = None
     outputs: list[str] = field(default_factory=list)
     inout: list[str] = field(default_factory=list)
@@ -931,11 +937,19 @@ class Entry:
     rules_disagree: bool = False
     table_missing: list[str] = field(default_factory=list)
 
+    @property
+    def call_parameters(self) -> tuple[CParameter, ...]:
+        """The parameters a call gives: phase 1's, then those only phase 2 takes."""
+        names = {p.name for p in self.parameters}
+        return self.parameters + tuple(p for p in self.phase2 if p.name not in names)
+
     def as_json(self) -> dict[str, object]:
         data: dict[str, object] = {
             "repository": self.repository, "header": self.header, "doc": self.doc,
             "outputs": self.outputs, "inout": self.inout, "basis": self.basis,
             "parameters": [[p.c_type, p.name] for p in self.parameters]}
+        if self.phase2:
+            data["phase2"] = [[p.c_type, p.name] for p in self.phase2]
         if self.note:
             data["note"] = self.note
         if self.returns_nothing:
@@ -970,7 +984,8 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
                                          f"(kept {entries[name].repository}/"
                                          f"{entries[name].header})")
                 continue
-            entries[name] = Entry(name, repository.name, relative.as_posix(), found.parameters)
+            entries[name] = Entry(name, repository.name, relative.as_posix(), found.parameters,
+                                  found.phase2_extra)
 
 
 def _docs_index(repository: Repository) -> dict[str, list[Path]]:
@@ -1023,11 +1038,11 @@ def operator_prose_in_place(text: str, operator: str) -> bool:
 def describe(entry: Entry, text: str, samples: Sequence[Program] = ()) -> None:
     """Fill ``entry``'s roles from its doc's ``text`` and the sample programs of its
     repository that call it."""
-    names = [p.name for p in entry.parameters]
-    tensors = [p.name for p in entry.parameters
+    names = [p.name for p in entry.call_parameters]
+    tensors = [p.name for p in entry.call_parameters
                if _roles.is_tensor_type(p.c_type)]
     table = table_for(doc_tables(text), entry.name, names)
-    rule_outputs, rule_inout = rule_roles(entry.parameters)
+    rule_outputs, rule_inout = rule_roles(entry.call_parameters)
     if table is None:
         entry.outputs, entry.inout = rule_outputs, rule_inout
         entry.basis = "rules"
@@ -1038,7 +1053,7 @@ def describe(entry: Entry, text: str, samples: Sequence[Program] = ()) -> None:
     missing = [n for n in names if n not in roles]
     entry.table_missing = missing
     final: dict[str, str] = {}
-    for parameter in entry.parameters:
+    for parameter in entry.call_parameters:
         role = roles.get(parameter.name)
         if role is None:
             role = (_ROLE_OUT if parameter.name in rule_outputs else
@@ -1150,7 +1165,7 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
         for entry in mine.values():
             doc = _choose_doc(entry, index.get(entry.name, ())) or _readme(entry, repository)
             if doc is None:
-                entry.outputs, entry.inout = rule_roles(entry.parameters)
+                entry.outputs, entry.inout = rule_roles(entry.call_parameters)
                 entry.basis = "rules"
                 apply_override(entry)
                 continue
@@ -1172,8 +1187,8 @@ def from_examples(entry: Entry, samples: Sequence[Program]) -> None:
     """Roles for an operator its doc gives none (or that has no doc) from the sample
     programs of its repository that call it: what they read back after calling it is
     written by it; an output, unless its name says it is updated in place."""
-    names = [p.name for p in entry.parameters]
-    tensors = {p.name for p in entry.parameters
+    names = [p.name for p in entry.call_parameters]
+    tensors = {p.name for p in entry.call_parameters
                if _roles.is_tensor_type(p.c_type)}
     writes = example_writes(samples, entry.name, names, {})
     written = [n for n in names if n in tensors and n in writes]
@@ -1234,7 +1249,7 @@ def summary(repositories: Sequence[Repository], entries: dict[str, Entry], repor
     if verbose:
         for name in wrong:
             entry = entries[name]
-            outputs, inout = rule_roles(entry.parameters)
+            outputs, inout = rule_roles(entry.call_parameters)
             lines.append(f"  {name}: rules out={outputs} inout={inout}; "
                          f"doc out={entry.outputs} inout={entry.inout} ({entry.basis})")
         for name in missing:

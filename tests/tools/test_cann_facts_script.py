@@ -375,12 +375,44 @@ def test_duplicate_experimental_header(tmp_path):
     assert entry["outputs"] == ["y"]
 
 
+def test_a_phase_2_with_parameters_of_its_own_is_recorded(tmp_path):
+    root = tmp_path / "repo"
+    blur = ["aclnnStatus aclnnBlurGetWorkspaceSize(const aclTensor *src, const aclIntArray *k, "
+            "double sigma, const aclTensor *dst, uint64_t *workspaceSize, "
+            "aclOpExecutor **executor)",
+            "aclnnStatus aclnnBlur(void *workspace, uint64_t workspaceSize, "
+            "aclOpExecutor *executor, const aclTensor *src, const aclIntArray *k, double sigma, "
+            "aclTensor *dst, const aclrtStream stream)"]
+    write(root, "experimental/image/blur/op_api/aclnn_blur.h", header(*blur))
+    write(root, "experimental/image/blur/docs/aclnnBlur.md", doc({"aclnnBlur": [
+        ("src", "输入", "-"), ("k", "输入", "-"), ("sigma", "输入", "-"),
+        ("dst", "输出", "-")]}))
+    entry = run(root, tmp_path)["aclnnBlur"]
+    assert entry["parameters"] == [["const aclTensor *", "src"], ["const aclIntArray *", "k"],
+                                   ["double", "sigma"], ["const aclTensor *", "dst"]]
+    assert entry["phase2"] == [["const aclTensor *", "src"], ["const aclIntArray *", "k"],
+                               ["double", "sigma"], ["aclTensor *", "dst"]]
+    assert roles(entry) == (["dst"], [], "table")
+
+
+def test_a_phase_2_only_parameter_takes_its_role_from_the_table(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "cv/mark/op_api/aclnn_mark.h", header(
+        "aclnnStatus aclnnMarkGetWorkspaceSize(const aclTensor *x, const aclTensor *y, "
+        "uint64_t *workspaceSize, aclOpExecutor **executor)",
+        "aclnnStatus aclnnMark(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+        "int64_t seed, const aclTensor *statsRef, aclrtStream stream)"))
+    entry = run(root, tmp_path)["aclnnMark"]  # no doc: the rules, phase 2's tensor included
+    assert entry["phase2"] == [["int64_t", "seed"], ["const aclTensor *", "statsRef"]]
+    assert roles(entry) == ([], ["statsRef"], "rules")
+
+
 def test_odd_prototypes_are_skipped_and_listed(tmp_path, capsys):
     root = tmp_path / "repo"
     odd = ["aclnnStatus aclnnOddGetWorkspaceSize(const aclTensor *x, aclTensor *y, "
            "uint64_t *workspaceSize, aclOpExecutor **executor)",
            "aclnnStatus aclnnOdd(void *workspace, uint64_t workspaceSize, "
-           "aclOpExecutor *executor, const aclTensor *x, aclrtStream stream)"]
+           "aclOpExecutor *executor, aclrtStream stream, const aclTensor *x)"]
     write(root, "cv/odd/op_api/aclnn_odd.h", header(
         *odd, *two_phase("aclnnFine", "const aclTensor *x, aclTensor *out")))
     operators = run(root, tmp_path)
@@ -473,7 +505,7 @@ def test_committed_operators_json_is_well_formed():
     assert len(operators) > 100
     assert list(operators) == sorted(operators)
     allowed = {"repository", "header", "doc", "outputs", "inout", "basis", "note",
-               "returns_nothing", "parameters"}
+               "returns_nothing", "parameters", "phase2"}
     for name, entry in operators.items():
         assert re.fullmatch(r"aclnn\w+", name)
         assert set(entry) <= allowed, name
@@ -484,8 +516,9 @@ def test_committed_operators_json_is_well_formed():
             assert isinstance(entry[key], list), name
             assert all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in entry[key]), name
         assert not set(entry["outputs"]) & set(entry["inout"]), name
-        declared = [p[1] for p in entry["parameters"]]
+        declared = [p[1] for p in entry["parameters"] + entry.get("phase2", [])]
         assert all(isinstance(p[0], str) for p in entry["parameters"]), name
+        assert entry.get("phase2", [None]), name  # present only when not empty
         assert set(entry["outputs"]) | set(entry["inout"]) <= set(declared), name
         assert entry["basis"] in facts.BASES, name
         if entry["basis"] in ("example", "prose", "override"):
@@ -513,6 +546,15 @@ def test_committed_operators_json_facts():
     assert roles("aclnnLayerNorm")[0][1:] == ["meanOutOptional", "rstdOutOptional"]
     assert roles("aclnnMseLossBackward") == (["out"], [])
     assert all(p.endswith("Ref") for p in roles("aclnnFusedAdamw")[1])
+    # ops-cv experimental/image/gaussian_blur/op_api/aclnn_gaussian_blur.h: phase 2 takes
+    # phase 1's parameters again, between the executor and the stream.
+    blur = operators["aclnnGaussianBlur"]
+    assert blur["phase2"] == [["const aclTensor *", "src"], ["const aclIntArray *", "ksize"],
+                              ["double", "sigmaX"], ["double", "sigmaY"],
+                              ["int64_t", "borderType"], ["aclTensor *", "dst"]]
+    assert [p[1] for p in blur["parameters"]] == [p[1] for p in blur["phase2"]]
+    assert roles("aclnnGaussianBlur") == (["dst"], [])
+    assert sum("phase2" in entry for entry in operators.values()) == 1
     assert "varRef" in roles("aclnnApplyAdamW")[1]
 
 
