@@ -15,9 +15,15 @@ of its repository, in this order of precedence when they disagree:
    table gives the operator no write at all or CANN's conventions make it written too
    (declared without ``const``); its name says output or in place. The programs only add
    writes: a table output none of them reads back stays an output.
-2. the description cells of the parameter table saying the tensor is updated in place, or
+2. what the operator's op_api source dumps of its phase 1 (``L2_DFX_PHASE_1(aclnnXxx,
+   DFX_IN(...), DFX_OUT(...))``), when it names outputs: a tensor dumped as an output is
+   written (its name says output or in place); a tensor the table calls written that is
+   dumped only as an input, and that no program reads back, is an input (a ``...Ref`` keeps
+   its role). The dump is not taken alone for more: it omits running statistics that
+   formulas update (aclnnBatchNorm), and some sources dump no outputs at all.
+3. the description cells of the parameter table saying the tensor is updated in place, or
    is used as the output's address;
-3. the parameter table's input/output column.
+4. the parameter table's input/output column.
 
 Operators without a doc get their roles from the sample programs' read-backs, else from
 :func:`rule_roles`, the fallback the library also uses; the summary measures those rules
@@ -78,7 +84,7 @@ CParameter = _headers.CParameter
 
 SCHEMA = "aclnn_py.operators/1"
 GENERATED_BY = "tools/cann_facts.py"
-BASES = ("table", "example", "prose", "override", "rules")
+BASES = ("table", "example", "source", "prose", "override", "rules")
 DEFAULT_OUT = ROOT / "aclnn_py" / "data" / "operators.json"
 SUFFIX = _headers.PHASE1_SUFFIX
 TAIL_NAMES = ("workspaceSize", "executor")
@@ -836,6 +842,49 @@ def _read_back_by(written: dict[str, list[str]], names: Sequence[str]) -> str:
 _PHASE1_CALL = re.compile(r"\b(aclnn\w+)" + SUFFIX + r"\s*\(")
 
 
+@dataclass(frozen=True)
+class Dump:
+    """What an operator's op_api source dumps of its phase 1 (``L2_DFX_PHASE_1(aclnnXxx,
+    DFX_IN(...), DFX_OUT(...))``): the names of its inputs and of its outputs, and where."""
+
+    where: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+_DUMP = re.compile(r"\bL2_DFX_PHASE_1\s*\(")
+_DUMP_LIST = re.compile(r"DFX_(IN|OUT)\s*\(")
+
+
+def dumps_index(root: Path) -> dict[str, Dump]:
+    """The phase-1 dumps of a repository's op_api sources (``**/op_api/*.cpp``), by operator:
+    the first found, those outside ``experimental/`` first."""
+    index: dict[str, Dump] = {}
+    paths = sorted(root.glob("**/op_api/*.cpp"),
+                   key=lambda p: (_experimental(p.relative_to(root)), str(p)))
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "L2_DFX_PHASE_1" not in text:
+            continue
+        code = _strip_comments(text)
+        for found in _DUMP.finditer(code):
+            parsed = _arguments(code, found.end() - 1)
+            if parsed is None or len(parsed[0]) < 3:
+                continue
+            args = parsed[0]
+            lists: dict[str, tuple[str, ...]] = {}
+            for arg in args[1:]:
+                opening = _DUMP_LIST.match(arg)
+                inner = _arguments(arg, opening.end() - 1) if opening else None
+                if opening and inner is not None:
+                    lists[opening.group(1)] = tuple(
+                        name for name in map(variable, inner[0]) if name)
+            if args[0] not in index and set(lists) == {"IN", "OUT"}:
+                where = path.relative_to(root).as_posix()
+                index[args[0]] = Dump(where, lists["IN"], lists["OUT"])
+    return index
+
+
 class Samples:
     """The sample programs of a repository, by the operators they call, each read once."""
 
@@ -1035,9 +1084,10 @@ def operator_prose_in_place(text: str, operator: str) -> bool:
     return any(_OPERATOR_IN_PLACE.search(m.group(1)) for m in pattern.finditer(prose))
 
 
-def describe(entry: Entry, text: str, samples: Sequence[Program] = ()) -> None:
-    """Fill ``entry``'s roles from its doc's ``text`` and the sample programs of its
-    repository that call it."""
+def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
+             source: Dump | None = None) -> None:
+    """Fill ``entry``'s roles from its doc's ``text``, the sample programs of its
+    repository that call it and what its op_api ``source`` dumps."""
     names = [p.name for p in entry.call_parameters]
     tensors = [p.name for p in entry.call_parameters
                if _roles.is_tensor_type(p.c_type)]
@@ -1102,6 +1152,30 @@ def describe(entry: Entry, text: str, samples: Sequence[Program] = ()) -> None:
     if untrusted:
         notes.append(f"{_format_names(untrusted)}: {_read_back_by(written, untrusted)} it "
                      "back but the table and rules say input; kept as input")
+    # (2) the op_api source's dump of phase 1 (L2_DFX_PHASE_1's DFX_IN and DFX_OUT), when it
+    # names outputs: a tensor it dumps as an output is written; a table write it dumps only
+    # as an input, that no program reads back, is not (a Ref's name keeps it in place).
+    if source is not None and source.outputs:
+        dumped = [n for n in tensors if final[n] == _ROLE_IN and n in source.outputs]
+        from_table = [n for n in tensors if final[n] != _ROLE_IN and final[n] == table_final[n]
+                      and n not in written and n in source.inputs and n not in source.outputs
+                      and not n.endswith("Ref")]
+        for name in dumped:
+            final[name] = (_ROLE_OUT if _output_by_name(name) and not name.endswith("Ref")
+                           else _ROLE_INOUT)
+        for name in from_table:
+            final[name] = _ROLE_IN
+        if dumped:
+            notes.append(f"{_format_names(dumped)}: table says input, {source.where} dumps it "
+                         "as an output of phase 1")
+        if from_table:
+            said = {_ROLE_OUT: "output", _ROLE_INOUT: "input/output"}
+            notes.append(f"{_format_names(from_table)}: table says "
+                         f"{' or '.join(sorted({said[table_final[n]] for n in from_table}))}, "
+                         f"{source.where} dumps it as an input of phase 1 only and no program "
+                         "reads it back")
+        if dumped or from_table:
+            basis = "source" if basis != "example" else basis
     # A doc that gives the operator no write at all: its operator-level prose may say it
     # works in place (then its Ref tensors, or else its first tensor, are in place), or a
     # row may describe the output tensor while its role says input.
@@ -1161,6 +1235,7 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
         mine = {n: e for n, e in entries.items() if e.repository == repository.name}
         index = _docs_index(repository)
         samples = Samples(repository.path)
+        dumps = dumps_index(repository.path)
         texts: dict[Path, str] = {}
         for entry in mine.values():
             doc = _choose_doc(entry, index.get(entry.name, ())) or _readme(entry, repository)
@@ -1173,7 +1248,7 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
             if doc not in texts:
                 texts[doc] = (repository.path / doc).read_text(encoding="utf-8",
                                                                errors="replace")
-            describe(entry, texts[doc], samples.of(entry.name))
+            describe(entry, texts[doc], samples.of(entry.name), dumps.get(entry.name))
             entry.returns_nothing = (entry.note != NO_TABLE and not entry.outputs
                                      and not entry.inout)
             apply_override(entry)

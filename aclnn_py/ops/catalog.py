@@ -348,7 +348,8 @@ def _read(name: str, source: _Source) -> Signature:
 
 _SOURCE_NAMES = {"user": "stated by the user (aclnn_py.register_roles)",
                  "ops-info": "the custom package's operator description",
-                 "table": "aclnn_py's role table, from CANN's operator docs",
+                 "table": "aclnn_py's role table, from CANN's operator docs, samples and "
+                          "sources",
                  "rule": "CANN's naming and const conventions (no doc known for it)"}
 
 

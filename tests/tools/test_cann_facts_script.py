@@ -282,6 +282,62 @@ def test_sample_read_back_of_a_table_input_the_rules_call_an_input_is_kept(tmp_p
     assert "sums" in entry["note"] and "kept as input" in entry["note"]
 
 
+def dfx_source(operator: str, inputs: str, outputs: str) -> str:
+    """An op_api source in CANN's style, its phase 1 naming its tensors for the dump."""
+    return (f"aclnnStatus {operator}GetWorkspaceSize(/* ... */)\n{{\n"
+            f"    L2_DFX_PHASE_1({operator},\n        DFX_IN({inputs}), DFX_OUT({outputs}));\n"
+            "    auto uniqueExecutor = CREATE_EXECUTOR();\n    return ACLNN_SUCCESS;\n}\n")
+
+
+CHECK = ("const aclTensor *val, aclTensor *gradRef, aclTensor *stepRef, int64_t mode, "
+         "aclTensor *result")
+CHECK_TABLE = [("val", "输入", "-"), ("gradRef", "输入", "-"), ("stepRef", "输入", "-"),
+               ("mode", "输入", "-"), ("result", "输出", "-")]
+
+
+def test_the_op_api_source_s_outputs_add_writes_the_table_lacks(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/check/op_api/aclnn_check.h", header(*two_phase("aclnnCheck", CHECK)))
+    write(root, "math/check/docs/aclnnCheck.md", doc({"aclnnCheck": CHECK_TABLE}))
+    source = "math/check/op_host/op_api/aclnn_check.cpp"
+    write(root, source, dfx_source("aclnnCheck", "val, gradRef, stepRef, mode",
+                                   "gradRef, stepRef, result"))
+    entry = run(root, tmp_path)["aclnnCheck"]
+    assert roles(entry) == (["result"], ["gradRef", "stepRef"], "source")
+    assert "gradRef, stepRef" in entry["note"] and source in entry["note"]
+
+
+TRANSPOSE = "const aclTensor *x, const aclIntArray *perm, aclTensor *out"
+TRANSPOSE_TABLE = [("x", "输入/输出", "-"), ("perm", "输入", "-"), ("out", "输出", "-")]
+
+
+def test_a_table_write_the_op_api_source_lists_among_its_inputs_only_is_an_input(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "conversion/t/op_api/aclnn_t.h", header(*two_phase("aclnnT", TRANSPOSE)))
+    write(root, "conversion/t/docs/aclnnT.md", doc({"aclnnT": TRANSPOSE_TABLE}))
+    write(root, "conversion/t/op_api/aclnn_t.cpp", dfx_source("aclnnT", "x, perm", "out"))
+    entry = run(root, tmp_path)["aclnnT"]
+    assert roles(entry) == (["out"], [], "source")
+    assert "x: table says" in entry["note"]
+
+
+def test_a_read_back_outranks_the_op_api_source(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    write(root, "norm/gather/op_api/aclnn_gather.cpp",
+          dfx_source("aclnnGather", "sums, state, momentum", "result"))
+    write(root, "experimental/norm/gather/examples/test_aclnn_gather.cpp",
+          gather_sample("dState dResult"))
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert roles(entry) == (["result"], ["state"], "example")
+    # An operator whose source names no outputs says nothing about its inputs.
+    write(root, "conversion/t/op_api/aclnn_t.h", header(*two_phase("aclnnT", TRANSPOSE)))
+    write(root, "conversion/t/docs/aclnnT.md", doc({"aclnnT": TRANSPOSE_TABLE}))
+    write(root, "conversion/t/op_api/aclnn_t.cpp", dfx_source("aclnnT", "x, perm", ""))
+    assert roles(run(root, tmp_path)["aclnnT"]) == (["out"], ["x"], "table")
+
+
 def test_prose_in_the_row_overrides_the_table(tmp_path):
     root = tmp_path / "repo"
     write(root, "optim/step/op_api/aclnn_step.h", header(*two_phase(
@@ -521,7 +577,7 @@ def test_committed_operators_json_is_well_formed():
         assert entry.get("phase2", [None]), name  # present only when not empty
         assert set(entry["outputs"]) | set(entry["inout"]) <= set(declared), name
         assert entry["basis"] in facts.BASES, name
-        if entry["basis"] in ("example", "prose", "override"):
+        if entry["basis"] in ("example", "source", "prose", "override"):
             assert entry.get("note"), name
         if "note" in entry:
             assert isinstance(entry["note"], str) and entry["note"].isascii(), name
@@ -555,6 +611,14 @@ def test_committed_operators_json_facts():
     assert [p[1] for p in blur["parameters"]] == [p[1] for p in blur["phase2"]]
     assert roles("aclnnGaussianBlur") == (["dst"], [])
     assert sum("phase2" in entry for entry in operators.values()) == 1
+    # A sample reads mean and variance back (ops-nn experimental/norm/
+    # sync_batch_norm_gather_stats/examples/test_aclnn_sync_batch_norm_gather_stats_inplace.cpp).
+    assert roles("aclnnSyncBatchNormGatherStats") == (["batchMean", "batchInvstd"],
+                                                      ["mean", "variance"])
+    # The op_api sources' dumps of phase 1 correct the docs' tables.
+    assert roles("aclnnSilentCheck") == (["result"], ["inputGradRef", "sfdaRef", "stepRef"])
+    assert roles("aclnnConfusionTranspose") == (["out"], [])
+    assert "attentionOut" not in roles("aclnnNsaSelectedAttentionGrad")[0]
     assert "varRef" in roles("aclnnApplyAdamW")[1]
 
 

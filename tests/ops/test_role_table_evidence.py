@@ -1,5 +1,6 @@
 """Roles the role table takes from CANN's sample programs (``examples/``, the
-``experimental/`` ones included), as ``aclnn_py.call`` and ``signature()`` use them."""
+``experimental/`` ones included) and from what the op_api sources dump of phase 1, where the
+docs' tables say otherwise, as ``aclnn_py.call`` and ``signature()`` use them."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def user_kernels():
     _kernels.KERNELS.update(before)
 
 
+@pytest.mark.emulator_only  # the emulator's trees declare it with the table's prototype
 def test_the_table_row_updates_the_running_statistics_in_place():
     # ops-nn experimental/norm/sync_batch_norm_gather_stats/examples/
     # test_aclnn_sync_batch_norm_gather_stats_inplace.cpp reads mean and variance back after
@@ -71,3 +73,33 @@ def test_call_returns_the_updated_running_statistics(user_kernels):
     np.testing.assert_allclose(result[3], 1 / np.sqrt(batch_var + 1e-5), rtol=1e-5)
     np.testing.assert_allclose(mean, 0.5 + 0.5 * batch_mean, rtol=1e-6)
     np.testing.assert_allclose(variance, 1.0 + 0.5 * batch_var * 4 / 3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("operator, written, source", [
+    # L2_DFX_PHASE_1 dumps the Refs as outputs (the doc's prose: sfdaRef and stepRef are
+    # updated), though the doc's table calls them inputs.
+    ("aclnnSilentCheck", {"inputGradRef": "inout", "sfdaRef": "inout", "stepRef": "inout",
+                          "result": "output"},
+     "math/silent_check/op_host/op_api/aclnn_silent_check.cpp"),
+    ("aclnnSilentCheckV2", {"avgRef": "inout", "inputGradRef": "inout", "stepRef": "inout",
+                            "result": "output"},
+     "math/silent_check_v2/op_host/op_api/aclnn_silent_check_v2.cpp"),
+    # The doc's table calls these written; phase 1 dumps them as inputs only, and the docs'
+    # constraints call attentionOut an input (the forward's output).
+    ("aclnnConfusionTranspose", {"out": "output"},
+     "conversion/confusion_transpose_d/op_api/aclnn_confusion_transpose.cpp"),
+    ("aclnnNsaSelectedAttentionGrad", {"dqOut": "output", "dkOut": "output", "dvOut": "output"},
+     "attention/nsa_selected_attention_grad/op_host/op_api/"
+     "aclnn_nsa_selected_attention_grad.cpp"),
+    ("aclnnFusedCrossEntropyLossWithMaxSum", {"lossOut": "output", "softMaxOutOptional": "output"},
+     "loss/fused_cross_entropy_loss_with_max_sum/op_api/"
+     "aclnn_fused_cross_entropy_loss_with_max_sum.cpp"),
+])
+@pytest.mark.emulator_only
+def test_rows_the_op_api_source_corrects(operator, written, source):
+    entry = _roles.table()["operators"][operator]
+    assert entry["basis"] == "source" and source in entry["note"]
+    signature = aclnn_py.signature(operator)
+    found = {p.name: p.role for p in signature.parameters if p.role in ("output", "inout")}
+    assert found == written
+    assert all(p.source == "table" for p in signature.parameters if p.is_tensor)
