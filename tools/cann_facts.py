@@ -1113,7 +1113,7 @@ def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
     table_writes = any(r != _ROLE_IN for r in table_final.values())
     notes = []
     basis = "table"
-    # (2) prose: a row's own description saying it is updated in place.
+    # (3) prose: a row's own description saying it is updated in place.
     prose = [n for n in names if table_final[n] == _ROLE_IN
              and prose_in_place(descriptions.get(n, ""), entry.name)]
     for name in prose:
@@ -1153,16 +1153,18 @@ def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
         notes.append(f"{_format_names(untrusted)}: {_read_back_by(written, untrusted)} it "
                      "back but the table and rules say input; kept as input")
     # (2) the op_api source's dump of phase 1 (L2_DFX_PHASE_1's DFX_IN and DFX_OUT), when it
-    # names outputs: a tensor it dumps as an output is written; a table write it dumps only
-    # as an input, that no program reads back, is not (a Ref's name keeps it in place).
+    # names outputs: a tensor it dumps as an output is written (in place when it is dumped
+    # as an input too, or named so); a table write it dumps only as an input, that no
+    # program reads back, is not (a Ref's name keeps it in place).
     if source is not None and source.outputs:
         dumped = [n for n in tensors if final[n] == _ROLE_IN and n in source.outputs]
         from_table = [n for n in tensors if final[n] != _ROLE_IN and final[n] == table_final[n]
                       and n not in written and n in source.inputs and n not in source.outputs
                       and not n.endswith("Ref")]
         for name in dumped:
-            final[name] = (_ROLE_OUT if _output_by_name(name) and not name.endswith("Ref")
-                           else _ROLE_INOUT)
+            in_place = name.endswith("Ref") or (name in source.inputs
+                                                and not _output_by_name(name))
+            final[name] = _ROLE_INOUT if in_place else _ROLE_OUT
         for name in from_table:
             final[name] = _ROLE_IN
         if dumped:

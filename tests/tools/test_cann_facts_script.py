@@ -290,9 +290,9 @@ def dfx_source(operator: str, inputs: str, outputs: str) -> str:
 
 
 CHECK = ("const aclTensor *val, aclTensor *gradRef, aclTensor *stepRef, int64_t mode, "
-         "aclTensor *result")
+         "aclTensor *stats, aclTensor *result")
 CHECK_TABLE = [("val", "输入", "-"), ("gradRef", "输入", "-"), ("stepRef", "输入", "-"),
-               ("mode", "输入", "-"), ("result", "输出", "-")]
+               ("mode", "输入", "-"), ("stats", "输入", "-"), ("result", "输出", "-")]
 
 
 def test_the_op_api_source_s_outputs_add_writes_the_table_lacks(tmp_path):
@@ -301,10 +301,11 @@ def test_the_op_api_source_s_outputs_add_writes_the_table_lacks(tmp_path):
     write(root, "math/check/docs/aclnnCheck.md", doc({"aclnnCheck": CHECK_TABLE}))
     source = "math/check/op_host/op_api/aclnn_check.cpp"
     write(root, source, dfx_source("aclnnCheck", "val, gradRef, stepRef, mode",
-                                   "gradRef, stepRef, result"))
+                                   "gradRef, stepRef, stats, result"))
     entry = run(root, tmp_path)["aclnnCheck"]
-    assert roles(entry) == (["result"], ["gradRef", "stepRef"], "source")
-    assert "gradRef, stepRef" in entry["note"] and source in entry["note"]
+    # Dumped as inputs and outputs: in place; as an output only: an output.
+    assert roles(entry) == (["stats", "result"], ["gradRef", "stepRef"], "source")
+    assert "gradRef, stepRef, stats" in entry["note"] and source in entry["note"]
 
 
 TRANSPOSE = "const aclTensor *x, const aclIntArray *perm, aclTensor *out"
