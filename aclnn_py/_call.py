@@ -6,7 +6,9 @@ path, launch cache, staging and fallbacks. Arguments are converted by their C ty
 the operator itself checks what it supports and refuses with CANN's status and
 message. Signatures with in-place (``...Ref``) tensors, tensors left out (None) or
 tensor lists run phase 1 on every launch (their executors are not rebound:
-rebinding a list's tensors would need ``aclSetDynamicInputTensorAddr``). The
+rebinding a list's tensors would need ``aclSetDynamicInputTensorAddr``), and so do operators
+whose phase 2 takes parameters of its own (it is given phase 1's objects again, or the
+arguments given for the parameters only it has, which come after phase 1's). The
 arrays of a tensor list travel among the launch's arrays, one each, named
 ``<parameter>[<i>]``.
 """
@@ -263,16 +265,20 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     sizes = dict(lists)
     attributes = [p for p in signature.parameters if not p.is_tensor]
     attribute_index = {p.name: index for index, p in enumerate(attributes)}
-    order: list[tuple[str, int] | tuple[str, int, int]] = []
-    for p in signature.parameters:
+
+    def entry(p: catalog.Parameter) -> tuple[str, int] | tuple[str, int, int]:
         if p.name in sizes:
-            order.append(("list", tensors.get(f"{p.name}[0]", 0), sizes[p.name]))
-        elif p.name in tensors:
-            order.append(("tensor", tensors[p.name]))
-        elif p.name in attribute_index:
-            order.append(("attribute", attribute_index[p.name]))
-        else:
-            order.append(("null", 0))
+            return ("list", tensors.get(f"{p.name}[0]", 0), sizes[p.name])
+        if p.name in tensors:
+            return ("tensor", tensors[p.name])
+        if p.name in attribute_index:
+            return ("attribute", attribute_index[p.name])
+        return ("null", 0)
+
+    # Phase 2's parameters of its own get the objects of phase 1's of the same name (or the
+    # arguments given for those only phase 2 has): every launch is then a phase 1 and a
+    # phase 2, as the objects are passed again.
+    phase2 = tuple(entry(p) for p in signature.phase2)
     inplace = any(p.role == "inout" for p in signature.parameters)
     if len(_specs) >= _MAX_SPECS:
         _specs.clear()
@@ -281,8 +287,9 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
         tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
               for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
-        library=str(library), order=tuple(order),
-        repeatable=not inplace and not left_out and not lists, elementwise=False)
+        library=str(library), order=tuple(entry(p) for p in signature.phase1_parameters),
+        phase2=phase2, repeatable=not inplace and not left_out and not lists and not phase2,
+        elementwise=False)
     return found
 
 
@@ -331,7 +338,9 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     ``aclScalar`` (it keeps its dtype: int64, float64, bool, or the numpy scalar's), a
     sequence of integers for ``aclIntArray``, of real numbers for ``aclFloatArray`` (passed
     as C floats), of bools for ``aclBoolArray``; a list or tuple of arrays for an input
-    ``aclTensorList``.
+    ``aclTensorList``. An operator whose phase 2 takes parameters besides the usual four
+    (aclnnGaussianBlur) is passed phase 1's objects again for those phase 1 also takes;
+    those only phase 2 takes are given after phase 1's, as :func:`signature` shows.
 
     ``out``: the output arrays (one, or a tuple in declaration order; for an output
     ``aclTensorList``, a list or tuple of its arrays; None for an ``...Optional`` output

@@ -219,4 +219,4 @@ def _parameters(name: str) -> tuple[str, ...]:
         raise ValueError(f"{name}: no installed header declares it, and aclnn_py's operator "
                          f"table does not list it ({error}); give its C parameter names with "
                          "parameters=[...]") from None
-    return tuple(p.name for p in described.parameters)
+    return tuple(p.name for p in described.phase1_parameters)  # what phase 1 is given

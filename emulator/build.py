@@ -105,6 +105,9 @@ class GenericOperator:
     parameters: tuple[tuple[str, str], ...]  # (C type, name) of phase 1 but its last two
     outputs: tuple[str, ...]
     inout: tuple[str, ...]
+    # (C type, name) of what phase 2 takes besides the usual four, between the executor and
+    # the stream (the table's "phase2": ops-cv's aclnnGaussianBlur takes phase 1's again).
+    phase2_extra: tuple[tuple[str, str], ...] = ()
 
     def kind(self, c_type: str) -> int:
         bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
@@ -112,16 +115,20 @@ class GenericOperator:
 
     @property
     def phase1(self) -> str:
-        parameters = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}"
-                               for t, n in self.parameters)
         tail = "uint64_t *workspaceSize, aclOpExecutor **executor"
-        head = parameters + ", " if parameters else ""
-        return f"aclnnStatus {self.name}GetWorkspaceSize({head}{tail});"
+        return f"aclnnStatus {self.name}GetWorkspaceSize({declared(self.parameters, tail)});"
 
     @property
     def phase2(self) -> str:
-        return (f"aclnnStatus {self.name}(void *workspace, uint64_t workspaceSize, "
-                "aclOpExecutor *executor, aclrtStream stream);")
+        head = "void *workspace, uint64_t workspaceSize, aclOpExecutor *executor"
+        return (f"aclnnStatus {self.name}({head}, "
+                f"{declared(self.phase2_extra, 'aclrtStream stream')});")
+
+
+def declared(parameters: tuple[tuple[str, str], ...], tail: str) -> str:
+    """C parameter declarations ``const aclTensor *x, int64_t n``, then ``tail``."""
+    return ", ".join([*(f"{t} {n}" if not t.endswith("*") else f"{t}{n}"
+                        for t, n in parameters), tail])
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,40 +139,58 @@ def generic_operators() -> list[GenericOperator]:
     return [GenericOperator(name, REPOSITORY_NAMES[entry["repository"]],
                             entry["header"].rsplit("/", 1)[-1],
                             tuple((t, n) for t, n in entry["parameters"]),
-                            tuple(entry["outputs"]), tuple(entry["inout"]))
+                            tuple(entry["outputs"]), tuple(entry["inout"]),
+                            tuple((t, n) for t, n in entry.get("phase2", ())))
             for name, entry in sorted(table.items()) if name not in own]
+
+
+def _description(op: GenericOperator, variable: str, api: str,
+                 parameters: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """The ``ops_generic_op`` named ``variable`` describing ``parameters`` of ``op`` (``api``
+    names the entry point in messages), and the initialiser of the values an entry point
+    packs for it: (declarations, values)."""
+    kinds = [op.kind(t) for t, _ in parameters]
+    names = ", ".join(f'"{n}"' for _, n in parameters) or "NULL"
+    roles = "".join("o" if n in op.outputs else "u" if n in op.inout else "i"
+                    for _, n in parameters)
+    optional = "".join("1" if n.endswith("Optional") else "0" for _, n in parameters)
+    values = []
+    for (_, name), kind in zip(parameters, kinds):
+        field = "integer" if kind in (8, 9) else "real" if kind == 10 else "pointer"
+        values.append(f"{{.{field} = {name}}}")
+    kind_text = "".join(f"\\{k:o}" for k in kinds)
+    declarations = (f"static const char *const names_{variable}[] = {{{names}}};\n"
+                    f'static const ops_generic_op {variable} = {{"{op.name}", "{api}", '
+                    f'{len(parameters)}, names_{variable}, "{kind_text}", "{roles}", '
+                    f'"{optional}"}};\n')
+    return declarations, "{" + (", ".join(values) or "{0}") + "}"
 
 
 def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dict[str, Path]:
     """``generic_<repository>.c`` per repository: each operator's two entry points, packing its
-    arguments for ops_generic_phase1 (phase 2 is every operator's ops_phase2)."""
+    arguments for ops_generic_phase1; phase 2 is every operator's ops_phase2, through
+    ops_generic_phase2, which checks them, for one that takes parameters of its own."""
     by_repository: dict[str, list[str]] = {}
     for op in operators:
-        kinds = [op.kind(t) for t, _ in op.parameters]
-        names = ", ".join(f'"{n}"' for _, n in op.parameters) or "NULL"
-        roles = "".join("o" if n in op.outputs else "u" if n in op.inout else "i"
-                        for _, n in op.parameters)
-        optional = "".join("1" if n.endswith("Optional") else "0" for _, n in op.parameters)
-        values = []
-        for (_, name), kind in zip(op.parameters, kinds):
-            field = "integer" if kind in (8, 9) else "real" if kind == 10 else "pointer"
-            values.append(f"{{.{field} = {name}}}")
-        kind_text = "".join(f"\\{k:o}" for k in kinds)
         short = op.name[len("aclnn"):]
-        declaration = (f'static const ops_generic_op op_{short} = {{"{op.name}", '
-                       f'"{op.name}GetWorkspaceSize", {len(op.parameters)}, names_{short}, '
-                       f'"{kind_text}", "{roles}", "{optional}"}};\n')
+        declaration, values = _description(op, f"op_{short}", f"{op.name}GetWorkspaceSize",
+                                           op.parameters)
         phase1 = (f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"
-                  f"    const ops_generic_value emu_generic_values[] = "
-                  f"{{{', '.join(values) or '{0}'}}};\n"
+                  f"    const ops_generic_value emu_generic_values[] = {values};\n"
                   f"    return ops_generic_phase1(&op_{short}, emu_generic_values, "
                   "workspaceSize, executor);\n}\n")
-        phase2 = (f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
-                  f'    return ops_phase2("{op.name}", workspace, workspaceSize, executor, '
-                  "stream);\n}\n")
-        by_repository.setdefault(op.repository, []).append(
-            f"static const char *const names_{short}[] = {{{names}}};\n"
-            + declaration + phase1 + phase2)
+        if op.phase2_extra:
+            extra, extra_values = _description(op, f"phase2_{short}", op.name, op.phase2_extra)
+            declaration += extra
+            phase2 = (f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
+                      f"    const ops_generic_value emu_generic_values[] = {extra_values};\n"
+                      f"    return ops_generic_phase2(&phase2_{short}, emu_generic_values, "
+                      "workspace, workspaceSize, executor, stream);\n}\n")
+        else:
+            phase2 = (f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
+                      f'    return ops_phase2("{op.name}", workspace, workspaceSize, executor, '
+                      "stream);\n}\n")
+        by_repository.setdefault(op.repository, []).append(declaration + phase1 + phase2)
     written = {}
     for repository, parts in by_repository.items():
         path = folder / f"generic_{repository}.c"

@@ -300,6 +300,14 @@ typedef int32_t (*aclpyLaunchFunction)(void *, uint64_t, aclOpExecutor *, aclrtS
 int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch, void *workspace,
                           uint64_t workspace_size, aclrtStream stream);
 
+/*
+ * The non-repeatable executor `owned` holds, taken out of it for a phase 2 the caller makes
+ * itself (one with parameters besides the usual four, which `launch` cannot be): from then on
+ * it is launched once and never destroyed by aclnn_py. NULL when `owned` holds no executor of
+ * the current handle generation.
+ */
+aclOpExecutor *aclpyHandleTake(aclpyHandle *owned);
+
 /* ffi.gc's destructor of a handle cell: destroy a handle still held. */
 void aclpyHandleCollect(aclpyHandle *handle);
 

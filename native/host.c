@@ -685,16 +685,24 @@ EXPORT int32_t aclpyHandleRelease(aclpyHandle *owned)
     return status;
 }
 
-EXPORT int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch, void *workspace,
-                                 uint64_t workspace_size, aclrtStream stream)
+EXPORT aclOpExecutor *aclpyHandleTake(aclpyHandle *owned)
 {
     /* Taken out first: CANN frees a non-repeatable executor inside phase 2 whatever the outcome
        (hicann/opbase op_executor.cpp), so from here on it is never ours to destroy again. */
     if (owned->kind != HANDLE_EXECUTOR)
-        return ACLNN_ERR_INNER_NULLPTR;
+        return NULL;
     aclOpExecutor *executor = __atomic_exchange_n(&owned->handle, NULL, __ATOMIC_ACQ_REL);
     if (!executor || owned->generation != aclpyHandlesGeneration())
-        return ACLNN_ERR_INNER_NULLPTR; /* none, or one of a torn-down runtime: nothing to launch */
+        return NULL; /* none, or one of a torn-down runtime: nothing to launch */
+    return executor;
+}
+
+EXPORT int32_t aclpyHandleLaunch(aclpyHandle *owned, aclpyLaunchFunction launch, void *workspace,
+                                 uint64_t workspace_size, aclrtStream stream)
+{
+    aclOpExecutor *executor = aclpyHandleTake(owned);
+    if (!executor)
+        return ACLNN_ERR_INNER_NULLPTR;
     return launch(workspace, workspace_size, executor, stream);
 }
 

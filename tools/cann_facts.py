@@ -4,19 +4,36 @@ the operator writes, read from local checkouts of CANN's operator repositories.
 
 CANN's headers cannot say it: outputs are declared ``const aclTensor *out`` as often as
 not, in-place tensors are ``const`` too, and some non-const inputs are updated in place.
-So the roles come from each operator's doc (``docs/aclnnXxx.md``), in this order of
-precedence when a doc disagrees with itself:
+So the roles come from each operator's doc (``docs/aclnnXxx.md``) and the sample programs
+of its repository, in this order of precedence when they disagree:
 
-1. its example code: a tensor the example copies back from the device after calling the
-   operator is written by it (an output when the table says so, else in place). The
-   example only adds writes: a table output it does not read back stays an output.
-2. the description cells of the parameter table saying the tensor is updated in place, or
+1. the read-backs of the doc's example code and of the sample programs that call the
+   operator (``**/examples/**/*.cpp``, the ``experimental/`` ones included, whichever of
+   an operator's twin folders declared it): a tensor one of them copies back from the
+   device after calling the operator is written by it (an output when the table says so,
+   else in place). A tensor the table calls an input is taken as written only when the
+   table gives the operator no write at all or CANN's conventions make it written too
+   (declared without ``const``); its name says output or in place. The programs only add
+   writes: a table output none of them reads back stays an output.
+2. what the operator's op_api source dumps of its phase 1 (``L2_DFX_PHASE_1(aclnnXxx,
+   DFX_IN(...), DFX_OUT(...))``), when it names outputs: a tensor dumped as an output is
+   written (its name says output or in place); a tensor the table calls written that is
+   dumped only as an input, and that no program reads back, is an input (a ``...Ref`` keeps
+   its role). The dump is not taken alone for more: it omits running statistics that
+   formulas update (aclnnBatchNorm), and some sources dump no outputs at all.
+3. the description cells of the parameter table saying the tensor is updated in place, or
    is used as the output's address;
-3. the parameter table's input/output column.
+4. the parameter table's input/output column.
 
-Operators without a doc get their roles from :func:`rule_roles`, the fallback the
-library also uses; the summary measures those rules against the tables. A few operators
-whose docs cannot be read right are fixed by hand in ``OVERRIDES``.
+Operators without a doc get their roles from the sample programs' read-backs, else from
+:func:`rule_roles`, the fallback the library also uses; the summary measures those rules
+against the tables. A few operators whose docs cannot be read right are fixed by hand in
+``OVERRIDES``.
+
+Each entry gives the phase-1 prototype (``parameters``, without ``workspaceSize`` and
+``executor``) and, for an operator whose phase 2 takes parameters besides the usual four
+(between the executor and the stream, as ops-cv's aclnnGaussianBlur), those (``phase2``);
+roles cover phase 1's parameters and those only phase 2 takes.
 
 Usage::
 
@@ -67,7 +84,7 @@ CParameter = _headers.CParameter
 
 SCHEMA = "aclnn_py.operators/1"
 GENERATED_BY = "tools/cann_facts.py"
-BASES = ("table", "example", "prose", "override", "rules")
+BASES = ("table", "example", "source", "prose", "override", "rules")
 DEFAULT_OUT = ROOT / "aclnn_py" / "data" / "operators.json"
 SUFFIX = _headers.PHASE1_SUFFIX
 TAIL_NAMES = ("workspaceSize", "executor")
@@ -554,18 +571,23 @@ def _calls(code: str) -> list[Call]:
 
 def variable(expression: str) -> str | None:
     """The variable an argument expression names: ``&x`` -> x, ``x.get()`` -> x,
-    ``data.outAddr`` -> outAddr, ``addrs[i]`` -> addrs, ``(void*)x`` -> x."""
+    ``data.outAddr`` -> outAddr, ``addrs[i]`` -> addrs, ``(void*)x`` -> x; an element at a
+    literal index is a variable of its own, ``t[5]`` -> t[5] (a sample's arrays of tensors
+    and of their addresses)."""
     text = expression.strip()
     text = re.sub(r"^\((?:const\s+)?[A-Za-z_]\w*\s*\**\s*\)", "", text).strip()
     text = re.sub(r"^(?:static|reinterpret|const)_cast\s*<[^>]*>\s*\((.*)\)$", r"\1",
                   text).strip()
     text = text.lstrip("&*( ").rstrip(") ")
     text = re.sub(r"\.(?:get|data)\(\)$", "", text)
+    element = re.search(r"\[\s*(\d+)\s*\]$", text)
     text = re.sub(r"\[[^\]]*\]$", "", text)
     if not re.fullmatch(r"[A-Za-z_]\w*(?:(?:\.|->)[A-Za-z_]\w*)*", text):
         return None
     name = re.split(r"\.|->", text)[-1]
-    return None if name in ("nullptr", "NULL", "true", "false") else name
+    if name in ("nullptr", "NULL", "true", "false"):
+        return None
+    return f"{name}[{int(element.group(1))}]" if element else name
 
 
 @dataclass
@@ -578,8 +600,26 @@ class ExampleFacts:
     address_of: dict[str, set[str]]  # tensor variable -> device addresses
 
 
-def _function_bodies(code: str) -> list[tuple[str, list[str], int, int]]:
-    """(name, parameter names, body start, body end) of each function defined."""
+@dataclass
+class Function:
+    """A function an example defines: its name, its parameters' names and declarations
+    (``void** deviceAddr``), and where its body is."""
+
+    name: str
+    parameters: list[str]
+    declarations: list[str]
+    start: int
+    end: int
+
+    def positions(self, pointer_to: str) -> list[int]:
+        """The positions of its parameters declared as pointers to pointers of type
+        ``pointer_to`` (``void``: a device address it sets; ``aclTensor``: a tensor it makes)."""
+        pattern = re.compile(rf"(?:^|\W){pointer_to}\s*\*\s*\*")
+        return [index for index, text in enumerate(self.declarations) if pattern.search(text)]
+
+
+def _function_bodies(code: str) -> list[Function]:
+    """Each function defined in ``code``."""
     found = []
     for call in _calls(code):
         rest = code[call.end:call.end + 40]
@@ -601,7 +641,7 @@ def _function_bodies(code: str) -> list[tuple[str, list[str], int, int]]:
                     break
         names = [variable(_IDENT.findall(a)[-1]) if _IDENT.findall(a) else None
                  for a in call.args]
-        found.append((call.name, [n or "" for n in names], brace, end))
+        found.append(Function(call.name, [n or "" for n in names], list(call.args), brace, end))
     return found
 
 
@@ -612,24 +652,38 @@ def example_facts(code: str) -> ExampleFacts:
     code = _strip_comments(code)
     calls = _calls(code)
     functions = _function_bodies(code)
-    # Helpers (other than main) that copy a parameter back to the host: which parameters.
+    # Helpers (other than main) that copy a parameter back to the host: which parameters
+    # (a member of one, data.outAddr, is read through it). A helper's copy of its own local
+    # address (a sample's RunOne making, calling and reading back) is a read-back in place.
     readers: dict[str, set[int]] = {}
-    for name, parameters, start, end in functions:
-        if name == "main":
+    through_parameters: set[int] = set()  # offsets of the copies of a parameter
+    for function in functions:
+        if function.name == "main":
             continue
         for call in calls:
-            if start < call.start < end and call.name == "aclrtMemcpy" \
+            if function.start < call.start < function.end and call.name == "aclrtMemcpy" \
                     and any(_D2H in a for a in call.args) and len(call.args) >= 3:
                 source = variable(call.args[2])
+                base = _IDENT.search(re.sub(r"^\([^()]*\)", "", call.args[2].strip()))
+                parameters = function.parameters
                 if source in parameters:
-                    readers.setdefault(name, set()).add(parameters.index(source))
+                    index = parameters.index(source)
+                elif base is not None and base.group() in parameters:
+                    index = parameters.index(base.group())
                 else:
-                    readers.setdefault(name, set()).update(range(len(parameters)))
-    definitions = {(start, end) for _, _, start, end in functions}
+                    continue
+                readers.setdefault(function.name, set()).add(index)
+                through_parameters.add(call.start)
+    # Helpers that make tensors: (positions of the device addresses they set, of the
+    # tensors they make), from their parameters' declarations (void **, aclTensor **).
+    makers = {function.name: (function.positions("void"), function.positions("aclTensor"))
+              for function in functions
+              if function.positions("void") and function.positions("aclTensor")}
+    definitions = {(function.start, function.end) for function in functions}
 
     def inside_reader(offset: int) -> bool:
-        return any(start < offset < end for name, _, start, end in functions
-                   if name in readers)
+        return any(function.start < offset < function.end for function in functions
+                   if function.name in readers)
 
     phase1: list[tuple[str, list[str | None], int]] = []
     readbacks: list[tuple[str, int]] = []
@@ -642,7 +696,7 @@ def example_facts(code: str) -> ExampleFacts:
                 and call.args[-1].lstrip().startswith("&"):
             phase1.append((call.name[:-len(SUFFIX)], args[:-2], call.start))
         elif call.name == "aclrtMemcpy" and any(_D2H in a for a in call.args):
-            if len(args) >= 3 and args[2] and not inside_reader(call.start):
+            if len(args) >= 3 and args[2] and call.start not in through_parameters:
                 readbacks.append((args[2], call.start))
         elif call.name in readers and not inside_reader(call.start):
             for index in sorted(readers[call.name]):
@@ -651,6 +705,8 @@ def example_facts(code: str) -> ExampleFacts:
         elif call.target and call.name.startswith("aclCreateTensor") and args:
             if args[-1]:
                 address_of.setdefault(call.target, set()).add(args[-1])
+        elif call.name in makers and _made_tensors(makers[call.name], call.args, address_of):
+            pass
         elif call.args and call.args[-1].lstrip().startswith("&") and args[-1]:
             # A helper making a tensor: CreateAclTensor(host, shape, &addr, type, &tensor).
             # With one address and the tensor last, they go together; with several (a
@@ -667,6 +723,32 @@ def example_facts(code: str) -> ExampleFacts:
                         if address in _named_addresses(tensor):
                             address_of.setdefault(tensor, set()).add(address)
     return ExampleFacts(phase1, readbacks, address_of)
+
+
+def _made_tensors(maker: tuple[list[int], list[int]], expressions: list[str],
+                  address_of: dict[str, set[str]]) -> bool:
+    """Tie the tensors a helper call makes to the device addresses it sets, by the helper's
+    own declarations (``MakeTensor(vals, shape, dt, &dMean, &tMean)`` with ``void**`` and
+    ``aclTensor**`` parameters): one address per tensor, in order, or all of them to its one
+    tensor. False when the call does not fit the helper."""
+    address_positions, tensor_positions = maker
+    if max(address_positions + tensor_positions) >= len(expressions):
+        return False
+    args = [variable(expression) for expression in expressions]
+    addresses = [args[i] for i in address_positions]
+    tensors = [args[i] for i in tensor_positions]
+    if None in addresses or None in tensors:
+        return False
+    if len(tensors) == 1:
+        pairs = [(tensors[0], address) for address in addresses]
+    elif len(tensors) == len(addresses):
+        pairs = list(zip(tensors, addresses))
+    else:
+        return False
+    for tensor, address in pairs:
+        assert tensor is not None and address is not None
+        address_of.setdefault(tensor, set()).add(address)
+    return True
 
 
 _ADDRESS_SUFFIXES = ("DeviceAddr", "DevAddr", "Addr", "_dev", "Dev", "Device", "DeviceAddrs",
@@ -693,18 +775,28 @@ def _addresses(facts: ExampleFacts, name: str | None) -> set[str]:
     return {name} | (tied if tied else _named_addresses(name))
 
 
-def example_writes(code_blocks: Sequence[str], operator: str, parameters: Sequence[str],
-                   table_roles: dict[str, str | None]) -> set[str]:
-    """The parameters of ``operator`` that its doc's example reads back after calling it.
+@dataclass(frozen=True)
+class Program:
+    """Example code that may read tensors back: a code block of the operator's doc
+    (``where`` is "") or a sample program of its repository (``where``: its path there)."""
+
+    where: str
+    code: str
+
+
+def example_writes(programs: Sequence[Program], operator: str, parameters: Sequence[str],
+                   table_roles: dict[str, str | None]) -> dict[str, list[str]]:
+    """The parameters of ``operator`` that the ``programs`` read back after calling it,
+    each with where the programs reading it back are (in order, each once).
 
     A read-back address belongs to the latest phase-1 call before it that passed a tensor
     on that address, preferring one whose table says it writes there. Calls of
     ``operator`` are matched to its parameters by position."""
-    written: set[str] = set()
-    for code in code_blocks:
-        if _D2H not in code:
+    written: dict[str, list[str]] = {}
+    for program in programs:
+        if _D2H not in program.code:
             continue
-        facts = example_facts(code)
+        facts = example_facts(program.code)
         for address, offset in facts.readbacks:
             candidates = []
             for name, args, start in facts.phase1:
@@ -728,8 +820,99 @@ def example_writes(code_blocks: Sequence[str], operator: str, parameters: Sequen
                 # once; later ones with other positions are separate read-backs.
                 for other_name, other_position, other_start in candidates:
                     if other_name == operator and other_start == start:
-                        written.add(parameters[other_position])
+                        readers = written.setdefault(parameters[other_position], [])
+                        if program.where not in readers:
+                            readers.append(program.where)
     return written
+
+
+def _read_back_by(written: dict[str, list[str]], names: Sequence[str]) -> str:
+    """Who read ``names`` back, in words: the doc's example and the sample programs."""
+    places = list(dict.fromkeys(where for name in names for where in written[name]))
+    words = []
+    if "" in places:
+        words.append("the example")
+    samples = [where for where in places if where]
+    if samples:
+        words.append(("the sample " if len(samples) == 1 else "the samples ")
+                     + ", ".join(samples))
+    return " and ".join(words) + (" read" if len(places) > 1 else " reads")
+
+
+_PHASE1_CALL = re.compile(r"\b(aclnn\w+)" + SUFFIX + r"\s*\(")
+
+
+@dataclass(frozen=True)
+class Dump:
+    """What an operator's op_api source dumps of its phase 1 (``L2_DFX_PHASE_1(aclnnXxx,
+    DFX_IN(...), DFX_OUT(...))``): the names of its inputs and of its outputs, and where."""
+
+    where: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+_DUMP = re.compile(r"\bL2_DFX_PHASE_1\s*\(")
+_DUMP_LIST = re.compile(r"DFX_(IN|OUT)\s*\(")
+
+
+def dumps_index(root: Path) -> dict[str, Dump]:
+    """The phase-1 dumps of a repository's op_api sources (``**/op_api/*.cpp``), by operator:
+    the first found, those outside ``experimental/`` first."""
+    index: dict[str, Dump] = {}
+    paths = sorted(root.glob("**/op_api/*.cpp"),
+                   key=lambda p: (_experimental(p.relative_to(root)), str(p)))
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "L2_DFX_PHASE_1" not in text:
+            continue
+        code = _strip_comments(text)
+        for found in _DUMP.finditer(code):
+            parsed = _arguments(code, found.end() - 1)
+            if parsed is None or len(parsed[0]) < 3:
+                continue
+            args = parsed[0]
+            lists: dict[str, tuple[str, ...]] = {}
+            for arg in args[1:]:
+                opening = _DUMP_LIST.match(arg)
+                inner = _arguments(arg, opening.end() - 1) if opening else None
+                if opening and inner is not None:
+                    lists[opening.group(1)] = tuple(
+                        name for name in map(variable, inner[0]) if name)
+            if args[0] not in index and set(lists) == {"IN", "OUT"}:
+                where = path.relative_to(root).as_posix()
+                index[args[0]] = Dump(where, lists["IN"], lists["OUT"])
+    return index
+
+
+class Samples:
+    """The sample programs of a repository, by the operators they call, each read once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.paths = samples_index(root)
+        self._read: dict[Path, Program] = {}
+
+    def of(self, operator: str) -> list[Program]:
+        """The sample programs calling ``operator``'s phase 1."""
+        found = []
+        for path in self.paths.get(operator, ()):
+            if path not in self._read:
+                text = (self.root / path).read_text(encoding="utf-8", errors="replace")
+                self._read[path] = Program(path.as_posix(), text)
+            found.append(self._read[path])
+        return found
+
+
+def samples_index(root: Path) -> dict[str, list[Path]]:
+    """The sample programs of a repository (``**/examples/**/*.cpp``, the ``experimental/``
+    ones included) by the operators whose phase 1 each calls (paths relative to ``root``)."""
+    index: dict[str, list[Path]] = {}
+    for path in sorted(root.glob("**/examples/**/*.cpp")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for name in dict.fromkeys(_PHASE1_CALL.findall(text)):
+            index.setdefault(name, []).append(path.relative_to(root))
+    return index
 
 
 # --------------------------------------------------------------------------------------
@@ -793,6 +976,7 @@ class Entry:
     repository: str
     header: str
     parameters: tuple[CParameter, ...]
+    phase2: tuple[CParameter, ...] = ()  # phase 2's parameters besides the usual four
     doc: str | None = None
     outputs: list[str] = field(default_factory=list)
     inout: list[str] = field(default_factory=list)
@@ -802,11 +986,19 @@ class Entry:
     rules_disagree: bool = False
     table_missing: list[str] = field(default_factory=list)
 
+    @property
+    def call_parameters(self) -> tuple[CParameter, ...]:
+        """The parameters a call gives: phase 1's, then those only phase 2 takes."""
+        names = {p.name for p in self.parameters}
+        return self.parameters + tuple(p for p in self.phase2 if p.name not in names)
+
     def as_json(self) -> dict[str, object]:
         data: dict[str, object] = {
             "repository": self.repository, "header": self.header, "doc": self.doc,
             "outputs": self.outputs, "inout": self.inout, "basis": self.basis,
             "parameters": [[p.c_type, p.name] for p in self.parameters]}
+        if self.phase2:
+            data["phase2"] = [[p.c_type, p.name] for p in self.phase2]
         if self.note:
             data["note"] = self.note
         if self.returns_nothing:
@@ -841,7 +1033,8 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
                                          f"(kept {entries[name].repository}/"
                                          f"{entries[name].header})")
                 continue
-            entries[name] = Entry(name, repository.name, relative.as_posix(), found.parameters)
+            entries[name] = Entry(name, repository.name, relative.as_posix(), found.parameters,
+                                  found.phase2_extra)
 
 
 def _docs_index(repository: Repository) -> dict[str, list[Path]]:
@@ -891,13 +1084,15 @@ def operator_prose_in_place(text: str, operator: str) -> bool:
     return any(_OPERATOR_IN_PLACE.search(m.group(1)) for m in pattern.finditer(prose))
 
 
-def describe(entry: Entry, text: str) -> None:
-    """Fill ``entry``'s roles from its doc's ``text``."""
-    names = [p.name for p in entry.parameters]
-    tensors = [p.name for p in entry.parameters
+def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
+             source: Dump | None = None) -> None:
+    """Fill ``entry``'s roles from its doc's ``text``, the sample programs of its
+    repository that call it and what its op_api ``source`` dumps."""
+    names = [p.name for p in entry.call_parameters]
+    tensors = [p.name for p in entry.call_parameters
                if _roles.is_tensor_type(p.c_type)]
     table = table_for(doc_tables(text), entry.name, names)
-    rule_outputs, rule_inout = rule_roles(entry.parameters)
+    rule_outputs, rule_inout = rule_roles(entry.call_parameters)
     if table is None:
         entry.outputs, entry.inout = rule_outputs, rule_inout
         entry.basis = "rules"
@@ -908,7 +1103,7 @@ def describe(entry: Entry, text: str) -> None:
     missing = [n for n in names if n not in roles]
     entry.table_missing = missing
     final: dict[str, str] = {}
-    for parameter in entry.parameters:
+    for parameter in entry.call_parameters:
         role = roles.get(parameter.name)
         if role is None:
             role = (_ROLE_OUT if parameter.name in rule_outputs else
@@ -918,7 +1113,7 @@ def describe(entry: Entry, text: str) -> None:
     table_writes = any(r != _ROLE_IN for r in table_final.values())
     notes = []
     basis = "table"
-    # (2) prose: a row's own description saying it is updated in place.
+    # (3) prose: a row's own description saying it is updated in place.
     prose = [n for n in names if table_final[n] == _ROLE_IN
              and prose_in_place(descriptions.get(n, ""), entry.name)]
     for name in prose:
@@ -927,11 +1122,12 @@ def describe(entry: Entry, text: str) -> None:
         basis = "prose"
         notes.append(f"{_format_names(prose)}: table says input, its description says "
                      "updated in place")
-    # (1) the example's read-backs. A table input read back is trusted when the table
-    # gives the operator no write at all, or the rules make that parameter written too;
-    # it is an output when its name is an output's (out, ...Out), else in place.
-    blocks = [body for _, _, body in code_blocks(text)]
-    written = example_writes(blocks, entry.name, names, table_final)
+    # (1) the read-backs of the doc's example and of the sample programs. A table input
+    # read back is trusted when the table gives the operator no write at all, or the rules
+    # make that parameter written too; it is an output when its name is an output's (out,
+    # ...Out), else in place.
+    programs = [Program("", body) for _, _, body in code_blocks(text)] + list(samples)
+    written = example_writes(programs, entry.name, names, table_final)
     read = [n for n in names if n in written and table_final[n] == _ROLE_IN
             and n in tensors]
     trusted = [n for n in read if not table_writes or n in rule_outputs or n in rule_inout]
@@ -944,17 +1140,44 @@ def describe(entry: Entry, text: str) -> None:
         final[name] = _ROLE_INOUT
     example_notes = []
     if as_inout:
-        example_notes.append(f"{_format_names(as_inout)}: table says input, the example "
-                             "reads it back")
+        example_notes.append(f"{_format_names(as_inout)}: table says input, "
+                             f"{_read_back_by(written, as_inout)} it back")
     if as_output:
-        example_notes.append(f"{_format_names(as_output)}: table says input, the example "
-                             "reads it back and its name is an output's")
+        example_notes.append(f"{_format_names(as_output)}: table says input, "
+                             f"{_read_back_by(written, as_output)} it back and its name is "
+                             "an output's")
     if example_notes:
         basis = "example"
         notes[:0] = example_notes
     if untrusted:
-        notes.append(f"{_format_names(untrusted)}: the example reads it back but the table "
-                     "and rules say input; kept as input")
+        notes.append(f"{_format_names(untrusted)}: {_read_back_by(written, untrusted)} it "
+                     "back but the table and rules say input; kept as input")
+    # (2) the op_api source's dump of phase 1 (L2_DFX_PHASE_1's DFX_IN and DFX_OUT), when it
+    # names outputs: a tensor it dumps as an output is written (in place when it is dumped
+    # as an input too, or named so); a table write it dumps only as an input, that no
+    # program reads back, is not (a Ref's name keeps it in place).
+    if source is not None and source.outputs:
+        dumped = [n for n in tensors if final[n] == _ROLE_IN and n in source.outputs]
+        from_table = [n for n in tensors if final[n] != _ROLE_IN and final[n] == table_final[n]
+                      and n not in written and n in source.inputs and n not in source.outputs
+                      and not n.endswith("Ref")]
+        for name in dumped:
+            in_place = name.endswith("Ref") or (name in source.inputs
+                                                and not _output_by_name(name))
+            final[name] = _ROLE_INOUT if in_place else _ROLE_OUT
+        for name in from_table:
+            final[name] = _ROLE_IN
+        if dumped:
+            notes.append(f"{_format_names(dumped)}: table says input, {source.where} dumps it "
+                         "as an output of phase 1")
+        if from_table:
+            said = {_ROLE_OUT: "output", _ROLE_INOUT: "input/output"}
+            notes.append(f"{_format_names(from_table)}: table says "
+                         f"{' or '.join(sorted({said[table_final[n]] for n in from_table}))}, "
+                         f"{source.where} dumps it as an input of phase 1 only and no program "
+                         "reads it back")
+        if dumped or from_table:
+            basis = "source" if basis != "example" else basis
     # A doc that gives the operator no write at all: its operator-level prose may say it
     # works in place (then its Ref tensors, or else its first tensor, are in place), or a
     # row may describe the output tensor while its role says input.
@@ -1013,11 +1236,13 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
         _prototypes(repository, report, entries)
         mine = {n: e for n, e in entries.items() if e.repository == repository.name}
         index = _docs_index(repository)
+        samples = Samples(repository.path)
+        dumps = dumps_index(repository.path)
         texts: dict[Path, str] = {}
         for entry in mine.values():
             doc = _choose_doc(entry, index.get(entry.name, ())) or _readme(entry, repository)
             if doc is None:
-                entry.outputs, entry.inout = rule_roles(entry.parameters)
+                entry.outputs, entry.inout = rule_roles(entry.call_parameters)
                 entry.basis = "rules"
                 apply_override(entry)
                 continue
@@ -1025,38 +1250,33 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
             if doc not in texts:
                 texts[doc] = (repository.path / doc).read_text(encoding="utf-8",
                                                                errors="replace")
-            describe(entry, texts[doc])
+            describe(entry, texts[doc], samples.of(entry.name), dumps.get(entry.name))
             entry.returns_nothing = (entry.note != NO_TABLE and not entry.outputs
                                      and not entry.inout)
             apply_override(entry)
         for entry in mine.values():
             if not (entry.outputs or entry.inout or entry.returns_nothing):
-                from_examples(entry, repository)
+                from_examples(entry, samples.of(entry.name))
     return entries
 
 
-def from_examples(entry: Entry, repository: Repository) -> None:
-    """Roles for an operator its doc gives none (or that has no doc) from the example
-    programs beside its header (``<operator>/examples/*.cpp``): what they read back after
-    calling it is written by it; an output, unless its name says it is updated in place."""
-    folder = repository.path / _operator_folder(Path(entry.header)) / "examples"
-    names = [p.name for p in entry.parameters]
-    tensors = {p.name for p in entry.parameters
+def from_examples(entry: Entry, samples: Sequence[Program]) -> None:
+    """Roles for an operator its doc gives none (or that has no doc) from the sample
+    programs of its repository that call it: what they read back after calling it is
+    written by it; an output, unless its name says it is updated in place."""
+    names = [p.name for p in entry.call_parameters]
+    tensors = {p.name for p in entry.call_parameters
                if _roles.is_tensor_type(p.c_type)}
-    codes = [path.read_text(encoding="utf-8", errors="replace")
-             for path in sorted(folder.glob("*.cpp"))] if folder.is_dir() else []
-    written = [n for n in names if n in tensors
-               and n in example_writes(codes, entry.name, names, {})]
+    writes = example_writes(samples, entry.name, names, {})
+    written = [n for n in names if n in tensors and n in writes]
     if not written:
         return
     entry.inout = [n for n in written if n.endswith("Ref")]
     entry.outputs = [n for n in written if n not in entry.inout]
     entry.basis = "example"
-    files = ", ".join(p.name for p in sorted(folder.glob("*.cpp")))
-    plural = len(codes) > 1
     entry.note = "; ".join(filter(None, [
-        entry.note, f"{_format_names(written)}: the doc gives no output; the example "
-                    f"program{'s' if plural else ''} {files} read{'' if plural else 's'} it back"]))
+        entry.note, f"{_format_names(written)}: the doc gives no output; "
+                    f"{_read_back_by(writes, written)} it back"]))
 
 
 def document(repositories: Sequence[Repository], entries: dict[str, Entry]) -> str:
@@ -1106,7 +1326,7 @@ def summary(repositories: Sequence[Repository], entries: dict[str, Entry], repor
     if verbose:
         for name in wrong:
             entry = entries[name]
-            outputs, inout = rule_roles(entry.parameters)
+            outputs, inout = rule_roles(entry.call_parameters)
             lines.append(f"  {name}: rules out={outputs} inout={inout}; "
                          f"doc out={entry.outputs} inout={entry.inout} ({entry.basis})")
         for name in missing:

@@ -8,7 +8,7 @@ from typing import Any
 
 from . import core
 from ._ffi import ffi
-from .core import ACL_SUCCESS, MALLOC_HUGE_FIRST, META, NULL, RT, check
+from .core import ACL_SUCCESS, ACLNN_ERR_INNER_NULLPTR, MALLOC_HUGE_FIRST, META, NULL, RT, check
 
 _new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
 
@@ -266,7 +266,18 @@ def handles_abandon() -> None:
 
 
 def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: int, stream: Any,
-                     operator: str) -> None:
+                     operator: str, extra: tuple[Any, ...] = ()) -> None:
     """Phase 2 on the non-repeatable executor ``owned`` holds (an ``aclpyHandle``), handed
-    over in the same C call: CANN frees it inside phase 2 whether it succeeds or not."""
-    check(_host.aclpyHandleLaunch(owned, phase2, workspace, workspace_size, stream), operator)
+    over in the same C call: CANN frees it inside phase 2 whether it succeeds or not.
+
+    ``extra``: the arguments of a phase 2 that takes parameters besides the usual four
+    (passed between the executor and the stream); the executor is then taken out of
+    ``owned`` first (``aclpyHandleTake``) and phase 2 called with them."""
+    if not extra:
+        check(_host.aclpyHandleLaunch(owned, phase2, workspace, workspace_size, stream),
+              operator)
+        return
+    executor = _host.aclpyHandleTake(owned)
+    if executor == NULL:
+        check(ACLNN_ERR_INNER_NULLPTR, operator)
+    check(phase2(workspace, workspace_size, executor, *extra, stream), operator)

@@ -54,16 +54,21 @@ def symbol_finder(library: Path) -> Callable[[str], int | None]:
     return find
 
 
-def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...]) -> None:
-    """Make ``operator``'s phase 1 (declared with the C ``phase1_types``) and phase 2 from
-    the loaded ``library`` callable by the functions below with ``library=str(library)``.
+PHASE2_TYPES = ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream")
+
+
+def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...],
+                  phase2_types: tuple[str, ...] = PHASE2_TYPES) -> None:
+    """Make ``operator``'s phase 1 (declared with the C ``phase1_types``) and phase 2
+    (``phase2_types``: CANN's usual four, or with parameters of its own between the executor
+    and the stream) from the loaded ``library`` callable by the functions below with
+    ``library=str(library)``.
 
     The header's declaration is the function type: a C type the binding's declarations
     (``headers/``) lack cannot be called, and the error names it.
     """
     key = str(library)
-    for name, types in ((operator + "GetWorkspaceSize", phase1_types),
-                        (operator, ("void *", "uint64_t", "aclOpExecutor *", "aclrtStream"))):
+    for name, types in ((operator + "GetWorkspaceSize", phase1_types), (operator, phase2_types)):
         if (key, name) in _bound_functions:
             continue
         address = symbol_address(library, name)
@@ -78,15 +83,28 @@ def bind_operator(library: Path, operator: str, phase1_types: tuple[str, ...]) -
 
 
 def bind_described_operator(library: Path, operator: str,
-                            parameters: list[tuple[str, str, str, bool]]) -> None:
+                            parameters: list[tuple[str, str, str, bool]],
+                            phase2_extra: int = 0) -> None:
     """Make ``operator``'s two phases, as the emulator's generic entry points (no library
     exports them: ``library`` is where its library would be), callable with
-    ``library=str(library)``. ``parameters`` as :func:`.emulator_api.described_operator`."""
+    ``library=str(library)``. ``parameters`` as :func:`.emulator_api.described_operator`
+    (phase 1's); ``phase2_extra``: how many parameters its header's phase 2 takes between
+    the executor and the stream, which the generic phase 2 is not given."""
     key = str(library)
     if (key, operator) not in _bound_functions:
         phase1, phase2 = described_operator(operator, parameters)
         _bound_functions[(key, operator + "GetWorkspaceSize")] = phase1
-        _bound_functions[(key, operator)] = phase2
+        _bound_functions[(key, operator)] = phase2 if not phase2_extra else \
+            _without_extra(phase2)
+
+
+def _without_extra(phase2: Any) -> Callable[..., int]:
+    """``phase2(workspace, size, executor, stream)`` called as a phase 2 with parameters of
+    its own (``(workspace, size, executor, *extra, stream)``), which it is not given."""
+    def call(workspace: Any, workspace_size: int, executor: Any, *rest: Any) -> int:
+        return int(phase2(workspace, workspace_size, executor, rest[-1]))
+
+    return call
 
 
 def operator_workspace_size(operator: str, *arguments: Any, owner: Any = None,

@@ -68,14 +68,18 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
         handles = [tensor.handle for tensor in tensors]
         values = [_c_attribute(attribute.c_type, value, owned)
                   for attribute, value in zip(spec.attributes, c_attributes)]
+        lists: dict[int, Any] = {}  # a tensor list made once, for both phases
         if spec.order:
-            arguments = [_ordered_argument(entry, handles, values, tensors, owned)
+            arguments = [_ordered_argument(entry, handles, values, tensors, owned, lists)
                          for entry in spec.order]
         else:
             outputs = len(spec.outputs)
             arguments = [*handles[:-outputs], *values, *handles[-outputs:]]
+        # A phase 2 with parameters of its own is given phase 1's objects again.
+        extra = tuple(_ordered_argument(entry, handles, values, tensors, owned, lists)
+                      for entry in spec.phase2)
         executor = Executor(spec.cann, *arguments, keepalive=(*tensors, *owned),
-                            library=spec.library)
+                            library=spec.library, phase2_arguments=extra)
     except BaseException:
         _destroy(tensors, owned)
         raise
@@ -83,18 +87,22 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
 
 
 def _ordered_argument(entry: tuple[str, int] | tuple[str, int, int], handles: list[Any],
-                      values: list[Any], tensors: list[Handle], owned: list[Any]) -> Any:
-    """The C argument of one ``spec.order`` entry; a tensor list is made here (and added to
-    ``owned``) from the aclTensors of its arrays."""
+                      values: list[Any], tensors: list[Handle], owned: list[Any],
+                      lists: dict[int, Any]) -> Any:
+    """The C argument of one ``spec.order`` (or ``spec.phase2``) entry; a tensor list is made
+    here once (and added to ``owned``, and to ``lists`` by its first array) from the
+    aclTensors of its arrays."""
     kind, index = entry[0], entry[1]
     if kind == "tensor":
         return handles[index]
     if kind == "attribute":
         return values[index]
     if kind == "list":
-        made = Handle("tensor_list", tensors[index:index + entry[-1]])
-        owned.append(made)
-        return made.handle
+        if index not in lists:
+            made = Handle("tensor_list", tensors[index:index + entry[-1]])
+            owned.append(made)
+            lists[index] = made.handle
+        return lists[index]
     return ll.NULL
 
 

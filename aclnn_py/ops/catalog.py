@@ -100,6 +100,17 @@ class Signature:
     roles_source: str = "rule"       # what decided the roles (see Parameter.source)
     roles_where: str = ""            # the source's origin: table repository, commit and doc
     returns_nothing: bool = False    # the source says no parameter is written
+    # Phase 2's parameters besides CANN's usual four (between the executor and the stream),
+    # with their roles: the call passes phase 1's object of the same name, or the argument
+    # given for one only phase 2 takes (``phase2_only``, last in ``parameters``).
+    phase2: tuple[Parameter, ...] = ()
+    phase2_only: tuple[str, ...] = ()
+    phase2_types: tuple[str, ...] = field(default=_headers.PHASE2_TYPES, repr=False)
+
+    @property
+    def phase1_parameters(self) -> tuple[Parameter, ...]:
+        """The parameters phase 1 takes: ``parameters`` but those only phase 2 takes."""
+        return tuple(p for p in self.parameters if p.name not in self.phase2_only)
 
     @property
     def where(self) -> str:
@@ -115,9 +126,23 @@ class Signature:
         return "CANN"
 
     def __str__(self) -> str:
-        parameters = ",\n    ".join(
-            f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}"
-            for p in self.parameters)
+        def declared(parameters: tuple[Parameter, ...]) -> list[str]:
+            return [f"{p.c_type}{'' if p.c_type.endswith('*') else ' '}{p.name}"
+                    for p in parameters]
+
+        parameters = ",\n    ".join(declared(self.phase1_parameters))
+        phase2 = ""
+        if self.phase2:
+            usual = ["void *workspace", "uint64_t workspaceSize", "aclOpExecutor *executor"]
+            phase2 = (f"aclnnStatus {self.name}(\n    "
+                      + ",\n    ".join([*usual, *declared(self.phase2), "aclrtStream stream"])
+                      + ");\n")
+            again = [p.name for p in self.phase2 if p.name not in self.phase2_only]
+            if again:
+                phase2 += f"  phase 2 is passed phase 1's {', '.join(again)} again\n"
+            if self.phase2_only:
+                phase2 += (f"  phase 2 also takes {', '.join(self.phase2_only)}, given after "
+                           "phase 1's parameters\n")
         roles = ", ".join(f"{p.name}: {p.role}{' (optional)' if p.optional else ''}"
                           for p in self.parameters)
         if self.returns_nothing:
@@ -129,7 +154,7 @@ class Signature:
         roles += f"\n  roles from: {origin}" + (f", {self.roles_where}" if self.roles_where else "")
         library = self.library if self.callable else "not callable here"
         return (f"aclnnStatus {self.name}{_headers.PHASE1_SUFFIX}(\n    {parameters},\n"
-                f"    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+                f"    uint64_t *workspaceSize, aclOpExecutor **executor);\n{phase2}"
                 f"  roles: {roles}\n  header: {self.header}:{self.line}\n"
                 f"  library: {library} ({self.where})")
 
@@ -300,9 +325,13 @@ def _read(name: str, source: _Source) -> Signature:
         outputs = _described_outputs(source.package, name)
     text = header.read_text("utf-8", errors="replace")
     prototypes = _headers.operator(text, name, header)
-    found_roles = _roles.resolve(name, prototypes.parameters, described_outputs=outputs,
+    declared = {p.name for p in prototypes.parameters}
+    phase2_only = tuple(p for p in prototypes.phase2_extra if p.name not in declared)
+    found_roles = _roles.resolve(name, prototypes.parameters + phase2_only,
+                                 described_outputs=outputs,
                                  where_described=f"{source.package}/op_impl ops-info")
-    parameters = roles(prototypes.parameters, found_roles)
+    parameters = roles(prototypes.parameters + phase2_only, found_roles)
+    phase2 = roles(prototypes.phase2_extra, found_roles)
     looked_in: tuple[Path, ...]
     if source.package is not None and source.library is not None:
         library, looked_in = _package_library(name, source), (source.library,)
@@ -313,12 +342,14 @@ def _read(name: str, source: _Source) -> Signature:
     return Signature(name, parameters, header, prototypes.phase1.line, library,
                      source.package, found_roles.known, prototypes.phase1_types,
                      library is not None, looked_in, found_roles.source, found_roles.where,
-                     found_roles.returns_nothing)
+                     found_roles.returns_nothing, phase2, tuple(p.name for p in phase2_only),
+                     prototypes.phase2_types)
 
 
 _SOURCE_NAMES = {"user": "stated by the user (aclnn_py.register_roles)",
                  "ops-info": "the custom package's operator description",
-                 "table": "aclnn_py's role table, from CANN's operator docs",
+                 "table": "aclnn_py's role table, from CANN's operator docs, samples and "
+                          "sources",
                  "rule": "CANN's naming and const conventions (no doc known for it)"}
 
 
@@ -382,7 +413,8 @@ def bind(signature: Signature) -> Path:
         found = _bound.get(signature.name)
         if found is None:
             found = _bind(signature)
-            ll.bind_operator(found, signature.name, signature.phase1_types)
+            ll.bind_operator(found, signature.name, signature.phase1_types,
+                             signature.phase2_types)
             _bound[signature.name] = found
     return found
 
@@ -395,7 +427,8 @@ def _bind(signature: Signature) -> Path:
             if ll.emulator_loaded() and name in _kernels.table():
                 # The emulator computes it with the kernel registered for it, through its
                 # generic entry points: a package tested before its library is built.
-                ll.bind_described_operator(library, name, _described(signature))
+                ll.bind_described_operator(library, name, _described(signature),
+                                           len(signature.phase2))
                 return library
             hint = (f"; on aclnn_py's emulator, a kernel registered with "
                     f"aclnn_py.emulator.kernel({name!r}) stands in for it"
@@ -423,7 +456,7 @@ _ROLE_CODES = {"output": "o", "inout": "u"}
 def _described(signature: Signature) -> list[tuple[str, str, str, bool]]:
     """``(C type, name, role code, optional)`` of each parameter, for the emulator."""
     return [(p.c_type, p.name, _ROLE_CODES.get(p.role, "i"), p.optional)
-            for p in signature.parameters]
+            for p in signature.phase1_parameters]
 
 
 def trust_lifted() -> bool:

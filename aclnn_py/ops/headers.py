@@ -334,22 +334,34 @@ def parse(text: str, path: Path | str = "<header>", names: Collection[str] | Non
 @dataclass(frozen=True)
 class OperatorPrototypes:
     """The two prototypes of one operator: phase 1 without its workspace and executor
-    parameters (``parameters``), and phase 2 checked to have CANN's fixed form."""
+    parameters (``parameters``), and phase 2 (None when the header declares none) with the
+    parameters it takes besides CANN's usual four (``phase2_extra``; see :func:`operator`)."""
 
     name: str
     parameters: tuple[CParameter, ...]
     phase1: Prototype
+    phase2: Prototype | None = None
+    phase2_extra: tuple[CParameter, ...] = ()
 
     @property
     def phase1_types(self) -> tuple[str, ...]:
         return tuple(p.c_type for p in self.phase1.parameters)
 
+    @property
+    def phase2_types(self) -> tuple[str, ...]:
+        """Phase 2's C types, the usual four when the header declares none."""
+        if self.phase2 is None:
+            return PHASE2_TYPES
+        return tuple(p.c_type for p in self.phase2.parameters)
+
+
+_USUAL_PHASE2 = ("(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+                 "aclrtStream stream)")
+
 
 def _phase2_error(phase2: Prototype) -> HeaderError:
     """Why aclnn_py cannot call phase 2 ``phase2``: what it takes, beside what aclnn_py
-    passes (CANN's usual workspace, its size, the executor and the stream)."""
-    usual = ("(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
-             "aclrtStream stream)")
+    passes (CANN's usual workspace, its size and the executor first, the stream last)."""
     extra, wanted = [], list(PHASE2_TYPES)
     for p in phase2.parameters:
         if wanted and bare(p.c_type) == wanted[0]:
@@ -359,20 +371,57 @@ def _phase2_error(phase2: Prototype) -> HeaderError:
     if phase2.return_type != "aclnnStatus":
         why = f"returns {phase2.return_type}, not aclnnStatus as aclnn_py expects"
     elif wanted or not extra:
-        why = (f"takes {len(phase2.parameters)} parameters, not the usual {usual}, which are what "
-               "aclnn_py passes")
+        why = (f"takes {len(phase2.parameters)} parameters, not the usual {_USUAL_PHASE2}, "
+               "which are what aclnn_py passes")
     else:
-        why = (f"takes {len(extra)} parameters besides the usual {usual}: "
-               f"{', '.join(map(str, extra))}; aclnn_py "
-               f"passes phase 2 only those four, so it cannot call {phase2.name}")
+        why = (f"takes {len(extra)} parameters besides the usual {_USUAL_PHASE2}: "
+               f"{', '.join(map(str, extra))}; aclnn_py passes parameters of its own only "
+               "between the executor and the stream")
     return HeaderError(phase2.path, phase2.line,
                        f"{phase2.name}: phase 2 {why}. Its phase 2: {phase2}")
+
+
+def _kind(c_type: str) -> str:
+    """A C type as an argument is made: ``const`` dropped (phase 1 may declare
+    ``const aclTensor *dst`` where phase 2 declares ``aclTensor *dst``)."""
+    return " ".join(word for word in bare(c_type).replace("*", " * ").split()
+                    if word != "const").replace(" *", "*")
+
+
+def _phase2_extra(phase1: Prototype, phase2: Prototype) -> tuple[CParameter, ...]:
+    """The parameters phase 2 takes besides CANN's usual four, which must come first
+    (workspace, its size, the executor) and last (the stream), as in ops-cv's
+    ``experimental/image/gaussian_blur/op_api/aclnn_gaussian_blur.h``. Each one phase 1 also
+    names must be of the same type, ``const`` aside: the call passes it phase 1's object."""
+    types = tuple(bare(p.c_type) for p in phase2.parameters)
+    if (phase2.return_type != "aclnnStatus" or len(types) < len(PHASE2_TYPES)
+            or types[:3] != PHASE2_TYPES[:3] or types[-1] != PHASE2_TYPES[-1]):
+        raise _phase2_error(phase2)
+    extra = phase2.parameters[3:-1]
+    ours = {p.name: p for p in phase1.parameters[:-2]}
+    names = [p.name for p in extra]
+    for p in extra:
+        if names.count(p.name) > 1:
+            raise HeaderError(phase2.path, phase2.line,
+                              f"{phase2.name}: phase 2 names {p.name} twice: {phase2}")
+        same = ours.get(p.name)
+        if same is not None and _kind(same.c_type) != _kind(p.c_type):
+            raise HeaderError(phase2.path, phase2.line,
+                              f"{phase2.name}: phase 2's {p} is not phase 1's {same} (aclnn_py "
+                              "passes phase 2 the object it passed phase 1 of that name): "
+                              f"{phase2}")
+    return extra
 
 
 def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
     """The prototypes of operator ``name`` in a header; HeaderError when they are missing,
     not of the two-phase form, or defined in the header rather than declared. Parameters
-    are told apart by type: their names (``workspace``, ``opExecutor``) do not matter."""
+    are told apart by type: their names (``workspace``, ``opExecutor``) do not matter.
+
+    Phase 2 takes CANN's usual ``(void *workspace, uint64_t workspaceSize, aclOpExecutor
+    *executor, aclrtStream stream)``, with parameters of its own between the executor and the
+    stream when it has any (``phase2_extra``): the same objects as phase 1's of the same name,
+    or others the call is given after phase 1's."""
     path = Path(path)
     prototypes = parse(text, path, (name + PHASE1_SUFFIX, name))
     found = {p.name: p for p in prototypes}
@@ -391,12 +440,8 @@ def operator(text: str, name: str, path: Path | str) -> OperatorPrototypes:
                                              "(aclnnStatus ...(..., uint64_t *workspaceSize, "
                                              f"aclOpExecutor **executor)): {phase1}")
     phase2 = found.get(name)
-    if phase2 is not None and (phase2.return_type != "aclnnStatus"
-                               or tuple(bare(p.c_type) for p in phase2.parameters)
-                               != PHASE2_TYPES):
-        raise _phase2_error(phase2)
-    return OperatorPrototypes(name, phase1.parameters[:-2], phase1)
-
+    extra = () if phase2 is None else _phase2_extra(phase1, phase2)
+    return OperatorPrototypes(name, phase1.parameters[:-2], phase1, phase2, extra)
 
 
 # The quick scan (quick_operator_names) reads the raw text token by token. Each token opens

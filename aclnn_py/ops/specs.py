@@ -199,6 +199,9 @@ class OperatorSpec:
     # for the i-th array of a launch (inputs, then outputs), ("list", i, n) for a tensor list
     # of the n arrays from the i-th, ("attribute", j), ("null", 0).
     order: tuple[tuple[str, int] | tuple[str, int, int], ...] = ()
+    # The arguments a phase 2 takes besides the usual four, entries as in ``order`` (phase 1's
+    # objects again, or those of parameters only phase 2 has); such a spec is not repeatable.
+    phase2: tuple[tuple[str, int] | tuple[str, int, int], ...] = ()
     repeatable: bool = True         # False: every launch does phase 1 (_launch.OneShotLaunch)
     elementwise: bool = True        # numpy calls too large for the device may go in chunks
     fast_attributes: Callable[[tuple[Any, ...]], tuple[Any, ...] | None] = field(

@@ -118,14 +118,18 @@ class Executor:
     """
 
     __slots__ = ("operator", "library", "device", "repeatable", "workspace_size", "handle",
-                 "_launcher", "_keepalive", "_owned")
+                 "phase2_arguments", "_launcher", "_keepalive", "_owned")
 
     def __init__(self, operator: str, *arguments: Any, keepalive: tuple[Any, ...] = (),
-                 library: str = "") -> None:
+                 library: str = "", phase2_arguments: tuple[Any, ...] = ()) -> None:
         """Phase 1 of ``operator`` over the C ``arguments``; ``library``: where it was bound
-        from (``ll.bind_operator``), "" for the operators of the loaded CANN libraries."""
+        from (``ll.bind_operator``), "" for the operators of the loaded CANN libraries;
+        ``phase2_arguments``: what phase 2 takes besides the usual four, for an operator
+        whose phase 2 has parameters of its own (launched once only, by
+        :meth:`launch_once`)."""
         self.operator = operator
         self.library = library
+        self.phase2_arguments = phase2_arguments
         self.device = activate()
         self.repeatable = False
         self._launcher: Any = None
@@ -147,7 +151,7 @@ class Executor:
         Huawei's ATB then launches the executor the ordinary way (hicann/ascend-
         transformer-boost ``src/atb/runner/aclnn_runner.cpp``), as aclnn_py does.
         """
-        if ll.repeatable_api_missing():
+        if ll.repeatable_api_missing() or self.phase2_arguments:
             return False
         try:
             ll.set_executor_repeatable(self.handle)
@@ -181,7 +185,8 @@ class Executor:
         if self.repeatable:
             raise RuntimeError(f"{self.operator}: a repeatable executor is launched by launch()")
         ll.launch_consuming(self._owned, ll.operator_phase2(self.operator, self.library), workspace,
-                            self.workspace_size, stream_handle, self.operator)
+                            self.workspace_size, stream_handle, self.operator,
+                            self.phase2_arguments)
 
     def close(self) -> None:
         """Destroy the executor if it is still ours (not handed to a launch_once). Safe to

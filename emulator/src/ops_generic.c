@@ -540,6 +540,32 @@ aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value
     return ACLNN_SUCCESS;
 }
 
+/* ---- phase 2 with parameters of its own ---- */
+
+aclnnStatus ops_generic_phase2(const ops_generic_op *op, const ops_generic_value *values, void *workspace,
+                               uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
+    /* CANN's checks the executor first (OP_CHECK_NULL(executor)), which ops_phase2 does. */
+    for (int32_t i = 0; executor && i < op->count; i++) {
+        int32_t kind = op->kinds[i];
+        if (kind == ACLEMU_ARG_INTEGER || kind == ACLEMU_ARG_BOOL || kind == ACLEMU_ARG_REAL)
+            continue;
+        if (!values[i].pointer) {
+            if (op->optional[i] == '1')
+                continue;
+            return missing(op->phase1_api, op->names[i]);
+        }
+        generic_arg a;
+        memset(&a, 0, sizeof a);
+        aclnnStatus st = read_arg(op->phase1_api, op->names[i], kind, values[i].pointer, &a);
+        free(a.members);
+        free(a.values);
+        if (st != ACLNN_SUCCESS)
+            return st;
+    }
+    return ops_phase2(op->name, workspace, workspaceSize, executor, stream);
+}
+
 /* ---- operators described at run time (aclemuGenericGetWorkspaceSize) ---- */
 
 #define DESCRIBED_MAX_PARAMS 256

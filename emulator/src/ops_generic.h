@@ -28,4 +28,14 @@ typedef aclemuGenericValue ops_generic_value;
 aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value *values,
                                uint64_t *workspaceSize, aclOpExecutor **executor);
 
+/*
+ * Phase 2 of an operator whose phase 2 takes parameters besides the usual four (op describes
+ * them, its phase1_api naming phase 2 in messages): they are checked as phase 1 checks its
+ * own (present unless optional, live handles, device memory of each view), and a refusal runs
+ * nothing and leaves the executor the caller's, as CANN's phase 2 returns before running it
+ * (ops-cv experimental/image/gaussian_blur/op_api/aclnn_gaussian_blur.cpp); then ops_phase2.
+ */
+aclnnStatus ops_generic_phase2(const ops_generic_op *op, const ops_generic_value *values, void *workspace,
+                               uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream);
+
 #endif

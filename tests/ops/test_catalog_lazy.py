@@ -116,9 +116,9 @@ def test_an_operator_is_bound_once_whatever_the_threads(fresh_catalog):
     bound = []
     bind_operator = ll.bind_operator
 
-    def counting(library: Path, operator: str, types: tuple[str, ...]) -> None:
+    def counting(library: Path, operator: str, *types: tuple[str, ...]) -> None:
         bound.append(operator)
-        bind_operator(library, operator, types)
+        bind_operator(library, operator, *types)
 
     fresh_catalog.setattr(ll, "bind_operator", counting)
     signature = aclnn_py.signature("aclnnAdd")

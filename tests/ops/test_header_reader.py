@@ -170,14 +170,19 @@ def _refusal(text: str, name: str) -> _headers.HeaderError:
 
 @pytest.mark.parametrize("phase2, why", [
     ("aclnnStatus aclnnWarp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,\n"
-     "    const aclTensor *grid, int mode, const aclrtStream stream);",
+     "    aclrtStream stream, const aclTensor *grid, int mode);",
      f"takes 2 parameters besides the usual {USUAL}: const aclTensor *grid, int mode; aclnn_py "
-     "passes phase 2 only those four, so it cannot call aclnnWarp"),
+     "passes parameters of its own only between the executor and the stream"),
+    ("aclnnStatus aclnnWarp(const aclTensor *grid, void *workspace, uint64_t workspaceSize,\n"
+     "    aclOpExecutor *executor, aclrtStream stream);",
+     f"takes 1 parameters besides the usual {USUAL}: const aclTensor *grid; aclnn_py "
+     "passes parameters of its own only between the executor and the stream"),
     ("aclnnStatus aclnnWarp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor);",
      f"takes 3 parameters, not the usual {USUAL}, which are what aclnn_py passes"),
     ("void aclnnWarp(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,\n"
      "    aclrtStream stream);", "returns void, not aclnnStatus as aclnn_py expects"),
-], ids=["more parameters", "fewer parameters", "another return type"])
+], ids=["more parameters after the stream", "more parameters first", "fewer parameters",
+        "another return type"])
 def test_a_phase_2_aclnn_py_cannot_call_refuses_that_operator_only(phase2, why):
     text = FOO + WARP_PHASE1 + phase2 + "\n" + BAR
     assert _headers.operator_names(text) == ["aclnnFoo", "aclnnWarp", "aclnnBar"]
@@ -299,14 +304,15 @@ def test_a_custom_header_with_a_phase_2_aclnn_py_cannot_call(tmp_path, fresh_cat
     header.chmod(0o644)
     header.write_text(header.read_text() + WARP_PHASE1.replace("Warp", "WarpCustom")
                       + "aclnnStatus aclnnWarpCustom(void *workspace, uint64_t workspaceSize,\n"
-                        "    aclOpExecutor *executor, int mode, aclrtStream stream);\n"
+                        "    aclOpExecutor *executor, aclrtStream stream, int mode);\n"
                       + HELPERS.replace("aclnnFoo", "aclnnAddCustom"))
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
     assert {"aclnnAddCustom", "aclnnWarpCustom"} <= set(aclnn_py.operators())
     x = np.arange(3, dtype=np.float32)
     with pytest.raises(_headers.HeaderError, match=r"aclnn_add_custom\.h:\d+: aclnnWarpCustom: "
                                                    r"phase 2 takes 1 parameters besides the usual"
-                                                   r" .*: int mode; aclnn_py passes phase 2 only"):
+                                                   r" .*: int mode; aclnn_py passes parameters of "
+                                                   r"its own only between the executor and"):
         aclnn_py.call("aclnnWarpCustom", x, out=np.empty(3, x.dtype))
     np.testing.assert_array_equal(
         aclnn_py.call("aclnnAddCustom", x, x, out=np.empty(3, x.dtype)), 2 * x)

@@ -20,13 +20,16 @@ TABLE = _roles.table()["operators"]
 NAMES = sorted(TABLE)
 
 
-def _declaration(name: str, parameters: list[tuple[str, str]], style: str) -> str:
+def _declaration(name: str, parameters: list[tuple[str, str]], style: str,
+                 phase2_extra: list[tuple[str, str]]) -> str:
     def joined(separator: str) -> str:
         return separator.join(f"{c_type}{'' if c_type.endswith('*') else ' '}{p}"
                               for c_type, p in parameters)
 
     tail = ("uint64_t *workspaceSize", "aclOpExecutor **executor")
-    phase2 = "void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream"
+    phase2 = ", ".join(["void *workspace", "uint64_t workspaceSize", "aclOpExecutor *executor",
+                        *(f"{c}{'' if c.endswith('*') else ' '}{p}" for c, p in phase2_extra),
+                        "aclrtStream stream"])
     if style == "ops-nn":
         return (f"/**\n * @brief {name}的第一段接口，计算workspace大小。\n */\n"
                 f"ACLNN_API aclnnStatus {name}GetWorkspaceSize({joined(', ')}"
@@ -50,7 +53,8 @@ def _declaration(name: str, parameters: list[tuple[str, str]], style: str) -> st
 
 
 def _header(names: list[str], style: str) -> str:
-    body = "\n".join(_declaration(n, [tuple(p) for p in TABLE[n]["parameters"]], style)
+    body = "\n".join(_declaration(n, [tuple(p) for p in TABLE[n]["parameters"]], style,
+                                  [tuple(p) for p in TABLE[n].get("phase2", ())])
                      for n in names)
     return (f"#ifndef OP_API_INC_{style.upper().replace('-', '_')}_H_\n"
             f"#define OP_API_INC_{style.upper().replace('-', '_')}_H_\n"
@@ -83,6 +87,7 @@ def test_every_operator_reads_back_with_the_tables_roles(style):
                 written = [(c if not _roles.is_tensor_type(c) or c.startswith("const")
                             else "const " + c, p) for c, p in written]
             assert [(p.c_type, p.name) for p in read.parameters] == written, name
+            assert [[p.c_type, p.name] for p in read.phase2_extra] == entry.get("phase2", []), name
             found = _roles.resolve(name, read.parameters)
             # Where the doc gave no roles, the table says so and CANN's conventions decide.
             assert found.source == ("rule" if entry["basis"] == "rules" else "table"), name

@@ -213,6 +213,132 @@ int main() {
     assert "kept as input" in entry["note"]
 
 
+# A sample program in CANN's style: its own tensor helper (the address is its void **
+# parameter, whatever the variable is called), several read-backs after one call.
+SAMPLE_HELPERS = """
+int MakeTensor(const std::vector<float>& vals, const std::vector<int64_t>& shape, aclDataType dt,
+               void** deviceAddr, aclTensor** tensor) {
+  aclrtMalloc(deviceAddr, 4, ACL_MEM_MALLOC_HUGE_FIRST);
+  aclrtMemcpy(*deviceAddr, 4, vals.data(), 4, ACL_MEMCPY_HOST_TO_DEVICE);
+  *tensor = aclCreateTensor(shape.data(), shape.size(), dt, nullptr, 0, ACL_FORMAT_ND,
+                            shape.data(), shape.size(), *deviceAddr);
+  return 0;
+}
+"""
+
+
+def gather_sample(read_back: str) -> str:
+    """A sample calling aclnnGather(sums, state, momentum, result) that reads back
+    ``read_back`` (device addresses dSums, dState, dResult) after the call."""
+    reads = "".join(f"  aclrtMemcpy(h.data(), n, {address}, n, ACL_MEMCPY_DEVICE_TO_HOST);\n"
+                    for address in read_back.split())
+    return SAMPLE_HELPERS + f"""
+int RunOne(aclrtStream stream) {{
+  void *dSums = nullptr, *dState = nullptr, *dResult = nullptr;
+  aclTensor *tSums = nullptr, *tState = nullptr, *tResult = nullptr;
+  MakeTensor(sums, shape, ACL_FLOAT, &dSums, &tSums);
+  MakeTensor(state, shape, ACL_FLOAT, &dState, &tState);
+  MakeTensor(result, shape, ACL_FLOAT, &dResult, &tResult);
+  auto ret = aclnnGatherGetWorkspaceSize(tSums, tState, 0.5f, tResult, &wsSize, &exec);
+  ret = aclnnGather(ws, wsSize, exec, stream);
+  aclrtSynchronizeStream(stream);
+{reads}  return 0;
+}}"""
+
+
+GATHER = "const aclTensor *sums, aclTensor *state, float momentum, aclTensor *result"
+GATHER_TABLE = [("sums", "输入", "-"), ("state", "输入", "-"), ("momentum", "输入", "-"),
+                ("result", "输出", "-")]
+
+
+def test_experimental_sample_read_back_makes_a_table_input_in_place(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    write(root, "norm/gather/examples/test_aclnn_gather.cpp", gather_sample("dResult"))
+    # The experimental twin of the operator: its header is a duplicate, its sample reads the
+    # running state back after the call.
+    write(root, "experimental/norm/gather/op_api/aclnn_gather.h",
+          header(*two_phase("aclnnGather", GATHER)))
+    sample = "experimental/norm/gather/examples/arch20/test_aclnn_gather_inplace.cpp"
+    write(root, sample, gather_sample("dState dResult"))
+    # Another operator's sample, reading back what it passed that operator as sums.
+    other = gather_sample("dSums").replace("aclnnGather", "aclnnOther")
+    write(root, "experimental/norm/other/examples/test_aclnn_other.cpp", other)
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert entry["header"] == "norm/gather/op_api/aclnn_gather.h"
+    assert roles(entry) == (["result"], ["state"], "example")
+    assert "state" in entry["note"] and sample in entry["note"]
+
+
+def test_sample_read_back_of_a_table_input_the_rules_call_an_input_is_kept(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    sample = "experimental/norm/gather/examples/test_aclnn_gather.cpp"
+    write(root, sample, gather_sample("dSums dResult"))  # sums: const, the rules say input
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert roles(entry) == (["result"], [], "table")
+    assert "sums" in entry["note"] and "kept as input" in entry["note"]
+
+
+def dfx_source(operator: str, inputs: str, outputs: str) -> str:
+    """An op_api source in CANN's style, its phase 1 naming its tensors for the dump."""
+    return (f"aclnnStatus {operator}GetWorkspaceSize(/* ... */)\n{{\n"
+            f"    L2_DFX_PHASE_1({operator},\n        DFX_IN({inputs}), DFX_OUT({outputs}));\n"
+            "    auto uniqueExecutor = CREATE_EXECUTOR();\n    return ACLNN_SUCCESS;\n}\n")
+
+
+CHECK = ("const aclTensor *val, aclTensor *gradRef, aclTensor *stepRef, int64_t mode, "
+         "aclTensor *stats, aclTensor *result")
+CHECK_TABLE = [("val", "输入", "-"), ("gradRef", "输入", "-"), ("stepRef", "输入", "-"),
+               ("mode", "输入", "-"), ("stats", "输入", "-"), ("result", "输出", "-")]
+
+
+def test_the_op_api_source_s_outputs_add_writes_the_table_lacks(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "math/check/op_api/aclnn_check.h", header(*two_phase("aclnnCheck", CHECK)))
+    write(root, "math/check/docs/aclnnCheck.md", doc({"aclnnCheck": CHECK_TABLE}))
+    source = "math/check/op_host/op_api/aclnn_check.cpp"
+    write(root, source, dfx_source("aclnnCheck", "val, gradRef, stepRef, mode",
+                                   "gradRef, stepRef, stats, result"))
+    entry = run(root, tmp_path)["aclnnCheck"]
+    # Dumped as inputs and outputs: in place; as an output only: an output.
+    assert roles(entry) == (["stats", "result"], ["gradRef", "stepRef"], "source")
+    assert "gradRef, stepRef, stats" in entry["note"] and source in entry["note"]
+
+
+TRANSPOSE = "const aclTensor *x, const aclIntArray *perm, aclTensor *out"
+TRANSPOSE_TABLE = [("x", "输入/输出", "-"), ("perm", "输入", "-"), ("out", "输出", "-")]
+
+
+def test_a_table_write_the_op_api_source_lists_among_its_inputs_only_is_an_input(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "conversion/t/op_api/aclnn_t.h", header(*two_phase("aclnnT", TRANSPOSE)))
+    write(root, "conversion/t/docs/aclnnT.md", doc({"aclnnT": TRANSPOSE_TABLE}))
+    write(root, "conversion/t/op_api/aclnn_t.cpp", dfx_source("aclnnT", "x, perm", "out"))
+    entry = run(root, tmp_path)["aclnnT"]
+    assert roles(entry) == (["out"], [], "source")
+    assert "x: table says" in entry["note"]
+
+
+def test_a_read_back_outranks_the_op_api_source(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "norm/gather/op_api/aclnn_gather.h", header(*two_phase("aclnnGather", GATHER)))
+    write(root, "norm/gather/docs/aclnnGather.md", doc({"aclnnGather": GATHER_TABLE}))
+    write(root, "norm/gather/op_api/aclnn_gather.cpp",
+          dfx_source("aclnnGather", "sums, state, momentum", "result"))
+    write(root, "experimental/norm/gather/examples/test_aclnn_gather.cpp",
+          gather_sample("dState dResult"))
+    entry = run(root, tmp_path)["aclnnGather"]
+    assert roles(entry) == (["result"], ["state"], "example")
+    # An operator whose source names no outputs says nothing about its inputs.
+    write(root, "conversion/t/op_api/aclnn_t.h", header(*two_phase("aclnnT", TRANSPOSE)))
+    write(root, "conversion/t/docs/aclnnT.md", doc({"aclnnT": TRANSPOSE_TABLE}))
+    write(root, "conversion/t/op_api/aclnn_t.cpp", dfx_source("aclnnT", "x, perm", ""))
+    assert roles(run(root, tmp_path)["aclnnT"]) == (["out"], ["x"], "table")
+
+
 def test_prose_in_the_row_overrides_the_table(tmp_path):
     root = tmp_path / "repo"
     write(root, "optim/step/op_api/aclnn_step.h", header(*two_phase(
@@ -306,12 +432,44 @@ def test_duplicate_experimental_header(tmp_path):
     assert entry["outputs"] == ["y"]
 
 
+def test_a_phase_2_with_parameters_of_its_own_is_recorded(tmp_path):
+    root = tmp_path / "repo"
+    blur = ["aclnnStatus aclnnBlurGetWorkspaceSize(const aclTensor *src, const aclIntArray *k, "
+            "double sigma, const aclTensor *dst, uint64_t *workspaceSize, "
+            "aclOpExecutor **executor)",
+            "aclnnStatus aclnnBlur(void *workspace, uint64_t workspaceSize, "
+            "aclOpExecutor *executor, const aclTensor *src, const aclIntArray *k, double sigma, "
+            "aclTensor *dst, const aclrtStream stream)"]
+    write(root, "experimental/image/blur/op_api/aclnn_blur.h", header(*blur))
+    write(root, "experimental/image/blur/docs/aclnnBlur.md", doc({"aclnnBlur": [
+        ("src", "输入", "-"), ("k", "输入", "-"), ("sigma", "输入", "-"),
+        ("dst", "输出", "-")]}))
+    entry = run(root, tmp_path)["aclnnBlur"]
+    assert entry["parameters"] == [["const aclTensor *", "src"], ["const aclIntArray *", "k"],
+                                   ["double", "sigma"], ["const aclTensor *", "dst"]]
+    assert entry["phase2"] == [["const aclTensor *", "src"], ["const aclIntArray *", "k"],
+                               ["double", "sigma"], ["aclTensor *", "dst"]]
+    assert roles(entry) == (["dst"], [], "table")
+
+
+def test_a_phase_2_only_parameter_takes_its_role_from_the_table(tmp_path):
+    root = tmp_path / "repo"
+    write(root, "cv/mark/op_api/aclnn_mark.h", header(
+        "aclnnStatus aclnnMarkGetWorkspaceSize(const aclTensor *x, const aclTensor *y, "
+        "uint64_t *workspaceSize, aclOpExecutor **executor)",
+        "aclnnStatus aclnnMark(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+        "int64_t seed, const aclTensor *statsRef, aclrtStream stream)"))
+    entry = run(root, tmp_path)["aclnnMark"]  # no doc: the rules, phase 2's tensor included
+    assert entry["phase2"] == [["int64_t", "seed"], ["const aclTensor *", "statsRef"]]
+    assert roles(entry) == ([], ["statsRef"], "rules")
+
+
 def test_odd_prototypes_are_skipped_and_listed(tmp_path, capsys):
     root = tmp_path / "repo"
     odd = ["aclnnStatus aclnnOddGetWorkspaceSize(const aclTensor *x, aclTensor *y, "
            "uint64_t *workspaceSize, aclOpExecutor **executor)",
            "aclnnStatus aclnnOdd(void *workspace, uint64_t workspaceSize, "
-           "aclOpExecutor *executor, const aclTensor *x, aclrtStream stream)"]
+           "aclOpExecutor *executor, aclrtStream stream, const aclTensor *x)"]
     write(root, "cv/odd/op_api/aclnn_odd.h", header(
         *odd, *two_phase("aclnnFine", "const aclTensor *x, aclTensor *out")))
     operators = run(root, tmp_path)
@@ -404,7 +562,7 @@ def test_committed_operators_json_is_well_formed():
     assert len(operators) > 100
     assert list(operators) == sorted(operators)
     allowed = {"repository", "header", "doc", "outputs", "inout", "basis", "note",
-               "returns_nothing", "parameters"}
+               "returns_nothing", "parameters", "phase2"}
     for name, entry in operators.items():
         assert re.fullmatch(r"aclnn\w+", name)
         assert set(entry) <= allowed, name
@@ -415,11 +573,12 @@ def test_committed_operators_json_is_well_formed():
             assert isinstance(entry[key], list), name
             assert all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in entry[key]), name
         assert not set(entry["outputs"]) & set(entry["inout"]), name
-        declared = [p[1] for p in entry["parameters"]]
+        declared = [p[1] for p in entry["parameters"] + entry.get("phase2", [])]
         assert all(isinstance(p[0], str) for p in entry["parameters"]), name
+        assert entry.get("phase2", [None]), name  # present only when not empty
         assert set(entry["outputs"]) | set(entry["inout"]) <= set(declared), name
         assert entry["basis"] in facts.BASES, name
-        if entry["basis"] in ("example", "prose", "override"):
+        if entry["basis"] in ("example", "source", "prose", "override"):
             assert entry.get("note"), name
         if "note" in entry:
             assert isinstance(entry["note"], str) and entry["note"].isascii(), name
@@ -444,6 +603,23 @@ def test_committed_operators_json_facts():
     assert roles("aclnnLayerNorm")[0][1:] == ["meanOutOptional", "rstdOutOptional"]
     assert roles("aclnnMseLossBackward") == (["out"], [])
     assert all(p.endswith("Ref") for p in roles("aclnnFusedAdamw")[1])
+    # ops-cv experimental/image/gaussian_blur/op_api/aclnn_gaussian_blur.h: phase 2 takes
+    # phase 1's parameters again, between the executor and the stream.
+    blur = operators["aclnnGaussianBlur"]
+    assert blur["phase2"] == [["const aclTensor *", "src"], ["const aclIntArray *", "ksize"],
+                              ["double", "sigmaX"], ["double", "sigmaY"],
+                              ["int64_t", "borderType"], ["aclTensor *", "dst"]]
+    assert [p[1] for p in blur["parameters"]] == [p[1] for p in blur["phase2"]]
+    assert roles("aclnnGaussianBlur") == (["dst"], [])
+    assert sum("phase2" in entry for entry in operators.values()) == 1
+    # A sample reads mean and variance back (ops-nn experimental/norm/
+    # sync_batch_norm_gather_stats/examples/test_aclnn_sync_batch_norm_gather_stats_inplace.cpp).
+    assert roles("aclnnSyncBatchNormGatherStats") == (["batchMean", "batchInvstd"],
+                                                      ["mean", "variance"])
+    # The op_api sources' dumps of phase 1 correct the docs' tables.
+    assert roles("aclnnSilentCheck") == (["result"], ["inputGradRef", "sfdaRef", "stepRef"])
+    assert roles("aclnnConfusionTranspose") == (["out"], [])
+    assert "attentionOut" not in roles("aclnnNsaSelectedAttentionGrad")[0]
     assert "varRef" in roles("aclnnApplyAdamW")[1]
 
 
