@@ -39,7 +39,15 @@ typedef enum {
     ACL_BF16 = 27,
     ACL_INT4 = 29,
     ACL_UINT1 = 30,
-    ACL_COMPLEX32 = 33
+    ACL_COMPLEX32 = 33,
+    ACL_HIFLOAT8 = 34,
+    ACL_FLOAT8_E5M2 = 35,
+    ACL_FLOAT8_E4M3FN = 36,
+    ACL_FLOAT8_E8M0 = 37,
+    ACL_FLOAT6_E3M2 = 38,
+    ACL_FLOAT6_E2M3 = 39,
+    ACL_FLOAT4_E2M1 = 40,
+    ACL_FLOAT4_E1M2 = 41
 } aclDataType;
 
 /* acl_base_rt.h: aclFormat (the members aclnn_py can meet) */

@@ -1,0 +1,224 @@
+"""Values reach the emulator's kernels exactly (aclScalar of every dtype, 64-bit integers
+beyond 2**53, unsigned 64-bit attributes, aclIntArray), and aclCreateTensor / aclCreateScalar
+take the data types CANN's take, the operators then refusing the ones they do not support."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from conftest import LowLevelResources
+
+import aclnn_py
+from aclnn_py._c import lowlevel as ll
+from aclnn_py._c._ffi import ffi
+from aclnn_py.errors import AclError
+from aclnn_py.ops import catalog
+from aclnn_py.ops import kernels as _kernels
+
+pytestmark = pytest.mark.emulator_only
+
+BIG = 2**62 + 1  # no double holds it: 2**62 and 2**62 + 1 round to the same one
+PARAM_INVALID = 161002
+
+
+@pytest.fixture
+def user_kernels():
+    """Kernels the test registers are removed again afterwards (builtin ones restored)."""
+    before = dict(_kernels.table())
+    yield
+    for name in set(_kernels.KERNELS) - set(before):
+        del _kernels.KERNELS[name]
+        ll.register_kernel(name, False)
+    _kernels.KERNELS.update(before)
+    for name in before:
+        ll.register_kernel(name)
+
+
+@pytest.fixture
+def s(device):
+    resources = LowLevelResources()
+    yield resources
+    resources.release()
+
+
+# ---- exact values ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("on_device", [False, True], ids=["numpy", "device"])
+def test_an_int64_scalar_beyond_2_53_reaches_the_kernel_exactly(on_device):
+    x = np.array([0, 1, -3], np.int64)
+    given = aclnn_py.to_device(x) if on_device else x
+    result = aclnn_py.call("aclnnAdds", given, BIG, 1)
+    got = result.numpy() if on_device else result
+    assert got.tolist() == [BIG, BIG + 1, BIG - 3]
+
+
+def test_fill_scalar_writes_an_int64_exactly():
+    values = np.zeros(3, np.int64)
+    aclnn_py.call("aclnnInplaceFillScalar", values, np.int64(-(2**63) + 1))
+    assert values.tolist() == [-(2**63) + 1] * 3
+
+
+SCALARS = [np.int64(BIG), np.int64(-(2**63)), np.uint64(2**64 - 1), np.uint64(2**63 + 3),
+           np.float16(65504.0), np.float16(2.0**-24), ml_dtypes.bfloat16(3.140625),
+           np.complex64(1.5 - 2.25j), np.complex128(1e300 + 3.0j), np.bool_(True),
+           np.float64(0.1), np.int8(-128), np.uint32(2**32 - 1)]
+
+
+@pytest.mark.parametrize("value", SCALARS, ids=lambda v: f"{type(v).__name__}({v})")
+def test_a_kernel_receives_each_scalar_dtype_exactly(user_kernels, value):
+    seen = []
+
+    @aclnn_py.emulator.kernel("aclnnAdds")
+    def adds(self, other, alpha, out):
+        seen.append(other)
+        out[...] = self
+
+    aclnn_py.call("aclnnAdds", np.zeros(2, np.float32), value, 1)
+    (got,) = seen
+    assert got.dtype == np.asarray(value).dtype
+    assert got.tobytes() == np.asarray(value).tobytes()
+
+
+def test_a_unsigned_64_bit_attribute_arrives_unsigned(user_kernels):
+    seen = []
+
+    @aclnn_py.emulator.kernel("aclnnEmbeddingDenseBackward")
+    def embedding_dense_backward(grad, indices, numWeights, paddingIdx, scaleGradByFreq, out):
+        seen.append((numWeights, paddingIdx))
+
+    aclnn_py.call("aclnnEmbeddingDenseBackward", np.ones((2, 3), np.float32),
+                  np.zeros(2, np.int64), 2**64 - 1, 2**63, False,
+                  out=np.empty((4, 3), np.float32))
+    assert seen == [(2**64 - 1, 2**63)]
+
+
+def test_an_int_array_arrives_exactly(user_kernels):
+    seen = []
+
+    @aclnn_py.emulator.kernel("aclnnFlip")
+    def flip(self, dims, out):
+        seen.append(dims)
+
+    aclnn_py.call("aclnnFlip", np.ones(2, np.float32), [BIG, -(2**63), 2**63 - 1])
+    assert seen == [(BIG, -(2**63), 2**63 - 1)]
+
+
+# ---- aclCreateTensor and aclCreateScalar take CANN's data types ----------------------------
+
+# Every member of CANN 8.5's aclDataType (hicann/runtime include/external/acl/acl_base_rt.h).
+MEMBERS = ["ACL_DT_UNDEFINED", "ACL_FLOAT", "ACL_FLOAT16", "ACL_INT8", "ACL_INT32", "ACL_UINT8",
+           "ACL_INT16", "ACL_UINT16", "ACL_UINT32", "ACL_INT64", "ACL_UINT64", "ACL_DOUBLE",
+           "ACL_BOOL", "ACL_STRING", "ACL_COMPLEX64", "ACL_COMPLEX128", "ACL_BF16", "ACL_INT4",
+           "ACL_UINT1", "ACL_COMPLEX32", "ACL_HIFLOAT8", "ACL_FLOAT8_E5M2", "ACL_FLOAT8_E4M3FN",
+           "ACL_FLOAT8_E8M0", "ACL_FLOAT6_E3M2", "ACL_FLOAT6_E2M3", "ACL_FLOAT4_E2M1",
+           "ACL_FLOAT4_E1M2"]
+
+
+@pytest.mark.parametrize("member", MEMBERS)
+def test_create_tensor_takes_every_data_type_and_keeps_it(s, member):
+    dtype = ll.constant(member)
+    tensor = ll.create_tensor((2, 3), dtype, (3, 1), 0, (6,), ll.NULL)
+    s.tensors.append(tensor)
+    assert ll.get_data_type(tensor) == dtype
+    assert ll.get_view_shape(tensor) == (2, 3)
+
+
+def test_a_data_type_outside_acl_data_type_is_kept_as_undefined(s):
+    tensor = ll.create_tensor((4,), 18, (1,), 0, (4,), ll.NULL)  # ge's DT_QINT8: no aclDataType
+    s.tensors.append(tensor)
+    assert ll.get_data_type(tensor) == ll.constant("ACL_DT_UNDEFINED")
+
+
+def test_sub_byte_data_types_count_packed_bytes():
+    # 2**61 float4 elements are 2**60 bytes; as 4-byte floats they would overflow int64.
+    shape = (2**61,)
+    tensor = ll.create_tensor(shape, ll.constant("ACL_FLOAT4_E2M1"), (1,), 0, shape, ll.NULL)
+    ll.destroy_tensor(tensor)
+    with pytest.raises(AclError, match="overflows int64"):
+        ll.create_tensor(shape, ll.constant("ACL_FLOAT"), (1,), 0, shape, ll.NULL)
+
+
+def _phase1(operator, *arguments):
+    """Phase 1 of a generic operator (bound as aclnn_py.call binds it): the AclError raised."""
+    _kernels.install_once()
+    library = catalog.bind(catalog.signature(operator))
+    with pytest.raises(AclError) as info:
+        ll.operator_workspace_size(operator, *arguments, library=str(library))
+    return info.value
+
+
+def _device_tensor(s, shape, dtype, nbytes):
+    pointer = ll.malloc(nbytes)
+    s.pointers.append(pointer)
+    strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    tensor = ll.create_tensor(shape, dtype, strides, 0, shape, pointer)
+    s.tensors.append(tensor)
+    return tensor
+
+
+def _float_tensor(s, shape):
+    return _device_tensor(s, shape, ll.constant("ACL_FLOAT"), 4 * int(np.prod(shape)))
+
+
+UNSUPPORTED = ["ACL_DT_UNDEFINED", "ACL_STRING", "ACL_FLOAT4_E2M1", "ACL_INT4", "ACL_UINT1",
+               "ACL_FLOAT6_E3M2", "ACL_HIFLOAT8", "ACL_COMPLEX32"]
+
+
+@pytest.mark.parametrize("member", UNSUPPORTED)
+@pytest.mark.parametrize("operator", ["aclnnAdd", "aclnnMseLoss", "aclnnL1LossBackward"])
+def test_the_c_operators_refuse_a_data_type_they_do_not_support(s, operator, member):
+    odd = _device_tensor(s, (2, 3), ll.constant(member), 64)
+    x, out = _float_tensor(s, (2, 3)), _float_tensor(s, (2, 3))
+    if operator == "aclnnAdd":
+        alpha = ll.create_scalar(ffi.new("float *", 1.0), ll.constant("ACL_FLOAT"))
+        s.scalars.append(alpha)
+        arguments = (odd, x, alpha, out)
+    elif operator == "aclnnMseLoss":
+        arguments = (odd, x, 0, out)
+    else:
+        arguments = (x, odd, x, 0, out)
+    with pytest.raises(AclError) as info:
+        ll.operator_workspace_size(operator, *arguments)
+    assert info.value.status == PARAM_INVALID
+    assert "dtype" in info.value.message
+
+
+@pytest.mark.parametrize("member", UNSUPPORTED)
+def test_the_python_kernels_refuse_a_data_type_without_numpy_dtype(s, member):
+    odd = _device_tensor(s, (2, 3), ll.constant(member), 64)
+    error = _phase1("aclnnAbs", odd, _float_tensor(s, (2, 3)))
+    assert error.status == PARAM_INVALID
+    assert f"self has aclDataType {ll.constant(member)} ({member})" in error.message
+
+
+def test_an_output_of_a_data_type_without_numpy_dtype_is_refused(s):
+    odd = _device_tensor(s, (2, 3), ll.constant("ACL_FLOAT4_E2M1"), 64)
+    error = _phase1("aclnnAbs", _float_tensor(s, (2, 3)), odd)
+    assert error.status == PARAM_INVALID and "out has aclDataType 40" in error.message
+
+
+# CANN's aclScalar takes these (hicann/opbase src/nnopbase/common/utils/common_types.cpp), the
+# 8-, 6- and 4-bit floats as one byte, and no other.
+SCALAR_MEMBERS = ["ACL_HIFLOAT8", "ACL_FLOAT8_E5M2", "ACL_FLOAT8_E4M3FN", "ACL_FLOAT8_E8M0",
+                  "ACL_FLOAT6_E3M2", "ACL_FLOAT6_E2M3", "ACL_FLOAT4_E2M1", "ACL_FLOAT4_E1M2"]
+NOT_SCALARS = ["ACL_DT_UNDEFINED", "ACL_STRING", "ACL_INT4", "ACL_UINT1", "ACL_COMPLEX32"]
+
+
+@pytest.mark.parametrize("member", SCALAR_MEMBERS)
+def test_create_scalar_takes_the_narrow_floats_and_kernels_refuse_them(s, member):
+    value = ll.create_scalar(ffi.new("uint8_t *", 0x3C), ll.constant(member))
+    s.scalars.append(value)
+    x, out = _float_tensor(s, (3,)), _float_tensor(s, (3,))
+    alpha = ll.create_scalar(ffi.new("float *", 1.0), ll.constant("ACL_FLOAT"))
+    s.scalars.append(alpha)
+    error = _phase1("aclnnAdds", x, value, alpha, out)
+    assert error.status == PARAM_INVALID
+    assert f"other has aclDataType {ll.constant(member)} ({member})" in error.message
+
+
+@pytest.mark.parametrize("member", NOT_SCALARS)
+def test_create_scalar_refuses_what_cann_s_refuses(device, member):
+    with pytest.raises(AclError, match="not supported for a scalar"):
+        ll.create_scalar(ffi.new("int64_t *", 1), ll.constant(member))
