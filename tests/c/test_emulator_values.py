@@ -166,23 +166,33 @@ UNSUPPORTED = ["ACL_DT_UNDEFINED", "ACL_STRING", "ACL_FLOAT4_E2M1", "ACL_INT4", 
                "ACL_FLOAT6_E3M2", "ACL_HIFLOAT8", "ACL_COMPLEX32"]
 
 
+# The emulator's C operators: their arguments, "t" a float32 (2, 3) tensor, "a" a float alpha.
+C_OPERATORS = {"aclnnAdd": "ttat", "aclnnInplaceAdd": "tta", "aclnnMseLoss": "tt0t",
+               "aclnnMseLossBackward": "ttt0t", "aclnnL1Loss": "tt0t",
+               "aclnnL1LossBackward": "ttt0t", "aclnnSmoothL1Loss": "tt0bt",
+               "aclnnSmoothL1LossBackward": "ttt0bt"}
+
+
 @pytest.mark.parametrize("member", UNSUPPORTED)
-@pytest.mark.parametrize("operator", ["aclnnAdd", "aclnnMseLoss", "aclnnL1LossBackward"])
+@pytest.mark.parametrize("operator", C_OPERATORS)
 def test_the_c_operators_refuse_a_data_type_they_do_not_support(s, operator, member):
-    odd = _device_tensor(s, (2, 3), ll.constant(member), 64)
-    x, out = _float_tensor(s, (2, 3)), _float_tensor(s, (2, 3))
-    if operator == "aclnnAdd":
-        alpha = ll.create_scalar(ffi.new("float *", 1.0), ll.constant("ACL_FLOAT"))
-        s.scalars.append(alpha)
-        arguments = (odd, x, alpha, out)
-    elif operator == "aclnnMseLoss":
-        arguments = (odd, x, 0, out)
-    else:
-        arguments = (x, odd, x, 0, out)
-    with pytest.raises(AclError) as info:
-        ll.operator_workspace_size(operator, *arguments)
-    assert info.value.status == PARAM_INVALID
-    assert "dtype" in info.value.message
+    pattern = C_OPERATORS[operator]
+    for position in [i for i, kind in enumerate(pattern) if kind == "t"]:
+        arguments = []
+        for index, kind in enumerate(pattern):
+            if kind == "t":
+                arguments.append(_device_tensor(s, (2, 3), ll.constant(member), 64)
+                                 if index == position else _float_tensor(s, (2, 3)))
+            elif kind == "a":
+                alpha = ll.create_scalar(ffi.new("float *", 1.0), ll.constant("ACL_FLOAT"))
+                s.scalars.append(alpha)
+                arguments.append(alpha)
+            else:
+                arguments.append(0 if kind == "0" else 1.0)
+        with pytest.raises(AclError) as info:
+            ll.operator_workspace_size(operator, *arguments)
+        assert info.value.status == PARAM_INVALID, (position, info.value.message)
+        assert "dtype" in info.value.message
 
 
 @pytest.mark.parametrize("member", UNSUPPORTED)
@@ -222,3 +232,93 @@ def test_create_scalar_takes_the_narrow_floats_and_kernels_refuse_them(s, member
 def test_create_scalar_refuses_what_cann_s_refuses(device, member):
     with pytest.raises(AclError, match="not supported for a scalar"):
         ll.create_scalar(ffi.new("int64_t *", 1), ll.constant(member))
+
+
+# ---- outputs whose extent depends on the data --------------------------------------------
+
+
+def _host_tensor(s, array):
+    """A device copy of a C-contiguous ``array`` as an aclTensor, and a reader of its memory."""
+    pointer = ll.malloc(max(array.nbytes, 1))
+    s.pointers.append(pointer)
+    ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
+              ll.MEMCPY_HOST_TO_DEVICE)
+    strides = tuple(st // array.itemsize for st in array.strides)
+    tensor = ll.create_tensor(array.shape, _ACL[array.dtype], strides, 0, (array.size,), pointer)
+    s.tensors.append(tensor)
+
+    def read():
+        result = np.empty_like(array)
+        ll.memcpy(ffi.from_buffer(result, require_writable=True), result.nbytes, pointer,
+                  result.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        return result
+
+    return tensor, read
+
+
+_ACL = {np.dtype(np.float32): ll.constant("ACL_FLOAT"), np.dtype(np.bool_): ll.constant("ACL_BOOL")}
+
+
+def test_masked_select_s_phase_2_gives_out_its_real_view_shape(s):
+    _kernels.install_once()
+    library = str(catalog.bind(catalog.signature("aclnnMaskedSelect")))
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    self_, _ = _host_tensor(s, values)
+    mask, _ = _host_tensor(s, np.array([True, False, True]))
+    out, read = _host_tensor(s, np.full(6, -1.0, np.float32))
+    size, executor = ll.operator_workspace_size("aclnnMaskedSelect", self_, mask, out,
+                                                library=library)
+    before = aclnn_py.emulator.stats()["sync_calls"]
+    ll.operator_launcher("aclnnMaskedSelect", library)(ll.NULL, size, executor, s.stream)
+    # CANN's launch of this operator waits for the stream and refreshes out's shape.
+    assert aclnn_py.emulator.stats()["sync_calls"] == before + 1
+    assert ll.get_view_shape(out) == (4,)
+    assert ll.get_view_strides(out) == (1,)
+    assert ll.get_storage_shape(out) == (4,)
+    assert read().tolist() == [0.0, 2.0, 3.0, 5.0, -1.0, -1.0]
+
+
+def test_a_reported_extent_larger_than_the_output_fails_the_kernel(user_kernels):
+    @aclnn_py.emulator.kernel("aclnnMaskedSelect")
+    def too_many(self, mask, out):
+        _kernels.report_extent(out, (out.size + 1,))
+
+    x = aclnn_py.to_device(np.ones(3, np.float32))
+    with pytest.raises(AclError) as info:
+        aclnn_py.call("aclnnMaskedSelect", x, aclnn_py.to_device(np.ones(3, np.bool_)))
+    assert "the extent reported for out" in info.value.message
+    aclnn_py.synchronize()
+
+
+def test_an_extent_is_reported_for_an_output_of_the_running_kernel_only(user_kernels):
+    kept = []
+
+    @aclnn_py.emulator.kernel("aclnnMaskedSelect")
+    def wrong(self, mask, out):
+        kept.append(out)
+        _kernels.report_extent(self, (1,))
+
+    with pytest.raises(AclError, match="report_extent takes an output tensor"):
+        aclnn_py.call("aclnnMaskedSelect", np.ones(3, np.float32), np.ones(3, np.bool_))
+    with pytest.raises(ValueError, match="report_extent takes an output tensor"):
+        _kernels.report_extent(np.zeros(3, np.float32), (1,))
+
+
+def test_an_output_destroyed_before_its_kernel_ran_is_left_alone(s, user_kernels):
+    reported = []
+
+    @aclnn_py.emulator.kernel("aclnnSinc")  # phase 2 does not wait for this one
+    def sinc(self, out):
+        _kernels.report_extent(out, (1,))
+        reported.append(True)
+
+    _kernels.install_once()
+    library = str(catalog.bind(catalog.signature("aclnnSinc")))
+    x, _ = _host_tensor(s, np.ones(4, np.float32))
+    out, _ = _host_tensor(s, np.ones(4, np.float32))
+    size, executor = ll.operator_workspace_size("aclnnSinc", x, out, library=library)
+    ll.operator_launcher("aclnnSinc", library)(ll.NULL, size, executor, s.stream)
+    assert ll.get_view_shape(out) == (4,)  # not run yet
+    ll.destroy_tensor(s.tensors.pop())
+    ll.synchronize_stream(s.stream)  # the report finds no tensor to give it to
+    assert reported == [True]
