@@ -25,7 +25,14 @@ from .engine import launch_cache, numpy_path
 from .engine.dispatch import fast_call, unstaged
 from .engine.launch import OneShotLaunch
 from .engine.tensors import TensorCall, involved
-from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
+from .engine.validate import (
+    arguments,
+    as_array,
+    broadcast_shapes,
+    check_no_partial_overlap,
+    check_out,
+    placement,
+)
 from .errors import LibraryNotFoundError, UnavailableError
 from .ops.dtypes import acl_dtype, all_dtypes
 from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
@@ -440,6 +447,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if flat_given is not None:
         for output, array in zip(flat_names, flat_given):
             check_out(array, on_device, name=output, operator=name)
+        check_no_partial_overlap(tuple(zip(flat_names, flat_given)), tuple(arrays.items()),
+                                 name)
         devices += [a.device for a in flat_given if isinstance(a, DeviceArray)]
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
