@@ -648,6 +648,50 @@ static double half_bits_to_double(uint16_t h)
     return (h & 0x8000u) ? -v : v;
 }
 
+/*
+ * The narrow floats as CANN's aclScalar converts them (hicann/opbase
+ * src/nnopbase/common/utils/float8_e5m2.cpp, float8_e4m3fn.cpp, float8_e8m0.cpp,
+ * float6_e3m2.cpp, float6_e2m3.cpp, float4_e2m1.cpp, float4_e1m2.cpp, hifloat8.cpp).
+ * minifloat: a sign bit, exp_bits of exponent (bias), man_bits of mantissa, subnormal when the
+ * exponent is 0; the 6- and 4-bit ones take the low bits of their byte.
+ */
+static double minifloat(unsigned v, int exp_bits, int man_bits, int bias)
+{
+    unsigned sign = (v >> (exp_bits + man_bits)) & 1u, e = (v >> man_bits) & ((1u << exp_bits) - 1u);
+    unsigned m = v & ((1u << man_bits) - 1u);
+    double x = e == 0 ? ldexp((double)m, 1 - bias - man_bits)
+                      : ldexp((double)(m + (1u << man_bits)), (int)e - bias - man_bits);
+    return sign ? -x : x;
+}
+
+/* HiFloat8: a sign bit, then a dot field of 1 to 4 bits (0001, 001x, 01xx, 1xxx) telling the
+ * width of the exponent that follows (0 to 4 bits, its top bit the exponent's sign), the rest
+ * mantissa; 0000 marks the denormals 2^(e - 23). 0x80 is NaN, 0x6F and 0xEF the infinities. */
+static double hifloat8(unsigned v)
+{
+    if (v == 0x80u)
+        return NAN;
+    double sign = (v & 0x80u) ? -1.0 : 1.0;
+    if ((v & 0x7Fu) == 0x6Fu)
+        return sign * INFINITY;
+    unsigned field = (v & 0x78u) >> 3;
+    if (field == 0) {
+        unsigned e = v & 0x07u;
+        return e == 0 ? 0.0 : sign * ldexp(1.0, (int)e - 23);
+    }
+    unsigned dot = field == 1 ? 0 : field < 4 ? 1 : field < 8 ? 2 : field < 12 ? 3 : 4;
+    unsigned width = field == 1 ? 4 : field < 4 ? 3 : 2;
+    unsigned mantissa_bits = 7 - (dot + width);
+    double mantissa = ldexp((double)(v & ((1u << mantissa_bits) - 1u)), -(int)mantissa_bits);
+    int exp = 0;
+    if (dot > 0) {
+        unsigned em = (v >> mantissa_bits) & ((1u << dot) - 1u);
+        unsigned magnitude = em | (1u << (dot - 1));
+        exp = (em & (1u << (dot - 1))) ? -(int)magnitude : (int)magnitude;
+    }
+    return sign * ldexp(1.0 + mantissa, exp);
+}
+
 /* The value bytes as a double; false for a dtype CANN's aclScalar does not take. */
 static bool scalar_decode(aclDataType dtype, const void *p, double *out)
 {
@@ -675,10 +719,26 @@ static bool scalar_decode(aclDataType dtype, const void *p, double *out)
     case ACL_BOOL: { uint8_t v; memcpy(&v, p, sizeof v); *out = v != 0 ? 1.0 : 0.0; return true; }
     case ACL_COMPLEX64: { float v; memcpy(&v, p, sizeof v); *out = v; return true; }   /* real part */
     case ACL_COMPLEX128: { double v; memcpy(&v, p, sizeof v); *out = v; return true; } /* real part */
-    case ACL_HIFLOAT8: case ACL_FLOAT8_E5M2: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E8M0:
-    case ACL_FLOAT6_E3M2: case ACL_FLOAT6_E2M3: case ACL_FLOAT4_E2M1: case ACL_FLOAT4_E1M2:
-        *out = NAN; /* one byte kept as it is: no double of it is given to anyone */
+    case ACL_FLOAT8_E5M2: { /* infinities and NaNs at the top exponent */
+        uint8_t v = *(const uint8_t *)p;
+        *out = (v & 0x7Cu) != 0x7Cu ? minifloat(v, 5, 2, 15) : (v & 3u) ? NAN : (v & 0x80u) ? -INFINITY : INFINITY;
         return true;
+    }
+    case ACL_FLOAT8_E4M3FN: { /* no infinity; S.1111.111 is NaN */
+        uint8_t v = *(const uint8_t *)p;
+        *out = (v & 0x7Fu) == 0x7Fu ? NAN : minifloat(v, 4, 3, 7);
+        return true;
+    }
+    case ACL_FLOAT8_E8M0: { /* 2^(e - 127), no sign; 0 is zero, 255 NaN */
+        uint8_t v = *(const uint8_t *)p;
+        *out = v == 0 ? 0.0 : v == 0xFFu ? NAN : ldexp(1.0, (int)v - 127);
+        return true;
+    }
+    case ACL_FLOAT6_E3M2: *out = minifloat(*(const uint8_t *)p & 0x3Fu, 3, 2, 3); return true;
+    case ACL_FLOAT6_E2M3: *out = minifloat(*(const uint8_t *)p & 0x3Fu, 2, 3, 1); return true;
+    case ACL_FLOAT4_E2M1: *out = minifloat(*(const uint8_t *)p & 0x0Fu, 2, 1, 1); return true;
+    case ACL_FLOAT4_E1M2: *out = minifloat(*(const uint8_t *)p & 0x0Fu, 1, 2, 1); return true;
+    case ACL_HIFLOAT8: *out = hifloat8(*(const uint8_t *)p); return true;
     default: return false;
     }
 }

@@ -322,3 +322,46 @@ def test_an_output_destroyed_before_its_kernel_ran_is_left_alone(s, user_kernels
     ll.destroy_tensor(s.tensors.pop())
     ll.synchronize_stream(s.stream)  # the report finds no tensor to give it to
     assert reported == [True]
+
+
+def _e1m2(code):  # sign, 1 exponent bit (bias 1), 2 mantissa bits; subnormal m / 4
+    e, m = (code >> 2) & 1, code & 3
+    return (-1.0 if code & 8 else 1.0) * ((1 + m / 4) if e else m / 4)
+
+
+NARROW = {
+    "ACL_FLOAT8_E5M2": (256, lambda c: float(np.uint8(c).view(ml_dtypes.float8_e5m2))),
+    "ACL_FLOAT8_E4M3FN": (256, lambda c: float(np.uint8(c).view(ml_dtypes.float8_e4m3fn))),
+    "ACL_FLOAT6_E3M2": (64, lambda c: float(np.uint8(c).view(ml_dtypes.float6_e3m2fn))),
+    "ACL_FLOAT6_E2M3": (64, lambda c: float(np.uint8(c).view(ml_dtypes.float6_e2m3fn))),
+    "ACL_FLOAT4_E2M1": (16, lambda c: float(np.uint8(c).view(ml_dtypes.float4_e2m1fn))),
+    "ACL_FLOAT4_E1M2": (16, _e1m2),
+    # CANN's E8M0 reads 0 as zero (ml_dtypes: 2**-127)
+    "ACL_FLOAT8_E8M0": (256, lambda c: 0.0 if c == 0 else float("nan") if c == 255
+                        else 2.0 ** (c - 127)),
+    # HiFloat8 at points its encoding fixes (1.0, a mantissa step, the exponent's sign, a
+    # denormal, the largest finite, the infinities)
+    "ACL_HIFLOAT8": ([0x08, 0x09, 0x10, 0x18, 0x01, 0x6E, 0x88, 0x00, 0x6F, 0xEF],
+                     {0x08: 1.0, 0x09: 1.125, 0x10: 2.0, 0x18: 0.5, 0x01: 2.0**-22,
+                      0x6E: 32768.0, 0x88: -1.0, 0x00: 0.0, 0x6F: np.inf, 0xEF: -np.inf}.get),
+}
+
+
+@pytest.mark.parametrize("member", NARROW)
+def test_a_narrow_float_alpha_counts_as_cann_converts_it(s, member):
+    codes, reference = NARROW[member]
+    out, read = _host_tensor(s, np.zeros(1, np.float32))
+    one, _ = _host_tensor(s, np.ones(1, np.float32))
+    zero, _ = _host_tensor(s, np.zeros(1, np.float32))
+    for code in codes if isinstance(codes, list) else range(codes):
+        expected = reference(code)
+        if np.isnan(expected):
+            continue  # a NaN alpha counts as 1 (CANN's test !(alpha > 1 || alpha < 1))
+        alpha = ll.create_scalar(ffi.new("uint8_t *", code), ll.constant(member))
+        try:
+            size, executor = ll.operator_workspace_size("aclnnAdd", zero, one, alpha, out)
+            ll.operator_launch("aclnnAdd", ll.NULL, size, executor, s.stream)
+            ll.synchronize_stream(s.stream)
+        finally:
+            ll.destroy_scalar(alpha)
+        assert read()[0] == np.float32(expected), (hex(code), read()[0], expected)
