@@ -92,6 +92,12 @@ ARGUMENT_KINDS = {"aclTensor *": KERNEL_TENSOR, "aclTensorList *": KERNEL_TENSOR
 # from any thread, whenever a stream runs its work.
 _handler: Any = None
 
+# Integers travel as int64 (aclemuKernelArg's integer): a 64-bit unsigned value from 2**63
+# arrives negative. The parameters of that C type of the operators described at run time
+# (aclemuGenericGetWorkspaceSize), by operator: their values are given back unsigned.
+_UNSIGNED_64 = frozenset({"uint64_t", "size_t", "unsigned long", "unsigned long long"})
+_described_unsigned: dict[str, frozenset[int]] = {}
+
 
 # The most dims a kernel may report for an output whose extent depends on the data
 # (aclemuKernelArg's view_dims: CANN's rank limit for operators).
@@ -210,7 +216,12 @@ def set_kernel_handler(handler: Any) -> None:
         call = _Call()
         try:
             arguments = [_argument(args[i], call) for i in range(count)]
-            failed = handler(ffi.string(op).decode(), int(phase), arguments)
+            name = ffi.string(op).decode()
+            for index in _described_unsigned.get(name, ()):
+                kind, value, role = arguments[index]
+                if kind == KERNEL_INTEGER and value < 0:
+                    arguments[index] = (kind, value + (1 << 64), role)
+            failed = handler(name, int(phase), arguments)
         except BaseException as error:  # noqa: BLE001 - nothing may unwind into C
             failed = (constant("ACLNN_ERR_INNER"),
                       f"the kernel raised {type(error).__name__}: {error}")
@@ -253,6 +264,9 @@ class _DescribedPhase1:
     __slots__ = ("_name", "_names", "_params", "_kinds")
 
     def __init__(self, operator: str, parameters: list[tuple[str, str, str, bool]]) -> None:
+        _described_unsigned[operator] = frozenset(
+            index for index, (c_type, *_) in enumerate(parameters)
+            if " ".join(c_type.replace("const", " ").split()) in _UNSIGNED_64)
         self._name = ffi.new("char[]", operator.encode())
         self._names = [ffi.new("char[]", name.encode()) for _, name, _, _ in parameters]
         self._params = ffi.new("aclemuGenericParam[]", max(len(parameters), 1))
@@ -273,8 +287,9 @@ class _DescribedPhase1:
         for index, (kind, value) in enumerate(zip(self._kinds, arguments[:count])):
             if kind == KERNEL_REAL:
                 values[index].real = value
-            elif kind in (KERNEL_INTEGER, KERNEL_BOOL):
-                values[index].integer = int(value)
+            elif kind in (KERNEL_INTEGER, KERNEL_BOOL):  # a uint64_t travels as its bits
+                number = int(value)
+                values[index].integer = number - (1 << 64) if number >= 1 << 63 else number
             else:
                 values[index].pointer = NULL if value is None else value
         return int(OPS.aclemuGenericGetWorkspaceSize(self._name, count, self._params, values,
