@@ -49,21 +49,19 @@ def test_an_input_broadcast_from_part_of_out_is_refused():
         aclnn_py.add(m, m[0], out=m)
 
 
-def test_the_very_same_view_is_in_place_and_allowed():
+def test_the_very_same_view_and_interleaved_views_stay_allowed_where_overlap_is_refused():
     b = _buffer()
-    assert aclnn_py.add(b, b, alpha=2, out=b) is b
+    assert aclnn_py.add(b, b, alpha=2, out=b) is b  # in place
     assert b.numpy().tolist() == [3.0 * i for i in range(8)]
     c = _buffer()
-    view = c[2:6]
-    aclnn_py.call("aclnnAdd", view, c[2:6], 1, out=c[2:6])
+    aclnn_py.call("aclnnAdd", c[2:6], c[2:6], 1, out=c[2:6])
     assert c.numpy().tolist() == [0, 1, 4, 6, 8, 10, 6, 7]
-
-
-def test_interleaved_views_sharing_no_element_compute_right():
-    b = _buffer()
-    got = aclnn_py.call("aclnnAdd", b[::2], b[::2], 1, out=b[1::2])
+    d = _buffer()  # no element shared
+    got = aclnn_py.call("aclnnAdd", d[::2], d[::2], 1, out=d[1::2])
     assert got.numpy().tolist() == [0.0, 4.0, 8.0, 12.0]
-    assert b.numpy().tolist() == [0, 0, 2, 4, 4, 8, 6, 12]
+    assert d.numpy().tolist() == [0, 0, 2, 4, 4, 8, 6, 12]
+    with pytest.raises(ValueError, match=SHARE):  # elements shared: one element apart
+        aclnn_py.call("aclnnAdd", d[0:4], d[0:4], 1, out=d[1:5])
 
 
 def test_plans_refuse_it_when_built_and_when_rebound():
