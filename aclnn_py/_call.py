@@ -15,7 +15,8 @@ arrays of a tensor list travel among the launch's arrays, one each, named
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +25,21 @@ import numpy as np
 from . import _caches
 from .engine import launch_cache, numpy_path
 from .engine.dispatch import fast_call, unstaged
+from .engine.launch import OneShotLaunch
 from .engine.tensors import TensorCall, involved
-from .engine.validate import arguments, as_array, broadcast_shapes, check_out, placement
+from .engine.validate import (
+    arguments,
+    as_array,
+    broadcast_shapes,
+    check_no_partial_overlap,
+    check_out,
+    placement,
+)
 from .errors import LibraryNotFoundError, UnavailableError
 from .ops.dtypes import acl_dtype, all_dtypes
 from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
 from .runtime import arrays as _arrays
-from .runtime.arrays import DeviceArray, empty, to_device
+from .runtime.arrays import DeviceArray, contiguous_strides, empty, to_device
 from .runtime.streams import Stream
 
 if TYPE_CHECKING:  # imported where used: importing aclnn_py reads no headers
@@ -288,8 +297,8 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
               for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
         library=str(library), order=tuple(entry(p) for p in signature.phase1_parameters),
-        phase2=phase2, repeatable=not inplace and not left_out and not lists and not phase2,
-        elementwise=False)
+        phase2=phase2, repeatable=not inplace and not left_out and not lists and not phase2
+        and signature.name not in DATA_DEPENDENT, elementwise=False)
     return found
 
 
@@ -352,6 +361,13 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     (the call waits); device arrays in, DeviceArrays out (queued on ``stream``, default
     the current one). A call whose written tensors nothing knows is refused before it
     runs.
+
+    An operator whose outputs' extents depend on the data (``aclnnMaskedSelect``, the
+    others of :data:`DATA_DEPENDENT`) writes outputs as large as the data may need (for
+    ``aclnnMaskedSelect``, 1-d, of as many elements as ``self`` and ``mask`` broadcast to;
+    ``out=`` must be so too), and the call waits for it: each result is the real extent,
+    the first elements viewed with the shape CANN gives the output (a view of ``out``
+    when given).
     """
     return _call(name, args, kwargs, out, stream)
 
@@ -439,11 +455,18 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if flat_given is not None:
         for output, array in zip(flat_names, flat_given):
             check_out(array, on_device, name=output, operator=name)
+        check_no_partial_overlap(tuple(zip(flat_names, flat_given)), tuple(arrays.items()),
+                                 name)
         devices += [a.device for a in flat_given if isinstance(a, DeviceArray)]
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
                          f"{sorted(set(devices))}")
     stream = placement(devices, None, stream)
+    if name in DATA_DEPENDENT:
+        return _data_dependent_call(
+            _spec(signature, library, tuple(arrays), flat_names, tuple(left_out)), arrays,
+            tuple(c_attributes), flat_given, [p.name in skipped for p in all_outputs],
+            on_device, stream, allocator, bool(inouts or lists))
     if flat_given is None:
         flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device,
                                     allocator))
@@ -485,6 +508,93 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     if not results and signature.returns_nothing:
         return None
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _flat_broadcast(arrays: dict[str, Any]) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """aclnnMaskedSelect's out: 1-d, of as many elements as self and mask broadcast to, of
+    self's dtype (hicann/ops-math conversion/masked_select_v3/docs/aclnnMaskedSelect.md;
+    torch_npu's op-plugin MaskedSelectKernelNpuOpApi.cpp allocates it so)."""
+    shape = broadcast_shapes([a.shape for a in arrays.values()])
+    if shape is None:
+        shapes = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
+        raise ValueError(f"aclnnMaskedSelect: self and mask do not broadcast ({shapes})")
+    return [((math.prod(shape),), arrays["self"].dtype)]
+
+
+# Operators whose outputs' extents depend on the data: their l0 kernels take an output-shape
+# argument, and CANN's launch waits for the stream and gives each output aclTensor its real
+# view shape before phase 2 returns (hicann/opbase src/nnopbase/composite_op/aclnn_engine/
+# op_kernel.h, outshape.h; the operators: hicann/ops-math conversion/masked_select_v3/op_api/
+# masked_select.cpp; hicann/ops-nn index/non_zero/op_api/nonzero.cpp, index/unique_consecutive/
+# op_api/unique_consecutive.cpp, index/unique_with_counts_ext2/op_host/op_api/
+# unique_with_counts_ext2.cpp). call() reads the view shapes back (aclGetViewShape, as torch_npu's
+# op-plugin does) and returns the real extents. The emulator has the same list
+# (emulator/src/ops_generic.c). Each maps to the layouts call() allocates its outputs with when
+# out= is not given; None: out= is needed.
+DATA_DEPENDENT: dict[str, Callable[[dict[str, Any]], list[tuple[tuple[int, ...], np.dtype]]]
+                     | None] = {
+    "aclnnMaskedSelect": _flat_broadcast, "aclnnNonzero": None, "aclnnNonzeroV2": None,
+    "aclnnUnique": None, "aclnnUnique2": None, "aclnnUniqueConsecutive": None,
+    "aclnnUniqueDim": None,
+}
+
+
+def _data_dependent_call(spec: OperatorSpec, arrays: dict[str, Any],
+                         attributes: tuple[Any, ...], given: list[Any] | None,
+                         skipped: list[bool], on_device: bool, stream: Stream,
+                         allocator: TensorCall | None, unsupported: bool) -> Any:
+    """A call of a :data:`DATA_DEPENDENT` operator: its outputs allocated as large as the
+    data may need (or ``given``), the launch (one-shot: phase 1 every time), its end waited
+    for, and each output returned as its real extent: the first elements of the array,
+    viewed with the view shape CANN gave its aclTensor (for numpy, the first elements
+    copied back into it)."""
+    operator = spec.cann
+    if unsupported:
+        raise TypeError(f"{operator}: its outputs' extents depend on the data, and call() "
+                        "reads them back for tensor outputs only (no tensor list, nothing "
+                        "updated in place)")
+    device = stream.device
+    if given is None:
+        rule = DATA_DEPENDENT[operator]
+        if rule is None:
+            raise TypeError(f"{operator}: its outputs' extents depend on the data, and aclnn_py "
+                            "does not know how large they must be; pass out= with arrays of "
+                            "the sizes its documentation requires")
+        layouts = rule(arrays)
+        if allocator is not None and allocator.like is not None:
+            given = [allocator.new_array(shape, dtype) for shape, dtype in layouts]
+        elif on_device:
+            given = [empty(shape, dtype, device=device) for shape, dtype in layouts]
+        else:
+            given = [np.empty(shape, dtype) for shape, dtype in layouts]
+    outputs = [array if isinstance(array, DeviceArray) else empty(array.shape, array.dtype,
+                                                                  device=device)
+               for array in given]
+    inputs = [to_device(array, device=device, stream=stream) for array in arrays.values()]
+    launcher = OneShotLaunch(spec, attributes, device, read_shapes=len(outputs))
+    try:
+        launcher.launch(stream, [*inputs, *outputs])
+        stream.synchronize()  # phase 2 waited already; the numpy path copies back now
+    finally:
+        launcher.close()
+    results = []
+    for array, result, shape in zip(given, outputs, launcher.view_shapes):
+        count = math.prod(shape)
+        if isinstance(array, np.ndarray):
+            flat = array.reshape(-1)[:count]  # C-contiguous (check_out), or made here
+            flat[...] = result.reshape(-1)[:count].numpy() if count else flat
+            results.append(flat.reshape(shape))
+        elif array.shape == shape:
+            results.append(array if allocator is None else allocator.result(array))
+        elif allocator is not None and allocator.result(array) is not array:
+            tensor = allocator.result(array)  # a torch tensor: its first elements, viewed
+            results.append(tensor.as_strided(shape, contiguous_strides(shape),
+                                             tensor.storage_offset()))
+        else:
+            results.append(array.reshape(-1)[:count].reshape(shape))
+    written = iter(results)
+    returned = [None if left_out else next(written) for left_out in skipped]
+    return returned[0] if len(returned) == 1 else tuple(returned)
 
 
 def _tensor_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,

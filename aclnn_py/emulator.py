@@ -38,9 +38,10 @@ from .ops.dtypes import Dtypes
 
 __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",
            "inject_fault", "clear_faults", "faults", "fault_apis", "kernel", "kernels",
-           "Refusal"]
+           "Refusal", "report_extent"]
 
 Refusal = _kernels.Refusal
+report_extent = _kernels.report_extent
 
 
 LAYOUTS: tuple[str, ...] = EMULATOR_LAYOUTS
@@ -178,6 +179,8 @@ def kernel(name: str, *, dtypes: Iterable[str] | None = None,
     numpy scalars, integer/bool/float arrays as tuples, strings as str, numbers as int,
     bool or float, an optional argument left out as None. It runs when the launch runs on
     its stream (at the stream's synchronisation on the emulator) and must not call aclnn_py.
+    An operator whose output extent depends on the data tells it with
+    :func:`report_extent` (the output's aclTensor then takes that view shape).
     Registering a kernel empties aclnn_py's caches (``empty_cache()``), whose executors ran
     the phase 1 of the kernel before; a plan keeps the executor it made.
 

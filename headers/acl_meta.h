@@ -58,6 +58,16 @@ aclnnStatus aclDestroyTensor(const aclTensor *tensor);
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
 aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
 aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);
+/*
+ * The view shape, view strides and storage shape (acl_meta.h; opbase docs/en/api/nnopbase/aclnn/
+ * aclGetViewShape.md, aclGetViewStrides.md, aclGetStorageShape.md): each returns a new array in
+ * *values that the caller releases (CANN allocates it with new[]). After an operator whose output
+ * size depends on the data (aclnnMaskedSelect), the output's view shape is the real one
+ * (torch_npu's op-plugin MaskedSelectKernelNpuOpApi.cpp reads it back this way).
+ */
+aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum);
+aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum);
+aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum);
 
 /*
  * Scalars and integer arrays (acl_meta.h): host values, copied at creation (opbase

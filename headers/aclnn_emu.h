@@ -140,9 +140,21 @@ struct aclemuKernelArg {
     const double *reals;     /* kind 6 */
     const char *string;      /* kind 7, NUL-terminated */
     int64_t integer;         /* kinds 8 and 9 (0 or 1) */
-    double real;             /* kinds 3 (the scalar's value) and 10 */
+    double real;             /* kinds 3 (the scalar's value; 64-bit integers beyond 2^53
+                                rounded: scalar_bytes has it exactly) and 10 */
     int32_t scalar_dtype;    /* kind 3: the aclScalar's aclDataType */
     char role;               /* 'i' read, 'o' written (an output), 'u' updated in place */
+    /* kind 3: the scalar's value exactly, in the host's representation of scalar_dtype (its
+       size of bytes; bool one byte, 0 or 1; the 8-, 6- and 4-bit floats one byte) */
+    const uint8_t *scalar_bytes;
+    /* kind 1 with role 'o', at phase 2 (else NULL): where the kernel of an operator whose output
+       size depends on the data (aclnnMaskedSelect) reports the output's real extent: it sets
+       *view_ndim (-1 until then: the shape stays) and view_dims[0 .. *view_ndim), at most 8
+       dims and no more elements than the tensor has. Once the kernel returned, the output's
+       aclTensor takes that view shape (aclGetViewShape reads it), as CANN's do after the
+       launch. */
+    int64_t *view_ndim;
+    int64_t *view_dims;
 };
 
 /*

@@ -32,3 +32,10 @@ OUT_OF_MEMORY = frozenset(
     constant(name)
     for name in ("ACL_ERROR_BAD_ALLOC", "ACL_ERROR_RT_MEMORY_ALLOCATION", "ACL_ERROR_RT_DEVICE_OOM")
 )
+
+_DTYPE_NAMES: dict[int, str] = dict(ffi.typeof("aclDataType").elements)
+
+
+def dtype_name(value: int) -> str:
+    """The aclDataType member named ``value`` ("ACL_FLOAT4_E2M1"), or "not an aclDataType"."""
+    return _DTYPE_NAMES.get(value, "not an aclDataType")

@@ -92,31 +92,76 @@ ARGUMENT_KINDS = {"aclTensor *": KERNEL_TENSOR, "aclTensorList *": KERNEL_TENSOR
 # from any thread, whenever a stream runs its work.
 _handler: Any = None
 
+# Integers travel as int64 (aclemuKernelArg's integer): a 64-bit unsigned value from 2**63
+# arrives negative. The parameters of that C type of the operators described at run time
+# (aclemuGenericGetWorkspaceSize), by operator: their values are given back unsigned.
+_UNSIGNED_64 = frozenset({"uint64_t", "size_t", "unsigned long", "unsigned long long"})
+_described_unsigned: dict[str, frozenset[int]] = {}
 
-def _tensor(arg: Any) -> tuple[Any, int, tuple[int, ...], tuple[int, ...], int]:
+
+# The most dims a kernel may report for an output whose extent depends on the data
+# (aclemuKernelArg's view_dims: CANN's rank limit for operators).
+MAX_REPORTED_DIMS = 8
+# The size of aclemuKernelArg's scalar_bytes: a complex128.
+_SCALAR_BYTES = 16
+
+
+class _Call:
+    """One handler call: whether it is still running (what an output's ``report`` checks)."""
+
+    __slots__ = ("running",)
+
+    def __init__(self) -> None:
+        self.running = True
+
+
+def _reporter(arg: Any, call: _Call) -> Any:
+    """``report(shape)`` for an output whose real extent the kernel tells (phase 2): it writes
+    aclemuKernelArg's view_ndim and view_dims, while the handler call runs."""
+    def report(shape: tuple[int, ...]) -> None:
+        if not call.running:
+            raise RuntimeError("an output's extent can be reported only while its kernel runs")
+        dims = tuple(int(n) for n in shape)
+        if len(dims) > MAX_REPORTED_DIMS or any(n < 0 for n in dims):
+            raise ValueError(f"an output's extent must be at most {MAX_REPORTED_DIMS} "
+                             f"non-negative dims, got {dims}")
+        for index, extent in enumerate(dims):
+            arg.view_dims[index] = extent
+        arg.view_ndim[0] = len(dims)
+
+    return report
+
+
+def _tensor(arg: Any, call: _Call | None = None) -> tuple[Any, ...]:
     """``(buffer over the bytes the view may touch, or None, aclDataType, shape, strides,
-    offset)`` of a tensor argument (strides and offset in elements)."""
+    offset)`` of a tensor argument (strides and offset in elements), and for an output whose
+    kernel may report its real extent (phase 2) a sixth item, ``report(shape)``."""
     ndim = int(arg.ndim)
     size = int(arg.storage_bytes)
     buffer = ffi.buffer(ffi.cast("char *", arg.data), size) if size and arg.data != NULL \
         else None
-    return (buffer, int(arg.dtype), tuple(arg.dims[0:ndim]), tuple(arg.strides[0:ndim]),
-            int(arg.offset))
+    described = (buffer, int(arg.dtype), tuple(arg.dims[0:ndim]), tuple(arg.strides[0:ndim]),
+                 int(arg.offset))
+    if call is not None and arg.view_ndim != NULL:
+        return (*described, _reporter(arg, call))
+    return described
 
 
-def _argument(arg: Any) -> tuple[int, Any, str]:
+def _argument(arg: Any, call: _Call) -> tuple[int, Any, str]:
     """A handler argument as Python values: see :func:`set_kernel_handler`."""
     kind = int(arg.kind)
-    return (kind, _value(arg, kind) if arg.present else None, arg.role.decode("ascii"))
+    return (kind, _value(arg, kind, call) if arg.present else None, arg.role.decode("ascii"))
 
 
-def _value(arg: Any, kind: int) -> Any:
+def _value(arg: Any, kind: int, call: _Call) -> Any:
     if kind == KERNEL_TENSOR:
-        return _tensor(arg)
+        return _tensor(arg, call)
     if kind == KERNEL_TENSOR_LIST:
         return [_tensor(arg.members[i]) for i in range(int(arg.length))]
-    if kind == KERNEL_SCALAR:
-        return (float(arg.real), int(arg.scalar_dtype))
+    if kind == KERNEL_SCALAR:  # the value's bytes: exact for every dtype (int64, float16, ...)
+        value = ffi.buffer(arg.scalar_bytes, _SCALAR_BYTES)[:] if arg.scalar_bytes != NULL \
+            else b""
+        return (value, int(arg.scalar_dtype))
     length = int(arg.length)
     if kind == KERNEL_INT_ARRAY:
         return tuple(arg.integers[0:length]) if length else ()
@@ -158,22 +203,32 @@ def set_kernel_handler(handler: Any) -> None:
     the launch runs (2) to compute. ``arguments`` are ``(kind, value, role)`` in the
     operator's parameter order (role ``"i"`` read, ``"o"`` written, ``"u"`` updated in
     place), value None for a NULL pointer: a tensor as ``(buffer,
-    aclDataType, shape, strides, offset)``, a tensor list as a list of those, a scalar as
-    ``(value, aclDataType)``, arrays as tuples, a string as str, numbers as int, bool or
-    float. ``handler`` returns None, or ``(status, message)`` to fail with. Set once per
-    process (later calls replace the handler)."""
+    aclDataType, shape, strides, offset)`` (an output at phase 2 with a sixth item,
+    ``report(shape)``, telling its real extent when the data decides it), a tensor list as a
+    list of those, a scalar as ``(value bytes, aclDataType)`` (the value exactly, in the host's
+    representation of its dtype, 16 bytes of which the dtype's size count), arrays as tuples,
+    a string as str, numbers as int, bool or float. ``handler`` returns None, or ``(status,
+    message)`` to fail with. Set once per process (later calls replace the handler)."""
     global _handler
 
     def trampoline(op: Any, phase: int, args: Any, count: int, message: Any,
                    message_size: int) -> int:
+        call = _Call()
         try:
-            arguments = [_argument(args[i]) for i in range(count)]
-            failed = handler(ffi.string(op).decode(), int(phase), arguments)
+            arguments = [_argument(args[i], call) for i in range(count)]
+            name = ffi.string(op).decode()
+            for index in _described_unsigned.get(name, ()):
+                kind, value, role = arguments[index]
+                if kind == KERNEL_INTEGER and value < 0:
+                    arguments[index] = (kind, value + (1 << 64), role)
+            failed = handler(name, int(phase), arguments)
         except BaseException as error:  # noqa: BLE001 - nothing may unwind into C
             failed = (constant("ACLNN_ERR_INNER"),
                       f"the kernel raised {type(error).__name__}: {error}")
             if isinstance(error, KeyboardInterrupt):  # delivered again once back in Python
                 _interrupt_main_later()
+        finally:
+            call.running = False
         if not failed:
             return 0
         status, text = failed
@@ -209,6 +264,9 @@ class _DescribedPhase1:
     __slots__ = ("_name", "_names", "_params", "_kinds")
 
     def __init__(self, operator: str, parameters: list[tuple[str, str, str, bool]]) -> None:
+        _described_unsigned[operator] = frozenset(
+            index for index, (c_type, *_) in enumerate(parameters)
+            if " ".join(c_type.replace("const", " ").split()) in _UNSIGNED_64)
         self._name = ffi.new("char[]", operator.encode())
         self._names = [ffi.new("char[]", name.encode()) for _, name, _, _ in parameters]
         self._params = ffi.new("aclemuGenericParam[]", max(len(parameters), 1))
@@ -229,8 +287,9 @@ class _DescribedPhase1:
         for index, (kind, value) in enumerate(zip(self._kinds, arguments[:count])):
             if kind == KERNEL_REAL:
                 values[index].real = value
-            elif kind in (KERNEL_INTEGER, KERNEL_BOOL):
-                values[index].integer = int(value)
+            elif kind in (KERNEL_INTEGER, KERNEL_BOOL):  # a uint64_t travels as its bits
+                number = int(value)
+                values[index].integer = number - (1 << 64) if number >= 1 << 63 else number
             else:
                 values[index].pointer = NULL if value is None else value
         return int(OPS.aclemuGenericGetWorkspaceSize(self._name, count, self._params, values,

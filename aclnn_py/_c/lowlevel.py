@@ -43,7 +43,7 @@ from .acl import (
     synchronize_stream,
     synchronize_stream_with_timeout,
 )
-from .codes import constant
+from .codes import constant, dtype_name
 from .core import (
     ACL_ERROR_REPEAT_INITIALIZE,
     ACL_SUCCESS,
@@ -158,6 +158,10 @@ from .nnopbase import (
     destroy_scalar,
     destroy_tensor,
     destroy_tensor_list,
+    get_data_type,
+    get_storage_shape,
+    get_view_shape,
+    get_view_strides,
     repeatable_api_missing,
     set_executor_repeatable,
     set_input_tensor_addr,
@@ -176,6 +180,7 @@ from .opapi import (
 
 __all__ = [
     "constant",
+    "dtype_name",
     "pointer_at",
     "write_host",
     "NULL",
@@ -241,6 +246,10 @@ __all__ = [
     "create_owned_bool_array",
     "create_owned_tensor_list",
     "destroy_tensor",
+    "get_view_shape",
+    "get_view_strides",
+    "get_storage_shape",
+    "get_data_type",
     "REPEATABLE_API",
     "repeatable_api_missing",
     "set_executor_repeatable",

@@ -107,6 +107,58 @@ def destroy_tensor(tensor: Any) -> None:
     check(META.aclDestroyTensor(tensor), "aclDestroyTensor")
 
 
+_libc_free: Any = None
+
+
+def _release_array(values: Any) -> None:
+    """Free an array CANN's getters allocated. CANN allocates it with ``new int64_t[]`` and
+    documents that the caller releases it (hicann/opbase acl_op_api.cpp, aclGetViewShape.md);
+    libstdc++'s ``new[]`` of a type without destructor is ``malloc`` with nothing before the
+    elements, so the C library's ``free`` releases it."""
+    global _libc_free
+    if _libc_free is None:
+        import ctypes
+
+        _libc_free = ctypes.CDLL(None).free
+        _libc_free.argtypes = [ctypes.c_void_p]
+        _libc_free.restype = None
+    _libc_free(int(ffi.cast("uintptr_t", values)))
+
+
+def _tensor_array(api: str, tensor: Any) -> tuple[int, ...]:
+    values = ffi.new("int64_t **")
+    count = ffi.new("uint64_t *")
+    check(getattr(META, api)(tensor, values, count), api)
+    try:
+        return tuple(values[0][0:count[0]]) if count[0] else ()
+    finally:
+        if values[0] != NULL:
+            _release_array(values[0])
+
+
+def get_view_shape(tensor: Any) -> tuple[int, ...]:
+    """aclGetViewShape: the tensor's view shape, which an operator whose output size depends
+    on the data (aclnnMaskedSelect) sets to the real one when its launch ran."""
+    return _tensor_array("aclGetViewShape", tensor)
+
+
+def get_view_strides(tensor: Any) -> tuple[int, ...]:
+    """aclGetViewStrides: the tensor's view strides, in elements."""
+    return _tensor_array("aclGetViewStrides", tensor)
+
+
+def get_storage_shape(tensor: Any) -> tuple[int, ...]:
+    """aclGetStorageShape: the tensor's storage shape."""
+    return _tensor_array("aclGetStorageShape", tensor)
+
+
+def get_data_type(tensor: Any) -> int:
+    """aclGetDataType: the tensor's aclDataType (ACL_DT_UNDEFINED for a value that is none)."""
+    dtype = ffi.new("aclDataType *")
+    check(META.aclGetDataType(tensor, dtype), "aclGetDataType")
+    return int(dtype[0])
+
+
 # CANN's repeatable-executor API, documented from CANN 8.0.RC3 (hiascend API references of
 # 8.0.RC2 and 8.0.RC3; hicann/opbase docs aclSetAclOpExecutorRepeatable.md,
 # aclDestroyAclOpExecutor.md, aclSetInputTensorAddr.md): in 8.0.RC2 aclSetAclOpExecutorRepeatable

@@ -34,7 +34,7 @@ from ..runtime.results import result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import constants, launch_cache, numpy_path
 from .tensors import TensorCall, involved
-from .validate import check_out, placement, validated
+from .validate import check_no_partial_overlap, check_out, placement, validated
 
 
 def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceArray:
@@ -125,6 +125,9 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
                     spec, fast, [array.layout for array in inputs],
                     None if out is None else out.layout))
                 if cached is not None:
+                    if out is not None:  # the layouts match; the addresses are new
+                        check_no_partial_overlap((("out", out),), tuple(zip(spec.inputs, inputs)),
+                                                 spec.function)
                     return cached.launch(target, inputs, out)
             return None
         for array in inputs:
@@ -173,6 +176,8 @@ def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple
         spec, fast, [array.layout for array in arrays], None if out is None else out.layout))
     if cached is None:
         return None
+    if out is not None:
+        check_no_partial_overlap((("out", out),), tuple(zip(spec.inputs, arrays)), spec.function)
     return cached.launch(target, arrays, out)
 
 
@@ -184,6 +189,7 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
     on_device = bool(devices)
     if out is not None:
         check_out(out, on_device, shape=shape, spec=spec)
+        check_no_partial_overlap((("out", out),), tuple(arrays.items()), spec.function)
     stream = placement(devices, out if on_device else None, stream)
     device = stream.device
     if not on_device:

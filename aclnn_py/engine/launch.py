@@ -297,16 +297,21 @@ class OneShotLaunch:
     whose phase 2 never runs cannot be released.
     """
 
-    __slots__ = ("operator", "names", "_spec", "_c_attributes", "_device", "_pending",
-                 "_workspace", "_open", "__weakref__")
+    __slots__ = ("operator", "names", "view_shapes", "_spec", "_c_attributes", "_device",
+                 "_pending", "_workspace", "_open", "_read_shapes", "__weakref__")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...], device: int,
                  pending: tuple[Executor, list[Handle], list[Any], list[Any]]
-                 | None = None) -> None:
+                 | None = None, *, read_shapes: int = 0) -> None:
         """``pending``: the refused executor of :func:`new_launch`, what it refers to and
-        the addresses it was made for."""
+        the addresses it was made for. ``read_shapes``: for an operator whose outputs'
+        extents depend on the data, how many of the last arrays are such outputs: after each
+        launch, :attr:`view_shapes` has their aclTensors' view shapes (``aclGetViewShape``),
+        which CANN sets before that operator's phase 2 returns (it waits for the stream)."""
         self.operator = spec.cann
         self.names = spec.names
+        self.view_shapes: list[tuple[int, ...]] = []
+        self._read_shapes = read_shapes
         self._spec = spec
         self._c_attributes = c_attributes
         self._device = device
@@ -373,6 +378,9 @@ class OneShotLaunch:
         except BaseException:
             _discard(executor)  # unless phase 2 took it
             raise
+        if self._read_shapes:
+            self.view_shapes = [ll.get_view_shape(tensor.handle)
+                                for tensor in tensors[-self._read_shapes:]]
 
     def _executor_for(self, arrays: Sequence[DeviceArray]
                       ) -> tuple[Executor, list[Handle], list[Any]]:

@@ -10,7 +10,7 @@ from ..runtime.npu_tensors import adopt
 from ..runtime.process import activate
 from .launch import Launch, new_launch
 from .tensors import TensorCall, involved
-from .validate import arguments, check_out, placement, validated
+from .validate import arguments, check_no_partial_overlap, check_out, placement, validated
 
 _PlanT = TypeVar("_PlanT", bound="Plan")
 
@@ -54,6 +54,7 @@ class Plan:
         arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
         if out is not None:
             check_out(out, True, shape=shape, spec=spec)
+            check_no_partial_overlap((("out", out),), tuple(arrays.items()), spec.function)
         stream = placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
                             out, stream)
         if out is None:
@@ -107,6 +108,9 @@ class Plan:
             launcher = self._open()  # raises
         if arrays or named:
             bound, given = self._rebound(bound, given, arrays, named)
+            names = self.spec.names
+            check_no_partial_overlap(((names[-1], bound[-1]),), tuple(zip(names, bound[:-1])),
+                                     self.spec.function)
         stream = self.stream
         activate(stream.device)  # any thread may run a plan
         torch = self._torch

@@ -6,7 +6,7 @@ any device work.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,8 @@ from ..ops.dtypes import (
     soc_supports_bfloat16,
 )
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, dense_c_order, host_array
+from ..runtime.arrays import DeviceArray, dense_c_order, host_array, span
+from ..runtime.memory import DeviceBuffer
 from ..runtime.process import soc_name
 from ..runtime.streams import Stream, current_stream, resolve_stream
 
@@ -157,6 +158,85 @@ def check_out(out: Any, on_device: bool, *, name: str = "out", shape: tuple[int,
     if not out.flags.c_contiguous:
         raise ValueError(f"{where} must be C-contiguous (results are written in place, never "
                          "through a hidden copy)")
+
+
+# How much work numpy may spend proving two strided views share no element
+# (numpy.shares_memory's max_work, which its type hints restrict to -1 and 0 though any
+# positive bound is documented); beyond it they count as overlapping.
+_OVERLAP_WORK = 100_000
+_shares_memory: Callable[..., bool] = np.shares_memory
+
+
+def _byte_view(array: DeviceArray, start: int) -> np.ndarray:
+    """A numpy array of ``array``'s bytes at its device address ``start``, for
+    ``numpy.shares_memory``, which only does arithmetic on the addresses (nothing is read)."""
+    itemsize = array.dtype.itemsize
+
+    class Described:
+        __array_interface__ = {"version": 3, "data": (start, True), "typestr": "|u1",
+                               "shape": (*array.shape, itemsize),
+                               "strides": (*(s * itemsize for s in array.strides), 1)}
+
+    return np.asarray(Described())
+
+
+def _device_span(name: str, array: Any) -> tuple[str, DeviceArray, int, int] | None:
+    """(name, array, first byte, end byte) of a device array with memory, else None."""
+    if not isinstance(array, DeviceArray) or not array.size or array.buffer.pointer is None:
+        return None
+    start = array.data_ptr()
+    if not start:
+        return None
+    return name, array, start, start + span(array.shape, array.strides) * array.dtype.itemsize
+
+
+def check_no_partial_overlap(written: Sequence[tuple[str, Any]],
+                             read: Sequence[tuple[str, Any]], operator: str = "") -> None:
+    """Refuse device arrays a call writes (``written``, by argument name) that share memory
+    with an array it reads (``read``) other than as the very same view, or with another one
+    it writes. The device reads and writes them in an order nothing promises, so the result
+    would depend on it; PyTorch refuses the same (``at::assert_no_partial_overlap``). An
+    output that is exactly an input (same address, dtype, shape and strides: in place) is
+    fine; views whose elements interleave without sharing any are too. Host arrays travel
+    as copies and never overlap."""
+    if len(written) == 1:  # the usual case, quickly: blocks of the pools never overlap
+        owned = written[0][1].buffer if type(written[0][1]) is DeviceArray else None
+        if type(owned) is DeviceBuffer:
+            for _, array in read:
+                if type(array) is DeviceArray and (array.buffer is owned or
+                                                   type(array.buffer) is not DeviceBuffer):
+                    break
+            else:
+                return
+    outputs = [found for found in (_device_span(n, a) for n, a in written) if found]
+    if not outputs:
+        return
+    inputs = [found for found in (_device_span(n, a) for n, a in read) if found]
+    for index, (name, array, start, end) in enumerate(outputs):
+        others = [(entry, False) for entry in outputs[index + 1:]] + \
+            [(entry, True) for entry in inputs]
+        for (other, each, other_start, other_end), in_place_ok in others:
+            if other_start >= end or start >= other_end:
+                continue
+            if in_place_ok and start == other_start and each.dtype == array.dtype and \
+                    each.shape == array.shape and each.strides == array.strides:
+                continue  # in place: the output is that input
+            try:
+                disjoint = not _shares_memory(_byte_view(array, start),
+                                              _byte_view(each, other_start),
+                                              max_work=_OVERLAP_WORK)
+            except np.exceptions.TooHardError:
+                disjoint = False
+            if disjoint:
+                continue
+            where = f"{operator}: " if operator else ""
+            raise ValueError(
+                f"{where}{name} (written) and {other} share memory without being the same "
+                f"view ({name}: shape {array.shape}, strides {array.strides}, at "
+                f"{start:#x}; {other}: shape {each.shape}, strides {each.strides}, at "
+                f"{other_start:#x}): the device would read and write them in no promised "
+                "order. An output may be an input only as the very same view (in place); "
+                "copy one of them first")
 
 
 def placement(devices: list[int], out: DeviceArray | None, stream: Stream | None) -> Stream:

@@ -94,14 +94,29 @@ _caches.register("array layout ids", holds="the id of each array layout seen",
                  size=lambda: len(_layout_ids), empty=_caches.emptied(_layout_ids.clear))
 
 
-def _shape(shape: Any, argument: str) -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints) as a tuple; ValueError for a negative extent."""
+def _integer(value: Any, argument: str) -> int:
+    """``value`` as an int when it is an integer (a Python or numpy int, or anything with
+    ``__index__``); TypeError naming ``argument`` for anything else, bools included, as
+    numpy refuses floats, strings and bools for extents and axes."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{argument} must be integers, got the bool {value!r}")
     try:
-        extents = (operator.index(shape),) if not isinstance(shape, Sequence) and not \
-            isinstance(shape, np.ndarray) else tuple(operator.index(n) for n in shape)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"{argument} must be an int or a sequence of ints, got "
-                        f"{shape!r}") from None
+        raise TypeError(f"{argument} must be integers, got {value!r} "
+                        f"({type(value).__name__})") from None
+
+
+def _shape(shape: Any, argument: str) -> tuple[int, ...]:
+    """``shape`` (an integer, or a sequence or 1-d array of integers) as a tuple; TypeError
+    naming ``argument`` for anything else (floats, strings and bools: numpy refuses them),
+    ValueError for a negative extent."""
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"{argument} must be an int or a sequence of ints, got {shape!r}")
+    if isinstance(shape, Sequence) or (isinstance(shape, np.ndarray) and shape.ndim):
+        extents = tuple(_integer(n, argument) for n in shape)
+    else:
+        extents = (_integer(shape, argument),)
     if any(n < 0 for n in extents):
         raise ValueError(f"{argument} must not have negative extents, got {extents}")
     return extents
@@ -147,8 +162,11 @@ def _reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
 
 def _shape_with_unknown(shape: Any, size: int) -> tuple[int, ...]:
     """A reshape target: ``shape`` with its one -1 extent, if any, worked out from ``size``."""
-    extents = [operator.index(n)
-               for n in ((shape,) if isinstance(shape, (int, np.integer)) else shape)]
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}")
+    extents = [_integer(n, "shape") for n in (
+        shape if isinstance(shape, Sequence) or (isinstance(shape, np.ndarray) and shape.ndim)
+        else (shape,))]
     unknown = [axis for axis, n in enumerate(extents) if n == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension (-1)")
@@ -166,7 +184,7 @@ def _shape_with_unknown(shape: Any, size: int) -> tuple[int, ...]:
 def _axis(axis: Any, ndim: int) -> int:
     """``axis`` of an array of ``ndim`` axes (negative ones count from the end), as numpy
     checks it: AxisError (a ValueError and an IndexError) out of range."""
-    index = operator.index(axis)
+    index = _integer(axis, "axes")
     if not -ndim <= index < ndim:
         raise _AXIS_ERROR(f"axis {index} is out of bounds for array of dimension {ndim}")
     return index % ndim
@@ -292,8 +310,11 @@ class DeviceArray:
         if strides is None:
             steps = contiguous_strides(shape)
         else:
+            if isinstance(strides, (str, bytes)):
+                raise TypeError(f"strides must be a sequence of ints (in elements), got "
+                                f"{strides!r}")
             try:
-                steps = tuple(operator.index(s) for s in strides)
+                steps = tuple(_integer(s, "strides") for s in strides)
             except TypeError:
                 raise TypeError(f"strides must be a sequence of ints (in elements), got "
                                 f"{strides!r}") from None
@@ -726,10 +747,10 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
 
 def empty(shape: Any, dtype: Any, *, device: int | None = None,
           stream: Stream | None = None) -> DeviceArray:
-    """A new C-contiguous device array with undefined contents."""
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise ValueError(f"shape must not have negative extents, got {shape}")
+    """A new C-contiguous device array with undefined contents. ``shape``: an integer or a
+    sequence of integers (Python or numpy ints; a float, string or bool is a TypeError, as
+    for ``numpy.empty``)."""
+    shape = _shape(shape, "shape")
     dtype = np.dtype(dtype)
     acl_dtype(dtype, all_dtypes(), argument="dtype")
     nbytes = math.prod(shape) * dtype.itemsize

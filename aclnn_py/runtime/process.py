@@ -124,7 +124,7 @@ def soc_name() -> str | None:
 def activate(device: int | None = None) -> int:
     """Make ``device`` (default: this thread's current device, else 0) current here."""
     state = getattr(_thread, "state", None)
-    if state is not None and (device is None or device == state[1]) \
+    if state is not None and (device is None or (type(device) is int and device == state[1])) \
             and state[0] == _process.generation and _process.initialized:
         current: int = state[1]
         return current
@@ -137,11 +137,11 @@ def _activate(device: int | None) -> int:
     current = state[1] if state is not None and state[0] == _process.generation else None
     if device is None:
         device = 0 if current is None else current
-    if device == current:
-        return device
-    if not isinstance(device, (int, np.integer)) or isinstance(device, bool):
+    elif not isinstance(device, (int, np.integer)) or isinstance(device, (bool, np.bool_)):
         raise TypeError(f"device must be an int, got {type(device).__name__}")
     device = int(device)
+    if device == current:
+        return device
     if not 0 <= device < _process.device_count:
         raise ValueError(f"device must be in [0, {_process.device_count}), got {device}")
     _bind_device(device)

@@ -189,12 +189,18 @@ struct aclTensor {
     uint64_t storage_ndim;
     int64_t storage_dims[EMU_TENSOR_MAX_DIMS];
     void *data;                            /* storage base (device address) */
+    uint64_t serial;                       /* unique per aclCreateTensor, never reused */
 };
 
 /* Whether t is a live tensor made by aclCreateTensor (records nothing). */
 bool emu_tensor_is_live(const aclTensor *t);
 
-/* Size in bytes of one element, 0 for dtypes the emulator cannot store. */
+/* Bits of one element as CANN sizes the dtype (4 for DT_FLOAT4_E2M1); 0 for one CANN gives
+ * no size (DT_STRING, DT_UNDEFINED, values it does not know). */
+uint32_t emu_dtype_bits(aclDataType dtype);
+
+/* Size in bytes of one element; 0 for the dtypes whose elements are not whole bytes (sub-byte
+ * ones pack several per byte) and those without a size: nothing reads them element by element. */
 size_t emu_dtype_size(aclDataType dtype);
 
 /* Name of a dtype for messages ("DT_FLOAT", "DT_BF16", ...). */
@@ -202,6 +208,14 @@ const char *emu_dtype_name(aclDataType dtype);
 
 /* Number of elements of the view (1 for 0-d, 0 when any dim is 0). */
 int64_t emu_tensor_numel(const aclTensor *t);
+
+/*
+ * Give t, if it is still the live tensor of `serial`, the view shape dims[0 .. ndim) (ndim at
+ * most EMU_TENSOR_MAX_DIMS) with C-contiguous strides, and the same storage shape: what CANN
+ * does to the output of an operator whose output shape depends on the data once its kernel ran.
+ * Returns whether it did.
+ */
+bool emu_tensor_set_view_shape(const aclTensor *t, uint64_t serial, const int64_t *dims, uint64_t ndim);
 
 /* ---- scalars (aclCreateScalar) ---- */
 
@@ -212,6 +226,17 @@ int64_t emu_tensor_numel(const aclTensor *t);
  * output may be NULL.
  */
 bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype);
+
+/* The largest scalar value: complex128. */
+#define EMU_SCALAR_MAX_BYTES 16
+
+/*
+ * Whether s is a live aclScalar; if it is, its value exactly as copied at creation, in the
+ * host's representation of its dtype (a bool as one byte, 0 or 1), into
+ * bytes[0 .. EMU_SCALAR_MAX_BYTES) (zero-filled past the dtype's size) and its dtype into
+ * *dtype (which may be NULL).
+ */
+bool emu_scalar_read_bytes(const aclScalar *s, unsigned char *bytes, aclDataType *dtype);
 
 /* ---- arrays and tensor lists (aclCreateFloatArray, aclCreateBoolArray, aclCreateTensorList) ---- */
 

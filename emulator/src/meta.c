@@ -140,53 +140,102 @@ static bool set_remove(ptr_set *s, const void *p)
 /* dtypes                                                                    */
 /* ------------------------------------------------------------------------- */
 
+/*
+ * One entry per data type value CANN sizes: its name (the ge::DataType names of opbase's
+ * include/nnopbase/opdev/data_type_utils.h TypeSize table, whose comments name each value) and
+ * the bits of one element (that table gives bytes, or kDataTypeSizeBitOffset + bits for the
+ * sub-byte types: DT_INT4, DT_UINT1, DT_INT2, DT_UINT2, DT_FLOAT6_*, DT_FLOAT4_*). A value
+ * without an entry (DT_STRING, DT_STRING_REF, DT_UNDEFINED, 5, 42 and up) has no element size
+ * in CANN either (TypeSize's entry is -1, or the value is outside its table).
+ */
+typedef struct {
+    const char *name;
+    uint32_t bits;
+} dtype_info;
+
+static const dtype_info m_dtypes[] = {
+    [ACL_FLOAT] = {"DT_FLOAT", 32},
+    [ACL_FLOAT16] = {"DT_FLOAT16", 16},
+    [ACL_INT8] = {"DT_INT8", 8},
+    [ACL_INT32] = {"DT_INT32", 32},
+    [ACL_UINT8] = {"DT_UINT8", 8},
+    [ACL_INT16] = {"DT_INT16", 16},
+    [ACL_UINT16] = {"DT_UINT16", 16},
+    [ACL_UINT32] = {"DT_UINT32", 32},
+    [ACL_INT64] = {"DT_INT64", 64},
+    [ACL_UINT64] = {"DT_UINT64", 64},
+    [ACL_DOUBLE] = {"DT_DOUBLE", 64},
+    [ACL_BOOL] = {"DT_BOOL", 8},
+    [ACL_STRING] = {"DT_STRING", 0},
+    [14] = {"DT_DUAL_SUB_INT8", 8},
+    [15] = {"DT_DUAL_SUB_UINT8", 8},
+    [ACL_COMPLEX64] = {"DT_COMPLEX64", 64},
+    [ACL_COMPLEX128] = {"DT_COMPLEX128", 128},
+    [18] = {"DT_QINT8", 8},
+    [19] = {"DT_QINT16", 16},
+    [20] = {"DT_QINT32", 32},
+    [21] = {"DT_QUINT8", 8},
+    [22] = {"DT_QUINT16", 16},
+    [23] = {"DT_RESOURCE", 64},
+    [24] = {"DT_STRING_REF", 0},
+    [25] = {"DT_DUAL", 40},
+    [26] = {"DT_VARIANT", 64},
+    [ACL_BF16] = {"DT_BF16", 16},
+    [28] = {"DT_UNDEFINED", 0},
+    [ACL_INT4] = {"DT_INT4", 4},
+    [ACL_UINT1] = {"DT_UINT1", 1},
+    [31] = {"DT_INT2", 2},
+    [32] = {"DT_UINT2", 2},
+    [ACL_COMPLEX32] = {"DT_COMPLEX32", 32},
+    [ACL_HIFLOAT8] = {"DT_HIFLOAT8", 8},
+    [ACL_FLOAT8_E5M2] = {"DT_FLOAT8_E5M2", 8},
+    [ACL_FLOAT8_E4M3FN] = {"DT_FLOAT8_E4M3FN", 8},
+    [ACL_FLOAT8_E8M0] = {"DT_FLOAT8_E8M0", 8},
+    [ACL_FLOAT6_E3M2] = {"DT_FLOAT6_E3M2", 6},
+    [ACL_FLOAT6_E2M3] = {"DT_FLOAT6_E2M3", 6},
+    [ACL_FLOAT4_E2M1] = {"DT_FLOAT4_E2M1", 4},
+    [ACL_FLOAT4_E1M2] = {"DT_FLOAT4_E1M2", 4},
+};
+
+static const dtype_info *dtype_lookup(aclDataType dtype)
+{
+    int v = (int)dtype;
+    if (v < 0 || v >= (int)(sizeof m_dtypes / sizeof m_dtypes[0]) || !m_dtypes[v].name)
+        return NULL;
+    return &m_dtypes[v];
+}
+
+EMU_EXPORT uint32_t emu_dtype_bits(aclDataType dtype)
+{
+    const dtype_info *info = dtype_lookup(dtype);
+    return info ? info->bits : 0;
+}
+
 EMU_EXPORT size_t emu_dtype_size(aclDataType dtype)
 {
-    switch (dtype) {
-    case ACL_FLOAT: return 4;
-    case ACL_FLOAT16: return 2;
-    case ACL_BF16: return 2;
-    case ACL_INT8: return 1;
-    case ACL_INT32: return 4;
-    case ACL_UINT8: return 1;
-    case ACL_INT16: return 2;
-    case ACL_UINT16: return 2;
-    case ACL_UINT32: return 4;
-    case ACL_INT64: return 8;
-    case ACL_UINT64: return 8;
-    case ACL_DOUBLE: return 8;
-    case ACL_BOOL: return 1;
-    case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 0;
-    }
+    uint32_t bits = emu_dtype_bits(dtype);
+    return bits % 8 == 0 ? bits / 8 : 0;
 }
 
 EMU_EXPORT const char *emu_dtype_name(aclDataType dtype)
 {
-    switch (dtype) {
-    case ACL_DT_UNDEFINED: return "DT_UNDEFINED";
-    case ACL_FLOAT: return "DT_FLOAT";
-    case ACL_FLOAT16: return "DT_FLOAT16";
-    case ACL_INT8: return "DT_INT8";
-    case ACL_INT32: return "DT_INT32";
-    case ACL_UINT8: return "DT_UINT8";
-    case ACL_INT16: return "DT_INT16";
-    case ACL_UINT16: return "DT_UINT16";
-    case ACL_UINT32: return "DT_UINT32";
-    case ACL_INT64: return "DT_INT64";
-    case ACL_UINT64: return "DT_UINT64";
-    case ACL_DOUBLE: return "DT_DOUBLE";
-    case ACL_BOOL: return "DT_BOOL";
-    case ACL_STRING: return "DT_STRING";
-    case ACL_COMPLEX64: return "DT_COMPLEX64";
-    case ACL_COMPLEX128: return "DT_COMPLEX128";
-    case ACL_BF16: return "DT_BF16";
-    case ACL_INT4: return "DT_INT4";
-    case ACL_UINT1: return "DT_UINT1";
-    case ACL_COMPLEX32: return "DT_COMPLEX32";
-    default: return "DT_UNKNOWN";
-    }
+    if (dtype == ACL_DT_UNDEFINED)
+        return "DT_UNDEFINED";
+    const dtype_info *info = dtype_lookup(dtype);
+    return info ? info->name : "DT_UNKNOWN";
+}
+
+/*
+ * Bytes of n elements of a dtype of `bits` bits, as CANN counts them (opbase
+ * src/nnopbase/common/utils/data_type_utils.cpp CalcShapeBytes: sub-byte types pack, and the
+ * last byte is counted whole: two DT_FLOAT4_E2M1 per byte, 3 of them in 2 bytes). False on
+ * overflow of int64.
+ */
+static bool dtype_bytes(int64_t n, uint32_t bits, int64_t *bytes)
+{
+    int64_t whole; /* n / 8 groups of 8 elements are `bits` bytes each; the rest fit in bits bytes */
+    return !__builtin_mul_overflow(n / 8, (int64_t)bits, &whole) &&
+           !__builtin_add_overflow(whole, ((n % 8) * (int64_t)bits + 7) / 8, bytes);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -286,6 +335,8 @@ static bool unregister_live(const char *api, ptr_set *set, const void *obj, cons
     return live;
 }
 
+static uint64_t m_tensor_serial; /* the last serial handed out (atomic) */
+
 EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
                                       const int64_t *stride, int64_t offset, aclFormat format,
                                       const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
@@ -310,11 +361,10 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
                   EMU_TENSOR_MAX_DIMS);
         return NULL;
     }
-    size_t esize = emu_dtype_size(dataType);
-    if (esize == 0) {
-        emu_error("%s: dataType %d (%s) is not supported", api, (int)dataType, emu_dtype_name(dataType));
-        return NULL;
-    }
+    /* Any dataType: CANN's constructor takes the value as it is (ToOpDataType, a cast;
+     * ACL_DT_UNDEFINED and ACL_STRING included), and the operators' checks refuse the ones they
+     * do not support (161002). Only the byte counts below need an element size. */
+    uint32_t bits = emu_dtype_bits(dataType);
     for (uint64_t i = 0; i < viewDimsNum; i++) {
         if (viewDims[i] < 0) {
             emu_error("%s: viewDims[%" PRIu64 "] is %" PRId64 ": dims must be non-negative", api, i, viewDims[i]);
@@ -336,13 +386,12 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
         emu_error("%s: offset is %" PRId64 ": it must be non-negative", api, offset);
         return NULL;
     }
-    int64_t numel, storage_numel;
-    if (!dims_product(viewDims, viewDimsNum, &numel) || numel > INT64_MAX / (int64_t)esize) {
+    int64_t numel, storage_numel, bytes;
+    if (!dims_product(viewDims, viewDimsNum, &numel) || !dtype_bytes(numel, bits, &bytes)) {
         emu_error("%s: the number of bytes of viewDims overflows int64", api);
         return NULL;
     }
-    if (!dims_product(storageDims, storageDimsNum, &storage_numel) ||
-        storage_numel > INT64_MAX / (int64_t)esize) {
+    if (!dims_product(storageDims, storageDimsNum, &storage_numel) || !dtype_bytes(storage_numel, bits, &bytes)) {
         emu_error("%s: the number of bytes of storageDims overflows int64", api);
         return NULL;
     }
@@ -373,6 +422,7 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
     for (uint64_t i = 0; i < storageDimsNum; i++)
         t->storage_dims[i] = storageDims[i];
     t->data = tensorData;
+    t->serial = __atomic_add_fetch(&m_tensor_serial, 1, __ATOMIC_RELAXED);
 
     if (!register_live(api, &m_tensors, t, EMU_COUNTER_TENSORS)) {
         free(t);
@@ -444,6 +494,87 @@ static aclnnStatus get_field(const char *api, const aclTensor *t, void *out, con
     return ACLNN_SUCCESS;
 }
 
+EMU_EXPORT bool emu_tensor_set_view_shape(const aclTensor *t, uint64_t serial, const int64_t *dims, uint64_t ndim)
+{
+    if (ndim > EMU_TENSOR_MAX_DIMS)
+        return false;
+    MLOCK();
+    bool live = set_has(&m_tensors, t) && t->serial == serial;
+    if (live) {
+        aclTensor *w = (aclTensor *)t;
+        w->ndim = w->storage_ndim = ndim;
+        int64_t step = 1;
+        for (uint64_t i = ndim; i-- > 0;) {
+            w->dims[i] = w->storage_dims[i] = dims[i];
+            w->strides[i] = step;
+            step *= dims[i] > 0 ? dims[i] : 1;
+        }
+    }
+    MUNLOCK();
+    return live;
+}
+
+/*
+ * aclGetViewShape, aclGetViewStrides, aclGetStorageShape: a new array of the field's values
+ * into *values (CANN allocates it with new[], the caller releases it; here malloc, which
+ * libstdc++'s new[] of int64_t is) and their number into *count. The checks and statuses are
+ * CANN's (opbase acl_op_api.cpp: NULL arguments 161001), then the emulator's liveness check.
+ */
+enum { FIELD_VIEW_DIMS, FIELD_STRIDES, FIELD_STORAGE_DIMS };
+
+static aclnnStatus get_array(const char *api, const aclTensor *t, int which, int64_t **values, uint64_t *count,
+                             const char *values_name, const char *count_name)
+{
+    EMU_RETURN_IF_FAULT(api);
+    if (!t || !values || !count) {
+        emu_error("%s: %s is NULL", api, !t ? "tensor" : !values ? values_name : count_name);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    int64_t copy[EMU_TENSOR_MAX_DIMS];
+    uint64_t n = 0;
+    MLOCK();
+    bool live = set_has(&m_tensors, t);
+    if (live) {
+        n = which == FIELD_STORAGE_DIMS ? t->storage_ndim : t->ndim;
+        const int64_t *field = which == FIELD_VIEW_DIMS ? t->dims : which == FIELD_STRIDES ? t->strides
+                                                                                          : t->storage_dims;
+        memcpy(copy, field, (size_t)n * sizeof *copy);
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: tensor %p is not a live aclTensor (already destroyed, or not made by aclCreateTensor)", api,
+                  (const void *)t);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    int64_t *made = malloc((n ? (size_t)n : 1) * sizeof *made); /* new int64_t[0] is not NULL either */
+    if (!made) {
+        emu_error("%s: out of host memory", api);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    memcpy(made, copy, (size_t)n * sizeof *made);
+    *values = made;
+    *count = n;
+    return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT aclnnStatus aclGetViewShape(const aclTensor *tensor, int64_t **viewDims, uint64_t *viewDimsNum)
+{
+    return get_array("aclGetViewShape", tensor, FIELD_VIEW_DIMS, viewDims, viewDimsNum, "viewDims",
+                     "viewDimsNum");
+}
+
+EMU_EXPORT aclnnStatus aclGetViewStrides(const aclTensor *tensor, int64_t **stridesValue, uint64_t *stridesNum)
+{
+    return get_array("aclGetViewStrides", tensor, FIELD_STRIDES, stridesValue, stridesNum, "stridesValue",
+                     "stridesNum");
+}
+
+EMU_EXPORT aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **storageDims, uint64_t *storageDimsNum)
+{
+    return get_array("aclGetStorageShape", tensor, FIELD_STORAGE_DIMS, storageDims, storageDimsNum, "storageDims",
+                     "storageDimsNum");
+}
+
 EMU_EXPORT aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
 {
     return get_field("aclGetViewOffset", tensor, offset, "offset", offsetof(aclTensor, offset), sizeof *offset);
@@ -456,8 +587,23 @@ EMU_EXPORT aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
 
 EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
 {
-    return get_field("aclGetDataType", tensor, dataType, "dataType", offsetof(aclTensor, dtype),
-                     sizeof *dataType);
+    aclnnStatus st = get_field("aclGetDataType", tensor, dataType, "dataType", offsetof(aclTensor, dtype),
+                               sizeof *dataType);
+    /* CANN answers ACL_DT_UNDEFINED for a data type that is no aclDataType member (opbase
+     * data_type_utils.h ToAclDataType; the members are acl_base_rt.h's). */
+    if (st != ACLNN_SUCCESS)
+        return st;
+    switch (*dataType) {
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_INT8: case ACL_INT32: case ACL_UINT8: case ACL_INT16:
+    case ACL_UINT16: case ACL_UINT32: case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_BOOL:
+    case ACL_STRING: case ACL_COMPLEX64: case ACL_COMPLEX128: case ACL_BF16: case ACL_INT4: case ACL_UINT1:
+    case ACL_COMPLEX32: case ACL_HIFLOAT8: case ACL_FLOAT8_E5M2: case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E8M0:
+    case ACL_FLOAT6_E3M2: case ACL_FLOAT6_E2M3: case ACL_FLOAT4_E2M1: case ACL_FLOAT4_E1M2:
+        break;
+    default:
+        *dataType = ACL_DT_UNDEFINED;
+    }
+    return st;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -470,13 +616,14 @@ EMU_EXPORT aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *data
 /*
  * CANN's aclScalar copies the value, read as its dtype, into a union at creation
  * (common_types.cpp aclScalar::aclScalar(const void *, DataType)); a dtype outside its
- * list throws and aclCreateScalar returns nullptr. The list below is that list restricted
- * to the dtypes acl_rt.h declares.
+ * list throws and aclCreateScalar returns nullptr. scalar_decode has that list: the dtypes
+ * of acl_base_rt.h but DT_STRING, DT_INT4, DT_UINT1 and DT_COMPLEX32 (the 8-bit floats and the
+ * packed 6- and 4-bit ones are read as one byte, their bits as given).
  */
 struct aclScalar {
     uint32_t magic;
     aclDataType dtype;
-    unsigned char bytes[16]; /* the value as given, dtype-sized */
+    unsigned char bytes[EMU_SCALAR_MAX_BYTES]; /* the value as given, dtype-sized (bool: 0 or 1) */
     double value;            /* the same value as a double (see emu_scalar_read) */
 };
 
@@ -499,6 +646,50 @@ static double half_bits_to_double(uint16_t h)
     else
         v = ldexp(mant + 1024.0, exp - 25);
     return (h & 0x8000u) ? -v : v;
+}
+
+/*
+ * The narrow floats as CANN's aclScalar converts them (hicann/opbase
+ * src/nnopbase/common/utils/float8_e5m2.cpp, float8_e4m3fn.cpp, float8_e8m0.cpp,
+ * float6_e3m2.cpp, float6_e2m3.cpp, float4_e2m1.cpp, float4_e1m2.cpp, hifloat8.cpp).
+ * minifloat: a sign bit, exp_bits of exponent (bias), man_bits of mantissa, subnormal when the
+ * exponent is 0; the 6- and 4-bit ones take the low bits of their byte.
+ */
+static double minifloat(unsigned v, int exp_bits, int man_bits, int bias)
+{
+    unsigned sign = (v >> (exp_bits + man_bits)) & 1u, e = (v >> man_bits) & ((1u << exp_bits) - 1u);
+    unsigned m = v & ((1u << man_bits) - 1u);
+    double x = e == 0 ? ldexp((double)m, 1 - bias - man_bits)
+                      : ldexp((double)(m + (1u << man_bits)), (int)e - bias - man_bits);
+    return sign ? -x : x;
+}
+
+/* HiFloat8: a sign bit, then a dot field of 1 to 4 bits (0001, 001x, 01xx, 1xxx) telling the
+ * width of the exponent that follows (0 to 4 bits, its top bit the exponent's sign), the rest
+ * mantissa; 0000 marks the denormals 2^(e - 23). 0x80 is NaN, 0x6F and 0xEF the infinities. */
+static double hifloat8(unsigned v)
+{
+    if (v == 0x80u)
+        return NAN;
+    double sign = (v & 0x80u) ? -1.0 : 1.0;
+    if ((v & 0x7Fu) == 0x6Fu)
+        return sign * INFINITY;
+    unsigned field = (v & 0x78u) >> 3;
+    if (field == 0) {
+        unsigned e = v & 0x07u;
+        return e == 0 ? 0.0 : sign * ldexp(1.0, (int)e - 23);
+    }
+    unsigned dot = field == 1 ? 0 : field < 4 ? 1 : field < 8 ? 2 : field < 12 ? 3 : 4;
+    unsigned width = field == 1 ? 4 : field < 4 ? 3 : 2;
+    unsigned mantissa_bits = 7 - (dot + width);
+    double mantissa = ldexp((double)(v & ((1u << mantissa_bits) - 1u)), -(int)mantissa_bits);
+    int exp = 0;
+    if (dot > 0) {
+        unsigned em = (v >> mantissa_bits) & ((1u << dot) - 1u);
+        unsigned magnitude = em | (1u << (dot - 1));
+        exp = (em & (1u << (dot - 1))) ? -(int)magnitude : (int)magnitude;
+    }
+    return sign * ldexp(1.0 + mantissa, exp);
 }
 
 /* The value bytes as a double; false for a dtype CANN's aclScalar does not take. */
@@ -528,6 +719,26 @@ static bool scalar_decode(aclDataType dtype, const void *p, double *out)
     case ACL_BOOL: { uint8_t v; memcpy(&v, p, sizeof v); *out = v != 0 ? 1.0 : 0.0; return true; }
     case ACL_COMPLEX64: { float v; memcpy(&v, p, sizeof v); *out = v; return true; }   /* real part */
     case ACL_COMPLEX128: { double v; memcpy(&v, p, sizeof v); *out = v; return true; } /* real part */
+    case ACL_FLOAT8_E5M2: { /* infinities and NaNs at the top exponent */
+        uint8_t v = *(const uint8_t *)p;
+        *out = (v & 0x7Cu) != 0x7Cu ? minifloat(v, 5, 2, 15) : (v & 3u) ? NAN : (v & 0x80u) ? -INFINITY : INFINITY;
+        return true;
+    }
+    case ACL_FLOAT8_E4M3FN: { /* no infinity; S.1111.111 is NaN */
+        uint8_t v = *(const uint8_t *)p;
+        *out = (v & 0x7Fu) == 0x7Fu ? NAN : minifloat(v, 4, 3, 7);
+        return true;
+    }
+    case ACL_FLOAT8_E8M0: { /* 2^(e - 127), no sign; 0 is zero, 255 NaN */
+        uint8_t v = *(const uint8_t *)p;
+        *out = v == 0 ? 0.0 : v == 0xFFu ? NAN : ldexp(1.0, (int)v - 127);
+        return true;
+    }
+    case ACL_FLOAT6_E3M2: *out = minifloat(*(const uint8_t *)p & 0x3Fu, 3, 2, 3); return true;
+    case ACL_FLOAT6_E2M3: *out = minifloat(*(const uint8_t *)p & 0x3Fu, 2, 3, 1); return true;
+    case ACL_FLOAT4_E2M1: *out = minifloat(*(const uint8_t *)p & 0x0Fu, 2, 1, 1); return true;
+    case ACL_FLOAT4_E1M2: *out = minifloat(*(const uint8_t *)p & 0x0Fu, 1, 2, 1); return true;
+    case ACL_HIFLOAT8: *out = hifloat8(*(const uint8_t *)p); return true;
     default: return false;
     }
 }
@@ -541,9 +752,10 @@ EMU_EXPORT aclScalar *aclCreateScalar(void *value, aclDataType dataType)
         emu_error("%s: value is NULL (a host pointer to the value is required)", api);
         return NULL;
     }
-    size_t size = emu_dtype_size(dataType);
+    uint32_t bits = emu_dtype_bits(dataType);
+    size_t size = bits < 8 ? 1 : bits / 8; /* CANN reads the packed sub-byte floats as one byte */
     double decoded;
-    if (size == 0 || size > sizeof ((aclScalar *)NULL)->bytes || !scalar_decode(dataType, value, &decoded)) {
+    if (bits == 0 || size > EMU_SCALAR_MAX_BYTES || !scalar_decode(dataType, value, &decoded)) {
         emu_error("%s: dataType %d (%s) is not supported for a scalar", api, (int)dataType,
                   emu_dtype_name(dataType));
         return NULL;
@@ -556,6 +768,8 @@ EMU_EXPORT aclScalar *aclCreateScalar(void *value, aclDataType dataType)
     s->magic = EMU_SCALAR_MAGIC;
     s->dtype = dataType;
     memcpy(s->bytes, value, size);
+    if (dataType == ACL_BOOL)
+        s->bytes[0] = s->bytes[0] != 0; /* CANN reads the byte; any non-zero one is true */
     s->value = decoded;
     if (!register_live(api, &m_scalars, s, EMU_COUNTER_SCALARS)) {
         free(s);
@@ -578,6 +792,19 @@ EMU_EXPORT aclnnStatus aclDestroyScalar(const aclScalar *scalar)
     free(s);
     emu_counter_add(EMU_COUNTER_SCALARS, -1);
     return ACLNN_SUCCESS;
+}
+
+EMU_EXPORT bool emu_scalar_read_bytes(const aclScalar *s, unsigned char *bytes, aclDataType *dtype)
+{
+    MLOCK();
+    bool live = set_has(&m_scalars, s);
+    if (live) {
+        memcpy(bytes, s->bytes, EMU_SCALAR_MAX_BYTES);
+        if (dtype)
+            *dtype = s->dtype;
+    }
+    MUNLOCK();
+    return live;
 }
 
 EMU_EXPORT bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype)

@@ -74,7 +74,14 @@ ops_dtypes ops_float_dtypes(void)
 
 bool ops_is_floating(aclDataType dt)
 {
-    return dt == ACL_DOUBLE || dt == ACL_FLOAT || dt == ACL_BF16 || dt == ACL_FLOAT16;
+    switch (dt) {
+    case ACL_DOUBLE: case ACL_FLOAT: case ACL_BF16: case ACL_FLOAT16: case ACL_HIFLOAT8: case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN: case ACL_FLOAT8_E8M0: case ACL_FLOAT6_E3M2: case ACL_FLOAT6_E2M3: case ACL_FLOAT4_E2M1:
+    case ACL_FLOAT4_E1M2:
+        return true;
+    default:
+        return false;
+    }
 }
 
 bool ops_is_complex(aclDataType dt)

@@ -8,6 +8,11 @@
  * Tensors that are inputs (read, or updated in place) and outputs are the executor's inputs and
  * outputs in parameter order (the first EMU_EXECUTOR_MAX_TENSORS of each), so a repeatable
  * executor's aclSetInputTensorAddr / aclSetOutputTensorAddr rebind them as for any operator.
+ *
+ * An output whose extent depends on the data: the kernel reports its real view shape
+ * (aclemuKernelArg's view_ndim / view_dims) and the caller's aclTensor takes it once the kernel
+ * ran. For CANN's operators of that kind, phase 2 also waits for the stream, as CANN's launch
+ * does (see data_dependent below), so the shape is there when phase 2 returns.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,7 +34,36 @@ typedef struct {
     int64_t integer;
     double real;
     int32_t scalar_dtype;
+    unsigned char scalar_bytes[EMU_SCALAR_MAX_BYTES]; /* ACLEMU_ARG_SCALAR: the value, exactly */
+    const aclTensor *caller;  /* ACLEMU_ARG_TENSOR: the aclTensor passed (its view shape may change) */
+    int64_t view_ndim;        /* an output's real extent as its kernel reported it; -1: none */
+    int64_t view_dims[EMU_MAX_DIMS];
 } generic_arg;
+
+/*
+ * CANN's operators whose output extent depends on the data: their l0 kernels are launched with
+ * an output-shape argument (OP_OUTSHAPE, or an AI CPU task of ge::DEPEND_SHAPE_RANGE), and
+ * CANN's launcher then synchronises the stream and gives the output aclTensor the real shape
+ * before phase 2 returns (hicann/opbase src/nnopbase/composite_op/aclnn_engine/op_kernel.h,
+ * outshape.h; aicpu/task_handler/aicpu_task.cpp). The operators: hicann/ops-math
+ * conversion/masked_select_v3/op_api/masked_select.cpp (aclnnMaskedSelect); hicann/ops-nn
+ * index/non_zero/op_api/nonzero.cpp (aclnnNonzero, aclnnNonzeroV2),
+ * index/unique_consecutive/op_api/unique_consecutive.cpp (aclnnUnique, aclnnUnique2,
+ * aclnnUniqueConsecutive), index/unique_with_counts_ext2/op_host/op_api/unique_with_counts_ext2.cpp
+ * (aclnnUniqueDim). aclnn_py's call() has the same list (aclnn_py/_call.py).
+ */
+static const char *const data_dependent[] = {
+    "aclnnMaskedSelect", "aclnnNonzero", "aclnnNonzeroV2", "aclnnUnique", "aclnnUnique2",
+    "aclnnUniqueConsecutive", "aclnnUniqueDim",
+};
+
+static bool is_data_dependent(const char *op)
+{
+    for (size_t i = 0; i < sizeof data_dependent / sizeof data_dependent[0]; i++)
+        if (strcmp(op, data_dependent[i]) == 0)
+            return true;
+    return false;
+}
 
 typedef struct {
     const ops_generic_op *op;
@@ -119,8 +153,11 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
         const aclTensor *t = p;
         if (!emu_tensor_is_live(t))
             return ops_not_live(api, name, "aclTensor", "aclCreateTensor");
-        OPS_CHECK(ops_check_view_memory(api, name, t));
+        if (emu_dtype_size(t->dtype) > 0) /* else the kernel refuses its dtype (161002) */
+            OPS_CHECK(ops_check_view_memory(api, name, t));
         a->tensor = *t;
+        a->caller = t;
+        a->view_ndim = -1;
         return ACLNN_SUCCESS;
     }
     case ACLEMU_ARG_TENSOR_LIST: {
@@ -142,7 +179,7 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
             snprintf(what, sizeof what, "%s[%" PRIu64 "]", name, j);
             if (!emu_tensor_is_live(members[j]))
                 st = ops_not_live(api, what, "aclTensor", "aclCreateTensor");
-            else
+            else if (emu_dtype_size(members[j]->dtype) > 0) /* else the kernel refuses its dtype */
                 st = ops_check_view_memory(api, what, members[j]);
             if (st == ACLNN_SUCCESS)
                 a->members[j] = *members[j];
@@ -152,7 +189,7 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
     }
     case ACLEMU_ARG_SCALAR: {
         aclDataType dtype;
-        if (!emu_scalar_read(p, &a->real, &dtype))
+        if (!emu_scalar_read(p, &a->real, &dtype) || !emu_scalar_read_bytes(p, a->scalar_bytes, &dtype))
             return ops_not_live(api, name, "aclScalar", "aclCreateScalar");
         a->scalar_dtype = (int32_t)dtype;
         return ACLNN_SUCCESS;
@@ -232,11 +269,13 @@ static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
 
 /*
  * The handler's arguments for args (tensors as given, or, for rebindable ones, as the executor
- * now has them when ex is not NULL); list members go to members[] (one per member). Returns the
- * array, or NULL when out of host memory; *members_out receives the members' array to free.
+ * now has them when ex is not NULL); list members go to members[] (one per member). With
+ * `report` (phase 2), each output tensor gets the view_ndim / view_dims of its generic_arg to
+ * report its real extent in. Returns the array, or NULL when out of host memory; *members_out
+ * receives the members' array to free.
  */
-static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, const char *roles,
-                                    const aclOpExecutor *ex, aclemuKernelArg **members_out)
+static aclemuKernelArg *kernel_args(generic_arg *args, int32_t count, const char *roles,
+                                    const aclOpExecutor *ex, bool report, aclemuKernelArg **members_out)
 {
     size_t n_members = 0;
     for (int32_t i = 0; i < count; i++)
@@ -251,7 +290,7 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
     }
     size_t m = 0;
     for (int32_t i = 0; i < count; i++) {
-        const generic_arg *a = &args[i];
+        generic_arg *a = &args[i];
         k[i].kind = a->kind;
         k[i].present = a->present;
         k[i].role = roles[i];
@@ -265,6 +304,11 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
             else if (ex && a->slot_kind == 2)
                 t = &ex->outputs[a->slot];
             tensor_view(&k[i], t);
+            if (report && roles[i] == 'o') {
+                a->view_ndim = -1;
+                k[i].view_ndim = &a->view_ndim;
+                k[i].view_dims = a->view_dims;
+            }
             break;
         }
         case ACLEMU_ARG_TENSOR_LIST:
@@ -278,6 +322,7 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
         case ACLEMU_ARG_SCALAR:
             k[i].real = a->real;
             k[i].scalar_dtype = a->scalar_dtype;
+            k[i].scalar_bytes = a->scalar_bytes;
             break;
         case ACLEMU_ARG_INT_ARRAY:
             k[i].integers = a->values;
@@ -309,10 +354,10 @@ static aclemuKernelArg *kernel_args(const generic_arg *args, int32_t count, cons
 
 /* Call the handler; a failure's message is recorded. Returns its status. */
 static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *op, int32_t phase,
-                            const generic_arg *args, const aclOpExecutor *ex, const char *api)
+                            generic_arg *args, const aclOpExecutor *ex, const char *api)
 {
     aclemuKernelArg *members;
-    aclemuKernelArg *k = kernel_args(args, op->count, op->roles, ex, &members);
+    aclemuKernelArg *k = kernel_args(args, op->count, op->roles, ex, phase == 2, &members);
     if (!k) {
         emu_error("%s: out of host memory", api);
         return phase == 1 ? ACLNN_ERR_INNER : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
@@ -338,6 +383,31 @@ static void pin_view(generic_pin *pin, const aclTensor *t)
         return;
     pin->used = true;
     emu_devmem_pin(t->data, bytes, &pin->r);
+}
+
+/*
+ * The outputs whose kernel reported their real extent take it as view shape (their aclTensor,
+ * if the caller still has it). A report beyond 8 dims, with a negative dim, or of more
+ * elements than the output has fails the kernel (507015).
+ */
+static aclError refresh_view_shapes(const ops_generic_op *op, const generic_arg *args)
+{
+    for (int32_t i = 0; i < op->count; i++) {
+        const generic_arg *a = &args[i];
+        if (a->kind != ACLEMU_ARG_TENSOR || !a->present || op->roles[i] != 'o' || a->view_ndim < 0)
+            continue;
+        int64_t n = 1, had = ops_view_numel(&a->tensor);
+        bool ok = a->view_ndim <= EMU_MAX_DIMS;
+        for (int64_t d = 0; ok && d < a->view_ndim; d++)
+            ok = a->view_dims[d] >= 0 && !__builtin_mul_overflow(n, a->view_dims[d], &n);
+        if (!ok || n > had) {
+            emu_error("%s kernel: the extent reported for %s is not a shape of at most %d dims and %" PRId64
+                      " elements (the output's)", op->name, op->names[i], EMU_MAX_DIMS, had);
+            return ACL_ERROR_RT_AICORE_EXCEPTION;
+        }
+        emu_tensor_set_view_shape(a->caller, a->tensor.serial, a->view_dims, (uint64_t)a->view_ndim);
+    }
+    return ACL_SUCCESS;
 }
 
 static aclError generic_run(emu_task *base)
@@ -374,6 +444,9 @@ static aclError generic_run(emu_task *base)
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     }
     int32_t status = call_handler(handler, op, 2, t->args, NULL, op->name);
+    if (status != 0)
+        return status;
+    status = refresh_view_shapes(op, t->args);
     if (status != 0)
         return status;
     emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
@@ -436,7 +509,10 @@ static aclError generic_launch(aclOpExecutor *ex, void *workspace, uint64_t work
     t->args = args;
     t->pins = pins;
     t->n_pins = n_pins;
-    return emu_stream_enqueue(stream, &t->base, api);
+    aclError rc = emu_stream_enqueue(stream, &t->base, api);
+    if (rc == ACL_SUCCESS && is_data_dependent(op->name))
+        rc = aclrtSynchronizeStream(stream); /* CANN's launcher waits, then refreshes the shape */
+    return rc;
 }
 
 static void generic_release_op(aclOpExecutor *ex)

@@ -34,6 +34,7 @@ static const char *const g_fault_apis[] = {
     "aclrtGetSocName", "aclrtGetVersion",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
+    "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
     "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
     "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray",
     "aclCreateTensorList", "aclDestroyTensorList",

@@ -27,6 +27,14 @@ __attribute__((visibility("default")))
 aclnnStatus aclnnScaleCustom(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
     aclrtStream stream);
 """,
+    "aclnn_count_custom.h": """
+__attribute__((visibility("default")))
+aclnnStatus aclnnCountCustomGetWorkspaceSize(const aclTensor *x, uint64_t count,
+    const aclTensor *z, uint64_t *workspaceSize, aclOpExecutor **executor);
+__attribute__((visibility("default")))
+aclnnStatus aclnnCountCustom(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+    aclrtStream stream);
+""",
     "aclnn_mix_custom.h": """
 __attribute__((visibility("default")))
 aclnnStatus aclnnMixCustomGetWorkspaceSize(const aclTensorList *x, const aclFloatArray *weights,
@@ -41,6 +49,8 @@ aclnnStatus aclnnMixCustom(void *workspace, uint64_t workspaceSize, aclOpExecuto
 
 OPS_INFO = """{
  "ScaleCustom": {"input0": {"name": "x", "paramType": "required"},
+                 "output0": {"name": "z", "paramType": "required"}},
+ "CountCustom": {"input0": {"name": "x", "paramType": "required"},
                  "output0": {"name": "z", "paramType": "required"}},
  "MixCustom": {"input0": {"name": "x", "paramType": "dynamic"},
                "input1": {"name": "shiftOptional", "paramType": "optional"},
@@ -166,3 +176,15 @@ def test_the_generic_entry_refuses_a_bad_description(change, status, words):
     assert result == status
     assert words in ll.recent_error_message()
     assert executor[0] == ffi.NULL
+
+
+def test_a_described_operator_s_uint64_parameter_arrives_unsigned(header_only_package):
+    seen = []
+
+    @aclnn_py.emulator.kernel("aclnnCountCustom")
+    def count(x, count, z):
+        seen.append(count)
+
+    for value in (2**64 - 1, 2**63, 5):
+        aclnn_py.call("aclnnCountCustom", np.ones(2, np.float32), value)
+    assert seen == [2**64 - 1, 2**63, 5]

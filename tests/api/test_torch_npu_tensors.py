@@ -277,3 +277,11 @@ def test_synchronize_and_events_take_a_torch_stream():
 def test_to_device_of_an_npu_tensor_says_what_to_do():
     with pytest.raises(TypeError, match="operators take NPU tensors as they are"):
         aclnn_py.to_device(tensor(np.ones(2, np.float32)))
+
+
+def test_a_data_dependent_result_is_a_view_of_the_torch_result_s_real_extent():
+    x = tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    mask = tensor(np.array([True, False, True]), torch.bool)
+    got = aclnn_py.call("aclnnMaskedSelect", x, mask)
+    assert isinstance(got, NpuTensor) and tuple(got.shape) == (4,)
+    assert got.numpy().tolist() == [0.0, 2.0, 3.0, 5.0]

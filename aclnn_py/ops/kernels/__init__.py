@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import json
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,24 +156,28 @@ def install_once() -> None:
 # ---- arguments -----------------------------------------------------------------------
 
 
-def _array(value: tuple[Any, int, tuple[int, ...], tuple[int, ...], int], writable: bool,
-           phase: int = 2) -> Any:
-    buffer, code, shape, strides, offset = value
+def _array(value: tuple[Any, ...], writable: bool, name: str = "a tensor", phase: int = 2
+           ) -> Any:
+    buffer, code, shape, strides, offset = value[:5]
     dtype = numpy_dtype(code)
     if dtype is None:
-        raise Refusal(f"a tensor of aclDataType {code} has no numpy dtype: the emulator's "
-                      "Python kernels cannot read it")
+        raise Refusal(f"{name} has aclDataType {code} ({ll.dtype_name(code)}), which has no "
+                      "numpy dtype: the emulator's Python kernels do not compute it")
     if phase == 1:  # CANN's phase 1 reads no device data (its tensors may have none yet)
         return _described(shape, dtype)
     if buffer is None:  # nothing to touch: an empty view (or one without memory)
         if any(n == 0 for n in shape):
-            return np.zeros(shape, dtype)
-        raise Refusal("a tensor's data address is NULL")
-    itemsize = dtype.itemsize
-    array = np.ndarray(shape, dtype, buffer=buffer, offset=offset * itemsize,
-                       strides=tuple(s * itemsize for s in strides))
+            array: np.ndarray = np.zeros(shape, dtype)
+        else:
+            raise Refusal(f"{name}'s data address is NULL")
+    else:
+        itemsize = dtype.itemsize
+        array = np.ndarray(shape, dtype, buffer=buffer, offset=offset * itemsize,
+                           strides=tuple(s * itemsize for s in strides))
     if not writable:
         array.flags.writeable = False
+    if len(value) > 5:  # an output whose kernel may report its real extent
+        _reports.current[id(array)] = (weakref.ref(array), value[5])
     return array
 
 
@@ -184,16 +189,57 @@ def _described(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return array
 
 
-def _scalar(value: tuple[float, int]) -> Any:
-    number, code = value
+def _scalar(value: tuple[bytes, int], name: str = "an aclScalar") -> Any:
+    """The scalar's value exactly, as a numpy scalar of its dtype (from the bytes
+    aclCreateScalar copied: an int64 beyond 2**53, a complex, a float16 keep every bit)."""
+    data, code = value
     dtype = numpy_dtype(code)
     if dtype is None:
-        raise Refusal(f"an aclScalar of aclDataType {code} has no numpy dtype")
-    if dtype.kind == "b":
-        return np.bool_(number != 0)
-    if dtype.kind in "iu":
-        return dtype.type(int(number))
-    return dtype.type(number)
+        raise Refusal(f"{name} has aclDataType {code} ({ll.dtype_name(code)}), which has no "
+                      "numpy dtype: the emulator's Python kernels do not compute it")
+    return np.frombuffer(data, dtype, count=1)[0]
+
+
+class _Reports(threading.local):
+    """This thread's current kernel call: its outputs that may report their real extent,
+    by id (the array, weakly, and its ``report``)."""
+
+    def __init__(self) -> None:
+        self.current: dict[int, tuple[weakref.ref[np.ndarray], Callable[..., None]]] = {}
+
+
+_reports = _Reports()
+
+
+def report_extent(out: np.ndarray, shape: Iterable[int]) -> None:
+    """For an operator whose output size depends on the data (aclnnMaskedSelect): the output
+    ``out`` (as the kernel received it) really holds ``shape`` (its first elements, in C
+    order). Once the kernel returns, the output's aclTensor takes that view shape, as CANN's
+    launch gives it (``aclGetViewShape`` reads it back)."""
+    found = _reports.current.get(id(out))
+    if found is None or found[0]() is not out:
+        raise ValueError("report_extent takes an output tensor of the running kernel, as it "
+                         "received it, at compute time")
+    found[1](tuple(shape))
+
+
+_UNSIGNED_64 = frozenset({"uint64_t", "size_t", "unsigned long", "unsigned long long"})
+_unsigned_parameters: dict[str, frozenset[str]] = {}
+
+
+def _unsigned_64(kernel_: Kernel) -> frozenset[str]:
+    """The parameters of ``kernel_`` whose C type is a 64-bit unsigned integer: the emulator
+    passes integers as int64, so values from 2**63 arrive negative."""
+    found = _unsigned_parameters.get(kernel_.name)
+    if found is None:
+        from .. import roles
+
+        entry = roles.table_entry(kernel_.name)
+        types = {} if entry is None else {name: " ".join(c_type.replace("const", " ").split())
+                                           for c_type, name in entry["parameters"]}
+        found = _unsigned_parameters[kernel_.name] = frozenset(
+            name for name in kernel_.parameters if types.get(name) in _UNSIGNED_64)
+    return found
 
 
 def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: int = 2
@@ -203,16 +249,20 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: in
     if len(arguments_) != len(kernel_.parameters):
         raise Refusal(f"{kernel_.name} has {len(kernel_.parameters)} parameters, the call "
                       f"{len(arguments_)}")
+    _reports.current = {}
     values: dict[str, Any] = {}
     for name, (kind, value, role) in zip(kernel_.parameters, arguments_):
         if value is None:
             values[name] = None
         elif kind == ll.KERNEL_TENSOR:
-            values[name] = _array(value, role != "i", phase)
+            values[name] = _array(value, role != "i", name, phase)
         elif kind == ll.KERNEL_TENSOR_LIST:
-            values[name] = [_array(member, role != "i", phase) for member in value]
+            values[name] = [_array(member, role != "i", f"{name}[{index}]", phase)
+                            for index, member in enumerate(value)]
         elif kind == ll.KERNEL_SCALAR:
-            values[name] = _scalar(value)
+            values[name] = _scalar(value, name)
+        elif kind == ll.KERNEL_INTEGER and value < 0 and name in _unsigned_64(kernel_):
+            values[name] = value + (1 << 64)
         else:
             values[name] = value
     return values

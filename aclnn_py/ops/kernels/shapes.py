@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import builtin, store, widen
+from ..dtypes import Dtypes
+from . import builtin, report_extent, store, widen
 from .elementwise import ANY, NUMBERS
 
 
@@ -137,11 +138,36 @@ def index_fill(self: np.ndarray, dim: int, index: np.ndarray, value: Any,
     store(out, result)
 
 
-@builtin("aclnnMaskedSelect", dtypes=ANY)
+def _masked_select_check(self: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+    """CANN's checks (hicann/ops-math conversion/masked_select_v3/op_api/
+    aclnn_masked_select.cpp CheckDtypeValid, CheckShape): out 1-d, of as many elements as
+    self and mask broadcast to (the most the data can select), of a dtype self may have; and
+    contiguous, which its doc requires (docs/aclnnMaskedSelect.md)."""
+    if out.dtype not in ANY:
+        raise ValueError(f"out has dtype {out.dtype.name}, which aclnnMaskedSelect does not "
+                         f"support: it supports {', '.join(ANY.names)}")
+    for name, tensor in (("self", self), ("mask", mask)):
+        if tensor.ndim > 8:
+            raise ValueError(f"{name} has {tensor.ndim} dimensions; at most 8 are supported")
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    if out.ndim != 1:
+        raise ValueError(f"out must be 1-d (of the {int(np.prod(shape))} elements self and mask "
+                         f"broadcast to), got shape {out.shape}")
+    if out.size != int(np.prod(shape)):
+        raise ValueError(f"out has {out.size} elements; it must have as many as self and mask "
+                         f"broadcast to ({shape}: {int(np.prod(shape))})")
+    if out.size > 1 and out.strides[0] != out.itemsize:
+        raise ValueError("out must be contiguous (aclnnMaskedSelect does not support a "
+                         "non-contiguous out)")
+
+
+@builtin("aclnnMaskedSelect", dtypes={"self": ANY, "mask": Dtypes(("uint8", "bool"))},
+         check=_masked_select_check)
 def masked_select(self: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
     source, flags = np.broadcast_arrays(self, mask.astype(bool))
     selected = source[flags]
-    store(out.reshape(-1)[:selected.size], selected)
+    store(out[:selected.size], selected)
+    report_extent(out, (selected.size,))  # its view shape once the launch ran, as CANN's
 
 
 @builtin("aclnnFlip", dtypes=ANY)
