@@ -163,7 +163,7 @@ def _array(value: tuple[Any, ...], writable: bool, name: str = "a tensor", phase
     if dtype is None:
         raise Refusal(f"{name} has aclDataType {code} ({ll.dtype_name(code)}), which has no "
                       "numpy dtype: the emulator's Python kernels do not compute it")
-    if phase == 1:  # CANN's phase 1 reads no device data (its tensors may have none yet)
+    if phase == 1 and buffer is None:  # CANN's phase 1 takes tensors without data
         return _described(shape, dtype)
     if buffer is None:  # nothing to touch: an empty view (or one without memory)
         if any(n == 0 for n in shape):
@@ -183,7 +183,8 @@ def _array(value: tuple[Any, ...], writable: bool, name: str = "a tensor", phase
 
 def _described(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A read-only array of ``shape`` and ``dtype`` over one element: what a phase-1 check
-    sees of a tensor (its shape, dtype and rank; never its values)."""
+    sees of a tensor that has no data yet (its shape, dtype and rank; checks read no values,
+    and judge strides through the phase-1 rules, which see the real ones)."""
     array = np.lib.stride_tricks.as_strided(np.zeros(1, dtype), shape, (0,) * len(shape))
     array.flags.writeable = False
     return array
