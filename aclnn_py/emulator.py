@@ -34,7 +34,6 @@ from ._c import lowlevel as ll
 from ._c.loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
 from .ops import kernels as _kernels
-from .ops.dtypes import Dtypes
 
 __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",
            "inject_fault", "clear_faults", "faults", "fault_apis", "kernel", "kernels",
@@ -178,24 +177,38 @@ def kernel(name: str, *, dtypes: Iterable[str] | None = None,
     writable; valid during the call only), tensor lists as lists of arrays, scalars as
     numpy scalars, integer/bool/float arrays as tuples, strings as str, numbers as int,
     bool or float, an optional argument left out as None. It runs when the launch runs on
-    its stream (at the stream's synchronisation on the emulator) and must not call aclnn_py.
-    An operator whose output extent depends on the data tells it with
+    its stream (at the stream's synchronisation on the emulator, in the synchronising
+    thread) and must not call aclnn_py. The kernel registered when a launch runs is the one
+    that computes it. An operator whose output extent depends on the data tells it with
     :func:`report_extent` (the output's aclTensor then takes that view shape).
     Registering a kernel empties aclnn_py's caches (``empty_cache()``), whose executors ran
     the phase 1 of the kernel before; a plan keeps the executor it made.
+
+    A kernel must not call aclnn_py: such a call raises RuntimeError, and the kernel's call
+    fails (at phase 1, or at its stream's synchronisation) even if the kernel catches it.
+    An exception of the kernel fails the call, with its message; a KeyboardInterrupt (or
+    SystemExit) raised inside it is raised again by the call that ran it, after the work
+    queued on its stream was dropped (see docs/reliability.md).
 
     ``dtypes``: the dtype names every tensor it reads may have (checked at phase 1).
     ``check(**arguments)``: called at phase 1, before anything is queued; raising
     :class:`Refusal` or ValueError refuses the call with 161002 and the message.
     ``parameters``: the C parameter names, in order; by default aclnn_py's operator table's,
-    else the installed header's (a custom operator's).
+    else the installed header's (a custom operator's); as many as the prototype has.
+
+    Everything is checked here, at registration: ``name`` must be an operator name a
+    kernel can be given, ``dtypes`` a list of dtype names, ``parameters`` a list of
+    names, ``check`` and the decorated function callables accepting those names as keyword
+    arguments (TypeError or ValueError naming the argument and the rule).
     """
-    if name in _kernels.c_kernels():
-        raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
-                         "would never run (its entry points do not ask for one)")
-    names = tuple(parameters) if parameters is not None else _parameters(name)
-    allowed = None if dtypes is None else Dtypes(tuple(dtypes))
-    register = _kernels.kernel(name, dtypes=allowed, check=check, parameters=names)
+    _kernels.check_name(name)
+    prototype = _prototype(name)
+    if prototype is None and parameters is None:
+        raise ValueError(f"{name}: no installed header declares it, and aclnn_py's operator "
+                         "table does not list it; give its C parameter names with "
+                         "parameters=[...]")
+    register = _kernels.kernel(name, dtypes=dtypes, check=check, parameters=parameters,
+                               prototype=prototype)
 
     def decorate(function: Callable[..., None]) -> Callable[..., None]:
         register(function)
@@ -210,7 +223,9 @@ def kernel(name: str, *, dtypes: Iterable[str] | None = None,
     return decorate
 
 
-def _parameters(name: str) -> tuple[str, ...]:
+def _prototype(name: str) -> tuple[str, ...] | None:
+    """The C parameter names of ``name``'s phase 1: the operator table's, else an installed
+    header's (a custom operator's); None when neither has it."""
     found = _kernels.parameters_of(name)
     if found is not None:
         return found
@@ -218,8 +233,6 @@ def _parameters(name: str) -> tuple[str, ...]:
 
     try:
         described = signature(name)
-    except (LookupError, ValueError, TypeError) as error:
-        raise ValueError(f"{name}: no installed header declares it, and aclnn_py's operator "
-                         f"table does not list it ({error}); give its C parameter names with "
-                         "parameters=[...]") from None
+    except (LookupError, ValueError, TypeError):
+        return None
     return tuple(p.name for p in described.phase1_parameters)  # what phase 1 is given

@@ -15,6 +15,7 @@ Usage::
     python benchmarks/bench.py --unsynced   # 1000 calls never synchronised: memory and time
     python benchmarks/bench.py --imports    # import aclnn_py against import numpy, fresh processes
     python benchmarks/bench.py --scalars    # a number or numpy scalar grad against a 0-d array
+    python benchmarks/bench.py --emulated   # every computed operator against PyTorch, 1 M float32
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -114,6 +115,13 @@ Python float and a ``numpy.float64`` scalar (which, like a Python float, takes `
 dtype): numpy ``x``, ``y`` (returning numpy) and device ``x``, ``y`` (a 0-d DeviceArray
 as the baseline; then ``synchronize()``), timed in interleaved rounds, as ratios to the
 0-d grad of the same kind; every result is checked to equal the baseline's bit for bit.
+
+Every computed operator (``--emulated`` runs it alone, ``--no-emulated`` skips it): for each
+operator of ``aclnn_py.emulator.kernels()``, at about 1 M float32 elements, the best time of
+``aclnn_py.call(name, ..., out=...)`` on device arrays then ``synchronize()`` and of PyTorch CPU
+on one thread computing the same, taken call by call in interleaved rounds, and their ratio;
+the 19 operators of the 4x goal are marked (``EMULATED_GOAL``), the others aim within 10x.
+numpy's BLAS uses every core unless ``OPENBLAS_NUM_THREADS`` is set: 1 compares like with like.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -1693,6 +1701,554 @@ def profile(aclnn_py: Any, calls: int, top: int) -> None:
     plan.close()
 
 
+# ---- every computed operator against PyTorch -------------------------------------------------
+
+# The operators whose time the emulator's kernels aim to keep within 4x of PyTorch's (one
+# thread, 1 M float32 elements); every other computed operator within 10x.
+EMULATED_GOAL = frozenset(f"aclnn{name}" for name in (
+    "Add", "Mul", "Div", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Gelu", "Silu", "Erf",
+    "Softmax", "LogSoftmax", "ReduceSum", "Mean", "ArgMax", "Cumsum", "Matmul"))
+EMULATED_N = 1 << 20
+
+
+class EmulatedCase:
+    """One operator at about 1 M float32 elements: its aclnn_py.call arguments (numpy arrays,
+    uploaded once), its out= (shapes and dtypes, allocated once on the device) and the same
+    computation in PyTorch over tensors of the same values."""
+
+    def __init__(self, arguments: dict[str, Any], out: Any, reference: Callable[[], Any]) -> None:
+        self.arguments = arguments
+        self.out = out
+        self.reference = reference
+
+
+def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
+    """A builder per computed operator (the C kernels' among them)."""
+    F = torch.nn.functional
+    aten = torch.ops.aten
+    rng = np.random.default_rng(0)
+    n = EMULATED_N
+    f32 = np.float32
+
+    def u(low: float, high: float, shape: Any = (n,)) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype(f32)
+
+    x, y, g = u(-3, 3), u(-3, 3), u(-1, 1)
+    pos, unit, prob = u(0.5, 2), u(-0.9, 0.9), u(0.05, 0.95)
+    square = (1024, 1024)
+    T = torch.from_numpy
+
+    def E(shape: Any, dtype: Any = f32) -> tuple[tuple[int, ...], Any]:
+        return (tuple(shape), np.dtype(dtype))
+
+    cases: dict[str, Callable[[], EmulatedCase]] = {}
+
+    def unary(name: str, source: np.ndarray, function: Callable[[Any], Any],
+              parameter: str = "self", out: str = "out") -> None:
+        del out
+        cases[name] = lambda: EmulatedCase({parameter: source}, E(source.shape),
+                                           lambda: function(T(source)))
+
+    for name, source, function in (
+            ("Abs", x, torch.abs), ("Neg", x, torch.neg), ("Exp", x, torch.exp),
+            ("Expm1", x, torch.expm1), ("Log", pos, torch.log), ("Log2", pos, torch.log2),
+            ("Log10", pos, torch.log10), ("Log1p", pos, torch.log1p), ("Sqrt", pos, torch.sqrt),
+            ("Rsqrt", pos, torch.rsqrt), ("Reciprocal", pos, torch.reciprocal),
+            ("Square", x, torch.square), ("Sin", x, torch.sin), ("Tan", unit, torch.tan),
+            ("Asin", unit, torch.asin), ("Sinh", x, torch.sinh), ("Cosh", x, torch.cosh),
+            ("Tanh", x, torch.tanh), ("Erf", x, torch.erf), ("Erfinv", unit, torch.erfinv),
+            ("Sigmoid", x, torch.sigmoid), ("Relu", x, torch.relu), ("Silu", x, F.silu),
+            ("Gelu", x, lambda t: F.gelu(t, approximate="tanh")), ("Mish", x, F.mish),
+            ("Hardswish", x, F.hardswish), ("Floor", x, torch.floor), ("Ceil", x, torch.ceil),
+            ("Trunc", x, torch.trunc), ("Round", x, torch.round),
+            ("Hardsigmoid", x, F.hardsigmoid)):
+        unary(f"aclnn{name}", source, function)
+    for name, source, function in (("Acos", unit, torch.acos), ("Atan", x, torch.atan),
+                                   ("Cos", x, torch.cos)):
+        unary(f"aclnn{name}", source, function, "input")
+    cases["aclnnSign"] = lambda: EmulatedCase({"self": x}, {"result": E((n,))},
+                                              lambda: torch.sign(T(x)))
+    cases["aclnnLogicalNot"] = lambda: EmulatedCase({"self": x > 0}, E((n,), bool),
+                                                    lambda: torch.logical_not(T(x > 0)))
+    cases["aclnnGeluV2"] = lambda: EmulatedCase({"x": x, "approximate": 0}, E((n,)),
+                                                lambda: F.gelu(T(x)))
+    for name, first, second, function in (
+            ("Mul", x, y, torch.mul), ("Div", x, pos, torch.div),
+            ("Maximum", x, y, torch.maximum), ("Minimum", x, y, torch.minimum),
+            ("FloorDivide", x, pos, torch.floor_divide), ("Atan2", x, y, torch.atan2),
+            ("PowTensorTensor", pos, y, torch.pow)):
+        cases[f"aclnn{name}"] = (lambda a=first, b=second, f=function, p=name: EmulatedCase(
+            {"self": a, ("exponent" if p.startswith("Pow") else "other"): b}, E((n,)),
+            lambda: f(T(a), T(b))))
+    cases["aclnnPowTensorScalar"] = lambda: EmulatedCase({"self": pos, "exponent": 2.0},
+                                                         E((n,)), lambda: torch.pow(T(pos), 2.0))
+    for name, function in (("Muls", torch.mul), ("Divs", torch.div)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x, "other": 1.5}, E((n,)), lambda: f(T(x), 1.5)))
+    for name, function in (("Eq", torch.eq), ("Ne", torch.ne), ("Gt", torch.gt),
+                           ("Ge", torch.ge), ("Lt", torch.lt), ("Le", torch.le)):
+        cases[f"aclnn{name}Tensor"] = (lambda f=function: EmulatedCase(
+            {"self": x, "other": y}, E((n,), bool), lambda: f(T(x), T(y))))
+        cases[f"aclnn{name}Scalar"] = (lambda f=function: EmulatedCase(
+            {"self": x, "other": 0.5}, E((n,), bool), lambda: f(T(x), 0.5)))
+    for name, function in (("LogicalAnd", torch.logical_and), ("LogicalOr", torch.logical_or),
+                           ("LogicalXor", torch.logical_xor)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x > 0, "other": y > 0}, E((n,), bool), lambda: f(T(x > 0), T(y > 0))))
+    cases["aclnnAdd"] = lambda: EmulatedCase({"self": x, "other": y, "alpha": 1.0}, E((n,)),
+                                             lambda: torch.add(T(x), T(y)))
+    cases["aclnnSub"] = lambda: EmulatedCase({"self": x, "other": y, "alpha": 2.0}, E((n,)),
+                                             lambda: torch.sub(T(x), T(y), alpha=2.0))
+    cases["aclnnAdds"] = lambda: EmulatedCase({"self": x, "other": 1.5, "alpha": 2.0}, E((n,)),
+                                              lambda: torch.add(T(x), 1.5, alpha=2.0))
+    cases["aclnnSubs"] = lambda: EmulatedCase({"self": x, "other": 1.5, "alpha": 2.0}, E((n,)),
+                                              lambda: torch.sub(T(x), 1.5, alpha=2.0))
+    # in place: values that stay in range call after call
+    work, work_torch = x.copy(), T(x.copy())
+    for name, other, method, args in (
+            ("InplaceAdd", y, "add_", {"alpha": 1.0}), ("InplaceSub", y, "sub_", {"alpha": 1.0}),
+            ("InplaceAdds", 1.0, "add_", {"alpha": 1.0}),
+            ("InplaceSubs", 1.0, "sub_", {"alpha": 1.0}),
+            ("InplaceMul", np.ones(n, f32), "mul_", {}), ("InplaceMuls", 1.0, "mul_", {}),
+            ("InplaceDiv", np.ones(n, f32), "div_", {}), ("InplaceDivs", 1.0, "div_", {})):
+        cases[f"aclnn{name}"] = (lambda o=other, m=method, a=args: EmulatedCase(
+            {"selfRef": work, "other": o, **a}, None,
+            lambda: getattr(work_torch, m)(T(o) if isinstance(o, np.ndarray) else o, **a)))
+    def in_place(arguments: dict[str, Any], source: np.ndarray,
+                 method: Callable[[Any], Any]) -> EmulatedCase:
+        """A case updating its own copy of ``source``; PyTorch's on a copy too."""
+        tensor = T(source.copy())
+        return EmulatedCase(arguments, None, lambda: method(tensor))
+
+    for name, parameter, method in (
+            ("InplaceRelu", "selfRef", "relu_"), ("InplaceSigmoid", "selfRef", "sigmoid_"),
+            ("InplaceTanh", "selfRef", "tanh_"), ("InplaceExp", "selfRef", "exp_"),
+            ("InplaceSqrt", "self", "sqrt_"), ("InplaceNeg", "selfRef", "neg_"),
+            ("InplaceLog", "selfRef", "log_"), ("InplaceZero", "selfRef", "zero_")):
+        source = pos if name in ("InplaceSqrt", "InplaceLog") else x
+        cases[f"aclnn{name}"] = (lambda p=parameter, m=method, s=source: in_place(
+            {p: s.copy()}, s, lambda t: getattr(t, m)()))
+    cases["aclnnInplaceOne"] = lambda: EmulatedCase(  # its selfRef is its out=
+        {}, E((n,)), lambda: torch.ones(n, out=torch.empty(n)))
+    cases["aclnnInplaceFillScalar"] = lambda: in_place(
+        {"selfRef": x.copy(), "value": 2.5}, x, lambda t: t.fill_(2.5))
+    cases["aclnnInplaceMaskedFillScalar"] = lambda: in_place(
+        {"selfRef": x.copy(), "mask": y > 0, "value": 2.5}, x,
+        lambda t: t.masked_fill_(T(y > 0), 2.5))
+    cases["aclnnInplaceCopy"] = lambda: in_place({"selfRef": x.copy(), "src": y}, x,
+                                                 lambda t: t.copy_(T(y)))
+    cases["aclnnCast"] = lambda: EmulatedCase({"self": x, "dtype": np.dtype(np.float16)},
+                                              E((n,), np.float16),
+                                              lambda: T(x).to(torch.float16))
+    cases["aclnnSWhere"] = lambda: EmulatedCase({"condition": x > 0, "self": x, "other": y},
+                                                E((n,)), lambda: torch.where(T(x > 0), T(x), T(y)))
+    cases["aclnnLerp"] = lambda: EmulatedCase({"self": x, "end": y, "weight": prob}, E((n,)),
+                                              lambda: torch.lerp(T(x), T(y), T(prob)))
+    for name, function in (("Addcmul", torch.addcmul), ("Addcdiv", torch.addcdiv)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x, "tensor1": y, "tensor2": pos, "value": 0.5}, E((n,)),
+            lambda: f(T(x), T(y), T(pos), value=0.5)))
+    cases["aclnnClamp"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": -1.0, "clipValueMax": 1.0}, E((n,)),
+        lambda: torch.clamp(T(x), -1.0, 1.0))
+    cases["aclnnClampMin"] = lambda: EmulatedCase({"self": x, "clipValueMin": -1.0}, E((n,)),
+                                                  lambda: torch.clamp_min(T(x), -1.0))
+    cases["aclnnClampMax"] = lambda: EmulatedCase({"self": x, "clipValueMax": 1.0}, E((n,)),
+                                                  lambda: torch.clamp_max(T(x), 1.0))
+    # activations' backward and the other activations
+    for name, saved, function, out in (
+            ("SigmoidBackward", prob, aten.sigmoid_backward, "gradInput"),
+            ("TanhBackward", unit, aten.tanh_backward, "gradInput")):
+        cases[f"aclnn{name}"] = (lambda s=saved, f=function, o=out: EmulatedCase(
+            {"gradOutput": g, "output": s}, {o: E((n,))}, lambda: f(T(g), T(s))))
+    for name, function, out in (
+            ("SiluBackward", aten.silu_backward, "gradInput"),
+            ("GeluBackward", lambda a, b: aten.gelu_backward(a, b, approximate="tanh"),
+             "gradInput"),
+            ("HardswishBackward", aten.hardswish_backward, "out"),
+            ("HardsigmoidBackward", aten.hardsigmoid_backward, "out"),
+            ("MishBackward", aten.mish_backward, "gradInput")):
+        cases[f"aclnn{name}"] = (lambda f=function, o=out: EmulatedCase(
+            {"gradOutput": g, "self": x}, {o: E((n,))}, lambda: f(T(g), T(x))))
+    cases["aclnnThresholdBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "threshold": 0.25}, E((n,)),
+        lambda: aten.threshold_backward(T(g), T(x), 0.25))
+    cases["aclnnHardtanh"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": -1.0, "clipValueMax": 1.0}, E((n,)),
+        lambda: F.hardtanh(T(x), -1.0, 1.0))
+    cases["aclnnHardtanhBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "min": -1.0, "max": 1.0}, E((n,)),
+        lambda: aten.hardtanh_backward(T(g), T(x), -1.0, 1.0))
+    cases["aclnnLeakyRelu"] = lambda: EmulatedCase({"self": x, "negativeSlope": 0.1}, E((n,)),
+                                                   lambda: F.leaky_relu(T(x), 0.1))
+    cases["aclnnLeakyReluBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "negativeSlope": 0.1, "selfIsResult": False}, E((n,)),
+        lambda: aten.leaky_relu_backward(T(g), T(x), 0.1, False))
+    cases["aclnnElu"] = lambda: EmulatedCase(
+        {"self": x, "alpha": 1.0, "scale": 1.0, "inputScale": 1.0}, E((n,)),
+        lambda: F.elu(T(x)))
+    cases["aclnnSoftplus"] = lambda: EmulatedCase(
+        {"self": x, "beta": 1.0, "threshold": 20.0}, E((n,)), lambda: F.softplus(T(x)))
+    cases["aclnnSoftplusBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "beta": 1.0, "threshold": 20.0}, {"gradInput": E((n,))},
+        lambda: aten.softplus_backward(T(g), T(x), 1.0, 20.0))
+    X, G = x.reshape(square), g.reshape(square)
+    cases["aclnnGlu"] = lambda: EmulatedCase({"self": X, "dim": -1}, E((1024, 512)),
+                                             lambda: F.glu(T(X), -1))
+    cases["aclnnGluBackward"] = lambda: EmulatedCase(
+        {"gradOut": G[:, :512].copy(), "self": X, "dim": -1}, E(square),
+        lambda: aten.glu_backward(T(G[:, :512].copy()), T(X), -1))
+    # reductions, over the last dimension of 1024 x 1024 (all of it where there is no dim)
+    for name, function in (("ReduceSum", lambda t: torch.sum(t, -1)),
+                           ("Mean", lambda t: torch.mean(t, -1))):
+        cases[f"aclnn{name}"] = (lambda f=function, p=("dims" if name == "ReduceSum" else "dim"),
+                                 k=("keepDims" if name == "ReduceSum" else "keepDim"):
+                                 EmulatedCase({"self": X, p: [-1], k: False, "dtype": f32},
+                                              E((1024,)), lambda: f(T(X))))
+    for name, function in (("Amax", torch.amax), ("Amin", torch.amin)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": X, "dim": [-1], "keepDim": False}, E((1024,)), lambda: f(T(X), -1)))
+    for name, function in (("ArgMax", torch.argmax), ("ArgMin", torch.argmin)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": X, "dim": -1, "keepdim": False}, E((1024,), np.int64),
+            lambda: f(T(X), -1)))
+    for name, function in (("Max", torch.max), ("Min", torch.min)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x}, E(()), lambda: f(T(x))))
+    near_one = 1 + x / 1e6
+    cases["aclnnProd"] = lambda: EmulatedCase({"self": near_one, "dtype": f32}, E(()),
+                                              lambda: torch.prod(T(near_one)))
+    cases["aclnnVar"] = lambda: EmulatedCase(
+        {"self": X, "dim": [-1], "unbiased": True, "keepdim": False}, E((1024,)),
+        lambda: torch.var(T(X), -1))
+    cases["aclnnStd"] = lambda: EmulatedCase(
+        {"self": X, "dim": [-1], "correction": 1, "keepdim": False}, E((1024,)),
+        lambda: torch.std(T(X), -1))
+    cases["aclnnNorm"] = lambda: EmulatedCase(
+        {"self": X, "pScalar": 2.0, "dim": [-1], "keepdim": False}, E((1024,)),
+        lambda: torch.norm(T(X), 2, -1))
+    cases["aclnnLinalgVectorNorm"] = lambda: EmulatedCase(
+        {"self": X, "ord": 1.0, "dims": [-1], "keepDims": False, "dtype": f32}, E((1024,)),
+        lambda: torch.linalg.vector_norm(T(X), 1, -1))
+    cases["aclnnCumsum"] = lambda: EmulatedCase({"self": x, "dim": 0, "dtype": f32}, E((n,)),
+                                                lambda: torch.cumsum(T(x), 0))
+    cases["aclnnDot"] = lambda: EmulatedCase({"self": x, "tensor": y}, E(()),
+                                             lambda: torch.dot(T(x), T(y)))
+    # nn
+    for name, function in (("Softmax", torch.softmax), ("LogSoftmax", torch.log_softmax)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": X, "dim": -1}, E(square), lambda: f(T(X), -1)))
+    P = torch.softmax(T(X), -1).numpy()
+    cases["aclnnSoftmaxBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "output": P, "dim": -1}, E(square),
+        lambda: aten._softmax_backward_data(T(G), T(P), -1, torch.float32))
+    L = np.log(P)
+    cases["aclnnLogSoftmaxBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "output": L, "dim": -1}, E(square),
+        lambda: aten._log_softmax_backward_data(T(G), T(L), -1, torch.float32))
+    cases["aclnnSoftmaxCrossEntropyWithLogits"] = lambda: EmulatedCase(
+        {"features": X, "labels": P}, {"loss": E((1024,)), "backprop": E(square)},
+        lambda: (-(T(P) * torch.log_softmax(T(X), 1)).sum(1), torch.softmax(T(X), 1) - T(P)))
+    W, B = u(0.5, 1.5, (1024,)), u(-1, 1, (1024,))
+    cases["aclnnLayerNorm"] = lambda: EmulatedCase(
+        {"input": X, "normalizedShape": [1024], "weightOptional": W, "biasOptional": B,
+         "eps": 1e-5}, {"out": E(square), "meanOutOptional": E((1024, 1)),
+                        "rstdOutOptional": E((1024, 1))},
+        lambda: torch.native_layer_norm(T(X), [1024], T(W), T(B), 1e-5))
+    mean = X.mean(1, keepdims=True)
+    rstd = (1 / np.sqrt(X.var(1, keepdims=True) + 1e-5)).astype(f32)
+    cases["aclnnLayerNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": G, "input": X, "normalizedShape": [1024], "mean": mean, "rstd": rstd,
+         "weightOptional": W, "biasOptional": B, "outputMask": [True, True, True]},
+        {"gradInputOut": E(square), "gradWeightOut": E((1024,)), "gradBiasOut": E((1024,))},
+        lambda: aten.native_layer_norm_backward(T(G), T(X), [1024], T(mean), T(rstd), T(W),
+                                                T(B), [True, True, True]))
+    image = x.reshape(16, 64, 32, 32)
+    grad_image = g.reshape(16, 64, 32, 32)
+    gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
+    group_mean = image.reshape(16, 8, -1).mean(2)
+    group_rstd = (1 / np.sqrt(image.reshape(16, 8, -1).var(2) + 1e-5)).astype(f32)
+    cases["aclnnGroupNorm"] = lambda: EmulatedCase(
+        {"self": image, "gamma": gamma, "beta": beta, "N": 16, "C": 64, "HxW": 1024,
+         "group": 8, "eps": 1e-5}, {"out": E(image.shape), "meanOut": E((16, 8)),
+                                    "rstdOut": E((16, 8))},
+        lambda: torch.native_group_norm(T(image), T(gamma), T(beta), 16, 64, 1024, 8, 1e-5))
+    cases["aclnnGroupNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": grad_image, "input": image, "mean": group_mean, "rstd": group_rstd,
+         "gamma": gamma, "N": 16, "C": 64, "HxW": 1024, "group": 8,
+         "outputMask": [True, True, True]},
+        {"gradInput": E(image.shape), "gradGammaOut": E((64,)), "gradBetaOut": E((64,))},
+        lambda: aten.native_group_norm_backward(T(grad_image), T(image), T(group_mean),
+                                                T(group_rstd), T(gamma), 16, 64, 1024, 8,
+                                                [True, True, True]))
+    running_mean, running_var = u(-1, 1, (64,)), u(0.5, 2, (64,))
+    cases["aclnnBatchNorm"] = lambda: EmulatedCase(
+        {"input": image, "weight": gamma, "bias": beta, "runningMean": running_mean.copy(),
+         "runningVar": running_var.copy(), "training": False, "momentum": 0.1, "eps": 1e-5},
+        {"output": E(image.shape), "saveMean": E((64,)), "saveInvstd": E((64,))},
+        lambda: F.batch_norm(T(image), T(running_mean), T(running_var), T(gamma), T(beta),
+                             False, 0.1, 1e-5))
+    batch_mean = image.mean((0, 2, 3))
+    batch_invstd = (1 / np.sqrt(image.var((0, 2, 3)) + 1e-5)).astype(f32)
+    cases["aclnnBatchNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": grad_image, "input": image, "weight": gamma, "runningMean": running_mean,
+         "runningVar": running_var, "saveMean": batch_mean, "saveInvstd": batch_invstd,
+         "training": True, "eps": 1e-5, "outputMask": [True, True, True]},
+        {"gradInput": E(image.shape), "gradWeight": E((64,)), "gradBias": E((64,))},
+        lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
+                                                T(batch_mean), T(batch_invstd), True, 1e-5,
+                                                [True, True, True]))
+    target = u(0, 1)
+    cases["aclnnBinaryCrossEntropy"] = lambda: EmulatedCase(
+        {"self": prob, "target": target, "weight": np.ones(n, f32), "reduction": 1}, E(()),
+        lambda: F.binary_cross_entropy(T(prob), T(target)))
+    cases["aclnnBinaryCrossEntropyBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": prob, "target": target, "weightOptional": None,
+         "reduction": 0}, E((n,)),
+        lambda: aten.binary_cross_entropy_backward(T(g), T(prob), T(target), None, 0))
+    cases["aclnnBinaryCrossEntropyWithLogits"] = lambda: EmulatedCase(
+        {"self": x, "target": target, "weightOptional": None, "posWeightOptional": None,
+         "reduction": 1}, E(()), lambda: F.binary_cross_entropy_with_logits(T(x), T(target)))
+    logits = np.log(torch.softmax(T(x.reshape(-1, 16)), 1).numpy())  # 65536 rows of 16
+    labels = rng.integers(0, 16, logits.shape[0]).astype(np.int64)
+    cases["aclnnNLLLoss"] = lambda: EmulatedCase(
+        {"self": logits, "target": labels, "weight": np.ones(16, f32), "reduction": 1,
+         "ignoreIndex": -100}, {"out": E(()), "totalWeightOut": E(())},
+        lambda: F.nll_loss(T(logits), T(labels)))
+    kernel, shift = u(-1, 1, (64, 64, 3, 3)), u(-1, 1, (64,))
+    cases["aclnnConvolution"] = lambda: EmulatedCase(
+        {"input": image, "weight": kernel, "bias": shift, "stride": [1, 1], "padding": [1, 1],
+         "dilation": [1, 1], "transposed": False, "outputPadding": [0, 0], "groups": 1,
+         "cubeMathType": 0}, {"output": E(image.shape)},
+        lambda: F.conv2d(T(image), T(kernel), T(shift), 1, 1))
+    cases["aclnnMaxPool2dWithIndices"] = lambda: EmulatedCase(
+        {"self": image, "kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0],
+         "dilation": [1, 1], "ceilMode": False},
+        {"out": E((16, 64, 16, 16)), "indices": E((16, 64, 16, 16), np.int64)},
+        lambda: F.max_pool2d(T(image), 2, 2, return_indices=True))
+    cases["aclnnAvgPool2d"] = lambda: EmulatedCase(
+        {"self": image, "kernelSize": [2, 2], "strides": [2, 2], "paddings": [0, 0],
+         "ceilMode": False, "countIncludePad": True, "divisorOverride": 0, "cubeMathType": 0},
+        E((16, 64, 16, 16)), lambda: F.avg_pool2d(T(image), 2, 2))
+    table = u(-1, 1, (4096, 256))
+    rows = rng.integers(0, 4096, 4096).astype(np.int64)
+    cases["aclnnEmbedding"] = lambda: EmulatedCase(
+        {"weight": table, "indices": rows}, E((4096, 256)),
+        lambda: F.embedding(T(rows), T(table)))
+    # shapes
+    half = x.reshape(2, 512, 1024)
+    cases["aclnnCat"] = lambda: EmulatedCase({"tensors": [half[0], half[1]], "dim": 0},
+                                             E(square), lambda: torch.cat([T(half[0]),
+                                                                           T(half[1])], 0))
+    cases["aclnnStack"] = lambda: EmulatedCase({"tensors": [half[0], half[1]], "dim": 0},
+                                               E(half.shape),
+                                               lambda: torch.stack([T(half[0]), T(half[1])]))
+    cases["aclnnSplitTensor"] = lambda: EmulatedCase(
+        {"self": X, "splitSections": 512, "dim": 0}, [E((512, 1024)), E((512, 1024))],
+        lambda: [t.clone() for t in torch.split(T(X), 512, 0)])
+    cases["aclnnSplitWithSize"] = lambda: EmulatedCase(
+        {"self": X, "splitSize": [256, 768], "dim": 1}, [E((1024, 256)), E((1024, 768))],
+        lambda: [t.clone() for t in torch.split(T(X), [256, 768], 1)])
+    column = rng.integers(0, 1024, square).astype(np.int64)
+    cases["aclnnGather"] = lambda: EmulatedCase(
+        {"self": X, "dim": 1, "index": column}, E(square),
+        lambda: torch.gather(T(X), 1, T(column)))
+    picks = rng.integers(0, 1024, 1024).astype(np.int64)
+    cases["aclnnGatherV2"] = lambda: EmulatedCase(
+        {"self": X, "dim": 0, "index": picks}, E(square),
+        lambda: torch.index_select(T(X), 0, T(picks)))
+    cases["aclnnIndexSelect"] = lambda: EmulatedCase(
+        {"self": X, "dim": 0, "index": picks}, E(square),
+        lambda: torch.index_select(T(X), 0, T(picks)))
+    flat = rng.integers(0, n, n).astype(np.int64)
+    cases["aclnnTake"] = lambda: EmulatedCase({"self": x, "index": flat}, E((n,)),
+                                              lambda: torch.take(T(x), T(flat)))
+    for name, reduce in (("Scatter", 0), ("ScatterAdd", None)):
+        cases[f"aclnn{name}"] = (lambda r=reduce: EmulatedCase(
+            {"self": X, "dim": 1, "index": column, "src": G,
+             **({} if r is None else {"reduce": r})}, E(square),
+            (lambda: torch.scatter(T(X), 1, T(column), T(G))) if r is not None else
+            (lambda: torch.scatter_add(T(X), 1, T(column), T(G)))))
+    cases["aclnnIndexFill"] = lambda: EmulatedCase(
+        {"self": X, "dim": 1, "index": picks[:100], "value": 2.5}, E(square),
+        lambda: torch.index_fill(T(X), 1, T(picks[:100]), 2.5))
+    cases["aclnnMaskedSelect"] = lambda: EmulatedCase(
+        {"self": x, "mask": y > 0}, E((n,)), lambda: torch.masked_select(T(x), T(y > 0)))
+    cases["aclnnFlip"] = lambda: EmulatedCase({"self": X, "dims": [0, 1]}, E(square),
+                                              lambda: torch.flip(T(X), (0, 1)))
+    cases["aclnnRoll"] = lambda: EmulatedCase({"x": X, "shifts": [3, -5], "dims": [0, 1]},
+                                              E(square),
+                                              lambda: torch.roll(T(X), (3, -5), (0, 1)))
+    cube = x.reshape(64, 128, 128)
+    cases["aclnnPermute"] = lambda: EmulatedCase(
+        {"self": cube, "dims": [2, 0, 1]}, E((128, 64, 128)),
+        lambda: T(cube).permute(2, 0, 1).contiguous())
+    row = x[:1024].reshape(1, 1024)
+    cases["aclnnExpand"] = lambda: EmulatedCase({"self": row, "size": [1024, 1024]},
+                                                E(square),
+                                                lambda: T(row).expand(1024, 1024).contiguous())
+    cases["aclnnRepeat"] = lambda: EmulatedCase({"self": half[0], "repeats": [2, 1]},
+                                                E(square), lambda: T(half[0]).repeat(2, 1))
+    for name, function in (("Tril", torch.tril), ("Triu", torch.triu)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": X, "diagonal": 0}, E(square), lambda: f(T(X))))
+    cases["aclnnSort"] = lambda: EmulatedCase(
+        {"self": X, "stable": True, "dim": -1, "descending": False},
+        {"valuesOut": E(square), "indicesOut": E(square, np.int64)},
+        lambda: torch.sort(T(X), dim=-1, stable=True))
+    cases["aclnnArgsort"] = lambda: EmulatedCase(
+        {"self": X, "dim": -1, "descending": False}, E(square, np.int64),
+        lambda: torch.argsort(T(X), dim=-1, stable=True))
+    cases["aclnnTopk"] = lambda: EmulatedCase(
+        {"self": X, "k": 8, "dim": -1, "largest": True, "sorted": True},
+        {"valuesOut": E((1024, 8)), "indicesOut": E((1024, 8), np.int64)},
+        lambda: torch.topk(T(X), 8, -1))
+    cases["aclnnArange"] = lambda: EmulatedCase({"start": 0.0, "end": float(n), "step": 1.0},
+                                                E((n,)), lambda: torch.arange(0.0, n, 1.0))
+    cases["aclnnLinspace"] = lambda: EmulatedCase({"start": -1.0, "end": 1.0, "steps": n},
+                                                  E((n,)), lambda: torch.linspace(-1, 1, n))
+    cases["aclnnEye"] = lambda: EmulatedCase({"n": 1024, "m": 1024}, E(square),
+                                             lambda: torch.eye(1024))
+    cases["aclnnConstantPadNd"] = lambda: EmulatedCase(
+        {"self": X, "pad": [1, 1, 1, 1], "value": 0.5}, E((1026, 1026)),
+        lambda: F.pad(T(X), (1, 1, 1, 1), value=0.5))
+    # matmul: 1 M elements each side
+    mats = x.reshape(16, 256, 256)
+    cases["aclnnMm"] = lambda: EmulatedCase({"self": X, "mat2": G, "cubeMathType": 0},
+                                            E(square), lambda: torch.mm(T(X), T(G)))
+    cases["aclnnMatmul"] = lambda: EmulatedCase({"self": X, "mat2": G, "cubeMathType": 0},
+                                                E(square), lambda: torch.matmul(T(X), T(G)))
+    cases["aclnnBatchMatMul"] = lambda: EmulatedCase(
+        {"self": mats, "mat2": mats, "cubeMathType": 0}, E(mats.shape),
+        lambda: torch.bmm(T(mats), T(mats)))
+    cases["aclnnMv"] = lambda: EmulatedCase({"self": X, "vec": x[:1024], "cubeMathType": 0},
+                                            E((1024,)), lambda: torch.mv(T(X), T(x[:1024])))
+    cases["aclnnAddmm"] = lambda: EmulatedCase(
+        {"self": G, "mat1": X, "mat2": G, "beta": 0.5, "alpha": 2.0, "cubeMathType": 0},
+        E(square), lambda: torch.addmm(T(G), T(X), T(G), beta=0.5, alpha=2.0))
+    cases["aclnnBaddbmm"] = lambda: EmulatedCase(
+        {"self": mats, "batch1": mats, "batch2": mats, "beta": 0.5, "alpha": 2.0,
+         "cubeMathType": 0}, E(mats.shape),
+        lambda: torch.baddbmm(T(mats), T(mats), T(mats), beta=0.5, alpha=2.0))
+    # the C kernels
+    for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
+                           ("SmoothL1Loss", F.smooth_l1_loss)):
+        extra = {"beta": 1.0} if name == "SmoothL1Loss" else {}
+        cases[f"aclnn{name}"] = (lambda f=function, e=extra: EmulatedCase(
+            {"self": x, "target": y, "reduction": 0, **e}, E((n,)),
+            lambda: f(T(x), T(y), reduction="none")))
+    for name, grad, function in (
+            ("MseLossBackward", "gradOutput", aten.mse_loss_backward),
+            ("L1LossBackward", "gradOutput", lambda *a: torch.sgn(a[1] - a[2]) * a[0]),
+            ("SmoothL1LossBackward", "gradOut",
+             lambda *a: aten.smooth_l1_loss_backward(*a, 1.0))):
+        extra = {"beta": 1.0} if name == "SmoothL1LossBackward" else {}
+        cases[f"aclnn{name}"] = (lambda p=grad, f=function, e=extra: EmulatedCase(
+            {p: g, "self": x, "target": y, "reduction": 0, **e}, E((n,)),
+            lambda: f(T(g), T(x), T(y), 0)))
+    return cases
+
+
+def _device_out(aclnn_py: Any, out: Any) -> Any:
+    """out= on the device: one array, a dict of them by name (a tuple in that order) or a list
+    (a tensor list)."""
+    if out is None:
+        return None
+    if isinstance(out, dict):
+        return tuple(aclnn_py.empty(*spec) for spec in out.values())
+    if isinstance(out, list):
+        return [aclnn_py.empty(*spec) for spec in out]
+    return aclnn_py.empty(*out)
+
+
+def _device_arguments(aclnn_py: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    def up(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.ndim:
+            return aclnn_py.to_device(value)
+        if isinstance(value, list) and value and isinstance(value[0], np.ndarray):
+            return [aclnn_py.to_device(v) for v in value]
+        return value
+    return {key: up(value) for key, value in arguments.items()}
+
+
+def run_emulated(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """For every operator the emulator computes (``aclnn_py.emulator.kernels()``): the best
+    time of ``aclnn_py.call(name, ..., out=...)`` on device arrays then ``synchronize()``,
+    and of PyTorch CPU on one thread computing the same, at about 1 M float32 elements,
+    interleaved call by call over a few rounds; empty without PyTorch or off the emulator."""
+    if not aclnn_py.emulator.loaded():
+        return []
+    try:
+        import torch
+    except ImportError:
+        return []
+    torch.set_num_threads(1)
+    builders = _emulated_cases(torch)
+    names = aclnn_py.emulator.kernels()
+    missing = sorted(set(names) - set(builders))
+    if missing:
+        raise RuntimeError(f"no benchmark case for {', '.join(missing)}")
+    rounds, repeats = (2, 2) if quick else (5, 3)
+    clock, sync = time.perf_counter_ns, aclnn_py.synchronize
+    rows = []
+    for name in names:
+        case = builders[name]()
+        arguments = _device_arguments(aclnn_py, case.arguments)
+        out = _device_out(aclnn_py, case.out)
+        extra = {} if out is None else {"out": out}
+
+        def emulated(arguments: dict[str, Any] = arguments, extra: dict[str, Any] = extra,
+                     name: str = name) -> None:
+            aclnn_py.call(name, **arguments, **extra)
+            sync()
+
+        try:
+            emulated()
+            case.reference()
+        except Exception as error:  # reported in the table, the others still timed
+            rows.append({"operator": name, "error": f"{type(error).__name__}: {error}"})
+            continue
+        best = {"emulator": float("inf"), "torch": float("inf")}
+        for _ in range(rounds):
+            for _ in range(repeats):
+                for mode, call in (("emulator", emulated), ("torch", case.reference)):
+                    start = clock()
+                    call()
+                    best[mode] = min(best[mode], clock() - start)
+        del arguments, out, extra
+        gc.collect()
+        rows.append({"operator": name, "emulator_ns": best["emulator"],
+                     "torch_ns": best["torch"], "ratio": best["emulator"] / best["torch"],
+                     "goal": 4.0 if name in EMULATED_GOAL else 10.0})
+    return rows
+
+
+def print_emulated(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        print("\nevery computed operator against PyTorch: needs the emulator and PyTorch")
+        return
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset: every core")
+    print(f"\nevery computed operator against PyTorch CPU (one thread), ~{EMULATED_N} float32 "
+          "elements, best time (aclnn_py.call on device arrays with out=, then synchronize()); "
+          f"numpy's BLAS threads (OPENBLAS_NUM_THREADS): {threads}:")
+    print(f"{'operator':<36}{'emulator':>11}{'PyTorch':>11}{'ratio':>9}  goal")
+    met = {4.0: [0, 0], 10.0: [0, 0]}
+    for row in rows:
+        if "error" in row:
+            print(f"{row['operator']:<36}  failed: {row['error']}")
+    timed = [row for row in rows if "error" not in row]
+    for row in sorted(timed, key=lambda r: (r["goal"], -r["ratio"])):
+        ok = row["ratio"] <= row["goal"]
+        met[row["goal"]][0] += ok
+        met[row["goal"]][1] += 1
+        mark = f"{'*' if row['goal'] == 4.0 else ' '} <= {row['goal']:.0f}x " + \
+            ("met" if ok else "MISSED")
+        print(f"{row['operator']:<36}{fmt_time(row['emulator_ns']):>11}"
+              f"{fmt_time(row['torch_ns']):>11}{row['ratio']:>8.2f}x {mark}")
+    print(f"* the operators of the 4x goal: {met[4.0][0]}/{met[4.0][1]} met; the others (10x): "
+          f"{met[10.0][0]}/{met[10.0][1]} met")
+
+
 # ---- main -------------------------------------------------------------------------------
 
 
@@ -1734,7 +2290,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ("scalars", "time a number or numpy scalar grad against a 0-d array",
              "timing scalar grads"),
             ("chunked", "time the calls larger than a 64 MiB device",
-             "the calls larger than a 64 MiB device")]:
+             "the calls larger than a 64 MiB device"),
+            ("emulated", "time every operator the emulator computes against PyTorch CPU at "
+                         "1 M float32 elements", "timing every computed operator")]:
         parser.add_argument(f"--{name}", action="store_true", help=f"only {only}")
         parser.add_argument(f"--no-{name}", action="store_true", help=f"skip {skip}")
     parser.add_argument("--devices", type=int, metavar="N",
@@ -1797,7 +2355,8 @@ def main(argv: list[str] | None = None) -> int:
                "catalog": (run_catalog, print_catalog),
                "unsynced": (run_unsynced, print_unsynced),
                "imports": (run_imports, print_imports),
-               "scalars": (run_scalars, print_scalars)}
+               "scalars": (run_scalars, print_scalars),
+               "emulated": (run_emulated, print_emulated)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -1881,6 +2440,7 @@ def main(argv: list[str] | None = None) -> int:
     unsynced_row = None if args.no_unsynced else run_unsynced(aclnn_py, args.quick)
     scalars_row = None if args.no_scalars else run_scalars(aclnn_py, args.quick)
     imports_row = None if args.no_imports else run_imports(aclnn_py, args.quick)
+    emulated_rows = [] if args.no_emulated else run_emulated(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -1904,6 +2464,8 @@ def main(argv: list[str] | None = None) -> int:
         print_scalars(scalars_row)
     if imports_row is not None:
         print_imports(imports_row)
+    if emulated_rows:
+        print_emulated(emulated_rows)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
@@ -1912,7 +2474,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "chunked": chunked_rows, "headers": header_rows,
                                        "catalog": catalog_rows,
                                        "unsynced": unsynced_row,
-                                       "scalars": scalars_row, "imports": imports_row},
+                                       "scalars": scalars_row, "imports": imports_row,
+                                       "emulated": emulated_rows},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0

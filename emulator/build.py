@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import platform
 import re
@@ -82,6 +83,10 @@ FROM_8_5_RUNTIME_API = ("aclFinalizeReference", "aclrtGetLogicDevIdByUserDevId",
                         "aclrtGetPhyDevIdByLogicDevId")
 
 
+# Each computed operator's phase-1 rules (tools/cann_rules.py writes them from CANN's docs and
+# the corrections its own unit tests call for): compiled into the generated entry points.
+PHASE1_RULES = ROOT / "aclnn_py" / "data" / "phase1_rules.json"
+
 # The C kind (aclemuArgKind, headers/aclnn_emu.h) of each parameter type of the table, const
 # removed (aclnn_py._c.emulator_api.ARGUMENT_KINDS agrees: a test checks).
 ARGUMENT_KINDS = {"aclTensor *": 1, "aclTensorList *": 2, "aclScalar *": 3, "aclIntArray *": 4,
@@ -144,26 +149,165 @@ def generic_operators() -> list[GenericOperator]:
             for name, entry in sorted(table.items()) if name not in own]
 
 
+# Rule kinds (emulator/src/ops_rules.h): the JSON name -> the C enumerator.
+RULE_KINDS = {"dtypes": "OPS_RULE_DTYPES", "same_dtype": "OPS_RULE_SAME_DTYPE",
+              "rank": "OPS_RULE_RANK", "same_shape": "OPS_RULE_SAME_SHAPE",
+              "broadcast": "OPS_RULE_BROADCAST", "promote": "OPS_RULE_PROMOTE",
+              "castable": "OPS_RULE_CASTABLE", "format": "OPS_RULE_FORMAT", "dim": "OPS_RULE_DIM",
+              "value": "OPS_RULE_VALUE", "choice": "OPS_RULE_CHOICE",
+              "not_empty": "OPS_RULE_NOT_EMPTY", "same_rank": "OPS_RULE_SAME_RANK",
+              "length": "OPS_RULE_LENGTH", "contiguous": "OPS_RULE_CONTIGUOUS",
+              "same_format": "OPS_RULE_SAME_FORMAT", "stop_if_empty": "OPS_RULE_STOP_IF_EMPTY",
+              "present": "OPS_RULE_PRESENT",
+              "result_castable": "OPS_RULE_RESULT_CASTABLE",
+              "strided_rank": "OPS_RULE_STRIDED_RANK"}
+SOC_FAMILIES = {"910": "OPS_SOC_910", "910b": "OPS_SOC_910B", "910_93": "OPS_SOC_910_93",
+                "950": "OPS_SOC_950", "310p": "OPS_SOC_310P", "310b": "OPS_SOC_310B",
+                "other": "OPS_SOC_OTHER"}
+RULE_FIELDS = {"rule", "params", "target", "dtypes", "formats", "min", "max", "values", "unique",
+               "socs", "status", "source", "note"}
+INT64_MAX = 2**63 - 1
+PARAMS_PER_RULE = 8  # OPS_RULE_MAX_PARAMS
+
+
+@functools.lru_cache(maxsize=1)
+def phase1_rules() -> dict[str, Any]:
+    """The rules file's operators (empty when there is none)."""
+    if not PHASE1_RULES.exists():
+        return {}
+    operators: dict[str, Any] = json.loads(PHASE1_RULES.read_text(encoding="utf-8"))["operators"]
+    return operators
+
+
+def rule_initialiser(op: str, rule: dict[str, Any], names: list[str], prefix: str
+                     ) -> tuple[str, str]:
+    """One rule as a C initialiser of ops_rule, and any array it needs defined before it."""
+    where = f"{PHASE1_RULES.name}: {op}: rule {rule}"
+    unknown = set(rule) - RULE_FIELDS
+    if unknown or rule.get("rule") not in RULE_KINDS:
+        raise ValueError(f"{where}: unknown rule or fields {sorted(unknown)}")
+
+    def index(name: str) -> int:
+        if name not in names:
+            raise ValueError(f"{where}: {op} has no parameter {name!r}")
+        return names.index(name)
+
+    params = [index(name) for name in rule["params"]]
+    if not 1 <= len(params) <= PARAMS_PER_RULE:
+        raise ValueError(f"{where}: 1 to {PARAMS_PER_RULE} params")
+    params += [-1] * (PARAMS_PER_RULE - len(params))
+    target = index(rule["target"]) if "target" in rule else -1
+    socs = " | ".join(SOC_FAMILIES[soc] for soc in rule.get("socs", ())) or "0"
+    dtypes = " | ".join(f"OPS_DT(ACL_{name})" for name in rule.get("dtypes", ())) or "0"
+    formats = " | ".join(f"((uint64_t)1 << ACL_{'FORMAT_' if name != 'FRACTAL_Z_3D' else ''}{name})"
+                         for name in rule.get("formats", ())) or "0"
+    default_lo = 0 if rule["rule"] in ("rank", "strided_rank") else -INT64_MAX - 1
+    lo = math.ceil(rule["min"]) if "min" in rule else default_lo
+    hi = math.floor(rule["max"]) if "max" in rule else INT64_MAX
+    if rule["rule"] == "dim":
+        lo, hi = 0, int(bool(rule.get("unique", False)))
+    before, values, n_values = "", "NULL", 0
+    if "values" in rule:
+        values = f"{prefix}_values"
+        n_values = len(rule["values"])
+        before = (f"static const int64_t {values}[] = "
+                  f"{{{', '.join(str(int(v)) for v in rule['values'])}}};\n")
+
+    def real(x: float) -> str:
+        if math.isinf(x):
+            return "INFINITY" if x > 0 else "-INFINITY"
+        return repr(float(x))
+
+    real_low = real(float(rule["min"])) if "min" in rule else "-INFINITY"
+    real_high = real(float(rule["max"])) if "max" in rule else "INFINITY"
+    def integer(x: int) -> str:
+        return "(-9223372036854775807LL - 1)" if x <= -INT64_MAX - 1 else f"{min(x, INT64_MAX)}LL"
+
+    text = (f"{{{RULE_KINDS[rule['rule']]}, {socs}, {{{', '.join(map(str, params))}}}, {target}, "
+            f"{int(rule.get('status', 161002))}, {dtypes}, {formats}, {integer(lo)}, "
+            f"{integer(hi)}, "
+            f"{real_low}, "
+            f"{real_high}, {values}, {n_values}}}")
+    return text, before
+
+
+def rule_set_source(op: GenericOperator) -> tuple[str, str]:
+    """The C definitions of ``op``'s rule set and the expression its descriptor points at."""
+    return rule_set_of(op.name, [n for _, n in op.parameters])
+
+
+def rule_set_of(name: str, names: list[str]) -> tuple[str, str]:
+    """The C definitions of the rule set of operator ``name`` (parameters ``names``) and the
+    expression that points at it (NULL when it has no rules)."""
+    entry = phase1_rules().get(name)
+    if not entry or not entry.get("rules"):
+        return "", "NULL"
+    short = name[len("aclnn"):]
+    rules, arrays = [], []
+    for i, rule in enumerate(entry["rules"]):
+        text, before = rule_initialiser(name, rule, names, f"rule_{short}_{i}")
+        rules.append(text)
+        arrays.append(before)
+    definitions = ("".join(arrays) + f"static const ops_rule rules_{short}[] = {{\n    "
+                   + ",\n    ".join(rules) + "\n};\n"
+                   + f"static const ops_rule_set rule_set_{short} = "
+                   f"{{{len(rules)}, rules_{short}}};\n")
+    return definitions, f"&rule_set_{short}"
+
+
 def _description(op: GenericOperator, variable: str, api: str,
-                 parameters: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+                 parameters: tuple[tuple[str, str], ...], phase1: bool = True
+                 ) -> tuple[str, str]:
     """The ``ops_generic_op`` named ``variable`` describing ``parameters`` of ``op`` (``api``
-    names the entry point in messages), and the initialiser of the values an entry point
-    packs for it: (declarations, values)."""
+    names the entry point in messages; phase 1's has the operator's rules and nullable
+    parameters), and the initialiser of the values an entry point packs for it:
+    (declarations, values)."""
     kinds = [op.kind(t) for t, _ in parameters]
     names = ", ".join(f'"{n}"' for _, n in parameters) or "NULL"
     roles = "".join("o" if n in op.outputs else "u" if n in op.inout else "i"
                     for _, n in parameters)
-    optional = "".join("1" if n.endswith("Optional") else "0" for _, n in parameters)
+    nullable = set(phase1_rules().get(op.name, {}).get("nullable", ())) if phase1 else set()
+    optional = "".join("1" if n.endswith("Optional") or n in nullable else "0"
+                       for _, n in parameters)
+    rule_definitions, rule_set = rule_set_source(op) if phase1 else ("", "NULL")
     values = []
     for (_, name), kind in zip(parameters, kinds):
         field = "integer" if kind in (8, 9) else "real" if kind == 10 else "pointer"
         values.append(f"{{.{field} = {name}}}")
     kind_text = "".join(f"\\{k:o}" for k in kinds)
     declarations = (f"static const char *const names_{variable}[] = {{{names}}};\n"
-                    f'static const ops_generic_op {variable} = {{"{op.name}", "{api}", '
+                    + rule_definitions
+                    + f'static const ops_generic_op {variable} = {{"{op.name}", "{api}", '
                     f'{len(parameters)}, names_{variable}, "{kind_text}", "{roles}", '
-                    f'"{optional}"}};\n')
+                    f'"{optional}", {rule_set}}};\n')
     return declarations, "{" + (", ".join(values) or "{0}") + "}"
+
+
+def write_prototype_sources(folder: Path) -> dict[str, Path]:
+    """``prototypes_<repository>.c``: each C operator's ops_prototype (its header's parameters,
+    the ones its rules call nullable, its rule set), for the library that holds it."""
+    table = json.loads(OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
+    by_repository: dict[str, list[str]] = {}
+    for op in OPERATORS:
+        full = f"aclnn{op.name}"
+        names = [n for _, n in table[full]["parameters"]]
+        nullable = set(phase1_rules().get(full, {}).get("nullable", ()))
+        definitions, rule_set = rule_set_of(full, names)
+        flags = "".join("1" if n.endswith("Optional") or n in nullable else "0" for n in names)
+        quoted = ", ".join(f'"{n}"' for n in names)
+        by_repository.setdefault(op.repository, []).append(
+            f"static const char *const names_{op.name}[] = {{{quoted}}};\n" + definitions
+            + f"const ops_prototype ops_prototype_{op.name} = {{{len(names)}, names_{op.name}, "
+            f'"{flags}", {rule_set}}};\n')
+    written = {}
+    for repository, parts in by_repository.items():
+        path = folder / f"prototypes_{repository}.c"
+        path.write_text(f"/* Written by emulator/build.py from {OPERATOR_TABLE.name} and "
+                        f"{PHASE1_RULES.name}: the {repository} C operators' prototypes and "
+                        "rules. */\n#include <math.h>\n\n#include \"ops_rules.h\"\n\n"
+                        + "\n".join(parts), encoding="utf-8")
+        written[repository] = path
+    return written
 
 
 def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dict[str, Path]:
@@ -180,7 +324,8 @@ def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dic
                   f"    return ops_generic_phase1(&op_{short}, emu_generic_values, "
                   "workspaceSize, executor);\n}\n")
         if op.phase2_extra:
-            extra, extra_values = _description(op, f"phase2_{short}", op.name, op.phase2_extra)
+            extra, extra_values = _description(op, f"phase2_{short}", op.name, op.phase2_extra,
+                                               phase1=False)
             declaration += extra
             phase2 = (f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
                       f"    const ops_generic_value emu_generic_values[] = {extra_values};\n"
@@ -197,7 +342,8 @@ def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dic
         source = OPERATOR_TABLE.relative_to(ROOT).as_posix()
         path.write_text(f"/* Written by emulator/build.py from {source}: the {repository} "
                         "operators computed through ops_generic.c. */\n"
-                        '#include "ops_generic.h"\n\n' + "\n".join(parts), encoding="utf-8")
+                        '#include <math.h>\n\n#include "ops_generic.h"\n\n' + "\n".join(parts),
+                        encoding="utf-8")
         written[repository] = path
     return written
 
@@ -306,14 +452,16 @@ def compile_objects(objects: Path, generated: Path) -> None:
     commands = [[*base, "-fvisibility=hidden", str(SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
     # The generated entry points: little code each, so no optimisation to wait for.
+    generated_sources = [*write_generic_sources(generated, generic_operators()).values(),
+                         *write_prototype_sources(generated).values()]
     commands += [[*plain, "-O0", *includes, "-fvisibility=hidden", str(path),
-                  "-o", str(objects / (path.stem + ".o"))]
-                 for path in write_generic_sources(generated, generic_operators()).values()]
+                  "-o", str(objects / (path.stem + ".o"))] for path in generated_sources]
     # The operator core is a library of its own from 8.5 (libopapi.so under libopapi_nn.so
     # and the other operator libraries), so its functions have default visibility; the older
     # trees' export lists hide them again.
     commands += [[*base, "-fno-semantic-interposition", str(SRC / f"{core}.c"),
-                  "-o", str(objects / f"{core}.o")] for core in ("ops_core", "ops_generic")]
+                  "-o", str(objects / f"{core}.o")]
+                 for core in ("ops_core", "ops_generic", "ops_rules")]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         for future in [pool.submit(run, command) for command in commands]:
             future.result()
@@ -451,14 +599,17 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)
     def generic(repositories: tuple[str, ...]) -> list[Path]:
-        return [o[f"generic_{r}"] for r in repositories if f"generic_{r}" in o]
+        return [o[f"{kind}_{r}"] for r in repositories for kind in ("generic", "prototypes")
+                if f"{kind}_{r}" in o]
 
     if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
         op_objects = [o[source[:-2]] for source in operator_sources(every)]
-        library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"], o["ops_registry"],
+        library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"], o["ops_rules"],
+                                       o["ops_registry"],
                                        *op_objects, *generic(every)], [meta, runtime], ["ops_*"])
     else:
-        core = library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"]], [meta, runtime])
+        core = library(lib64, "libopapi.so", [o["ops_core"], o["ops_generic"], o["ops_rules"]],
+                       [meta, runtime])
         for name, repositories in layout.operators.items():
             sources = [o[source[:-2]] for source in operator_sources(repositories)]
             others = tuple(r for r in every if r not in repositories)
@@ -469,7 +620,8 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     vendor_lib = root / "opp" / "vendors" / CUSTOM_VENDOR / "op_api" / "lib"
     vendor_lib.mkdir()
     library(vendor_lib, "libcust_opapi.so",
-            [o["ops_core"], *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
+            [o["ops_core"], o["ops_rules"],
+             *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
             [meta, runtime], ["ops_*"])
 
     (root / "set_env.sh").write_text(fill("set_env.sh", version=layout.version), encoding="utf-8")

@@ -162,6 +162,13 @@ struct aclemuKernelArg {
  * the status to fail with (at phase 1 the status phase 1 returns, e.g. 161002; at phase 2 the
  * launch's work fails with it and the stream's next synchronisation reports it), after writing
  * a message into `message` (at most message_size bytes, NUL-terminated).
+ *
+ * At phase 2, ACL_ERROR_RT_STREAM_ABORT (107023) says that the kernel was interrupted (a
+ * Ctrl-C): its stream's work is then aborted as aclrtStreamAbort aborts it (hicann/runtime
+ * docs/api_docs/aclrtStreamAbort.md): the tasks queued after it are dropped unrun, and the call
+ * that ran the kernel returns 107023 -- a synchronisation, or the call that queued a task past
+ * the queue's depth (the task it queued is dropped too). A synchronisation that was waiting
+ * for that work in another thread returns 107023 as well. The stream then works as before.
  */
 typedef int32_t (*aclemuKernelHandler)(const char *op, int32_t phase, const aclemuKernelArg *args,
                                        int32_t count, char *message, uint64_t message_size);

@@ -115,3 +115,76 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
     assert info["libraries"] == expected
     assert {Path(p).name for p in info["dependencies"] if Path(p).parent == lib} & {
         "libopapi.so", "libaclnn_py_emu_opapi.so"}
+
+
+# ---- an operator called with tensors of a format ----------------------------------------
+
+
+def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments: Any) -> None:
+    """Phases 1 and 2 of ``name`` through the low-level layer, every tensor created with the
+    aclFormat ``fmt`` ("NCHW"): aclnn_py.call makes its tensors ND, and some operators take
+    only NCHW, NCL or NCDHW ones (aclnnConvolution, aclnnAvgPool2d). ``arguments`` by C name
+    (None for a NULL pointer; a tuple or list for an aclIntArray), ``out`` the output arrays
+    by name, written. AclError when a phase fails."""
+    from aclnn_py._c import lowlevel as ll
+    from aclnn_py._c._ffi import ffi
+    from aclnn_py.ops import catalog, dtypes
+    from aclnn_py.runtime.process import activate
+
+    activate()
+    signature = aclnn_py.signature(name)
+    library = str(catalog.bind(signature))
+    code = ll.constant(f"ACL_FORMAT_{fmt}")
+    stream = ll.create_stream()
+    pointers: list[Any] = []
+    tensors: list[Any] = []
+    arrays: list[Any] = []
+    written: list[tuple[np.ndarray, Any]] = []
+    try:
+        values = []
+        for p in signature.parameters:
+            value = out.get(p.name, arguments.get(p.name))
+            c_type = " ".join(p.c_type.replace("const", " ").split())
+            if c_type == "aclTensor *":
+                if value is None:
+                    values.append(ll.NULL)
+                    continue
+                array = np.ascontiguousarray(value)
+                pointer = ll.malloc(max(array.nbytes, 1))
+                pointers.append(pointer)
+                if array.nbytes:
+                    ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
+                              ll.MEMCPY_HOST_TO_DEVICE)
+                strides = tuple(s // array.itemsize for s in array.strides)
+                acl_dtype = dtypes.acl_dtype(array.dtype, dtypes.all_dtypes())
+                tensor = ll.create_tensor(array.shape, acl_dtype, strides, 0, (array.size,),
+                                          pointer, code)
+                tensors.append(tensor)
+                values.append(tensor)
+                if p.name in out:
+                    written.append((out[p.name], pointer))
+            elif c_type == "aclIntArray *":
+                made = ll.NULL if value is None else ll.create_int_array(tuple(value))
+                if value is not None:
+                    arrays.append(made)
+                values.append(made)
+            else:
+                values.append(value)
+        size, executor = ll.operator_workspace_size(name, *values, library=library)
+        workspace = ll.malloc(size) if size else ll.NULL
+        if size:
+            pointers.append(workspace)
+        ll.check(ll.operator_phase2(name, library)(workspace, size, executor, stream), name)
+        ll.synchronize_stream(stream)
+        for array, pointer in written:
+            if array.nbytes:
+                ll.memcpy(ffi.from_buffer(array, require_writable=True), array.nbytes, pointer,
+                          array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+    finally:
+        for made in arrays:
+            ll.destroy_int_array(made)
+        for tensor in tensors:
+            ll.destroy_tensor(tensor)
+        for pointer in pointers:
+            ll.free(pointer)
+        ll.destroy_stream(stream)

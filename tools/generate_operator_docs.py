@@ -1,7 +1,10 @@
 """Write ``docs/emulated-operators.md``: the operators the emulator computes, from its registry
 (``aclnn_py.emulator.kernels()``: the C kernels of ``aclnn_py/data/emulator_ops.json`` and the
-Python kernels of ``aclnn_py/ops/kernels/``), with each one's family, the dtypes its kernel
-reads and its CANN repository (from the operator table, ``aclnn_py/data/operators.json``).
+Python kernels of ``aclnn_py/ops/kernels/``), with each one's family, the dtypes phase 1
+accepts on the emulated Atlas A2 (its rules, ``aclnn_py/data/phase1_rules.json``; else its
+kernel's list) and its CANN repository (from the operator table,
+``aclnn_py/data/operators.json``), then what each computes: its doc's formula and path, how its
+kernel computes it and in which precision (``aclnn_py/ops/kernels/formulas.py``).
 
 ``--check`` exits 1 when the page is not what the registry gives (a test runs it). It reads
 the registry through the installed aclnn_py (``pip install -e .`` for this tree's).
@@ -33,12 +36,57 @@ fails phase 1 with 561003 (`ACLNN_ERR_INNER_FIND_KERNEL_ERROR`) and a message sa
 give it a kernel: `aclnn_py.emulator.kernel(name)` ([any operator](any-operator.md)).
 
 float16 and bfloat16 compute in float32 and are rounded once into each output, as CANN's
-kernels do; the dtypes are those the kernel accepts for the tensors it reads (the C kernels
-follow each operator's doc per SoC; bfloat16 only where the emulated SoC has it).
+kernels do. The dtypes are what phase 1 accepts on the emulated SoC (an Atlas A2), parameter
+by parameter, from the operator's rules (written from its CANN doc and corrected by CANN's own
+unit tests: [the emulator](emulator.md)); for an operator without rules, the dtypes its kernel
+reads.
 
-| operator | kernel | family | dtypes read | repository |
+| operator | kernel | family | dtypes | repository |
 | --- | --- | --- | --- | --- |
 """
+
+FORMULAS = """
+## What each operator computes
+
+For each operator: the formula of its CANN doc (in aclnn_py's words; blank where the doc
+gives none), the doc (repository and path), how the emulator's kernel computes it and how it
+treats float16 and bfloat16. Where the doc gives a formula, the kernel follows it; where CANN's
+implementation refines it (a form, a rule at the edges), the kernel follows the implementation
+and names it; where both are silent, it follows PyTorch's CPU semantics (NaN, infinities, signed
+zeros, integer wrap-around). Phase 1 checks shapes, dtypes and attributes only, never tensor
+values; index values outside an operator's documented range fail the synchronisation that runs
+the kernel (507015), naming the parameter.
+
+Speed: `python benchmarks/bench.py --emulated` times every operator here against PyTorch CPU
+on one thread ([the numpy path and performance](numpy-path-and-performance.md)).
+
+| operator | the doc's formula | doc | the kernel | float16, bfloat16 |
+| --- | --- | --- | --- | --- |
+"""
+
+
+def cell(text: str) -> str:
+    """Text for a Markdown table cell."""
+    return text.replace("|", "\\|")
+
+
+# The SoC family the emulator models by default (an Atlas A2: emulator/src/ops_rules.h).
+MODELLED_FAMILY = "910b"
+
+
+def rule_dtypes(name: str) -> str:
+    """The dtypes the rules of ``name`` state per parameter on the modelled SoC family
+    ("self: FLOAT, FLOAT16; out: ..."), or ''."""
+    from aclnn_py.ops import rules
+
+    entry = rules.phase1_rules().get(name)
+    stated: dict[str, list[str]] = {}
+    for rule in (entry or {}).get("rules", ()):
+        if rule["rule"] == "dtypes" and MODELLED_FAMILY in rule.get("socs", [MODELLED_FAMILY]):
+            for parameter in rule["params"]:
+                stated.setdefault(parameter, rule["dtypes"])
+    return "; ".join(f"{parameter}: {', '.join(dtypes) or 'none'}"
+                     for parameter, dtypes in stated.items())
 
 
 def page() -> str:
@@ -55,11 +103,14 @@ def page() -> str:
         kernel = table.get(name)
         if kernel is None:
             c_count += 1
-            rows.append(f"| `{name}` | C | losses and arithmetic | float32, float16, bfloat16 "
-                        f"| {repository} |")
+            rows.append(f"| `{name}` | C | losses and arithmetic | "
+                        f"{rule_dtypes(name) or 'float32, float16, bfloat16'} | {repository} |")
             continue
         family = kernel.compute.__module__.rsplit(".", 1)[-1]
-        if kernel.dtypes is None:
+        stated = rule_dtypes(name)
+        if stated:
+            dtypes = stated
+        elif kernel.dtypes is None:
             dtypes = "any"
         elif isinstance(kernel.dtypes, dict):
             dtypes = "; ".join(f"{key}: {', '.join(value.names)}"
@@ -69,7 +120,21 @@ def page() -> str:
         rows.append(f"| `{name}` | Python | {family} | {dtypes} | {repository} |")
     text = INTRODUCTION.format(declared=len(roles.table()["operators"]), computed=len(names),
                                c_count=c_count, python_count=len(names) - c_count)
-    return text + "\n".join(rows) + "\n"
+    return text + "\n".join(rows) + "\n" + FORMULAS + "\n".join(formula_rows(names)) + "\n"
+
+
+def formula_rows(names: list[str]) -> list[str]:
+    from aclnn_py.ops import roles
+    from aclnn_py.ops.kernels.formulas import FORMULAS as TABLE
+
+    rows = []
+    for name in names:
+        formula = TABLE[name]
+        entry = roles.table_entry(name) or {}
+        source = formula.source or f"{entry.get('repository', '')}/{entry.get('doc', '')}"
+        rows.append(f"| `{name}` | {cell(formula.doc)} | {cell(source)} | "
+                    f"{cell(formula.kernel)} | {cell(formula.halves)} |")
+    return rows
 
 
 def main() -> int:

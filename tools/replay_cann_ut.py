@@ -18,8 +18,9 @@ answer), and classifies every case:
 * ``other SoC``: the case calls phase 1 with another SoC selected (the emulator models one
   Atlas A2 SoC, the harness's default);
 * ``no expectation``: the case states no status (its expectations are commented out, or it
-  compares something else);
-* ``harness limit``: the case threw a C++ exception, or called no operator through the harness;
+  compares something else, or it calls nothing);
+* ``harness limit``: the case threw a C++ exception, or compared something without calling an
+  operator through the harness;
 * ``not built``: its file did not compile or link here (the file's cases are not counted).
 
 Agreement is ``agree / (agree + too strict + too lenient + wrong code + crashed)`` over the
@@ -134,7 +135,8 @@ def include_flags(tree: Path, test: TestFile | None = None) -> list[str]:
     compat = Path(tempfile.gettempdir()) / "aclnn_py-cann-ut-level2" / digest(str(tree).encode())
     if not level2.is_dir() and not (compat / "level2").exists():
         compat.mkdir(parents=True, exist_ok=True)
-        (compat / "level2").symlink_to(tree / "include" / "aclnnop")
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another build
+            (compat / "level2").symlink_to(tree / "include" / "aclnnop")
     operators = tree / "include" / "aclnnop"
     flags = [f"-I{HARNESS / 'include'}", f"-I{tree / 'include'}", f"-I{operators}",
              f"-I{compat if not level2.is_dir() else operators}"]
@@ -313,9 +315,12 @@ def classify(test: TestFile, case: str, record: dict[str, Any]) -> CaseResult:
     calls = record["calls"]
     operator = calls[0]["op"] if calls else test.operators[0]
     result = CaseResult(test.name, case, operator, "agree")
-    if record["exception"] or not calls:
-        result.category = "harness limit"
-        result.message = "a C++ exception" if record["exception"] else "no phase-1 call"
+    if record["exception"]:
+        result.category, result.message = "harness limit", "a C++ exception"
+        return result
+    if not calls:  # a case that builds descriptions and calls nothing expects nothing
+        result.category = "no expectation" if not record["checks"] else "harness limit"
+        result.message = "no phase-1 call"
         return result
     if any(call["soc"] != MODELLED_SOC or call["arch"] != MODELLED_ARCH for call in calls):
         result.category = "other SoC"
@@ -396,6 +401,47 @@ def report(outcomes: list[FileOutcome], show: list[str]) -> str:
     return "\n".join(lines)
 
 
+# The reasons of the disagreements that stay, by case ("file: Suite.case" -> reason): CANN's
+# own evidence against the unit test, or what the emulator does not model.
+REASONS = HARNESS / "known_disagreements.json"
+
+
+def markdown(outcomes: list[FileOutcome]) -> str:
+    """The per-operator table and every disagreeing case with its reason (REASONS), as
+    Markdown for docs/cann-unit-tests.md."""
+    reasons: dict[str, str] = json.loads(REASONS.read_text(encoding="utf-8")) \
+        if REASONS.exists() else {}
+    by_operator: dict[str, Counter[str]] = {}
+    disagreements = []
+    for outcome in outcomes:
+        for case in outcome.cases:
+            if case.operator not in COMPUTED:
+                continue
+            by_operator.setdefault(case.operator, Counter())[case.category] += 1
+            if case.category in JUDGED and case.category != "agree":
+                disagreements.append(case)
+    lines = ["| operator | judged | agree | % | not judged |", "| --- | --- | --- | --- | --- |"]
+    total: Counter[str] = Counter()
+    for op, counts in sorted(by_operator.items()):
+        total.update(counts)
+        judged = sum(counts[c] for c in JUDGED)
+        other = sum(counts[c] for c in CATEGORIES if c not in JUDGED)
+        share = f"{100.0 * counts['agree'] / judged:.1f}" if judged else "-"
+        lines.append(f"| `{op}` | {judged} | {counts['agree']} | {share} | {other} |")
+    judged = sum(total[c] for c in JUDGED)
+    summary = (f"{judged} judged cases of {len(by_operator)} computed operators: "
+               f"{total['agree']} agree ({100.0 * total['agree'] / judged if judged else 0:.1f}%), "
+               f"{total['too strict']} too strict, {total['too lenient']} too lenient, "
+               f"{total['wrong code']} wrong code, {total['crashed']} crashed.")
+    cases = ["| operator | case | expected | answered | reason |",
+             "| --- | --- | --- | --- | --- |"]
+    for case in sorted(disagreements, key=lambda c: (c.operator, c.file, c.case)):
+        reason = reasons.get(f"{case.file}: {case.case}", "(no reason recorded)")
+        cases.append(f"| `{case.operator}` | `{case.file}` {case.case} | {case.expected} | "
+                     f"{case.answered} | {reason.replace('|', '/')} |")
+    return "\n".join([summary, "", *lines, "", "### The cases that disagree", "", *cases, ""])
+
+
 def parse_repo(argument: str) -> tuple[str, Path]:
     name, sep, path = argument.partition("=")
     if not sep or not name or not Path(path).is_dir():
@@ -424,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=Path(tempfile.gettempdir()) / "aclnn_py-cann-ut",
                         help="where the compiled files are kept (reused when unchanged)")
     parser.add_argument("--json", type=Path, help="write every case's result here")
+    parser.add_argument("--markdown", type=Path,
+                        help="write the per-operator table and the disagreeing cases, with their "
+                        f"reasons from {REASONS.relative_to(HERE.parent)}, as Markdown")
     parser.add_argument("--show", action="append", default=[], choices=CATEGORIES,
                         type=lambda text: text.replace("-", " "),
                         help="list the cases of this category (too-strict, too-lenient, ...)")
@@ -458,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         if not outcome.built:
             print(f"not built: {outcome.file.name}: {outcome.error}", file=sys.stderr)
     print(report(outcomes, options.show))
+    if options.markdown:
+        options.markdown.write_text(markdown(outcomes), encoding="utf-8")
     if options.json:
         options.json.write_text(json.dumps(
             [{"file": c.file, "case": c.case, "operator": c.operator, "category": c.category,

@@ -7,6 +7,7 @@ the API name and CANN's own message.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..errors import AclError, UnavailableError
@@ -74,10 +75,65 @@ def recent_error_message() -> str:
     return message
 
 
+# ---- what a kernel raised that only its caller may raise (the emulator's Python kernels) ----
+
+# By thread id: the exception that is not an Exception (KeyboardInterrupt, SystemExit) which a
+# kernel run by that thread raised, kept until the C call that ran the kernel is back in Python.
+# Nothing may unwind through C: the kernel handler keeps it (hold_interrupt) and fails, the
+# call that ran the kernel fails in turn (the emulator aborts the kernel's stream:
+# ACL_ERROR_RT_STREAM_ABORT), and check() raises it in that call's stead. Empty while no
+# kernel was interrupted, so the per-call paths test it for nothing more than truth. Each
+# entry carries a token the thread also keeps (_kept): a thread that ended with its
+# interrupt kept (its C caller was not aclnn_py) hands nothing to a new one given its id.
+interrupted: dict[int, tuple[object, BaseException]] = {}
+_kept = threading.local()
+_get_ident = threading.get_ident
+
+
+def hold_interrupt(error: BaseException, where: str) -> None:
+    """Keep ``error``, raised inside a kernel run by this thread (``where`` says which), for
+    :func:`raise_interrupt`. Its traceback goes: its frames hold the kernel's arrays, views
+    of device memory valid only during the kernel."""
+    error.__traceback__ = None
+    error.__context__ = error.__cause__ = None
+    if isinstance(error, KeyboardInterrupt) and not error.args:
+        error.args = (where,)
+    token = _kept.token = object()
+    interrupted[_get_ident()] = (token, error)
+
+
+def _take() -> BaseException | None:
+    """This thread's kept interrupt, taken out (None: none, or a dead thread's)."""
+    entry = interrupted.pop(_get_ident(), None)
+    if entry is None or entry[0] is not getattr(_kept, "token", None):
+        return None
+    _kept.token = None
+    return entry[1]
+
+
+def interrupt_pending() -> bool:
+    """Whether a kernel run by this thread was interrupted and the interrupt not raised yet."""
+    entry = interrupted.get(_get_ident())
+    return entry is not None and entry[0] is getattr(_kept, "token", None)
+
+
+def raise_interrupt() -> None:
+    """Raise the exception kept by :func:`hold_interrupt` for this thread, if any."""
+    error = _take()
+    if error is not None:
+        try:
+            raise error
+        finally:
+            del error  # no cycle through this frame
+
+
 def check(status: int, api: str, detail: str = "") -> None:
     """Raise the AclError for a non-zero ``status`` returned by ``api`` (``detail``, what
-    aclnn_py adds, comes before CANN's own message)."""
+    aclnn_py adds, comes before CANN's own message); or, when the failure comes from a
+    kernel this thread ran that was interrupted, that interrupt (:func:`hold_interrupt`)."""
     if status != ACL_SUCCESS:
+        if interrupted:
+            raise_interrupt()
         message = recent_error_message()
         raise AclError.from_status(status, api, f"{detail} CANN: {message}" if detail else message)
 

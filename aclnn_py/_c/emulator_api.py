@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import UnavailableError
 from ._ffi import ffi
 from .codes import constant
-from .core import NULL, OPS, RT, check
+from .core import NULL, OPS, RT, check, hold_interrupt
 
 
 def emulator_loaded() -> bool:
@@ -134,14 +134,15 @@ def _reporter(arg: Any, call: _Call) -> Any:
 
 def _tensor(arg: Any, call: _Call | None = None) -> tuple[Any, ...]:
     """``(buffer over the bytes the view may touch, or None, aclDataType, shape, strides,
-    offset)`` of a tensor argument (strides and offset in elements), and for an output whose
-    kernel may report its real extent (phase 2) a sixth item, ``report(shape)``."""
+    offset, aclFormat)`` of a tensor argument (strides and offset in elements), and for an
+    output whose kernel may report its real extent (phase 2) a seventh item,
+    ``report(shape)``."""
     ndim = int(arg.ndim)
     size = int(arg.storage_bytes)
     buffer = ffi.buffer(ffi.cast("char *", arg.data), size) if size and arg.data != NULL \
         else None
     described = (buffer, int(arg.dtype), tuple(arg.dims[0:ndim]), tuple(arg.strides[0:ndim]),
-                 int(arg.offset))
+                 int(arg.offset), int(arg.format))
     if call is not None and arg.view_ndim != NULL:
         return (*described, _reporter(arg, call))
     return described
@@ -178,23 +179,35 @@ def _value(arg: Any, kind: int, call: _Call) -> Any:
     return int(arg.integer)
 
 
-def _interrupt_main_later() -> None:
-    """Deliver KeyboardInterrupt to the main thread once the handler has returned into C.
-    From the main thread itself, the interrupt would be raised inside the handler, where
-    nothing may unwind: another thread delivers it after a moment, once the handler has
-    returned its status."""
-    import _thread
-    import threading
-    import time
+# What the handler returns for a kernel interrupted at phase 2: the emulator then aborts the
+# kernel's stream, and the call that ran the kernel fails with it (headers/aclnn_emu.h).
+_STREAM_ABORT = constant("ACL_ERROR_RT_STREAM_ABORT")
+_INNER = constant("ACLNN_ERR_INNER")
 
-    def deliver() -> None:
-        time.sleep(0.01)
-        _thread.interrupt_main()
 
-    if threading.current_thread() is threading.main_thread():
-        threading.Thread(target=deliver, name="aclnn_py-interrupt", daemon=True).start()
-    else:
-        _thread.interrupt_main()
+def _interrupted(error: BaseException, operator: str, phase: int) -> tuple[int, str]:
+    """The handler's failure for ``error``, an exception that is not an Exception
+    (KeyboardInterrupt, SystemExit) raised inside the kernel of ``operator``: kept for the
+    call that ran the kernel to raise (``core.hold_interrupt``). At phase 2 the emulator
+    aborts the kernel's stream; at phase 1 the operator's phase 1 fails, nothing queued."""
+    name = type(error).__name__
+    if phase == 1:
+        hold_interrupt(error, f"raised inside the check of {operator} (its phase 1): nothing "
+                              "was queued")
+        return _INNER, f"the check of {operator} was interrupted by {name}"
+    hold_interrupt(error, f"raised inside the kernel of {operator}: its stream's work was "
+                          "aborted, and the work queued after it dropped")
+    return _STREAM_ABORT, f"the kernel of {operator} was interrupted by {name}"
+
+
+def _escaped(kind: Any, error: BaseException, traceback: Any) -> int:
+    """cffi's ``onerror`` of the handler: an exception that escaped it (an interrupt that
+    arrived outside its ``try``) is kept as :func:`_interrupted` keeps one."""
+    if isinstance(error, Exception):
+        return _INNER
+    hold_interrupt(error, "raised while the emulator ran a kernel: its stream's work was "
+                          "aborted")
+    return _STREAM_ABORT
 
 
 def set_kernel_handler(handler: Any) -> None:
@@ -202,31 +215,35 @@ def set_kernel_handler(handler: Any) -> None:
     registered with :func:`register_kernel`: at phase 1 (``phase`` 1) to check a call, when
     the launch runs (2) to compute. ``arguments`` are ``(kind, value, role)`` in the
     operator's parameter order (role ``"i"`` read, ``"o"`` written, ``"u"`` updated in
-    place), value None for a NULL pointer: a tensor as ``(buffer,
-    aclDataType, shape, strides, offset)`` (an output at phase 2 with a sixth item,
+    place), value None for a NULL pointer: a tensor as ``(buffer, aclDataType, shape,
+    strides, offset, aclFormat)`` (an output at phase 2 with a seventh item,
     ``report(shape)``, telling its real extent when the data decides it), a tensor list as a
     list of those, a scalar as ``(value bytes, aclDataType)`` (the value exactly, in the host's
     representation of its dtype, 16 bytes of which the dtype's size count), arrays as tuples,
     a string as str, numbers as int, bool or float. ``handler`` returns None, or ``(status,
-    message)`` to fail with. Set once per process (later calls replace the handler)."""
+    message)`` to fail with. Set once per process (later calls replace the handler).
+
+    Nothing may unwind into C: an Exception ``handler`` lets through fails the call with
+    561000 (ACLNN_ERR_INNER); any other exception (KeyboardInterrupt, SystemExit) is kept and
+    raised again by the call that ran the kernel, once back from C (``core.check``), after
+    the emulator aborted the kernel's stream (phase 2: ACL_ERROR_RT_STREAM_ABORT)."""
     global _handler
 
     def trampoline(op: Any, phase: int, args: Any, count: int, message: Any,
                    message_size: int) -> int:
         call = _Call()
+        operator = ffi.string(op).decode()
         try:
             arguments = [_argument(args[i], call) for i in range(count)]
-            name = ffi.string(op).decode()
-            for index in _described_unsigned.get(name, ()):
+            for index in _described_unsigned.get(operator, ()):
                 kind, value, role = arguments[index]
                 if kind == KERNEL_INTEGER and value < 0:
                     arguments[index] = (kind, value + (1 << 64), role)
-            failed = handler(name, int(phase), arguments)
-        except BaseException as error:  # noqa: BLE001 - nothing may unwind into C
-            failed = (constant("ACLNN_ERR_INNER"),
-                      f"the kernel raised {type(error).__name__}: {error}")
-            if isinstance(error, KeyboardInterrupt):  # delivered again once back in Python
-                _interrupt_main_later()
+            failed = handler(operator, int(phase), arguments)
+        except Exception as error:  # noqa: BLE001 - nothing may unwind into C
+            failed = (_INNER, f"the kernel raised {type(error).__name__}: {error}")
+        except BaseException as error:  # raised again once the call is back in Python
+            failed = _interrupted(error, operator, int(phase))
         finally:
             call.running = False
         if not failed:
@@ -236,7 +253,9 @@ def set_kernel_handler(handler: Any) -> None:
         ffi.memmove(message, encoded + b"\0", len(encoded) + 1)
         return int(status)
 
-    callback = ffi.callback("aclemuKernelHandler", trampoline)
+    # An interrupt arriving outside the try above (cffi then calls _escaped) aborts as well.
+    callback = ffi.callback("aclemuKernelHandler", trampoline, error=_STREAM_ABORT,
+                            onerror=_escaped)
     check(RT.aclemuSetKernelHandler(callback), "aclemuSetKernelHandler")
     _handler = callback
 

@@ -132,6 +132,8 @@ def activate(device: int | None = None) -> int:
 
 
 def _activate(device: int | None) -> int:
+    if kernels.running() is not None:  # see _enter_kernel
+        raise kernels.refuse_call("an aclnn_py call")
     ensure_initialized()
     state = getattr(_thread, "state", None)
     current = state[1] if state is not None and state[0] == _process.generation else None
@@ -174,6 +176,24 @@ def _bind_device(device: int) -> None:
         ll.set_device(device)
         _process.set_counts[device] = _process.set_counts.get(device, 0) + 1
         _process.contexts[device] = ll.get_current_context()
+
+
+def _enter_kernel() -> Callable[[], None]:
+    """A kernel starts in this thread (``ops.kernels.dispatch``): the device and stream this
+    thread made current are set aside until it ends, so that every aclnn_py call from inside
+    it reaches :func:`_activate`, which refuses it (the per-call paths, which skip
+    ``_activate`` while they are set, test nothing more)."""
+    state = getattr(_thread, "state", None)
+    current = getattr(_thread, "current", None)
+    _thread.state = _thread.current = None
+
+    def leave() -> None:
+        _thread.state, _thread.current = state, current
+
+    return leave
+
+
+kernels.on_kernel(_enter_kernel)
 
 
 def on_teardown(hook: Callable[[], None], *, streams: bool = False) -> None:

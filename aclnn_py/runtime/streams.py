@@ -17,14 +17,24 @@ from collections.abc import Sequence
 from typing import Any, Callable, NoReturn
 
 from .._c import lowlevel as ll
+from .._c.lowlevel import interrupted as _interrupted
 from ..errors import AclError
+from ..ops import kernels
 from .process import _process, _thread, activate, alive, logger, on_teardown
+
+# Finaliser bodies that ran inside a kernel, where aclnn_py calls are refused: done at the
+# next safe point (release_dropped_streams).
+_deferred: list[tuple[Any, ...]] = []
 
 
 def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | None,
                      generation: int, what: str) -> None:
     """Finalizer body: ``release`` the handle in ``cell`` (see ``ll.handle_cell``), if it
-    holds one and the runtime still exists; log, never raise."""
+    holds one and the runtime still exists; log, never raise. Inside a kernel (a
+    collection while it runs), deferred to the next safe point."""
+    if kernels.running() is not None:
+        _deferred.append((release, cell, device, generation, what))
+        return
     handle = cell[0]
     if handle == ll.NULL or not alive(generation):
         return
@@ -74,11 +84,17 @@ def _destroy_stream(key: int) -> None:
         raise
     if states:  # its work ran: blocks marked with it are free, its fence events go too
         ll.stream_closed(states[0])
+    if _interrupted:  # a kernel of that work was interrupted (its work was dropped)
+        ll.raise_interrupt()
     ll.check(status, "aclrtDestroyStream")
 
 
 def _destroy_stream_quietly(key: int) -> None:
-    """Finaliser of a stream: :func:`_destroy_stream`; logs, never raises."""
+    """Finaliser of a stream: :func:`_destroy_stream`; logs, never raises. Inside a kernel
+    (a collection while it runs), where aclnn_py calls are refused, the stream stays
+    registered for the next safe point."""
+    if kernels.running() is not None:
+        return
     try:
         _destroy_stream(key)
     except Exception:
@@ -87,9 +103,12 @@ def _destroy_stream_quietly(key: int) -> None:
 
 def release_dropped_streams() -> bool:
     """Destroy the dropped streams whose release an interrupt cut short (a closed stream
-    still referenced is finished by closing it again, or at exit). Returns whether there
-    were any (their devices were made current)."""
-    found = False
+    still referenced is finished by closing it again, or at exit), and release what
+    finalisers left to a safe point (:func:`_release_quietly`). Returns whether there were
+    any (their devices were made current)."""
+    found = bool(_deferred)
+    while _deferred:
+        _release_quietly(*_deferred.pop())
     for key, (ref, *_) in list(_undestroyed.items()):
         if ref() is None:
             found = True
@@ -234,6 +253,8 @@ class Stream:
             if done[0] > self._released:
                 dropped = self._drop_held(done[0])
         del dropped  # released outside the lock
+        if _interrupted:  # a fence's work run here was interrupted (see _hold): it is
+            ll.raise_interrupt()  # raised once the launch is queued and held
         return True
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
@@ -277,6 +298,12 @@ class Stream:
             raise ValueError("stream is closed: work cannot be queued on it")
         keepalive = self._keepalive
         done: int = self._launching(self.state, self._released + len(keepalive))
+        if _interrupted and ll.interrupt_pending():
+            # The fence it records (or looks at) ran the stream's oldest work, and a kernel
+            # of it was interrupted: the stream's work was dropped, the interrupt is raised
+            # here, nothing is queued.
+            ll.stream_uncount(self.state)
+            ll.raise_interrupt()
         keepalive.append(hold)
         return done
 

@@ -112,6 +112,7 @@ static aclnnStatus l1_plan(const char *api, const ops_args *a, ops_plan *pl)
 
 const ops_desc ops_l1_loss = {
     OPS_DESC(L1Loss, "out", l1_plan, l1_kernel, 2, "self", "target"),
+    .prototype = OPS_PROTOTYPE(L1Loss),
 };
 
 EMU_EXPORT aclnnStatus aclnnL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *target, int64_t reduction,

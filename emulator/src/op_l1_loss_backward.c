@@ -110,6 +110,7 @@ static aclnnStatus l1_bwd_plan(const char *api, const ops_args *a, ops_plan *pl)
 
 const ops_desc ops_l1_loss_backward = {
     OPS_DESC(L1LossBackward, "gradInput", l1_bwd_plan, l1_bwd_kernel, 3, "gradOutput", "self", "target"),
+    .prototype = OPS_PROTOTYPE(L1LossBackward),
 };
 
 EMU_EXPORT aclnnStatus aclnnL1LossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

@@ -109,6 +109,7 @@ static aclnnStatus mse_plan(const char *api, const ops_args *a, ops_plan *pl)
 
 const ops_desc ops_mse_loss = {
     OPS_DESC(MseLoss, "out", mse_plan, mse_kernel, 2, "self", "target"),
+    .prototype = OPS_PROTOTYPE(MseLoss),
 };
 
 EMU_EXPORT aclnnStatus aclnnMseLossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,

@@ -110,6 +110,7 @@ static aclnnStatus mse_bwd_plan(const char *api, const ops_args *a, ops_plan *pl
 
 const ops_desc ops_mse_loss_backward = {
     OPS_DESC(MseLossBackward, "out", mse_bwd_plan, mse_bwd_kernel, 3, "gradOutput", "self", "target"),
+    .prototype = OPS_PROTOTYPE(MseLossBackward),
 };
 
 EMU_EXPORT aclnnStatus aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,

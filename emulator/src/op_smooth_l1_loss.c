@@ -85,6 +85,7 @@ static aclnnStatus smooth_l1_plan(const char *api, const ops_args *a, ops_plan *
 
 const ops_desc ops_smooth_l1_loss = {
     OPS_DESC(SmoothL1Loss, "result", smooth_l1_plan, smooth_l1_kernel, 2, "self", "target"),
+    .prototype = OPS_PROTOTYPE(SmoothL1Loss),
 };
 
 EMU_EXPORT aclnnStatus aclnnSmoothL1LossGetWorkspaceSize(const aclTensor *self, const aclTensor *target,

@@ -114,6 +114,7 @@ static aclnnStatus smooth_l1_bwd_plan(const char *api, const ops_args *a, ops_pl
 const ops_desc ops_smooth_l1_loss_backward = {
     OPS_DESC(SmoothL1LossBackward, "gradInput", smooth_l1_bwd_plan, smooth_l1_bwd_kernel,
              3, "gradOut", "self", "target"),
+    .prototype = OPS_PROTOTYPE(SmoothL1LossBackward),
 };
 
 EMU_EXPORT aclnnStatus aclnnSmoothL1LossBackwardGetWorkspaceSize(const aclTensor *gradOut, const aclTensor *self,

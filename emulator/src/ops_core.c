@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "ops_core.h"
+#include "ops_rules.h"
 
 /* ======================================================================== */
 /* shapes, views, dtypes                                                    */
@@ -102,58 +103,56 @@ bool ops_is_integral(aclDataType dt, bool include_bool)
     }
 }
 
-/* Rank in the int/bool promotion lattice, -1 if not bool/int. */
-static int int_rank(aclDataType dt)
-{
-    switch (dt) {
-    case ACL_BOOL: return 0;
-    case ACL_UINT8: return 1;
-    case ACL_INT8: return 2;
-    case ACL_INT16: return 3;
-    case ACL_INT32: return 4;
-    case ACL_INT64: return 5;
-    default: return -1;
-    }
-}
-
-static int float_rank(aclDataType dt)
-{
-    switch (dt) {
-    case ACL_FLOAT16: return 1;
-    case ACL_BF16: return 1;
-    case ACL_FLOAT: return 2;
-    case ACL_DOUBLE: return 3;
-    default: return -1;
-    }
-}
-
 /*
- * opbase's kPromoteTypesLookup restricted to bool, the signed integers, uint8 and the real floating
- * dtypes (the other members give DT_UNDEFINED here): equal dtypes stay; float16 with bfloat16 gives
- * float; a floating dtype wins over an integral one; integers take the wider one, uint8 with int8
- * gives int16.
+ * opbase's PromoteType: equal dtypes stay, else its kPromoteTypesLookup (hicann/opbase
+ * include/nnopbase/opdev/data_type_utils.h), read here row by row over the dtypes it promotes.
+ * The table is not symmetric (uint16 with complex64 gives complex64, complex64 with uint16 none).
+ * Letters: f float, h float16, b bfloat16, d double, 1 int8, 2 int16, 4 int32, 8 int64, u uint8,
+ * v uint16, w uint32, x uint64, ? bool, c complex64, C complex128, z complex32, . none.
  */
+static const aclDataType PROMOTED_DTYPES[] = {ACL_FLOAT, ACL_FLOAT16, ACL_INT8, ACL_INT32, ACL_UINT8, ACL_INT16,
+                                              ACL_UINT16, ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_DOUBLE, ACL_BOOL,
+                                              ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16, ACL_COMPLEX32};
+static const char PROMOTED_LETTERS[] = "fh14u2vw8xd?cCbz";
+static const char *const PROMOTIONS[] = {
+    /*        fh14u2vw8xd?cCbz */
+    /* f */ "ffffff..f.dfcCfc",
+    /* h */ "fhhhhh..h.dhcCfz",
+    /* 1 */ "fh1422..8.d1cCbz",
+    /* 4 */ "fh4444..8.d4cCbz",
+    /* u */ "fh24u2..8.ducCbz",
+    /* 2 */ "fh2422..8.d2cCbz",
+    /* v */ "......v.....cC..",
+    /* w */ ".......w....cC..",
+    /* 8 */ "fh8888..8.d8cCbz",
+    /* x */ ".........x..CC..",
+    /* d */ "dddddd..d.ddCCdC",
+    /* ? */ "fh14u2..8.d?cCbz",
+    /* c */ "cccccc..c.CccCcc",
+    /* C */ "CCCCCC..C.CCCCCC",
+    /* b */ "ffbbbb..b.dbcCbc",
+    /* z */ "czzzzz..z.CzcCcz",
+};
+
+static int promoted_index(aclDataType dt)
+{
+    for (int i = 0; i < (int)(sizeof PROMOTED_DTYPES / sizeof PROMOTED_DTYPES[0]); i++)
+        if (PROMOTED_DTYPES[i] == dt)
+            return i;
+    return -1;
+}
+
 aclDataType ops_promote_type(aclDataType a, aclDataType b)
 {
-    static const aclDataType ints[] = {ACL_BOOL, ACL_UINT8, ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64};
-    int fa = float_rank(a), fb = float_rank(b), ia = int_rank(a), ib = int_rank(b);
-    if (a == b && (fa >= 0 || ia >= 0))
+    if ((int)a < 0 || (int)b < 0)
+        return ACL_DT_UNDEFINED;
+    if (a == b)
         return a;
-    if (fa >= 0 && fb >= 0) {
-        if (fa == 1 && fb == 1)
-            return ACL_FLOAT; /* FLOAT16 + BF16 */
-        return fa > fb ? a : b;
-    }
-    if (fa >= 0 && ib >= 0)
-        return a;
-    if (fb >= 0 && ia >= 0)
-        return b;
-    if (ia >= 0 && ib >= 0) {
-        if ((a == ACL_UINT8 && b == ACL_INT8) || (a == ACL_INT8 && b == ACL_UINT8))
-            return ACL_INT16;
-        return ints[ia > ib ? ia : ib];
-    }
-    return ACL_DT_UNDEFINED;
+    int i = promoted_index(a), j = promoted_index(b);
+    if (i < 0 || j < 0)
+        return ACL_DT_UNDEFINED;
+    const char *letter = strchr(PROMOTED_LETTERS, PROMOTIONS[i][j]);
+    return letter ? PROMOTED_DTYPES[letter - PROMOTED_LETTERS] : ACL_DT_UNDEFINED;
 }
 
 bool ops_can_cast(aclDataType from, aclDataType to)
@@ -826,27 +825,110 @@ static int64_t load_int(const char *p, aclDataType dt)
     }
 }
 
-/*
- * Casts the float kernels do not cover, element by element: an integral (or bool) source to int64,
- * or to float32 (rounded to nearest even by the conversion) and from there to float16 / bfloat16
- * (a second rounding, which differs from a direct one only for integers beyond 2^24); int64 to
- * bool (non-zero). Floating sources never go to integral dtypes (CanCast refuses it).
- */
+bool ops_cast_dtype(aclDataType dt)
+{
+    switch (dt) {
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16: case ACL_DOUBLE: case ACL_BOOL:
+    case ACL_INT8: case ACL_INT16: case ACL_INT32: case ACL_INT64:
+    case ACL_UINT8: case ACL_UINT16: case ACL_UINT32: case ACL_UINT64:
+    case ACL_COMPLEX64: case ACL_COMPLEX128:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void ops_load_wide(const char *p, aclDataType dt, ops_wide *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (dt) {
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16:
+        v->re = load_elem(p, dt);
+        return;
+    case ACL_DOUBLE:
+        memcpy(&v->re, p, 8);
+        return;
+    case ACL_COMPLEX64: {
+        float c[2];
+        memcpy(c, p, sizeof c);
+        v->re = c[0];
+        v->im = c[1];
+        return;
+    }
+    case ACL_COMPLEX128:
+        memcpy(&v->re, p, 8);
+        memcpy(&v->im, p + 8, 8);
+        return;
+    case ACL_UINT64: {
+        uint64_t u;
+        memcpy(&u, p, 8);
+        v->i = (int64_t)u;
+        v->re = (double)u;
+        v->integral = v->is_unsigned = true;
+        return;
+    }
+    default:
+        v->i = load_int(p, dt);
+        v->re = (double)v->i;
+        v->integral = true;
+        return;
+    }
+}
+
+/* A real value truncated towards zero into int64, saturated (NaN gives 0): a floating value
+   never reaches an integral dtype through CanCast, this only keeps the conversion defined. */
+static int64_t trunc_int64(double x)
+{
+    if (!(x == x))
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
+void ops_store_wide(char *p, aclDataType dt, const ops_wide *v)
+{
+    /* an integer is rounded once, from its exact value */
+    float f = v->integral ? (v->is_unsigned ? (float)(uint64_t)v->i : (float)v->i) : (float)v->re;
+    int64_t i = v->integral ? v->i : trunc_int64(v->re);
+    switch (dt) {
+    case ACL_FLOAT: case ACL_FLOAT16: case ACL_BF16:
+        store_elem(p, dt, f);
+        return;
+    case ACL_DOUBLE:
+        memcpy(p, &v->re, 8);
+        return;
+    case ACL_COMPLEX64: {
+        float c[2] = {f, (float)v->im};
+        memcpy(p, c, sizeof c);
+        return;
+    }
+    case ACL_COMPLEX128:
+        memcpy(p, &v->re, 8);
+        memcpy(p + 8, &v->im, 8);
+        return;
+    case ACL_BOOL: {
+        uint8_t b = v->integral ? v->i != 0 : (v->re != 0.0 || v->im != 0.0);
+        memcpy(p, &b, 1);
+        return;
+    }
+    case ACL_INT8: case ACL_UINT8: { uint8_t b = (uint8_t)i; memcpy(p, &b, 1); return; }
+    case ACL_INT16: case ACL_UINT16: { uint16_t h = (uint16_t)i; memcpy(p, &h, 2); return; }
+    case ACL_INT32: case ACL_UINT32: { uint32_t w = (uint32_t)i; memcpy(p, &w, 4); return; }
+    default: st_i64(p, i); return; /* INT64, UINT64: the low 64 bits */
+    }
+}
+
+/* Casts the float kernels do not cover, element by element (ops_load_wide, ops_store_wide). */
 static void cast_generic(char *dst, aclDataType ddt, const char *src, aclDataType sdt, int64_t n)
 {
     size_t di = ops_dtype_size(ddt), si = ops_dtype_size(sdt);
+    ops_wide v;
     for (int64_t j = 0; j < n; j++) {
-        const char *s = src + j * (int64_t)si;
-        char *d = dst + j * (int64_t)di;
-        if (is_f32_family(ddt)) {
-            float v = is_f32_family(sdt) ? load_elem(s, sdt) : (float)load_int(s, sdt);
-            store_elem(d, ddt, v);
-        } else if (ddt == ACL_BOOL) {
-            uint8_t b = load_int(s, sdt) != 0;
-            memcpy(d, &b, 1);
-        } else {
-            st_i64(d, load_int(s, sdt));
-        }
+        ops_load_wide(src + j * (int64_t)si, sdt, &v);
+        ops_store_wide(dst + j * (int64_t)di, ddt, &v);
     }
 }
 
@@ -1592,6 +1674,87 @@ static void call_signature(ops_signature *sg, const ops_desc *d, const ops_args 
     sig_put(sg, &alpha_dtype, sizeof alpha_dtype);
 }
 
+/* The argument of a C operator's parameter `name` (its in_names, out_name, and the attributes
+   its ops_args holds), for its rules; false for a tensor that is not a live one (the plan says
+   so) or a parameter ops_args does not hold. */
+static bool prototype_arg(const ops_desc *d, const ops_args *a, const char *name, aclemuKernelArg *k,
+                          bool *null)
+{
+    const aclTensor *t = NULL;
+    bool tensor = false;
+    memset(k, 0, sizeof *k);
+    *null = false;
+    if (strcmp(name, d->out_name) == 0) {
+        t = a->out;
+        tensor = true;
+    }
+    for (int i = 0; !tensor && i < d->n_in; i++)
+        if (strcmp(name, d->in_names[i]) == 0) {
+            t = a->in[i];
+            tensor = true;
+        }
+    if (tensor) {
+        *null = t == NULL;
+        if (t == NULL || !emu_tensor_is_live(t))
+            return false;
+        k->kind = ACLEMU_ARG_TENSOR;
+        k->present = 1;
+        k->data = t->data;
+        k->dtype = (int32_t)t->dtype;
+        k->format = (int32_t)t->format;
+        k->ndim = t->ndim;
+        k->dims = t->dims;
+        k->strides = t->strides;
+        k->offset = t->offset;
+        return true;
+    }
+    if (strcmp(name, "reduction") == 0) {
+        k->kind = ACLEMU_ARG_INTEGER;
+        k->present = 1;
+        k->integer = a->reduction;
+        return true;
+    }
+    if (strcmp(name, "beta") == 0) {
+        k->kind = ACLEMU_ARG_REAL;
+        k->present = 1;
+        k->real = a->beta;
+        return true;
+    }
+    if (strcmp(name, "alpha") == 0) {
+        aclDataType dtype;
+        *null = a->alpha == NULL;
+        if (!a->alpha || !emu_scalar_read(a->alpha, &k->real, &dtype))
+            return false;
+        k->kind = ACLEMU_ARG_SCALAR;
+        k->present = 1;
+        k->scalar_dtype = (int32_t)dtype;
+        return true;
+    }
+    return false;
+}
+
+/* The operator's rules (ops_rules.h), once its required parameters are known not to be NULL;
+   a tensor that is not live is left to the plan, which names it. */
+static aclnnStatus check_prototype(const char *api, const ops_desc *d, const ops_args *a)
+{
+    const ops_prototype *p = d->prototype;
+    aclemuKernelArg args[OPS_MAX_IN + 4];
+    if (!p || p->count > (int32_t)(sizeof args / sizeof args[0]))
+        return ACLNN_SUCCESS;
+    bool complete = true;
+    for (int32_t i = 0; i < p->count; i++) {
+        bool null;
+        if (!prototype_arg(d, a, p->names[i], &args[i], &null)) {
+            if (null && p->nullable[i] != '1') {
+                emu_error("%s: %s is NULL (it is not an optional argument)", api, p->names[i]);
+                return ACLNN_ERR_PARAM_NULLPTR;
+            }
+            complete = complete && null;
+        }
+    }
+    return complete ? ops_check_rules(api, p->rules, args, p->names, p->count) : ACLNN_SUCCESS;
+}
+
 aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     const char *api = d->phase1_api;
@@ -1601,7 +1764,9 @@ aclnnStatus ops_phase1(const ops_desc *d, const ops_args *a, uint64_t *workspace
         return st;
     ops_plan pl;
     plan_init(&pl, d, a->reduction);
-    st = d->plan(api, a, &pl);
+    st = check_prototype(api, d, a);
+    if (st == ACLNN_SUCCESS)
+        st = d->plan(api, a, &pl);
     if (st == ACLNN_SUCCESS)
         st = finish_executor(api, ex, &pl, a->in, a->out);
     if (st != ACLNN_SUCCESS) {

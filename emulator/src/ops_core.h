@@ -361,6 +361,27 @@ void ops_shape_of(const aclTensor *t, shape_t *s);
 /* Number of elements of t's view, -1 on overflow. */
 int64_t ops_view_numel(const aclTensor *t);
 
+/*
+ * One element of any dtype the C operators' casts take (ops_cast_dtype), exactly: integral and
+ * bool ones as an integer, floating ones as a double, complex ones as two.
+ */
+typedef struct {
+    double re, im;    /* the value (an integer's rounded to double), and a complex one's imaginary part */
+    int64_t i;        /* an integral or bool element (a uint64 one's bits) */
+    bool integral;    /* i holds the value */
+    bool is_unsigned; /* i holds a uint64 */
+} ops_wide;
+
+/* Whether the cast stages of the C operators take dt: the floating, integral, bool and complex
+   dtypes of acl_rt.h but the 8-, 6- and 4-bit floats and complex32. */
+bool ops_cast_dtype(aclDataType dt);
+
+/* Element at p of dtype dt (one ops_cast_dtype takes) into *v, and back (the value converted
+   as CANN's Cast converts it: rounded to nearest even into a floating dtype, wrapped into an
+   integral one, non-zero into bool, a real part into a complex one). */
+void ops_load_wide(const char *p, aclDataType dt, ops_wide *v);
+void ops_store_wide(char *p, aclDataType dt, const ops_wide *v);
+
 /* ======================================================================== */
 /* kernels                                                                  */
 /* ======================================================================== */
@@ -381,6 +402,9 @@ typedef struct {
     float neg_half_beta;         /* -0.5 * beta */
     float alpha;                 /* Add: alpha as float32 */
     bool alpha_is_one;           /* Add: out = self + other (alpha ignored) */
+    double alpha_d;              /* Add: alpha as float64, complex alpha's real part */
+    double alpha_im;             /* Add: a complex alpha's imaginary part */
+    int64_t alpha_i;             /* Add: alpha in an integral (wrapped) or bool dtype */
     aclDataType cdt;             /* the compute (result) dtype */
     aclDataType dt[OPS_MAX_IN];  /* each staged input's dtype as the kernel reads it */
 } ops_kparams;
@@ -528,6 +552,9 @@ struct ops_desc {
     aclnnStatus (*plan)(const char *api, const ops_args *a, ops_plan *pl);
     /* the l0 kernel for pl: an elementwise row, or a reduction row when pl->reduce */
     row_fn (*kernel)(const ops_plan *pl);
+    /* its header's parameters and its phase-1 rules (OPS_PROTOTYPE), checked before the plan;
+       NULL for an operator without (the custom package's) */
+    const struct ops_prototype *prototype;
 };
 
 /* The three names of aclnn<Name>, for an ops_desc initialiser: OPS_DESC_NAMES(L1Loss). */
@@ -729,5 +756,12 @@ aclnnStatus ops_plan_reduced_loss(const char *api, const ops_args *a, const aclT
 #define OPS_DECLARE_DESC(name, desc) extern const ops_desc desc;
 EMU_OPERATORS(OPS_DECLARE_DESC)
 #undef OPS_DECLARE_DESC
+
+/* Each operator's prototype and rules, written by the build from aclnn_py/data/operators.json and
+   phase1_rules.json into the library that holds it: `.prototype = OPS_PROTOTYPE(Name)`. */
+#define OPS_DECLARE_PROTOTYPE(name, desc) extern const struct ops_prototype ops_prototype_##name;
+EMU_OPERATORS(OPS_DECLARE_PROTOTYPE)
+#undef OPS_DECLARE_PROTOTYPE
+#define OPS_PROTOTYPE(Name) (&ops_prototype_##Name)
 
 #endif

@@ -352,7 +352,8 @@ static aclemuKernelArg *kernel_args(generic_arg *args, int32_t count, const char
     return k;
 }
 
-/* Call the handler; a failure's message is recorded. Returns its status. */
+/* Call the handler (at phase 1 after the operator's rules); a failure's message is recorded.
+   Returns its status. */
 static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *op, int32_t phase,
                             generic_arg *args, const aclOpExecutor *ex, const char *api)
 {
@@ -361,6 +362,14 @@ static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *o
     if (!k) {
         emu_error("%s: out of host memory", api);
         return phase == 1 ? ACLNN_ERR_INNER : ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    if (phase == 1) {
+        aclnnStatus st = ops_check_rules(api, op->rules, k, op->names, op->count);
+        if (st != ACLNN_SUCCESS) {
+            free(k);
+            free(members);
+            return st;
+        }
     }
     char message[MESSAGE_BYTES] = "";
     int32_t status = handler(op->name, phase, k, op->count, message, sizeof message);
@@ -703,7 +712,7 @@ static described_op *describe(const char *name, int32_t count, const aclemuGener
         free(names), free(kinds), free(roles), free(optional), free(op_name), free(phase1), free(d);
         return NULL;
     }
-    d->op = (ops_generic_op){op_name, phase1, count, (const char *const *)names, kinds, roles, optional};
+    d->op = (ops_generic_op){op_name, phase1, count, (const char *const *)names, kinds, roles, optional, NULL};
     return d;
 }
 

@@ -10,6 +10,7 @@
 #define ACLNN_EMU_OPS_GENERIC_H
 
 #include "ops_core.h"
+#include "ops_rules.h"
 
 /* What an operator's parameters are, in order (workspaceSize and executor left out). */
 typedef struct {
@@ -19,7 +20,9 @@ typedef struct {
     const char *const *names; /* the C parameter names */
     const char *kinds;        /* one aclemuArgKind per parameter, as chars */
     const char *roles;        /* per parameter: 'i' input, 'o' output, 'u' updated in place */
-    const char *optional;     /* per parameter: '1' when NULL is allowed (a name ending in Optional) */
+    const char *optional;     /* per parameter: '1' when NULL is allowed (a name ending in Optional,
+                                 or one its rules call nullable) */
+    const ops_rule_set *rules; /* its phase-1 rules (aclnn_py/data/phase1_rules.json), or NULL */
 } ops_generic_op;
 
 /* One argument as the entry point received it (aclnn_emu.h). */

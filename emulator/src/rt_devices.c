@@ -311,6 +311,11 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
         if (!stream_alive(s, marks[i].id))
             continue; /* destroyed meanwhile: its destruction ran its work */
         aclError rc = stream_run(s, marks[i].upto, api);
+        if (rc == ACL_ERROR_RT_STREAM_ABORT) {
+            /* A kernel was interrupted: the call stops, the other streams keep their work. */
+            first = rc;
+            break;
+        }
         if (!rc && stream_alive(s, marks[i].id) && s->failed) {
             rc = s->failed;
             s->failed = ACL_SUCCESS;

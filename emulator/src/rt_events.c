@@ -104,11 +104,13 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
     }
     LOCK();
     aclError rc = record_event(api, ev, stream_h, t);
-    if (!rc)
-        stream_bound(((event *)ev)->rec_stream, api);
-    UNLOCK();
-    if (rc)
+    if (rc) {
+        UNLOCK();
         free(t);
+        return rc;
+    }
+    rc = stream_bound(((event *)ev)->rec_stream, api); /* an abort there dropped the record too */
+    UNLOCK();
     return rc;
 }
 
@@ -154,7 +156,7 @@ static aclError query_event(const char *api, aclrtEvent ev, const void *status, 
     if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE) {
         uint64_t id = s->id;
         rc = stream_run(s, e->rec_seq, api);
-        if (rc && stream_alive(s, id) && !s->failed)
+        if (rc && rc != ACL_ERROR_RT_STREAM_ABORT && stream_alive(s, id) && !s->failed)
             s->failed = rc; /* and kept for the stream's next synchronisation, as stream_bound does */
     }
     if (!pending_record_stream(e))

@@ -138,6 +138,7 @@ struct stream {
     uint64_t end_ns; /* ACLNN_EMU_LINK: virtual end of the last task run */
     bool running;    /* a thread is running the head task, outside the lock (see stream_run) */
     aclError failed; /* first failure of work run by the queue-depth bound, for the next sync */
+    uint64_t aborts; /* times its work was aborted (see stream_run) */
 };
 
 struct event {
@@ -339,7 +340,7 @@ bool range_still_valid(const block_list *l, bool host, const emu_task *task, con
 
 /* rt_streams.c */
 aclError resolve_stream(aclrtStream h, const char *api, stream **out);
-void stream_bound(stream *s, const char *api);
+aclError stream_bound(stream *s, const char *api);
 void stream_append(stream *s, emu_task *t);
 
 /* rt_events.c and rt_memcpy.c: the tasks link_place (rt_tasks.c) tells apart */

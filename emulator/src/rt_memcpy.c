@@ -453,7 +453,11 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     copy_side_pin(&t->sides[0], dst, count, plan.dir == DIR_H2D || plan.dir == DIR_D2D, plan.dst_pinned);
     copy_side_pin(&t->sides[1], src, count, plan.dir == DIR_D2H || plan.dir == DIR_D2D, plan.src_pinned);
     stream_append(s, &t->base);
-    stream_bound(s, api);
+    rc = stream_bound(s, api);
+    if (rc) { /* an abort: the copy was dropped with the stream's work */
+        UNLOCK();
+        return rc;
+    }
     bool async = plan.dir == DIR_D2D || (plan.dir == DIR_H2D && plan.src_pinned) ||
                  (plan.dir == DIR_D2H && plan.dst_pinned) ||
                  (plan.dir == DIR_H2H && plan.src_pinned && plan.dst_pinned);

@@ -41,16 +41,22 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
 /*
  * After a task was appended to s: past EMU_STREAM_DEPTH pending tasks, run the oldest
  * until the queue is back at that depth. A failure is kept for the stream's next
- * synchronisation, where CANN reports failures of asynchronous work. Lock held once.
+ * synchronisation, where CANN reports failures of asynchronous work. Returns
+ * ACL_SUCCESS, or ACL_ERROR_RT_STREAM_ABORT when that work aborted the stream
+ * (stream_run): the task just appended was dropped with the rest, and the call that
+ * queued it returns the status. Lock held once.
  */
-void stream_bound(stream *s, const char *api)
+aclError stream_bound(stream *s, const char *api)
 {
     if (s->n_pending <= EMU_STREAM_DEPTH)
-        return;
+        return ACL_SUCCESS;
     uint64_t id = s->id;
     aclError rc = stream_run(s, s->seq_done + (s->n_pending - EMU_STREAM_DEPTH), api);
+    if (rc == ACL_ERROR_RT_STREAM_ABORT)
+        return rc;
     if (rc && stream_alive(s, id) && !s->failed)
         s->failed = rc;
+    return ACL_SUCCESS;
 }
 
 void stream_append(stream *s, emu_task *t)
@@ -88,9 +94,9 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
         return rc;
     }
     stream_append(s, task);
-    stream_bound(s, api);
+    rc = stream_bound(s, api);
     UNLOCK();
-    return ACL_SUCCESS;
+    return rc;
 }
 
 /* Take the lock and resolve the stream h into *out; on an error (recorded) the lock is released. */

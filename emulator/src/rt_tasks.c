@@ -124,6 +124,28 @@ static void link_place(stream *s, emu_task *t, uint64_t run_ns)
 }
 
 /*
+ * Abort the work of s as aclrtStreamAbort does (hicann/runtime docs/api_docs/aclrtStreamAbort.md:
+ * the running task stops, the tasks issued but not run are dropped, and a synchronisation waiting
+ * meanwhile returns ACL_ERROR_RT_STREAM_ABORT): every task still queued is released unrun, an
+ * earlier failure kept for the next synchronisation is forgotten with the work it came from, and
+ * threads waiting in stream_run see `aborts` change. Lock held once, no task of s running.
+ */
+static uint64_t stream_abort(stream *s)
+{
+    uint64_t dropped = 0;
+    emu_task *t;
+    while ((t = stream_pop(s, UINT64_MAX)) != NULL) {
+        s->seq_done++;
+        task_release(t);
+        dropped++;
+    }
+    s->query_not_ready_reported = false;
+    s->failed = ACL_SUCCESS;
+    s->aborts++;
+    return dropped;
+}
+
+/*
  * Run the tasks of s while seq_done < upto, in order. Returns the first error.
  * Called with the lock held once (not recursively), and returns with it held.
  *
@@ -133,15 +155,27 @@ static void link_place(stream *s, emu_task *t, uint64_t run_ns)
  * done (`running`), so checks of pending work still see it; only one thread runs a
  * stream's tasks at a time, the others wait for it. Event records, which only touch
  * the runtime's own state, run under the lock.
+ *
+ * A task that fails with ACL_ERROR_RT_STREAM_ABORT (a kernel handler's kernel was
+ * interrupted: headers/aclnn_emu.h) aborts the stream (stream_abort): the run stops there
+ * and returns that status, whatever failed before, so the call that ran the kernel reports
+ * the abort. A call that was waiting for another thread's task when that task aborted the
+ * stream returns it too, as CANN's synchronisations do during an abort.
  */
 aclError stream_run(stream *s, uint64_t upto, const char *api)
 {
     aclError first = ACL_SUCCESS;
-    uint64_t id = s->id;
+    uint64_t id = s->id, aborts = s->aborts;
     while (s->head && s->seq_done < upto) {
         if (s->running) {
             if (!stream_wait_idle(s))
                 return first;
+            if (s->aborts != aborts) {
+                emu_error("%s: the work of the stream was aborted while this call waited for it: a kernel "
+                          "run by another thread was interrupted, and the tasks queued after it were dropped",
+                          api);
+                return ACL_ERROR_RT_STREAM_ABORT;
+            }
             continue;
         }
         emu_task *t = s->head;
@@ -163,6 +197,13 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
             link_place(s, t, now_ns() - t0);
         stream_pop(s, UINT64_MAX);
         s->seq_done++;
+        if (rc == ACL_ERROR_RT_STREAM_ABORT) {
+            uint64_t dropped = stream_abort(s);
+            emu_error("%s: task %s on the stream was interrupted: the stream's work was aborted, and the %" PRIu64
+                      " tasks queued after it were dropped unrun", api, t->name ? t->name : "(unnamed)", dropped);
+            task_release(t);
+            return rc;
+        }
         if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
             first = rc;
             emu_error("%s: task %s on the stream failed with error %d", api, t->name ? t->name : "(unnamed)", rc);
@@ -211,12 +252,14 @@ static void stream_drop(stream *s)
 
 /*
  * The stream whose work up to e->rec_seq the latest record of e still waits
- * for, or NULL: never recorded, already completed, or recorded on a stream
- * that is gone (its work was run or dropped). Lock held.
+ * for, or NULL: never recorded, already completed, dropped unrun (an abort or
+ * a failed synchronisation dropped it), or recorded on a stream that is gone
+ * (its work was run or dropped). Lock held.
  */
 stream *pending_record_stream(const event *e)
 {
-    if (e->recorded && !e->completed && reg_has(&g_streams, e->rec_stream) && e->rec_stream->id == e->rec_stream_id)
+    if (e->recorded && !e->completed && reg_has(&g_streams, e->rec_stream) && e->rec_stream->id == e->rec_stream_id &&
+        e->rec_stream->seq_done < e->rec_seq)
         return e->rec_stream;
     return NULL;
 }

@@ -138,7 +138,8 @@ def test_releases_made_during_garbage_collection_never_deadlock():
 
 @pytest.mark.slow
 def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
-    """SIGALRM raising KeyboardInterrupt every few hundred microseconds during mixed calls."""
+    """SIGALRM raising KeyboardInterrupt every few hundred microseconds during mixed calls,
+    Python kernels included (a slow one, so that many interrupts land inside it)."""
     done = run_python("""
         import gc, random, signal, numpy as np, aclnn_py
         armed = False
@@ -146,19 +147,35 @@ def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
             if armed:  # only inside the calls: the loop's own bookkeeping stays exact
                 raise KeyboardInterrupt
         signal.signal(signal.SIGALRM, interrupt)
+        @aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+        def slow_copy(self, out):
+            for _ in range(100_000):  # a few milliseconds
+                pass
+            out[...] = self
         rng = random.Random(7)
         aclnn_py.runtime_info()
-        base = aclnn_py.emulator.stats()
-        interrupts = completed = wrong = 0
         host = np.arange(64, dtype=np.float32)
+        aclnn_py.call("aclnnAbs", aclnn_py.call("aclnnSinc", host))  # call()'s lazy imports
+        aclnn_py.empty_cache()
+        base = aclnn_py.emulator.stats()
+        interrupts = in_kernels = completed = wrong = 0
         zero = aclnn_py.to_device(np.zeros(64, np.float32))
+        y = None
         for step in range(6000):
-            delay = rng.uniform(20e-6, 400e-6)
+            kind = step % 6
+            delay = rng.uniform(20e-6, 3e-3 if kind >= 4 else 400e-6)
             try:
                 armed = True
                 signal.setitimer(signal.ITIMER_REAL, delay)
-                kind = step % 4
-                if kind == 0:
+                if kind == 4:
+                    result = aclnn_py.call("aclnnSinc", host)
+                    expected = host
+                elif kind == 5:
+                    x = aclnn_py.to_device(host)
+                    y = aclnn_py.call("aclnnSinc", x)
+                    result = aclnn_py.call("aclnnAbs", y).numpy()
+                    expected = host
+                elif kind == 0:
                     result = aclnn_py.mse_loss_backward(1.0, host, 0.0, "none")
                     expected = host * 2
                 elif kind == 1:
@@ -178,22 +195,23 @@ def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
                 completed += 1
                 if result is not None and not np.array_equal(result, expected):
                     wrong += 1
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as error:
                 armed = False
                 interrupts += 1
+                in_kernels += "inside the kernel" in str(error)
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        del x, zero, result, plan
+        del x, y, zero, result, plan
         aclnn_py.synchronize()
         gc.collect()
         aclnn_py.empty_cache()
         final = aclnn_py.emulator.stats()
         keys = ("live_device_bytes", "live_tensors", "live_executors", "pending_tasks")
-        print(interrupts, completed, wrong, *(final[k] - base[k] for k in keys))
+        print(interrupts, in_kernels, completed, wrong, *(final[k] - base[k] for k in keys))
     """, EMULATOR, timeout=240)
     assert done.returncode == 0, done.stderr
-    interrupts, completed, wrong, *leaks = map(int, done.stdout.split())
-    assert interrupts > 100 and completed > 100
+    interrupts, in_kernels, completed, wrong, *leaks = map(int, done.stdout.split())
+    assert interrupts > 100 and completed > 100 and in_kernels > 10
     assert wrong == 0
     assert leaks == [0, 0, 0, 0]
 

@@ -145,7 +145,13 @@ int run_cases(FILE* out, const std::set<std::string>& skip)
             any = any || !skip.count(c->suite + "." + c->name);
         if (!any)
             continue;
+        /* The platform a suite's SetUpTestCase selects stays for its cases, as in googletest
+           (ops-math's square suite selects NpuArch::DAV_3510 there). */
+        soc = op::SocVersion::ASCEND910B;
+        arch = NpuArch::DAV_2201;
         members.front()->set_up();
+        const op::SocVersion suite_soc = soc;
+        const NpuArch suite_arch = arch;
         for (const Case* c : members) {
             std::string id = c->suite + "." + c->name;
             if (skip.count(id))
@@ -155,8 +161,8 @@ int run_cases(FILE* out, const std::set<std::string>& skip)
             testing::TestInfo info(c->suite, c->name);
             current_record = &record;
             current_info = &info;
-            soc = op::SocVersion::ASCEND910B;
-            arch = NpuArch::DAV_2201;
+            soc = suite_soc;
+            arch = suite_arch;
             bool exception = false;
             try {
                 if (c->select)

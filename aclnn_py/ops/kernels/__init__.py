@@ -12,7 +12,7 @@ device memory (outputs and tensors updated in place writable, inputs read-only),
 during the call; tensor lists as lists of arrays; scalars as numpy scalars of their dtype;
 integer, bool and float arrays as tuples; strings as str; numbers as int, bool or float; an
 optional argument left out as None. A kernel must not call aclnn_py (it runs inside a
-synchronisation).
+synchronisation of its stream's work): such a call is refused (:func:`refuse_call`).
 
 Precision: float16 and bfloat16 compute as CANN's kernels do, widened to float32, computed,
 and rounded once when stored (:func:`store`); float32 computes in float32 and float64 in
@@ -22,6 +22,7 @@ float64, unless a family says otherwise.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import threading
 import weakref
@@ -34,11 +35,14 @@ import numpy as np
 
 from ..._c import lowlevel as ll
 from ..._c.codes import constant
-from ..dtypes import Dtypes, is_bfloat16, numpy_dtype
+from ..dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
+from ..rules import states_dtypes
 
 FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul")
 PARAM_INVALID = constant("ACLNN_ERR_PARAM_INVALID")  # 161002, what CANN's checks return
 KERNEL_FAILED = constant("ACL_ERROR_RT_AICORE_EXCEPTION")  # 507015: the launch's work failed
+INNER = constant("ACLNN_ERR_INNER")  # 561000: phase 1 failed inside (a check's own error)
+NO_KERNEL = constant("ACLNN_ERR_INNER_FIND_KERNEL_ERROR")  # 561003: as for an uncomputed one
 
 
 class Refusal(Exception):
@@ -94,22 +98,129 @@ def parameters_of(name: str) -> tuple[str, ...] | None:
     return tuple(parameter for _, parameter in entry["parameters"])
 
 
-def kernel(name: str, *, dtypes: Dtypes | dict[str, Dtypes] | Iterable[str] | None = None,
-           check: Callable[..., None] | None = None,
-           parameters: Iterable[str] | None = None,
-           builtin: bool = False) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register the decorated function as the kernel of operator ``name`` (replacing any
-    other). ``parameters``: its C parameter names, by default the operator table's."""
+def _dtype_names(dtypes: Iterable[Any], operator: str) -> tuple[str, ...]:
+    """The names of ``dtypes`` (names, numpy dtypes or types), each one with an aclDataType;
+    TypeError or ValueError naming ``dtypes`` otherwise."""
+    if isinstance(dtypes, (str, bytes)):
+        raise TypeError(f"{operator}: dtypes must be a list of dtype names such as "
+                        f"['float32'], not the string {dtypes!r}")
+    try:
+        given = list(dtypes)
+    except TypeError:
+        raise TypeError(f"{operator}: dtypes must be a list of dtype names such as "
+                        f"['float32'], got {type(dtypes).__name__}") from None
+    known = all_dtypes().names
+    names = []
+    for dtype in given:
+        name = dtype if isinstance(dtype, str) else None
+        if name is None:
+            try:
+                name = np.dtype(dtype).name
+            except TypeError:
+                name = None
+        if name not in known:
+            raise ValueError(f"{operator}: dtypes: {dtype!r} is not the name of a dtype a "
+                             f"tensor can have; the names are {', '.join(known)}")
+        names.append(name)
+    if not names:
+        raise ValueError(f"{operator}: dtypes is empty, so every call would be refused; leave "
+                         "it out to accept any dtype")
+    return tuple(dict.fromkeys(names))
+
+
+def _allowed(dtypes: Dtypes | dict[str, Dtypes] | Iterable[Any] | None,
+             names: tuple[str, ...], operator: str) -> Dtypes | dict[str, Dtypes] | None:
+    """``dtypes`` checked against the parameter ``names`` of ``operator``, as a Kernel keeps
+    them."""
+    if dtypes is None or isinstance(dtypes, Dtypes):
+        return dtypes
+    if isinstance(dtypes, dict):
+        unknown = [key for key in dtypes if key not in names]
+        if unknown:
+            raise ValueError(f"{operator}: dtypes names {', '.join(map(repr, unknown))}, which "
+                             f"{'is' if len(unknown) == 1 else 'are'} not among its parameters "
+                             f"({', '.join(names)})")
+        return {key: value if isinstance(value, Dtypes)
+                else Dtypes(_dtype_names(value, operator)) for key, value in dtypes.items()}
+    return Dtypes(_dtype_names(dtypes, operator))
+
+
+def _require_takes(function: Any, names: tuple[str, ...], what: str) -> None:
+    """TypeError naming ``what`` unless ``function`` is a plain callable that accepts the
+    keyword arguments ``names`` (as the kernel handler calls it)."""
+    if not callable(function):
+        raise TypeError(f"{what} must be callable, got {type(function).__name__}")
+    if inspect.isgeneratorfunction(function) or inspect.iscoroutinefunction(function) \
+            or inspect.isasyncgenfunction(function):
+        raise TypeError(f"{what} must be a plain function: {function!r} is a generator or a "
+                        "coroutine function, whose body a call does not run")
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin without a signature: it may take anything
+        return
+    try:
+        signature.bind(**dict.fromkeys(names))
+    except TypeError as error:
+        given = ", ".join(names) or "(none)"
+        raise TypeError(f"{what} is called with the keyword arguments {given}, but its "
+                        f"signature {signature} does not accept them ({error})") from None
+
+
+def check_name(name: Any) -> None:
+    """Refuse, naming the rule, a ``name`` no kernel can be registered for: not an operator
+    name, one the emulator computes in C, or any name from inside a running kernel."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be an operator name such as 'aclnnSinc', got "
+                        f"{type(name).__name__}")
+    if not (name.startswith("aclnn") and len(name) > 5 and name.isidentifier()
+            and len(name.encode()) < 128):
+        raise ValueError(f"name must be an operator name 'aclnn<Name>' (an identifier of at "
+                         f"most 127 bytes), got {name!r}")
+    if running() is not None:
+        raise refuse_call(f"registering a kernel for {name}")
     if name in c_kernels():
         raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
                          "would never run (its entry points do not ask for one)")
-    names = tuple(parameters) if parameters is not None else parameters_of(name)
-    if names is None:
-        raise ValueError(f"{name} is not in aclnn_py's operator table: give its C parameter "
-                         "names with parameters=[...]")
-    allowed = dtypes if dtypes is None or isinstance(dtypes, (Dtypes, dict)) else Dtypes(dtypes)
+
+
+def kernel(name: str, *, dtypes: Dtypes | dict[str, Dtypes] | Iterable[Any] | None = None,
+           check: Callable[..., None] | None = None,
+           parameters: Iterable[str] | None = None,
+           builtin: bool = False, prototype: tuple[str, ...] | None = None
+           ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register the decorated function as the kernel of operator ``name`` (replacing any
+    other). ``parameters``: its C parameter names, by default those of its prototype
+    (``prototype`` when the caller read it, else the operator table's), whose number they
+    must have. Every argument is checked here, at registration: TypeError or ValueError
+    naming the argument and the rule."""
+    check_name(name)
+    known = prototype if prototype is not None else parameters_of(name)
+    if parameters is None:
+        if known is None:
+            raise ValueError(f"{name} is not in aclnn_py's operator table: give its C "
+                             "parameter names with parameters=[...]")
+        names = known
+    else:
+        if isinstance(parameters, (str, bytes)):
+            raise TypeError(f"{name}: parameters must be a list of C parameter names, not the "
+                            f"string {parameters!r}")
+        names = tuple(parameters)
+        bad = [p for p in names if not isinstance(p, str) or not p.isidentifier()]
+        if bad:
+            raise ValueError(f"{name}: parameters must be C parameter names (identifiers), got "
+                             f"{', '.join(map(repr, bad))}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{name}: parameters names a parameter twice: {', '.join(names)}")
+        if known is not None and len(names) != len(known):
+            raise ValueError(f"{name}: parameters has {len(names)} names but the operator "
+                             f"takes {len(known)} arguments at phase 1 ({', '.join(known)}; "
+                             "workspaceSize and executor left out)")
+    allowed = _allowed(dtypes, names, name)
+    if check is not None:
+        _require_takes(check, names, f"check of {name}")
 
     def register(compute: Callable[..., None]) -> Callable[..., None]:
+        _require_takes(compute, names, f"the kernel of {name}")
         KERNELS[name] = Kernel(name, compute, allowed, check, names, builtin)
         if _installed:
             _register_with_emulator([name])
@@ -158,13 +269,15 @@ def install_once() -> None:
 
 def _array(value: tuple[Any, ...], writable: bool, name: str = "a tensor", phase: int = 2
            ) -> Any:
-    buffer, code, shape, strides, offset = value[:5]
+    buffer, code, shape, strides, offset, fmt = value[:6]
     dtype = numpy_dtype(code)
     if dtype is None:
         raise Refusal(f"{name} has aclDataType {code} ({ll.dtype_name(code)}), which has no "
                       "numpy dtype: the emulator's Python kernels do not compute it")
     if phase == 1 and buffer is None:  # CANN's phase 1 takes tensors without data
-        return _described(shape, dtype)
+        described = _described(shape, dtype)
+        _formats.current[id(described)] = (weakref.ref(described), fmt)
+        return described
     if buffer is None:  # nothing to touch: an empty view (or one without memory)
         if any(n == 0 for n in shape):
             array: np.ndarray = np.zeros(shape, dtype)
@@ -176,8 +289,9 @@ def _array(value: tuple[Any, ...], writable: bool, name: str = "a tensor", phase
                            strides=tuple(s * itemsize for s in strides))
     if not writable:
         array.flags.writeable = False
-    if len(value) > 5:  # an output whose kernel may report its real extent
-        _reports.current[id(array)] = (weakref.ref(array), value[5])
+    _formats.current[id(array)] = (weakref.ref(array), fmt)
+    if len(value) > 6:  # an output whose kernel may report its real extent
+        _reports.current[id(array)] = (weakref.ref(array), value[6])
     return array
 
 
@@ -210,6 +324,28 @@ class _Reports(threading.local):
 
 
 _reports = _Reports()
+
+
+class _Formats(threading.local):
+    """This thread's current kernel call: the aclFormat of each tensor it received, by id
+    (the array, weakly, and its format)."""
+
+    def __init__(self) -> None:
+        self.current: dict[int, tuple[weakref.ref[np.ndarray], int]] = {}
+
+
+_formats = _Formats()
+
+
+def tensor_format(array: np.ndarray) -> int:
+    """The aclFormat (headers/acl_rt.h) of a tensor of the running kernel call, as the kernel
+    received it: at phase 1 for the checks CANN makes on formats (aclnnConvolution takes NCL,
+    NCHW or NCDHW by rank), at phase 2 for a layout (a channel-last NDHWC tensor)."""
+    found = _formats.current.get(id(array))
+    if found is None or found[0]() is not array:
+        raise ValueError("tensor_format takes a tensor of the running kernel call, as it "
+                         "received it")
+    return found[1]
 
 
 def report_extent(out: np.ndarray, shape: Iterable[int]) -> None:
@@ -251,6 +387,7 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: in
         raise Refusal(f"{kernel_.name} has {len(kernel_.parameters)} parameters, the call "
                       f"{len(arguments_)}")
     _reports.current = {}
+    _formats.current = {}
     values: dict[str, Any] = {}
     for name, (kind, value, role) in zip(kernel_.parameters, arguments_):
         if value is None:
@@ -271,9 +408,10 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: in
 
 def _check_dtypes(kernel_: Kernel, values: dict[str, Any], outputs: set[str]) -> None:
     """Every tensor the operator reads (inputs, and tensors it updates in place) has one of
-    the kernel's dtypes; ``outputs`` are the kernel's ``check``'s to judge."""
+    the kernel's dtypes; ``outputs`` are the kernel's ``check``'s to judge. A builtin kernel
+    of an operator whose dtypes the phase-1 rules state is not asked: the rules decided."""
     allowed = kernel_.dtypes
-    if allowed is None:
+    if allowed is None or (kernel_.builtin and states_dtypes(kernel_.name)):
         return
     for name, value in values.items():
         permitted = allowed.get(name) if isinstance(allowed, dict) else allowed
@@ -286,13 +424,77 @@ def _check_dtypes(kernel_: Kernel, values: dict[str, Any], outputs: set[str]) ->
                               f"not support: it supports {', '.join(permitted.names)}")
 
 
+# ---- running kernels ------------------------------------------------------------------
+
+_running = threading.local()  # .name: the operator whose kernel this thread runs, if any
+# Called when a thread starts a kernel, each returning what to call when it ends: the runtime
+# layer sets aside what would let an aclnn_py call skip its refusal (runtime.process).
+_on_kernel: list[Callable[[], Callable[[], None]]] = []
+
+
+def on_kernel(enter: Callable[[], Callable[[], None]]) -> None:
+    """Have ``enter()`` called whenever a thread starts running a kernel (its check or its
+    compute); it returns the function called when the kernel ends."""
+    _on_kernel.append(enter)
+
+
+def running() -> str | None:
+    """The operator whose kernel (check or compute) the calling thread runs, or None."""
+    name: str | None = getattr(_running, "name", None)
+    return name
+
+
+def refuse_call(what: str) -> RuntimeError:
+    """The error for ``what`` (an aclnn_py call) made from inside the kernel the calling
+    thread runs; the kernel then fails even if it catches the error. A kernel runs inside
+    the stream work of a synchronisation or a launch: a call into aclnn_py from there would
+    wait for that very work, or for a lock its caller holds."""
+    name = running()
+    error = RuntimeError(f"{what} from inside the kernel of {name}: a kernel must not call "
+                         "aclnn_py (it runs inside a synchronisation of its stream's work, "
+                         "which the call would wait for); compute with numpy on the arrays it "
+                         "is given")
+    _running.refused = str(error)
+    return error
+
+
 def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
              ) -> tuple[int, str] | None:
     """The emulator's handler: check (phase 1) or compute (phase 2) one call of ``name``;
-    None, or ``(status, message)`` to fail with."""
+    None, or ``(status, message)`` to fail with. An Exception of the kernel fails the call
+    (phase 1: 161002 for Refusal's status, ValueError, TypeError and IndexError, else 561000;
+    phase 2: 507015); other exceptions (KeyboardInterrupt, SystemExit) pass to the handler's
+    caller (``_c.emulator_api``), which has them raised by the call that ran the kernel."""
     kernel_ = table().get(name)
-    if kernel_ is None:
-        return (KERNEL_FAILED, f"{name} has no Python kernel (it was removed)")
+    if kernel_ is None:  # removed from the table but not from the emulator
+        return (NO_KERNEL if phase == 1 else KERNEL_FAILED,
+                f"{name} has no Python kernel (it was removed)")
+    # An interrupt may land at any call here (signal handlers run there): the thread's mark
+    # is set inside the try, and put back first thing in the finally, before any call, so
+    # that no interrupt leaves it set (every aclnn_py call of the thread would be refused).
+    outer = running()
+    leaves: list[Callable[[], None]] = []
+    try:
+        _running.name = name
+        _running.refused = None
+        for enter in _on_kernel:
+            leaves.append(enter())
+        failed = _run(kernel_, phase, arguments_)
+        refused = _running.refused
+        if failed is None and refused is not None:  # it caught the refusal and went on
+            failed = (INNER if phase == 1 else KERNEL_FAILED,
+                      f"the kernel of {name} called aclnn_py: {refused}")
+        return failed
+    finally:
+        _running.name = outer
+        _running.refused = None
+        for leave in reversed(leaves):
+            leave()
+
+
+def _run(kernel_: Kernel, phase: int, arguments_: list[tuple[int, Any, str]]
+         ) -> tuple[int, str] | None:
+    name = kernel_.name
     try:
         values = arguments(kernel_, arguments_, phase)
         if phase == 1:
@@ -304,15 +506,34 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
             return None
         kernel_.compute(**values)
         return None
-    except Refusal as refusal:
-        return (refusal.status if phase == 1 else KERNEL_FAILED, str(refusal))
-    except (ValueError, TypeError, IndexError) as error:
-        if phase == 1:
+    except Exception as error:  # noqa: BLE001 - the kernel's own failure, reported as such
+        # Only its message is kept: its traceback's frames reach the caller's, which hold
+        # the call's arrays and staging blocks, and the kernel may keep the error object.
+        error.__traceback__ = None
+        if isinstance(error, Refusal):
+            return (error.status if phase == 1 else KERNEL_FAILED, str(error))
+        if isinstance(error, (ValueError, TypeError, IndexError)) and phase == 1:
             return (PARAM_INVALID, str(error))
-        return (KERNEL_FAILED, f"the kernel of {name} raised {type(error).__name__}: {error}")
+        which = "check" if phase == 1 else "kernel"
+        return (INNER if phase == 1 else KERNEL_FAILED,
+                f"the {which} of {name} raised {type(error).__name__}: {error}")
 
 
 # ---- helpers for kernels -------------------------------------------------------------
+
+
+INNER_NULLPTR = constant("ACLNN_ERR_INNER_NULLPTR")  # 561103: a step of CANN's graph failed
+
+
+def view_copy_check(result_shape: tuple[int, ...], out: np.ndarray, name: str = "out") -> None:
+    """The last step of most of CANN's operators, ``l0op::ViewCopy(result, out)``, fails in
+    phase 1 (then the operator answers 561103, ACLNN_ERR_INNER_NULLPTR) when out's shape is not
+    the result's, unless both hold one element (hicann/ops-math conversion/contiguous/op_host/
+    op_api/contiguous.cpp CheckViewCopyParams)."""
+    if tuple(out.shape) != tuple(result_shape) and not (
+            out.size == 1 and int(np.prod(result_shape)) == 1):
+        raise Refusal(f"{name} has shape {list(out.shape)} but the result's is "
+                      f"{list(result_shape)}: copying it into {name} failed", INNER_NULLPTR)
 
 
 def widen(array: Any) -> Any:

@@ -5,6 +5,12 @@ in float32 (computed here as float32 products: the products of two halves are ex
 rounded once into the output. ``cubeMathType`` (0 keep the dtype, 1 allow float32 to compute in
 lower precision, 2 use float16, 3 use HF32) only ever lowers float32's precision on an NPU; the
 emulator computes float32 in float32 whatever its value.
+
+The phase-1 checks are what each operator's op_api source (hicann ops-nn ``matmul/``) checks
+beyond the rules of aclnn_py/data/phase1_rules.json (dtypes, ranks, cubeMathType's values, the
+formats refused): the shapes the product needs, and what out must be. The results follow those
+sources too: an empty product writes nothing, a product of empty operands zeros, and
+``beta`` or ``alpha`` of 0 leaves its term out (a NaN there does not reach out).
 """
 
 from __future__ import annotations
@@ -13,62 +19,276 @@ from typing import Any
 
 import numpy as np
 
-from . import builtin, store, widen
+from ..._c.codes import constant
+from . import Refusal, store, tensor_format, widen
 from .elementwise import FLOATS
+from .elementwise import register as builtin
+
+_EPSILON = float(np.finfo(np.float32).eps)
 
 
-def _product_check(self: np.ndarray, other: np.ndarray, out: np.ndarray) -> None:
+def product_shape(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``matmul`` of tensors of these shapes (numpy's and PyTorch's rules: a 1-d
+    operand is a row or column, batch dimensions broadcast), or ValueError."""
+    if not first or not second:
+        raise ValueError(f"shapes {first} and {second} cannot be multiplied: a 0-d tensor has "
+                         "no matrix")
+    a = (1,) + first if len(first) == 1 else first
+    b = second + (1,) if len(second) == 1 else second
+    if a[-1] != b[-2]:
+        raise ValueError(f"shapes {first} and {second} cannot be multiplied: {a[-1]} columns "
+                         f"against {b[-2]} rows")
     try:
-        shape = np.matmul(np.empty(self.shape, np.float32), np.empty(other.shape, np.float32)).shape
+        batch = np.broadcast_shapes(a[:-2], b[:-2])
     except ValueError:
-        raise ValueError(f"shapes {self.shape} and {other.shape} cannot be multiplied") from None
-    if shape != out.shape:
-        raise ValueError(f"out has shape {out.shape}, the product {shape}")
+        raise ValueError(f"shapes {first} and {second} cannot be multiplied: their batch "
+                         "dimensions do not broadcast") from None
+    rows = () if len(first) == 1 else (a[-2],)
+    columns = () if len(second) == 1 else (b[-1],)
+    return tuple(batch) + rows + columns
+
+FRACTAL_NZ = constant("ACL_FORMAT_FRACTAL_NZ")
+INNER_NULLPTR = constant("ACLNN_ERR_INNER_NULLPTR")  # 561103: a step of CANN's graph failed
+FLOAT_EPSILON = float(np.finfo(np.float32).eps)
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _broadcast(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The broadcast shape of two shapes (opbase's BroadcastInferShape), None when they do
+    not broadcast."""
+    rank = max(len(first), len(second))
+    a, b = (1,) * (rank - len(first)) + first, (1,) * (rank - len(second)) + second
+    if any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
+        return None
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+def _not_nz(**tensors: np.ndarray) -> None:
+    """The ``self``/``out`` of these operators cannot be FRACTAL_NZ (their op_api's
+    CheckFormat compares the storage format with FORMAT_FRACTAL_NZ: only that one)."""
+    for name, tensor in tensors.items():
+        if tensor_format(tensor) == FRACTAL_NZ:
+            raise ValueError(f"{name} has format FRACTAL_NZ, which is not supported")
+
+
+def _is_zero(value: Any) -> bool:
+    """CANN's test of an aclScalar for 0: |ToFloat()| at most float32's epsilon."""
+    return abs(float(value)) <= FLOAT_EPSILON
+
+
+# ---- Mm, BatchMatMul, Matmul ----------------------------------------------------------------
+
+
+def _ranks(first: str, a: np.ndarray, second: str, b: np.ndarray, rank: int) -> None:
+    if a.ndim != rank or b.ndim != rank:
+        raise ValueError(f"{first} and {second} must be {rank}-d, got {a.ndim}-d and "
+                         f"{b.ndim}-d")
 
 
 def _mm_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
-    if self.ndim != 2 or mat2.ndim != 2:
-        raise ValueError(f"self and mat2 must be 2-d, got {self.ndim}-d and {mat2.ndim}-d")
-    _product_check(self, mat2, out)
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_mm.cpp: CheckShapeValid (the k-axis),
+    # CheckOutputShapeValid (out is [m, n]); the ranks (2) are rules.
+    if self.shape[1] != mat2.shape[0]:
+        raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    if out.shape != (self.shape[0], mat2.shape[1]):
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be "
+                         f"{_shape((self.shape[0], mat2.shape[1]))}, self's m and mat2's n")
 
 
 def _bmm_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
-    if self.ndim != 3 or mat2.ndim != 3:
-        raise ValueError(f"self and mat2 must be 3-d, got {self.ndim}-d and {mat2.ndim}-d")
-    _product_check(self, mat2, out)
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_batch_matmul.cpp CheckShape: a
+    # FRACTAL_NZ mat2 has neither k nor n of 1, the k-axis, the batch (equal, or one of them
+    # 1), out [max batch, m, n]; the ranks (3) are rules.
+    _not_nz(self=self, out=out)  # aclnn_batch_matmul.cpp CheckFormat
+    if tensor_format(mat2) == FRACTAL_NZ and 1 in mat2.shape[1:]:
+        raise ValueError(f"mat2 {_shape(mat2.shape)} is FRACTAL_NZ: its k-axis and n-axis "
+                         "cannot be 1")
+    if self.shape[2] != mat2.shape[1]:
+        raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    if self.shape[0] != mat2.shape[0] and 1 not in (self.shape[0], mat2.shape[0]):
+        raise ValueError(f"the batch of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} must be equal, or one of them 1")
+    wanted = (max(self.shape[0], mat2.shape[0]), self.shape[1], mat2.shape[2])
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be {_shape(wanted)}")
 
 
-def _matmul_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
-    _product_check(self, mat2, out)
+def _matmul_shape(self: tuple[int, ...], mat2: tuple[int, ...]) -> tuple[int, ...] | None:
+    """torch.matmul's result shape (None when the batch dims do not broadcast)."""
+    if len(self) == 1 and len(mat2) == 1:
+        return ()
+    if len(mat2) == 1:
+        return self[:-1]
+    if len(self) == 1:
+        return mat2[:-2] + mat2[-1:]
+    batch = _broadcast(self[:-2], mat2[:-2])
+    return None if batch is None else batch + (self[-2], mat2[-1])
+
+
+def _matmul_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                  cubeMathType: int) -> None:
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul.cpp CheckShapeValid: the k-axis
+    # (mat2's first dim when it has 1 or 2, else its last but one), the batch dims broadcast
+    # when both have 2 dims or more; the ranks (1 to 6) are rules. out's shape is not checked:
+    # the product is reshaped to it (CommonPostProcessWithReshape), which fails with
+    # ACLNN_ERR_INNER_NULLPTR unless it has as many elements (ops-math
+    # conversion/reshape/op_api/reshape.cpp: and not none); with an empty operand out is
+    # filled with zeros whatever its shape, or left as it is when it is empty too.
+    _not_nz(self=self, out=out)  # aclnn_matmul.cpp CheckFormat
+    k = mat2.shape[0] if mat2.ndim <= 2 else mat2.shape[-2]
+    if self.shape[-1] != k:
+        raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    shape = _matmul_shape(self.shape, mat2.shape)
+    if shape is None:
+        raise ValueError(f"the batch dims of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} do not broadcast")
+    if self.size == 0 or mat2.size == 0:
+        return
+    elements = int(np.prod(shape))
+    if out.size != elements:
+        raise Refusal(f"out has shape {_shape(out.shape)}: the product, {_shape(shape)}, cannot "
+                      "be reshaped to it (a different number of elements)", INNER_NULLPTR)
 
 
 def _product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
-    store(out, np.matmul(widen(self), widen(mat2)))
+    a, b = widen(self), widen(mat2)
+    if out.dtype == a.dtype == b.dtype and out.flags.c_contiguous and out.ndim >= 2 \
+            and a.ndim >= 2 and b.ndim >= 2 and not np.may_share_memory(out, self) \
+            and not np.may_share_memory(out, mat2):
+        np.matmul(a, b, out=out)
+        return
+    store(out, np.matmul(a, b))
+
+
+def _batch_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                   cubeMathType: int) -> None:
+    # aclnn_batch_matmul.cpp: an empty result (self's batch or m, or mat2's n, 0) writes
+    # nothing (BatchmmEmptyTensorGraph).
+    product = np.matmul(widen(self), widen(mat2))
+    if product.size:
+        store(out, product)
+
+
+def _reshaped_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                      cubeMathType: int) -> None:
+    if self.size == 0 or mat2.size == 0:
+        if out.size:
+            store(out, np.zeros(out.shape, np.float32))
+        return
+    store(out, np.matmul(widen(self), widen(mat2)).reshape(out.shape))
 
 
 builtin("aclnnMm", dtypes=FLOATS, check=_mm_check)(_product)
-builtin("aclnnBatchMatMul", dtypes=FLOATS, check=_bmm_check)(_product)
-builtin("aclnnMatmul", dtypes=FLOATS, check=_matmul_check)(_product)
+builtin("aclnnBatchMatMul", dtypes=FLOATS, check=_bmm_check)(_batch_product)
+builtin("aclnnMatmul", dtypes=FLOATS, check=_matmul_check)(_reshaped_product)
 
 
-@builtin("aclnnMv", dtypes=FLOATS)
+# ---- Mv -------------------------------------------------------------------------------------
+
+
+def _mv_check(self: np.ndarray, vec: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/mv/op_host/op_api/aclnn_mv.cpp: CheckDtypeSame (self's dtype is vec's
+    # unless self is empty; out's is vec's is a rule), CheckShape (vec [m], out [n]).
+    if self.size and self.dtype != vec.dtype:
+        raise ValueError(f"self has dtype {self.dtype.name} and vec {vec.dtype.name}: they "
+                         "must have the same dtype (unless self is empty)")
+    if vec.shape != (self.shape[1],):
+        raise ValueError(f"vec has shape {_shape(vec.shape)}; it must be [{self.shape[1]}], "
+                         f"the columns of self {_shape(self.shape)}")
+    if out.shape != (self.shape[0],):
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be [{self.shape[0]}], "
+                         f"the rows of self {_shape(self.shape)}")
+
+
+@builtin("aclnnMv", dtypes=FLOATS, check=_mv_check)
 def mv(self: np.ndarray, vec: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
     store(out, np.matmul(widen(self), widen(vec)))
 
 
-def _scaled(value: Any, default: float = 1.0) -> np.float32:
-    return np.float32(default if value is None else value)
+# ---- Addmm, Baddbmm -------------------------------------------------------------------------
 
 
-@builtin("aclnnAddmm", dtypes=FLOATS)
+def _addmm_check(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray, beta: Any, alpha: Any,
+                 out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_addmm.cpp: CheckMatmul (the k-axis),
+    # CheckBroadcast (self and [n, p] broadcast), CheckOutShape (out is [n, p]; empty when n
+    # or p is 0); the ranks (mat1, mat2 and out 2, self 1 or 2) are rules.
+    _not_nz(self=self)  # aclnn_addmm.cpp CheckMatmul
+    if mat1.shape[1] != mat2.shape[0]:
+        raise ValueError(f"the k-axis of mat1 {_shape(mat1.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    product = (mat1.shape[0], mat2.shape[1])
+    if _broadcast(self.shape, product) is None:
+        raise ValueError(f"self {_shape(self.shape)} does not broadcast with mat1 @ mat2, "
+                         f"{_shape(product)}")
+    if 0 in product:
+        if out.size:
+            raise ValueError(f"out has shape {_shape(out.shape)}; mat1 @ mat2 is empty "
+                             f"({_shape(product)}): out must be empty")
+    elif out.shape[:2] != product:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be {_shape(product)}")
+
+
+@builtin("aclnnAddmm", dtypes=FLOATS, check=_addmm_check)
 def addmm(self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray, beta: Any, alpha: Any,
           out: np.ndarray, cubeMathType: int) -> None:
-    product = np.matmul(widen(mat1), widen(mat2))
-    store(out, _scaled(beta) * widen(self) + _scaled(alpha) * product)
+    # aclnn_addmm.cpp ExecAddmmGraph, CreateAddmmGraphImpl: an empty self or product writes
+    # nothing; alpha 0 (or an empty k) gives beta * self, beta 0 alpha * mat1 @ mat2.
+    if self.size == 0 or out.size == 0:
+        return
+    scaled = np.float32(beta) * widen(self)
+    if _is_zero(alpha) or mat1.size == 0:
+        result = scaled
+    else:
+        product = np.float32(alpha) * np.matmul(widen(mat1), widen(mat2))
+        result = product if _is_zero(beta) else scaled + product
+    store(out, np.broadcast_to(result, out.shape))
 
 
-@builtin("aclnnBaddbmm", dtypes=FLOATS)
+def _baddbmm_check(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
+                   alpha: Any, out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_baddbmm.cpp: CheckShape (the
+    # k-axis, the batch dims broadcast, self empty exactly when batch1 @ batch2 is),
+    # CheckBroadCast (self broadcasts with batch1 @ batch2, out is that shape, which batch1 @
+    # batch2 has already), CheckFormat (batch1, batch2 and out have one format); the ranks
+    # (batch1, batch2 and out 3, self 1 to 3) are rules.
+    if batch1.shape[2] != batch2.shape[1]:
+        raise ValueError(f"the k-axis of batch1 {_shape(batch1.shape)} and batch2 "
+                         f"{_shape(batch2.shape)} differ")
+    if batch1.shape[0] != batch2.shape[0] and 1 not in (batch1.shape[0], batch2.shape[0]):
+        raise ValueError(f"the batch of batch1 {_shape(batch1.shape)} and batch2 "
+                         f"{_shape(batch2.shape)} do not broadcast")
+    product = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    if (self.size == 0) != (0 in product):
+        raise ValueError(f"self {_shape(self.shape)} and batch1 @ batch2 {_shape(product)} "
+                         "must both be empty, or neither")
+    shape = _broadcast(self.shape, product)
+    if shape is None:
+        raise ValueError(f"self {_shape(self.shape)} does not broadcast with batch1 @ batch2, "
+                         f"{_shape(product)}")
+    if out.shape != shape:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be {_shape(shape)}")
+    if any(n != 1 and p == 1 for n, p in zip(shape[-3:], product)):
+        raise ValueError(f"batch1 @ batch2 {_shape(product)} must have the broadcast shape "
+                         f"of self and itself, {_shape(shape)}")
+    formats = {tensor_format(batch1), tensor_format(batch2), tensor_format(out)}
+    if len(formats) > 1:
+        raise ValueError("batch1, batch2 and out must have one format")
+
+
+@builtin("aclnnBaddbmm", dtypes=FLOATS, check=_baddbmm_check)
 def baddbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any, alpha: Any,
             out: np.ndarray, cubeMathType: int) -> None:
-    product = np.matmul(widen(batch1), widen(batch2))
-    store(out, _scaled(beta) * widen(self) + _scaled(alpha) * product)
+    # aclnn_baddbmm.cpp: an empty product writes nothing; beta 0 gives alpha * batch1 @ batch2
+    # (BaddbmmBeta0Graph).
+    if out.size == 0:
+        return
+    product = np.float32(alpha) * np.matmul(widen(batch1), widen(batch2))
+    result = product if _is_zero(beta) else np.float32(beta) * widen(self) + product
+    store(out, np.broadcast_to(result, out.shape))

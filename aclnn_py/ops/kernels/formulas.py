@@ -1,0 +1,326 @@
+"""What each operator the emulator computes is defined to compute, and how its kernel does it.
+
+One row per computed operator (its C kernels' included): the formula of the operator's CANN doc,
+in our words (the doc's path is the operator table's, ``aclnn_py/data/operators.json``, unless
+``source`` names another), how the kernel computes it, and how it treats float16 and bfloat16.
+``tools/generate_operator_docs.py`` writes them into ``docs/emulated-operators.md``;
+``tests/ops/test_kernel_edges.py`` checks there is one per computed operator.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+WIDENED = "float32, rounded once"
+EXACT = "copied exactly"
+CUBE = "products exact in float32, float32 sums, rounded once"
+
+
+class Formula(NamedTuple):
+    """An operator's definition and its kernel."""
+
+    doc: str               # the formula of the operator's doc ("" when the doc gives none)
+    kernel: str            # how the emulator computes it
+    halves: str = WIDENED  # how float16 and bfloat16 compute
+    source: str = ""       # the doc, when not the operator table's
+
+
+def _f(doc: str, kernel: str, halves: str = WIDENED, source: str = "") -> Formula:
+    return Formula(doc, kernel, halves, source)
+
+
+_UNARY = {
+    "Abs": ("|x|", "numpy's absolute; integers wrap (abs of the minimum is itself)"),
+    "Neg": ("-x", "numpy's negative; integers wrap"),
+    "Exp": ("e^x", "numpy's exp"),
+    "Expm1": ("e^x - 1", "numpy's expm1 (accurate near 0)"),
+    "Log": ("ln x", "numpy's log (-inf at 0, NaN below)"),
+    "Log2": ("log2 x", "numpy's log2"),
+    "Log10": ("log10 x", "numpy's log10"),
+    "Log1p": ("ln(1 + x)", "numpy's log1p"),
+    "Sqrt": ("sqrt(x) for x >= 0, NaN below", "numpy's sqrt"),
+    "Rsqrt": ("1 / sqrt(x)", "numpy's sqrt, then its reciprocal"),
+    "Reciprocal": ("1 / x", "numpy's reciprocal"),
+    "Square": ("x x", "numpy's square; integers wrap"),
+    "Sin": ("sin x", "numpy's sin"),
+    "Cos": ("cos x", "numpy's cos"),
+    "Tan": ("tan x", "numpy's tan"),
+    "Asin": ("arcsin x", "numpy's arcsin"),
+    "Acos": ("arccos x", "numpy's arccos"),
+    "Atan": ("arctan x", "numpy's arctan"),
+    "Sinh": ("sinh x", "numpy's sinh"),
+    "Cosh": ("cosh x", "numpy's cosh"),
+    "Tanh": ("(e^x - e^-x) / (e^x + e^-x)", "numpy's tanh"),
+    "Floor": ("floor(x)", "numpy's floor"),
+    "Ceil": ("ceil(x)", "numpy's ceil"),
+    "Trunc": ("trunc(x)", "numpy's trunc"),
+    "Round": ("the nearest integer, ties to even", "numpy's round (ties to even)"),
+    "Sign": ("1 for x > 0, 0 for x = 0, -1 for x < 0",
+             "numpy's sign; NaN gives 0, as PyTorch's (the doc is silent on NaN)"),
+    "Sigmoid": ("1 / (1 + e^-x)", "1 / (1 + exp(-x)), in place in cache-sized blocks"),
+    "Relu": ("x for x > 0, else 0", "max(0, x); -0.0 and NaN pass through, as PyTorch's"),
+    "Silu": ("x / (1 + e^-x)", "x / (1 + exp(-x)), in cache-sized blocks"),
+    "Mish": ("x tanh(softplus(x))", "x tanh(log1p(exp(x))) (exp overflows to inf above 88, "
+             "where tanh gives 1)"),
+}
+_INPLACE = {"InplaceRelu": "Relu", "InplaceSigmoid": "Sigmoid", "InplaceTanh": "Tanh",
+            "InplaceExp": "Exp", "InplaceSqrt": "Sqrt", "InplaceNeg": "Neg", "InplaceLog": "Log"}
+_COMPARE = {"Eq": "==", "Ne": "!=", "Gt": ">", "Ge": ">=", "Lt": "<", "Le": "<="}
+
+FORMULAS: dict[str, Formula] = {
+    **{f"aclnn{name}": _f(doc, kernel) for name, (doc, kernel) in _UNARY.items()},
+    **{f"aclnn{name}": _f(_UNARY[of][0] + ", in place", _UNARY[of][1])
+       for name, of in _INPLACE.items()},
+    **{f"aclnn{name}Tensor": _f(f"self {op} other (broadcast), a bool",
+                                "numpy's comparison in the promoted dtype")
+       for name, op in _COMPARE.items()},
+    **{f"aclnn{name}Scalar": _f(f"self {op} other, a bool",
+                                "numpy's comparison in the promoted dtype")
+       for name, op in _COMPARE.items()},
+    "aclnnErf": _f("2/sqrt(pi) integral from 0 to x of e^(-t^2) dt",
+                   "float64: Maclaurin series below |x| = 1.5, 1 - erfc by Laplace's continued "
+                   "fraction above (within 2 ulp); float32: tanh(x R(x^2)), R a degree-6 fit of "
+                   "ours (within 4 ulp, never beyond 1)"),
+    "aclnnErfinv": _f("y such that erf(y) = x", "float32 (CANN has no float64 Erfinv): x P(w), "
+                      "w = -log(1 - x^2), a two-piece fit of ours (Giles' scheme); +-inf at "
+                      "+-1, NaN beyond"),
+    "aclnnGelu": _f("0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
+                    "as CANN's kernel (op_kernel/arch35/gelu_dag.h): x / (1 + exp(-sqrt(8/pi) "
+                    "(x + 0.044715 x^3))), the same function without its tail's rounding to 0"),
+    "aclnnGeluV2": _f("x Phi(x); approximate 1 is the tanh form, any other value none (erf)",
+                      "0.5 x (1 + erf(x / sqrt(2))), or aclnnGelu's tanh form"),
+    "aclnnHardswish": _f("x for x >= 3, 0 for x <= -3, x (x + 3) / 6 between",
+                         "as CANN's kernel (op_kernel/arch35/hard_swish.h): max(x, -3) "
+                         "clamp(x + 3, 0, 6) times 1/6 (so -inf gives 0)"),
+    "aclnnHardsigmoid": _f("clip(x / 6 + 1/2, 0, 1)", "the same"),
+    "aclnnHardtanh": _f("min for x < min, max for x > max, else x",
+                        "max(min, x) then min(max, .), x kept on ties (-0.0 stays)"),
+    "aclnnLeakyRelu": _f("max(0, x) + negativeSlope min(0, x)",
+                         "x where x > 0, else negativeSlope x (a branch-free select)"),
+    "aclnnElu": _f("scale x for x > 0, alpha scale (exp(inputScale x) - 1) otherwise",
+                   "the same, expm1 for exp - 1"),
+    "aclnnSoftplus": _f("log(1 + exp(beta x)) / beta for beta x <= threshold, else x",
+                        "the same, log1p(exp(beta x))"),
+    "aclnnGlu": _f("a sigmoid(b), a and b the halves of self along dim", "the same"),
+    "aclnnLogicalNot": _f("1 where x = 0, else 0", "numpy's logical_not", "compared as is"),
+    "aclnnLogicalAnd": _f("1 where both are non-zero", "numpy's logical_and", "compared as is"),
+    "aclnnLogicalOr": _f("1 where either is non-zero", "numpy's logical_or", "compared as is"),
+    "aclnnLogicalXor": _f("1 where exactly one is non-zero", "numpy's logical_xor",
+                          "compared as is"),
+    # backward of activations
+    "aclnnSigmoidBackward": _f("gradOutput y (1 - y), y the forward output", "the same"),
+    "aclnnTanhBackward": _f("gradOutput (1 - y^2), y the forward output", "the same"),
+    "aclnnSiluBackward": _f("gradOutput s(x) (1 + x - x s(x)), s = sigmoid", "the same"),
+    "aclnnGeluBackward": _f("gradOutput (1/2 + erf(x/sqrt 2)/2 + x e^(-x^2/2)/sqrt(2 pi)); "
+                            "the doc also gives the tanh approximation",
+                            "as CANN's kernel (op_kernel/arch35/gelu_grad_dag.h): the derivative "
+                            "of the tanh form, gradOutput (s + x u' e s^2) with u = sqrt(8/pi) "
+                            "(x + 0.044715 x^3), e = exp(-u), s = 1/(1 + e); its NaN second term "
+                            "taken as 0"),
+    "aclnnThresholdBackward": _f("gradOutput where x > threshold, else 0",
+                                 "as CANN's kernel (op_kernel/arch35/"
+                                 "threshold_grad_v2_d_dag.h): 0 where x <= threshold, so a NaN "
+                                 "x passes gradOutput"),
+    "aclnnHardswishBackward": _f("gradOutput times 0 below -3, x/3 + 1/2 in [-3, 3], 1 above",
+                                 "the same (a branch-free select)"),
+    "aclnnHardsigmoidBackward": _f("", "gradOutput / 6 where -3 < x < 3, else 0"),
+    "aclnnHardtanhBackward": _f("gradOutput where min <= x <= max, else 0",
+                                "as CANN's kernel (op_kernel/arch35/hardtanh_grad_dag.h): "
+                                "gradOutput where min < x < max or x is NaN (0 at the bounds)"),
+    "aclnnLeakyReluBackward": _f("gradOutput where x > 0, else gradOutput negativeSlope",
+                                 "the same"),
+    "aclnnSoftplusBackward": _f("gradOutput / (1 + exp(-beta x)) for beta x <= threshold, "
+                                "else gradOutput", "the same"),
+    "aclnnMishBackward": _f("", "gradOutput (t + x sigmoid(x) (1 - t^2)), "
+                            "t = tanh(softplus(x))"),
+    "aclnnGluBackward": _f("cat(gradOut s, gradOut a s (1 - s)), s = sigmoid(b)", "the same"),
+    # arithmetic
+    "aclnnAdd": _f("self + alpha other", "the emulator's C kernel (op_add.c): per element in "
+                   "float32, alpha rounded to float32"),
+    "aclnnInplaceAdd": _f("selfRef + alpha other", "as aclnnAdd (C)"),
+    "aclnnAdds": _f("self + alpha other (a scalar)",
+                    "in the promoted dtype; integers wrap"),
+    "aclnnInplaceAdds": _f("selfRef + alpha other (a scalar)", "as aclnnAdds"),
+    "aclnnSub": _f("self - alpha other", "alpha other, then the difference, in the promoted "
+                   "dtype; integers wrap (uint8 included)"),
+    "aclnnSubs": _f("self - alpha other (a scalar)", "as aclnnSub"),
+    "aclnnInplaceSub": _f("selfRef - alpha other", "as aclnnSub"),
+    "aclnnInplaceSubs": _f("selfRef - alpha other (a scalar)", "as aclnnSub"),
+    "aclnnMul": _f("self other", "numpy's multiply in the promoted dtype; integers wrap"),
+    "aclnnMuls": _f("self other (a scalar)", "as aclnnMul"),
+    "aclnnInplaceMul": _f("selfRef other", "as aclnnMul"),
+    "aclnnInplaceMuls": _f("selfRef other (a scalar)", "as aclnnMul"),
+    "aclnnDiv": _f("self / other", "numpy's true_divide"),
+    "aclnnDivs": _f("self / other (a scalar)", "numpy's true_divide"),
+    "aclnnInplaceDiv": _f("selfRef / other", "numpy's true_divide"),
+    "aclnnInplaceDivs": _f("selfRef / other (a scalar)", "numpy's true_divide"),
+    "aclnnFloorDivide": _f("floor(self / other)",
+                           "below float64: the float64 quotient, floored (the exact quotient's "
+                           "floor); where an operand is not finite, PyTorch's rule; integers "
+                           "as numpy's floor_divide"),
+    "aclnnMaximum": _f("max(self, other)", "numpy's maximum; NaN propagates, self kept on ties "
+                       "(-0.0 against 0.0), as PyTorch's"),
+    "aclnnMinimum": _f("min(self, other)", "numpy's minimum, as aclnnMaximum"),
+    "aclnnAtan2": _f("arctan(self / other), by quadrant", "numpy's arctan2"),
+    "aclnnPowTensorTensor": _f("self ^ exponent", "numpy's power"),
+    "aclnnPowTensorScalar": _f("self ^ exponent (a scalar)", "numpy's power"),
+    "aclnnLerp": _f("start + weight (end - start)",
+                    "as CANN's kernels (op_kernel/arch35/lerp_f32_nddma_without_loops.h): that "
+                    "for weight < 0.5, else end - (end - start) (1 - weight): exact at both "
+                    "ends"),
+    "aclnnAddcmul": _f("self + value tensor1 tensor2", "the same"),
+    "aclnnAddcdiv": _f("self + value tensor1 / tensor2", "the same"),
+    "aclnnSWhere": _f("self where condition, else other", "numpy's where in the promoted dtype"),
+    "aclnnClamp": _f("max(min(x, max), min)", "on Atlas A2/A3 (op_api/aclnn_clamp.cpp): self "
+                     "and the bounds cast to out's dtype, then max(min, .) and min(max, .); an "
+                     "int self with float bounds into a float out keeps the fractions"),
+    "aclnnClampMin": _f("max(x, min)", "as aclnnClamp"),
+    "aclnnClampMax": _f("min(x, max)", "as aclnnClamp"),
+    "aclnnCast": _f("", "one numpy cast into out's dtype (round to nearest even)",
+                    "rounded once"),
+    "aclnnInplaceFillScalar": _f("", "value cast to selfRef's dtype, everywhere", EXACT),
+    "aclnnInplaceZero": _f("selfRef = 0", "the same", EXACT),
+    "aclnnInplaceOne": _f("", "1 everywhere", EXACT),
+    "aclnnInplaceMaskedFillScalar": _f("value where mask, else selfRef", "the same", EXACT),
+    "aclnnInplaceCopy": _f("selfRef = src", "src broadcast, cast into selfRef", EXACT),
+    # reductions
+    "aclnnReduceSum": _f("", "numpy's sum (pairwise) over dims", "summed in float32"),
+    "aclnnMean": _f("the sum over dim, divided by its size", "numpy's mean",
+                    "summed in float32"),
+    "aclnnAmax": _f("", "numpy's max over dim; NaN propagates"),
+    "aclnnAmin": _f("", "numpy's min over dim; NaN propagates"),
+    "aclnnArgMax": _f("", "numpy's argmax (the first maximum; the first NaN)"),
+    "aclnnArgMin": _f("", "numpy's argmin (the first minimum; the first NaN)"),
+    "aclnnMax": _f("", "numpy's max of every element (nothing for an empty self)"),
+    "aclnnMin": _f("", "numpy's min of every element (nothing for an empty self)"),
+    "aclnnProd": _f("the product of every element", "column products then theirs, in float64 "
+                    "for floating dtypes; 1 for an empty self", "multiplied in float64"),
+    "aclnnVar": _f("sum (x - mean)^2 / max(0, N - d), d = 1 when unbiased", "numpy's var"),
+    "aclnnStd": _f("sqrt(sum (x - mean)^2 / max(0, N - correction))", "numpy's std"),
+    "aclnnNorm": _f("(sum |x|^p)^(1/p); max |x| for inf, min |x| for -inf", "the same"),
+    "aclnnLinalgVectorNorm": _f("(sum |x|^ord)^(1/ord)", "as aclnnNorm"),
+    "aclnnCumsum": _f("y_i = x_1 + ... + x_i along dim",
+                      "self cast to dtype; runs of 32 summed by a product with a triangle of "
+                      "ones, the runs' totals in float64; a non-finite total takes numpy's "
+                      "running sum (PyTorch's NaN and infinities); integers wrap",
+                      "summed in float32"),
+    "aclnnDot": _f("sum x_i y_i", "numpy's dot", "products and sum in float32"),
+    # nn
+    "aclnnSoftmax": _f("e^x_i / sum_j e^x_j along dim (the maximum subtracted first)",
+                       "the same, rows at a time in cache-sized blocks; an empty self computes "
+                       "nothing"),
+    "aclnnLogSoftmax": _f("log(e^x_i / sum_j e^x_j) along dim (the maximum subtracted first)",
+                          "x - max - log(sum exp(x - max)), rows in cache-sized blocks"),
+    "aclnnSoftmaxBackward": _f("gradOutput y - sum(gradOutput y) y", "y (g - sum(g y))"),
+    "aclnnLogSoftmaxBackward": _f("gradOutput - sum(gradOutput) exp(y)", "the same"),
+    "aclnnSoftmaxCrossEntropyWithLogits": _f("loss = -sum y log softmax(x); backprop = "
+                                             "softmax(x) - y", "the same"),
+    "aclnnLayerNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) weight + bias; mean E[x], rstd "
+                         "1 / sqrt(Var[x] + eps)", "the same (Var biased), rows in cache-sized "
+                         "blocks"),
+    "aclnnLayerNormBackward": _f("gradInput = (g w - (mean(g w) + xhat mean(g w xhat))) rstd, "
+                                 "xhat = (x - mean) rstd; gradWeight = sum g xhat; gradBias = "
+                                 "sum g", "the same, rows in blocks; weight and bias gradients "
+                                 "summed in float64"),
+    "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
+                         "the same (Var biased)"),
+    "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",
+                                 "the same, per group"),
+    "aclnnBatchNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) weight + bias per channel",
+                         "x scale + shift; training: the batch's mean and biased variance, "
+                         "running statistics updated with the unbiased one"),
+    "aclnnBatchNormBackward": _f("training: weight / (n sqrt(var + eps)) (n g - sum g - xhat "
+                                 "sum(g xhat)); else g weight / sqrt(runningVar + eps)",
+                                 "the same"),
+    "aclnnBinaryCrossEntropy": _f("-weight (t log x + (1 - t) log(1 - x)), then reduced",
+                                  "the same, each log at least -100 (PyTorch's)"),
+    "aclnnBinaryCrossEntropyBackward": _f("gradOutput weight (x - t) / (x (1 - x)), divided by "
+                                          "n for mean", "the same, x (1 - x) at least 1e-12"),
+    "aclnnBinaryCrossEntropyWithLogits": _f("-weight (posWeight t log sigmoid(x) + (1 - t) "
+                                            "log(1 - sigmoid(x))), then reduced",
+                                            "weight (max(x, 0) - t x + log1p(exp(-|x|)) + "
+                                            "(posWeight - 1) t softplus(-x)): no overflow, no "
+                                            "cancellation"),
+    "aclnnNLLLoss": _f("-weight[t] x[n, t] (0 for ignoreIndex); mean divides by the weights' "
+                       "sum; totalWeight that sum", "the same; a target outside [0, C) fails "
+                       "the synchronisation"),
+    "aclnnConvolution": _f("sum over input channels of weight * input (cross-correlation), "
+                           "plus bias", "2-d, not transposed: windows of the padded input "
+                           "contracted with einsum, per group"),
+    "aclnnMaxPool2dWithIndices": _f("the maximum of each window, its index h W + w",
+                                    "over the input's elements only (padding never wins): the "
+                                    "first maximum, the last NaN if any, the first element "
+                                    "of an all -inf window, as PyTorch's kernel"),
+    "aclnnAvgPool2d": _f("the window's sum / (kH kW), or divisorOverride",
+                         "windows summed, divided as countIncludePad and divisorOverride say"),
+    "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
+                         "the same; an index outside [0, rows) fails the synchronisation "
+                         "(the doc: negative is an error, past the end undefined)", EXACT),
+    # matmul
+    "aclnnMm": _f("self @ mat2", "numpy's matmul (BLAS)", CUBE),
+    "aclnnMatmul": _f("self @ mat2, 1-d to 6-d", "numpy's matmul, batches broadcast", CUBE),
+    "aclnnBatchMatMul": _f("self @ mat2, 3-d, a batch of 1 broadcasts", "numpy's matmul", CUBE),
+    "aclnnMv": _f("input vec", "numpy's matmul", CUBE),
+    "aclnnAddmm": _f("beta self + alpha (mat1 @ mat2)",
+                     "as CANN's graphs (op_api/aclnn_addmm.cpp): alpha 0 gives beta self, beta "
+                     "0 alpha (mat1 @ mat2), NaN in the part left out included", CUBE),
+    "aclnnBaddbmm": _f("beta self + alpha (batch1 @ batch2); beta 0 ignores self",
+                       "the same (beta within float32's epsilon of 0)", CUBE),
+    # shapes
+    "aclnnCat": _f("", "numpy's concatenate", EXACT),
+    "aclnnStack": _f("", "numpy's stack", EXACT),
+    "aclnnSplitTensor": _f("", "pieces of splitSections, the last the rest", EXACT),
+    "aclnnSplitWithSize": _f("", "pieces of splitSize", EXACT),
+    "aclnnGather": _f("out[.., i_d, ..] = self[.., index[.., i_d, ..], ..]",
+                      "one flat gather; index in [-n, n - 1], else the synchronisation fails",
+                      EXACT),
+    "aclnnGatherV2": _f("self indexed by index along dim", "numpy's take; index in [0, n)",
+                        EXACT),
+    "aclnnIndexSelect": _f("self indexed by index along dim", "numpy's take; index in [0, n)",
+                           EXACT),
+    "aclnnTake": _f("out_i = self.flat[index_i]", "numpy's take; index in [0, size)", EXACT),
+    "aclnnScatter": _f("self with src written (reduce 0), added (1) or multiplied (2) at "
+                       "index along dim", "numpy's fancy assignment, add.at over flat indices "
+                       "or multiply.at; index in [0, n)"),
+    "aclnnScatterAdd": _f("self with src added at index along dim",
+                          "numpy's add.at over flat indices; index in [0, n)"),
+    "aclnnIndexFill": _f("value at index along dim (negative from the end, out of range "
+                         "skipped)", "the same", EXACT),
+    "aclnnMaskedSelect": _f("self where mask, one-dimensional", "numpy's boolean indexing",
+                            EXACT),
+    "aclnnFlip": _f("out(i) = input(dimSize - 1 - i) on dims", "numpy's flip", EXACT),
+    "aclnnRoll": _f("", "numpy's roll", EXACT),
+    "aclnnPermute": _f("", "numpy's transpose", EXACT),
+    "aclnnExpand": _f("self broadcast to size", "numpy's broadcast_to", EXACT),
+    "aclnnRepeat": _f("", "numpy's tile", EXACT),
+    "aclnnTril": _f("self where i + diagonal >= j, else 0", "numpy's tril", EXACT),
+    "aclnnTriu": _f("self where i + diagonal <= j, else 0", "numpy's triu", EXACT),
+    "aclnnSort": _f("sort and argsort along dim", "a stable argsort in the values' own dtype "
+                    "(int64 exact); NaN last ascending, first descending", EXACT),
+    "aclnnArgsort": _f("argsort along dim", "as aclnnSort", EXACT),
+    "aclnnTopk": _f("", "argpartition, then the k sorted as aclnnSort (all sorted when k is "
+                    "over a quarter of the dimension)", EXACT,
+                    "ops-math/math/topk/docs/aclnnTopk.md"),
+    "aclnnArange": _f("out_(i+1) = out_i + step from start", "start + step i in float64, "
+                      "rounded once"),
+    "aclnnLinspace": _f("start, start + (end - start)/(steps - 1), ..., end",
+                        "numpy's linspace in float64, rounded once"),
+    "aclnnEye": _f("", "0 everywhere, 1 on the diagonal", EXACT),
+    "aclnnConstantPadNd": _f("self padded with value, pad pairs from the last dimension",
+                             "a negative width crops, a positive one pads (numpy's pad)",
+                             EXACT),
+    # the C kernels' losses
+    "aclnnMseLoss": _f("(x - y)^2, or its mean or sum", "the emulator's C kernel "
+                       "(op_mse_loss.c), per element in float32"),
+    "aclnnMseLossBackward": _f("grad (x - y) 2, divided by x.numel() for mean",
+                               "the emulator's C kernel (op_mse_loss_backward.c)"),
+    "aclnnL1Loss": _f("|x - y|, or its mean or sum", "the emulator's C kernel (op_l1_loss.c)"),
+    "aclnnL1LossBackward": _f("", "the emulator's C kernel (op_l1_loss_backward.c): grad "
+                              "sign(x - y), divided by the size for mean"),
+    "aclnnSmoothL1Loss": _f("0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = x - y), "
+                            "or its mean or sum", "the emulator's C kernel "
+                            "(op_smooth_l1_loss.c)"),
+    "aclnnSmoothL1LossBackward": _f("d where |d| < 1, else sign(d) (the doc's beta 1)",
+                                    "the emulator's C kernel (op_smooth_l1_loss_backward.c): "
+                                    "grad (d / beta or sign(d))"),
+}

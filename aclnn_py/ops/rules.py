@@ -1,0 +1,40 @@
+"""The emulator's phase-1 rules of each computed operator (``data/phase1_rules.json``).
+
+``tools/cann_rules.py`` writes them from CANN's operator docs, with the corrections CANN's own
+unit tests call for; the emulator's build compiles them into its phase 1 (one checker for every
+computed operator, ``emulator/src/ops_rules.c``). Here they are read for what the Python side
+says of an operator: whether the table states its dtypes (then a kernel's own dtype list is not
+consulted) and, for ``signature()``, what each parameter accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+RULES_PATH = Path(__file__).resolve().parent.parent / "data" / "phase1_rules.json"
+
+_loaded: dict[str, Any] | None = None
+_lock = threading.Lock()
+
+
+def phase1_rules() -> dict[str, Any]:
+    """Every operator's entry (``doc``, ``nullable``, ``rules``), by name; read on first use."""
+    global _loaded
+    if _loaded is None:
+        with _lock:
+            if _loaded is None:
+                text = RULES_PATH.read_text(encoding="utf-8") if RULES_PATH.exists() else "{}"
+                _loaded = json.loads(text).get("operators", {})
+    return _loaded
+
+
+def states_dtypes(operator: str) -> bool:
+    """Whether the table states the dtypes ``operator`` accepts (then the emulator's phase 1
+    checks them, before any kernel is asked)."""
+    entry = phase1_rules().get(operator)
+    if not entry:
+        return False
+    return any(rule["rule"] == "dtypes" for rule in entry["rules"])
