@@ -90,7 +90,7 @@ def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -
         if parameter.optional and c_type.endswith("*"):
             return None
         raise TypeError(f"{where} is required; None is accepted only for pointer parameters "
-                        "whose name ends in Optional")
+                        "whose name ends in Optional or that the operator's doc lets be NULL")
     if c_type in _INTEGERS:
         if not _is_integer(value):
             raise TypeError(f"{where} must be an integer, got {type(value).__name__}")
@@ -418,7 +418,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         elif value is None:
             if not p.optional:
                 raise TypeError(f"{name}: {p.name} is a required tensor; None is accepted only "
-                                "for tensors whose name ends in Optional")
+                                "for tensors whose name ends in Optional or that the "
+                                "operator's doc lets be NULL")
             left_out.append(p.name)
         elif _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:
             members = _members(name, p.name, value)

@@ -122,8 +122,8 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
 
 def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments: Any) -> None:
     """Phases 1 and 2 of ``name`` through the low-level layer, every tensor created with the
-    aclFormat ``fmt`` ("NCHW"): aclnn_py.call makes its tensors ND, and some operators take
-    only NCHW, NCL or NCDHW ones (aclnnConvolution, aclnnAvgPool2d). ``arguments`` by C name
+    aclFormat ``fmt`` ("ND", "NHWC"): aclnn_py.call gives each tensor the plain format of its
+    rank, and some checks are about other formats. ``arguments`` by C name
     (None for a NULL pointer; a tuple or list for an aclIntArray), ``out`` the output arrays
     by name, written. AclError when a phase fails."""
     from aclnn_py._c import lowlevel as ll

@@ -27,6 +27,12 @@ MEMCPY_DEVICE_TO_HOST = constant("ACL_MEMCPY_DEVICE_TO_HOST")
 MEMCPY_DEVICE_TO_DEVICE = constant("ACL_MEMCPY_DEVICE_TO_DEVICE")
 MALLOC_HUGE_FIRST = constant("ACL_MEM_MALLOC_HUGE_FIRST")
 FORMAT_ND = constant("ACL_FORMAT_ND")
+# The format a plain (not private-format) tensor of each rank has, as CANN's main client
+# describes it: torch_npu's op-plugin (op_plugin/utils/op_api_common, ConvertType) gives a
+# 3-d tensor ACL_FORMAT_NCL, a 4-d one ACL_FORMAT_NCHW, a 5-d one ACL_FORMAT_NCDHW and any
+# other ACL_FORMAT_ND; operators such as aclnnConvolution and aclnnAvgPool2d refuse ND.
+PLAIN_FORMATS = {3: constant("ACL_FORMAT_NCL"), 4: constant("ACL_FORMAT_NCHW"),
+                 5: constant("ACL_FORMAT_NCDHW")}
 
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from . import core
 from ._ffi import ffi
 from .codes import constant
-from .core import FORMAT_ND, META, NULL, check, check_created
+from .core import FORMAT_ND, META, NULL, PLAIN_FORMATS, check, check_created
 from .host import host
 
 _int64_arrays: dict[tuple[int, ...], Any] = {}
@@ -51,9 +51,12 @@ def create_tensor(shape: tuple[int, ...], dtype: int, strides: tuple[int, ...], 
 
 def create_owned_tensor(owned: Any, shape: tuple[int, ...], dtype: int,
                         strides: tuple[int, ...], offset: int, storage_shape: tuple[int, ...],
-                        data: Any, fmt: int = FORMAT_ND) -> Any:
+                        data: Any, fmt: int | None = None) -> Any:
     """aclCreateTensor with the result stored straight into ``owned`` (an empty
-    ``aclpyHandle``) by the host library: no moment exists where the tensor is unowned."""
+    ``aclpyHandle``) by the host library: no moment exists where the tensor is unowned.
+    ``fmt``: the aclFormat, by default the plain one of the shape's rank (PLAIN_FORMATS)."""
+    if fmt is None:
+        fmt = PLAIN_FORMATS.get(len(shape), FORMAT_ND)
     made = host().aclpyCreateTensor(owned, META.aclCreateTensor, _int64_array(shape), len(shape),
                                     dtype, _int64_array(strides), offset, fmt,
                                     _int64_array(storage_shape), len(storage_shape), data)

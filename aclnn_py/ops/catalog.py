@@ -46,6 +46,7 @@ from ..errors import LibraryNotFoundError
 from . import headers as _headers
 from . import kernels as _kernels
 from . import roles as _roles
+from . import rules as _rules
 
 ENV_CUSTOM_OPP_PATH = "ASCEND_CUSTOM_OPP_PATH"
 ENV_TRUST_CUSTOM_OPP = "ACLNN_PY_TRUST_CUSTOM_OPP"
@@ -61,8 +62,9 @@ class Parameter:
     """One parameter of an operator's Python call.
 
     ``role``: ``"input"``, ``"output"``, ``"inout"`` (updated in place: the array passed
-    is updated) or ``"attribute"``; ``optional``: a tensor or array whose name ends in
-    ``Optional``, which may be None (NULL); ``source``: what decided the role (``"user"``,
+    is updated) or ``"attribute"``; ``optional``: a pointer parameter that may be None
+    (NULL): its name ends in ``Optional``, or it is an input or attribute the operator's doc
+    lets be NULL (``rules.may_be_null``); ``source``: what decided the role (``"user"``,
     ``"ops-info"``, ``"table"``, ``"rule"``; ``"header"`` for an attribute).
     """
 
@@ -330,8 +332,9 @@ def _read(name: str, source: _Source) -> Signature:
     found_roles = _roles.resolve(name, prototypes.parameters + phase2_only,
                                  described_outputs=outputs,
                                  where_described=f"{source.package}/op_impl ops-info")
-    parameters = roles(prototypes.parameters + phase2_only, found_roles)
-    phase2 = roles(prototypes.phase2_extra, found_roles)
+    nullable = _rules.may_be_null(name)
+    parameters = roles(prototypes.parameters + phase2_only, found_roles, nullable)
+    phase2 = roles(prototypes.phase2_extra, found_roles, nullable)
     looked_in: tuple[Path, ...]
     if source.package is not None and source.library is not None:
         library, looked_in = _package_library(name, source), (source.library,)
@@ -353,14 +356,21 @@ _SOURCE_NAMES = {"user": "stated by the user (aclnn_py.register_roles)",
                  "rule": "CANN's naming and const conventions (no doc known for it)"}
 
 
-def roles(parameters: tuple[_headers.CParameter, ...], found: _roles.Roles
-          ) -> tuple[Parameter, ...]:
+def roles(parameters: tuple[_headers.CParameter, ...], found: _roles.Roles,
+          nullable: frozenset[str] = frozenset()) -> tuple[Parameter, ...]:
     """The Python-call parameters of a phase-1 prototype's ``parameters`` (without the
-    workspace and executor ones), with the roles ``found``."""
-    return tuple(
-        Parameter(p.name, p.c_type, found.role(p), p.name.endswith("Optional"),
-                  found.source if _roles.is_tensor_type(p.c_type) else "header")
-        for p in parameters)
+    workspace and executor ones), with the roles ``found``. Optional: a name ending in
+    ``Optional``, or an input, in-place tensor or attribute in ``nullable`` (the operator's
+    doc lets it be NULL); an output so named stays required, as ``call`` leaves
+    optional outputs out."""
+    def optional(p: _headers.CParameter, role: str) -> bool:
+        return p.name.endswith("Optional") or (p.name in nullable and role != "output")
+    made = []
+    for p in parameters:
+        role = found.role(p)
+        made.append(Parameter(p.name, p.c_type, role, optional(p, role),
+                              found.source if _roles.is_tensor_type(p.c_type) else "header"))
+    return tuple(made)
 
 
 def _described_outputs(package: Path, name: str) -> set[str] | None:

@@ -38,3 +38,10 @@ def states_dtypes(operator: str) -> bool:
     if not entry:
         return False
     return any(rule["rule"] == "dtypes" for rule in entry["rules"])
+
+
+def may_be_null(operator: str) -> frozenset[str]:
+    """The parameters of ``operator`` its doc (or CANN's source, in a correction) lets be NULL,
+    such as aclnnConvolution's bias (无bias场景，可传入nullptr): ``call`` takes None for them."""
+    entry = phase1_rules().get(operator) or {}
+    return frozenset(entry.get("nullable", ()))

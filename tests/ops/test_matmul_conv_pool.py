@@ -3,8 +3,8 @@
 What phase 1 refuses and accepts is what hicann ops-nn's op_api sources of these operators
 check (each test names the source and, where there is one, the unit test case of CANN's that
 shows it); the numbers of what it accepts are PyTorch's. aclnnConvolution and aclnnAvgPool2d
-take NCL/NCHW/NCDHW tensors only, which aclnn_py.call does not make (its tensors are ND): they
-are called through ``helpers.call_formatted``.
+take NCL/NCHW/NCDHW tensors only: aclnn_py.call describes its tensors so by rank, as torch_npu
+does; ``helpers.call_formatted`` makes tensors of any other format.
 """
 
 from __future__ import annotations
@@ -126,14 +126,28 @@ def _conv(x: np.ndarray, w: np.ndarray, bias: Any, out_shape: tuple[int, ...], f
 
 
 def test_convolution_refuses_nd_tensors_as_cann_s_format_checker_does():
-    # aclnn_convolution.cpp FormatChecker::CheckConv2d: a 4-d input is NCHW; aclnn_py.call
-    # makes ND tensors. UT test_aclnn_convolution.cpp test_conv2D_NHWC expects an error.
-    error = refused("aclnnConvolution", input=rand(1, 2, 5, 5), weight=rand(4, 2, 3, 3),
-                    bias=rand(4), stride=[1, 1], padding=[1, 1], dilation=[1, 1],
-                    transposed=False, outputPadding=[0, 0], groups=1, cubeMathType=0,
-                    out=np.empty((1, 4, 5, 5), np.float32))
+    # aclnn_convolution.cpp FormatChecker::CheckConv2d: a 4-d input is NCHW. UT
+    # test_aclnn_convolution.cpp test_conv2D_NHWC expects an error.
+    error = refused_formatted("aclnnConvolution", "ND", {"output": np.empty((1, 4, 5, 5),
+                                                                           np.float32)},
+                              input=rand(1, 2, 5, 5), weight=rand(4, 2, 3, 3), bias=rand(4),
+                              stride=[1, 1], padding=[1, 1], dilation=[1, 1], transposed=False,
+                              outputPadding=[0, 0], groups=1, cubeMathType=0)
     assert error.status == PARAM_INVALID and "input has format ND" in error.message \
         and "NCHW" in error.message
+
+
+def test_call_takes_convolution_and_avg_pool_arrays_and_the_null_bias_their_doc_allows():
+    # call describes a 4-d array as NCHW (torch_npu's op-plugin, op_api_common ConvertType);
+    # ops-nn conv/convolution_forward/docs/aclnnConvolution.md lets bias be NULL (无bias场景，
+    # 可传入nullptr)
+    x, w = rand(1, 2, 5, 5), rand(4, 2, 3, 3, seed=1)
+    result = aclnn_py.call("aclnnConvolution", x, w, None, [1, 1], [1, 1], [1, 1], False,
+                           [0, 0], 1, 0, out=np.empty((1, 4, 5, 5), np.float32))
+    assert_close(result, F.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy())
+    pooled = aclnn_py.call("aclnnAvgPool2d", x, [2, 2], [2, 2], [0, 0], False, True, 0, 0,
+                           out=np.empty((1, 2, 2, 2), np.float32))
+    assert_close(pooled, F.avg_pool2d(torch.from_numpy(x), 2).numpy())
 
 
 def test_convolution_refuses_channels_that_groups_do_not_divide():
