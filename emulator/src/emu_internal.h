@@ -57,8 +57,10 @@ int32_t emu_fault(const char *api);
 
 /* ---- runtime state ---- */
 
-/* true between aclInit and aclFinalize; else records the message and returns false. */
-bool emu_require_init(const char *api);
+/* ACL_SUCCESS once the runtime started (aclInit, or the first runtime call before it, as CANN's
+ * runtime needs no aclInit); after aclFinalize, records the message and returns
+ * ACL_ERROR_UNINITIALIZE (or a configuration error of the first start). */
+int32_t emu_runtime_ready(const char *api);
 
 /*
  * Device of the calling thread's current context, or -1 after recording

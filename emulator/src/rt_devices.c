@@ -24,7 +24,7 @@ static void device_release(int32_t d)
     g_devices[d].default_ctx = NULL;
 }
 
-/* Lock held, ACL initialised: de-initialise for everyone in the process. */
+/* Lock held: de-initialise for everyone in the process. */
 static void finalize_all(void)
 {
     /* Pending work is dropped, not run: nobody can observe its results any more. */
@@ -43,6 +43,8 @@ static void finalize_all(void)
     g_live_device_bytes = 0;
     set_current(NULL);
     g_inited = false;
+    g_started = false;
+    g_finalized = true;
     g_init_refs = 0;
     __atomic_store_n(&g_op_cache_epoch, 0, __ATOMIC_RELEASE);
 }
@@ -51,9 +53,13 @@ EMU_EXPORT aclError aclFinalize(void)
 {
     EMU_RETURN_IF_FAULT("aclFinalize");
     LOCK();
-    if (!g_inited) {
+    /* Only a repeat is refused: aclFinalizeImpl checks aclFinalizeFlag, which aclInit clears
+     * and which starts false, so the first aclFinalize of a process succeeds even before any
+     * aclInit (hicann/runtime src/acl/aclrt_impl/acl.cpp). */
+    if (g_finalized) {
         UNLOCK();
-        emu_error("aclFinalize: ACL is not initialized (aclInit was not called, or aclFinalize was already called)");
+        emu_error("aclFinalize: repeated finalization: aclFinalize was already called and aclInit "
+                  "not since");
         return ACL_ERROR_REPEAT_FINALIZE;
     }
     finalize_all(); /* whatever the count: CANN's aclFinalize clears it */

@@ -12,17 +12,8 @@ static uint64_t g_op_cache_epochs; /* epochs started (see g_op_cache_epoch) */
 
 void report_uninitialized(const char *api)
 {
-    emu_error("%s: ACL is not initialized: call aclInit first (or aclFinalize was already called)", api);
-}
-
-EMU_EXPORT bool emu_require_init(const char *api)
-{
-    LOCK();
-    bool ok = g_inited;
-    UNLOCK();
-    if (!ok)
-        report_uninitialized(api);
-    return ok;
+    emu_error("%s: ACL was finalized: aclFinalize released every resource of the emulator; call "
+              "aclInit again first", api);
 }
 
 static bool parse_u64(const char *s, const char **end, uint64_t *out)
@@ -114,7 +105,7 @@ static bool soc_has_bf16(const char *name)
            strncmp(name, "Ascend950", 9) == 0 || strncmp(name, "Ascend910_95", 12) == 0;
 }
 
-static void report_unknown_soc(const char *value)
+static void report_unknown_soc(const char *api, const char *value)
 {
     char names[2048];
     size_t used = 0;
@@ -125,8 +116,8 @@ static void report_unknown_soc(const char *value)
             break;
         used += (size_t)n;
     }
-    emu_error("aclInit: environment variable ACLNN_EMU_SOC='%s' is not a SoC CANN knows; known "
-              "names: %s", value, names);
+    emu_error("%s: environment variable ACLNN_EMU_SOC='%s' is not a SoC CANN knows; known "
+              "names: %s", api, value, names);
 }
 
 /* A non-negative decimal number (digits and at most one '.') ending at `stop`; NULL on failure. */
@@ -160,7 +151,7 @@ static bool parse_link(const char *v, uint64_t *latency_ns, double *bytes_per_ns
     return true;
 }
 
-static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine,
+static aclError read_config(const char *api, char *soc, bool *bf16, int32_t *count, uint64_t *capacity, size_t *quarantine,
                            bool *op_cache, bool *link, uint64_t *link_latency_ns, double *link_bytes_per_ns)
 {
     const char *v = getenv("ACLNN_EMU_SOC");
@@ -170,12 +161,12 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         for (size_t i = 0; ok && i < len; i++)
             ok = isgraph((unsigned char)v[i]) != 0;
         if (!ok) {
-            emu_error("aclInit: environment variable ACLNN_EMU_SOC='%s' is invalid: expected a SoC name "
-                      "of 1 to 63 printable characters without spaces (e.g. Ascend910B3)", v);
+            emu_error("%s: environment variable ACLNN_EMU_SOC='%s' is invalid: expected a SoC name "
+                      "of 1 to 63 printable characters without spaces (e.g. Ascend910B3)", api, v);
             return ACL_ERROR_INVALID_PARAM;
         }
         if (!soc_known(v)) {
-            report_unknown_soc(v);
+            report_unknown_soc(api, v);
             return ACL_ERROR_INVALID_PARAM;
         }
         strcpy(soc, v);
@@ -190,8 +181,8 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         const char *end;
         uint64_t n;
         if (!parse_u64(v, &end, &n) || *end != '\0' || n < 1 || n > EMU_MAX_DEVICES) {
-            emu_error("aclInit: environment variable ACLNN_EMU_DEVICE_COUNT='%s' is invalid: expected an "
-                      "integer from 1 to %d", v, EMU_MAX_DEVICES);
+            emu_error("%s: environment variable ACLNN_EMU_DEVICE_COUNT='%s' is invalid: expected an "
+                      "integer from 1 to %d", api, v, EMU_MAX_DEVICES);
             return ACL_ERROR_INVALID_PARAM;
         }
         *count = (int32_t)n;
@@ -202,8 +193,8 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     if (v) {
         uint64_t b;
         if (!parse_bytes(v, &b) || b > (uint64_t)INT64_MAX) {
-            emu_error("aclInit: environment variable ACLNN_EMU_DEVICE_MEMORY='%s' is invalid: expected a "
-                      "positive byte count with an optional K, M, G or T suffix (e.g. 16G)", v);
+            emu_error("%s: environment variable ACLNN_EMU_DEVICE_MEMORY='%s' is invalid: expected a "
+                      "positive byte count with an optional K, M, G or T suffix (e.g. 16G)", api, v);
             return ACL_ERROR_INVALID_PARAM;
         }
         *capacity = b;
@@ -215,8 +206,8 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
         const char *end;
         uint64_t n;
         if (!parse_u64(v, &end, &n) || *end != '\0' || n > EMU_QUARANTINE_LIMIT) {
-            emu_error("aclInit: environment variable ACLNN_EMU_QUARANTINE='%s' is invalid: expected the number "
-                      "of freed device blocks kept from reuse, 0 to %d", v, EMU_QUARANTINE_LIMIT);
+            emu_error("%s: environment variable ACLNN_EMU_QUARANTINE='%s' is invalid: expected the number "
+                      "of freed device blocks kept from reuse, 0 to %d", api, v, EMU_QUARANTINE_LIMIT);
             return ACL_ERROR_INVALID_PARAM;
         }
         *quarantine = (size_t)n;
@@ -226,8 +217,8 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     *op_cache = false;
     if (v) {
         if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-            emu_error("aclInit: environment variable ACLNN_EMU_OP_CACHE='%s' is invalid: expected 1 (model "
-                      "the aclnn executor cache) or 0", v);
+            emu_error("%s: environment variable ACLNN_EMU_OP_CACHE='%s' is invalid: expected 1 (model "
+                      "the aclnn executor cache) or 0", api, v);
             return ACL_ERROR_INVALID_PARAM;
         }
         *op_cache = v[0] == '1';
@@ -236,9 +227,9 @@ static aclError read_config(char *soc, bool *bf16, int32_t *count, uint64_t *cap
     v = getenv("ACLNN_EMU_LINK");
     *link = v && *v;
     if (*link && !parse_link(v, link_latency_ns, link_bytes_per_ns)) {
-        emu_error("aclInit: environment variable ACLNN_EMU_LINK='%s' is invalid: expected "
+        emu_error("%s: environment variable ACLNN_EMU_LINK='%s' is invalid: expected "
                   "<latency_us>:<GB/s>, two decimal numbers, the bandwidth above 0 (e.g. 10:25), or empty "
-                  "for no transfer model", v);
+                  "for no transfer model", api, v);
         return ACL_ERROR_INVALID_PARAM;
     }
     return ACL_SUCCESS;
@@ -287,6 +278,71 @@ static visibility read_visible_devices(const char *v, int32_t physical, int32_t 
     return *count ? VISIBLE_OK : VISIBLE_NO_DEVICE;
 }
 
+/* Lock held: read the configuration and start the runtime with no device set. */
+static aclError start_runtime(const char *api)
+{
+    char soc[64];
+    bool bf16;
+    int32_t count;
+    uint64_t cap;
+    size_t quarantine;
+    bool op_cache, link;
+    uint64_t link_latency_ns = 0;
+    double link_bytes_per_ns = 0;
+    aclError rc = read_config(api, soc, &bf16, &count, &cap, &quarantine, &op_cache, &link,
+                              &link_latency_ns, &link_bytes_per_ns);
+    if (rc)
+        return rc;
+    const char *visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
+    int32_t visible_ids[EMU_MAX_DEVICES], visible_count = count;
+    visibility vis = visible ? read_visible_devices(visible, count, visible_ids, &visible_count)
+                             : VISIBLE_UNSET;
+    strcpy(g_soc, soc);
+    g_bf16 = bf16;
+    g_phys_count = count;
+    g_visibility = vis;
+    g_dev_count = vis == VISIBLE_UNSET ? count : vis == VISIBLE_OK ? visible_count : 0;
+    for (int32_t i = 0; i < g_dev_count; i++)
+        g_visible_ids[i] = vis == VISIBLE_UNSET ? i : visible_ids[i];
+    snprintf(g_visible_value, sizeof g_visible_value, "%s", visible ? visible : "");
+    g_dev_capacity = cap;
+    g_quarantine_max = quarantine;
+    g_link = link;
+    g_link_latency_ns = link_latency_ns;
+    g_link_bytes_per_ns = link_bytes_per_ns;
+    __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
+    memset(g_devices, 0, sizeof g_devices);
+    g_started = true;
+    return ACL_SUCCESS;
+}
+
+/*
+ * CANN's runtime API checks no aclInit: no aclrt*Impl of hicann/runtime src/acl/aclrt_impl/
+ * (device.cpp, memory.cpp, stream.cpp, event.cpp, context.cpp, acl_rt_impl_base.cpp) asks
+ * GetAclInitFlag(); only toolchain/dump.cpp's dump API does. The runtime starts on its first
+ * use, and so does the emulator's: aclInit or the first runtime call before it reads the
+ * configuration. Not after aclFinalize, which here releases everything (CANN's keeps devices
+ * and memory): calls between it and the next aclInit get ACL_ERROR_UNINITIALIZE. Lock held.
+ */
+aclError runtime_ready(const char *api)
+{
+    if (g_started)
+        return ACL_SUCCESS;
+    if (g_finalized) {
+        report_uninitialized(api);
+        return ACL_ERROR_UNINITIALIZE;
+    }
+    return start_runtime(api);
+}
+
+EMU_EXPORT int32_t emu_runtime_ready(const char *api)
+{
+    LOCK();
+    aclError rc = runtime_ready(api);
+    UNLOCK();
+    return rc;
+}
+
 /* Lock held. A repeat counts: aclFinalizeReference must be called once more. */
 static aclError repeated_init(void)
 {
@@ -316,41 +372,17 @@ EMU_EXPORT aclError aclInit(const char *configPath)
         }
         fclose(f);
     }
-    char soc[64];
-    bool bf16;
-    int32_t count;
-    uint64_t cap;
-    size_t quarantine;
-    bool op_cache, link;
-    uint64_t link_latency_ns = 0;
-    double link_bytes_per_ns = 0;
-    aclError rc = read_config(soc, &bf16, &count, &cap, &quarantine, &op_cache, &link, &link_latency_ns,
-                              &link_bytes_per_ns);
-    if (rc)
-        return rc;
-    const char *visible = getenv("ASCEND_RT_VISIBLE_DEVICES");
-    int32_t visible_ids[EMU_MAX_DEVICES], visible_count = count;
-    visibility vis = visible ? read_visible_devices(visible, count, visible_ids, &visible_count)
-                             : VISIBLE_UNSET;
     LOCK();
     if (g_inited) /* lost a race with another thread */
         return repeated_init();
-    strcpy(g_soc, soc);
-    g_bf16 = bf16;
-    g_phys_count = count;
-    g_visibility = vis;
-    g_dev_count = vis == VISIBLE_UNSET ? count : vis == VISIBLE_OK ? visible_count : 0;
-    for (int32_t i = 0; i < g_dev_count; i++)
-        g_visible_ids[i] = vis == VISIBLE_UNSET ? i : visible_ids[i];
-    snprintf(g_visible_value, sizeof g_visible_value, "%s", visible ? visible : "");
-    g_dev_capacity = cap;
-    g_quarantine_max = quarantine;
-    g_link = link;
-    g_link_latency_ns = link_latency_ns;
-    g_link_bytes_per_ns = link_bytes_per_ns;
-    __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
-    memset(g_devices, 0, sizeof g_devices);
+    /* A runtime already started by a call before aclInit keeps its devices and memory. */
+    aclError rc = g_started ? ACL_SUCCESS : start_runtime("aclInit");
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
     g_inited = true;
+    g_finalized = false; /* aclInitImpl clears aclFinalizeFlag (src/acl/aclrt_impl/acl.cpp) */
     g_init_refs = 1;
     UNLOCK();
     return ACL_SUCCESS;

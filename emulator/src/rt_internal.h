@@ -62,7 +62,13 @@ extern pthread_mutex_t g_mu; /* recursive */
 /* Signalled whenever a thread finishes running a stream's task (see stream_run). */
 extern pthread_cond_t g_task_done;
 
-extern bool g_inited;
+extern bool g_inited; /* between aclInit and aclFinalize */
+/* The configuration was read (by aclInit or the first runtime call before it, see
+ * runtime_ready) and not released by aclFinalize since. */
+extern bool g_started;
+/* aclFinalize ran and no aclInit since: CANN's aclFinalizeFlag (src/acl/aclrt_impl/acl.cpp),
+ * false until the first aclFinalize of the process, so one before any aclInit succeeds. */
+extern bool g_finalized;
 /* aclInit's reference count, as CANN keeps it (hicann/runtime src/acl/aclrt_impl/acl.cpp,
  * aclInitImpl / aclFinalizeImpl / aclFinalizeReferenceImpl; docs/zh/api_ref/
  * 02_initialization_and_deinitialization.md): every aclInit adds one, a repeat included
@@ -218,11 +224,8 @@ extern __thread context *t_ctx;
 /* Return the status from the calling API unless it is ACL_SUCCESS. */
 #define RETURN_IF_ERROR(expr) EMU_RETURN_IF_STATUS(aclError, expr)
 
-#define REQUIRE_INIT(api)                     \
-    do {                                      \
-        if (!emu_require_init(api))           \
-            return ACL_ERROR_UNINITIALIZE;    \
-    } while (0)
+/* The runtime started (see runtime_ready): refused only after aclFinalize. */
+#define REQUIRE_INIT(api) RETURN_IF_ERROR(emu_runtime_ready(api))
 
 /* How (nearly) every public API starts: its fault point, then the aclInit check. */
 #define ENTER(api)                            \
@@ -298,6 +301,7 @@ void handle_free(registry *r, void *h);
 
 /* rt_init.c */
 void report_uninitialized(const char *api);
+aclError runtime_ready(const char *api);
 
 /* rt_tasks.c */
 context *current_ctx(void);

@@ -7,6 +7,8 @@ pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 pthread_cond_t g_task_done = PTHREAD_COND_INITIALIZER;
 
 bool g_inited;
+bool g_started;
+bool g_finalized;
 uint64_t g_init_refs;
 char g_soc[64] = "Ascend910B3";
 bool g_bf16 = true;

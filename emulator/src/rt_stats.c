@@ -8,7 +8,7 @@ EMU_EXPORT const char *aclrtGetSocName(void)
 {
     if (emu_fault("aclrtGetSocName"))
         return NULL;
-    if (!emu_require_init("aclrtGetSocName"))
+    if (emu_runtime_ready("aclrtGetSocName"))
         return NULL;
     return g_soc;
 }

@@ -80,14 +80,14 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
         return ACL_ERROR_INVALID_PARAM;
     }
     LOCK();
-    if (!g_inited) {
+    aclError rc = runtime_ready(api);
+    if (rc) {
         UNLOCK();
-        report_uninitialized(api);
         task_release(task);
-        return ACL_ERROR_UNINITIALIZE;
+        return rc;
     }
     stream *s;
-    aclError rc = resolve_stream(stream_h, api, &s);
+    rc = resolve_stream(stream_h, api, &s);
     if (rc) {
         UNLOCK();
         task_release(task);

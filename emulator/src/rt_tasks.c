@@ -280,7 +280,7 @@ int32_t sync_fault(const char *api, aclrtStream h, bool all_device, event *ev)
         return 0;
     LOCK();
     context *c = current_ctx();
-    if (g_inited && c) {
+    if (g_started && c) {
         if (all_device) {
             for (size_t i = 0; i < g_streams.n; i++) {
                 stream *s = g_streams.items[i];
