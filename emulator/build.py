@@ -402,10 +402,11 @@ def run(command: list[str]) -> None:
     subprocess.check_call(command)
 
 
-def soname(name: str) -> str:
-    """The emulator's own soname for a library of CANN's file name ``name``."""
-    stem = {"libascendcl.so": "acl", "libacl_rt.so": "acl"}.get(name, name[3:-3])
-    return f"{SONAME_PREFIX}{stem}.so"
+def soname(name: str, *, runtime: bool = True) -> str:
+    """The emulator's own soname for a library of CANN's file name ``name`` (``runtime``:
+    whether it is its tree's runtime, not 8.5's libascendcl.so beside libacl_rt.so)."""
+    stems = {"libascendcl.so": "acl", "libacl_rt.so": "acl"} if runtime else {}
+    return f"{SONAME_PREFIX}{stems.get(name, name[3:-3])}.so"
 
 
 def fill(template: str, **values: str) -> str:
@@ -468,11 +469,14 @@ def compile_objects(objects: Path, generated: Path) -> None:
 
 
 def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
-         scratch: Path, *, search: list[Path]) -> None:
-    """Link one library with its own soname, no RUNPATH, and ``hidden`` kept out of its
-    dynamic symbol table by a linker version script."""
+         scratch: Path, *, search: list[Path], own_soname: str | None = None,
+         extra: tuple[str, ...] = ()) -> None:
+    """Link one library with its own soname (``own_soname``, default from its file name), no
+    RUNPATH, and ``hidden`` kept out of its dynamic symbol table by a linker version script;
+    ``extra``: more linker options."""
+    own = own_soname or soname(out.name)
     command = [*compiler(), "-shared", "-pthread", *(str(o) for o in objects), "-o", str(out),
-               f"-Wl,-soname,{soname(out.name)}", *(str(n) for n in needs),
+               f"-Wl,-soname,{own}", *extra, *(str(n) for n in needs),
                f"-Wl,-rpath-link,{':'.join(str(d) for d in search)}",
                "-Wl,--no-undefined", "-lm", *link_flags()]
     if hidden:
@@ -480,7 +484,7 @@ def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
         script.write_text("{\n  local:\n" + "".join(f"    {name};\n" for name in hidden) + "};\n")
         command.append(f"-Wl,--version-script,{script}")
     run(command)
-    link_name = out.parent / soname(out.name)
+    link_name = out.parent / own
     if link_name.name != out.name:  # the soname beside the file, for DT_NEEDED lookups
         link_name.unlink(missing_ok=True)
         link_name.symlink_to(out.name)
@@ -581,9 +585,9 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     search = [lib64, driver]
 
     def library(directory: Path, name: str, parts: list[Path], needs: list[Path],
-                hidden: tuple[str, ...] | list[str] = ()) -> Path:
+                hidden: tuple[str, ...] | list[str] = (), **options: Any) -> Path:
         out = directory / name
-        link(out, parts, needs, list(hidden), scratch, search=search)
+        link(out, parts, needs, list(hidden), scratch, search=search, **options)
         return out
 
     hal = library(driver, "libascend_hal.so", [o["driver"]], [])
@@ -593,8 +597,20 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
          f"-DEMU_ERA_ASYNC_COPY_PINNED_ALIGNED={int(layout.async_copy_pinned_aligned)}",
          str(SRC / "era.c"), "-o", str(era)])
     support = library(lib64, "libruntime.so", [era], [hal])
-    runtime = library(lib64, layout.runtime, [o[name[:-2]] for name in runtime_sources()],
-                      [support], layout.hidden.get("runtime", ()))
+    runtime_objects = [o[name[:-2]] for name in runtime_sources()]
+    runtime = library(lib64, layout.runtime, runtime_objects, [support],
+                      layout.hidden.get("runtime", ()))
+    if layout.runtime != "libascendcl.so":
+        # CANN 8.5 still installs libascendcl.so in lib64 beside libacl_rt.so (hicann/runtime
+        # scripts/package/module/ascend/RuntimeSo.xml, file_info runtime_lib; cmake/
+        # package.cmake installs lib_acl/libascendcl.so to the same INSTALL_DIR), so programs
+        # linked with -lascendcl keep working. Here it is a filter of libacl_rt.so (DT_FILTER):
+        # it links like the runtime, and at run time its every symbol is libacl_rt.so's, so
+        # a process holds one runtime whichever of the two names it loads.
+        library(lib64, "libascendcl.so", runtime_objects, [support],
+                layout.hidden.get("runtime", ()),
+                own_soname=soname("libascendcl.so", runtime=False),
+                extra=(f"-Wl,--filter={soname(layout.runtime)}",))
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)
@@ -635,6 +651,27 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
         info = root / "share" / "info" / "runtime"
         info.mkdir(parents=True)
         (info / "version.info").write_text(f"Version={layout.version}\n")
+    write_component_folders(root, layout)
+
+
+# The install's component folders that clients look for (torch_npu's import checks that
+# $ASCEND_HOME_PATH/runtime and $ASCEND_HOME_PATH/compiler exist): runtime/, where the runtime
+# package installs its version.info (hicann/runtime scripts/package/runtime/runtime.xml:
+# version_info install_path="runtime", dir_info "runtime" and "runtime/include"; runtime_func.sh
+# looks for <install>/runtime/version.info), and compiler/, the compiler package's folder
+# (compiler/include and compiler/lib64: hicann/ops-cv docs/zh/invocation/
+# quick_op_invocation.md; hicann/runtime docs/zh/log_ref/viewing_logs_ep.md), which keeps its
+# version.info the same way (each package's own folder: ops-nn's ops_nn.xml version_info
+# install_path="ops_nn"). A file in each, so that a wheel, which keeps no empty folder, has them.
+COMPONENT_FOLDERS = ("runtime", "compiler")
+
+
+def write_component_folders(root: Path, layout: Layout) -> None:
+    """``runtime/`` and ``compiler/`` of the install, each with its ``version.info``."""
+    for name in COMPONENT_FOLDERS:
+        folder = root / name
+        folder.mkdir()
+        (folder / "version.info").write_text(f"Version={layout.version}\n")
 
 
 def build_emulator(home: Path) -> None:

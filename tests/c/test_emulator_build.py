@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -182,3 +183,63 @@ def test_the_build_and_the_binding_give_each_c_type_the_same_argument_kind():
     build = load_build()
     for c_type, kind in build.ARGUMENT_KINDS.items():
         assert emulator_api.ARGUMENT_KINDS[c_type] == kind, c_type
+
+
+ASCENDCL_CLIENT = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include "acl/acl.h"
+int main(void)
+{
+    uint32_t count = 0;
+    int32_t device = -1;
+    void *pointer = NULL;
+    aclError counted = aclrtGetDeviceCount(&count); /* before aclInit, as torch_npu does */
+    printf("count %d %u\n", counted, count);
+    printf("init %d\n", aclInit(NULL));
+    printf("set %d\n", aclrtSetDevice(1));
+    aclError allocated = aclrtMalloc(&pointer, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    printf("malloc %d %d\n", allocated, pointer != NULL);
+    /* libacl_rt.so, as libnnopbase.so and the operator libraries load it: the same runtime */
+    void *runtime = dlopen("libacl_rt.so", RTLD_NOW | RTLD_LOCAL);
+    aclError (*get_device)(int32_t *) =
+        runtime ? (aclError (*)(int32_t *))dlsym(runtime, "aclrtGetDevice") : NULL;
+    aclError got = get_device ? get_device(&device) : -1;
+    printf("libacl_rt.so sees device %d %d\n", got, device);
+    printf("free %d\n", aclrtFree(pointer));
+    printf("finalize %d\n", aclFinalize());
+    return 0;
+}
+"""
+
+
+def test_a_program_linked_with_ascendcl_runs_on_the_8_5_tree(tmp_path):
+    """CANN 8.5 keeps libascendcl.so beside libacl_rt.so: ``-lascendcl`` links against the 8.5
+    tree and runs on the one runtime that libacl_rt.so is."""
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip("needs a C compiler")
+    home = Path(aclnn_py.emulator.home("8.5"))
+    source = tmp_path / "client.c"
+    source.write_text(ASCENDCL_CLIENT)
+    # as after set_env.sh: the library folders on LD_LIBRARY_PATH, for the link and the run
+    env = {**os.environ, "ACLNN_EMU_DEVICE_COUNT": "2",
+           "LD_LIBRARY_PATH": f"{home / 'lib64'}:{home / 'driver' / 'lib64' / 'driver'}"}
+    done = subprocess.run([compiler, "-Wall", "-Werror", f"-I{home / 'include'}", str(source),
+                           f"-L{home / 'lib64'}", "-lascendcl", "-ldl",
+                           "-o", str(tmp_path / "client")], capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["count 0 2", "init 0", "set 0", "malloc 0 1",
+                                        "libacl_rt.so sees device 0 1", "free 0", "finalize 0"]
+
+
+@pytest.mark.parametrize("layout", build.LAYOUTS)
+def test_every_tree_has_cann_s_runtime_and_compiler_folders(layout):
+    home = Path(aclnn_py.emulator.home(layout))
+    version = build.LAYOUTS[layout].version
+    for name in ("runtime", "compiler"):
+        assert (home / name / "version.info").read_text() == f"Version={version}\n"

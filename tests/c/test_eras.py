@@ -133,11 +133,21 @@ def test_file_names_are_cann_s_and_sonames_are_the_emulator_s_own(layout):
         # the soname beside the file, for the DT_NEEDED entries of the other libraries
         assert (lib64 / own).resolve() == path.resolve() or \
             (lib64 / own).read_bytes() == path.read_bytes()
-    others = {"libacl_rt.so", "libopapi_nn.so", "libopapi_math.so"} if \
-        layout != "8.5" else {"libascendcl.so"}
+    others = {"libacl_rt.so", "libopapi_nn.so", "libopapi_math.so"} if layout != "8.5" else set()
     assert not any((lib64 / name).exists() for name in others)
     sonames = [soname(path) for path in elf_files(home(layout))]
     assert len(sonames) == len(set(sonames))
+
+
+@needs_binutils
+def test_8_5_keeps_libascendcl_so_as_a_filter_of_libacl_rt_so():
+    # hicann/runtime scripts/package/module/ascend/RuntimeSo.xml: both in lib64 from 8.5
+    lib64 = home("8.5") / "lib64"
+    path = lib64 / "libascendcl.so"
+    assert path.is_file() and not path.is_symlink()
+    assert soname(path) == "libaclnn_py_emu_ascendcl.so"
+    assert ("FILTER", soname(lib64 / "libacl_rt.so")) in dynamic(path)
+    assert exported(path) == exported(lib64 / "libacl_rt.so")
 
 
 @needs_binutils
