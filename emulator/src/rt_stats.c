@@ -16,7 +16,9 @@ EMU_EXPORT const char *aclrtGetSocName(void)
 EMU_EXPORT aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion)
 {
     static const char api[] = "aclrtGetVersion";
-    ENTER_WITH_ARG(api, majorVersion, "majorVersion");
+    /* Constants only, after aclFinalize too (acl_rt_impl_base.cpp, aclrtGetVersionImpl). */
+    EMU_RETURN_IF_FAULT(api);
+    REQUIRE_ARG(api, majorVersion, "majorVersion");
     REQUIRE_ARG(api, minorVersion, "minorVersion");
     REQUIRE_ARG(api, patchVersion, "patchVersion");
     *majorVersion = 1;

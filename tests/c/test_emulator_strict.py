@@ -132,6 +132,8 @@ def test_finalize_ends_the_runtime_until_the_next_init():
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
+        import ctypes, os
+        import aclnn_py
         ll.finalize()
         print("first finalize ok")
         for call, args in ((ll.finalize, ()), (ll.set_device, (0,)), (ll.malloc, (64,)),
@@ -140,6 +142,9 @@ def test_finalize_ends_the_runtime_until_the_next_init():
                 call(*args)
             except AclError as error:
                 print(error.api, error.status)
+        runtime = ctypes.CDLL(os.path.join(aclnn_py.emulator.home(), "lib64", "libacl_rt.so"))
+        version = [ctypes.c_int32() for _ in range(3)]
+        print("aclrtGetVersion", runtime.aclrtGetVersion(*map(ctypes.byref, version)))
         ll.init()
         ll.set_device(0)
         print("after init", ll.get_device())
@@ -147,7 +152,8 @@ def test_finalize_ends_the_runtime_until_the_next_init():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["first finalize ok", "aclFinalize 100037",
                                         "aclrtSetDevice 100001", "aclrtMalloc 100001",
-                                        "aclrtGetDeviceCount 100001", "after init 0"]
+                                        "aclrtGetDeviceCount 100001",
+                                        "aclrtGetVersion 0", "after init 0"]
 
 
 def test_repeat_acl_init_is_reported_and_counted_as_success(device):
