@@ -21,6 +21,7 @@ import platform
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -490,6 +491,45 @@ def link(out: Path, objects: list[Path], needs: list[Path], hidden: list[str],
         link_name.symlink_to(out.name)
 
 
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_FILTER = 0, 1, 5, 0x7FFFFFFF  # the ELF gABI's d_tag values
+PT_LOAD, PT_DYNAMIC = 1, 2
+
+
+def make_filter(path: Path, filtee: str) -> None:
+    """Turn the DT_NEEDED entry of ``filtee`` in the 64-bit little-endian shared library
+    ``path`` into a DT_FILTER entry: at run time the dynamic linker then takes every symbol
+    of ``path`` from ``filtee``. Done on the linked file because not every linker has
+    ``--filter`` (Zig's, which the wheels use, refuses it)."""
+    data = bytearray(path.read_bytes())
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    segments = [struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize) for i in range(phnum)]
+
+    def file_offset(address: int) -> int:
+        for kind, _, offset, vaddr, _, filesz, _, _ in segments:
+            if kind == PT_LOAD and vaddr <= address < vaddr + filesz:
+                return address - vaddr + offset
+        raise ValueError(f"{path}: address {address:#x} is in no loaded segment")
+
+    (dynamic,) = [offset for kind, _, offset, *_ in segments if kind == PT_DYNAMIC]
+    entries = []
+    while True:
+        tag, value = struct.unpack_from("<qQ", data, dynamic + 16 * len(entries))
+        if tag == DT_NULL:
+            break
+        entries.append((tag, value))
+    strings = file_offset(dict(entries)[DT_STRTAB])
+    for index, (tag, value) in enumerate(entries):
+        start = strings + value
+        if tag == DT_NEEDED and data[start:data.index(0, start)].decode() == filtee:
+            struct.pack_into("<q", data, dynamic + 16 * index, DT_FILTER)
+            path.write_bytes(bytes(data))
+            return
+    raise ValueError(f"{path}: no DT_NEEDED entry for {filtee}")
+
+
 def header_name(operator: str) -> str:
     """CANN's header file of ``aclnn<operator>``: MseLossBackward -> aclnn_mse_loss_backward.h."""
     return f"aclnn_{snake_case(operator)}.h"
@@ -607,10 +647,11 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
         # linked with -lascendcl keep working. Here it is a filter of libacl_rt.so (DT_FILTER):
         # it links like the runtime, and at run time its every symbol is libacl_rt.so's, so
         # a process holds one runtime whichever of the two names it loads.
-        library(lib64, "libascendcl.so", runtime_objects, [support],
-                layout.hidden.get("runtime", ()),
-                own_soname=soname("libascendcl.so", runtime=False),
-                extra=(f"-Wl,--filter={soname(layout.runtime)}",))
+        ascendcl = library(lib64, "libascendcl.so", runtime_objects, [runtime, support],
+                           layout.hidden.get("runtime", ()),
+                           own_soname=soname("libascendcl.so", runtime=False),
+                           extra=("-Wl,--no-as-needed",))
+        make_filter(ascendcl, soname(layout.runtime))
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)

@@ -243,3 +243,19 @@ def test_every_tree_has_cann_s_runtime_and_compiler_folders(layout):
     version = build.LAYOUTS[layout].version
     for name in ("runtime", "compiler"):
         assert (home / name / "version.info").read_text() == f"Version={version}\n"
+
+
+def test_making_a_filter_names_what_it_cannot_do(tmp_path):
+    text = tmp_path / "libtext.so"
+    text.write_bytes(b"INPUT(libacl_rt.so)\n")
+    with pytest.raises(ValueError, match="not a 64-bit little-endian ELF file"):
+        build.make_filter(text, "libaclnn_py_emu_acl.so")
+    copy = tmp_path / "libnnopbase.so"
+    shutil.copy2(Path(aclnn_py.emulator.home("8.5")) / "lib64" / "libnnopbase.so", copy)
+    with pytest.raises(ValueError, match="no DT_NEEDED entry for libnothing.so"):
+        build.make_filter(copy, "libnothing.so")
+    build.make_filter(copy, "libaclnn_py_emu_acl.so")  # the runtime, which it needs
+    if shutil.which("readelf"):
+        listing = subprocess.run(["readelf", "-d", str(copy)], capture_output=True, text=True,
+                                 check=True).stdout
+        assert "(FILTER)" in listing and "[libaclnn_py_emu_acl.so]" in listing
