@@ -227,7 +227,7 @@ extern __thread context *t_ctx;
 /* The runtime started (see runtime_ready): refused only after aclFinalize. */
 #define REQUIRE_INIT(api) RETURN_IF_ERROR(emu_runtime_ready(api))
 
-/* How (nearly) every public API starts: its fault point, then the aclInit check. */
+/* How (nearly) every public API starts: its fault point, then REQUIRE_INIT. */
 #define ENTER(api)                            \
     do {                                      \
         EMU_RETURN_IF_FAULT(api);             \
