@@ -152,7 +152,8 @@ static bool parse_link(const char *v, uint64_t *latency_ns, double *bytes_per_ns
 }
 
 static aclError read_config(const char *api, char *soc, bool *bf16, int32_t *count,
-                           uint64_t *capacity, size_t *quarantine, bool *op_cache, bool *link, uint64_t *link_latency_ns, double *link_bytes_per_ns)
+                           uint64_t *capacity, size_t *quarantine, bool *op_cache, bool *link,
+                           uint64_t *link_latency_ns, double *link_bytes_per_ns)
 {
     const char *v = getenv("ACLNN_EMU_SOC");
     if (v) {
