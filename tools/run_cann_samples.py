@@ -15,8 +15,9 @@ tree's ``set_env.sh`` environment, and classifies it:
 * ``failed``: a non-zero exit status without a status printed;
 * ``crashed`` (a signal) and ``timeout``;
 * ``not built``: the compiler or linker refused it, with the first error's kind (``missing
-  header``, ``missing declaration``, ``missing library``, ``missing symbol``, ``compile
-  error``, ``link error``);
+  header``, ``missing declaration``, ``prototype mismatch`` (the tree declares the function
+  with other parameters), ``missing library``, ``missing symbol``, ``compile error``, ``link
+  error``);
 * ``other SoC``: a variant under ``examples/<arch>/`` that the repository builds only for
   another SoC than the emulator's Atlas A2 (not compiled).
 
@@ -52,8 +53,8 @@ from pathlib import Path
 
 CATEGORIES = ("ok", "no kernel", "refused", "failed", "crashed", "timeout", "not built",
               "other SoC")
-BUILD_KINDS = ("missing header", "missing declaration", "missing library", "missing symbol",
-               "compile error", "link error")
+BUILD_KINDS = ("missing header", "missing declaration", "prototype mismatch", "missing library",
+               "missing symbol", "compile error", "link error")
 FIND_KERNEL_ERROR = 561003
 PHASE1_CALL = re.compile(r"\b(aclnn\w+?)GetWorkspaceSize\s*\(")
 # The examples/<folder>/ variants a repository builds for the emulator's SoC (Atlas A2,
@@ -164,27 +165,36 @@ _MISSING_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("missing declaration", re.compile(
         r"error: '([\w:]+)' (?:was not declared in this scope|has not been declared|"
         r"does not name a type|is not a member of)|"
+        r"error: there are no arguments to '(\w+)' that depend on a template parameter|"
         r"error: use of undeclared identifier '(\w+)'|error: unknown type name '(\w+)'")),
+    # A call the tree's prototype does not take: the compiler's note names the function.
+    ("prototype mismatch", re.compile(
+        r"note:\s+initializing argument \d+ of '[^']*?(\w+)\(|"
+        r"error: too (?:many|few) arguments to function '[^']*?(\w+)\(")),
     ("missing library", re.compile(r"cannot find (-l[^\s:]+)")),
     ("missing symbol", re.compile(r"undefined reference to [`']([\w:~]+)")),
 )
 
 
 def build_errors(stderr: str, linking: bool) -> tuple[str, list[str]]:
-    """The kind of the first error of a failed compile or link, and every ``kind: name`` it
-    says is missing."""
+    """The kind of the first error of a failed compile or link (its own line or its notes
+    tell), and every ``kind: name`` the output says is missing or mismatched."""
+    generic = "link error" if linking else "compile error"
     missing: dict[str, None] = {}
-    first = ""
+    first, open_error = "", False
     for line in stderr.splitlines():
+        is_error = ("error:" in line or "undefined reference" in line
+                    or "cannot find -l" in line)
+        if is_error and open_error and not first:  # the previous error named nothing
+            first = generic
         for kind, pattern in _MISSING_PATTERNS:
             for match in pattern.finditer(line):
                 name = next((g for g in match.groups() if g), "")
                 if name:
                     missing[f"{kind}: {name}"] = None
                     first = first or kind
-        if not first and ("error:" in line or "ld returned" in line):
-            first = "link error" if linking else "compile error"
-    return first or ("link error" if linking else "compile error"), list(missing)
+        open_error = open_error or is_error
+    return first or generic, list(missing)
 
 
 def digest(*parts: bytes) -> str:
@@ -275,6 +285,10 @@ class Builder:
 
 _STATUS = re.compile(r"\b([1-5]\d{5})\b")
 _FAILING = re.compile(r"fail|error", re.IGNORECASE)
+# The parameter statuses (ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID,
+# ACLNN_ERR_RUNTIME_ERROR: hicann/opbase include/nnopbase/opdev/op_errno.h) by the exit status
+# of a main that returns them unprinted.
+_EXIT_STATUSES = {status % 256: status for status in (161001, 161002, 361001)}
 
 
 def classify_run(returncode: int | None, output: str) -> tuple[str, str]:
@@ -291,6 +305,10 @@ def classify_run(returncode: int | None, output: str) -> tuple[str, str]:
         return "no kernel", line.strip()[:160]
     if statuses:
         return "refused", str(statuses[0])
+    if returncode == FIND_KERNEL_ERROR % 256:  # main returned the status without printing it
+        return "no kernel", f"exit {returncode} ({FIND_KERNEL_ERROR} mod 256), nothing printed"
+    if returncode in _EXIT_STATUSES:
+        return "refused", f"{_EXIT_STATUSES[returncode]} (exit {returncode}), nothing printed"
     if returncode != 0:
         return "failed", f"exit {returncode}"
     return "ok", ""
@@ -340,13 +358,22 @@ def summary(samples: Iterable[Sample], label: str) -> str:
             + (f" ({failures})" if failures else "") + ".")
 
 
-def missing_table(samples: Iterable[Sample], top: int) -> str:
-    """The ``top`` most common missing headers, declarations, libraries and symbols."""
+def missing_table(samples: Iterable[Sample], top: int, tree: Path | None = None) -> str:
+    """The ``top`` most common missing headers, declarations, libraries and symbols (and
+    mismatched prototypes), after a line of how many distinct names of each kind; a missing
+    header that ``tree`` has under another folder is shown there."""
     counts = Counter(item for s in samples for item in s.missing)
-    rows = ["| samples | missing | name |", "| ---: | --- | --- |"]
+    distinct = Counter(item.partition(": ")[0] for item in counts)
+    headers = ({p.name: p.relative_to(tree).as_posix() for p in (tree / "include").rglob("*.h")}
+               if tree is not None else {})
+    rows = ["distinct names: " + ", ".join(f"{distinct[k]} {k.replace('missing ', '')}s"
+                                            for k in BUILD_KINDS if distinct[k]), "",
+            "| samples | missing | name | the tree has |", "| ---: | --- | --- | --- |"]
     for item, count in counts.most_common(top):
         kind, _, name = item.partition(": ")
-        rows.append(f"| {count} | {kind.removeprefix('missing ')} | `{name}` |")
+        elsewhere = headers.get(Path(name).name, "") if kind == "missing header" else ""
+        rows.append(f"| {count} | {kind.replace('missing ', '')} | `{name}` | "
+                    + (f"`{elsewhere}`" if elsewhere else "") + " |")
     return "\n".join(rows)
 
 
@@ -408,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     print(summary(samples, "all"))
     if any(s.missing for s in samples):
         print()
-        print(missing_table(samples, options.top))
+        print(missing_table(samples, options.top, tree))
     if options.json:
         options.json.write_text(json.dumps([{**asdict(s), "operators": list(s.operators)}
                                             for s in samples], indent=1), encoding="utf-8")

@@ -122,7 +122,7 @@ def test_samples_are_built_run_and_classified(checkout: Path, tmp_path: Path,
     printed = capsys.readouterr().out
     assert ("all: 4 samples, 1 of another SoC; 2 of 3 built: 1 ok, 0 no kernel, 1 refused, "
             "0 failed, 0 crashed, 0 timeout; 1 not built (1 missing header).") in printed
-    assert "| 1 | header | `aclnnop/aclnn_demo_not_shipped.h` |" in printed
+    assert "| 1 | header | `aclnnop/aclnn_demo_not_shipped.h` |  |" in printed
     # A second run reuses the objects and executables of the first.
     built = sorted(p.name for p in (tmp_path / "work").iterdir())
     assert samples.main(arguments) == 0
@@ -164,10 +164,34 @@ def test_build_errors_and_runs_are_classified() -> None:
         "missing library", ["missing library: -lascendcl", "missing symbol: aclnnBar"])
     assert samples.build_errors("x.cpp:1:1: error: expected ';'\n", linking=False)[0] == \
         "compile error"
+    mismatched = ("x.cpp:9:5: error: cannot convert 'float' to 'const aclScalar*'\n"
+                  "aclnn_x.h:19:9: note:   initializing argument 2 of 'aclnnStatus "
+                  "aclnnXGetWorkspaceSize(const aclTensor*, const aclScalar*)'\n"
+                  "x.cpp:12:1: error: jump to label 'done'\n")
+    assert samples.build_errors(mismatched, linking=False) == (
+        "prototype mismatch", ["prototype mismatch: aclnnXGetWorkspaceSize"])
+    assert samples.build_errors("x.cpp:12:1: error: jump to label 'done'\n" + mismatched,
+                                linking=False)[0] == "compile error"
     assert samples.classify_run(107, "aclnnGeluGetWorkspaceSize failed. ERROR: 561003\n")[0] == \
         "no kernel"
     assert samples.classify_run(0, "aclnnX failed. ERROR: 161002\n") == ("refused", "161002")
     assert samples.classify_run(0, "result[0] is: 123456.000000\n") == ("ok", "")
     assert samples.classify_run(1, "mismatch\n") == ("failed", "exit 1")
+    assert samples.classify_run(107, "")[0] == "no kernel"  # 561003 returned, not printed
+    assert samples.classify_run(234, "")[0] == "refused"    # 161002
     assert samples.classify_run(-11, "") == ("crashed", "signal 11")
     assert samples.classify_run(None, "") == ("timeout", "")
+
+
+def test_missing_table_counts_samples_and_finds_headers_elsewhere(tmp_path: Path) -> None:
+    (tmp_path / "include" / "aclnnop").mkdir(parents=True)
+    (tmp_path / "include" / "aclnnop" / "aclnn_x.h").write_text("")
+    found = [samples.Sample("r", f"a/examples/test_aclnn_{i}.cpp", ("aclnnX",), False,
+                            "not built", "missing header", missing)
+             for i, missing in enumerate([["missing header: aclnn_x.h"],
+                                          ["missing header: aclnn_x.h", "missing symbol: aclY"],
+                                          ["missing symbol: aclY"], ["missing symbol: aclY"]])]
+    table = samples.missing_table(found, 15, tmp_path).splitlines()
+    assert table[0] == "distinct names: 1 headers, 1 symbols"
+    assert table[4:] == ["| 3 | symbol | `aclY` |  |",
+                         "| 2 | header | `aclnn_x.h` | `include/aclnnop/aclnn_x.h` |"]
