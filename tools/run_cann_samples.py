@@ -19,7 +19,8 @@ tree's ``set_env.sh`` environment, and classifies it:
   with other parameters), ``missing library``, ``missing symbol``, ``compile error``, ``link
   error``);
 * ``other SoC``: a variant under ``examples/<arch>/`` that the repository builds only for
-  another SoC than the emulator's Atlas A2 (not compiled).
+  another SoC than the emulator's Atlas A2 (not compiled), or a sample that exits 0 saying
+  it skips itself on this SoC.
 
 Printed results are not compared with a reference. One summary line per repository and in
 all, and a table of the headers, declarations, libraries and symbols the failed builds miss
@@ -285,6 +286,8 @@ class Builder:
 
 _STATUS = re.compile(r"\b([1-5]\d{5})\b")
 _FAILING = re.compile(r"fail|error", re.IGNORECASE)
+# A sample that checks the SoC (aclrtGetSocName) and skips itself on another.
+_SELF_SKIP = re.compile(r"(?i)(?:not supported|only supports?).*skip|skip.*not supported")
 # The parameter statuses (ACLNN_ERR_PARAM_NULLPTR, ACLNN_ERR_PARAM_INVALID,
 # ACLNN_ERR_RUNTIME_ERROR: hicann/opbase include/nnopbase/opdev/op_errno.h) by the exit status
 # of a main that returns them unprinted.
@@ -311,6 +314,9 @@ def classify_run(returncode: int | None, output: str) -> tuple[str, str]:
         return "refused", f"{_EXIT_STATUSES[returncode]} (exit {returncode}), nothing printed"
     if returncode != 0:
         return "failed", f"exit {returncode}"
+    skipped = next((line for line in output.splitlines() if _SELF_SKIP.search(line)), "")
+    if skipped:
+        return "other SoC", f"skipped itself: {skipped.strip()[:120]}"
     return "ok", ""
 
 
@@ -345,17 +351,20 @@ def process(sample: Sample, root: Path, builder: Builder, timeout: float) -> Sam
 
 
 def summary(samples: Iterable[Sample], label: str) -> str:
-    """One line of counts: samples, built, and each category (not built by error kind)."""
+    """One line of counts: samples, another SoC's variants, built, each run category (and the
+    samples that skipped themselves), not built by the first error's kind."""
     samples = list(samples)
     counts = Counter(s.category for s in samples)
     kinds = Counter(s.detail for s in samples if s.category == "not built")
-    tried = len(samples) - counts["other SoC"]
+    skipped = sum(s.category == "other SoC" and s.detail.startswith("skipped itself")
+                  for s in samples)
+    tried = len(samples) - counts["other SoC"] + skipped
     built = tried - counts["not built"]
     runs = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES[:6])
     failures = ", ".join(f"{kinds[k]} {k}" for k in BUILD_KINDS if kinds[k])
-    return (f"{label}: {len(samples)} samples, {counts['other SoC']} of another SoC; "
-            f"{built} of {tried} built: {runs}; {counts['not built']} not built"
-            + (f" ({failures})" if failures else "") + ".")
+    return (f"{label}: {len(samples)} samples, {counts['other SoC'] - skipped} of another SoC; "
+            f"{built} of {tried} built: {runs}, {skipped} skipped on this SoC; "
+            f"{counts['not built']} not built" + (f" ({failures})" if failures else "") + ".")
 
 
 def missing_table(samples: Iterable[Sample], top: int, tree: Path | None = None) -> str:
@@ -366,7 +375,7 @@ def missing_table(samples: Iterable[Sample], top: int, tree: Path | None = None)
     distinct = Counter(item.partition(": ")[0] for item in counts)
     headers = ({p.name: p.relative_to(tree).as_posix() for p in (tree / "include").rglob("*.h")}
                if tree is not None else {})
-    rows = ["distinct names: " + ", ".join(f"{distinct[k]} {k.replace('missing ', '')}s"
+    rows = ["distinct names: " + ", ".join(f"{k.replace('missing ', '')} {distinct[k]}"
                                             for k in BUILD_KINDS if distinct[k]), "",
             "| samples | missing | name | the tree has |", "| ---: | --- | --- | --- |"]
     for item, count in counts.most_common(top):

@@ -121,7 +121,8 @@ def test_samples_are_built_run_and_classified(checkout: Path, tmp_path: Path,
     assert records["arch35/test_aclnn_demo_add.cpp"]["category"] == "other SoC"
     printed = capsys.readouterr().out
     assert ("all: 4 samples, 1 of another SoC; 2 of 3 built: 1 ok, 0 no kernel, 1 refused, "
-            "0 failed, 0 crashed, 0 timeout; 1 not built (1 missing header).") in printed
+            "0 failed, 0 crashed, 0 timeout, 0 skipped on this SoC; 1 not built "
+            "(1 missing header).") in printed
     assert "| 1 | header | `aclnnop/aclnn_demo_not_shipped.h` |  |" in printed
     # A second run reuses the objects and executables of the first.
     built = sorted(p.name for p in (tmp_path / "work").iterdir())
@@ -176,6 +177,8 @@ def test_build_errors_and_runs_are_classified() -> None:
         "no kernel"
     assert samples.classify_run(0, "aclnnX failed. ERROR: 161002\n") == ("refused", "161002")
     assert samples.classify_run(0, "result[0] is: 123456.000000\n") == ("ok", "")
+    assert samples.classify_run(0, "Warning: X only supports Ascend950, current SOC 'Ascend910B3'"
+                                   " is not supported. Skip test.\n")[0] == "other SoC"
     assert samples.classify_run(1, "mismatch\n") == ("failed", "exit 1")
     assert samples.classify_run(107, "")[0] == "no kernel"  # 561003 returned, not printed
     assert samples.classify_run(234, "")[0] == "refused"    # 161002
@@ -192,6 +195,6 @@ def test_missing_table_counts_samples_and_finds_headers_elsewhere(tmp_path: Path
                                           ["missing header: aclnn_x.h", "missing symbol: aclY"],
                                           ["missing symbol: aclY"], ["missing symbol: aclY"]])]
     table = samples.missing_table(found, 15, tmp_path).splitlines()
-    assert table[0] == "distinct names: 1 headers, 1 symbols"
+    assert table[0] == "distinct names: header 1, symbol 1"
     assert table[4:] == ["| 3 | symbol | `aclY` |  |",
                          "| 2 | header | `aclnn_x.h` | `include/aclnnop/aclnn_x.h` |"]
