@@ -92,7 +92,8 @@ def _nn_libraries(tree: Path) -> tuple[str, ...]:
 
 
 BUILD_LINES: dict[str, BuildLine] = {
-    # hicann/ops-nn build.sh, build_single_example, eager mode without a package mode:
+    # hicann/ops-nn build.sh (e5c3fa93, lines 1566-1571), build_single_example, eager mode
+    # without a package mode:
     # g++ FILE -I ${INCLUDE_PATH} -I ${INCLUDE_PATH}/aclnnop -I ${ACLNN_INCLUDE_PATH}
     #   -L ${EAGER_LIBRARY_OPP_PATH} -L ${EAGER_LIBRARY_PATH} -lopapi_nn -lopapi_math
     #   -lascendcl (or -lacl_rt without libascendcl.so) -lnnopbase, where INCLUDE_PATH is
@@ -100,10 +101,10 @@ BUILD_LINES: dict[str, BuildLine] = {
     # EAGER_LIBRARY_OPP_PATH ${ASCEND_OPP_PATH}/lib64, EAGER_LIBRARY_PATH ${ASCEND_HOME_PATH}/lib64.
     "build.sh": BuildLine("build.sh", ("include", "include/aclnnop", "include/aclnn"),
                           ("opp/lib64", "lib64"), _nn_libraries),
-    # hicann/ops-math scripts/build_example.sh, compile_eager_example_default without a
-    # simulator: g++ FILE -I ${INCLUDE_PATH} -I ${ACLNN_INCLUDE_PATH} -L ${EAGER_LIBRARY_PATH}
-    #   -lopapi_math -lascendcl -lnnopbase (scripts/build.conf.sh: INCLUDE_PATH
-    # ${ASCEND_HOME_PATH}/include, ACLNN_INCLUDE_PATH ${INCLUDE_PATH}/aclnn,
+    # hicann/ops-math scripts/build_example.sh (c4193324), compile_eager_example_default
+    # without a simulator: g++ FILE -I ${INCLUDE_PATH} -I ${ACLNN_INCLUDE_PATH}
+    #   -L ${EAGER_LIBRARY_PATH} -lopapi_math -lascendcl -lnnopbase (scripts/build.conf.sh:
+    # INCLUDE_PATH ${ASCEND_HOME_PATH}/include, ACLNN_INCLUDE_PATH ${INCLUDE_PATH}/aclnn,
     # EAGER_LIBRARY_PATH ${ASCEND_HOME_PATH}/lib64).
     "scripts/build_example.sh": BuildLine(
         "scripts/build_example.sh", ("include", "include/aclnn"), ("lib64",),
@@ -139,8 +140,9 @@ class Sample:
 
 
 def find_samples(repositories: dict[str, Path]) -> list[Sample]:
-    """Every ``examples/test_aclnn_*.cpp`` calling a phase 1; another SoC's variants are
-    classified ``other SoC`` at once."""
+    """Every ``examples/test_aclnn_*.cpp`` calling a phase 1 outside ``scripts/`` (both
+    repositories' example scripts leave out ``scripts/opgen/template/``); another SoC's
+    variants are classified ``other SoC`` at once."""
     found = []
     for repository, root in repositories.items():
         for path in sorted(root.glob("**/examples/**/test_aclnn_*.cpp")):
@@ -150,6 +152,8 @@ def find_samples(repositories: dict[str, Path]) -> list[Sample]:
                 continue
             relative = path.relative_to(root).as_posix()
             parts = relative.split("/")
+            if "scripts" in parts:  # the operator generator's templates, never built
+                continue
             sample = Sample(repository, relative, operators, "experimental" in parts)
             last = len(parts) - 1 - parts[::-1].index("examples")
             folder = parts[last + 1:-1]
