@@ -1,0 +1,200 @@
+"""tools/run_cann_samples.py: sample programs written here in the style of CANN's eager
+examples (a plain ``main`` over acl and aclnnAdd, one of the emulator's C kernels), in a
+checkout-shaped folder with a stand-in build script, built against the emulator's 8.5 tree
+and run in plain processes; each lands in its category."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+
+SCRIPT = ROOT / "tools" / "run_cann_samples.py"
+
+if not SCRIPT.exists():  # an installed copy without the repository's tools/
+    pytest.skip("tools/run_cann_samples.py is not here", allow_module_level=True)
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("run_cann_samples", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+samples = _load()
+
+# A sample program adding two 2x2 float tensors; SHAPE_B lets one refuse (no broadcast).
+ADD_SAMPLE = r"""
+#include <cstdio>
+#include <cstdint>
+#include "acl/acl.h"
+#include "aclnnop/aclnn_add.h"
+
+#define CHECK(expr, what) do { int r_ = (expr); if (r_ != 0) { \
+    printf("%s failed. ERROR: %d\n", what, r_); return r_; } } while (0)
+
+static aclTensor *make(void **dev, float *host, const int64_t *shape, uint64_t n) {
+    aclrtMalloc(dev, n * sizeof(float), ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, n * sizeof(float), host, n * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE);
+    int64_t strides[2] = {shape[1], 1};
+    return aclCreateTensor(shape, 2, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 2, *dev);
+}
+
+int main() {
+    aclrtStream stream;
+    CHECK(aclInit(nullptr), "aclInit");
+    CHECK(aclrtSetDevice(0), "aclrtSetDevice");
+    CHECK(aclrtCreateStream(&stream), "aclrtCreateStream");
+    int64_t shapeA[2] = {2, 2}, shapeB[2] = SHAPE_B;
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, out[4] = {0};
+    void *da, *db, *dout;
+    aclTensor *ta = make(&da, a, shapeA, 4), *tb = make(&db, b, shapeB, 4);
+    aclTensor *tout = make(&dout, out, shapeA, 4);
+    float one = 1.0f;
+    aclScalar *alpha = aclCreateScalar(&one, ACL_FLOAT);
+    uint64_t workspaceSize = 0;
+    aclOpExecutor *executor;
+    CHECK(aclnnAddGetWorkspaceSize(ta, tb, alpha, tout, &workspaceSize, &executor),
+          "aclnnAddGetWorkspaceSize");
+    void *workspace = nullptr;
+    if (workspaceSize > 0) {
+        CHECK(aclrtMalloc(&workspace, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc");
+    }
+    CHECK(aclnnAdd(workspace, workspaceSize, executor, stream), "aclnnAdd");
+    CHECK(aclrtSynchronizeStream(stream), "aclrtSynchronizeStream");
+    aclrtMemcpy(out, sizeof(out), dout, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST);
+    for (int i = 0; i < 4; ++i) printf("result[%d] is: %f\n", i, out[i]);
+    return out[3] == 44.0f ? 0 : 1;
+}
+"""
+
+MISSING_HEADER_SAMPLE = r"""
+#include "acl/acl.h"
+#include "aclnnop/aclnn_demo_not_shipped.h"
+int main() { return aclnnDemoNotShippedGetWorkspaceSize(nullptr, nullptr, nullptr); }
+"""
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ops-nn-shaped checkout: build.sh (a stand-in) and an operator's examples/."""
+    root = tmp_path_factory.mktemp("ops-demo")
+    (root / "build.sh").write_text("# stand-in: the example build line is ops-nn's\n")
+    examples = root / "math" / "demo" / "examples"
+    (examples / "arch35").mkdir(parents=True)
+    (examples / "test_aclnn_demo_add.cpp").write_text(ADD_SAMPLE.replace("SHAPE_B", "{2, 2}"))
+    (examples / "test_aclnn_demo_refused.cpp").write_text(
+        ADD_SAMPLE.replace("SHAPE_B", "{4, 1}"))
+    (examples / "test_aclnn_demo_missing.cpp").write_text(MISSING_HEADER_SAMPLE)
+    (examples / "arch35" / "test_aclnn_demo_add.cpp").write_text("#error not for this SoC\n"
+                                                                 "// aclnnAddGetWorkspaceSize(")
+    (examples / "test_aclnn_demo_graph.cpp").write_text("int main() { return 0; }\n")
+    return root
+
+
+@pytest.mark.emulator_only
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
+def test_samples_are_built_run_and_classified(checkout: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "samples.json"
+    arguments = ["--repo", f"demo={checkout}", "--jobs", "2", "--work", str(tmp_path / "work"),
+                 "--json", str(out)]
+    assert samples.main(arguments) == 0
+    records = {r["path"].rsplit("examples/", 1)[1]: r for r in json.loads(out.read_text())}
+    assert set(records) == {"test_aclnn_demo_add.cpp", "test_aclnn_demo_refused.cpp",
+                            "test_aclnn_demo_missing.cpp", "arch35/test_aclnn_demo_add.cpp"}
+    assert records["test_aclnn_demo_add.cpp"]["category"] == "ok"
+    assert "result[3] is: 44" in records["test_aclnn_demo_add.cpp"]["output"]
+    refused = records["test_aclnn_demo_refused.cpp"]
+    assert (refused["category"], refused["detail"]) == ("refused", "161002")
+    missing = records["test_aclnn_demo_missing.cpp"]
+    assert (missing["category"], missing["detail"]) == ("not built", "missing header")
+    assert missing["missing"] == ["missing header: aclnnop/aclnn_demo_not_shipped.h"]
+    assert records["arch35/test_aclnn_demo_add.cpp"]["category"] == "other SoC"
+    printed = capsys.readouterr().out
+    assert ("all: 4 samples, 1 of another SoC; 2 of 3 built: 1 ok, 0 no kernel, 1 refused, "
+            "0 failed, 0 crashed, 0 timeout, 0 skipped on this SoC; 1 not built "
+            "(1 missing header).") in printed
+    assert "| 1 | header | `aclnnop/aclnn_demo_not_shipped.h` |  |" in printed
+    # A second run reuses the objects and executables of the first.
+    built = sorted(p.name for p in (tmp_path / "work").iterdir())
+    assert samples.main(arguments) == 0
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == built
+
+
+def test_build_lines_are_the_repositories(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "lib64").mkdir(parents=True)
+    (tmp_path / "math" / "scripts").mkdir(parents=True)
+    (tmp_path / "math" / "scripts" / "build_example.sh").write_text("")
+    (tmp_path / "math" / "build.sh").write_text("")
+    (tmp_path / "nn").mkdir()
+    (tmp_path / "nn" / "build.sh").write_text("")
+    math, nn = samples.build_line(tmp_path / "math"), samples.build_line(tmp_path / "nn")
+    assert math.compile_flags(tree) == [f"-I{tree}/include", f"-I{tree}/include/aclnn"]
+    assert math.link_flags(tree)[1:] == ["-lopapi_math", "-lascendcl", "-lnnopbase"]
+    assert nn.compile_flags(tree) == [f"-I{tree}/include", f"-I{tree}/include/aclnnop",
+                                      f"-I{tree}/include/aclnn"]
+    assert nn.link_flags(tree) == [f"-L{tree}/opp/lib64", f"-L{tree}/lib64", "-lopapi_nn",
+                                   "-lopapi_math", "-lacl_rt", "-lnnopbase"]
+    (tree / "lib64" / "libascendcl.so").write_text("")
+    assert "-lascendcl" in nn.link_flags(tree)
+    assert math.link_flags(tree, {"ascendcl": "acl_rt"})[2] == "-lacl_rt"
+    with pytest.raises(ValueError, match="no known example build line"):
+        samples.build_line(tmp_path)
+
+
+def test_build_errors_and_runs_are_classified() -> None:
+    compiled = ("x.cpp:3:10: error: 'aclnnFoo' was not declared in this scope\n"
+                "x.cpp:4:1: error: 'aclFooType' does not name a type\n")
+    assert samples.build_errors(compiled, linking=False) == (
+        "missing declaration", ["missing declaration: aclnnFoo",
+                                "missing declaration: aclFooType"])
+    linked = ("/usr/bin/ld: cannot find -lascendcl: No such file or directory\n"
+              "/usr/bin/ld: x.o: in function `main':\nx.cpp:(.text+0x1): "
+              "undefined reference to `aclnnBar'\ncollect2: error: ld returned 1 exit status\n")
+    assert samples.build_errors(linked, linking=True) == (
+        "missing library", ["missing library: -lascendcl", "missing symbol: aclnnBar"])
+    assert samples.build_errors("x.cpp:1:1: error: expected ';'\n", linking=False)[0] == \
+        "compile error"
+    mismatched = ("x.cpp:9:5: error: cannot convert 'float' to 'const aclScalar*'\n"
+                  "aclnn_x.h:19:9: note:   initializing argument 2 of 'aclnnStatus "
+                  "aclnnXGetWorkspaceSize(const aclTensor*, const aclScalar*)'\n"
+                  "x.cpp:12:1: error: jump to label 'done'\n")
+    assert samples.build_errors(mismatched, linking=False) == (
+        "prototype mismatch", ["prototype mismatch: aclnnXGetWorkspaceSize"])
+    assert samples.build_errors("x.cpp:12:1: error: jump to label 'done'\n" + mismatched,
+                                linking=False)[0] == "compile error"
+    assert samples.classify_run(107, "aclnnGeluGetWorkspaceSize failed. ERROR: 561003\n")[0] == \
+        "no kernel"
+    assert samples.classify_run(0, "aclnnX failed. ERROR: 161002\n") == ("refused", "161002")
+    assert samples.classify_run(0, "result[0] is: 123456.000000\n") == ("ok", "")
+    assert samples.classify_run(0, "Warning: X only supports Ascend950, current SOC 'Ascend910B3'"
+                                   " is not supported. Skip test.\n")[0] == "other SoC"
+    assert samples.classify_run(1, "mismatch\n") == ("failed", "exit 1")
+    assert samples.classify_run(107, "")[0] == "no kernel"  # 561003 returned, not printed
+    assert samples.classify_run(234, "")[0] == "refused"    # 161002
+    assert samples.classify_run(-11, "") == ("crashed", "signal 11")
+    assert samples.classify_run(None, "") == ("timeout", "")
+
+
+def test_missing_table_counts_samples_and_finds_headers_elsewhere(tmp_path: Path) -> None:
+    (tmp_path / "include" / "aclnnop").mkdir(parents=True)
+    (tmp_path / "include" / "aclnnop" / "aclnn_x.h").write_text("")
+    found = [samples.Sample("r", f"a/examples/test_aclnn_{i}.cpp", ("aclnnX",), False,
+                            "not built", "missing header", missing)
+             for i, missing in enumerate([["missing header: aclnn_x.h"],
+                                          ["missing header: aclnn_x.h", "missing symbol: aclY"],
+                                          ["missing symbol: aclY"], ["missing symbol: aclY"]])]
+    table = samples.missing_table(found, 15, tmp_path).splitlines()
+    assert table[0] == "distinct names: header 1, symbol 1"
+    assert table[4:] == ["| 3 | symbol | `aclY` |  |",
+                         "| 2 | header | `aclnn_x.h` | `include/aclnnop/aclnn_x.h` |"]
