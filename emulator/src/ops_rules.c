@@ -99,6 +99,47 @@ static const char *member_name(const aclemuKernelArg *a, const char *name, uint6
     return buf;
 }
 
+/* The tensors of a rule's parameters in the rule's order: each present tensor, and each member
+   of a present tensor list. */
+typedef struct {
+    const ops_rule *rule;
+    const aclemuKernelArg *args;
+    const char *const *names;
+    int param;                     /* the current parameter's position in rule->params */
+    const aclemuKernelArg *arg;    /* its argument */
+    const aclemuKernelArg *first;  /* its tensors: count of them from first */
+    uint64_t count, member;        /* the current tensor is first[member - 1] */
+    const aclemuKernelArg *tensor; /* the current tensor */
+    char name[RULE_TEXT];          /* filled by tensor_name */
+} rule_tensors;
+
+static rule_tensors each_tensor(const ops_rule *r, const aclemuKernelArg *args, const char *const *names)
+{
+    rule_tensors it = {r, args, names, -1, NULL, NULL, 0, 0, NULL, ""};
+    return it;
+}
+
+static bool next_tensor(rule_tensors *it)
+{
+    while (it->member >= it->count) {
+        if (++it->param >= OPS_RULE_MAX_PARAMS || it->rule->params[it->param] < 0)
+            return false;
+        it->arg = &it->args[it->rule->params[it->param]];
+        it->member = 0;
+        if (!tensors_of(it->arg, &it->first, &it->count))
+            it->count = 0;
+    }
+    it->tensor = &it->first[it->member++];
+    return true;
+}
+
+/* The current tensor's name for a message ("self", "tensors[2]"). */
+static const char *tensor_name(rule_tensors *it)
+{
+    return member_name(it->arg, it->names[it->rule->params[it->param]], it->member - 1, it->name,
+                       sizeof it->name);
+}
+
 static aclnnStatus check_dtypes(const char *api, const ops_rule *r, const aclemuKernelArg *a, const char *name)
 {
     char what[RULE_TEXT], list[RULE_TEXT], note[160];
@@ -240,23 +281,16 @@ static aclnnStatus check_same_shape(const char *api, const ops_rule *r, const ac
 {
     const aclemuKernelArg *first = NULL;
     const char *first_name = NULL;
-    char what[RULE_TEXT], a_text[RULE_TEXT], b_text[RULE_TEXT];
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++) {
-            if (!first) {
-                first = &t[j];
-                first_name = names[r->params[i]];
-            } else if (!same_dims(first, &t[j])) {
-                emu_error("%s: %s has shape %s and %s %s: they must have the same shape", api,
-                          member_name(a, names[r->params[i]], j, what, sizeof what),
-                          dims_text(&t[j], a_text, sizeof a_text), first_name, dims_text(first, b_text, sizeof b_text));
-                return r->status;
-            }
+    char a_text[RULE_TEXT], b_text[RULE_TEXT];
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        if (!first) {
+            first = it.tensor;
+            first_name = names[r->params[it.param]];
+        } else if (!same_dims(first, it.tensor)) {
+            emu_error("%s: %s has shape %s and %s %s: they must have the same shape", api, tensor_name(&it),
+                      dims_text(it.tensor, a_text, sizeof a_text), first_name,
+                      dims_text(first, b_text, sizeof b_text));
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -394,24 +428,15 @@ static aclnnStatus check_castable(const char *api, const ops_rule *r, const acle
 static aclnnStatus check_format(const char *api, const ops_rule *r, const aclemuKernelArg *args,
                                 const char *const *names)
 {
-    char what[RULE_TEXT];
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        if ((int64_t)it.tensor->ndim < r->lo || (int64_t)it.tensor->ndim > r->hi)
             continue;
-        for (uint64_t j = 0; j < n; j++) {
-            if ((int64_t)t[j].ndim < r->lo || (int64_t)t[j].ndim > r->hi)
-                continue;
-            int32_t f = t[j].format;
-            bool ok = r->formats ? (f >= 0 && f < 64 && (r->formats >> f) & 1u) : !private_format(f);
-            if (!ok) {
-                emu_error("%s: %s has format %s, which is not supported%s", api,
-                          member_name(a, names[r->params[i]], j, what, sizeof what), format_name(f),
-                          r->formats ? "" : " (a private format)");
-                return r->status;
-            }
+        int32_t f = it.tensor->format;
+        bool ok = r->formats ? (f >= 0 && f < 64 && (r->formats >> f) & 1u) : !private_format(f);
+        if (!ok) {
+            emu_error("%s: %s has format %s, which is not supported%s", api, tensor_name(&it), format_name(f),
+                      r->formats ? "" : " (a private format)");
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -511,25 +536,23 @@ static aclnnStatus check_choice(const char *api, const ops_rule *r, const aclemu
     return r->status;
 }
 
+static bool empty(const aclemuKernelArg *t)
+{
+    for (uint64_t k = 0; k < t->ndim; k++)
+        if (t->dims[k] == 0)
+            return true;
+    return false;
+}
+
 static aclnnStatus check_not_empty(const char *api, const ops_rule *r, const aclemuKernelArg *args,
                                    const char *const *names)
 {
-    char what[RULE_TEXT], text[RULE_TEXT];
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++) {
-            for (uint64_t k = 0; k < t[j].ndim; k++) {
-                if (t[j].dims[k] == 0) {
-                    emu_error("%s: %s is empty (shape %s): it must not be", api,
-                              member_name(a, names[r->params[i]], j, what, sizeof what),
-                              dims_text(&t[j], text, sizeof text));
-                    return r->status;
-                }
-            }
+    char text[RULE_TEXT];
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        if (empty(it.tensor)) {
+            emu_error("%s: %s is empty (shape %s): it must not be", api, tensor_name(&it),
+                      dims_text(it.tensor, text, sizeof text));
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -573,19 +596,11 @@ static bool contiguous(const aclemuKernelArg *t)
 static aclnnStatus check_contiguous(const char *api, const ops_rule *r, const aclemuKernelArg *args,
                                     const char *const *names)
 {
-    char what[RULE_TEXT];
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++) {
-            if (!contiguous(&t[j])) {
-                emu_error("%s: %s is not contiguous: the operator takes only contiguous tensors there", api,
-                          member_name(a, names[r->params[i]], j, what, sizeof what));
-                return r->status;
-            }
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        if (!contiguous(it.tensor)) {
+            emu_error("%s: %s is not contiguous: the operator takes only contiguous tensors there", api,
+                      tensor_name(&it));
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -615,27 +630,18 @@ static aclnnStatus check_same_format(const char *api, const ops_rule *r, const a
                                      const char *const *names)
 {
     const aclemuKernelArg *first = NULL;
-    const char *first_name = NULL;
-    char what[RULE_TEXT], first_what[RULE_TEXT];
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++) {
-            if (!first) {
-                int32_t f = t[j].format;
-                if (i == 0 && r->formats && f >= 0 && f < 64 && (r->formats >> f) & 1u)
-                    return ACLNN_SUCCESS;
-                first = &t[j];
-                first_name = member_name(a, names[r->params[i]], j, first_what, sizeof first_what);
-            } else if (t[j].format != first->format) {
-                emu_error("%s: %s has format %s and %s %s: they must have the same format", api,
-                          member_name(a, names[r->params[i]], j, what, sizeof what), format_name(t[j].format),
-                          first_name, format_name(first->format));
-                return r->status;
-            }
+    char first_name[RULE_TEXT];
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        int32_t f = it.tensor->format;
+        if (!first) {
+            if (it.param == 0 && r->formats && f >= 0 && f < 64 && (r->formats >> f) & 1u)
+                return ACLNN_SUCCESS;
+            first = it.tensor;
+            snprintf(first_name, sizeof first_name, "%s", tensor_name(&it));
+        } else if (f != first->format) {
+            emu_error("%s: %s has format %s and %s %s: they must have the same format", api, tensor_name(&it),
+                      format_name(f), first_name, format_name(first->format));
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -654,50 +660,29 @@ static aclnnStatus check_present(const char *api, const ops_rule *r, const aclem
 }
 
 /* Whether a present tensor (or member) among params has a dimension of 0. */
-static bool any_empty(const ops_rule *r, const aclemuKernelArg *args)
+static bool any_empty(const ops_rule *r, const aclemuKernelArg *args, const char *const *names)
 {
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(&args[r->params[i]], &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++)
-            for (uint64_t k = 0; k < t[j].ndim; k++)
-                if (t[j].dims[k] == 0)
-                    return true;
-    }
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);)
+        if (empty(it.tensor))
+            return true;
     return false;
 }
 
 static aclnnStatus check_strided_rank(const char *api, const ops_rule *r, const aclemuKernelArg *args,
                                       const char *const *names)
 {
-    char what[RULE_TEXT], range[96];
+    char range[96];
     bool strided = false;
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0 && !strided; i++) {
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(&args[r->params[i]], &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n && !strided; j++)
-            strided = !contiguous(&t[j]);
-    }
+    for (rule_tensors it = each_tensor(r, args, names); !strided && next_tensor(&it);)
+        strided = !contiguous(it.tensor);
     if (!strided)
         return ACLNN_SUCCESS;
-    for (int i = 0; i < OPS_RULE_MAX_PARAMS && r->params[i] >= 0; i++) {
-        const aclemuKernelArg *a = &args[r->params[i]];
-        const aclemuKernelArg *t;
-        uint64_t n;
-        if (!tensors_of(a, &t, &n))
-            continue;
-        for (uint64_t j = 0; j < n; j++) {
-            if ((int64_t)t[j].ndim < r->lo || (int64_t)t[j].ndim > r->hi) {
-                range_text(range, sizeof range, r->lo, r->hi);
-                emu_error("%s: %s has %" PRIu64 " dimensions; with a non-contiguous view among the tensors, "
-                          "it must have %s", api, member_name(a, names[r->params[i]], j, what, sizeof what),
-                          t[j].ndim, range);
-                return r->status;
-            }
+    for (rule_tensors it = each_tensor(r, args, names); next_tensor(&it);) {
+        if ((int64_t)it.tensor->ndim < r->lo || (int64_t)it.tensor->ndim > r->hi) {
+            range_text(range, sizeof range, r->lo, r->hi);
+            emu_error("%s: %s has %" PRIu64 " dimensions; with a non-contiguous view among the tensors, "
+                      "it must have %s", api, tensor_name(&it), it.tensor->ndim, range);
+            return r->status;
         }
     }
     return ACLNN_SUCCESS;
@@ -742,7 +727,7 @@ aclnnStatus ops_check_rules(const char *api, const ops_rule_set *rules, const ac
         case OPS_RULE_CONTIGUOUS: st = check_contiguous(api, r, args, names); break;
         case OPS_RULE_SAME_FORMAT: st = check_same_format(api, r, args, names); break;
         case OPS_RULE_STOP_IF_EMPTY:
-            if (any_empty(r, args))
+            if (any_empty(r, args, names))
                 return ACLNN_SUCCESS;
             break;
         case OPS_RULE_PRESENT: st = check_present(api, r, args, names); break;
