@@ -717,6 +717,28 @@ def load() -> Libraries:
     return _libraries
 
 
+def adopt_emulator(root: Path) -> Libraries:
+    """Load the emulator tree at ``root`` -- the one a program already loaded, whose kernels
+    aclnn_py is to compute -- unless libraries are loaded already; then they must be that
+    tree's (LibraryNotFoundError otherwise, as for one without its libraries)."""
+    global _libraries
+    with _lock:
+        if _libraries is None:
+            tried: list[str] = []
+            paths = find_libraries(root, tried)
+            if paths is None:
+                raise LibraryNotFoundError(f"{root} is not an emulator tree with its libraries",
+                                           tried)
+            _libraries = _load(Installation("emulator", root, paths,
+                                            extra_operator_libraries(paths),
+                                            "the emulator tree the program loaded"))
+        elif _libraries.installation.root.resolve() != root.resolve():
+            raise LibraryNotFoundError(
+                f"aclnn_py in this process already uses {_libraries.installation.root}, not the "
+                f"emulator tree {root} whose kernels are asked for")
+    return _libraries
+
+
 def _load(installation: Installation) -> Libraries:
     """Load the libraries of ``installation``, each after its dependencies."""
     _prepare_environment(installation)
