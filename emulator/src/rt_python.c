@@ -181,7 +181,8 @@ static void *try_open(const char *path, char *why, size_t size)
 /*
  * libpython of the installation the tree belongs to: ACLNN_EMU_LIBPYTHON if set (only it),
  * else the base installation of the venv whose site-packages holds the tree (pyvenv.cfg's
- * home = <base>/bin, the library in <base>/lib), else the one the tree was built with
+ * home = <base>/bin, the library in <base>/lib), else the installation whose
+ * <prefix>/lib/python3.X/site-packages holds it (<prefix>/lib), else the one the tree was built with
  * (python.cfg: libdir/instsoname, libdir/ldlibrary), else its soname on the loader's path.
  */
 static void *open_libpython(const char *root, const char *site, char *why, size_t size)
@@ -212,6 +213,11 @@ static void *open_libpython(const char *root, const char *site, char *why, size_
                 if (names[i][0] && (size_t)snprintf(path, sizeof path, "%s/lib/%s", base, names[i]) < sizeof path)
                     handle = try_open(path, why, size);
     }
+    /* <prefix>/lib/python3.X/site-packages: the library in <prefix>/lib */
+    if (!handle && parent(site, 2, base, sizeof base))
+        for (size_t i = 0; !handle && i < 2; i++)
+            if (names[i][0] && (size_t)snprintf(path, sizeof path, "%s/%s", base, names[i]) < sizeof path)
+                handle = try_open(path, why, size);
     for (size_t i = 0; !handle && libdir[0] && i < 2; i++)
         if (names[i][0] && (size_t)snprintf(path, sizeof path, "%s/%s", libdir, names[i]) < sizeof path)
             handle = try_open(path, why, size);
