@@ -700,13 +700,16 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
 def write_python_facts(root: Path) -> None:
     """``share/aclnn_py/python.cfg``: the Python the tree is built for, read by the emulator
     when a program without Python calls an operator computed in Python (rt_python.c): where its
-    libpython is (``libdir`` with ``instsoname`` or ``ldlibrary``) and its site-packages."""
+    libpython is (``libdir`` with ``instsoname`` or ``ldlibrary``), its interpreter (from which
+    Python finds its standard library) and its site-packages."""
     config = sysconfig.get_config_vars()
     paths = sysconfig.get_paths()
     facts = {"version": f"{sys.version_info.major}.{sys.version_info.minor}",
              "libdir": config.get("LIBDIR") or "", "instsoname": config.get("INSTSONAME") or "",
              "ldlibrary": config.get("LDLIBRARY") or "", "purelib": paths.get("purelib", ""),
-             "platlib": paths.get("platlib", "")}
+             "platlib": paths.get("platlib", ""),
+             "executable": os.path.join(config.get("BINDIR") or "",
+                                        f"python{sys.version_info.major}.{sys.version_info.minor}")}
     folder = root / "share" / "aclnn_py"
     folder.mkdir(parents=True, exist_ok=True)
     lines = "".join(f"{key} = {value}\n" for key, value in facts.items())

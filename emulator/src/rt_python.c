@@ -20,6 +20,8 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <sys/types.h>
+#include <unistd.h>
+#include <wchar.h>
 
 #define LIBPYTHON_VARIABLE "ACLNN_EMU_LIBPYTHON"
 #define KERNELS_VARIABLE "ACLNN_EMU_KERNELS"
@@ -270,6 +272,24 @@ static bool set_path(const char *root, const char *site, char *why, size_t size)
     return ok;
 }
 
+/*
+ * The interpreter Python is to take itself for, so that it finds its standard library (and a
+ * venv's site-packages) from it, not from a python3 on PATH: the venv's bin/python3 when the
+ * tree's site-packages is a venv's, else the one the tree was built with (python.cfg).
+ */
+static bool python_program(const char *root, const char *site, char *program, size_t size)
+{
+    char venv[PATH_MAX], cfg[PATH_MAX + 64];
+    if (parent(site, 3, venv, sizeof venv) && strlen(venv) + 16 < sizeof cfg) {
+        snprintf(cfg, sizeof cfg, "%s/pyvenv.cfg", venv);
+        if (access(cfg, R_OK) == 0 && (size_t)snprintf(program, size, "%s/bin/python3", venv) < size &&
+            access(program, X_OK) == 0)
+            return true;
+    }
+    snprintf(cfg, sizeof cfg, "%.4000s/share/aclnn_py/python.cfg", root);
+    return read_key(cfg, "executable", program, size) && access(program, X_OK) == 0;
+}
+
 /* Start Python in a process without it. boot_mu is held; no Python thread exists yet. */
 static bool start_python(const char *root, const char *site, char *why, size_t size)
 {
@@ -281,8 +301,19 @@ static bool start_python(const char *root, const char *site, char *why, size_t s
                  "PyGILState_Ensure, ...)");
         return false;
     }
-    if (!py.IsInitialized())
+    if (!py.IsInitialized()) {
+        char program[PATH_MAX];
+        void (*set_program)(const wchar_t *);
+        wchar_t *(*decode)(const char *, size_t *);
+        *(void **)&set_program = dlsym(handle, "Py_SetProgramName");
+        *(void **)&decode = dlsym(handle, "Py_DecodeLocale");
+        if (!getenv(LIBPYTHON_VARIABLE) && set_program && decode && python_program(root, site, program, sizeof program)) {
+            wchar_t *name = decode(program, NULL); /* kept: Python keeps pointing at it */
+            if (name)
+                set_program(name);
+        }
         py.InitializeEx(0); /* no signal handlers: the program keeps its own */
+    }
     bool ok = set_path(root, site, why, size);
     py.Eval_SaveThread(); /* later calls take the GIL with PyGILState_Ensure */
     return ok;
@@ -336,5 +367,12 @@ EMU_EXPORT bool emu_kernels_bring_up(char *why, size_t size)
                  "libpython aclnn_py is installed for", boot_why, LIBPYTHON_VARIABLE);
         return false;
     }
-    return install_kernels(root, why, size);
+    if (!install_kernels(root, why, size))
+        return false;
+    if (!emu_kernel_handler_set()) {
+        snprintf(why, size, "aclnn_py installed its kernels in another copy of the emulator's "
+                 "runtime than the one this program loaded from %.1024s", root);
+        return false;
+    }
+    return true;
 }
