@@ -22,6 +22,11 @@ non-repeatably; default ``0``), ``ACLNN_EMU_LINK`` (``<latency_us>:<GB/s>``, e.g
 the latency plus bytes over the bandwidth, and synchronisation returns no earlier than
 the modelled end of the work; device-to-device copies are not on the link; unset or
 empty: off; malformed: ``aclInit`` fails with 100000; see ``docs/emulator.md``).
+
+Read by a program that never loaded aclnn_py (a C or C++ program), whose first call of an
+operator computed in Python starts Python in it: ``ACLNN_EMU_LIBPYTHON`` (the libpython to
+load instead of the installation's) and ``ACLNN_EMU_KERNELS`` (comma-separated modules of the
+user's kernels to import); see "C and C++ programs" in ``docs/emulator.md``.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -693,6 +694,26 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
         info.mkdir(parents=True)
         (info / "version.info").write_text(f"Version={layout.version}\n")
     write_component_folders(root, layout)
+    write_python_facts(root)
+
+
+def write_python_facts(root: Path) -> None:
+    """``share/aclnn_py/python.cfg``: the Python the tree is built for, read by the emulator
+    when a program without Python calls an operator computed in Python (rt_python.c): where its
+    libpython is (``libdir`` with ``instsoname`` or ``ldlibrary``), its interpreter (from which
+    Python finds its standard library) and its site-packages."""
+    config = sysconfig.get_config_vars()
+    paths = sysconfig.get_paths()
+    facts = {"version": f"{sys.version_info.major}.{sys.version_info.minor}",
+             "libdir": config.get("LIBDIR") or "", "instsoname": config.get("INSTSONAME") or "",
+             "ldlibrary": config.get("LDLIBRARY") or "", "purelib": paths.get("purelib", ""),
+             "platlib": paths.get("platlib", ""),
+             "executable": os.path.join(config.get("BINDIR") or "",
+                                        f"python{sys.version_info.major}.{sys.version_info.minor}")}
+    folder = root / "share" / "aclnn_py"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"{key} = {value}\n" for key, value in facts.items())
+    (folder / "python.cfg").write_text(lines, encoding="utf-8")
 
 
 # The install's component folders that clients look for (torch_npu's import checks that

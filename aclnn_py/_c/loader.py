@@ -717,6 +717,63 @@ def load() -> Libraries:
     return _libraries
 
 
+_RTLD_DI_LINKMAP = 2  # dlinfo's request for the object's struct link_map (glibc, musl)
+
+
+def _loaded_file(path: Path) -> Path:
+    """The file the process already loaded under ``path``'s soname, else ``path``.
+
+    A program linked against a tree loads each library by soname, so from the tree's entry of
+    that name: in a wheel a copy, not a link, of ``path``. Opening ``path`` too would load a
+    second runtime beside the program's."""
+    info = read_dynamic_section(path)
+    if info is None or not info.soname:
+        return path
+    process = ctypes.CDLL(None)
+    try:
+        dlopen, dlinfo, dlclose = process.dlopen, process.dlinfo, process.dlclose
+    except AttributeError:
+        return path
+    dlopen.restype, dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
+    handle = dlopen(os.fsencode(info.soname), os.RTLD_NOLOAD | os.RTLD_LAZY)
+    if not handle:
+        return path
+    try:
+        link_map = ctypes.c_void_p()
+        found = dlinfo(ctypes.c_void_p(handle), _RTLD_DI_LINKMAP, ctypes.byref(link_map))
+        if found != 0 or not link_map.value:
+            return path
+        # struct link_map (<link.h>): l_addr, then l_name, the path the object was loaded from
+        name = ctypes.cast(link_map.value + ctypes.sizeof(ctypes.c_void_p),
+                           ctypes.POINTER(ctypes.c_char_p))[0]
+    finally:
+        dlclose(ctypes.c_void_p(handle))
+    return Path(os.fsdecode(name)) if name else path
+
+
+def adopt_emulator(root: Path) -> Libraries:
+    """Load the emulator tree at ``root`` -- the one a program already loaded, whose kernels
+    aclnn_py is to compute -- unless libraries are loaded already; then they must be that
+    tree's (LibraryNotFoundError otherwise, as for one without its libraries)."""
+    global _libraries
+    with _lock:
+        if _libraries is None:
+            tried: list[str] = []
+            paths = find_libraries(root, tried)
+            if paths is None:
+                raise LibraryNotFoundError(f"{root} is not an emulator tree with its libraries",
+                                           tried)
+            extra = tuple(_loaded_file(path) for path in extra_operator_libraries(paths))
+            paths = {family: _loaded_file(path) for family, path in paths.items()}
+            _libraries = _load(Installation("emulator", root, paths, extra,
+                                            "the emulator tree the program loaded"))
+        elif _libraries.installation.root.resolve() != root.resolve():
+            raise LibraryNotFoundError(
+                f"aclnn_py in this process already uses {_libraries.installation.root}, not the "
+                f"emulator tree {root} whose kernels are asked for")
+    return _libraries
+
+
 def _load(installation: Installation) -> Libraries:
     """Load the libraries of ``installation``, each after its dependencies."""
     _prepare_environment(installation)

@@ -140,6 +140,14 @@ aclError emu_stream_enqueue(aclrtStream stream, emu_task *task, const char *api)
    else NULL. */
 aclemuKernelHandler emu_kernel_handler(const char *op);
 
+/* Whether a kernel handler is set (by aclemuSetKernelHandler). */
+bool emu_kernel_handler_set(void);
+
+/* Bring aclnn_py's Python kernels up in this process when no handler is set (rt_python.c):
+   start Python if the process has none, then install the handler. False with the reason in
+   `why` when they cannot be. Call with no emulator lock held (it takes the GIL). */
+bool emu_kernels_bring_up(char *why, size_t size);
+
 /* ---- SoC and counters ---- */
 
 /* The emulated SoC name (ACLNN_EMU_SOC, default an Atlas A2 name). */

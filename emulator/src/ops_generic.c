@@ -588,11 +588,23 @@ aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value
     if (st != ACLNN_SUCCESS)
         return st;
     aclemuKernelHandler handler = emu_kernel_handler(op->name);
+    char why[MESSAGE_BYTES] = "";
+    if (!handler && !emu_kernel_handler_set()) { /* a process that did not load aclnn_py */
+        if (!emu_kernels_bring_up(why, sizeof why)) {
+            emu_executor_discard(ex);
+            emu_error("%s: the aclnn_py emulator computes %s in Python, but could not bring its "
+                      "Python kernels up: %s", api, op->name, why);
+            return ACLNN_ERR_INNER_FIND_KERNEL_ERROR;
+        }
+        handler = emu_kernel_handler(op->name);
+    }
     if (!handler) {
         emu_executor_discard(ex);
         emu_error("%s: the aclnn_py emulator declares %s but does not compute it: give it a kernel with "
                   "the decorator aclnn_py.emulator.kernel(\"%s\") (from C: aclemuSetKernelHandler and "
-                  "aclemuRegisterKernel); aclnn_py.emulator.kernels() lists the operators it computes",
+                  "aclemuRegisterKernel; in a program that did not load aclnn_py: a module of such kernels "
+                  "named by ACLNN_EMU_KERNELS); aclnn_py.emulator.kernels() lists the operators it "
+                  "computes",
                   api, op->name, op->name);
         return ACLNN_ERR_INNER_FIND_KERNEL_ERROR;
     }

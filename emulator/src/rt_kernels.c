@@ -28,6 +28,11 @@ EMU_EXPORT int32_t aclemuSetKernelHandler(aclemuKernelHandler handler)
     return ACL_SUCCESS;
 }
 
+EMU_EXPORT bool emu_kernel_handler_set(void)
+{
+    return __atomic_load_n(&k_handler, __ATOMIC_ACQUIRE) != NULL;
+}
+
 EMU_EXPORT int32_t aclemuRegisterKernel(const char *op, int32_t computed)
 {
     if (!op || strlen(op) >= KERNEL_NAME_MAX) {

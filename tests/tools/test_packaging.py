@@ -110,6 +110,24 @@ def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
     assert f"root {tmp_path / 'site' / 'aclnn_py' / '_emulator' / '8.5'}" in done.stdout
     assert float(done.stdout.strip().splitlines()[-1].split("=")[-1]) < 1e-6
 
+    # A C program linked against the installed tree (whose libaclnn_py_emu_*.so entries are
+    # copies, not links) gets aclnnExp from the Python kernel: one runtime, Python started.
+    compiler = shutil.which("cc")
+    if compiler is None:
+        return
+    tree = tmp_path / "site" / "aclnn_py" / "_emulator" / "8.5"
+    libraries = f"{tree / 'lib64'}:{tree / 'driver' / 'lib64' / 'driver'}"
+    program = tmp_path / "python_kernels"
+    done = run([compiler, "-std=gnu11", f"-I{tree / 'include'}",
+                str(ROOT / "tests" / "c_client" / "python_kernels.c"), f"-L{tree / 'lib64'}",
+                "-lacl_rt", "-lnnopbase", "-lopapi_math", "-lopapi", "-lm", "-lpthread",
+                f"-Wl,-rpath-link,{libraries}", "-o", str(program)], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = run([str(program), "exp"], cwd=tmp_path, env={"LD_LIBRARY_PATH": libraries})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["status 0", "1.000000", "2.718282", "0.367879",
+                                        "7.389056"]
+
 
 def test_without_the_emulator_the_backend_says_it_is_absent(sdist, tmp_path):
     out = tmp_path / "wheels"

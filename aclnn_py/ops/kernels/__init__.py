@@ -71,6 +71,7 @@ KERNELS: dict[str, Kernel] = {}
 _loaded = False
 _lock = threading.Lock()
 _installed: set[str] = set()  # names registered with the loaded emulator
+_handler_set = False  # install_once ran to its end
 
 
 _C_KERNELS: frozenset[str] | None = None
@@ -255,13 +256,20 @@ def _register_with_emulator(names: Iterable[str]) -> None:
 
 
 def install_once() -> None:
-    """Give the loaded emulator the handler and every kernel of the table, once per process
-    (its libraries stay loaded; a kernel registered later is registered at once)."""
+    """Give the loaded emulator every kernel of the table, then the handler, once per process
+    (its libraries stay loaded; a kernel registered later is registered at once).
+
+    The handler comes last, and a concurrent caller waits until it is set: a thread that finds
+    the handler set (here, or in C a program's other thread) finds every kernel registered."""
+    global _handler_set
+    if _handler_set:
+        return
+    names = sorted(table())  # takes _lock itself
     with _lock:
-        if _installed:
-            return
-        ll.set_kernel_handler(dispatch)
-    _register_with_emulator(sorted(table()))
+        if not _handler_set:
+            _register_with_emulator(names)
+            ll.set_kernel_handler(dispatch)
+            _handler_set = True
 
 
 # ---- arguments -----------------------------------------------------------------------

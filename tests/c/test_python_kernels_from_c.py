@@ -1,0 +1,160 @@
+"""Operators computed in Python answer every process: a C program that never loaded aclnn_py
+(the emulator starts Python itself), and Python code calling a tree's libraries without
+aclnn_py (the emulator takes the GIL and installs the kernels)."""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import TESTS
+
+import aclnn_py
+
+pytestmark = [pytest.mark.slow, pytest.mark.emulator_only]
+
+SOURCE = TESTS / "c_client" / "python_kernels.c"
+INPUT = [0.0, 1.0, -1.0, 2.0]
+
+
+def plain_environment(**extra: str) -> dict[str, str]:
+    """The environment of a program that knows nothing of CANN, aclnn_py or Python: no
+    ASCEND_*, ACLNN_*, PYTHON* nor LD_LIBRARY_PATH (set_env.sh sets what the tree needs), and
+    a PATH of the system's folders only, where a python3 may be another installation's."""
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("ASCEND_", "ACLNN_", "PYTHON"))
+                   and key not in ("LD_LIBRARY_PATH", "VIRTUAL_ENV")}
+    compiler = shutil.which("cc")
+    folders = [str(Path(compiler).parent)] if compiler else []
+    environment["PATH"] = ":".join(dict.fromkeys([*folders, "/usr/bin", "/bin"]))
+    environment.update(extra)
+    return environment
+
+
+def in_set_env(script: str, workdir: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in bash after sourcing the 8.5 tree's set_env.sh."""
+    set_env = Path(aclnn_py.emulator.home("8.5")) / "set_env.sh"
+    return subprocess.run(["bash", "-c", f"source {shlex.quote(str(set_env))} && {script}"],
+                          cwd=workdir, env=plain_environment(**extra), capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/c_client/python_kernels.c built against the 8.5 tree."""
+    if shutil.which("cc") is None:
+        pytest.skip("needs a C compiler (cc)")
+    folder = tmp_path_factory.mktemp("python_kernels")
+    done = in_set_env(f'cc -std=gnu11 -Wall -Werror -I"$ASCEND_HOME_PATH/include" '
+                      f'{shlex.quote(str(SOURCE))} -L"$ASCEND_HOME_PATH/lib64" -lacl_rt '
+                      f'-lnnopbase -lopapi_math -lopapi -lm -lpthread -o python_kernels', folder)
+    assert done.returncode == 0, done.stderr
+    return folder / "python_kernels"
+
+
+def run(program: Path, mode: str, **extra: str) -> list[str]:
+    done = in_set_env(f"{shlex.quote(str(program))} {mode}", program.parent, **extra)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.splitlines()
+
+
+def test_a_c_program_gets_aclnn_exp_from_the_python_kernel(program):
+    lines = run(program, "exp")
+    assert lines[0] == "status 0", lines
+    assert [float(line) for line in lines[1:]] == pytest.approx([math.exp(x) for x in INPUT],
+                                                                abs=1e-6)  # printed %.6f
+
+
+def test_no_python_fails_phase_1_with_561003_naming_the_variable(program):
+    lines = run(program, "exp", ACLNN_EMU_LIBPYTHON="/nonexistent/libpython3.so")
+    assert lines[0] == "status 561003", lines
+    message = lines[1]
+    assert message.startswith("message aclnnExpGetWorkspaceSize: ")
+    assert "ACLNN_EMU_LIBPYTHON=/nonexistent/libpython3.so does not load" in message
+    assert "set ACLNN_EMU_LIBPYTHON to the path of the libpython" in message
+
+
+USER_KERNELS = '''
+import numpy as np
+
+import aclnn_py.emulator
+
+
+@aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+def sinc(self, out):
+    out[...] = np.sinc(self / np.pi)
+'''
+
+
+def test_a_module_of_user_kernels_named_by_aclnn_emu_kernels(program, tmp_path):
+    (tmp_path / "my_kernels.py").write_text(USER_KERNELS)
+    without = run(program, "sinc")
+    assert without[0] == "status 561003" and "ACLNN_EMU_KERNELS" in without[1]
+    lines = run(program, "sinc", ACLNN_EMU_KERNELS="my_kernels", PYTHONPATH=str(tmp_path))
+    assert lines[0] == "status 0", lines
+    expected = [1.0 if x == 0 else math.sin(x) / x for x in INPUT]
+    assert [float(line) for line in lines[1:]] == pytest.approx(expected, abs=1e-6)
+
+
+def test_a_module_that_fails_to_import_is_named(program, tmp_path):
+    lines = run(program, "exp", ACLNN_EMU_KERNELS="no_such_kernels_module")
+    assert lines[0] == "status 561003", lines
+    assert "ACLNN_EMU_KERNELS names 'no_such_kernels_module', which failed to import" in lines[1]
+
+
+def test_two_native_threads_launch_python_kernels_at_once(program):
+    """Both threads' first calls find no handler and bring the kernels up at once: each gets
+    them installed, every kernel registered, before its call goes on."""
+    for _ in range(3):
+        assert run(program, "threads") == ["threads ok"]
+
+
+PYTHON_WITHOUT_ACLNN_PY = r'''
+import ctypes, math, os, sys
+
+lib = os.path.join(os.environ["ASCEND_HOME_PATH"], "lib64")
+rt = ctypes.CDLL(os.path.join(lib, "libacl_rt.so"))
+meta = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
+ops = ctypes.CDLL(os.path.join(lib, "libopapi_math.so"))
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+host = (ctypes.c_float * 4)(0.0, 1.0, -1.0, 2.0)
+out = (ctypes.c_float * 4)()
+x, y = ctypes.c_void_p(), ctypes.c_void_p()
+for p in (x, y):
+    assert rt.aclrtMalloc(ctypes.byref(p), ctypes.c_size_t(16), 0) == 0
+assert rt.aclrtMemcpy(x, ctypes.c_size_t(16), host, ctypes.c_size_t(16), 1) == 0
+shape, strides = (ctypes.c_int64 * 1)(4), (ctypes.c_int64 * 1)(1)
+meta.aclCreateTensor.restype = ctypes.c_void_p
+def tensor(p):
+    return ctypes.c_void_p(meta.aclCreateTensor(shape, ctypes.c_uint64(1), 0, strides,
+                                              ctypes.c_int64(0), 2, shape,
+                                              ctypes.c_uint64(1), p))
+tx, ty = tensor(x), tensor(y)
+size, executor = ctypes.c_uint64(), ctypes.c_void_p()
+status = ops.aclnnExpGetWorkspaceSize(tx, ty, ctypes.byref(size), ctypes.byref(executor))
+print("status", status)
+assert ops.aclnnExp(None, size, executor, None) == 0
+assert rt.aclrtSynchronizeDevice() == 0
+assert rt.aclrtMemcpy(out, ctypes.c_size_t(16), y, ctypes.c_size_t(16), 2) == 0
+print(" ".join(f"{v:.6f}" for v in out))
+print("aclnn_py imported", "aclnn_py" in sys.modules)
+'''
+
+
+def test_python_code_calling_the_tree_without_aclnn_py(tmp_path):
+    """A Python process that loads the tree with ctypes, never importing aclnn_py: the
+    emulator finds Python running, takes the GIL and installs aclnn_py's kernels."""
+    done = in_set_env(f"{shlex.quote(sys.executable)} -c {shlex.quote(PYTHON_WITHOUT_ACLNN_PY)}",
+                      tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "status 0"
+    assert [float(v) for v in lines[1].split()] == pytest.approx(
+        [math.exp(x) for x in INPUT], abs=1e-6)
+    assert lines[2] == "aclnn_py imported True"

@@ -1,0 +1,117 @@
+/*
+ * A plain C program (no Python in it) that calls operators the aclnn_py emulator computes in
+ * Python, built against an emulator tree's headers and libraries (-lacl_rt -lnnopbase
+ * -lopapi_math -lopapi). The emulator starts Python itself on the first such call.
+ *
+ *   python_kernels exp      aclnnExp of {0, 1, -1, 2}: prints "status <phase 1 status>" and,
+ *                           when it is 0, the four results, one per line (%.6f); else
+ *                           "message <aclGetRecentErrMsg>"
+ *   python_kernels sinc     the same with aclnnSinc (a user's kernel, ACLNN_EMU_KERNELS)
+ *   python_kernels threads  two threads, each on its own stream, run aclnnExp 20 times at
+ *                           once on data of their own and check every result: prints
+ *                           "threads ok" or what was wrong
+ *
+ * Exit status 0 when the calls ran as described, 1 when a runtime call failed.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_exp.h"
+#include "aclnnop/aclnn_sinc.h"
+
+typedef aclnnStatus (*phase1_fn)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
+typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+
+/* One unary call on n floats: in -> out. Returns phase 1's status, or -1 when another call
+   failed (told on stderr). */
+static int unary(phase1_fn phase1, phase2_fn phase2, aclrtStream stream, const float *in,
+                 float *out, int64_t n)
+{
+    int64_t shape[1] = {n}, strides[1] = {1};
+    size_t bytes = (size_t)n * sizeof(float);
+    void *x = NULL, *y = NULL;
+    if (aclrtMalloc(&x, bytes, ACL_MEM_MALLOC_HUGE_FIRST) || aclrtMalloc(&y, bytes, ACL_MEM_MALLOC_HUGE_FIRST) ||
+        aclrtMemcpy(x, bytes, in, bytes, ACL_MEMCPY_HOST_TO_DEVICE)) {
+        fprintf(stderr, "allocation or copy failed: %s\n", aclGetRecentErrMsg());
+        return -1;
+    }
+    aclTensor *tx = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, x);
+    aclTensor *ty = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, y);
+    uint64_t workspace = 0;
+    aclOpExecutor *executor = NULL;
+    int status = phase1(tx, ty, &workspace, &executor);
+    if (status == 0 && (phase2(NULL, workspace, executor, stream) || aclrtSynchronizeStream(stream) ||
+                        aclrtMemcpy(out, bytes, y, bytes, ACL_MEMCPY_DEVICE_TO_HOST))) {
+        fprintf(stderr, "launch failed: %s\n", aclGetRecentErrMsg());
+        status = -1;
+    }
+    aclDestroyTensor(tx);
+    aclDestroyTensor(ty);
+    aclrtFree(x);
+    aclrtFree(y);
+    return status;
+}
+
+static void *exp_thread(void *arg)
+{
+    float offset = *(const float *)arg, in[64], out[64];
+    aclrtStream stream = NULL;
+    if (aclrtSetDevice(0) || aclrtCreateStream(&stream))
+        return "no stream";
+    const char *wrong = NULL;
+    for (int round = 0; !wrong && round < 20; round++) {
+        for (int i = 0; i < 64; i++)
+            in[i] = offset + 0.01f * (float)(i + round);
+        if (unary(aclnnExpGetWorkspaceSize, aclnnExp, stream, in, out, 64) != 0)
+            wrong = "a call failed";
+        for (int i = 0; !wrong && i < 64; i++)
+            if (fabsf(out[i] - expf(in[i])) > 1e-5f * expf(in[i]))
+                wrong = "a wrong result";
+    }
+    aclrtDestroyStream(stream);
+    return (void *)wrong;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "exp";
+    aclrtStream stream = NULL;
+    if (aclInit(NULL) || aclrtSetDevice(0) || aclrtCreateStream(&stream)) {
+        fprintf(stderr, "start failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    int failed = 0;
+    if (strcmp(mode, "threads") == 0) {
+        float offsets[2] = {-1.0f, 1.0f};
+        pthread_t threads[2];
+        void *wrong[2] = {NULL, NULL};
+        for (int i = 0; i < 2; i++)
+            pthread_create(&threads[i], NULL, exp_thread, &offsets[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(threads[i], &wrong[i]);
+        for (int i = 0; i < 2; i++)
+            if (wrong[i])
+                printf("thread %d: %s\n", i, (const char *)wrong[i]);
+        if (!wrong[0] && !wrong[1])
+            printf("threads ok\n");
+    } else {
+        float in[4] = {0.0f, 1.0f, -1.0f, 2.0f}, out[4] = {0};
+        int sinc = strcmp(mode, "sinc") == 0;
+        int status = unary(sinc ? aclnnSincGetWorkspaceSize : aclnnExpGetWorkspaceSize,
+                           sinc ? aclnnSinc : aclnnExp, stream, in, out, 4);
+        printf("status %d\n", status);
+        if (status == 0)
+            for (int i = 0; i < 4; i++)
+                printf("%.6f\n", out[i]);
+        else if (status > 0)
+            printf("message %s\n", aclGetRecentErrMsg());
+        failed = status < 0;
+    }
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return failed;
+}
