@@ -390,9 +390,12 @@ CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c", "custom/op_weighted_sum_cus
 # file that implements them and, per operator header declaring them (hicann/ops-math
 # conversion/trans_data/op_api/aclnn_trans_matmul_weight.h and
 # aclnn_trans_convolution_weight.h at c41933244), their prototypes in our words.
-HELPER_SOURCES = {"math": "trans_weight_sizes.c"}
+# hicann/ops-nn quant/trans_quant_param/op_host/op_api/aclnn_trans_quant_param.h (e5c3fa93)
+# declares aclnnTransQuantParam, alone in its header.
+HELPER_SOURCES = {"math": "trans_weight_sizes.c", "nn": "trans_quant_param.c"}
 HELPER_FUNCTIONS = {"math": ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2",
-                             "aclnnCalculateConvolutionWeightSize")}
+                             "aclnnCalculateConvolutionWeightSize"),
+                    "nn": ("aclnnTransQuantParam",)}
 HELPER_DECLARATIONS = {
     "aclnn_trans_matmul_weight.h": (
         "/* Elements of a float16 matmul weight of shape tensorShape (2 to 6 dimensions) in\n"
@@ -411,6 +414,12 @@ HELPER_DECLARATIONS = {
         "    const aclIntArray *tensorShape, bool transposed, int64_t groups,\n"
         "    aclDataType dataType,\n"
         "    uint64_t *weightTensorSize);",),
+    "aclnn_trans_quant_param.h": (
+        "/* The quantisation parameters of scaleArray and offsetArray (host arrays) for the\n"
+        " * quantised matmuls, in a host array the call allocates (the caller frees it). */\n"
+        "ACLNN_API aclnnStatus aclnnTransQuantParam(\n"
+        "    const float *scaleArray, uint64_t scaleSize, const float *offsetArray,\n"
+        "    uint64_t offsetSize, uint64_t **quantParam, uint64_t *quantParamSize);",),
 }
 
 WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
@@ -596,12 +605,17 @@ def write_headers(root: Path, layout: Layout) -> None:
     for generic_op in generic_operators():
         headers.setdefault(generic_op.header, []).append(
             (generic_op.name[len("aclnn"):], generic_op.phase1, generic_op.phase2))
+    for file_name in HELPER_DECLARATIONS:
+        headers.setdefault(file_name, [])
     for file_name, declared in headers.items():
         declarations = "\n".join(
             [fill("operator_declarations.h", name=name, phase1=phase1, phase2=phase2)
              for name, phase1, phase2 in declared]
             + [helper + "\n" for helper in HELPER_DECLARATIONS.get(file_name, ())])
-        header_text = fill("operator_header.h", name=declared[0][0], version=layout.version,
+        # a header of helpers only is titled by its first function
+        title = declared[0][0] if declared else \
+            HELPER_DECLARATIONS[file_name][0].split(" aclnn")[2].split("(", 1)[0]
+        header_text = fill("operator_header.h", name=title, version=layout.version,
                            guard=file_name[:-2].upper(), declarations=declarations)
         (folder / file_name).write_text(header_text, encoding="utf-8")
     write_api_headers(root, layout, folder)

@@ -147,3 +147,56 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
         "v1zero 0 v2zero 1000161002 rank1 1000161002",
         "null 161001",
         "conv 161002"]
+
+
+QUANT_CLIENT = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "aclnnop/aclnn_trans_quant_param.h"
+
+int main(void)
+{
+    float scales[] = {1.0f, 0.5f};
+    float offsets[] = {3.4f, -300.0f};
+    uint64_t *param = NULL;
+    uint64_t size = 0;
+    printf("status %d\n", (int)aclnnTransQuantParam(scales, 2, offsets, 2, &param, &size));
+    printf("size %llu\n", (unsigned long long)size);
+    for (uint64_t i = 0; i < 3; i++)
+        printf("%llx\n", (unsigned long long)param[i]);
+    free(param);
+    printf("one %d", (int)aclnnTransQuantParam(scales, 1, NULL, 0, &param, &size));
+    printf(" %llu %llx\n", (unsigned long long)size, (unsigned long long)param[0]);
+    free(param);
+    printf("no scales %d\n", (int)aclnnTransQuantParam(NULL, 0, NULL, 0, &param, &size));
+    printf("no out %d\n", (int)aclnnTransQuantParam(scales, 1, NULL, 0, NULL, &size));
+    return 0;
+}
+"""
+
+
+def test_trans_quant_param_encodes_scales_and_offsets(tmp_path):
+    """aclnnTransQuantParam (ops-nn's quant/trans_quant_param): the size rounded up to 16
+    unless 1, a scale's float32 bits with bit 46, an offset rounded and clamped to 9 bits at
+    bit 37; a NULL scale array is 161002, a NULL output 161001."""
+    compiler = needs("c++")
+    source = tmp_path / "client.cpp"
+    source.write_text(QUANT_CLIENT)
+    env = {**os.environ,
+           "LD_LIBRARY_PATH": f"{HOME / 'lib64'}:{HOME / 'driver' / 'lib64' / 'driver'}"}
+    # ops-nn's example line (tools/run_cann_samples.py): -lopapi_nn -lopapi_math ...
+    done = subprocess.run([compiler, "-Wall", "-Werror", f"-I{HOME / 'include'}",
+                           f"-I{HOME / 'include' / 'aclnnop'}", str(source),
+                           f"-L{HOME / 'lib64'}", "-lopapi_nn", "-lopapi_math", "-lascendcl",
+                           "-lnnopbase", "-o", str(tmp_path / "client")],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    flag = 1 << 46
+    assert done.stdout.splitlines() == [
+        "status 0", "size 16",
+        f"{0x3F800000 | flag | (3 << 37):x}", f"{0x3F000000 | flag | (0x100 << 37):x}", "0",
+        f"one 0 1 {0x3F800000 | flag:x}",
+        "no scales 161002", "no out 161001"]
