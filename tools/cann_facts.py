@@ -1045,6 +1045,7 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
 # left out of the table).
 UNMODELLED_TYPES = frozenset({"aclScalarList *"})
 _CODE_BLOCK = re.compile(r"```[ \t]*(?:cpp|c\+\+|c)?[ \t]*\n(.*?)```", re.S | re.I)
+_INLINE_PROTOTYPE = re.compile(r"`(aclnnStatus\s+aclnn\w+\s*\([^`]*\))\s*;?\s*`")
 _DOC_INCLUDE = re.compile(r'#include\s*"(?:aclnnop/(?:level2/)?)?(aclnn_\w+\.h)"')
 
 
@@ -1065,7 +1066,8 @@ def _doc_header(name: str, text: str) -> str:
 def _doc_prototypes(repository: Repository, report: Report, entries: dict[str, Entry]) -> None:
     """The operators declared in no op_api header (their headers are written at build time by
     CANN's code generator from op_host's definitions), from the prototype blocks of their
-    docs (``docs/aclnnXxx.md``, its code blocks without ``#include``); each entry's header is
+    docs (``docs/aclnnXxx.md``: its code blocks without ``#include``, else its inline code
+    spans holding a prototype); each entry's header is
     ``<operator folder>/op_host/<header>``, the header named as :func:`_doc_header` says."""
     docs = sorted(repository.path.glob("**/docs/**/aclnn*.md"),
                   key=lambda p: (_experimental(p.relative_to(repository.path)), str(p)))
@@ -1082,6 +1084,8 @@ def _doc_prototypes(repository: Repository, report: Report, entries: dict[str, E
             re.sub(r"\)\s*(?=aclnnStatus\b)", ");\n", block)
             for block in _CODE_BLOCK.findall(text)
             if "#include" not in block and "main(" not in block)
+        if SUFFIX + "(" not in declarations:
+            declarations = ";\n".join(_INLINE_PROTOTYPE.findall(text))
         folder = Path(*relative.parts[:relative.parts.index("docs")])
         for name in names:
             if f"{name}{SUFFIX}(" not in declarations:

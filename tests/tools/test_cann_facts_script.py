@@ -418,7 +418,8 @@ def test_no_doc_uses_the_rules(tmp_path):
 
 def test_an_operator_without_a_header_is_declared_by_its_doc(tmp_path):
     """An operator whose header CANN's code generator writes at build time (no op_api header)
-    takes its prototypes from its doc's code blocks, and its header's name from the doc's
+    takes its prototypes from its doc's code blocks (or inline code spans), and its header's
+    name from the doc's
     example; an op_api header still outranks a doc, and an unmodelled type is skipped."""
     root = tmp_path / "repo"
     write(root, "nn/h/op_api/aclnn_h.h", header(*two_phase(
@@ -434,7 +435,12 @@ def test_an_operator_without_a_header_is_declared_by_its_doc(tmp_path):
         "aclnnH", "const aclTensor *other, aclTensor *out")) + "\n```\n")
     write(root, "nn/s/docs/aclnnS.md", "```Cpp\n" + "\n".join(two_phase(
         "aclnnS", "const aclTensor *x, const aclScalarList *s")) + "\n```\n")
+    write(root, "math/inline/docs/aclnnInline.md", "".join(
+        f"- `{p};`\n" for p in two_phase("aclnnInline", "const aclTensor *x, aclTensor *out")))
     operators = run(root, tmp_path)
+    assert operators["aclnnInline"]["header"] == "math/inline/op_host/aclnn_inline.h"
+    assert operators["aclnnInline"]["parameters"] == [["const aclTensor *", "x"],
+                                                      ["aclTensor *", "out"]]
     entry = operators["aclnnGen"]
     assert entry["prototypes"] == "doc"
     assert entry["header"] == "nn/gen/op_host/aclnn_gen.h"
