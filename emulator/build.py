@@ -360,6 +360,7 @@ class Layout:
     hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> not exported
     async_copy_pinned_aligned: bool = False  # aclrtMemcpyAsync rules before 8.5 (era.h)
     headers_in_level2: bool = False  # include/aclnnop/level2/aclnn_*.h (older toolkits)
+    level2_copies: bool = False  # and a deprecated copy of each in include/aclnnop/level2/
 
 
 ALL_REPOSITORIES = ("nn", "math", "transformer", "cv")
@@ -371,8 +372,13 @@ LAYOUTS = {
                   {"runtime": FROM_8_5_RUNTIME_API}, True),
     # 8.5: one operator library per repository, each linking libopapi.so (hicann/ops-nn
     # cmake/symbol.cmake at v8.5.0), which here holds the shared operator core and no operator.
+    # Its operator headers are in include/aclnnop/ and, deprecated, again in level2/ under it
+    # (hicann/ops-math cmake/opbuild.cmake at c41933244, lines 156-159, the built-in package:
+    # ACLNN_INC_INSTALL_DIR and ACLNN_INC_LEVEL2_INSTALL_DIR of cmake/variables.cmake lines
+    # 82-83; hicann/opbase cmake/package.cmake lines 163-172 does the same with aclnn_util.h).
     "8.5": Layout("8.5.0", "libacl_rt.so",
-                  {f"libopapi_{name}.so": (name,) for name in ALL_REPOSITORIES}),
+                  {f"libopapi_{name}.so": (name,) for name in ALL_REPOSITORIES},
+                  level2_copies=True),
 }
 
 # The custom operator package, opp/vendors/<CUSTOM_VENDOR>/: its library is built from these
@@ -380,6 +386,42 @@ LAYOUTS = {
 # the operator description, the package priority file) are templates/opp/.
 CUSTOM_VENDOR = "customize"
 CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c", "custom/op_weighted_sum_custom.c"]
+
+# Functions of an operator repository's library that are not operators, by repository: the
+# file that implements them and, per operator header declaring them (hicann/ops-math
+# conversion/trans_data/op_api/aclnn_trans_matmul_weight.h and
+# aclnn_trans_convolution_weight.h at c41933244), their prototypes in our words.
+# hicann/ops-nn quant/trans_quant_param/op_host/op_api/aclnn_trans_quant_param.h (e5c3fa93)
+# declares aclnnTransQuantParam, alone in its header.
+HELPER_SOURCES = {"math": "trans_weight_sizes.c", "nn": "trans_quant_param.c"}
+HELPER_FUNCTIONS = {"math": ("aclnnCalculateMatmulWeightSize", "aclnnCalculateMatmulWeightSizeV2",
+                             "aclnnCalculateConvolutionWeightSize"),
+                    "nn": ("aclnnTransQuantParam",)}
+HELPER_DECLARATIONS = {
+    "aclnn_trans_matmul_weight.h": (
+        "/* Elements of a float16 matmul weight of shape tensorShape (2 to 6 dimensions) in\n"
+        " * the private format aclnnTransMatmulWeight writes. */\n"
+        "ACLNN_API aclnnStatus aclnnCalculateMatmulWeightSize(const aclIntArray *tensorShape,\n"
+        "                                                     uint64_t *weightTensorSize);",
+        "/* The same for a weight of dtype dataType (float16 and bfloat16 in 16-element blocks,\n"
+        " * the others 16 x 32). */\n"
+        "ACLNN_API aclnnStatus aclnnCalculateMatmulWeightSizeV2(const aclIntArray *tensorShape,\n"
+        "                                                       aclDataType dataType,\n"
+        "                                                       uint64_t *weightTensorSize);"),
+    "aclnn_trans_convolution_weight.h": (
+        "/* Elements of a convolution weight in the format aclnnTransConvolutionWeight writes\n"
+        " * (Atlas 300I Duo only). */\n"
+        "ACLNN_API aclnnStatus aclnnCalculateConvolutionWeightSize(\n"
+        "    const aclIntArray *tensorShape, bool transposed, int64_t groups,\n"
+        "    aclDataType dataType,\n"
+        "    uint64_t *weightTensorSize);",),
+    "aclnn_trans_quant_param.h": (
+        "/* The quantisation parameters of scaleArray and offsetArray (host arrays) for the\n"
+        " * quantised matmuls, in a host array the call allocates (the caller frees it). */\n"
+        "ACLNN_API aclnnStatus aclnnTransQuantParam(\n"
+        "    const float *scaleArray, uint64_t scaleSize, const float *offsetArray,\n"
+        "    uint64_t offsetSize, uint64_t **quantParam, uint64_t *quantParamSize);",),
+}
 
 WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
 COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", *WARNINGS]
@@ -451,7 +493,7 @@ def compile_objects(objects: Path, generated: Path) -> None:
     includes = [f"-I{SRC}", f"-I{generated}"]
     base = [*plain, *cflags, *includes]
     sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c",
-               *operator_sources(), *CUSTOM_OPERATOR_SOURCES]
+               *operator_sources(), *CUSTOM_OPERATOR_SOURCES, *HELPER_SOURCES.values()]
     commands = [[*base, "-fvisibility=hidden", str(SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
     # The generated entry points: little code each, so no optimisation to wait for.
@@ -564,14 +606,44 @@ def write_headers(root: Path, layout: Layout) -> None:
     for generic_op in generic_operators():
         headers.setdefault(generic_op.header, []).append(
             (generic_op.name[len("aclnn"):], generic_op.phase1, generic_op.phase2))
+    for file_name in HELPER_DECLARATIONS:
+        headers.setdefault(file_name, [])
     for file_name, declared in headers.items():
         declarations = "\n".join(
-            fill("operator_declarations.h", name=name, phase1=phase1, phase2=phase2)
-            for name, phase1, phase2 in declared)
-        header_text = fill("operator_header.h", name=declared[0][0], version=layout.version,
+            [fill("operator_declarations.h", name=name, phase1=phase1, phase2=phase2)
+             for name, phase1, phase2 in declared]
+            + [helper + "\n" for helper in HELPER_DECLARATIONS.get(file_name, ())])
+        # a header of helpers only is titled by its first function
+        title = declared[0][0] if declared else \
+            HELPER_DECLARATIONS[file_name][0].split(" aclnn")[2].split("(", 1)[0]
+        header_text = fill("operator_header.h", name=title, version=layout.version,
                            guard=file_name[:-2].upper(), declarations=declarations)
         (folder / file_name).write_text(header_text, encoding="utf-8")
     write_api_headers(root, layout, folder)
+    if layout.level2_copies:
+        write_level2_copies(folder)
+
+
+# The line CANN's packaging adds after the last #include of each level2/ copy (hicann/ops-math
+# scripts/util/add_deprecation_warning.py, run by cmake/opbuild.cmake on the installed copies).
+LEVEL2_WARNING = ('#warning "include/aclnnop/level2/ is deprecated: include the header of this '
+                  'name from include/aclnnop/ instead."')
+
+
+def write_level2_copies(folder: Path) -> None:
+    """A copy of every header of ``folder`` (include/aclnnop/) in ``folder/level2``, each
+    operator header warning that the folder is deprecated, as CANN 8.5 installs them; copies,
+    not links, so that a wheel (which holds no symbolic link) carries the tree whole."""
+    level2 = folder / "level2"
+    level2.mkdir()
+    for path in sorted(folder.glob("*.h")):
+        text = path.read_text(encoding="utf-8")
+        if path.name != "aclnn_util.h":
+            lines = text.split("\n")
+            last = max(i for i, line in enumerate(lines) if line.startswith("#include"))
+            lines.insert(last + 1, LEVEL2_WARNING)
+            text = "\n".join(lines)
+        (level2 / path.name).write_text(text, encoding="utf-8")
 
 
 # The ACL and aclnn base headers of a tree, where CANN installs them (hicann/opbase
@@ -657,8 +729,9 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)
     def generic(repositories: tuple[str, ...]) -> list[Path]:
-        return [o[f"{kind}_{r}"] for r in repositories for kind in ("generic", "prototypes")
-                if f"{kind}_{r}" in o]
+        return [*(o[f"{kind}_{r}"] for r in repositories for kind in ("generic", "prototypes")
+                  if f"{kind}_{r}" in o),
+                *(o[Path(HELPER_SOURCES[r]).stem] for r in repositories if r in HELPER_SOURCES)]
 
     if list(layout.operators) == ["libopapi.so"]:  # one aggregate operator library
         op_objects = [o[source[:-2]] for source in operator_sources(every)]

@@ -274,6 +274,13 @@ aclError aclFinalizeReference(uint64_t *refCount);
 const char *aclGetRecentErrMsg(void);
 const char *aclrtGetSocName(void);
 aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *patchVersion);
+/* Half-precision conversions (hicann/runtime include/external/acl/acl_base_rt.h,
+ * aclFloat16ToFloat and aclFloatToFloat16; behaviour in their notes there): both saturate,
+ * FP16's Inf and NaN read as the finite values their bits would encode with exponent 31
+ * (+-65536.0, NaN 98304.0), and a float's NaN, +-Inf or out-of-range value becomes
+ * +-65504.0 (0x7BFF, 0xFBFF), NaN the positive one. */
+float aclFloat16ToFloat(aclFloat16 value);
+aclFloat16 aclFloatToFloat16(float value);
 
 /* Devices and contexts */
 aclError aclrtSetDevice(int32_t deviceId);

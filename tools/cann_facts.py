@@ -985,6 +985,7 @@ class Entry:
     returns_nothing: bool = False
     rules_disagree: bool = False
     table_missing: list[str] = field(default_factory=list)
+    declared_in_doc: bool = False  # the prototypes are the doc's: no op_api header has them
 
     @property
     def call_parameters(self) -> tuple[CParameter, ...]:
@@ -999,6 +1000,8 @@ class Entry:
             "parameters": [[p.c_type, p.name] for p in self.parameters]}
         if self.phase2:
             data["phase2"] = [[p.c_type, p.name] for p in self.phase2]
+        if self.declared_in_doc:
+            data["prototypes"] = "doc"
         if self.note:
             data["note"] = self.note
         if self.returns_nothing:
@@ -1012,6 +1015,7 @@ class Report:
     duplicates: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     unreadable_docs: list[str] = field(default_factory=list)
+    from_docs: int = 0  # operators whose prototypes only their docs give
 
 
 def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry]) -> None:
@@ -1035,6 +1039,76 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
                 continue
             entries[name] = Entry(name, repository.name, relative.as_posix(), found.parameters,
                                   found.phase2_extra)
+
+
+# Types of operators' parameters that aclnn_py's headers do not declare (their operators are
+# left out of the table).
+UNMODELLED_TYPES = frozenset({"aclScalarList *"})
+_CODE_BLOCK = re.compile(r"```[ \t]*(?:cpp|c\+\+|c)?[ \t]*\n(.*?)```", re.S | re.I)
+_INLINE_PROTOTYPE = re.compile(r"`(aclnnStatus\s+aclnn\w+\s*\([^`]*\))\s*;?\s*`")
+_DOC_INCLUDE = re.compile(r'#include\s*"(?:aclnnop/(?:level2/)?)?(aclnn_\w+\.h)"')
+
+
+def _doc_header(name: str, text: str) -> str:
+    """The header an operator known only from its doc is in: the one the doc's example
+    includes under the operator's snake-case name (``aclnnSwiGlu``: ``aclnn_swi_glu.h``), else
+    its only aclnn header, else that name (the name CANN's code generator gives it)."""
+    snake = "aclnn_" + re.sub(r"(?<!^)(?=[A-Z])", "_", name[len("aclnn"):]).lower() + ".h"
+    included = list(dict.fromkeys(_DOC_INCLUDE.findall(text)))
+    plain = snake.replace("aclnn_inplace_", "aclnn_")
+    for header in (snake, plain):
+        if header in included:
+            return header
+    own = [h for h in included if h not in ("aclnn_util.h",)]
+    return own[0] if len(own) == 1 else snake
+
+
+def _doc_prototypes(repository: Repository, report: Report, entries: dict[str, Entry]) -> None:
+    """The operators declared in no op_api header (their headers are written at build time by
+    CANN's code generator from op_host's definitions), from the prototype blocks of their
+    docs (``docs/aclnnXxx.md``: its code blocks without ``#include``, else its inline code
+    spans holding a prototype); each entry's header is
+    ``<operator folder>/op_host/<header>``, the header named as :func:`_doc_header` says."""
+    docs = sorted(repository.path.glob("**/docs/**/aclnn*.md"),
+                  key=lambda p: (_experimental(p.relative_to(repository.path)), str(p)))
+    for path in docs:
+        names = [n for n in doc_names(path) if n not in entries]
+        if not names:
+            continue
+        relative = path.relative_to(repository.path)
+        if "docs" not in relative.parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        # the prototypes, each ended by ';' (a doc's block often leaves it out)
+        declarations = ";\n".join(
+            re.sub(r"\)\s*(?=aclnnStatus\b)", ");\n", block)
+            for block in _CODE_BLOCK.findall(text)
+            if "#include" not in block and "main(" not in block)
+        if SUFFIX + "(" not in declarations:
+            declarations = ";\n".join(_INLINE_PROTOTYPE.findall(text))
+        folder = Path(*relative.parts[:relative.parts.index("docs")])
+        for name in names:
+            if f"{name}{SUFFIX}(" not in declarations:
+                continue
+            try:
+                found = _headers.operator(declarations + ";", name, relative)
+            except _headers.HeaderError as error:
+                report.skipped.append(f"{repository.name}: {error}")
+                continue
+            unmodelled = [p.c_type for p in found.parameters
+                          if p.c_type.replace("const ", "").strip() in UNMODELLED_TYPES]
+            if unmodelled:
+                report.skipped.append(f"{repository.name}: {name}: {relative}: "
+                                      f"{unmodelled[0]} is a type aclnn_py does not model")
+                continue
+            if found.phase2 is None:
+                report.skipped.append(f"{repository.name}: {name}: {relative} declares no "
+                                      "phase 2")
+                continue
+            report.from_docs += 1
+            entries[name] = Entry(name, repository.name,
+                                  (folder / "op_host" / _doc_header(name, text)).as_posix(),
+                                  found.parameters, found.phase2_extra, declared_in_doc=True)
 
 
 def _docs_index(repository: Repository) -> dict[str, list[Path]]:
@@ -1234,6 +1308,9 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
     entries: dict[str, Entry] = {}
     for repository in repositories:
         _prototypes(repository, report, entries)
+    for repository in repositories:
+        _doc_prototypes(repository, report, entries)
+    for repository in repositories:
         mine = {n: e for n, e in entries.items() if e.repository == repository.name}
         index = _docs_index(repository)
         samples = Samples(repository.path)
@@ -1304,6 +1381,7 @@ def summary(repositories: Sequence[Repository], entries: dict[str, Entry], repor
             verbose: bool) -> str:
     lines = ["repositories: " + ", ".join(f"{r.name}@{r.commit[:12]}" for r in repositories),
              f"headers read: {report.headers}",
+             f"operators declared only by their docs: {report.from_docs}",
              f"operators: {len(entries)}"]
     with_doc = [e for e in entries.values() if e.doc]
     lines.append(f"  with doc: {len(with_doc)}, without doc: {len(entries) - len(with_doc)}")

@@ -416,6 +416,42 @@ def test_no_doc_uses_the_rules(tmp_path):
     assert roles(entry) == (["meanOut"], [], "rules")
 
 
+def test_an_operator_without_a_header_is_declared_by_its_doc(tmp_path):
+    """An operator whose header CANN's code generator writes at build time (no op_api header)
+    takes its prototypes from its doc's code blocks (or inline code spans), and its header's
+    name from the doc's
+    example; an op_api header still outranks a doc, and an unmodelled type is skipped."""
+    root = tmp_path / "repo"
+    write(root, "nn/h/op_api/aclnn_h.h", header(*two_phase(
+        "aclnnH", "const aclTensor *x, aclTensor *out")))
+    prototypes = "\n".join(two_phase("aclnnGen", "const aclTensor *x, double scale, "
+                                                 "aclTensor *out"))
+    text = doc({"aclnnGen": [("x", "输入", "-"), ("scale", "输入", "-"),
+                             ("out", "输出", "-")]},
+               example='#include "aclnnop/aclnn_gen.h"\nint main() { return 0; }')
+    write(root, "nn/gen/docs/aclnnGen.md", text.replace(
+        "## 功能说明", "## 函数原型\n\n```Cpp\n" + prototypes + "\n```\n\n## 功能说明"))
+    write(root, "nn/h/docs/aclnnH.md", "```Cpp\n" + "\n".join(two_phase(
+        "aclnnH", "const aclTensor *other, aclTensor *out")) + "\n```\n")
+    write(root, "nn/s/docs/aclnnS.md", "```Cpp\n" + "\n".join(two_phase(
+        "aclnnS", "const aclTensor *x, const aclScalarList *s")) + "\n```\n")
+    write(root, "math/inline/docs/aclnnInline.md", "".join(
+        f"- `{p};`\n" for p in two_phase("aclnnInline", "const aclTensor *x, aclTensor *out")))
+    operators = run(root, tmp_path)
+    assert operators["aclnnInline"]["header"] == "math/inline/op_host/aclnn_inline.h"
+    assert operators["aclnnInline"]["parameters"] == [["const aclTensor *", "x"],
+                                                      ["aclTensor *", "out"]]
+    entry = operators["aclnnGen"]
+    assert entry["prototypes"] == "doc"
+    assert entry["header"] == "nn/gen/op_host/aclnn_gen.h"
+    assert entry["parameters"] == [["const aclTensor *", "x"], ["double", "scale"],
+                                   ["aclTensor *", "out"]]
+    assert roles(entry) == (["out"], [], "table")
+    assert operators["aclnnH"]["parameters"][0] == ["const aclTensor *", "x"]
+    assert "prototypes" not in operators["aclnnH"]
+    assert "aclnnS" not in operators
+
+
 def test_duplicate_experimental_header(tmp_path):
     root = tmp_path / "repo"
     write(root, "experimental/math/d/op_api/aclnn_d.h", header(*two_phase(
@@ -562,12 +598,17 @@ def test_committed_operators_json_is_well_formed():
     assert len(operators) > 100
     assert list(operators) == sorted(operators)
     allowed = {"repository", "header", "doc", "outputs", "inout", "basis", "note",
-               "returns_nothing", "parameters", "phase2"}
+               "returns_nothing", "parameters", "phase2", "prototypes"}
     for name, entry in operators.items():
         assert re.fullmatch(r"aclnn\w+", name)
         assert set(entry) <= allowed, name
         assert entry["repository"] in repositories, name
-        assert entry["header"].endswith(".h") and "/op_api/aclnn_" in "/" + entry["header"]
+        assert entry["header"].endswith(".h")
+        if entry.get("prototypes") == "doc":  # a header CANN's code generator writes
+            assert "/op_host/aclnn_" in "/" + entry["header"] and entry["doc"], name
+        else:
+            assert "prototypes" not in entry, name
+            assert "/op_api/aclnn_" in "/" + entry["header"], name
         assert entry["doc"] is None or entry["doc"].endswith(".md"), name
         for key in ("outputs", "inout"):
             assert isinstance(entry[key], list), name
