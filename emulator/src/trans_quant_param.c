@@ -54,7 +54,6 @@ EMU_EXPORT aclnnStatus aclnnTransQuantParam(const float *scaleArray, uint64_t sc
                                             uint64_t **quantParam, uint64_t *quantParamSize)
 {
     static const char api[] = "aclnnTransQuantParam";
-    EMU_RETURN_IF_FAULT(api);
     OPS_CHECK(quant_param_sizes(api, scaleArray, scaleSize, offsetArray, offsetSize));
     if (quantParam == NULL || quantParamSize == NULL) {
         emu_error("%s: %s is NULL", api, quantParam == NULL ? "quantParam" : "quantParamSize");

@@ -33,7 +33,6 @@ static int64_t round_up(int64_t value, int64_t block)
 static aclnnStatus weight_shape(const char *api, const aclIntArray *tensorShape,
                                 const uint64_t *weightTensorSize, int64_t *dims, uint64_t *n)
 {
-    EMU_RETURN_IF_FAULT(api);
     if (tensorShape == NULL || weightTensorSize == NULL) {
         emu_error("%s: %s is NULL", api, tensorShape == NULL ? "tensorShape" : "weightTensorSize");
         return ACLNN_ERR_PARAM_NULLPTR;
