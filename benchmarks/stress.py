@@ -31,6 +31,8 @@ import signal
 import sys
 import threading
 import time
+import traceback
+from pathlib import Path
 
 import numpy as np
 from numpy.testing import assert_allclose  # imported before any interrupt can hit an import
@@ -119,6 +121,14 @@ def one_step(rng: random.Random, shared: aclnn_py.Stream, counts: dict[str, int]
     counts["checked"] += 1
 
 
+def described(error: BaseException) -> str:
+    """The error and where it was raised (the innermost frames), for the report."""
+    frames = traceback.extract_tb(error.__traceback__)[-4:]
+    where = " <- ".join(f"{Path(frame.filename).name}:{frame.lineno} {frame.name}"
+                        for frame in reversed(frames))
+    return f"{type(error).__name__}: {str(error)[:400]} [at {where}]"
+
+
 def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:
     aclnn_py.runtime_info()
     aclnn_py.synchronize()  # the default stream exists from here on
@@ -140,7 +150,7 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
                 failures.append(str(error)[:300])
             except Exception as error:  # anything else is a failure too
                 local["errors"] += 1
-                failures.append(f"{type(error).__name__}: {error}"[:300])
+                failures.append(described(error))
         with lock:
             for key, value in local.items():
                 counts[key] += value
@@ -173,7 +183,7 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
         except Exception as error:
             armed = False
             main["errors"] += 1
-            failures.append(f"{type(error).__name__}: {error}"[:300])
+            failures.append(described(error))
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, previous)
     for thread in workers:

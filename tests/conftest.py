@@ -110,7 +110,7 @@ def no_leaks_per_module():
         from aclnn_py.runtime import streams as _streams
 
         gc.collect()
-        for device in sorted({stream.device for stream in list(_runtime._process.streams)}):
+        for device in sorted({stream.device for stream in _runtime._process.streams.snapshot()}):
             with suppress(AclError):  # a test's failed work: reported to that test already
                 _streams.synchronize_device(device)
         assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)

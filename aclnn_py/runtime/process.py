@@ -28,6 +28,24 @@ logger = logging.getLogger("aclnn_py")
 VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"
 
 
+class LiveObjects:
+    """Objects held weakly, added and listed under a lock: a bare ``WeakSet`` raises
+    "Set changed size during iteration" when one thread lists it while another adds."""
+
+    def __init__(self) -> None:
+        self._objects: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.RLock()  # a collection in the middle may add from this thread
+
+    def add(self, item: Any) -> None:
+        with self._lock:
+            self._objects.add(item)
+
+    def snapshot(self) -> list[Any]:
+        """The live objects, as a list taken at one moment."""
+        with self._lock:
+            return list(self._objects)
+
+
 class _Process:
     """Process-wide runtime state, guarded by ``lock``."""
 
@@ -46,7 +64,7 @@ class _Process:
         self.set_counts: dict[int, int] = {}
         self.contexts: dict[int, Any] = {}
         self.default_streams: dict[int, Any] = {}  # streams.Stream by device
-        self.streams: weakref.WeakSet[Any] = weakref.WeakSet()  # every live streams.Stream
+        self.streams = LiveObjects()  # every live streams.Stream
         self.atexit_registered = False
         # Called first at teardown, in this order, while devices are still set: what the
         # streams' caches keep, then the rest (e.g. the memory pool).
@@ -233,7 +251,7 @@ def teardown() -> None:
             (f"stream teardown hook {hook!r}", hook) for hook in _process.stream_teardown_hooks]
         for hook in _process.teardown_hooks:
             steps.append((f"teardown hook {hook!r}", hook))
-        for stream in list(_process.streams):  # the default ones and any still alive
+        for stream in _process.streams.snapshot():  # the default ones and any still alive
             steps.append((f"releasing {stream!r}", stream.close))
         for device, count in _process.set_counts.items():
             steps.extend((f"aclrtResetDevice({device})", functools.partial(ll.reset_device, device))

@@ -540,7 +540,7 @@ def resolve_stream(stream: Any) -> Stream:
 
 def streams(device: int | None = None) -> list[Stream]:
     """The live streams (of ``device``, when given)."""
-    return [s for s in list(_process.streams) if device is None or s.device == device]
+    return [s for s in _process.streams.snapshot() if device is None or s.device == device]
 
 
 def on_release_caches(hook: Callable[[Stream], None]) -> None:
@@ -563,7 +563,7 @@ def synchronize_device(device: int) -> None:
     streams an interrupt left undestroyed)."""
     release_dropped_streams()
     activate(device)
-    marks = [(stream, *stream.queued_marks()) for stream in list(_process.streams)
+    marks = [(stream, *stream.queued_marks()) for stream in _process.streams.snapshot()
              if stream.device == device]
     try:
         ll.synchronize_device()
@@ -652,7 +652,7 @@ class Event:
 def _release_stream_caches() -> None:
     """Teardown: destroy dropped streams, then drop what is cached for each live one."""
     release_dropped_streams()
-    for stream in list(_process.streams):
+    for stream in _process.streams.snapshot():
         release_caches(stream)
 
 

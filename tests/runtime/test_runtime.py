@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from pathlib import Path
 
@@ -144,3 +145,45 @@ def test_exit_with_queued_work_open_plans_and_live_arrays_is_clean():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2"]
     assert done.stderr == ""
+
+
+def test_live_streams_can_be_listed_while_another_thread_adds_one():
+    """Streams made in one thread while another lists them (empty_cache, synchronize_device):
+    the listing sees a consistent set and never raises "Set changed size during iteration"."""
+    from aclnn_py.runtime.process import LiveObjects, _process
+
+    assert isinstance(_process.streams, LiveObjects)
+
+    class Item:
+        pass
+
+    live, kept, failures = LiveObjects(), [], []
+    done = threading.Event()
+
+    def add() -> None:
+        for _ in range(100_000):
+            item = Item()
+            kept.append(item)
+            live.add(item)
+        done.set()
+
+    def list_them() -> None:
+        while not done.is_set():
+            try:
+                live.snapshot()
+            except RuntimeError as error:
+                failures.append(error)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        threads = [threading.Thread(target=add), threading.Thread(target=list_them)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    assert len(live.snapshot()) == len(kept)
