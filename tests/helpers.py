@@ -10,7 +10,12 @@ folder, so module basenames are unique: ``tests/tools/test_suite_layout.py`` che
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -188,3 +193,59 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments:
         for pointer in pointers:
             ll.free(pointer)
         ll.destroy_stream(stream)
+
+
+def load_script(path: Path, name: str | None = None) -> Any:
+    """The script at ``path`` imported as a module (``name``, default its stem), with its
+    folder on ``sys.path`` as when it runs, so that it finds its sibling modules."""
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_c_client(tmp_path: Path, source: str, home: Path, link: list[str], *,
+                 compiler: str = "cc", includes: tuple[str, ...] = (),
+                 **environment: str) -> list[str]:
+    """Build ``source`` (C, or C++ with ``compiler="c++"``) against the CANN tree ``home``
+    with the link flags ``link``, run it with the tree's library folders on
+    ``LD_LIBRARY_PATH`` (as after its ``set_env.sh``) and ``environment``; returns its output
+    lines, once it built and exited 0. Skips when there is no such compiler."""
+    found = shutil.which(compiler)
+    if found is None:
+        import pytest
+
+        pytest.skip(f"needs a compiler ({compiler})")
+    path = tmp_path / ("client.cpp" if compiler == "c++" else "client.c")
+    path.write_text(source)
+    env = {**os.environ, **environment,
+           "LD_LIBRARY_PATH": f"{home / 'lib64'}:{home / 'driver' / 'lib64' / 'driver'}"}
+    flags = [f"-I{home / 'include'}", *(f"-I{home / 'include' / sub}" for sub in includes)]
+    built = subprocess.run([found, "-Wall", "-Werror", *flags, str(path), f"-L{home / 'lib64'}",
+                            *link, "-o", str(tmp_path / "client")],
+                           capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.splitlines()
+
+
+def run_interleaved(*targets: Callable[[], Any]) -> None:
+    """Run each target in a thread of its own, all at once, switching threads as often as the
+    interpreter can (races show up within a few thousand switches); returns when all ended."""
+    threads = [threading.Thread(target=target) for target in targets]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)

@@ -1,5 +1,5 @@
 """What the tools reading checkouts of CANN's operator repositories share: their command
-line (the folders, one flag)."""
+line (the folders and one flag, or ``--repo name=path`` pairs)."""
 
 from __future__ import annotations
 
@@ -16,3 +16,11 @@ def parse_folders(argv: Sequence[str] | None, doc: str, folders: str, flag: str,
     parser.add_argument(folders, nargs="+", type=Path)
     parser.add_argument(flag, action="store_true", help=flag_help)
     return parser.parse_args(argv)
+
+
+def parse_repo(argument: str) -> tuple[str, Path]:
+    """``--repo name=path``: a repository's name and its checkout's folder."""
+    name, sep, path = argument.partition("=")
+    if not sep or not name or not Path(path).is_dir():
+        raise argparse.ArgumentTypeError(f"--repo wants name=path to a checkout, not {argument!r}")
+    return name, Path(path).resolve()

@@ -54,6 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _checkouts import parse_repo
+
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "cann_ut"
 HARNESS_SOURCES = (HARNESS / "harness.cpp",)
@@ -440,13 +442,6 @@ def markdown(outcomes: list[FileOutcome]) -> str:
         cases.append(f"| `{case.operator}` | `{case.file}` {case.case} | {case.expected} | "
                      f"{case.answered} | {reason.replace('|', '/')} |")
     return "\n".join([summary, "", *lines, "", "### The cases that disagree", "", *cases, ""])
-
-
-def parse_repo(argument: str) -> tuple[str, Path]:
-    name, sep, path = argument.partition("=")
-    if not sep or not name or not Path(path).is_dir():
-        raise argparse.ArgumentTypeError(f"--repo wants name=path to a checkout, not {argument!r}")
-    return name, Path(path).resolve()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,6 +52,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from _checkouts import parse_repo
+
 CATEGORIES = ("ok", "no kernel", "refused", "failed", "crashed", "timeout", "not built",
               "other SoC")
 BUILD_KINDS = ("missing header", "missing declaration", "prototype mismatch", "missing library",
@@ -388,13 +390,6 @@ def missing_table(samples: Iterable[Sample], top: int, tree: Path | None = None)
         rows.append(f"| {count} | {kind.replace('missing ', '')} | `{name}` | "
                     + (f"`{elsewhere}`" if elsewhere else "") + " |")
     return "\n".join(rows)
-
-
-def parse_repo(argument: str) -> tuple[str, Path]:
-    name, sep, path = argument.partition("=")
-    if not sep or not name or not Path(path).is_dir():
-        raise argparse.ArgumentTypeError(f"--repo wants name=path to a checkout, not {argument!r}")
-    return name, Path(path).resolve()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, run_c_client
 
 import aclnn_py
 from aclnn_py._c import loader as _loader
@@ -218,24 +217,10 @@ int main(void)
 def test_a_program_linked_with_ascendcl_runs_on_the_8_5_tree(tmp_path):
     """CANN 8.5 keeps libascendcl.so beside libacl_rt.so: ``-lascendcl`` links against the 8.5
     tree and runs on the one runtime that libacl_rt.so is."""
-    compiler = shutil.which("cc")
-    if compiler is None:
-        pytest.skip("needs a C compiler")
     home = Path(aclnn_py.emulator.home("8.5"))
-    source = tmp_path / "client.c"
-    source.write_text(ASCENDCL_CLIENT)
-    # as after set_env.sh: the library folders on LD_LIBRARY_PATH, for the link and the run
-    env = {**os.environ, "ACLNN_EMU_DEVICE_COUNT": "2",
-           "LD_LIBRARY_PATH": f"{home / 'lib64'}:{home / 'driver' / 'lib64' / 'driver'}"}
-    done = subprocess.run([compiler, "-Wall", "-Werror", f"-I{home / 'include'}", str(source),
-                           f"-L{home / 'lib64'}", "-lascendcl", "-ldl",
-                           "-o", str(tmp_path / "client")], capture_output=True, text=True,
-                          env=env)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["count 0 2", "init 0", "set 0", "malloc 0 1",
+    lines = run_c_client(tmp_path, ASCENDCL_CLIENT, home, ["-lascendcl", "-ldl"],
+                         ACLNN_EMU_DEVICE_COUNT="2")
+    assert lines == ["count 0 2", "init 0", "set 0", "malloc 0 1",
                                         "libacl_rt.so sees device 0 1", "free 0", "finalize 0"]
 
 

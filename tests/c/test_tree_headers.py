@@ -6,13 +6,12 @@ conversions, ops-math's weight sizes) declared where CANN declares them and work
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, run_c_client
 
 import aclnn_py
 
@@ -125,21 +124,10 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
     the matmul weight sizes round the last two dimensions up to 16 (float16) or 16 x 32
     (int8), V2 refuses a 0 dimension, both refuse fewer than 2 (161002) and a NULL shape
     (161001); the convolution weight size is for the Atlas 300I Duo only (161002 here)."""
-    compiler = needs("cc")
-    source = tmp_path / "client.c"
-    source.write_text(HELPERS_CLIENT)
-    env = {**os.environ,
-           "LD_LIBRARY_PATH": f"{HOME / 'lib64'}:{HOME / 'driver' / 'lib64' / 'driver'}"}
     # ops-math's example line: -lopapi_math -lascendcl -lnnopbase (tools/run_cann_samples.py)
-    done = subprocess.run([compiler, "-Wall", "-Werror", f"-I{HOME / 'include'}", str(source),
-                           f"-L{HOME / 'lib64'}", "-lopapi_math", "-lascendcl", "-lnnopbase",
-                           "-o", str(tmp_path / "client")], capture_output=True, text=True,
-                          env=env)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    lines = run_c_client(tmp_path, HELPERS_CLIENT, HOME,
+                         ["-lopapi_math", "-lascendcl", "-lnnopbase"])
+    assert lines == [
         "to16 3c00", "to16 c100", "to16 7bff", "to16 7bff", "to16 0002", "to16 0000",
         "inf 7bff nan 7bff",
         "from16 1 -2.5 65536 98304",
@@ -179,23 +167,12 @@ def test_trans_quant_param_encodes_scales_and_offsets(tmp_path):
     """aclnnTransQuantParam (ops-nn's quant/trans_quant_param): the size rounded up to 16
     unless 1, a scale's float32 bits with bit 46, an offset rounded and clamped to 9 bits at
     bit 37; a NULL scale array is 161002, a NULL output 161001."""
-    compiler = needs("c++")
-    source = tmp_path / "client.cpp"
-    source.write_text(QUANT_CLIENT)
-    env = {**os.environ,
-           "LD_LIBRARY_PATH": f"{HOME / 'lib64'}:{HOME / 'driver' / 'lib64' / 'driver'}"}
     # ops-nn's example line (tools/run_cann_samples.py): -lopapi_nn -lopapi_math ...
-    done = subprocess.run([compiler, "-Wall", "-Werror", f"-I{HOME / 'include'}",
-                           f"-I{HOME / 'include' / 'aclnnop'}", str(source),
-                           f"-L{HOME / 'lib64'}", "-lopapi_nn", "-lopapi_math", "-lascendcl",
-                           "-lnnopbase", "-o", str(tmp_path / "client")],
-                          capture_output=True, text=True, env=env)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([str(tmp_path / "client")], capture_output=True, text=True, env=env,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
+    lines = run_c_client(tmp_path, QUANT_CLIENT, HOME,
+                         ["-lopapi_nn", "-lopapi_math", "-lascendcl", "-lnnopbase"],
+                         compiler="c++", includes=("aclnnop",))
     flag = 1 << 46
-    assert done.stdout.splitlines() == [
+    assert lines == [
         "status 0", "size 16",
         f"{0x3F800000 | flag | (3 << 37):x}", f"{0x3F000000 | flag | (0x100 << 37):x}", "0",
         f"one 0 1 {0x3F800000 | flag:x}",

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import gc
-import sys
-import threading
 
 import numpy as np
 import pytest
 from conftest import fired_faults, run_python
-from helpers import mse_backward, mse_forward, settle, upload
+from helpers import mse_backward, mse_forward, run_interleaved, settle, upload
 
 import aclnn_py
 from aclnn_py import AclError
@@ -410,16 +409,7 @@ def test_threads_share_the_default_streams_entry(baseline):
         except BaseException as error:  # re-raised in the test's thread
             errors.append(error)
 
-    threads = [threading.Thread(target=work, args=(index,)) for index in range(4)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_interleaved(*(functools.partial(work, index) for index in range(4)))
     if errors:
         raise errors[0]
     assert sorted(checked) == [0, 1, 2, 3]

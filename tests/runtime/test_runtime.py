@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import gc
-import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import run_python
-from helpers import assert_8_5_libraries
+from helpers import assert_8_5_libraries, run_interleaved
 
 import aclnn_py
 from aclnn_py.runtime import handles as _handles
@@ -175,15 +174,6 @@ def test_live_streams_can_be_listed_while_another_thread_adds_one():
                 failures.append(error)
                 return
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
-    try:
-        threads = [threading.Thread(target=add), threading.Thread(target=list_them)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_interleaved(add, list_them)
     assert failures == []
     assert len(live.snapshot()) == len(kept)

@@ -3,14 +3,12 @@ of them CANN's text), its fallback rules, and the committed aclnn_py/data/operat
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 SCRIPT = ROOT / "tools" / "cann_facts.py"
 DATA = ROOT / "aclnn_py" / "data" / "operators.json"
@@ -20,16 +18,7 @@ if not SCRIPT.exists():  # an installed copy without the repository's tools/
     pytest.skip("tools/cann_facts.py is not here", allow_module_level=True)
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("cann_facts", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-facts = _load()
+facts = load_script(SCRIPT)
 P = facts.CParameter
 
 

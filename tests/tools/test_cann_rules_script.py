@@ -4,12 +4,10 @@ aclnn_py/data/phase1_rules.json against the operator table and the emulator's bu
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 SCRIPT = ROOT / "tools" / "cann_rules.py"
 BUILD = ROOT / "emulator" / "build.py"
@@ -19,16 +17,7 @@ if not SCRIPT.exists():  # an installed copy without the repository's tools/
     pytest.skip("tools/cann_rules.py is not here", allow_module_level=True)
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rules_tool = _load(SCRIPT, "cann_rules_under_test")
+rules_tool = load_script(SCRIPT, "cann_rules_under_test")
 
 
 def row(name: str, c_type: str, usage: str, dtypes: str, dims: str, description: str = "-"):
@@ -154,7 +143,7 @@ def test_an_operator_corrected_in_two_files_is_refused(tmp_path):
 
 # ---- the committed rules --------------------------------------------------------------------
 
-build = _load(BUILD, "emulator_build_for_rules")
+build = load_script(BUILD, "emulator_build_for_rules")
 TABLE = json.loads((ROOT / "aclnn_py" / "data" / "operators.json").read_text())["operators"]
 COMMITTED = json.loads(RULES.read_text(encoding="utf-8"))
 

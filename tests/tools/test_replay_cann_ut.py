@@ -5,14 +5,13 @@ case landing in the category its expectation and the emulator's answer put it in
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 import aclnn_py
 
@@ -25,16 +24,7 @@ pytestmark = [pytest.mark.emulator_only, pytest.mark.slow,
               pytest.mark.skipif(shutil.which("c++") is None, reason="needs a C++ compiler")]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("replay_cann_ut", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-replay = _load()
+replay = load_script(SCRIPT)
 
 
 def _not_computed_unary() -> str:

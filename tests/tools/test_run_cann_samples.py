@@ -5,14 +5,12 @@ and run in plain processes; each lands in its category."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 SCRIPT = ROOT / "tools" / "run_cann_samples.py"
 
@@ -20,16 +18,7 @@ if not SCRIPT.exists():  # an installed copy without the repository's tools/
     pytest.skip("tools/run_cann_samples.py is not here", allow_module_level=True)
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("run_cann_samples", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-samples = _load()
+samples = load_script(SCRIPT)
 
 # A sample program adding two 2x2 float tensors; SHAPE_B lets one refuse (no broadcast).
 ADD_SAMPLE = r"""
