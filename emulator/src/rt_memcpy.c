@@ -356,17 +356,23 @@ static void copy_side_pin(copy_side *side, const void *p, size_t count, bool is_
         range_pin(is_dev ? &g_dev_mem : &g_host_mem, p, count, &side->r);
 }
 
+/* Runs outside the runtime's lock, as every task but an event record (rt_tasks.c): the
+   checks against the block lists take it, as other threads allocate and free meanwhile. */
 static aclError copy_run(emu_task *t)
 {
     copy_task *c = (copy_task *)t;
     static const char *const which[2] = {"dst", "src"};
+    LOCK();
     for (int i = 0; i < 2; i++) {
         const copy_side *side = &c->sides[i];
         if (side->kind != SIDE_PAGEABLE &&
             !range_still_valid(side->kind == SIDE_DEVICE ? &g_dev_mem : &g_host_mem, side->kind != SIDE_DEVICE,
-                               t, which[i], &side->r))
+                               t, which[i], &side->r)) {
+            UNLOCK();
             return ACL_ERROR_RT_SYS_DMA;
+        }
     }
+    UNLOCK();
     copy_bytes(c->dst, c->src, c->count);
     count_copy(&c->plan, c->count);
     return ACL_SUCCESS;

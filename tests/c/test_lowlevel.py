@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
+from helpers import run_interleaved
 
-from aclnn_py import UnavailableError
+from aclnn_py import AclError, UnavailableError
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
 from aclnn_py.runtime import handles as _handles
@@ -146,3 +149,51 @@ def test_large_copies_are_exact_whatever_the_alignment_and_the_destination(devic
             ll.free(pointer)
         ll.free_host(pinned)
         ll.destroy_stream(stream)
+
+
+@pytest.mark.emulator_only
+def test_asynchronous_copies_run_while_other_threads_allocate_and_free(device):
+    """A queued aclrtMemcpyAsync checks, when it runs, that its memory is still the allocation
+    it was queued with. Other threads allocating and freeing meanwhile (as in any program with
+    a pool) must not make that check see a freed block: it looks the blocks up under the
+    runtime's lock."""
+    stop = time.monotonic() + 3
+    failures: list[str] = []
+    rounds = []
+
+    def churn() -> None:
+        ll.set_device(0)
+        kept = [ll.malloc(512) for _ in range(2000)]  # long block lists: slower to update
+        try:
+            step = 0
+            while time.monotonic() < stop and not failures:
+                blocks = [ll.malloc(512 * (1 + (step + k) % 40)) for k in range(16)]
+                for block in blocks:
+                    ll.free(block)
+                step += 1
+        finally:
+            for block in kept:
+                ll.free(block)
+            ll.reset_device(0)
+
+    def copy() -> None:
+        ll.set_device(0)
+        stream = ll.create_stream()
+        host, memory = ll.malloc_host(4096), ll.malloc(4096)
+        try:
+            while time.monotonic() < stop and not failures:
+                for _ in range(8):
+                    ll.memcpy_async(memory, 4096, host, 4096, ll.MEMCPY_HOST_TO_DEVICE, stream)
+                ll.synchronize_stream(stream)
+                rounds.append(1)
+        except AclError as error:
+            failures.append(str(error))
+        finally:
+            ll.free(memory)
+            ll.free_host(host)
+            ll.destroy_stream(stream)
+            ll.reset_device(0)
+
+    run_interleaved(churn, churn, copy)
+    assert failures == []
+    assert len(rounds) > 100
