@@ -8,7 +8,11 @@ repository's build line (the include folders, libraries and their order of the r
 example script, reproduced in :data:`BUILD_LINES`), runs it in a plain process with the
 tree's ``set_env.sh`` environment, and classifies it:
 
-* ``ok``: exit status 0 and no failing status printed;
+* ``ok``: exit status 0 and no failing status printed, and every operator launch with a
+  PyTorch reference (``tools/torch_references.py``) computed what PyTorch computes: each
+  Python kernel's launch is recorded (``ACLNN_EMU_TRACE``) and replayed through PyTorch;
+* ``wrong``: exit status 0, but a recorded launch differs from PyTorch (the first such launch
+  is named, with the largest difference's place);
 * ``no kernel``: 561003 (ACLNN_ERR_INNER_FIND_KERNEL_ERROR) printed: the operator is declared
   but not computed in a process without aclnn_py (Python kernels answer only there);
 * ``refused``: another non-zero aclnn or acl status printed;
@@ -22,15 +26,16 @@ tree's ``set_env.sh`` environment, and classifies it:
   another SoC than the emulator's Atlas A2 (not compiled), or a sample that exits 0 saying
   it skips itself on this SoC.
 
-Printed results are not compared with a reference. One summary line per repository and in
-all, and a table of the headers, declarations, libraries and symbols the failed builds miss
-(each counted once per sample) are printed; ``--show CATEGORY`` lists that category's
-samples, ``--json`` writes every sample's record. Compiled objects and executables are kept
-under ``--work``, named by the digest of what made them, so a re-run recompiles only what
-changed.
+Without PyTorch (or with ``--no-compare``) results are not compared. One summary line per
+repository and in all (with how many launches were compared), and a table of the headers,
+declarations, libraries and symbols the failed builds miss (each counted once per sample)
+are printed; ``--show CATEGORY`` lists that category's samples, ``--json`` writes every
+sample's record. Compiled objects and executables are kept under ``--work``, named by the
+digest of what made them, so a re-run recompiles only what changed.
 
     python tools/run_cann_samples.py --repo ops-nn=PATH --repo ops-math=PATH [--tree DIR]
         [--jobs N] [--timeout S] [--work DIR] [--json OUT] [--show not-built ...]
+        [--no-compare]
 
 A C++ compiler is needed (``CXX``, default ``g++`` as the repositories' scripts use).
 """
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -54,7 +60,7 @@ from pathlib import Path
 
 from _checkouts import parse_repo
 
-CATEGORIES = ("ok", "no kernel", "refused", "failed", "crashed", "timeout", "not built",
+CATEGORIES = ("ok", "wrong", "no kernel", "refused", "failed", "crashed", "timeout", "not built",
               "other SoC")
 BUILD_KINDS = ("missing header", "missing declaration", "prototype mismatch", "missing library",
                "missing symbol", "compile error", "link error")
@@ -135,6 +141,7 @@ class Sample:
     detail: str = ""              # the build error's kind, the status, the signal, the folder
     missing: list[str] = field(default_factory=list)   # "kind: name" of a failed build
     output: str = ""              # the last lines the program printed
+    compared: int = 0             # operator launches judged against PyTorch
 
     @property
     def name(self) -> str:
@@ -339,18 +346,45 @@ def run(executable: Path, environment: dict[str, str], timeout: float) -> tuple[
     return done.returncode, done.stdout.decode(errors="replace")
 
 
-def process(sample: Sample, root: Path, builder: Builder, timeout: float) -> Sample:
-    """Build and run one sample, filling its category."""
+def process(sample: Sample, root: Path, builder: Builder, timeout: float,
+            compare: bool = False) -> Sample:
+    """Build and run one sample, filling its category; ``compare``: judge its recorded
+    launches against PyTorch."""
     if sample.category:
         return sample
     executable, kind, missing = builder.build(root / sample.path, build_line(root))
     if executable is None:
         sample.category, sample.detail, sample.missing = "not built", kind, missing
         return sample
-    returncode, output = run(executable, builder.environment, timeout)
-    sample.category, sample.detail = classify_run(returncode, output)
-    sample.output = "\n".join(output.splitlines()[-5:])
+    with tempfile.TemporaryDirectory(prefix="aclnn_py-sample-trace-") as traces:
+        environment = {**builder.environment, "ACLNN_EMU_TRACE": traces} if compare \
+            else builder.environment
+        returncode, output = run(executable, environment, timeout)
+        sample.category, sample.detail = classify_run(returncode, output)
+        sample.output = "\n".join(output.splitlines()[-5:])
+        if compare and sample.category == "ok":
+            judge(sample, Path(traces))
     return sample
+
+
+def judge(sample: Sample, traces: Path) -> None:
+    """Replay the launches recorded in ``traces`` through PyTorch; the sample is ``wrong``
+    at the first that differs. A launch whose reference PyTorch cannot compute (a dtype it
+    lacks, say) is not counted."""
+    import torch_references
+
+    for path in sorted(traces.glob("*.npz")):
+        launch = torch_references.load(path)
+        if launch.operator not in torch_references.REFERENCES:
+            continue
+        try:
+            difference = torch_references.compare(launch)
+        except (RuntimeError, TypeError, ValueError, IndexError):
+            continue
+        sample.compared += 1
+        if difference is not None:
+            sample.category, sample.detail = "wrong", f"{launch.operator}: {difference}"[:300]
+            return
 
 
 # ---- reporting ------------------------------------------------------------------------------
@@ -366,11 +400,14 @@ def summary(samples: Iterable[Sample], label: str) -> str:
                   for s in samples)
     tried = len(samples) - counts["other SoC"] + skipped
     built = tried - counts["not built"]
-    runs = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES[:6])
+    runs = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES[:7])
     failures = ", ".join(f"{kinds[k]} {k}" for k in BUILD_KINDS if kinds[k])
+    compared = sum(s.compared for s in samples)
+    judged = sum(s.compared > 0 for s in samples)
     return (f"{label}: {len(samples)} samples, {counts['other SoC'] - skipped} of another SoC; "
             f"{built} of {tried} built: {runs}, {skipped} skipped on this SoC; "
-            f"{counts['not built']} not built" + (f" ({failures})" if failures else "") + ".")
+            f"{counts['not built']} not built" + (f" ({failures})" if failures else "")
+            + f"; {compared} launches of {judged} samples compared with PyTorch.")
 
 
 def missing_table(samples: Iterable[Sample], top: int, tree: Path | None = None) -> str:
@@ -408,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--substitute", action="append", default=[], metavar="LIB=LIB",
                         help="link with another library than a build line names "
                         "(ascendcl=acl_rt: see past a library the tree lacks; repeatable)")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="do not replay the samples' operator launches through PyTorch")
     parser.add_argument("--top", type=int, default=15, help="rows of the missing-names table")
     parser.add_argument("--json", type=Path, help="write every sample's record here")
     parser.add_argument("--show", action="append", default=[], choices=CATEGORIES,
@@ -430,9 +469,13 @@ def main(argv: list[str] | None = None) -> int:
     builder = Builder(tree, options.work, tree_environment(tree),
                       shlex.split(os.environ.get("CXX", "g++")), substitutes)
 
+    compare = not options.no_compare and importlib.util.find_spec("torch") is not None
+    if not compare:
+        print("results are not compared with PyTorch"
+              + ("" if options.no_compare else " (it is not installed)"))
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         samples = list(pool.map(lambda s: process(s, repositories[s.repository], builder,
-                                                  options.timeout), samples))
+                                                  options.timeout, compare), samples))
     for category in options.show:
         for sample in samples:
             if sample.category == category:

@@ -65,6 +65,31 @@ int main() {
 }
 """
 
+# A sample program taking exp of a 2x2 float tensor: a Python kernel, whose launch the
+# emulator records for the comparison with PyTorch.
+EXP_SAMPLE = ADD_SAMPLE[:ADD_SAMPLE.index("int main() {")].replace(
+    "aclnn_add.h", "aclnn_exp.h") + r"""
+int main() {
+    aclrtStream stream;
+    CHECK(aclInit(nullptr), "aclInit");
+    CHECK(aclrtSetDevice(0), "aclrtSetDevice");
+    CHECK(aclrtCreateStream(&stream), "aclrtCreateStream");
+    int64_t shape[2] = {2, 2};
+    float a[4] = {0, 1, -1, 2}, out[4] = {0};
+    void *da, *dout;
+    aclTensor *ta = make(&da, a, shape, 4), *tout = make(&dout, out, shape, 4);
+    uint64_t workspaceSize = 0;
+    aclOpExecutor *executor;
+    CHECK(aclnnExpGetWorkspaceSize(ta, tout, &workspaceSize, &executor),
+          "aclnnExpGetWorkspaceSize");
+    CHECK(aclnnExp(nullptr, workspaceSize, executor, stream), "aclnnExp");
+    CHECK(aclrtSynchronizeStream(stream), "aclrtSynchronizeStream");
+    aclrtMemcpy(out, sizeof(out), dout, sizeof(out), ACL_MEMCPY_DEVICE_TO_HOST);
+    for (int i = 0; i < 4; ++i) printf("result[%d] is: %f\n", i, out[i]);
+    return 0;
+}
+"""
+
 MISSING_HEADER_SAMPLE = r"""
 #include "acl/acl.h"
 #include "aclnnop/aclnn_demo_not_shipped.h"
@@ -89,13 +114,24 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def exp_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ops-nn-shaped checkout with one sample calling aclnnExp (a Python kernel)."""
+    root = tmp_path_factory.mktemp("ops-exp")
+    (root / "build.sh").write_text("# stand-in: the example build line is ops-nn's\n")
+    examples = root / "math" / "exp_demo" / "examples"
+    examples.mkdir(parents=True)
+    (examples / "test_aclnn_exp_demo.cpp").write_text(EXP_SAMPLE)
+    return root
+
+
 @pytest.mark.emulator_only
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
 def test_samples_are_built_run_and_classified(checkout: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "samples.json"
     arguments = ["--repo", f"demo={checkout}", "--jobs", "2", "--work", str(tmp_path / "work"),
-                 "--json", str(out)]
+                 "--json", str(out), "--no-compare"]
     assert samples.main(arguments) == 0
     records = {r["path"].rsplit("examples/", 1)[1]: r for r in json.loads(out.read_text())}
     assert set(records) == {"test_aclnn_demo_add.cpp", "test_aclnn_demo_refused.cpp",
@@ -109,14 +145,44 @@ def test_samples_are_built_run_and_classified(checkout: Path, tmp_path: Path,
     assert missing["missing"] == ["missing header: aclnnop/aclnn_demo_not_shipped.h"]
     assert records["arch35/test_aclnn_demo_add.cpp"]["category"] == "other SoC"
     printed = capsys.readouterr().out
-    assert ("all: 4 samples, 1 of another SoC; 2 of 3 built: 1 ok, 0 no kernel, 1 refused, "
-            "0 failed, 0 crashed, 0 timeout, 0 skipped on this SoC; 1 not built "
-            "(1 missing header).") in printed
+    assert ("all: 4 samples, 1 of another SoC; 2 of 3 built: 1 ok, 0 wrong, 0 no kernel, "
+            "1 refused, 0 failed, 0 crashed, 0 timeout, 0 skipped on this SoC; 1 not built "
+            "(1 missing header); 0 launches of 0 samples compared with PyTorch.") in printed
     assert "| 1 | header | `aclnnop/aclnn_demo_not_shipped.h` |  |" in printed
     # A second run reuses the objects and executables of the first.
     built = sorted(p.name for p in (tmp_path / "work").iterdir())
     assert samples.main(arguments) == 0
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == built
+
+
+@pytest.mark.emulator_only
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a C++ compiler (g++)")
+def test_recorded_launches_are_judged_against_pytorch(exp_checkout: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sample's aclnnExp launch is recorded in its plain process and replayed through
+    PyTorch: ok while the emulator agrees, wrong (naming the element) against a reference
+    that differs."""
+    pytest.importorskip("torch", reason="the comparison needs PyTorch")
+    import torch_references  # the tool's sibling module (tools/ is on sys.path)
+
+    out = tmp_path / "samples.json"
+    arguments = ["--repo", f"demo={exp_checkout}", "--jobs", "1", "--work",
+                 str(tmp_path / "work"), "--json", str(out)]
+    assert samples.main(arguments) == 0
+    (record,) = json.loads(out.read_text())
+    assert (record["category"], record["compared"]) == ("ok", 1), record
+    assert "result[3] is: 7.389056" in record["output"]
+
+    def off_by_one_at_two(launch):  # PyTorch's exp, but 1 more where the input is 2
+        x = launch.input()
+        return {"out": torch_references.torch.exp(x) + (x == 2)}
+
+    monkeypatch.setitem(torch_references.REFERENCES, "aclnnExp", off_by_one_at_two)
+    assert samples.main(arguments) == 0
+    (record,) = json.loads(out.read_text())
+    assert record["category"] == "wrong"
+    assert record["detail"] == ("aclnnExp: out[1, 1] is 7.3890557, PyTorch gives 8.3890561 "
+                                "(1 of 4 differ)")
 
 
 def test_build_lines_are_the_repositories(tmp_path: Path) -> None:

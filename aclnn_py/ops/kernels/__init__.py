@@ -37,6 +37,7 @@ from ..._c import lowlevel as ll
 from ..._c.codes import constant
 from ..dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
 from ..rules import states_dtypes
+from . import trace
 
 FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul")
 PARAM_INVALID = constant("ACLNN_ERR_PARAM_INVALID")  # 161002, what CANN's checks return
@@ -512,7 +513,13 @@ def _run(kernel_: Kernel, phase: int, arguments_: list[tuple[int, Any, str]]
             if kernel_.check is not None:
                 kernel_.check(**values)
             return None
+        where = trace.folder()
+        before = trace.snapshot(values) if where is not None else {}
         kernel_.compute(**values)
+        if where is not None:
+            trace.record(name, before, values, [p for p, (_, _, role) in
+                                                zip(kernel_.parameters, arguments_)
+                                                if role != "i"], where)
         return None
     except Exception as error:  # noqa: BLE001 - the kernel's own failure, reported as such
         # Only its message is kept: its traceback's frames reach the caller's, which hold

@@ -1,0 +1,318 @@
+"""PyTorch references for recorded operator launches (``ACLNN_EMU_TRACE`` files).
+
+Each reference takes one launch, ``Launch``: its tensors before the kernel ran and its other
+arguments, by CANN's parameter names, and returns what PyTorch computes for the tensors the
+operator writes, by name. Inputs are computed in float64 (integers in int64); ``compare``
+then judges the emulator's results in their own dtype with a tolerance for that dtype.
+Operators without a reference here are not judged. Formulas follow each operator's doc in
+hicann's repositories where it gives one (the doc wins over PyTorch); where it gives none,
+PyTorch's function of the same name is the reference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # the tool then reports that it cannot compare
+    torch = None  # type: ignore[assignment]
+
+REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}  # CANN's int64 reduction (the loss docs)
+
+
+@dataclass
+class Launch:
+    """One recorded launch: ``tensors`` before the kernel (lists as lists), ``results`` as the
+    kernel left the tensors it writes, ``arguments`` the rest, ``order`` every name."""
+
+    operator: str
+    tensors: dict[str, Any]
+    results: dict[str, np.ndarray]
+    dtypes: dict[str, str]
+    arguments: dict[str, Any]
+    order: list[str]
+    written: list[str]
+
+    def input(self, index: int = 0) -> Any:
+        """The ``index``-th parameter, as a float64/int64 torch tensor (or list of them)."""
+        return self.tensor(self.order[index])
+
+    def tensor(self, name: str) -> Any:
+        value = self.tensors.get(name)
+        if isinstance(value, list):
+            return [_torch(v) for v in value]
+        return None if value is None else _torch(value)
+
+    def arg(self, name: str) -> Any:
+        return self.arguments[name]
+
+
+def _torch(array: np.ndarray) -> Any:
+    if array.dtype == np.bool_:
+        return torch.from_numpy(array.copy())
+    if array.dtype.kind in "iu":
+        return torch.from_numpy(array.astype(np.int64))
+    return torch.from_numpy(array.astype(np.float64))
+
+
+def load(path: Path) -> Launch:
+    """The launch recorded in ``path``."""
+    with np.load(path) as stored:
+        meta = json.loads(str(stored["meta"]))
+        tensors: dict[str, Any] = {}
+        results: dict[str, np.ndarray] = {}
+        for key in stored.files:
+            if key == "meta":
+                continue
+            prefix, name = key.split("/", 1)
+            array = stored[key]
+            target = tensors if prefix == "before" else results
+            base, _, index = name.partition("[")
+            if index and prefix == "before":
+                tensors.setdefault(base, []).append(array)
+            else:
+                target[name] = array
+    return Launch(meta["operator"], tensors, results, meta["dtypes"], meta["arguments"],
+                  meta["order"], meta["written"])
+
+
+Reference = Callable[[Launch], dict[str, Any]]
+REFERENCES: dict[str, Reference] = {}
+
+
+def _out(launch: Launch, value: Any) -> dict[str, Any]:
+    """``value`` as the operator's one written tensor."""
+    return {launch.written[0]: value}
+
+
+def _unary(function: Callable[[Any], Any]) -> Reference:
+    return lambda launch: _out(launch, function(launch.input()))
+
+
+if torch is not None:
+    functional = torch.nn.functional
+    # unary operators whose PyTorch function has the lower-cased name
+    for _name in ("Abs", "Acos", "Asin", "Atan", "Cosh", "Exp", "Expm1", "Floor", "Log", "Log10",
+                  "Log2", "Neg", "Reciprocal", "Relu", "Round", "Rsqrt", "Sigmoid", "Sign",
+                  "Sqrt", "Tan", "Tanh"):
+        REFERENCES[f"aclnn{_name}"] = _unary(getattr(torch, _name.lower()))
+    for _name in ("Exp", "Log", "Neg", "Relu", "Sigmoid", "Sqrt", "Tanh"):
+        REFERENCES[f"aclnnInplace{_name}"] = REFERENCES[f"aclnn{_name}"]
+
+
+    def _binary(function: Callable[[Any, Any], Any], scalar: bool = False) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            other = launch.arg(launch.order[1]) if scalar else launch.input(1)
+            return _out(launch, function(launch.input(), other))
+        return reference
+
+    for _name, _pair in {"Mul": torch.mul, "Div": torch.div, "Maximum": torch.maximum,
+                         "Minimum": torch.minimum, "PowTensorTensor": torch.pow,
+                         "LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or,
+                         "LogicalXor": torch.logical_xor}.items():
+        REFERENCES[f"aclnn{_name}"] = _binary(_pair)
+    REFERENCES["aclnnInplaceMul"] = _binary(torch.mul)
+    REFERENCES["aclnnInplaceDiv"] = _binary(torch.div)
+    REFERENCES["aclnnMuls"] = REFERENCES["aclnnInplaceMuls"] = _binary(torch.mul, scalar=True)
+    for _name, _compare in {"Eq": torch.eq, "Ne": torch.ne, "Gt": torch.gt, "Ge": torch.ge,
+                            "Lt": torch.lt, "Le": torch.le}.items():
+        REFERENCES[f"aclnn{_name}Tensor"] = _binary(_compare)
+        REFERENCES[f"aclnn{_name}Scalar"] = _binary(_compare, scalar=True)
+
+    def _sub(launch: Launch) -> dict[str, Any]:  # self - alpha * other (aclnnSub's doc)
+        return _out(launch, launch.input() - launch.arg("alpha") * launch.input(1))
+
+    REFERENCES["aclnnSub"] = REFERENCES["aclnnInplaceSub"] = _sub
+    REFERENCES["aclnnAddcdiv"] = lambda launch: _out(launch, launch.input() + launch.arg(
+        "value") * launch.tensor("tensor1") / launch.tensor("tensor2"))
+    REFERENCES["aclnnAddcmul"] = lambda launch: _out(launch, launch.input() + launch.arg(
+        "value") * launch.tensor("tensor1") * launch.tensor("tensor2"))
+    REFERENCES["aclnnLerp"] = lambda launch: _out(launch, torch.lerp(
+        launch.input(), launch.tensor("end"), launch.tensor("weight")))
+    REFERENCES["aclnnSWhere"] = lambda launch: _out(launch, torch.where(
+        launch.tensor("condition"), launch.tensor("self"), launch.tensor("other")))
+    REFERENCES["aclnnClamp"] = REFERENCES["aclnnHardtanh"] = lambda launch: _out(
+        launch, torch.clamp(launch.input(), launch.arg(launch.order[1]),
+                            launch.arg(launch.order[2])))
+    REFERENCES["aclnnClampMin"] = lambda launch: _out(
+        launch, torch.clamp(launch.input(), min=launch.arg("clipValueMin")))
+    REFERENCES["aclnnClampMax"] = lambda launch: _out(
+        launch, torch.clamp(launch.input(), max=launch.arg("clipValueMax")))
+    REFERENCES["aclnnInplaceZero"] = lambda launch: _out(launch, torch.zeros_like(launch.input()))
+    REFERENCES["aclnnInplaceOne"] = lambda launch: _out(launch, torch.ones_like(launch.input()))
+    REFERENCES["aclnnInplaceFillScalar"] = lambda launch: _out(
+        launch, torch.full_like(launch.input(), launch.arg("value")))
+    REFERENCES["aclnnInplaceCopy"] = lambda launch: _out(
+        launch, launch.tensor("src").expand(launch.input().shape))
+    REFERENCES["aclnnInplaceMaskedFillScalar"] = lambda launch: _out(
+        launch, launch.input().masked_fill(launch.tensor("mask"), launch.arg("value")))
+
+    # activations and their backward operators (autograd of the forward formula)
+    REFERENCES["aclnnGelu"] = _unary(lambda x: functional.gelu(x, approximate="tanh"))
+    REFERENCES["aclnnGeluV2"] = lambda launch: _out(launch, functional.gelu(
+        launch.input(), approximate="tanh" if launch.arg("approximate") == 1 else "none"))
+    REFERENCES["aclnnElu"] = lambda launch: _out(launch, launch.arg("scale") * torch.where(
+        launch.input() > 0, launch.input(),
+        launch.arg("alpha") * torch.expm1(launch.arg("inputScale") * launch.input())))
+    REFERENCES["aclnnMish"] = _unary(functional.mish)
+    REFERENCES["aclnnHardsigmoid"] = _unary(functional.hardsigmoid)
+    REFERENCES["aclnnLeakyRelu"] = lambda launch: _out(
+        launch, functional.leaky_relu(launch.input(), launch.arg("negativeSlope")))
+    REFERENCES["aclnnSoftplus"] = lambda launch: _out(launch, functional.softplus(
+        launch.input(), launch.arg("beta"), launch.arg("threshold")))
+
+    def _backward(forward: Callable[[Launch, Any], Any], at: str = "self") -> Reference:
+        """The gradient of ``forward(launch, x)`` at the tensor ``at``, times the first input."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.tensor(at).clone().requires_grad_(True)
+            (grad,) = torch.autograd.grad(forward(launch, x), x, launch.input())
+            return _out(launch, grad)
+        return reference
+
+    REFERENCES["aclnnMishBackward"] = _backward(lambda _, x: functional.mish(x))
+    REFERENCES["aclnnSiluBackward"] = _backward(lambda _, x: functional.silu(x))
+    REFERENCES["aclnnHardsigmoidBackward"] = _backward(lambda _, x: functional.hardsigmoid(x))
+    REFERENCES["aclnnHardswishBackward"] = _backward(lambda _, x: functional.hardswish(x))
+    REFERENCES["aclnnSoftplusBackward"] = _backward(lambda launch, x: functional.softplus(
+        x, launch.arg("beta"), launch.arg("threshold")))
+    REFERENCES["aclnnSigmoidBackward"] = lambda launch: _out(launch, launch.input() * launch.tensor(
+        "output") * (1 - launch.tensor("output")))
+    REFERENCES["aclnnTanhBackward"] = lambda launch: _out(launch, launch.input() * (
+        1 - launch.tensor("output") ** 2))
+    REFERENCES["aclnnSoftmax"] = lambda launch: _out(
+        launch, torch.softmax(launch.input(), launch.arg("dim")))
+    REFERENCES["aclnnLogSoftmax"] = lambda launch: _out(
+        launch, torch.log_softmax(launch.input(), launch.arg("dim")))
+
+    def _softmax_backward(launch: Launch) -> dict[str, Any]:
+        grad, output, dim = launch.input(), launch.tensor("output"), launch.arg("dim")
+        return _out(launch, output * (grad - (grad * output).sum(dim, keepdim=True)))
+
+    def _log_softmax_backward(launch: Launch) -> dict[str, Any]:
+        grad, output, dim = launch.input(), launch.tensor("output"), launch.arg("dim")
+        return _out(launch, grad - torch.exp(output) * grad.sum(dim, keepdim=True))
+
+    REFERENCES["aclnnSoftmaxBackward"] = _softmax_backward
+    REFERENCES["aclnnLogSoftmaxBackward"] = _log_softmax_backward
+
+    # reductions
+    REFERENCES["aclnnAmax"] = lambda launch: _out(launch, torch.amax(
+        launch.input(), launch.arg("dim"), launch.arg("keepDim")))
+    REFERENCES["aclnnAmin"] = lambda launch: _out(launch, torch.amin(
+        launch.input(), launch.arg("dim"), launch.arg("keepDim")))
+    REFERENCES["aclnnMean"] = lambda launch: _out(launch, torch.mean(
+        launch.input(), launch.arg("dim"), launch.arg("keepDim")))
+    REFERENCES["aclnnReduceSum"] = lambda launch: _out(launch, torch.sum(
+        launch.input(), launch.arg("dims"), launch.arg("keepDims")))
+    REFERENCES["aclnnMax"] = _unary(torch.max)
+    REFERENCES["aclnnMin"] = _unary(torch.min)
+    REFERENCES["aclnnProd"] = _unary(torch.prod)
+    REFERENCES["aclnnCumsum"] = lambda launch: _out(
+        launch, torch.cumsum(launch.input(), launch.arg("dim")))
+    REFERENCES["aclnnStd"] = lambda launch: _out(launch, torch.std(
+        launch.input(), launch.arg("dim"), correction=launch.arg("correction"),
+        keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnVar"] = lambda launch: _out(launch, torch.var(
+        launch.input(), launch.arg("dim"), unbiased=launch.arg("unbiased"),
+        keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnArgMax"] = lambda launch: _out(launch, torch.argmax(
+        launch.input(), launch.arg("dim"), launch.arg("keepdim")))
+    REFERENCES["aclnnArgMin"] = lambda launch: _out(launch, torch.argmin(
+        launch.input(), launch.arg("dim"), launch.arg("keepdim")))
+    REFERENCES["aclnnDot"] = lambda launch: _out(launch, torch.dot(launch.input(),
+                                                                   launch.input(1)))
+
+    # shapes, indexing, matrices
+    REFERENCES["aclnnPermute"] = lambda launch: _out(
+        launch, launch.input().permute(launch.arg("dims")))
+    REFERENCES["aclnnFlip"] = lambda launch: _out(
+        launch, torch.flip(launch.input(), launch.arg("dims")))
+    REFERENCES["aclnnRoll"] = lambda launch: _out(launch, torch.roll(
+        launch.input(), launch.arg("shifts"), launch.arg("dims")))
+    REFERENCES["aclnnRepeat"] = lambda launch: _out(
+        launch, launch.input().repeat(launch.arg("repeats")))
+    REFERENCES["aclnnExpand"] = lambda launch: _out(
+        launch, launch.input().expand(launch.arg("size")))
+    REFERENCES["aclnnCat"] = lambda launch: _out(
+        launch, torch.cat(launch.input(), launch.arg("dim")))
+    REFERENCES["aclnnStack"] = lambda launch: _out(
+        launch, torch.stack(launch.input(), launch.arg("dim")))
+    REFERENCES["aclnnGather"] = lambda launch: _out(launch, torch.gather(
+        launch.input(), launch.arg("dim"), launch.tensor("index")))
+    REFERENCES["aclnnIndexSelect"] = lambda launch: _out(launch, torch.index_select(
+        launch.input(), launch.arg("dim"), launch.tensor("index")))
+    REFERENCES["aclnnTake"] = lambda launch: _out(launch, torch.take(
+        launch.input(), launch.tensor("index")))
+    REFERENCES["aclnnEmbedding"] = lambda launch: _out(launch, functional.embedding(
+        launch.tensor("indices"), launch.tensor("weight")))
+    REFERENCES["aclnnConstantPadNd"] = lambda launch: _out(launch, functional.pad(
+        launch.input(), launch.arg("pad"), value=launch.arg("value")))
+    for _name in ("Matmul", "Mm", "BatchMatMul"):
+        REFERENCES[f"aclnn{_name}"] = lambda launch: _out(
+            launch, torch.matmul(launch.input(), launch.tensor("mat2")))
+    REFERENCES["aclnnMv"] = lambda launch: _out(launch, torch.mv(launch.input(),
+                                                                 launch.tensor("vec")))
+
+    # losses
+    def _bce(launch: Launch) -> dict[str, Any]:
+        return _out(launch, functional.binary_cross_entropy(
+            launch.input(), launch.tensor("target"), launch.tensor("weight"),
+            reduction=REDUCTIONS[launch.arg("reduction")]))
+
+    def _bce_logits(launch: Launch) -> dict[str, Any]:
+        return _out(launch, functional.binary_cross_entropy_with_logits(
+            launch.input(), launch.tensor("target"), launch.tensor("weightOptional"),
+            reduction=REDUCTIONS[launch.arg("reduction")],
+            pos_weight=launch.tensor("posWeightOptional")))
+
+    REFERENCES["aclnnBinaryCrossEntropy"] = _bce
+    REFERENCES["aclnnBinaryCrossEntropyWithLogits"] = _bce_logits
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    """(rtol, atol) for results of ``dtype``; 0 for exact dtypes."""
+    return {"float64": (1e-10, 1e-12), "float32": (1e-4, 1e-5), "float16": (2e-3, 1e-3),
+            "bfloat16": (1.6e-2, 1e-2)}.get(dtype, (0.0, 0.0))
+
+
+def _shown(value: Any) -> str:
+    """A number as a message shows it: floats with 8 significant digits."""
+    item = value.item() if hasattr(value, "item") else value
+    return f"{item:.8g}" if isinstance(item, float) else str(item)
+
+
+def compare(launch: Launch) -> str | None:
+    """None when the launch's results match PyTorch (or it has no reference), else what
+    differs: the tensor, the largest difference and where."""
+    reference = REFERENCES.get(launch.operator)
+    if reference is None:
+        return None
+    expected = reference(launch)
+    for name, value in expected.items():
+        got = launch.results.get(name)
+        if got is None:
+            continue
+        want = np.asarray(value.detach().numpy() if hasattr(value, "detach") else value)
+        dtype = launch.dtypes.get(f"after/{name}", got.dtype.name)
+        if want.shape != got.shape and want.size == got.size:
+            want = want.reshape(got.shape)
+        if want.shape != got.shape:
+            return f"{name} has shape {got.shape}, PyTorch's {want.shape}"
+        rtol, atol = tolerance(dtype)
+        if got.dtype.kind in "fc":
+            want = want.astype(np.float64)
+            bad = ~np.isclose(got.astype(np.float64), want, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            bad = got != want.astype(got.dtype)
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (f"{name}[{', '.join(map(str, where))}] is {_shown(got[where])}, PyTorch "
+                    f"gives {_shown(want[where])} ({int(bad.sum())} of {bad.size} differ)")
+    return None
