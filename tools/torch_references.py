@@ -179,7 +179,11 @@ if torch is not None:
     REFERENCES["aclnnMishBackward"] = _backward(lambda _, x: functional.mish(x))
     REFERENCES["aclnnSiluBackward"] = _backward(lambda _, x: functional.silu(x))
     REFERENCES["aclnnHardsigmoidBackward"] = _backward(lambda _, x: functional.hardsigmoid(x))
-    REFERENCES["aclnnHardswishBackward"] = _backward(lambda _, x: functional.hardswish(x))
+    # ops-nn activation/hard_swish_grad/docs/aclnnHardswishBackward.md: x / 3 + 0.5 on
+    # [-3, 3], bounds included (PyTorch's gradient at 3 is 1)
+    REFERENCES["aclnnHardswishBackward"] = lambda launch: _out(launch, launch.input() * torch.where(
+        launch.tensor("self") < -3, 0.0, torch.where(launch.tensor("self") > 3, 1.0,
+                                                     launch.tensor("self") / 3 + 0.5)))
     REFERENCES["aclnnSoftplusBackward"] = _backward(lambda launch, x: functional.softplus(
         x, launch.arg("beta"), launch.arg("threshold")))
     REFERENCES["aclnnSigmoidBackward"] = lambda launch: _out(launch, launch.input() * launch.tensor(
@@ -274,6 +278,83 @@ if torch is not None:
 
     REFERENCES["aclnnBinaryCrossEntropy"] = _bce
     REFERENCES["aclnnBinaryCrossEntropyWithLogits"] = _bce_logits
+    REFERENCES["aclnnBinaryCrossEntropyBackward"] = _backward(
+        lambda launch, x: functional.binary_cross_entropy(
+            x, launch.tensor("target"), launch.tensor("weightOptional"),
+            reduction=REDUCTIONS[launch.arg("reduction")]))
+
+    def _nll(launch: Launch) -> dict[str, Any]:
+        x, target, weight = launch.input(), launch.tensor("target"), launch.tensor("weight")
+        reduction, ignore = REDUCTIONS[launch.arg("reduction")], launch.arg("ignoreIndex")
+        picked = target != ignore
+        total = (weight[target.clamp(0)] * picked).sum() if weight is not None \
+            else picked.sum().double()
+        return {"out": functional.nll_loss(x, target, weight, ignore_index=ignore,
+                                           reduction=reduction), "totalWeightOut": total}
+
+    REFERENCES["aclnnNLLLoss"] = _nll
+
+    # more activations' backward operators, by their docs' formulas
+    REFERENCES["aclnnThresholdBackward"] = lambda launch: _out(launch, torch.where(
+        launch.tensor("self") > launch.arg("threshold"), launch.input(), 0.0))
+    REFERENCES["aclnnLeakyReluBackward"] = lambda launch: _out(launch, torch.where(
+        launch.tensor("self") > 0, launch.input(), launch.input() * launch.arg("negativeSlope")))
+    REFERENCES["aclnnGlu"] = lambda launch: _out(
+        launch, functional.glu(launch.input(), launch.arg("dim")))
+    REFERENCES["aclnnGluBackward"] = _backward(
+        lambda launch, x: functional.glu(x, launch.arg("dim")))
+    REFERENCES["aclnnCast"] = lambda launch: _out(launch, launch.tensors["self"].astype(
+        launch.results[launch.written[0]].dtype))
+
+    # creation, scatter and split
+    REFERENCES["aclnnEye"] = lambda launch: _out(launch, torch.eye(
+        launch.arg("n"), launch.arg("m"), dtype=torch.float64))
+    REFERENCES["aclnnLinspace"] = lambda launch: _out(launch, torch.linspace(
+        launch.arg("start"), launch.arg("end"), launch.arg("steps"), dtype=torch.float64))
+    REFERENCES["aclnnArange"] = lambda launch: _out(launch, torch.arange(
+        launch.arg("start"), launch.arg("end"), launch.arg("step"), dtype=torch.float64))
+    REFERENCES["aclnnScatterAdd"] = lambda launch: _out(launch, torch.scatter_add(
+        launch.input(), launch.arg("dim"), launch.tensor("index"), launch.tensor("src")))
+
+    def _split(sizes: Callable[[Launch], Any]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            parts = torch.split(launch.input(), sizes(launch), launch.arg("dim"))
+            return {f"out[{index}]": part for index, part in enumerate(parts)}
+        return reference
+
+    REFERENCES["aclnnSplitTensor"] = _split(lambda launch: launch.arg("splitSections"))
+    REFERENCES["aclnnSplitWithSize"] = _split(lambda launch: launch.arg("splitSize"))
+
+    # norms, normalisation, convolution and pooling (the tensors written first)
+    REFERENCES["aclnnNorm"] = lambda launch: _out(launch, torch.linalg.vector_norm(
+        launch.input(), launch.arg("pScalar"), launch.arg("dim"), launch.arg("keepdim")))
+    REFERENCES["aclnnLinalgVectorNorm"] = lambda launch: _out(launch, torch.linalg.vector_norm(
+        launch.input(), launch.arg("ord"), launch.arg("dims"), launch.arg("keepDims")))
+    REFERENCES["aclnnLayerNorm"] = lambda launch: _out(launch, functional.layer_norm(
+        launch.input(), launch.arg("normalizedShape"), launch.tensor("weightOptional"),
+        launch.tensor("biasOptional"), launch.arg("eps")))
+    REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
+        launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),
+        launch.arg("eps")))
+
+    def _convolution(launch: Launch) -> dict[str, Any]:
+        x, weight, bias = launch.input(), launch.tensor("weight"), launch.tensor("bias")
+        spatial = x.dim() - 2
+        options = {"stride": launch.arg("stride"), "padding": launch.arg("padding"),
+                   "dilation": launch.arg("dilation"), "groups": launch.arg("groups")}
+        if launch.arg("transposed"):
+            function = getattr(functional, f"conv_transpose{spatial}d")
+            out = function(x, weight, bias, output_padding=launch.arg("outputPadding"),
+                           **options)
+        else:
+            out = getattr(functional, f"conv{spatial}d")(x, weight, bias, **options)
+        return _out(launch, out)
+
+    REFERENCES["aclnnConvolution"] = _convolution
+    REFERENCES["aclnnAvgPool2d"] = lambda launch: _out(launch, functional.avg_pool2d(
+        launch.input(), launch.arg("kernelSize"), launch.arg("strides"), launch.arg("paddings"),
+        launch.arg("ceilMode"), launch.arg("countIncludePad"),
+        launch.arg("divisorOverride") or None))
 
 
 def tolerance(dtype: str) -> tuple[float, float]:
