@@ -314,6 +314,11 @@ void aclpyHandleCollect(aclpyHandle *handle);
 /* The runtime was torn down: handles made before are no longer destroyed. */
 void aclpyHandlesAbandon(void);
 
+/* This process is a child forked from one whose runtime aclnn_py had started: the parent's
+ * blocks and handles are left as they are (no pool lock is taken for them: another thread
+ * of the parent may have held one at the fork), and nothing is destroyed. */
+void aclpyForked(void);
+
 /* Handle destroys made by aclpyHandleCollect that failed, since load. */
 uint64_t aclpyHandlesFailedDeletes(void);
 

@@ -322,12 +322,28 @@ static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_
         state_unref(stream);
 }
 
+/* Set in a child forked from a process whose runtime aclnn_py had started (aclpyForked). */
+static bool g_forked;
+
+EXPORT void aclpyForked(void)
+{
+    __atomic_store_n(&g_forked, true, __ATOMIC_RELEASE);
+    aclpyHandlesAbandon();
+}
+
+static bool forked(void)
+{
+    return __atomic_load_n(&g_forked, __ATOMIC_ACQUIRE);
+}
+
 EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
 {
     void *pointer;
     uint64_t size;
     aclpyStreamState *stream;
     uint64_t generation = block->generation;
+    if (forked())
+        return ACL_SUCCESS;
     if (!block_detach(block, &pointer, &size, &stream))
         return ACL_SUCCESS;
     aclpyPool *pool = block->pool;
@@ -360,6 +376,8 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
     void *pointer;
     uint64_t size;
     aclpyStreamState *stream;
+    if (forked())
+        return;
     uint64_t generation = block->generation;
     if (block_detach(block, &pointer, &size, &stream)) {
         aclpyPool *pool = block->pool;

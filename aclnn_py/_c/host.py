@@ -265,6 +265,13 @@ def handles_abandon() -> None:
         _host.aclpyHandlesAbandon()
 
 
+def forked() -> None:
+    """This process is a child forked after the runtime started: the parent's blocks and
+    handles are left alone from now on (``aclpyForked``)."""
+    if _host is not None:
+        _host.aclpyForked()
+
+
 def launch_consuming(owned: Any, phase2: Any, workspace: Any, workspace_size: int, stream: Any,
                      operator: str, extra: tuple[Any, ...] = ()) -> None:
     """Phase 2 on the non-repeatable executor ``owned`` holds (an ``aclpyHandle``), handed

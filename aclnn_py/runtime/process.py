@@ -66,6 +66,9 @@ class _Process:
         self.default_streams: dict[int, Any] = {}  # streams.Stream by device
         self.streams = LiveObjects()  # every live streams.Stream
         self.atexit_registered = False
+        # The parent's pid in a child forked after the runtime started: aclnn_py refuses to
+        # run there (see _after_fork_in_child).
+        self.forked_from: int | None = None
         # Called first at teardown, in this order, while devices are still set: what the
         # streams' caches keep, then the rest (e.g. the memory pool).
         self.stream_teardown_hooks: list[Callable[[], None]] = []
@@ -81,6 +84,7 @@ def ensure_initialized() -> None:
     """aclInit once per process (a repeat by someone else counts as success)."""
     if _process.initialized:
         return
+    _refuse_if_forked()
     with _process.lock:
         if _process.initialized:
             return
@@ -99,6 +103,17 @@ def ensure_initialized() -> None:
         if not _process.atexit_registered:
             atexit.register(teardown)
             _process.atexit_registered = True
+
+
+def _refuse_if_forked() -> None:
+    """Raise in a child forked after the runtime started (:func:`_after_fork_in_child`)."""
+    if _process.forked_from is not None:
+        raise RuntimeError(
+            f"aclnn_py cannot run in this process: it was forked from process "
+            f"{_process.forked_from} after aclnn_py had started CANN's runtime there, and the "
+            f"parent's devices, streams and memory do not carry over to a forked child. Start "
+            f"worker processes with multiprocessing.get_context('spawn') (torch_npu asks the "
+            f"same), or fork before the first aclnn_py call.")
 
 
 def _give_back_failed_init(owns_init: bool) -> None:
@@ -150,6 +165,7 @@ def activate(device: int | None = None) -> int:
 
 
 def _activate(device: int | None) -> int:
+    _refuse_if_forked()
     if kernels.running() is not None:  # see _enter_kernel
         raise kernels.refuse_call("an aclnn_py call")
     ensure_initialized()
@@ -227,6 +243,24 @@ def alive(generation: int) -> bool:
 
 def generation() -> int:
     return _process.generation
+
+
+def _after_fork_in_child() -> None:
+    """In a child forked after the runtime started: every device call refuses with the
+    reason (``_activate``: the bumped generation sends each cached path there), nothing of
+    the parent's is released (not even at exit), and locks another thread of the parent
+    may have held at the fork are made anew."""
+    if not _process.initialized:
+        return  # forked before the first call: the child starts its own runtime
+    _process.forked_from = os.getppid()
+    _process.lock = threading.RLock()
+    _process.initialized = False
+    _process.generation += 1
+    ll.forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def teardown() -> None:

@@ -313,6 +313,7 @@ static aclError start_runtime(const char *api)
     g_link_bytes_per_ns = link_bytes_per_ns;
     __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
     memset(g_devices, 0, sizeof g_devices);
+    fork_handlers_install();
     g_started = true;
     return ACL_SUCCESS;
 }

@@ -61,6 +61,9 @@ extern pthread_mutex_t g_mu; /* recursive */
 #define UNLOCK() pthread_mutex_unlock(&g_mu)
 /* Signalled whenever a thread finishes running a stream's task (see stream_run). */
 extern pthread_cond_t g_task_done;
+/* Keep the runtime whole across fork() (rt_state.c); installed when the runtime starts. */
+void fork_handlers_install(void);
+void streams_after_fork(void);
 
 extern bool g_inited; /* between aclInit and aclFinalize */
 /* The configuration was read (by aclInit or the first runtime call before it, see

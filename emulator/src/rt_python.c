@@ -14,6 +14,13 @@
  *
  * Locks: boot_mu guards starting Python only; it is never held while the GIL is taken
  * (a Python thread holding the GIL may be waiting for it), and no emulator lock is held here.
+ *
+ * fork(): an interpreter the emulator started is carried over as CPython asks of embedders
+ * (PyOS_BeforeFork, PyOS_AfterFork_Parent, PyOS_AfterFork_Child, with the GIL held): the
+ * forking thread takes the GIL first, so no other thread is inside a Python kernel, then the
+ * runtime's lock (rt_state.c; pthread_atfork runs the prepare handlers registered later
+ * first). In a process that already ran Python, the program's own interpreter does this for
+ * os.fork.
  */
 #include "rt_internal.h"
 
@@ -46,6 +53,9 @@ static struct {
     void (*Err_Fetch)(py_object **, py_object **, py_object **);
     void (*Err_Clear)(void);
     void (*DecRef)(py_object *);
+    void (*OS_BeforeFork)(void);
+    void (*OS_AfterFork_Parent)(void);
+    void (*OS_AfterFork_Child)(void);
 } py;
 
 static pthread_mutex_t boot_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -77,6 +87,9 @@ static bool resolve(void *handle)
     PY_FUNCTION(Err_Fetch, "PyErr_Fetch");
     PY_FUNCTION(Err_Clear, "PyErr_Clear");
     PY_FUNCTION(DecRef, "Py_DecRef");
+    PY_FUNCTION(OS_BeforeFork, "PyOS_BeforeFork");
+    PY_FUNCTION(OS_AfterFork_Parent, "PyOS_AfterFork_Parent");
+    PY_FUNCTION(OS_AfterFork_Child, "PyOS_AfterFork_Child");
 #undef PY_FUNCTION
     return true;
 }
@@ -290,6 +303,29 @@ static bool python_program(const char *root, const char *site, char *program, si
     return read_key(cfg, "executable", program, size) && access(program, X_OK) == 0;
 }
 
+static int fork_gil; /* the forking thread's PyGILState_Ensure, between prepare and after */
+
+static void python_fork_prepare(void)
+{
+    fork_gil = py.GILState_Ensure();
+    py.OS_BeforeFork();
+    pthread_mutex_lock(&boot_mu);
+}
+
+static void python_fork_parent(void)
+{
+    pthread_mutex_unlock(&boot_mu);
+    py.OS_AfterFork_Parent();
+    py.GILState_Release(fork_gil);
+}
+
+static void python_fork_child(void)
+{
+    pthread_mutex_init(&boot_mu, NULL);
+    py.OS_AfterFork_Child();
+    py.GILState_Release(fork_gil);
+}
+
 /* Start Python in a process without it. boot_mu is held; no Python thread exists yet. */
 static bool start_python(const char *root, const char *site, char *why, size_t size)
 {
@@ -316,6 +352,8 @@ static bool start_python(const char *root, const char *site, char *why, size_t s
     }
     bool ok = set_path(root, site, why, size);
     py.Eval_SaveThread(); /* later calls take the GIL with PyGILState_Ensure */
+    if (ok)
+        pthread_atfork(python_fork_prepare, python_fork_parent, python_fork_child);
     return ok;
 }
 

@@ -6,6 +6,46 @@
 pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 pthread_cond_t g_task_done = PTHREAD_COND_INITIALIZER;
 
+/*
+ * fork() in a threaded program: the runtime's lock is taken before, so that the child's copy
+ * of the state is whole and unlocked. In the child (one thread, the forking one) the lock and
+ * the condition are made anew, and streams whose task another thread was running are
+ * aborted (streams_after_fork).
+ */
+static void fork_prepare(void)
+{
+    LOCK();
+}
+
+static void fork_parent(void)
+{
+    UNLOCK();
+}
+
+static void fork_child(void)
+{
+    pthread_mutexattr_t recursive;
+    pthread_mutexattr_init(&recursive);
+    pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&g_mu, &recursive);
+    pthread_mutexattr_destroy(&recursive);
+    pthread_cond_init(&g_task_done, NULL);
+    LOCK();
+    streams_after_fork();
+    UNLOCK();
+}
+
+static void install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void fork_handlers_install(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fork_handlers);
+}
+
 bool g_inited;
 bool g_started;
 bool g_finalized;

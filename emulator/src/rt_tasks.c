@@ -215,6 +215,31 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
     return first;
 }
 
+/*
+ * In the child of fork(), the only thread: a task another thread of the parent was running
+ * (outside the lock) never finishes here. Its stream's work is aborted, as an interrupted
+ * kernel aborts it: the next synchronisation of that stream returns ACL_ERROR_RT_STREAM_ABORT
+ * with a message, instead of waiting for ever. Lock held.
+ */
+void streams_after_fork(void)
+{
+    for (size_t i = 0; i < g_streams.n; i++) {
+        stream *s = g_streams.items[i];
+        if (!s->running)
+            continue;
+        s->running = false;
+        emu_task *t = stream_pop(s, UINT64_MAX); /* the one that was running: never run here */
+        if (t) {
+            s->seq_done++;
+            task_release(t);
+        }
+        uint64_t dropped = stream_abort(s);
+        s->failed = ACL_ERROR_RT_STREAM_ABORT;
+        emu_error("fork: another thread of the parent process was running a task of stream %p: in this "
+                  "child its work was aborted (%" PRIu64 " more tasks dropped)", (void *)s, dropped);
+    }
+}
+
 /* Everything queued on s; a failure of work run earlier by the depth bound comes first. */
 aclError stream_run_all(stream *s, const char *api)
 {

@@ -158,3 +158,21 @@ def test_python_code_calling_the_tree_without_aclnn_py(tmp_path):
     assert [float(v) for v in lines[1].split()] == pytest.approx(
         [math.exp(x) for x in INPUT], abs=1e-6)
     assert lines[2] == "aclnn_py imported True"
+
+
+def test_a_forked_child_computes_python_kernels_and_the_parent_goes_on(program):
+    """After the emulator brought Python up, the program forks: the child's call (a process
+    with the interpreter copied, no other thread) computes, never hangs; so does the
+    parent's next call."""
+    lines = run(program, "fork")
+    assert lines[0] == "child status 0", lines
+    assert [float(line) for line in lines[1:5]] == pytest.approx([math.exp(x) for x in INPUT],
+                                                                 abs=1e-6)
+    assert lines[5:] == ["parent status 0"]
+
+
+def test_forks_while_another_thread_runs_kernels_never_hang(program):
+    """Another thread launches Python kernels all along while the program forks 20 times:
+    each child (its interpreter and the runtime carried over whole: the fork waits for the
+    GIL and the runtime's lock) computes; none hangs (a child is killed after 30 s)."""
+    assert run(program, "fork-busy") == ["busy thread ok", "parent status 0"]

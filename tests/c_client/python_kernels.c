@@ -10,13 +10,24 @@
  *   python_kernels threads  two threads, each on its own stream, run aclnnExp 20 times at
  *                           once on data of their own and check every result: prints
  *                           "threads ok" or what was wrong
+ *   python_kernels fork     aclnnExp once (Python comes up), then fork(): the child calls
+ *                           aclnnExp on a stream of its own and prints "child status <s>"
+ *                           and its results, or "child message <why>" (it is killed after
+ *                           30 s: "child hung"); the parent then calls it again ("parent
+ *                           status <s>")
+ *   python_kernels fork-busy  the same 20 times while another thread launches aclnnExp all
+ *                           along: prints "busy thread ok" and "parent status <s>" after
+ *                           any child's failure or hang
  *
  * Exit status 0 when the calls ran as described, 1 when a runtime call failed.
  */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_exp.h"
@@ -75,6 +86,84 @@ static void *exp_thread(void *arg)
     return (void *)wrong;
 }
 
+static int fork_once(aclrtStream stream, const float *in, float *out, int print);
+
+static volatile int g_busy_stop;
+
+/* Launches aclnnExp until g_busy_stop: a thread inside kernels while another forks. */
+static void *busy_thread(void *arg)
+{
+    (void)arg;
+    float in[256], out[256];
+    for (int i = 0; i < 256; i++)
+        in[i] = 0.001f * (float)i;
+    aclrtStream stream = NULL;
+    if (aclrtSetDevice(0) || aclrtCreateStream(&stream))
+        return "no stream";
+    while (!g_busy_stop)
+        if (unary(aclnnExpGetWorkspaceSize, aclnnExp, stream, in, out, 256) != 0)
+            return "a call failed";
+    aclrtDestroyStream(stream);
+    return NULL;
+}
+
+/* The fork mode: see the top of the file. With `busy`, another thread launches kernels all
+   along, and the program forks 20 times. */
+static int fork_mode(aclrtStream stream, int busy)
+{
+    float in[4] = {0.0f, 1.0f, -1.0f, 2.0f}, out[4] = {0};
+    if (unary(aclnnExpGetWorkspaceSize, aclnnExp, stream, in, out, 4) != 0)
+        return 1;
+    pthread_t other;
+    if (busy)
+        pthread_create(&other, NULL, busy_thread, NULL);
+    for (int round = 0; round < (busy ? 20 : 1); round++) {
+        if (fork_once(stream, in, out, !busy) != 0)
+            return 1;
+    }
+    if (busy) {
+        g_busy_stop = 1;
+        void *wrong = NULL;
+        pthread_join(other, &wrong);
+        printf("busy thread %s\n", wrong ? (const char *)wrong : "ok");
+    }
+    int status = unary(aclnnExpGetWorkspaceSize, aclnnExp, stream, in, out, 4);
+    printf("parent status %d\n", status);
+    return status != 0;
+}
+
+/* Fork once: the child calls aclnnExp on a stream of its own and reports (its results when
+   `print`), killed after 30 s. */
+static int fork_once(aclrtStream stream, const float *in, float *out, int print)
+{
+    (void)stream;
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        alarm(30);
+        aclrtStream own = NULL;
+        int status = aclrtSetDevice(0) || aclrtCreateStream(&own)
+                         ? -1
+                         : unary(aclnnExpGetWorkspaceSize, aclnnExp, own, in, out, 4);
+        if (print || status != 0)
+            printf("child status %d\n", status);
+        if (status == 0 && print)
+            for (int i = 0; i < 4; i++)
+                printf("%.6f\n", out[i]);
+        else if (status != 0)
+            printf("child message %s\n", aclGetRecentErrMsg());
+        fflush(stdout);
+        _exit(0);
+    }
+    int how = 0;
+    waitpid(child, &how, 0);
+    if (WIFSIGNALED(how)) {
+        printf("child hung\n");
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exp";
@@ -84,7 +173,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int failed = 0;
-    if (strcmp(mode, "threads") == 0) {
+    if (strcmp(mode, "fork") == 0 || strcmp(mode, "fork-busy") == 0) {
+        failed = fork_mode(stream, strcmp(mode, "fork-busy") == 0);
+    } else if (strcmp(mode, "threads") == 0) {
         float offsets[2] = {-1.0f, 1.0f};
         pthread_t threads[2];
         void *wrong[2] = {NULL, NULL};

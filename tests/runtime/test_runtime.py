@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import gc
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -177,3 +181,79 @@ def test_live_streams_can_be_listed_while_another_thread_adds_one():
     run_interleaved(add, list_them)
     assert failures == []
     assert len(live.snapshot()) == len(kept)
+
+
+FORKED_CHILDREN = '''
+import json, multiprocessing, threading
+import numpy as np
+import aclnn_py
+
+x = np.arange(4096, dtype=np.float32) / 4096
+
+
+def call(queue):
+    try:
+        result = aclnn_py.mse_loss_backward(x[:4], x[:4], 0.0, "sum")
+        queue.put(("computed", float(result[1])))
+    except RuntimeError as error:
+        queue.put(("refused", str(error)))
+
+
+def children(method, count):
+    context = multiprocessing.get_context(method)
+    queue, found = context.Queue(), []
+    for _ in range(count):
+        child = context.Process(target=call, args=(queue,))
+        child.start()
+        child.join(60)
+        if child.is_alive():
+            child.kill()
+            found.append(("hung", ""))
+        else:
+            found.append(queue.get(timeout=10))
+    return found
+
+
+def busy(stop):  # another thread in aclnn_py all along, its locks held at times
+    while not stop.is_set():
+        aclnn_py.mse_loss_backward(x, x, 0.0, "sum")
+        aclnn_py.call("aclnnExp", x)
+
+
+if __name__ == "__main__":
+    before = children("fork", 1)  # aclnn_py has not started the runtime yet
+    aclnn_py.mse_loss_backward(x, x, 0.0, "sum")
+    stop = threading.Event()
+    thread = threading.Thread(target=busy, args=(stop,))
+    thread.start()
+    after = children("fork", 8)
+    spawned = children("spawn", 1)
+    stop.set()
+    thread.join()
+    parent = float(aclnn_py.mse_loss_backward(x[:4], x[:4], 0.0, "sum")[1])
+    print(json.dumps({"before": before, "after": after, "spawned": spawned, "parent": parent}))
+'''
+
+
+@pytest.mark.slow
+def test_a_child_forked_after_the_runtime_started_refuses_clearly_and_never_hangs(tmp_path):
+    """Forked before the first call, a child starts a runtime of its own and computes; forked
+    after it, while another thread is inside aclnn_py, every child refuses its first call
+    with the reason and the way out (spawn), none hangs on a lock the other thread held;
+    spawned children and the parent go on computing."""
+    script = tmp_path / "forked_children.py"  # a file: spawn imports the main module
+    script.write_text(FORKED_CHILDREN)
+    environment = {**os.environ, "ACLNN_PY_BACKEND": "emulator"}
+    done = subprocess.run([sys.executable, str(script)], env=environment, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    expected = 2 * (1 / 4096) ** 2  # grad 2 (x - 0) at x[1], the gradient being x too
+    assert report["before"] == [["computed", pytest.approx(expected)]]
+    assert report["spawned"] == [["computed", pytest.approx(expected)]]
+    assert report["parent"] == pytest.approx(expected)
+    assert len(report["after"]) == 8
+    for kind, message in report["after"]:
+        assert kind == "refused", (kind, message)
+        assert "it was forked from process" in message
+        assert "multiprocessing.get_context('spawn')" in message
