@@ -32,6 +32,18 @@ static const char *const g_fault_apis[] = {
     "aclrtMalloc", "aclrtFree", "aclrtMallocHost", "aclrtFreeHost", "aclrtGetMemInfo",
     "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset",
     "aclrtGetSocName", "aclrtGetVersion",
+    /* what frameworks bind besides (rt_frameworks.c and the stream, event and memory files) */
+    "aclrtCreateStreamWithConfig", "aclrtDestroyStreamForce", "aclrtCreateEventWithFlag",
+    "aclrtCreateEventExWithFlag", "aclrtStreamWaitEvent", "aclrtResetEvent", "aclrtMallocAlign32",
+    "aclrtSetDeviceSatMode", "aclrtSetSysParamOpt", "aclrtCtxSetSysParamOpt", "aclrtGetSysParamOpt",
+    "aclrtSetOpExecuteTimeOut", "aclrtSetOpExecuteTimeOutV2", "aclrtSetOpWaitTimeout",
+    "aclGetDeviceCapability", "aclrtDeviceCanAccessPeer", "aclrtDeviceEnablePeerAccess",
+    "aclrtDeviceGetBareTgid", "aclrtProcessReport",
+    "aclrtReserveMemAddress", "aclrtReleaseMemAddress", "aclrtMallocPhysical", "aclrtFreePhysical",
+    "aclrtMapMem", "aclrtUnmapMem", "aclrtMemExportToShareableHandle",
+    "aclrtMemImportFromShareableHandle", "aclrtMemSetPidToShareableHandle",
+    "aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", "aclrtGetFunctionAddr",
+    "aclmdlInitDump", "aclmdlSetDump", "aclmdlFinalizeDump",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",

@@ -221,3 +221,28 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
     UNLOCK();
     return rc;
 }
+
+/* aclrtDestroyStreamForce (hicann/runtime acl_rt.h; docs/zh/api_ref/06_stream_management.md):
+ * destroys the stream without waiting for its unfinished work, which is dropped unrun. */
+EMU_EXPORT aclError aclrtDestroyStreamForce(aclrtStream stream_h)
+{
+    static const char api[] = "aclrtDestroyStreamForce";
+    ENTER(api);
+    if (!stream_h) {
+        emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    if (s->is_default) {
+        UNLOCK();
+        emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    stream_free(s);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
