@@ -100,19 +100,22 @@ EMU_EXPORT aclError aclrtSetDeviceSatMode(int32_t mode)
     return ACL_SUCCESS;
 }
 
-static aclError check_sys_param(const char *api, int32_t opt)
+/* An option of the process (0 to 3) or of a context (0 to 2: no kernel early start), as
+ * hicann/runtime src/acl/aclrt_impl/context.cpp, GetSysParamOpt, accepts them. */
+static aclError check_sys_param(const char *api, int32_t opt, int32_t count)
 {
-    if (opt < 0 || opt >= EMU_SYS_PARAM_OPTS) {
-        emu_error("%s: opt %" PRId32 " is not an aclSysParamOpt (0 to %d)", api, opt, EMU_SYS_PARAM_OPTS - 1);
+    if (opt < 0 || opt >= count) {
+        emu_error("%s: opt %" PRId32 " is invalid here: expected an aclSysParamOpt of 0 to %" PRId32, api, opt,
+                  count - 1);
         return ACL_ERROR_INVALID_PARAM;
     }
     return ACL_SUCCESS;
 }
 
-static aclError set_sys_param(const char *api, int32_t opt, int64_t value)
+static aclError set_sys_param(const char *api, int32_t opt, int64_t value, int32_t count)
 {
     ENTER(api);
-    RETURN_IF_ERROR(check_sys_param(api, opt));
+    RETURN_IF_ERROR(check_sys_param(api, opt, count));
     LOCK();
     g_sys_params[opt] = value;
     UNLOCK();
@@ -123,19 +126,19 @@ static aclError set_sys_param(const char *api, int32_t opt, int64_t value)
  * keeps one value for both) runtime parameter, read back by aclrtGetSysParamOpt. */
 EMU_EXPORT aclError aclrtSetSysParamOpt(int32_t opt, int64_t value)
 {
-    return set_sys_param("aclrtSetSysParamOpt", opt, value);
+    return set_sys_param("aclrtSetSysParamOpt", opt, value, EMU_SYS_PARAM_OPTS);
 }
 
 EMU_EXPORT aclError aclrtCtxSetSysParamOpt(int32_t opt, int64_t value)
 {
-    return set_sys_param("aclrtCtxSetSysParamOpt", opt, value);
+    return set_sys_param("aclrtCtxSetSysParamOpt", opt, value, EMU_SYS_PARAM_OPTS - 1);
 }
 
 EMU_EXPORT aclError aclrtGetSysParamOpt(int32_t opt, int64_t *value)
 {
     static const char api[] = "aclrtGetSysParamOpt";
     ENTER_WITH_ARG(api, value, "value");
-    RETURN_IF_ERROR(check_sys_param(api, opt));
+    RETURN_IF_ERROR(check_sys_param(api, opt, EMU_SYS_PARAM_OPTS));
     LOCK();
     *value = g_sys_params[opt];
     UNLOCK();
@@ -174,20 +177,70 @@ static aclError check_device_id(const char *api, const char *name, int32_t id)
 }
 
 /*
- * aclGetDeviceCapability (acl_base_rt.h): the emulated SoC's AI cores, vector cores and L2
- * size. The figures are the Atlas A2 training parts' (Ascend910B: 24 cube and 48 vector cores,
- * 192 MiB L2, as npu-smi reports them for Ascend910B3) for every SoC; a program tuning tile
- * counts to them gets a plausible answer.
+ * aclGetDeviceCapability: the emulated SoC's AI cores, vector cores and L2 bytes, as CANN reads
+ * them from its platform file (hicann/runtime src/acl/aclrt_impl/acl.cpp,
+ * aclGetDeviceCapabilityImpl: keys ai_core_cnt, vector_core_cnt and l2_size of
+ * src/platform/platform_config/cann/<SoC>.ini, whose figures these are); a SoC without a file
+ * there (the 950 parts, the family names) reads as Ascend910B3. A deviceId past the device
+ * count and an unknown deviceInfo are ACL_ERROR_INVALID_PARAM there.
  */
+static const struct {
+    const char *soc;
+    int64_t ai_cores, vector_cores, l2_bytes;
+} g_platform[] = {
+    {"Ascend031", 1, 1, 4194304},
+    {"Ascend035", 1, 0, 0},
+    {"Ascend035A", 1, 0, 0},
+    {"Ascend035B", 1, 0, 0},
+    {"Ascend310B1", 1, 1, 4194304},
+    {"Ascend310B2", 1, 1, 4194304},
+    {"Ascend310B3", 1, 1, 4194304},
+    {"Ascend310B4", 1, 1, 4194304},
+    {"Ascend310P1", 10, 8, 16777216},
+    {"Ascend310P3", 8, 7, 16777216},
+    {"Ascend310P5", 8, 7, 16777216},
+    {"Ascend310P7", 8, 7, 16777216},
+    {"Ascend910A", 32, 0, 33554432},
+    {"Ascend910B", 30, 0, 33554432},
+    {"Ascend910B1", 24, 48, 201326592},
+    {"Ascend910B2", 24, 48, 201326592},
+    {"Ascend910B2C", 24, 48, 201326592},
+    {"Ascend910B3", 20, 40, 201326592},
+    {"Ascend910B4-1", 20, 40, 176160768},
+    {"Ascend910B4", 20, 40, 100663296},
+    {"Ascend910PremiumA", 32, 0, 33554432},
+    {"Ascend910ProA", 32, 0, 33554432},
+    {"Ascend910ProB", 30, 0, 33554432},
+    {"Ascend910_9362", 20, 40, 176160768},
+    {"Ascend910_9363", 20, 40, 176160768},
+    {"Ascend910_9372", 20, 40, 201326592},
+    {"Ascend910_9381", 24, 48, 201326592},
+    {"Ascend910_9382", 24, 48, 201326592},
+    {"Ascend910_9391", 24, 48, 201326592},
+    {"Ascend910_9392", 24, 48, 201326592},
+};
+
 EMU_EXPORT aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo, int64_t *value)
 {
     static const char api[] = "aclGetDeviceCapability";
     ENTER_WITH_ARG(api, value, "value");
-    RETURN_IF_ERROR(check_device_id(api, "deviceId", (int32_t)deviceId));
+    if (deviceId >= (uint32_t)g_dev_count) {
+        emu_error("%s: deviceId %" PRIu32 " is not below the device count %" PRId32, api, deviceId, g_dev_count);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    size_t n = sizeof g_platform / sizeof g_platform[0], row = n, fallback = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(g_platform[i].soc, g_soc) == 0)
+            row = i;
+        if (strcmp(g_platform[i].soc, "Ascend910B3") == 0)
+            fallback = i;
+    }
+    if (row == n)
+        row = fallback;
     switch (deviceInfo) {
-    case EMU_DEVICE_INFO_AI_CORE_NUM: *value = 24; return ACL_SUCCESS;
-    case EMU_DEVICE_INFO_VECTOR_CORE_NUM: *value = 48; return ACL_SUCCESS;
-    case EMU_DEVICE_INFO_L2_SIZE: *value = 192LL * 1024 * 1024; return ACL_SUCCESS;
+    case EMU_DEVICE_INFO_AI_CORE_NUM: *value = g_platform[row].ai_cores; return ACL_SUCCESS;
+    case EMU_DEVICE_INFO_VECTOR_CORE_NUM: *value = g_platform[row].vector_cores; return ACL_SUCCESS;
+    case EMU_DEVICE_INFO_L2_SIZE: *value = g_platform[row].l2_bytes; return ACL_SUCCESS;
     default:
         emu_error("%s: deviceInfo %" PRId32 " is not an aclDeviceInfo (0 to 2)", api, deviceInfo);
         return ACL_ERROR_INVALID_PARAM;
@@ -195,7 +248,8 @@ EMU_EXPORT aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo
 }
 
 /* aclrtDeviceCanAccessPeer (docs/zh/api_ref/04_device_management.md): the emulated devices
- * share the host's memory, so any two different ones can. */
+ * share the host's memory, so any two different ones can; a device with itself is
+ * ACL_ERROR_INVALID_PARAM (src/acl/aclrt_impl/memory.cpp, aclrtDeviceCanAccessPeerImpl). */
 EMU_EXPORT aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId)
 {
     static const char api[] = "aclrtDeviceCanAccessPeer";
@@ -210,21 +264,23 @@ EMU_EXPORT aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t dev
     return ACL_SUCCESS;
 }
 
-/* aclrtDeviceEnablePeerAccess: flags is reserved, 0 (same doc). */
+/* aclrtDeviceEnablePeerAccess: flags is reserved, 0, and anything else is
+ * ACL_ERROR_FEATURE_UNSUPPORTED; the current device as the peer is ACL_ERROR_INVALID_PARAM
+ * (hicann/runtime src/acl/aclrt_impl/memory.cpp, aclrtDeviceEnablePeerAccessImpl). */
 EMU_EXPORT aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
 {
     static const char api[] = "aclrtDeviceEnablePeerAccess";
     ENTER(api);
-    REQUIRE_DEVICE(api, dev);
-    RETURN_IF_ERROR(check_device_id(api, "peerDeviceId", peerDeviceId));
     if (flags != 0) {
-        emu_error("%s: flags %" PRIu32 " is invalid: it is reserved and must be 0", api, flags);
-        return ACL_ERROR_INVALID_PARAM;
+        emu_error("%s: flags %" PRIu32 " is not supported: it is reserved and must be 0", api, flags);
+        return ACL_ERROR_FEATURE_UNSUPPORTED;
     }
+    REQUIRE_DEVICE(api, dev);
     if (peerDeviceId == dev) {
         emu_error("%s: peerDeviceId %" PRId32 " is the current device", api, peerDeviceId);
         return ACL_ERROR_INVALID_PARAM;
     }
+    RETURN_IF_ERROR(check_device_id(api, "peerDeviceId", peerDeviceId));
     return ACL_SUCCESS;
 }
 

@@ -83,9 +83,11 @@ def test_system_parameters_saturation_mode_and_timeouts():
         print(json.dumps([default, after_set, value.value, acl.aclrtGetSysParamOpt(9, byref(value)),
                           acl.aclrtSetDeviceSatMode(1), acl.aclrtSetDeviceSatMode(2),
                           acl.aclrtSetOpExecuteTimeOutV2(c_uint64(5000), byref(actual)),
-                          actual.value, acl.aclrtSetOpWaitTimeout(10)]))
+                          actual.value, acl.aclrtSetOpWaitTimeout(10),
+                          acl.aclrtSetSysParamOpt(3, 1), acl.aclrtCtxSetSysParamOpt(3, 1)]))
     """)
-    assert found == [[0, 0], 1, 2, 100000, 0, 100000, 0, 5000, 0]
+    # a context has no kernel early start (3)
+    assert found == [[0, 0], 1, 2, 100000, 0, 100000, 0, 5000, 0, 0, 100000]
 
 
 def test_peer_access_between_the_emulated_devices():
@@ -101,7 +103,7 @@ def test_peer_access_between_the_emulated_devices():
                           acl.aclrtDeviceCanAccessPeer(byref(can), 0, 2),
                           pid.value == os.getpid()]))
     """, ACLNN_EMU_DEVICE_COUNT="2")
-    assert found == [0, 1, 100000, 0, 100000, 107001, True]
+    assert found == [0, 1, 100000, 0, 200006, 107001, True]
 
 
 def test_features_out_of_scope_say_so():
@@ -166,3 +168,19 @@ def test_tensor_descriptions_and_data_buffers_hold_what_they_are_given():
         print(json.dumps(got))
     """)
     assert found == [0, 2, 3, 0, 4, 100000, 1, 100000, 64, 0]
+
+
+@pytest.mark.parametrize(("soc", "figures"), [("Ascend910B3", [20, 40, 201326592]),
+                                              ("Ascend910B1", [24, 48, 201326592]),
+                                              ("Ascend310P3", [8, 7, 16777216])])
+def test_device_capabilities_are_the_socs_platform_figures(soc, figures):
+    found = run("""
+        value = c_int64()
+        got = []
+        for info in (0, 1, 2):  # AI cores, vector cores, L2 bytes
+            assert acl.aclGetDeviceCapability(0, info, byref(value)) == 0
+            got.append(value.value)
+        print(json.dumps([got, acl.aclGetDeviceCapability(1, 0, byref(value)),
+                          acl.aclGetDeviceCapability(0, 3, byref(value))]))
+    """, ACLNN_EMU_SOC=soc)
+    assert found == [figures, 100000, 100000]
