@@ -375,3 +375,12 @@ aclError aclrtGetFunctionAddr(void *funcHandle, void **aicAddr, void **aivAddr);
 aclError aclmdlInitDump(void);
 aclError aclmdlSetDump(const char *dumpCfgPath);
 aclError aclmdlFinalizeDump(void);
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream);
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag);
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag);
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+/* aclrtHostFunc: void (*)(void *args) */
+aclError aclrtLaunchHostFunc(aclrtStream stream, void (*fn)(void *), void *args);

@@ -44,6 +44,8 @@ static const char *const g_fault_apis[] = {
     "aclrtMemImportFromShareableHandle", "aclrtMemSetPidToShareableHandle",
     "aclrtBinaryLoadFromData", "aclrtBinaryGetFunction", "aclrtGetFunctionAddr",
     "aclmdlInitDump", "aclmdlSetDump", "aclmdlFinalizeDump",
+    "aclrtMemsetAsync", "aclrtSynchronizeDeviceWithTimeout", "aclrtStreamGetId", "aclrtSetStreamOverflowSwitch",
+    "aclrtGetStreamOverflowSwitch", "aclrtSetStreamFailureMode", "aclrtLaunchHostFunc",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",

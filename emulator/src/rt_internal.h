@@ -147,6 +147,8 @@ struct stream {
     uint64_t aborts; /* times its work was aborted (see stream_run) */
     uint32_t priority; /* aclrtCreateStreamWithConfig's (0, the highest, otherwise) */
     uint32_t flags;    /* and its flags */
+    uint32_t overflow; /* aclrtSetStreamOverflowSwitch's flag (0 off, 1 on) */
+    uint64_t failure_mode; /* aclrtSetStreamFailureMode's (ACL_CONTINUE_ON_FAILURE, 0, unless set) */
 };
 
 struct event {

@@ -184,3 +184,44 @@ def test_device_capabilities_are_the_socs_platform_figures(soc, figures):
                           acl.aclGetDeviceCapability(0, 3, byref(value))]))
     """, ACLNN_EMU_SOC=soc)
     assert found == [figures, 100000, 100000]
+
+
+def test_asynchronous_memset_and_host_functions_run_in_stream_order():
+    found = run("""
+        stream, device = c_void_p(), c_void_p()
+        acl.aclrtCreateStream(byref(stream))
+        acl.aclrtMalloc(byref(device), c_size_t(64), 0)
+        order = []
+        callback = ctypes.CFUNCTYPE(None, c_void_p)(lambda args: order.append(args))
+        assert acl.aclrtMemsetAsync(device, c_size_t(64), 7, c_size_t(64), stream) == 0
+        assert acl.aclrtLaunchHostFunc(stream, callback, c_void_p(42)) == 0
+        before = list(order)  # queued: nothing ran yet
+        assert acl.aclrtSynchronizeStream(stream) == 0
+        host = (ctypes.c_uint8 * 64)()
+        acl.aclrtMemcpy(host, c_size_t(64), device, c_size_t(64), 2)
+        too_long = acl.aclrtMemsetAsync(device, c_size_t(64), 0, c_size_t(65), stream)
+        stream_id, overflow = c_int32(-1), ctypes.c_uint32(9)
+        got = [before, order, sorted(set(host)), too_long,
+               acl.aclrtStreamGetId(stream, byref(stream_id)), stream_id.value >= 0,
+               acl.aclrtSetStreamOverflowSwitch(stream, 1),
+               acl.aclrtGetStreamOverflowSwitch(stream, byref(overflow)), overflow.value,
+               acl.aclrtSetStreamOverflowSwitch(stream, 2),
+               acl.aclrtSetStreamFailureMode(stream, c_uint64(1)),
+               acl.aclrtSetStreamFailureMode(stream, c_uint64(2)),
+               acl.aclrtSynchronizeDeviceWithTimeout(100),
+               acl.aclrtSynchronizeDeviceWithTimeout(-2)]
+        acl.aclrtFree(device)
+        acl.aclrtDestroyStream(stream)
+        print(json.dumps(got))
+    """)
+    assert found == [[], [42], [7], 100000, 0, True, 0, 0, 1, 100000, 0, 100000, 0, 100000]
+
+
+def test_graph_capture_and_ipc_are_not_supported():
+    found = run("""
+        capture = acl.aclmdlRICaptureBegin(None, 0)
+        capture_message = message()
+        ipc = acl.aclrtIpcMemClose(b"key")
+        print(json.dumps([capture, capture_message, ipc]))
+    """)
+    assert found[0] == 207000 and "graph capture" in found[1] and found[2] == 207000
