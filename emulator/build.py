@@ -423,6 +423,14 @@ HELPER_DECLARATIONS = {
         "    uint64_t offsetSize, uint64_t **quantParam, uint64_t *quantParamSize);",),
 }
 
+# The libraries frameworks link besides the runtime (torch_npu 2.13.0's libtorch_npu.so has
+# them as DT_NEEDED; CANN installs each in lib64 since before 8.0), by the emulator source of
+# each: the compile options and aclop compilation, HCCL, and the graph engine's libraries.
+FRAMEWORK_LIBRARIES = {"libacl_op_compiler.so": "fw_op_compiler.c", "libhccl.so": "fw_hccl.c",
+                       "libge_runner.so": "fw_graph.c", "libgraph.so": "fw_graph.c",
+                       "libacl_tdt_channel.so": "fw_graph.c"}
+FRAMEWORK_SOURCES = tuple(dict.fromkeys(FRAMEWORK_LIBRARIES.values()))
+
 WARNINGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror=implicit-function-declaration"]
 COMMON_CFLAGS = ["-std=gnu11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread", *WARNINGS]
 
@@ -492,7 +500,7 @@ def compile_objects(objects: Path, generated: Path) -> None:
     plain = [*compiler(), "-c", "-std=gnu11", "-fPIC", "-pthread", *WARNINGS]
     includes = [f"-I{SRC}", f"-I{generated}"]
     base = [*plain, *cflags, *includes]
-    sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c",
+    sources = [*runtime_sources(), "meta.c", "ops_registry.c", "driver.c", *FRAMEWORK_SOURCES,
                *operator_sources(), *CUSTOM_OPERATOR_SOURCES, *HELPER_SOURCES.values()]
     commands = [[*base, "-fvisibility=hidden", str(SRC / source),
                  "-o", str(objects / (Path(source).stem + ".o"))] for source in sources]
@@ -725,6 +733,8 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
                            own_soname=soname("libascendcl.so", runtime=False),
                            extra=("-Wl,--no-as-needed",))
         make_filter(ascendcl, soname(layout.runtime))
+    for name, source in FRAMEWORK_LIBRARIES.items():
+        library(lib64, name, [o[Path(source).stem]], [runtime, support])
     meta = library(lib64, "libnnopbase.so", [o["meta"]], [runtime], layout.hidden.get("meta", ()))
     every = tuple(repository for repositories in layout.operators.values()
                   for repository in repositories)

@@ -328,3 +328,59 @@ aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t cou
                           aclrtMemcpyKind kind, aclrtStream stream);
 aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+
+/*
+ * What frameworks bind besides (torch_npu 2.13.0; the emulator's rt_frameworks.c and
+ * clients_api.h): streams with a configuration, events with flags, the device's
+ * configuration, and the features out of the emulator's scope, which return
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT. Enumerations are passed as int32_t here (aclSysParamOpt,
+ * aclrtFloatOverflowMode, aclDeviceInfo, aclrtMemHandleType: hicann/runtime acl_rt.h and
+ * acl_base_rt.h), handles and property structs as void pointers.
+ */
+aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
+aclError aclrtDestroyStreamForce(aclrtStream stream);
+aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtSetDeviceSatMode(int32_t mode);
+aclError aclrtSetSysParamOpt(int32_t opt, int64_t value);
+aclError aclrtCtxSetSysParamOpt(int32_t opt, int64_t value);
+aclError aclrtGetSysParamOpt(int32_t opt, int64_t *value);
+aclError aclrtSetOpExecuteTimeOut(uint32_t timeout);
+aclError aclrtSetOpExecuteTimeOutV2(uint64_t timeout, uint64_t *actualTimeout);
+aclError aclrtSetOpWaitTimeout(uint32_t timeout);
+aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo, int64_t *value);
+aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int32_t peerDeviceId);
+aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+aclError aclrtDeviceGetBareTgid(int32_t *pid);
+aclError aclrtProcessReport(int32_t timeout);
+aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                uint64_t flags);
+aclError aclrtReleaseMemAddress(void *virPtr);
+aclError aclrtMallocPhysical(void **handle, size_t size, const void *prop, uint64_t flags);
+aclError aclrtFreePhysical(void *handle);
+aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, void *handle, uint64_t flags);
+aclError aclrtUnmapMem(void *virPtr);
+aclError aclrtMemExportToShareableHandle(void *handle, int32_t handleType, uint64_t flags,
+                                         uint64_t *shareableHandle);
+aclError aclrtMemImportFromShareableHandle(uint64_t shareableHandle, int32_t deviceId,
+                                           void **handle);
+aclError aclrtMemSetPidToShareableHandle(uint64_t shareableHandle, int32_t *pid, size_t pidNum);
+aclError aclrtBinaryLoadFromData(const void *data, size_t length, const void *options,
+                                 void **binHandle);
+aclError aclrtBinaryGetFunction(const void *binHandle, const char *kernelName, void **funcHandle);
+aclError aclrtGetFunctionAddr(void *funcHandle, void **aicAddr, void **aivAddr);
+aclError aclmdlInitDump(void);
+aclError aclmdlSetDump(const char *dumpCfgPath);
+aclError aclmdlFinalizeDump(void);
+aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                          aclrtStream stream);
+aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+aclError aclrtSetStreamOverflowSwitch(aclrtStream stream, uint32_t flag);
+aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag);
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+/* aclrtHostFunc: void (*)(void *args) */
+aclError aclrtLaunchHostFunc(aclrtStream stream, void (*fn)(void *), void *args);

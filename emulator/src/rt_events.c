@@ -223,3 +223,63 @@ EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEven
     UNLOCK();
     return ACL_SUCCESS;
 }
+
+/*
+ * aclrtStreamWaitEvent (hicann/runtime acl_rt.h; docs/zh/api_ref/07_event_management.md): work
+ * queued on stream after this call starts only once the latest record of event has run. Here
+ * the wait runs that record's stream up to the record now, so whatever the waiting stream runs
+ * later finds it done; a failure of that work is kept for its own stream's next
+ * synchronisation, where CANN reports it. An event never recorded has nothing to wait for.
+ */
+EMU_EXPORT aclError aclrtStreamWaitEvent(aclrtStream stream_h, aclrtEvent ev)
+{
+    static const char api[] = "aclrtStreamWaitEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    stream *s;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (!rc)
+        rc = resolve_stream(stream_h, api, &s);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    event *e = ev;
+    stream *rec = pending_record_stream(e);
+    if (rec) {
+        uint64_t id = rec->id;
+        aclError work = stream_run(rec, e->rec_seq, api);
+        if (work && work != ACL_ERROR_RT_STREAM_ABORT && stream_alive(rec, id) && !rec->failed)
+            rec->failed = work;
+    }
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/*
+ * aclrtResetEvent (same header): the event goes back to its state before any record, as a
+ * task of stream in CANN; with the records of this emulator taking effect at their stream's
+ * run, resetting at once is what a later query or wait observes.
+ */
+EMU_EXPORT aclError aclrtResetEvent(aclrtEvent ev, aclrtStream stream_h)
+{
+    static const char api[] = "aclrtResetEvent";
+    ENTER(api);
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    stream *s;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (!rc)
+        rc = resolve_stream(stream_h, api, &s);
+    if (!rc) {
+        event *e = ev;
+        e->generation++; /* a record still queued no longer completes it */
+        e->recorded = false;
+        e->completed = false;
+        e->rec_stream = NULL;
+        e->not_ready_polls = 0;
+    }
+    UNLOCK();
+    return rc;
+}

@@ -148,6 +148,10 @@ struct stream {
     bool running;    /* a thread is running the head task, outside the lock (see stream_run) */
     aclError failed; /* first failure of work run by the queue-depth bound, for the next sync */
     uint64_t aborts; /* times its work was aborted (see stream_run) */
+    uint32_t priority; /* aclrtCreateStreamWithConfig's (0, the highest, otherwise) */
+    uint32_t flags;    /* and its flags */
+    uint32_t overflow; /* aclrtSetStreamOverflowSwitch's flag (0 off, 1 on) */
+    uint64_t failure_mode; /* aclrtSetStreamFailureMode's (ACL_CONTINUE_ON_FAILURE, 0, unless set) */
 };
 
 struct event {
@@ -162,6 +166,7 @@ struct event {
     struct timespec ts;
     uint64_t done_ns;       /* ACLNN_EMU_LINK: virtual time of the latest record */
     uint32_t not_ready_polls; /* queries that found the latest record pending (see query_event) */
+    uint32_t flags;           /* aclrtCreateEventWithFlag's (0 from aclrtCreateEvent) */
 };
 
 typedef struct {

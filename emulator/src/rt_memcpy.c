@@ -476,6 +476,21 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     return unlock_then_wait(rc, end);
 }
 
+/* The checks aclrtMemset and aclrtMemsetAsync share, lock held: devPtr live device memory of
+ * the current device with count bytes from it. */
+static aclError check_memset(const char *api, void *devPtr, size_t count, int32_t dev)
+{
+    if (!check_not_freed(api, "devPtr", devPtr))
+        return ACL_ERROR_INVALID_PARAM;
+    if (!blocks_find_mapping(&g_dev_mem, devPtr)) {
+        emu_error("%s: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", api, devPtr);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (!check_dev_side(api, "devPtr", devPtr, count, dev))
+        return ACL_ERROR_INVALID_PARAM;
+    return ACL_SUCCESS;
+}
+
 EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
     static const char api[] = "aclrtMemset";
@@ -488,20 +503,66 @@ EMU_EXPORT aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     if (count == 0)
         return ACL_SUCCESS;
     LOCK();
-    if (!check_not_freed(api, "devPtr", devPtr)) {
-        UNLOCK();
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (!blocks_find_mapping(&g_dev_mem, devPtr)) {
-        UNLOCK();
-        emu_error("%s: devPtr %p is host memory (not inside any live aclrtMalloc allocation)", api, devPtr);
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (!check_dev_side(api, "devPtr", devPtr, count, dev)) {
-        UNLOCK();
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    memset(devPtr, (unsigned char)value, count);
+    aclError rc = check_memset(api, devPtr, count, dev);
+    if (!rc)
+        memset(devPtr, (unsigned char)value, count);
     UNLOCK();
+    return rc;
+}
+
+typedef struct {
+    emu_task base;
+    void *dst;
+    size_t count;
+    int value;
+    emu_range r;
+} memset_task;
+
+static aclError memset_run(emu_task *t)
+{
+    memset_task *m = (memset_task *)t;
+    if (!range_still_valid(&g_dev_mem, false, t, "devPtr", &m->r))
+        return ACL_ERROR_RT_SYS_DMA;
+    memset(m->dst, m->value, m->count);
     return ACL_SUCCESS;
+}
+
+/* aclrtMemsetAsync (hicann/runtime acl_rt.h; docs/zh/api_ref/11-03_memory_copy_and_set.md):
+ * aclrtMemset's checks, the bytes set when the stream's work runs. */
+EMU_EXPORT aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
+                                     aclrtStream stream_h)
+{
+    static const char api[] = "aclrtMemsetAsync";
+    ENTER_WITH_ARG(api, devPtr, "devPtr");
+    if (count > maxCount) {
+        emu_error("%s: count %zu is greater than maxCount %zu", api, count, maxCount);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_DEVICE(api, dev);
+    memset_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    LOCK();
+    stream *s;
+    aclError rc = resolve_stream(stream_h, api, &s);
+    if (!rc && count > 0)
+        rc = check_memset(api, devPtr, count, dev);
+    if (rc || count == 0) {
+        UNLOCK();
+        free(t);
+        return rc;
+    }
+    t->base.run = memset_run;
+    t->base.release = task_free;
+    t->base.name = api;
+    t->dst = devPtr;
+    t->count = count;
+    t->value = (unsigned char)value;
+    range_pin(&g_dev_mem, devPtr, count, &t->r);
+    stream_append(s, &t->base);
+    rc = stream_bound(s, api);
+    UNLOCK();
+    return rc;
 }

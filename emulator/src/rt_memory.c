@@ -200,3 +200,18 @@ EMU_EXPORT aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free_out, size_t 
     UNLOCK();
     return ACL_SUCCESS;
 }
+
+/* aclrtMallocAlign32 (hicann/runtime acl_rt.h): device memory whose real size is size rounded
+ * up to 32 bytes, without the 32 bytes of padding aclrtMalloc adds on a device; freed by
+ * aclrtFree. */
+EMU_EXPORT aclError aclrtMallocAlign32(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
+{
+    static const char api[] = "aclrtMallocAlign32";
+    ENTER(api);
+    RETURN_IF_ERROR(check_alloc_args(api, devPtr, "devPtr", size));
+    if (size > SIZE_MAX - 31) {
+        emu_error("%s: size %zu is too large", api, size);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return aclrtMalloc(devPtr, (size + 31) & ~(size_t)31, policy);
+}

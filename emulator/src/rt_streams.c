@@ -221,3 +221,156 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
     UNLOCK();
     return rc;
 }
+
+/* aclrtDestroyStreamForce (hicann/runtime acl_rt.h; docs/zh/api_ref/06_stream_management.md):
+ * destroys the stream without waiting for its unfinished work, which is dropped unrun. */
+EMU_EXPORT aclError aclrtDestroyStreamForce(aclrtStream stream_h)
+{
+    static const char api[] = "aclrtDestroyStreamForce";
+    ENTER(api);
+    if (!stream_h) {
+        emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    if (s->is_default) {
+        UNLOCK();
+        emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    stream_free(s);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* aclrtSynchronizeDeviceWithTimeout (acl_rt.h): as aclrtSynchronizeDevice, whose host
+ * execution never times out; timeout -1 waits forever, otherwise it is >= 0 ms. */
+EMU_EXPORT aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout)
+{
+    static const char api[] = "aclrtSynchronizeDeviceWithTimeout";
+    ENTER(api);
+    if (timeout < -1) {
+        emu_error("%s: timeout %" PRId32 " is invalid: expected -1 (wait forever) or a value >= 0 in milliseconds",
+                  api, timeout);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    return aclrtSynchronizeDevice();
+}
+
+/* aclrtStreamGetId (acl_rt.h): a number naming the stream (NULL: the default stream). */
+EMU_EXPORT aclError aclrtStreamGetId(aclrtStream stream_h, int32_t *streamId)
+{
+    static const char api[] = "aclrtStreamGetId";
+    ENTER_WITH_ARG(api, streamId, "streamId");
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    *streamId = (int32_t)(s->id & 0x7fffffff);
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* aclrtSetStreamOverflowSwitch / aclrtGetStreamOverflowSwitch (acl_rt.h: flag 0 disables,
+ * 1 enables the stream's overflow detection in saturation mode): kept and read back; host
+ * arithmetic reports no overflow either way. */
+EMU_EXPORT aclError aclrtSetStreamOverflowSwitch(aclrtStream stream_h, uint32_t flag)
+{
+    static const char api[] = "aclrtSetStreamOverflowSwitch";
+    ENTER(api);
+    if (flag > 1) {
+        emu_error("%s: flag %" PRIu32 " is invalid: 0 (disable) or 1 (enable)", api, flag);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    s->overflow = flag;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclrtGetStreamOverflowSwitch(aclrtStream stream_h, uint32_t *flag)
+{
+    static const char api[] = "aclrtGetStreamOverflowSwitch";
+    ENTER_WITH_ARG(api, flag, "flag");
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    *flag = s->overflow;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+/* aclrtSetStreamFailureMode (acl_rt.h: ACL_CONTINUE_ON_FAILURE 0, ACL_STOP_ON_FAILURE 1): kept;
+ * a failed task here fails its stream's next synchronisation in either mode. */
+EMU_EXPORT aclError aclrtSetStreamFailureMode(aclrtStream stream_h, uint64_t mode)
+{
+    static const char api[] = "aclrtSetStreamFailureMode";
+    ENTER(api);
+    if (mode > 1) {
+        emu_error("%s: mode %" PRIu64 " is invalid: ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1)", api,
+                  mode);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    REQUIRE_CONTEXT(api);
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc)
+        return rc;
+    s->failure_mode = mode;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
+typedef struct {
+    emu_task base;
+    void (*fn)(void *);
+    void *args;
+} host_func_task;
+
+static aclError host_func_run(emu_task *t)
+{
+    host_func_task *h = (host_func_task *)t;
+    h->fn(h->args);
+    return ACL_SUCCESS;
+}
+
+/* aclrtLaunchHostFunc (acl_rt.h, aclrtHostFunc: void (*)(void *args)): fn(args) runs on the
+ * host in the stream's order, when the stream's work runs (at its synchronisation or the
+ * queue-depth bound), in the thread that runs it. */
+EMU_EXPORT aclError aclrtLaunchHostFunc(aclrtStream stream_h, void (*fn)(void *), void *args)
+{
+    static const char api[] = "aclrtLaunchHostFunc";
+    ENTER_WITH_ARG(api, fn, "fn");
+    REQUIRE_CONTEXT(api);
+    host_func_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+    }
+    stream *s;
+    aclError rc = lock_stream(stream_h, api, &s);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    t->base.run = host_func_run;
+    t->base.release = task_free;
+    t->base.name = api;
+    t->fn = fn;
+    t->args = args;
+    stream_append(s, &t->base);
+    rc = stream_bound(s, api);
+    UNLOCK();
+    return rc;
+}

@@ -8,7 +8,7 @@ from collections import Counter
 
 from helpers import TESTS, import_paths
 
-FOLDERS = {"api", "c", "engine", "ops", "runtime", "stress", "tools"}
+FOLDERS = {"api", "c", "engine", "frameworks", "ops", "runtime", "stress", "tools"}
 
 
 def modules():

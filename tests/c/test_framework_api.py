@@ -1,0 +1,227 @@
+"""The functions frameworks bind besides aclnn_py's own (torch_npu 2.13.0's), called as a C
+client calls them: through ctypes, in a process with the environment of the 8.5 tree's
+``set_env.sh`` (``LD_LIBRARY_PATH`` finds the libraries by their CANN names)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import aclnn_py
+
+pytestmark = [pytest.mark.slow, pytest.mark.emulator_only]
+
+PRELUDE = """
+import ctypes, json
+from ctypes import byref, c_char_p, c_int32, c_int64, c_size_t, c_uint64, c_void_p
+acl = ctypes.CDLL("libascendcl.so")
+acl.aclGetRecentErrMsg.restype = c_char_p
+def message():
+    return acl.aclGetRecentErrMsg().decode()
+assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+"""
+
+
+def run(code: str, **env: str) -> dict:
+    """``code`` after PRELUDE in the 8.5 tree's environment (and ``env``): what it prints
+    as JSON on its last line."""
+    script = Path(aclnn_py.emulator.home("8.5")) / "set_env.sh"
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+    listing = subprocess.run(["bash", "-c", f'source "{script}" && env -0'], env=base,
+                             check=True, capture_output=True).stdout.decode()
+    environment = dict(item.split("=", 1) for item in listing.split("\0") if "=" in item)
+    done = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+                          env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_tree_holds_the_libraries_frameworks_link():
+    lib64 = Path(aclnn_py.emulator.home("8.5")) / "lib64"
+    for name in ("libhccl.so", "libacl_op_compiler.so", "libge_runner.so", "libgraph.so",
+                 "libacl_tdt_channel.so"):
+        assert (lib64 / name).is_file(), name
+
+
+def test_streams_with_a_configuration_and_events_with_flags():
+    found = run("""
+        stream, event = c_void_p(), c_void_p()
+        good = acl.aclrtCreateStreamWithConfig(byref(stream), 0, 0x3)  # FAST_LAUNCH | FAST_SYNC
+        bad = acl.aclrtCreateStreamWithConfig(byref(c_void_p()), 0, 0x400)
+        bad_message = message()
+        flagged = acl.aclrtCreateEventWithFlag(byref(event), 0x8)  # TIME_LINE
+        recorded = acl.aclrtRecordEvent(event, stream)
+        waited = acl.aclrtStreamWaitEvent(None, event)
+        status = c_int32(-1)
+        acl.aclrtQueryEventStatus(event, byref(status))
+        reset = acl.aclrtResetEvent(event, stream)
+        forced = acl.aclrtDestroyStreamForce(stream)
+        print(json.dumps([good, bad, bad_message, flagged, recorded, waited, status.value,
+                          reset, forced, acl.aclrtCreateEventWithFlag(byref(event), 0x80)]))
+    """)
+    assert found[:2] == [0, 100000] and "0x400" in found[2] and "ACL_STREAM_" in found[2]
+    # the wait ran the side stream up to the record: the event queries as complete (1)
+    assert found[3:] == [0, 0, 0, 1, 0, 0, 100000]
+
+
+def test_system_parameters_saturation_mode_and_timeouts():
+    found = run("""
+        value = c_int64(-1)
+        default = (acl.aclrtGetSysParamOpt(0, byref(value)), value.value)
+        acl.aclrtSetSysParamOpt(0, 1)
+        acl.aclrtGetSysParamOpt(0, byref(value))
+        after_set = value.value
+        acl.aclrtCtxSetSysParamOpt(0, 2)
+        acl.aclrtGetSysParamOpt(0, byref(value))
+        actual = c_uint64()
+        print(json.dumps([default, after_set, value.value, acl.aclrtGetSysParamOpt(9, byref(value)),
+                          acl.aclrtSetDeviceSatMode(1), acl.aclrtSetDeviceSatMode(2),
+                          acl.aclrtSetOpExecuteTimeOutV2(c_uint64(5000), byref(actual)),
+                          actual.value, acl.aclrtSetOpWaitTimeout(10),
+                          acl.aclrtSetSysParamOpt(3, 1), acl.aclrtCtxSetSysParamOpt(3, 1)]))
+    """)
+    # a context has no kernel early start (3)
+    assert found == [[0, 0], 1, 2, 100000, 0, 100000, 0, 5000, 0, 0, 100000]
+
+
+def test_peer_access_between_the_emulated_devices():
+    found = run("""
+        can = c_int32(-1)
+        rc = acl.aclrtDeviceCanAccessPeer(byref(can), 0, 1)
+        pid = c_int32()
+        import os
+        acl.aclrtDeviceGetBareTgid(byref(pid))
+        print(json.dumps([rc, can.value, acl.aclrtDeviceCanAccessPeer(byref(can), 0, 0),
+                          acl.aclrtDeviceEnablePeerAccess(1, 0),
+                          acl.aclrtDeviceEnablePeerAccess(1, 1),
+                          acl.aclrtDeviceCanAccessPeer(byref(can), 0, 2),
+                          pid.value == os.getpid()]))
+    """, ACLNN_EMU_DEVICE_COUNT="2")
+    assert found == [0, 1, 100000, 0, 200006, 107001, True]
+
+
+def test_features_out_of_scope_say_so():
+    found = run("""
+        handle = c_void_p()
+        vmm = acl.aclrtReserveMemAddress(byref(handle), c_size_t(4096), c_size_t(0), None,
+                                         c_uint64(0))
+        vmm_message = message()
+        dump = acl.aclmdlInitDump()
+        compiler = ctypes.CDLL("libacl_op_compiler.so")
+        op = compiler.aclopCompileAndExecute(b"Conv2D", 0, None, None, 0, None, None, None,
+                                             0, 0, None, None)
+        op_message = message()
+        hccl = ctypes.CDLL("libhccl.so").HcclGetRootInfo(None)
+        print(json.dumps([vmm, vmm_message, dump, op, op_message, hccl]))
+    """)
+    assert found[0] == 207000 and "not supported" in found[1]
+    assert found[2] == 207000
+    assert found[3] == 200001 and "Conv2D" in found[4] and "not supported" in found[4]
+    assert found[5] == 5  # HCCL_E_NOT_SUPPORT
+
+
+@pytest.mark.parametrize(("soc", "jit"), [("Ascend910B3", "disable"),
+                                          ("Ascend910_9392", "disable"),
+                                          ("Ascend910", "enable")])
+def test_the_jit_compile_option_reads_as_cann_reports_it_for_the_soc(soc, jit):
+    found = run("""
+        compiler = ctypes.CDLL("libacl_op_compiler.so")
+        compiler.aclGetCompileoptSize.restype = c_size_t
+        size = compiler.aclGetCompileoptSize(10)  # ACL_OP_JIT_COMPILE
+        value = ctypes.create_string_buffer(size)
+        first = (compiler.aclGetCompileopt(10, value, c_size_t(size)), value.value.decode())
+        set_rc = compiler.aclSetCompileopt(10, b"enable")
+        size = compiler.aclGetCompileoptSize(10)
+        value = ctypes.create_string_buffer(size)
+        compiler.aclGetCompileopt(10, value, c_size_t(size))
+        short = compiler.aclGetCompileopt(10, value, c_size_t(2))
+        lookup = hasattr(compiler, "aclrtSetSysParamOpt")  # through its handle, as torch_npu
+        print(json.dumps([first, set_rc, value.value.decode(), short, lookup]))
+    """, ACLNN_EMU_SOC=soc)
+    assert found == [[0, jit], 0, "enable", 100000, True]
+
+
+def test_tensor_descriptions_and_data_buffers_hold_what_they_are_given():
+    found = run("""
+        acl.aclCreateTensorDesc.restype = c_void_p
+        acl.aclGetTensorDescNumDims.restype = c_size_t
+        dims = (c_int64 * 3)(2, 3, 4)
+        desc = c_void_p(acl.aclCreateTensorDesc(0, 3, dims, 2))
+        dim = c_int64()
+        got = [acl.aclGetTensorDescType(desc), acl.aclGetTensorDescFormat(desc),
+               acl.aclGetTensorDescNumDims(desc),
+               acl.aclGetTensorDescDimV2(desc, c_size_t(2), byref(dim)), dim.value,
+               acl.aclGetTensorDescDimV2(desc, c_size_t(3), byref(dim))]
+        acl.aclSetTensorShape(desc, 1, (c_int64 * 1)(7))
+        got += [acl.aclGetTensorDescNumDims(desc), acl.aclSetTensorPlaceMent(desc, 5)]
+        acl.aclDestroyTensorDesc(desc)
+        acl.aclCreateDataBuffer.restype = c_void_p
+        acl.aclGetDataBufferSizeV2.restype = c_size_t
+        buffer = c_void_p(acl.aclCreateDataBuffer(None, c_size_t(64)))
+        got += [acl.aclGetDataBufferSizeV2(buffer), acl.aclDestroyDataBuffer(buffer)]
+        print(json.dumps(got))
+    """)
+    assert found == [0, 2, 3, 0, 4, 100000, 1, 100000, 64, 0]
+
+
+@pytest.mark.parametrize(("soc", "figures"), [("Ascend910B3", [20, 40, 201326592]),
+                                              ("Ascend910B1", [24, 48, 201326592]),
+                                              ("Ascend310P3", [8, 7, 16777216])])
+def test_device_capabilities_are_the_socs_platform_figures(soc, figures):
+    found = run("""
+        value = c_int64()
+        got = []
+        for info in (0, 1, 2):  # AI cores, vector cores, L2 bytes
+            assert acl.aclGetDeviceCapability(0, info, byref(value)) == 0
+            got.append(value.value)
+        print(json.dumps([got, acl.aclGetDeviceCapability(1, 0, byref(value)),
+                          acl.aclGetDeviceCapability(0, 3, byref(value))]))
+    """, ACLNN_EMU_SOC=soc)
+    assert found == [figures, 100000, 100000]
+
+
+def test_asynchronous_memset_and_host_functions_run_in_stream_order():
+    found = run("""
+        stream, device = c_void_p(), c_void_p()
+        acl.aclrtCreateStream(byref(stream))
+        acl.aclrtMalloc(byref(device), c_size_t(64), 0)
+        order = []
+        callback = ctypes.CFUNCTYPE(None, c_void_p)(lambda args: order.append(args))
+        assert acl.aclrtMemsetAsync(device, c_size_t(64), 7, c_size_t(64), stream) == 0
+        assert acl.aclrtLaunchHostFunc(stream, callback, c_void_p(42)) == 0
+        before = list(order)  # queued: nothing ran yet
+        assert acl.aclrtSynchronizeStream(stream) == 0
+        host = (ctypes.c_uint8 * 64)()
+        acl.aclrtMemcpy(host, c_size_t(64), device, c_size_t(64), 2)
+        too_long = acl.aclrtMemsetAsync(device, c_size_t(64), 0, c_size_t(65), stream)
+        stream_id, overflow = c_int32(-1), ctypes.c_uint32(9)
+        got = [before, order, sorted(set(host)), too_long,
+               acl.aclrtStreamGetId(stream, byref(stream_id)), stream_id.value >= 0,
+               acl.aclrtSetStreamOverflowSwitch(stream, 1),
+               acl.aclrtGetStreamOverflowSwitch(stream, byref(overflow)), overflow.value,
+               acl.aclrtSetStreamOverflowSwitch(stream, 2),
+               acl.aclrtSetStreamFailureMode(stream, c_uint64(1)),
+               acl.aclrtSetStreamFailureMode(stream, c_uint64(2)),
+               acl.aclrtSynchronizeDeviceWithTimeout(100),
+               acl.aclrtSynchronizeDeviceWithTimeout(-2)]
+        acl.aclrtFree(device)
+        acl.aclrtDestroyStream(stream)
+        print(json.dumps(got))
+    """)
+    assert found == [[], [42], [7], 100000, 0, True, 0, 0, 1, 100000, 0, 100000, 0, 100000]
+
+
+def test_graph_capture_and_ipc_are_not_supported():
+    found = run("""
+        capture = acl.aclmdlRICaptureBegin(None, 0)
+        capture_message = message()
+        ipc = acl.aclrtIpcMemClose(b"key")
+        print(json.dumps([capture, capture_message, ipc]))
+    """)
+    assert found[0] == 207000 and "graph capture" in found[1] and found[2] == 207000
