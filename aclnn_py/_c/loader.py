@@ -782,6 +782,8 @@ def _load(installation: Installation) -> Libraries:
     dependencies: list[Path] = []
 
     def open_with_dependencies(path: Path) -> Any:
+        if _is_emulator(path):  # a program of the process may have loaded the tree already
+            path = _loaded_file(path)
         for dependency, needed_by in _dependencies(path, directories, seen):
             try:
                 _open(dependency, directories, local=True)

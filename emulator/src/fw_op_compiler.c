@@ -22,12 +22,13 @@ static pthread_mutex_t g_options_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *g_options[EMU_COMPILE_OPTS]; /* set by aclSetCompileopt; NULL: the default */
 
 /*
- * An option's value before any aclSetCompileopt. ACL_OP_JIT_COMPILE is "disable" on the
+ * An option's value before any aclSetCompileopt. ACL_OP_JIT_COMPILE reads "disable" on the
  * Atlas A2 and A3 parts (Ascend910B*, Ascend910_93*), whose operators come as binary kernels,
- * and "enable" on the older ones (CANN's aclSetCompileopt reference, ACL_OP_JIT_COMPILE;
- * torch_npu's LazyInitAclops.cpp reads it at start and sends Conv2d and BatchNorm weights to
- * private formats through the aclop path unless it reads "disable"); every other option
- * reads as empty.
+ * and "enable" on the older ones. torch_npu takes its own default from this value
+ * (torch_npu/csrc/framework/LazyInitAclops.cpp, GetAndSetDefaultJitCompileByAcl) and, unless
+ * it reads "disable", sends Conv2d and BatchNorm weights to private formats through the aclop
+ * path at Module.npu(). No CANN document found states the per-SoC default: the values follow
+ * torch_npu's behaviour on those parts. Every other option reads as empty.
  */
 static const char *default_option(int32_t opt)
 {

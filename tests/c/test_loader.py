@@ -449,3 +449,45 @@ def test_operators_are_found_in_every_operator_library_of_the_8_5_layout(tmp_pat
                                  "ops": str(lib / "libopapi_nn.so"),
                                  "opapi_math": str(lib / "libopapi_math.so")}
     assert info["result"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]  # found in libopapi_math.so
+
+
+ONE_RUNTIME = '''
+import ctypes, json, os, sys
+import numpy as np
+
+
+def load_as_a_program():  # as torch_npu does: libascendcl.so by name, from LD_LIBRARY_PATH
+    ctypes.CDLL("libascendcl.so", mode=os.RTLD_GLOBAL)
+
+
+if sys.argv[1] == "program_first":
+    load_as_a_program()
+import aclnn_py
+result = aclnn_py.call("aclnnExp", np.zeros(2, np.float32)).tolist()
+if sys.argv[1] == "aclnn_py_first":
+    load_as_a_program()
+maps = open("/proc/self/maps").read().splitlines()
+runtimes = sorted({line.split()[-1] for line in maps
+                   if line.endswith(("/libacl_rt.so", "/libaclnn_py_emu_acl.so"))})
+print(json.dumps({"result": result, "runtimes": runtimes}))
+'''
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize("order", ["program_first", "aclnn_py_first"])
+def test_one_runtime_when_a_program_loaded_the_tree_whose_sonames_are_copies(tmp_path, order):
+    """A wheel cannot carry symbolic links: its tree holds each soname's library as a copy of
+    the CANN-named one. When a program (torch_npu) loaded the tree by name first, aclnn_py
+    uses the copies it loaded instead of opening the CANN-named files as a second runtime;
+    the other way round the program's loads find aclnn_py's by soname."""
+    tree = tmp_path / "8.5"
+    shutil.copytree(aclnn_py.emulator.home("8.5"), tree, symlinks=False)  # links become copies
+    assert not any(path.is_symlink() for path in (tree / "lib64").iterdir())
+    library_path = f"{tree / 'lib64'}:{tree / 'driver' / 'lib64' / 'driver'}"
+    done = run_python(ONE_RUNTIME.replace("sys.argv[1]", repr(order)),
+                      {"ACLNN_PY_BACKEND": "cann", "ACLNN_PY_CANN_HOME": str(tree),
+                       "LD_LIBRARY_PATH": library_path})
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["result"] == [1.0, 1.0]
+    assert len(report["runtimes"]) == 1, report["runtimes"]
