@@ -1837,6 +1837,8 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         lambda t: t.masked_fill_(T(y > 0), 2.5))
     cases["aclnnInplaceCopy"] = lambda: in_place({"selfRef": x.copy(), "src": y}, x,
                                                  lambda t: t.copy_(T(y)))
+    cases["aclnnInplaceLerps"] = lambda: in_place({"selfRef": x.copy(), "end": y, "weight": 0.1},
+                                                  x, lambda t: t.lerp_(T(y), 0.1))
     cases["aclnnCast"] = lambda: EmulatedCase({"self": x, "dtype": np.dtype(np.float16)},
                                               E((n,), np.float16),
                                               lambda: T(x).to(torch.float16))
@@ -1848,6 +1850,8 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
             {"self": x, "tensor1": y, "tensor2": pos, "value": 0.5}, E((n,)),
             lambda: f(T(x), T(y), T(pos), value=0.5)))
+    cases["aclnnLerps"] = lambda: EmulatedCase({"self": x, "end": y, "weight": 0.25}, E((n,)),
+                                               lambda: torch.lerp(T(x), T(y), 0.25))
     cases["aclnnClamp"] = lambda: EmulatedCase(
         {"self": x, "clipValueMin": -1.0, "clipValueMax": 1.0}, E((n,)),
         lambda: torch.clamp(T(x), -1.0, 1.0))
@@ -2026,6 +2030,44 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "dilation": [1, 1], "ceilMode": False},
         {"out": E((16, 64, 16, 16)), "indices": E((16, 64, 16, 16), np.int64)},
         lambda: F.max_pool2d(T(image), 2, 2, return_indices=True))
+    mask_shape = (16, 64, 9, (-(-(16 * 16) // 16) + 1) * 32)  # the doc's mask of 3x3, stride 2
+
+    def mask_of() -> np.ndarray:  # the forward's mask, which only the backward reads
+        import aclnn_py
+
+        return aclnn_py.call("aclnnMaxPool2dWithMask", image, [3, 3], [2, 2], [1, 1], [1, 1],
+                             False, out=(np.empty((16, 64, 16, 16), f32),
+                                         np.empty(mask_shape, np.int8)))[1]
+    cases["aclnnMaxPool2dWithMask"] = lambda: EmulatedCase(
+        {"self": image, "kernelSize": [3, 3], "stride": [2, 2], "padding": [1, 1],
+         "dilation": [1, 1], "ceilMode": False},
+        {"out": E((16, 64, 16, 16)), "indices": E(mask_shape, np.int8)},
+        lambda: F.max_pool2d(T(image), 3, 2, 1))
+    pooled_grad = u(-1, 1, (16, 64, 16, 16))
+    cases["aclnnMaxPool2dWithMaskBackward"] = lambda: EmulatedCase(
+        {"gradOutput": pooled_grad, "self": image, "indices": mask_of(), "kernelSize": [3, 3],
+         "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1], "ceilMode": False},
+        E(image.shape),
+        lambda: aten.max_pool2d_with_indices_backward(
+            T(pooled_grad), T(image), [3, 3], [2, 2], [1, 1], [1, 1], False,
+            F.max_pool2d(T(image), 3, 2, 1, return_indices=True)[1]))
+    conv_grad = u(-1, 1, image.shape[:1] + (64,) + image.shape[2:])
+    cases["aclnnConvolutionBackward"] = lambda: EmulatedCase(
+        {"gradOutput": conv_grad, "input": image, "weight": kernel, "biasSizes": [64],
+         "stride": [1, 1], "padding": [1, 1], "dilation": [1, 1], "transposed": False,
+         "outputPadding": [0, 0], "groups": 1, "outputMask": [True, True, True],
+         "cubeMathType": 0},
+        {"gradInput": E(image.shape), "gradWeight": E(kernel.shape), "gradBias": E((64,))},
+        lambda: aten.convolution_backward(T(conv_grad), T(image), T(kernel), [64], [1, 1],
+                                          [1, 1], [1, 1], False, [0, 0], 1,
+                                          [True, True, True]))
+    nll_grad = u(0.5, 1.5, ())
+    cases["aclnnNLLLossBackward"] = lambda: EmulatedCase(
+        {"gradOutput": nll_grad, "self": logits, "target": labels, "weight": np.ones(16, f32),
+         "reduction": 1, "ignoreIndex": -100,
+         "totalWeight": np.asarray(float(logits.shape[0]), f32)}, E(logits.shape),
+        lambda: aten.nll_loss_backward(T(nll_grad), T(logits), T(labels), None, 1, -100,
+                                       torch.tensor(float(logits.shape[0]))))
     cases["aclnnAvgPool2d"] = lambda: EmulatedCase(
         {"self": image, "kernelSize": [2, 2], "strides": [2, 2], "paddings": [0, 0],
          "ceilMode": False, "countIncludePad": True, "divisorOverride": 0, "cubeMathType": 0},

@@ -168,6 +168,9 @@ FORMULAS: dict[str, Formula] = {
                     "as CANN's kernels (op_kernel/arch35/lerp_f32_nddma_without_loops.h): that "
                     "for weight < 0.5, else end - (end - start) (1 - weight): exact at both "
                     "ends"),
+    "aclnnLerps": _f("start + weight (end - start), weight a scalar", "as aclnnLerp"),
+    "aclnnInplaceLerps": _f("selfRef + weight (end - selfRef), weight a scalar",
+                            "as aclnnLerp"),
     "aclnnAddcmul": _f("self + value tensor1 tensor2", "the same"),
     "aclnnAddcdiv": _f("self + value tensor1 / tensor2", "the same"),
     "aclnnSWhere": _f("self where condition, else other", "numpy's where in the promoted dtype"),
@@ -244,6 +247,9 @@ FORMULAS: dict[str, Formula] = {
     "aclnnNLLLoss": _f("-weight[t] x[n, t] (0 for ignoreIndex); mean divides by the weights' "
                        "sum; totalWeight that sum", "the same; a target outside [0, C) fails "
                        "the synchronisation"),
+    "aclnnNLLLossBackward": _f("out[n, t] = -gradOutput w[t] (gradOutput_n for none), / "
+                               "totalWeight for mean; 0 elsewhere and for ignoreIndex",
+                               "the same, in float64"),
     "aclnnConvolution": _f("sum over input channels of weight * input (cross-correlation), "
                            "plus bias", "2-d, not transposed: windows of the padded input "
                            "contracted with einsum, per group"),
@@ -251,6 +257,17 @@ FORMULAS: dict[str, Formula] = {
                                     "over the input's elements only (padding never wins): the "
                                     "first maximum, the last NaN if any, the first element "
                                     "of an all -inf window, as PyTorch's kernel"),
+    "aclnnConvolutionBackward": _f("gradInput: gradOutput convolved back by weight; gradWeight: "
+                                   "the padded input correlated with gradOutput; gradBias: "
+                                   "gradOutput summed over N and the spatial dims",
+                                   "the same per group in float64 (not transposed)"),
+    "aclnnMaxPool2dWithMask": _f("the maximum of each window; indices a mask of CANN's own "
+                                 "layout", "the maxima as aclnnMaxPool2dWithIndices; the mask "
+                                 "holds, per window position, one bit per output element that "
+                                 "took it"),
+    "aclnnMaxPool2dWithMaskBackward": _f("each output's gradient to the input element that "
+                                         "held its maximum, summed where windows overlap",
+                                         "the same, from the emulator's mask"),
     "aclnnAvgPool2d": _f("the window's sum / (kH kW), or divisorOverride",
                          "windows summed, divided as countIncludePad and divisorOverride say"),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",

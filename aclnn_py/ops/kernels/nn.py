@@ -33,6 +33,7 @@ from .elementwise import register as builtin
 PARAM_NULLPTR = constant("ACLNN_ERR_PARAM_NULLPTR")  # 161001
 INNER_NULLPTR = constant("ACLNN_ERR_INNER_NULLPTR")  # 561103
 INDICES = Dtypes(("int64", "int32", "uint8"))
+MASK = Dtypes(("int8",))  # aclnnMaxPool2dWithMask's indices
 
 
 def _dim(x: np.ndarray, dim: int) -> int:
@@ -640,6 +641,60 @@ def nll_loss(self: np.ndarray, target: np.ndarray, weight: np.ndarray, reduction
     store(totalWeightOut, total)
 
 
+def _nll_loss_backward_check(gradOutput: np.ndarray, self: np.ndarray, target: np.ndarray,
+                             weight: np.ndarray, reduction: int, ignoreIndex: int,
+                             totalWeight: np.ndarray, out: np.ndarray) -> None:
+    """aclnnNLLLossBackward (ops-nn loss/nll_loss_grad/docs/aclnnNLLLossBackward.md): self and
+    target as for aclnnNLLLoss; gradOutput the forward's out (the batch's losses for
+    reduction none of a 2-d self, else one element); totalWeight one element; out self's
+    shape."""
+    classes = self.shape[-1] if self.ndim else 0
+    if not ((self.ndim == 1 and target.ndim == 0) or (
+            self.ndim == 2 and target.ndim == 1 and self.shape[0] == target.shape[0])):
+        raise ValueError(f"self has shape {self.shape} and target {target.shape}: a 1-d self "
+                         "needs a 0-d target, a 2-d self a 1-d target of its first dimension")
+    if weight.shape != (classes,):
+        raise ValueError(f"weight has shape {weight.shape}: it must be ({classes},), the "
+                         "classes of self")
+    if reduction == 0 and self.ndim == 2:
+        if gradOutput.shape != (self.shape[0],):
+            raise ValueError(f"gradOutput has shape {gradOutput.shape}; reduction none gives "
+                             f"the batch's losses, {(self.shape[0],)}")
+    elif gradOutput.size != 1:
+        raise ValueError(f"gradOutput has shape {gradOutput.shape}: it must be one element")
+    if totalWeight.size != 1:
+        raise ValueError(f"totalWeight has shape {totalWeight.shape}: it must be one element")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}; it must be self's, {self.shape}")
+
+
+@builtin("aclnnNLLLossBackward", dtypes={"gradOutput": FLOATS, "self": FLOATS,
+                                          "target": INDICES, "weight": FLOATS,
+                                          "totalWeight": FLOATS},
+         check=_nll_loss_backward_check)
+def nll_loss_backward(gradOutput: np.ndarray, self: np.ndarray, target: np.ndarray,
+                      weight: np.ndarray, reduction: int, ignoreIndex: int,
+                      totalWeight: np.ndarray, out: np.ndarray) -> None:
+    # out[n, t_n] = -gradOutput w[t_n] (gradOutput_n for reduction none), divided by
+    # totalWeight for mean; 0 elsewhere and on rows whose target is ignoreIndex
+    if out.size == 0:
+        return
+    rows = widen(self).reshape(-1, self.shape[-1])
+    labels = target.astype(np.int64).reshape(-1)
+    keep = labels != ignoreIndex
+    valid_indices("target", labels[keep], 0, rows.shape[1],
+                  f"self has {rows.shape[1]} classes (ops-nn loss/nll_loss_grad/docs/"
+                  "aclnnNLLLossBackward.md: targets in [0, C - 1] but ignoreIndex)")
+    safe = np.where(keep, labels, 0)
+    grad = widen(gradOutput).reshape(-1)
+    scale = -np.where(keep, widen(weight)[safe], 0) * (grad if reduction == 0 else grad[0])
+    if reduction == 1:
+        scale = scale / widen(totalWeight).reshape(-1)[0]
+    result = np.zeros_like(rows)
+    result[np.arange(rows.shape[0]), safe] = np.where(keep, scale, 0)
+    store(out, result.reshape(out.shape))
+
+
 # ---- convolution, pooling, embedding ----------------------------------------------------
 
 
@@ -893,6 +948,133 @@ def convolution(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
     store(output, np.moveaxis(result, 1, -1) if Layout.of(output).channel_last else result)
 
 
+def _conv_backward_check(gradOutput: np.ndarray, input: np.ndarray, weight: np.ndarray,
+                         biasSizes: Any, stride: tuple[int, ...], padding: tuple[int, ...],
+                         dilation: tuple[int, ...], transposed: bool, outputPadding: Any,
+                         groups: int, outputMask: Any, cubeMathType: int, gradInput: Any,
+                         gradWeight: Any, gradBias: Any) -> None:
+    """The forward's checks on input, weight and the window (aclnnConvolution), gradOutput
+    the forward's output shape, and each gradient outputMask asks for of its tensor's shape
+    (ops-nn conv/convolution_backward/docs/aclnnConvolutionBackward.md)."""
+    for name, tensor in (("gradOutput", gradOutput), ("input", input), ("weight", weight)):
+        if not 3 <= tensor.ndim <= 5:
+            raise ValueError(f"{name} has {tensor.ndim} dimensions; a convolution's tensors "
+                             "have 3 to 5")
+    for name, values in (("stride", stride), ("dilation", dilation)):
+        if any(value <= 0 for value in values):
+            raise ValueError(f"{name} {list(values)} must be positive")
+    if groups <= 0:
+        raise ValueError(f"groups ({groups}) must be positive")
+    _conv_check(input, weight, None, stride, padding, dilation, transposed, outputPadding,
+                groups, gradOutput, cubeMathType)
+    pads = _conv_pads(padding, input.ndim, transposed)
+    wanted = _conv_shape(Layout.of(input), Layout.of(weight), stride, pads, dilation,
+                         transposed, outputPadding, groups)
+    if gradOutput.shape != wanted:
+        raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}; the convolution's "
+                         f"output is {list(wanted)}")
+    for name, grad, like in (("gradInput", gradInput, input.shape),
+                             ("gradWeight", gradWeight, weight.shape),
+                             ("gradBias", gradBias, (Layout.of(weight).c * groups if transposed
+                                else Layout.of(weight).n,))):
+        index = ("gradInput", "gradWeight", "gradBias").index(name)
+        if outputMask[index] and grad is not None and grad.shape != like:
+            raise ValueError(f"{name} has shape {list(grad.shape)}; it must be {list(like)}")
+
+
+def _scatter_windows(contributions: np.ndarray, padded_shape: tuple[int, ...],
+                     stride: tuple[int, ...], dilation: tuple[int, ...]) -> Any:
+    """The sum, into a (N, C, *padded spatial) array, of (N, C, *out, *kernel) window
+    contributions: the adjoint of :func:`_windows`."""
+    spatial = len(stride)
+    out = contributions.shape[2:2 + spatial]
+    kernel = contributions.shape[2 + spatial:]
+    total = np.zeros(padded_shape, contributions.dtype)
+    for position in np.ndindex(*kernel):
+        target = tuple(slice(p * d, p * d + s * (o - 1) + 1, s)
+                       for p, d, s, o in zip(position, dilation, stride, out))
+        total[(slice(None), slice(None), *target)] += contributions[(..., *position)]
+    return total
+
+
+@builtin("aclnnConvolutionBackward", dtypes=FLOATS, check=_conv_backward_check)
+def convolution_backward(gradOutput: np.ndarray, input: np.ndarray, weight: np.ndarray,
+                         biasSizes: Any, stride: tuple[int, ...], padding: tuple[int, ...],
+                         dilation: tuple[int, ...], transposed: bool, outputPadding: Any,
+                         groups: int, outputMask: Any, cubeMathType: int, gradInput: Any,
+                         gradWeight: Any, gradBias: Any) -> None:
+    # The doc's formulas: gradInput the transposed convolution of gradOutput by weight,
+    # gradWeight the correlation of the padded input with gradOutput, gradBias gradOutput
+    # summed over the batch and the spatial dims; per group, NCHW-like layouts.
+    g = widen(gradOutput)
+    spatial = input.ndim - 2
+    axes = (0, *range(2, 2 + spatial))
+    if outputMask[2] and gradBias is not None:
+        store(gradBias, g.sum(axis=axes))
+    if not (outputMask[0] or outputMask[1]) or g.size == 0:
+        for wanted, grad in ((outputMask[0], gradInput), (outputMask[1], gradWeight)):
+            if wanted and grad is not None:
+                store(grad, np.zeros(grad.shape))
+        return
+    x, w = widen(input), widen(weight)
+    pads = _conv_pads(padding, input.ndim, transposed)
+    if transposed:
+        # y = the transposed convolution of x by w: x's gradient is the convolution of g by w,
+        # w's the weight gradient of that convolution with g as its input and x its output's
+        if outputMask[0] and gradInput is not None:
+            store(gradInput, _convolve(g, w, stride, dilation, pads, groups)
+                  [(..., *(slice(0, n) for n in x.shape[2:]))])
+        if outputMask[1] and gradWeight is not None:
+            store(gradWeight, _conv_gradients(g, x, w.shape, stride, dilation, pads, groups,
+                                              False)[1])
+        return
+    grad_x, grad_w = _conv_gradients(x, g, w.shape, stride, dilation, pads, groups,
+                                     bool(outputMask[0]), w if outputMask[0] else None)
+    if outputMask[1] and gradWeight is not None:
+        store(gradWeight, grad_w)
+    if outputMask[0] and gradInput is not None:
+        store(gradInput, grad_x)
+
+
+def _conv_gradients(x: np.ndarray, g: np.ndarray, weight_shape: tuple[int, ...],
+                    stride: tuple[int, ...], dilation: tuple[int, ...],
+                    pads: list[tuple[int, int]], groups: int, want_input: bool,
+                    w: np.ndarray | None = None) -> tuple[Any, Any]:
+    """The gradients of the convolution of ``x`` (padded by ``pads``) by a weight of
+    ``weight_shape`` whose output's gradient is ``g``: x's (when ``want_input``, from ``w``)
+    and the weight's, per group, in float64."""
+    padded = _pad_spatial(x, pads)
+    spatial = x.ndim - 2
+    out_size = g.shape[2:]
+    kernel = weight_shape[2:]
+    cin, cout = weight_shape[1], weight_shape[0] // groups
+    letters = "xyz"[:spatial], "ijk"[:spatial]
+    grad_padded = np.zeros(padded.shape, np.float64)
+    grad_weight = np.zeros(weight_shape, np.float64)
+    for group in range(groups):
+        inputs = slice(group * cin, (group + 1) * cin)
+        outputs = slice(group * cout, (group + 1) * cout)
+        cols = _windows(np.ascontiguousarray(padded[:, inputs]), kernel, stride, dilation,
+                        out_size)
+        grad_weight[outputs] = np.einsum(
+            f"nc{letters[0]}{letters[1]},no{letters[0]}->oc{letters[1]}", cols, g[:, outputs],
+            optimize=True)
+        if want_input and w is not None:
+            contributions = np.einsum(f"no{letters[0]},oc{letters[1]}->nc{letters[0]}"
+                                      f"{letters[1]}", g[:, outputs], w[outputs], optimize=True)
+            grad_padded[:, inputs] = _scatter_windows(
+                contributions, (x.shape[0], cin, *padded.shape[2:]), stride, dilation)
+    if not want_input:
+        return None, grad_weight
+    # undo the padding (a negative pad cropped the input: those elements get 0)
+    grad_x = np.zeros(x.shape, np.float64)
+    inner = tuple(slice(max(b, 0), padded.shape[2 + i] - max(a, 0))
+                  for i, (b, a) in enumerate(pads))
+    where = tuple(slice(max(-b, 0), x.shape[2 + i] - max(-a, 0)) for i, (b, a) in enumerate(pads))
+    grad_x[(slice(None), slice(None), *where)] = grad_padded[(slice(None), slice(None), *inner)]
+    return grad_x, grad_weight
+
+
 # ---- pooling ----------------------------------------------------------------------------------
 
 
@@ -991,7 +1173,17 @@ def max_pool2d_with_indices(self: np.ndarray, kernelSize: tuple[int, ...],
         return
     x = _planes(widen(self))
     pool = Pool.of(kernelSize, stride, padding, dilation)
-    oh, ow = out.shape[-2:]
+    values, best = _max_pool_best(x, pool, out.shape[-2:])
+    store(out, values.reshape(out.shape))
+    r, c = _window_position(pool, out.shape[-2:], best)
+    store(indices, (r * x.shape[3] + c).reshape(indices.shape))
+
+
+def _max_pool_best(x: np.ndarray, pool: Pool, out_hw: tuple[int, int]) -> tuple[Any, Any]:
+    """The windows' maxima and, per output element, the window position (row-major in the
+    kernel) that holds it, as MaxPool2dWithIndices picks it: the padding never wins, the last
+    NaN does, else the first maximum."""
+    oh, ow = out_hw
     kh, kw = pool.kernel
     flat = _pool_windows(x, pool, (oh, ow), -np.inf).reshape(x.shape[:2] + (oh, ow, kh * kw))
     rows = (np.arange(oh)[:, None] * pool.stride[0] - pool.padding[0]
@@ -1008,12 +1200,132 @@ def max_pool2d_with_indices(self: np.ndarray, kernelSize: tuple[int, ...],
     if any_nan.any():
         last_nan = kh * kw - 1 - np.argmax(nan[..., ::-1], axis=-1)
         best = np.where(any_nan, last_nan, best)
-    store(out, np.take_along_axis(flat, best[..., None], -1)[..., 0].reshape(out.shape))
+    return np.take_along_axis(flat, best[..., None], -1)[..., 0], best
+
+
+def _window_position(pool: Pool, out_hw: tuple[int, int], best: Any) -> tuple[Any, Any]:
+    """The input row and column of each output element's window position ``best``."""
+    oh, ow = out_hw
+    kw = pool.kernel[1]
     r = np.arange(oh)[:, None] * pool.stride[0] - pool.padding[0] + (best // kw) * \
         pool.dilation[0]
     c = np.arange(ow)[None, :] * pool.stride[1] - pool.padding[1] + (best % kw) * \
         pool.dilation[1]
-    store(indices, (r * x.shape[3] + c).reshape(indices.shape))
+    return r, c
+
+
+def _mask_width(out_hw: tuple[int, ...]) -> int:
+    """The mask's last extent: (ceil(OH OW / 16) + 1) 2 16 (ops-nn pooling/
+    max_pool3d_with_argmax_v2/docs/aclnnMaxPool2dWithMask.md, indices' shape)."""
+    return (-(-(out_hw[0] * out_hw[1]) // 16) + 1) * 2 * 16
+
+
+def _mask_shape(self: np.ndarray, pool: Pool, out: np.ndarray) -> tuple[int, ...]:
+    """indices' shape: [N, C, kH kW, the mask width] (no N for a 3-d self)."""
+    return (*self.shape[:-2], pool.kernel[0] * pool.kernel[1], _mask_width(out.shape[-2:]))
+
+
+def _max_pool_mask_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: tuple[int, ...],
+                         padding: tuple[int, ...], dilation: tuple[int, ...], ceilMode: bool,
+                         out: np.ndarray, indices: np.ndarray) -> None:
+    """As aclnnMaxPool2dWithIndices for self, the window and out on an Atlas A2 (ops-nn
+    pooling/max_pool3d_grad_with_argmax/op_api/aclnn_max_pool2d_with_indices_backward.cpp
+    CheckShape, which the forward shares; the rules refuse private formats): kernel and stride
+    positive, padding in [0, kernel // 2], dilation 1; indices is the mask, INT8 of the shape
+    the doc derives."""
+    pool = Pool.of(kernelSize, stride, padding, dilation)
+    for name, values in (("kernelSize", pool.kernel), ("stride", pool.stride)):
+        if min(values) <= 0:
+            raise ValueError(f"{name} {list(values)} must be greater than 0")
+    if pool.dilation != (1, 1):
+        raise ValueError(f"dilation {list(pool.dilation)} must be 1")
+    for i, name in enumerate(("H", "W")):
+        if not 0 <= pool.padding[i] <= pool.kernel[i] // 2:
+            raise ValueError(f"padding's {name} ({pool.padding[i]}) must be in [0, kernel's "
+                             f"{name} // 2 = {pool.kernel[i] // 2}]")
+    wanted = _max_pool_shape(self, pool, ceilMode, False)
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+    mask = _mask_shape(self, pool, out)
+    if indices.shape != mask:
+        raise ValueError(f"indices has shape {list(indices.shape)}; the mask of this pooling "
+                         f"is {list(mask)} ([N, C, kH kW, (ceil(OH OW / 16) + 1) 32])")
+
+
+@builtin("aclnnMaxPool2dWithMask", dtypes={"self": FLOATS, "out": FLOATS,
+                                            "indices": MASK},
+         check=_max_pool_mask_check)
+def max_pool2d_with_mask(self: np.ndarray, kernelSize: tuple[int, ...], stride: tuple[int, ...],
+                         padding: tuple[int, ...], dilation: tuple[int, ...], ceilMode: bool,
+                         out: np.ndarray, indices: np.ndarray) -> None:
+    # The maxima as MaxPool2dWithIndices; the mask (its bits CANN's own: "为自定义mask值")
+    # here holds, in row k of an output plane's kH kW rows, bit j (little-endian in its
+    # bytes) set when output element j took window position k. Only
+    # aclnnMaxPool2dWithMaskBackward reads it.
+    if out.size == 0:
+        return
+    x = _planes(widen(self))
+    pool = Pool.of(kernelSize, stride, padding, dilation)
+    out_hw = out.shape[-2:]
+    values, best = _max_pool_best(x, pool, out_hw)
+    store(out, values.reshape(out.shape))
+    windows = pool.kernel[0] * pool.kernel[1]
+    chosen = best.reshape(*best.shape[:2], -1)[:, :, None, :] == \
+        np.arange(windows)[None, None, :, None]                      # (N, C, kHkW, OH OW)
+    bits = np.packbits(chosen, axis=-1, bitorder="little")
+    mask = np.zeros(x.shape[:2] + (windows, indices.shape[-1]), np.uint8)
+    mask[..., :bits.shape[-1]] = bits
+    store(indices, mask.view(np.int8).reshape(indices.shape))
+
+
+def _max_pool_mask_backward_check(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
+                                  kernelSize: tuple[int, ...], stride: tuple[int, ...],
+                                  padding: tuple[int, ...], dilation: tuple[int, ...],
+                                  ceilMode: bool, gradInput: np.ndarray) -> None:
+    """gradOutput the forward's out shape, indices its mask, gradInput self's shape; gradOutput
+    and gradInput of self's dtype (OP_CHECK_DTYPE_NOT_SAME) and format."""
+    for name, tensor in (("gradOutput", gradOutput), ("gradInput", gradInput)):
+        if tensor.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {tensor.dtype.name} and self "
+                             f"{self.dtype.name}: they must be the same")
+        if tensor_format(tensor) != tensor_format(self):
+            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))} and self "
+                             f"{_format_name(tensor_format(self))}: they must be the same")
+    _max_pool_mask_check(self, kernelSize, stride, padding, dilation, ceilMode, gradOutput,
+                         indices)
+    if gradInput.shape != self.shape:
+        raise ValueError(f"gradInput has shape {list(gradInput.shape)}; it must be self's, "
+                         f"{list(self.shape)}")
+
+
+@builtin("aclnnMaxPool2dWithMaskBackward", dtypes={"gradOutput": FLOATS, "self": FLOATS,
+                                                    "indices": MASK, "gradInput": FLOATS},
+         check=_max_pool_mask_backward_check)
+def max_pool2d_with_mask_backward(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
+                                  kernelSize: tuple[int, ...], stride: tuple[int, ...],
+                                  padding: tuple[int, ...], dilation: tuple[int, ...],
+                                  ceilMode: bool, gradInput: np.ndarray) -> None:
+    # each output element's gradient goes to the input element its mask bit names, summed
+    # where windows overlap (ops-nn pooling/max_pool3d_grad_with_argmax/docs/
+    # aclnnMaxPool2dWithMaskBackward.md)
+    if gradInput.size == 0:
+        return
+    pool = Pool.of(kernelSize, stride, padding, dilation)
+    grad = _planes(widen(gradOutput))
+    out_hw = grad.shape[-2:]
+    count = out_hw[0] * out_hw[1]
+    windows = pool.kernel[0] * pool.kernel[1]
+    mask = _planes(indices).reshape(*grad.shape[:2], windows, -1).view(np.uint8)
+    chosen = np.unpackbits(mask, axis=-1, count=count, bitorder="little").astype(bool)
+    best = np.argmax(chosen, axis=2).reshape(*grad.shape[:2], *out_hw)
+    r, c = _window_position(pool, out_hw, best)
+    planes = _planes(self).shape
+    result = np.zeros(planes[:2] + (planes[2] * planes[3],), np.float64)
+    flat = (r * planes[3] + c).reshape(*grad.shape[:2], -1)
+    for n in range(grad.shape[0]):
+        for ch in range(grad.shape[1]):
+            np.add.at(result[n, ch], flat[n, ch], grad[n, ch].reshape(-1))
+    store(gradInput, result.reshape(gradInput.shape))
 
 
 def _avg_pool_size(size: int, kernel: int, pad: int, stride: int, ceil: bool) -> int:
