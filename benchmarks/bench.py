@@ -2146,6 +2146,82 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda p=grad, f=function, e=extra: EmulatedCase(
             {p: g, "self": x, "target": y, "reduction": 0, **e}, E((n,)),
             lambda: f(T(g), T(x), T(y), 0)))
+    # the foreach family: four tensors of n / 4 elements per list, as an optimizer's step
+    quarter = n // 4
+
+    def parts(source: np.ndarray) -> list[np.ndarray]:
+        return [source[i * quarter:(i + 1) * quarter].copy() for i in range(4)]
+
+    xs, ys, ps, us = parts(x), parts(y), parts(pos), parts(unit)
+    lists_out = [E((quarter,))] * 4
+
+    def per(function: Callable[..., Any], *lists: list[np.ndarray]) -> Callable[[], Any]:
+        return lambda: [function(*(T(t) for t in tensors)) for tensors in zip(*lists)]
+
+    for name, function in (("Abs", torch.abs), ("Exp", torch.exp), ("Expm1", torch.expm1),
+                           ("Neg", torch.neg), ("Sigmoid", torch.sigmoid),
+                           ("Sign", torch.sign), ("Sin", torch.sin), ("Cos", torch.cos),
+                           ("Sinh", torch.sinh), ("Cosh", torch.cosh), ("Tanh", torch.tanh),
+                           ("Atan", torch.atan), ("Erf", torch.erf), ("Erfc", torch.erfc),
+                           ("Copy", torch.clone)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": xs}, lists_out, per(f, xs)))
+    for name, function in (("Acos", torch.acos), ("Asin", torch.asin), ("Tan", torch.tan)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": us}, lists_out, per(f, us)))
+    for name, function in (("Log", torch.log), ("Log2", torch.log2), ("Log10", torch.log10),
+                           ("Log1p", torch.log1p), ("Sqrt", torch.sqrt),
+                           ("Reciprocal", torch.reciprocal)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": ps}, lists_out, per(f, ps)))
+    cases["aclnnForeachZeroInplace"] = lambda: EmulatedCase(
+        {"x": [t.copy() for t in xs]}, None, per(lambda t: t.zero_(), xs))
+    binaries = (("Add", torch.add), ("Sub", torch.sub), ("Mul", torch.mul), ("Div", torch.div),
+                ("Maximum", torch.maximum), ("Minimum", torch.minimum), ("Pow", torch.pow))
+    for name, function in binaries:
+        first = ps if name == "Pow" else xs
+        cases[f"aclnnForeach{name}Scalar"] = (lambda f=function, a=first: EmulatedCase(
+            {"x": a, "scalar": np.array([1.5], f32)}, lists_out,
+            per(lambda t: f(t, torch.tensor(1.5)), a)))
+        cases[f"aclnnForeach{name}ScalarV2"] = (lambda f=function, a=first: EmulatedCase(
+            {"x": a, "scalar": 1.5}, lists_out, per(lambda t: f(t, torch.tensor(1.5)), a)))
+        second = ps if name == "Div" else ys
+        if name in ("Add", "Sub"):
+            cases[f"aclnnForeach{name}List"] = (lambda f=function, b=second: EmulatedCase(
+                {"x1": xs, "x2": b, "alpha": np.array([0.5], f32)}, lists_out,
+                per(lambda s, t: f(s, t, alpha=0.5), xs, b)))
+            cases[f"aclnnForeach{name}ListV2"] = (lambda f=function, b=second: EmulatedCase(
+                {"x1": xs, "x2": b, "alpha": 0.5}, lists_out,
+                per(lambda s, t: f(s, t, alpha=0.5), xs, b)))
+        else:
+            cases[f"aclnnForeach{name}List"] = (lambda f=function, a=first, b=second:
+                                                EmulatedCase({"x1": a, "x2": b}, lists_out,
+                                                             per(f, a, b)))
+    cases["aclnnForeachPowScalarAndTensor"] = lambda: EmulatedCase(
+        {"scalar": 1.5, "x": xs}, lists_out, per(lambda t: torch.pow(1.5, t), xs))
+    for name, function in (("Addcdiv", torch.addcdiv), ("Addcmul", torch.addcmul)):
+        for suffix, scalar in (("List", np.full(4, 0.5, f32)),
+                               ("ScalarList", np.full(4, 0.5, f32)),
+                               ("Scalar", np.array([0.5], f32)), ("ScalarV2", 0.5)):
+            key = "scalars" if suffix.endswith("List") else "scalar"
+            cases[f"aclnnForeach{name}{suffix}"] = (lambda f=function, k=key, v=scalar:
+                                                    EmulatedCase(
+                {"x1": xs, "x2": ys, "x3": ps, k: v}, lists_out,
+                per(lambda a, b, c: f(a, b, c, value=0.5), xs, ys, ps)))
+    cases["aclnnForeachLerpList"] = lambda: EmulatedCase(
+        {"x1": xs, "x2": ys, "weight": us}, lists_out, per(torch.lerp, xs, ys, us))
+    cases["aclnnForeachLerpScalar"] = lambda: EmulatedCase(
+        {"x1": xs, "x2": ys, "weight": 0.25}, lists_out,
+        per(lambda a, b: torch.lerp(a, b, 0.25), xs, ys))
+    cases["aclnnForeachNorm"] = lambda: EmulatedCase(
+        {"x": xs, "scalar": 2.0}, [E((1,))] * 4, per(torch.linalg.vector_norm, xs))
+    cases["aclnnForeachNonFiniteCheckAndUnscale"] = lambda: EmulatedCase(
+        {"scaledGrads": [t.copy() for t in xs], "foundInf": np.zeros(1, f32),
+         "invScale": np.ones(1, f32)}, None, per(lambda t: t.mul_(1.0), xs))
+    cases["aclnnForeachRoundOffNumber"] = lambda: EmulatedCase(
+        {"x": xs, "roundMode": np.array([2], np.int8)}, lists_out, per(torch.floor, xs))
+    cases["aclnnForeachRoundOffNumberV2"] = lambda: EmulatedCase(
+        {"x": xs, "roundMode": np.int8(2)}, lists_out, per(torch.floor, xs))
     return cases
 
 

@@ -9,6 +9,7 @@ without a case here fails ``test_every_kernel_has_a_case``.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -958,6 +959,149 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+# ---- the foreach family: one operation over each tensor of a list ----------------------------
+
+FOREACH_SHAPES = ((2, 3), (4,), ())
+
+
+def _foreach_inputs(rng: np.random.Generator, dtype: np.dtype, low: float = -2.0,
+                    high: float = 2.0) -> list[np.ndarray]:
+    return [rand(rng, shape, dtype, low, high) for shape in FOREACH_SHAPES]
+
+
+def _empty_like(tensors: list[np.ndarray]) -> list[list[np.ndarray]]:
+    return [[np.empty_like(t) for t in tensors]]
+
+
+FOREACH_UNARY_TORCH = {**{short: UNARY_TORCH[short] for short in (
+    "Abs", "Acos", "Asin", "Atan", "Cos", "Cosh", "Erf", "Exp", "Expm1", "Log", "Log10",
+    "Log1p", "Log2", "Neg", "Reciprocal", "Sigmoid", "Sign", "Sin", "Sinh", "Sqrt", "Tan",
+    "Tanh")}, "Erfc": torch.erfc}
+
+for _short, _function in FOREACH_UNARY_TORCH.items():
+    def _foreach_unary(rng, dtype, short=_short, function=_function):
+        x = _foreach_inputs(rng, dtype, *_domain(short))
+        return {"x": x}, _empty_like(x), [N(function(T(t))) for t in x]
+    case(f"aclnnForeach{_short}")(_foreach_unary)
+
+
+@case("aclnnForeachCopy")
+def foreach_copy(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"x": x}, _empty_like(x), [t.copy() for t in x]
+
+
+@case("aclnnForeachZeroInplace")
+def foreach_zero_inplace(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"x": [t.copy() for t in x]}, None, [np.zeros_like(t) for t in x]
+
+
+FOREACH_BINARY_TORCH = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div,
+                        "Maximum": torch.maximum, "Minimum": torch.minimum, "Pow": torch.pow}
+
+for _short, _function in FOREACH_BINARY_TORCH.items():
+    def _foreach_scalar(rng, dtype, function=_function, v2=False):
+        x = _foreach_inputs(rng, dtype, 0.5, 2.0)
+        scalar: Any = 1.75 if v2 else np.array([1.75], np.float32 if dtype == BF16 else dtype)
+        return {"x": x, "scalar": scalar}, _empty_like(x), \
+            [N(function(T(t).float(), torch.tensor(1.75)).to(TORCH_DTYPES[dtype])) for t in x]
+    case(f"aclnnForeach{_short}Scalar")(_foreach_scalar)
+    case(f"aclnnForeach{_short}ScalarV2", "aclScalar")(functools.partial(_foreach_scalar, v2=True))
+
+    def _foreach_list(rng, dtype, short=_short, function=_function, alpha=None):
+        x1, x2 = _foreach_inputs(rng, dtype, 0.5, 2.0), _foreach_inputs(rng, dtype, 0.5, 2.0)
+        arguments: dict[str, Any] = {"x1": x1, "x2": x2}
+        keywords: dict[str, Any] = {}
+        if alpha is not None:
+            arguments["alpha"] = alpha
+            keywords["alpha"] = 0.5
+        expected = [N(function(T(a).float(), T(b).float(), **keywords).to(TORCH_DTYPES[dtype]))
+                    for a, b in zip(x1, x2)]
+        return arguments, _empty_like(x1), expected
+    if _short in ("Add", "Sub"):
+        case(f"aclnnForeach{_short}List", "alpha tensor")(functools.partial(
+            _foreach_list, alpha=np.array([0.5], np.float32)))
+        case(f"aclnnForeach{_short}ListV2", "alpha aclScalar")(
+            functools.partial(_foreach_list, alpha=0.5))
+    else:
+        case(f"aclnnForeach{_short}List")(_foreach_list)
+
+
+@case("aclnnForeachPowScalarAndTensor")
+def foreach_pow_scalar_and_tensor(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"scalar": 1.5, "x": x}, _empty_like(x), \
+        [N(torch.pow(1.5, T(t).float()).to(TORCH_DTYPES[dtype])) for t in x]
+
+
+for _short, _function in (("Addcdiv", torch.addcdiv), ("Addcmul", torch.addcmul)):
+    for _suffix in ("List", "ScalarList", "Scalar", "ScalarV2"):
+        def _foreach_addc(rng, dtype, function=_function, suffix=_suffix):
+            x1, x2 = _foreach_inputs(rng, dtype), _foreach_inputs(rng, dtype)
+            x3 = _foreach_inputs(rng, dtype, 0.5, 2.0)
+            values = [0.5, -1.25, 2.0]
+            if suffix.endswith("List"):
+                scalars: Any = np.array(values, np.float32).astype(dtype)
+                parameter = "scalars"
+            else:
+                values = [0.5] * 3
+                scalars = 0.5 if suffix == "ScalarV2" else \
+                    np.array([0.5], np.float32 if dtype == BF16 else dtype)
+                parameter = "scalar"
+            expected = [N(function(T(a).float(), T(b).float(), T(c).float(), value=v)
+                          .to(TORCH_DTYPES[dtype])) for a, b, c, v in zip(x1, x2, x3, values)]
+            return {"x1": x1, "x2": x2, "x3": x3, parameter: scalars}, _empty_like(x1), expected
+        case(f"aclnnForeach{_short}{_suffix}")(_foreach_addc)
+
+
+@case("aclnnForeachLerpList")
+def foreach_lerp_list(rng, dtype):
+    x1, x2, w = (_foreach_inputs(rng, dtype) for _ in range(3))
+    return {"x1": x1, "x2": x2, "weight": w}, _empty_like(x1), \
+        [N(torch.lerp(T(a), T(b), T(c))) for a, b, c in zip(x1, x2, w)]
+
+
+@case("aclnnForeachLerpScalar")
+def foreach_lerp_scalar(rng, dtype):
+    x1, x2 = _foreach_inputs(rng, dtype), _foreach_inputs(rng, dtype)
+    return {"x1": x1, "x2": x2, "weight": 0.25}, _empty_like(x1), \
+        [N(torch.lerp(T(a), T(b), 0.25)) for a, b in zip(x1, x2)]
+
+
+for _order in (2.0, 1.0, 3.0, float("inf")):
+    def _foreach_norm(rng, dtype, order=_order):
+        x = _foreach_inputs(rng, dtype)
+        expected = [N(torch.linalg.vector_norm(T(t).double(), order).reshape(1)
+                      .to(TORCH_DTYPES[dtype])) for t in x]
+        return {"x": x, "scalar": order}, [[np.empty(1, dtype) for _ in x]], expected
+    case("aclnnForeachNorm", f"p={_order}")(_foreach_norm)
+
+
+@case("aclnnForeachNonFiniteCheckAndUnscale")
+def foreach_non_finite_check_and_unscale(rng, dtype):
+    grads = [rand(rng, shape, dtype) for shape in ((2, 3), (1, 3))]
+    grads[1][0, 1] = np.inf
+    found = np.zeros(1, np.float32)
+    expected = [N(T(g).float().mul(0.5).to(TORCH_DTYPES[dtype])) for g in grads]
+    return {"scaledGrads": [g.copy() for g in grads], "foundInf": found,
+            "invScale": np.array([0.5], np.float32)}, None, [expected, np.ones(1, np.float32)]
+
+
+for _mode, _rounding in ((1, torch.round), (2, torch.floor), (3, torch.ceil), (5, torch.trunc),
+                         (4, lambda t: torch.sign(t) * torch.floor(t.abs() + 0.5)),
+                         (7, torch.frac), (0, lambda t: t)):
+    def _foreach_round_off(rng, dtype, mode=_mode, rounding=_rounding, v2=False):
+        x = [t * 4 for t in _foreach_inputs(rng, np.dtype(np.float32))]
+        x = [t.astype(dtype) for t in x]
+        mode_argument: Any = np.int8(mode) if v2 else np.array([mode], np.int8)
+        return {"x": x, "roundMode": mode_argument}, _empty_like(x), \
+            [N(rounding(T(t).float()).to(TORCH_DTYPES[dtype])) for t in x]
+    case("aclnnForeachRoundOffNumber", f"mode {_mode}")(_foreach_round_off)
+    case("aclnnForeachRoundOffNumberV2", f"aclScalar mode {_mode}")(
+        functools.partial(_foreach_round_off, v2=True))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 
@@ -987,14 +1131,22 @@ def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:
     return tuple(written.values()) if len(written) > 1 else written[outputs[0]]
 
 
+def _flat(values: Any) -> list[Any]:
+    """The arrays of ``values``, a tensor list's (a list) in its place."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value if isinstance(value, list) else [value])
+    return flat
+
+
 @pytest.mark.parametrize(("name", "make", "dtype"), _parameters())
 def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     arguments, out, expected = make(rng, dtype)
     given = out if not isinstance(out, list) else out[0]
     result = _call(name, arguments, given)
-    results = result if isinstance(result, (tuple, list)) else (result,)
-    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+    results = _flat(result if isinstance(result, (tuple, list)) else (result,))
+    wanted = _flat(expected if isinstance(expected, (tuple, list)) else (expected,))
     assert len(results) >= len(wanted), (results, wanted)
     for actual, reference in zip(results, wanted):
         if actual is None:
