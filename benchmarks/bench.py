@@ -2222,6 +2222,34 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"x": xs, "roundMode": np.array([2], np.int8)}, lists_out, per(torch.floor, xs))
     cases["aclnnForeachRoundOffNumberV2"] = lambda: EmulatedCase(
         {"x": xs, "roundMode": np.int8(2)}, lists_out, per(torch.floor, xs))
+    # clamps with tensor bounds, fills with a tensor
+    cases["aclnnClampTensor"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": np.full(n, -1, f32), "clipValueMax": np.ones(n, f32)},
+        E((n,)), lambda: torch.clamp(T(x), T(np.full(n, -1, f32)), T(np.ones(n, f32))))
+    cases["aclnnClampMinTensor"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": y}, E((n,)), lambda: torch.clamp_min(T(x), T(y)))
+    cases["aclnnClampMaxTensor"] = lambda: EmulatedCase(
+        {"self": x, "max": y}, E((n,)), lambda: torch.clamp_max(T(x), T(y)))
+    cases["aclnnInplaceFillTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "value": np.array([2.5], f32)}, x, lambda t: t.fill_(2.5))
+    cases["aclnnInplaceMaskedFillTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "mask": x > 0, "value": np.array(2.5, f32)}, x,
+        lambda t: t.masked_fill_(T(x > 0), 2.5))
+    # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
+    from aclnn_py.ops.kernels import parameters_of
+    from aclnn_py.ops.kernels.inplace import INPLACE_OF
+
+    def inplace_of(name: str, base: str) -> EmulatedCase:
+        made = cases[base]()
+        base_names = [p for p in parameters_of(base) or () if p != "out"]
+        names = parameters_of(name) or ()
+        arguments = {names[0]: np.array(made.arguments[base_names[0]], copy=True)}
+        arguments.update({target: made.arguments.get(source)
+                          for target, source in zip(names[1:], base_names[1:])})
+        return EmulatedCase(arguments, None, made.reference)
+
+    for name, base in INPLACE_OF.items():
+        cases[name] = (lambda n_=name, b=base: inplace_of(n_, b))
     return cases
 
 

@@ -20,6 +20,7 @@ from helpers import call_formatted
 
 import aclnn_py
 from aclnn_py.ops import kernels
+from aclnn_py.ops.kernels.inplace import INPLACE_OF
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
@@ -1100,6 +1101,65 @@ for _mode, _rounding in ((1, torch.round), (2, torch.floor), (3, torch.ceil), (5
     case("aclnnForeachRoundOffNumber", f"mode {_mode}")(_foreach_round_off)
     case("aclnnForeachRoundOffNumberV2", f"aclScalar mode {_mode}")(
         functools.partial(_foreach_round_off, v2=True))
+
+
+# ---- clamps with tensor bounds, fills with a tensor, in-place forms --------------------------
+
+
+@case("aclnnClampTensor")
+def clamp_tensor(rng, dtype):
+    a, low, high = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype, -1, 0), \
+        rand(rng, (3, 1), dtype, 0, 1)
+    return {"self": a, "clipValueMin": low, "clipValueMax": high}, None, \
+        N(torch.clamp(T(a), T(low), T(high)))
+
+
+@case("aclnnClampMinTensor")
+def clamp_min_tensor(rng, dtype):
+    a, low = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype, -1, 1)
+    return {"self": a, "clipValueMin": low}, None, N(torch.clamp_min(T(a), T(low)))
+
+
+@case("aclnnClampMaxTensor")
+def clamp_max_tensor(rng, dtype):
+    a, high = rand(rng, (3, 4), dtype), rand(rng, (3, 1), dtype, -1, 1)
+    return {"self": a, "max": high}, None, N(torch.clamp_max(T(a), T(high)))
+
+
+@case("aclnnInplaceFillTensor")
+def inplace_fill_tensor(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"selfRef": a.copy(), "value": np.array([1.5], dtype)}, None, np.full((2, 3), 1.5, dtype)
+
+
+@case("aclnnInplaceMaskedFillTensor")
+def inplace_masked_fill_tensor(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    m = rng.integers(0, 2, (1, 4)).astype(np.bool_)
+    return {"selfRef": a.copy(), "mask": m, "value": np.array(-1.0, dtype)}, None, \
+        N(T(a).masked_fill(T(m), -1.0))
+
+
+def _inplace_of(name: str, base: str, make: Case) -> Case:
+    """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
+    inputs, the first updated in place (its result cast to that tensor's dtype)."""
+    def made(rng, dtype):
+        arguments, _, expected = make(rng, dtype)
+        base_names = [n for n in kernels.parameters_of(base) if n != "out"]
+        names = kernels.parameters_of(name)
+        first = arguments[base_names[0]]
+        if np.shape(expected) != np.shape(first):
+            pytest.skip(f"{base}'s case broadcasts {base_names[0]} into a larger result")
+        given = {names[0]: np.array(first, order="C")}
+        given.update({target: arguments.get(source)
+                      for target, source in zip(names[1:], base_names[1:])})
+        return given, None, np.asarray(expected).astype(first.dtype)
+    return made
+
+
+for _name, _base in INPLACE_OF.items():
+    for _label, _make, _dtypes in CASES.get(_base, []):
+        case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))
 
 
 # ---- the tests ------------------------------------------------------------------------------

@@ -376,3 +376,26 @@ FORMULAS.update({
                 "foreach_round_off_number.h); integers are themselves", EXACT)
        for name in ("aclnnForeachRoundOffNumber", "aclnnForeachRoundOffNumberV2")},
 })
+
+
+def _inplace_formulas() -> dict[str, Formula]:
+    """The in-place forms computed through their out-of-place kernel (kernels/inplace.py)."""
+    from .inplace import INPLACE_OF
+
+    return {name: FORMULAS[base]._replace(
+        doc=(FORMULAS[base].doc + ", into the first tensor") if FORMULAS[base].doc else "",
+        kernel=f"as {base}, on a copy of the first tensor, into it")
+        for name, base in INPLACE_OF.items()}
+
+
+FORMULAS.update({
+    "aclnnClampTensor": _f("min(max(self, clipValueMin), clipValueMax), bounds broadcast",
+                           "numpy's maximum then minimum in the promoted dtype; NaN "
+                           "propagates"),
+    "aclnnClampMinTensor": _f("max(self, clipValueMin)", "as aclnnClampTensor"),
+    "aclnnClampMaxTensor": _f("min(self, max)", "as aclnnClampTensor"),
+    "aclnnInplaceFillTensor": _f("selfRef = value (one element)", "a fill", EXACT),
+    "aclnnInplaceMaskedFillTensor": _f("selfRef = value where mask", "numpy's boolean "
+                                       "assignment", EXACT),
+})
+FORMULAS.update(_inplace_formulas())
