@@ -2235,6 +2235,46 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnInplaceMaskedFillTensor"] = lambda: in_place(
         {"selfRef": x.copy(), "mask": x > 0, "value": np.array(2.5, f32)}, x,
         lambda t: t.masked_fill_(T(x > 0), 2.5))
+    # more activations (kernels/activations.py)
+    for name, parameter, source, function in (
+            ("Selu", "self", x, F.selu), ("Softsign", "self", x, F.softsign),
+            ("LogSigmoid", "self", x, F.logsigmoid),
+            ("SquaredRelu", "input", x, lambda t: torch.square(torch.relu(t))),
+            ("Acosh", "self", pos + 1, torch.acosh), ("Asinh", "input", x, torch.asinh)):
+        unary(f"aclnn{name}", source, function, parameter)
+    cases["aclnnSignbit"] = lambda: EmulatedCase({"self": x}, E((n,), bool),
+                                                 lambda: torch.signbit(T(x)))
+    cases["aclnnCelu"] = lambda: EmulatedCase({"self": x, "alpha": f32(0.5)}, E((n,)),
+                                              lambda: F.celu(T(x), 0.5))
+    for name, function in (("Hardshrink", F.hardshrink), ("Softshrink", F.softshrink)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x, "lambd": f32(0.5)}, E((n,)), lambda: f(T(x), 0.5)))
+    cases["aclnnThreshold"] = lambda: EmulatedCase(
+        {"self": x, "threshold": f32(0.5), "value": f32(-1.0)}, E((n,)),
+        lambda: F.threshold(T(x), 0.5, -1.0))
+    cases["aclnnInplaceThreshold"] = lambda: in_place(
+        {"selfRef": x.copy(), "threshold": f32(0.5), "value": f32(-1.0)}, x,
+        lambda t: F.threshold_(t, 0.5, -1.0))
+    cases["aclnnSwish"] = lambda: EmulatedCase({"self": x, "betaOptional": f32(1.0)}, E((n,)),
+                                               lambda: F.silu(T(x)))
+    cases["aclnnPrelu"] = lambda: EmulatedCase(
+        {"self": x, "weight": np.array([0.25], f32)}, E((n,)),
+        lambda: F.prelu(T(x), T(np.array([0.25], f32))))
+    cases["aclnnAddRelu"] = lambda: EmulatedCase(
+        {"self": x, "other": y, "alpha": f32(1.0)}, E((n,)), lambda: torch.relu(T(x) + T(y)))
+    cases["aclnnInplaceAddRelu"] = lambda: in_place(
+        {"selfRef": x.copy(), "other": y, "alpha": f32(1.0)}, x,
+        lambda t: torch.relu_(t.add_(T(y))))
+    cases["aclnnNanToNum"] = lambda: EmulatedCase(
+        {"self": x, "nan": 0.0, "posinf": 1.0, "neginf": -1.0}, E((n,)),
+        lambda: torch.nan_to_num(T(x), 0.0, 1.0, -1.0))
+    cases["aclnnHeaviside"] = lambda: EmulatedCase(
+        {"input": x, "values": y}, E((n,)), lambda: torch.heaviside(T(x), T(y)))
+    cases["aclnnLogit"] = lambda: EmulatedCase({"input": prob, "eps": 0.01}, E((n,)),
+                                               lambda: torch.logit(T(prob), 0.01))
+    cases["aclnnIsClose"] = lambda: EmulatedCase(
+        {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
+        E((n,), bool), lambda: torch.isclose(T(x), T(y)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.ops.kernels import parameters_of
     from aclnn_py.ops.kernels.inplace import INPLACE_OF

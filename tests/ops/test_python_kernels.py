@@ -1103,6 +1103,116 @@ for _mode, _rounding in ((1, torch.round), (2, torch.floor), (3, torch.ceil), (5
         functools.partial(_foreach_round_off, v2=True))
 
 
+# ---- more activations and elementwise operators (kernels/activations.py) ---------------------
+
+F = torch.nn.functional
+ACTIVATIONS_TORCH: dict[str, tuple[str, Callable[..., Any], tuple[float, float]]] = {
+    "aclnnSelu": ("self", F.selu, (-3, 3)),
+    "aclnnSoftsign": ("self", F.softsign, (-3, 3)),
+    "aclnnLogSigmoid": ("self", F.logsigmoid, (-6, 6)),
+    "aclnnSquaredRelu": ("input", lambda t: torch.square(torch.relu(t)), (-3, 3)),
+    "aclnnAcosh": ("self", torch.acosh, (1.0, 4.0)),
+    "aclnnAsinh": ("input", torch.asinh, (-3, 3)),
+    "aclnnSignbit": ("self", torch.signbit, (-3, 3)),
+}
+for _name, (_parameter, _function, _range) in ACTIVATIONS_TORCH.items():
+    def _activation(rng, dtype, parameter=_parameter, function=_function, bounds=_range,
+                    name=_name):
+        x = rand(rng, (3, 5), dtype, *bounds)
+        out = np.empty((3, 5), np.bool_) if name == "aclnnSignbit" else None
+        return {parameter: x}, out, N(function(T(x)))
+    # CANN's Acosh and Asinh take no bfloat16 on Atlas A2 (their phase-1 rules)
+    case(_name, dtypes=("float32", "float16") if _name in ("aclnnAcosh", "aclnnAsinh")
+         else ALL_FLOATS)(_activation)
+
+
+@case("aclnnCelu")
+def celu(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "alpha": 0.5}, None, N(F.celu(T(x), 0.5))
+
+
+@case("aclnnHardshrink")
+def hardshrink(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "lambd": np.float32(0.5)}, None, N(F.hardshrink(T(x), 0.5))
+
+
+@case("aclnnSoftshrink")
+def softshrink(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "lambd": np.float32(0.5)}, None, N(F.softshrink(T(x), 0.5))
+
+
+@case("aclnnThreshold")
+def threshold(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "threshold": np.float32(0.25), "value": np.float32(-1.0)}, None, \
+        N(F.threshold(T(x), 0.25, -1.0))
+
+
+@case("aclnnInplaceThreshold")
+def inplace_threshold(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"selfRef": x.copy(), "threshold": np.float32(0.25), "value": np.float32(-1.0)}, None, \
+        N(F.threshold(T(x), 0.25, -1.0))
+
+
+@case("aclnnSwish")
+def swish(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "betaOptional": 1.5}, None, N(T(x) * torch.sigmoid(1.5 * T(x)))
+
+
+@case("aclnnPrelu")
+def prelu(rng, dtype):
+    x, w = rand(rng, (2, 3, 4), dtype), rand(rng, (3,), dtype, 0, 1)
+    return {"self": x, "weight": w}, np.empty((2, 3, 4), dtype), N(F.prelu(T(x), T(w)))
+
+
+@case("aclnnAddRelu")
+def add_relu(rng, dtype):
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype)
+    return {"self": a, "other": b, "alpha": np.float32(0.5)}, None, N(torch.relu(T(a) + 0.5 * T(b)))
+
+
+@case("aclnnInplaceAddRelu")
+def inplace_add_relu(rng, dtype):
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype)
+    return {"selfRef": a.copy(), "other": b, "alpha": np.float32(0.5)}, None, \
+        N(torch.relu(T(a) + 0.5 * T(b)))
+
+
+@case("aclnnNanToNum")
+def nan_to_num(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    x[0, :3] = np.array([np.nan, np.inf, -np.inf]).astype(dtype)
+    return {"self": x, "nan": 0.5, "posinf": 100.0, "neginf": -100.0}, None, \
+        N(torch.nan_to_num(T(x), 0.5, 100.0, -100.0))
+
+
+@case("aclnnHeaviside")
+def heaviside(rng, dtype):
+    x = rng.integers(-1, 2, (3, 4)).astype(dtype)
+    v = rand(rng, (1, 4), dtype)
+    return {"input": x, "values": v}, None, N(torch.heaviside(T(x), T(v)))
+
+
+@case("aclnnLogit")
+def logit(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.0, 1.0)
+    return {"input": x, "eps": 0.1}, None, N(torch.logit(T(x), 0.1))
+
+
+@case("aclnnIsClose")
+def is_close(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    b = (a.astype(np.float32) + rng.uniform(-0.02, 0.02, (3, 4))).astype(dtype)
+    b[0, 0], a[0, 1], b[0, 1] = np.nan, np.nan, np.nan
+    return {"self": a, "other": b, "rtol": 1e-2, "atol": 1e-2, "equalNan": True}, \
+        np.empty((3, 4), np.bool_), N(torch.isclose(T(a), T(b), 1e-2, 1e-2, True))
+
+
 # ---- clamps with tensor bounds, fills with a tensor, in-place forms --------------------------
 
 
@@ -1224,3 +1334,15 @@ def test_every_kernel_has_a_case() -> None:
     builtins = {name for name, kernel in kernels.table().items() if kernel.builtin}
     assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS == set()
     assert len(builtins) >= 150
+
+
+def test_foreach_refuses_an_out_of_another_shape_and_a_mismatched_scalar() -> None:
+    """CANN's foreach op_api checks (aclnn_foreach_pow_scalar_v2.cpp CheckShape and
+    CheckDtypePowScalar): out has x's shape; a float16 list takes a float16 or double scalar."""
+    x = [np.ones((2, 2), np.float32)]
+    with pytest.raises(aclnn_py.AclError, match="shape"):
+        aclnn_py.call("aclnnForeachAbs", x=x, out=[np.empty((4,), np.float32)])
+    half = [np.ones((2, 2), np.float16)]
+    with pytest.raises(aclnn_py.AclError, match="scalar has dtype int32"):
+        aclnn_py.call("aclnnForeachAddScalarV2", x=half, scalar=np.int32(1),
+                      out=[np.empty((2, 2), np.float16)])

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Refusal
+from . import Refusal, tensor_format
 from .elementwise import (
     UNARY,
     _erf_maclaurin,
@@ -54,17 +54,53 @@ def _lists(first: str, tensors: list[np.ndarray], **others: list[np.ndarray] | N
                              "they must hold as many")
 
 
+# The private formats, which CANN's foreach operators refuse (ops-nn foreach/foreach_pow_scalar/
+# op_host/op_api/aclnn_foreach_pow_scalar_v2.cpp CheckFormat: IsPrivateFormat of each tensor);
+# aclFormat values of headers/acl_rt.h: NC1HWC0, FRACTAL_Z, NC1HWC0_C04, FRACTAL_NZ, NDC1HWC0,
+# FRACTAL_Z_3D and the FRACTAL_NZ_C0_* ones.
+PRIVATE_FORMATS = frozenset({3, 4, 12, 29, 32, 33, 50, 51, 52, 53, 54})
+
+
+def _plain_formats(**lists: list[np.ndarray] | None) -> None:
+    for name, members in lists.items():
+        for index, tensor in enumerate(members or ()):
+            if tensor_format(tensor) in PRIVATE_FORMATS:
+                raise ValueError(f"{name}[{index}] has a private format (aclFormat "
+                                 f"{tensor_format(tensor)}): the format must be ND, NCHW, NHWC, "
+                                 "HWCN, NDHWC or NCDHW")
+
+
 def _outputs(first: str, tensors: list[np.ndarray], out: list[np.ndarray],
-             name: str = "out") -> None:
-    """out[i] has x[i]'s dtype and at least its number of elements."""
+             name: str = "out", same_dtype: bool = True) -> None:
+    """out[i] has x[i]'s shape (CheckShape of the op_api: OP_CHECK_SHAPE_NOT_EQUAL, although
+    the docs allow a larger out) and dtype; no tensor has a private format."""
     _lists(first, tensors, **{name: out})
+    _plain_formats(**{first: tensors, name: out})
     for index, (x, y) in enumerate(zip(tensors, out)):
-        if y.dtype != x.dtype:
+        if same_dtype and y.dtype != x.dtype:
             raise ValueError(f"{name}[{index}] has dtype {y.dtype.name} and {first}[{index}] "
                              f"{x.dtype.name}: they must be equal")
-        if y.size < x.size:
-            raise ValueError(f"{name}[{index}] has {y.size} elements and {first}[{index}] "
-                             f"{x.size}: it must have at least as many")
+        if y.shape != x.shape:
+            raise ValueError(f"{name}[{index}] has shape {list(y.shape)} and {first}[{index}] "
+                             f"{list(x.shape)}: they must be equal")
+
+
+def _scalar_kind(name: str, tensors: list[np.ndarray], scalar: Any) -> None:
+    """An aclScalar operand's dtype by the list's (the V2 forms: aclnn_foreach_pow_scalar_v2.cpp
+    CheckDtypePowScalar and its siblings): float32 or double for float32 and bfloat16, float16
+    or double for float16, int32 or int64 for an integral list."""
+    if scalar is None or isinstance(scalar, np.ndarray) or not tensors:
+        return
+    dtype, kind = tensors[0].dtype, np.asarray(scalar).dtype
+    if dtype == np.float16:
+        allowed = ("float16", "float64")
+    elif dtype.kind in "biu":
+        allowed = ("int32", "int64")
+    else:
+        allowed = ("float32", "float64")
+    if kind.name not in allowed:
+        raise ValueError(f"{name} has dtype {kind.name}, which a list of {dtype.name} does not "
+                         f"take: it takes {' or '.join(allowed)}")
 
 
 def _same_shapes(first: str, tensors: list[np.ndarray], **others: list[np.ndarray]) -> None:
@@ -140,6 +176,11 @@ def _unary_check(x: list[np.ndarray], out: list[np.ndarray]) -> None:
     _outputs("x", x, out)
 
 
+def _copy_check(x: list[np.ndarray], out: list[np.ndarray]) -> None:
+    """out may have another dtype, which the copy casts to (CANN's UT: float32 into float16)."""
+    _outputs("x", x, out, same_dtype=False)
+
+
 def _foreach_unary(compute: Callable[..., None], integers: Callable[..., np.dtype] | None
                    ) -> Callable[..., None]:
     def kernel(x: list[np.ndarray], out: list[np.ndarray]) -> None:
@@ -163,12 +204,12 @@ def _copy(target: np.ndarray, x: np.ndarray) -> None:
     np.copyto(target, x)
 
 
-@register("aclnnForeachCopy", check=_unary_check)
+@register("aclnnForeachCopy", check=_copy_check)
 def foreach_copy(x: list[np.ndarray], out: list[np.ndarray]) -> None:
     """y_i = x_i (ops-nn foreach/foreach_copy/docs/aclnnForeachCopy.md)."""
     for source, result in zip(x, out):
         if source.size:
-            np.copyto(_target(result, source.shape), source)
+            np.copyto(_target(result, source.shape), source, casting="unsafe")
 
 
 def _zero_check(x: list[np.ndarray]) -> None:
@@ -220,6 +261,7 @@ def _scalar_check(x: list[np.ndarray], scalar: Any, out: list[np.ndarray]) -> No
     _outputs("x", x, out)
     if isinstance(scalar, np.ndarray):
         _one_element("scalar", scalar)
+    _scalar_kind("scalar", x, scalar)
 
 
 def _binary_dtype(short: str, dtype: np.dtype) -> np.dtype:
@@ -280,9 +322,11 @@ def _list_check(x1: list[np.ndarray], x2: list[np.ndarray], out: list[np.ndarray
                 alpha: Any = None) -> None:
     _outputs("x1", x1, out)
     _lists("x1", x1, x2=x2)
+    _plain_formats(x2=x2)
     _same_shapes("x1", x1, x2=x2)
     if isinstance(alpha, np.ndarray):
         _one_element("alpha", alpha)
+    _scalar_kind("alpha", x1, alpha)
 
 
 def _foreach_list(short: str) -> Callable[..., None]:
@@ -354,10 +398,12 @@ def _foreach_addc(divide: bool, per_tensor: bool, name: str
         x1, x2, x3 = arguments["x1"], arguments["x2"], arguments["x3"]
         _outputs("x1", x1, arguments["out"])
         _lists("x1", x1, x2=x2, x3=x3)
+        _plain_formats(x2=x2, x3=x3)
         _same_shapes("x1", x1, x2=x2, x3=x3)
         scalar = arguments[parameter]
         if isinstance(scalar, np.ndarray):
             _one_element(parameter, scalar, len(x1) if per_tensor else 1)
+        _scalar_kind(parameter, x1, scalar)
 
     def kernel(**arguments: Any) -> None:
         x1, x2, x3, out = (arguments[key] for key in ("x1", "x2", "x3", "out"))

@@ -398,4 +398,35 @@ FORMULAS.update({
     "aclnnInplaceMaskedFillTensor": _f("selfRef = value where mask", "numpy's boolean "
                                        "assignment", EXACT),
 })
+FORMULAS.update({
+    "aclnnSelu": _f("scale (max(0, x) + min(0, alpha (e^x - 1))), alpha 1.6733, scale 1.0507",
+                    "numpy's expm1 below 0"),
+    "aclnnSoftsign": _f("x / (1 + |x|)", "the same"),
+    "aclnnLogSigmoid": _f("log(1 / (1 + e^-x))", "min(x, 0) - log1p(e^-|x|) (no overflow)"),
+    "aclnnSquaredRelu": _f("max(0, x)^2", "the same"),
+    "aclnnAcosh": _f("ln(x + sqrt(x^2 - 1))", "numpy's arccosh"),
+    "aclnnAsinh": _f("ln(x + sqrt(x^2 + 1))", "numpy's arcsinh"),
+    "aclnnCelu": _f("max(0, x) + min(0, alpha (e^(x / alpha) - 1))", "numpy's expm1 below 0"),
+    "aclnnHardshrink": _f("x where |x| > lambd, else 0", "the same"),
+    "aclnnSoftshrink": _f("x - lambd above lambd, x + lambd below -lambd, else 0",
+                          "the same; NaN stays"),
+    "aclnnThreshold": _f("x where x > threshold, else value", "the same; NaN stays"),
+    "aclnnInplaceThreshold": _f("x where x > threshold, else value, into selfRef",
+                                "as aclnnThreshold"),
+    "aclnnSwish": _f("x sigmoid(beta x)", "x / (1 + exp(-beta x)), beta 1 when left out"),
+    "aclnnPrelu": _f("max(0, x) + a min(0, x)", "a: one weight, or one per channel (dim 1)"),
+    "aclnnAddRelu": _f("relu(self + alpha other)", "the sum, then max(0, .); NaN stays"),
+    "aclnnInplaceAddRelu": _f("relu(self + alpha other), into selfRef", "as aclnnAddRelu"),
+    "aclnnSignbit": _f("whether the sign bit is set", "numpy's signbit", EXACT),
+    "aclnnNanToNum": _f("NaN -> nan, +inf -> posinf, -inf -> neginf",
+                        "numpy's where; a replacement beyond out's range takes its largest "
+                        "finite value, as PyTorch's"),
+    "aclnnHeaviside": _f("0 for input < 0, values for input = 0, 1 for input > 0",
+                         "the same; NaN gives 0, as PyTorch's"),
+    "aclnnLogit": _f("ln(z / (1 - z)), z clamped to [eps, 1 - eps] when eps >= 0",
+                     "the same"),
+    "aclnnIsClose": _f("|self - other| <= atol + rtol |other|",
+                       "the same in the promoted dtype (float32 for the halves); equal values "
+                       "are close, NaN with NaN when equalNan"),
+})
 FORMULAS.update(_inplace_formulas())
