@@ -746,7 +746,11 @@ def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
 def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool,
               device: int, allocator: TensorCall | None = None) -> tuple[Any, ...]:
     """Outputs of the broadcast shape of the tensor inputs and the first input's dtype (by
-    torch, through ``allocator``, when the call was given torch tensors)."""
+    torch, through ``allocator``, when the call was given torch tensors). An operator that
+    only updates tensors in place (aclnnForeachZeroInplace) has none to allocate, whatever
+    its tensors' shapes."""
+    if count == 0:
+        return ()
     if not arrays:
         raise TypeError(f"{operator}: the outputs' shape cannot be inferred without tensor "
                         "inputs; pass out=")

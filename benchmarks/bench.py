@@ -2188,6 +2188,150 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda p=grad, f=function, e=extra: EmulatedCase(
             {p: g, "self": x, "target": y, "reduction": 0, **e}, E((n,)),
             lambda: f(T(g), T(x), T(y), 0)))
+    # the foreach family: four tensors of n / 4 elements per list, as an optimizer's step
+    quarter = n // 4
+
+    def parts(source: np.ndarray) -> list[np.ndarray]:
+        return [source[i * quarter:(i + 1) * quarter].copy() for i in range(4)]
+
+    xs, ys, ps, us = parts(x), parts(y), parts(pos), parts(unit)
+    lists_out = [E((quarter,))] * 4
+
+    def per(function: Callable[..., Any], *lists: list[np.ndarray]) -> Callable[[], Any]:
+        return lambda: [function(*(T(t) for t in tensors)) for tensors in zip(*lists)]
+
+    for name, function in (("Abs", torch.abs), ("Exp", torch.exp), ("Expm1", torch.expm1),
+                           ("Neg", torch.neg), ("Sigmoid", torch.sigmoid),
+                           ("Sign", torch.sign), ("Sin", torch.sin), ("Cos", torch.cos),
+                           ("Sinh", torch.sinh), ("Cosh", torch.cosh), ("Tanh", torch.tanh),
+                           ("Atan", torch.atan), ("Erf", torch.erf), ("Erfc", torch.erfc),
+                           ("Copy", torch.clone)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": xs}, lists_out, per(f, xs)))
+    for name, function in (("Acos", torch.acos), ("Asin", torch.asin), ("Tan", torch.tan)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": us}, lists_out, per(f, us)))
+    for name, function in (("Log", torch.log), ("Log2", torch.log2), ("Log10", torch.log10),
+                           ("Log1p", torch.log1p), ("Sqrt", torch.sqrt),
+                           ("Reciprocal", torch.reciprocal)):
+        cases[f"aclnnForeach{name}"] = (lambda f=function: EmulatedCase(
+            {"x": ps}, lists_out, per(f, ps)))
+    cases["aclnnForeachZeroInplace"] = lambda: EmulatedCase(
+        {"x": [t.copy() for t in xs]}, None, per(lambda t: t.zero_(), xs))
+    binaries = (("Add", torch.add), ("Sub", torch.sub), ("Mul", torch.mul), ("Div", torch.div),
+                ("Maximum", torch.maximum), ("Minimum", torch.minimum), ("Pow", torch.pow))
+    for name, function in binaries:
+        first = ps if name == "Pow" else xs
+        cases[f"aclnnForeach{name}Scalar"] = (lambda f=function, a=first: EmulatedCase(
+            {"x": a, "scalar": np.array([1.5], f32)}, lists_out,
+            per(lambda t: f(t, torch.tensor(1.5)), a)))
+        cases[f"aclnnForeach{name}ScalarV2"] = (lambda f=function, a=first: EmulatedCase(
+            {"x": a, "scalar": 1.5}, lists_out, per(lambda t: f(t, torch.tensor(1.5)), a)))
+        second = ps if name == "Div" else ys
+        if name in ("Add", "Sub"):
+            cases[f"aclnnForeach{name}List"] = (lambda f=function, b=second: EmulatedCase(
+                {"x1": xs, "x2": b, "alpha": np.array([0.5], f32)}, lists_out,
+                per(lambda s, t: f(s, t, alpha=0.5), xs, b)))
+            cases[f"aclnnForeach{name}ListV2"] = (lambda f=function, b=second: EmulatedCase(
+                {"x1": xs, "x2": b, "alpha": 0.5}, lists_out,
+                per(lambda s, t: f(s, t, alpha=0.5), xs, b)))
+        else:
+            cases[f"aclnnForeach{name}List"] = (lambda f=function, a=first, b=second:
+                                                EmulatedCase({"x1": a, "x2": b}, lists_out,
+                                                             per(f, a, b)))
+    cases["aclnnForeachPowScalarAndTensor"] = lambda: EmulatedCase(
+        {"scalar": 1.5, "x": xs}, lists_out, per(lambda t: torch.pow(1.5, t), xs))
+    for name, function in (("Addcdiv", torch.addcdiv), ("Addcmul", torch.addcmul)):
+        for suffix, scalar in (("List", np.full(4, 0.5, f32)),
+                               ("ScalarList", np.full(4, 0.5, f32)),
+                               ("Scalar", np.array([0.5], f32)), ("ScalarV2", 0.5)):
+            key = "scalars" if suffix.endswith("List") else "scalar"
+            cases[f"aclnnForeach{name}{suffix}"] = (lambda f=function, k=key, v=scalar:
+                                                    EmulatedCase(
+                {"x1": xs, "x2": ys, "x3": ps, k: v}, lists_out,
+                per(lambda a, b, c: f(a, b, c, value=0.5), xs, ys, ps)))
+    cases["aclnnForeachLerpList"] = lambda: EmulatedCase(
+        {"x1": xs, "x2": ys, "weight": us}, lists_out, per(torch.lerp, xs, ys, us))
+    cases["aclnnForeachLerpScalar"] = lambda: EmulatedCase(
+        {"x1": xs, "x2": ys, "weight": 0.25}, lists_out,
+        per(lambda a, b: torch.lerp(a, b, 0.25), xs, ys))
+    cases["aclnnForeachNorm"] = lambda: EmulatedCase(
+        {"x": xs, "scalar": 2.0}, [E((1,))] * 4, per(torch.linalg.vector_norm, xs))
+    cases["aclnnForeachNonFiniteCheckAndUnscale"] = lambda: EmulatedCase(
+        {"scaledGrads": [t.copy() for t in xs], "foundInf": np.zeros(1, f32),
+         "invScale": np.ones(1, f32)}, None, per(lambda t: t.mul_(1.0), xs))
+    cases["aclnnForeachRoundOffNumber"] = lambda: EmulatedCase(
+        {"x": xs, "roundMode": np.array([2], np.int8)}, lists_out, per(torch.floor, xs))
+    cases["aclnnForeachRoundOffNumberV2"] = lambda: EmulatedCase(
+        {"x": xs, "roundMode": np.int8(2)}, lists_out, per(torch.floor, xs))
+    # clamps with tensor bounds, fills with a tensor
+    cases["aclnnClampTensor"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": np.full(n, -1, f32), "clipValueMax": np.ones(n, f32)},
+        E((n,)), lambda: torch.clamp(T(x), T(np.full(n, -1, f32)), T(np.ones(n, f32))))
+    cases["aclnnClampMinTensor"] = lambda: EmulatedCase(
+        {"self": x, "clipValueMin": y}, E((n,)), lambda: torch.clamp_min(T(x), T(y)))
+    cases["aclnnClampMaxTensor"] = lambda: EmulatedCase(
+        {"self": x, "max": y}, E((n,)), lambda: torch.clamp_max(T(x), T(y)))
+    cases["aclnnInplaceFillTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "value": np.array([2.5], f32)}, x, lambda t: t.fill_(2.5))
+    cases["aclnnInplaceMaskedFillTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "mask": x > 0, "value": np.array(2.5, f32)}, x,
+        lambda t: t.masked_fill_(T(x > 0), 2.5))
+    # more activations (kernels/activations.py)
+    for name, parameter, source, function in (
+            ("Selu", "self", x, F.selu), ("Softsign", "self", x, F.softsign),
+            ("LogSigmoid", "self", x, F.logsigmoid),
+            ("SquaredRelu", "input", x, lambda t: torch.square(torch.relu(t))),
+            ("Acosh", "self", pos + 1, torch.acosh), ("Asinh", "input", x, torch.asinh)):
+        unary(f"aclnn{name}", source, function, parameter)
+    cases["aclnnSignbit"] = lambda: EmulatedCase({"self": x}, E((n,), bool),
+                                                 lambda: torch.signbit(T(x)))
+    cases["aclnnCelu"] = lambda: EmulatedCase({"self": x, "alpha": f32(0.5)}, E((n,)),
+                                              lambda: F.celu(T(x), 0.5))
+    for name, function in (("Hardshrink", F.hardshrink), ("Softshrink", F.softshrink)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": x, "lambd": f32(0.5)}, E((n,)), lambda: f(T(x), 0.5)))
+    cases["aclnnThreshold"] = lambda: EmulatedCase(
+        {"self": x, "threshold": f32(0.5), "value": f32(-1.0)}, E((n,)),
+        lambda: F.threshold(T(x), 0.5, -1.0))
+    cases["aclnnInplaceThreshold"] = lambda: in_place(
+        {"selfRef": x.copy(), "threshold": f32(0.5), "value": f32(-1.0)}, x,
+        lambda t: F.threshold_(t, 0.5, -1.0))
+    cases["aclnnSwish"] = lambda: EmulatedCase({"self": x, "betaOptional": f32(1.0)}, E((n,)),
+                                               lambda: F.silu(T(x)))
+    cases["aclnnPrelu"] = lambda: EmulatedCase(
+        {"self": x, "weight": np.array([0.25], f32)}, E((n,)),
+        lambda: F.prelu(T(x), T(np.array([0.25], f32))))
+    cases["aclnnAddRelu"] = lambda: EmulatedCase(
+        {"self": x, "other": y, "alpha": f32(1.0)}, E((n,)), lambda: torch.relu(T(x) + T(y)))
+    cases["aclnnInplaceAddRelu"] = lambda: in_place(
+        {"selfRef": x.copy(), "other": y, "alpha": f32(1.0)}, x,
+        lambda t: torch.relu_(t.add_(T(y))))
+    cases["aclnnNanToNum"] = lambda: EmulatedCase(
+        {"self": x, "nan": 0.0, "posinf": 1.0, "neginf": -1.0}, E((n,)),
+        lambda: torch.nan_to_num(T(x), 0.0, 1.0, -1.0))
+    cases["aclnnHeaviside"] = lambda: EmulatedCase(
+        {"input": x, "values": y}, E((n,)), lambda: torch.heaviside(T(x), T(y)))
+    cases["aclnnLogit"] = lambda: EmulatedCase({"input": prob, "eps": 0.01}, E((n,)),
+                                               lambda: torch.logit(T(prob), 0.01))
+    cases["aclnnIsClose"] = lambda: EmulatedCase(
+        {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
+        E((n,), bool), lambda: torch.isclose(T(x), T(y)))
+    # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
+    from aclnn_py.ops.kernels import parameters_of
+    from aclnn_py.ops.kernels.inplace import INPLACE_OF
+
+    def inplace_of(name: str, base: str) -> EmulatedCase:
+        made = cases[base]()
+        base_names = [p for p in parameters_of(base) or () if p != "out"]
+        names = parameters_of(name) or ()
+        arguments = {names[0]: np.array(made.arguments[base_names[0]], copy=True)}
+        arguments.update({target: made.arguments.get(source)
+                          for target, source in zip(names[1:], base_names[1:])})
+        return EmulatedCase(arguments, None, made.reference)
+
+    for name, base in INPLACE_OF.items():
+        cases[name] = (lambda n_=name, b=base: inplace_of(n_, b))
     return cases
 
 

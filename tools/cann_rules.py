@@ -404,6 +404,55 @@ def parse_repo(argument: str) -> tuple[str, Path, str]:
     return name, Path(path), commit
 
 
+# Rules relating a tensor to others, trivial when they all name the in-place tensor
+RELATIONAL = frozenset({"same_shape", "same_dtype", "broadcast", "promote", "castable"})
+
+
+def inplace_pairs() -> dict[str, str]:
+    """The in-place forms the emulator computes through their out-of-place operator's kernel
+    (aclnn_py.ops.kernels.inplace.INPLACE_OF)."""
+    from aclnn_py.ops.kernels.inplace import INPLACE_OF
+
+    return dict(INPLACE_OF)
+
+
+def derive_inplace(operators: dict[str, Any], table: dict[str, Any],
+                   corrections: dict[str, Any]) -> None:
+    """An in-place form's rules are its out-of-place operator's (CANN's aclnnInplaceXxx runs
+    the checks of aclnnXxx with its tensor as both input and output: ops-math math/cos/op_api/
+    aclnn_cos.cpp aclnnInplaceCosGetWorkspaceSize and the like; both are one doc page), the
+    first tensor and out renamed to the in-place tensor, the other parameters by position;
+    a relation of the in-place tensor with itself is left out. Unless the form has corrections
+    of its own, this replaces what its doc page's table gave it."""
+    for name, base in inplace_pairs().items():
+        if name in corrections or base not in operators or name not in table:
+            continue
+        base_params = [n for _, n in table[base]["parameters"]]
+        params = [n for _, n in table[name]["parameters"]]
+        others = [p for p in base_params if p not in (base_params[0], "out")]
+        mapping = {base_params[0]: params[0], "out": params[0], **dict(zip(others, params[1:]))}
+        rules = []
+        for rule in operators[base]["rules"]:
+            if any(p not in mapping for p in rule["params"]) or \
+                    rule.get("target", base_params[0]) not in mapping:
+                continue
+            mapped = {**rule, "params": [mapping[p] for p in rule["params"]]}
+            if "target" in rule:
+                mapped["target"] = mapping[rule["target"]]
+            named = set(mapped["params"]) | ({mapped["target"]} if "target" in mapped else set())
+            if rule["rule"] in RELATIONAL and len(named) == 1:
+                continue
+            if mapped not in rules:
+                rules.append(mapped)
+        record: dict[str, Any] = {"doc": operators[base]["doc"]}
+        nullable = sorted({mapping[n] for n in operators[base].get("nullable", ())
+                           if n in mapping})
+        if nullable:
+            record["nullable"] = nullable
+        record["rules"] = rules
+        operators[name] = record
+
+
 def build(repositories: list[tuple[str, Path, str]], computed: list[str]) -> dict[str, Any]:
     table = json.loads(TABLE.read_text(encoding="utf-8"))["operators"]
     corrections = read_corrections(CORRECTIONS)
@@ -428,6 +477,7 @@ def build(repositories: list[tuple[str, Path, str]], computed: list[str]) -> dic
                 record["nullable"] = sorted(set(rules.nullable))
             record["rules"] = rules.rules
             operators[operator] = record
+    derive_inplace(operators, table, corrections)
     unknown = set(corrections) - set(operators)
     if unknown:
         raise ValueError(f"{CORRECTIONS.name}: corrections for operators not written: "

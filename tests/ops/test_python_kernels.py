@@ -9,6 +9,7 @@ without a case here fails ``test_every_kernel_has_a_case``.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from helpers import call_formatted
 
 import aclnn_py
 from aclnn_py.ops import kernels
+from aclnn_py.ops.kernels.inplace import INPLACE_OF
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
@@ -1044,6 +1046,318 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+# ---- the foreach family: one operation over each tensor of a list ----------------------------
+
+FOREACH_SHAPES = ((2, 3), (4,), ())
+
+
+def _foreach_inputs(rng: np.random.Generator, dtype: np.dtype, low: float = -2.0,
+                    high: float = 2.0) -> list[np.ndarray]:
+    return [rand(rng, shape, dtype, low, high) for shape in FOREACH_SHAPES]
+
+
+def _empty_like(tensors: list[np.ndarray]) -> list[list[np.ndarray]]:
+    return [[np.empty_like(t) for t in tensors]]
+
+
+FOREACH_UNARY_TORCH = {**{short: UNARY_TORCH[short] for short in (
+    "Abs", "Acos", "Asin", "Atan", "Cos", "Cosh", "Erf", "Exp", "Expm1", "Log", "Log10",
+    "Log1p", "Log2", "Neg", "Reciprocal", "Sigmoid", "Sign", "Sin", "Sinh", "Sqrt", "Tan",
+    "Tanh")}, "Erfc": torch.erfc}
+
+for _short, _function in FOREACH_UNARY_TORCH.items():
+    def _foreach_unary(rng, dtype, short=_short, function=_function):
+        x = _foreach_inputs(rng, dtype, *_domain(short))
+        return {"x": x}, _empty_like(x), [N(function(T(t))) for t in x]
+    case(f"aclnnForeach{_short}")(_foreach_unary)
+
+
+@case("aclnnForeachCopy")
+def foreach_copy(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"x": x}, _empty_like(x), [t.copy() for t in x]
+
+
+@case("aclnnForeachZeroInplace")
+def foreach_zero_inplace(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"x": [t.copy() for t in x]}, None, [np.zeros_like(t) for t in x]
+
+
+FOREACH_BINARY_TORCH = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div,
+                        "Maximum": torch.maximum, "Minimum": torch.minimum, "Pow": torch.pow}
+
+for _short, _function in FOREACH_BINARY_TORCH.items():
+    def _foreach_scalar(rng, dtype, function=_function, v2=False):
+        x = _foreach_inputs(rng, dtype, 0.5, 2.0)
+        scalar: Any = 1.75 if v2 else np.array([1.75], np.float32 if dtype == BF16 else dtype)
+        return {"x": x, "scalar": scalar}, _empty_like(x), \
+            [N(function(T(t).float(), torch.tensor(1.75)).to(TORCH_DTYPES[dtype])) for t in x]
+    case(f"aclnnForeach{_short}Scalar")(_foreach_scalar)
+    case(f"aclnnForeach{_short}ScalarV2", "aclScalar")(functools.partial(_foreach_scalar, v2=True))
+
+    def _foreach_list(rng, dtype, short=_short, function=_function, alpha=None):
+        x1, x2 = _foreach_inputs(rng, dtype, 0.5, 2.0), _foreach_inputs(rng, dtype, 0.5, 2.0)
+        arguments: dict[str, Any] = {"x1": x1, "x2": x2}
+        keywords: dict[str, Any] = {}
+        if alpha is not None:
+            arguments["alpha"] = alpha
+            keywords["alpha"] = 0.5
+        expected = [N(function(T(a).float(), T(b).float(), **keywords).to(TORCH_DTYPES[dtype]))
+                    for a, b in zip(x1, x2)]
+        return arguments, _empty_like(x1), expected
+    if _short in ("Add", "Sub"):
+        case(f"aclnnForeach{_short}List", "alpha tensor")(functools.partial(
+            _foreach_list, alpha=np.array([0.5], np.float32)))
+        case(f"aclnnForeach{_short}ListV2", "alpha aclScalar")(
+            functools.partial(_foreach_list, alpha=0.5))
+    else:
+        case(f"aclnnForeach{_short}List")(_foreach_list)
+
+
+@case("aclnnForeachPowScalarAndTensor")
+def foreach_pow_scalar_and_tensor(rng, dtype):
+    x = _foreach_inputs(rng, dtype)
+    return {"scalar": 1.5, "x": x}, _empty_like(x), \
+        [N(torch.pow(1.5, T(t).float()).to(TORCH_DTYPES[dtype])) for t in x]
+
+
+for _short, _function in (("Addcdiv", torch.addcdiv), ("Addcmul", torch.addcmul)):
+    for _suffix in ("List", "ScalarList", "Scalar", "ScalarV2"):
+        def _foreach_addc(rng, dtype, function=_function, suffix=_suffix):
+            x1, x2 = _foreach_inputs(rng, dtype), _foreach_inputs(rng, dtype)
+            x3 = _foreach_inputs(rng, dtype, 0.5, 2.0)
+            values = [0.5, -1.25, 2.0]
+            if suffix.endswith("List"):
+                scalars: Any = np.array(values, np.float32).astype(dtype)
+                parameter = "scalars"
+            else:
+                values = [0.5] * 3
+                scalars = 0.5 if suffix == "ScalarV2" else \
+                    np.array([0.5], np.float32 if dtype == BF16 else dtype)
+                parameter = "scalar"
+            expected = [N(function(T(a).float(), T(b).float(), T(c).float(), value=v)
+                          .to(TORCH_DTYPES[dtype])) for a, b, c, v in zip(x1, x2, x3, values)]
+            return {"x1": x1, "x2": x2, "x3": x3, parameter: scalars}, _empty_like(x1), expected
+        case(f"aclnnForeach{_short}{_suffix}")(_foreach_addc)
+
+
+@case("aclnnForeachLerpList")
+def foreach_lerp_list(rng, dtype):
+    x1, x2, w = (_foreach_inputs(rng, dtype) for _ in range(3))
+    return {"x1": x1, "x2": x2, "weight": w}, _empty_like(x1), \
+        [N(torch.lerp(T(a), T(b), T(c))) for a, b, c in zip(x1, x2, w)]
+
+
+@case("aclnnForeachLerpScalar")
+def foreach_lerp_scalar(rng, dtype):
+    x1, x2 = _foreach_inputs(rng, dtype), _foreach_inputs(rng, dtype)
+    return {"x1": x1, "x2": x2, "weight": 0.25}, _empty_like(x1), \
+        [N(torch.lerp(T(a), T(b), 0.25)) for a, b in zip(x1, x2)]
+
+
+for _order in (2.0, 1.0, 3.0, float("inf")):
+    def _foreach_norm(rng, dtype, order=_order):
+        x = _foreach_inputs(rng, dtype)
+        expected = [N(torch.linalg.vector_norm(T(t).double(), order).reshape(1)
+                      .to(TORCH_DTYPES[dtype])) for t in x]
+        return {"x": x, "scalar": order}, [[np.empty(1, dtype) for _ in x]], expected
+    case("aclnnForeachNorm", f"p={_order}")(_foreach_norm)
+
+
+@case("aclnnForeachNonFiniteCheckAndUnscale")
+def foreach_non_finite_check_and_unscale(rng, dtype):
+    grads = [rand(rng, shape, dtype) for shape in ((2, 3), (1, 3))]
+    grads[1][0, 1] = np.inf
+    found = np.zeros(1, np.float32)
+    expected = [N(T(g).float().mul(0.5).to(TORCH_DTYPES[dtype])) for g in grads]
+    return {"scaledGrads": [g.copy() for g in grads], "foundInf": found,
+            "invScale": np.array([0.5], np.float32)}, None, [expected, np.ones(1, np.float32)]
+
+
+for _mode, _rounding in ((1, torch.round), (2, torch.floor), (3, torch.ceil), (5, torch.trunc),
+                         (4, lambda t: torch.sign(t) * torch.floor(t.abs() + 0.5)),
+                         (7, torch.frac), (0, lambda t: t)):
+    def _foreach_round_off(rng, dtype, mode=_mode, rounding=_rounding, v2=False):
+        x = [t * 4 for t in _foreach_inputs(rng, np.dtype(np.float32))]
+        x = [t.astype(dtype) for t in x]
+        mode_argument: Any = np.int8(mode) if v2 else np.array([mode], np.int8)
+        return {"x": x, "roundMode": mode_argument}, _empty_like(x), \
+            [N(rounding(T(t).float()).to(TORCH_DTYPES[dtype])) for t in x]
+    case("aclnnForeachRoundOffNumber", f"mode {_mode}")(_foreach_round_off)
+    case("aclnnForeachRoundOffNumberV2", f"aclScalar mode {_mode}")(
+        functools.partial(_foreach_round_off, v2=True))
+
+
+# ---- more activations and elementwise operators (kernels/activations.py) ---------------------
+
+F = torch.nn.functional
+ACTIVATIONS_TORCH: dict[str, tuple[str, Callable[..., Any], tuple[float, float]]] = {
+    "aclnnSelu": ("self", F.selu, (-3, 3)),
+    "aclnnSoftsign": ("self", F.softsign, (-3, 3)),
+    "aclnnLogSigmoid": ("self", F.logsigmoid, (-6, 6)),
+    "aclnnSquaredRelu": ("input", lambda t: torch.square(torch.relu(t)), (-3, 3)),
+    "aclnnAcosh": ("self", torch.acosh, (1.0, 4.0)),
+    "aclnnAsinh": ("input", torch.asinh, (-3, 3)),
+    "aclnnSignbit": ("self", torch.signbit, (-3, 3)),
+}
+for _name, (_parameter, _function, _range) in ACTIVATIONS_TORCH.items():
+    def _activation(rng, dtype, parameter=_parameter, function=_function, bounds=_range,
+                    name=_name):
+        x = rand(rng, (3, 5), dtype, *bounds)
+        out = np.empty((3, 5), np.bool_) if name == "aclnnSignbit" else None
+        return {parameter: x}, out, N(function(T(x)))
+    # CANN's Acosh and Asinh take no bfloat16 on Atlas A2 (their phase-1 rules)
+    case(_name, dtypes=("float32", "float16") if _name in ("aclnnAcosh", "aclnnAsinh")
+         else ALL_FLOATS)(_activation)
+
+
+@case("aclnnCelu")
+def celu(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "alpha": 0.5}, None, N(F.celu(T(x), 0.5))
+
+
+@case("aclnnHardshrink")
+def hardshrink(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "lambd": np.float32(0.5)}, None, N(F.hardshrink(T(x), 0.5))
+
+
+@case("aclnnSoftshrink")
+def softshrink(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "lambd": np.float32(0.5)}, None, N(F.softshrink(T(x), 0.5))
+
+
+@case("aclnnThreshold")
+def threshold(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "threshold": np.float32(0.25), "value": np.float32(-1.0)}, None, \
+        N(F.threshold(T(x), 0.25, -1.0))
+
+
+@case("aclnnInplaceThreshold")
+def inplace_threshold(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"selfRef": x.copy(), "threshold": np.float32(0.25), "value": np.float32(-1.0)}, None, \
+        N(F.threshold(T(x), 0.25, -1.0))
+
+
+@case("aclnnSwish")
+def swish(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "betaOptional": 1.5}, None, N(T(x) * torch.sigmoid(1.5 * T(x)))
+
+
+@case("aclnnPrelu")
+def prelu(rng, dtype):
+    x, w = rand(rng, (2, 3, 4), dtype), rand(rng, (3,), dtype, 0, 1)
+    return {"self": x, "weight": w}, np.empty((2, 3, 4), dtype), N(F.prelu(T(x), T(w)))
+
+
+@case("aclnnAddRelu")
+def add_relu(rng, dtype):
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype)
+    return {"self": a, "other": b, "alpha": np.float32(0.5)}, None, N(torch.relu(T(a) + 0.5 * T(b)))
+
+
+@case("aclnnInplaceAddRelu")
+def inplace_add_relu(rng, dtype):
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype)
+    return {"selfRef": a.copy(), "other": b, "alpha": np.float32(0.5)}, None, \
+        N(torch.relu(T(a) + 0.5 * T(b)))
+
+
+@case("aclnnNanToNum")
+def nan_to_num(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    x[0, :3] = np.array([np.nan, np.inf, -np.inf]).astype(dtype)
+    return {"self": x, "nan": 0.5, "posinf": 100.0, "neginf": -100.0}, None, \
+        N(torch.nan_to_num(T(x), 0.5, 100.0, -100.0))
+
+
+@case("aclnnHeaviside")
+def heaviside(rng, dtype):
+    x = rng.integers(-1, 2, (3, 4)).astype(dtype)
+    v = rand(rng, (1, 4), dtype)
+    return {"input": x, "values": v}, None, N(torch.heaviside(T(x), T(v)))
+
+
+@case("aclnnLogit")
+def logit(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.0, 1.0)
+    return {"input": x, "eps": 0.1}, None, N(torch.logit(T(x), 0.1))
+
+
+@case("aclnnIsClose")
+def is_close(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    b = (a.astype(np.float32) + rng.uniform(-0.02, 0.02, (3, 4))).astype(dtype)
+    b[0, 0], a[0, 1], b[0, 1] = np.nan, np.nan, np.nan
+    return {"self": a, "other": b, "rtol": 1e-2, "atol": 1e-2, "equalNan": True}, \
+        np.empty((3, 4), np.bool_), N(torch.isclose(T(a), T(b), 1e-2, 1e-2, True))
+
+
+# ---- clamps with tensor bounds, fills with a tensor, in-place forms --------------------------
+
+
+@case("aclnnClampTensor")
+def clamp_tensor(rng, dtype):
+    a, low, high = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype, -1, 0), \
+        rand(rng, (3, 1), dtype, 0, 1)
+    return {"self": a, "clipValueMin": low, "clipValueMax": high}, None, \
+        N(torch.clamp(T(a), T(low), T(high)))
+
+
+@case("aclnnClampMinTensor")
+def clamp_min_tensor(rng, dtype):
+    a, low = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype, -1, 1)
+    return {"self": a, "clipValueMin": low}, None, N(torch.clamp_min(T(a), T(low)))
+
+
+@case("aclnnClampMaxTensor")
+def clamp_max_tensor(rng, dtype):
+    a, high = rand(rng, (3, 4), dtype), rand(rng, (3, 1), dtype, -1, 1)
+    return {"self": a, "max": high}, None, N(torch.clamp_max(T(a), T(high)))
+
+
+@case("aclnnInplaceFillTensor")
+def inplace_fill_tensor(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"selfRef": a.copy(), "value": np.array([1.5], dtype)}, None, np.full((2, 3), 1.5, dtype)
+
+
+@case("aclnnInplaceMaskedFillTensor")
+def inplace_masked_fill_tensor(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    m = rng.integers(0, 2, (1, 4)).astype(np.bool_)
+    return {"selfRef": a.copy(), "mask": m, "value": np.array(-1.0, dtype)}, None, \
+        N(T(a).masked_fill(T(m), -1.0))
+
+
+def _inplace_of(name: str, base: str, make: Case) -> Case:
+    """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
+    inputs, the first updated in place (its result cast to that tensor's dtype)."""
+    def made(rng, dtype):
+        arguments, _, expected = make(rng, dtype)
+        base_names = [n for n in kernels.parameters_of(base) if n != "out"]
+        names = kernels.parameters_of(name)
+        first = arguments[base_names[0]]
+        if np.shape(expected) != np.shape(first):
+            pytest.skip(f"{base}'s case broadcasts {base_names[0]} into a larger result")
+        given = {names[0]: np.array(first, order="C")}
+        given.update({target: arguments.get(source)
+                      for target, source in zip(names[1:], base_names[1:])})
+        return given, None, np.asarray(expected).astype(first.dtype)
+    return made
+
+
+for _name, _base in INPLACE_OF.items():
+    for _label, _make, _dtypes in CASES.get(_base, []):
+        case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 
@@ -1073,14 +1387,22 @@ def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:
     return tuple(written.values()) if len(written) > 1 else written[outputs[0]]
 
 
+def _flat(values: Any) -> list[Any]:
+    """The arrays of ``values``, a tensor list's (a list) in its place."""
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value if isinstance(value, list) else [value])
+    return flat
+
+
 @pytest.mark.parametrize(("name", "make", "dtype"), _parameters())
 def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     arguments, out, expected = make(rng, dtype)
     given = out if not isinstance(out, list) else out[0]
     result = _call(name, arguments, given)
-    results = result if isinstance(result, (tuple, list)) else (result,)
-    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+    results = _flat(result if isinstance(result, (tuple, list)) else (result,))
+    wanted = _flat(expected if isinstance(expected, (tuple, list)) else (expected,))
     assert len(results) >= len(wanted), (results, wanted)
     for actual, reference in zip(results, wanted):
         if actual is None or reference is None:  # None: a result with no reference to check
@@ -1098,3 +1420,15 @@ def test_every_kernel_has_a_case() -> None:
     builtins = {name for name, kernel in kernels.table().items() if kernel.builtin}
     assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS == set()
     assert len(builtins) >= 150
+
+
+def test_foreach_refuses_an_out_of_another_shape_and_a_mismatched_scalar() -> None:
+    """CANN's foreach op_api checks (aclnn_foreach_pow_scalar_v2.cpp CheckShape and
+    CheckDtypePowScalar): out has x's shape; a float16 list takes a float16 or double scalar."""
+    x = [np.ones((2, 2), np.float32)]
+    with pytest.raises(aclnn_py.AclError, match="shape"):
+        aclnn_py.call("aclnnForeachAbs", x=x, out=[np.empty((4,), np.float32)])
+    half = [np.ones((2, 2), np.float16)]
+    with pytest.raises(aclnn_py.AclError, match="scalar has dtype int32"):
+        aclnn_py.call("aclnnForeachAddScalarV2", x=half, scalar=np.int32(1),
+                      out=[np.empty((2, 2), np.float16)])

@@ -341,3 +341,109 @@ FORMULAS: dict[str, Formula] = {
                                     "the emulator's C kernel (op_smooth_l1_loss_backward.c): "
                                     "grad (d / beta or sign(d))"),
 }
+
+
+# The foreach family (ops-nn foreach/*/docs/aclnnForeach*.md): y_i = f(x_i, ...) for each
+# tensor i of the lists, f computed as the single-tensor kernel computes it.
+_FOREACH_UNARY = {**{name: _UNARY[name] for name in (
+    "Abs", "Acos", "Asin", "Atan", "Cos", "Cosh", "Exp", "Expm1", "Log", "Log10", "Log1p",
+    "Log2", "Neg", "Reciprocal", "Sigmoid", "Sign", "Sin", "Sinh", "Sqrt", "Tan", "Tanh")},
+    "Erf": ("erf(x)", "as aclnnErf"),
+    "Erfc": ("1 - erf(x)", "in float64: erfc's continued fraction from |x| = 1.5, 1 - erf's "
+             "series below, 2 - erfc(-x) for x < 0; rounded once")}
+_FOREACH_BINARY = {"Mul": "x1 x2", "Div": "x1 / x2", "Maximum": "max(x1, x2)",
+                   "Minimum": "min(x1, x2)", "Pow": "x1 ^ x2"}
+
+FORMULAS.update({
+    **{f"aclnnForeach{name}": _f(f"y_i = {doc.replace('x', 'x_i')}", kernel + ", per tensor")
+       for name, (doc, kernel) in _FOREACH_UNARY.items()},
+    **{f"aclnnForeach{name}List": _f(f"y_i = {doc.replace('x1', 'x1_i').replace('x2', 'x2_i')}",
+                                     "numpy's operation per tensor pair; integers in int32")
+       for name, doc in _FOREACH_BINARY.items()},
+    **{f"aclnnForeach{name}{suffix}": _f(
+        f"y_i = {doc.replace('x1', 'x_i').replace('x2', 'scalar')}",
+        "numpy's operation per tensor, the scalar in the compute dtype")
+       for name, doc in _FOREACH_BINARY.items() for suffix in ("Scalar", "ScalarV2")},
+    **{f"aclnnForeach{name}{suffix}": _f(f"y_i = x_i {sign} scalar",
+                                         "numpy's operation per tensor")
+       for name, sign in (("Add", "+"), ("Sub", "-")) for suffix in ("Scalar", "ScalarV2")},
+    **{f"aclnnForeach{name}{suffix}": _f(f"y_i = x1_i {sign} alpha x2_i",
+                                         "alpha x2_i, then the sum, per tensor")
+       for name, sign in (("Add", "+"), ("Sub", "-")) for suffix in ("List", "ListV2")},
+    **{f"aclnnForeach{name}{suffix}": _f(
+        f"y_i = x1_i + {value} (x2_i {op} x3_i)",
+        f"x2_i {op} x3_i, times the scalar, plus x1_i, per tensor")
+       for name, op in (("Addcdiv", "/"), ("Addcmul", "*"))
+       for suffix, value in (("List", "scalars_i"), ("ScalarList", "scalars_i"),
+                             ("Scalar", "scalar"), ("ScalarV2", "scalar"))},
+    "aclnnForeachPowScalarAndTensor": _f("y_i = scalar ^ x_i", "numpy's power per tensor"),
+    "aclnnForeachCopy": _f("y_i = x_i", "numpy's copyto", EXACT),
+    "aclnnForeachZeroInplace": _f("x_i = 0", "a fill", EXACT),
+    "aclnnForeachLerpList": _f("y_i = x1_i + weight_i (x2_i - x1_i)", "as aclnnLerp"),
+    "aclnnForeachLerpScalar": _f("y_i = x1_i + weight (x2_i - x1_i)", "as aclnnLerp"),
+    "aclnnForeachNorm": _f("y_i = (sum |x_i|^p)^(1/p)",
+                           "in float64 (p = inf the max, p = 0 the count of non-zeros, as "
+                           "PyTorch's vector norm), rounded once"),
+    "aclnnForeachNonFiniteCheckAndUnscale": _f(
+        "foundInf = 1 when a scaledGrads_i holds inf or NaN; scaledGrads_i *= invScale",
+        "numpy's isfinite, then the product per tensor"),
+    **{name: _f("y_i = round(x_i, roundMode)",
+                "1 ties to even, 2 floor, 3 ceil, 4 ties away from zero, 5 trunc, 7 the "
+                "fraction, others x itself (CANN's kernel: op_kernel/"
+                "foreach_round_off_number.h); integers are themselves", EXACT)
+       for name in ("aclnnForeachRoundOffNumber", "aclnnForeachRoundOffNumberV2")},
+})
+
+
+def _inplace_formulas() -> dict[str, Formula]:
+    """The in-place forms computed through their out-of-place kernel (kernels/inplace.py)."""
+    from .inplace import INPLACE_OF
+
+    return {name: FORMULAS[base]._replace(
+        doc=(FORMULAS[base].doc + ", into the first tensor") if FORMULAS[base].doc else "",
+        kernel=f"as {base}, on a copy of the first tensor, into it")
+        for name, base in INPLACE_OF.items()}
+
+
+FORMULAS.update({
+    "aclnnClampTensor": _f("min(max(self, clipValueMin), clipValueMax), bounds broadcast",
+                           "numpy's maximum then minimum in the promoted dtype; NaN "
+                           "propagates"),
+    "aclnnClampMinTensor": _f("max(self, clipValueMin)", "as aclnnClampTensor"),
+    "aclnnClampMaxTensor": _f("min(self, max)", "as aclnnClampTensor"),
+    "aclnnInplaceFillTensor": _f("selfRef = value (one element)", "a fill", EXACT),
+    "aclnnInplaceMaskedFillTensor": _f("selfRef = value where mask", "numpy's boolean "
+                                       "assignment", EXACT),
+})
+FORMULAS.update({
+    "aclnnSelu": _f("scale (max(0, x) + min(0, alpha (e^x - 1))), alpha 1.6733, scale 1.0507",
+                    "numpy's expm1 below 0"),
+    "aclnnSoftsign": _f("x / (1 + |x|)", "the same"),
+    "aclnnLogSigmoid": _f("log(1 / (1 + e^-x))", "min(x, 0) - log1p(e^-|x|) (no overflow)"),
+    "aclnnSquaredRelu": _f("max(0, x)^2", "the same"),
+    "aclnnAcosh": _f("ln(x + sqrt(x^2 - 1))", "numpy's arccosh"),
+    "aclnnAsinh": _f("ln(x + sqrt(x^2 + 1))", "numpy's arcsinh"),
+    "aclnnCelu": _f("max(0, x) + min(0, alpha (e^(x / alpha) - 1))", "numpy's expm1 below 0"),
+    "aclnnHardshrink": _f("x where |x| > lambd, else 0", "the same"),
+    "aclnnSoftshrink": _f("x - lambd above lambd, x + lambd below -lambd, else 0",
+                          "the same; NaN stays"),
+    "aclnnThreshold": _f("x where x > threshold, else value", "the same; NaN stays"),
+    "aclnnInplaceThreshold": _f("x where x > threshold, else value, into selfRef",
+                                "as aclnnThreshold"),
+    "aclnnSwish": _f("x sigmoid(beta x)", "x / (1 + exp(-beta x)), beta 1 when left out"),
+    "aclnnPrelu": _f("max(0, x) + a min(0, x)", "a: one weight, or one per channel (dim 1)"),
+    "aclnnAddRelu": _f("relu(self + alpha other)", "the sum, then max(0, .); NaN stays"),
+    "aclnnInplaceAddRelu": _f("relu(self + alpha other), into selfRef", "as aclnnAddRelu"),
+    "aclnnSignbit": _f("whether the sign bit is set", "numpy's signbit", EXACT),
+    "aclnnNanToNum": _f("NaN -> nan, +inf -> posinf, -inf -> neginf",
+                        "numpy's where; a replacement beyond out's range takes its largest "
+                        "finite value, as PyTorch's"),
+    "aclnnHeaviside": _f("0 for input < 0, values for input = 0, 1 for input > 0",
+                         "the same; NaN gives 0, as PyTorch's"),
+    "aclnnLogit": _f("ln(z / (1 - z)), z clamped to [eps, 1 - eps] when eps >= 0",
+                     "the same"),
+    "aclnnIsClose": _f("|self - other| <= atol + rtol |other|",
+                       "the same in the promoted dtype (float32 for the halves); equal values "
+                       "are close, NaN with NaN when equalNan"),
+})
+FORMULAS.update(_inplace_formulas())
