@@ -92,6 +92,10 @@ def test_an_mlp_trained_with_adam_matches_the_cpu(results):
     outcome(results, "mlp_adam")
 
 
+def test_an_mlp_trained_with_adam_s_multi_tensor_path_matches_the_cpu(results):
+    outcome(results, "mlp_adam_multi_tensor")
+
+
 def test_a_cnn_forward_matches_the_cpu(results):
     outcome(results, "cnn_forward")
 

@@ -110,11 +110,20 @@ def mlp_sgd() -> None:
 
 @check
 def mlp_adam() -> None:
-    # foreach=False: Adam's default multi-tensor path calls the aclnnForeach* operators.
+    # foreach=False: one tensor at a time (lerp_, addcmul_, ...)
     cpu, npu = both(mlp)
     x, y = torch.randn(32, 8), torch.randn(32, 1)
     lc, ln = train(cpu, npu, lambda p: torch.optim.Adam(p, lr=1e-2, foreach=False),
                    F.mse_loss, x, y, 5)
+    assert abs(lc - ln) < CLOSE, (lc, ln)
+
+
+@check
+def mlp_adam_multi_tensor() -> None:
+    # Adam's default on an NPU: the multi-tensor path, through the aclnnForeach* operators
+    cpu, npu = both(mlp)
+    x, y = torch.randn(32, 8), torch.randn(32, 1)
+    lc, ln = train(cpu, npu, lambda p: torch.optim.Adam(p, lr=1e-2), F.mse_loss, x, y, 5)
     assert abs(lc - ln) < CLOSE, (lc, ln)
 
 
