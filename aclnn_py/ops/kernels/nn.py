@@ -583,21 +583,27 @@ def binary_cross_entropy_with_logits(self: np.ndarray, target: np.ndarray, weigh
     store(out, _reduce(loss, reduction))
 
 
+def _nll_inputs_check(self: np.ndarray, target: np.ndarray, weight: np.ndarray) -> int:
+    """aclnnNLLLoss's and its backward's self, target and weight: a 1-d self takes a 0-d
+    target, a 2-d one a 1-d target of its batch; weight is 1-d of the classes, returned."""
+    classes: int = self.shape[-1] if self.ndim else 0
+    if not ((self.ndim == 1 and target.ndim == 0) or (
+            self.ndim == 2 and target.ndim == 1 and self.shape[0] == target.shape[0])):
+        raise ValueError(f"self has shape {self.shape} and target {target.shape}: a 1-d self "
+                         "needs a 0-d target, a 2-d self a 1-d target of its first dimension")
+    if weight.shape != (classes,):
+        raise ValueError(f"weight has shape {weight.shape}: it must be ({classes},), the "
+                         "classes of self")
+    return classes
+
+
 def _nll_loss_check(self: np.ndarray, target: np.ndarray, weight: np.ndarray, reduction: int,
                     ignoreIndex: int, out: np.ndarray, totalWeightOut: np.ndarray) -> None:
     """aclnnNLLLoss (ops-nn loss/nll_loss/op_api/aclnn_nll_loss.cpp CheckShape): a 1-d self
     takes a 0-d target, a 2-d one a 1-d target of its batch; weight is 1-d of the classes;
     out is the batch's losses (reduction none of a 2-d self) or one element; totalWeightOut
     one element."""
-    classes = self.shape[-1]
-    batch_ok = (self.ndim == 1 and target.ndim == 0) or (
-        self.ndim == 2 and target.ndim == 1 and self.shape[0] == target.shape[0])
-    if not batch_ok:
-        raise ValueError(f"self has shape {self.shape} and target {target.shape}: a 1-d self "
-                         "needs a 0-d target, a 2-d self a 1-d target of its first dimension")
-    if weight.shape != (classes,):
-        raise ValueError(f"weight has shape {weight.shape}: it must be ({classes},), the "
-                         "classes of self")
+    classes = _nll_inputs_check(self, target, weight)
     if reduction == 0 and self.ndim == 2:
         if out.shape != (self.shape[0],):
             raise ValueError(f"out has shape {out.shape}; reduction none gives "
@@ -648,14 +654,7 @@ def _nll_loss_backward_check(gradOutput: np.ndarray, self: np.ndarray, target: n
     target as for aclnnNLLLoss; gradOutput the forward's out (the batch's losses for
     reduction none of a 2-d self, else one element); totalWeight one element; out self's
     shape."""
-    classes = self.shape[-1] if self.ndim else 0
-    if not ((self.ndim == 1 and target.ndim == 0) or (
-            self.ndim == 2 and target.ndim == 1 and self.shape[0] == target.shape[0])):
-        raise ValueError(f"self has shape {self.shape} and target {target.shape}: a 1-d self "
-                         "needs a 0-d target, a 2-d self a 1-d target of its first dimension")
-    if weight.shape != (classes,):
-        raise ValueError(f"weight has shape {weight.shape}: it must be ({classes},), the "
-                         "classes of self")
+    _nll_inputs_check(self, target, weight)
     if reduction == 0 and self.ndim == 2:
         if gradOutput.shape != (self.shape[0],):
             raise ValueError(f"gradOutput has shape {gradOutput.shape}; reduction none gives "
