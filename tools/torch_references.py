@@ -357,6 +357,57 @@ if torch is not None:
         launch.arg("divisorOverride") or None))
 
 
+    for _name in ("Acosh", "Asinh"):
+        REFERENCES[f"aclnn{_name}"] = _unary(getattr(torch, _name.lower()))
+    REFERENCES["aclnnSoftsign"] = _unary(functional.softsign)
+    REFERENCES["aclnnSelu"] = _unary(functional.selu)
+    REFERENCES["aclnnLogSigmoid"] = _unary(functional.logsigmoid)
+
+    # the foreach family: each tensor of the list as the one-tensor operator computes it
+    def _each(function: Callable[..., Any], *others: str) -> Reference:
+        """out[i] = function(x_i, *the others: a list's i-th tensor, a tensor, a number)."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            first = launch.input()
+            values = []
+            for name in others:
+                value = launch.tensor(name) if name in launch.tensors else launch.arg(name)
+                values.append(value)
+            found = {}
+            for index, x in enumerate(first):
+                picked = [v[index] if isinstance(v, list) else v for v in values]
+                picked = [v.reshape(()) if hasattr(v, "reshape") and v.numel() == 1
+                          and not isinstance(o, list) else v
+                          for v, o in zip(picked, values)]
+                found[f"{launch.written[0]}[{index}]"] = function(x, *picked)
+            return found
+        return reference
+
+    for _name in ("Abs", "Acos", "Asin", "Atan", "Cos", "Cosh", "Erf", "Erfc", "Exp", "Expm1",
+                  "Log", "Log10", "Log1p", "Log2", "Neg", "Reciprocal", "Sigmoid", "Sign", "Sin",
+                  "Sinh", "Sqrt", "Tan", "Tanh"):
+        REFERENCES[f"aclnnForeach{_name}"] = _each(getattr(torch, _name.lower()))
+    for _name, _function in (("Add", torch.add), ("Sub", torch.sub), ("Mul", torch.mul),
+                             ("Div", torch.div), ("Maximum", torch.maximum),
+                             ("Minimum", torch.minimum), ("Pow", torch.pow)):
+        for _form in ("Scalar", "ScalarV2"):
+            REFERENCES[f"aclnnForeach{_name}{_form}"] = _each(
+                (lambda f: lambda x, s: f(x, torch.as_tensor(s, dtype=x.dtype)))(_function),
+                "scalar")
+        if _name in ("Add", "Sub"):  # x1 + alpha x2 (aclnnForeachAddList's doc)
+            REFERENCES[f"aclnnForeach{_name}List"] = _each(
+                (lambda f: lambda x, y, a: f(x, y, alpha=a))(_function), "x2", "alpha")
+        else:
+            REFERENCES[f"aclnnForeach{_name}List"] = _each(_function, "x2")
+    REFERENCES["aclnnForeachLerpScalar"] = _each(torch.lerp, "x2", "weight")
+    REFERENCES["aclnnForeachLerpList"] = _each(torch.lerp, "x2", "weight")
+
+    # an in-place form as its operator: its first tensor is read and written
+    for _name in list(REFERENCES):
+        _inplace = _name.replace("aclnn", "aclnnInplace", 1)
+        if not _name.startswith(("aclnnInplace", "aclnnForeach")) and _inplace not in REFERENCES:
+            REFERENCES[_inplace] = REFERENCES[_name]
+
+
 def tolerance(dtype: str) -> tuple[float, float]:
     """(rtol, atol) for results of ``dtype``; 0 for exact dtypes."""
     return {"float64": (1e-10, 1e-12), "float32": (1e-4, 1e-5), "float16": (2e-3, 1e-3),
