@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .elementwise import compute_dtype, promote_types, real_value, register, same_shape
+from .elementwise import apply, compute_dtype, promote_types, real_value, register, same_shape
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -96,22 +96,29 @@ def hardshrink(self: np.ndarray, lambd: Any, out: np.ndarray) -> None:
 def softshrink(self: np.ndarray, lambd: Any, out: np.ndarray) -> None:
     """x - lambd above lambd, x + lambd below -lambd, else 0 (ops-nn activation/
     softshrink/docs/aclnnSoftshrink.md); NaN stays NaN."""
+    # x - clip(x, -lambd, lambd): 0 inside, x -+ lambd outside, NaN through clip
     if self.size:
-        x = self.astype(_floating(self.dtype))
-        bound = x.dtype.type(real_value(lambd))
-        _compute(out, np.where(x > bound, x - bound, np.where(x < -bound, x + bound,
-                                                                np.where(np.isnan(x), x, 0))))
+        dtype = compute_dtype(_floating(self.dtype))
+        bound = dtype.type(real_value(lambd))
+
+        def compute(target: np.ndarray, x: np.ndarray) -> None:
+            np.clip(x, -bound, bound, out=target)
+            np.subtract(x, target, out=target)
+        apply(out, compute, [self], dtype)
 
 
 def _threshold(self: np.ndarray, threshold: Any, value: Any, out: np.ndarray) -> None:
     if self.size == 0:
         return
     dtype = compute_dtype(self.dtype)
-    x = self.astype(dtype)
-    bound = np.asarray(real_value(threshold)).astype(dtype)
-    replacement = np.asarray(real_value(value)).astype(dtype)
-    # x where x > threshold, else value; NaN passes (PyTorch's threshold)
-    _compute(out, np.where((x > bound) | np.isnan(x), x, replacement))
+    bound = np.asarray(real_value(threshold)).astype(dtype)[()]
+    replacement = np.asarray(real_value(value)).astype(dtype)[()]
+
+    def compute(target: np.ndarray, x: np.ndarray) -> None:
+        # x where x > threshold (or NaN: not x <= threshold), else value (PyTorch's threshold)
+        target[...] = replacement
+        np.copyto(target, x, where=np.logical_not(np.less_equal(x, bound)))
+    apply(out, compute, [self], dtype)
 
 
 @register("aclnnThreshold", check=same_shape)
@@ -124,7 +131,7 @@ def threshold(self: np.ndarray, threshold: Any, value: Any, out: np.ndarray) -> 
 @register("aclnnInplaceThreshold")
 def inplace_threshold(selfRef: np.ndarray, threshold: Any, value: Any) -> None:
     """aclnnThreshold into selfRef."""
-    _threshold(selfRef.copy(), threshold, value, selfRef)
+    _threshold(selfRef, threshold, value, selfRef)  # apply reads each block before writing
 
 
 @register("aclnnSwish", check=same_shape)
@@ -161,9 +168,14 @@ def prelu(self: np.ndarray, weight: np.ndarray, out: np.ndarray) -> None:
     aclnnPrelu.md)."""
     if self.size:
         dtype = compute_dtype(promote_types(self.dtype, weight.dtype))
-        x = self.astype(dtype)
         a = _prelu_weight(self, weight).astype(dtype)
-        _compute(out, np.where(x > 0, x, a * x))
+
+        def compute(target: np.ndarray, x: np.ndarray, slope: np.ndarray) -> None:
+            # max(x, 0) + a min(x, 0): NaN stays NaN
+            np.minimum(x, 0, out=target)
+            np.multiply(target, slope, out=target)
+            target += np.maximum(x, 0)
+        apply(out, compute, [self, a], dtype)
 
 
 def _add_relu_check(self: np.ndarray, other: np.ndarray, alpha: Any, out: np.ndarray) -> None:

@@ -148,9 +148,35 @@ def _number(value: Any, dtype: np.dtype) -> Any:
 # ---- unary: (x, out) ----------------------------------------------------------------------
 
 
+# erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), z >= 0: the Chebyshev fit of W. H. Press
+# et al., Numerical Recipes (2nd ed., 6.2, "erfcc"), fractional error below 1.2e-7 (1.05e-7
+# measured against math.erfc on [-8, 8]): P's coefficients from the constant term up.
+_ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+             -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
 def _erfc(target: np.ndarray, x: np.ndarray) -> None:
-    """1 - erf(x), in float64 (no cancellation): erfc's continued fraction from |x| = 1.5,
-    1 - erf's series below, 2 - erfc(-x) for negative x; rounded once into target."""
+    """erfc(x) = 1 - erf(x) without the cancellation: into a float64 target, erfc's
+    continued fraction from |x| = 1.5 and 1 - erf's series below; into float32 (float16 and
+    bfloat16 compute in it), the fit above, evaluated in float64 and rounded once. 2 - erfc(-x)
+    for negative x."""
+    if target.dtype != np.float64:
+        values = np.asarray(x, np.float64)
+        z = np.abs(values.reshape(-1))
+        t = np.multiply(z, 0.5)
+        t += 1.0
+        np.reciprocal(t, out=t)
+        p = np.full_like(t, _ERFC_FIT[-1])
+        for coefficient in reversed(_ERFC_FIT[:-1]):
+            p *= t
+            p += coefficient
+        p -= np.square(z, out=z)
+        np.exp(p, out=p)
+        p *= t
+        np.subtract(2.0, p, out=p, where=values.reshape(-1) < 0)
+        np.copyto(target, np.broadcast_to(p.reshape(values.shape), target.shape),
+                  casting="unsafe")
+        return
     value = np.asarray(np.broadcast_to(x, target.shape), np.float64)
     a = np.abs(value)
     result = np.empty_like(a)
@@ -486,6 +512,11 @@ def foreach_norm(x: list[np.ndarray], scalar: Any, out: list[np.ndarray]) -> Non
     Summed in float64, rounded once."""
     p = float(np.real(scalar))
     for source, result in zip(x, out):
+        if p == 2 and source.size:  # one float64 pass and a dot product, no |x| array
+            flat = np.asarray(source, np.float64).reshape(-1)
+            value = math.sqrt(float(np.dot(flat, flat)))
+            result.reshape(-1)[0] = np.asarray(value).astype(result.dtype)
+            continue
         a = np.abs(np.asarray(source, np.float64))
         if a.size == 0:
             value = 0.0
