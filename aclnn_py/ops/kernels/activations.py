@@ -114,10 +114,23 @@ def _threshold(self: np.ndarray, threshold: Any, value: Any, out: np.ndarray) ->
     bound = np.asarray(real_value(threshold)).astype(dtype)[()]
     replacement = np.asarray(real_value(value)).astype(dtype)[()]
 
-    def compute(target: np.ndarray, x: np.ndarray) -> None:
-        # x where x > threshold (or NaN: not x <= threshold), else value (PyTorch's threshold)
-        target[...] = replacement
-        np.copyto(target, x, where=np.logical_not(np.less_equal(x, bound)))
+    if dtype.itemsize in (4, 8) and dtype.kind == "f":
+        bits = np.dtype(f"int{8 * dtype.itemsize}")
+        replaced = np.asarray(replacement, dtype).view(bits)[()]
+
+        def compute(target: np.ndarray, x: np.ndarray) -> None:
+            # x where x > threshold (or NaN: not x <= threshold), else value (PyTorch's
+            # threshold), selected by bit masks: no branch on the data
+            keep = np.less_equal(x, bound)
+            mask = np.negative(keep.view(np.uint8), dtype=bits)      # -1 where replaced
+            out_bits = target.view(bits)
+            np.bitwise_and(mask, replaced, out=out_bits)
+            np.invert(mask, out=mask)
+            np.bitwise_and(mask, x.view(bits), out=mask)
+            np.bitwise_or(out_bits, mask, out=out_bits)
+    else:
+        def compute(target: np.ndarray, x: np.ndarray) -> None:
+            target[...] = np.where(np.less_equal(x, bound), replacement, x)
     apply(out, compute, [self], dtype)
 
 
@@ -238,16 +251,17 @@ def nan_to_num(self: np.ndarray, nan: float, posinf: float, neginf: float,
     if self.dtype.kind in "biu":
         _compute(out, self)
         return
-    x = self.astype(np.float64)
     largest = _largest(out.dtype)
 
     def clipped(value: float) -> float:
         return value if math.isnan(value) else min(max(value, -largest), largest)
 
-    result = np.where(np.isnan(x), clipped(nan), x)
-    result = np.where(np.isposinf(x), clipped(posinf), result)
-    result = np.where(np.isneginf(x), clipped(neginf), result)
-    _compute(out, result)
+    dtype = compute_dtype(self.dtype)
+
+    def compute(target: np.ndarray, x: np.ndarray) -> None:  # numpy's own, block by block
+        np.copyto(target, np.nan_to_num(x, nan=clipped(nan), posinf=clipped(posinf),
+                                         neginf=clipped(neginf)), casting="unsafe")
+    apply(out, compute, [self], dtype)
 
 
 def _heaviside_check(input: np.ndarray, values: np.ndarray, out: np.ndarray) -> None:  # noqa: A002

@@ -428,7 +428,8 @@ FORMULAS.update({
     "aclnnHardshrink": _f("x where |x| > lambd, else 0", "the same"),
     "aclnnSoftshrink": _f("x - lambd above lambd, x + lambd below -lambd, else 0",
                           "the same; NaN stays"),
-    "aclnnThreshold": _f("x where x > threshold, else value", "the same; NaN stays"),
+    "aclnnThreshold": _f("x where x > threshold, else value", "the same, selected by bit masks "
+                         "(no branch on the data); NaN stays"),
     "aclnnInplaceThreshold": _f("x where x > threshold, else value, into selfRef",
                                 "as aclnnThreshold"),
     "aclnnSwish": _f("x sigmoid(beta x)", "x / (1 + exp(-beta x)), beta 1 when left out"),
