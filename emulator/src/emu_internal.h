@@ -148,6 +148,12 @@ bool emu_kernel_handler_set(void);
    `why` when they cannot be. Call with no emulator lock held (it takes the GIL). */
 bool emu_kernels_bring_up(char *why, size_t size);
 
+/* Around every call of a kernel handler (rt_python.c): while one runs in the Python the
+   emulator started, Ctrl-C (SIGINT) interrupts it with KeyboardInterrupt, and the program's
+   own disposition of SIGINT then takes over. Call with no emulator lock held. */
+void emu_kernel_enter(void);
+void emu_kernel_leave(void);
+
 /* ---- SoC and counters ---- */
 
 /* The emulated SoC name (ACLNN_EMU_SOC, default an Atlas A2 name). */

@@ -372,7 +372,9 @@ static int32_t call_handler(aclemuKernelHandler handler, const ops_generic_op *o
         }
     }
     char message[MESSAGE_BYTES] = "";
+    emu_kernel_enter();
     int32_t status = handler(op->name, phase, k, op->count, message, sizeof message);
+    emu_kernel_leave();
     free(k);
     free(members);
     if (status != 0) {

@@ -21,11 +21,22 @@
  * runtime's lock (rt_state.c; pthread_atfork runs the prepare handlers registered later
  * first). In a process that already ran Python, the program's own interpreter does this for
  * os.fork.
+ *
+ * Ctrl-C: the Python the emulator starts has no signal handlers (the program keeps its own).
+ * While kernels run in it, SIGINT is caught here (unless the program ignores it): a watcher
+ * thread, woken through a pipe (the only thing the signal handler does), raises
+ * KeyboardInterrupt in each thread running a kernel (PyThreadState_SetAsyncExc), which fails
+ * that kernel as any interrupt does (phase 2: the stream is aborted); when the last kernel
+ * ends, the program's own action is put back and the signal sent again, so that the program
+ * sees its Ctrl-C as it would have (SIG_DFL ends it).
  */
 #include "rt_internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -56,11 +67,14 @@ static struct {
     void (*OS_BeforeFork)(void);
     void (*OS_AfterFork_Parent)(void);
     void (*OS_AfterFork_Child)(void);
+    int (*ThreadState_SetAsyncExc)(unsigned long, py_object *);
+    py_object **KeyboardInterrupt; /* the address of PyExc_KeyboardInterrupt */
 } py;
 
 static pthread_mutex_t boot_mu = PTHREAD_MUTEX_INITIALIZER;
 static int boot_state;        /* 0: not tried; 1: Python runs; -1: it could not be started */
 static char boot_why[WHY_MAX]; /* why, when -1 */
+static bool started_here;      /* Python was started by the emulator (start_python) */
 
 /* Resolve py's functions from `handle` (RTLD_DEFAULT: the process). False when one lacks. */
 static bool resolve(void *handle)
@@ -90,6 +104,8 @@ static bool resolve(void *handle)
     PY_FUNCTION(OS_BeforeFork, "PyOS_BeforeFork");
     PY_FUNCTION(OS_AfterFork_Parent, "PyOS_AfterFork_Parent");
     PY_FUNCTION(OS_AfterFork_Child, "PyOS_AfterFork_Child");
+    PY_FUNCTION(ThreadState_SetAsyncExc, "PyThreadState_SetAsyncExc");
+    PY_FUNCTION(KeyboardInterrupt, "PyExc_KeyboardInterrupt");
 #undef PY_FUNCTION
     return true;
 }
@@ -304,16 +320,21 @@ static bool python_program(const char *root, const char *site, char *program, si
 }
 
 static int fork_gil; /* the forking thread's PyGILState_Ensure, between prepare and after */
+static void interrupts_fork_prepare(void);
+static void interrupts_fork_parent(void);
+static void interrupts_fork_child(void);
 
 static void python_fork_prepare(void)
 {
     fork_gil = py.GILState_Ensure();
     py.OS_BeforeFork();
     pthread_mutex_lock(&boot_mu);
+    interrupts_fork_prepare();
 }
 
 static void python_fork_parent(void)
 {
+    interrupts_fork_parent();
     pthread_mutex_unlock(&boot_mu);
     py.OS_AfterFork_Parent();
     py.GILState_Release(fork_gil);
@@ -321,6 +342,7 @@ static void python_fork_parent(void)
 
 static void python_fork_child(void)
 {
+    interrupts_fork_child();
     pthread_mutex_init(&boot_mu, NULL);
     py.OS_AfterFork_Child();
     py.GILState_Release(fork_gil);
@@ -349,6 +371,7 @@ static bool start_python(const char *root, const char *site, char *why, size_t s
                 set_program(name);
         }
         py.InitializeEx(0); /* no signal handlers: the program keeps its own */
+        started_here = true;
     }
     bool ok = set_path(root, site, why, size);
     py.Eval_SaveThread(); /* later calls take the GIL with PyGILState_Ensure */
@@ -413,4 +436,153 @@ EMU_EXPORT bool emu_kernels_bring_up(char *why, size_t size)
         return false;
     }
     return true;
+}
+
+/* ---- Ctrl-C while a kernel runs in the Python the emulator started ---- */
+
+#define RUNNING_MAX 64 /* threads inside a kernel at once that an interrupt reaches */
+
+static pthread_mutex_t interrupt_mu = PTHREAD_MUTEX_INITIALIZER;
+static int running_count;                 /* threads inside a kernel */
+static int recorded;                      /* of them, those in running[] */
+static pthread_t running[RUNNING_MAX];
+static bool targeted[RUNNING_MAX];        /* given a KeyboardInterrupt */
+static bool caught;                       /* our SIGINT action is installed */
+static struct sigaction program_action;   /* the program's, while ours is */
+static int wake[2] = {-1, -1};            /* signal handler -> watcher */
+static pid_t watcher_pid;                 /* the process whose watcher runs (0: none) */
+static volatile sig_atomic_t interrupt_seen;
+
+static void on_sigint(int signal_number)
+{
+    (void)signal_number;
+    int saved = errno;
+    char byte = 1;
+    interrupt_seen = 1;
+    if (write(wake[1], &byte, 1) < 0) { /* a full pipe has a wake-up pending already */ }
+    errno = saved;
+}
+
+/* Interrupt every thread inside a kernel, each once. */
+static void *watch_interrupts(void *unused)
+{
+    (void)unused;
+    for (;;) {
+        char byte;
+        ssize_t got = read(wake[0], &byte, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return NULL;
+        int gil = py.GILState_Ensure();
+        pthread_mutex_lock(&interrupt_mu);
+        for (int i = 0; i < recorded; i++)
+            if (!targeted[i]) {
+                targeted[i] = true;
+                py.ThreadState_SetAsyncExc((unsigned long)running[i], *py.KeyboardInterrupt);
+            }
+        pthread_mutex_unlock(&interrupt_mu);
+        py.GILState_Release(gil);
+    }
+}
+
+/* The pipe and the watcher of this process (after fork, the child starts its own). Holds
+   interrupt_mu. */
+static bool watcher_ready(void)
+{
+    if (watcher_pid == getpid())
+        return true;
+    if (wake[0] >= 0) {
+        close(wake[0]);
+        close(wake[1]);
+        wake[0] = wake[1] = -1;
+    }
+    if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
+        return false;
+    int flags = fcntl(wake[0], F_GETFL); /* the watcher blocks; the handler never does */
+    fcntl(wake[0], F_SETFL, flags & ~O_NONBLOCK);
+    pthread_attr_t attr;
+    pthread_t thread;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    bool ok = pthread_create(&thread, &attr, watch_interrupts, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (ok)
+        watcher_pid = getpid();
+    return ok;
+}
+
+/* fork(): the child has none of the parent's kernels running, its own SIGINT action back,
+   and starts a watcher of its own at its first kernel. Called with the GIL held. */
+static void interrupts_fork_prepare(void)
+{
+    pthread_mutex_lock(&interrupt_mu);
+}
+
+static void interrupts_fork_parent(void)
+{
+    pthread_mutex_unlock(&interrupt_mu);
+}
+
+static void interrupts_fork_child(void)
+{
+    pthread_mutex_init(&interrupt_mu, NULL);
+    if (caught)
+        sigaction(SIGINT, &program_action, NULL);
+    caught = false;
+    running_count = recorded = 0;
+    interrupt_seen = 0;
+}
+
+EMU_EXPORT void emu_kernel_enter(void)
+{
+    if (!started_here)
+        return;
+    pthread_mutex_lock(&interrupt_mu);
+    if (recorded < RUNNING_MAX) {
+        running[recorded] = pthread_self();
+        targeted[recorded++] = false;
+    }
+    if (running_count++ == 0 && watcher_ready()) {
+        struct sigaction ours;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_handler = on_sigint;
+        sigemptyset(&ours.sa_mask);
+        ours.sa_flags = SA_RESTART;
+        sigaction(SIGINT, NULL, &program_action);
+        caught = program_action.sa_handler != SIG_IGN && sigaction(SIGINT, &ours, NULL) == 0;
+        interrupt_seen = 0;
+    }
+    pthread_mutex_unlock(&interrupt_mu);
+}
+
+EMU_EXPORT void emu_kernel_leave(void)
+{
+    if (!started_here)
+        return;
+    pthread_t self = pthread_self();
+    bool was_targeted = false, resend = false;
+    pthread_mutex_lock(&interrupt_mu);
+    for (int i = 0; i < recorded; i++)
+        if (pthread_equal(running[i], self)) {
+            was_targeted = targeted[i];
+            recorded--;
+            running[i] = running[recorded];
+            targeted[i] = targeted[recorded];
+            break;
+        }
+    if (--running_count == 0 && caught) {
+        sigaction(SIGINT, &program_action, NULL);
+        caught = false;
+        resend = interrupt_seen;
+        interrupt_seen = 0;
+    }
+    pthread_mutex_unlock(&interrupt_mu);
+    if (was_targeted) { /* an interrupt the kernel ended before seeing must not reach the next */
+        int gil = py.GILState_Ensure();
+        py.ThreadState_SetAsyncExc((unsigned long)self, NULL);
+        py.GILState_Release(gil);
+    }
+    if (resend)
+        kill(getpid(), SIGINT);
 }

@@ -8,6 +8,7 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -58,8 +59,12 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "python_kernels"
 
 
+def run_process(program: Path, mode: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    return in_set_env(f"exec {shlex.quote(str(program))} {mode}", program.parent, **extra)
+
+
 def run(program: Path, mode: str, **extra: str) -> list[str]:
-    done = in_set_env(f"{shlex.quote(str(program))} {mode}", program.parent, **extra)
+    done = run_process(program, mode, **extra)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout.splitlines()
 
@@ -176,3 +181,44 @@ def test_forks_while_another_thread_runs_kernels_never_hang(program):
     each child (its interpreter and the runtime carried over whole: the fork waits for the
     GIL and the runtime's lock) computes; none hangs (a child is killed after 30 s)."""
     assert run(program, "fork-busy") == ["busy thread ok", "parent status 0"]
+
+
+SLOW_KERNEL = '''
+import time
+
+import numpy as np
+
+import aclnn_py.emulator
+
+
+@aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+def slow_sinc(self, out):
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+    out[...] = np.sinc(self / np.pi)
+'''
+
+
+def test_ctrl_c_ends_a_kernel_with_its_failure_and_the_program_gets_its_signal(program,
+                                                                               tmp_path):
+    """SIGINT while a kernel runs in the Python the emulator started: the kernel ends with
+    the stream's abort (never runs its 20 s to the end), the program's own handler is then
+    called once, and the next kernel, on a new stream, computes."""
+    (tmp_path / "slow_kernels.py").write_text(SLOW_KERNEL)
+    lines = run(program, "interrupt", ACLNN_EMU_KERNELS="slow_kernels",
+                PYTHONPATH=str(tmp_path))
+    assert lines[0] == "sync status 107023", lines  # ACL_ERROR_RT_STREAM_ABORT
+    message = "\n".join(lines[1:-2])
+    assert "task Sinc on the stream was interrupted" in message
+    assert "the kernel of aclnnSinc was interrupted by KeyboardInterrupt" in message
+    assert lines[-2:] == ["handler calls 1", "after status 0"]
+
+
+def test_ctrl_c_in_a_program_without_a_handler_ends_it_as_sigint_does(program, tmp_path):
+    """The same in a program that keeps SIGINT's default action: the process ends by the
+    signal, as on CANN, without waiting for the kernel."""
+    (tmp_path / "slow_kernels.py").write_text(SLOW_KERNEL)
+    done = run_process(program, "interrupt-default", ACLNN_EMU_KERNELS="slow_kernels",
+                       PYTHONPATH=str(tmp_path))
+    assert done.returncode == -signal.SIGINT, done.stdout + done.stderr

@@ -18,6 +18,12 @@
  *   python_kernels fork-busy  the same 20 times while another thread launches aclnnExp all
  *                           along: prints "busy thread ok" and "parent status <s>" after
  *                           any child's failure or hang
+ *   python_kernels interrupt  with a SIGINT handler of the program's own, aclnnSinc (a user's
+ *                           kernel that takes 20 s, ACLNN_EMU_KERNELS) launched, and SIGINT
+ *                           sent to the process 1 s later: prints "sync status <s>",
+ *                           "message <aclGetRecentErrMsg>" when s is not 0, "handler calls
+ *                           <n>", then "after status <s>" of aclnnExp on a new stream
+ *   python_kernels interrupt-default  the same without a handler of its own (SIG_DFL)
  *
  * Exit status 0 when the calls ran as described, 1 when a runtime call failed.
  */
@@ -164,6 +170,65 @@ static int fork_once(aclrtStream stream, const float *in, float *out, int print)
     return 0;
 }
 
+static volatile sig_atomic_t g_handler_calls;
+
+static void count_sigint(int signal_number)
+{
+    (void)signal_number;
+    g_handler_calls++;
+}
+
+static void *send_sigint_later(void *unused)
+{
+    (void)unused;
+    sleep(1);
+    kill(getpid(), SIGINT);
+    return NULL;
+}
+
+/* The interrupt modes: see the top of the file. */
+static int interrupt_mode(aclrtStream stream, int own_handler)
+{
+    if (own_handler) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = count_sigint;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, NULL);
+    }
+    int64_t shape[1] = {4}, strides[1] = {1};
+    void *x = NULL, *y = NULL;
+    if (aclrtMalloc(&x, 16, ACL_MEM_MALLOC_HUGE_FIRST) || aclrtMalloc(&y, 16, ACL_MEM_MALLOC_HUGE_FIRST))
+        return 1;
+    aclTensor *tx = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, x);
+    aclTensor *ty = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, y);
+    uint64_t workspace = 0;
+    aclOpExecutor *executor = NULL;
+    if (aclnnSincGetWorkspaceSize(tx, ty, &workspace, &executor) || aclnnSinc(NULL, workspace, executor, stream)) {
+        fprintf(stderr, "launch failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    pthread_t sender;
+    pthread_create(&sender, NULL, send_sigint_later, NULL);
+    int status = aclrtSynchronizeStream(stream);
+    printf("sync status %d\n", status);
+    if (status != 0)
+        printf("message %s\n", aclGetRecentErrMsg());
+    pthread_join(sender, NULL);
+    printf("handler calls %d\n", (int)g_handler_calls);
+    aclDestroyTensor(tx);
+    aclDestroyTensor(ty);
+    aclrtFree(x);
+    aclrtFree(y);
+    aclrtStream other = NULL;
+    float in[4] = {0.0f, 1.0f, -1.0f, 2.0f}, out[4] = {0};
+    int after = aclrtCreateStream(&other) ? -1 : unary(aclnnExpGetWorkspaceSize, aclnnExp, other, in, out, 4);
+    printf("after status %d\n", after);
+    if (other)
+        aclrtDestroyStream(other);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exp";
@@ -175,6 +240,8 @@ int main(int argc, char **argv)
     int failed = 0;
     if (strcmp(mode, "fork") == 0 || strcmp(mode, "fork-busy") == 0) {
         failed = fork_mode(stream, strcmp(mode, "fork-busy") == 0);
+    } else if (strcmp(mode, "interrupt") == 0 || strcmp(mode, "interrupt-default") == 0) {
+        failed = interrupt_mode(stream, strcmp(mode, "interrupt") == 0);
     } else if (strcmp(mode, "threads") == 0) {
         float offsets[2] = {-1.0f, 1.0f};
         pthread_t threads[2];
