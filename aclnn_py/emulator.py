@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import _caches
+from ._c import kernel_calls
 from ._c import lowlevel as ll
 from ._c.loader import EMULATOR_LAYOUTS, emulator_home
 from .errors import AclError
@@ -46,6 +47,10 @@ __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters
 
 Refusal = _kernels.Refusal
 report_extent = _kernels.report_extent
+
+# The runtime gives a loaded emulator these kernels when it starts, and the catalog knows
+# them: registered here, above both, so that neither imports the kernels.
+kernel_calls.provide(_kernels.install_once, _kernels.table)
 
 
 LAYOUTS: tuple[str, ...] = EMULATOR_LAYOUTS

@@ -40,11 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import _caches
-from .._c import loader
+from .._c import kernel_calls, loader
 from .._c import lowlevel as ll
 from ..errors import LibraryNotFoundError
 from . import headers as _headers
-from . import kernels as _kernels
 from . import roles as _roles
 from . import rules as _rules
 
@@ -270,7 +269,7 @@ def operators(*, callable: bool = False) -> list[str]:
     finders = [ll.symbol_finder(library)
                for library in (installation.paths["ops"], *installation.extra_ops)]
     packages: dict[Path, bool] = {}
-    emulated = set(_kernels.table()) if ll.emulator_loaded() else set()
+    emulated = kernel_calls.kernel_names() if ll.emulator_loaded() else set()
     found = []
     for name, source in sources.items():
         if source.package is None:
@@ -434,7 +433,7 @@ def _bind(signature: Signature) -> Path:
     if signature.package is not None:
         library = signature.looked_in[0]
         if not library.is_file():
-            if ll.emulator_loaded() and name in _kernels.table():
+            if ll.emulator_loaded() and name in kernel_calls.kernel_names():
                 # The emulator computes it with the kernel registered for it, through its
                 # generic entry points: a package tested before its library is built.
                 ll.bind_described_operator(library, name, _described(signature),

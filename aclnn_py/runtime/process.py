@@ -19,9 +19,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._c import kernel_calls
 from .._c import lowlevel as ll
 from ..errors import AclError
-from ..ops import kernels
 
 logger = logging.getLogger("aclnn_py")
 
@@ -98,7 +98,7 @@ def ensure_initialized() -> None:
         _process.owns_init = owns_init
         _process.visible_devices = os.environ.get(VISIBLE_DEVICES)
         if ll.emulator_loaded():  # the operators without a C kernel compute in Python
-            kernels.install_once()
+            kernel_calls.install_kernels()
         _process.initialized = True
         if not _process.atexit_registered:
             atexit.register(teardown)
@@ -166,8 +166,8 @@ def activate(device: int | None = None) -> int:
 
 def _activate(device: int | None) -> int:
     _refuse_if_forked()
-    if kernels.running() is not None:  # see _enter_kernel
-        raise kernels.refuse_call("an aclnn_py call")
+    if kernel_calls.running() is not None:  # see _enter_kernel
+        raise kernel_calls.refuse_call("an aclnn_py call")
     ensure_initialized()
     state = getattr(_thread, "state", None)
     current = state[1] if state is not None and state[0] == _process.generation else None
@@ -213,7 +213,7 @@ def _bind_device(device: int) -> None:
 
 
 def _enter_kernel() -> Callable[[], None]:
-    """A kernel starts in this thread (``ops.kernels.dispatch``): the device and stream this
+    """A kernel starts in this thread (the emulator's kernel dispatch): the device and stream this
     thread made current are set aside until it ends, so that every aclnn_py call from inside
     it reaches :func:`_activate`, which refuses it (the per-call paths, which skip
     ``_activate`` while they are set, test nothing more)."""
@@ -227,7 +227,7 @@ def _enter_kernel() -> Callable[[], None]:
     return leave
 
 
-kernels.on_kernel(_enter_kernel)
+kernel_calls.on_kernel(_enter_kernel)
 
 
 def on_teardown(hook: Callable[[], None], *, streams: bool = False) -> None:

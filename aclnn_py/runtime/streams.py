@@ -16,10 +16,10 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Callable, NoReturn
 
+from .._c import kernel_calls
 from .._c import lowlevel as ll
 from .._c.lowlevel import interrupted as _interrupted
 from ..errors import AclError
-from ..ops import kernels
 from .process import _process, _thread, activate, alive, logger, on_teardown
 
 # Finaliser bodies that ran inside a kernel, where aclnn_py calls are refused: done at the
@@ -32,7 +32,7 @@ def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | No
     """Finalizer body: ``release`` the handle in ``cell`` (see ``ll.handle_cell``), if it
     holds one and the runtime still exists; log, never raise. Inside a kernel (a
     collection while it runs), deferred to the next safe point."""
-    if kernels.running() is not None:
+    if kernel_calls.running() is not None:
         _deferred.append((release, cell, device, generation, what))
         return
     handle = cell[0]
@@ -93,7 +93,7 @@ def _destroy_stream_quietly(key: int) -> None:
     """Finaliser of a stream: :func:`_destroy_stream`; logs, never raises. Inside a kernel
     (a collection while it runs), where aclnn_py calls are refused, the stream stays
     registered for the next safe point."""
-    if kernels.running() is not None:
+    if kernel_calls.running() is not None:
         return
     try:
         _destroy_stream(key)

@@ -12,7 +12,7 @@ device memory (outputs and tensors updated in place writable, inputs read-only),
 during the call; tensor lists as lists of arrays; scalars as numpy scalars of their dtype;
 integer, bool and float arrays as tuples; strings as str; numbers as int, bool or float; an
 optional argument left out as None. A kernel must not call aclnn_py (it runs inside a
-synchronisation of its stream's work): such a call is refused (:func:`refuse_call`).
+synchronisation of its stream's work): such a call is refused (``_c.kernel_calls``).
 
 Precision: float16 and bfloat16 compute as CANN's kernels do, widened to float32, computed,
 and rounded once when stored (:func:`store`); float32 computes in float32 and float64 in
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._c import kernel_calls
 from ..._c import lowlevel as ll
 from ..._c.codes import constant
 from ..dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
@@ -179,8 +180,8 @@ def check_name(name: Any) -> None:
             and len(name.encode()) < 128):
         raise ValueError(f"name must be an operator name 'aclnn<Name>' (an identifier of at "
                          f"most 127 bytes), got {name!r}")
-    if running() is not None:
-        raise refuse_call(f"registering a kernel for {name}")
+    if kernel_calls.running() is not None:
+        raise kernel_calls.refuse_call(f"registering a kernel for {name}")
     if name in c_kernels():
         raise ValueError(f"{name} is computed by the emulator's own C kernel: a Python kernel "
                          "would never run (its entry points do not ask for one)")
@@ -436,37 +437,6 @@ def _check_dtypes(kernel_: Kernel, values: dict[str, Any], outputs: set[str]) ->
 
 # ---- running kernels ------------------------------------------------------------------
 
-_running = threading.local()  # .name: the operator whose kernel this thread runs, if any
-# Called when a thread starts a kernel, each returning what to call when it ends: the runtime
-# layer sets aside what would let an aclnn_py call skip its refusal (runtime.process).
-_on_kernel: list[Callable[[], Callable[[], None]]] = []
-
-
-def on_kernel(enter: Callable[[], Callable[[], None]]) -> None:
-    """Have ``enter()`` called whenever a thread starts running a kernel (its check or its
-    compute); it returns the function called when the kernel ends."""
-    _on_kernel.append(enter)
-
-
-def running() -> str | None:
-    """The operator whose kernel (check or compute) the calling thread runs, or None."""
-    name: str | None = getattr(_running, "name", None)
-    return name
-
-
-def refuse_call(what: str) -> RuntimeError:
-    """The error for ``what`` (an aclnn_py call) made from inside the kernel the calling
-    thread runs; the kernel then fails even if it catches the error. A kernel runs inside
-    the stream work of a synchronisation or a launch: a call into aclnn_py from there would
-    wait for that very work, or for a lock its caller holds."""
-    name = running()
-    error = RuntimeError(f"{what} from inside the kernel of {name}: a kernel must not call "
-                         "aclnn_py (it runs inside a synchronisation of its stream's work, "
-                         "which the call would wait for); compute with numpy on the arrays it "
-                         "is given")
-    _running.refused = str(error)
-    return error
-
 
 def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
              ) -> tuple[int, str] | None:
@@ -482,22 +452,20 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
     # An interrupt may land at any call here (signal handlers run there): the thread's mark
     # is set inside the try, and put back first thing in the finally, before any call, so
     # that no interrupt leaves it set (every aclnn_py call of the thread would be refused).
-    outer = running()
+    outer = kernel_calls.running()
     leaves: list[Callable[[], None]] = []
     try:
-        _running.name = name
-        _running.refused = None
-        for enter in _on_kernel:
+        kernel_calls.mark_running(name)
+        for enter in kernel_calls.kernel_hooks():
             leaves.append(enter())
         failed = _run(kernel_, phase, arguments_)
-        refused = _running.refused
+        refused = kernel_calls.refused()
         if failed is None and refused is not None:  # it caught the refusal and went on
             failed = (INNER if phase == 1 else KERNEL_FAILED,
                       f"the kernel of {name} called aclnn_py: {refused}")
         return failed
     finally:
-        _running.name = outer
-        _running.refused = None
+        kernel_calls.mark_running(outer)
         for leave in reversed(leaves):
             leave()
 
