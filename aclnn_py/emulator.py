@@ -239,10 +239,10 @@ def _prototype(name: str) -> tuple[str, ...] | None:
     found = _kernels.parameters_of(name)
     if found is not None:
         return found
-    from ._call import signature  # an installed header's prototype (custom operators)
+    from .ops import catalog  # an installed header's prototype (custom operators)
 
     try:
-        described = signature(name)
+        described = catalog.signature(name)
     except (LookupError, ValueError, TypeError):
         return None
     return tuple(p.name for p in described.phase1_parameters)  # what phase 1 is given
