@@ -2318,8 +2318,8 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
         E((n,), bool), lambda: torch.isclose(T(x), T(y)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
-    from aclnn_py.ops.kernels import parameters_of
-    from aclnn_py.ops.kernels.inplace import INPLACE_OF
+    from aclnn_py.emulator._kernels import parameters_of
+    from aclnn_py.emulator._kernels.inplace import INPLACE_OF
 
     def inplace_of(name: str, base: str) -> EmulatedCase:
         made = cases[base]()

@@ -410,8 +410,8 @@ RELATIONAL = frozenset({"same_shape", "same_dtype", "broadcast", "promote", "cas
 
 def inplace_pairs() -> dict[str, str]:
     """The in-place forms the emulator computes through their out-of-place operator's kernel
-    (aclnn_py.ops.kernels.inplace.INPLACE_OF)."""
-    from aclnn_py.ops.kernels.inplace import INPLACE_OF
+    (aclnn_py.emulator._kernels.inplace.INPLACE_OF)."""
+    from aclnn_py.emulator._kernels.inplace import INPLACE_OF
 
     return dict(INPLACE_OF)
 

@@ -1,10 +1,10 @@
 """Write ``docs/emulated-operators.md``: the operators the emulator computes, from its registry
 (``aclnn_py.emulator.kernels()``: the C kernels of ``aclnn_py/data/emulator_ops.json`` and the
-Python kernels of ``aclnn_py/ops/kernels/``), with each one's family, the dtypes phase 1
+Python kernels of ``aclnn_py/emulator/_kernels/``), with each one's family, the dtypes phase 1
 accepts on the emulated Atlas A2 (its rules, ``aclnn_py/data/phase1_rules.json``; else its
 kernel's list) and its CANN repository (from the operator table,
 ``aclnn_py/data/operators.json``), then what each computes: its doc's formula and path, how its
-kernel computes it and in which precision (``aclnn_py/ops/kernels/formulas.py``).
+kernel computes it and in which precision (``aclnn_py/emulator/_kernels/formulas.py``).
 
 ``--check`` exits 1 when the page is not what the registry gives (a test runs it). It reads
 the registry through the installed aclnn_py (``pip install -e .`` for this tree's).
@@ -31,7 +31,7 @@ The emulator's trees declare every public operator of CANN's headers and docs th
 operator table lists ({declared} operators, each with its real prototype; see
 [the emulator](emulator.md)). It computes the {computed} below: {c_count} with kernels of its
 own in C (`emulator/src/op_*.c`), {python_count} with Python kernels over numpy
-(`aclnn_py/ops/kernels/`, one file per family, each tested against PyTorch). Any other one
+(`aclnn_py/emulator/_kernels/`, one file per family, each tested against PyTorch). Any other one
 fails phase 1 with 561003 (`ACLNN_ERR_INNER_FIND_KERNEL_ERROR`) and a message saying how to
 give it a kernel: `aclnn_py.emulator.kernel(name)` ([any operator](any-operator.md)).
 
@@ -91,7 +91,8 @@ def rule_dtypes(name: str) -> str:
 
 def page() -> str:
     import aclnn_py
-    from aclnn_py.ops import kernels, roles
+    from aclnn_py.emulator import _kernels as kernels
+    from aclnn_py.ops import roles
 
     table = kernels.table()
     names = aclnn_py.emulator.kernels()
@@ -124,8 +125,8 @@ def page() -> str:
 
 
 def formula_rows(names: list[str]) -> list[str]:
+    from aclnn_py.emulator._kernels.formulas import FORMULAS as TABLE
     from aclnn_py.ops import roles
-    from aclnn_py.ops.kernels.formulas import FORMULAS as TABLE
 
     rows = []
     for name in names:

@@ -3,7 +3,7 @@
  * (aclemuSetKernelHandler), the emulator brings aclnn_py's kernels up itself.
  *
  * - In a process that already runs Python (libpython's symbols are in the process and
- *   Py_IsInitialized() is true), it takes the GIL and calls aclnn_py.ops.kernels.embedded.start.
+ *   Py_IsInitialized() is true), it takes the GIL and calls aclnn_py.emulator._kernels.embedded.start.
  * - In a process without Python (a C or C++ program) it dlopens the libpython of the
  *   installation its tree belongs to (ACLNN_EMU_LIBPYTHON overrides it), initialises it, puts
  *   the tree's site-packages first on sys.path, calls the same start, and releases the GIL.
@@ -380,18 +380,18 @@ static bool start_python(const char *root, const char *site, char *why, size_t s
     return ok;
 }
 
-/* aclnn_py.ops.kernels.embedded.start(root, kernels modules): "" or why it failed. Takes the GIL. */
+/* aclnn_py.emulator._kernels.embedded.start(root, kernels modules): "" or why it failed. Takes the GIL. */
 static bool install_kernels(const char *root, char *why, size_t size)
 {
     const char *modules = getenv(KERNELS_VARIABLE);
     int gil = py.GILState_Ensure();
     bool ok = false;
-    py_object *module = py.Import_ImportModule("aclnn_py.ops.kernels.embedded");
+    py_object *module = py.Import_ImportModule("aclnn_py.emulator._kernels.embedded");
     py_object *start = module ? py.Object_GetAttrString(module, "start") : NULL;
     py_object *said = start ? py.Object_CallFunction(start, "ss", root, modules ? modules : "") : NULL;
     const char *text = said ? py.Unicode_AsUTF8(said) : NULL;
     if (!text)
-        python_error(why, size, "import aclnn_py.ops.kernels.embedded");
+        python_error(why, size, "import aclnn_py.emulator._kernels.embedded");
     else if (text[0])
         snprintf(why, size, "%s", text);
     else

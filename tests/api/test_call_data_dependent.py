@@ -10,7 +10,7 @@ import pytest
 import aclnn_py
 from aclnn_py import _call
 from aclnn_py._c import lowlevel as ll
-from aclnn_py.ops import kernels as _kernels
+from aclnn_py.emulator import _kernels
 
 PARAM_INVALID = 161002
 

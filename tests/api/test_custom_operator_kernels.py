@@ -14,7 +14,7 @@ from conftest import no_device_work
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
-from aclnn_py.ops import kernels as _kernels
+from aclnn_py.emulator import _kernels
 
 pytestmark = pytest.mark.emulator_only
 

@@ -17,7 +17,7 @@ from conftest import live_resources, no_device_work, run_python
 import aclnn_py
 from aclnn_py._c import core as _core
 from aclnn_py._c import lowlevel as ll
-from aclnn_py.ops import kernels as _kernels
+from aclnn_py.emulator import _kernels
 
 pytestmark = pytest.mark.emulator_only
 

@@ -12,9 +12,9 @@ from conftest import LowLevelResources
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
+from aclnn_py.emulator import _kernels
 from aclnn_py.errors import AclError
 from aclnn_py.ops import catalog
-from aclnn_py.ops import kernels as _kernels
 
 pytestmark = pytest.mark.emulator_only
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import aclnn_py
+from aclnn_py.emulator._kernels import promotion
 from aclnn_py.errors import AclError
 from aclnn_py.ops.dtypes import dtype_named
-from aclnn_py.ops.kernels import promotion
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
 pytestmark = pytest.mark.emulator_only

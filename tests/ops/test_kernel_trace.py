@@ -1,4 +1,4 @@
-"""ACLNN_EMU_TRACE: the record of each Python kernel's launch (aclnn_py.ops.kernels.trace)."""
+"""ACLNN_EMU_TRACE: the record of each Python kernel's launch (aclnn_py.emulator._kernels.trace)."""
 
 from __future__ import annotations
 

@@ -17,10 +17,10 @@ from conftest import LowLevelResources
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
+from aclnn_py.emulator import _kernels
 from aclnn_py.errors import AclError
 from aclnn_py.ops import catalog as _catalog
 from aclnn_py.ops import headers as _headers
-from aclnn_py.ops import kernels as _kernels
 
 BLUR = "aclnnGaussianBlur"
 BLUR_PHASE2 = (("const aclTensor *", "src"), ("const aclIntArray *", "ksize"),

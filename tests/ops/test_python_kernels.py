@@ -1,6 +1,6 @@
 """The emulator's Python kernels against PyTorch CPU, the reference of record.
 
-Every kernel of ``aclnn_py.ops.kernels`` is called through ``aclnn_py.call`` with its real
+Every kernel of ``aclnn_py.emulator._kernels`` is called through ``aclnn_py.call`` with its real
 C parameter names, on several inputs (broadcasting, non-contiguous and 0-d where the
 operator takes them) in each dtype it supports among float32, float16 and bfloat16, and
 compared with PyTorch within CANN's precision standard (``aclnn_py.testing``). A kernel
@@ -19,8 +19,8 @@ import pytest
 from helpers import call_formatted
 
 import aclnn_py
-from aclnn_py.ops import kernels
-from aclnn_py.ops.kernels.inplace import INPLACE_OF
+from aclnn_py.emulator import _kernels as kernels
+from aclnn_py.emulator._kernels.inplace import INPLACE_OF
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")

@@ -18,8 +18,8 @@ from conftest import LowLevelResources
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
+from aclnn_py.emulator import _kernels
 from aclnn_py.ops import catalog
-from aclnn_py.ops import kernels as _kernels
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")

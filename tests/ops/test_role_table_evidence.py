@@ -9,7 +9,7 @@ import pytest
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
-from aclnn_py.ops import kernels as _kernels
+from aclnn_py.emulator import _kernels
 from aclnn_py.ops import roles as _roles
 
 GATHER_STATS = "aclnnSyncBatchNormGatherStats"

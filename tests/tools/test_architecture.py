@@ -15,7 +15,7 @@ from helpers import ROOT
 PACKAGE = ROOT / "aclnn_py"
 
 # Lowest first. A module may import its own layer and the layers below it.
-LAYERS = ("_c", "ops", "runtime", "engine", "public", "tools")
+LAYERS = ("_c", "ops", "runtime", "emulator", "engine", "public", "tools")
 TOP_LEVEL = {
     "errors": "_c",           # the typed errors the one status check raises
     "_version": "_c",
@@ -25,7 +25,6 @@ TOP_LEVEL = {
     "doctor": "tools",
     "testing": "tools",
     "pytest_plugin": "tools",
-    "emulator": "tools",
     "conformance": "tools",
     "__main__": "tools",
 }

@@ -34,12 +34,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _caches
-from ._c import kernel_calls
-from ._c import lowlevel as ll
-from ._c.loader import EMULATOR_LAYOUTS, emulator_home
-from .errors import AclError
-from .ops import kernels as _kernels
+from .. import _caches
+from .._c import kernel_calls
+from .._c import lowlevel as ll
+from .._c.loader import EMULATOR_LAYOUTS, emulator_home
+from ..errors import AclError
+from . import _kernels
 
 __all__ = ["LAYOUTS", "home", "loaded", "stats", "device_stats", "reset_counters",
            "inject_fault", "clear_faults", "faults", "fault_apis", "kernel", "kernels",
@@ -239,7 +239,7 @@ def _prototype(name: str) -> tuple[str, ...] | None:
     found = _kernels.parameters_of(name)
     if found is not None:
         return found
-    from .ops import catalog  # an installed header's prototype (custom operators)
+    from ..ops import catalog  # an installed header's prototype (custom operators)
 
     try:
         described = catalog.signature(name)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..._c.codes import constant
-from ..dtypes import Dtypes
+from ...ops.dtypes import Dtypes
 from . import Refusal, store, tensor_format, view_copy_check, widen
 from .elementwise import (
     BLOCK,

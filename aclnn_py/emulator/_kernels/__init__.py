@@ -36,8 +36,8 @@ import numpy as np
 from ..._c import kernel_calls
 from ..._c import lowlevel as ll
 from ..._c.codes import constant
-from ..dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
-from ..rules import states_dtypes
+from ...ops.dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
+from ...ops.rules import states_dtypes
 from . import trace
 
 FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul", "activations", "inplace",
@@ -94,7 +94,7 @@ def c_kernels() -> frozenset[str]:
 def parameters_of(name: str) -> tuple[str, ...] | None:
     """The C parameter names of ``name`` from the operator table, or None when the table
     does not list it."""
-    from .. import roles  # the table is read on first use, not at import
+    from ...ops import roles  # the table is read on first use, not at import
 
     entry = roles.table_entry(name)
     if entry is None:
@@ -380,7 +380,7 @@ def _unsigned_64(kernel_: Kernel) -> frozenset[str]:
     passes integers as int64, so values from 2**63 arrive negative."""
     found = _unsigned_parameters.get(kernel_.name)
     if found is None:
-        from .. import roles
+        from ...ops import roles
 
         entry = roles.table_entry(kernel_.name)
         types = {} if entry is None else {name: " ".join(c_type.replace("const", " ").split())

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import is_bfloat16
+from ...ops.dtypes import is_bfloat16
 
 _counter = itertools.count()
 _lock = threading.Lock()

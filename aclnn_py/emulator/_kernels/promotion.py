@@ -22,7 +22,7 @@ import numpy as np
 
 from ..._c import lowlevel as ll
 from ..._c.codes import constant
-from ..dtypes import acl_dtype, all_dtypes, bfloat16_dtype, is_bfloat16
+from ...ops.dtypes import acl_dtype, all_dtypes, bfloat16_dtype, is_bfloat16
 from . import Refusal
 
 PARAM_NULLPTR = constant("ACLNN_ERR_PARAM_NULLPTR")  # 161001

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import Dtypes, is_bfloat16
+from ...ops.dtypes import Dtypes, is_bfloat16
 from . import report_extent, store, widen
 from .elementwise import ANY, NUMBERS
 from .elementwise import register as builtin

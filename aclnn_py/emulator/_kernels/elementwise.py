@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..dtypes import Dtypes, is_bfloat16, numpy_dtype
+from ...ops.dtypes import Dtypes, is_bfloat16, numpy_dtype
 from . import builtin, promotion, store
 
 FLOATS = Dtypes(("float32", "float16", "bfloat16"))

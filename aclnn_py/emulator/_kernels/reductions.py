@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import numpy_dtype
+from ...ops.dtypes import numpy_dtype
 from . import store, widen
 from .elementwise import ANY, FLOATS, FLOATS64, NUMBERS
 from .elementwise import register as builtin
