@@ -99,32 +99,29 @@ def mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
 
 
-@check
-def mlp_sgd() -> None:
+def mlp_trains_alike(optimizer: Callable[..., torch.optim.Optimizer]) -> None:
+    """Five steps of the MLP with ``optimizer`` end at the same loss on the CPU and the NPU."""
     cpu, npu = both(mlp)
     x, y = torch.randn(32, 8), torch.randn(32, 1)
-    lc, ln = train(cpu, npu, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, foreach=False),
-                   F.mse_loss, x, y, 5)
+    lc, ln = train(cpu, npu, optimizer, F.mse_loss, x, y, 5)
     assert abs(lc - ln) < CLOSE, (lc, ln)
+
+
+@check
+def mlp_sgd() -> None:
+    mlp_trains_alike(lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, foreach=False))
 
 
 @check
 def mlp_adam() -> None:
     # foreach=False: one tensor at a time (lerp_, addcmul_, ...)
-    cpu, npu = both(mlp)
-    x, y = torch.randn(32, 8), torch.randn(32, 1)
-    lc, ln = train(cpu, npu, lambda p: torch.optim.Adam(p, lr=1e-2, foreach=False),
-                   F.mse_loss, x, y, 5)
-    assert abs(lc - ln) < CLOSE, (lc, ln)
+    mlp_trains_alike(lambda p: torch.optim.Adam(p, lr=1e-2, foreach=False))
 
 
 @check
 def mlp_adam_multi_tensor() -> None:
     # Adam's default on an NPU: the multi-tensor path, through the aclnnForeach* operators
-    cpu, npu = both(mlp)
-    x, y = torch.randn(32, 8), torch.randn(32, 1)
-    lc, ln = train(cpu, npu, lambda p: torch.optim.Adam(p, lr=1e-2), F.mse_loss, x, y, 5)
-    assert abs(lc - ln) < CLOSE, (lc, ln)
+    mlp_trains_alike(lambda p: torch.optim.Adam(p, lr=1e-2))
 
 
 def cnn() -> nn.Module:
