@@ -6,6 +6,9 @@
    (``emulator/build.py``, which also runs on its own).
 3. aclnn_py's own host library ``native/host.c`` (device blocks and handles owned
    in C): ``aclnn_py/_native/libaclnn_py_host.so``.
+4. The documentation's pages (``README.md`` and ``docs/*.md``) in ``aclnn_py/docs/``, so
+   that an installed package carries the pages its docstrings and messages name
+   (``python -m aclnn_py docs``).
 
 They land in the build directory for a wheel and in the source tree for an
 editable install.
@@ -92,11 +95,20 @@ def build_native(directory: Path) -> None:
                   "-Wl,--no-undefined", *emulator.link_flags()])
 
 
+def copy_pages(directory: Path) -> None:
+    """The README and docs/*.md into ``directory`` (the package's ``docs`` folder)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    for page in [HERE / "README.md", *sorted((HERE / "docs").glob("*.md"))]:
+        shutil.copyfile(page, directory / page.name)
+
+
 class BuildPy(build_py):
     def run(self) -> None:
         super().run()
         root = HERE if getattr(self, "editable_mode", False) else Path(self.build_lib)
         write_ffi_module(root / FFI_MODULE)
+        copy_pages(root / "aclnn_py" / "docs")
 
 
 class BuildExt(build_ext):

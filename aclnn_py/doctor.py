@@ -6,7 +6,8 @@ the visible devices (their logical and physical ids, their memory), the environm
 variables that steer CANN and aclnn_py, and the result of a tiny ``aclnnMseLossBackward``
 call checked against numpy.
 :func:`main` prints it as text or (``--json``) one JSON object and exits non-zero when
-the requested backend cannot work.
+the requested backend cannot work. ``python -m aclnn_py docs [PAGE]`` prints where the
+documentation's pages are (an installed package carries them in ``aclnn_py/docs/``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 import traceback
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -242,13 +245,44 @@ def show_config(backend: str | None = None) -> None:
     print(format_report(report(backend)))
 
 
+def documentation() -> Path | None:
+    """The folder of the documentation's pages: the installed package's ``aclnn_py/docs``
+    (copied there at build time), else a source tree's ``docs``; None without either."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "docs", here.parent / "docs"):
+        if (folder / "index.md").is_file():
+            return folder
+    return None
+
+
+def show_documentation(page: str | None) -> int:
+    """``python -m aclnn_py docs [PAGE]``: the pages' folder and their names, or one page's
+    path (its name with or without ``.md``); 1 when there are none or no such page."""
+    folder = documentation()
+    if folder is None:
+        print("aclnn_py's documentation pages are not installed here", file=sys.stderr)
+        return 1
+    pages = sorted(p.name for p in folder.glob("*.md"))
+    if page is None:
+        print(folder)
+        print("\n".join(f"  {name}" for name in pages))
+        return 0
+    name = page if page.endswith(".md") else f"{page}.md"
+    if name not in pages:
+        print(f"no page {page!r} among {', '.join(pages)}", file=sys.stderr)
+        return 1
+    print(folder / name)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report; 0 when the requested backend works, 1 when it cannot. With
     ``--conformance``, the report of :mod:`aclnn_py.conformance` instead."""
     parser = argparse.ArgumentParser(
         prog="python -m aclnn_py",
         description="Check what aclnn_py runs on here: backend and why, libraries, CANN "
-                    "version, SoC, devices, environment, and a tiny operator call.")
+                    "version, SoC, devices, environment, and a tiny operator call. "
+                    "`python -m aclnn_py docs [PAGE]` prints where the documentation is.")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--backend", choices=loader.BACKENDS,
                         help="the backend to check (sets ACLNN_PY_BACKEND); default: as the "
@@ -259,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
                              "status 1 when a check fails")
     parser.add_argument("--output", metavar="REPORT.json",
                         help="with --conformance: also write the JSON report there")
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["docs"]:
+        if len(argv) > 2:
+            parser.error("docs takes at most one page name")
+        return show_documentation(argv[1] if len(argv) == 2 else None)
     arguments = parser.parse_args(argv)
     if arguments.output is not None and not arguments.conformance:
         parser.error("--output needs --conformance")

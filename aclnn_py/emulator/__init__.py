@@ -21,12 +21,12 @@ non-repeatably; default ``0``), ``ACLNN_EMU_LINK`` (``<latency_us>:<GB/s>``, e.g
 ``aclrtMemcpyAsync``, occupies a per-device copy engine, concurrent with kernels, for
 the latency plus bytes over the bandwidth, and synchronisation returns no earlier than
 the modelled end of the work; device-to-device copies are not on the link; unset or
-empty: off; malformed: ``aclInit`` fails with 100000; see ``docs/emulator.md``).
+empty: off; malformed: ``aclInit`` fails with 100000; see the page emulator.md).
 
 Read by a program that never loaded aclnn_py (a C or C++ program), whose first call of an
 operator computed in Python starts Python in it: ``ACLNN_EMU_LIBPYTHON`` (the libpython to
 load instead of the installation's) and ``ACLNN_EMU_KERNELS`` (comma-separated modules of the
-user's kernels to import); see "C and C++ programs" in ``docs/emulator.md``.
+user's kernels to import); see the page c-programs.md (``python -m aclnn_py docs``).
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def kernel(name: str, *, dtypes: Iterable[str] | None = None,
     fails (at phase 1, or at its stream's synchronisation) even if the kernel catches it.
     An exception of the kernel fails the call, with its message; a KeyboardInterrupt (or
     SystemExit) raised inside it is raised again by the call that ran it, after the work
-    queued on its stream was dropped (see docs/reliability.md).
+    queued on its stream was dropped (see the page reliability.md).
 
     ``dtypes``: the dtype names every tensor it reads may have (checked at phase 1).
     ``check(**arguments)``: called at phase 1, before anything is queued; raising

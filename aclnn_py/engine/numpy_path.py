@@ -61,7 +61,7 @@ from . import launch_cache
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
-# emulator with ``benchmarks/bench.py --crossover`` (docs/numpy-path-and-performance.md).
+# emulator with ``benchmarks/bench.py --crossover`` (the page numpy-path-and-performance.md).
 DIRECT_BYTES = 64 * 1024
 
 ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies

@@ -82,3 +82,35 @@ def test_the_emulated_operators_page_is_what_the_registry_gives():
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "generate_operator_docs.py"),
                            "--check"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# A project page named inside the package: "docs/<page>.md" is a path only a source tree has;
+# "the page <page>.md" is a page the package carries (setup.py copies them to aclnn_py/docs).
+SOURCE_TREE_PATH = re.compile(r"(?:^|[^/\w-])docs/([a-z0-9-]+\.md)")
+PAGE_NAMED = re.compile(r"\bpage ([a-z0-9-]+\.md)")
+
+
+def test_the_package_names_its_pages_as_an_installed_user_finds_them():
+    shipped = {page.name for page in PAGES} | {README.name}
+    named = set()
+    for module in sorted((ROOT / "aclnn_py").rglob("*.py")):
+        text = module.read_text()
+        assert not SOURCE_TREE_PATH.findall(text), (
+            f"{module.relative_to(ROOT)} cites a docs/ path, which an installed package lacks: "
+            "name the page ('the page emulator.md') instead")
+        named.update(PAGE_NAMED.findall(text))
+    assert named, "the package names no page at all"
+    assert named <= shipped, sorted(named - shipped)
+
+
+def test_python_m_aclnn_py_docs_says_where_the_pages_are(capsys):
+    from aclnn_py import doctor
+
+    assert doctor.main(["docs"]) == 0
+    folder, *listed = capsys.readouterr().out.splitlines()
+    assert {line.strip() for line in listed} >= {page.name for page in PAGES}
+    assert (Path(folder) / "emulator.md").read_text() == (DOCS / "emulator.md").read_text()
+    assert doctor.main(["docs", "c-programs"]) == 0
+    assert capsys.readouterr().out.strip() == str(Path(folder) / "c-programs.md")
+    assert doctor.main(["docs", "no-such-page"]) == 1
+    assert "no page 'no-such-page'" in capsys.readouterr().err

@@ -95,6 +95,9 @@ def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
     for layout in ("8.0.RC2", "8.3", "8.5"):
         assert any(n.startswith(f"aclnn_py/_emulator/{layout}/lib64/") for n in names)
     assert {"aclnn_py/_native/libaclnn_py_host.so", "aclnn_py/_c/_ffi.py"} <= names
+    # the documentation's pages travel with the package (python -m aclnn_py docs)
+    pages = {f"aclnn_py/docs/{page.name}" for page in (ROOT / "docs").glob("*.md")}
+    assert pages | {"aclnn_py/docs/README.md"} <= names, sorted(pages - names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert b"License-Expression: Apache-2.0" in metadata
     assert b"Classifier: Operating System :: POSIX :: Linux" in metadata

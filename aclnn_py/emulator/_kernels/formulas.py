@@ -3,7 +3,7 @@
 One row per computed operator (its C kernels' included): the formula of the operator's CANN doc,
 in our words (the doc's path is the operator table's, ``aclnn_py/data/operators.json``, unless
 ``source`` names another), how the kernel computes it, and how it treats float16 and bfloat16.
-``tools/generate_operator_docs.py`` writes them into ``docs/emulated-operators.md``;
+``tools/generate_operator_docs.py`` writes them into the page emulated-operators.md;
 ``tests/ops/test_kernel_edges.py`` checks there is one per computed operator.
 """
 
