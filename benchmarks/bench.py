@@ -2317,6 +2317,56 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnIsClose"] = lambda: EmulatedCase(
         {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
         E((n,), bool), lambda: torch.isclose(T(x), T(y)))
+    # ops-math math/: pointwise math (kernels/pointwise_math.py) and bitwise (kernels/bitwise.py)
+    for name, parameter, source, function in (
+            ("Erfc", "self", x, torch.erfc), ("Exp2", "self", x, torch.exp2),
+            ("Sinc", "self", x, torch.sinc), ("Lgamma", "self", pos, torch.lgamma),
+            ("Digamma", "self", pos, torch.digamma), ("Atanh", "input", unit, torch.atanh)):
+        unary(f"aclnn{name}", source, function, parameter)
+    for name, parameter, function in (
+            ("IsFinite", "self", torch.isfinite), ("IsInf", "x", torch.isinf),
+            ("IsPosInf", "self", torch.isposinf), ("IsNegInf", "self", torch.isneginf)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {p: x}, E((n,), bool), lambda: f(T(x))))
+    for name, first, second, function in (
+            ("LogAddExp", x, y, torch.logaddexp), ("LogAddExp2", x, y, torch.logaddexp2),
+            ("XLogYTensor", x, pos, torch.xlogy), ("FmodTensor", x, pos, torch.fmod),
+            ("RemainderTensorTensor", x, pos, torch.remainder)):
+        cases[f"aclnn{name}"] = (lambda a=first, b=second, f=function: EmulatedCase(
+            {"self": a, "other": b}, E((n,)), lambda: f(T(a), T(b))))
+    for name, first, second, function in (
+            ("XLogYScalarOther", x, 2.5, torch.xlogy), ("FmodScalar", x, 0.75, torch.fmod),
+            ("RemainderTensorScalar", x, 0.75, torch.remainder),
+            ("FloorDivides", x, 0.75, torch.floor_divide)):
+        cases[f"aclnn{name}"] = (lambda a=first, b=second, f=function: EmulatedCase(
+            {"self": a, "other": f32(b)}, E((n,)), lambda: f(T(a), b)))
+    for name, function in (("XLogYScalarSelf", torch.xlogy),
+                           ("RemainderScalarTensor", torch.remainder)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": f32(1.5), "other": pos}, E((n,)),
+            lambda: f(torch.tensor(1.5), T(pos))))
+    cases["aclnnRoundDecimals"] = lambda: EmulatedCase(
+        {"self": x, "decimals": 1}, E((n,)), lambda: torch.round(T(x), decimals=1))
+    ints = rng.integers(-1000, 1000, n).astype(np.int32)
+    small = rng.integers(0, 8, n).astype(np.int32)
+    for name, function in (("Gcd", torch.gcd), ("BitwiseAndTensor", torch.bitwise_and),
+                           ("BitwiseOrTensor", torch.bitwise_or),
+                           ("BitwiseXorTensor", torch.bitwise_xor)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": ints, "other": small}, E((n,), np.int32),
+            lambda: f(T(ints), T(small))))
+    for name, parameter, function in (("LeftShift", "self", torch.bitwise_left_shift),
+                                      ("RightShift", "input", torch.bitwise_right_shift)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {p: ints, "shiftBits": small}, E((n,), np.int32), lambda: f(T(ints), T(small))))
+    for name, parameter, function in (("BitwiseAndScalar", "other", torch.bitwise_and),
+                                      ("BitwiseOrScalar", "other", torch.bitwise_or),
+                                      ("BitwiseXorScalar", "other", torch.bitwise_xor),
+                                      ("LeftShifts", "shiftBits", torch.bitwise_left_shift)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {"self": ints, p: np.int32(3)}, E((n,), np.int32), lambda: f(T(ints), 3)))
+    cases["aclnnBitwiseNot"] = lambda: EmulatedCase(
+        {"self": ints}, E((n,), np.int32), lambda: torch.bitwise_not(T(ints)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -401,6 +401,42 @@ if torch is not None:
     REFERENCES["aclnnForeachLerpScalar"] = _each(torch.lerp, "x2", "weight")
     REFERENCES["aclnnForeachLerpList"] = _each(torch.lerp, "x2", "weight")
 
+    # ops-math math/: the pointwise and bitwise families (each doc's formula is PyTorch's)
+    for _name, _function in {"Erfc": torch.erfc, "Exp2": torch.exp2, "Sinc": torch.sinc,
+                             "Lgamma": torch.lgamma, "Digamma": torch.digamma,
+                             "Atanh": torch.atanh, "IsFinite": torch.isfinite,
+                             "IsInf": torch.isinf, "IsPosInf": torch.isposinf,
+                             "IsNegInf": torch.isneginf,
+                             "BitwiseNot": torch.bitwise_not}.items():
+        REFERENCES[f"aclnn{_name}"] = _unary(_function)
+    REFERENCES["aclnnRoundDecimals"] = lambda launch: _out(
+        launch, torch.round(launch.input(), decimals=launch.arg("decimals")))
+
+    def _either(function: Callable[[Any, Any], Any]) -> Reference:
+        """A binary operator whose operands are tensors or scalars, in parameter order."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            first, second = (launch.tensor(name) if name in launch.tensors
+                             else torch.tensor(launch.arg(name)) for name in launch.order[:2])
+            return _out(launch, function(first, second))
+        return reference
+
+    for _name, _pair in {"LogAddExp": torch.logaddexp, "LogAddExp2": torch.logaddexp2,
+                         "XLogYTensor": torch.xlogy, "XLogYScalarSelf": torch.xlogy,
+                         "XLogYScalarOther": torch.xlogy, "FmodTensor": torch.fmod,
+                         "FmodScalar": torch.fmod, "RemainderTensorTensor": torch.remainder,
+                         "RemainderTensorScalar": torch.remainder,
+                         "RemainderScalarTensor": torch.remainder,
+                         "FloorDivides": torch.floor_divide, "Gcd": torch.gcd,
+                         "BitwiseAndTensor": torch.bitwise_and,
+                         "BitwiseAndScalar": torch.bitwise_and,
+                         "BitwiseOrTensor": torch.bitwise_or, "BitwiseOrScalar": torch.bitwise_or,
+                         "BitwiseXorTensor": torch.bitwise_xor,
+                         "BitwiseXorScalar": torch.bitwise_xor,
+                         "LeftShift": torch.bitwise_left_shift,
+                         "LeftShifts": torch.bitwise_left_shift,
+                         "RightShift": torch.bitwise_right_shift}.items():
+        REFERENCES[f"aclnn{_name}"] = _either(_pair)
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

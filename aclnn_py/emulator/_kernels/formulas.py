@@ -448,4 +448,49 @@ FORMULAS.update({
                        "the same in the promoted dtype (float32 for the halves); equal values "
                        "are close, NaN with NaN when equalNan"),
 })
+FORMULAS.update({
+    # ops-math math/: the pointwise family (kernels/pointwise_math.py)
+    "aclnnErfc": _f("1 - erf(x)", "float64: 1 - erf below |x| = 1.5, Laplace's continued "
+                    "fraction above (no cancellation in the tail)"),
+    "aclnnExp2": _f("2^x", "numpy's exp2"),
+    "aclnnSinc": _f("1 at x = 0, else sin(pi x) / (pi x)", "the same, in float64"),
+    "aclnnLgamma": _f("ln|Gamma(x)|", "Python's math.lgamma in float64; +inf at the poles"),
+    "aclnnDigamma": _f("d/dx ln Gamma(x)", "float64: reflection below 0.5, recurrence up to 10, "
+                       "then the asymptotic series; PyTorch's values at the poles"),
+    "aclnnAtanh": _f("(1/2) ln((1 + x) / (1 - x))", "numpy's arctanh"),
+    "aclnnIsFinite": _f("whether x is neither inf nor NaN", "numpy's isfinite; integers are "
+                        "finite", EXACT),
+    "aclnnIsInf": _f("whether x is +inf or -inf", "numpy's isinf", EXACT),
+    "aclnnIsPosInf": _f("whether x is +inf", "numpy's isposinf", EXACT),
+    "aclnnIsNegInf": _f("whether x is -inf", "numpy's isneginf", EXACT),
+    "aclnnLogAddExp": _f("m + ln(1 + e^-|x - y|), m = max(x, y)", "numpy's logaddexp"),
+    "aclnnLogAddExp2": _f("log2(2^x + 2^y)", "numpy's logaddexp2"),
+    "aclnnXLogYTensor": _f("self ln(other)", "the same; 0 where self is 0 and other is not NaN "
+                           "(CANN's kernel selects it)"),
+    "aclnnXLogYScalarSelf": _f("self ln(other), self a scalar", "as aclnnXLogYTensor"),
+    "aclnnXLogYScalarOther": _f("self ln(other), other a scalar", "as aclnnXLogYTensor"),
+    "aclnnFmodTensor": _f("self - trunc(self / other) other", "numpy's fmod (exact)"),
+    "aclnnFmodScalar": _f("self - trunc(self / other) other, other a scalar", "numpy's fmod"),
+    "aclnnRemainderTensorTensor": _f("self - floor(self / other) other",
+                                     "numpy's remainder (the divisor's sign)"),
+    "aclnnRemainderTensorScalar": _f("self - floor(self / other) other, other a scalar",
+                                     "numpy's remainder"),
+    "aclnnRemainderScalarTensor": _f("self - floor(self / other) other, self a scalar",
+                                     "numpy's remainder"),
+    "aclnnFloorDivides": _f("floor(self / other), other a scalar", "as aclnnFloorDivide"),
+    "aclnnGcd": _f("the greatest common divisor", "numpy's gcd", EXACT),
+    "aclnnRoundDecimals": _f("x rounded to decimals places", "round(x 10^d) / 10^d (ties to "
+                             "even), round(x / 10^-d) 10^-d for d < 0, as PyTorch's"),
+    # the bitwise family (kernels/bitwise.py)
+    "aclnnBitwiseAndTensor": _f("self & other", "numpy's bitwise_and", EXACT),
+    "aclnnBitwiseAndScalar": _f("self & other, other a scalar", "numpy's bitwise_and", EXACT),
+    "aclnnBitwiseOrTensor": _f("self | other", "numpy's bitwise_or", EXACT),
+    "aclnnBitwiseOrScalar": _f("self | other, other a scalar", "numpy's bitwise_or", EXACT),
+    "aclnnBitwiseXorTensor": _f("self ^ other", "numpy's bitwise_xor", EXACT),
+    "aclnnBitwiseXorScalar": _f("self ^ other, other a scalar", "numpy's bitwise_xor", EXACT),
+    "aclnnBitwiseNot": _f("~self (logical not of a bool)", "numpy's invert", EXACT),
+    "aclnnLeftShift": _f("self << shiftBits", "numpy's left_shift", EXACT),
+    "aclnnLeftShifts": _f("self << shiftBits, shiftBits a scalar", "numpy's left_shift", EXACT),
+    "aclnnRightShift": _f("input >> shiftBits", "numpy's right_shift (arithmetic)", EXACT),
+})
 FORMULAS.update(_inplace_formulas())
