@@ -2367,6 +2367,49 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
             {"self": ints, p: np.int32(3)}, E((n,), np.int32), lambda: f(T(ints), 3)))
     cases["aclnnBitwiseNot"] = lambda: EmulatedCase(
         {"self": ints}, E((n,), np.int32), lambda: torch.bitwise_not(T(ints)))
+    # ops-math math/: reductions along dimensions (kernels/dim_reductions.py)
+    rows = u(-3, 3, (n // 64, 64))
+    r = rows.shape[0]
+    cases["aclnnAll"] = lambda: EmulatedCase(
+        {"self": rows > -2, "dim": [1], "keepdim": False}, E((r,), bool),
+        lambda: torch.all(T(rows > -2), dim=1))
+    cases["aclnnAny"] = lambda: EmulatedCase(
+        {"self": rows > 2, "dim": [1], "keepdim": False}, E((r,), bool),
+        lambda: torch.any(T(rows > 2), dim=1))
+    for name, function in (("MaxDim", torch.max), ("MinDim", torch.min)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": rows, "dim": 1, "keepdim": False},
+            {"out": E((r,)), "indices": E((r,), np.int64)}, lambda: f(T(rows), 1)))
+    for name, function in (("Cummax", torch.cummax), ("Cummin", torch.cummin)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": rows, "dim": 1},
+            {"valuesOut": E(rows.shape), "indicesOut": E(rows.shape, np.int64)},
+            lambda: f(T(rows), 1)))
+    cases["aclnnAminmax"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False}, {"minOut": E((r,)), "maxOut": E((r,))},
+        lambda: torch.aminmax(T(rows), dim=1))
+    cases["aclnnAminmaxDim"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "keepDim": False}, {"minOut": E((r,)), "maxOut": E((r,))},
+        lambda: torch.aminmax(T(rows), dim=1))
+    cases["aclnnAminmaxAll"] = lambda: EmulatedCase(
+        {"self": x}, {"minOut": E(()), "maxOut": E(())}, lambda: torch.aminmax(T(x)))
+    cases["aclnnLogSumExp"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False}, E((r,)),
+        lambda: torch.logsumexp(T(rows), 1))
+    cases["aclnnReduceNansum"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False, "dtype": np.dtype(f32)}, E((r,)),
+        lambda: torch.nansum(T(rows), 1))
+    cases["aclnnProdDim"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "keepDim": False, "dtype": np.dtype(f32)}, E((r,)),
+        lambda: torch.prod(T(rows), 1))
+    cases["aclnnCumprod"] = lambda: EmulatedCase(
+        {"input": rows, "dim": np.int64(1), "dtype": np.dtype(f32)}, E(rows.shape),
+        lambda: torch.cumprod(T(rows), 1))
+    for name, function in (("MaxN", torch.maximum), ("MinN", torch.minimum)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"tensors": [x, y]}, E((n,)), lambda: f(T(x), T(y))))
+    cases["aclnnEqual"] = lambda: EmulatedCase(
+        {"self": x, "other": x.copy()}, E((1,), bool), lambda: torch.tensor([True]))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

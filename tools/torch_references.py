@@ -437,6 +437,62 @@ if torch is not None:
                          "RightShift": torch.bitwise_right_shift}.items():
         REFERENCES[f"aclnn{_name}"] = _either(_pair)
 
+    # ops-math math/: reductions along dimensions (kernels/dim_reductions.py)
+    def _dims(launch: Launch, name: str) -> Any:
+        dims = launch.arg(name)
+        return list(dims) if dims else list(range(launch.input().dim()))
+
+    REFERENCES["aclnnAll"] = lambda launch: _out(launch, torch.all(
+        launch.input().bool(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnAny"] = lambda launch: _out(launch, torch.any(
+        launch.input().bool(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnLogSumExp"] = lambda launch: _out(launch, torch.logsumexp(
+        launch.input(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnReduceNansum"] = lambda launch: _out(launch, torch.nansum(
+        launch.input(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnProdDim"] = lambda launch: _out(launch, torch.prod(
+        launch.input(), dim=launch.arg("dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnCumprod"] = lambda launch: _out(launch, torch.cumprod(
+        launch.input(), dim=int(launch.arg("dim"))))
+
+    def _with_indices(function: Callable[..., Any], keep: str | None) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            extra = {} if keep is None else {"keepdim": launch.arg(keep)}
+            values, indices = function(launch.input(), launch.arg("dim"), **extra)
+            return dict(zip(launch.written, (values, indices)))
+        return reference
+
+    REFERENCES["aclnnMaxDim"] = _with_indices(torch.max, "keepdim")
+    REFERENCES["aclnnMinDim"] = _with_indices(torch.min, "keepdim")
+    REFERENCES["aclnnCummax"] = _with_indices(torch.cummax, None)
+    REFERENCES["aclnnCummin"] = _with_indices(torch.cummin, None)
+
+    def _aminmax(launch: Launch, dims: Any, keep: bool) -> dict[str, Any]:
+        x = launch.input()
+        low = torch.amin(x, dim=dims, keepdim=keep) if dims else torch.amin(x)
+        high = torch.amax(x, dim=dims, keepdim=keep) if dims else torch.amax(x)
+        return dict(zip(launch.written, (low, high)))
+
+    REFERENCES["aclnnAminmax"] = lambda launch: _aminmax(
+        launch, _dims(launch, "dim"), launch.arg("keepDim"))
+    REFERENCES["aclnnAminmaxDim"] = lambda launch: _aminmax(
+        launch, [launch.arg("dim")], launch.arg("keepDim"))
+    REFERENCES["aclnnAminmaxAll"] = lambda launch: _aminmax(launch, None, False)
+
+    def _n(function: Callable[[Any, Any], Any]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            tensors = launch.input()
+            result = tensors[0]
+            for tensor in tensors[1:]:
+                result = function(result, tensor)
+            return _out(launch, result)
+        return reference
+
+    REFERENCES["aclnnMaxN"] = _n(torch.maximum)
+    REFERENCES["aclnnMinN"] = _n(torch.minimum)
+    REFERENCES["aclnnEqual"] = lambda launch: _out(launch, torch.tensor(
+        torch.equal(launch.input(), launch.input(1))))
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

@@ -1480,6 +1480,116 @@ def bitwise_not_bool(rng, dtype):
     return {"self": a}, None, N(torch.bitwise_not(T(a)))
 
 
+# ---- ops-math math/: reductions along dimensions ---------------------------------------------
+
+
+@case("aclnnAll", dtypes=("float32",))
+def all_dims(rng, dtype):
+    x = rng.integers(0, 4, (3, 4, 2)).astype(np.int32)
+    return {"self": x, "dim": [1], "keepdim": False}, np.empty((3, 2), np.bool_), \
+        N(torch.all(T(x).bool(), dim=1))
+
+
+@case("aclnnAny", dtypes=("float32",))
+def any_dims(rng, dtype):
+    x = (rng.integers(0, 4, (3, 4, 2)) == 0).astype(np.float32)
+    return {"self": x, "dim": [0, 2], "keepdim": True}, np.empty((1, 4, 1), np.bool_), \
+        N(torch.any(T(x).bool(), dim=(0, 2), keepdim=True))
+
+
+for _short, _function in (("MaxDim", torch.max), ("MinDim", torch.min)):
+    def _dim_extremum(rng, dtype, function=_function):
+        x = rand(rng, (3, 5), dtype)
+        x[1, 2] = x[1, 4]  # a tie: the first index
+        values, indices = function(T(x), 1)
+        return {"self": x, "dim": 1, "keepdim": False}, \
+            (np.empty((3,), dtype), np.empty((3,), np.int64)), (N(values), N(indices))
+    case(f"aclnn{_short}", "dim 1")(_dim_extremum)
+
+for _short, _function in (("Cummax", torch.cummax), ("Cummin", torch.cummin)):
+    def _cumulative(rng, dtype, function=_function):
+        x = rng.integers(-3, 3, (4, 5)).astype(dtype)  # ties: the last index
+        values, indices = function(T(x), 1)
+        return {"self": x, "dim": 1}, (np.empty((4, 5), dtype), np.empty((4, 5), np.int64)), \
+            (N(values), N(indices))
+    case(f"aclnn{_short}", "ties")(_cumulative)
+
+
+@case("aclnnAminmax")
+def aminmax(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    low, high = torch.aminmax(T(x).float(), dim=1, keepdim=True)
+    return {"self": x, "dim": [1], "keepDim": True}, \
+        (np.empty((3, 1, 2), dtype), np.empty((3, 1, 2), dtype)), (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnAminmaxDim")
+def aminmax_dim(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    low, high = torch.aminmax(T(x).float(), dim=0)
+    return {"self": x, "dim": 0, "keepDim": False}, \
+        (np.empty((4,), dtype), np.empty((4,), dtype)), (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnAminmaxAll")
+def aminmax_all(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    low, high = torch.aminmax(T(x).float())
+    return {"self": x}, (np.empty((), dtype), np.empty((), dtype)), \
+        (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnLogSumExp")
+def log_sum_exp(rng, dtype):
+    x = rand(rng, (3, 4), dtype, -20, 20)
+    return {"self": x, "dim": [1], "keepDim": False}, np.empty((3,), dtype), \
+        N(torch.logsumexp(T(x).float(), dim=1), dtype)
+
+
+@case("aclnnReduceNansum")
+def reduce_nansum(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    x[0, 1] = np.nan
+    return {"self": x, "dim": [1], "keepDim": True, "dtype": dtype}, \
+        np.empty((3, 1), dtype), N(torch.nansum(T(x).float(), dim=1, keepdim=True), dtype)
+
+
+@case("aclnnProdDim")
+def prod_dim(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"self": x, "dim": 0, "keepDim": False, "dtype": dtype}, \
+        np.empty((4,), dtype), N(torch.prod(T(x).float(), dim=0), dtype)
+
+
+@case("aclnnCumprod")
+def cumprod(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"input": x, "dim": np.int64(1), "dtype": dtype}, \
+        np.empty((3, 4), dtype), N(torch.cumprod(T(x).float(), dim=1), dtype)
+
+
+for _short, _function in (("MaxN", torch.maximum), ("MinN", torch.minimum)):
+    def _extremum_n(rng, dtype, function=_function):
+        a, b, c = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype), rand(rng, (3, 1), dtype)
+        return {"tensors": [a, b, c]}, np.empty((3, 4), dtype), \
+            N(function(function(T(a), T(b)), T(c)))
+    case(f"aclnn{_short}", "broadcast")(_extremum_n)
+
+
+@case("aclnnEqual")
+def equal(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    b = a.copy()
+    b[2, 3] = 7
+    return {"self": a, "other": b}, np.empty((1,), np.bool_), np.array([False])
+
+
+@case("aclnnEqual", "equal")
+def equal_same(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "other": a.copy()}, np.empty((1,), np.bool_), np.array([True])
+
+
 def _inplace_of(name: str, base: str, make: Case) -> Case:
     """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
     inputs, the first updated in place (its result cast to that tensor's dtype)."""

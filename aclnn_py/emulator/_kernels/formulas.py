@@ -492,5 +492,31 @@ FORMULAS.update({
     "aclnnLeftShift": _f("self << shiftBits", "numpy's left_shift", EXACT),
     "aclnnLeftShifts": _f("self << shiftBits, shiftBits a scalar", "numpy's left_shift", EXACT),
     "aclnnRightShift": _f("input >> shiftBits", "numpy's right_shift (arithmetic)", EXACT),
+    # reductions along dimensions (kernels/dim_reductions.py)
+    "aclnnAll": _f("whether every element along dim is nonzero", "numpy's all", EXACT),
+    "aclnnAny": _f("whether some element along dim is nonzero", "numpy's any", EXACT),
+    "aclnnMaxDim": _f("the maximum along dim and its index", "numpy's argmax (the first; NaN "
+                      "wins), its value taken", EXACT),
+    "aclnnMinDim": _f("the minimum along dim and its index", "numpy's argmin (the first; NaN "
+                      "wins), its value taken", EXACT),
+    "aclnnAminmax": _f("the minimum and the maximum over dim", "numpy's min and max", EXACT),
+    "aclnnAminmaxDim": _f("the minimum and the maximum along dim", "numpy's min and max", EXACT),
+    "aclnnAminmaxAll": _f("the minimum and the maximum of every element", "numpy's min and max",
+                          EXACT),
+    "aclnnLogSumExp": _f("ln(sum exp(x)) over dim", "m + ln(sum exp(x - m)), m the maximum"),
+    "aclnnReduceNansum": _f("the sum over dim, NaN counted as 0", "numpy's nansum in out's "
+                            "compute dtype"),
+    "aclnnProdDim": _f("the product along dim", "numpy's prod in out's compute dtype"),
+    "aclnnCumprod": _f("y_i = x_1 x_2 ... x_i along dim", "numpy's cumprod in out's compute "
+                       "dtype"),
+    "aclnnCummax": _f("the running maximum along dim and its index", "a pass along dim, the "
+                      "last index on ties (x >= the maximum), NaN kept", EXACT),
+    "aclnnCummin": _f("the running minimum along dim and its index", "as aclnnCummax", EXACT),
+    "aclnnMaxN": _f("the elementwise maximum of the tensors, broadcast", "numpy's maximum "
+                    "(NaN propagates)"),
+    "aclnnMinN": _f("the elementwise minimum of the tensors, broadcast", "numpy's minimum "
+                    "(NaN propagates)"),
+    "aclnnEqual": _f("whether self and other have the same shape and elements",
+                     "numpy's comparison (NaN unequal)", EXACT),
 })
 FORMULAS.update(_inplace_formulas())
