@@ -2410,6 +2410,29 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
             {"tensors": [x, y]}, E((n,)), lambda: f(T(x), T(y))))
     cases["aclnnEqual"] = lambda: EmulatedCase(
         {"self": x, "other": x.copy()}, E((1,), bool), lambda: torch.tensor([True]))
+    cases["aclnnMaxV2"] = lambda: EmulatedCase(
+        {"self": rows, "dims": [1], "keepDims": False, "noopWithEmptyDims": True}, E((r,)),
+        lambda: torch.amax(T(rows), 1))
+    cases["aclnnMeanV2"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False, "noopWithEmptyAxes": True}, E((r,)),
+        lambda: torch.mean(T(rows), 1))
+    positive = np.abs(rows) + 1
+    cases["aclnnReduceLogSum"] = lambda: EmulatedCase(
+        {"data": positive, "axes": [1], "keepDims": False, "noopWithEmptyAxes": True}, E((r,)),
+        lambda: torch.log(torch.sum(T(positive), 1)))
+    images = rows.reshape(8, -1, 8, 8)
+    for name, function in (("GlobalAveragePool", torch.mean), ("GlobalMaxPool", torch.amax)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": images}, E(images.shape[:2] + (1, 1)),
+            lambda: f(T(images), dim=(2, 3), keepdim=True)))
+    for name, function, first in (("VarMean", torch.var_mean, "varOut"),
+                                  ("StdMeanCorrection", torch.std_mean, "stdOut")):
+        cases[f"aclnn{name}"] = (lambda f=function, o=first: EmulatedCase(
+            {"self": rows, "dim": [1], "correction": 1, "keepdim": False},
+            {o: E((r,)), "meanOut": E((r,))}, lambda: f(T(rows), 1)))
+    cases["aclnnCumsumV2"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "exclusive": False, "reverse": False}, E(rows.shape),
+        lambda: torch.cumsum(T(rows), 1))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

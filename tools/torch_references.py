@@ -493,6 +493,49 @@ if torch is not None:
     REFERENCES["aclnnEqual"] = lambda launch: _out(launch, torch.tensor(
         torch.equal(launch.input(), launch.input(1))))
 
+    def _v2(function: Callable[..., Any], dims: str, noop: str, keep: str) -> Reference:
+        """(self, dims, keep, noop, out): the input itself for empty dims with noop set."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.input()
+            if not launch.arg(dims) and launch.arg(noop):
+                return _out(launch, x)
+            return _out(launch, function(x, _dims(launch, dims), launch.arg(keep)))
+        return reference
+
+    REFERENCES["aclnnMaxV2"] = _v2(lambda x, d, k: torch.amax(x, dim=d, keepdim=k), "dims",
+                                   "noopWithEmptyDims", "keepDims")
+    REFERENCES["aclnnMeanV2"] = _v2(lambda x, d, k: torch.mean(x, dim=d, keepdim=k), "dim",
+                                    "noopWithEmptyAxes", "keepDim")
+    REFERENCES["aclnnReduceLogSum"] = _v2(
+        lambda x, d, k: torch.log(torch.sum(x, dim=d, keepdim=k)), "axes", "noopWithEmptyAxes",
+        "keepDims")
+    REFERENCES["aclnnGlobalAveragePool"] = lambda launch: _out(launch, torch.mean(
+        launch.input(), dim=list(range(2, launch.input().dim())), keepdim=True))
+    REFERENCES["aclnnGlobalMaxPool"] = lambda launch: _out(launch, torch.amax(
+        launch.input(), dim=list(range(2, launch.input().dim())), keepdim=True))
+
+    def _moments(function: Callable[..., Any]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            first, mean = function(launch.input(), dim=_dims(launch, "dim"),
+                                   correction=launch.arg("correction"),
+                                   keepdim=launch.arg("keepdim"))
+            return dict(zip(launch.written, (first, mean)))
+        return reference
+
+    REFERENCES["aclnnVarMean"] = _moments(torch.var_mean)
+    REFERENCES["aclnnStdMeanCorrection"] = _moments(torch.std_mean)
+
+    def _cumsum_v2(launch: Launch) -> dict[str, Any]:
+        x, dim = launch.input(), launch.arg("dim")
+        if launch.arg("reverse"):
+            x = torch.flip(x, [dim])
+        result = torch.cumsum(x, dim)
+        if launch.arg("exclusive"):
+            result = result - x
+        return _out(launch, torch.flip(result, [dim]) if launch.arg("reverse") else result)
+
+    REFERENCES["aclnnCumsumV2"] = _cumsum_v2
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

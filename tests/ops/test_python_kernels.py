@@ -1590,6 +1590,59 @@ def equal_same(rng, dtype):
     return {"self": a, "other": a.copy()}, np.empty((1,), np.bool_), np.array([True])
 
 
+@case("aclnnMaxV2")
+def max_v2(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    return {"self": x, "dims": [0, 2], "keepDims": False, "noopWithEmptyDims": True}, \
+        np.empty((4,), dtype), N(torch.amax(T(x), dim=(0, 2)))
+
+
+@case("aclnnMaxV2", "no-op")
+def max_v2_noop(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dims": [], "keepDims": False, "noopWithEmptyDims": True}, \
+        np.empty((3, 4), dtype), x
+
+
+@case("aclnnMeanV2")
+def mean_v2(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dim": [], "keepDim": True, "noopWithEmptyAxes": False}, \
+        np.empty((1, 1), dtype), N(torch.mean(T(x).float(), dim=(0, 1), keepdim=True), dtype)
+
+
+@case("aclnnReduceLogSum")
+def reduce_log_sum(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 2)
+    return {"data": x, "axes": [1], "keepDims": False, "noopWithEmptyAxes": False}, \
+        np.empty((3,), dtype), N(torch.log(torch.sum(T(x).float(), dim=1)), dtype)
+
+
+for _short, _function in (("GlobalAveragePool", torch.mean), ("GlobalMaxPool", torch.amax)):
+    def _global(rng, dtype, function=_function):
+        x = rand(rng, (2, 3, 4, 5), dtype)
+        return {"self": x}, np.empty((2, 3, 1, 1), dtype), \
+            N(function(T(x).float(), dim=(2, 3), keepdim=True), dtype)
+    case(f"aclnn{_short}", "nchw")(_global)
+
+for _short, _function in (("VarMean", torch.var_mean), ("StdMeanCorrection", torch.std_mean)):
+    def _moments(rng, dtype, function=_function):
+        x = rand(rng, (3, 5), dtype)
+        first, mean = function(T(x).float(), dim=1, correction=1, keepdim=True)
+        return {"self": x, "dim": [1], "correction": 1, "keepdim": True}, \
+            (np.empty((3, 1), dtype), np.empty((3, 1), dtype)), (N(first, dtype), N(mean, dtype))
+    case(f"aclnn{_short}", "correction 1")(_moments)
+
+
+@case("aclnnCumsumV2")
+def cumsum_v2(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    flipped = torch.flip(T(x).float(), [1])
+    expected = torch.flip(torch.cumsum(flipped, 1) - flipped, [1])
+    return {"self": x, "dim": 1, "exclusive": True, "reverse": True}, np.empty((3, 5), dtype), \
+        N(expected, dtype)
+
+
 def _inplace_of(name: str, base: str, make: Case) -> Case:
     """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
     inputs, the first updated in place (its result cast to that tensor's dtype)."""

@@ -305,3 +305,141 @@ def equal(self: np.ndarray, other: np.ndarray, out: np.ndarray) -> None:
     docs/aclnnEqual.md), as PyTorch's equal: NaN is unequal to itself."""
     same = self.shape == other.shape and bool(np.all(widen(self) == widen(other)))
     out[...] = same
+
+
+# ---- the V2 reductions (dims left empty: the input itself when noop is set) -----------------
+
+
+def _v2_axes(self: np.ndarray, dims: tuple[int, ...], noop: bool) -> tuple[int, ...] | None:
+    """The axes reduced; None when dims is empty and noop is set (out = self)."""
+    if not dims and noop:
+        return None
+    return _axes(self.ndim, dims)
+
+
+def _v2_check(**arguments: Any) -> None:
+    """(self, dims, keep, noop, out): out has the reduced shape, or self's for a no-op."""
+    self, dims, keep, noop, out = arguments.values()
+    axes = _v2_axes(self, dims, noop)
+    _check_shape("out", out, self.shape if axes is None else
+                 _reduced_shape(self.shape, axes, keep))
+
+
+def _v2(function: Any) -> Any:
+    def kernel(**arguments: Any) -> None:
+        self, dims, keep, noop, out = arguments.values()
+        if self.size == 0:
+            return
+        axes = _v2_axes(self, dims, noop)
+        x = widen(self)
+        store(out, x if axes is None else function(x, axis=axes, keepdims=keep))
+    return kernel
+
+
+def _mean(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> Any:
+    return np.mean(x.astype(np.result_type(x, np.float32)), axis=axis, keepdims=keepdims)
+
+
+def _log_sum(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> Any:
+    return np.log(np.sum(x, axis=axis, keepdims=keepdims))
+
+
+# ops-math math/reduce_max/docs/aclnnMaxV2.md, reduce_mean/docs/aclnnMeanV2.md,
+# reduce_log_sum/docs/aclnnReduceLogSum.md (ln of the sum over axes)
+register("aclnnMaxV2", check=_v2_check)(_v2(np.max))
+register("aclnnMeanV2", check=_v2_check)(_v2(_mean))
+register("aclnnReduceLogSum", check=_v2_check)(_v2(_log_sum))
+
+
+def _global_check(self: np.ndarray, out: np.ndarray) -> None:
+    if self.ndim < 3:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have at least 3 (N, C and "
+                         "the spatial ones)")
+    _check_shape("out", out, self.shape[:2] + (1,) * (self.ndim - 2))
+
+
+@register("aclnnGlobalAveragePool", check=_global_check)
+def global_average_pool(self: np.ndarray, out: np.ndarray) -> None:
+    """The mean over the spatial dimensions, kept as 1 (ops-math math/reduce_mean/docs/
+    aclnnGlobalAveragePool.md)."""
+    if self.size:
+        store(out, _mean(widen(self), tuple(range(2, self.ndim)), True))
+
+
+@register("aclnnGlobalMaxPool", check=_global_check)
+def global_max_pool(self: np.ndarray, out: np.ndarray) -> None:
+    """The maximum over the spatial dimensions, kept as 1 (ops-math math/reduce_max/docs/
+    aclnnGlobalMaxPool.md)."""
+    if self.size:
+        store(out, np.max(widen(self), axis=tuple(range(2, self.ndim)), keepdims=True))
+
+
+# ---- variance or standard deviation with the mean -------------------------------------------
+
+
+def _moments_check(**arguments: Any) -> None:
+    """(self, dim, correction, keepdim, first, meanOut): the outputs have the reduced shape."""
+    self, dim, correction, keepdim, first, meanOut = arguments.values()
+    expected = _reduced_shape(self.shape, _axes(self.ndim, dim), keepdim)
+    _check_shape("the first output", first, expected)
+    _check_shape("meanOut", meanOut, expected)
+
+
+def _moments(self: np.ndarray, dim: tuple[int, ...], correction: int, keepdim: bool,
+             first: np.ndarray, meanOut: np.ndarray, root: bool) -> None:
+    """sum (x - mean)^2 / max(N - correction, 0) over dim (an empty dim: every dimension),
+    its square root for ``root``, and the mean."""
+    if self.size == 0:
+        return
+    axes = _axes(self.ndim, dim)
+    x = widen(self).astype(np.result_type(widen(self), np.float32))
+    count = int(np.prod([self.shape[a] for a in axes])) if axes else 1
+    mean = np.mean(x, axis=axes, keepdims=True)
+    with np.errstate(all="ignore"):
+        spread = np.sum(np.square(x - mean), axis=axes, keepdims=keepdim) / \
+            x.dtype.type(max(count - correction, 0))
+    store(first, np.sqrt(spread) if root else spread)
+    store(meanOut, mean if keepdim else np.squeeze(mean, axis=axes))
+
+
+@register("aclnnVarMean", check=_moments_check)
+def var_mean(self: np.ndarray, dim: tuple[int, ...], correction: int, keepdim: bool,
+             varOut: np.ndarray, meanOut: np.ndarray) -> None:
+    """ops-math math/reduce_var/docs/aclnnVarMean.md."""
+    _moments(self, dim, correction, keepdim, varOut, meanOut, False)
+
+
+@register("aclnnStdMeanCorrection", check=_moments_check)
+def std_mean_correction(self: np.ndarray, dim: tuple[int, ...], correction: int,
+                        keepdim: bool, stdOut: np.ndarray, meanOut: np.ndarray) -> None:
+    """ops-math math/reduce_std_with_mean/docs/aclnnStdMeanCorrection.md."""
+    _moments(self, dim, correction, keepdim, stdOut, meanOut, True)
+
+
+# ---- cumulative sum, exclusive or reversed ------------------------------------------------
+
+
+def _cumsum_check(self: np.ndarray, dim: int, exclusive: bool, reverse: bool,
+                  out: np.ndarray) -> None:
+    _one_axis(self, dim)
+    _check_shape("out", out, self.shape)
+
+
+@register("aclnnCumsumV2", check=_cumsum_check)
+def cumsum_v2(self: np.ndarray, dim: int, exclusive: bool, reverse: bool,
+              out: np.ndarray) -> None:
+    """The running sum along dim (ops-math math/cumsum/docs/aclnnCumsumV2.md): from the end
+    when reverse, each element left out of its own sum when exclusive."""
+    if self.size == 0:
+        return
+    x = widen(self)
+    if self.ndim == 0:
+        store(out, np.zeros_like(x) if exclusive else x)
+        return
+    axis = _one_axis(self, dim)
+    if reverse:
+        x = np.flip(x, axis)
+    result = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        result = result - x
+    store(out, np.flip(result, axis) if reverse else result)

@@ -518,5 +518,21 @@ FORMULAS.update({
                     "(NaN propagates)"),
     "aclnnEqual": _f("whether self and other have the same shape and elements",
                      "numpy's comparison (NaN unequal)", EXACT),
+    "aclnnMaxV2": _f("the maximum over dims; self itself for empty dims with "
+                     "noopWithEmptyDims", "numpy's max", EXACT),
+    "aclnnMeanV2": _f("the mean over dim; self itself for empty dim with noopWithEmptyAxes",
+                      "numpy's mean"),
+    "aclnnReduceLogSum": _f("ln(sum x) over axes; data itself for empty axes with "
+                            "noopWithEmptyAxes", "numpy's sum, then log"),
+    "aclnnGlobalAveragePool": _f("the mean over the spatial dimensions (from dim 2)",
+                                 "numpy's mean"),
+    "aclnnGlobalMaxPool": _f("the maximum over the spatial dimensions (from dim 2)",
+                             "numpy's max", EXACT),
+    "aclnnVarMean": _f("sum (x - mean)^2 / (N - correction), and the mean, over dim",
+                       "numpy's mean and a sum of squares"),
+    "aclnnStdMeanCorrection": _f("sqrt(sum (x - mean)^2 / (N - correction)), and the mean",
+                                 "as aclnnVarMean, then sqrt"),
+    "aclnnCumsumV2": _f("the running sum along dim, from the end when reverse, each element "
+                        "left out when exclusive", "numpy's cumsum (minus x when exclusive)"),
 })
 FORMULAS.update(_inplace_formulas())
