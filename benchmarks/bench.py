@@ -2430,6 +2430,18 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda f=function, o=first: EmulatedCase(
             {"self": rows, "dim": [1], "correction": 1, "keepdim": False},
             {o: E((r,)), "meanOut": E((r,))}, lambda: f(T(rows), 1)))
+    column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
+    cases["aclnnGer"] = lambda: EmulatedCase(
+        {"self": column, "vec2": line}, E((1024, 1024)), lambda: torch.outer(T(column), T(line)))
+    plane = u(-1, 1, (1024, 1024))
+    cases["aclnnAddr"] = lambda: EmulatedCase(
+        {"self": plane, "vec1": column, "vec2": line, "betaOptional": f32(0.5),
+         "alphaOptional": f32(2.0)}, E((1024, 1024)),
+        lambda: torch.addr(T(plane), T(column), T(line), beta=0.5, alpha=2.0))
+    triples, others = u(-1, 1, (n // 3, 3)), u(-1, 1, (n // 3, 3))
+    cases["aclnnLinalgCross"] = lambda: EmulatedCase(
+        {"self": triples, "other": others, "dim": 1}, E(triples.shape),
+        lambda: torch.linalg.cross(T(triples), T(others), dim=1))
     cases["aclnnCumsumV2"] = lambda: EmulatedCase(
         {"self": rows, "dim": 1, "exclusive": False, "reverse": False}, E(rows.shape),
         lambda: torch.cumsum(T(rows), 1))

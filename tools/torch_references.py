@@ -536,6 +536,16 @@ if torch is not None:
 
     REFERENCES["aclnnCumsumV2"] = _cumsum_v2
 
+    # ops-math math/: products of vectors (kernels/vector_products.py)
+    REFERENCES["aclnnGer"] = lambda launch: _out(launch, torch.outer(
+        launch.input(), launch.tensor("vec2")))
+    REFERENCES["aclnnAddr"] = lambda launch: _out(launch, torch.addr(
+        launch.input(), launch.tensor("vec1"), launch.tensor("vec2"),
+        beta=1 if launch.arg("betaOptional") is None else launch.arg("betaOptional"),
+        alpha=1 if launch.arg("alphaOptional") is None else launch.arg("alphaOptional")))
+    REFERENCES["aclnnLinalgCross"] = lambda launch: _out(launch, torch.linalg.cross(
+        launch.input(), launch.input(1), dim=launch.arg("dim")))
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

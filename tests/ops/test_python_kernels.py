@@ -1643,6 +1643,27 @@ def cumsum_v2(rng, dtype):
         N(expected, dtype)
 
 
+@case("aclnnGer")
+def ger(rng, dtype):
+    a, b = rand(rng, (3,), dtype), rand(rng, (4,), dtype)
+    return {"self": a, "vec2": b}, np.empty((3, 4), dtype), N(torch.outer(T(a), T(b)))
+
+
+@case("aclnnAddr")
+def addr(rng, dtype):
+    m, a, b = rand(rng, (3, 4), dtype), rand(rng, (3,), dtype), rand(rng, (4,), dtype)
+    return {"self": m, "vec1": a, "vec2": b, "betaOptional": 0.5, "alphaOptional": 2.0}, \
+        np.empty((3, 4), dtype), N(torch.addr(T(m).float(), T(a).float(), T(b).float(),
+                                              beta=0.5, alpha=2.0), dtype)
+
+
+@case("aclnnLinalgCross")
+def linalg_cross(rng, dtype):
+    a, b = rand(rng, (2, 3, 4), dtype), rand(rng, (1, 3, 4), dtype)
+    return {"self": a, "other": b, "dim": 1}, np.empty((2, 3, 4), dtype), \
+        N(torch.linalg.cross(T(a).float(), T(b).float(), dim=1), dtype)
+
+
 def _inplace_of(name: str, base: str, make: Case) -> Case:
     """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
     inputs, the first updated in place (its result cast to that tensor's dtype)."""

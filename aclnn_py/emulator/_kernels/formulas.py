@@ -532,6 +532,11 @@ FORMULAS.update({
                        "numpy's mean and a sum of squares"),
     "aclnnStdMeanCorrection": _f("sqrt(sum (x - mean)^2 / (N - correction)), and the mean",
                                  "as aclnnVarMean, then sqrt"),
+    "aclnnGer": _f("out[i, j] = self[i] vec2[j]", "numpy's outer"),
+    "aclnnAddr": _f("beta self + alpha (vec1 outer vec2)", "numpy's outer; self not read "
+                    "when beta is 0, as PyTorch's"),
+    "aclnnLinalgCross": _f("the cross product of the 3-vectors along dim", "numpy's cross "
+                           "after broadcasting"),
     "aclnnCumsumV2": _f("the running sum along dim, from the end when reverse, each element "
                         "left out when exclusive", "numpy's cumsum (minus x when exclusive)"),
 })
