@@ -2317,6 +2317,134 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnIsClose"] = lambda: EmulatedCase(
         {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
         E((n,), bool), lambda: torch.isclose(T(x), T(y)))
+    # ops-math math/: pointwise math (kernels/pointwise_math.py) and bitwise (kernels/bitwise.py)
+    for name, parameter, source, function in (
+            ("Erfc", "self", x, torch.erfc), ("Exp2", "self", x, torch.exp2),
+            ("Sinc", "self", x, torch.sinc), ("Lgamma", "self", pos, torch.lgamma),
+            ("Digamma", "self", pos, torch.digamma), ("Atanh", "input", unit, torch.atanh)):
+        unary(f"aclnn{name}", source, function, parameter)
+    for name, parameter, function in (
+            ("IsFinite", "self", torch.isfinite), ("IsInf", "x", torch.isinf),
+            ("IsPosInf", "self", torch.isposinf), ("IsNegInf", "self", torch.isneginf)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {p: x}, E((n,), bool), lambda: f(T(x))))
+    for name, first, second, function in (
+            ("LogAddExp", x, y, torch.logaddexp), ("LogAddExp2", x, y, torch.logaddexp2),
+            ("XLogYTensor", x, pos, torch.xlogy), ("FmodTensor", x, pos, torch.fmod),
+            ("RemainderTensorTensor", x, pos, torch.remainder)):
+        cases[f"aclnn{name}"] = (lambda a=first, b=second, f=function: EmulatedCase(
+            {"self": a, "other": b}, E((n,)), lambda: f(T(a), T(b))))
+    for name, first, second, function in (
+            ("XLogYScalarOther", x, 2.5, torch.xlogy), ("FmodScalar", x, 0.75, torch.fmod),
+            ("RemainderTensorScalar", x, 0.75, torch.remainder),
+            ("FloorDivides", x, 0.75, torch.floor_divide)):
+        cases[f"aclnn{name}"] = (lambda a=first, b=second, f=function: EmulatedCase(
+            {"self": a, "other": f32(b)}, E((n,)), lambda: f(T(a), b)))
+    for name, function in (("XLogYScalarSelf", torch.xlogy),
+                           ("RemainderScalarTensor", torch.remainder)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": f32(1.5), "other": pos}, E((n,)),
+            lambda: f(torch.tensor(1.5), T(pos))))
+    cases["aclnnRoundDecimals"] = lambda: EmulatedCase(
+        {"self": x, "decimals": 1}, E((n,)), lambda: torch.round(T(x), decimals=1))
+    ints = rng.integers(-1000, 1000, n).astype(np.int32)
+    small = rng.integers(0, 8, n).astype(np.int32)
+    for name, function in (("Gcd", torch.gcd), ("BitwiseAndTensor", torch.bitwise_and),
+                           ("BitwiseOrTensor", torch.bitwise_or),
+                           ("BitwiseXorTensor", torch.bitwise_xor)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": ints, "other": small}, E((n,), np.int32),
+            lambda: f(T(ints), T(small))))
+    for name, parameter, function in (("LeftShift", "self", torch.bitwise_left_shift),
+                                      ("RightShift", "input", torch.bitwise_right_shift)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {p: ints, "shiftBits": small}, E((n,), np.int32), lambda: f(T(ints), T(small))))
+    for name, parameter, function in (("BitwiseAndScalar", "other", torch.bitwise_and),
+                                      ("BitwiseOrScalar", "other", torch.bitwise_or),
+                                      ("BitwiseXorScalar", "other", torch.bitwise_xor),
+                                      ("LeftShifts", "shiftBits", torch.bitwise_left_shift)):
+        cases[f"aclnn{name}"] = (lambda p=parameter, f=function: EmulatedCase(
+            {"self": ints, p: np.int32(3)}, E((n,), np.int32), lambda: f(T(ints), 3)))
+    cases["aclnnBitwiseNot"] = lambda: EmulatedCase(
+        {"self": ints}, E((n,), np.int32), lambda: torch.bitwise_not(T(ints)))
+    # ops-math math/: reductions along dimensions (kernels/dim_reductions.py)
+    rows = u(-3, 3, (n // 64, 64))
+    r = rows.shape[0]
+    cases["aclnnAll"] = lambda: EmulatedCase(
+        {"self": rows > -2, "dim": [1], "keepdim": False}, E((r,), bool),
+        lambda: torch.all(T(rows > -2), dim=1))
+    cases["aclnnAny"] = lambda: EmulatedCase(
+        {"self": rows > 2, "dim": [1], "keepdim": False}, E((r,), bool),
+        lambda: torch.any(T(rows > 2), dim=1))
+    for name, function in (("MaxDim", torch.max), ("MinDim", torch.min)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": rows, "dim": 1, "keepdim": False},
+            {"out": E((r,)), "indices": E((r,), np.int64)}, lambda: f(T(rows), 1)))
+    for name, function in (("Cummax", torch.cummax), ("Cummin", torch.cummin)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": rows, "dim": 1},
+            {"valuesOut": E(rows.shape), "indicesOut": E(rows.shape, np.int64)},
+            lambda: f(T(rows), 1)))
+    cases["aclnnAminmax"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False}, {"minOut": E((r,)), "maxOut": E((r,))},
+        lambda: torch.aminmax(T(rows), dim=1))
+    cases["aclnnAminmaxDim"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "keepDim": False}, {"minOut": E((r,)), "maxOut": E((r,))},
+        lambda: torch.aminmax(T(rows), dim=1))
+    cases["aclnnAminmaxAll"] = lambda: EmulatedCase(
+        {"self": x}, {"minOut": E(()), "maxOut": E(())}, lambda: torch.aminmax(T(x)))
+    cases["aclnnLogSumExp"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False}, E((r,)),
+        lambda: torch.logsumexp(T(rows), 1))
+    cases["aclnnReduceNansum"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False, "dtype": np.dtype(f32)}, E((r,)),
+        lambda: torch.nansum(T(rows), 1))
+    cases["aclnnProdDim"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "keepDim": False, "dtype": np.dtype(f32)}, E((r,)),
+        lambda: torch.prod(T(rows), 1))
+    cases["aclnnCumprod"] = lambda: EmulatedCase(
+        {"input": rows, "dim": np.int64(1), "dtype": np.dtype(f32)}, E(rows.shape),
+        lambda: torch.cumprod(T(rows), 1))
+    for name, function in (("MaxN", torch.maximum), ("MinN", torch.minimum)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"tensors": [x, y]}, E((n,)), lambda: f(T(x), T(y))))
+    cases["aclnnEqual"] = lambda: EmulatedCase(
+        {"self": x, "other": x.copy()}, E((1,), bool), lambda: torch.tensor([True]))
+    cases["aclnnMaxV2"] = lambda: EmulatedCase(
+        {"self": rows, "dims": [1], "keepDims": False, "noopWithEmptyDims": True}, E((r,)),
+        lambda: torch.amax(T(rows), 1))
+    cases["aclnnMeanV2"] = lambda: EmulatedCase(
+        {"self": rows, "dim": [1], "keepDim": False, "noopWithEmptyAxes": True}, E((r,)),
+        lambda: torch.mean(T(rows), 1))
+    positive = np.abs(rows) + 1
+    cases["aclnnReduceLogSum"] = lambda: EmulatedCase(
+        {"data": positive, "axes": [1], "keepDims": False, "noopWithEmptyAxes": True}, E((r,)),
+        lambda: torch.log(torch.sum(T(positive), 1)))
+    images = rows.reshape(8, -1, 8, 8)
+    for name, function in (("GlobalAveragePool", torch.mean), ("GlobalMaxPool", torch.amax)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": images}, E(images.shape[:2] + (1, 1)),
+            lambda: f(T(images), dim=(2, 3), keepdim=True)))
+    for name, function, first in (("VarMean", torch.var_mean, "varOut"),
+                                  ("StdMeanCorrection", torch.std_mean, "stdOut")):
+        cases[f"aclnn{name}"] = (lambda f=function, o=first: EmulatedCase(
+            {"self": rows, "dim": [1], "correction": 1, "keepdim": False},
+            {o: E((r,)), "meanOut": E((r,))}, lambda: f(T(rows), 1)))
+    column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
+    cases["aclnnGer"] = lambda: EmulatedCase(
+        {"self": column, "vec2": line}, E((1024, 1024)), lambda: torch.outer(T(column), T(line)))
+    plane = u(-1, 1, (1024, 1024))
+    cases["aclnnAddr"] = lambda: EmulatedCase(
+        {"self": plane, "vec1": column, "vec2": line, "betaOptional": f32(0.5),
+         "alphaOptional": f32(2.0)}, E((1024, 1024)),
+        lambda: torch.addr(T(plane), T(column), T(line), beta=0.5, alpha=2.0))
+    triples, others = u(-1, 1, (n // 3, 3)), u(-1, 1, (n // 3, 3))
+    cases["aclnnLinalgCross"] = lambda: EmulatedCase(
+        {"self": triples, "other": others, "dim": 1}, E(triples.shape),
+        lambda: torch.linalg.cross(T(triples), T(others), dim=1))
+    cases["aclnnCumsumV2"] = lambda: EmulatedCase(
+        {"self": rows, "dim": 1, "exclusive": False, "reverse": False}, E(rows.shape),
+        lambda: torch.cumsum(T(rows), 1))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

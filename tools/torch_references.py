@@ -401,6 +401,151 @@ if torch is not None:
     REFERENCES["aclnnForeachLerpScalar"] = _each(torch.lerp, "x2", "weight")
     REFERENCES["aclnnForeachLerpList"] = _each(torch.lerp, "x2", "weight")
 
+    # ops-math math/: the pointwise and bitwise families (each doc's formula is PyTorch's)
+    for _name, _function in {"Erfc": torch.erfc, "Exp2": torch.exp2, "Sinc": torch.sinc,
+                             "Lgamma": torch.lgamma, "Digamma": torch.digamma,
+                             "Atanh": torch.atanh, "IsFinite": torch.isfinite,
+                             "IsInf": torch.isinf, "IsPosInf": torch.isposinf,
+                             "IsNegInf": torch.isneginf,
+                             "BitwiseNot": torch.bitwise_not}.items():
+        REFERENCES[f"aclnn{_name}"] = _unary(_function)
+    REFERENCES["aclnnRoundDecimals"] = lambda launch: _out(
+        launch, torch.round(launch.input(), decimals=launch.arg("decimals")))
+
+    def _either(function: Callable[[Any, Any], Any]) -> Reference:
+        """A binary operator whose operands are tensors or scalars, in parameter order."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            first, second = (launch.tensor(name) if name in launch.tensors
+                             else torch.tensor(launch.arg(name)) for name in launch.order[:2])
+            return _out(launch, function(first, second))
+        return reference
+
+    for _name, _pair in {"LogAddExp": torch.logaddexp, "LogAddExp2": torch.logaddexp2,
+                         "XLogYTensor": torch.xlogy, "XLogYScalarSelf": torch.xlogy,
+                         "XLogYScalarOther": torch.xlogy, "FmodTensor": torch.fmod,
+                         "FmodScalar": torch.fmod, "RemainderTensorTensor": torch.remainder,
+                         "RemainderTensorScalar": torch.remainder,
+                         "RemainderScalarTensor": torch.remainder,
+                         "FloorDivides": torch.floor_divide, "Gcd": torch.gcd,
+                         "BitwiseAndTensor": torch.bitwise_and,
+                         "BitwiseAndScalar": torch.bitwise_and,
+                         "BitwiseOrTensor": torch.bitwise_or, "BitwiseOrScalar": torch.bitwise_or,
+                         "BitwiseXorTensor": torch.bitwise_xor,
+                         "BitwiseXorScalar": torch.bitwise_xor,
+                         "LeftShift": torch.bitwise_left_shift,
+                         "LeftShifts": torch.bitwise_left_shift,
+                         "RightShift": torch.bitwise_right_shift}.items():
+        REFERENCES[f"aclnn{_name}"] = _either(_pair)
+
+    # ops-math math/: reductions along dimensions (kernels/dim_reductions.py)
+    def _dims(launch: Launch, name: str) -> Any:
+        dims = launch.arg(name)
+        return list(dims) if dims else list(range(launch.input().dim()))
+
+    REFERENCES["aclnnAll"] = lambda launch: _out(launch, torch.all(
+        launch.input().bool(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnAny"] = lambda launch: _out(launch, torch.any(
+        launch.input().bool(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepdim")))
+    REFERENCES["aclnnLogSumExp"] = lambda launch: _out(launch, torch.logsumexp(
+        launch.input(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnReduceNansum"] = lambda launch: _out(launch, torch.nansum(
+        launch.input(), dim=_dims(launch, "dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnProdDim"] = lambda launch: _out(launch, torch.prod(
+        launch.input(), dim=launch.arg("dim"), keepdim=launch.arg("keepDim")))
+    REFERENCES["aclnnCumprod"] = lambda launch: _out(launch, torch.cumprod(
+        launch.input(), dim=int(launch.arg("dim"))))
+
+    def _with_indices(function: Callable[..., Any], keep: str | None) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            extra = {} if keep is None else {"keepdim": launch.arg(keep)}
+            values, indices = function(launch.input(), launch.arg("dim"), **extra)
+            return dict(zip(launch.written, (values, indices)))
+        return reference
+
+    REFERENCES["aclnnMaxDim"] = _with_indices(torch.max, "keepdim")
+    REFERENCES["aclnnMinDim"] = _with_indices(torch.min, "keepdim")
+    REFERENCES["aclnnCummax"] = _with_indices(torch.cummax, None)
+    REFERENCES["aclnnCummin"] = _with_indices(torch.cummin, None)
+
+    def _aminmax(launch: Launch, dims: Any, keep: bool) -> dict[str, Any]:
+        x = launch.input()
+        low = torch.amin(x, dim=dims, keepdim=keep) if dims else torch.amin(x)
+        high = torch.amax(x, dim=dims, keepdim=keep) if dims else torch.amax(x)
+        return dict(zip(launch.written, (low, high)))
+
+    REFERENCES["aclnnAminmax"] = lambda launch: _aminmax(
+        launch, _dims(launch, "dim"), launch.arg("keepDim"))
+    REFERENCES["aclnnAminmaxDim"] = lambda launch: _aminmax(
+        launch, [launch.arg("dim")], launch.arg("keepDim"))
+    REFERENCES["aclnnAminmaxAll"] = lambda launch: _aminmax(launch, None, False)
+
+    def _n(function: Callable[[Any, Any], Any]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            tensors = launch.input()
+            result = tensors[0]
+            for tensor in tensors[1:]:
+                result = function(result, tensor)
+            return _out(launch, result)
+        return reference
+
+    REFERENCES["aclnnMaxN"] = _n(torch.maximum)
+    REFERENCES["aclnnMinN"] = _n(torch.minimum)
+    REFERENCES["aclnnEqual"] = lambda launch: _out(launch, torch.tensor(
+        torch.equal(launch.input(), launch.input(1))))
+
+    def _v2(function: Callable[..., Any], dims: str, noop: str, keep: str) -> Reference:
+        """(self, dims, keep, noop, out): the input itself for empty dims with noop set."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.input()
+            if not launch.arg(dims) and launch.arg(noop):
+                return _out(launch, x)
+            return _out(launch, function(x, _dims(launch, dims), launch.arg(keep)))
+        return reference
+
+    REFERENCES["aclnnMaxV2"] = _v2(lambda x, d, k: torch.amax(x, dim=d, keepdim=k), "dims",
+                                   "noopWithEmptyDims", "keepDims")
+    REFERENCES["aclnnMeanV2"] = _v2(lambda x, d, k: torch.mean(x, dim=d, keepdim=k), "dim",
+                                    "noopWithEmptyAxes", "keepDim")
+    REFERENCES["aclnnReduceLogSum"] = _v2(
+        lambda x, d, k: torch.log(torch.sum(x, dim=d, keepdim=k)), "axes", "noopWithEmptyAxes",
+        "keepDims")
+    REFERENCES["aclnnGlobalAveragePool"] = lambda launch: _out(launch, torch.mean(
+        launch.input(), dim=list(range(2, launch.input().dim())), keepdim=True))
+    REFERENCES["aclnnGlobalMaxPool"] = lambda launch: _out(launch, torch.amax(
+        launch.input(), dim=list(range(2, launch.input().dim())), keepdim=True))
+
+    def _moments(function: Callable[..., Any]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            first, mean = function(launch.input(), dim=_dims(launch, "dim"),
+                                   correction=launch.arg("correction"),
+                                   keepdim=launch.arg("keepdim"))
+            return dict(zip(launch.written, (first, mean)))
+        return reference
+
+    REFERENCES["aclnnVarMean"] = _moments(torch.var_mean)
+    REFERENCES["aclnnStdMeanCorrection"] = _moments(torch.std_mean)
+
+    def _cumsum_v2(launch: Launch) -> dict[str, Any]:
+        x, dim = launch.input(), launch.arg("dim")
+        if launch.arg("reverse"):
+            x = torch.flip(x, [dim])
+        result = torch.cumsum(x, dim)
+        if launch.arg("exclusive"):
+            result = result - x
+        return _out(launch, torch.flip(result, [dim]) if launch.arg("reverse") else result)
+
+    REFERENCES["aclnnCumsumV2"] = _cumsum_v2
+
+    # ops-math math/: products of vectors (kernels/vector_products.py)
+    REFERENCES["aclnnGer"] = lambda launch: _out(launch, torch.outer(
+        launch.input(), launch.tensor("vec2")))
+    REFERENCES["aclnnAddr"] = lambda launch: _out(launch, torch.addr(
+        launch.input(), launch.tensor("vec1"), launch.tensor("vec2"),
+        beta=1 if launch.arg("betaOptional") is None else launch.arg("betaOptional"),
+        alpha=1 if launch.arg("alphaOptional") is None else launch.arg("alphaOptional")))
+    REFERENCES["aclnnLinalgCross"] = lambda launch: _out(launch, torch.linalg.cross(
+        launch.input(), launch.input(1), dim=launch.arg("dim")))
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

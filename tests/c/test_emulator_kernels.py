@@ -21,7 +21,7 @@ from aclnn_py.emulator import _kernels
 
 pytestmark = pytest.mark.emulator_only
 
-UNCOMPUTED = "aclnnSinc"  # declared by the emulator's headers, no kernel of aclnn_py's
+UNCOMPUTED = "aclnnNdtri"  # declared by the emulator's headers, no kernel of aclnn_py's
 
 
 @pytest.fixture
@@ -182,7 +182,7 @@ def test_a_launch_whose_kernel_was_removed_meanwhile_fails_its_synchronisation(u
     with pytest.raises(aclnn_py.AclError) as info:
         aclnn_py.call(UNCOMPUTED, x)
     assert info.value.status == 561003
-    assert "aclnnSinc has no Python kernel (it was removed)" in info.value.message
+    assert "aclnnNdtri has no Python kernel (it was removed)" in info.value.message
     ll.register_kernel(UNCOMPUTED, False)
 
 
@@ -211,13 +211,13 @@ def _generator(self, out):
     (UNCOMPUTED, {"dtypes": []}, None, ValueError, "dtypes is empty, so every call would be "
                                                    "refused"),
     (UNCOMPUTED, {"dtypes": 5}, None, TypeError, "dtypes must be a list of dtype names"),
-    (UNCOMPUTED, {"check": 5}, None, TypeError, "check of aclnnSinc must be callable, got int"),
+    (UNCOMPUTED, {"check": 5}, None, TypeError, "check of aclnnNdtri must be callable, got int"),
     (UNCOMPUTED, {"check": lambda x: None}, None, TypeError,
-     "check of aclnnSinc is called with the keyword arguments self, out, but its signature (x) "
+     "check of aclnnNdtri is called with the keyword arguments self, out, but its signature (x) "
      "does not accept them"),
-    (UNCOMPUTED, {}, 5, TypeError, "the kernel of aclnnSinc must be callable, got int"),
+    (UNCOMPUTED, {}, 5, TypeError, "the kernel of aclnnNdtri must be callable, got int"),
     (UNCOMPUTED, {}, lambda x: None, TypeError,
-     "the kernel of aclnnSinc is called with the keyword arguments self, out, but its "
+     "the kernel of aclnnNdtri is called with the keyword arguments self, out, but its "
      "signature (x) does not accept them"),
     (UNCOMPUTED, {}, _generator, TypeError, "is a generator or a coroutine function"),
 ])
@@ -295,9 +295,9 @@ def sigint():
 
 @pytest.fixture
 def stoppable(user_kernels, sigint):
-    """aclnnSinc computed by a user kernel; while ``stop[0]`` is set, its next run is stopped
-    by it instead: "ctrl-c" (a real SIGINT), or an exception to raise ("signal only" raises
-    SIGINT and computes). ``runs`` counts the kernel's runs."""
+    """UNCOMPUTED computed by a user kernel (a sinc); while ``stop[0]`` is set, its next run
+    is stopped by it instead: "ctrl-c" (a real SIGINT), or an exception to raise ("signal
+    only" raises SIGINT and computes). ``runs`` counts the kernel's runs."""
     stop: list = [None]
     runs: list = []
 
@@ -335,7 +335,7 @@ def test_an_interrupt_inside_a_kernel_is_raised_by_the_call_that_ran_it(stoppabl
     with pytest.raises(KeyboardInterrupt) as info:
         aclnn_py.call(UNCOMPUTED, X)
     assert type(info.value) is KeyboardInterrupt
-    assert "inside the kernel of aclnnSinc" in str(info.value)
+    assert "inside the kernel of aclnnNdtri" in str(info.value)
     # the kernel's frames, which hold views of device memory, are not kept
     frames = {frame.f_code.co_name for frame, _ in traceback.walk_tb(info.value.__traceback__)}
     assert not frames & {"sinc", "_ctrl_c"}
@@ -496,7 +496,7 @@ def test_an_interrupt_inside_a_check_is_raised_by_phase_1_and_queues_nothing(use
     x = aclnn_py.to_device(X)
     aclnn_py.synchronize()
     before = aclnn_py.emulator.stats()
-    with pytest.raises(KeyboardInterrupt, match="inside the check of aclnnSinc"):
+    with pytest.raises(KeyboardInterrupt, match="inside the check of aclnnNdtri"):
         aclnn_py.call(UNCOMPUTED, x)
     after = aclnn_py.emulator.stats()
     for key in ("kernel_launches", "live_executors", "pending_tasks"):
@@ -617,10 +617,10 @@ def test_a_kernel_that_calls_aclnn_py_fails_its_call_and_never_hangs():
                     out[...] = self
                 def check(self, out, code=code):
                     exec(code)
-                aclnn_py.emulator.kernel("aclnnSinc", check=check if where == "check" else None)(
+                aclnn_py.emulator.kernel("aclnnNdtri", check=check if where == "check" else None)(
                     kernel)
                 try:
-                    aclnn_py.call("aclnnSinc", np.ones(3, np.float32))
+                    aclnn_py.call("aclnnNdtri", np.ones(3, np.float32))
                     results[name + "/" + where] = "no error"
                 except aclnn_py.AclError as error:
                     results[name + "/" + where] = [error.status, error.message]

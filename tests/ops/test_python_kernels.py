@@ -1336,6 +1336,334 @@ def inplace_masked_fill_tensor(rng, dtype):
         N(T(a).masked_fill(T(m), -1.0))
 
 
+# ---- ops-math math/: the pointwise and bitwise families -----------------------------------
+
+POINTWISE_TORCH = {
+    "Erfc": (torch.erfc, (-4.0, 9.0)), "Exp2": (torch.exp2, (-3.0, 3.0)),
+    "Sinc": (torch.sinc, (-3.0, 3.0)), "Lgamma": (torch.lgamma, (-3.5, 6.0)),
+    "Digamma": (torch.digamma, (-3.5, 30.0)), "Atanh": (torch.atanh, (-0.9, 0.9)),
+}
+
+
+def _pointwise_case(short: str) -> Case:
+    def make(rng, dtype):
+        function, (low, high) = POINTWISE_TORCH[short]
+        x = rand(rng, (4, 6), dtype, low, high)
+        if short == "Sinc":
+            x[0, 0] = 0
+        # the float64 value rounded once into the dtype, as the kernel stores it
+        expected = function(T(x).double()).to(T(x).dtype)
+        return {kernels.parameters_of(f"aclnn{short}")[0]: x}, None, N(expected)
+    return make
+
+
+for _short in POINTWISE_TORCH:
+    case(f"aclnn{_short}", "2-d")(_pointwise_case(_short))
+
+
+SPECIAL = np.array([1.0, -1.5, np.inf, -np.inf, np.nan, 0.0, -0.0, 6e4], np.float32)
+CLASSES_TORCH = {"IsFinite": torch.isfinite, "IsInf": torch.isinf, "IsPosInf": torch.isposinf,
+                 "IsNegInf": torch.isneginf}
+for _short, _function in CLASSES_TORCH.items():
+    def _class_case(rng, dtype, function=_function, short=_short):
+        x = SPECIAL.astype(dtype)
+        first = kernels.parameters_of(f"aclnn{short}")[0]
+        return {first: x}, np.empty(x.shape, np.bool_), N(function(T(x)))
+
+    def _class_of_integers(rng, dtype, function=_function, short=_short):
+        x = rng.integers(-5, 5, (2, 3)).astype(np.int32)
+        first = kernels.parameters_of(f"aclnn{short}")[0]
+        return {first: x}, np.empty(x.shape, np.bool_), N(function(T(x)))
+    case(f"aclnn{_short}", "specials")(_class_case)
+    case(f"aclnn{_short}", "int32", dtypes=("float32",))(_class_of_integers)
+
+
+PAIRS_TORCH = {
+    "LogAddExp": torch.logaddexp, "LogAddExp2": torch.logaddexp2, "XLogYTensor": torch.xlogy,
+    "FmodTensor": torch.fmod, "RemainderTensorTensor": torch.remainder,
+}
+
+
+def _pair_case(short: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> Case:
+    def make(rng, dtype):
+        a, b = rand(rng, shapes[0], dtype, -3, 3), rand(rng, shapes[1], dtype, 0.5, 3)
+        if short == "XLogYTensor":
+            a.flat[0] = 0
+        if short in ("FmodTensor", "RemainderTensorTensor"):
+            b = np.where(rng.integers(0, 2, b.shape) == 1, b, -b).astype(dtype)
+        return {"self": a, "other": b}, None, N(PAIRS_TORCH[short](T(a), T(b)))
+    return make
+
+
+for _short in PAIRS_TORCH:
+    case(f"aclnn{_short}", "same shape")(_pair_case(_short, ((3, 4), (3, 4))))
+    case(f"aclnn{_short}", "broadcast")(_pair_case(_short, ((3, 1), (1, 4))))
+
+SCALAR_PAIRS = {
+    "XLogYScalarOther": (torch.xlogy, 2.5, False), "XLogYScalarSelf": (torch.xlogy, 1.5, True),
+    "FmodScalar": (torch.fmod, -0.75, False), "RemainderTensorScalar": (torch.remainder, -0.75,
+                                                                         False),
+    "RemainderScalarTensor": (torch.remainder, 2.5, True),
+    "FloorDivides": (torch.floor_divide, 0.75, False),
+}
+for _short, (_function, _value, _first) in SCALAR_PAIRS.items():
+    def _scalar_pair(rng, dtype, function=_function, value=_value, first=_first):
+        x = rand(rng, (3, 4), dtype, 0.5, 3)
+        x = np.where(rng.integers(0, 2, x.shape) == 1, x, -x).astype(dtype) if not first \
+            else x
+        if first:
+            expected = function(torch.tensor(value, dtype=torch.float32), T(x).float())
+            return {"self": value, "other": x}, None, N(expected.to(T(x).dtype))
+        return {"self": x, "other": value}, None, N(function(T(x), value))
+    case(f"aclnn{_short}", "scalar")(_scalar_pair)
+
+
+@case("aclnnRoundDecimals")
+def round_decimals(rng, dtype):
+    x = rand(rng, (3, 4), dtype, -50, 50)
+    return {"self": x, "decimals": 1}, None, N(torch.round(T(x), decimals=1))
+
+
+@case("aclnnRoundDecimals", dtypes=("float32",))
+def round_decimals_negative(rng, dtype):
+    x = rand(rng, (3, 4), dtype, -500, 500)
+    return {"self": x, "decimals": -1}, None, N(torch.round(T(x), decimals=-1))
+
+
+@case("aclnnGcd", dtypes=("float32",))
+def gcd(rng, dtype):
+    a, b = rng.integers(-60, 60, (3, 4)).astype(np.int32), rng.integers(0, 60, (1, 4)).astype(
+        np.int32)
+    return {"self": a, "other": b}, None, N(torch.gcd(T(a), T(b)))
+
+
+BITWISE_TORCH = {
+    "BitwiseAndTensor": torch.bitwise_and, "BitwiseOrTensor": torch.bitwise_or,
+    "BitwiseXorTensor": torch.bitwise_xor, "LeftShift": torch.bitwise_left_shift,
+    "RightShift": torch.bitwise_right_shift,
+}
+for _short, _function in BITWISE_TORCH.items():
+    def _bitwise(rng, dtype, function=_function, short=_short):
+        shifts = short in ("LeftShift", "RightShift")
+        a = rng.integers(-100, 100, (3, 4)).astype(np.int32)
+        b = rng.integers(0, 8 if shifts else 100, (1, 4)).astype(np.int32)
+        first, second = kernels.parameters_of(f"aclnn{short}")[:2]
+        return {first: a, second: b}, None, N(function(T(a), T(b)))
+
+    def _bitwise_bool(rng, dtype, function=_function, short=_short):
+        a, b = (rng.integers(0, 2, (3, 4)).astype(np.bool_) for _ in range(2))
+        return {"self": a, "other": b}, None, N(function(T(a), T(b)))
+    case(f"aclnn{_short}", "int32", dtypes=("float32",))(_bitwise)
+    if not _short.endswith("Shift"):
+        case(f"aclnn{_short}", "bool", dtypes=("float32",))(_bitwise_bool)
+
+for _short, _function in (("BitwiseAndScalar", torch.bitwise_and),
+                          ("BitwiseOrScalar", torch.bitwise_or),
+                          ("BitwiseXorScalar", torch.bitwise_xor),
+                          ("LeftShifts", torch.bitwise_left_shift)):
+    def _bitwise_scalar(rng, dtype, function=_function, short=_short):
+        a = rng.integers(-100, 100, (3, 4)).astype(np.int64)
+        first, second = kernels.parameters_of(f"aclnn{short}")[:2]
+        return {first: a, second: np.int64(3)}, None, N(function(T(a), 3))
+    case(f"aclnn{_short}", "int64", dtypes=("float32",))(_bitwise_scalar)
+
+
+@case("aclnnBitwiseNot", dtypes=("float32",))
+def bitwise_not(rng, dtype):
+    a = rng.integers(-100, 100, (3, 4)).astype(np.int16)
+    return {"self": a}, None, N(torch.bitwise_not(T(a)))
+
+
+@case("aclnnBitwiseNot", "bool", dtypes=("float32",))
+def bitwise_not_bool(rng, dtype):
+    a = rng.integers(0, 2, (3, 4)).astype(np.bool_)
+    return {"self": a}, None, N(torch.bitwise_not(T(a)))
+
+
+# ---- ops-math math/: reductions along dimensions ---------------------------------------------
+
+
+@case("aclnnAll", dtypes=("float32",))
+def all_dims(rng, dtype):
+    x = rng.integers(0, 4, (3, 4, 2)).astype(np.int32)
+    return {"self": x, "dim": [1], "keepdim": False}, np.empty((3, 2), np.bool_), \
+        N(torch.all(T(x).bool(), dim=1))
+
+
+@case("aclnnAny", dtypes=("float32",))
+def any_dims(rng, dtype):
+    x = (rng.integers(0, 4, (3, 4, 2)) == 0).astype(np.float32)
+    return {"self": x, "dim": [0, 2], "keepdim": True}, np.empty((1, 4, 1), np.bool_), \
+        N(torch.any(T(x).bool(), dim=(0, 2), keepdim=True))
+
+
+for _short, _function in (("MaxDim", torch.max), ("MinDim", torch.min)):
+    def _dim_extremum(rng, dtype, function=_function):
+        x = rand(rng, (3, 5), dtype)
+        x[1, 2] = x[1, 4]  # a tie: the first index
+        values, indices = function(T(x), 1)
+        return {"self": x, "dim": 1, "keepdim": False}, \
+            (np.empty((3,), dtype), np.empty((3,), np.int64)), (N(values), N(indices))
+    case(f"aclnn{_short}", "dim 1")(_dim_extremum)
+
+for _short, _function in (("Cummax", torch.cummax), ("Cummin", torch.cummin)):
+    def _cumulative(rng, dtype, function=_function):
+        x = rng.integers(-3, 3, (4, 5)).astype(dtype)  # ties: the last index
+        values, indices = function(T(x), 1)
+        return {"self": x, "dim": 1}, (np.empty((4, 5), dtype), np.empty((4, 5), np.int64)), \
+            (N(values), N(indices))
+    case(f"aclnn{_short}", "ties")(_cumulative)
+
+
+@case("aclnnAminmax")
+def aminmax(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    low, high = torch.aminmax(T(x).float(), dim=1, keepdim=True)
+    return {"self": x, "dim": [1], "keepDim": True}, \
+        (np.empty((3, 1, 2), dtype), np.empty((3, 1, 2), dtype)), (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnAminmaxDim")
+def aminmax_dim(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    low, high = torch.aminmax(T(x).float(), dim=0)
+    return {"self": x, "dim": 0, "keepDim": False}, \
+        (np.empty((4,), dtype), np.empty((4,), dtype)), (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnAminmaxAll")
+def aminmax_all(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    low, high = torch.aminmax(T(x).float())
+    return {"self": x}, (np.empty((), dtype), np.empty((), dtype)), \
+        (N(low, dtype), N(high, dtype))
+
+
+@case("aclnnLogSumExp")
+def log_sum_exp(rng, dtype):
+    x = rand(rng, (3, 4), dtype, -20, 20)
+    return {"self": x, "dim": [1], "keepDim": False}, np.empty((3,), dtype), \
+        N(torch.logsumexp(T(x).float(), dim=1), dtype)
+
+
+@case("aclnnReduceNansum")
+def reduce_nansum(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    x[0, 1] = np.nan
+    return {"self": x, "dim": [1], "keepDim": True, "dtype": dtype}, \
+        np.empty((3, 1), dtype), N(torch.nansum(T(x).float(), dim=1, keepdim=True), dtype)
+
+
+@case("aclnnProdDim")
+def prod_dim(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"self": x, "dim": 0, "keepDim": False, "dtype": dtype}, \
+        np.empty((4,), dtype), N(torch.prod(T(x).float(), dim=0), dtype)
+
+
+@case("aclnnCumprod")
+def cumprod(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"input": x, "dim": np.int64(1), "dtype": dtype}, \
+        np.empty((3, 4), dtype), N(torch.cumprod(T(x).float(), dim=1), dtype)
+
+
+for _short, _function in (("MaxN", torch.maximum), ("MinN", torch.minimum)):
+    def _extremum_n(rng, dtype, function=_function):
+        a, b, c = rand(rng, (3, 4), dtype), rand(rng, (1, 4), dtype), rand(rng, (3, 1), dtype)
+        return {"tensors": [a, b, c]}, np.empty((3, 4), dtype), \
+            N(function(function(T(a), T(b)), T(c)))
+    case(f"aclnn{_short}", "broadcast")(_extremum_n)
+
+
+@case("aclnnEqual")
+def equal(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    b = a.copy()
+    b[2, 3] = 7
+    return {"self": a, "other": b}, np.empty((1,), np.bool_), np.array([False])
+
+
+@case("aclnnEqual", "equal")
+def equal_same(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "other": a.copy()}, np.empty((1,), np.bool_), np.array([True])
+
+
+@case("aclnnMaxV2")
+def max_v2(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    return {"self": x, "dims": [0, 2], "keepDims": False, "noopWithEmptyDims": True}, \
+        np.empty((4,), dtype), N(torch.amax(T(x), dim=(0, 2)))
+
+
+@case("aclnnMaxV2", "no-op")
+def max_v2_noop(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dims": [], "keepDims": False, "noopWithEmptyDims": True}, \
+        np.empty((3, 4), dtype), x
+
+
+@case("aclnnMeanV2")
+def mean_v2(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    return {"self": x, "dim": [], "keepDim": True, "noopWithEmptyAxes": False}, \
+        np.empty((1, 1), dtype), N(torch.mean(T(x).float(), dim=(0, 1), keepdim=True), dtype)
+
+
+@case("aclnnReduceLogSum")
+def reduce_log_sum(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 2)
+    return {"data": x, "axes": [1], "keepDims": False, "noopWithEmptyAxes": False}, \
+        np.empty((3,), dtype), N(torch.log(torch.sum(T(x).float(), dim=1)), dtype)
+
+
+for _short, _function in (("GlobalAveragePool", torch.mean), ("GlobalMaxPool", torch.amax)):
+    def _global(rng, dtype, function=_function):
+        x = rand(rng, (2, 3, 4, 5), dtype)
+        return {"self": x}, np.empty((2, 3, 1, 1), dtype), \
+            N(function(T(x).float(), dim=(2, 3), keepdim=True), dtype)
+    case(f"aclnn{_short}", "nchw")(_global)
+
+for _short, _function in (("VarMean", torch.var_mean), ("StdMeanCorrection", torch.std_mean)):
+    def _moments(rng, dtype, function=_function):
+        x = rand(rng, (3, 5), dtype)
+        first, mean = function(T(x).float(), dim=1, correction=1, keepdim=True)
+        return {"self": x, "dim": [1], "correction": 1, "keepdim": True}, \
+            (np.empty((3, 1), dtype), np.empty((3, 1), dtype)), (N(first, dtype), N(mean, dtype))
+    case(f"aclnn{_short}", "correction 1")(_moments)
+
+
+@case("aclnnCumsumV2")
+def cumsum_v2(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    flipped = torch.flip(T(x).float(), [1])
+    expected = torch.flip(torch.cumsum(flipped, 1) - flipped, [1])
+    return {"self": x, "dim": 1, "exclusive": True, "reverse": True}, np.empty((3, 5), dtype), \
+        N(expected, dtype)
+
+
+@case("aclnnGer")
+def ger(rng, dtype):
+    a, b = rand(rng, (3,), dtype), rand(rng, (4,), dtype)
+    return {"self": a, "vec2": b}, np.empty((3, 4), dtype), N(torch.outer(T(a), T(b)))
+
+
+@case("aclnnAddr")
+def addr(rng, dtype):
+    m, a, b = rand(rng, (3, 4), dtype), rand(rng, (3,), dtype), rand(rng, (4,), dtype)
+    return {"self": m, "vec1": a, "vec2": b, "betaOptional": 0.5, "alphaOptional": 2.0}, \
+        np.empty((3, 4), dtype), N(torch.addr(T(m).float(), T(a).float(), T(b).float(),
+                                              beta=0.5, alpha=2.0), dtype)
+
+
+@case("aclnnLinalgCross")
+def linalg_cross(rng, dtype):
+    a, b = rand(rng, (2, 3, 4), dtype), rand(rng, (1, 3, 4), dtype)
+    return {"self": a, "other": b, "dim": 1}, np.empty((2, 3, 4), dtype), \
+        N(torch.linalg.cross(T(a).float(), T(b).float(), dim=1), dtype)
+
+
 def _inplace_of(name: str, base: str, make: Case) -> Case:
     """A case of the in-place form ``name`` from one of its out-of-place operator's: the same
     inputs, the first updated in place (its result cast to that tensor's dtype)."""

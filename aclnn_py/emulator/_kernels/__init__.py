@@ -40,7 +40,8 @@ from ...ops.dtypes import Dtypes, all_dtypes, is_bfloat16, numpy_dtype
 from ...ops.rules import states_dtypes
 from . import trace
 
-FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul", "activations", "inplace",
+FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul", "activations",
+            "pointwise_math", "bitwise", "dim_reductions", "vector_products", "inplace",
             "foreach")
 PARAM_INVALID = constant("ACLNN_ERR_PARAM_INVALID")  # 161002, what CANN's checks return
 KERNEL_FAILED = constant("ACL_ERROR_RT_AICORE_EXCEPTION")  # 507015: the launch's work failed

@@ -448,4 +448,96 @@ FORMULAS.update({
                        "the same in the promoted dtype (float32 for the halves); equal values "
                        "are close, NaN with NaN when equalNan"),
 })
+FORMULAS.update({
+    # ops-math math/: the pointwise family (kernels/pointwise_math.py)
+    "aclnnErfc": _f("1 - erf(x)", "float64: 1 - erf below |x| = 1.5, Laplace's continued "
+                    "fraction above (no cancellation in the tail)"),
+    "aclnnExp2": _f("2^x", "numpy's exp2"),
+    "aclnnSinc": _f("1 at x = 0, else sin(pi x) / (pi x)", "the same, in float64"),
+    "aclnnLgamma": _f("ln|Gamma(x)|", "Python's math.lgamma in float64; +inf at the poles"),
+    "aclnnDigamma": _f("d/dx ln Gamma(x)", "float64: reflection below 0.5, recurrence up to 10, "
+                       "then the asymptotic series; PyTorch's values at the poles"),
+    "aclnnAtanh": _f("(1/2) ln((1 + x) / (1 - x))", "numpy's arctanh"),
+    "aclnnIsFinite": _f("whether x is neither inf nor NaN", "numpy's isfinite; integers are "
+                        "finite", EXACT),
+    "aclnnIsInf": _f("whether x is +inf or -inf", "numpy's isinf", EXACT),
+    "aclnnIsPosInf": _f("whether x is +inf", "numpy's isposinf", EXACT),
+    "aclnnIsNegInf": _f("whether x is -inf", "numpy's isneginf", EXACT),
+    "aclnnLogAddExp": _f("m + ln(1 + e^-|x - y|), m = max(x, y)", "numpy's logaddexp"),
+    "aclnnLogAddExp2": _f("log2(2^x + 2^y)", "numpy's logaddexp2"),
+    "aclnnXLogYTensor": _f("self ln(other)", "the same; 0 where self is 0 and other is not NaN "
+                           "(CANN's kernel selects it)"),
+    "aclnnXLogYScalarSelf": _f("self ln(other), self a scalar", "as aclnnXLogYTensor"),
+    "aclnnXLogYScalarOther": _f("self ln(other), other a scalar", "as aclnnXLogYTensor"),
+    "aclnnFmodTensor": _f("self - trunc(self / other) other", "numpy's fmod (exact)"),
+    "aclnnFmodScalar": _f("self - trunc(self / other) other, other a scalar", "numpy's fmod"),
+    "aclnnRemainderTensorTensor": _f("self - floor(self / other) other",
+                                     "numpy's remainder (the divisor's sign)"),
+    "aclnnRemainderTensorScalar": _f("self - floor(self / other) other, other a scalar",
+                                     "numpy's remainder"),
+    "aclnnRemainderScalarTensor": _f("self - floor(self / other) other, self a scalar",
+                                     "numpy's remainder"),
+    "aclnnFloorDivides": _f("floor(self / other), other a scalar", "as aclnnFloorDivide"),
+    "aclnnGcd": _f("the greatest common divisor", "numpy's gcd", EXACT),
+    "aclnnRoundDecimals": _f("x rounded to decimals places", "round(x 10^d) / 10^d (ties to "
+                             "even), round(x / 10^-d) 10^-d for d < 0, as PyTorch's"),
+    # the bitwise family (kernels/bitwise.py)
+    "aclnnBitwiseAndTensor": _f("self & other", "numpy's bitwise_and", EXACT),
+    "aclnnBitwiseAndScalar": _f("self & other, other a scalar", "numpy's bitwise_and", EXACT),
+    "aclnnBitwiseOrTensor": _f("self | other", "numpy's bitwise_or", EXACT),
+    "aclnnBitwiseOrScalar": _f("self | other, other a scalar", "numpy's bitwise_or", EXACT),
+    "aclnnBitwiseXorTensor": _f("self ^ other", "numpy's bitwise_xor", EXACT),
+    "aclnnBitwiseXorScalar": _f("self ^ other, other a scalar", "numpy's bitwise_xor", EXACT),
+    "aclnnBitwiseNot": _f("~self (logical not of a bool)", "numpy's invert", EXACT),
+    "aclnnLeftShift": _f("self << shiftBits", "numpy's left_shift", EXACT),
+    "aclnnLeftShifts": _f("self << shiftBits, shiftBits a scalar", "numpy's left_shift", EXACT),
+    "aclnnRightShift": _f("input >> shiftBits", "numpy's right_shift (arithmetic)", EXACT),
+    # reductions along dimensions (kernels/dim_reductions.py)
+    "aclnnAll": _f("whether every element along dim is nonzero", "numpy's all", EXACT),
+    "aclnnAny": _f("whether some element along dim is nonzero", "numpy's any", EXACT),
+    "aclnnMaxDim": _f("the maximum along dim and its index", "numpy's argmax (the first; NaN "
+                      "wins), its value taken", EXACT),
+    "aclnnMinDim": _f("the minimum along dim and its index", "numpy's argmin (the first; NaN "
+                      "wins), its value taken", EXACT),
+    "aclnnAminmax": _f("the minimum and the maximum over dim", "numpy's min and max", EXACT),
+    "aclnnAminmaxDim": _f("the minimum and the maximum along dim", "numpy's min and max", EXACT),
+    "aclnnAminmaxAll": _f("the minimum and the maximum of every element", "numpy's min and max",
+                          EXACT),
+    "aclnnLogSumExp": _f("ln(sum exp(x)) over dim", "m + ln(sum exp(x - m)), m the maximum"),
+    "aclnnReduceNansum": _f("the sum over dim, NaN counted as 0", "numpy's nansum in out's "
+                            "compute dtype"),
+    "aclnnProdDim": _f("the product along dim", "numpy's prod in out's compute dtype"),
+    "aclnnCumprod": _f("y_i = x_1 x_2 ... x_i along dim", "numpy's cumprod in out's compute "
+                       "dtype"),
+    "aclnnCummax": _f("the running maximum along dim and its index", "a pass along dim, the "
+                      "last index on ties (x >= the maximum), NaN kept", EXACT),
+    "aclnnCummin": _f("the running minimum along dim and its index", "as aclnnCummax", EXACT),
+    "aclnnMaxN": _f("the elementwise maximum of the tensors, broadcast", "numpy's maximum "
+                    "(NaN propagates)"),
+    "aclnnMinN": _f("the elementwise minimum of the tensors, broadcast", "numpy's minimum "
+                    "(NaN propagates)"),
+    "aclnnEqual": _f("whether self and other have the same shape and elements",
+                     "numpy's comparison (NaN unequal)", EXACT),
+    "aclnnMaxV2": _f("the maximum over dims; self itself for empty dims with "
+                     "noopWithEmptyDims", "numpy's max", EXACT),
+    "aclnnMeanV2": _f("the mean over dim; self itself for empty dim with noopWithEmptyAxes",
+                      "numpy's mean"),
+    "aclnnReduceLogSum": _f("ln(sum x) over axes; data itself for empty axes with "
+                            "noopWithEmptyAxes", "numpy's sum, then log"),
+    "aclnnGlobalAveragePool": _f("the mean over the spatial dimensions (from dim 2)",
+                                 "numpy's mean"),
+    "aclnnGlobalMaxPool": _f("the maximum over the spatial dimensions (from dim 2)",
+                             "numpy's max", EXACT),
+    "aclnnVarMean": _f("sum (x - mean)^2 / (N - correction), and the mean, over dim",
+                       "numpy's mean and a sum of squares"),
+    "aclnnStdMeanCorrection": _f("sqrt(sum (x - mean)^2 / (N - correction)), and the mean",
+                                 "as aclnnVarMean, then sqrt"),
+    "aclnnGer": _f("out[i, j] = self[i] vec2[j]", "numpy's outer"),
+    "aclnnAddr": _f("beta self + alpha (vec1 outer vec2)", "numpy's outer; self not read "
+                    "when beta is 0, as PyTorch's"),
+    "aclnnLinalgCross": _f("the cross product of the 3-vectors along dim", "numpy's cross "
+                           "after broadcasting"),
+    "aclnnCumsumV2": _f("the running sum along dim, from the end when reverse, each element "
+                        "left out when exclusive", "numpy's cumsum (minus x when exclusive)"),
+})
 FORMULAS.update(_inplace_formulas())

@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from . import KERNELS, parameters_of, store
-from . import matmul as _matmul  # noqa: F401 - the out-of-place kernels, registered first
+from . import activations as _activations  # noqa: F401 - the out-of-place kernels, first
+from . import bitwise as _bitwise  # noqa: F401
+from . import matmul as _matmul  # noqa: F401
 from . import nn as _nn  # noqa: F401
+from . import pointwise_math as _pointwise_math  # noqa: F401
 from . import shapes as _shapes  # noqa: F401
+from . import vector_products as _vector_products  # noqa: F401
 from .elementwise import _first_on_ties, apply, compute_dtype, promote_types, register
 
 # in-place operator -> its out-of-place operator (the unary ones of elementwise.UNARY are
@@ -31,14 +35,19 @@ INPLACE_OF: dict[str, str] = {
         "Mish", "Hardswish", "Hardsigmoid", "Hardtanh", "LeakyRelu", "Elu", "ClampMax",
         "Lerp", "Addcdiv", "Addcmul", "Tril", "Triu", "Addmm", "Baddbmm", "FloorDivide",
         "Atan2", "PowTensorScalar", "PowTensorTensor", "LogicalNot", "LogicalOr",
-        "LogicalAnd", "ClampMinTensor", "ClampMaxTensor")},
+        "LogicalAnd", "ClampMinTensor", "ClampMaxTensor",
+        # ops-math math/: the pointwise and bitwise families
+        "Sinc", "Acosh", "Asinh", "Erfc", "Exp2", "Atanh", "RemainderTensorTensor",
+        "RemainderTensorScalar", "RoundDecimals", "FmodTensor", "FmodScalar", "XLogYTensor",
+        "XLogYScalarOther", "FloorDivides", "BitwiseAndTensor", "BitwiseAndScalar",
+        "BitwiseOrTensor", "BitwiseOrScalar", "BitwiseXorTensor", "BitwiseXorScalar", "Addr")},
     **{f"aclnnInplace{name}{form}": f"aclnn{name}{form}"
        for name in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for form in ("Scalar", "Tensor")},
 }
 
 
 # the products, whose operands do not broadcast to the result: their own checks judge shapes
-PRODUCTS = frozenset({"aclnnAddmm", "aclnnBaddbmm"})
+PRODUCTS = frozenset({"aclnnAddmm", "aclnnBaddbmm", "aclnnAddr"})
 
 
 def _broadcasts_into(target: np.ndarray, arguments: dict[str, Any]) -> None:

@@ -1,0 +1,90 @@
+"""Products of vectors from ops-math's ``math/`` directory: the outer product (ger), its scaled
+sum with a matrix (addr), and the cross product of 3-vectors along a dimension.
+
+The operands promote as PyTorch's ``promote_types``; float16 and bfloat16 compute in float32
+and are rounded once into out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import store
+from .elementwise import compute_dtype, promote_types, register
+
+
+def _outer_check(**arguments: Any) -> None:
+    vectors = [v for v in arguments.values() if isinstance(v, np.ndarray)][:-1]
+    out = list(arguments.values())[-1]
+    first, second = vectors[-2], vectors[-1]
+    for name, vector in (("the first vector", first), ("the second vector", second)):
+        if vector.ndim != 1:
+            raise ValueError(f"{name} has {vector.ndim} dimensions: it must have 1")
+    if out.shape != (first.shape[0], second.shape[0]):
+        raise ValueError(f"out has shape {out.shape}; the outer product of vectors of "
+                         f"{first.shape[0]} and {second.shape[0]} elements has "
+                         f"{(first.shape[0], second.shape[0])}")
+
+
+@register("aclnnGer", check=_outer_check)
+def ger(self: np.ndarray, vec2: np.ndarray, out: np.ndarray) -> None:
+    """out[i, j] = self[i] vec2[j] (ops-math math/ger/docs/aclnnGer.md)."""
+    dtype = compute_dtype(promote_types(self.dtype, vec2.dtype))
+    store(out, np.outer(self.astype(dtype), vec2.astype(dtype)))
+
+
+def _addr_check(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any,
+                alphaOptional: Any, out: np.ndarray) -> None:
+    _outer_check(vec1=vec1, vec2=vec2, out=out)
+    try:
+        shape = np.broadcast_shapes(self.shape, out.shape)
+    except ValueError:
+        shape = None
+    if shape != out.shape:
+        raise ValueError(f"self has shape {self.shape}, which does not broadcast to out's "
+                         f"{out.shape}")
+
+
+@register("aclnnAddr", check=_addr_check)
+def addr(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any,
+         alphaOptional: Any, out: np.ndarray) -> None:
+    """beta self + alpha (vec1 outer vec2) (ops-math math/addr/docs/aclnnAddr&aclnnInplaceAddr.md),
+    beta and alpha 1 when left out; with beta 0, self is not read (its NaN does not pass), as
+    in PyTorch's addr."""
+    dtype = compute_dtype(promote_types(promote_types(self.dtype, vec1.dtype), vec2.dtype))
+    beta = 1 if betaOptional is None else betaOptional
+    alpha = 1 if alphaOptional is None else alphaOptional
+    kind = dtype.type
+    product = np.outer(vec1.astype(dtype), vec2.astype(dtype))
+    if dtype.kind == "b":
+        result = np.logical_or(np.logical_and(bool(beta), self.astype(bool)),
+                               np.logical_and(bool(alpha), product))
+    else:
+        result = kind(alpha) * product
+        if beta != 0:
+            result = result + kind(beta) * self.astype(dtype)
+    store(out, np.broadcast_to(result, out.shape))
+
+
+def _cross_check(self: np.ndarray, other: np.ndarray, dim: int, out: np.ndarray) -> None:
+    try:
+        shape = np.broadcast_shapes(self.shape, other.shape)
+    except ValueError:
+        raise ValueError(f"self {self.shape} and other {other.shape} do not broadcast") from None
+    if out.shape != shape:
+        raise ValueError(f"out has shape {out.shape}, the broadcast shape is {shape}")
+    if not -len(shape) <= dim < len(shape) or shape[dim] != 3:
+        raise ValueError(f"dim {dim} must name a dimension of size 3 of the shape {shape}")
+
+
+@register("aclnnLinalgCross", check=_cross_check)
+def linalg_cross(self: np.ndarray, other: np.ndarray, dim: int, out: np.ndarray) -> None:
+    """The cross product of the 3-vectors along dim (ops-math math/cross/docs/
+    aclnnLinalgCross.md), after broadcasting."""
+    if out.size == 0:
+        return
+    dtype = compute_dtype(promote_types(self.dtype, other.dtype))
+    a, b = np.broadcast_arrays(self.astype(dtype), other.astype(dtype))
+    store(out, np.cross(a, b, axis=dim))
