@@ -2317,6 +2317,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnIsClose"] = lambda: EmulatedCase(
         {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
         E((n,), bool), lambda: torch.isclose(T(x), T(y)))
+    for name, parameter, aten_backward in (
+            ("Hardshrink", "lambd", aten.hardshrink_backward),
+            ("Softshrink", "lambda", aten.softshrink_backward)):
+        cases[f"aclnn{name}Backward"] = (lambda p=parameter, f=aten_backward: EmulatedCase(
+            {"gradOutput": g, "self": x, p: f32(0.5)}, E((n,)), lambda: f(T(g), T(x), 0.5)))
+    cases["aclnnSwishBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
+        lambda: aten.silu_backward(T(g), T(x)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -449,3 +449,13 @@ FORMULAS.update({
                        "are close, NaN with NaN when equalNan"),
 })
 FORMULAS.update(_inplace_formulas())
+FORMULAS.update({
+    "aclnnHardshrinkBackward": _f("gradOutput where |x| > lambd, else 0",
+                                  "the same; a NaN x passes gradOutput"),
+    "aclnnSoftshrinkBackward": _f("gradOutput where |x| > lambda, else 0",
+                                  "the same; a NaN x passes gradOutput"),
+    "aclnnSwishBackward": _f("gradOutput sigmoid(beta x) (1 + beta x (1 - sigmoid(beta x)))",
+                             "the same, sigmoid as 1 / (1 + exp(-beta x)), beta 1 when left "
+                             "out"),
+})
+FORMULAS.update(_inplace_formulas())

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from . import KERNELS, parameters_of, store
-from . import matmul as _matmul  # noqa: F401 - the out-of-place kernels, registered first
+from . import activations as _activations  # noqa: F401 - the out-of-place kernels, registered first
+from . import matmul as _matmul  # noqa: F401
 from . import nn as _nn  # noqa: F401
 from . import shapes as _shapes  # noqa: F401
 from .elementwise import _first_on_ties, apply, compute_dtype, promote_types, register
@@ -31,7 +32,7 @@ INPLACE_OF: dict[str, str] = {
         "Mish", "Hardswish", "Hardsigmoid", "Hardtanh", "LeakyRelu", "Elu", "ClampMax",
         "Lerp", "Addcdiv", "Addcmul", "Tril", "Triu", "Addmm", "Baddbmm", "FloorDivide",
         "Atan2", "PowTensorScalar", "PowTensorTensor", "LogicalNot", "LogicalOr",
-        "LogicalAnd", "ClampMinTensor", "ClampMaxTensor")},
+        "LogicalAnd", "ClampMinTensor", "ClampMaxTensor", "Selu", "Celu")},
     **{f"aclnnInplace{name}{form}": f"aclnn{name}{form}"
        for name in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for form in ("Scalar", "Tensor")},
 }
