@@ -1373,6 +1373,15 @@ for _name, _parameter, _function in (
             np.empty((3, 5), dtype), _autograd(lambda t: function(t, 0.5), x, grad)
     case(_name)(_shrink_backward)
 
+    def _shrink_backward_broadcast(rng, dtype, parameter=_parameter, function=_function):
+        # gradOutput and self broadcast (CANN's op_api CheckShape of both operators)
+        x, grad = rand(rng, (1, 5), dtype), rand(rng, (3, 1), dtype)
+        expected = _autograd(lambda t: function(t, 0.5), np.broadcast_to(x, (3, 5)),
+                             np.broadcast_to(grad, (3, 5)))
+        return {"gradOutput": grad, "self": x, parameter: np.float32(0.5)}, \
+            np.empty((3, 5), dtype), expected
+    case(_name, "broadcast")(_shrink_backward_broadcast)
+
 
 @case("aclnnSwishBackward")
 def swish_backward(rng, dtype):

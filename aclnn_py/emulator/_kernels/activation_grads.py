@@ -41,13 +41,26 @@ def _shrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
                      gradInput: np.ndarray) -> None:
     if gradInput.size == 0:
         return
-    grad, x = _operands(gradOutput, self)
+    grad, x = np.broadcast_arrays(*_operands(gradOutput, self))
     bound = x.dtype.type(real_value(lambd))
     # grad outside [-lambd, lambd], 0 inside; a NaN x is outside (PyTorch's autograd)
     _store(gradInput, np.where((x >= -bound) & (x <= bound), x.dtype.type(0), grad))
 
 
-@register("aclnnHardshrinkBackward", check=_grad_check)
+def _broadcast_check(**arguments: Any) -> None:
+    """gradOutput and self broadcast together to gradInput's shape (ops-nn activation/
+    hard_shrink_grad/op_api/aclnn_hardshrink_backward.cpp CheckShapeBroadcast, soft_shrink_grad/
+    op_api/aclnn_softshrink_backward.cpp CheckShape)."""
+    values = list(arguments.values())
+    gradOutput, self, gradInput = values[0], values[1], values[-1]
+    shape = np.broadcast_shapes(gradOutput.shape, self.shape)
+    if shape != gradInput.shape:
+        raise ValueError(f"gradOutput {list(gradOutput.shape)} and self {list(self.shape)} "
+                         f"broadcast to {list(shape)}, but gradInput has shape "
+                         f"{list(gradInput.shape)}")
+
+
+@register("aclnnHardshrinkBackward", check=_broadcast_check)
 def hardshrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
                         gradInput: np.ndarray) -> None:
     """gradOutput where |self| > lambd, else 0 (ops-nn activation/hard_shrink_grad/docs/
@@ -55,7 +68,7 @@ def hardshrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
     _shrink_backward(gradOutput, self, lambd, gradInput)
 
 
-@register("aclnnSoftshrinkBackward", check=_grad_check)
+@register("aclnnSoftshrinkBackward", check=_broadcast_check)
 def softshrink_backward(**arguments: Any) -> None:
     """gradOutput where |self| > lambda, else 0 (ops-nn activation/soft_shrink_grad/docs/
     aclnnSoftshrinkBackward.md); its bound is named lambda, a Python keyword."""
