@@ -2445,6 +2445,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnCumsumV2"] = lambda: EmulatedCase(
         {"self": rows, "dim": 1, "exclusive": False, "reverse": False}, E(rows.shape),
         lambda: torch.cumsum(T(rows), 1))
+    for name, parameter, aten_backward in (
+            ("Hardshrink", "lambd", aten.hardshrink_backward),
+            ("Softshrink", "lambda", aten.softshrink_backward)):
+        cases[f"aclnn{name}Backward"] = (lambda p=parameter, f=aten_backward: EmulatedCase(
+            {"gradOutput": g, "self": x, p: f32(0.5)}, E((n,)), lambda: f(T(g), T(x), 0.5)))
+    cases["aclnnSwishBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
+        lambda: aten.silu_backward(T(g), T(x)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -363,6 +363,24 @@ if torch is not None:
     REFERENCES["aclnnSelu"] = _unary(functional.selu)
     REFERENCES["aclnnLogSigmoid"] = _unary(functional.logsigmoid)
 
+    # the gradients of the activations, by autograd
+    def _gradient(function: Callable[..., Any], *others: str) -> Reference:
+        """gradInput = gradOutput d function(self, *the arguments others) / d self."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.tensor("self").clone().requires_grad_()
+            values = [launch.arg(name) for name in others]
+            function(x, *values).backward(launch.tensor("gradOutput"))
+            return _out(launch, x.grad)
+        return reference
+
+    REFERENCES["aclnnHardshrinkBackward"] = _gradient(functional.hardshrink, "lambd")
+    REFERENCES["aclnnSoftshrinkBackward"] = _gradient(functional.softshrink, "lambda")
+    REFERENCES["aclnnSwishBackward"] = _gradient(
+        lambda x, beta: x * torch.sigmoid((1.0 if beta is None else beta) * x), "betaOptional")
+    REFERENCES["aclnnSelu"] = REFERENCES["aclnnInplaceSelu"] = _unary(functional.selu)
+    REFERENCES["aclnnCelu"] = REFERENCES["aclnnInplaceCelu"] = lambda launch: _out(
+        launch, functional.celu(launch.input(), launch.arg("alpha")))
+
     # the foreach family: each tensor of the list as the one-tensor operator computes it
     def _each(function: Callable[..., Any], *others: str) -> Reference:
         """out[i] = function(x_i, *the others: a list's i-th tensor, a tensor, a number)."""

@@ -1681,6 +1681,43 @@ def _inplace_of(name: str, base: str, make: Case) -> Case:
     return made
 
 
+# ---- gradients of the activations (kernels/activation_grads.py) ------------------------------
+
+
+def _autograd(function: Callable[[Any], Any], x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """d function(x) / dx applied to grad, by PyTorch's autograd in float64."""
+    source = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+    function(source).backward(torch.from_numpy(grad.astype(np.float64)))
+    assert source.grad is not None
+    return N(source.grad)
+
+
+for _name, _parameter, _function in (
+        ("aclnnHardshrinkBackward", "lambd", F.hardshrink),
+        ("aclnnSoftshrinkBackward", "lambda", F.softshrink)):
+    def _shrink_backward(rng, dtype, parameter=_parameter, function=_function):
+        x, grad = rand(rng, (3, 5), dtype), rand(rng, (3, 5), dtype)
+        return {"gradOutput": grad, "self": x, parameter: np.float32(0.5)}, \
+            np.empty((3, 5), dtype), _autograd(lambda t: function(t, 0.5), x, grad)
+    case(_name)(_shrink_backward)
+
+    def _shrink_backward_broadcast(rng, dtype, parameter=_parameter, function=_function):
+        # gradOutput and self broadcast (CANN's op_api CheckShape of both operators)
+        x, grad = rand(rng, (1, 5), dtype), rand(rng, (3, 1), dtype)
+        expected = _autograd(lambda t: function(t, 0.5), np.broadcast_to(x, (3, 5)),
+                             np.broadcast_to(grad, (3, 5)))
+        return {"gradOutput": grad, "self": x, parameter: np.float32(0.5)}, \
+            np.empty((3, 5), dtype), expected
+    case(_name, "broadcast")(_shrink_backward_broadcast)
+
+
+@case("aclnnSwishBackward")
+def swish_backward(rng, dtype):
+    x, grad = rand(rng, (3, 5), dtype), rand(rng, (3, 5), dtype)
+    return {"gradOutput": grad, "self": x, "betaOptional": 1.5}, np.empty((3, 5), dtype), \
+        _autograd(lambda t: t * torch.sigmoid(1.5 * t), x, grad)
+
+
 for _name, _base in INPLACE_OF.items():
     for _label, _make, _dtypes in CASES.get(_base, []):
         case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))

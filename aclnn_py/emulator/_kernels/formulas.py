@@ -541,3 +541,13 @@ FORMULAS.update({
                         "left out when exclusive", "numpy's cumsum (minus x when exclusive)"),
 })
 FORMULAS.update(_inplace_formulas())
+FORMULAS.update({
+    "aclnnHardshrinkBackward": _f("gradOutput where |x| > lambd, else 0",
+                                  "the same; a NaN x passes gradOutput"),
+    "aclnnSoftshrinkBackward": _f("gradOutput where |x| > lambda, else 0",
+                                  "the same; a NaN x passes gradOutput"),
+    "aclnnSwishBackward": _f("gradOutput sigmoid(beta x) (1 + beta x (1 - sigmoid(beta x)))",
+                             "the same, sigmoid as 1 / (1 + exp(-beta x)), beta 1 when left "
+                             "out"),
+})
+FORMULAS.update(_inplace_formulas())

@@ -40,7 +40,8 @@ INPLACE_OF: dict[str, str] = {
         "Sinc", "Acosh", "Asinh", "Erfc", "Exp2", "Atanh", "RemainderTensorTensor",
         "RemainderTensorScalar", "RoundDecimals", "FmodTensor", "FmodScalar", "XLogYTensor",
         "XLogYScalarOther", "FloorDivides", "BitwiseAndTensor", "BitwiseAndScalar",
-        "BitwiseOrTensor", "BitwiseOrScalar", "BitwiseXorTensor", "BitwiseXorScalar", "Addr")},
+        "BitwiseOrTensor", "BitwiseOrScalar", "BitwiseXorTensor", "BitwiseXorScalar", "Addr",
+        "Selu", "Celu")},
     **{f"aclnnInplace{name}{form}": f"aclnn{name}{form}"
        for name in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for form in ("Scalar", "Tensor")},
 }
