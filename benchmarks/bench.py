@@ -1980,6 +1980,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"x1": X, "x2": X2, "gamma": W, "epsilon": 1e-6},
         {"yOut": E(square), "rstdOut": E((1024, 1)), "xOut": E(square)},
         lambda: (*rms(T(X) + T(X2), 0.0), T(X) + T(X2)))
+    cases["aclnnInplaceAddRmsNorm"] = lambda: EmulatedCase(
+        {"x1Ref": X.copy(), "x2Ref": X2.copy(), "gamma": W, "epsilon": 1e-6},
+        {"rstdOut": E((1024, 1))}, lambda: rms(T(X) + T(X2), 0.0)[1])
     image = x.reshape(16, 64, 32, 32)
     grad_image = g.reshape(16, 64, 32, 32)
     gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))

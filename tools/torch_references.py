@@ -351,6 +351,14 @@ if torch is not None:
         return {"yOut": x * rstd * gamma, "rstdOut": rstd, "xOut": x}
 
     REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
+
+    def _inplace_add_rms_norm(launch: Launch) -> dict[str, Any]:
+        x, gamma = launch.input() + launch.tensor("x2Ref"), launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        rstd = torch.rsqrt(x.square().mean(dims, keepdim=True) + launch.arg("epsilon"))
+        return {"x1Ref": x * rstd * gamma, "rstdOut": rstd, "x2Ref": x}
+
+    REFERENCES["aclnnInplaceAddRmsNorm"] = _inplace_add_rms_norm
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),
         launch.arg("eps")))

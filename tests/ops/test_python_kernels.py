@@ -1391,6 +1391,17 @@ def add_rms_norm(rng, dtype):
          N(x.to(TORCH_DTYPES[dtype])))
 
 
+@case("aclnnInplaceAddRmsNorm")
+def inplace_add_rms_norm(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    x = T(x1).float() + T(x2).float()
+    rstd = torch.rsqrt(x.square().mean(1, keepdim=True) + 1e-6)
+    return {"x1Ref": x1, "x2Ref": x2, "gamma": gamma, "epsilon": 1e-6}, \
+        np.empty((4, 1), np.float32), \
+        (N((x * rstd * T(gamma).float()).to(TORCH_DTYPES[dtype])), N(x.to(TORCH_DTYPES[dtype])),
+         N(rstd))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

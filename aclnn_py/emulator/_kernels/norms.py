@@ -1,4 +1,5 @@
-"""Root-mean-square normalisation kernels: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm.
+"""Root-mean-square normalisation kernels: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm and
+aclnnInplaceAddRmsNorm.
 
 Both normalise x over gamma's dimensions (x's last ones) by rstd = 1 / sqrt(mean(x^2) + eps)
 and scale by gamma (RmsNorm) or 1 + gamma (GemmaRmsNorm), as ops-nn norm/rms_norm/docs/
@@ -117,3 +118,19 @@ def add_rms_norm(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon: flo
     if xOut is not None:
         store(xOut, x)
     _rms_norm(x, gamma, epsilon, yOut, rstdOut, 0.0)
+
+
+def _inplace_add_rms_norm_check(x1Ref: np.ndarray, x2Ref: np.ndarray, gamma: np.ndarray,
+                                epsilon: float, rstdOut: np.ndarray) -> None:
+    """aclnnAddRmsNorm's check, x1Ref standing for yOut and x2Ref for xOut (ops-nn
+    norm/inplace_add_rms_norm/docs/aclnnInplaceAddRmsNorm.md)."""
+    _add_rms_norm_check(x1Ref, x2Ref, gamma, epsilon, x1Ref, rstdOut, x2Ref)
+
+
+@builtin("aclnnInplaceAddRmsNorm", dtypes=FLOATS, check=_inplace_add_rms_norm_check)
+def inplace_add_rms_norm(x1Ref: np.ndarray, x2Ref: np.ndarray, gamma: np.ndarray,
+                         epsilon: float, rstdOut: np.ndarray) -> None:
+    """x = x1Ref + x2Ref into x2Ref, its RmsNorm into x1Ref, rstd = 1 / Rms(x) into rstdOut
+    (the operator's definition in ops-nn norm/inplace_add_rms_norm/op_graph/
+    inplace_add_rms_norm_proto.h; the inputs are read before either is written)."""
+    add_rms_norm(x1Ref.copy(), x2Ref.copy(), gamma, epsilon, x1Ref, rstdOut, x2Ref)
