@@ -1967,6 +1967,22 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"gradInputOut": E(square), "gradWeightOut": E((1024,)), "gradBiasOut": E((1024,))},
         lambda: aten.native_layer_norm_backward(T(G), T(X), [1024], T(mean), T(rstd), T(W),
                                                 T(B), [True, True, True]))
+    def rms(v: Any, offset: float) -> Any:
+        rstd = torch.rsqrt(v.square().mean(1, keepdim=True) + 1e-6)
+        return v * rstd * (T(W) + offset), rstd
+
+    for name, offset in (("RmsNorm", 0.0), ("GemmaRmsNorm", 1.0)):
+        cases[f"aclnn{name}"] = (lambda o=offset: EmulatedCase(
+            {"x": X, "gamma": W, "epsilon": 1e-6},
+            {"yOut": E(square), "rstdOut": E((1024, 1))}, lambda: rms(T(X), o)))
+    X2 = y.reshape(square)
+    cases["aclnnAddRmsNorm"] = lambda: EmulatedCase(
+        {"x1": X, "x2": X2, "gamma": W, "epsilon": 1e-6},
+        {"yOut": E(square), "rstdOut": E((1024, 1)), "xOut": E(square)},
+        lambda: (*rms(T(X) + T(X2), 0.0), T(X) + T(X2)))
+    cases["aclnnInplaceAddRmsNorm"] = lambda: EmulatedCase(
+        {"x1Ref": X.copy(), "x2Ref": X2.copy(), "gamma": W, "epsilon": 1e-6},
+        {"rstdOut": E((1024, 1))}, lambda: rms(T(X) + T(X2), 0.0)[1])
     image = x.reshape(16, 64, 32, 32)
     grad_image = g.reshape(16, 64, 32, 32)
     gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))

@@ -333,6 +333,32 @@ if torch is not None:
     REFERENCES["aclnnLayerNorm"] = lambda launch: _out(launch, functional.layer_norm(
         launch.input(), launch.arg("normalizedShape"), launch.tensor("weightOptional"),
         launch.tensor("biasOptional"), launch.arg("eps")))
+    def _rms_norm(offset: float) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            x, gamma = launch.input(), launch.tensor("gamma")
+            dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+            rstd = torch.rsqrt(x.square().mean(dims, keepdim=True) + launch.arg("epsilon"))
+            return {"yOut": x * rstd * (gamma + offset), "rstdOut": rstd}
+        return reference
+
+    REFERENCES["aclnnRmsNorm"] = _rms_norm(0.0)
+    REFERENCES["aclnnGemmaRmsNorm"] = _rms_norm(1.0)
+
+    def _add_rms_norm(launch: Launch) -> dict[str, Any]:
+        x, gamma = launch.input() + launch.tensor("x2"), launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        rstd = torch.rsqrt(x.square().mean(dims, keepdim=True) + launch.arg("epsilon"))
+        return {"yOut": x * rstd * gamma, "rstdOut": rstd, "xOut": x}
+
+    REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
+
+    def _inplace_add_rms_norm(launch: Launch) -> dict[str, Any]:
+        x, gamma = launch.input() + launch.tensor("x2Ref"), launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        rstd = torch.rsqrt(x.square().mean(dims, keepdim=True) + launch.arg("epsilon"))
+        return {"x1Ref": x * rstd * gamma, "rstdOut": rstd, "x2Ref": x}
+
+    REFERENCES["aclnnInplaceAddRmsNorm"] = _inplace_add_rms_norm
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),
         launch.arg("eps")))

@@ -1723,6 +1723,50 @@ for _name, _base in INPLACE_OF.items():
         case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))
 
 
+# ---- root-mean-square normalisation (kernels/norms.py) --------------------------------------
+
+def _rms_norm_case(rng, dtype, offset):
+    x, gamma = rand(rng, (2, 3, 8), dtype), rand(rng, (3, 8), dtype)
+    xf = T(x).float()
+    rstd = torch.rsqrt(xf.square().mean((1, 2), keepdim=True) + 1e-6)
+    y = xf * rstd * (T(gamma).float() + offset)
+    outs = (np.empty((2, 3, 8), dtype), np.empty((2, 1, 1), np.float32))
+    return {"x": x, "gamma": gamma, "epsilon": 1e-6}, outs, \
+        (N(y.to(TORCH_DTYPES[dtype])), N(rstd))
+
+
+@case("aclnnRmsNorm")
+def rms_norm(rng, dtype):
+    return _rms_norm_case(rng, dtype, 0.0)
+
+
+@case("aclnnGemmaRmsNorm")
+def gemma_rms_norm(rng, dtype):
+    return _rms_norm_case(rng, dtype, 1.0)
+
+
+@case("aclnnAddRmsNorm")
+def add_rms_norm(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    x = T(x1).float() + T(x2).float()
+    rstd = torch.rsqrt(x.square().mean(1, keepdim=True) + 1e-6)
+    outs = (np.empty((4, 8), dtype), np.empty((4, 1), np.float32), np.empty((4, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "epsilon": 1e-6}, outs, \
+        (N((x * rstd * T(gamma).float()).to(TORCH_DTYPES[dtype])), N(rstd),
+         N(x.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnInplaceAddRmsNorm")
+def inplace_add_rms_norm(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    x = T(x1).float() + T(x2).float()
+    rstd = torch.rsqrt(x.square().mean(1, keepdim=True) + 1e-6)
+    return {"x1Ref": x1, "x2Ref": x2, "gamma": gamma, "epsilon": 1e-6}, \
+        np.empty((4, 1), np.float32), \
+        (N((x * rstd * T(gamma).float()).to(TORCH_DTYPES[dtype])), N(x.to(TORCH_DTYPES[dtype])),
+         N(rstd))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -225,6 +225,15 @@ FORMULAS: dict[str, Formula] = {
                                  "xhat = (x - mean) rstd; gradWeight = sum g xhat; gradBias = "
                                  "sum g", "the same, rows in blocks; weight and bias gradients "
                                  "summed in float64"),
+    "aclnnRmsNorm": _f("x_i / Rms(x) gamma_i, Rms(x) = sqrt(mean(x^2) + epsilon) over gamma's "
+                       "dimensions; rstd 1 / Rms(x)", "the same, rows in cache-sized blocks"),
+    "aclnnGemmaRmsNorm": _f("x_i / Rms(x) (1 + gamma_i), Rms(x) = sqrt(mean(x^2) + epsilon)",
+                            "the same, rows in cache-sized blocks"),
+    "aclnnAddRmsNorm": _f("x = x1 + x2; x_i / Rms(x) gamma_i, Rms(x) = sqrt(mean(x^2) + "
+                          "epsilon); xOut x, rstd 1 / Rms(x)",
+                          "the same, the sum kept in float32 for 16-bit inputs"),
+    "aclnnInplaceAddRmsNorm": _f("x = x1Ref + x2Ref; x1Ref = x / Rms(x) gamma, x2Ref = x, "
+                                 "rstd 1 / Rms(x)", "aclnnAddRmsNorm's, into x1Ref and x2Ref"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",
