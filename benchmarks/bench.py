@@ -2088,6 +2088,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"self": image, "kernelSize": [2, 2], "strides": [2, 2], "paddings": [0, 0],
          "ceilMode": False, "countIncludePad": True, "divisorOverride": 0, "cubeMathType": 0},
         E((16, 64, 16, 16)), lambda: F.avg_pool2d(T(image), 2, 2))
+    cases["aclnnAdaptiveAvgPool2d"] = lambda: EmulatedCase(
+        {"self": image, "outputSize": [7, 7]}, E((16, 64, 7, 7)),
+        lambda: F.adaptive_avg_pool2d(T(image), (7, 7)))
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

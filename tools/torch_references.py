@@ -377,6 +377,8 @@ if torch is not None:
         return _out(launch, out)
 
     REFERENCES["aclnnConvolution"] = _convolution
+    REFERENCES["aclnnAdaptiveAvgPool2d"] = lambda launch: _out(
+        launch, functional.adaptive_avg_pool2d(launch.input(), launch.arg("outputSize")))
     REFERENCES["aclnnAvgPool2d"] = lambda launch: _out(launch, functional.avg_pool2d(
         launch.input(), launch.arg("kernelSize"), launch.arg("strides"), launch.arg("paddings"),
         launch.arg("ceilMode"), launch.arg("countIncludePad"),

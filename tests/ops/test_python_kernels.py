@@ -792,6 +792,15 @@ def avg_pool(rng, dtype):
             "cubeMathType": 0}, np.empty((1, 2, 3, 3), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnAdaptiveAvgPool2d")
+def adaptive_avg_pool2d(rng, dtype):
+    # 7 x 5 into 3 x 2: overlapping windows of uneven sizes
+    x = rand(rng, (2, 3, 7, 5), dtype)
+    expected = torch.nn.functional.adaptive_avg_pool2d(T(x).float(), (3, 2))
+    return {"self": x, "outputSize": [3, 2]}, np.empty((2, 3, 3, 2), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
 @case("aclnnEmbedding")
 def embedding(rng, dtype):
     w = rand(rng, (5, 3), dtype)
@@ -1783,8 +1792,9 @@ def _parameters() -> list[Any]:
 # Operators whose tensors must have a format aclnn_py.call does not give (it makes ND ones), as
 # CANN refuses ND there: ops-nn conv/convolution_forward/op_host/op_api/aclnn_convolution.cpp
 # FormatChecker (NCL, NCHW, NCDHW by rank), pooling/avg_pool3_d/op_api/aclnn_avgpool2d.cpp
-# CheckFormat (NCHW or NCL). Their cases run through helpers.call_formatted.
-FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW"}
+# CheckFormat (NCHW or NCL), pooling/adaptive_avg_pool2d/op_api/aclnn_adaptive_avg_pool2d.cpp
+# CheckFormat (the same). Their cases run through helpers.call_formatted.
+FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW"}
 
 
 def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:

@@ -279,6 +279,10 @@ FORMULAS: dict[str, Formula] = {
                                          "the same, from the emulator's mask"),
     "aclnnAvgPool2d": _f("the window's sum / (kH kW), or divisorOverride",
                          "windows summed, divided as countIncludePad and divisorOverride say"),
+    "aclnnAdaptiveAvgPool2d": _f("the mean of each adaptive window (as PyTorch's "
+                                 "adaptive_avg_pool2d)",
+                                 "rows floor(i H / outH) to ceil((i + 1) H / outH) - 1, columns "
+                                 "likewise, averaged"),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),
