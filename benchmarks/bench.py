@@ -2172,6 +2172,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"self": mats, "batch1": mats, "batch2": mats, "beta": 0.5, "alpha": 2.0,
          "cubeMathType": 0}, E(mats.shape),
         lambda: torch.baddbmm(T(mats), T(mats), T(mats), beta=0.5, alpha=2.0))
+    cases["aclnnGemm"] = lambda: EmulatedCase(
+        {"A": X, "B": G, "C": G, "alpha": 2.0, "beta": 0.5, "transA": 1, "transB": 0,
+         "cubeMathType": 0}, E(square), lambda: 2.0 * (T(X).T @ T(G)) + 0.5 * T(G))
     # quant: a per-channel scale and offset over the last dimension
     grid = u(-40, 40, (1024, n // 1024))
     channel, shift = u(0.5, 2, (n // 1024,)), u(-1, 1, (n // 1024,))

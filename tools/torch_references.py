@@ -264,6 +264,15 @@ if torch is not None:
     REFERENCES["aclnnMv"] = lambda launch: _out(launch, torch.mv(launch.input(),
                                                                  launch.tensor("vec")))
 
+    def _gemm(launch: Launch) -> dict[str, Any]:  # aclnnGemm.md's formula
+        a, b = launch.tensor("A"), launch.tensor("B")
+        a = a.T if launch.arg("transA") else a
+        b = b.T if launch.arg("transB") else b
+        return _out(launch, launch.arg("alpha") * (a @ b)
+                    + launch.arg("beta") * launch.tensor("C"))
+
+    REFERENCES["aclnnGemm"] = _gemm
+
     # quant (ops-nn quant/ascend_quant_v2 and quant/ascend_anti_quant_v2 docs' formulas)
     _ROUNDINGS = {"round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
                   "trunc": torch.trunc}

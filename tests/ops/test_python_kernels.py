@@ -1046,6 +1046,14 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnGemm", "transA, C broadcast")
+def gemm(rng, dtype):
+    a, b, c = rand(rng, (5, 3), dtype), rand(rng, (5, 4), dtype), rand(rng, (1, 4), dtype)
+    expected = 1.5 * (T(a).float().T @ T(b).float()) + 0.5 * T(c).float()
+    return {"A": a, "B": b, "C": c, "alpha": 1.5, "beta": 0.5, "transA": 1, "transB": 0,
+            "cubeMathType": 0}, np.empty((3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
 # ---- the quant family: AscendQuant and AscendAntiQuant (ops-nn quant/ docs' formulas) --------
 
 

@@ -283,6 +283,8 @@ FORMULAS: dict[str, Formula] = {
                      "0 alpha (mat1 @ mat2), NaN in the part left out included", CUBE),
     "aclnnBaddbmm": _f("beta self + alpha (batch1 @ batch2); beta 0 ignores self",
                        "the same (beta within float32's epsilon of 0)", CUBE),
+    "aclnnGemm": _f("out = alpha (A @ B) + beta C, A and B transposed when transA, transB",
+                    "the same, C broadcast to [m, n]", CUBE),
     # quant (ops-nn quant/ascend_quant_v2, quant/ascend_anti_quant_v2 docs)
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
