@@ -44,9 +44,13 @@ def _broadcasts(x: np.ndarray, **factors: np.ndarray | None) -> None:
             shape = np.broadcast_shapes(factor.shape, x.shape)
         except ValueError:
             shape = None
-        if shape != x.shape:
-            raise Refusal(f"{name} {list(factor.shape)} does not broadcast to x "
-                          f"{list(x.shape)}: this layout is not computed", NO_KERNEL)
+        if shape == x.shape:
+            continue
+        if factor.ndim == 1 and x.ndim >= 2 and factor.shape[0] == x.shape[-2]:
+            raise Refusal(f"{name} {list(factor.shape)} along x's axis -2 is not computed",
+                          NO_KERNEL)
+        raise ValueError(f"{name} {list(factor.shape)} does not broadcast to x "
+                         f"{list(x.shape)}")
 
 
 def _out_dtype(out: np.ndarray, dstType: int, wanted: dict[int, str]) -> None:
