@@ -71,6 +71,10 @@ def _quant_check(x: np.ndarray, scale: np.ndarray, offset: np.ndarray | None, sq
                          "'trunc'")
     # aclnn_ascend_quant.cpp CheckDtypeCompatible: a float16 or bfloat16 x takes a scale of
     # its own dtype
+    # CheckDtypeValid: OP_CHECK_DTYPE_NOT_SAME(scale, offset)
+    if offset is not None and offset.dtype != scale.dtype:
+        raise ValueError(f"offset has dtype {offset.dtype.name}; it must be scale's, "
+                         f"{scale.dtype.name}")
     if x.dtype != np.float32 and scale.dtype != x.dtype:
         raise ValueError(f"x of dtype {x.dtype.name} needs a scale of its dtype, not "
                          f"{scale.dtype.name}")
