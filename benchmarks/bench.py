@@ -2191,6 +2191,26 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"self": mats, "batch1": mats, "batch2": mats, "beta": 0.5, "alpha": 2.0,
          "cubeMathType": 0}, E(mats.shape),
         lambda: torch.baddbmm(T(mats), T(mats), T(mats), beta=0.5, alpha=2.0))
+    cases["aclnnGemm"] = lambda: EmulatedCase(
+        {"A": X, "B": G, "C": G, "alpha": 2.0, "beta": 0.5, "transA": 1, "transB": 0,
+         "cubeMathType": 0}, E(square), lambda: 2.0 * (T(X).T @ T(G)) + 0.5 * T(G))
+    # quant: a per-channel scale and offset over the last dimension
+    grid = u(-40, 40, (1024, n // 1024))
+    channel, shift = u(0.5, 2, (n // 1024,)), u(-1, 1, (n // 1024,))
+    codes = rng.integers(-128, 128, (1024, n // 1024)).astype(np.int8)
+
+    def _quantised(value: Any) -> Any:
+        return torch.clamp(torch.round(value), -128, 127).to(torch.int8)
+
+    for name, extra in (("AscendQuant", {}), ("AscendQuantV3", {"axis": -1})):
+        cases[f"aclnn{name}"] = (lambda e=extra: EmulatedCase(
+            {"x": grid, "scale": channel, "offset": shift, "sqrtMode": False,
+             "roundMode": "round", "dstType": 2, **e}, E(grid.shape, np.int8),
+            lambda: _quantised(T(grid) * T(channel) + T(shift))))
+    cases["aclnnAscendAntiQuant"] = lambda: EmulatedCase(
+        {"x": codes, "scale": channel, "offset": shift, "dstType": 1, "sqrtMode": False},
+        E(codes.shape, np.float16),
+        lambda: ((T(codes).float() + T(shift)) * T(channel)).half())
     # the C kernels
     for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
                            ("SmoothL1Loss", F.smooth_l1_loss)):

@@ -264,6 +264,56 @@ if torch is not None:
     REFERENCES["aclnnMv"] = lambda launch: _out(launch, torch.mv(launch.input(),
                                                                  launch.tensor("vec")))
 
+    def _gemm(launch: Launch) -> dict[str, Any]:  # aclnnGemm.md's formula
+        a, b = launch.tensor("A"), launch.tensor("B")
+        a = a.T if launch.arg("transA") else a
+        b = b.T if launch.arg("transB") else b
+        return _out(launch, launch.arg("alpha") * (a @ b)
+                    + launch.arg("beta") * launch.tensor("C"))
+
+    REFERENCES["aclnnGemm"] = _gemm
+
+    # quant (ops-nn quant/ascend_quant_v2 and quant/ascend_anti_quant_v2 docs' formulas)
+    _ROUNDINGS = {"round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
+                  "trunc": torch.trunc}
+
+    def _scaled(launch: Launch) -> Any:
+        scale = launch.tensor("scale")
+        return scale * scale if launch.arg("sqrtMode") else scale
+
+    def _ascend_quant(launch: Launch) -> dict[str, Any]:
+        value = launch.input() * _scaled(launch)
+        if launch.tensor("offset") is not None:
+            value = value + launch.tensor("offset")
+        rounded = _ROUNDINGS[launch.arg("roundMode")](value)
+        return _out(launch, torch.clamp(rounded, -128, 127))
+
+    def _ascend_anti_quant(launch: Launch) -> dict[str, Any]:
+        value = launch.input()
+        if launch.tensor("offset") is not None:
+            value = value + launch.tensor("offset")
+        return _out(launch, value * _scaled(launch))
+
+    REFERENCES["aclnnAscendQuant"] = _ascend_quant
+
+    def _ascend_quant_v3(launch: Launch) -> dict[str, Any]:
+        x, axis = launch.input(), launch.arg("axis")
+        value = x.clone()
+        shape = [1] * x.dim()
+        scale, offset = launch.tensor("scale"), launch.tensor("offset")
+        if scale.dim() == 1 and x.dim() > 1:
+            shape[axis] = scale.numel()
+            scale = scale.reshape(shape)
+            offset = None if offset is None else offset.reshape(shape)
+        value = x * (scale * scale if launch.arg("sqrtMode") else scale)
+        if offset is not None:
+            value = value + offset
+        rounded = _ROUNDINGS[launch.arg("roundMode")](value)
+        return _out(launch, torch.clamp(rounded, -128, 127))
+
+    REFERENCES["aclnnAscendQuantV3"] = _ascend_quant_v3
+    REFERENCES["aclnnAscendAntiQuant"] = _ascend_anti_quant
+
     # losses
     def _bce(launch: Launch) -> dict[str, Any]:
         return _out(launch, functional.binary_cross_entropy(

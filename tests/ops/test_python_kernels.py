@@ -1055,6 +1055,66 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnGemm", "transA, C broadcast")
+def gemm(rng, dtype):
+    a, b, c = rand(rng, (5, 3), dtype), rand(rng, (5, 4), dtype), rand(rng, (1, 4), dtype)
+    expected = 1.5 * (T(a).float().T @ T(b).float()) + 0.5 * T(c).float()
+    return {"A": a, "B": b, "C": c, "alpha": 1.5, "beta": 0.5, "transA": 1, "transB": 0,
+            "cubeMathType": 0}, np.empty((3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+# ---- the quant family: AscendQuant and AscendAntiQuant (ops-nn quant/ docs' formulas) --------
+
+
+@case("aclnnAscendQuant")
+def ascend_quant(rng, dtype):
+    x, scale, offset = rand(rng, (4, 6), dtype, -40, 40), rand(rng, (6,), dtype, 0.5, 4), \
+        rand(rng, (6,), dtype)
+    value = T(x).float() * T(scale).float() + T(offset).float()
+    expected = torch.clamp(torch.round(value), -128, 127).to(torch.int8)  # ties to even
+    return {"x": x, "scale": scale, "offset": offset, "sqrtMode": False, "roundMode": "round",
+            "dstType": 2}, np.empty((4, 6), np.int8), N(expected)
+
+
+@case("aclnnAscendQuant", "sqrtMode, floor")
+def ascend_quant_floor(rng, dtype):
+    x, scale, offset = rand(rng, (3, 5), dtype, -40, 40), rand(rng, (1,), dtype, 0.5, 2), \
+        rand(rng, (1,), dtype)
+    value = T(x).float() * T(scale).float() * T(scale).float() + T(offset).float()
+    expected = torch.clamp(torch.floor(value), -128, 127).to(torch.int8)
+    return {"x": x, "scale": scale, "offset": offset, "sqrtMode": True, "roundMode": "floor",
+            "dstType": 2}, np.empty((3, 5), np.int8), N(expected)
+
+
+@case("aclnnAscendQuantV3", "axis -2, ceil")
+def ascend_quant_v3(rng, dtype):
+    x, scale, offset = rand(rng, (2, 4, 3), dtype, -40, 40), rand(rng, (4,), dtype, 0.5, 4), \
+        rand(rng, (4,), dtype)
+    value = T(x).float() * T(scale).float()[:, None] + T(offset).float()[:, None]
+    expected = torch.clamp(torch.ceil(value), -128, 127).to(torch.int8)
+    return {"x": x, "scale": scale, "offset": offset, "sqrtMode": False, "roundMode": "ceil",
+            "dstType": 2, "axis": -2}, np.empty((2, 4, 3), np.int8), N(expected)
+
+
+@case("aclnnAscendAntiQuant", dtypes=("float16", "bfloat16"))
+def ascend_anti_quant(rng, dtype):
+    x = rng.integers(-128, 128, (4, 6)).astype(np.int8)
+    scale, offset = rand(rng, (6,), np.float32, 0.1, 2), rand(rng, (6,), np.float32)
+    expected = (T(x).float() + T(offset)) * T(scale)
+    return {"x": x, "scale": scale, "offset": offset, "sqrtMode": False,
+            "dstType": 1 if dtype == np.float16 else 27}, np.empty((4, 6), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAscendAntiQuant", "sqrtMode", dtypes=("float16",))
+def ascend_anti_quant_sqrt(rng, dtype):
+    x = rng.integers(-128, 128, (2, 3, 4)).astype(np.int8)
+    scale, offset = rand(rng, (4,), np.float32, 0.1, 2), rand(rng, (1,), np.float32)
+    expected = (T(x).float() + T(offset)) * T(scale) * T(scale)
+    return {"x": x, "scale": scale, "offset": offset, "sqrtMode": True, "dstType": 1}, \
+        np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
 # ---- the foreach family: one operation over each tensor of a list ----------------------------
 
 FOREACH_SHAPES = ((2, 3), (4,), ())

@@ -296,6 +296,16 @@ FORMULAS: dict[str, Formula] = {
                      "0 alpha (mat1 @ mat2), NaN in the part left out included", CUBE),
     "aclnnBaddbmm": _f("beta self + alpha (batch1 @ batch2); beta 0 ignores self",
                        "the same (beta within float32's epsilon of 0)", CUBE),
+    "aclnnGemm": _f("out = alpha (A @ B) + beta C, A and B transposed when transA, transB",
+                    "the same, C broadcast to [m, n]", CUBE),
+    # quant (ops-nn quant/ascend_quant_v2, quant/ascend_anti_quant_v2 docs)
+    "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
+                           "float32, rounded by roundMode (round: ties to even), saturated "
+                           "into int8"),
+    "aclnnAscendQuantV3": _f("y = round(x scale + offset), scale and offset along x's axis",
+                             "AscendQuant's, a 1-d scale and offset laid along axis"),
+    "aclnnAscendAntiQuant": _f("y = cast((x + offset) scale); scale squared when sqrtMode",
+                               "float32, rounded once into float16 or bfloat16"),
     # shapes
     "aclnnCat": _f("", "numpy's concatenate", EXACT),
     "aclnnStack": _f("", "numpy's stack", EXACT),

@@ -1,4 +1,5 @@
-"""The matmul family: ``Mm``, ``Matmul``, ``BatchMatMul``, ``Mv``, ``Addmm`` and ``Baddbmm``.
+"""The matmul family: ``Mm``, ``Matmul``, ``BatchMatMul``, ``Mv``, ``Addmm``, ``Baddbmm`` and
+``Gemm``.
 
 As CANN's cube unit does, float16 and bfloat16 multiply in their own precision and accumulate
 in float32 (computed here as float32 products: the products of two halves are exact in float32),
@@ -291,4 +292,37 @@ def baddbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
         return
     product = np.float32(alpha) * np.matmul(widen(batch1), widen(batch2))
     result = product if _is_zero(beta) else np.float32(beta) * widen(self) + product
+    store(out, np.broadcast_to(result, out.shape))
+
+
+# ---- Gemm ------------------------------------------------------------------------------------
+
+
+def _gemm_check(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float,
+                transA: int, transB: int, out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/gemm/op_host/op_api/aclnn_gemm.cpp: CheckMatmul (A and B 2-d, the k-axis
+    # after the transposes), CheckBroadcast (C broadcasts to [m, n]), CheckOutShape
+    if A.ndim != 2 or B.ndim != 2:
+        raise ValueError(f"A and B must be 2-d, got {A.ndim}-d and {B.ndim}-d")
+    a = A.T if transA else A
+    b = B.T if transB else B
+    if a.shape[1] != b.shape[0]:
+        raise ValueError("the k-axis of the two inputs are different")
+    wanted = (a.shape[0], b.shape[1])
+    if _broadcast(C.shape, wanted) != wanted:
+        raise ValueError(f"C {_shape(C.shape)} does not broadcast to {_shape(wanted)}")
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be {_shape(wanted)}")
+
+
+@builtin("aclnnGemm", dtypes=FLOATS, check=_gemm_check)
+def gemm(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float, transA: int,
+         transB: int, out: np.ndarray, cubeMathType: int) -> None:
+    # aclnnGemm.md: out = alpha (op(A) @ op(B)) + beta C, op transposing when trans is nonzero;
+    # aclnn_gemm.cpp GemmMulEmptyProcess: an empty product gives beta C broadcast to out
+    a = widen(A.T if transA else A)
+    b = widen(B.T if transB else B)
+    scaled = np.float32(beta) * widen(C)
+    product = np.float32(alpha) * np.matmul(a, b) if a.shape[1] else 0
+    result = scaled + product
     store(out, np.broadcast_to(result, out.shape))
