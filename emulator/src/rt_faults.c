@@ -46,6 +46,7 @@ static const char *const g_fault_apis[] = {
     "aclmdlInitDump", "aclmdlSetDump", "aclmdlFinalizeDump",
     "aclrtMemsetAsync", "aclrtSynchronizeDeviceWithTimeout", "aclrtStreamGetId", "aclrtSetStreamOverflowSwitch",
     "aclrtGetStreamOverflowSwitch", "aclrtSetStreamFailureMode", "aclrtLaunchHostFunc",
+    "aclrtEventGetTimestamp", "aclsysGetVersionStr",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
