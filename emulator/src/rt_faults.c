@@ -52,7 +52,7 @@ static const char *const g_fault_apis[] = {
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
     "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
     "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray",
-    "aclCreateTensorList", "aclDestroyTensorList",
+    "aclCreateTensorList", "aclDestroyTensorList", "aclCreateScalarList", "aclDestroyScalarList",
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
     "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
     "aclnnInit", "aclnnFinalize",

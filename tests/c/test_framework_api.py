@@ -297,3 +297,32 @@ def test_profiler_step_records_are_host_objects():
         print(json.dumps([bool(first), bool(second), first != second, message()]))
     """)
     assert found[:3] == [True, True, True] and "stepInfo is NULL" in found[3]
+
+
+def test_scalar_lists_own_their_scalars():
+    found = run("""
+        meta = ctypes.CDLL("libnnopbase.so")
+        meta.aclCreateScalar.restype = c_void_p
+        meta.aclCreateScalar.argtypes = [c_void_p, c_int32]
+        meta.aclCreateScalarList.restype = c_void_p
+        meta.aclCreateScalarList.argtypes = [c_void_p, c_uint64]
+        meta.aclDestroyScalar.argtypes = [c_void_p]
+        meta.aclDestroyScalarList.argtypes = [c_void_p]
+        value = ctypes.c_float(1.5)
+        scalars = [meta.aclCreateScalar(byref(value), 0) for _ in range(2)]  # ACL_FLOAT
+        members = (c_void_p * 3)(scalars[0], None, scalars[1])
+        made = meta.aclCreateScalarList(members, 3)
+        got = [bool(made), meta.aclDestroyScalar(scalars[0]), message()]
+        again = meta.aclCreateScalarList((c_void_p * 1)(scalars[1]), 1)
+        got += [again is None, message()]
+        got += [meta.aclDestroyScalarList(made), meta.aclDestroyScalar(scalars[0]),
+                meta.aclDestroyScalarList(made), meta.aclDestroyScalarList(None)]
+        dead = meta.aclCreateScalarList((c_void_p * 1)(scalars[0]), 1)
+        got += [dead is None, message(), meta.aclCreateScalarList(None, 2) is None]
+        print(json.dumps(got))
+    """)
+    assert found[0] is True and found[1] == 561103 and "belongs to an aclScalarList" in found[2]
+    assert found[3] is True and "already belongs to an aclScalarList" in found[4]
+    # the list destroys its scalars, once; NULL is accepted
+    assert found[5:9] == [0, 561103, 561103, 0]
+    assert found[9] is True and "not a live aclScalar" in found[10] and found[11] is True
