@@ -663,7 +663,12 @@ API_HEADERS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
                        "acl_rt.h", ("<stdbool.h>", "<stddef.h>", "<stdint.h>")),
     "acl/acl_rt.h": ("the runtime API (declared in acl/acl_base.h here)", None,
                      ('"acl/acl_base.h"',)),
-    "acl/acl.h": ("the ACL entry header", None, ('"acl/acl_rt.h"',)),
+    # acl/acl_op.h: empty in the runtime package, kept for the programs that include it (the
+    # aclop API comes with another package: hicann/runtime 681ef7610
+    # include/external/acl/acl_op.h); acl/acl.h includes it after acl/acl_rt.h (acl.h there).
+    "acl/acl_op.h": ("empty, as the runtime package's (the aclop API comes with another)",
+                     None, ()),
+    "acl/acl.h": ("the ACL entry header", None, ('"acl/acl_rt.h"', '"acl/acl_op.h"')),
     "aclnn/acl_meta.h": ("aclTensor, aclScalar, the arrays, tensor lists and executors",
                          "acl_meta.h", ('"acl/acl_base.h"',)),
     "aclnn/aclnn_base.h": ("what every operator header includes", None,

@@ -18,6 +18,7 @@ typedef struct aclIntArray aclIntArray;
 typedef struct aclFloatArray aclFloatArray;
 typedef struct aclBoolArray aclBoolArray;
 typedef struct aclTensorList aclTensorList;
+typedef struct aclScalarList aclScalarList;
 
 /* aclnnStatus codes (op_errno.h, where they are #defines). */
 typedef enum {
@@ -95,6 +96,9 @@ aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
 aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
 aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
 aclnnStatus aclDestroyTensorList(const aclTensorList *array);
+/* A list of scalars (acl_meta.h): as a tensor list, aclDestroyScalarList destroys its scalars. */
+aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size);
+aclnnStatus aclDestroyScalarList(const aclScalarList *array);
 
 /* Executors (acl_meta.h) */
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);

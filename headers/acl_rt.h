@@ -384,3 +384,9 @@ aclError aclrtGetStreamOverflowSwitch(aclrtStream stream, uint32_t *flag);
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 /* aclrtHostFunc: void (*)(void *args) */
 aclError aclrtLaunchHostFunc(aclrtStream stream, void (*fn)(void *), void *args);
+/* the time an event's latest record ran, in microseconds (acl_rt.h) */
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp);
+/* ACL_PKG_VERSION_MAX_SIZE (acl_rt.h): the size of aclsysGetVersionStr's versionStr */
+#define ACL_PKG_VERSION_MAX_SIZE 128
+/* a package's version, from $ASCEND_HOME_PATH/share/info/<pkgName>/version.info */
+aclError aclsysGetVersionStr(char *pkgName, char *versionStr);

@@ -48,6 +48,8 @@ typedef struct {
 } ptr_set;
 
 static ptr_set m_tensors, m_executors, m_scalars, m_int_arrays, m_float_arrays, m_bool_arrays, m_tensor_lists;
+/* The live scalar lists, and the live scalars that belong to one: aclDestroyScalarList releases them. */
+static ptr_set m_scalar_lists, m_listed_scalars;
 /* The live tensors that belong to a live tensor list: aclDestroyTensorList releases them. */
 static ptr_set m_listed;
 
@@ -784,6 +786,15 @@ EMU_EXPORT aclnnStatus aclDestroyScalar(const aclScalar *scalar)
     EMU_RETURN_IF_FAULT(api);
     if (!scalar)
         return ACLNN_SUCCESS;
+    MLOCK();
+    bool listed = set_has(&m_listed_scalars, scalar);
+    MUNLOCK();
+    if (listed) {
+        /* Real CANN: a double free once the list is destroyed too; the emulator refuses. */
+        emu_error("%s: scalar %p belongs to an aclScalarList: aclDestroyScalarList releases the scalars "
+                  "of a list, so destroying it here as well would free it twice", api, (const void *)scalar);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
     /* Real CANN: undefined behaviour (a debug-mode check only warns); the emulator refuses. */
     if (!unregister_live(api, &m_scalars, scalar, "scalar", "aclScalar", "aclCreateScalar"))
         return ACLNN_ERR_INNER_NULLPTR;
@@ -1034,6 +1045,114 @@ EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, 
     }
     MUNLOCK();
     return live;
+}
+
+/*
+ * aclScalarList (hicann/opbase aa3cd74b7f6d include/nnopbase/aclnn/acl_meta.h;
+ * src/nnopbase/common/api/acl_op_api.cpp): as aclTensorList, the array of pointers copied, and
+ * aclDestroyScalarList destroys each scalar in it (aclDestroyScalar on every member), NULL
+ * accepted. Members may be NULL; the others must be live scalars that belong to no list, each
+ * registered in m_listed_scalars until the list is destroyed (aclDestroyScalar refuses them).
+ */
+struct aclScalarList {
+    uint32_t magic;
+    uint64_t size;
+    aclScalar **scalars; /* NULL when size is 0 */
+};
+
+#define EMU_SCALAR_LIST_MAGIC 0x53434c53u /* "SCLS" */
+
+EMU_EXPORT aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
+{
+    static const char *api = "aclCreateScalarList";
+    if (emu_fault(api))
+        return NULL;
+    void *copy;
+    if (!copy_values(api, value, size, sizeof(aclScalar *), &copy))
+        return NULL;
+    aclScalar **scalars = copy;
+    aclScalarList *l = calloc(1, sizeof *l);
+    if (!l) {
+        free(copy);
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    l->magic = EMU_SCALAR_LIST_MAGIC;
+    l->size = size;
+    l->scalars = scalars;
+    int why = MEMBER_OK;
+    uint64_t bad = 0;
+    MLOCK();
+    for (; bad < size && why == MEMBER_OK; bad++) {
+        const aclScalar *sc = scalars[bad];
+        if (!sc)
+            continue;
+        if (!set_has(&m_scalars, sc))
+            why = MEMBER_NOT_LIVE;
+        else if (set_has(&m_listed_scalars, sc))
+            why = MEMBER_LISTED;
+        else if (!set_add(&m_listed_scalars, sc))
+            why = MEMBER_NO_MEMORY;
+    }
+    if (why == MEMBER_OK && !set_add(&m_scalar_lists, l))
+        why = LIST_NO_MEMORY;
+    if (why != MEMBER_OK) {
+        uint64_t added = why == LIST_NO_MEMORY ? size : bad - 1;
+        for (uint64_t i = 0; i < added; i++)
+            if (scalars[i])
+                set_remove(&m_listed_scalars, scalars[i]);
+    }
+    MUNLOCK();
+    if (why != MEMBER_OK) {
+        uint64_t i = bad - 1;
+        const void *sc = i < size ? (const void *)scalars[i] : NULL;
+        if (why == MEMBER_NOT_LIVE)
+            emu_error("%s: value[%" PRIu64 "] (%p) is not a live aclScalar: it was destroyed, or was not made "
+                      "by aclCreateScalar", api, i, sc);
+        else if (why == MEMBER_LISTED)
+            emu_error("%s: value[%" PRIu64 "] (%p) already belongs to an aclScalarList, which releases it: "
+                      "it would be destroyed twice", api, i, sc);
+        else
+            emu_error("%s: out of host memory", api);
+        free(scalars);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+EMU_EXPORT aclnnStatus aclDestroyScalarList(const aclScalarList *array)
+{
+    static const char *api = "aclDestroyScalarList";
+    EMU_RETURN_IF_FAULT(api);
+    if (!array)
+        return ACLNN_SUCCESS;
+    aclScalarList *l = (aclScalarList *)array;
+    int64_t destroyed = 0;
+    MLOCK();
+    bool live = set_remove(&m_scalar_lists, l);
+    for (uint64_t i = 0; live && i < l->size; i++) {
+        aclScalar *sc = l->scalars[i];
+        if (!sc)
+            continue;
+        set_remove(&m_listed_scalars, sc);
+        if (set_remove(&m_scalars, sc)) { /* always: aclDestroyScalar refuses a listed scalar */
+            sc->magic = 0;
+            free(sc);
+            destroyed++;
+        }
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: list %p is not a live aclScalarList: it was already destroyed, or was not made by "
+                  "aclCreateScalarList", api, (const void *)array);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    l->magic = 0;
+    free(l->scalars);
+    free(l);
+    emu_counter_add(EMU_COUNTER_SCALARS, -destroyed);
+    return ACLNN_SUCCESS;
 }
 
 /* emu_<name>_array_read: the size and up to capacity values of a live array. */

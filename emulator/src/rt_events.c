@@ -283,3 +283,41 @@ EMU_EXPORT aclError aclrtResetEvent(aclrtEvent ev, aclrtStream stream_h)
     UNLOCK();
     return rc;
 }
+
+/*
+ * aclrtEventGetTimestamp (hicann/runtime 681ef7610 src/acl/aclrt_impl/event.cpp: timestamp is
+ * checked before event, both for NULL; docs/zh/api_ref/07_event_management.md: the time the
+ * event's latest record ran, in microseconds since the system started, read after the
+ * record's stream was synchronised). Here the record's completion time on the runtime's
+ * monotonic clock (the modelled time under ACLNN_EMU_LINK), as aclrtEventElapsedTime reads it;
+ * an event not recorded or not yet run fails as there.
+ */
+EMU_EXPORT aclError aclrtEventGetTimestamp(aclrtEvent ev, uint64_t *timestamp)
+{
+    static const char api[] = "aclrtEventGetTimestamp";
+    ENTER_WITH_ARG(api, timestamp, "timestamp");
+    REQUIRE_ARG(api, ev, "event");
+    REQUIRE_CONTEXT(api);
+    LOCK();
+    event *e = ev;
+    if (!reg_has(&g_events, e)) {
+        UNLOCK();
+        emu_error("%s: event %p is not a live event", api, (void *)e);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (!e->recorded) {
+        UNLOCK();
+        emu_error("%s: event %p was never recorded (call aclrtRecordEvent)", api, (void *)e);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    if (!e->completed) {
+        UNLOCK();
+        /* Error code choice: as aclrtEventElapsedTime's, ACL_ERROR_RT_EVENT_NOT_COMPLETE. */
+        emu_error("%s: event %p has not completed yet: synchronize its stream or the event first", api,
+                  (void *)e);
+        return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
+    }
+    *timestamp = (uint64_t)e->ts.tv_sec * 1000000u + (uint64_t)e->ts.tv_nsec / 1000u;
+    UNLOCK();
+    return ACL_SUCCESS;
+}

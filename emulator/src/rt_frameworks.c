@@ -704,3 +704,138 @@ EMU_EXPORT uint64_t MsprofSysCycleTime(void)
 {
     return now_ns();
 }
+
+/* ---- package versions ---- */
+
+/* aclsysGetVersionStr's buffer (hicann/runtime include/external/acl/acl_rt.h
+ * ACL_PKG_VERSION_MAX_SIZE). */
+#define EMU_PKG_VERSION_MAX_SIZE 128
+
+/*
+ * The version of package name, as hicann/runtime 681ef7610 src/acl/aclrt_impl/acl.cpp
+ * (GetVersionByPkgName, GetVersionStringInternal) reads it: the first line of
+ * $ASCEND_HOME_PATH/share/info/<name>/version.info that holds "Version=", what follows the key,
+ * trimmed. ACL_ERROR_INVALID_FILE when ASCEND_HOME_PATH is unset or not a folder, the file is
+ * missing or holds no non-empty version. The driver's and firmware's packages, which CANN finds
+ * through the driver's install file, are no part of the emulated tree and are missing here.
+ */
+static aclError read_pkg_version(const char *api, const char *name, char *out, size_t cap, bool quiet)
+{
+    const char *home = getenv("ASCEND_HOME_PATH");
+    char *real = home ? realpath(home, NULL) : NULL;
+    if (!real) {
+        emu_error("%s: ASCEND_HOME_PATH is %s", api, home ? "not an existing folder" : "not set");
+        return ACL_ERROR_INVALID_FILE;
+    }
+    char *path = NULL;
+    int n = asprintf(&path, "%s/share/info/%s/version.info", real, name);
+    free(real);
+    if (n < 0 || !path)
+        return ACL_ERROR_INVALID_FILE;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (!quiet)
+            emu_error("%s: no version file %s: is package %s installed?", api, path, name);
+        free(path);
+        return ACL_ERROR_INVALID_FILE;
+    }
+    static const char key[] = "Version=";
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, key);
+        if (!at)
+            continue;
+        const char *v = at + sizeof key - 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t len = strlen(v);
+        while (len && (v[len - 1] == '\n' || v[len - 1] == '\r' || v[len - 1] == ' ' || v[len - 1] == '\t'))
+            len--;
+        if (len >= cap) {
+            fclose(f);
+            emu_error("%s: the version in %s is %zu characters, more than the %zu the buffer holds", api, path,
+                      len, cap - 1);
+            free(path);
+            return ACL_ERROR_INTERNAL_ERROR;
+        }
+        memcpy(out, v, len);
+        out[len] = '\0';
+        found = len > 0;
+        break;
+    }
+    fclose(f);
+    if (!found)
+        emu_error("%s: %s holds no \"Version=\" line with a version", api, path);
+    free(path);
+    return found ? ACL_SUCCESS : ACL_ERROR_INVALID_FILE;
+}
+
+/*
+ * aclsysGetVersionStr (hicann/runtime acl.cpp aclsysGetVersionStrImpl, GetPkgVersionContent):
+ * versionStr (ACL_PKG_VERSION_MAX_SIZE bytes) then pkgName must not be NULL; a name with '-' is
+ * also looked for with '_' in their place, and one with '_' with '-', the first name's failure
+ * then staying silent. Needs no aclInit.
+ */
+EMU_EXPORT aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
+{
+    static const char api[] = "aclsysGetVersionStr";
+    EMU_RETURN_IF_FAULT(api);
+    REQUIRE_ARG(api, versionStr, "versionStr");
+    REQUIRE_ARG(api, pkgName, "pkgName");
+    char *other = strdup(pkgName);
+    if (!other)
+        return ACL_ERROR_BAD_ALLOC;
+    bool alternative = false;
+    const char from = strchr(pkgName, '-') ? '-' : '_', to = from == '-' ? '_' : '-';
+    for (char *c = other; *c; c++)
+        if (*c == from) {
+            *c = to;
+            alternative = true;
+        }
+    aclError rc = read_pkg_version(api, pkgName, versionStr, EMU_PKG_VERSION_MAX_SIZE, alternative);
+    if (rc != ACL_SUCCESS && alternative)
+        rc = read_pkg_version(api, other, versionStr, EMU_PKG_VERSION_MAX_SIZE, false);
+    free(other);
+    return rc;
+}
+
+/* ---- profiling step records ---- */
+
+/*
+ * aclprofCreateStepInfo / aclprofDestroyStepInfo (hicann/runtime 681ef7610
+ * src/dfx/msprof/collector/dvvp/msprofiler/prof_acl_core.cpp; include/external/acl/acl_prof.h):
+ * a host object with the step's start and end flags, cleared, and an index from a process-wide
+ * count; NULL when it cannot be allocated. Destroying NULL is refused with a message and no
+ * status (the function returns nothing). aclprofGetStepTimestamp, which would mark the step
+ * on a stream for the profiler, is out of scope (rt_unsupported.c).
+ */
+typedef struct {
+    bool start_flag;
+    bool end_flag;
+    uint32_t index_id;
+} step_info;
+
+static uint32_t g_step_index;
+
+EMU_EXPORT void *aclprofCreateStepInfo(void)
+{
+    step_info *info = calloc(1, sizeof *info);
+    if (!info) {
+        emu_error("aclprofCreateStepInfo: no memory for a step record of %zu bytes", sizeof *info);
+        return NULL;
+    }
+    LOCK();
+    info->index_id = g_step_index++;
+    UNLOCK();
+    return info;
+}
+
+EMU_EXPORT void aclprofDestroyStepInfo(void *stepInfo)
+{
+    if (!stepInfo) {
+        emu_error("aclprofDestroyStepInfo: stepInfo is NULL");
+        return;
+    }
+    free(stepInfo);
+}

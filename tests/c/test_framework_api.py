@@ -225,3 +225,104 @@ def test_graph_capture_and_ipc_are_not_supported():
         print(json.dumps([capture, capture_message, ipc]))
     """)
     assert found[0] == 207000 and "graph capture" in found[1] and found[2] == 207000
+
+
+def test_event_timestamps_in_microseconds_after_the_record_ran():
+    found = run("""
+        import time
+        stream, first, second = c_void_p(), c_void_p(), c_void_p()
+        acl.aclrtCreateStream(byref(stream))
+        acl.aclrtCreateEvent(byref(first))
+        acl.aclrtCreateEvent(byref(second))
+        stamp = c_uint64(0)
+        never = acl.aclrtEventGetTimestamp(first, byref(stamp))
+        no_output = acl.aclrtEventGetTimestamp(first, None)
+        no_event = acl.aclrtEventGetTimestamp(None, byref(stamp))
+        acl.aclrtRecordEvent(first, stream)
+        acl.aclrtSynchronizeStream(stream)
+        time.sleep(0.05)
+        acl.aclrtRecordEvent(second, stream)
+        acl.aclrtSynchronizeStream(stream)
+        got = [never, no_output, no_event, acl.aclrtEventGetTimestamp(first, byref(stamp))]
+        start = stamp.value
+        got.append(acl.aclrtEventGetTimestamp(second, byref(stamp)))
+        elapsed = ctypes.c_float(0)
+        acl.aclrtEventElapsedTime(byref(elapsed), first, second)
+        got += [stamp.value - start, elapsed.value * 1000]
+        print(json.dumps(got))
+    """)
+    assert found[:5] == [107000, 100000, 100000, 0, 0]
+    # microseconds: the 50 ms between the records, as aclrtEventElapsedTime measures them
+    assert found[5] >= 50000 and abs(found[5] - found[6]) <= 1
+
+
+def test_package_versions_from_the_trees_version_files(tmp_path):
+    for name, text in (("ops-nn", "Package=ops-nn\nVersion= 9.1.0 \n"),
+                       ("ops_math", "Version=9.2.0\n"), ("empty", "Package=empty\n"),
+                       ("long", "Version=" + "9" * 128 + "\n")):
+        (tmp_path / "share" / "info" / name).mkdir(parents=True)
+        (tmp_path / "share" / "info" / name / "version.info").write_text(text)
+    found = run("""
+        buffer = ctypes.create_string_buffer(128)
+        got = [acl.aclsysGetVersionStr(b"runtime", buffer), buffer.value.decode(),
+               acl.aclsysGetVersionStr(b"compiler", buffer), message(),
+               acl.aclsysGetVersionStr(None, buffer), acl.aclsysGetVersionStr(b"runtime", None)]
+        libc = ctypes.CDLL(None)
+        import os
+        libc.setenv(b"ASCEND_HOME_PATH", os.environ["OTHER_HOME"].encode(), 1)
+        for name in (b"ops_nn", b"ops-math", b"empty", b"long"):
+            buffer.value = b""
+            got += [acl.aclsysGetVersionStr(name, buffer), buffer.value.decode()]
+        libc.unsetenv(b"ASCEND_HOME_PATH")
+        got.append(acl.aclsysGetVersionStr(b"runtime", buffer))
+        print(json.dumps(got))
+    """, OTHER_HOME=str(tmp_path))
+    # the 8.5 tree's share/info/runtime/version.info; no compiler/ folder under share/info
+    assert found[:3] == [0, "8.5.0", 100003] and "compiler/version.info" in found[3]
+    assert found[4:6] == [100000, 100000]
+    # each name also found with '-' and '_' exchanged; the value trimmed
+    assert found[6:10] == [0, "9.1.0", 0, "9.2.0"]
+    # no Version= line; a version longer than ACL_PKG_VERSION_MAX_SIZE - 1
+    assert found[10:14] == [100003, "", 500000, ""]
+    assert found[14] == 100003
+
+
+def test_profiler_step_records_are_host_objects():
+    found = run("""
+        acl.aclprofCreateStepInfo.restype = c_void_p
+        first, second = acl.aclprofCreateStepInfo(), acl.aclprofCreateStepInfo()
+        acl.aclprofDestroyStepInfo(c_void_p(first))
+        acl.aclprofDestroyStepInfo(c_void_p(second))
+        acl.aclprofDestroyStepInfo(None)
+        print(json.dumps([bool(first), bool(second), first != second, message()]))
+    """)
+    assert found[:3] == [True, True, True] and "stepInfo is NULL" in found[3]
+
+
+def test_scalar_lists_own_their_scalars():
+    found = run("""
+        meta = ctypes.CDLL("libnnopbase.so")
+        meta.aclCreateScalar.restype = c_void_p
+        meta.aclCreateScalar.argtypes = [c_void_p, c_int32]
+        meta.aclCreateScalarList.restype = c_void_p
+        meta.aclCreateScalarList.argtypes = [c_void_p, c_uint64]
+        meta.aclDestroyScalar.argtypes = [c_void_p]
+        meta.aclDestroyScalarList.argtypes = [c_void_p]
+        value = ctypes.c_float(1.5)
+        scalars = [meta.aclCreateScalar(byref(value), 0) for _ in range(2)]  # ACL_FLOAT
+        members = (c_void_p * 3)(scalars[0], None, scalars[1])
+        made = meta.aclCreateScalarList(members, 3)
+        got = [bool(made), meta.aclDestroyScalar(scalars[0]), message()]
+        again = meta.aclCreateScalarList((c_void_p * 1)(scalars[1]), 1)
+        got += [again is None, message()]
+        got += [meta.aclDestroyScalarList(made), meta.aclDestroyScalar(scalars[0]),
+                meta.aclDestroyScalarList(made), meta.aclDestroyScalarList(None)]
+        dead = meta.aclCreateScalarList((c_void_p * 1)(scalars[0]), 1)
+        got += [dead is None, message(), meta.aclCreateScalarList(None, 2) is None]
+        print(json.dumps(got))
+    """)
+    assert found[0] is True and found[1] == 561103 and "belongs to an aclScalarList" in found[2]
+    assert found[3] is True and "already belongs to an aclScalarList" in found[4]
+    # the list destroys its scalars, once; NULL is accepted
+    assert found[5:9] == [0, 561103, 561103, 0]
+    assert found[9] is True and "not a live aclScalar" in found[10] and found[11] is True
