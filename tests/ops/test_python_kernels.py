@@ -1109,7 +1109,8 @@ def ascend_anti_quant(rng, dtype):
 @case("aclnnAscendAntiQuant", "sqrtMode", dtypes=("float16",))
 def ascend_anti_quant_sqrt(rng, dtype):
     x = rng.integers(-128, 128, (2, 3, 4)).astype(np.int8)
-    scale, offset = rand(rng, (4,), np.float32, 0.1, 2), rand(rng, (1,), np.float32)
+    # offset has scale's shape (ascend_anti_quant_v2 op_api aclnn_ascend_anti_quant.cpp CheckDim)
+    scale, offset = rand(rng, (4,), np.float32, 0.1, 2), rand(rng, (4,), np.float32)
     expected = (T(x).float() + T(offset)) * T(scale) * T(scale)
     return {"x": x, "scale": scale, "offset": offset, "sqrtMode": True, "dstType": 1}, \
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
@@ -1426,8 +1427,10 @@ def _pointwise_case(short: str) -> Case:
     return make
 
 
+# Lgamma takes no bfloat16 (ops-math math/lgamma/docs/aclnnLgamma.md: FLOAT, FLOAT16, DOUBLE)
 for _short in POINTWISE_TORCH:
-    case(f"aclnn{_short}", "2-d")(_pointwise_case(_short))
+    case(f"aclnn{_short}", "2-d",
+         ALL_FLOATS if _short != "Lgamma" else ("float32", "float16"))(_pointwise_case(_short))
 
 
 SPECIAL = np.array([1.0, -1.5, np.inf, -np.inf, np.nan, 0.0, -0.0, 6e4], np.float32)
@@ -1680,7 +1683,7 @@ def mean_v2(rng, dtype):
         np.empty((1, 1), dtype), N(torch.mean(T(x).float(), dim=(0, 1), keepdim=True), dtype)
 
 
-@case("aclnnReduceLogSum")
+@case("aclnnReduceLogSum", dtypes=("float32", "float16"))  # bfloat16 on the 950 only (op_api)
 def reduce_log_sum(rng, dtype):
     x = rand(rng, (3, 4), dtype, 0.5, 2)
     return {"data": x, "axes": [1], "keepDims": False, "noopWithEmptyAxes": False}, \
@@ -1692,7 +1695,9 @@ for _short, _function in (("GlobalAveragePool", torch.mean), ("GlobalMaxPool", t
         x = rand(rng, (2, 3, 4, 5), dtype)
         return {"self": x}, np.empty((2, 3, 1, 1), dtype), \
             N(function(T(x).float(), dim=(2, 3), keepdim=True), dtype)
-    case(f"aclnn{_short}", "nchw")(_global)
+    # GlobalMaxPool takes no bfloat16 (ops-math math/reduce_max/op_api/aclnn_global_max_pool.cpp)
+    case(f"aclnn{_short}", "nchw",
+         ALL_FLOATS if _short == "GlobalAveragePool" else ("float32", "float16"))(_global)
 
 for _short, _function in (("VarMean", torch.var_mean), ("StdMeanCorrection", torch.std_mean)):
     def _moments(rng, dtype, function=_function):
@@ -1712,7 +1717,7 @@ def cumsum_v2(rng, dtype):
         N(expected, dtype)
 
 
-@case("aclnnGer")
+@case("aclnnGer", dtypes=("float32", "float16"))  # bfloat16 on the 950 only (aclnn_ger.cpp)
 def ger(rng, dtype):
     a, b = rand(rng, (3,), dtype), rand(rng, (4,), dtype)
     return {"self": a, "vec2": b}, np.empty((3, 4), dtype), N(torch.outer(T(a), T(b)))
