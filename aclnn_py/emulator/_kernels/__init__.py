@@ -521,6 +521,14 @@ def view_copy_check(result_shape: tuple[int, ...], out: np.ndarray, name: str = 
                       f"{list(result_shape)}: copying it into {name} failed", INNER_NULLPTR)
 
 
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` broadcasts to ``target`` unchanged (numpy's rule)."""
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
+
+
 def widen(array: Any) -> Any:
     """``array`` in its compute dtype: float16 and bfloat16 widened to float32."""
     array = np.asarray(array)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import KERNELS, parameters_of, store
+from . import KERNELS, broadcasts_to, parameters_of, store
 from . import activations as _activations  # noqa: F401 - the out-of-place kernels, first
 from . import bitwise as _bitwise  # noqa: F401
 from . import matmul as _matmul  # noqa: F401
@@ -56,11 +56,7 @@ def _broadcasts_into(target: np.ndarray, arguments: dict[str, Any]) -> None:
     for name, value in arguments.items():
         if not isinstance(value, np.ndarray) or value is target:
             continue
-        try:
-            shape = np.broadcast_shapes(value.shape, target.shape)
-        except ValueError:
-            shape = None
-        if shape != target.shape:
+        if not broadcasts_to(value.shape, target.shape):
             raise ValueError(f"{name} has shape {list(value.shape)}, which does not broadcast "
                              f"to the shape {list(target.shape)} of the tensor updated in "
                              "place")

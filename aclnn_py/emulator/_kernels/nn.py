@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._c.codes import constant
 from ...ops.dtypes import Dtypes
-from . import Refusal, store, tensor_format, view_copy_check, widen
+from . import Refusal, broadcasts_to, store, tensor_format, view_copy_check, widen
 from .elementwise import (
     BLOCK,
     FLOATS,
@@ -1606,13 +1606,7 @@ def _bce_backward_check(gradOutput: np.ndarray, self: np.ndarray, target: np.nda
     _same(self, out, "out and self")
     for name, value in (("target", target), ("weightOptional", weightOptional),
                         ("gradOutput", gradOutput)):
-        if value is None:
-            continue
-        try:
-            joined = np.broadcast_shapes(self.shape, value.shape)
-        except ValueError:
-            joined = None
-        if joined != self.shape:
+        if value is not None and not broadcasts_to(value.shape, self.shape):
             raise ValueError(f"{name} with shape {value.shape} does not broadcast to self's "
                              f"shape {self.shape}")
 

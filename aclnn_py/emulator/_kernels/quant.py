@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import NO_KERNEL, Refusal, store, widen
+from . import NO_KERNEL, Refusal, broadcasts_to, store, widen
 from .elementwise import FLOATS, register
 
 _ROUNDING = {"round": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
@@ -38,13 +38,7 @@ _ANTI_QUANT_OUT = {1: "float16", 27: "bfloat16"}
 
 def _broadcasts(x: np.ndarray, **factors: np.ndarray | None) -> None:
     for name, factor in factors.items():
-        if factor is None:
-            continue
-        try:
-            shape = np.broadcast_shapes(factor.shape, x.shape)
-        except ValueError:
-            shape = None
-        if shape == x.shape:
+        if factor is None or broadcasts_to(factor.shape, x.shape):
             continue
         if factor.ndim == 1 and x.ndim >= 2 and factor.shape[0] == x.shape[-2]:
             raise Refusal(f"{name} {list(factor.shape)} along x's axis -2 is not computed",

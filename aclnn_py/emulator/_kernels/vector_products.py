@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store
+from . import broadcasts_to, store
 from .elementwise import compute_dtype, promote_types, register
 
 
@@ -38,11 +38,7 @@ def ger(self: np.ndarray, vec2: np.ndarray, out: np.ndarray) -> None:
 def _addr_check(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any,
                 alphaOptional: Any, out: np.ndarray) -> None:
     _outer_check(vec1=vec1, vec2=vec2, out=out)
-    try:
-        shape = np.broadcast_shapes(self.shape, out.shape)
-    except ValueError:
-        shape = None
-    if shape != out.shape:
+    if not broadcasts_to(self.shape, out.shape):
         raise ValueError(f"self has shape {self.shape}, which does not broadcast to out's "
                          f"{out.shape}")
 
