@@ -636,3 +636,14 @@ def test_out_shapes_are_refused_at_phase_1(name) -> None:
     status = INNER_NULLPTR if name == "aclnnHardtanhBackward" else PARAM_INVALID
     message = refused(aclnn_py.call, name, *arguments, out=out, status=status)
     assert "shape" in message or "dimensions" in message
+
+
+def test_signbit_writes_into_any_out_its_soc_lists_and_refuses_others():
+    # ops-math math/signbit/op_api/aclnn_signbit.cpp: out takes the same dtype list as self
+    # (BOOL cast to it), as CANN's sample does with a FLOAT out
+    x = np.array([-1.0, 0.0, -0.0, 2.0, -np.inf], np.float32)
+    out = aclnn_py.call("aclnnSignbit", x, out=np.empty(5, np.float32))
+    assert out.tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    with pytest.raises(aclnn_py.AclError) as info:
+        aclnn_py.call("aclnnSignbit", x, out=np.empty(5, np.complex64))
+    assert info.value.status == 161002
