@@ -91,17 +91,17 @@ import numpy as np
 import aclnn_py.emulator
 
 
-@aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
-def sinc(self, out):
+@aclnn_py.emulator.kernel("aclnnNdtri", dtypes=["float32"])
+def sin_over_x(self, out):  # a user's kernel for an operator without one
     out[...] = np.sinc(self / np.pi)
 '''
 
 
 def test_a_module_of_user_kernels_named_by_aclnn_emu_kernels(program, tmp_path):
     (tmp_path / "my_kernels.py").write_text(USER_KERNELS)
-    without = run(program, "sinc")
+    without = run(program, "ndtri")
     assert without[0] == "status 561003" and "ACLNN_EMU_KERNELS" in without[1]
-    lines = run(program, "sinc", ACLNN_EMU_KERNELS="my_kernels", PYTHONPATH=str(tmp_path))
+    lines = run(program, "ndtri", ACLNN_EMU_KERNELS="my_kernels", PYTHONPATH=str(tmp_path))
     assert lines[0] == "status 0", lines
     expected = [1.0 if x == 0 else math.sin(x) / x for x in INPUT]
     assert [float(line) for line in lines[1:]] == pytest.approx(expected, abs=1e-6)
@@ -191,8 +191,8 @@ import numpy as np
 import aclnn_py.emulator
 
 
-@aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
-def slow_sinc(self, out):
+@aclnn_py.emulator.kernel("aclnnNdtri", dtypes=["float32"])
+def slow_sin_over_x(self, out):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         time.sleep(0.01)
@@ -210,8 +210,8 @@ def test_ctrl_c_ends_a_kernel_with_its_failure_and_the_program_gets_its_signal(p
                 PYTHONPATH=str(tmp_path))
     assert lines[0] == "sync status 107023", lines  # ACL_ERROR_RT_STREAM_ABORT
     message = "\n".join(lines[1:-2])
-    assert "task Sinc on the stream was interrupted" in message
-    assert "the kernel of aclnnSinc was interrupted by KeyboardInterrupt" in message
+    assert "task Ndtri on the stream was interrupted" in message
+    assert "the kernel of aclnnNdtri was interrupted by KeyboardInterrupt" in message
     assert lines[-2:] == ["handler calls 1", "after status 0"]
 
 

@@ -6,7 +6,7 @@
  *   python_kernels exp      aclnnExp of {0, 1, -1, 2}: prints "status <phase 1 status>" and,
  *                           when it is 0, the four results, one per line (%.6f); else
  *                           "message <aclGetRecentErrMsg>"
- *   python_kernels sinc     the same with aclnnSinc (a user's kernel, ACLNN_EMU_KERNELS)
+ *   python_kernels ndtri    the same with aclnnNdtri (a user's kernel, ACLNN_EMU_KERNELS)
  *   python_kernels threads  two threads, each on its own stream, run aclnnExp 20 times at
  *                           once on data of their own and check every result: prints
  *                           "threads ok" or what was wrong
@@ -18,7 +18,7 @@
  *   python_kernels fork-busy  the same 20 times while another thread launches aclnnExp all
  *                           along: prints "busy thread ok" and "parent status <s>" after
  *                           any child's failure or hang
- *   python_kernels interrupt  with a SIGINT handler of the program's own, aclnnSinc (a user's
+ *   python_kernels interrupt  with a SIGINT handler of the program's own, aclnnNdtri (a user's
  *                           kernel that takes 20 s, ACLNN_EMU_KERNELS) launched, and SIGINT
  *                           sent to the process 1 s later: prints "sync status <s>",
  *                           "message <aclGetRecentErrMsg>" when s is not 0, "handler calls
@@ -37,7 +37,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_exp.h"
-#include "aclnnop/aclnn_sinc.h"
+#include "aclnnop/aclnn_ndtri.h"
 
 typedef aclnnStatus (*phase1_fn)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
 typedef aclnnStatus (*phase2_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream);
@@ -204,7 +204,7 @@ static int interrupt_mode(aclrtStream stream, int own_handler)
     aclTensor *ty = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape, 1, y);
     uint64_t workspace = 0;
     aclOpExecutor *executor = NULL;
-    if (aclnnSincGetWorkspaceSize(tx, ty, &workspace, &executor) || aclnnSinc(NULL, workspace, executor, stream)) {
+    if (aclnnNdtriGetWorkspaceSize(tx, ty, &workspace, &executor) || aclnnNdtri(NULL, workspace, executor, stream)) {
         fprintf(stderr, "launch failed: %s\n", aclGetRecentErrMsg());
         return 1;
     }
@@ -257,9 +257,9 @@ int main(int argc, char **argv)
             printf("threads ok\n");
     } else {
         float in[4] = {0.0f, 1.0f, -1.0f, 2.0f}, out[4] = {0};
-        int sinc = strcmp(mode, "sinc") == 0;
-        int status = unary(sinc ? aclnnSincGetWorkspaceSize : aclnnExpGetWorkspaceSize,
-                           sinc ? aclnnSinc : aclnnExp, stream, in, out, 4);
+        int ndtri = strcmp(mode, "ndtri") == 0;
+        int status = unary(ndtri ? aclnnNdtriGetWorkspaceSize : aclnnExpGetWorkspaceSize,
+                           ndtri ? aclnnNdtri : aclnnExp, stream, in, out, 4);
         printf("status %d\n", status);
         if (status == 0)
             for (int i = 0; i < 4; i++)

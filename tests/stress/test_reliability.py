@@ -147,7 +147,7 @@ def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
             if armed:  # only inside the calls: the loop's own bookkeeping stays exact
                 raise KeyboardInterrupt
         signal.signal(signal.SIGALRM, interrupt)
-        @aclnn_py.emulator.kernel("aclnnSinc", dtypes=["float32"])
+        @aclnn_py.emulator.kernel("aclnnNdtri", dtypes=["float32"])
         def slow_copy(self, out):
             for _ in range(100_000):  # a few milliseconds
                 pass
@@ -155,7 +155,7 @@ def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
         rng = random.Random(7)
         aclnn_py.runtime_info()
         host = np.arange(64, dtype=np.float32)
-        aclnn_py.call("aclnnAbs", aclnn_py.call("aclnnSinc", host))  # call()'s lazy imports
+        aclnn_py.call("aclnnAbs", aclnn_py.call("aclnnNdtri", host))  # call()'s lazy imports
         aclnn_py.empty_cache()
         base = aclnn_py.emulator.stats()
         interrupts = in_kernels = completed = wrong = 0
@@ -168,11 +168,11 @@ def test_interrupts_at_random_moments_neither_hang_nor_lose_anything():
                 armed = True
                 signal.setitimer(signal.ITIMER_REAL, delay)
                 if kind == 4:
-                    result = aclnn_py.call("aclnnSinc", host)
+                    result = aclnn_py.call("aclnnNdtri", host)
                     expected = host
                 elif kind == 5:
                     x = aclnn_py.to_device(host)
-                    y = aclnn_py.call("aclnnSinc", x)
+                    y = aclnn_py.call("aclnnNdtri", x)
                     result = aclnn_py.call("aclnnAbs", y).numpy()
                     expected = host
                 elif kind == 0:
