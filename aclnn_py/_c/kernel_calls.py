@@ -11,7 +11,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
-_running = threading.local()  # .name: the operator whose kernel this thread runs, if any
+# .name: the operator whose kernel this thread runs, if any; .refused: the message of the call
+# refused inside it. Public so that a kernel's caller can reset it with plain assignments,
+# which no signal handler can interrupt half-way (a function call can be).
+thread_state = threading.local()
 # Called when a thread starts a kernel, each returning what to call when it ends: the runtime
 # layer sets aside what would let an aclnn_py call skip its refusal (runtime.process).
 _on_kernel: list[Callable[[], Callable[[], None]]] = []
@@ -30,20 +33,20 @@ def kernel_hooks() -> tuple[Callable[[], Callable[[], None]], ...]:
 
 def running() -> str | None:
     """The operator whose kernel (check or compute) the calling thread runs, or None."""
-    name: str | None = getattr(_running, "name", None)
+    name: str | None = getattr(thread_state, "name", None)
     return name
 
 
 def mark_running(name: str | None) -> None:
     """Record that the calling thread now runs the kernel of ``name`` (None: none), with no
     refused call yet."""
-    _running.name = name
-    _running.refused = None
+    thread_state.name = name
+    thread_state.refused = None
 
 
 def refused() -> str | None:
     """The message of the aclnn_py call refused inside the kernel this thread runs, if any."""
-    message: str | None = getattr(_running, "refused", None)
+    message: str | None = getattr(thread_state, "refused", None)
     return message
 
 
@@ -56,7 +59,7 @@ def refuse_call(what: str) -> RuntimeError:
                          "call aclnn_py (it runs inside a synchronisation of its stream's "
                          "work, which the call would wait for); compute with numpy on the "
                          "arrays it is given")
-    _running.refused = str(error)
+    thread_state.refused = str(error)
     return error
 
 

@@ -453,6 +453,7 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
     # An interrupt may land at any call here (signal handlers run there): the thread's mark
     # is set inside the try, and put back first thing in the finally, before any call, so
     # that no interrupt leaves it set (every aclnn_py call of the thread would be refused).
+    state = kernel_calls.thread_state
     outer = kernel_calls.running()
     leaves: list[Callable[[], None]] = []
     try:
@@ -466,7 +467,8 @@ def dispatch(name: str, phase: int, arguments_: list[tuple[int, Any, str]]
                       f"the kernel of {name} called aclnn_py: {refused}")
         return failed
     finally:
-        kernel_calls.mark_running(outer)
+        state.name = outer  # assignments, not a call: no interrupt can land before them
+        state.refused = None
         for leave in reversed(leaves):
             leave()
 
