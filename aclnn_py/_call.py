@@ -34,6 +34,7 @@ from .engine.validate import (
     check_no_partial_overlap,
     check_out,
     placement,
+    reference_dtype,
 )
 from .errors import LibraryNotFoundError, UnavailableError
 from .ops.dtypes import acl_dtype, all_dtypes
@@ -339,8 +340,11 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     and ``executor``. Which tensors are outputs and which are updated in place is what
     :func:`signature` shows (the user's statement, a custom package's description, the
     role table from CANN's docs, or CANN's conventions; see :func:`register_roles`).
-    Tensors: numpy arrays, DeviceArrays, or None for ``...Optional`` ones; in-place
-    tensors are updated (a writable C-contiguous numpy array, or a DeviceArray). Other
+    Tensors: arrays, numpy scalars, Python numbers and lists by the one input rule of every
+    call (the page inputs.md: Python values take the dtype of the call's arrays), or None for
+    ``...Optional`` ones; in-place tensors are updated (a writable C-contiguous numpy array,
+    or a DeviceArray). Where CANN spells one idea several ways (``keepDims``, ``keepdim``)
+    each spelling is accepted. Other
     arguments by C type: integers for ``int64_t`` and the other
     integer types, ``bool``, real numbers for ``float``/``double``, ``str`` for
     ``char *``, a numpy dtype for ``aclDataType``, a Python number or numpy scalar for
@@ -400,12 +404,15 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
     all_outputs = outputs
     output_names = tuple(p.name for p in outputs)
     parameters = [p for p in signature.parameters if p.name not in output_names]
-    values = arguments(name, tuple(p.name for p in parameters), args, kwargs)
+    parameter_names = tuple(p.name for p in parameters)
+    values = arguments(name, parameter_names, args, _spelled(name, parameter_names, kwargs))
     missing = [p.name for p in parameters if p.name not in values and not p.optional]
     if missing:
         raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
                         f"{', '.join(p.name for p in parameters)})")
 
+    like = reference_dtype([member for p in parameters if p.is_tensor
+                            for member in _tensor_values(p, values.get(p.name))])
     arrays: dict[str, Any] = {}  # the input arrays, a tensor list's as <parameter>[<i>]
     lists: dict[str, int] = {}   # tensor list parameter -> number of arrays
     c_attributes = []
@@ -427,7 +434,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             group = []
             for index, member in enumerate(members):
                 member_name = f"{p.name}[{index}]"
-                array = as_array(member, argument=member_name)
+                array = as_array(member, like, member_name)
                 if isinstance(array, DeviceArray):
                     array.require_live(member_name)
                 if p.role == "inout":
@@ -438,7 +445,7 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             if p.role == "inout":
                 inout_groups.append((p.name, group))
         else:
-            array = as_array(value, argument=p.name)
+            array = as_array(value, like, p.name)
             if isinstance(array, DeviceArray):
                 array.require_live(p.name)
             if p.role == "inout":
@@ -677,6 +684,35 @@ def _written(operator: str, outputs: list[catalog.Parameter], given: tuple[Any, 
             skipped.append(p.name)
     return ([p for p in outputs if p.name not in skipped],
             tuple(entry for entry in given if entry is not None), skipped)
+
+
+def _spelled(operator: str, names: tuple[str, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with each keyword given as the operator's spelling of its idea
+    (:mod:`.ops.spellings`: ``keepdim=`` for ``keepDims``)."""
+    from .ops.spellings import parameter_for
+
+    spelled: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    for keyword, value in kwargs.items():
+        name = parameter_for(keyword, names)
+        if name in spelled:
+            raise TypeError(f"{operator} got {name!r} twice (as {given_as[name]!r} and "
+                            f"{keyword!r})")
+        spelled[name], given_as[name] = value, keyword
+    return spelled
+
+
+def _tensor_values(parameter: catalog.Parameter, value: Any) -> tuple[Any, ...]:
+    """The values given for a tensor parameter: a tensor list's members, or the one value."""
+    from .ops import catalog
+    from .ops import headers as _headers
+
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)) and \
+            _headers.bare(parameter.c_type) in catalog.TENSOR_LIST_TYPES:
+        return tuple(value)
+    return (value,)
 
 
 def _members(operator: str, name: str, value: Any) -> list[Any]:

@@ -15,6 +15,7 @@ from ..ops.dtypes import (
     BFLOAT16_PRODUCTS,
     acl_dtype,
     all_dtypes,
+    dtype_label,
     is_bfloat16,
     soc_supports_bfloat16,
 )
@@ -27,21 +28,113 @@ from ..runtime.streams import Stream, current_stream, resolve_stream
 ArrayLike = Any  # numpy.ndarray, anything numpy.asarray takes, a CPU PyTorch tensor or DLPack
 #                 exporter (named_arrays.host_array), or a DeviceArray
 
+# Python values have no dtype of their own; without an array in the call to take one from,
+# these are theirs (float32, not numpy's float64, which few of CANN's operators take).
+PYTHON_DTYPES = {"b": np.dtype(np.bool_), "i": np.dtype(np.int64), "u": np.dtype(np.uint64),
+                 "f": np.dtype(np.float32), "c": np.dtype(np.complex64)}
+
+
+def is_python_value(value: Any) -> bool:
+    """Whether ``value`` is a Python number or a (nested) list or tuple: a value whose
+    dtype the call chooses (:func:`as_array`)."""
+    return isinstance(value, (bool, int, float, complex, list, tuple))
+
+
 def as_array(value: Any, like: np.dtype | None = None, argument: str = "array"
-              ) -> np.ndarray | DeviceArray:
-    """``value`` (the argument named ``argument``) as an array (device arrays stay); a
-    bare Python number takes ``like``.
+             ) -> np.ndarray | DeviceArray:
+    """``value`` (the tensor argument named ``argument``) as an array, by the one input rule
+    of every call (curated functions and ``call`` alike; the page api.md states it):
+
+    - device arrays stay; numpy arrays, CPU PyTorch tensors and DLPack exporters are read
+      without a copy and keep their dtype; a numpy scalar is a 0-d array of its dtype;
+    - a Python number, or a (nested) list or tuple of them, has no dtype of its own: it
+      takes ``like`` (the dtype of the call's array the operator relates it to), else
+      bool, int64 or float32;
+    - None and anything else are a TypeError naming ``argument``.
 
     Non-native byte order is swapped here: the device reads native numbers.
     """
     if isinstance(value, DeviceArray):
         return value
-    if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return np.asarray(value, dtype=like)
-    array = host_array(value, argument)
+    if value is None:
+        raise TypeError(f"{argument} is a required tensor; got None")
+    if is_python_value(value):
+        return _python_array(value, like, argument)
+    array = host_array(value, argument)  # (a numpy scalar: a 0-d array of its dtype)
+    if array.dtype.kind in "OUSMm":  # (ml_dtypes' bfloat16 is of kind V)
+        of = f" of dtype {array.dtype}" if isinstance(value, np.ndarray) else ""
+        raise TypeError(f"{argument} must be an array or numbers; got "
+                        f"{type(value).__name__}{of}")
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     return array
+
+
+def _python_array(value: Any, like: np.dtype | None, argument: str) -> np.ndarray:
+    """A Python number or (nested) list of them as an array: of ``like``, else of the
+    Python values' own kind (:data:`PYTHON_DTYPES`)."""
+    try:
+        plain = np.asarray(value)
+    except ValueError as error:  # ragged nesting, for one
+        raise ValueError(f"{argument}: numpy cannot make an array of it ({error})") from None
+    kind = plain.dtype.kind
+    if kind not in PYTHON_DTYPES:
+        what = "list" if isinstance(value, list) else type(value).__name__
+        raise TypeError(f"{argument} must be an array or numbers; got a {what} numpy reads as "
+                        f"{plain.dtype}")
+    if like is None:
+        return plain.astype(PYTHON_DTYPES[kind])
+    if kind == "b" and like.kind != "b":
+        raise TypeError(f"{argument} holds Python bools, which a call of dtype "
+                        f"{dtype_label(like)} does not take as numbers; pass numbers or an array")
+    if kind in "fc" and like.kind in "biu" or kind == "c" and like.kind == "f":
+        what = "complex" if kind == "c" else "float"
+        raise TypeError(f"{argument} holds Python {what} numbers, which the call's dtype "
+                        f"{dtype_label(like)} cannot hold; pass an array of the dtype meant "
+                        f"(numpy.asarray({argument}, dtype=...))")
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            return np.asarray(value, dtype=like)
+    except (OverflowError, FloatingPointError):
+        raise ValueError(f"{argument} holds a number that {dtype_label(like)}, the call's "
+                         "dtype, cannot hold") from None
+
+
+def reference_dtype(values: Sequence[Any]) -> np.dtype | None:
+    """The dtype Python values among ``values`` (a call's tensors) take: that of the first
+    given as an array; without one, the widest of the Python values' own kinds (bool, int64,
+    float32, complex64), so ``[1, 2]`` and ``[0.5, 1.5]`` together are float32."""
+    found = _array_dtype(values)
+    if found is not None:
+        return found
+    kinds = "".join(_python_kind(value) for value in values if is_python_value(value))
+    for kind in "cfuib":
+        if kind in kinds:
+            return PYTHON_DTYPES[kind]
+    return None
+
+
+def _python_kind(value: Any) -> str:
+    try:
+        return str(np.asarray(value).dtype.kind)
+    except ValueError:
+        return ""  # ragged: as_array names it
+
+
+def _array_dtype(values: Sequence[Any]) -> np.dtype | None:
+    """The dtype of the first of ``values`` given as an array."""
+    for value in values:
+        if value is None or is_python_value(value):
+            continue
+        dtype = getattr(value, "dtype", None)
+        if isinstance(dtype, np.dtype):
+            return dtype if dtype.isnative else dtype.newbyteorder("=")  # as as_array swaps
+        if dtype is not None:  # a PyTorch tensor, whose dtype numpy reads through its array
+            try:
+                return host_array(value).dtype
+            except (TypeError, ValueError):
+                continue
+    return None
 
 
 def check_dtype(dtype: np.dtype, argument: str, spec: OperatorSpec) -> None:
@@ -72,24 +165,39 @@ def broadcast_shapes(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
 
 
 def named_arrays(spec: OperatorSpec, inputs: Sequence[Any]) -> dict[str, Any]:
-    """The inputs as arrays by name; Python numbers take the dtype of ``spec.like``."""
-    like = None
-    if spec.like:
-        like = as_array(inputs[spec.inputs.index(spec.like)], argument=spec.like)
-    arrays = {}
+    """The inputs as arrays by name (:func:`as_array`): Python values take the dtype of
+    ``spec.like``, or of the first input given as an array."""
+    source, like = _reference(spec, inputs)
+    arrays: dict[str, Any] = {}
     for name, value in zip(spec.inputs, inputs):
-        if name == spec.like:
-            arrays[name] = like
-        elif name in spec.numbers and like is not None:
-            if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and like.dtype not in spec.dtypes:
-                # A Python number has no dtype of its own: the array it would take it from
-                # is the one to blame.
-                acl_dtype(like.dtype, spec.dtypes, argument=spec.like)
-            arrays[name] = as_array(value, like.dtype, name)
-        else:
+        if name in arrays:
+            continue
+        if not is_python_value(value):
             arrays[name] = as_array(value, argument=name)
+            continue
+        if source and like is not None and like not in spec.dtypes:
+            # A Python value has no dtype of its own: the array it would take it from is the
+            # one to blame.
+            acl_dtype(like, spec.dtypes, argument=source)
+        array = arrays[name] = as_array(value, like, name)
+        if not source and array.dtype not in spec.dtypes:
+            acl_dtype(array.dtype, spec.dtypes, argument=name, python_value=True)
     return arrays
+
+
+def _reference(spec: OperatorSpec, inputs: Sequence[Any]) -> tuple[str, np.dtype | None]:
+    """(name, dtype) of the input whose dtype a call's Python values take: ``spec.like``
+    when given as an array, else the first input given as one; ("", the Python values'
+    own dtype) without one (:func:`reference_dtype`)."""
+    order = list(zip(spec.inputs, inputs))
+    if spec.like:
+        order.insert(0, (spec.like, inputs[spec.like_index]))
+    for name, value in order:
+        if value is not None and not is_python_value(value):
+            dtype = _array_dtype((value,))
+            if dtype is not None:
+                return name, dtype
+    return "", reference_dtype(inputs)
 
 
 def check_inputs(arrays: dict[str, Any], spec: OperatorSpec) -> tuple[int, ...]:

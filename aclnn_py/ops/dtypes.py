@@ -143,9 +143,11 @@ def _names(dtypes: Iterable[np.dtype]) -> tuple[str, ...]:
     return tuple(dtype_label(d) for d in dtypes)
 
 
-def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array"
-              ) -> int:
-    """aclDataType of ``dtype``; TypeError naming ``argument`` when it is not ``supported``."""
+def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argument: str = "array",
+              python_value: bool = False) -> int:
+    """aclDataType of ``dtype``; TypeError naming ``argument`` when it is not ``supported``,
+    with the fix that fits the value given (an array, or with ``python_value`` a Python
+    number or list, which has no ``astype``)."""
     value = _ACL_VALUES.get(dtype)
     if value is not None and (supported is _ALL or dtype in supported):
         return value
@@ -162,14 +164,18 @@ def acl_dtype(dtype: np.dtype, supported: Iterable[np.dtype] = FLOATING, *, argu
     listed = _names(supported)
     names = ", ".join(listed)
     hint = ""
+    target = "float32" if "float32" in listed else listed[0] if listed else ""
+    module = "ml_dtypes" if target == "bfloat16" else "numpy"
     if listed and (argument == "out" or argument.startswith("the out=")):
         hint = "; give an out= array of one of them (results are written in place)"
+    elif listed and python_value:
+        hint = (f"; pass numpy.asarray({argument}, dtype={module}.{target}) (Python values "
+                f"take the dtype of the call's arrays; without one they are bool, int64 or "
+                f"float32)")
     elif dtype == np.float64 and np.dtype(np.float32) in supported:
-        hint = (f"; convert it with {argument}.astype(numpy.float32) (numpy makes Python "
-                "floats and lists of them float64)")
+        hint = (f"; convert it with {argument}.astype(numpy.float32) (float64 is numpy's "
+                "default float dtype)")
     elif listed:
-        target = "float32" if "float32" in listed else listed[0]
-        module = "ml_dtypes" if target == "bfloat16" else "numpy"
         hint = f"; convert it with {argument}.astype({module}.{target})"
     raise TypeError(f"{argument} has dtype {dtype_label(dtype)}; supported dtypes are "
                     f"{names}{hint}")

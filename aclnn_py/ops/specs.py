@@ -36,13 +36,15 @@ _ACCEPTED_REDUCTIONS = "'none', 'mean', 'sum', 0, 1, 2 or aclnn_py.Reduction"
 def to_reduction(value: Any) -> int:
     """CANN's int64_t reduction for ``value``; ValueError naming what is accepted."""
     try:
-        if isinstance(value, str):
+        if isinstance(value, str) and value == value.lower():  # exact: "Mean" is refused
             return int(Reduction[value.upper()])
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             return int(Reduction(int(value)))
     except (KeyError, ValueError):
         pass
-    raise ValueError(f"reduction must be {_ACCEPTED_REDUCTIONS}, got {value!r}")
+    case = " (the names are lower case, exactly)" if isinstance(value, str) and \
+        value.lower() in ("none", "mean", "sum") else ""
+    raise ValueError(f"reduction must be {_ACCEPTED_REDUCTIONS}, got {value!r}{case}")
 
 
 class _NegativeZero(float):

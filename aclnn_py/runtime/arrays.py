@@ -751,8 +751,14 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
     sequence of integers (Python or numpy ints; a float, string or bool is a TypeError, as
     for ``numpy.empty``)."""
     shape = _shape(shape, "shape")
-    dtype = np.dtype(dtype)
-    acl_dtype(dtype, all_dtypes(), argument="dtype")
+    given = repr(dtype)
+    try:
+        given = dtype_label(np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        acl_dtype(dtype, all_dtypes())
+    except TypeError:
+        names = ", ".join(dtype_label(d) for d in all_dtypes())
+        raise TypeError(f"dtype must be one of CANN's dtypes ({names}); got {given}") from None
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > MAX_BYTES:
         raise ValueError(f"shape {shape} of {dtype_label(dtype)} needs {nbytes} bytes, more than "

@@ -150,7 +150,8 @@ def good_arguments():
      "x is a tensor list: pass a list or tuple of arrays, got ndarray"),
     (dict(x=[np.ones((2, 3), np.float32), None]), TypeError, r"x\[1\] is None"),
     (dict(x=None), TypeError, "x is a required tensor"),
-    (dict(x=[np.ones((2, 3), np.float32), np.array([["a"]])]), TypeError, r"x\[1\] has dtype"),
+    (dict(x=[np.ones((2, 3), np.float32), np.array([["a"]])]), TypeError,
+     r"x\[1\] must be an array or numbers; got ndarray of dtype <U1"),
 ])
 def test_call_refuses_wrong_arguments_before_any_device_work(change, error, message):
     xs, weights, mask = good_arguments()
@@ -583,3 +584,40 @@ def test_the_kernel_rechecks_memory_when_it_runs(s):
     assert (s.read(y_pointer, (3,), np.float32) == 7).all()  # nothing was written
     with pytest.raises(AclError, match="executor is not valid"):  # phase 2 consumed it
         ll.operator_launcher(OP, library)(ll.NULL, 0, executor, s.stream)
+
+
+@pytest.mark.parametrize("keyword", ["keepdim", "keepDims", "keepDim", "keepdims"])
+def test_call_takes_each_spelling_of_keepdim(keyword):
+    """aclnnReduceSum spells it keepDims, ArgMax keepdim, Mean keepDim: call takes any."""
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    out = np.empty((4, 1), np.float32)
+    aclnn_py.call("aclnnReduceSum", x, [1], **{keyword: True}, dtype=np.float32, out=out)
+    np.testing.assert_allclose(out[:, 0], x.sum(1))
+
+
+def test_two_spellings_of_one_parameter_are_refused():
+    x = np.ones((4, 5), np.float32)
+    with pytest.raises(TypeError, match=r"got 'keepDims' twice \(as 'keepdim' and 'keepDims'\)"):
+        aclnn_py.call("aclnnReduceSum", x, [1], keepdim=True, keepDims=True, dtype=np.float32,
+                      out=np.empty((4, 1), np.float32))
+
+
+def test_call_takes_python_values_by_the_rule_of_the_curated_functions():
+    """Lists and numbers take the dtype of the call's array (not numpy's float64); what no
+    dtype can hold, and what is not numbers, is refused with the curated functions' words."""
+    x = np.arange(6, dtype=np.float16).reshape(2, 3)
+    result = aclnn_py.call("aclnnMul", x, [1.5, 2, 3])
+    assert result.dtype == np.float16
+    np.testing.assert_array_equal(result, x * np.float16([1.5, 2, 3]))
+    assert aclnn_py.call("aclnnMul", [0.5, 1.5], [2, 2]).dtype == np.float32
+    with no_device_work():
+        with pytest.raises(TypeError, match=r"^other holds Python float numbers, which the "
+                                            r"call's dtype int32 cannot hold"):
+            aclnn_py.call("aclnnAdd", np.ones(2, np.int32), 2.5, 1)
+        with pytest.raises(TypeError, match=r"^other must be an array or numbers; got str$"):
+            aclnn_py.call("aclnnAdd", x, "abc", 1.0)
+        with pytest.raises(ValueError, match=r"^other holds a number that int8, the call's "
+                                             r"dtype, cannot hold"):
+            aclnn_py.call("aclnnAdd", np.ones(2, np.int8), [1000, 2], 1)
+    with pytest.raises(TypeError, match=r"^y must be an array or numbers; got str$"):
+        aclnn_py.mse_loss(x, "abc")

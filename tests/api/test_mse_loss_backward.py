@@ -66,6 +66,14 @@ def test_bad_reduction_is_a_value_error_listing_the_choices(reduction):
         aclnn_py.mse_loss_backward(a, a, a, reduction)
 
 
+@pytest.mark.parametrize("reduction", ["Mean", "SUM", "None"])
+def test_reduction_names_are_exact(reduction):
+    """Enumerated strings are matched exactly, never silently case-folded."""
+    a = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match=r"got '\w+' \(the names are lower case, exactly\)$"):
+        aclnn_py.mse_loss_backward(a, a, a, reduction)
+
+
 def test_bad_input_does_no_device_work():
     aclnn_py.mse_loss_backward(np.ones(1, np.float32), np.ones(1, np.float32),
                                np.ones(1, np.float32))

@@ -24,8 +24,8 @@ def fix(name: str, dtype: str) -> str:
         return r"; give an out= array of one of them \(results are written in place\)"
     if dtype != "float64":
         return rf"; convert it with {name}\.astype\(numpy\.float32\)"
-    return (rf"; convert it with {name}\.astype\(numpy\.float32\) \(numpy makes Python floats "
-            rf"and lists of them float64\)")
+    return (rf"; convert it with {name}\.astype\(numpy\.float32\) \(float64 is numpy's "
+            rf"default float dtype\)")
 GOOD = np.ones((2, 3), np.float32)
 
 
@@ -75,15 +75,30 @@ def test_loss_unsupported_dtype_is_a_type_error_listing_supported(name, bad):
         aclnn_py.mse_loss(args["x"], args["y"])
 
 
-@pytest.mark.parametrize(("value", "dtype"), [
-    ([[1.0, 2.0]], "float64"),   # a list becomes float64
-    (True, "bool"),              # a bool is not a number here
-    (None, "object"),            # the Python form of a null tensor
-    ("1.0", "str96"),            # numpy names <U3 by its bit width
-], ids=["list", "bool", "none", "str"])
-def test_array_likes_of_unsupported_dtype_name_the_argument(value, dtype):
-    with raises(TypeError, rf"^grad has dtype {dtype}; {SUPPORTED}{fix('grad', dtype)}$"):
+@pytest.mark.parametrize(("value", "error", "message"), [
+    (None, TypeError, r"^grad is a required tensor; got None$"),
+    ("1.0", TypeError, r"^grad must be an array or numbers; got str$"),
+    (True, TypeError, r"^grad holds Python bools, which a call of dtype float32 does not take "
+                      r"as numbers; pass numbers or an array$"),
+    ([[1, 2], [3]], ValueError, r"^grad: numpy cannot make an array of it"),
+    (np.array(["a"]), TypeError, r"^grad must be an array or numbers; got ndarray of dtype <U1$"),
+], ids=["none", "str", "bool", "ragged", "str-array"])
+def test_values_that_are_not_arrays_or_numbers_name_the_argument(value, error, message):
+    with raises(error, message):
         aclnn_py.mse_loss_backward(value, GOOD, GOOD)
+
+
+def test_python_values_take_the_calls_dtype_else_their_own():
+    """A list takes the dtype of the call's array; Python values alone are bool, int64 or
+    float32 together, and a refused one is told to use numpy.asarray (a list has no astype)."""
+    result = aclnn_py.mse_loss_backward([[1.0, 2.0, 3.0]], GOOD, GOOD, "none")
+    assert result.dtype == np.float32 and result.shape == (2, 3)
+    result = aclnn_py.mse_loss([0.5, 1.5], [1, 2], "none")
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, [0.25, 0.25])
+    with raises(TypeError, r"^x has dtype int64; supported dtypes are float32, float16, "
+                           r"bfloat16; pass numpy\.asarray\(x, dtype=numpy\.float32\)"):
+        aclnn_py.mse_loss([1, 2], [1, 2])
 
 
 # --- mismatched dtypes --------------------------------------------------------------------

@@ -179,8 +179,12 @@ def test_empty_and_bad_shapes():
     assert array.nbytes == 0 and array.numpy().shape == (2, 0, 3)
     with pytest.raises(ValueError, match="negative"):
         aclnn_py.empty((2, -1), np.float32)
-    with pytest.raises(TypeError, match="dtype has dtype object"):
+    with pytest.raises(TypeError, match="^dtype must be one of CANN's dtypes .*; got object$"):
         aclnn_py.empty(3, object)
+    with pytest.raises(TypeError, match="^dtype must be one of CANN's dtypes .*; got float128$"):
+        aclnn_py.empty(3, "float128")
+    with pytest.raises(TypeError, match="^dtype must be one of CANN's dtypes .*; got 'nope'$"):
+        aclnn_py.empty(3, "nope")
 
 
 def test_memory_used_by_queued_work_is_not_reused_before_that_work_is_done():
@@ -216,5 +220,6 @@ def test_dtypes_without_a_cann_counterpart_are_refused_before_any_device_work(va
     named = f"has dtype {re.escape(values.dtype.name)}"
     with no_device_work(), pytest.raises(TypeError, match=named):
         aclnn_py.to_device(values)
-    with no_device_work(), pytest.raises(TypeError, match="supported dtypes are float32"):
+    with no_device_work(), pytest.raises(TypeError, match="dtype must be one of CANN's dtypes "
+                                                          r"\(float32, .*\); got "):
         aclnn_py.empty((2,), values.dtype)
