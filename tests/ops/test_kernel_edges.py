@@ -439,12 +439,16 @@ def test_index_operators_take_the_range_of_their_docs() -> None:
     same(aclnn_py.call("aclnnGather", x, 1, np.array([[-1], [0], [-4]], np.int64),
                        out=np.empty((3, 1), np.float32)),
          np.array([[3.0], [4.0], [8.0]], np.float32))
+    # GatherV2: [-n, n) (its op_api runs GatherV2 with negativeIndexSupport)
+    same(aclnn_py.call("aclnnGatherV2", x, 0, np.array([-3, -1, 2], np.int64),
+                       out=np.empty((3, 4), np.float32)), x[[0, 2, 2]])
     for name, args, out in (
             ("aclnnGather", (x, 1, np.array([[4], [0], [0]], np.int64)), np.empty((3, 1))),
             ("aclnnGather", (x, 1, np.array([[-5], [0], [0]], np.int64)), np.empty((3, 1))),
             ("aclnnIndexSelect", (x, 1, np.array([-1], np.int64)), np.empty((3, 1))),
             ("aclnnIndexSelect", (x, 0, np.array([3], np.int32)), np.empty((1, 4))),
-            ("aclnnGatherV2", (x, 0, np.array([-1], np.int64)), np.empty((1, 4))),
+            ("aclnnGatherV2", (x, 0, np.array([-4], np.int64)), np.empty((1, 4))),
+            ("aclnnGatherV2", (x, 0, np.array([3], np.int64)), np.empty((1, 4))),
             ("aclnnTake", (x, np.array([12], np.int64)), np.empty((1,))),
             ("aclnnTake", (x, np.array([-1], np.int64)), np.empty((1,))),
             ("aclnnScatter", (x, 0, np.array([[-1, 0, 0, 0]], np.int64), x, 0), np.empty((3, 4))),
@@ -647,3 +651,18 @@ def test_signbit_writes_into_any_out_its_soc_lists_and_refuses_others():
     with pytest.raises(aclnn_py.AclError) as info:
         aclnn_py.call("aclnnSignbit", x, out=np.empty(5, np.complex64))
     assert info.value.status == 161002
+
+
+def test_any_takes_the_outs_its_op_api_takes() -> None:
+    """aclnnAny: an empty self fills any out with false; one-element results go into any
+    one-element out (ops-math math/reduce_any/op_api/aclnn_any.cpp); other shapes refused."""
+    out = np.ones((1, 1), np.bool_)
+    aclnn_py.call("aclnnAny", np.zeros((2, 0, 4), np.bool_), [0, 1, 2], False, out=out)
+    assert out.shape == (1, 1) and not out.any()
+    x = np.zeros((4, 5), np.float32)
+    x[3, 2] = 1.0
+    out = np.zeros((1,), np.uint8)
+    aclnn_py.call("aclnnAny", x, [0, 1], False, out=out)
+    assert out.tolist() == [1]
+    with pytest.raises(aclnn_py.AclError, match="the reduction gives"):
+        aclnn_py.call("aclnnAny", x, [0], False, out=np.zeros((4,), np.bool_))

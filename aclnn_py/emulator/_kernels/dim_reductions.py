@@ -47,11 +47,25 @@ def all_(self: np.ndarray, dim: tuple[int, ...], keepdim: bool, out: np.ndarray)
     store(out, np.all(self.astype(bool), axis=axes, keepdims=keepdim))
 
 
-@register("aclnnAny", check=_logical_check)
+def _any_check(self: np.ndarray, dim: tuple[int, ...], keepdim: bool, out: np.ndarray
+               ) -> None:
+    """ops-math math/reduce_any/op_api/aclnn_any.cpp: an empty self fills out with false
+    whatever out's shape (GetTensorWithValueFalse); otherwise out has the reduction's shape,
+    or both hold one element (CheckShapeAndScalarSame, common/inc/op_api/aclnn_check.h)."""
+    expected = _reduced_shape(self.shape, _axes(self.ndim, dim), keepdim)
+    if self.size == 0 or (out.size == 1 and int(np.prod(expected)) == 1):
+        return
+    _check_shape("out", out, expected)
+
+
+@register("aclnnAny", check=_any_check)
 def any_(self: np.ndarray, dim: tuple[int, ...], keepdim: bool, out: np.ndarray) -> None:
     """Whether some element along dim is nonzero (ops-math math/reduce_any/docs/aclnnAny.md)."""
+    if self.size == 0:
+        store(out, np.zeros(out.shape, bool))
+        return
     axes = _axes(self.ndim, dim)
-    store(out, np.any(self.astype(bool), axis=axes, keepdims=keepdim))
+    store(out, np.any(self.astype(bool), axis=axes, keepdims=keepdim).reshape(out.shape))
 
 
 # ---- extrema along one dimension, with their indices -----------------------------------------

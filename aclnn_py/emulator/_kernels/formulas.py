@@ -314,7 +314,7 @@ FORMULAS: dict[str, Formula] = {
     "aclnnGather": _f("out[.., i_d, ..] = self[.., index[.., i_d, ..], ..]",
                       "one flat gather; index in [-n, n - 1], else the synchronisation fails",
                       EXACT),
-    "aclnnGatherV2": _f("self indexed by index along dim", "numpy's take; index in [0, n)",
+    "aclnnGatherV2": _f("self indexed by index along dim", "numpy's take; index in [-n, n)",
                         EXACT),
     "aclnnIndexSelect": _f("self indexed by index along dim", "numpy's take; index in [0, n)",
                            EXACT),

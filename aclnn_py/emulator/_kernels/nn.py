@@ -977,6 +977,8 @@ def _conv_backward_check(gradOutput: np.ndarray, input: np.ndarray, weight: np.n
                              ("gradBias", gradBias, (Layout.of(weight).c * groups if transposed
                                 else Layout.of(weight).n,))):
         index = ("gradInput", "gradWeight", "gradBias").index(name)
+        if outputMask[index] and grad is None:  # convolution_backward_checker.cpp CheckNotNull
+            _refuse_null(name, f"outputMask[{index}] asks for it")
         if outputMask[index] and grad is not None and grad.shape != like:
             raise ValueError(f"{name} has shape {list(grad.shape)}; it must be {list(like)}")
 

@@ -265,9 +265,12 @@ def gather_v2(self: np.ndarray, dim: int, index: np.ndarray, out: np.ndarray) ->
     if self.size and index.size:
         axis = _axis(self.ndim, dim)
         n = (self.shape or (1,))[axis]
-        values = valid_indices("index", index, 0, n,
-                               f"dim {dim} of self is {n}, and CANN's doc (ops-nn index/"
-                               f"gather_v2/docs/aclnnGatherV2.md) takes indices in [0, {n})")
+        # The doc says [0, n), but the op_api (ops-nn index/gather_v2/op_api/
+        # aclnn_gather_v2.cpp) runs l0op::GatherV2 with negativeIndexSupport = true: a
+        # negative index counts from the end, as CANN's own sample of it does.
+        values = valid_indices("index", index, -n, n,
+                               f"dim {dim} of self is {n}, and aclnnGatherV2 takes indices "
+                               f"in [-{n}, {n}) (negativeIndexSupport)")
         taken = np.take(self.reshape(self.shape or (1,)), values, axis=axis)
         store(out, taken.reshape(out.shape))
 
