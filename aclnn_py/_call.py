@@ -303,25 +303,72 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     return found
 
 
-def operators(*, callable: bool = False) -> list[str]:
+def operators(*, callable: bool = False, computed: bool | None = None) -> list[str]:
     """Sorted names of every aclnn operator of the loaded CANN and of its custom operator
-    packages (``"aclnnAdd"``, ...), as their headers declare them; with ``callable=True``,
-    only those whose library is here (for CANN's own, a loaded operator library exports
-    the operator; for a custom package's, its library is there)."""
+    packages (``"aclnnAdd"``, ...), as their headers declare them. ``callable=True``: only
+    those a call would run here (a loaded operator library exports the operator, or a custom
+    package's library is there; on the emulator, also computed by a kernel).
+    ``computed``: on the emulator, only the operators a kernel computes (True) or only those
+    it declares without computing them (False); on CANN every callable operator computes."""
     from .ops import catalog
 
-    return catalog.operators(callable=callable)
+    names = catalog.operators(callable=callable)
+    kernels = _emulated_kernels()
+    if kernels is None:
+        return names if computed is not False else []
+    packaged = {name for name in (names if callable else catalog.operators(callable=True))
+                if catalog.from_package(name)}  # computed by their package's own library
+
+    def computes(name: str) -> bool:
+        return name in kernels or name in packaged
+
+    if callable:
+        names = [name for name in names if computes(name)]
+    if computed is not None:
+        names = [name for name in names if computes(name) == computed]
+    return names
 
 
 def signature(name: str) -> catalog.Signature:
-    """The operator ``name`` as its header declares it: ``.parameters`` (each with
-    ``.name``, ``.c_type``, ``.role`` and ``.optional``), ``.library`` (what a call would
-    use, None when no library here provides it) and ``.callable``; ``str()`` gives the
-    prototype and where it was found. Only the header is read: nothing is loaded or
-    bound (``call`` does that). ValueError, with close names, for an unknown operator."""
-    from .ops import catalog
+    """The operator ``name`` as its header declares it: ``.python_form`` (the call as
+    Python writes it), ``.parameters`` (each with ``.name``, ``.c_type``, ``.role`` and
+    ``.optional``), ``.dtypes`` (each tensor parameter's accepted dtypes on this SoC, from
+    the phase-1 table), ``.library`` (what a call would use, None when no library here
+    provides it), ``.callable`` (a call would run here) and, on the emulator,
+    ``.computed_by`` ("C kernel", "Python kernel", "user kernel", "its package's library"
+    or "not computed"); ``str()`` gives all of it. Only the
+    header is read: nothing is loaded or bound (``call`` does that). ValueError, with close
+    names, for an unknown operator."""
+    import dataclasses
 
-    return catalog.signature(_checked_name(name))
+    from .ops import catalog
+    from .ops.rules import accepted_dtypes
+    from .runtime.process import soc_name
+
+    found = catalog.signature(_checked_name(name))
+    computed_by = ""
+    kernels = _emulated_kernels()
+    if kernels is not None:
+        computed_by = kernels.get(found.name, "its package's library"
+                                  if found.package and found.callable else "not computed")
+    callable_here = found.callable and computed_by != "not computed"
+    return dataclasses.replace(found, dtypes=accepted_dtypes(found.name, soc_name() or ""),
+                               computed_by=computed_by, callable=callable_here)
+
+
+def _emulated_kernels() -> dict[str, str] | None:
+    """On the emulator, what computes each operator it computes ("C kernel", "Python
+    kernel", "user kernel"); None on CANN."""
+    from ._c import lowlevel as _ll
+
+    if not _ll.emulator_loaded():
+        return None
+    from .emulator import _kernels
+
+    kinds = {name: "C kernel" for name in _kernels.c_kernels()}
+    for name, kernel in _kernels.table().items():
+        kinds.setdefault(name, "Python kernel" if kernel.builtin else "user kernel")
+    return kinds
 
 
 def _checked_name(name: Any) -> str:

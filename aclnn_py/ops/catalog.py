@@ -107,6 +107,25 @@ class Signature:
     phase2: tuple[Parameter, ...] = ()
     phase2_only: tuple[str, ...] = ()
     phase2_types: tuple[str, ...] = field(default=_headers.PHASE2_TYPES, repr=False)
+    # What ``aclnn_py.signature`` adds for the running backend: each tensor parameter's
+    # accepted dtypes on its SoC (CANN's names, from the phase-1 table; empty when the table
+    # has none) and, on the emulator, what computes the operator ("C kernel", "Python
+    # kernel", "user kernel" or "not computed"; "" on CANN).
+    dtypes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    computed_by: str = ""
+
+    @property
+    def python_form(self) -> str:
+        """The call as Python writes it: ``call("aclnnSoftmax", self, dim, *, out=None)
+        -> out`` (optional parameters default to None; the result is the in-place tensors,
+        then the outputs)."""
+        taken = [f"{p.name}=None" if p.optional else p.name for p in self.parameters
+                 if p.role != "output"]
+        written = [p.name for p in self.parameters if p.role == "inout"] + \
+            [p.name for p in self.parameters if p.role == "output"]
+        result = "None" if not written else written[0] if len(written) == 1 else \
+            f"({', '.join(written)})"
+        return f'call("{self.name}", {", ".join([*taken, "*", "out=None"])}) -> {result}'
 
     @property
     def phase1_parameters(self) -> tuple[Parameter, ...]:
@@ -154,10 +173,15 @@ class Signature:
         origin = _SOURCE_NAMES[self.roles_source]
         roles += f"\n  roles from: {origin}" + (f", {self.roles_where}" if self.roles_where else "")
         library = self.library if self.callable else "not callable here"
-        return (f"aclnnStatus {self.name}{_headers.PHASE1_SUFFIX}(\n    {parameters},\n"
+        dtypes = "".join(f"\n  {name}: {', '.join(names)}" for name, names in self.dtypes)
+        if dtypes:
+            dtypes = "\n  dtypes on this SoC (CANN's names):" + dtypes.replace("\n  ", "\n    ")
+        computed = f"\n  on the emulator: {self.computed_by}" if self.computed_by else ""
+        return (f"{self.python_form}\n"
+                f"aclnnStatus {self.name}{_headers.PHASE1_SUFFIX}(\n    {parameters},\n"
                 f"    uint64_t *workspaceSize, aclOpExecutor **executor);\n{phase2}"
                 f"  roles: {roles}\n  header: {self.header}:{self.line}\n"
-                f"  library: {library} ({self.where})")
+                f"  library: {library} ({self.where}){dtypes}{computed}")
 
 
 @dataclass(frozen=True)
@@ -288,6 +312,13 @@ def operators(*, callable: bool = False) -> list[str]:
         if here:
             found.append(name)
     return sorted(found)
+
+
+def from_package(name: str) -> bool:
+    """Whether operator ``name`` comes from a custom operator package (whose own library
+    computes it), not the loaded CANN."""
+    source = _all_sources().get(name)
+    return source is not None and source.package is not None
 
 
 def signature(name: str) -> Signature:

@@ -45,3 +45,27 @@ def may_be_null(operator: str) -> frozenset[str]:
     such as aclnnConvolution's bias (无bias场景，可传入nullptr): ``call`` takes None for them."""
     entry = phase1_rules().get(operator) or {}
     return frozenset(entry.get("nullable", ()))
+
+
+def soc_family(soc: str) -> str:
+    """The family key of the table's ``socs`` for the SoC named ``soc`` (``Ascend910B3`` is
+    ``910b``), as the emulator's rule checker maps it (emulator/src/ops_rules.c ops_soc)."""
+    for prefix, family in (("Ascend910B", "910b"), ("Ascend910_93", "910_93"),
+                           ("Ascend950", "950"), ("Ascend910_95", "950"),
+                           ("Ascend310P", "310p"), ("Ascend310B", "310b"), ("Ascend910", "910")):
+        if soc.startswith(prefix):
+            return family
+    return ""
+
+
+def accepted_dtypes(operator: str, soc: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(parameter, CANN dtype names) of each parameter whose dtypes the phase-1 table states
+    for ``soc``, in the table's order: the first rule that applies to the SoC."""
+    family = soc_family(soc)
+    found: dict[str, tuple[str, ...]] = {}
+    for rule in phase1_rules().get(operator, {}).get("rules", ()):
+        if rule.get("rule") != "dtypes" or (rule.get("socs") and family not in rule["socs"]):
+            continue
+        for name in rule.get("params", ()):
+            found.setdefault(name, tuple(rule["dtypes"]))
+    return tuple(found.items())

@@ -188,3 +188,14 @@ def test_a_described_operator_s_uint64_parameter_arrives_unsigned(header_only_pa
     for value in (2**64 - 1, 2**63, 5):
         aclnn_py.call("aclnnCountCustom", np.ones(2, np.float32), value)
     assert seen == [2**64 - 1, 2**63, 5]
+
+
+def test_signature_and_operators_say_what_computes_a_package_operator(header_only_package):
+    """Without its library or a kernel, a package's operator is declared but not computed;
+    a registered kernel computes it (operators(computed=...), signature().computed_by)."""
+    assert "aclnnScaleCustom" in aclnn_py.operators(computed=False)
+    assert not aclnn_py.signature("aclnnScaleCustom").callable
+    assert aclnn_py.signature("aclnnScaleCustom").computed_by == "not computed"
+    _scale_kernel()
+    assert "aclnnScaleCustom" in aclnn_py.operators(computed=True)
+    assert aclnn_py.signature("aclnnScaleCustom").computed_by == "user kernel"
