@@ -404,7 +404,9 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
 
     ``out``: the output arrays (one, or a tuple in declaration order; for an output
     ``aclTensorList``, a list or tuple of its arrays; None for an ``...Optional`` output
-    to leave out). Without it each output is allocated with the broadcast shape of the
+    to leave out). Without it each output is allocated with the shape and dtype of the
+    operator's output rule (``aclnn_py.ops.outputs``: reductions, the matmul family,
+    gathers, joins, norms, pools, convolutions, ...), else with the broadcast shape of the
     tensor inputs and the first input's dtype (an output tensor list needs ``out=``), and
     ``...Optional`` outputs are left out unless all outputs are. Returns the outputs
     (in-place tensors first; None for one left out), one array or a tuple, a tensor list
@@ -523,8 +525,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
             tuple(c_attributes), flat_given, [p.name in skipped for p in all_outputs],
             on_device, stream, allocator, bool(inouts or lists))
     if flat_given is None:
-        flat_given = list(_allocate(name, arrays, len(outputs), on_device, stream.device,
-                                    allocator))
+        flat_given = list(_allocate(name, _rule_values(values, arrays, lists), arrays,
+                                    flat_names, on_device, stream.device, allocator))
     spec = _spec(signature, library, tuple(arrays), flat_names, tuple(left_out),
                  tuple(lists.items()))
     attributes = tuple(c_attributes)
@@ -826,28 +828,64 @@ def _check_inplace(operator: str, name: str, value: Any, array: Any) -> None:
                         f"{type(value).__name__}")
 
 
-def _allocate(operator: str, arrays: dict[str, Any], count: int, on_device: bool,
-              device: int, allocator: TensorCall | None = None) -> tuple[Any, ...]:
-    """Outputs of the broadcast shape of the tensor inputs and the first input's dtype (by
-    torch, through ``allocator``, when the call was given torch tensors). An operator that
-    only updates tensors in place (aclnnForeachZeroInplace) has none to allocate, whatever
-    its tensors' shapes."""
-    if count == 0:
+def _rule_values(values: dict[str, Any], arrays: dict[str, Any], lists: dict[str, int]
+                 ) -> dict[str, Any]:
+    """A call's values for its output rule (:mod:`.ops.outputs`): the arrays by parameter
+    name (a tensor list's as a list), the other arguments as given."""
+    found = dict(values)
+    found.update(arrays)
+    for name, count in lists.items():
+        found[name] = [arrays[f"{name}[{index}]"] for index in range(count)]
+    return found
+
+
+def _allocate(operator: str, values: dict[str, Any], arrays: dict[str, Any],
+              names: tuple[str, ...], on_device: bool, device: int,
+              allocator: TensorCall | None = None) -> tuple[Any, ...]:
+    """The outputs ``names`` of a call, of the shape and dtype the operator's output rule
+    gives (:mod:`.ops.outputs`), else of the broadcast shape of the tensor inputs and the
+    first input's dtype (by torch, through ``allocator``, when the call was given torch
+    tensors). An operator that only updates tensors in place (aclnnForeachZeroInplace) has
+    none to allocate, whatever its tensors' shapes."""
+    from .ops.outputs import OutputLayout, infer
+
+    if not names:
         return ()
+    layouts = infer(operator, values) or {}
+    fallback: OutputLayout | None = None
+    made: list[Any] = []
+    for name in names:
+        layout = layouts.get(name)
+        if layout is None:
+            if fallback is None:
+                fallback = _broadcast_layout(operator, name, arrays)
+            layout = fallback
+        if allocator is not None and allocator.like is not None:
+            made.append(allocator.new_array(layout.shape, layout.dtype))
+        elif on_device:
+            made.append(empty(layout.shape, layout.dtype, device=device))
+        else:
+            made.append(np.empty(layout.shape, layout.dtype))
+    return tuple(made)
+
+
+def _broadcast_layout(operator: str, name: str, arrays: dict[str, Any]) -> Any:
+    """The layout of an output no rule knows: the tensor inputs' broadcast shape and the
+    first input's dtype, as an elementwise operator's; else a TypeError or ValueError naming
+    the output and saying to pass it."""
+    from .ops.outputs import OutputLayout
+
+    where = (f"{operator}: {name} cannot be inferred (aclnn_py has no output rule for "
+             f"{operator}")
+    advice = (f"); pass out= with an array for {name} of the shape and dtype CANN's doc of "
+              f"{operator} gives (signature({operator!r}) lists its outputs)")
     if not arrays:
-        raise TypeError(f"{operator}: the outputs' shape cannot be inferred without tensor "
-                        "inputs; pass out=")
+        raise TypeError(f"{where}, and it has no tensor inputs{advice}")
     shape = broadcast_shapes([a.shape for a in arrays.values()])
     if shape is None:
         shapes = ", ".join(f"{n} {a.shape}" for n, a in arrays.items())
-        raise ValueError(f"{operator}: the outputs' shape cannot be inferred, as the inputs do "
-                         f"not broadcast ({shapes}); pass out=")
-    dtype = next(iter(arrays.values())).dtype
-    if allocator is not None and allocator.like is not None:
-        return tuple(allocator.new_array(shape, dtype) for _ in range(count))
-    if on_device:
-        return tuple(empty(shape, dtype, device=device) for _ in range(count))
-    return tuple(np.empty(shape, dtype) for _ in range(count))
+        raise ValueError(f"{where}, and its inputs do not broadcast: {shapes}{advice}")
+    return OutputLayout(shape, next(iter(arrays.values())).dtype)
 
 
 def _cast(array: DeviceArray, dtype: np.dtype) -> DeviceArray:

@@ -1,0 +1,450 @@
+"""The shape and dtype of each output of a call, from its inputs and attributes.
+
+``aclnn_py.call`` allocates an operator's outputs with these rules when no ``out=`` is given,
+on CANN and on the emulator alike. One rule per operator, written once: a pattern where one
+fits (the reductions over dims with keepdim, the matmul family, gathers, the norms and their
+saved statistics, pools and convolutions), a short function where a formula is needed. The
+shapes are those of CANN's docs for each operator (``docs/aclnn<Name>.md`` of hicann's
+ops-nn and ops-math) and of PyTorch's operators of the same name; ``tests/api/
+test_output_rules.py`` checks every rule against the emulator's kernels' test cases, whose
+outputs are PyTorch's.
+
+A rule takes the call's values by C parameter name (arrays, or anything with ``.shape`` and
+``.dtype``, for tensors; lists of them for tensor lists; the Python values given for the
+other parameters) and gives the layout of each output parameter it knows by name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+INT64 = np.dtype(np.int64)
+BOOL = np.dtype(np.bool_)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLayout:
+    """The shape and dtype an output parameter gets."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+Values = Mapping[str, Any]
+Rule = Callable[[Values], dict[str, OutputLayout]]
+RULES: dict[str, Rule] = {}
+
+
+def infer(operator: str, values: Values) -> dict[str, OutputLayout] | None:
+    """The outputs' layouts of a call of ``operator`` with ``values`` (by C parameter name),
+    or None when no rule is known. A rule whose values do not fit (a dim out of range, a
+    missing tensor) gives None too: the call's own checks then say what is wrong."""
+    rule = RULES.get(operator)
+    if rule is None:
+        return None
+    try:
+        return rule(values)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        return None
+
+
+def _rule(*names: str) -> Callable[[Rule], Rule]:
+    def register(function: Rule) -> Rule:
+        for name in names:
+            RULES[name] = function
+        return function
+    return register
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    return tuple(int(n) for n in value.shape)
+
+
+def _dtype(value: Any, default: Any) -> np.dtype:
+    """An ``aclDataType`` attribute as given (a numpy dtype or anything numpy.dtype takes),
+    or ``default`` when it is None."""
+    found: np.dtype = np.dtype(default) if value is None else np.dtype(value)
+    return found
+
+
+def _axes(ndim: int, dims: Any) -> tuple[int, ...]:
+    """Reduction axes: every dimension for None or an empty list (CANN's reductions reduce
+    all then); negative dims count from the end."""
+    if dims is None:
+        return tuple(range(ndim))
+    listed = [int(d) for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
+    if not listed:
+        return tuple(range(ndim))
+    span = max(ndim, 1)
+    for d in listed:
+        if not -span <= d < span:
+            raise ValueError(f"dim {d} out of range")
+    return tuple(sorted({d % span for d in listed if d % span < ndim}))
+
+
+def _reduced(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) -> tuple[int, ...]:
+    if keep:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+# ---- reductions over dims ---------------------------------------------------------------
+
+def _reduction(dim: str | None, keep: str | None, dtype: str | None = None,
+               outputs: Sequence[tuple[str, str]] = (("out", "self"),),
+               source: str = "self") -> Rule:
+    """A reduction of ``source`` over the dims ``dim`` (None: all), keeping them when the
+    attribute ``keep`` is true; each output (name, "self" | "int64" | "bool") of the
+    reduced shape and that dtype, or of the ``dtype`` attribute when given."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        x = values[source]
+        shape = _shape(x)
+        axes = _axes(len(shape), values.get(dim) if dim else None)
+        reduced = _reduced(shape, axes, bool(values.get(keep)) if keep else False)
+        kinds = {"self": _dtype(values.get(dtype) if dtype else None, x.dtype),
+                 "int64": INT64, "bool": BOOL}
+        return {name: OutputLayout(reduced, kinds[kind]) for name, kind in outputs}
+    return rule
+
+
+RULES.update({
+    "aclnnReduceSum": _reduction("dims", "keepDims", "dtype"),
+    "aclnnMean": _reduction("dim", "keepDim", "dtype"),
+    "aclnnReduceNansum": _reduction("dim", "keepDim", "dtype"),
+    "aclnnAmax": _reduction("dim", "keepDim"),
+    "aclnnAmin": _reduction("dim", "keepDim"),
+    "aclnnLogSumExp": _reduction("dim", "keepDim"),
+    "aclnnArgMax": _reduction("dim", "keepdim", outputs=(("out", "int64"),)),
+    "aclnnArgMin": _reduction("dim", "keepdim", outputs=(("out", "int64"),)),
+    "aclnnMaxDim": _reduction("dim", "keepdim", outputs=(("out", "self"), ("indices", "int64"))),
+    "aclnnMinDim": _reduction("dim", "keepdim", outputs=(("out", "self"), ("indices", "int64"))),
+    "aclnnMax": _reduction(None, None),
+    "aclnnMin": _reduction(None, None),
+    "aclnnProd": _reduction(None, None, "dtype"),
+    "aclnnProdDim": _reduction("dim", "keepDim", "dtype"),
+    "aclnnVar": _reduction("dim", "keepdim"),
+    "aclnnStd": _reduction("dim", "keepdim"),
+    "aclnnNorm": _reduction("dim", "keepdim"),
+    "aclnnLinalgVectorNorm": _reduction("dims", "keepDims", "dtype"),
+    "aclnnAll": _reduction("dim", "keepdim", outputs=(("out", "bool"),)),
+    "aclnnAny": _reduction("dim", "keepdim", outputs=(("out", "bool"),)),
+    "aclnnAminmax": _reduction("dim", "keepDim",
+                               outputs=(("minOut", "self"), ("maxOut", "self"))),
+    "aclnnAminmaxDim": _reduction("dim", "keepDim",
+                                  outputs=(("minOut", "self"), ("maxOut", "self"))),
+    "aclnnAminmaxAll": _reduction(None, None, outputs=(("minOut", "self"), ("maxOut", "self"))),
+    "aclnnVarMean": _reduction("dim", "keepdim",
+                               outputs=(("varOut", "self"), ("meanOut", "self"))),
+    "aclnnStdMeanCorrection": _reduction("dim", "keepdim",
+                                         outputs=(("stdOut", "self"), ("meanOut", "self"))),
+})
+
+
+@_rule("aclnnCumsum", "aclnnCumsumV2", "aclnnCumprod")
+def _cumulative(values: Values) -> dict[str, OutputLayout]:
+    x = values.get("self", values.get("input"))
+    return {"out": OutputLayout(_shape(x), _dtype(values.get("dtype"), x.dtype))}
+
+
+@_rule("aclnnCummax", "aclnnCummin")
+def _cumulative_extremum(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"valuesOut": OutputLayout(_shape(x), x.dtype),
+            "indicesOut": OutputLayout(_shape(x), INT64)}
+
+
+@_rule("aclnnGlobalAveragePool", "aclnnGlobalMaxPool")
+def _global_pool(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = _shape(x)
+    return {"out": OutputLayout(shape[:2] + (1,) * (len(shape) - 2), x.dtype)}
+
+
+@_rule("aclnnEqual")
+def _equal(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout((1,), BOOL)}
+
+
+# ---- the matmul family -------------------------------------------------------------------
+
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's (and torch.matmul's) product shape: 1-d operands promoted and squeezed back,
+    batch dims broadcast."""
+    if not a or not b:
+        raise ValueError("matmul of a 0-d operand")
+    left = (1,) + a if len(a) == 1 else a
+    right = b + (1,) if len(b) == 1 else b
+    if left[-1] != right[-2]:
+        raise ValueError("inner dims differ")
+    batch = np.broadcast_shapes(left[:-2], right[:-2])
+    shape = (*batch, left[-2], right[-1])
+    if len(a) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(b) == 1:
+        shape = shape[:-1]
+    return tuple(int(n) for n in shape)
+
+
+def _matmul(first: str, second: str) -> Rule:
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        a, b = values[first], values[second]
+        return {"out": OutputLayout(_matmul_shape(_shape(a), _shape(b)), a.dtype)}
+    return rule
+
+
+RULES.update({
+    "aclnnMatmul": _matmul("self", "mat2"),
+    "aclnnMm": _matmul("self", "mat2"),
+    "aclnnBatchMatMul": _matmul("self", "mat2"),
+    "aclnnMv": _matmul("self", "vec"),
+    "aclnnDot": _matmul("self", "tensor"),
+    "aclnnAddmm": _matmul("mat1", "mat2"),
+    "aclnnBaddbmm": _matmul("batch1", "batch2"),
+})
+
+
+@_rule("aclnnGemm")
+def _gemm(values: Values) -> dict[str, OutputLayout]:
+    a, b = _shape(values["A"]), _shape(values["B"])
+    rows = a[1] if values.get("transA") else a[0]
+    columns = b[0] if values.get("transB") else b[1]
+    return {"out": OutputLayout((rows, columns), values["A"].dtype)}
+
+
+@_rule("aclnnGer", "aclnnAddr")
+def _outer(values: Values) -> dict[str, OutputLayout]:
+    first = values["vec1"] if "vec1" in values else values["self"]
+    return {"out": OutputLayout((_shape(first)[0], _shape(values["vec2"])[0]), first.dtype)}
+
+
+# ---- gathers, joins and layouts ------------------------------------------------------------
+
+@_rule("aclnnIndexSelect")
+def _index_select(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = list(_shape(x))
+    if shape:
+        shape[_axes(len(shape), values["dim"])[0]] = math.prod(_shape(values["index"]))
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnGatherV2")
+def _gather_v2(values: Values) -> dict[str, OutputLayout]:
+    x, index = values["self"], values["index"]
+    shape = _shape(x) or (1,)
+    axis = _axes(len(shape), values["dim"])[0]
+    return {"out": OutputLayout(shape[:axis] + _shape(index) + shape[axis + 1:], x.dtype)}
+
+
+@_rule("aclnnGather", "aclnnTake")
+def _gather(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout(_shape(values["index"]), values["self"].dtype)}
+
+
+@_rule("aclnnEmbedding")
+def _embedding(values: Values) -> dict[str, OutputLayout]:
+    weight = values["weight"]
+    return {"out": OutputLayout(_shape(values["indices"]) + _shape(weight)[1:], weight.dtype)}
+
+
+@_rule("aclnnCat")
+def _cat(values: Values) -> dict[str, OutputLayout]:
+    tensors = [t for t in values["tensors"] if _shape(t) != (0,)]  # 1-d empties are skipped
+    first = tensors[0] if tensors else values["tensors"][0]
+    shape = list(_shape(first))
+    axis = _axes(len(shape), values["dim"])[0]
+    shape[axis] = sum(_shape(t)[axis] for t in tensors)
+    return {"out": OutputLayout(tuple(shape), first.dtype)}
+
+
+@_rule("aclnnStack")
+def _stack(values: Values) -> dict[str, OutputLayout]:
+    tensors = values["tensors"]
+    shape = list(_shape(tensors[0]))
+    dim = int(values["dim"])
+    axis = dim % (len(shape) + 1)
+    shape.insert(axis, len(tensors))
+    return {"out": OutputLayout(tuple(shape), tensors[0].dtype)}
+
+
+@_rule("aclnnPermute")
+def _permute(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = _shape(x)
+    return {"out": OutputLayout(tuple(shape[int(d) % len(shape)] for d in values["dims"]),
+                                x.dtype)}
+
+
+@_rule("aclnnExpand")
+def _expand(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"out": OutputLayout(tuple(int(n) for n in values["size"]), x.dtype)}
+
+
+@_rule("aclnnRepeat")
+def _repeat(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    repeats = [int(n) for n in values["repeats"]]
+    shape = (1,) * (len(repeats) - len(_shape(x))) + _shape(x)
+    return {"out": OutputLayout(tuple(n * r for n, r in zip(shape, repeats)), x.dtype)}
+
+
+@_rule("aclnnConstantPadNd")
+def _constant_pad(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = list(_shape(x))
+    pad = [int(p) for p in values["pad"]]
+    for pair in range(len(pad) // 2):
+        shape[-1 - pair] += pad[2 * pair] + pad[2 * pair + 1]
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnSort")
+def _sort(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"valuesOut": OutputLayout(_shape(x), x.dtype),
+            "indicesOut": OutputLayout(_shape(x), INT64)}
+
+
+@_rule("aclnnArgsort")
+def _argsort(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout(_shape(values["self"]), INT64)}
+
+
+@_rule("aclnnTopk")
+def _topk(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = list(_shape(x))
+    if shape:
+        shape[_axes(len(shape), values["dim"])[0]] = int(values["k"])
+    return {"valuesOut": OutputLayout(tuple(shape), x.dtype),
+            "indicesOut": OutputLayout(tuple(shape), INT64)}
+
+
+# ---- norms and their saved statistics ------------------------------------------------------
+
+@_rule("aclnnLayerNorm")
+def _layer_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["input"]
+    shape = _shape(x)
+    kept = len(shape) - len(values["normalizedShape"])
+    statistics = shape[:kept] + (1,) * (len(shape) - kept)
+    return {"out": OutputLayout(shape, x.dtype),
+            "meanOutOptional": OutputLayout(statistics, x.dtype),
+            "rstdOutOptional": OutputLayout(statistics, x.dtype)}
+
+
+@_rule("aclnnRmsNorm", "aclnnGemmaRmsNorm")
+def _rms_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["x"]
+    shape = _shape(x)
+    kept = len(shape) - len(_shape(values["gamma"]))
+    statistics = shape[:kept] + (1,) * (len(shape) - kept)
+    return {"yOut": OutputLayout(shape, x.dtype),
+            "rstdOut": OutputLayout(statistics, np.dtype(np.float32))}
+
+
+@_rule("aclnnGroupNorm")
+def _group_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    statistics = (int(values["N"]), int(values["group"]))
+    return {"out": OutputLayout(_shape(x), x.dtype),
+            "meanOut": OutputLayout(statistics, x.dtype),
+            "rstdOut": OutputLayout(statistics, x.dtype)}
+
+
+@_rule("aclnnBatchNorm")
+def _batch_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["input"]
+    channels = (_shape(x)[1],)
+    return {"output": OutputLayout(_shape(x), x.dtype),
+            "saveMean": OutputLayout(channels, np.dtype(np.float32)),
+            "saveInvstd": OutputLayout(channels, np.dtype(np.float32))}
+
+
+@_rule("aclnnSoftmaxCrossEntropyWithLogits")
+def _softmax_cross_entropy(values: Values) -> dict[str, OutputLayout]:
+    features = values["features"]
+    return {"loss": OutputLayout(_shape(features)[:1], features.dtype),
+            "backprop": OutputLayout(_shape(features), features.dtype)}
+
+
+# ---- windows: pools and convolutions --------------------------------------------------------
+
+def _pairs(value: Any, count: int, default: int) -> tuple[int, ...]:
+    """An IntArray attribute of one value per spatial dim, or one value for all of them."""
+    items = [int(v) for v in (value if value is not None else ())]
+    if not items:
+        return (default,) * count
+    return tuple(items) * count if len(items) == 1 else tuple(items[-count:])
+
+
+def _window_extent(size: int, kernel: int, stride: int, pad: int, dilation: int,
+                   ceil: bool) -> int:
+    """Output extent of a pooling window (PyTorch's pooling_output_shape: with ceilMode the
+    last window must start inside the input or its left padding)."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    extent = (span + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (extent - 1) * stride >= size + pad:
+        extent -= 1
+    return extent
+
+
+def _pool(kernel: str, stride: str, padding: str, dilation: str | None,
+          indices: bool) -> Rule:
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        x = values["self"]
+        shape = _shape(x)
+        kernels = _pairs(values[kernel], 2, 1)
+        strides = _pairs(values[stride], 2, 0)
+        strides = tuple(s or k for s, k in zip(strides, kernels))
+        pads = _pairs(values[padding], 2, 0)
+        dilations = _pairs(values[dilation], 2, 1) if dilation else (1, 1)
+        ceil = bool(values.get("ceilMode"))
+        spatial = tuple(_window_extent(n, k, s, p, d, ceil) for n, k, s, p, d in
+                        zip(shape[-2:], kernels, strides, pads, dilations))
+        result = {"out": OutputLayout(shape[:-2] + spatial, x.dtype)}
+        if indices:
+            # INT32 or INT64 (ops-nn aclnnMaxPool2dWithIndices.md): int64, PyTorch's
+            result["indices"] = OutputLayout(shape[:-2] + spatial, INT64)
+        return result
+    return rule
+
+
+RULES.update({
+    "aclnnMaxPool2dWithIndices": _pool("kernelSize", "stride", "padding", "dilation", True),
+    "aclnnAvgPool2d": _pool("kernelSize", "strides", "paddings", None, False),
+})
+
+
+@_rule("aclnnAdaptiveAvgPool2d")
+def _adaptive_pool(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    size = tuple(int(n) for n in values["outputSize"])
+    return {"out": OutputLayout(_shape(x)[:-2] + size, x.dtype)}
+
+
+@_rule("aclnnConvolution")
+def _convolution(values: Values) -> dict[str, OutputLayout]:
+    x, weight = values["input"], values["weight"]
+    shape, kernel = _shape(x), _shape(weight)
+    spatial = len(shape) - 2
+    strides = _pairs(values["stride"], spatial, 1)
+    pads = _pairs(values["padding"], spatial, 0)
+    dilations = _pairs(values["dilation"], spatial, 1)
+    groups = int(values["groups"])
+    if values.get("transposed"):
+        extra = _pairs(values.get("outputPadding"), spatial, 0)
+        sizes = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1 for n, s, p, d, k, e in
+                      zip(shape[2:], strides, pads, dilations, kernel[2:], extra))
+        channels = kernel[1] * groups
+    else:
+        sizes = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, s, p, d, k in
+                      zip(shape[2:], strides, pads, dilations, kernel[2:]))
+        channels = kernel[0]
+    return {"output": OutputLayout((shape[0], channels, *sizes), x.dtype)}

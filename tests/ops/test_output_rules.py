@@ -1,0 +1,131 @@
+"""The output rules of ``aclnn_py.ops.outputs``: each against the emulator's kernels' cases
+(outputs made by PyTorch) and, called without ``out=``, against PyTorch's output shapes."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+import pytest
+from test_python_kernels import CASES, FLOAT_DTYPES, T
+
+import aclnn_py
+from aclnn_py.ops import outputs
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
+pytestmark = pytest.mark.emulator_only
+
+
+def _output_names(name: str) -> list[str]:
+    return [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"]
+
+
+def _case_parameters() -> list[Any]:
+    found = []
+    for name in sorted(set(outputs.RULES) & set(CASES)):
+        for label, make, dtypes in CASES[name]:
+            found.append(pytest.param(name, make, FLOAT_DTYPES[dtypes[0]],
+                                      id=f"{name}-{label}"))
+    return found
+
+
+@pytest.mark.parametrize(("name", "make", "dtype"), _case_parameters())
+def test_each_rule_gives_the_outputs_of_the_kernels_cases(name, make, dtype):
+    arguments, out, _ = make(np.random.default_rng(zlib.crc32(name.encode())), dtype)
+    if out is None:
+        pytest.skip(f"the {name} case lets the call allocate")
+    given = out[0] if isinstance(out, list) else out
+    given = given if isinstance(given, tuple) else (given,)
+    inferred = outputs.infer(name, arguments)
+    assert inferred is not None, f"{name}'s rule does not take its case's arguments"
+    for output, array in zip(_output_names(name), given):
+        if array is None:
+            continue
+        assert inferred[output] == outputs.OutputLayout(array.shape, array.dtype), output
+
+
+def test_every_rule_is_checked_by_a_case_or_a_call_below():
+    ruled = set(outputs.RULES)
+    assert ruled - set(CASES) - set(CALLS_BY_OPERATOR) == set()
+
+
+# (operator, positional arguments, the same call in PyTorch: its outputs)
+X = np.random.default_rng(7).standard_normal((2, 3, 4, 5)).astype(np.float32)
+A, B = X[0, 0], X[0, 1].T.copy()              # (4, 5), (5, 4)
+V = X[0, 0, 0].copy()                          # (5,)
+BATCH = X.reshape(6, 4, 5)
+INDEX = np.array([2, 0, 1, 2], np.int64)
+CALLS = [
+    ("aclnnMatmul", (A, B, 0), lambda: torch.matmul(T(A), T(B))),
+    ("aclnnMatmul", (V, B, 0), lambda: torch.matmul(T(V), T(B))),
+    ("aclnnMatmul", (A, V, 0), lambda: torch.matmul(T(A), T(V))),
+    ("aclnnMatmul", (BATCH, B, 0), lambda: torch.matmul(T(BATCH), T(B))),
+    ("aclnnMm", (A, B, 0), lambda: torch.mm(T(A), T(B))),
+    ("aclnnBatchMatMul", (BATCH, BATCH.transpose(0, 2, 1).copy(), 0),
+     lambda: torch.bmm(T(BATCH), T(BATCH).transpose(1, 2))),
+    ("aclnnMv", (A, V, 0), lambda: torch.mv(T(A), T(V))),
+    ("aclnnDot", (V, V), lambda: torch.dot(T(V), T(V))),
+    ("aclnnReduceSum", (X, [1, 3], False, np.float32), lambda: T(X).sum((1, 3))),
+    ("aclnnReduceSum", (X, [-1], True, np.float32), lambda: T(X).sum(-1, keepdim=True)),
+    ("aclnnMean", (X, [0], False, np.float32), lambda: T(X).mean(0)),
+    ("aclnnAmax", (X, [2], True), lambda: T(X).amax(2, keepdim=True)),
+    ("aclnnArgMax", (X, 1, False), lambda: T(X).argmax(1)),
+    ("aclnnArgMin", (X, -1, True), lambda: T(X).argmin(-1, keepdim=True)),
+    ("aclnnMaxDim", (X, 3, False), lambda: tuple(T(X).max(3))),
+    ("aclnnMinDim", (X, 0, True), lambda: tuple(T(X).min(0, keepdim=True))),
+    ("aclnnMax", (X,), lambda: T(X).max()),
+    ("aclnnProd", (X, np.float32), lambda: T(X).prod()),
+    ("aclnnAll", (X > 0, [1], False), lambda: (T(X) > 0).all(1)),
+    ("aclnnIndexSelect", (X, 2, INDEX), lambda: T(X).index_select(2, T(INDEX))),
+    ("aclnnGather", (X, 3, np.zeros((2, 3, 4, 2), np.int64)),
+     lambda: T(X).gather(3, torch.zeros((2, 3, 4, 2), dtype=torch.int64))),
+    ("aclnnTake", (X, INDEX), lambda: T(X).take(T(INDEX))),
+    ("aclnnEmbedding", (A, INDEX.reshape(2, 2)),
+     lambda: torch.nn.functional.embedding(T(INDEX.reshape(2, 2)), T(A))),
+    ("aclnnPermute", (X, [3, 0, 2, 1]), lambda: T(X).permute(3, 0, 2, 1)),
+    ("aclnnExpand", (V, [3, 5]), lambda: T(V).expand(3, 5)),
+    ("aclnnRepeat", (A, [2, 1, 3]), lambda: T(A).repeat(2, 1, 3)),
+    ("aclnnConstantPadNd", (X, [1, 2, 0, 1], 0.0),
+     lambda: torch.nn.functional.pad(T(X), (1, 2, 0, 1))),
+    ("aclnnTopk", (X, 2, 1, True, True), lambda: tuple(T(X).topk(2, 1))),
+    ("aclnnSort", (X, False, 2, False), lambda: tuple(T(X).sort(2))),
+    ("aclnnCat", ([A, A[:1]], 0), lambda: torch.cat([T(A), T(A[:1])], 0)),
+    ("aclnnStack", ([A, A], 1), lambda: torch.stack([T(A), T(A)], 1)),
+    ("aclnnCumsum", (X, 1, np.float32), lambda: T(X).cumsum(1)),
+    ("aclnnConvolution", (X, np.ones((6, 3, 2, 2), np.float32), None, [1, 2], [1, 0], [1, 1],
+                          False, [0, 0], 1, 0),
+     lambda: torch.nn.functional.conv2d(T(X), torch.ones(6, 3, 2, 2), stride=(1, 2),
+                                        padding=(1, 0))),
+    ("aclnnMaxPool2dWithIndices", (X, [2, 2], [2, 2], [0, 0], [1, 1], True),
+     lambda: torch.nn.functional.max_pool2d(T(X), 2, 2, ceil_mode=True)),
+    ("aclnnAvgPool2d", (X, [3, 3], [1, 1], [1, 1], False, True, 0, 0),
+     lambda: torch.nn.functional.avg_pool2d(T(X), 3, 1, 1)),
+    ("aclnnLayerNorm", (X, [5], None, None, 1e-5),
+     lambda: torch.nn.functional.layer_norm(T(X), [5])),
+]
+CALLS_BY_OPERATOR = {name for name, _, _ in CALLS}
+
+
+@pytest.mark.parametrize(("name", "arguments", "reference"), CALLS,
+                         ids=[f"{name}-{index}" for index, (name, _, _) in enumerate(CALLS)])
+def test_a_call_without_out_gives_pytorchs_shapes_and_values(name, arguments, reference):
+    result = aclnn_py.call(name, *arguments)
+    results = result if isinstance(result, tuple) else (result,)
+    wanted = reference()
+    wanted = wanted if isinstance(wanted, tuple) else (wanted,)
+    for actual, expected in zip(results, wanted):
+        assert actual.shape == tuple(expected.shape), (actual.shape, tuple(expected.shape))
+        if expected.dtype in (torch.int64, torch.bool):
+            np.testing.assert_array_equal(actual, expected.numpy())
+        else:
+            np.testing.assert_allclose(actual, expected.numpy(), rtol=2e-4, atol=2e-4)
+
+
+def test_an_output_without_a_rule_is_named_with_the_way_out(monkeypatch):
+    monkeypatch.delitem(outputs.RULES, "aclnnMatmul")
+    with pytest.raises(ValueError, match=r"^aclnnMatmul: out cannot be inferred \(aclnn_py has "
+                                         r"no output rule for aclnnMatmul, and its inputs do "
+                                         r"not broadcast: self \(4, 5\), mat2 \(5, 4\)\); pass "
+                                         r"out= with an array for out of the shape and dtype"):
+        aclnn_py.call("aclnnMatmul", A, B, cubeMathType=0)  # (a keyword: not the fast path)
