@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from . import Refusal, report_extent, store, widen
+from . import Refusal, report_extent, store, tensor_format, widen
 from . import inplace as _inplace_forms
 from .elementwise import ANY, FLOATS64, NUMBERS
 from .elementwise import register as builtin
+from .foreach import PRIVATE_FORMATS
 from .nn import valid_indices
 from .shapes import _axis, _index_dtype, _scatter_check, _scatter_into, _scatter_values
 from .shapes import index_fill as _index_fill
@@ -35,6 +36,15 @@ def _max_dims(**tensors: Any) -> None:
                              "supported")
 
 
+def _nd_formats(**tensors: Any) -> None:
+    """CANN's CheckFormat of the operators below: no private format (NC1HWC0, FRACTAL_Z,
+    FRACTAL_NZ ...: foreach.PRIVATE_FORMATS)."""
+    for name, value in tensors.items():
+        if value is not None and tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format ({tensor_format(value)}): only ND "
+                             "and the plain formats are supported")
+
+
 def _dim_in_range(ndim: int, dim: int, name: str = "dim") -> int:
     """dim in [-r, r) for r dimensions, [-1, 0] for a 0-d tensor; the axis it names."""
     size = max(ndim, 1)
@@ -42,6 +52,28 @@ def _dim_in_range(ndim: int, dim: int, name: str = "dim") -> int:
         raise ValueError(f"{name} {dim} is out of range for a tensor of {ndim} dimensions: it "
                          f"must be in [{-size}, {size - 1}]")
     return dim % size
+
+
+def add_rows(target: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """target[rows[i]] += values[i] along the first axis, repeated rows summed in order.
+
+    numpy's add.at over rows of many elements is slow: the rows are sorted (stably) and added
+    in passes, the k-th occurrence of every row in pass k (no row twice in a pass), as many
+    passes as a row repeats; past 64 repeats, each run is summed by one reduceat instead."""
+    if rows.size == 0:
+        return
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    lengths = np.diff(np.r_[starts, ordered.size])
+    if lengths.max() > 64:
+        sums = np.add.reduceat(values[order], starts, axis=0)
+        target[ordered[starts]] += sums.astype(target.dtype, copy=False)
+        return
+    rank = np.arange(ordered.size) - np.repeat(starts, lengths)
+    for k in range(int(lengths.max())):
+        chosen = order[rank == k]
+        target[rows[chosen]] += values[chosen].astype(target.dtype, copy=False)
 
 
 def _along(array: np.ndarray, axis: int) -> np.ndarray:
@@ -101,7 +133,7 @@ def _index_add(self: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray
             np.logical_or.at(target, values, _along(scaled, axis))
         else:
             scaled = added * np.asarray(alpha).astype(result.dtype)
-            np.add.at(_along(result, axis), values, _along(scaled.astype(result.dtype), axis))
+            add_rows(_along(result, axis), values, _along(scaled.astype(result.dtype), axis))
     store(out, result.reshape(out.shape))
 
 
@@ -200,8 +232,17 @@ def inplace_index_copy(selfRef: np.ndarray, dim: int, index: np.ndarray, source:
 def _index_fill_tensor_check(self: np.ndarray, dim: int, index: tuple[int, ...], value: Any,
                              out: np.ndarray) -> None:
     """ops-nn index/index_fill_d/docs/aclnnIndexFillTensor&aclnnInplaceIndexFillTensor.md: dim
-    in [-r, r); out of self's shape."""
-    _dim_in_range(self.ndim, dim)
+    in [-r, r); every index in [-n, n) for dim's extent n (ops-nn index/index_fill_d/op_api/
+    aclnn_index_fill_tensor.cpp, whose UT test_index_fill_exceed_negative_index and
+    test_index_fill_index_illegal_out refuse one outside); out of self's dtype and shape."""
+    axis = _dim_in_range(self.ndim, dim)
+    n = (self.shape or (1,))[axis]
+    outside = [i for i in index if not -n <= i < n]
+    if outside:
+        raise ValueError(f"index holds {outside[0]}, outside [{-n}, {n}) for dim {dim} of "
+                         f"extent {n}")
+    if out.dtype != self.dtype:
+        raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
     if out.shape != self.shape:
         raise ValueError(f"out has shape {out.shape}: it must be self's {self.shape}")
 
@@ -221,6 +262,7 @@ def _index_check(self: np.ndarray, indices: list[np.ndarray], out: np.ndarray) -
     the phase-1 rules): self and every index at most 8 dimensions; each index int64, int32,
     bool or uint8 (an empty one stands for the whole dimension); out of self's dtype."""
     _max_dims(self=self)
+    _nd_formats(self=self, out=out)
     for position, index in enumerate(indices):
         if index.ndim > MAX_DIMS:
             raise ValueError(f"indices[{position}] has {index.ndim} dimensions: at most "
@@ -379,6 +421,8 @@ def scatter_nd(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, out: 
 def _scatter_nd_update_check(varRef: np.ndarray, indices: np.ndarray, updates: np.ndarray
                              ) -> None:
     _max_dims(varRef=varRef, indices=indices, updates=updates)
+    if varRef.size == 0 or indices.size == 0:  # nothing to update (its UT case_2)
+        return
     _scatter_nd_shapes(varRef, indices, updates, ("varRef", "indices", "updates"))
 
 
@@ -414,8 +458,12 @@ def tf_scatter_add(varRef: np.ndarray, indices: np.ndarray, updates: np.ndarray)
     n = varRef.shape[0]
     rows = valid_indices("indices", indices.reshape(-1), 0, n,
                          f"varRef's first dimension is {n}: indices must be in [0, {n})")
+    added = widen(updates).reshape((-1,) + varRef.shape[1:])
+    if widen(varRef[:0]).dtype == varRef.dtype:  # no rounding: added into varRef itself
+        add_rows(varRef, rows, added.astype(varRef.dtype, copy=False))
+        return
     result = widen(varRef).copy()
-    np.add.at(result, rows, widen(updates).reshape((-1,) + varRef.shape[1:]).astype(result.dtype))
+    add_rows(result, rows, added.astype(result.dtype))
     store(varRef, result)
 
 
@@ -432,6 +480,8 @@ def _inplace_put_check(selfRef: np.ndarray, index: np.ndarray, source: np.ndarra
     if index.size != source.size:
         raise ValueError(f"index has {index.size} elements and source {source.size}: they must "
                          "have as many")
+    if selfRef.size == 0 and index.size:  # ops-nn index/scatter_nd_update/op_api/aclnn_put.cpp
+        raise ValueError("selfRef is empty and index is not: nothing can be put into selfRef")
 
 
 @builtin("aclnnInplacePut", dtypes=ANY, check=_inplace_put_check)
@@ -530,23 +580,20 @@ def _repeat_counts(repeats: Any, length: int) -> np.ndarray:
 
 
 def _repeats_tensor_check(self: np.ndarray, repeats: np.ndarray, dim: int | None,
-                          out: np.ndarray) -> None:
-    """aclnn_repeat_interleave.cpp: repeats int32 or int64 of at most one dimension, of one
-    element or as many as self's elements (self's extent along dim); an empty self takes
-    only an empty or one-element repeats; self at most 8 dimensions; out of self's dtype;
-    dim in [-r, r), none for a 0-d self."""
-    _max_dims(self=self)
+                          outputSize: int, out: np.ndarray) -> None:
+    """aclnn_repeat_interleave.cpp CheckParams / CheckParamsDim: repeats int32 or int64 of at
+    most one dimension; out of self's dtype; dim in [-r, r), none for a 0-d self; a 1-d
+    repeats of one element or as many as self's elements (its extent along dim); self at most
+    8 dimensions; without dim, an empty self takes only an empty or one-element repeats. An
+    empty self or outputSize 0 is then done; else an empty repeats is refused, and out has the
+    result's shape: self flattened to outputSize elements (with dim: dim's extent
+    outputSize)."""
     if repeats.dtype not in (np.int32, np.int64):
         raise ValueError(f"repeats has dtype {repeats.dtype.name}: it must be int32 or int64")
-    if repeats.ndim > 1:
-        raise ValueError(f"repeats has {repeats.ndim} dimensions: it must have at most one")
     if out.dtype != self.dtype:
         raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
-    if self.size == 0:
-        if repeats.size > 1:
-            raise ValueError(f"self is empty: repeats must be empty or hold one element, not "
-                             f"shape {repeats.shape}")
-        return
+    if repeats.ndim > 1:
+        raise ValueError(f"repeats has {repeats.ndim} dimensions: it must have at most one")
     if dim is None:
         length = self.size
     else:
@@ -555,6 +602,29 @@ def _repeats_tensor_check(self: np.ndarray, repeats: np.ndarray, dim: int | None
         length = self.shape[_dim_in_range(self.ndim, dim)]
     if repeats.ndim == 1 and repeats.shape[0] not in (1, length):
         raise ValueError(f"repeats has {repeats.shape[0]} elements: it must have 1 or {length}")
+    _max_dims(self=self)
+    if dim is None and self.size == 0 and repeats.size > 1:
+        raise ValueError(f"self is empty: repeats must be empty or hold one element, not "
+                         f"shape {repeats.shape}")
+    if self.size == 0 or outputSize == 0:
+        return
+    if repeats.size == 0:
+        raise ValueError("repeats is empty: it must have as many elements as self along dim")
+    _repeat_out_shape(self, dim, outputSize, out)
+
+
+def _repeat_out_shape(self: np.ndarray, dim: int | None, outputSize: int, out: np.ndarray
+                      ) -> None:
+    """CheckRepeatresOutShape: out of the result's shape (when outputSize gives it)."""
+    if outputSize <= 0:
+        return
+    if dim is None:
+        expected: tuple[int, ...] = (outputSize,)
+    else:
+        axis = _axis(self.ndim, dim)
+        expected = self.shape[:axis] + (outputSize,) + self.shape[axis + 1:]
+    if out.shape != expected:
+        raise ValueError(f"out has shape {out.shape}: the result's is {expected}")
 
 
 def _repeat_interleave_into(self: np.ndarray, counts: np.ndarray, dim: int | None,
@@ -579,7 +649,7 @@ def _repeat_interleave_into(self: np.ndarray, counts: np.ndarray, dim: int | Non
 
 def _repeat_interleave_check(self: np.ndarray, repeats: np.ndarray, outputSize: int,
                              out: np.ndarray) -> None:
-    _repeats_tensor_check(self, repeats, None, out)
+    _repeats_tensor_check(self, repeats, None, outputSize, out)
 
 
 @builtin("aclnnRepeatInterleave", dtypes={"self": ANY}, check=_repeat_interleave_check)
@@ -591,7 +661,7 @@ def repeat_interleave(self: np.ndarray, repeats: np.ndarray, outputSize: int, ou
 
 def _repeat_interleave_with_dim_check(self: np.ndarray, repeats: np.ndarray, dim: int,
                                       outputSize: int, out: np.ndarray) -> None:
-    _repeats_tensor_check(self, repeats, dim, out)
+    _repeats_tensor_check(self, repeats, dim, outputSize, out)
 
 
 @builtin("aclnnRepeatInterleaveWithDim", dtypes={"self": ANY},
@@ -703,8 +773,12 @@ def repeat_interleave_grad(yGrad: np.ndarray, repeats: np.ndarray, axis: int, ou
     if source.size == 0 or counts.size == 0:
         result = np.zeros(source.shape[:where] + (counts.size,) + source.shape[where + 1:],
                           source.dtype)
-    else:
-        result = np.add.reduceat(source, starts, axis=where)
+    elif (counts == counts[0]).all():  # runs of one length: a reshape and a sum
+        shape = source.shape[:where] + (counts.size, int(counts[0])) + source.shape[where + 1:]
+        result = source.reshape(shape).sum(axis=where + 1)
+    else:  # reduceat along the last (contiguous) axis: fast, unlike along another
+        last = np.ascontiguousarray(np.moveaxis(source, where, -1))
+        result = np.moveaxis(np.add.reduceat(last, starts, axis=-1), -1, where)
         empty = counts == 0  # reduceat gives the next element for an empty run
         if empty.any():
             positions: list[Any] = [slice(None)] * source.ndim
@@ -720,7 +794,17 @@ def _embedding_dense_backward_check(grad: np.ndarray, indices: np.ndarray, numWe
                                     paddingIdx: int, scaleGradByFreq: bool,
                                     out: np.ndarray) -> None:
     """ops-nn index/embedding_dense_grad_v2/docs/aclnnEmbeddingDenseBackward.md: out is
-    (numWeights, grad's last extent), of grad's dtype."""
+    (numWeights, grad's last extent) of float32, float16 or bfloat16; ops-nn index/
+    embedding_dense_grad_v2/op_api/aclnn_embedding_dense_backward.cpp CheckDimension (grad's
+    leading extents hold as many elements as indices, unless grad's last extent is 0) and
+    CheckFormat (no private format)."""
+    _nd_formats(grad=grad, indices=indices, out=out)
+    if out.dtype.name not in ("float32", "float16", "bfloat16"):
+        raise ValueError(f"out has dtype {out.dtype.name}: it must be float32, float16 or "
+                         "bfloat16")
+    if grad.ndim and grad.shape[-1] != 0 and int(np.prod(grad.shape[:-1])) != indices.size:
+        raise ValueError(f"grad has shape {grad.shape} and indices {indices.shape}: grad's "
+                         "leading extents must hold as many elements as indices")
     expected = (numWeights, grad.shape[-1] if grad.ndim else 1)
     if out.shape != expected:
         raise ValueError(f"out has shape {out.shape}: it must be {expected} (numWeights, then "
@@ -746,7 +830,7 @@ def embedding_dense_backward(grad: np.ndarray, indices: np.ndarray, numWeights: 
         counts = np.bincount(rows, minlength=numWeights)
         values = values / counts[rows, None].astype(dtype)
     result = np.zeros((numWeights, width), dtype)
-    np.add.at(result, rows, values)
+    add_rows(result, rows, values)
     store(out, result.reshape(out.shape))
 
 
@@ -802,6 +886,7 @@ def _dim_values_check(self: np.ndarray, dim: int, keepDim: bool, valuesOut: np.n
                       indicesOut: np.ndarray, k: int | None = None) -> None:
     """valuesOut of self's dtype, indicesOut int64; dim in [-r, r) ([-1, 0] for 0-d); both
     self's shape without dim (kept as 1 with keepDim); k in [1, extent] (kthvalue)."""
+    _max_dims(self=self)
     axis = _dim_in_range(self.ndim, dim)
     if valuesOut.dtype != self.dtype:
         raise ValueError(f"valuesOut has dtype {valuesOut.dtype.name}: it must be self's "
@@ -809,10 +894,9 @@ def _dim_values_check(self: np.ndarray, dim: int, keepDim: bool, valuesOut: np.n
     if indicesOut.dtype != np.int64:
         raise ValueError(f"indicesOut has dtype {indicesOut.dtype.name}: it must be int64")
     shape = self.shape
-    if shape:
-        expected = shape[:axis] + ((1,) if keepDim else ()) + shape[axis + 1:]
-    else:
-        expected = ()
+    if self.size == 0:  # CANN's UT l2_kthvalue_test_nullptr_self: an empty self is not judged
+        return
+    expected = shape[:axis] + ((1,) if keepDim else ()) + shape[axis + 1:] if shape else ()
     for name, value in (("valuesOut", valuesOut), ("indicesOut", indicesOut)):
         if value.shape != expected:
             raise ValueError(f"{name} has shape {value.shape}: it must be {expected}")
@@ -946,8 +1030,13 @@ def _unique_check(self: np.ndarray, sorted: bool, returnInverse: bool,  # noqa: 
     if valueOut.dtype != self.dtype:
         raise ValueError(f"valueOut has dtype {valueOut.dtype.name}: it must be self's "
                          f"{self.dtype.name}")
+    _max_dims(self=self)
     if inverseOut is not None and returnInverse and inverseOut.dtype != np.int64:
         raise ValueError(f"inverseOut has dtype {inverseOut.dtype.name}: it must be int64")
+    if inverseOut is not None and returnInverse and inverseOut.shape != self.shape:
+        raise ValueError(f"inverseOut has shape {inverseOut.shape}: it must be self's "
+                         f"{self.shape} (ops-nn index/unique_consecutive/op_api/aclnn_unique.cpp "
+                         "CheckShapeValid)")
 
 
 def _unique_flat(self: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -976,6 +1065,7 @@ def _unique_consecutive_check(self: np.ndarray, returnInverse: bool, returnCount
                               countsOut: Any) -> None:
     """ops-nn index/unique_consecutive/docs/aclnnUniqueConsecutive.md: dim in [-r, r) or 1000
     (flattened); valueOut of self's dtype; inverseOut and countsOut int64."""
+    _max_dims(self=self)
     if dim != FLATTENED:
         _dim_in_range(self.ndim, dim)
     if valueOut.dtype != self.dtype:
@@ -992,7 +1082,10 @@ def _runs(rows: np.ndarray) -> np.ndarray:
         return np.zeros(0, bool)
     flat = rows.reshape(rows.shape[0], -1)
     starts = np.ones(rows.shape[0], bool)
-    starts[1:] = np.any(flat[1:] != flat[:-1], axis=1)
+    if flat.shape[1] == 1:
+        np.not_equal(flat[1:, 0], flat[:-1, 0], out=starts[1:])
+    else:
+        starts[1:] = np.any(flat[1:] != flat[:-1], axis=1)
     return starts
 
 
@@ -1011,10 +1104,7 @@ def unique_consecutive(self: np.ndarray, returnInverse: bool, returnCounts: bool
     kept = moved[starts]
     inverse = np.cumsum(starts) - 1
     counts = np.diff(np.append(np.nonzero(starts)[0], moved.shape[0]))
-    if dim == FLATTENED or self.ndim == 0:
-        values = kept
-    else:
-        values = np.moveaxis(kept, 0, axis)
+    values = kept if dim == FLATTENED or self.ndim == 0 else np.moveaxis(kept, 0, axis)
     store(valueOut.reshape(-1)[:values.size], np.ascontiguousarray(values).reshape(-1))
     report_extent(valueOut, values.shape)
     if returnInverse and inverseOut is not None:
