@@ -2197,6 +2197,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "scaleGradByFreq": False}, E(square),
         lambda: torch.ops.aten.embedding_dense_backward(T(ix_grad_words), T(ix_words), 1024, -1,
                                                         False))
+    ix_bag_rows = rng.integers(0, 1024, 4096).astype(np.int64)
+    ix_bag_starts = np.arange(0, 4096, 4, dtype=np.int64)
+    cases["aclnnEmbeddingBag"] = lambda: EmulatedCase(
+        {"weight": X, "indices": ix_bag_rows, "offsets": ix_bag_starts, "scaleGradByFreq": False,
+         "mode": 0, "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+         "paddingIdx": -1},
+        [E(square), E((4096,), np.int64), E((1024,), np.int64), E((1024,), np.int64)],
+        lambda: torch.ops.aten._embedding_bag(T(X), T(ix_bag_rows), T(ix_bag_starts), False, 0,
+                                              False, None, False, -1))
     cases["aclnnInplaceMaskedScatter"] = lambda: in_place(
         {"selfRef": x.copy(), "mask": y > 0, "source": g}, x,
         lambda t: t.masked_scatter_(T(y > 0), T(g)))

@@ -751,6 +751,19 @@ if torch is not None:
         return _out(launch, torch.cat([p.sum(axis, keepdim=True) for p in parts], axis))
 
     REFERENCES["aclnnRepeatInterleaveGrad"] = _repeat_interleave_grad
+    def _embedding_bag(launch: Launch) -> dict[str, Any]:
+        mode = launch.arg("mode")
+        weights = launch.tensor("perSampleWeights")
+        output, offset2bag, sizes, best = torch.ops.aten._embedding_bag(
+            launch.input(), launch.tensor("indices"), launch.tensor("offsets"),
+            launch.arg("scaleGradByFreq"), mode if mode in (0, 1) else 2, launch.arg("sparse"),
+            weights, launch.arg("includeLastOffset"), launch.arg("paddingIdx"))
+        result = {"output": output}
+        if mode not in (0, 1):  # PyTorch's CPU kernel fills the other outputs in max mode only
+            result.update(offset2bag=offset2bag, bagSize=sizes, maxIndices=best)
+        return result
+
+    REFERENCES["aclnnEmbeddingBag"] = _embedding_bag
     REFERENCES["aclnnMedian"] = lambda launch: _out(launch, torch.median(launch.input()))
     REFERENCES["aclnnNanMedian"] = lambda launch: _out(launch, torch.nanmedian(launch.input()))
 

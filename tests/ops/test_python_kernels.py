@@ -2064,6 +2064,31 @@ def repeat_interleave_grad(rng, dtype):
         N(expected.to(_tdtype(dtype)))
 
 
+@case("aclnnEmbeddingBag")
+def embedding_bag(rng, dtype):
+    w, i, o = rand(rng, (5, 3), dtype), np.array([1, 2, 0, 2, 2, 1, 4]), np.array([0, 2, 4, 5])
+    output, _, sizes, _ = torch.ops.aten._embedding_bag(T(w).float(), T(i), T(o), False, 1,
+                                                        False, None, False, 2)
+    return {"weight": w, "indices": i, "offsets": o, "scaleGradByFreq": False, "mode": 1,
+            "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+            "paddingIdx": 2}, \
+        (np.empty((4, 3), dtype), np.empty((7,), np.int64), np.empty((4,), np.int64),
+         np.empty((4,), np.int64)), \
+        (N(output.to(_tdtype(dtype))), np.array([0, 0, 1, 1, 2, 3, 3]), N(sizes), None)
+
+
+@case("aclnnEmbeddingBag", "max")
+def embedding_bag_max(rng, dtype):
+    w, i, o = _distinct(rng, (5, 3), dtype), np.array([1, 2, 0, 3, 4]), np.array([0, 2, 2])
+    output, _, _, best = torch.ops.aten._embedding_bag(T(w), T(i), T(o), False, 2, False, None,
+                                                       False, -1)
+    return {"weight": w, "indices": i, "offsets": o, "scaleGradByFreq": False, "mode": 2,
+            "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+            "paddingIdx": -1}, \
+        (np.empty((3, 3), dtype), np.empty((5,), np.int64), np.empty((3,), np.int64),
+         np.empty((3, 3), np.int64)), (N(output), None, None, N(best))
+
+
 def _distinct(rng, shape, dtype):
     """Values without ties (the index of a median or k-th value is then one)."""
     return (rng.permutation(int(np.prod(shape))).reshape(shape) / 4 - 2).astype(dtype)

@@ -592,6 +592,9 @@ FORMULAS.update({
     "aclnnEmbeddingDenseBackward": _f("out[w] = sum of grad's rows indexed w (none for "
                                       "paddingIdx), / count(w) with scaleGradByFreq",
                                       "numpy's add.at in float32 (float64 for float64)"),
+    "aclnnEmbeddingBag": _f("the sum (times perSampleWeights), mean or max of each bag's rows "
+                            "of weight, paddingIdx's rows left out; offset2bag, bagSize, "
+                            "maxIndices", "numpy's gathers, rows added in passes"),
     "aclnnInplaceMaskedScatter": _f("selfRef where mask = source's first elements in order",
                                     "numpy's boolean assignment", EXACT),
     **{f"aclnnRepeatInterleave{form}": _f(doc, "numpy's repeat", EXACT) for form, doc in (

@@ -237,7 +237,7 @@ def _index_fill_tensor_check(self: np.ndarray, dim: int, index: tuple[int, ...],
     test_index_fill_index_illegal_out refuse one outside); out of self's dtype and shape."""
     axis = _dim_in_range(self.ndim, dim)
     n = (self.shape or (1,))[axis]
-    outside = [i for i in index if not -n <= i < n]
+    outside = [i for i in index if not -n <= i < n] if self.size else []
     if outside:
         raise ValueError(f"index holds {outside[0]}, outside [{-n}, {n}) for dim {dim} of "
                          f"extent {n}")
@@ -270,8 +270,21 @@ def _index_check(self: np.ndarray, indices: list[np.ndarray], out: np.ndarray) -
         if index.dtype not in (np.int64, np.int32, np.bool_, np.uint8):
             raise ValueError(f"indices[{position}] has dtype {index.dtype.name}: it must be "
                              "int64, int32, bool or uint8")
+        _nd_formats(**{f"indices[{position}]": index})
     if out.dtype != self.dtype:
         raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
+    if self.size and out.size and all(i.dtype.kind == "i" for i in indices) \
+            and len(indices) <= self.ndim:
+        # the result's shape (integer indices only: a mask's depends on its values)
+        key = tuple(slice(None) if i.size == 0 else np.zeros(i.shape, np.intp)
+                    for i in indices)
+        try:
+            shape = np.broadcast_to(np.zeros((), np.int8), self.shape)[key].shape
+        except IndexError as error:
+            raise ValueError(f"indices do not index self of shape {self.shape}: {error}") \
+                from None
+        if out.shape != shape:
+            raise ValueError(f"out has shape {out.shape}: self[indices] has {shape}")
 
 
 def _advanced_key(self: np.ndarray, indices: list[np.ndarray]) -> tuple[Any, ...]:
@@ -832,6 +845,104 @@ def embedding_dense_backward(grad: np.ndarray, indices: np.ndarray, numWeights: 
     result = np.zeros((numWeights, width), dtype)
     add_rows(result, rows, values)
     store(out, result.reshape(out.shape))
+
+
+def _embedding_bag_check(weight: np.ndarray, indices: np.ndarray, offsets: np.ndarray,
+                         scaleGradByFreq: bool, mode: int, sparse: bool,
+                         perSampleWeights: Any, includeLastOffset: bool, paddingIdx: int,
+                         output: np.ndarray, offset2bag: np.ndarray, bagSize: np.ndarray,
+                         maxIndices: np.ndarray) -> None:
+    """ops-nn index/embedding_bag/op_api/aclnn_embedding_bag.cpp CheckShape (the Atlas A2's
+    branch): perSampleWeights only with mode 0 (sum), of as many elements as indices; output
+    (bags, weight's columns), bags offsets' length less one with includeLastOffset;
+    offset2bag empty or of indices' size; bagSize of the bags' count; maxIndices output's
+    shape in max mode, else of the bags' count; perSampleWeights and output of weight's
+    dtype."""
+    for name, value in (("perSampleWeights", perSampleWeights), ("output", output)):
+        if value is not None and value.dtype != weight.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be weight's "
+                             f"{weight.dtype.name}")
+    if mode != 0 and perSampleWeights is not None:
+        raise ValueError("perSampleWeights is given only with mode 0 (sum)")
+    if perSampleWeights is not None and perSampleWeights.size != indices.size:
+        raise ValueError(f"perSampleWeights has {perSampleWeights.size} elements: it must have "
+                         f"as many as indices ({indices.size})")
+    bags = offsets.size - (1 if includeLastOffset else 0)
+    columns = weight.shape[1] if weight.ndim == 2 else 1
+    if output.shape != (bags, columns):
+        raise ValueError(f"output has shape {output.shape}: it must be {(bags, columns)}")
+    if offset2bag.size not in (0, indices.size):
+        raise ValueError(f"offset2bag has {offset2bag.size} elements: it must have "
+                         f"{indices.size} (or none)")
+    length = offsets.shape[0] if offsets.ndim else 1
+    if bagSize.size != length - (1 if includeLastOffset else 0):
+        raise ValueError(f"bagSize has {bagSize.size} elements: it must have {bags}")
+    if mode not in (0, 1):
+        if maxIndices.shape != (bags, columns):
+            raise ValueError(f"maxIndices has shape {maxIndices.shape}: it must be "
+                             f"{(bags, columns)} in max mode")
+    elif maxIndices.size != bags:
+        raise ValueError(f"maxIndices has {maxIndices.size} elements: it must have {bags}")
+
+
+@builtin("aclnnEmbeddingBag", dtypes={"weight": FLOATS64}, check=_embedding_bag_check)
+def embedding_bag(weight: np.ndarray, indices: np.ndarray, offsets: np.ndarray,
+                  scaleGradByFreq: bool, mode: int, sparse: bool, perSampleWeights: Any,
+                  includeLastOffset: bool, paddingIdx: int, output: np.ndarray,
+                  offset2bag: np.ndarray, bagSize: np.ndarray, maxIndices: np.ndarray) -> None:
+    """output[b] = the sum (mode 0, each row times its perSampleWeights), mean (1) or maximum
+    (others) of weight's rows indices[offsets[b]:offsets[b + 1]], rows at paddingIdx left out
+    (an empty bag gives zeros); offset2bag the bag of each index, bagSize the rows each bag
+    counts, maxIndices (max mode) the row each maximum came from, as PyTorch's
+    ``_embedding_bag``."""
+    if weight.size == 0 or indices.size == 0 or offsets.size == 0:
+        return
+    rows = weight.shape[0]
+    picked = valid_indices("indices", indices.reshape(-1), 0, rows,
+                           f"weight has {rows} rows: indices must be in [0, {rows})")
+    starts = np.asarray(offsets).astype(np.int64).reshape(-1)
+    bags = output.shape[0]
+    starts = starts[:bags]
+    if starts.size and (starts[0] != 0 or (np.diff(starts) < 0).any()
+                        or starts[-1] > picked.size):
+        raise Refusal(f"offsets {starts.tolist()} must start at 0 and rise to at most "
+                      f"{picked.size}")
+    bag_of = np.zeros(picked.size, np.int64)
+    if starts.size > 1:
+        np.add.at(bag_of, starts[1:][starts[1:] < picked.size], 1)
+        bag_of = np.cumsum(bag_of)
+    keep = picked != paddingIdx  # a negative paddingIdx: none (as PyTorch's aten operator)
+    dtype = np.float64 if weight.dtype == np.float64 else np.float32
+    values = weight.astype(dtype)[picked]
+    counts = np.bincount(bag_of[keep], minlength=bags)[:bags]
+    columns = values.shape[1]
+    if mode in (0, 1):
+        if perSampleWeights is not None and mode == 0:
+            values = values * perSampleWeights.reshape(-1, 1).astype(dtype)
+        sums = np.zeros((bags, columns), dtype)
+        add_rows(sums, bag_of[keep], values[keep])
+        if mode == 1:
+            sums = sums / np.maximum(counts, 1)[:, None].astype(dtype)
+        result = sums
+        best = np.zeros(bags, np.int64)
+    else:
+        result = np.full((bags, columns), -np.inf, dtype)
+        best = np.full((bags, columns), -1, np.int64)
+        order = np.flatnonzero(keep)
+        for rank in range(int(counts.max()) if counts.size else 0):  # one pass per position
+            first = np.r_[0, np.cumsum(counts)[:-1]] if counts.size else counts
+            chosen = order[(np.arange(order.size) - np.repeat(first, counts)) == rank]
+            target = bag_of[chosen]
+            larger = values[chosen] > result[target]
+            result[target] = np.where(larger, values[chosen], result[target])
+            best[target] = np.where(larger, picked[chosen][:, None], best[target])
+        result[counts == 0] = 0
+        best[counts == 0] = 0
+    store(output, result)
+    if offset2bag.size:
+        store(offset2bag, bag_of.reshape(offset2bag.shape))
+    store(bagSize, counts.reshape(bagSize.shape))
+    store(maxIndices, best.reshape(maxIndices.shape))
 
 
 # ---- medians and k-th values ----------------------------------------------------------------
