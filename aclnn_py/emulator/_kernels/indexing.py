@@ -1046,7 +1046,8 @@ def _median_rank(skip_nan: bool) -> Any:
             valid = n - nans
             return np.where(valid > 0, (np.maximum(valid, 1) - 1) // 2, 0).astype(np.int64)
         # a row holding NaN gives NaN: its first NaN (NaN sorts last)
-        return np.where(nans > 0, n - nans, (n - 1) // 2).astype(np.int64)
+        picked: np.ndarray = np.where(nans > 0, n - nans, (n - 1) // 2).astype(np.int64)
+        return picked
     return rank
 
 
@@ -1239,11 +1240,11 @@ def unique_dim(self: np.ndarray, sorted: bool, returnInverse: bool,  # noqa: A00
     """self's distinct slices along dim in ascending (lexicographic) order, the slice each of
     self's is, and how many times each occurs."""
     axis = _axis(self.ndim, dim)
-    moved = np.moveaxis(self.reshape(self.shape or (1,)), axis, 0)
-    flat = moved.reshape(moved.shape[0], -1)
+    moved: np.ndarray = np.moveaxis(self.reshape(self.shape or (1,)), axis, 0)
+    flat: np.ndarray = moved.reshape(moved.shape[0], -1)
     if flat.shape[0]:
-        values, inverse, counts = np.unique(flat, axis=0, return_inverse=True,
-                                            return_counts=True)
+        found: Any = np.unique(flat, axis=0, return_inverse=True, return_counts=True)
+        values, inverse, counts = found
     else:
         values = flat
         inverse = counts = np.zeros(0, np.int64)
