@@ -2593,9 +2593,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda f=function, o=first: EmulatedCase(
             {"self": rows, "dim": [1], "correction": 1, "keepdim": False},
             {o: E((r,)), "meanOut": E((r,))}, lambda: f(T(rows), 1)))
-    column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
+    outer_column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
     cases["aclnnGer"] = lambda: EmulatedCase(
-        {"self": column, "vec2": line}, E((1024, 1024)), lambda: torch.outer(T(column), T(line)))
+        {"self": outer_column, "vec2": line}, E((1024, 1024)),
+        lambda: torch.outer(T(outer_column), T(line)))
     plane = u(-1, 1, (1024, 1024))
     cases["aclnnAddr"] = lambda: EmulatedCase(
         {"self": plane, "vec1": column, "vec2": line, "betaOptional": f32(0.5),

@@ -913,28 +913,33 @@ def embedding_bag(weight: np.ndarray, indices: np.ndarray, offsets: np.ndarray,
         bag_of = np.cumsum(bag_of)
     keep = picked != paddingIdx  # a negative paddingIdx: none (as PyTorch's aten operator)
     dtype = np.float64 if weight.dtype == np.float64 else np.float32
-    values = weight.astype(dtype)[picked]
+    table = weight.astype(dtype, copy=False)
     counts = np.bincount(bag_of[keep], minlength=bags)[:bags]
-    columns = values.shape[1]
+    columns = table.shape[1]
+    # each bag's rows in passes, the k-th of every bag in pass k (no bag twice in a pass)
+    kept = np.flatnonzero(keep)
+    first = np.r_[0, np.cumsum(counts)[:-1]] if counts.size else counts
+    rank = np.arange(kept.size) - np.repeat(first, counts)
+    passes = [kept[rank == k] for k in range(int(counts.max()) if counts.size else 0)]
     if mode in (0, 1):
-        if perSampleWeights is not None and mode == 0:
-            values = values * perSampleWeights.reshape(-1, 1).astype(dtype)
+        scale = None if perSampleWeights is None or mode != 0 else \
+            perSampleWeights.reshape(-1, 1).astype(dtype)
         sums = np.zeros((bags, columns), dtype)
-        add_rows(sums, bag_of[keep], values[keep])
+        for chosen in passes:
+            rows_ = table[picked[chosen]]
+            sums[bag_of[chosen]] += rows_ if scale is None else rows_ * scale[chosen]
         if mode == 1:
-            sums = sums / np.maximum(counts, 1)[:, None].astype(dtype)
+            sums /= np.maximum(counts, 1)[:, None].astype(dtype)
         result = sums
         best = np.zeros(bags, np.int64)
     else:
         result = np.full((bags, columns), -np.inf, dtype)
         best = np.full((bags, columns), -1, np.int64)
-        order = np.flatnonzero(keep)
-        for rank in range(int(counts.max()) if counts.size else 0):  # one pass per position
-            first = np.r_[0, np.cumsum(counts)[:-1]] if counts.size else counts
-            chosen = order[(np.arange(order.size) - np.repeat(first, counts)) == rank]
+        for chosen in passes:
             target = bag_of[chosen]
-            larger = values[chosen] > result[target]
-            result[target] = np.where(larger, values[chosen], result[target])
+            rows_ = table[picked[chosen]]
+            larger = rows_ > result[target]
+            result[target] = np.where(larger, rows_, result[target])
             best[target] = np.where(larger, picked[chosen][:, None], best[target])
         result[counts == 0] = 0
         best[counts == 0] = 0
@@ -1213,9 +1218,10 @@ def unique_consecutive(self: np.ndarray, returnInverse: bool, returnCounts: bool
         axis = _axis(self.ndim, dim)
         moved = np.moveaxis(self, axis, 0)
     starts = _runs(moved)
-    kept = moved[starts]
-    inverse = np.cumsum(starts) - 1
-    counts = np.diff(np.append(np.nonzero(starts)[0], moved.shape[0]))
+    first = np.flatnonzero(starts)
+    kept = moved[first]
+    inverse = np.cumsum(starts, dtype=np.int64) - 1 if returnInverse else first
+    counts = np.diff(first, append=moved.shape[0])
     values = kept if dim == FLATTENED or self.ndim == 0 else np.moveaxis(kept, 0, axis)
     store(valueOut.reshape(-1)[:values.size], np.ascontiguousarray(values).reshape(-1))
     report_extent(valueOut, values.shape)
