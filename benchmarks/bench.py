@@ -2174,6 +2174,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnScatterReduce"] = lambda: EmulatedCase(
         {"self": X, "dim": 1, "index": ix_column, "src": G, "reduce": 1, "includeSelf": True},
         E(square), lambda: torch.scatter_reduce(T(X), 1, T(ix_column), T(G), "sum"))
+    cases["aclnnInplaceScatterReduce"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_column, "src": G, "reduce": 1,
+         "includeSelf": True}, X, lambda t: t.scatter_reduce_(1, T(ix_column), T(G), "sum"))
     ix_nd = ix_distinct.reshape(-1, 1)
     cases["aclnnScatterNd"] = lambda: EmulatedCase(
         {"data": X, "indices": ix_nd, "updates": G}, E(square),

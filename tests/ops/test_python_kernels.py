@@ -1952,6 +1952,14 @@ def scatter_reduce(rng, dtype):
         np.empty((3, 4), dtype), N(torch.scatter_reduce(T(a), 0, T(i), T(s), "sum"))
 
 
+@case("aclnnInplaceScatterReduce", dtypes=("float32",))
+def inplace_scatter_reduce(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (2, 4), dtype)
+    i = np.array([[2, 1, 2, 0], [2, 0, 1, 1]], np.int64)
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "src": s, "reduce": 1,
+            "includeSelf": True}, None, N(torch.scatter_reduce(T(a), 0, T(i), T(s), "sum"))
+
+
 def _scatter_nd_expected(data, indices, updates):
     result = T(data).clone()
     result[tuple(T(indices)[:, d] for d in range(indices.shape[1]))] = T(updates)

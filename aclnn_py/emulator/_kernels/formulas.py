@@ -630,6 +630,8 @@ FORMULAS.update({
     "aclnnInplaceIndexFillTensor": _f("as aclnnInplaceIndexFill, index an integer array",
                                       "as aclnnIndexFill, into selfRef", EXACT),
     "aclnnInplaceScatter": _f("as aclnnScatter, into selfRef", "as aclnnScatter"),
+    "aclnnInplaceScatterReduce": _f("as aclnnScatterReduce, into selfRef",
+                                    "as aclnnScatterReduce"),
     "aclnnInplaceScatterValue": _f("as aclnnScatterValue, into selfRef",
                                    "as aclnnScatterValue"),
 })

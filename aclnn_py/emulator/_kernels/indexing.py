@@ -1270,6 +1270,7 @@ def unique_dim(self: np.ndarray, sorted: bool, returnInverse: bool,  # noqa: A00
 INPLACE_OF = {"aclnnInplaceIndexFill": "aclnnIndexFill",
               "aclnnInplaceIndexFillTensor": "aclnnIndexFillTensor",
               "aclnnInplaceScatter": "aclnnScatter",
-              "aclnnInplaceScatterValue": "aclnnScatterValue"}
+              "aclnnInplaceScatterValue": "aclnnScatterValue",
+              "aclnnInplaceScatterReduce": "aclnnScatterReduce"}
 for _name, _base in INPLACE_OF.items():
     _inplace_forms.inplace_form(_name, _base, elementwise=False)
