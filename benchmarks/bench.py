@@ -2135,6 +2135,133 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         lambda: torch.index_fill(T(X), 1, T(picks[:100]), 2.5))
     cases["aclnnMaskedSelect"] = lambda: EmulatedCase(
         {"self": x, "mask": y > 0}, E((n,)), lambda: torch.masked_select(T(x), T(y > 0)))
+    # indexing (kernels/indexing.py); the lambdas read names of their own (later cases
+    # rebind the shared ones)
+    ix_column, ix_picks, ix_flat = column, picks, flat
+    ix_rows = rng.integers(0, 1024, 1024).astype(np.int64)
+    for name, extra in (("IndexAdd", {}), ("IndexAddV2", {"mode": 1})):
+        cases[f"aclnn{name}"] = (lambda e=extra: EmulatedCase(
+            {"self": X, "dim": 0, "index": ix_rows, "source": G, "alpha": 1.0, **e}, E(square),
+            lambda: torch.index_add(T(X), 0, T(ix_rows), T(G))))
+    ix_distinct = rng.permutation(1024).astype(np.int64)
+    cases["aclnnIndexCopy"] = lambda: EmulatedCase(
+        {"selfRef": X, "dim": 0, "index": ix_distinct, "source": G}, E(square),
+        lambda: torch.index_copy(T(X), 0, T(ix_distinct), T(G)))
+    cases["aclnnInplaceIndexCopy"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 0, "index": ix_distinct, "source": G}, X,
+        lambda t: t.index_copy_(0, T(ix_distinct), T(G)))
+    ix_some = [int(v) for v in ix_picks[:100]]
+    cases["aclnnIndexFillTensor"] = lambda: EmulatedCase(
+        {"self": X, "dim": 1, "index": ix_some, "value": 2.5}, E(square),
+        lambda: torch.index_fill(T(X), 1, torch.tensor(ix_some), 2.5))
+    cases["aclnnInplaceIndexFill"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_picks[:100], "value": 2.5}, X,
+        lambda t: t.index_fill_(1, T(ix_picks[:100]), 2.5))
+    cases["aclnnInplaceIndexFillTensor"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_some, "value": 2.5}, X,
+        lambda t: t.index_fill_(1, torch.tensor(ix_some), 2.5))
+    cases["aclnnIndex"] = lambda: EmulatedCase(
+        {"self": X, "indices": [ix_rows]}, E(square), lambda: T(X)[T(ix_rows)])
+    cases["aclnnInplaceScatter"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_column, "src": G, "reduce": 0}, X,
+        lambda t: t.scatter_(1, T(ix_column), T(G)))
+    cases["aclnnScatterValue"] = lambda: EmulatedCase(
+        {"self": X, "dim": 1, "index": ix_column, "value": 2.5, "reduce": 0}, E(square),
+        lambda: torch.scatter(T(X), 1, T(ix_column), 2.5))
+    cases["aclnnInplaceScatterValue"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_column, "value": 2.5, "reduce": 0}, X,
+        lambda t: t.scatter_(1, T(ix_column), 2.5))
+    cases["aclnnScatterReduce"] = lambda: EmulatedCase(
+        {"self": X, "dim": 1, "index": ix_column, "src": G, "reduce": 1, "includeSelf": True},
+        E(square), lambda: torch.scatter_reduce(T(X), 1, T(ix_column), T(G), "sum"))
+    cases["aclnnInplaceScatterReduce"] = lambda: in_place(
+        {"selfRef": X.copy(), "dim": 1, "index": ix_column, "src": G, "reduce": 1,
+         "includeSelf": True}, X, lambda t: t.scatter_reduce_(1, T(ix_column), T(G), "sum"))
+    ix_nd = ix_distinct.reshape(-1, 1)
+    cases["aclnnScatterNd"] = lambda: EmulatedCase(
+        {"data": X, "indices": ix_nd, "updates": G}, E(square),
+        lambda: T(X).index_copy(0, T(ix_distinct), T(G)))
+    cases["aclnnScatterNdUpdate"] = lambda: in_place(
+        {"varRef": X.copy(), "indices": ix_nd, "updates": G}, X,
+        lambda t: t.index_copy_(0, T(ix_distinct), T(G)))
+    cases["aclnnTfScatterAdd"] = lambda: in_place(
+        {"varRef": X.copy(), "indices": ix_rows, "updates": G}, X,
+        lambda t: t.index_add_(0, T(ix_rows), T(G)))
+    cases["aclnnInplacePut"] = lambda: in_place(
+        {"selfRef": x.copy(), "index": ix_flat, "source": y, "accumulate": True}, x,
+        lambda t: t.put_(T(ix_flat), T(y), accumulate=True))
+    cases["aclnnGatherV3"] = lambda: EmulatedCase(
+        {"self": X, "dim": 0, "index": ix_picks, "batchDims": 0, "mode": 1}, E(square),
+        lambda: torch.index_select(T(X), 0, T(ix_picks)))
+    ix_words = rng.integers(0, 1024, (64, 16)).astype(np.int64)
+    ix_grad_words = G.reshape(64, 16, 1024)
+    cases["aclnnEmbeddingDenseBackward"] = lambda: EmulatedCase(
+        {"grad": ix_grad_words, "indices": ix_words, "numWeights": 1024, "paddingIdx": 2 ** 63,
+         "scaleGradByFreq": False}, E(square),
+        lambda: torch.ops.aten.embedding_dense_backward(T(ix_grad_words), T(ix_words), 1024, -1,
+                                                        False))
+    ix_bag_rows = rng.integers(0, 1024, 4096).astype(np.int64)
+    ix_bag_starts = np.arange(0, 4096, 4, dtype=np.int64)
+    cases["aclnnEmbeddingBag"] = lambda: EmulatedCase(
+        {"weight": X, "indices": ix_bag_rows, "offsets": ix_bag_starts, "scaleGradByFreq": False,
+         "mode": 0, "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+         "paddingIdx": -1},
+        [E(square), E((4096,), np.int64), E((1024,), np.int64), E((1024,), np.int64)],
+        lambda: torch.ops.aten._embedding_bag(T(X), T(ix_bag_rows), T(ix_bag_starts), False, 0,
+                                              False, None, False, -1))
+    cases["aclnnInplaceMaskedScatter"] = lambda: in_place(
+        {"selfRef": x.copy(), "mask": y > 0, "source": g}, x,
+        lambda t: t.masked_scatter_(T(y > 0), T(g)))
+    ix_half_n = x[:n // 2]
+    ix_twos = np.full(n // 2, 2, np.int64)
+    cases["aclnnRepeatInterleave"] = lambda: EmulatedCase(
+        {"self": ix_half_n, "repeats": ix_twos, "outputSize": n}, E((n,)),
+        lambda: torch.repeat_interleave(T(ix_half_n), T(ix_twos)))
+    cases["aclnnRepeatInterleaveInt"] = lambda: EmulatedCase(
+        {"self": ix_half_n, "repeats": 2, "outputSize": n}, E((n,)),
+        lambda: torch.repeat_interleave(T(ix_half_n), 2))
+    ix_half_rows = X[:512]
+    ix_twos_rows = np.full(512, 2, np.int64)
+    cases["aclnnRepeatInterleaveWithDim"] = lambda: EmulatedCase(
+        {"self": ix_half_rows, "repeats": ix_twos_rows, "dim": 0, "outputSize": 1024}, E(square),
+        lambda: torch.repeat_interleave(T(ix_half_rows), T(ix_twos_rows), dim=0))
+    cases["aclnnRepeatInterleaveIntWithDim"] = lambda: EmulatedCase(
+        {"self": ix_half_rows, "repeats": 2, "dim": 0, "outputSize": 1024}, E(square),
+        lambda: torch.repeat_interleave(T(ix_half_rows), 2, dim=0))
+    cases["aclnnRepeatInterleaveTensor"] = lambda: EmulatedCase(
+        {"repeats": ix_twos, "outputSize": n}, E((n,), np.int64),
+        lambda: torch.repeat_interleave(T(ix_twos)))
+    cases["aclnnRepeatInterleaveGrad"] = lambda: EmulatedCase(
+        {"yGrad": G, "repeats": ix_twos_rows, "axis": 0}, E((512, 1024)),
+        lambda: T(G).reshape(512, 2, 1024).sum(1))
+    cases["aclnnMedian"] = lambda: EmulatedCase({"self": x}, E(()), lambda: torch.median(T(x)))
+    cases["aclnnNanMedian"] = lambda: EmulatedCase({"self": x}, E(()),
+                                                   lambda: torch.nanmedian(T(x)))
+    for name, function in (("MedianDim", torch.median), ("NanMedianDim", torch.nanmedian)):
+        cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
+            {"self": X, "dim": 1, "keepDim": False}, [E((1024,)), E((1024,), np.int64)],
+            lambda: f(T(X), 1)))
+    cases["aclnnKthvalue"] = lambda: EmulatedCase(
+        {"self": X, "k": 100, "dim": 1, "keepdim": False}, [E((1024,)), E((1024,), np.int64)],
+        lambda: torch.kthvalue(T(X), 100, 1))
+    cases["aclnnNonzero"] = lambda: EmulatedCase(
+        {"self": X > 0}, E((n, 2), np.int64), lambda: torch.nonzero(T(X > 0)))
+    cases["aclnnNonzeroV2"] = lambda: EmulatedCase(
+        {"self": X > 0}, E((2, n), np.int64), lambda: torch.nonzero(T(X > 0)).T.contiguous())
+    ix_levels = np.round(x * 100).astype(np.float32)
+    cases["aclnnUnique"] = lambda: EmulatedCase(
+        {"self": ix_levels, "sorted": True, "returnInverse": True},
+        [E((n,)), E((n,), np.int64)], lambda: torch.unique(T(ix_levels), return_inverse=True))
+    ix_runs = np.sort(ix_levels)
+    cases["aclnnUniqueConsecutive"] = lambda: EmulatedCase(
+        {"self": ix_runs, "returnInverse": True, "returnCounts": True, "dim": 1000},
+        [E((n,)), E((n,), np.int64), E((n,), np.int64)],
+        lambda: torch.unique_consecutive(T(ix_runs), return_inverse=True, return_counts=True))
+    ix_pairs = np.round(X[:, :2] * 10).astype(np.float32)
+    cases["aclnnUniqueDim"] = lambda: EmulatedCase(
+        {"self": ix_pairs, "sorted": True, "returnInverse": True, "dim": 0},
+        [E((1024, 2)), E((1024,), np.int64), E((1024,), np.int64)],
+        lambda: torch.unique(T(ix_pairs), return_inverse=True, return_counts=True, dim=0))
     cases["aclnnFlip"] = lambda: EmulatedCase({"self": X, "dims": [0, 1]}, E(square),
                                               lambda: torch.flip(T(X), (0, 1)))
     cases["aclnnRoll"] = lambda: EmulatedCase({"x": X, "shifts": [3, -5], "dims": [0, 1]},
@@ -2469,9 +2596,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         cases[f"aclnn{name}"] = (lambda f=function, o=first: EmulatedCase(
             {"self": rows, "dim": [1], "correction": 1, "keepdim": False},
             {o: E((r,)), "meanOut": E((r,))}, lambda: f(T(rows), 1)))
-    column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
+    outer_column, line = u(-1, 1, (1024,)), u(-1, 1, (1024,))
     cases["aclnnGer"] = lambda: EmulatedCase(
-        {"self": column, "vec2": line}, E((1024, 1024)), lambda: torch.outer(T(column), T(line)))
+        {"self": outer_column, "vec2": line}, E((1024, 1024)),
+        lambda: torch.outer(T(outer_column), T(line)))
     plane = u(-1, 1, (1024, 1024))
     cases["aclnnAddr"] = lambda: EmulatedCase(
         {"self": plane, "vec1": column, "vec2": line, "betaOptional": f32(0.5),

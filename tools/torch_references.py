@@ -642,6 +642,193 @@ if torch is not None:
     REFERENCES["aclnnLinalgCross"] = lambda launch: _out(launch, torch.linalg.cross(
         launch.input(), launch.input(1), dim=launch.arg("dim")))
 
+    # indexing (kernels/indexing.py)
+    def _index_add(launch: Launch) -> dict[str, Any]:
+        self = launch.input()
+        alpha = launch.arg("alpha")
+        if self.dtype == torch.bool:
+            return _out(launch, self.index_add(launch.arg("dim"), launch.tensor("index"),
+                                               launch.tensor("source")))
+        return _out(launch, torch.index_add(self, launch.arg("dim"), launch.tensor("index"),
+                                            launch.tensor("source"), alpha=alpha))
+
+    REFERENCES["aclnnIndexAdd"] = _index_add
+    REFERENCES["aclnnIndexAddV2"] = _index_add
+    REFERENCES["aclnnIndexCopy"] = lambda launch: _out(launch, torch.index_copy(
+        launch.input(), launch.arg("dim"), launch.tensor("index"), launch.tensor("source")))
+    REFERENCES["aclnnInplaceIndexCopy"] = REFERENCES["aclnnIndexCopy"]
+    REFERENCES["aclnnIndexFill"] = lambda launch: _out(launch, torch.index_fill(
+        launch.input(), launch.arg("dim"), launch.tensor("index"), launch.arg("value")))
+    REFERENCES["aclnnIndexFillTensor"] = lambda launch: _out(launch, torch.index_fill(
+        launch.input(), launch.arg("dim"), torch.tensor(launch.arg("index"), dtype=torch.int64),
+        launch.arg("value")))
+
+    def _index(launch: Launch) -> dict[str, Any]:
+        key = tuple(slice(None) if i.numel() == 0 and i.dtype != torch.bool
+                    else (i.bool() if launch.tensors["indices"][n].dtype == np.uint8 else i)
+                    for n, i in enumerate(launch.tensor("indices")))
+        return _out(launch, launch.input()[key])
+
+    REFERENCES["aclnnIndex"] = _index
+    _SCATTER_REDUCE = {0: None, 1: "add", 2: "multiply"}
+
+    def _scatter_value(launch: Launch) -> dict[str, Any]:
+        reduce = _SCATTER_REDUCE.get(launch.arg("reduce"))
+        self, index = launch.input(), launch.tensor("index")
+        if reduce is None:
+            return _out(launch, torch.scatter(self, launch.arg("dim"), index,
+                                              launch.arg("value")))
+        return _out(launch, torch.scatter(self, launch.arg("dim"), index, launch.arg("value"),
+                                          reduce=reduce))
+
+    REFERENCES["aclnnScatterValue"] = _scatter_value
+
+    def _scatter(launch: Launch) -> dict[str, Any]:
+        reduce = _SCATTER_REDUCE.get(launch.arg("reduce"))
+        self, index, src = launch.input(), launch.tensor("index"), launch.tensor("src")
+        if reduce is None:
+            return _out(launch, torch.scatter(self, launch.arg("dim"), index, src))
+        return _out(launch, torch.scatter_reduce(self, launch.arg("dim"), index, src,
+                                                 "sum" if reduce == "add" else "prod"))
+
+    REFERENCES["aclnnScatter"] = _scatter
+    REFERENCES["aclnnScatterReduce"] = lambda launch: _out(launch, torch.scatter_reduce(
+        launch.input(), launch.arg("dim"), launch.tensor("index"), launch.tensor("src"),
+        {0: "sum", 1: "sum", 2: "prod", 3: "amax", 4: "amin", 5: "mean"}[launch.arg("reduce")],
+        include_self=launch.arg("includeSelf")))
+
+    def _scatter_nd(launch: Launch) -> dict[str, Any]:
+        data, indices, updates = (launch.input(), launch.tensor("indices"),
+                                  launch.tensor("updates"))
+        result = data.clone()
+        depth = indices.shape[-1]
+        rows = indices.reshape(-1, depth)
+        result[tuple(rows[:, d] for d in range(depth))] = updates.reshape(
+            (-1,) + tuple(data.shape[depth:]))
+        return _out(launch, result)
+
+    REFERENCES["aclnnScatterNd"] = _scatter_nd
+    REFERENCES["aclnnScatterNdUpdate"] = _scatter_nd
+
+    def _tf_scatter_add(launch: Launch) -> dict[str, Any]:
+        var, indices, updates = launch.input(), launch.tensor("indices"), launch.tensor("updates")
+        return _out(launch, var.index_add(0, indices.reshape(-1), updates.reshape(
+            (-1,) + tuple(var.shape[1:]))))
+
+    REFERENCES["aclnnTfScatterAdd"] = _tf_scatter_add
+    REFERENCES["aclnnInplacePut"] = lambda launch: _out(launch, launch.input().put(
+        launch.tensor("index"), launch.tensor("source"), accumulate=launch.arg("accumulate")))
+    REFERENCES["aclnnGatherV3"] = lambda launch: _out(launch, torch.index_select(
+        launch.input(), launch.arg("dim"), launch.tensor("index").reshape(-1)).reshape(
+        launch.results[launch.written[0]].shape))
+    REFERENCES["aclnnEmbeddingDenseBackward"] = lambda launch: _out(
+        launch, torch.ops.aten.embedding_dense_backward(
+            launch.input(), launch.tensor("indices"), launch.arg("numWeights"),
+            launch.arg("paddingIdx") if launch.arg("paddingIdx") < launch.arg("numWeights")
+            else -1, launch.arg("scaleGradByFreq")))
+    REFERENCES["aclnnInplaceMaskedScatter"] = lambda launch: _out(launch, launch.input(
+        ).masked_scatter(launch.tensor("mask").bool(), launch.tensor("source")))
+    REFERENCES["aclnnRepeatInterleave"] = lambda launch: _out(launch, torch.repeat_interleave(
+        launch.input().reshape(-1), launch.tensor("repeats").reshape(-1)))
+    REFERENCES["aclnnRepeatInterleaveInt"] = lambda launch: _out(launch, torch.repeat_interleave(
+        launch.input().reshape(-1), launch.arg("repeats")))
+    REFERENCES["aclnnRepeatInterleaveWithDim"] = lambda launch: _out(
+        launch, torch.repeat_interleave(launch.input(), launch.tensor("repeats").reshape(-1),
+                                        dim=launch.arg("dim")))
+    REFERENCES["aclnnRepeatInterleaveIntWithDim"] = lambda launch: _out(
+        launch, torch.repeat_interleave(launch.input(), launch.arg("repeats"),
+                                        dim=launch.arg("dim")))
+    REFERENCES["aclnnRepeatInterleaveTensor"] = lambda launch: _out(
+        launch, torch.repeat_interleave(launch.input().reshape(-1)))
+
+    def _repeat_interleave_grad(launch: Launch) -> dict[str, Any]:
+        grad, repeats, axis = launch.input(), launch.tensor("repeats").reshape(-1), \
+            launch.arg("axis")
+        length = grad.shape[axis]
+        if repeats.numel() == 1:
+            repeats = repeats.expand(length // int(repeats[0]))
+        parts = torch.split(grad, repeats.tolist(), dim=axis)
+        return _out(launch, torch.cat([p.sum(axis, keepdim=True) for p in parts], axis))
+
+    REFERENCES["aclnnRepeatInterleaveGrad"] = _repeat_interleave_grad
+    def _embedding_bag(launch: Launch) -> dict[str, Any]:
+        mode = launch.arg("mode")
+        weights = launch.tensor("perSampleWeights")
+        output, offset2bag, sizes, best = torch.ops.aten._embedding_bag(
+            launch.input(), launch.tensor("indices"), launch.tensor("offsets"),
+            launch.arg("scaleGradByFreq"), mode if mode in (0, 1) else 2, launch.arg("sparse"),
+            weights, launch.arg("includeLastOffset"), launch.arg("paddingIdx"))
+        result = {"output": output}
+        if mode not in (0, 1):  # PyTorch's CPU kernel fills the other outputs in max mode only
+            result.update(offset2bag=offset2bag, bagSize=sizes, maxIndices=best)
+        return result
+
+    REFERENCES["aclnnEmbeddingBag"] = _embedding_bag
+    REFERENCES["aclnnMedian"] = lambda launch: _out(launch, torch.median(launch.input()))
+    REFERENCES["aclnnNanMedian"] = lambda launch: _out(launch, torch.nanmedian(launch.input()))
+
+    def _values_indices(function: Callable[..., Any], keep: str,
+                        *extra: str) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            values, indices = function(launch.input(), *(launch.arg(e) for e in extra),
+                                       launch.arg("dim"), launch.arg(keep))
+            return dict(zip(launch.written, (values, indices)))
+        return reference
+
+    REFERENCES["aclnnMedianDim"] = _values_indices(torch.median, "keepDim")
+    REFERENCES["aclnnNanMedianDim"] = _values_indices(torch.nanmedian, "keepDim")
+    REFERENCES["aclnnKthvalue"] = _values_indices(torch.kthvalue, "keepdim", "k")
+
+    def _prefix(launch: Launch, name: str, value: Any) -> Any:
+        """``value`` as the first elements of the written tensor ``name`` (an output whose
+        extent depends on the data: the rest is not judged)."""
+        got = launch.results[name]
+        whole = torch.from_numpy(got.astype(np.float64 if got.dtype.kind == "f" else np.int64)
+                                 ).reshape(-1).clone()
+        flat = value.reshape(-1).to(whole.dtype)
+        whole[:flat.numel()] = flat
+        return whole.reshape(got.shape)
+
+    REFERENCES["aclnnNonzero"] = lambda launch: _out(launch, _prefix(
+        launch, launch.written[0], torch.nonzero(launch.input())))
+    REFERENCES["aclnnNonzeroV2"] = lambda launch: _out(launch, _prefix(
+        launch, launch.written[0], torch.nonzero(launch.input()).T.contiguous()))
+
+    def _unique(launch: Launch) -> dict[str, Any]:
+        values, inverse = torch.unique(launch.input(), sorted=True, return_inverse=True)
+        result = {"valueOut": _prefix(launch, "valueOut", values)}
+        if launch.arg("returnInverse") and "inverseOut" in launch.results:
+            result["inverseOut"] = inverse
+        return result
+
+    REFERENCES["aclnnUnique"] = _unique
+
+    def _unique_consecutive(launch: Launch) -> dict[str, Any]:
+        dim = launch.arg("dim")
+        values, inverse, counts = torch.unique_consecutive(
+            launch.input(), return_inverse=True, return_counts=True,
+            dim=None if dim == 1000 else dim)
+        result = {"valueOut": _prefix(launch, "valueOut", values)}
+        if launch.arg("returnInverse") and "inverseOut" in launch.results:
+            result["inverseOut"] = _prefix(launch, "inverseOut", inverse)
+        if launch.arg("returnCounts") and "countsOut" in launch.results:
+            result["countsOut"] = _prefix(launch, "countsOut", counts)
+        return result
+
+    REFERENCES["aclnnUniqueConsecutive"] = _unique_consecutive
+
+    def _unique_dim(launch: Launch) -> dict[str, Any]:
+        values, inverse, counts = torch.unique(launch.input(), sorted=True, return_inverse=True,
+                                               return_counts=True, dim=launch.arg("dim"))
+        result = {"valueOut": _prefix(launch, "valueOut", values)}
+        if "inverseOut" in launch.results:
+            result["inverseOut"] = _prefix(launch, "inverseOut", inverse)
+        if "countsOut" in launch.results:
+            result["countsOut"] = _prefix(launch, "countsOut", counts)
+        return result
+
+    REFERENCES["aclnnUniqueDim"] = _unique_dim
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

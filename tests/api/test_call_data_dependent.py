@@ -10,7 +10,9 @@ import pytest
 import aclnn_py
 from aclnn_py import _call
 from aclnn_py._c import lowlevel as ll
+from aclnn_py._c.codes import constant
 from aclnn_py.emulator import _kernels
+from aclnn_py.ops.dtypes import numpy_dtype
 
 PARAM_INVALID = 161002
 
@@ -135,18 +137,35 @@ def test_the_emulator_refreshes_every_such_operator_s_outputs_in_phase_2(user_ke
     shapes are real only if phase 2 waited, as CANN's launch of these operators does."""
     signature = aclnn_py.signature(operator)
 
+    # aclnnNonzero's out is 2-d: (elements found, self's dims); the others' 1-d
+    shape = (4, 1) if operator == "aclnnNonzero" else (4,)
+
     @aclnn_py.emulator.kernel(operator)
     def report_one_element(**arguments):
         for parameter in signature.parameters:
             if parameter.role == "output":
-                aclnn_py.emulator.report_extent(arguments[parameter.name], (1,))
+                aclnn_py.emulator.report_extent(arguments[parameter.name], (1, *shape[1:]))
 
     # a mask of a dtype the rules accept (aclnnMaskedSelect's: UINT8 or BOOL)
     arguments = [(np.ones(4, np.bool_) if p.name == "mask" else np.ones(4, np.float32))
                  if p.is_tensor else (0 if "int" in p.c_type else False)
                  for p in signature.parameters if p.role != "output"]
-    outputs = tuple(np.zeros(4, np.float32) for p in signature.parameters
-                    if p.role == "output")
+    # outputs of a dtype the phase-1 table accepts (aclnnNonzero's: INT64)
+    accepted = dict(signature.dtypes)
+    outputs = tuple(np.zeros(shape, _first_dtype(accepted.get(p.name, ("FLOAT",))))
+                    for p in signature.parameters if p.role == "output")
     got = aclnn_py.call(operator, *arguments, out=outputs)
     for array in got if isinstance(got, tuple) else (got,):
-        assert array.shape == (1,)
+        assert array.shape == (1, *shape[1:])
+
+
+def _first_dtype(names: tuple[str, ...]) -> np.dtype:
+    """The numpy dtype of the first of CANN's dtype names ``names`` numpy has."""
+    for name in names:
+        try:
+            dtype = numpy_dtype(constant(f"ACL_{name}"))
+        except KeyError:
+            continue
+        if dtype is not None:
+            return dtype
+    return np.dtype(np.float32)

@@ -479,6 +479,92 @@ def test_index_fill_wraps_negative_indices_and_skips_those_out_of_range() -> Non
     same(result, np.array([[0, 5, 0, 5], [0, 5, 0, 5]], np.float32))
 
 
+# ---- indexing (kernels/indexing.py) -------------------------------------------------------
+
+
+def test_index_add_sums_repeated_indices_in_integers_and_halves() -> None:
+    x = np.zeros((3, 2), np.int32)
+    source = np.full((4, 2), 2**30, np.int32)
+    result = aclnn_py.call("aclnnIndexAdd", x, -2, np.array([1, 1, 0, 1], np.int64), source,
+                           1, out=np.empty_like(x))  # dim -2: rows; int32 wraps as PyTorch's
+    expected = torch.index_add(torch.zeros(3, 2, dtype=torch.int32), 0,
+                               torch.tensor([1, 1, 0, 1]), torch.from_numpy(source)).numpy()
+    same(result, expected)
+    half = np.full((2, 3), 1024, np.float16)
+    result = aclnn_py.call("aclnnIndexAdd", half, 1, np.array([0, 0], np.int64),
+                           np.full((2, 2), 0.5, np.float16), 1.0, out=np.empty_like(half))
+    same(result[:, 0], np.full(2, 1025, np.float16))  # 0.5 + 0.5 summed in float32, then rounded
+    assert "dim" in refused(aclnn_py.call, "aclnnIndexAdd", x, 2, np.array([0], np.int64),
+                            source[:1], 1, out=np.empty_like(x))
+
+
+def test_index_takes_negative_and_mixed_indices_and_empty_self() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    full = np.zeros((0,), np.int64)
+    result = aclnn_py.call("aclnnIndex", x, [full, np.array([-1, 0], np.int64)],
+                           out=np.empty((2, 2, 4), np.float32))
+    same(result, x[:, [-1, 0]])
+    assert "shape" in refused(aclnn_py.call, "aclnnIndex", x, [np.array([0], np.int64)],
+                              out=np.empty((2, 2), np.float32))
+
+
+def test_medians_and_kthvalue_follow_pytorch_with_nan() -> None:
+    x = np.array([[3.0, np.nan, 1.0, 2.0], [4.0, 0.0, 8.0, 6.0]], np.float32)
+    values, indices = aclnn_py.call("aclnnMedianDim", x, -1, False,
+                                    out=(np.empty(2, np.float32), np.empty(2, np.int64)))
+    expected = torch.median(torch.from_numpy(x), -1)
+    same(values, expected.values.numpy())
+    same(indices, expected.indices.numpy())
+    values, indices = aclnn_py.call("aclnnNanMedianDim", x, 1, True,
+                                    out=(np.empty((2, 1), np.float32),
+                                         np.empty((2, 1), np.int64)))
+    same(values, np.array([[2.0], [4.0]], np.float32))
+    same(indices, np.array([[3], [0]]))
+    assert np.isnan(aclnn_py.call("aclnnMedian", x, out=np.empty((), np.float32)))
+    same(aclnn_py.call("aclnnNanMedian", x, out=np.empty((), np.float32)),
+         np.array(3.0, np.float32))
+    assert "k is 5" in refused(aclnn_py.call, "aclnnKthvalue", x, 5, 1, False,
+                               out=(np.empty(2, np.float32), np.empty(2, np.int64)))
+
+
+def test_nonzero_and_unique_report_their_real_extent() -> None:
+    x = np.array([[0, 2], [3, 0], [0, 0]], np.int32)
+    same(aclnn_py.call("aclnnNonzero", x, out=np.empty((6, 2), np.int64)),
+         np.array([[0, 1], [1, 0]]))
+    same(aclnn_py.call("aclnnNonzeroV2", np.zeros((2, 2), np.float32),
+                       out=np.empty((2, 4), np.int64)), np.zeros((2, 0), np.int64))
+    values, inverse = aclnn_py.call("aclnnUnique", x, True, True,
+                                    out=(np.empty(6, np.int32), np.empty((3, 2), np.int64)))
+    same(values, np.array([0, 2, 3], np.int32))
+    same(inverse, np.array([[0, 1], [2, 0], [0, 0]]))
+    values, inverse, counts = aclnn_py.call(
+        "aclnnUniqueConsecutive", x, True, True, 0,
+        out=(np.empty((3, 2), np.int32), np.empty(3, np.int64), np.empty(3, np.int64)))
+    same(values, x)
+    same(counts, np.array([1, 1, 1]))
+
+
+def test_repeat_interleave_refuses_negative_repeats_and_a_wrong_out() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert "negative" in refused(aclnn_py.call, "aclnnRepeatInterleaveInt", x, -1, 0,
+                                 out=np.empty(0, np.float32))
+    assert "shape" in refused(aclnn_py.call, "aclnnRepeatInterleaveIntWithDim", x, 2, 1, 6,
+                              out=np.empty((2, 5), np.float32))
+    empty = np.zeros((0, 3), np.float32)
+    same(aclnn_py.call("aclnnRepeatInterleaveIntWithDim", empty, 2, 0, 0,
+                       out=np.empty((0, 3), np.float32)), np.zeros((0, 3), np.float32))
+
+
+def test_embedding_dense_backward_skips_padding_and_scales_by_frequency() -> None:
+    grad = np.ones((4, 2), np.float32)
+    indices = np.array([0, 2, 2, 1], np.int64)
+    result = aclnn_py.call("aclnnEmbeddingDenseBackward", grad, indices, 3, 1, True,
+                           out=np.empty((3, 2), np.float32))
+    same(result, np.array([[1, 1], [0, 0], [1, 1]], np.float32))
+    assert "leading" in refused(aclnn_py.call, "aclnnEmbeddingDenseBackward", grad,
+                                indices[:2], 3, 1, False, out=np.empty((3, 2), np.float32))
+
+
 # ---- max pooling ------------------------------------------------------------------------
 
 

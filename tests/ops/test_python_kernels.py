@@ -1841,6 +1841,344 @@ def inplace_add_rms_norm(rng, dtype):
          N(rstd))
 
 
+# ---- indexing (kernels/indexing.py) ----------------------------------------------------------
+
+def _tdtype(dtype):
+    return TORCH_DTYPES[np.dtype(dtype)]
+
+
+@case("aclnnIndexAdd")
+def index_add(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3, 3), dtype)
+    i = np.array([3, 0, 3], np.int64)
+    expected = torch.index_add(T(a).float(), 1, T(i), T(s).float(), alpha=2.0)
+    return {"self": a, "dim": 1, "index": i, "source": s, "alpha": 2.0}, \
+        np.empty((3, 4), dtype), N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnIndexAddV2")
+def index_add_v2(rng, dtype):
+    a, s = rand(rng, (4, 3), dtype), rand(rng, (2, 3), dtype)
+    i = np.array([1, 1], np.int32)
+    expected = torch.index_add(T(a).float(), 0, T(i).long(), T(s).float())
+    return {"self": a, "dim": 0, "index": i, "source": s, "alpha": 1.0, "mode": 0}, \
+        np.empty((4, 3), dtype), N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnIndexCopy")
+def index_copy(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3, 2), dtype)
+    i = np.array([2, 0], np.int64)
+    return {"selfRef": a, "dim": -1, "index": i, "source": s}, np.empty((3, 4), dtype), \
+        N(torch.index_copy(T(a), 1, T(i), T(s)))
+
+
+@case("aclnnInplaceIndexCopy")
+def inplace_index_copy(rng, dtype):
+    a, s = rand(rng, (4, 2), dtype), rand(rng, (2, 2), dtype)
+    i = np.array([3, 1], np.int64)
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "source": s}, None, \
+        N(torch.index_copy(T(a), 0, T(i), T(s)))
+
+
+@case("aclnnIndexFillTensor")
+def index_fill_tensor(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"self": a, "dim": 1, "index": [0, -1], "value": 1.5}, np.empty((3, 4), dtype), \
+        N(torch.index_fill(T(a), 1, torch.tensor([0, 3]), 1.5))
+
+
+@case("aclnnInplaceIndexFill")
+def inplace_index_fill(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([2], np.int64)
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "value": -1.0}, None, \
+        N(torch.index_fill(T(a), 0, T(i), -1.0))
+
+
+@case("aclnnInplaceIndexFillTensor")
+def inplace_index_fill_tensor(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    return {"selfRef": a.copy(), "dim": 1, "index": [1, 2], "value": 0.5}, None, \
+        N(torch.index_fill(T(a), 1, torch.tensor([1, 2]), 0.5))
+
+
+@case("aclnnIndex")
+def index(rng, dtype):
+    a = rand(rng, (3, 4, 5), dtype)
+    rows, cols = np.array([0, 2, -1], np.int64), np.array([1, 1, 4], np.int64)
+    empty = np.zeros((0,), np.int64)
+    return {"self": a, "indices": [rows, empty, cols]}, np.empty((3, 4), dtype), \
+        N(T(a)[T(rows), :, T(cols)])
+
+
+@case("aclnnIndex", "mask")
+def index_mask(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    mask = np.array([True, False, True])
+    return {"self": a, "indices": [mask]}, np.empty((2, 4), dtype), N(T(a)[T(mask)])
+
+
+@case("aclnnInplaceScatter")
+def inplace_scatter(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (2, 4), dtype)
+    i = np.array([[0, 1, 2, 0], [2, 0, 1, 1]], np.int64)
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "src": s, "reduce": 0}, None, \
+        N(torch.scatter(T(a), 0, T(i), T(s)))
+
+
+@case("aclnnScatterValue")
+def scatter_value(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([[0, 3], [2, 2]], np.int64)
+    return {"self": a, "dim": 1, "index": i, "value": 4.0, "reduce": 0}, \
+        np.empty((3, 4), dtype), N(torch.scatter(T(a), 1, T(i), 4.0))
+
+
+@case("aclnnInplaceScatterValue")
+def inplace_scatter_value(rng, dtype):
+    a = rand(rng, (3, 4), dtype)
+    i = np.array([[1], [0]], np.int64)
+    expected = torch.scatter_reduce(T(a).float(), 0, T(i), torch.full((2, 1), 2.0), "sum")
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "value": 2.0, "reduce": 1}, None, \
+        N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnScatterReduce", dtypes=("float32",))
+def scatter_reduce(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype)
+    i = np.array([[0, 1, 2, 0], [0, 0, 1, 1]], np.int64)
+    return {"self": a, "dim": 0, "index": i, "src": s, "reduce": 1, "includeSelf": True}, \
+        np.empty((3, 4), dtype), N(torch.scatter_reduce(T(a), 0, T(i), T(s), "sum"))
+
+
+@case("aclnnInplaceScatterReduce", dtypes=("float32",))
+def inplace_scatter_reduce(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (2, 4), dtype)
+    i = np.array([[2, 1, 2, 0], [2, 0, 1, 1]], np.int64)
+    return {"selfRef": a.copy(), "dim": 0, "index": i, "src": s, "reduce": 1,
+            "includeSelf": True}, None, N(torch.scatter_reduce(T(a), 0, T(i), T(s), "sum"))
+
+
+def _scatter_nd_expected(data, indices, updates):
+    result = T(data).clone()
+    result[tuple(T(indices)[:, d] for d in range(indices.shape[1]))] = T(updates)
+    return N(result)
+
+
+@case("aclnnScatterNd")
+def scatter_nd(rng, dtype):
+    data, updates = rand(rng, (4, 3), dtype), rand(rng, (2, 3), dtype)
+    indices = np.array([[3], [1]], np.int64)
+    return {"data": data, "indices": indices, "updates": updates}, np.empty((4, 3), dtype), \
+        _scatter_nd_expected(data, indices, updates)
+
+
+@case("aclnnScatterNdUpdate")
+def scatter_nd_update(rng, dtype):
+    data, updates = rand(rng, (3, 4), dtype), rand(rng, (2,), dtype)
+    indices = np.array([[0, 3], [2, 1]], np.int64)
+    return {"varRef": data.copy(), "indices": indices, "updates": updates}, None, \
+        _scatter_nd_expected(data, indices, updates)
+
+
+@case("aclnnTfScatterAdd")
+def tf_scatter_add(rng, dtype):
+    var, updates = rand(rng, (4, 3), dtype), rand(rng, (2, 2, 3), dtype)
+    indices = np.array([[0, 3], [0, 1]], np.int64)
+    expected = T(var).float().index_add(0, T(indices).reshape(-1),
+                                         T(updates).float().reshape(4, 3))
+    return {"varRef": var.copy(), "indices": indices, "updates": updates}, None, \
+        N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnInplacePut")
+def inplace_put(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (3,), dtype)
+    i = np.array([0, -1, 5], np.int64)
+    expected = T(a).float().put(T(i), T(s).float(), accumulate=True)
+    return {"selfRef": a.copy(), "index": i, "source": s, "accumulate": True}, None, \
+        N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnGatherV3")
+def gather_v3(rng, dtype):
+    a = rand(rng, (4, 3), dtype)
+    i = np.array([[3, 0], [1, 1]], np.int64)
+    return {"self": a, "dim": 0, "index": i, "batchDims": 0, "mode": 1}, \
+        np.empty((2, 2, 3), dtype), N(T(a)[T(i)])
+
+
+@case("aclnnEmbeddingDenseBackward")
+def embedding_dense_backward(rng, dtype):
+    g = rand(rng, (2, 3, 4), dtype)
+    i = np.array([[0, 2, 2], [4, 1, 0]], np.int64)
+    expected = torch.ops.aten.embedding_dense_backward(T(g).float(), T(i), 5, 1, True)
+    return {"grad": g, "indices": i, "numWeights": 5, "paddingIdx": 1,
+            "scaleGradByFreq": True}, np.empty((5, 4), dtype), N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnInplaceMaskedScatter")
+def inplace_masked_scatter(rng, dtype):
+    a, s = rand(rng, (3, 4), dtype), rand(rng, (12,), dtype)
+    m = np.array([True, False, True, True])
+    return {"selfRef": a.copy(), "mask": m, "source": s}, None, \
+        N(T(a).masked_scatter(T(m), T(s)))
+
+
+@case("aclnnRepeatInterleave")
+def repeat_interleave(rng, dtype):
+    a = rand(rng, (2, 2), dtype)
+    r = np.array([1, 0, 3, 2], np.int64)
+    return {"self": a, "repeats": r, "outputSize": 6}, np.empty((6,), dtype), \
+        N(torch.repeat_interleave(T(a).reshape(-1), T(r)))
+
+
+@case("aclnnRepeatInterleaveInt")
+def repeat_interleave_int(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"self": a, "repeats": 2, "outputSize": 12}, np.empty((12,), dtype), \
+        N(torch.repeat_interleave(T(a).reshape(-1), 2))
+
+
+@case("aclnnRepeatInterleaveWithDim")
+def repeat_interleave_with_dim(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    r = np.array([2, 0, 1], np.int32)
+    return {"self": a, "repeats": r, "dim": -1, "outputSize": 3}, np.empty((2, 3), dtype), \
+        N(torch.repeat_interleave(T(a), T(r).long(), dim=1))
+
+
+@case("aclnnRepeatInterleaveIntWithDim")
+def repeat_interleave_int_with_dim(rng, dtype):
+    a = rand(rng, (2, 3), dtype)
+    return {"self": a, "repeats": 3, "dim": 0, "outputSize": 6}, np.empty((6, 3), dtype), \
+        N(torch.repeat_interleave(T(a), 3, dim=0))
+
+
+@case("aclnnRepeatInterleaveTensor", dtypes=("float32",))
+def repeat_interleave_tensor(rng, dtype):
+    r = np.array([2, 0, 3], np.int64)
+    return {"repeats": r, "outputSize": 5}, np.empty((5,), np.int64), \
+        N(torch.repeat_interleave(T(r)))
+
+
+@case("aclnnRepeatInterleaveGrad")
+def repeat_interleave_grad(rng, dtype):
+    g = rand(rng, (2, 6), dtype)
+    r = np.array([1, 2, 2, 1], np.int64)
+    expected = torch.stack([p.sum(1) for p in torch.split(T(g).float(), [1, 2, 2, 1], 1)], 1)
+    return {"yGrad": g, "repeats": r, "axis": 1}, np.empty((2, 4), dtype), \
+        N(expected.to(_tdtype(dtype)))
+
+
+@case("aclnnEmbeddingBag")
+def embedding_bag(rng, dtype):
+    w, i, o = rand(rng, (5, 3), dtype), np.array([1, 2, 0, 2, 2, 1, 4]), np.array([0, 2, 4, 5])
+    output, _, sizes, _ = torch.ops.aten._embedding_bag(T(w).float(), T(i), T(o), False, 1,
+                                                        False, None, False, 2)
+    return {"weight": w, "indices": i, "offsets": o, "scaleGradByFreq": False, "mode": 1,
+            "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+            "paddingIdx": 2}, \
+        (np.empty((4, 3), dtype), np.empty((7,), np.int64), np.empty((4,), np.int64),
+         np.empty((4,), np.int64)), \
+        (N(output.to(_tdtype(dtype))), np.array([0, 0, 1, 1, 2, 3, 3]), N(sizes), None)
+
+
+@case("aclnnEmbeddingBag", "max")
+def embedding_bag_max(rng, dtype):
+    w, i, o = _distinct(rng, (5, 3), dtype), np.array([1, 2, 0, 3, 4]), np.array([0, 2, 2])
+    output, _, _, best = torch.ops.aten._embedding_bag(T(w), T(i), T(o), False, 2, False, None,
+                                                       False, -1)
+    return {"weight": w, "indices": i, "offsets": o, "scaleGradByFreq": False, "mode": 2,
+            "sparse": False, "perSampleWeights": None, "includeLastOffset": False,
+            "paddingIdx": -1}, \
+        (np.empty((3, 3), dtype), np.empty((5,), np.int64), np.empty((3,), np.int64),
+         np.empty((3, 3), np.int64)), (N(output), None, None, N(best))
+
+
+def _distinct(rng, shape, dtype):
+    """Values without ties (the index of a median or k-th value is then one)."""
+    return (rng.permutation(int(np.prod(shape))).reshape(shape) / 4 - 2).astype(dtype)
+
+
+@case("aclnnMedian")
+def median(rng, dtype):
+    a = _distinct(rng, (3, 4), dtype)
+    return {"self": a}, np.empty((), dtype), N(torch.median(T(a)))
+
+
+@case("aclnnNanMedian")
+def nan_median(rng, dtype):
+    a = _distinct(rng, (3, 4), dtype)
+    a[0, 1] = np.nan
+    return {"self": a}, np.empty((), dtype), N(torch.nanmedian(T(a)))
+
+
+@case("aclnnMedianDim")
+def median_dim(rng, dtype):
+    a = _distinct(rng, (3, 5), dtype)
+    values, indices = torch.median(T(a), 1, keepdim=True)
+    return {"self": a, "dim": 1, "keepDim": True}, \
+        (np.empty((3, 1), dtype), np.empty((3, 1), np.int64)), (N(values), N(indices))
+
+
+@case("aclnnNanMedianDim")
+def nan_median_dim(rng, dtype):
+    a = _distinct(rng, (4, 3), dtype)
+    a[1, 0] = np.nan
+    values, indices = torch.nanmedian(T(a), 0)
+    return {"self": a, "dim": 0, "keepDim": False}, \
+        (np.empty((3,), dtype), np.empty((3,), np.int64)), (N(values), N(indices))
+
+
+@case("aclnnKthvalue")
+def kthvalue(rng, dtype):
+    a = _distinct(rng, (3, 5), dtype)
+    values, indices = torch.kthvalue(T(a), 4, -1)
+    return {"self": a, "k": 4, "dim": -1, "keepdim": False}, \
+        (np.empty((3,), dtype), np.empty((3,), np.int64)), (N(values), N(indices))
+
+
+@case("aclnnNonzero")
+def nonzero(rng, dtype):
+    a = np.array([[0, 1.5, 0], [2, 0, -1]], dtype)
+    return {"self": a}, np.empty((6, 2), np.int64), N(torch.nonzero(T(a)))
+
+
+@case("aclnnNonzeroV2")
+def nonzero_v2(rng, dtype):
+    a = np.array([[0, 1.5, 0], [2, 0, -1]], dtype)
+    return {"self": a}, np.empty((2, 6), np.int64), N(torch.nonzero(T(a)).T)
+
+
+@case("aclnnUnique")
+def unique(rng, dtype):
+    a = np.array([[3, 1, 2], [1, 3, 0.5]], dtype)
+    values, inverse = torch.unique(T(a), return_inverse=True)
+    return {"self": a, "sorted": True, "returnInverse": True}, \
+        (np.empty((6,), dtype), np.empty((2, 3), np.int64)), (N(values), N(inverse))
+
+
+@case("aclnnUniqueConsecutive")
+def unique_consecutive(rng, dtype):
+    a = np.array([1, 1, 2, 2, 2, 1, 3], dtype)
+    values, inverse, counts = torch.unique_consecutive(T(a), return_inverse=True,
+                                                       return_counts=True)
+    return {"self": a, "returnInverse": True, "returnCounts": True, "dim": 1000}, \
+        (np.empty((7,), dtype), np.empty((7,), np.int64), np.empty((7,), np.int64)), \
+        (N(values), N(inverse), N(counts))
+
+
+@case("aclnnUniqueDim")
+def unique_dim(rng, dtype):
+    a = np.array([[1, 2], [0, 5], [1, 2]], dtype)
+    values, inverse, counts = torch.unique(T(a), return_inverse=True, return_counts=True, dim=0)
+    return {"self": a, "sorted": True, "returnInverse": True, "dim": 0}, \
+        (np.empty((3, 2), dtype), np.empty((3,), np.int64), np.empty((3,), np.int64)), \
+        (N(values), N(inverse), N(counts))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -563,6 +563,78 @@ FORMULAS.update({
     "aclnnCumsumV2": _f("the running sum along dim, from the end when reverse, each element "
                         "left out when exclusive", "numpy's cumsum (minus x when exclusive)"),
 })
+FORMULAS.update({
+    # indexing (kernels/indexing.py)
+    "aclnnIndexAdd": _f("out = self; out[..., index_i, ...] += alpha source[..., i, ...] along "
+                        "dim", "numpy's add.at along dim; index in [0, n)"),
+    "aclnnIndexAddV2": _f("as aclnnIndexAdd (mode picks CANN's kernel)", "as aclnnIndexAdd"),
+    "aclnnIndexCopy": _f("outRef = selfRef with source's slices along dim at index",
+                         "numpy's fancy assignment; index in [0, n)", EXACT),
+    "aclnnInplaceIndexCopy": _f("selfRef's slices along dim at index = source's",
+                                "as aclnnIndexCopy, into selfRef", EXACT),
+    "aclnnIndexFillTensor": _f("value at index (an integer array) along dim",
+                               "as aclnnIndexFill", EXACT),
+    "aclnnIndex": _f("out = self[indices]", "numpy's advanced indexing (an empty index the "
+                     "whole dimension, bool and uint8 ones masks)", EXACT),
+    "aclnnScatterValue": _f("self with value written (reduce 0), added (1) or multiplied (2) at "
+                            "index along dim", "as aclnnScatter with value broadcast to index"),
+    "aclnnScatterReduce": _f("self with src reduced at index along dim (this SoC: float32, "
+                             "sum, includeSelf)", "numpy's add.at over flat indices"),
+    "aclnnScatterNd": _f("out = data; out[indices[i]] = updates[i]", "numpy's fancy "
+                         "assignment over the rows of indices", EXACT),
+    "aclnnScatterNdUpdate": _f("varRef[indices[i]] = updates[i]", "as aclnnScatterNd, into "
+                               "varRef", EXACT),
+    "aclnnTfScatterAdd": _f("varRef[indices[i]] += updates[i] along the first dimension",
+                            "numpy's add.at"),
+    "aclnnInplacePut": _f("selfRef.flat[index_i] = source_i (+= with accumulate)",
+                          "numpy's assignment or add.at; a negative index from the end"),
+    "aclnnGatherV3": _f("self's slices along dim at index", "numpy's take", EXACT),
+    "aclnnEmbeddingDenseBackward": _f("out[w] = sum of grad's rows indexed w (none for "
+                                      "paddingIdx), / count(w) with scaleGradByFreq",
+                                      "numpy's add.at in float32 (float64 for float64)"),
+    "aclnnEmbeddingBag": _f("the sum (times perSampleWeights), mean or max of each bag's rows "
+                            "of weight, paddingIdx's rows left out; offset2bag, bagSize, "
+                            "maxIndices", "numpy's gathers, rows added in passes"),
+    "aclnnInplaceMaskedScatter": _f("selfRef where mask = source's first elements in order",
+                                    "numpy's boolean assignment", EXACT),
+    **{f"aclnnRepeatInterleave{form}": _f(doc, "numpy's repeat", EXACT) for form, doc in (
+        ("", "self flattened, element i repeated repeats[i] times"),
+        ("Int", "self flattened, each element repeated repeats times"),
+        ("WithDim", "self's slice i along dim repeated repeats[i] times"),
+        ("IntWithDim", "each slice along dim repeated repeats times"),
+        ("Tensor", "i repeated repeats[i] times"))},
+    "aclnnRepeatInterleaveGrad": _f("yGrad summed along axis over runs of repeats[i]",
+                                    "numpy's add.reduceat"),
+    "aclnnMedian": _f("the lower median of all elements (NaN if any)", "numpy's partition",
+                      EXACT),
+    "aclnnNanMedian": _f("the lower median of the elements that are not NaN",
+                         "numpy's partition", EXACT),
+    "aclnnMedianDim": _f("the lower median along dim and its index (NaN if the row holds one)",
+                         "numpy's stable argsort", EXACT),
+    "aclnnNanMedianDim": _f("the lower median along dim of the non-NaN elements, its index",
+                            "numpy's stable argsort", EXACT),
+    "aclnnKthvalue": _f("the k-th smallest along dim and its index", "numpy's stable argsort",
+                        EXACT),
+    "aclnnNonzero": _f("the coordinates of the non-zero elements, one row each",
+                       "numpy's argwhere; out takes the count's extent", EXACT),
+    "aclnnNonzeroV2": _f("the coordinates of the non-zero elements, one column each",
+                         "numpy's argwhere, transposed; out takes the count's extent", EXACT),
+    "aclnnUnique": _f("the distinct elements in ascending order, the inverse",
+                      "numpy's unique; valueOut takes the count's extent", EXACT),
+    "aclnnUniqueConsecutive": _f("each run of equal elements (slices) once, the inverse, the "
+                                 "counts", "a comparison of neighbours", EXACT),
+    "aclnnUniqueDim": _f("the distinct slices along dim in ascending order, the inverse, the "
+                         "counts", "numpy's unique along an axis", EXACT),
+    "aclnnInplaceIndexFill": _f("selfRef's slices at index along dim = value",
+                                "as aclnnIndexFill, into selfRef", EXACT),
+    "aclnnInplaceIndexFillTensor": _f("as aclnnInplaceIndexFill, index an integer array",
+                                      "as aclnnIndexFill, into selfRef", EXACT),
+    "aclnnInplaceScatter": _f("as aclnnScatter, into selfRef", "as aclnnScatter"),
+    "aclnnInplaceScatterReduce": _f("as aclnnScatterReduce, into selfRef",
+                                    "as aclnnScatterReduce"),
+    "aclnnInplaceScatterValue": _f("as aclnnScatterValue, into selfRef",
+                                   "as aclnnScatterValue"),
+})
 FORMULAS.update(_inplace_formulas())
 FORMULAS.update({
     "aclnnHardshrinkBackward": _f("gradOutput where |x| > lambd, else 0",

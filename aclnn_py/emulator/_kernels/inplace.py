@@ -77,14 +77,15 @@ def _base_arguments(base: str, inplace: tuple[str, ...], values: dict[str, Any],
     return {name: arguments[name] for name in names}
 
 
-def _inplace(name: str, base: str) -> None:
+def inplace_form(name: str, base: str, elementwise: bool = True) -> None:
+    """Register ``name`` as the in-place form of ``base`` (computed by base's kernel on a copy
+    of its first tensor, into it); ``elementwise``: the other tensors must broadcast to the
+    first (false for operators whose operands have shapes of their own: products, indexing)."""
     inplace = parameters_of(name)
     names = KERNELS[base].parameters
     if inplace is None or "out" not in names or len(names) != len(inplace) + 1:
         raise RuntimeError(f"{name} does not take {base}'s parameters less out")
     base_check = KERNELS[base].check
-
-    elementwise = base not in PRODUCTS
 
     def check(**values: Any) -> None:
         target = values[inplace[0]]
@@ -209,4 +210,4 @@ def inplace_masked_fill_tensor(selfRef: np.ndarray, mask: np.ndarray, value: np.
 
 
 for _name, _base in INPLACE_OF.items():
-    _inplace(_name, _base)
+    inplace_form(_name, _base, _base not in PRODUCTS)

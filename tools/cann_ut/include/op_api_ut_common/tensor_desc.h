@@ -9,6 +9,7 @@
 #define CANN_UT_TENSOR_DESC_H
 
 #include <cassert>
+#include <cmath>  // float_t and NAN, which CANN's own headers bring to its UT files
 #include <cstdint>
 #include <memory>
 #include <string>
