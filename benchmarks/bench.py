@@ -2091,6 +2091,98 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnAdaptiveAvgPool2d"] = lambda: EmulatedCase(
         {"self": image, "outputSize": [7, 7]}, E((16, 64, 7, 7)),
         lambda: F.adaptive_avg_pool2d(T(image), (7, 7)))
+    def pool_grad(forward: Callable[[Any], Any], grad: np.ndarray) -> Any:
+        v = T(image).requires_grad_(True)
+        return torch.autograd.grad(forward(v), v, T(grad))[0]
+
+    avg_grad = u(-1, 1, (16, 64, 16, 16))
+    cases["aclnnAvgPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": avg_grad, "self": image, "kernelSize": [3, 3], "stride": [2, 2],
+         "padding": [1, 1], "ceilMode": False, "countIncludePad": True, "divisorOverride": 0,
+         "cubeMathType": 0}, E(image.shape),
+        lambda: pool_grad(lambda v: F.avg_pool2d(v, 3, 2, 1), avg_grad))
+    adaptive_grad = u(-1, 1, (16, 64, 7, 7))
+    cases["aclnnAdaptiveAvgPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": adaptive_grad, "self": image}, E(image.shape),
+        lambda: pool_grad(lambda v: F.adaptive_avg_pool2d(v, (7, 7)), adaptive_grad))
+    cases["aclnnAdaptiveMaxPool2d"] = lambda: EmulatedCase(
+        {"self": image, "outputSize": [7, 7]},
+        {"outputOut": E((16, 64, 7, 7)), "indicesOut": E((16, 64, 7, 7), np.int64)},
+        lambda: F.adaptive_max_pool2d(T(image), (7, 7), return_indices=True))
+    pool_index = F.max_pool2d(T(image), 3, 2, 1, return_indices=True)[1].numpy()
+    cases["aclnnMaxPool2dWithIndicesBackward"] = lambda: EmulatedCase(
+        {"gradOutput": pooled_grad, "self": image, "indices": pool_index.astype(np.int32),
+         "kernelSize": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1],
+         "ceilMode": False}, E(image.shape),
+        lambda: aten.max_pool2d_with_indices_backward(
+            T(pooled_grad), T(image), [3, 3], [2, 2], [1, 1], [1, 1], False,
+            torch.from_numpy(pool_index)))
+    adaptive_index = F.adaptive_max_pool2d(T(image), (7, 7), return_indices=True)[1].numpy()
+    cases["aclnnAdaptiveMaxPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": adaptive_grad, "self": image, "indices": adaptive_index},
+        E(image.shape),
+        lambda: aten.adaptive_max_pool2d_backward(T(adaptive_grad), T(image),
+                                                  torch.from_numpy(adaptive_index)))
+    cases["aclnnMaxPool"] = lambda: EmulatedCase(
+        {"self": image, "kernelShape": [3, 3], "strides": [2, 2], "autoPad": 0,
+         "pads": [1, 1, 1, 1], "dilations": [1, 1], "ceilMode": 0}, E((16, 64, 16, 16)),
+        lambda: F.max_pool2d(T(image), 3, 2, 1))
+    volume = image.reshape(16, 64, 8, 4, 32)
+    volume_grad = u(-1, 1, (16, 64, 4, 2, 16))
+    cases["aclnnAvgPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "ceilMode": False,
+         "countIncludePad": True, "divisorOverride": 0}, E((16, 64, 4, 2, 16)),
+        lambda: F.avg_pool3d(T(volume), 2, 2))
+    cases["aclnnAvgPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "kernelSize": [2], "stride": [2],
+         "padding": [0], "ceilMode": False, "countIncludePad": True, "divisorOverride": 0},
+        E(volume.shape),
+        lambda: aten.avg_pool3d_backward(T(volume_grad), T(volume), [2, 2, 2], [2, 2, 2],
+                                         [0, 0, 0], False, True, None))
+    cases["aclnnAdaptiveAvgPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "outputSize": [4, 2, 16]}, E((16, 64, 4, 2, 16)),
+        lambda: F.adaptive_avg_pool3d(T(volume), (4, 2, 16)))
+    cases["aclnnAdaptiveAvgPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume}, E(volume.shape),
+        lambda: aten._adaptive_avg_pool3d_backward(T(volume_grad), T(volume)))
+    cases["aclnnAdaptiveMaxPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "outputSize": [4, 2, 16]},
+        {"outputOut": E((16, 64, 4, 2, 16)), "indicesOut": E((16, 64, 4, 2, 16), np.int32)},
+        lambda: F.adaptive_max_pool3d(T(volume), (4, 2, 16), return_indices=True))
+    volume_index = F.max_pool3d(T(volume), 2, 2, return_indices=True)[1].numpy()
+    cases["aclnnAdaptiveMaxPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "indices": volume_index.astype(np.int32)},
+        E(volume.shape),
+        lambda: aten.adaptive_max_pool3d_backward(T(volume_grad), T(volume),
+                                                  torch.from_numpy(volume_index)))
+    cases["aclnnMaxPool3dWithArgmax"] = lambda: EmulatedCase(
+        {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1],
+         "ceilMode": False},
+        {"out": E((16, 64, 4, 2, 16)), "indices": E((16, 64, 4, 2, 16), np.int32)},
+        lambda: F.max_pool3d(T(volume), 2, 2, return_indices=True))
+    cases["aclnnMaxPool3dWithArgmaxBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "indices": volume_index.astype(np.int32),
+         "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1], "ceilMode": False},
+        E(volume.shape),
+        lambda: aten.max_pool3d_with_indices_backward(
+            T(volume_grad), T(volume), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False,
+            torch.from_numpy(volume_index)))
+    unpooled_grad = u(-1, 1, (16, 64, 64, 64))
+    unpool_index = F.max_pool2d(T(u(-1, 1, (16, 64, 64, 64))), 2, 2,
+                                return_indices=True)[1].numpy()
+    cases["aclnnMaxUnpool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": unpooled_grad, "self": image, "indices": unpool_index,
+         "outputSize": [64, 64]}, E(image.shape),
+        lambda: torch.gather(T(unpooled_grad).reshape(1024, -1), 1,
+                             torch.from_numpy(unpool_index).reshape(1024, -1)))
+    unpooled3 = u(-1, 1, (16, 64, 16, 8, 64))
+    unpool3_index = F.max_pool3d(T(unpooled3), 2, 2, return_indices=True)[1].numpy()
+    cases["aclnnMaxUnpool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": unpooled3, "self": volume, "indices": unpool3_index,
+         "outputSize": [16, 8, 64], "stride": [2, 2, 2], "padding": [0, 0, 0]},
+        E(volume.shape),
+        lambda: torch.gather(T(unpooled3).reshape(1024, -1), 1,
+                             torch.from_numpy(unpool3_index).reshape(1024, -1)))
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

@@ -434,6 +434,104 @@ if torch is not None:
         launch.arg("ceilMode"), launch.arg("countIncludePad"),
         launch.arg("divisorOverride") or None))
 
+    def _pool_grad(forward: Callable[[Any], Any], x: Any, grad: Any) -> Any:
+        """The gradient of ``forward`` at ``x`` for the output gradient ``grad``."""
+        x = x.clone().requires_grad_(True)
+        (result,) = torch.autograd.grad(forward(x), x, grad)
+        return result
+
+    def _scatter_grad(launch: Launch, rank: int) -> dict[str, Any]:
+        """A max pool's gradient by its indices: each plane's gradient summed at its indices."""
+        x, g = launch.tensor("self"), launch.tensor("gradOutput")
+        planes = int(np.prod(x.shape[:-rank]))
+        result = torch.zeros(planes, int(np.prod(x.shape[-rank:])), dtype=g.dtype)
+        result.scatter_add_(1, launch.tensor("indices").reshape(planes, -1),
+                            g.reshape(planes, -1))
+        return _out(launch, result.reshape(x.shape))
+
+    def _avg_pool2d_backward(launch: Launch) -> dict[str, Any]:
+        args = (launch.arg("kernelSize"), launch.arg("stride") or None, launch.arg("padding"),
+                launch.arg("ceilMode"), launch.arg("countIncludePad"),
+                launch.arg("divisorOverride") or None)
+        return _out(launch, _pool_grad(lambda x: functional.avg_pool2d(x, *args),
+                                       launch.tensor("self"), launch.tensor("gradOutput")))
+
+    def _avg_pool3d_backward(launch: Launch) -> dict[str, Any]:
+        args = (launch.arg("kernelSize"), launch.arg("stride") or None, launch.arg("padding"),
+                launch.arg("ceilMode"), launch.arg("countIncludePad"),
+                launch.arg("divisorOverride") or None)
+        return _out(launch, _pool_grad(lambda x: functional.avg_pool3d(x, *args),
+                                       launch.tensor("self"), launch.tensor("gradOutput")))
+
+    def _adaptive_avg_backward(rank: int) -> Reference:
+        function = getattr(functional, f"adaptive_avg_pool{rank}d")
+
+        def reference(launch: Launch) -> dict[str, Any]:
+            g = launch.tensor("gradOutput")
+            size = tuple(g.shape[-rank:])
+            return _out(launch, _pool_grad(lambda x: function(x, size), launch.tensor("self"),
+                                           g))
+        return reference
+
+    def _adaptive_max(rank: int) -> Reference:
+        function = getattr(functional, f"adaptive_max_pool{rank}d")
+
+        def reference(launch: Launch) -> dict[str, Any]:
+            size = launch.arg("outputSize")
+            values, indices = function(launch.input(), size[0] if len(size) == 1 else size,
+                                       return_indices=True)
+            return {"outputOut": values, "indicesOut": indices}
+        return reference
+
+    def _max_pool3d_argmax(launch: Launch) -> dict[str, Any]:
+        values, indices = functional.max_pool3d(
+            launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,
+            launch.arg("padding"), launch.arg("dilation"), launch.arg("ceilMode"),
+            return_indices=True)
+        return {"out": values, "indices": indices}
+
+    def _max_pool_onnx(launch: Launch) -> dict[str, Any]:
+        pads = list(launch.arg("pads")) or [0]
+        if len(pads) == 1:
+            pads = pads * 4
+        elif len(pads) == 2:
+            pads = [pads[0], pads[1], pads[0], pads[1]]
+        x = functional.pad(launch.input(), (pads[1], pads[3], pads[0], pads[2]),
+                           value=-float("inf"))
+        return _out(launch, functional.max_pool2d(x, launch.arg("kernelShape"),
+                                                  launch.arg("strides") or 1, 0, 1,
+                                                  bool(launch.arg("ceilMode"))))
+
+    def _max_unpool_backward(rank: int) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            x, g = launch.tensor("self"), launch.tensor("gradOutput")
+            planes = int(np.prod(x.shape[:-rank]))
+            taken = torch.gather(g.reshape(planes, -1), 1,
+                                 launch.tensor("indices").reshape(planes, -1))
+            return _out(launch, taken.reshape(x.shape))
+        return reference
+
+    REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
+    REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
+        launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,
+        launch.arg("padding"), launch.arg("ceilMode"), launch.arg("countIncludePad"),
+        launch.arg("divisorOverride") or None))
+    REFERENCES["aclnnAvgPool3dBackward"] = _avg_pool3d_backward
+    REFERENCES["aclnnAdaptiveAvgPool2dBackward"] = _adaptive_avg_backward(2)
+    REFERENCES["aclnnAdaptiveAvgPool3d"] = lambda launch: _out(
+        launch, functional.adaptive_avg_pool3d(launch.input(), launch.arg("outputSize")))
+    REFERENCES["aclnnAdaptiveAvgPool3dBackward"] = _adaptive_avg_backward(3)
+    REFERENCES["aclnnAdaptiveMaxPool2d"] = _adaptive_max(2)
+    REFERENCES["aclnnAdaptiveMaxPool3d"] = _adaptive_max(3)
+    REFERENCES["aclnnAdaptiveMaxPool2dBackward"] = lambda launch: _scatter_grad(launch, 2)
+    REFERENCES["aclnnAdaptiveMaxPool3dBackward"] = lambda launch: _scatter_grad(launch, 3)
+    REFERENCES["aclnnMaxPool2dWithIndicesBackward"] = lambda launch: _scatter_grad(launch, 2)
+    REFERENCES["aclnnMaxPool3dWithArgmax"] = _max_pool3d_argmax
+    REFERENCES["aclnnMaxPool3dWithArgmaxBackward"] = lambda launch: _scatter_grad(launch, 3)
+    REFERENCES["aclnnMaxPool"] = _max_pool_onnx
+    REFERENCES["aclnnMaxUnpool2dBackward"] = _max_unpool_backward(2)
+    REFERENCES["aclnnMaxUnpool3dBackward"] = _max_unpool_backward(3)
+
 
     for _name in ("Acosh", "Asinh"):
         REFERENCES[f"aclnn{_name}"] = _unary(getattr(torch, _name.lower()))

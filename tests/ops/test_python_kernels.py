@@ -801,6 +801,183 @@ def adaptive_avg_pool2d(rng, dtype):
         N(expected.to(TORCH_DTYPES[dtype]))
 
 
+def _grad_of(function, x, g):
+    """PyTorch's gradient of ``function`` at x (float32) for the output gradient g."""
+    xt = T(x).float().requires_grad_(True)
+    (grad,) = torch.autograd.grad(function(xt), xt, T(g).float())
+    return grad
+
+
+@case("aclnnAvgPool2dBackward")
+def avg_pool_backward(rng, dtype):
+    # 3x3 windows, stride 2, padding 1, ceil mode: overlapping windows and a partial last one
+    x, g = rand(rng, (1, 2, 6, 6), dtype), rand(rng, (1, 2, 4, 4), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.avg_pool2d(v, 3, 2, 1, True, False), x, g)
+    return {"gradOutput": g, "self": x, "kernelSize": [3, 3], "stride": [2, 2],
+            "padding": [1, 1], "ceilMode": True, "countIncludePad": False,
+            "divisorOverride": 0, "cubeMathType": 0}, np.empty((1, 2, 6, 6), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAvgPool3d")
+def avg_pool3d(rng, dtype):
+    x = rand(rng, (1, 2, 5, 6, 6), dtype)
+    expected = torch.nn.functional.avg_pool3d(T(x).float(), 3, 2, 1, False, True)
+    return {"self": x, "kernelSize": [3], "stride": [2, 2, 2], "padding": [1],
+            "ceilMode": False, "countIncludePad": True, "divisorOverride": 0}, \
+        np.empty((1, 2, 3, 3, 3), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAvgPool3dBackward")
+def avg_pool3d_backward(rng, dtype):
+    x, g = rand(rng, (2, 1, 4, 5, 5), dtype), rand(rng, (2, 1, 3, 3, 3), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.avg_pool3d(v, 2, 2, 1, False, False), x, g)
+    return {"gradOutput": g, "self": x, "kernelSize": [2, 2, 2], "stride": [2, 2, 2],
+            "padding": [1, 1, 1], "ceilMode": False, "countIncludePad": False,
+            "divisorOverride": 0}, np.empty((2, 1, 4, 5, 5), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool2dBackward")
+def adaptive_avg_pool2d_backward(rng, dtype):
+    x, g = rand(rng, (2, 3, 7, 5), dtype), rand(rng, (2, 3, 3, 2), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.adaptive_avg_pool2d(v, (3, 2)), x, g)
+    return {"gradOutput": g, "self": x}, np.empty((2, 3, 7, 5), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool3d")
+def adaptive_avg_pool3d(rng, dtype):
+    x = rand(rng, (2, 5, 7, 4), dtype)
+    expected = torch.nn.functional.adaptive_avg_pool3d(T(x).float(), (3, 2, 3))
+    return {"self": x, "outputSize": [3, 2, 3]}, np.empty((2, 3, 2, 3), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool3dBackward")
+def adaptive_avg_pool3d_backward(rng, dtype):
+    x, g = rand(rng, (1, 2, 5, 7, 4), dtype), rand(rng, (1, 2, 3, 2, 3), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.adaptive_avg_pool3d(v, (3, 2, 3)), x, g)
+    return {"gradOutput": g, "self": x}, np.empty((1, 2, 5, 7, 4), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+def _distinct(rng, shape, dtype):
+    """Values without ties (so every max pool picks one index)."""
+    return (rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32) / 8
+            ).astype(dtype)
+
+
+@case("aclnnAdaptiveMaxPool2d")
+def adaptive_max_pool2d(rng, dtype):
+    x = _distinct(rng, (2, 3, 7, 5), dtype)
+    values, indices = torch.nn.functional.adaptive_max_pool2d(T(x).float(), (3, 2),
+                                                              return_indices=True)
+    return {"self": x, "outputSize": [3, 2]}, \
+        (np.empty((2, 3, 3, 2), dtype), np.empty((2, 3, 3, 2), np.int64)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+@case("aclnnAdaptiveMaxPool3d")
+def adaptive_max_pool3d(rng, dtype):
+    x = _distinct(rng, (1, 2, 5, 4, 6), dtype)
+    values, indices = torch.nn.functional.adaptive_max_pool3d(T(x).float(), (2, 3, 4),
+                                                              return_indices=True)
+    return {"self": x, "outputSize": [2, 3, 4]}, \
+        (np.empty((1, 2, 2, 3, 4), dtype), np.empty((1, 2, 2, 3, 4), np.int32)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+def _max_grad_case(rng, dtype, forward, shape, out_shape, index_dtype):
+    """A max pool's gradient from its own indices (overlapping windows send several
+    gradients to one element)."""
+    x = _distinct(rng, shape, dtype)
+    _, indices = forward(T(x).float())
+    g = rand(rng, out_shape, dtype)
+    grad = _grad_of(lambda v: forward(v)[0], x, g)
+    return x, g, N(indices).astype(index_dtype), N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveMaxPool2dBackward")
+def adaptive_max_pool2d_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.adaptive_max_pool2d(
+        v, (4, 3), return_indices=True), (2, 2, 7, 5), (2, 2, 4, 3), np.int64)
+    return {"gradOutput": g, "self": x, "indices": i}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnAdaptiveMaxPool3dBackward")
+def adaptive_max_pool3d_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.adaptive_max_pool3d(
+        v, (2, 3, 2), return_indices=True), (1, 2, 3, 5, 3), (1, 2, 2, 3, 2), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool2dWithIndicesBackward", dtypes=("float32",))
+def max_pool2d_with_indices_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.max_pool2d(
+        v, 3, 2, 1, return_indices=True), (2, 2, 7, 7), (2, 2, 4, 4), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i, "kernelSize": [3, 3], "stride": [2, 2],
+            "padding": [1, 1], "dilation": [1, 1], "ceilMode": False}, \
+        np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool3dWithArgmax")
+def max_pool3d_with_argmax(rng, dtype):
+    x = _distinct(rng, (1, 2, 5, 6, 5), dtype)
+    values, indices = torch.nn.functional.max_pool3d(T(x).float(), 3, 2, 1, ceil_mode=True,
+                                                     return_indices=True)
+    out = tuple(values.shape)
+    return {"self": x, "kernelSize": [3, 3, 3], "stride": [2, 2, 2], "padding": [1, 1, 1],
+            "dilation": [1, 1, 1], "ceilMode": True}, \
+        (np.empty(out, dtype), np.empty(out, np.int32)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+@case("aclnnMaxPool3dWithArgmaxBackward")
+def max_pool3d_with_argmax_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.max_pool3d(
+        v, 3, 2, 1, return_indices=True), (1, 2, 5, 5, 5), (1, 2, 3, 3, 3), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i, "kernelSize": [3], "stride": [2],
+            "padding": [1], "dilation": [1], "ceilMode": False}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool", dtypes=("float32", "float16"))
+def max_pool_onnx(rng, dtype):
+    # ONNX pads (top, left, bottom, right) = (1, 0, 0, 1)
+    x = rand(rng, (2, 3, 6, 5), dtype)
+    padded = torch.nn.functional.pad(T(x).float(), (0, 1, 1, 0), value=-float("inf"))
+    expected = torch.nn.functional.max_pool2d(padded, (3, 2), 2)
+    return {"self": x, "kernelShape": [3, 2], "strides": [2, 2], "autoPad": 0,
+            "pads": [1, 0, 0, 1], "dilations": [1, 1], "ceilMode": 0}, \
+        np.empty(tuple(expected.shape), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+def _max_unpool_backward_case(rng, dtype, rank):
+    shape, out = ((2, 3, 4), (2, 6, 8)) if rank == 2 else ((2, 2, 3, 2), (2, 4, 6, 4))
+    x = _distinct(rng, (1, *shape), dtype)
+    g = rand(rng, (1, *out), dtype)
+    plane = int(np.prod(out[1:]))
+    indices = np.stack([rng.permutation(plane)[:int(np.prod(shape[1:]))]
+                        for _ in range(shape[0])]).reshape((1, *shape)).astype(np.int64)
+    expected = torch.gather(T(g).float().reshape(shape[0], -1), 1,
+                            T(indices).reshape(shape[0], -1)).reshape(1, *shape)
+    return x, g, indices, out, N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxUnpool2dBackward", dtypes=("float32", "float16"))
+def max_unpool2d_backward(rng, dtype):
+    x, g, indices, out, expected = _max_unpool_backward_case(rng, dtype, 2)
+    return {"gradOutput": g, "self": x, "indices": indices, "outputSize": list(out[1:])}, \
+        np.empty(x.shape, dtype), expected
+
+
+@case("aclnnMaxUnpool3dBackward", dtypes=("float32", "float16"))
+def max_unpool3d_backward(rng, dtype):
+    x, g, indices, out, expected = _max_unpool_backward_case(rng, dtype, 3)
+    return {"gradOutput": g, "self": x, "indices": indices, "outputSize": list(out[1:]),
+            "stride": [2, 2, 2], "padding": [0, 0, 0]}, np.empty(x.shape, dtype), expected
+
+
 @case("aclnnEmbedding")
 def embedding(rng, dtype):
     w = rand(rng, (5, 3), dtype)
@@ -1858,8 +2035,10 @@ def _parameters() -> list[Any]:
 # CANN refuses ND there: ops-nn conv/convolution_forward/op_host/op_api/aclnn_convolution.cpp
 # FormatChecker (NCL, NCHW, NCDHW by rank), pooling/avg_pool3_d/op_api/aclnn_avgpool2d.cpp
 # CheckFormat (NCHW or NCL), pooling/adaptive_avg_pool2d/op_api/aclnn_adaptive_avg_pool2d.cpp
-# CheckFormat (the same). Their cases run through helpers.call_formatted.
-FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW"}
+# CheckFormat (the same), pooling/avg_pool3_d_grad/op_api/aclnn_avgpool2d_backward.cpp
+# CheckFormatVaild (the same). Their cases run through helpers.call_formatted.
+FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW",
+           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW"}
 
 
 def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:

@@ -283,6 +283,44 @@ FORMULAS: dict[str, Formula] = {
                                  "adaptive_avg_pool2d)",
                                  "rows floor(i H / outH) to ceil((i + 1) H / outH) - 1, columns "
                                  "likewise, averaged"),
+    "aclnnAvgPool2dBackward": _f("each output's gradient / its window's divisor, summed back "
+                                 "over the window's input elements",
+                                 "the same; the divisor as aclnnAvgPool2d's"),
+    "aclnnAvgPool3d": _f("the window's sum / (kD kH kW), or divisorOverride",
+                         "windows summed dim by dim, divided as countIncludePad and "
+                         "divisorOverride say"),
+    "aclnnAvgPool3dBackward": _f("each output's gradient / its window's divisor, summed back "
+                                 "over the window", "the same"),
+    "aclnnAdaptiveAvgPool2dBackward": _f("each output's gradient / its adaptive window's size, "
+                                         "summed over the window",
+                                         "the adjoint of the per-dim averaging matrices"),
+    "aclnnAdaptiveAvgPool3d": _f("the mean of each adaptive window (as PyTorch's "
+                                 "adaptive_avg_pool3d)", "per-dim averaging matrices (einsum)"),
+    "aclnnAdaptiveAvgPool3dBackward": _f("each output's gradient / its adaptive window's size, "
+                                         "summed over the window",
+                                         "the adjoint of the per-dim averaging matrices"),
+    "aclnnAdaptiveMaxPool2d": _f("the maximum of each adaptive window, its index h W + w",
+                                 "the first maximum, the last NaN if any, as PyTorch's "
+                                 "kernel"),
+    "aclnnAdaptiveMaxPool3d": _f("the maximum of each adaptive window, its index "
+                                 "d H W + h W + w", "the first maximum, the last NaN if any"),
+    "aclnnAdaptiveMaxPool2dBackward": _f("each output's gradient to the element its index "
+                                         "names, summed", "the same (bincount in float64)"),
+    "aclnnAdaptiveMaxPool3dBackward": _f("each output's gradient to the element its index "
+                                         "names, summed", "the same (bincount in float64)"),
+    "aclnnMaxPool2dWithIndicesBackward": _f("each output's gradient to the element h W + w its "
+                                            "index names, summed where windows overlap",
+                                            "the same (bincount in float64)"),
+    "aclnnMaxPool3dWithArgmax": _f("the maximum of each window, its index d H W + h W + w",
+                                   "as aclnnMaxPool2dWithIndices, over three dims"),
+    "aclnnMaxPool3dWithArgmaxBackward": _f("each output's gradient to the element its index "
+                                           "names, summed", "the same (bincount in float64)"),
+    "aclnnMaxPool": _f("the maximum of each window (ONNX MaxPool, pads top, left, bottom, "
+                       "right)", "as aclnnMaxPool2dWithIndices's maxima", EXACT),
+    "aclnnMaxUnpool2dBackward": _f("out = gradOutput at indices, per plane",
+                                   "the same (an index outside the plane gives 0)", EXACT),
+    "aclnnMaxUnpool3dBackward": _f("out = gradOutput at indices, per plane",
+                                   "the same (an index outside the plane gives 0)", EXACT),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),
