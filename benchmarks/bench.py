@@ -2183,6 +2183,29 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         E(volume.shape),
         lambda: torch.gather(T(unpooled3).reshape(1024, -1), 1,
                              torch.from_numpy(unpool3_index).reshape(1024, -1)))
+    for kind, mode in (("Reflection", "reflect"), ("Replication", "replicate"),
+                       ("Circular", "circular")):
+        for dims in (1, 2, 3):
+            if kind == "Circular" and dims == 1:
+                continue
+            source = image.reshape((16, 64, 1024) if dims == 1 else
+                                   (16, 64, 32, 32) if dims == 2 else (16, 64, 8, 4, 32))
+            width = [2, 2, 1, 1, 1, 1][:2 * dims]
+            padded_shape = tuple(F.pad(T(source[:1, :1]), width, mode=mode).shape[2:])
+            padded_grad = u(-1, 1, (16, 64) + padded_shape)
+
+            def pad_grad(source: np.ndarray = source, width: list[int] = width,
+                         mode: str = mode, grad: np.ndarray = padded_grad) -> Any:
+                v = T(source).requires_grad_(True)
+                return torch.autograd.grad(F.pad(v, width, mode=mode), v, T(grad))[0]
+            cases[f"aclnn{kind}Pad{dims}d"] = (
+                lambda source=source, width=width, mode=mode, shape=padded_shape: EmulatedCase(
+                    {"self": source, "padding": width}, E((16, 64) + shape),
+                    lambda: F.pad(T(source), width, mode=mode)))
+            cases[f"aclnn{kind}Pad{dims}dBackward"] = (
+                lambda source=source, width=width, grad=padded_grad, reference=pad_grad:
+                EmulatedCase({"gradOutput": grad, "self": source, "padding": width},
+                             E(source.shape), reference))
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

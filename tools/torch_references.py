@@ -511,6 +511,21 @@ if torch is not None:
             return _out(launch, taken.reshape(x.shape))
         return reference
 
+    def _pad(mode: str, backward: bool) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            padding = list(launch.arg("padding"))
+            x = launch.tensor("self")
+            if not backward:
+                return _out(launch, functional.pad(x, padding, mode=mode))
+            return _out(launch, _pool_grad(lambda v: functional.pad(v, padding, mode=mode), x,
+                                           launch.tensor("gradOutput")))
+        return reference
+
+    for _kind, _mode in (("Reflection", "reflect"), ("Replication", "replicate"),
+                         ("Circular", "circular")):
+        for _dims in (1, 2, 3):
+            REFERENCES[f"aclnn{_kind}Pad{_dims}d"] = _pad(_mode, False)
+            REFERENCES[f"aclnn{_kind}Pad{_dims}dBackward"] = _pad(_mode, True)
     REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
     REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
         launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,

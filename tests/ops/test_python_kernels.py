@@ -1182,6 +1182,39 @@ def constant_pad(rng, dtype):
         N(torch.nn.functional.pad(T(a), (1, 2, 0, 1), value=0.5))
 
 
+# ---- reflection, replication and circular padding (kernels/padding.py) ----------------------
+
+_PAD_MODES = {"Reflection": "reflect", "Replication": "replicate", "Circular": "circular"}
+# per padded-dims count: self's shape and padding (a negative width crops)
+_PAD_SHAPES = {1: ((3, 5, 6), [2, -1]), 2: ((2, 3, 5, 6), [2, 1, -1, 3]),
+               3: ((1, 2, 4, 5, 6), [2, 1, 1, 3, 1, 0])}
+
+
+def _pad_case(kind, dims, backward):
+    mode = _PAD_MODES[kind]
+    shape, padding = _PAD_SHAPES[dims]
+
+    def make(rng, dtype):
+        x = rand(rng, shape, dtype)
+        padded = torch.nn.functional.pad(T(x).float(), padding, mode=mode)
+        if not backward:
+            return {"self": x, "padding": padding}, np.empty(tuple(padded.shape), dtype), \
+                N(padded.to(TORCH_DTYPES[dtype]))
+        g = rand(rng, tuple(padded.shape), dtype)
+        grad = _grad_of(lambda v: torch.nn.functional.pad(v, padding, mode=mode), x, g)
+        return {"gradOutput": g, "self": x, "padding": padding}, np.empty(shape, dtype), \
+            N(grad.to(TORCH_DTYPES[dtype]))
+    return make
+
+
+for _kind, _dims in (("Reflection", 1), ("Reflection", 2), ("Reflection", 3),
+                     ("Replication", 1), ("Replication", 2), ("Replication", 3),
+                     ("Circular", 2), ("Circular", 3)):
+    case(f"aclnn{_kind}Pad{_dims}d", "pad")(_pad_case(_kind, _dims, False))
+    case(f"aclnn{_kind}Pad{_dims}dBackward", "pad_backward",
+         dtypes=("float32", "float16"))(_pad_case(_kind, _dims, True))
+
+
 # ---- matmul -------------------------------------------------------------------------------
 
 

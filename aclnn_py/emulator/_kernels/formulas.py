@@ -321,6 +321,49 @@ FORMULAS: dict[str, Formula] = {
                                    "the same (an index outside the plane gives 0)", EXACT),
     "aclnnMaxUnpool3dBackward": _f("out = gradOutput at indices, per plane",
                                    "the same (an index outside the plane gives 0)", EXACT),
+    "aclnnReflectionPad1d": _f("self padded over its last 1 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad1dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReflectionPad2d": _f("self padded over its last 2 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReflectionPad3d": _f("self padded over its last 3 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad1d": _f("self padded over its last 1 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad1dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad2d": _f("self padded over its last 2 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad3d": _f("self padded over its last 3 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnCircularPad2d": _f("self padded over its last 2 dim(s), wrapped around",
+                             "each dim read through its index map", EXACT),
+    "aclnnCircularPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnCircularPad3d": _f("self padded over its last 3 dim(s), wrapped around",
+                             "each dim read through its index map", EXACT),
+    "aclnnCircularPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),

@@ -16,10 +16,11 @@ from ...ops.dtypes import Dtypes
 from . import store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
+from .foreach import PRIVATE_FORMATS
 from .nn import (
+    NCDHW,
     NCHW,
     NCL,
-    ND,
     Pool,
     _avg_divisor,
     _avg_pool_size,
@@ -422,21 +423,31 @@ def adaptive_avg_pool2d_backward(gradOutput: np.ndarray, self: np.ndarray,
 
 def _adaptive3d_check(self: np.ndarray, outputSize: tuple[int, ...], out: np.ndarray,
                       name: str = "out") -> None:
-    """ops-nn pooling/adaptive_avg_pool3d/op_api/aclnn_adaptive_avg_pool3d.cpp (and
-    adaptive_max_pool3d's): self 4-d or 5-d, outputSize of 3 values above 0 (one value: all
-    three), ``name`` of self's rank with self's leading dims and outputSize last."""
+    """ops-nn pooling/adaptive_avg_pool3d/op_api/aclnn_adaptive_avg_pool3d.cpp and
+    adaptive_max_pool3d/op_api/aclnn_adaptive_max_pool3d.cpp on an Atlas A2: self 4-d or
+    5-d, ``name`` of self's rank (CheckInputOutputDims), outputSize of 3 values above 0, and
+    ``name`` of self's leading dims then outputSize (CheckOutShape); self and ``name`` of one
+    format (CheckFormat)."""
     if self.ndim not in (4, 5):
         raise ValueError(f"self has {self.ndim} dims; it must have 4 or 5")
-    _check_lengths({"outputSize": (1, 3)}, {"outputSize": outputSize})
-    size = _triple(outputSize, (1, 1, 1))
-    if min(size) <= 0:
+    if out.ndim != self.ndim:
+        raise ValueError(f"{name} has {out.ndim} dims; it must have self's {self.ndim}")
+    _check_lengths({"outputSize": (3,)}, {"outputSize": outputSize})
+    if min(outputSize) <= 0:
         raise ValueError(f"outputSize {list(outputSize)} must be above 0")
-    _shape_is(name, out, (*self.shape[:-3], *size), "self's leading dims, then outputSize")
+    _shape_is(name, out, (*self.shape[:-3], *outputSize), "self's leading dims, then outputSize")
+    if tensor_format(out) != tensor_format(self):
+        raise ValueError(f"self has format {_format_name(tensor_format(self))} and {name} "
+                         f"{_format_name(tensor_format(out))}: they must be the same")
 
 
 def _adaptive_avg_pool3d_check(self: np.ndarray, outputSize: tuple[int, ...],
                                out: np.ndarray) -> None:
+    """:func:`_adaptive3d_check`, out of self's dtype, and every dim of self above 0 (the
+    batch too on an Atlas A2: CheckInputOutputDims)."""
     _same_dtype("self", self, out=out)
+    if 0 in self.shape:
+        raise ValueError(f"self has shape {list(self.shape)}: every dim must be above 0")
     _adaptive3d_check(self, outputSize, out)
 
 
@@ -449,20 +460,40 @@ def adaptive_avg_pool3d(self: np.ndarray, outputSize: tuple[int, ...], out: np.n
 
 def _adaptive_avg_pool3d_backward_check(gradOutput: np.ndarray, self: np.ndarray,
                                         out: np.ndarray) -> None:
-    """ops-nn pooling/adaptive_avg_pool3d_grad/op_api/aclnn_adaptive_avg_pool3d_backward.cpp:
-    gradOutput, self and out of one dtype and rank (4 or 5), gradOutput with self's leading
-    dims, out self's shape."""
-    _same_dtype("self", self, gradOutput=gradOutput, out=out)
-    if self.ndim not in (4, 5) or gradOutput.ndim != self.ndim:
-        raise ValueError(f"self ({self.ndim}-d) and gradOutput ({gradOutput.ndim}-d) must "
-                         "both be 4-d or both 5-d")
+    """ops-nn pooling/adaptive_avg_pool3d_grad/op_api/aclnn_adaptive_avg_pool3d_backward.cpp on
+    an Atlas A2: self 4-d or 5-d, gradOutput and out of its rank, every dim of self above 0
+    and out self's shape, gradOutput with self's leading dims and its D, H, W above 0
+    (CheckInputDims); float32, float16 and bfloat16, double too when gradOutput's D, H and W
+    are all 1, one dtype for all three (CheckDtypeValid); one format (CheckFormat)."""
+    if self.ndim not in (4, 5):
+        raise ValueError(f"self has {self.ndim} dims; it must have 4 or 5")
+    if gradOutput.ndim != self.ndim or out.ndim != self.ndim:
+        raise ValueError(f"gradOutput ({gradOutput.ndim}-d), self ({self.ndim}-d) and out "
+                         f"({out.ndim}-d) must have one rank")
+    if 0 in self.shape:
+        raise ValueError(f"self has shape {list(self.shape)}: every dim must be above 0")
+    _shape_is("out", out, self.shape, "self's shape")
     if gradOutput.shape[:-3] != self.shape[:-3]:
         raise ValueError(f"gradOutput's leading dims {list(gradOutput.shape[:-3])} must be "
                          f"self's {list(self.shape[:-3])}")
-    _shape_is("out", out, self.shape, "self's shape")
+    if min(gradOutput.shape[-3:]) <= 0:
+        raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}: its D, H and W must "
+                         "be above 0")
+    allowed: tuple[str, ...] = ("float32", "float16", "bfloat16")
+    if gradOutput.shape[-3:] == (1, 1, 1):
+        allowed += ("float64",)
+    for name, tensor in (("gradOutput", gradOutput), ("self", self)):
+        if tensor.dtype.name not in allowed:
+            raise ValueError(f"{name} has dtype {tensor.dtype.name}; it must be one of "
+                             f"{', '.join(allowed)}")
+    _same_dtype("self", self, gradOutput=gradOutput, out=out)
+    for name, tensor in (("gradOutput", gradOutput), ("out", out)):
+        if tensor_format(tensor) != tensor_format(self):
+            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))} and self "
+                             f"{_format_name(tensor_format(self))}: they must be the same")
 
 
-@builtin("aclnnAdaptiveAvgPool3dBackward", dtypes=FLOATS,
+@builtin("aclnnAdaptiveAvgPool3dBackward", dtypes=None,
          check=_adaptive_avg_pool3d_backward_check)
 def adaptive_avg_pool3d_backward(gradOutput: np.ndarray, self: np.ndarray,
                                  out: np.ndarray) -> None:
@@ -512,9 +543,12 @@ def adaptive_max_pool2d(self: np.ndarray, outputSize: tuple[int, ...], outputOut
 def _adaptive_max_pool3d_check(self: np.ndarray, outputSize: tuple[int, ...],
                                outputOut: np.ndarray, indicesOut: np.ndarray) -> None:
     """ops-nn pooling/adaptive_max_pool3d/op_api/aclnn_adaptive_max_pool3d.cpp: as
-    aclnnAdaptiveAvgPool3d for self and outputSize; outputOut of self's dtype; indicesOut of
-    outputOut's shape."""
+    aclnnAdaptiveAvgPool3d for self and outputSize; outputOut of self's dtype; self NCDHW or
+    NCHW on an Atlas A2 (CheckFormat); indicesOut of outputOut's shape."""
     _same_dtype("self", self, outputOut=outputOut)
+    if tensor_format(self) not in (NCDHW, NCHW):
+        raise ValueError(f"self has format {_format_name(tensor_format(self))}; it must be "
+                         "NCDHW or NCHW")
     _adaptive3d_check(self, outputSize, outputOut, "outputOut")
     _shape_is("indicesOut", indicesOut, outputOut.shape, "outputOut's shape")
 
@@ -530,19 +564,28 @@ def adaptive_max_pool3d(self: np.ndarray, outputSize: tuple[int, ...], outputOut
 
 def _index_backward_check(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
                           gradInput: np.ndarray, ranks: tuple[int, ...]) -> None:
-    """A max pool's gradient by its indices: gradOutput and gradInput of self's dtype,
-    self of ``ranks`` dims, gradOutput and indices of one shape with self's leading dims,
-    gradInput self's shape."""
+    """ops-nn pooling/adaptive_max_pool3d_grad/op_api/adaptive_max_pool_common.cpp CheckParams
+    (self, gradOutput, gradInput and indices of one rank, gradOutput indices' shape, gradInput
+    self's; gradOutput and gradInput of self's dtype), then aclnn_adaptive_max_pool{2,3}d_
+    backward.cpp: one format for all four, self of ``ranks`` dims, self's H W (D H W) at most
+    2^31 - 1 elements (CheckSelfShapeSupport)."""
+    if len({self.ndim, gradOutput.ndim, gradInput.ndim, indices.ndim}) != 1:
+        raise ValueError(f"self ({self.ndim}-d), gradOutput ({gradOutput.ndim}-d), gradInput "
+                         f"({gradInput.ndim}-d) and indices ({indices.ndim}-d) must have one rank")
+    _shape_is("indices", indices, gradOutput.shape, "gradOutput's shape")
+    _shape_is("gradInput", gradInput, self.shape, "self's shape")
     _same_dtype("self", self, gradOutput=gradOutput, gradInput=gradInput)
+    for name, tensor in (("gradOutput", gradOutput), ("gradInput", gradInput),
+                         ("indices", indices)):
+        if tensor_format(tensor) != tensor_format(self):
+            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))} and self "
+                             f"{_format_name(tensor_format(self))}: they must be the same")
     if self.ndim not in ranks:
         raise ValueError(f"self has {self.ndim} dims; it must have "
                          f"{' or '.join(str(r) for r in ranks)}")
-    spatial = ranks[0] - 1
-    if gradOutput.ndim != self.ndim or gradOutput.shape[:-spatial] != self.shape[:-spatial]:
-        raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}: it must have self's "
-                         f"rank and leading dims {list(self.shape[:-spatial])}")
-    _shape_is("indices", indices, gradOutput.shape, "gradOutput's shape")
-    _shape_is("gradInput", gradInput, self.shape, "self's shape")
+    plane = int(np.prod(self.shape[-(ranks[0] - 1):]))
+    if plane > 2 ** 31 - 1:
+        raise ValueError(f"self's planes have {plane} elements: at most 2^31 - 1")
 
 
 def _index_backward(gradOutput: np.ndarray, indices: np.ndarray, gradInput: np.ndarray,
@@ -581,16 +624,20 @@ def _max_pool2d_indices_backward_check(gradOutput: np.ndarray, self: np.ndarray,
                                        gradInput: np.ndarray) -> None:
     """ops-nn pooling/max_pool3d_grad_with_argmax/op_api/
     aclnn_max_pool2d_with_indices_backward.cpp CheckParams on an Atlas A2: gradOutput and
-    gradInput of self's dtype (CheckDtypeValid); ND or NCHW (CheckFormat); CheckShape:
+    gradInput of self's dtype (CheckDtypeValid); gradOutput and gradInput of self's format
+    (CheckFormat; the private formats the rules refuse); CheckShape:
     kernelSize, padding and dilation of 1 or 2 values, stride of 0 to 2; kernel and stride
     above 0, padding in [0, kernel / 2], dilation 1; gradInput of self's shape; gradOutput and
     indices of the forward's out shape."""
     _same_dtype("self", self, gradOutput=gradOutput, gradInput=gradInput)
-    for name, tensor in (("gradOutput", gradOutput), ("self", self), ("indices", indices),
-                         ("gradInput", gradInput)):
-        if tensor_format(tensor) not in (ND, NCHW):
-            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))}; it "
-                             "must be ND or NCHW")
+    for name, tensor in (("gradOutput", gradOutput), ("gradInput", gradInput)):
+        if tensor_format(tensor) != tensor_format(self):
+            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))} and self "
+                             f"{_format_name(tensor_format(self))}: they must be the same")
+    for name, tensor in (("self", self), ("indices", indices)):
+        if tensor_format(tensor) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has the private format "
+                             f"{_format_name(tensor_format(tensor))}: ND or NCHW only")
     _check_lengths({"kernelSize": (1, 2), "stride": (0, 1, 2), "padding": (1, 2),
                     "dilation": (1, 2)},
                    {"kernelSize": kernelSize, "stride": stride, "padding": padding,
@@ -670,7 +717,14 @@ def _max_pool3d_argmax_check(self: np.ndarray, kernelSize: tuple[int, ...],
                              stride: tuple[int, ...], padding: tuple[int, ...],
                              dilation: tuple[int, ...], ceilMode: bool, out: np.ndarray,
                              indices: np.ndarray) -> None:
+    """aclnn_max_pool3d_with_argmax.cpp: out of self's dtype; self, out and indices of one
+    format (CheckFormat); the window (:func:`_max_pool3d_window_check`); out and indices of
+    the pooled shape."""
     _same_dtype("self", self, out=out)
+    for name, tensor in (("out", out), ("indices", indices)):
+        if tensor_format(tensor) != tensor_format(self):
+            raise ValueError(f"{name} has format {_format_name(tensor_format(tensor))} and self "
+                             f"{_format_name(tensor_format(self))}: they must be the same")
     pool = _max_pool3d_window_check(self, kernelSize, stride, padding, dilation)
     wanted = _max_pool3d_shape(self, pool, ceilMode)
     _shape_is("out", out, wanted, "the pooled shape")
@@ -812,11 +866,11 @@ def max_pool(self: np.ndarray, kernelShape: tuple[int, ...], strides: tuple[int,
 
 def _max_unpool_backward_check(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
                                outputSize: tuple[int, ...], out: np.ndarray, rank: int) -> None:
-    """ops-nn index/gather_elements/op_api/aclnn_max_unpool{2,3}d_backward.cpp: gradOutput,
-    self and out of one dtype; indices of self's shape; gradOutput with self's leading dims;
+    """ops-nn index/gather_elements/op_api/aclnn_max_unpool{2,3}d_backward.cpp: gradOutput of
+    self's dtype (out is cast to); indices of self's shape; gradOutput with self's leading dims;
     out of self's shape; outputSize gradOutput's last dims (CheckShape); an empty gradOutput
     only with an empty self."""
-    _same_dtype("self", self, gradOutput=gradOutput, out=out)
+    _same_dtype("self", self, gradOutput=gradOutput)
     if self.ndim not in (rank + 1, rank + 2):
         raise ValueError(f"self has {self.ndim} dims; it must have {rank + 1} or {rank + 2}")
     if gradOutput.ndim != self.ndim or gradOutput.shape[:-rank] != self.shape[:-rank]:
@@ -853,9 +907,26 @@ def max_unpool2d_backward(gradOutput: np.ndarray, self: np.ndarray, indices: np.
     _max_unpool_backward(gradOutput, indices, out, 2)
 
 
+def _max_unpool3d_backward_check(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
+                                 outputSize: tuple[int, ...], stride: tuple[int, ...],
+                                 padding: tuple[int, ...], out: np.ndarray) -> None:
+    """As the 2-d one's, then ops-nn common/inc/op_api/level2_base.h
+    CheckIntArrayShapeMaxUnPool3D: outputSize, stride and padding of 3 values, stride and
+    outputSize above 0, outputSize holding at least self's D H W elements."""
+    _max_unpool_backward_check(gradOutput, self, indices, outputSize, out, 3)
+    _check_lengths({"stride": (3,), "padding": (3,)}, {"stride": stride, "padding": padding})
+    if min(stride) <= 0 or min(outputSize) <= 0:
+        raise ValueError(f"stride {list(stride)} and outputSize {list(outputSize)} must be "
+                         "above 0")
+    if int(np.prod(outputSize)) < int(np.prod(self.shape[-3:])):
+        raise ValueError(f"outputSize {list(outputSize)} must hold at least self's "
+                         f"{list(self.shape[-3:])} elements")
+
+
 @builtin("aclnnMaxUnpool3dBackward", dtypes={"indices": INDICES},  # the rest: the rules
          check=lambda gradOutput, self, indices, outputSize, stride, padding, out:
-         _max_unpool_backward_check(gradOutput, self, indices, outputSize, out, 3))
+         _max_unpool3d_backward_check(gradOutput, self, indices, outputSize, stride, padding,
+                                      out))
 def max_unpool3d_backward(gradOutput: np.ndarray, self: np.ndarray, indices: np.ndarray,
                           outputSize: tuple[int, ...], stride: tuple[int, ...],
                           padding: tuple[int, ...], out: np.ndarray) -> None:
