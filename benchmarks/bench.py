@@ -2206,6 +2206,30 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
                 lambda source=source, width=width, grad=padded_grad, reference=pad_grad:
                 EmulatedCase({"gradOutput": grad, "self": source, "padding": width},
                              E(source.shape), reference))
+    vector = x.reshape(-1)[:1024]
+    cases["aclnnDiag"] = lambda: EmulatedCase(
+        {"self": vector, "diagonal": 0}, E((1024, 1024)), lambda: torch.diag(T(vector)))
+    cases["aclnnDiagFlat"] = lambda: EmulatedCase(
+        {"self": vector.reshape(32, 32), "diagonal": 0}, E((1024, 1024)),
+        lambda: torch.diagflat(T(vector)))
+    tall = x.reshape(-1, 2)  # wrapped: a diagonal every 3 rows, 174763 elements filled
+    cases["aclnnInplaceFillDiagonal"] = lambda: EmulatedCase(
+        {"selfRef": tall.copy(), "fillValue": 1.0, "wrap": True}, None,
+        lambda: T(tall).fill_diagonal_(1.0, wrap=True))
+    cases["aclnnFlatten"] = lambda: EmulatedCase(
+        {"self": image, "axis": 2}, E((1024, 1024)), lambda: T(image).reshape(1024, 1024).clone())
+    cases["aclnnSlice"] = lambda: EmulatedCase(
+        {"self": x.reshape(1024, 1024), "dim": 1, "start": 1, "end": 1024, "step": 2},
+        E((1024, 512)), lambda: T(x.reshape(1024, 1024))[:, 1::2].contiguous())
+    cases["aclnnSliceV2"] = lambda: EmulatedCase(
+        {"self": image, "starts": [1, 0], "ends": [32, 32], "axes": [2, 3], "steps": [2, 2]},
+        E((16, 64, 16, 16)), lambda: T(image)[:, :, 1::2, ::2].contiguous())
+    cases["aclnnChannelShuffle"] = lambda: EmulatedCase(
+        {"self": image, "groups": 4}, E(image.shape), lambda: F.channel_shuffle(T(image), 4))
+    chunks = [x.reshape(1024, 1024), x.reshape(-1)[:4096].reshape(64, 64)]
+    cases["aclnnChunkCat"] = lambda: EmulatedCase(
+        {"tensors": chunks, "dim": 0, "numChunks": 4}, E((4, 262144 + 1024)),
+        lambda: torch._chunk_cat([T(c) for c in chunks], 0, 4))
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

@@ -526,6 +526,40 @@ if torch is not None:
         for _dims in (1, 2, 3):
             REFERENCES[f"aclnn{_kind}Pad{_dims}d"] = _pad(_mode, False)
             REFERENCES[f"aclnn{_kind}Pad{_dims}dBackward"] = _pad(_mode, True)
+    def _slice_v2(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        index = [slice(None)] * x.dim()
+        for start, end, axis, step in zip(launch.arg("starts"), launch.arg("ends"),
+                                          launch.arg("axes"), launch.arg("steps")):
+            index[axis % x.dim()] = slice(start, end, step)
+        return _out(launch, x[tuple(index)])
+
+    def _slice(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        index = [slice(None)] * x.dim()
+        index[launch.arg("dim") % x.dim()] = slice(launch.arg("start"), launch.arg("end"),
+                                                   launch.arg("step"))
+        return _out(launch, x[tuple(index)])
+
+    def _fill_diagonal(launch: Launch) -> dict[str, Any]:
+        return {"selfRef": launch.tensor("selfRef").clone().fill_diagonal_(
+            launch.arg("fillValue"), wrap=launch.arg("wrap"))}
+
+    REFERENCES["aclnnDiag"] = lambda launch: _out(launch, torch.diag(launch.input(),
+                                                                     launch.arg("diagonal")))
+    REFERENCES["aclnnDiagFlat"] = lambda launch: _out(launch, torch.diagflat(
+        launch.input(), launch.arg("diagonal")))
+    REFERENCES["aclnnInplaceFillDiagonal"] = _fill_diagonal
+    REFERENCES["aclnnFlatten"] = lambda launch: _out(launch, torch.flatten(
+        launch.input(), 0, launch.arg("axis") % max(launch.input().dim(), 1) - 1).reshape(
+            -1, int(np.prod(launch.input().shape[launch.arg("axis") % max(
+                launch.input().dim(), 1):]))))
+    REFERENCES["aclnnSlice"] = _slice
+    REFERENCES["aclnnSliceV2"] = _slice_v2
+    REFERENCES["aclnnChannelShuffle"] = lambda launch: _out(
+        launch, functional.channel_shuffle(launch.input(), launch.arg("groups")))
+    REFERENCES["aclnnChunkCat"] = lambda launch: _out(launch, torch._chunk_cat(
+        launch.input(), launch.arg("dim"), launch.arg("numChunks")))
     REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
     REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
         launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,

@@ -1215,6 +1215,76 @@ for _kind, _dims in (("Reflection", 1), ("Reflection", 2), ("Reflection", 3),
          dtypes=("float32", "float16"))(_pad_case(_kind, _dims, True))
 
 
+# ---- diagonals, slices, flatten, channel shuffle, chunk cat (kernels/conversion.py) ---------
+
+@case("aclnnDiag", "vector")
+def diag_vector(rng, dtype):
+    x = rand(rng, (4,), dtype)
+    return {"self": x, "diagonal": -2}, np.empty((6, 6), dtype), \
+        N(torch.diag(T(x), -2))
+
+
+@case("aclnnDiag", "matrix")
+def diag_matrix(rng, dtype):
+    x = rand(rng, (4, 6), dtype)
+    return {"self": x, "diagonal": 1}, np.empty((4,), dtype), N(torch.diag(T(x), 1))
+
+
+@case("aclnnDiagFlat")
+def diag_flat(rng, dtype):
+    x = rand(rng, (2, 3), dtype)
+    return {"self": x, "diagonal": 1}, np.empty((7, 7), dtype), N(torch.diagflat(T(x), 1))
+
+
+@case("aclnnInplaceFillDiagonal", "wrapped")
+def fill_diagonal_wrapped(rng, dtype):
+    x = rand(rng, (7, 3), dtype)
+    expected = T(x).clone().fill_diagonal_(0.5, wrap=True)
+    return {"selfRef": x.copy(), "fillValue": 0.5, "wrap": True}, None, N(expected)
+
+
+@case("aclnnInplaceFillDiagonal", "cube")
+def fill_diagonal_cube(rng, dtype):
+    x = rand(rng, (3, 3, 3), dtype)
+    expected = T(x).clone().fill_diagonal_(-1.0)
+    return {"selfRef": x.copy(), "fillValue": -1.0, "wrap": False}, None, N(expected)
+
+
+@case("aclnnFlatten")
+def flatten_(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    return {"self": x, "axis": -1}, np.empty((6, 4), dtype), x.reshape(6, 4)
+
+
+@case("aclnnSlice")
+def slice_case(rng, dtype):
+    x = rand(rng, (3, 10), dtype)
+    return {"self": x, "dim": -1, "start": -8, "end": 100, "step": 3}, np.empty((3, 3), dtype), \
+        x[:, 2::3]
+
+
+@case("aclnnSliceV2")
+def slice_v2_case(rng, dtype):
+    x = rand(rng, (4, 5, 6), dtype)
+    return {"self": x, "starts": [1, -4], "ends": [4, 6], "axes": [0, 2], "steps": [2, 1]}, \
+        np.empty((2, 5, 4), dtype), x[1:4:2, :, 2:6]
+
+
+@case("aclnnChannelShuffle")
+def channel_shuffle_case(rng, dtype):
+    x = rand(rng, (2, 6, 2, 3), dtype)
+    return {"self": x, "groups": 3}, np.empty_like(x), \
+        N(torch.nn.functional.channel_shuffle(T(x), 3))
+
+
+@case("aclnnChunkCat")
+def chunk_cat_case(rng, dtype):
+    tensors = [rand(rng, (5, 3), dtype), rand(rng, (3,), dtype), rand(rng, (4, 2, 2), dtype)]
+    expected = torch._chunk_cat([T(t) for t in tensors], 0, 2)
+    return {"tensors": tensors, "dim": 0, "numChunks": 2}, \
+        np.empty(tuple(expected.shape), dtype), N(expected)
+
+
 # ---- matmul -------------------------------------------------------------------------------
 
 

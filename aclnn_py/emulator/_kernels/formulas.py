@@ -364,6 +364,21 @@ FORMULAS: dict[str, Formula] = {
     "aclnnCircularPad3dBackward": _f("the output gradient summed back onto the input "
                                      "element each padded position read",
                                      "per dim, the gradient times the one-hot index map"),
+    "aclnnDiag": _f("a 1-d self on the diagonal-th diagonal of a square matrix; a 2-d "
+                    "self's diagonal-th diagonal (torch.diag)", "the same", EXACT),
+    "aclnnDiagFlat": _f("self flattened onto the diagonal-th diagonal of a square matrix",
+                        "the same", EXACT),
+    "aclnnInplaceFillDiagonal": _f("fillValue on the main diagonal; a tall matrix with wrap "
+                                   "restarts every columns + 1 rows", "the same", EXACT),
+    "aclnnFlatten": _f("self as (prod of the dims before axis, prod of the rest)", "a reshape",
+                       EXACT),
+    "aclnnSlice": _f("self[start:end:step] along dim, clamped", "the same", EXACT),
+    "aclnnSliceV2": _f("self sliced along each of axes by starts, ends, steps", "the same",
+                       EXACT),
+    "aclnnChannelShuffle": _f("(N, g, C / g, ...) transposed to (N, C / g, g, ...)", "the same",
+                              EXACT),
+    "aclnnChunkCat": _f("each tensor cut along dim 0 into numChunks zero-padded chunks, chunk i "
+                        "of each in row i (torch._chunk_cat)", "the same", EXACT),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),
