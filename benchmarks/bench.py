@@ -2230,6 +2230,18 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnChunkCat"] = lambda: EmulatedCase(
         {"tensors": chunks, "dim": 0, "numChunks": 4}, E((4, 262144 + 1024)),
         lambda: torch._chunk_cat([T(c) for c in chunks], 0, 4))
+    cases["aclnnIm2col"] = lambda: EmulatedCase(
+        {"self": image[:4], "kernelSize": [3, 3], "dilation": [1, 1], "padding": [1, 1],
+         "stride": [2, 2]}, E((4, 576, 256)),
+        lambda: F.unfold(T(image[:4]), 3, 1, 1, 2))
+    unfolded = u(-1, 1, (1024, 511, 4))
+
+    def unfold_grad() -> Any:
+        v = torch.zeros(1024, 1024, requires_grad=True)
+        return torch.autograd.grad(v.unfold(1, 4, 2), v, T(unfolded))[0]
+    cases["aclnnUnfoldGrad"] = lambda: EmulatedCase(
+        {"gradOut": unfolded, "inputSizes": [1024, 1024], "dim": 1, "size": 4, "step": 2},
+        E((1024, 1024)), unfold_grad)
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

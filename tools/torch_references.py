@@ -560,6 +560,16 @@ if torch is not None:
         launch, functional.channel_shuffle(launch.input(), launch.arg("groups")))
     REFERENCES["aclnnChunkCat"] = lambda launch: _out(launch, torch._chunk_cat(
         launch.input(), launch.arg("dim"), launch.arg("numChunks")))
+    def _unfold_grad(launch: Launch) -> dict[str, Any]:
+        x = torch.zeros(launch.arg("inputSizes"), dtype=torch.float64)
+        return _out(launch, _pool_grad(
+            lambda v: v.unfold(launch.arg("dim"), launch.arg("size"), launch.arg("step")), x,
+            launch.tensor("gradOut")))
+
+    REFERENCES["aclnnIm2col"] = lambda launch: _out(launch, functional.unfold(
+        launch.input(), launch.arg("kernelSize"), launch.arg("dilation"), launch.arg("padding"),
+        launch.arg("stride")))
+    REFERENCES["aclnnUnfoldGrad"] = _unfold_grad
     REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
     REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
         launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,

@@ -1285,6 +1285,25 @@ def chunk_cat_case(rng, dtype):
         np.empty(tuple(expected.shape), dtype), N(expected)
 
 
+@case("aclnnIm2col")
+def im2col_case(rng, dtype):
+    x = rand(rng, (2, 3, 7, 6), dtype)
+    expected = torch.nn.functional.unfold(T(x), (3, 2), dilation=(1, 2), padding=(1, 0),
+                                          stride=(2, 1))
+    return {"self": x, "kernelSize": [3, 2], "dilation": [1, 2], "padding": [1, 0],
+            "stride": [2, 1]}, np.empty(tuple(expected.shape), dtype), N(expected)
+
+
+@case("aclnnUnfoldGrad")
+def unfold_grad_case(rng, dtype):
+    # windows of 3, step 2, along dim 1: overlapping windows share an element
+    g = rand(rng, (4, 4, 3, 3), dtype)
+    xt = torch.zeros(4, 9, 3, requires_grad=True)
+    (grad,) = torch.autograd.grad(xt.unfold(1, 3, 2), xt, T(g).float())
+    return {"gradOut": g, "inputSizes": [4, 9, 3], "dim": 1, "size": 3, "step": 2}, \
+        np.empty((4, 9, 3), dtype), N(grad.to(TORCH_DTYPES[dtype]))
+
+
 # ---- matmul -------------------------------------------------------------------------------
 
 

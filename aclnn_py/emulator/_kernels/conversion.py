@@ -316,3 +316,98 @@ def chunk_cat(tensors: list[np.ndarray], dim: int, numChunks: int, out: np.ndarr
         flat[:tensor.shape[0]] = np.asarray(tensor).astype(out.dtype)
         parts.append(flat.reshape(numChunks, -1))
     store(out, np.concatenate(parts, axis=1))
+
+
+def _im2col_size(extent: int, kernel: int, dilation: int, pad: int, stride: int) -> int:
+    """aclnn_im2col.cpp CheckOutputDims: a division rounding down (div_rtn)."""
+    return (extent + 2 * pad - (dilation * (kernel - 1) + 1)) // stride + 1
+
+
+def _im2col_check(self: np.ndarray, kernelSize: tuple[int, ...], dilation: tuple[int, ...],
+                  padding: tuple[int, ...], stride: tuple[int, ...], out: np.ndarray) -> None:
+    """ops-math conversion/im2col/op_api/aclnn_im2col.cpp CheckParams: self 3-d or 4-d, its
+    dims above 0 but a 4-d self's batch (CheckInputDims); kernelSize, dilation, padding and
+    stride of 2 values, kernel, stride and dilation above 0, padding at least 0 (CheckArray);
+    out ([N,] C kH kW, L) with L the blocks' count, at least 1 each way (CheckOutputDims)."""
+    if self.ndim not in (3, 4):
+        raise ValueError(f"self has {self.ndim} dims; it must have 3 or 4")
+    if min(self.shape[self.ndim - 3:]) <= 0:
+        raise ValueError(f"self has shape {list(self.shape)}: its C, H and W must be above 0")
+    for name, values in (("kernelSize", kernelSize), ("dilation", dilation),
+                         ("padding", padding), ("stride", stride)):
+        if len(values) != 2:
+            raise ValueError(f"{name} has {len(values)} values; it must have 2")
+    if min(kernelSize) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
+        raise ValueError(f"kernelSize {list(kernelSize)}, stride {list(stride)} and dilation "
+                         f"{list(dilation)} must be above 0")
+    if min(padding) < 0:
+        raise ValueError(f"padding {list(padding)} must be at least 0")
+    blocks = [_im2col_size(self.shape[-2 + i], kernelSize[i], dilation[i], padding[i],
+                           stride[i]) for i in range(2)]
+    if min(blocks) < 1:
+        raise ValueError(f"self {list(self.shape)} makes {blocks} blocks: at least 1 each way")
+    columns = self.shape[-3] * kernelSize[0] * kernelSize[1]
+    wanted = (*self.shape[:-3], columns, blocks[0] * blocks[1])
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+
+
+@builtin("aclnnIm2col", dtypes=ANY, check=_im2col_check)
+def im2col(self: np.ndarray, kernelSize: tuple[int, ...], dilation: tuple[int, ...],
+           padding: tuple[int, ...], stride: tuple[int, ...], out: np.ndarray) -> None:
+    """Every (kH, kW) block of the zero-padded self as a column: out[n, c kH kW + i kW + j,
+    l] (PyTorch's unfold)."""
+    if out.size == 0:
+        return
+    from .nn import _pad_spatial, _windows
+    x = np.asarray(self)
+    x = x if x.ndim == 4 else x[None]
+    blocks = tuple(_im2col_size(x.shape[2 + i], kernelSize[i], dilation[i], padding[i],
+                                stride[i]) for i in range(2))
+    padded = _pad_spatial(x, [(p, p) for p in padding], 0)
+    windows = _windows(padded, tuple(kernelSize), tuple(stride), tuple(dilation), blocks)
+    columns = windows.transpose(0, 1, 4, 5, 2, 3)  # (N, C, kH, kW, OH, OW)
+    store(out, columns.reshape(out.shape))
+
+
+def _unfold_grad_check(gradOut: np.ndarray, inputSizes: tuple[int, ...], dim: int, size: int,
+                       step: int, gradIn: np.ndarray) -> None:
+    """ops-math conversion/unfold_grad/op_api/aclnn_unfold_grad.cpp CheckParams: gradOut and
+    gradIn of 1 to 8 dims, inputSizes one shorter than gradOut and gradIn of its shape
+    (CheckShapeValid); dim in [0, gradOut's rank - 1), size and step above 0. gradOut must be
+    the forward's shape (inputSizes with dim's extent (extent - size) / step + 1, then
+    size)."""
+    if not 1 <= gradOut.ndim <= 8 or not 1 <= gradIn.ndim <= 8:
+        raise ValueError(f"gradOut ({gradOut.ndim}-d) and gradIn ({gradIn.ndim}-d) must have "
+                         "1 to 8 dims")
+    if len(inputSizes) != gradOut.ndim - 1:
+        raise ValueError(f"inputSizes has {len(inputSizes)} values; it must have gradOut's "
+                         f"rank - 1 = {gradOut.ndim - 1}")
+    if gradIn.shape != tuple(inputSizes):
+        raise ValueError(f"gradIn has shape {list(gradIn.shape)}; it must be inputSizes "
+                         f"{list(inputSizes)}")
+    if not 0 <= dim < gradOut.ndim - 1:
+        raise ValueError(f"dim {dim} must be in [0, {gradOut.ndim - 1})")
+    if size <= 0 or step <= 0:
+        raise ValueError(f"size {size} and step {step} must be above 0")
+    wanted = list(inputSizes) + [size]
+    wanted[dim] = max((inputSizes[dim] - size) // step + 1, 0)
+    if list(gradOut.shape) != wanted:
+        raise ValueError(f"gradOut has shape {list(gradOut.shape)}; unfolding inputSizes "
+                         f"{list(inputSizes)} makes {wanted}")
+
+
+@builtin("aclnnUnfoldGrad", dtypes=ANY, check=_unfold_grad_check)
+def unfold_grad(gradOut: np.ndarray, inputSizes: tuple[int, ...], dim: int, size: int,
+                step: int, gradIn: np.ndarray) -> None:
+    """The gradient of Tensor.unfold(dim, size, step): each window's gradient summed back onto
+    the elements it took."""
+    if gradIn.size == 0:
+        return
+    from . import widen
+    grad = np.moveaxis(widen(gradOut), dim, -2)  # (..., count, size)
+    count = grad.shape[-2]
+    result = np.zeros(grad.shape[:-2] + (inputSizes[dim],), grad.dtype)
+    for k in range(size):
+        result[..., k:k + step * (count - 1) + 1:step] += grad[..., k]
+    store(gradIn, np.moveaxis(result, -1, dim))

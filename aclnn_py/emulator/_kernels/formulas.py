@@ -379,6 +379,11 @@ FORMULAS: dict[str, Formula] = {
                               EXACT),
     "aclnnChunkCat": _f("each tensor cut along dim 0 into numChunks zero-padded chunks, chunk i "
                         "of each in row i (torch._chunk_cat)", "the same", EXACT),
+    "aclnnIm2col": _f("every kH x kW block of the zero-padded self as a column (PyTorch's "
+                      "unfold)", "strided windows, transposed", EXACT),
+    "aclnnUnfoldGrad": _f("each window's gradient summed back onto the elements it took "
+                          "(the gradient of Tensor.unfold)", "one strided add per window "
+                          "position"),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),
