@@ -2242,6 +2242,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnUnfoldGrad"] = lambda: EmulatedCase(
         {"gradOut": unfolded, "inputSizes": [1024, 1024], "dim": 1, "size": 4, "step": 2},
         E((1024, 1024)), unfold_grad)
+    assigned = u(-1, 1, (512, 1024))
+
+    def assign() -> Any:
+        var = T(x.reshape(1024, 1024)).clone()
+        var[::2] = T(assigned)
+        return var
+    cases["aclnnStridedSliceAssignV2"] = lambda: EmulatedCase(
+        {"varRef": x.reshape(1024, 1024).copy(), "inputValue": assigned, "begin": [0],
+         "end": [1024], "strides": [2], "axesOptional": [0]}, None, assign)
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

@@ -570,6 +570,18 @@ if torch is not None:
         launch.input(), launch.arg("kernelSize"), launch.arg("dilation"), launch.arg("padding"),
         launch.arg("stride")))
     REFERENCES["aclnnUnfoldGrad"] = _unfold_grad
+    def _strided_slice_assign(launch: Launch) -> dict[str, Any]:
+        var = launch.tensor("varRef").clone()
+        begin, end, steps = launch.arg("begin"), launch.arg("end"), launch.arg("strides")
+        axes = launch.arg("axesOptional")
+        axes = range(len(begin)) if axes is None else axes
+        index = [slice(None)] * var.dim()
+        for first, last, step, axis in zip(begin, end, steps, axes):
+            index[axis % var.dim()] = slice(first, last, step)
+        var[tuple(index)] = launch.tensor("inputValue")
+        return {"varRef": var}
+
+    REFERENCES["aclnnStridedSliceAssignV2"] = _strided_slice_assign
     REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
     REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
         launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,

@@ -1304,6 +1304,15 @@ def unfold_grad_case(rng, dtype):
         np.empty((4, 9, 3), dtype), N(grad.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnStridedSliceAssignV2")
+def strided_slice_assign_case(rng, dtype):
+    var, value = rand(rng, (5, 4, 6), dtype), rand(rng, (2, 4, 3), dtype)
+    expected = var.copy()
+    expected[1:5:2, :, -4:-1] = value
+    return {"varRef": var.copy(), "inputValue": value, "begin": [1, -4], "end": [5, -1],
+            "strides": [2, 1], "axesOptional": [0, -1]}, None, expected
+
+
 # ---- matmul -------------------------------------------------------------------------------
 
 

@@ -411,3 +411,54 @@ def unfold_grad(gradOut: np.ndarray, inputSizes: tuple[int, ...], dim: int, size
     for k in range(size):
         result[..., k:k + step * (count - 1) + 1:step] += grad[..., k]
     store(gradIn, np.moveaxis(result, -1, dim))
+
+
+def _assign_plan(varRef: np.ndarray, begin: tuple[int, ...], end: tuple[int, ...],
+                 strides: tuple[int, ...], axesOptional: Any) -> tuple[slice, ...]:
+    """The slice of varRef, per ops-math conversion/strided_slice_assign_v2/docs/
+    aclnnStridedSliceAssignV2.md: axes (by default 0, 1, ...) negative from the end; begin and
+    end negative from the end, then clamped into [0, the extent]."""
+    axes = tuple(axesOptional) if axesOptional is not None else tuple(range(len(begin)))
+    index = [slice(None)] * varRef.ndim
+    for first, last, step, axis in zip(begin, end, strides, axes):
+        size = varRef.shape[axis]
+        first, last = (min(max(v + size if v < 0 else v, 0), size) for v in (first, last))
+        index[axis % varRef.ndim] = slice(first, max(last, first), step)
+    return tuple(index)
+
+
+def _strided_slice_assign_check(varRef: np.ndarray, inputValue: np.ndarray,
+                                begin: tuple[int, ...], end: tuple[int, ...],
+                                strides: tuple[int, ...], axesOptional: Any) -> None:
+    """ops-math conversion/strided_slice_assign_v2/docs/aclnnStridedSliceAssignV2.md (the
+    checkout has no op_api): inputValue of varRef's dtype and of the slice's shape; begin, end
+    and strides (and axesOptional) of one length; each axis in [-rank, rank); strides above
+    0, 1 on varRef's last dim."""
+    if inputValue.dtype != varRef.dtype:
+        raise ValueError(f"inputValue has dtype {inputValue.dtype.name} and varRef "
+                         f"{varRef.dtype.name}: they must be the same")
+    axes = tuple(axesOptional) if axesOptional is not None else tuple(range(len(begin)))
+    if not len(begin) == len(end) == len(strides) == len(axes):
+        raise ValueError(f"begin ({len(begin)}), end ({len(end)}), strides ({len(strides)}) and "
+                         f"axes ({len(axes)}) must have one length")
+    for axis, step in zip(axes, strides):
+        if not -varRef.ndim <= axis < varRef.ndim:
+            raise ValueError(f"axis {axis} is out of range for a {varRef.ndim}-d varRef")
+        if step <= 0:
+            raise ValueError(f"strides {list(strides)} must be above 0")
+        if axis % varRef.ndim == varRef.ndim - 1 and step != 1:
+            raise ValueError(f"the stride of varRef's last dim must be 1, not {step}")
+    wanted = np.empty(varRef.shape, np.bool_)[_assign_plan(varRef, begin, end, strides,
+                                                           axesOptional)].shape
+    if inputValue.shape != wanted:
+        raise ValueError(f"inputValue has shape {list(inputValue.shape)}; the slice of varRef "
+                         f"is {list(wanted)}")
+
+
+@builtin("aclnnStridedSliceAssignV2", dtypes=ANY, check=_strided_slice_assign_check)
+def strided_slice_assign_v2(varRef: np.ndarray, inputValue: np.ndarray,
+                            begin: tuple[int, ...], end: tuple[int, ...],
+                            strides: tuple[int, ...], axesOptional: Any) -> None:
+    """varRef[the slice] = inputValue."""
+    if inputValue.size:
+        varRef[_assign_plan(varRef, begin, end, strides, axesOptional)] = inputValue

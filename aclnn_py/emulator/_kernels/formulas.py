@@ -384,6 +384,8 @@ FORMULAS: dict[str, Formula] = {
     "aclnnUnfoldGrad": _f("each window's gradient summed back onto the elements it took "
                           "(the gradient of Tensor.unfold)", "one strided add per window "
                           "position"),
+    "aclnnStridedSliceAssignV2": _f("varRef[begin:end:strides along axes] = inputValue",
+                                    "the same", EXACT),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),
