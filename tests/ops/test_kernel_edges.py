@@ -557,6 +557,31 @@ def test_padding_crops_with_negative_widths_and_refuses_wide_reflections() -> No
                                         out=np.empty((2, 8), np.float32))
 
 
+def test_slices_flatten_and_diag_at_their_edges() -> None:
+    # ops-math conversion/slice/op_api/aclnn_slice.cpp (clamped start and end, negative dim),
+    # flatten/op_host/op_api/aclnn_flatten.cpp (a 0-d self, axis 0), diag_v2/op_api/
+    # aclnn_diag.cpp CheckDiagonal (a diagonal just past the edge: nothing to compute)
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    same(aclnn_py.call("aclnnSlice", x, -1, 5, 9, 1, out=np.empty((3, 0), np.int32)),
+         x[:, 5:9])
+    same(aclnn_py.call("aclnnSlice", x, -2, -10, 2, 2, out=np.empty((1, 4), np.int32)),
+         x[-10:2:2])
+    assert "step" in refused(aclnn_py.call, "aclnnSlice", x, 0, 0, 3, 0,
+                             out=np.empty((3, 4), np.int32))
+    same(aclnn_py.call("aclnnFlatten", np.array(7.0, np.float32), 0,
+                       out=np.empty((1, 1), np.float32)), np.array([[7.0]], np.float32))
+    assert "out of range" in refused(aclnn_py.call, "aclnnFlatten", x, 2,
+                                     out=np.empty((12, 1), np.int32))
+    same(aclnn_py.call("aclnnDiag", x.astype(np.float32), 1, out=np.empty((3,), np.float32)),
+         np.diagonal(x, 1).astype(np.float32))
+    assert "at most 2" in refused(aclnn_py.call, "aclnnDiag", np.ones((2, 2, 2), np.float32), 0,
+                                  out=np.empty((2,), np.float32))
+    same(aclnn_py.call("aclnnSliceV2", x, [-2], [100], [-1], [1],
+                       out=np.empty((3, 2), np.int32)), x[:, -2:])
+    assert "twice" in refused(aclnn_py.call, "aclnnSliceV2", x, [0, 0], [1, 1], [1, -1], [1, 1],
+                              out=np.empty((3, 1), np.int32))
+
+
 # ---- the block driver and the faster forms ----------------------------------------------------
 
 
