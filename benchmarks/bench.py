@@ -2091,6 +2091,166 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnAdaptiveAvgPool2d"] = lambda: EmulatedCase(
         {"self": image, "outputSize": [7, 7]}, E((16, 64, 7, 7)),
         lambda: F.adaptive_avg_pool2d(T(image), (7, 7)))
+    def pool_grad(forward: Callable[[Any], Any], grad: np.ndarray) -> Any:
+        v = T(image).requires_grad_(True)
+        return torch.autograd.grad(forward(v), v, T(grad))[0]
+
+    avg_grad = u(-1, 1, (16, 64, 16, 16))
+    cases["aclnnAvgPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": avg_grad, "self": image, "kernelSize": [3, 3], "stride": [2, 2],
+         "padding": [1, 1], "ceilMode": False, "countIncludePad": True, "divisorOverride": 0,
+         "cubeMathType": 0}, E(image.shape),
+        lambda: pool_grad(lambda v: F.avg_pool2d(v, 3, 2, 1), avg_grad))
+    adaptive_grad = u(-1, 1, (16, 64, 7, 7))
+    cases["aclnnAdaptiveAvgPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": adaptive_grad, "self": image}, E(image.shape),
+        lambda: pool_grad(lambda v: F.adaptive_avg_pool2d(v, (7, 7)), adaptive_grad))
+    cases["aclnnAdaptiveMaxPool2d"] = lambda: EmulatedCase(
+        {"self": image, "outputSize": [7, 7]},
+        {"outputOut": E((16, 64, 7, 7)), "indicesOut": E((16, 64, 7, 7), np.int64)},
+        lambda: F.adaptive_max_pool2d(T(image), (7, 7), return_indices=True))
+    pool_index = F.max_pool2d(T(image), 3, 2, 1, return_indices=True)[1].numpy()
+    cases["aclnnMaxPool2dWithIndicesBackward"] = lambda: EmulatedCase(
+        {"gradOutput": pooled_grad, "self": image, "indices": pool_index.astype(np.int32),
+         "kernelSize": [3, 3], "stride": [2, 2], "padding": [1, 1], "dilation": [1, 1],
+         "ceilMode": False}, E(image.shape),
+        lambda: aten.max_pool2d_with_indices_backward(
+            T(pooled_grad), T(image), [3, 3], [2, 2], [1, 1], [1, 1], False,
+            torch.from_numpy(pool_index)))
+    adaptive_index = F.adaptive_max_pool2d(T(image), (7, 7), return_indices=True)[1].numpy()
+    cases["aclnnAdaptiveMaxPool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": adaptive_grad, "self": image, "indices": adaptive_index},
+        E(image.shape),
+        lambda: aten.adaptive_max_pool2d_backward(T(adaptive_grad), T(image),
+                                                  torch.from_numpy(adaptive_index)))
+    cases["aclnnMaxPool"] = lambda: EmulatedCase(
+        {"self": image, "kernelShape": [3, 3], "strides": [2, 2], "autoPad": 0,
+         "pads": [1, 1, 1, 1], "dilations": [1, 1], "ceilMode": 0}, E((16, 64, 16, 16)),
+        lambda: F.max_pool2d(T(image), 3, 2, 1))
+    volume = image.reshape(16, 64, 8, 4, 32)
+    volume_grad = u(-1, 1, (16, 64, 4, 2, 16))
+    cases["aclnnAvgPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "ceilMode": False,
+         "countIncludePad": True, "divisorOverride": 0}, E((16, 64, 4, 2, 16)),
+        lambda: F.avg_pool3d(T(volume), 2, 2))
+    cases["aclnnAvgPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "kernelSize": [2], "stride": [2],
+         "padding": [0], "ceilMode": False, "countIncludePad": True, "divisorOverride": 0},
+        E(volume.shape),
+        lambda: aten.avg_pool3d_backward(T(volume_grad), T(volume), [2, 2, 2], [2, 2, 2],
+                                         [0, 0, 0], False, True, None))
+    cases["aclnnAdaptiveAvgPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "outputSize": [4, 2, 16]}, E((16, 64, 4, 2, 16)),
+        lambda: F.adaptive_avg_pool3d(T(volume), (4, 2, 16)))
+    cases["aclnnAdaptiveAvgPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume}, E(volume.shape),
+        lambda: aten._adaptive_avg_pool3d_backward(T(volume_grad), T(volume)))
+    cases["aclnnAdaptiveMaxPool3d"] = lambda: EmulatedCase(
+        {"self": volume, "outputSize": [4, 2, 16]},
+        {"outputOut": E((16, 64, 4, 2, 16)), "indicesOut": E((16, 64, 4, 2, 16), np.int32)},
+        lambda: F.adaptive_max_pool3d(T(volume), (4, 2, 16), return_indices=True))
+    volume_index = F.max_pool3d(T(volume), 2, 2, return_indices=True)[1].numpy()
+    cases["aclnnAdaptiveMaxPool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "indices": volume_index.astype(np.int32)},
+        E(volume.shape),
+        lambda: aten.adaptive_max_pool3d_backward(T(volume_grad), T(volume),
+                                                  torch.from_numpy(volume_index)))
+    cases["aclnnMaxPool3dWithArgmax"] = lambda: EmulatedCase(
+        {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1],
+         "ceilMode": False},
+        {"out": E((16, 64, 4, 2, 16)), "indices": E((16, 64, 4, 2, 16), np.int32)},
+        lambda: F.max_pool3d(T(volume), 2, 2, return_indices=True))
+    cases["aclnnMaxPool3dWithArgmaxBackward"] = lambda: EmulatedCase(
+        {"gradOutput": volume_grad, "self": volume, "indices": volume_index.astype(np.int32),
+         "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1], "ceilMode": False},
+        E(volume.shape),
+        lambda: aten.max_pool3d_with_indices_backward(
+            T(volume_grad), T(volume), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False,
+            torch.from_numpy(volume_index)))
+    unpooled_grad = u(-1, 1, (16, 64, 64, 64))
+    unpool_index = F.max_pool2d(T(u(-1, 1, (16, 64, 64, 64))), 2, 2,
+                                return_indices=True)[1].numpy()
+    cases["aclnnMaxUnpool2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": unpooled_grad, "self": image, "indices": unpool_index,
+         "outputSize": [64, 64]}, E(image.shape),
+        lambda: torch.gather(T(unpooled_grad).reshape(1024, -1), 1,
+                             torch.from_numpy(unpool_index).reshape(1024, -1)))
+    unpooled3 = u(-1, 1, (16, 64, 16, 8, 64))
+    unpool3_index = F.max_pool3d(T(unpooled3), 2, 2, return_indices=True)[1].numpy()
+    cases["aclnnMaxUnpool3dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": unpooled3, "self": volume, "indices": unpool3_index,
+         "outputSize": [16, 8, 64], "stride": [2, 2, 2], "padding": [0, 0, 0]},
+        E(volume.shape),
+        lambda: torch.gather(T(unpooled3).reshape(1024, -1), 1,
+                             torch.from_numpy(unpool3_index).reshape(1024, -1)))
+    for kind, mode in (("Reflection", "reflect"), ("Replication", "replicate"),
+                       ("Circular", "circular")):
+        for dims in (1, 2, 3):
+            if kind == "Circular" and dims == 1:
+                continue
+            source = image.reshape((16, 64, 1024) if dims == 1 else
+                                   (16, 64, 32, 32) if dims == 2 else (16, 64, 8, 4, 32))
+            width = [2, 2, 1, 1, 1, 1][:2 * dims]
+            padded_shape = tuple(F.pad(T(source[:1, :1]), width, mode=mode).shape[2:])
+            padded_grad = u(-1, 1, (16, 64) + padded_shape)
+
+            def pad_grad(source: np.ndarray = source, width: list[int] = width,
+                         mode: str = mode, grad: np.ndarray = padded_grad) -> Any:
+                v = T(source).requires_grad_(True)
+                return torch.autograd.grad(F.pad(v, width, mode=mode), v, T(grad))[0]
+            cases[f"aclnn{kind}Pad{dims}d"] = (
+                lambda source=source, width=width, mode=mode, shape=padded_shape: EmulatedCase(
+                    {"self": source, "padding": width}, E((16, 64) + shape),
+                    lambda: F.pad(T(source), width, mode=mode)))
+            cases[f"aclnn{kind}Pad{dims}dBackward"] = (
+                lambda source=source, width=width, grad=padded_grad, reference=pad_grad:
+                EmulatedCase({"gradOutput": grad, "self": source, "padding": width},
+                             E(source.shape), reference))
+    vector = x.reshape(-1)[:1024]
+    cases["aclnnDiag"] = lambda: EmulatedCase(
+        {"self": vector, "diagonal": 0}, E((1024, 1024)), lambda: torch.diag(T(vector)))
+    cases["aclnnDiagFlat"] = lambda: EmulatedCase(
+        {"self": vector.reshape(32, 32), "diagonal": 0}, E((1024, 1024)),
+        lambda: torch.diagflat(T(vector)))
+    tall = x.reshape(-1, 2)  # wrapped: a diagonal every 3 rows, 174763 elements filled
+    cases["aclnnInplaceFillDiagonal"] = lambda: EmulatedCase(
+        {"selfRef": tall.copy(), "fillValue": 1.0, "wrap": True}, None,
+        lambda: T(tall).fill_diagonal_(1.0, wrap=True))
+    cases["aclnnFlatten"] = lambda: EmulatedCase(
+        {"self": image, "axis": 2}, E((1024, 1024)), lambda: T(image).reshape(1024, 1024).clone())
+    cases["aclnnSlice"] = lambda: EmulatedCase(
+        {"self": x.reshape(1024, 1024), "dim": 1, "start": 1, "end": 1024, "step": 2},
+        E((1024, 512)), lambda: T(x.reshape(1024, 1024))[:, 1::2].contiguous())
+    cases["aclnnSliceV2"] = lambda: EmulatedCase(
+        {"self": image, "starts": [1, 0], "ends": [32, 32], "axes": [2, 3], "steps": [2, 2]},
+        E((16, 64, 16, 16)), lambda: T(image)[:, :, 1::2, ::2].contiguous())
+    cases["aclnnChannelShuffle"] = lambda: EmulatedCase(
+        {"self": image, "groups": 4}, E(image.shape), lambda: F.channel_shuffle(T(image), 4))
+    chunks = [x.reshape(1024, 1024), x.reshape(-1)[:4096].reshape(64, 64)]
+    cases["aclnnChunkCat"] = lambda: EmulatedCase(
+        {"tensors": chunks, "dim": 0, "numChunks": 4}, E((4, 262144 + 1024)),
+        lambda: torch._chunk_cat([T(c) for c in chunks], 0, 4))
+    cases["aclnnIm2col"] = lambda: EmulatedCase(
+        {"self": image[:4], "kernelSize": [3, 3], "dilation": [1, 1], "padding": [1, 1],
+         "stride": [2, 2]}, E((4, 576, 256)),
+        lambda: F.unfold(T(image[:4]), 3, 1, 1, 2))
+    unfolded = u(-1, 1, (1024, 511, 4))
+
+    def unfold_grad() -> Any:
+        v = torch.zeros(1024, 1024, requires_grad=True)
+        return torch.autograd.grad(v.unfold(1, 4, 2), v, T(unfolded))[0]
+    cases["aclnnUnfoldGrad"] = lambda: EmulatedCase(
+        {"gradOut": unfolded, "inputSizes": [1024, 1024], "dim": 1, "size": 4, "step": 2},
+        E((1024, 1024)), unfold_grad)
+    assigned = u(-1, 1, (512, 1024))
+
+    def assign() -> Any:
+        var = T(x.reshape(1024, 1024)).clone()
+        var[::2] = T(assigned)
+        return var
+    cases["aclnnStridedSliceAssignV2"] = lambda: EmulatedCase(
+        {"varRef": x.reshape(1024, 1024).copy(), "inputValue": assigned, "begin": [0],
+         "end": [1024], "strides": [2], "axesOptional": [0]}, None, assign)
     table = u(-1, 1, (4096, 256))
     rows = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(

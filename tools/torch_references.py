@@ -434,6 +434,175 @@ if torch is not None:
         launch.arg("ceilMode"), launch.arg("countIncludePad"),
         launch.arg("divisorOverride") or None))
 
+    def _pool_grad(forward: Callable[[Any], Any], x: Any, grad: Any) -> Any:
+        """The gradient of ``forward`` at ``x`` for the output gradient ``grad``."""
+        x = x.clone().requires_grad_(True)
+        (result,) = torch.autograd.grad(forward(x), x, grad)
+        return result
+
+    def _scatter_grad(launch: Launch, rank: int) -> dict[str, Any]:
+        """A max pool's gradient by its indices: each plane's gradient summed at its indices."""
+        x, g = launch.tensor("self"), launch.tensor("gradOutput")
+        planes = int(np.prod(x.shape[:-rank]))
+        result = torch.zeros(planes, int(np.prod(x.shape[-rank:])), dtype=g.dtype)
+        result.scatter_add_(1, launch.tensor("indices").reshape(planes, -1),
+                            g.reshape(planes, -1))
+        return _out(launch, result.reshape(x.shape))
+
+    def _avg_pool2d_backward(launch: Launch) -> dict[str, Any]:
+        args = (launch.arg("kernelSize"), launch.arg("stride") or None, launch.arg("padding"),
+                launch.arg("ceilMode"), launch.arg("countIncludePad"),
+                launch.arg("divisorOverride") or None)
+        return _out(launch, _pool_grad(lambda x: functional.avg_pool2d(x, *args),
+                                       launch.tensor("self"), launch.tensor("gradOutput")))
+
+    def _avg_pool3d_backward(launch: Launch) -> dict[str, Any]:
+        args = (launch.arg("kernelSize"), launch.arg("stride") or None, launch.arg("padding"),
+                launch.arg("ceilMode"), launch.arg("countIncludePad"),
+                launch.arg("divisorOverride") or None)
+        return _out(launch, _pool_grad(lambda x: functional.avg_pool3d(x, *args),
+                                       launch.tensor("self"), launch.tensor("gradOutput")))
+
+    def _adaptive_avg_backward(rank: int) -> Reference:
+        function = getattr(functional, f"adaptive_avg_pool{rank}d")
+
+        def reference(launch: Launch) -> dict[str, Any]:
+            g = launch.tensor("gradOutput")
+            size = tuple(g.shape[-rank:])
+            return _out(launch, _pool_grad(lambda x: function(x, size), launch.tensor("self"),
+                                           g))
+        return reference
+
+    def _adaptive_max(rank: int) -> Reference:
+        function = getattr(functional, f"adaptive_max_pool{rank}d")
+
+        def reference(launch: Launch) -> dict[str, Any]:
+            size = launch.arg("outputSize")
+            values, indices = function(launch.input(), size[0] if len(size) == 1 else size,
+                                       return_indices=True)
+            return {"outputOut": values, "indicesOut": indices}
+        return reference
+
+    def _max_pool3d_argmax(launch: Launch) -> dict[str, Any]:
+        values, indices = functional.max_pool3d(
+            launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,
+            launch.arg("padding"), launch.arg("dilation"), launch.arg("ceilMode"),
+            return_indices=True)
+        return {"out": values, "indices": indices}
+
+    def _max_pool_onnx(launch: Launch) -> dict[str, Any]:
+        pads = list(launch.arg("pads")) or [0]
+        if len(pads) == 1:
+            pads = pads * 4
+        elif len(pads) == 2:
+            pads = [pads[0], pads[1], pads[0], pads[1]]
+        x = functional.pad(launch.input(), (pads[1], pads[3], pads[0], pads[2]),
+                           value=-float("inf"))
+        return _out(launch, functional.max_pool2d(x, launch.arg("kernelShape"),
+                                                  launch.arg("strides") or 1, 0, 1,
+                                                  bool(launch.arg("ceilMode"))))
+
+    def _max_unpool_backward(rank: int) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            x, g = launch.tensor("self"), launch.tensor("gradOutput")
+            planes = int(np.prod(x.shape[:-rank]))
+            taken = torch.gather(g.reshape(planes, -1), 1,
+                                 launch.tensor("indices").reshape(planes, -1))
+            return _out(launch, taken.reshape(x.shape))
+        return reference
+
+    def _pad(mode: str, backward: bool) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            padding = list(launch.arg("padding"))
+            x = launch.tensor("self")
+            if not backward:
+                return _out(launch, functional.pad(x, padding, mode=mode))
+            return _out(launch, _pool_grad(lambda v: functional.pad(v, padding, mode=mode), x,
+                                           launch.tensor("gradOutput")))
+        return reference
+
+    for _kind, _mode in (("Reflection", "reflect"), ("Replication", "replicate"),
+                         ("Circular", "circular")):
+        for _dims in (1, 2, 3):
+            REFERENCES[f"aclnn{_kind}Pad{_dims}d"] = _pad(_mode, False)
+            REFERENCES[f"aclnn{_kind}Pad{_dims}dBackward"] = _pad(_mode, True)
+    def _slice_v2(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        index = [slice(None)] * x.dim()
+        for start, end, axis, step in zip(launch.arg("starts"), launch.arg("ends"),
+                                          launch.arg("axes"), launch.arg("steps")):
+            index[axis % x.dim()] = slice(start, end, step)
+        return _out(launch, x[tuple(index)])
+
+    def _slice(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        index = [slice(None)] * x.dim()
+        index[launch.arg("dim") % x.dim()] = slice(launch.arg("start"), launch.arg("end"),
+                                                   launch.arg("step"))
+        return _out(launch, x[tuple(index)])
+
+    def _fill_diagonal(launch: Launch) -> dict[str, Any]:
+        return {"selfRef": launch.tensor("selfRef").clone().fill_diagonal_(
+            launch.arg("fillValue"), wrap=launch.arg("wrap"))}
+
+    REFERENCES["aclnnDiag"] = lambda launch: _out(launch, torch.diag(launch.input(),
+                                                                     launch.arg("diagonal")))
+    REFERENCES["aclnnDiagFlat"] = lambda launch: _out(launch, torch.diagflat(
+        launch.input(), launch.arg("diagonal")))
+    REFERENCES["aclnnInplaceFillDiagonal"] = _fill_diagonal
+    REFERENCES["aclnnFlatten"] = lambda launch: _out(launch, torch.flatten(
+        launch.input(), 0, launch.arg("axis") % max(launch.input().dim(), 1) - 1).reshape(
+            -1, int(np.prod(launch.input().shape[launch.arg("axis") % max(
+                launch.input().dim(), 1):]))))
+    REFERENCES["aclnnSlice"] = _slice
+    REFERENCES["aclnnSliceV2"] = _slice_v2
+    REFERENCES["aclnnChannelShuffle"] = lambda launch: _out(
+        launch, functional.channel_shuffle(launch.input(), launch.arg("groups")))
+    REFERENCES["aclnnChunkCat"] = lambda launch: _out(launch, torch._chunk_cat(
+        launch.input(), launch.arg("dim"), launch.arg("numChunks")))
+    def _unfold_grad(launch: Launch) -> dict[str, Any]:
+        x = torch.zeros(launch.arg("inputSizes"), dtype=torch.float64)
+        return _out(launch, _pool_grad(
+            lambda v: v.unfold(launch.arg("dim"), launch.arg("size"), launch.arg("step")), x,
+            launch.tensor("gradOut")))
+
+    REFERENCES["aclnnIm2col"] = lambda launch: _out(launch, functional.unfold(
+        launch.input(), launch.arg("kernelSize"), launch.arg("dilation"), launch.arg("padding"),
+        launch.arg("stride")))
+    REFERENCES["aclnnUnfoldGrad"] = _unfold_grad
+    def _strided_slice_assign(launch: Launch) -> dict[str, Any]:
+        var = launch.tensor("varRef").clone()
+        begin, end, steps = launch.arg("begin"), launch.arg("end"), launch.arg("strides")
+        axes = launch.arg("axesOptional")
+        axes = range(len(begin)) if axes is None else axes
+        index = [slice(None)] * var.dim()
+        for first, last, step, axis in zip(begin, end, steps, axes):
+            index[axis % var.dim()] = slice(first, last, step)
+        var[tuple(index)] = launch.tensor("inputValue")
+        return {"varRef": var}
+
+    REFERENCES["aclnnStridedSliceAssignV2"] = _strided_slice_assign
+    REFERENCES["aclnnAvgPool2dBackward"] = _avg_pool2d_backward
+    REFERENCES["aclnnAvgPool3d"] = lambda launch: _out(launch, functional.avg_pool3d(
+        launch.input(), launch.arg("kernelSize"), launch.arg("stride") or None,
+        launch.arg("padding"), launch.arg("ceilMode"), launch.arg("countIncludePad"),
+        launch.arg("divisorOverride") or None))
+    REFERENCES["aclnnAvgPool3dBackward"] = _avg_pool3d_backward
+    REFERENCES["aclnnAdaptiveAvgPool2dBackward"] = _adaptive_avg_backward(2)
+    REFERENCES["aclnnAdaptiveAvgPool3d"] = lambda launch: _out(
+        launch, functional.adaptive_avg_pool3d(launch.input(), launch.arg("outputSize")))
+    REFERENCES["aclnnAdaptiveAvgPool3dBackward"] = _adaptive_avg_backward(3)
+    REFERENCES["aclnnAdaptiveMaxPool2d"] = _adaptive_max(2)
+    REFERENCES["aclnnAdaptiveMaxPool3d"] = _adaptive_max(3)
+    REFERENCES["aclnnAdaptiveMaxPool2dBackward"] = lambda launch: _scatter_grad(launch, 2)
+    REFERENCES["aclnnAdaptiveMaxPool3dBackward"] = lambda launch: _scatter_grad(launch, 3)
+    REFERENCES["aclnnMaxPool2dWithIndicesBackward"] = lambda launch: _scatter_grad(launch, 2)
+    REFERENCES["aclnnMaxPool3dWithArgmax"] = _max_pool3d_argmax
+    REFERENCES["aclnnMaxPool3dWithArgmaxBackward"] = lambda launch: _scatter_grad(launch, 3)
+    REFERENCES["aclnnMaxPool"] = _max_pool_onnx
+    REFERENCES["aclnnMaxUnpool2dBackward"] = _max_unpool_backward(2)
+    REFERENCES["aclnnMaxUnpool3dBackward"] = _max_unpool_backward(3)
+
 
     for _name in ("Acosh", "Asinh"):
         REFERENCES[f"aclnn{_name}"] = _unary(getattr(torch, _name.lower()))

@@ -600,6 +600,78 @@ def test_max_pool_refuses_shapes_and_attributes_of_its_doc() -> None:
                                                   np.empty((1, 1, 1, 1), np.int64)))
 
 
+def test_adaptive_max_pool_matches_pytorch_with_inf_nan_and_ties() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2, 3, (2, 3, 7, 5)).astype(np.float32)   # ties in every window
+    x.reshape(-1)[rng.choice(x.size, x.size // 3, replace=False)] = -np.inf
+    x.reshape(-1)[rng.choice(x.size, 4, replace=False)] = np.nan
+    x[0, 0] = -np.inf                                          # whole windows of -inf
+    values, indices = F.adaptive_max_pool2d(torch.from_numpy(x), (3, 2), return_indices=True)
+    result, where = aclnn_py.call("aclnnAdaptiveMaxPool2d", x, [3, 2],
+                                  out=(np.empty((2, 3, 3, 2), np.float32),
+                                       np.empty((2, 3, 3, 2), np.int64)))
+    same(result, values.numpy())
+    same(where, indices.numpy())
+
+
+def test_pool_gradients_of_empty_batches_and_refusals() -> None:
+    # ops-nn pooling/avg_pool3_d_grad/op_api/aclnn_avgpool2d_backward.cpp CheckOutputShape;
+    # pooling/max_pool3d_grad_with_argmax/op_api/aclnn_max_pool2d_with_indices_backward.cpp
+    grad = aclnn_py.call("aclnnAdaptiveAvgPool2dBackward", np.ones((0, 2, 2, 2), np.float32),
+                         np.ones((0, 2, 4, 4), np.float32), out=np.empty((0, 2, 4, 4), np.float32))
+    assert grad.shape == (0, 2, 4, 4)
+    g, x = np.ones((1, 1, 2, 2), np.float32), np.ones((1, 1, 4, 4), np.float32)
+    assert "dilation" in refused(aclnn_py.call, "aclnnMaxPool2dWithIndicesBackward", g, x,
+                                 np.zeros((1, 1, 2, 2), np.int32), [2], [2], [0], [2], False,
+                                 out=np.empty((1, 1, 4, 4), np.float32))
+    assert "self's shape" in refused(aclnn_py.call, "aclnnAdaptiveAvgPool2dBackward", g, x,
+                                     out=np.empty((1, 1, 4, 5), np.float32))
+
+
+def test_padding_crops_with_negative_widths_and_refuses_wide_reflections() -> None:
+    # ops-math conversion/mirror_pad/op_api/aclnn_reflection_pad1d.cpp CheckShape: each width
+    # below its dim's extent; negative widths crop as in PyTorch
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    for name, mode in (("aclnnReflectionPad1d", "reflect"), ("aclnnReplicationPad1d",
+                                                            "replicate")):
+        expected = F.pad(torch.from_numpy(x), [-1, 3], mode=mode).numpy()
+        same(aclnn_py.call(name, x, [-1, 3], out=np.empty(expected.shape, np.float32)),
+             expected)
+    x2 = x.reshape(1, 2, 5)
+    expected = F.pad(torch.from_numpy(x2), [3, -1, -1, 1], mode="circular").numpy()
+    same(aclnn_py.call("aclnnCircularPad2d", x2, [3, -1, -1, 1],
+                       out=np.empty(expected.shape, np.float32)), expected)
+    assert "below the extent" in refused(aclnn_py.call, "aclnnReflectionPad1d", x, [5, 0],
+                                         out=np.empty((2, 10), np.float32))
+    assert "padded, self is" in refused(aclnn_py.call, "aclnnReplicationPad1d", x, [1, 1],
+                                        out=np.empty((2, 8), np.float32))
+
+
+def test_slices_flatten_and_diag_at_their_edges() -> None:
+    # ops-math conversion/slice/op_api/aclnn_slice.cpp (clamped start and end, negative dim),
+    # flatten/op_host/op_api/aclnn_flatten.cpp (a 0-d self, axis 0), diag_v2/op_api/
+    # aclnn_diag.cpp CheckDiagonal (a diagonal just past the edge: nothing to compute)
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    same(aclnn_py.call("aclnnSlice", x, -1, 5, 9, 1, out=np.empty((3, 0), np.int32)),
+         x[:, 5:9])
+    same(aclnn_py.call("aclnnSlice", x, -2, -10, 2, 2, out=np.empty((1, 4), np.int32)),
+         x[-10:2:2])
+    assert "step" in refused(aclnn_py.call, "aclnnSlice", x, 0, 0, 3, 0,
+                             out=np.empty((3, 4), np.int32))
+    same(aclnn_py.call("aclnnFlatten", np.array(7.0, np.float32), 0,
+                       out=np.empty((1, 1), np.float32)), np.array([[7.0]], np.float32))
+    assert "out of range" in refused(aclnn_py.call, "aclnnFlatten", x, 2,
+                                     out=np.empty((12, 1), np.int32))
+    same(aclnn_py.call("aclnnDiag", x.astype(np.float32), 1, out=np.empty((3,), np.float32)),
+         np.diagonal(x, 1).astype(np.float32))
+    assert "at most 2" in refused(aclnn_py.call, "aclnnDiag", np.ones((2, 2, 2), np.float32), 0,
+                                  out=np.empty((2,), np.float32))
+    same(aclnn_py.call("aclnnSliceV2", x, [-2], [100], [-1], [1],
+                       out=np.empty((3, 2), np.int32)), x[:, -2:])
+    assert "twice" in refused(aclnn_py.call, "aclnnSliceV2", x, [0, 0], [1, 1], [1, -1], [1, 1],
+                              out=np.empty((3, 1), np.int32))
+
+
 # ---- the block driver and the faster forms ----------------------------------------------------
 
 

@@ -801,6 +801,183 @@ def adaptive_avg_pool2d(rng, dtype):
         N(expected.to(TORCH_DTYPES[dtype]))
 
 
+def _grad_of(function, x, g):
+    """PyTorch's gradient of ``function`` at x (float32) for the output gradient g."""
+    xt = T(x).float().requires_grad_(True)
+    (grad,) = torch.autograd.grad(function(xt), xt, T(g).float())
+    return grad
+
+
+@case("aclnnAvgPool2dBackward")
+def avg_pool_backward(rng, dtype):
+    # 3x3 windows, stride 2, padding 1, ceil mode: overlapping windows and a partial last one
+    x, g = rand(rng, (1, 2, 6, 6), dtype), rand(rng, (1, 2, 4, 4), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.avg_pool2d(v, 3, 2, 1, True, False), x, g)
+    return {"gradOutput": g, "self": x, "kernelSize": [3, 3], "stride": [2, 2],
+            "padding": [1, 1], "ceilMode": True, "countIncludePad": False,
+            "divisorOverride": 0, "cubeMathType": 0}, np.empty((1, 2, 6, 6), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAvgPool3d")
+def avg_pool3d(rng, dtype):
+    x = rand(rng, (1, 2, 5, 6, 6), dtype)
+    expected = torch.nn.functional.avg_pool3d(T(x).float(), 3, 2, 1, False, True)
+    return {"self": x, "kernelSize": [3], "stride": [2, 2, 2], "padding": [1],
+            "ceilMode": False, "countIncludePad": True, "divisorOverride": 0}, \
+        np.empty((1, 2, 3, 3, 3), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAvgPool3dBackward")
+def avg_pool3d_backward(rng, dtype):
+    x, g = rand(rng, (2, 1, 4, 5, 5), dtype), rand(rng, (2, 1, 3, 3, 3), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.avg_pool3d(v, 2, 2, 1, False, False), x, g)
+    return {"gradOutput": g, "self": x, "kernelSize": [2, 2, 2], "stride": [2, 2, 2],
+            "padding": [1, 1, 1], "ceilMode": False, "countIncludePad": False,
+            "divisorOverride": 0}, np.empty((2, 1, 4, 5, 5), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool2dBackward")
+def adaptive_avg_pool2d_backward(rng, dtype):
+    x, g = rand(rng, (2, 3, 7, 5), dtype), rand(rng, (2, 3, 3, 2), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.adaptive_avg_pool2d(v, (3, 2)), x, g)
+    return {"gradOutput": g, "self": x}, np.empty((2, 3, 7, 5), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool3d")
+def adaptive_avg_pool3d(rng, dtype):
+    x = rand(rng, (2, 5, 7, 4), dtype)
+    expected = torch.nn.functional.adaptive_avg_pool3d(T(x).float(), (3, 2, 3))
+    return {"self": x, "outputSize": [3, 2, 3]}, np.empty((2, 3, 2, 3), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveAvgPool3dBackward")
+def adaptive_avg_pool3d_backward(rng, dtype):
+    x, g = rand(rng, (1, 2, 5, 7, 4), dtype), rand(rng, (1, 2, 3, 2, 3), dtype)
+    grad = _grad_of(lambda v: torch.nn.functional.adaptive_avg_pool3d(v, (3, 2, 3)), x, g)
+    return {"gradOutput": g, "self": x}, np.empty((1, 2, 5, 7, 4), dtype), \
+        N(grad.to(TORCH_DTYPES[dtype]))
+
+
+def _distinct(rng, shape, dtype):
+    """Values without ties (so every max pool picks one index)."""
+    return (rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32) / 8
+            ).astype(dtype)
+
+
+@case("aclnnAdaptiveMaxPool2d")
+def adaptive_max_pool2d(rng, dtype):
+    x = _distinct(rng, (2, 3, 7, 5), dtype)
+    values, indices = torch.nn.functional.adaptive_max_pool2d(T(x).float(), (3, 2),
+                                                              return_indices=True)
+    return {"self": x, "outputSize": [3, 2]}, \
+        (np.empty((2, 3, 3, 2), dtype), np.empty((2, 3, 3, 2), np.int64)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+@case("aclnnAdaptiveMaxPool3d")
+def adaptive_max_pool3d(rng, dtype):
+    x = _distinct(rng, (1, 2, 5, 4, 6), dtype)
+    values, indices = torch.nn.functional.adaptive_max_pool3d(T(x).float(), (2, 3, 4),
+                                                              return_indices=True)
+    return {"self": x, "outputSize": [2, 3, 4]}, \
+        (np.empty((1, 2, 2, 3, 4), dtype), np.empty((1, 2, 2, 3, 4), np.int32)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+def _max_grad_case(rng, dtype, forward, shape, out_shape, index_dtype):
+    """A max pool's gradient from its own indices (overlapping windows send several
+    gradients to one element)."""
+    x = _distinct(rng, shape, dtype)
+    _, indices = forward(T(x).float())
+    g = rand(rng, out_shape, dtype)
+    grad = _grad_of(lambda v: forward(v)[0], x, g)
+    return x, g, N(indices).astype(index_dtype), N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnAdaptiveMaxPool2dBackward")
+def adaptive_max_pool2d_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.adaptive_max_pool2d(
+        v, (4, 3), return_indices=True), (2, 2, 7, 5), (2, 2, 4, 3), np.int64)
+    return {"gradOutput": g, "self": x, "indices": i}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnAdaptiveMaxPool3dBackward")
+def adaptive_max_pool3d_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.adaptive_max_pool3d(
+        v, (2, 3, 2), return_indices=True), (1, 2, 3, 5, 3), (1, 2, 2, 3, 2), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool2dWithIndicesBackward", dtypes=("float32",))
+def max_pool2d_with_indices_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.max_pool2d(
+        v, 3, 2, 1, return_indices=True), (2, 2, 7, 7), (2, 2, 4, 4), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i, "kernelSize": [3, 3], "stride": [2, 2],
+            "padding": [1, 1], "dilation": [1, 1], "ceilMode": False}, \
+        np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool3dWithArgmax")
+def max_pool3d_with_argmax(rng, dtype):
+    x = _distinct(rng, (1, 2, 5, 6, 5), dtype)
+    values, indices = torch.nn.functional.max_pool3d(T(x).float(), 3, 2, 1, ceil_mode=True,
+                                                     return_indices=True)
+    out = tuple(values.shape)
+    return {"self": x, "kernelSize": [3, 3, 3], "stride": [2, 2, 2], "padding": [1, 1, 1],
+            "dilation": [1, 1, 1], "ceilMode": True}, \
+        (np.empty(out, dtype), np.empty(out, np.int32)), \
+        (N(values.to(TORCH_DTYPES[dtype])), N(indices))
+
+
+@case("aclnnMaxPool3dWithArgmaxBackward")
+def max_pool3d_with_argmax_backward(rng, dtype):
+    x, g, i, grad = _max_grad_case(rng, dtype, lambda v: torch.nn.functional.max_pool3d(
+        v, 3, 2, 1, return_indices=True), (1, 2, 5, 5, 5), (1, 2, 3, 3, 3), np.int32)
+    return {"gradOutput": g, "self": x, "indices": i, "kernelSize": [3], "stride": [2],
+            "padding": [1], "dilation": [1], "ceilMode": False}, np.empty(x.shape, dtype), grad
+
+
+@case("aclnnMaxPool", dtypes=("float32", "float16"))
+def max_pool_onnx(rng, dtype):
+    # ONNX pads (top, left, bottom, right) = (1, 0, 0, 1)
+    x = rand(rng, (2, 3, 6, 5), dtype)
+    padded = torch.nn.functional.pad(T(x).float(), (0, 1, 1, 0), value=-float("inf"))
+    expected = torch.nn.functional.max_pool2d(padded, (3, 2), 2)
+    return {"self": x, "kernelShape": [3, 2], "strides": [2, 2], "autoPad": 0,
+            "pads": [1, 0, 0, 1], "dilations": [1, 1], "ceilMode": 0}, \
+        np.empty(tuple(expected.shape), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+def _max_unpool_backward_case(rng, dtype, rank):
+    shape, out = ((2, 3, 4), (2, 6, 8)) if rank == 2 else ((2, 2, 3, 2), (2, 4, 6, 4))
+    x = _distinct(rng, (1, *shape), dtype)
+    g = rand(rng, (1, *out), dtype)
+    plane = int(np.prod(out[1:]))
+    indices = np.stack([rng.permutation(plane)[:int(np.prod(shape[1:]))]
+                        for _ in range(shape[0])]).reshape((1, *shape)).astype(np.int64)
+    expected = torch.gather(T(g).float().reshape(shape[0], -1), 1,
+                            T(indices).reshape(shape[0], -1)).reshape(1, *shape)
+    return x, g, indices, out, N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxUnpool2dBackward", dtypes=("float32", "float16"))
+def max_unpool2d_backward(rng, dtype):
+    x, g, indices, out, expected = _max_unpool_backward_case(rng, dtype, 2)
+    return {"gradOutput": g, "self": x, "indices": indices, "outputSize": list(out[1:])}, \
+        np.empty(x.shape, dtype), expected
+
+
+@case("aclnnMaxUnpool3dBackward", dtypes=("float32", "float16"))
+def max_unpool3d_backward(rng, dtype):
+    x, g, indices, out, expected = _max_unpool_backward_case(rng, dtype, 3)
+    return {"gradOutput": g, "self": x, "indices": indices, "outputSize": list(out[1:]),
+            "stride": [2, 2, 2], "padding": [0, 0, 0]}, np.empty(x.shape, dtype), expected
+
+
 @case("aclnnEmbedding")
 def embedding(rng, dtype):
     w = rand(rng, (5, 3), dtype)
@@ -1003,6 +1180,137 @@ def constant_pad(rng, dtype):
     a = rand(rng, (2, 3), dtype)
     return {"self": a, "pad": [1, 2, 0, 1], "value": 0.5}, np.empty((3, 6), dtype), \
         N(torch.nn.functional.pad(T(a), (1, 2, 0, 1), value=0.5))
+
+
+# ---- reflection, replication and circular padding (kernels/padding.py) ----------------------
+
+_PAD_MODES = {"Reflection": "reflect", "Replication": "replicate", "Circular": "circular"}
+# per padded-dims count: self's shape and padding (a negative width crops)
+_PAD_SHAPES = {1: ((3, 5, 6), [2, -1]), 2: ((2, 3, 5, 6), [2, 1, -1, 3]),
+               3: ((1, 2, 4, 5, 6), [2, 1, 1, 3, 1, 0])}
+
+
+def _pad_case(kind, dims, backward):
+    mode = _PAD_MODES[kind]
+    shape, padding = _PAD_SHAPES[dims]
+
+    def make(rng, dtype):
+        x = rand(rng, shape, dtype)
+        padded = torch.nn.functional.pad(T(x).float(), padding, mode=mode)
+        if not backward:
+            return {"self": x, "padding": padding}, np.empty(tuple(padded.shape), dtype), \
+                N(padded.to(TORCH_DTYPES[dtype]))
+        g = rand(rng, tuple(padded.shape), dtype)
+        grad = _grad_of(lambda v: torch.nn.functional.pad(v, padding, mode=mode), x, g)
+        return {"gradOutput": g, "self": x, "padding": padding}, np.empty(shape, dtype), \
+            N(grad.to(TORCH_DTYPES[dtype]))
+    return make
+
+
+for _kind, _dims in (("Reflection", 1), ("Reflection", 2), ("Reflection", 3),
+                     ("Replication", 1), ("Replication", 2), ("Replication", 3),
+                     ("Circular", 2), ("Circular", 3)):
+    case(f"aclnn{_kind}Pad{_dims}d", "pad")(_pad_case(_kind, _dims, False))
+    case(f"aclnn{_kind}Pad{_dims}dBackward", "pad_backward",
+         dtypes=("float32", "float16"))(_pad_case(_kind, _dims, True))
+
+
+# ---- diagonals, slices, flatten, channel shuffle, chunk cat (kernels/conversion.py) ---------
+
+@case("aclnnDiag", "vector")
+def diag_vector(rng, dtype):
+    x = rand(rng, (4,), dtype)
+    return {"self": x, "diagonal": -2}, np.empty((6, 6), dtype), \
+        N(torch.diag(T(x), -2))
+
+
+@case("aclnnDiag", "matrix")
+def diag_matrix(rng, dtype):
+    x = rand(rng, (4, 6), dtype)
+    return {"self": x, "diagonal": 1}, np.empty((4,), dtype), N(torch.diag(T(x), 1))
+
+
+@case("aclnnDiagFlat")
+def diag_flat(rng, dtype):
+    x = rand(rng, (2, 3), dtype)
+    return {"self": x, "diagonal": 1}, np.empty((7, 7), dtype), N(torch.diagflat(T(x), 1))
+
+
+@case("aclnnInplaceFillDiagonal", "wrapped")
+def fill_diagonal_wrapped(rng, dtype):
+    x = rand(rng, (7, 3), dtype)
+    expected = T(x).clone().fill_diagonal_(0.5, wrap=True)
+    return {"selfRef": x.copy(), "fillValue": 0.5, "wrap": True}, None, N(expected)
+
+
+@case("aclnnInplaceFillDiagonal", "cube")
+def fill_diagonal_cube(rng, dtype):
+    x = rand(rng, (3, 3, 3), dtype)
+    expected = T(x).clone().fill_diagonal_(-1.0)
+    return {"selfRef": x.copy(), "fillValue": -1.0, "wrap": False}, None, N(expected)
+
+
+@case("aclnnFlatten")
+def flatten_(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    return {"self": x, "axis": -1}, np.empty((6, 4), dtype), x.reshape(6, 4)
+
+
+@case("aclnnSlice")
+def slice_case(rng, dtype):
+    x = rand(rng, (3, 10), dtype)
+    return {"self": x, "dim": -1, "start": -8, "end": 100, "step": 3}, np.empty((3, 3), dtype), \
+        x[:, 2::3]
+
+
+@case("aclnnSliceV2")
+def slice_v2_case(rng, dtype):
+    x = rand(rng, (4, 5, 6), dtype)
+    return {"self": x, "starts": [1, -4], "ends": [4, 6], "axes": [0, 2], "steps": [2, 1]}, \
+        np.empty((2, 5, 4), dtype), x[1:4:2, :, 2:6]
+
+
+@case("aclnnChannelShuffle")
+def channel_shuffle_case(rng, dtype):
+    x = rand(rng, (2, 6, 2, 3), dtype)
+    return {"self": x, "groups": 3}, np.empty_like(x), \
+        N(torch.nn.functional.channel_shuffle(T(x), 3))
+
+
+@case("aclnnChunkCat")
+def chunk_cat_case(rng, dtype):
+    tensors = [rand(rng, (5, 3), dtype), rand(rng, (3,), dtype), rand(rng, (4, 2, 2), dtype)]
+    expected = torch._chunk_cat([T(t) for t in tensors], 0, 2)
+    return {"tensors": tensors, "dim": 0, "numChunks": 2}, \
+        np.empty(tuple(expected.shape), dtype), N(expected)
+
+
+@case("aclnnIm2col")
+def im2col_case(rng, dtype):
+    x = rand(rng, (2, 3, 7, 6), dtype)
+    expected = torch.nn.functional.unfold(T(x), (3, 2), dilation=(1, 2), padding=(1, 0),
+                                          stride=(2, 1))
+    return {"self": x, "kernelSize": [3, 2], "dilation": [1, 2], "padding": [1, 0],
+            "stride": [2, 1]}, np.empty(tuple(expected.shape), dtype), N(expected)
+
+
+@case("aclnnUnfoldGrad")
+def unfold_grad_case(rng, dtype):
+    # windows of 3, step 2, along dim 1: overlapping windows share an element
+    g = rand(rng, (4, 4, 3, 3), dtype)
+    xt = torch.zeros(4, 9, 3, requires_grad=True)
+    (grad,) = torch.autograd.grad(xt.unfold(1, 3, 2), xt, T(g).float())
+    return {"gradOut": g, "inputSizes": [4, 9, 3], "dim": 1, "size": 3, "step": 2}, \
+        np.empty((4, 9, 3), dtype), N(grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnStridedSliceAssignV2")
+def strided_slice_assign_case(rng, dtype):
+    var, value = rand(rng, (5, 4, 6), dtype), rand(rng, (2, 4, 3), dtype)
+    expected = var.copy()
+    expected[1:5:2, :, -4:-1] = value
+    return {"varRef": var.copy(), "inputValue": value, "begin": [1, -4], "end": [5, -1],
+            "strides": [2, 1], "axesOptional": [0, -1]}, None, expected
 
 
 # ---- matmul -------------------------------------------------------------------------------
@@ -2196,8 +2504,10 @@ def _parameters() -> list[Any]:
 # CANN refuses ND there: ops-nn conv/convolution_forward/op_host/op_api/aclnn_convolution.cpp
 # FormatChecker (NCL, NCHW, NCDHW by rank), pooling/avg_pool3_d/op_api/aclnn_avgpool2d.cpp
 # CheckFormat (NCHW or NCL), pooling/adaptive_avg_pool2d/op_api/aclnn_adaptive_avg_pool2d.cpp
-# CheckFormat (the same). Their cases run through helpers.call_formatted.
-FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW"}
+# CheckFormat (the same), pooling/avg_pool3_d_grad/op_api/aclnn_avgpool2d_backward.cpp
+# CheckFormatVaild (the same). Their cases run through helpers.call_formatted.
+FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW",
+           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW"}
 
 
 def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:

@@ -283,6 +283,109 @@ FORMULAS: dict[str, Formula] = {
                                  "adaptive_avg_pool2d)",
                                  "rows floor(i H / outH) to ceil((i + 1) H / outH) - 1, columns "
                                  "likewise, averaged"),
+    "aclnnAvgPool2dBackward": _f("each output's gradient / its window's divisor, summed back "
+                                 "over the window's input elements",
+                                 "the same; the divisor as aclnnAvgPool2d's"),
+    "aclnnAvgPool3d": _f("the window's sum / (kD kH kW), or divisorOverride",
+                         "windows summed dim by dim, divided as countIncludePad and "
+                         "divisorOverride say"),
+    "aclnnAvgPool3dBackward": _f("each output's gradient / its window's divisor, summed back "
+                                 "over the window", "the same"),
+    "aclnnAdaptiveAvgPool2dBackward": _f("each output's gradient / its adaptive window's size, "
+                                         "summed over the window",
+                                         "the adjoint of the per-dim averaging matrices"),
+    "aclnnAdaptiveAvgPool3d": _f("the mean of each adaptive window (as PyTorch's "
+                                 "adaptive_avg_pool3d)", "per-dim averaging matrices (einsum)"),
+    "aclnnAdaptiveAvgPool3dBackward": _f("each output's gradient / its adaptive window's size, "
+                                         "summed over the window",
+                                         "the adjoint of the per-dim averaging matrices"),
+    "aclnnAdaptiveMaxPool2d": _f("the maximum of each adaptive window, its index h W + w",
+                                 "the first maximum, the last NaN if any, as PyTorch's "
+                                 "kernel"),
+    "aclnnAdaptiveMaxPool3d": _f("the maximum of each adaptive window, its index "
+                                 "d H W + h W + w", "the first maximum, the last NaN if any"),
+    "aclnnAdaptiveMaxPool2dBackward": _f("each output's gradient to the element its index "
+                                         "names, summed", "the same (bincount in float64)"),
+    "aclnnAdaptiveMaxPool3dBackward": _f("each output's gradient to the element its index "
+                                         "names, summed", "the same (bincount in float64)"),
+    "aclnnMaxPool2dWithIndicesBackward": _f("each output's gradient to the element h W + w its "
+                                            "index names, summed where windows overlap",
+                                            "the same (bincount in float64)"),
+    "aclnnMaxPool3dWithArgmax": _f("the maximum of each window, its index d H W + h W + w",
+                                   "as aclnnMaxPool2dWithIndices, over three dims"),
+    "aclnnMaxPool3dWithArgmaxBackward": _f("each output's gradient to the element its index "
+                                           "names, summed", "the same (bincount in float64)"),
+    "aclnnMaxPool": _f("the maximum of each window (ONNX MaxPool, pads top, left, bottom, "
+                       "right)", "as aclnnMaxPool2dWithIndices's maxima", EXACT),
+    "aclnnMaxUnpool2dBackward": _f("out = gradOutput at indices, per plane",
+                                   "the same (an index outside the plane gives 0)", EXACT),
+    "aclnnMaxUnpool3dBackward": _f("out = gradOutput at indices, per plane",
+                                   "the same (an index outside the plane gives 0)", EXACT),
+    "aclnnReflectionPad1d": _f("self padded over its last 1 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad1dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReflectionPad2d": _f("self padded over its last 2 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReflectionPad3d": _f("self padded over its last 3 dim(s), mirrored without "
+                             "repeating the edge",
+                             "each dim read through its index map", EXACT),
+    "aclnnReflectionPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad1d": _f("self padded over its last 1 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad1dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad2d": _f("self padded over its last 2 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnReplicationPad3d": _f("self padded over its last 3 dim(s), the edge repeated",
+                             "each dim read through its index map", EXACT),
+    "aclnnReplicationPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnCircularPad2d": _f("self padded over its last 2 dim(s), wrapped around",
+                             "each dim read through its index map", EXACT),
+    "aclnnCircularPad2dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnCircularPad3d": _f("self padded over its last 3 dim(s), wrapped around",
+                             "each dim read through its index map", EXACT),
+    "aclnnCircularPad3dBackward": _f("the output gradient summed back onto the input "
+                                     "element each padded position read",
+                                     "per dim, the gradient times the one-hot index map"),
+    "aclnnDiag": _f("a 1-d self on the diagonal-th diagonal of a square matrix; a 2-d "
+                    "self's diagonal-th diagonal (torch.diag)", "the same", EXACT),
+    "aclnnDiagFlat": _f("self flattened onto the diagonal-th diagonal of a square matrix",
+                        "the same", EXACT),
+    "aclnnInplaceFillDiagonal": _f("fillValue on the main diagonal; a tall matrix with wrap "
+                                   "restarts every columns + 1 rows", "the same", EXACT),
+    "aclnnFlatten": _f("self as (prod of the dims before axis, prod of the rest)", "a reshape",
+                       EXACT),
+    "aclnnSlice": _f("self[start:end:step] along dim, clamped", "the same", EXACT),
+    "aclnnSliceV2": _f("self sliced along each of axes by starts, ends, steps", "the same",
+                       EXACT),
+    "aclnnChannelShuffle": _f("(N, g, C / g, ...) transposed to (N, C / g, g, ...)", "the same",
+                              EXACT),
+    "aclnnChunkCat": _f("each tensor cut along dim 0 into numChunks zero-padded chunks, chunk i "
+                        "of each in row i (torch._chunk_cat)", "the same", EXACT),
+    "aclnnIm2col": _f("every kH x kW block of the zero-padded self as a column (PyTorch's "
+                      "unfold)", "strided windows, transposed", EXACT),
+    "aclnnUnfoldGrad": _f("each window's gradient summed back onto the elements it took "
+                          "(the gradient of Tensor.unfold)", "one strided add per window "
+                          "position"),
+    "aclnnStridedSliceAssignV2": _f("varRef[begin:end:strides along axes] = inputValue",
+                                    "the same", EXACT),
     "aclnnEmbedding": _f("out[i] = weight[indices[i]]",
                          "the same; an index outside [0, rows) fails the synchronisation "
                          "(the doc: negative is an error, past the end undefined)", EXACT),

@@ -1081,12 +1081,13 @@ def _conv_gradients(x: np.ndarray, g: np.ndarray, weight_shape: tuple[int, ...],
 
 @dataclass(frozen=True)
 class Pool:
-    """A 2-d pooling's window: kernel, stride (the kernel's when none), padding, dilation."""
+    """A pooling's window over its spatial dims (2 for the 2-d pools, 3 for the 3-d ones):
+    kernel, stride (the kernel's when none), padding, dilation."""
 
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    padding: tuple[int, int]
-    dilation: tuple[int, int] = (1, 1)
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...] = (1, 1)
 
     @staticmethod
     def of(kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
@@ -1101,15 +1102,64 @@ def _planes(x: np.ndarray) -> Any:
     return x if x.ndim == 4 else x[None]
 
 
-def _pool_windows(x: np.ndarray, pool: Pool, out_hw: tuple[int, int], value: float) -> Any:
-    """(N, C, OH, OW, KH, KW) windows of (N, C, H, W), padded with ``value`` on every side as
-    far as the windows reach (ceil mode's last window may pass the padding)."""
-    reach = [(out_hw[i] - 1) * pool.stride[i] + pool.dilation[i] * (pool.kernel[i] - 1) + 1
-             for i in range(2)]
-    pads = [(pool.padding[i], max(reach[i] - x.shape[2 + i] - pool.padding[i], 0))
-            for i in range(2)]
-    padded = _pad_spatial(x, pads, value)
+def _pool_pads(spatial: tuple[int, ...], pool: Pool, out: tuple[int, ...]
+               ) -> list[tuple[int, int]]:
+    """(before, after) per spatial dim: the padding before, and after as far as the windows
+    reach (ceil mode's last window may pass the padding)."""
+    reach = [(out[i] - 1) * pool.stride[i] + pool.dilation[i] * (pool.kernel[i] - 1) + 1
+             for i in range(len(pool.kernel))]
+    return [(pool.padding[i], max(reach[i] - spatial[i] - pool.padding[i], 0))
+            for i in range(len(pool.kernel))]
+
+
+def _pool_windows(x: np.ndarray, pool: Pool, out_hw: tuple[int, ...], value: float) -> Any:
+    """(N, C, *out, *kernel) windows of (N, C, *spatial), padded with ``value`` on every side
+    as far as the windows reach."""
+    padded = _pad_spatial(x, _pool_pads(x.shape[2:], pool, out_hw), value)
     return _windows(padded, pool.kernel, pool.stride, pool.dilation, out_hw)
+
+
+def _pool_sums(x: np.ndarray, pool: Pool, out: tuple[int, ...]) -> Any:
+    """The sums of the (N, C, *out) windows of (N, C, *spatial), zero-padded: dim by dim, each
+    a sum of the kernel's strided slices (the same sums as :func:`_pool_windows`'s, in fewer
+    passes)."""
+    total = _pad_spatial(x, _pool_pads(x.shape[2:], pool, out), 0.0)
+    for i in range(len(pool.kernel)):
+        index: list[slice] = [slice(None)] * total.ndim
+        span = pool.stride[i] * (out[i] - 1) + 1
+        acc = None
+        for k in range(pool.kernel[i]):
+            start = k * pool.dilation[i]
+            index[2 + i] = slice(start, start + span, pool.stride[i])
+            part = total[tuple(index)]
+            acc = np.array(part) if acc is None else np.add(acc, part, out=acc)
+        total = acc
+    return total
+
+
+def _pool_scatter(contributions: np.ndarray, shape: tuple[int, ...], pool: Pool) -> Any:
+    """The adjoint of :func:`_pool_windows`: (N, C, *out, *kernel) contributions summed into
+    an (N, C, *spatial) array of ``shape`` (what lands in the padding dropped)."""
+    rank = len(pool.kernel)
+    pads = _pool_pads(shape[2:], pool, contributions.shape[2:2 + rank])
+    padded = shape[:2] + tuple(n + b + a for n, (b, a) in zip(shape[2:], pads))
+    total = _scatter_windows(contributions, padded, pool.stride, pool.dilation)
+    return total[(slice(None), slice(None),
+                  *(slice(b, b + n) for n, (b, _) in zip(shape[2:], pads)))]
+
+
+def _avg_divisor(spatial: tuple[int, ...], pool: Pool, out: tuple[int, ...],
+                 countIncludePad: bool, divisorOverride: int) -> Any:
+    """Each window's divisor, as PyTorch's avg_pool2d and avg_pool3d take it: divisorOverride
+    when not 0, else the window's elements within the padded input (countIncludePad) or
+    within the input."""
+    if divisorOverride:
+        return float(divisorOverride)
+    ones = np.ones((1, 1) + tuple(spatial), np.float32)
+    if countIncludePad:
+        ones = _pad_spatial(ones, [(p, p) for p in pool.padding], 1.0)
+        pool = Pool(pool.kernel, pool.stride, (0,) * len(pool.kernel), pool.dilation)
+    return _pool_windows(ones, pool, out, 0.0).sum(axis=tuple(range(-len(pool.kernel), 0)))
 
 
 def _max_pool_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
@@ -1176,43 +1226,57 @@ def max_pool2d_with_indices(self: np.ndarray, kernelSize: tuple[int, ...],
     pool = Pool.of(kernelSize, stride, padding, dilation)
     values, best = _max_pool_best(x, pool, out.shape[-2:])
     store(out, values.reshape(out.shape))
-    r, c = _window_position(pool, out.shape[-2:], best)
-    store(indices, (r * x.shape[3] + c).reshape(indices.shape))
+    store(indices, _plane_index(pool, out.shape[-2:], best, x.shape[2:]).reshape(indices.shape))
 
 
-def _max_pool_best(x: np.ndarray, pool: Pool, out_hw: tuple[int, int]) -> tuple[Any, Any]:
+def _max_pool_best(x: np.ndarray, pool: Pool, out_hw: tuple[int, ...]) -> tuple[Any, Any]:
     """The windows' maxima and, per output element, the window position (row-major in the
     kernel) that holds it, as MaxPool2dWithIndices picks it: the padding never wins, the last
-    NaN does, else the first maximum."""
-    oh, ow = out_hw
-    kh, kw = pool.kernel
-    flat = _pool_windows(x, pool, (oh, ow), -np.inf).reshape(x.shape[:2] + (oh, ow, kh * kw))
-    rows = (np.arange(oh)[:, None] * pool.stride[0] - pool.padding[0]
-            + np.arange(kh)[None, :] * pool.dilation[0])             # (oh, kh)
-    columns = (np.arange(ow)[:, None] * pool.stride[1] - pool.padding[1]
-               + np.arange(kw)[None, :] * pool.dilation[1])          # (ow, kw)
-    inside = ((rows >= 0) & (rows < x.shape[2]))[:, None, :, None] & \
-        ((columns >= 0) & (columns < x.shape[3]))[None, :, None, :]
-    inside = inside.reshape(oh, ow, kh * kw)                          # (oh, ow, kh * kw)
+    NaN does, else the first maximum. Any number of spatial dims."""
+    rank = len(pool.kernel)
+    count = int(np.prod(pool.kernel))
+    out_hw = tuple(out_hw)
+    flat = _pool_windows(x, pool, out_hw, -np.inf).reshape(x.shape[:2] + out_hw + (count,))
+    inside = np.ones(out_hw + tuple(pool.kernel), bool)
+    for i in range(rank):
+        place = (np.arange(out_hw[i])[:, None] * pool.stride[i] - pool.padding[i]
+                 + np.arange(pool.kernel[i])[None, :] * pool.dilation[i])   # (out_i, k_i)
+        shape = [1] * (2 * rank)
+        shape[i], shape[rank + i] = out_hw[i], pool.kernel[i]
+        inside = inside & ((place >= 0) & (place < x.shape[2 + i])).reshape(shape)
+    inside = inside.reshape(out_hw + (count,))
     nan = np.isnan(flat)
     top = np.max(np.where(nan, -np.inf, flat), axis=-1, keepdims=True)
     best = np.argmax((flat == top) & inside, axis=-1)
     any_nan = nan.any(axis=-1)
     if any_nan.any():
-        last_nan = kh * kw - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        last_nan = count - 1 - np.argmax(nan[..., ::-1], axis=-1)
         best = np.where(any_nan, last_nan, best)
     return np.take_along_axis(flat, best[..., None], -1)[..., 0], best
 
 
-def _window_position(pool: Pool, out_hw: tuple[int, int], best: Any) -> tuple[Any, Any]:
-    """The input row and column of each output element's window position ``best``."""
-    oh, ow = out_hw
-    kw = pool.kernel[1]
-    r = np.arange(oh)[:, None] * pool.stride[0] - pool.padding[0] + (best // kw) * \
-        pool.dilation[0]
-    c = np.arange(ow)[None, :] * pool.stride[1] - pool.padding[1] + (best % kw) * \
-        pool.dilation[1]
-    return r, c
+def _window_position(pool: Pool, out_hw: tuple[int, ...], best: Any) -> tuple[Any, ...]:
+    """The input coordinates (one array per spatial dim) of each output element's window
+    position ``best``."""
+    rank = len(pool.kernel)
+    offsets = np.unravel_index(best, tuple(pool.kernel))
+    coordinates = []
+    for i in range(rank):
+        shape = [1] * rank
+        shape[i] = out_hw[i]
+        start = (np.arange(out_hw[i]) * pool.stride[i] - pool.padding[i]).reshape(shape)
+        coordinates.append(start + offsets[i] * pool.dilation[i])
+    return tuple(coordinates)
+
+
+def _plane_index(pool: Pool, out_hw: tuple[int, ...], best: Any,
+                 spatial: tuple[int, ...]) -> Any:
+    """Each output element's input element as an index within its plane (h W + w, or
+    d H W + h W + w), as PyTorch's max pools give their indices."""
+    index = np.zeros(best.shape, np.int64)
+    for coordinate, extent in zip(_window_position(pool, out_hw, best), spatial):
+        index = index * extent + coordinate
+    return index
 
 
 def _mask_width(out_hw: tuple[int, ...]) -> int:
@@ -1396,14 +1460,7 @@ def avg_pool2d(self: np.ndarray, kernelSize: tuple[int, ...], strides: tuple[int
     pool = Pool.of(kernelSize, strides, paddings)
     out_hw = (out.shape[-2], out.shape[-1])
     sums = _pool_windows(x, pool, out_hw, 0.0).sum(axis=(-2, -1))
-    if divisorOverride:
-        divisor: Any = float(divisorOverride)
-    else:
-        ones = np.ones((1, 1) + x.shape[2:], np.float32)
-        if countIncludePad:
-            ones = _pad_spatial(ones, [(p, p) for p in pool.padding], 1.0)
-            pool = Pool(pool.kernel, pool.stride, (0, 0))
-        divisor = _pool_windows(ones, pool, out_hw, 0.0).sum(axis=(-2, -1))
+    divisor = _avg_divisor(x.shape[2:], pool, out_hw, countIncludePad, divisorOverride)
     store(out, (sums / divisor).reshape(out.shape))
 
 
