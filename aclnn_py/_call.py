@@ -309,7 +309,14 @@ def operators(*, callable: bool = False, computed: bool | None = None) -> list[s
     those a call would run here (a loaded operator library exports the operator, or a custom
     package's library is there; on the emulator, also computed by a kernel).
     ``computed``: on the emulator, only the operators a kernel computes (True) or only those
-    it declares without computing them (False); on CANN every callable operator computes."""
+    it declares without computing them (False); on CANN every callable operator computes.
+
+    Examples
+    --------
+    >>> import aclnn_py
+    >>> "aclnnMseLoss" in aclnn_py.operators(callable=True)
+    True
+    """
     from .ops import catalog
 
     names = catalog.operators(callable=callable)
@@ -338,7 +345,14 @@ def signature(name: str) -> catalog.Signature:
     ``.computed_by`` ("C kernel", "Python kernel", "user kernel", "its package's library"
     or "not computed"); ``str()`` gives all of it. Only the
     header is read: nothing is loaded or bound (``call`` does that). ValueError, with close
-    names, for an unknown operator."""
+    names, for an unknown operator.
+
+    Examples
+    --------
+    >>> import aclnn_py
+    >>> print(aclnn_py.signature("aclnnAdd").python_form)
+    call("aclnnAdd", self, other, alpha, *, out=None) -> out
+    """
     import dataclasses
 
     from .ops import catalog
@@ -421,6 +435,17 @@ def call(name: str, /, *args: Any, out: Any = None, stream: Stream | None = None
     ``out=`` must be so too), and the call waits for it: each result is the real extent,
     the first elements viewed with the shape CANN gives the output (a view of ``out``
     when given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> aclnn_py.call("aclnnMatmul", a, a.T.copy(), 0)  # out's shape from the output rule
+    array([[ 5., 14.],
+           [14., 50.]], dtype=float32)
+    >>> aclnn_py.call("aclnnReduceSum", a, [1], keepdim=False, dtype=np.float32)
+    array([ 3., 12.], dtype=float32)
     """
     return _call(name, args, kwargs, out, stream)
 

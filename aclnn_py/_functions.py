@@ -107,6 +107,14 @@ def mse_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
         non-sequence are a TypeError).
     AclError
         CANN refused the call or failed; carries CANN's status and message.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = np.array([1.0, 2.0, 3.0], np.float32)
+    >>> aclnn_py.mse_loss_backward(1.0, x, np.zeros(3, np.float32), reduction="mean")
+    array([0.6666667, 1.3333334, 2.       ], dtype=float32)
     """
     if devices is not None:
         return devices_call(MSE_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
@@ -158,6 +166,16 @@ def mse_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     ------
     TypeError, ValueError, AclError
         As for :func:`mse_loss_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = np.array([1.0, 2.0, 3.0], np.float32)
+    >>> aclnn_py.mse_loss(x, [0.0, 0.0, 0.0], reduction="none")  # the list takes x's dtype
+    array([1., 4., 9.], dtype=float32)
+    >>> aclnn_py.mse_loss(x, 0.0)
+    array(4.6666665, dtype=float32)
     """
     if devices is not None:
         return devices_call(MSE_LOSS, (x, y), (reduction,), out, stream, devices)
@@ -184,6 +202,13 @@ def l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean", *,
     ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
     size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
     broadcasting, ``out``, ``stream``, ``devices``, results and errors as for :func:`mse_loss`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> aclnn_py.l1_loss(np.array([1.0, 2.0, 3.0], np.float32), 0.0)
+    array(2., dtype=float32)
     """
     if devices is not None:
         return devices_call(L1_LOSS, (x, y), (reduction,), out, stream, devices)
@@ -219,6 +244,14 @@ def l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
     CANN does. Other arguments (``devices`` too: "mean" still divides by the whole broadcast
     size), results and errors as for :func:`mse_loss_backward`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = np.array([1.0, 2.0, 3.0], np.float32)
+    >>> aclnn_py.l1_loss_backward(1.0, x, 0.0, "sum")
+    array([1., 1., 1.], dtype=float32)
     """
     if devices is not None:
         return devices_call(L1_LOSS_BACKWARD, (grad, x, y), (reduction,), out, stream, devices)
@@ -248,6 +281,14 @@ def smooth_l1_loss(x: ArrayLike, y: ArrayLike, reduction: ReductionLike = "mean"
     ``|d| - 0.5 * beta``; ``beta=0`` is the L1 loss. ``beta`` is a finite number >= 0,
     passed to CANN as a C ``float``. Reductions, dtypes and the rest as for
     :func:`l1_loss`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = np.array([1.0, 2.0, 3.0], np.float32)
+    >>> aclnn_py.smooth_l1_loss(x, 0.0, "none", beta=1.0)
+    array([0.5, 1.5, 2.5], dtype=float32)
     """
     if devices is not None:
         return devices_call(SMOOTH_L1_LOSS, (x, y), (reduction, beta), out, stream, devices)
@@ -288,6 +329,14 @@ def smooth_l1_loss_backward(grad: ArrayLike, x: ArrayLike, y: ArrayLike,
     for ``reduction="mean"`` by ``x.size`` (CANN's kernels and PyTorch divide by the input's
     element count, not the broadcast size, unlike :func:`l1_loss_backward`). Arguments as
     for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = np.array([1.0, 2.0, 3.0], np.float32)
+    >>> aclnn_py.smooth_l1_loss_backward(1.0, x, 0.0, "none", beta=1.0)
+    array([1., 1., 1.], dtype=float32)
     """
     if devices is not None:
         return devices_call(SMOOTH_L1_LOSS_BACKWARD, (grad, x, y), (reduction, beta), out, stream,
@@ -315,6 +364,13 @@ def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = No
     ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
     number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, ``devices``, results and
     errors as for :func:`mse_loss`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> aclnn_py.add(np.array([1.0, 2.0, 3.0], np.float32), 1.0, alpha=2)
+    array([3., 4., 5.], dtype=float32)
     """
     if devices is not None:
         return devices_call(ADD, (x, y), (alpha,), out, stream, devices)

@@ -56,6 +56,14 @@ ValueError
     non-sequence are a TypeError).
 AclError
     CANN refused the call or failed; carries CANN's status and message.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> x = np.array([1.0, 2.0, 3.0], np.float32)
+>>> aclnn_py.mse_loss_backward(1.0, x, np.zeros(3, np.float32), reduction="mean")
+array([0.6666667, 1.3333334, 2.       ], dtype=float32)
 """,
     "mse_loss": """\
 Mean squared error between ``x`` and ``y`` (``aclnnMseLoss``).
@@ -88,6 +96,16 @@ Raises
 ------
 TypeError, ValueError, AclError
     As for :func:`mse_loss_backward`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> x = np.array([1.0, 2.0, 3.0], np.float32)
+>>> aclnn_py.mse_loss(x, [0.0, 0.0, 0.0], reduction="none")  # the list takes x's dtype
+array([1., 4., 9.], dtype=float32)
+>>> aclnn_py.mse_loss(x, 0.0)
+array(4.6666665, dtype=float32)
 """,
     "l1_loss": """\
 Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
@@ -95,6 +113,13 @@ Mean absolute error between ``x`` and ``y`` (``aclnnL1Loss``).
 ``|x - y|`` elementwise for ``reduction="none"``; its mean (over the broadcast
 size) or sum, a 0-d array, otherwise. Arguments, dtypes (CANN's promotion),
 broadcasting, ``out``, ``stream``, ``devices``, results and errors as for :func:`mse_loss`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> aclnn_py.l1_loss(np.array([1.0, 2.0, 3.0], np.float32), 0.0)
+array(2., dtype=float32)
 """,
     "l1_loss_backward": """\
 Gradient of the L1 loss with respect to ``x`` (``aclnnL1LossBackward``).
@@ -104,6 +129,14 @@ number of elements of the result (the broadcast shape), as CANN documents it.
 ``grad`` may be a Python number (it takes ``x``'s dtype); the dtypes promote as
 CANN does. Other arguments (``devices`` too: "mean" still divides by the whole broadcast
 size), results and errors as for :func:`mse_loss_backward`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> x = np.array([1.0, 2.0, 3.0], np.float32)
+>>> aclnn_py.l1_loss_backward(1.0, x, 0.0, "sum")
+array([1., 1., 1.], dtype=float32)
 """,
     "smooth_l1_loss": """\
 Smooth L1 loss (``aclnnSmoothL1Loss``), as PyTorch defines it with ``beta``.
@@ -112,6 +145,14 @@ With ``d = x - y``: ``0.5 * d**2 / beta`` where ``|d| < beta``, else
 ``|d| - 0.5 * beta``; ``beta=0`` is the L1 loss. ``beta`` is a finite number >= 0,
 passed to CANN as a C ``float``. Reductions, dtypes and the rest as for
 :func:`l1_loss`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> x = np.array([1.0, 2.0, 3.0], np.float32)
+>>> aclnn_py.smooth_l1_loss(x, 0.0, "none", beta=1.0)
+array([0.5, 1.5, 2.5], dtype=float32)
 """,
     "smooth_l1_loss_backward": """\
 Gradient of :func:`smooth_l1_loss` with respect to ``x``
@@ -121,6 +162,14 @@ Gradient of :func:`smooth_l1_loss` with respect to ``x``
 for ``reduction="mean"`` by ``x.size`` (CANN's kernels and PyTorch divide by the input's
 element count, not the broadcast size, unlike :func:`l1_loss_backward`). Arguments as
 for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> x = np.array([1.0, 2.0, 3.0], np.float32)
+>>> aclnn_py.smooth_l1_loss_backward(1.0, x, 0.0, "none", beta=1.0)
+array([1., 1., 1.], dtype=float32)
 """,
     "add": """\
 ``x + alpha * y`` (``aclnnAdd``), broadcast, in CANN's promoted dtype.
@@ -128,5 +177,12 @@ for :func:`l1_loss_backward`, plus ``beta`` as for :func:`smooth_l1_loss`.
 ``y`` may be a Python number (it takes ``x``'s dtype); ``alpha`` is a finite real
 number, passed to CANN as an ``aclScalar``. ``out``, ``stream``, ``devices``, results and
 errors as for :func:`mse_loss`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import aclnn_py
+>>> aclnn_py.add(np.array([1.0, 2.0, 3.0], np.float32), 1.0, alpha=2)
+array([3., 4., 5.], dtype=float32)
 """,
 }

@@ -723,6 +723,14 @@ def to_device(array: Any, *, device: int | None = None, stream: Stream | None = 
 
     The copy is synchronous, so it is complete before any work queued later on
     any stream; ``stream`` is accepted for symmetry with the operators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> x = aclnn_py.to_device(np.array([1.0, 2.0], np.float32))
+    >>> aclnn_py.mse_loss(x, 0.0).numpy()
+    array(2.5, dtype=float32)
     """
     if isinstance(array, DeviceArray):
         if device is not None and device != array.device:
@@ -749,7 +757,15 @@ def empty(shape: Any, dtype: Any, *, device: int | None = None,
           stream: Stream | None = None) -> DeviceArray:
     """A new C-contiguous device array with undefined contents. ``shape``: an integer or a
     sequence of integers (Python or numpy ints; a float, string or bool is a TypeError, as
-    for ``numpy.empty``)."""
+    for ``numpy.empty``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import aclnn_py
+    >>> aclnn_py.empty((2, 3), np.float16).shape
+    (2, 3)
+    """
     shape = _shape(shape, "shape")
     given = repr(dtype)
     try:
