@@ -456,3 +456,187 @@ def _convolution(values: Values) -> dict[str, OutputLayout]:
                       zip(shape[2:], strides, pads, dilations, kernel[2:]))
         channels = kernel[0]
     return {"output": OutputLayout((shape[0], channels, *sizes), x.dtype)}
+
+
+# ---- outputs like an input -------------------------------------------------------------------
+
+def _like(dtype: np.dtype | None = None, **outputs: str) -> Rule:
+    """Each output (keyword) of the shape, and the dtype (else ``dtype``), of the input named
+    (value): the backward operators' gradients, the scatters and index updates."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        return {name: OutputLayout(_shape(values[source]),
+                                   values[source].dtype if dtype is None else dtype)
+                for name, source in outputs.items()}
+    return rule
+
+
+RULES.update({
+    **{f"aclnn{name}": _like(out="self") for name in (
+        "AdaptiveAvgPool2dBackward", "AdaptiveAvgPool3dBackward", "GluBackward",
+        "IndexAdd", "IndexAddV2", "IndexFill", "Scatter", "ScatterAdd", "ScatterReduce",
+        "ScatterValue", "Prelu", "NLLLossBackward", "MaxUnpool2dBackward",
+        "MaxUnpool3dBackward")},
+    **{f"aclnn{name}": _like(gradInput="self") for name in (
+        "AdaptiveMaxPool2dBackward", "AdaptiveMaxPool3dBackward", "AvgPool2dBackward",
+        "MaxPool2dWithIndicesBackward", "MaxPool2dWithMaskBackward",
+        "MaxPool3dWithArgmaxBackward", "CircularPad2dBackward", "CircularPad3dBackward",
+        "ReflectionPad1dBackward", "ReflectionPad2dBackward", "ReflectionPad3dBackward",
+        "ReplicationPad1dBackward", "ReplicationPad2dBackward", "ReplicationPad3dBackward")},
+    "aclnnAvgPool3dBackward": _like(output="self"),
+    "aclnnIndexCopy": _like(outRef="selfRef"),
+    "aclnnScatterNd": _like(out="data"),
+    "aclnnIsInf": _like(BOOL, out="x"),
+    **{f"aclnn{name}": _like(BOOL, out="self") for name in (
+        "IsFinite", "IsPosInf", "IsNegInf", "LogicalNot", "Signbit",
+        "EqScalar", "NeScalar", "GeScalar", "GtScalar", "LeScalar", "LtScalar")},
+})
+
+
+def _broadcast(dtype: np.dtype | None, *inputs: str) -> Rule:
+    """One output ``out``: the broadcast shape of ``inputs``, of ``dtype`` (else the
+    first input's)."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        shape = tuple(int(n) for n in np.broadcast_shapes(*(_shape(values[n]) for n in inputs)))
+        return {"out": OutputLayout(shape, values[inputs[0]].dtype if dtype is None else dtype)}
+    return rule
+
+
+RULES.update({
+    **{f"aclnn{name}Tensor": _broadcast(BOOL, "self", "other")
+       for name in ("Eq", "Ne", "Ge", "Gt", "Le", "Lt")},
+    "aclnnIsClose": _broadcast(BOOL, "self", "other"),
+    "aclnnSWhere": _broadcast(None, "self", "other", "condition"),
+})
+
+
+@_rule("aclnnCast")
+def _cast(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout(_shape(values["self"]), np.dtype(values["dtype"]))}
+
+
+@_rule("aclnnMaxV2", "aclnnMeanV2", "aclnnReduceLogSum")
+def _reduction_v2(values: Values) -> dict[str, OutputLayout]:
+    """ONNX-style reductions: an empty dims list reduces nothing when ``noop...`` is set."""
+    x = values.get("self", values.get("data"))
+    dims = values.get("dims", values.get("dim", values.get("axes")))
+    keep = values.get("keepDims", values.get("keepDim"))
+    noop = values.get("noopWithEmptyDims", values.get("noopWithEmptyAxes"))
+    name = "reduce" if "data" in values else "out"
+    if not dims and noop:
+        return {name: OutputLayout(_shape(x), x.dtype)}
+    return {name: OutputLayout(_reduced(_shape(x), _axes(len(_shape(x)), dims), bool(keep)),
+                               x.dtype)}
+
+
+def _pad(values: Values) -> dict[str, OutputLayout]:
+    """The pads: ``padding`` pairs (left, right) from the last dimension."""
+    x = values["self"]
+    shape = list(_shape(x))
+    pad = [int(p) for p in values["padding"]]
+    for pair in range(len(pad) // 2):
+        shape[-1 - pair] += pad[2 * pair] + pad[2 * pair + 1]
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+for _name in ("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+              "ReplicationPad2d", "ReplicationPad3d", "CircularPad2d", "CircularPad3d"):
+    RULES[f"aclnn{_name}"] = _pad
+
+
+def _adaptive(indices: np.dtype | None) -> Rule:
+    """Adaptive pools: ``outputSize`` replaces the spatial dims; max pools' indices of
+    ``indices``' dtype."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        x = values["self"]
+        size = tuple(int(n) for n in values["outputSize"])
+        shape = _shape(x)[:len(_shape(x)) - len(size)] + size
+        if indices is None:
+            return {"out": OutputLayout(shape, x.dtype)}
+        return {"outputOut": OutputLayout(shape, x.dtype),
+                "indicesOut": OutputLayout(shape, indices)}
+    return rule
+
+
+RULES.update({"aclnnAdaptiveAvgPool3d": _adaptive(None),
+              "aclnnAdaptiveMaxPool2d": _adaptive(INT64),
+              # the Atlas A2 and A3 take no INT64 indicesOut (ops-nn aclnnAdaptiveMaxPool3d.md)
+              "aclnnAdaptiveMaxPool3d": _adaptive(np.dtype(np.int32))})
+
+
+@_rule("aclnnConvolutionBackward")
+def _convolution_backward(values: Values) -> dict[str, OutputLayout]:
+    grad = values["gradOutput"]
+    return {"gradInput": OutputLayout(_shape(values["input"]), values["input"].dtype),
+            "gradWeight": OutputLayout(_shape(values["weight"]), values["weight"].dtype),
+            "gradBias": OutputLayout(_shape(grad)[1:2], grad.dtype)}
+
+
+@_rule("aclnnAddRmsNorm")
+def _add_rms_norm(values: Values) -> dict[str, OutputLayout]:
+    layouts = _rms_norm({"x": values["x1"], "gamma": values["gamma"]})
+    return {**layouts, "xOut": OutputLayout(_shape(values["x1"]), values["x1"].dtype)}
+
+
+@_rule("aclnnGlu")
+def _glu(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = list(_shape(x))
+    axis = _axes(len(shape), values["dim"])[0]
+    shape[axis] //= 2
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnEmbeddingDenseBackward")
+def _embedding_backward(values: Values) -> dict[str, OutputLayout]:
+    grad = values["grad"]
+    return {"out": OutputLayout((int(values["numWeights"]), _shape(grad)[-1]), grad.dtype)}
+
+
+@_rule("aclnnDiag")
+def _diag(values: Values) -> dict[str, OutputLayout]:
+    x, k = values["self"], int(values["diagonal"])
+    shape = _shape(x)
+    if len(shape) == 1:
+        n = shape[0] + abs(k)
+        return {"out": OutputLayout((n, n), x.dtype)}
+    rows, columns = shape
+    length = min(rows, columns - k) if k >= 0 else min(rows + k, columns)
+    return {"out": OutputLayout((max(length, 0),), x.dtype)}
+
+
+@_rule("aclnnFlatten")
+def _flatten(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = _shape(x)
+    axis = int(values["axis"]) % max(len(shape), 1) if shape else 0
+    return {"out": OutputLayout((math.prod(shape[:axis]), math.prod(shape[axis:])), x.dtype)}
+
+
+@_rule("aclnnSlice")
+def _slice(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    shape = list(_shape(x))
+    axis = _axes(len(shape), values["dim"])[0]
+    shape[axis] = len(range(*slice(int(values["start"]), int(values["end"]),
+                                   int(values["step"])).indices(shape[axis])))
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnNLLLoss")
+def _nll_loss(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    out = _shape(values["target"]) if int(values["reduction"]) == 0 else ()
+    return {"out": OutputLayout(out, x.dtype), "totalWeightOut": OutputLayout((), x.dtype)}
+
+
+@_rule("aclnnBinaryCrossEntropy")
+def _binary_cross_entropy(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"out": OutputLayout(_shape(x) if int(values["reduction"]) == 0 else (), x.dtype)}
+
+
+@_rule("aclnnMaxN", "aclnnMinN")
+def _extremum_of_list(values: Values) -> dict[str, OutputLayout]:
+    tensors = values["tensors"]
+    shape = tuple(int(n) for n in np.broadcast_shapes(*(_shape(t) for t in tensors)))
+    return {"out": OutputLayout(shape, tensors[0].dtype)}
