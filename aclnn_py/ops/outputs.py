@@ -404,29 +404,34 @@ def _window_extent(size: int, kernel: int, stride: int, pad: int, dilation: int,
 
 
 def _pool(kernel: str, stride: str, padding: str, dilation: str | None,
-          indices: bool) -> Rule:
+          indices: np.dtype | None, dims: int = 2) -> Rule:
+    """A pool over the last ``dims`` dims; max pools' ``indices`` of that dtype."""
     def rule(values: Values) -> dict[str, OutputLayout]:
         x = values["self"]
         shape = _shape(x)
-        kernels = _pairs(values[kernel], 2, 1)
-        strides = _pairs(values[stride], 2, 0)
+        kernels = _pairs(values[kernel], dims, 1)
+        strides = _pairs(values[stride], dims, 0)
         strides = tuple(s or k for s, k in zip(strides, kernels))
-        pads = _pairs(values[padding], 2, 0)
-        dilations = _pairs(values[dilation], 2, 1) if dilation else (1, 1)
+        pads = _pairs(values[padding], dims, 0)
+        dilations = _pairs(values[dilation], dims, 1) if dilation else (1,) * dims
         ceil = bool(values.get("ceilMode"))
         spatial = tuple(_window_extent(n, k, s, p, d, ceil) for n, k, s, p, d in
-                        zip(shape[-2:], kernels, strides, pads, dilations))
-        result = {"out": OutputLayout(shape[:-2] + spatial, x.dtype)}
-        if indices:
-            # INT32 or INT64 (ops-nn aclnnMaxPool2dWithIndices.md): int64, PyTorch's
-            result["indices"] = OutputLayout(shape[:-2] + spatial, INT64)
+                        zip(shape[-dims:], kernels, strides, pads, dilations))
+        result = {"out": OutputLayout(shape[:-dims] + spatial, x.dtype)}
+        if indices is not None:
+            result["indices"] = OutputLayout(shape[:-dims] + spatial, indices)
         return result
     return rule
 
 
 RULES.update({
-    "aclnnMaxPool2dWithIndices": _pool("kernelSize", "stride", "padding", "dilation", True),
-    "aclnnAvgPool2d": _pool("kernelSize", "strides", "paddings", None, False),
+    # indices INT32 or INT64 (ops-nn aclnnMaxPool2dWithIndices.md): int64, PyTorch's
+    "aclnnMaxPool2dWithIndices": _pool("kernelSize", "stride", "padding", "dilation", INT64),
+    "aclnnAvgPool2d": _pool("kernelSize", "strides", "paddings", None, None),
+    # indices INT32 (ops-nn aclnnMaxPool3dWithArgmax.md)
+    "aclnnMaxPool3dWithArgmax": _pool("kernelSize", "stride", "padding", "dilation",
+                                      np.dtype(np.int32), 3),
+    "aclnnAvgPool3d": _pool("kernelSize", "stride", "padding", None, None, 3),
 })
 
 
@@ -640,3 +645,80 @@ def _extremum_of_list(values: Values) -> dict[str, OutputLayout]:
     tensors = values["tensors"]
     shape = tuple(int(n) for n in np.broadcast_shapes(*(_shape(t) for t in tensors)))
     return {"out": OutputLayout(shape, tensors[0].dtype)}
+
+
+@_rule("aclnnEye")
+def _eye(values: Values) -> dict[str, OutputLayout]:
+    n = int(values["n"])
+    m = n if values.get("m") is None else int(values["m"])
+    return {"out": OutputLayout((n, m), np.dtype(np.float32))}
+
+
+@_rule("aclnnLinspace")
+def _linspace(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout((int(values["steps"]),), np.dtype(np.float32))}
+
+
+@_rule("aclnnArange")
+def _arange(values: Values) -> dict[str, OutputLayout]:
+    start, end, step = (values[name] for name in ("start", "end", "step"))
+    count = max(math.ceil((float(end) - float(start)) / float(step)), 0)
+    floats = any(isinstance(v, float) or getattr(v, "dtype", INT64).kind == "f"
+                 for v in (start, end, step))
+    return {"out": OutputLayout((count,), np.dtype(np.float32) if floats else INT64)}
+
+
+def _quant(values: Values) -> dict[str, OutputLayout]:
+    """AscendQuant(V3) and AscendAntiQuant: y of x's shape in ``dstType`` (an aclDataType
+    value)."""
+    from .dtypes import numpy_dtype
+
+    dtype = numpy_dtype(int(values["dstType"]))
+    if dtype is None:
+        raise ValueError("dstType has no numpy dtype")
+    return {"y": OutputLayout(_shape(values["x"]), dtype)}
+
+
+for _name in ("AscendQuant", "AscendQuantV3", "AscendAntiQuant"):
+    RULES[f"aclnn{_name}"] = _quant
+
+
+@_rule("aclnnBatchNormBackward")
+def _batch_norm_backward(values: Values) -> dict[str, OutputLayout]:
+    x, weight = values["input"], values.get("weight")
+    channels = (_shape(x)[1],)
+    dtype = x.dtype if weight is None else weight.dtype
+    return {"gradInput": OutputLayout(_shape(x), x.dtype),
+            "gradWeight": OutputLayout(channels, dtype),
+            "gradBias": OutputLayout(channels, dtype)}
+
+
+@_rule("aclnnGroupNormBackward")
+def _group_norm_backward(values: Values) -> dict[str, OutputLayout]:
+    x, gamma = values["input"], values["gamma"]
+    channels = (int(values["C"]),)
+    return {"gradInput": OutputLayout(_shape(x), x.dtype),
+            "gradGammaOut": OutputLayout(channels, gamma.dtype),
+            "gradBetaOut": OutputLayout(channels, gamma.dtype)}
+
+
+@_rule("aclnnLayerNormBackward")
+def _layer_norm_backward(values: Values) -> dict[str, OutputLayout]:
+    x, weight = values["input"], values.get("weightOptional")
+    normalized = tuple(int(n) for n in values["normalizedShape"])
+    dtype = x.dtype if weight is None else weight.dtype
+    return {"gradInputOut": OutputLayout(_shape(x), x.dtype),
+            "gradWeightOut": OutputLayout(normalized, dtype),
+            "gradBiasOut": OutputLayout(normalized, dtype)}
+
+
+@_rule("aclnnDiagFlat")
+def _diag_flat(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    n = math.prod(_shape(x)) + abs(int(values["diagonal"]))
+    return {"out": OutputLayout((n, n), x.dtype)}
+
+
+@_rule("aclnnInplaceAddRmsNorm")
+def _inplace_add_rms_norm(values: Values) -> dict[str, OutputLayout]:
+    return {"rstdOut": _rms_norm({"x": values["x1Ref"], "gamma": values["gamma"]})["rstdOut"]}
