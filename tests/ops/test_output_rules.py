@@ -129,3 +129,52 @@ def test_an_output_without_a_rule_is_named_with_the_way_out(monkeypatch):
                                          r"not broadcast: self \(4, 5\), mat2 \(5, 4\)\); pass "
                                          r"out= with an array for out of the shape and dtype"):
         aclnn_py.call("aclnnMatmul", A, B, cubeMathType=0)  # (a keyword: not the fast path)
+
+
+# Operators whose outputs call() cannot allocate: extents that depend on the data (they are
+# call()'s DATA_DEPENDENT or need out=), in-place ones, and the few left without a rule.
+NEEDS_OUT = {
+    "aclnnMaskedSelect", "aclnnNonzero", "aclnnNonzeroV2", "aclnnUnique",
+    "aclnnUniqueConsecutive", "aclnnUniqueDim", "aclnnRepeatInterleave",
+    "aclnnRepeatInterleaveInt", "aclnnRepeatInterleaveIntWithDim", "aclnnRepeatInterleaveTensor",
+    "aclnnRepeatInterleaveGrad", "aclnnIndex", "aclnnEmbeddingBag", "aclnnInplaceOne",
+    "aclnnMaxPool", "aclnnMaxPool2dWithMask", "aclnnChunkCat", "aclnnGatherV3", "aclnnIm2col",
+    "aclnnSliceV2", "aclnnUnfoldGrad",
+}
+
+
+def _allocated(name: str, arguments: dict[str, Any]) -> dict[str, outputs.OutputLayout]:
+    """The layouts call() gives name's outputs: its rule's, else the broadcast of the tensor
+    inputs in the first one's dtype."""
+    found = outputs.infer(name, arguments) or {}
+    tensors = [v for v in arguments.values() if hasattr(v, "shape")]
+    for output in _output_names(name):
+        if output not in found:
+            found[output] = outputs.OutputLayout(
+                np.broadcast_shapes(*(t.shape for t in tensors)), tensors[0].dtype)
+    return found
+
+
+def test_every_computed_operator_with_outputs_is_allocated_as_its_case_says():
+    wrong = []
+    for name, entries in sorted(CASES.items()):
+        if name in NEEDS_OUT or any("TensorList" in p.c_type and p.role == "output"
+                                    for p in aclnn_py.signature(name).parameters):
+            continue  # (an output tensor list is always given: call() documents it)
+        _, make, dtypes = entries[0]
+        arguments, out, _ = make(np.random.default_rng(1), FLOAT_DTYPES[dtypes[0]])
+        if out is None:
+            continue  # the case itself lets call() allocate: test_python_kernels checks it
+        given = out[0] if isinstance(out, list) else out
+        given = given if isinstance(given, tuple) else (given,)
+        try:
+            layouts = _allocated(name, arguments)
+        except (ValueError, IndexError):
+            wrong.append(name)
+            continue
+        for output, array in zip(_output_names(name), given):
+            if hasattr(array, "shape") and \
+                    layouts[output] != outputs.OutputLayout(array.shape, array.dtype):
+                wrong.append(name)
+                break
+    assert wrong == []
