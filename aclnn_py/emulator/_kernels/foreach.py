@@ -24,8 +24,6 @@ import numpy as np
 from . import Refusal, tensor_format
 from .elementwise import (
     UNARY,
-    _erf_maclaurin,
-    _erfc_fraction,
     _first_on_ties,
     _lerp,
     _ufunc,
@@ -34,6 +32,7 @@ from .elementwise import (
     compute_dtype,
     register,
 )
+from .pointwise_math import _erfc64
 
 # ---- the checks ---------------------------------------------------------------------------
 
@@ -156,8 +155,8 @@ _ERFC_FIT = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.278
 
 
 def _erfc(target: np.ndarray, x: np.ndarray) -> None:
-    """erfc(x) = 1 - erf(x) without the cancellation: into a float64 target, erfc's
-    continued fraction from |x| = 1.5 and 1 - erf's series below; into float32 (float16 and
+    """erfc(x) = 1 - erf(x) without the cancellation: into a float64 target, aclnnErfc's
+    float64 erfc (pointwise_math._erfc64); into float32 (float16 and
     bfloat16 compute in it), the fit above, evaluated in float64 and rounded once. 2 - erfc(-x)
     for negative x."""
     if target.dtype != np.float64:
@@ -177,17 +176,8 @@ def _erfc(target: np.ndarray, x: np.ndarray) -> None:
         np.copyto(target, np.broadcast_to(p.reshape(values.shape), target.shape),
                   casting="unsafe")
         return
-    value = np.asarray(np.broadcast_to(x, target.shape), np.float64)
-    a = np.abs(value)
-    result = np.empty_like(a)
-    small = a < 1.5
-    result[small] = 1.0 - _erf_maclaurin(a[small])
-    large = ~small & ~np.isnan(a)
-    if large.any():
-        result[large] = _erfc_fraction(a[large], 90)
-    result[np.isnan(a)] = np.nan
-    result = np.where(value < 0, 2.0 - result, result)
-    np.copyto(target, result, casting="unsafe")
+    np.copyto(target, _erfc64(np.asarray(np.broadcast_to(x, target.shape), np.float64)),
+              casting="unsafe")
 
 
 # The single-tensor operator each unary foreach operator computes per tensor
