@@ -963,12 +963,6 @@ def lerps(self: np.ndarray, end: np.ndarray, weight: Any, out: np.ndarray) -> No
     apply(out, _lerp, [self, end, np.asarray(_value(weight, dtype), dtype)], dtype)
 
 
-@register("aclnnInplaceLerps", dtypes=FLOATS)  # the rules check its shapes
-def inplace_lerps(selfRef: np.ndarray, end: np.ndarray, weight: Any) -> None:
-    dtype = compute_dtype(promote_types(selfRef.dtype, end.dtype))
-    apply(selfRef, _lerp, [selfRef, end, np.asarray(_value(weight, dtype), dtype)], dtype)
-
-
 def _addc(divide: bool, value: Any) -> Callable[..., None]:
     def compute(target: np.ndarray, a: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> None:
         (np.divide if divide else np.multiply)(t1, t2, out=target)

@@ -33,7 +33,7 @@ INPLACE_OF: dict[str, str] = {
         "Cos", "Sin", "Acos", "Atan", "Asin", "Tan", "Sinh", "Cosh", "Rsqrt", "Erf", "Erfinv",
         "Expm1", "Log2", "Log10", "Log1p", "Reciprocal", "Floor", "Ceil", "Trunc", "Round",
         "Mish", "Hardswish", "Hardsigmoid", "Hardtanh", "LeakyRelu", "Elu", "ClampMax",
-        "Lerp", "Addcdiv", "Addcmul", "Tril", "Triu", "Addmm", "Baddbmm", "FloorDivide",
+        "Lerp", "Lerps", "Addcdiv", "Addcmul", "Tril", "Triu", "Addmm", "Baddbmm", "FloorDivide",
         "Atan2", "PowTensorScalar", "PowTensorTensor", "LogicalNot", "LogicalOr",
         "LogicalAnd", "ClampMinTensor", "ClampMaxTensor",
         # ops-math math/: the pointwise and bitwise families
