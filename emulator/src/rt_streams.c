@@ -17,7 +17,7 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
                   stale ? "the calling thread's current context is no longer valid (destroyed, device reset, or "
                           "aclFinalize called)"
                         : "no current context in the calling thread");
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     }
     if (!h) {
         *out = c->default_stream;
@@ -26,13 +26,13 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
     if (!reg_has(&g_streams, h)) {
         emu_error("%s: stream %p is not a live stream (never created, already destroyed, or its context or "
                   "device was released)", api, h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     stream *s = h;
     if (s->device != c->device) {
         emu_error("%s: stream %p belongs to device %" PRId32 " but the calling thread's current context is on "
                   "device %" PRId32, api, h, s->device, c->device);
-        return ACL_ERROR_RT_STREAM_CONTEXT;
+        return rt_failed(ACL_ERROR_RT_STREAM_CONTEXT);
     }
     *out = s;
     return ACL_SUCCESS;
@@ -119,19 +119,19 @@ EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
     if (!c) { /* raced with a reset */
         UNLOCK();
         emu_error("%s: no current context in the calling thread", api);
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     }
     if (g_devices[dev].explicit_streams >= EMU_MAX_STREAMS_PER_DEVICE) {
         UNLOCK();
         emu_error("%s: device %" PRId32 " already has %d streams, the maximum", api, dev,
                   EMU_MAX_STREAMS_PER_DEVICE);
-        return ACL_ERROR_RT_NO_STREAM_RESOURCE;
+        return rt_failed(ACL_ERROR_RT_NO_STREAM_RESOURCE);
     }
     stream *s = stream_new(c, false);
     if (!s) {
         UNLOCK();
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     *stream_out = s;
     UNLOCK();
@@ -154,7 +154,7 @@ EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
     if (s->is_default) {
         UNLOCK();
         emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     rc = stream_run_all(s, api);
     if (rc)
@@ -240,7 +240,7 @@ EMU_EXPORT aclError aclrtDestroyStreamForce(aclrtStream stream_h)
     if (s->is_default) {
         UNLOCK();
         emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     stream_free(s);
     UNLOCK();
@@ -356,7 +356,7 @@ EMU_EXPORT aclError aclrtLaunchHostFunc(aclrtStream stream_h, void (*fn)(void *)
     host_func_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     stream *s;
     aclError rc = lock_stream(stream_h, api, &s);

@@ -12,7 +12,7 @@
     EMU_EXPORT aclError name(__VA_ARGS__)                                             \
     {                                                                                 \
         emu_error("%s: %s is not supported by the aclnn_py emulator", #name, what);   \
-        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;                                      \
+        return rt_failed(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);                                      \
     }
 
 /* memory shared between processes (IPC) and host memory registered for the device */
