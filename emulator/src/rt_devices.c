@@ -24,26 +24,17 @@ static void device_release(int32_t d)
     g_devices[d].default_ctx = NULL;
 }
 
-/* Lock held: de-initialise for everyone in the process. */
+/*
+ * Lock held: de-initialise ACL for everyone in the process. As CANN's aclFinalizeInternal
+ * (hicann/runtime src/acl/aclrt_impl/acl.cpp) this ends ACL, not the runtime: the devices set,
+ * their contexts, streams, events and memory stay, pending work stays queued, and the runtime
+ * calls go on working; aclrtResetDevice releases a device. What ends is the count of aclInit
+ * (aclFinalizeReference then has none to give back, the dump API returns
+ * ACL_ERROR_UNINITIALIZE) and the aclnn executor cache's epoch (ACLNN_EMU_OP_CACHE).
+ */
 static void finalize_all(void)
 {
-    /* Pending work is dropped, not run: nobody can observe its results any more. */
-    for (int32_t d = 0; d < EMU_MAX_DEVICES; d++)
-        device_release(d);
-    for (size_t i = g_host_mem.n; i-- > 0;)
-        blocks_remove_at(&g_host_mem, i);
-    reg_free(&g_ctxs);
-    reg_free(&g_streams);
-    reg_free(&g_events);
-    quarantine_flush();
-    free(g_dev_mem.items);
-    free(g_host_mem.items);
-    memset(&g_dev_mem, 0, sizeof g_dev_mem);
-    memset(&g_host_mem, 0, sizeof g_host_mem);
-    g_live_device_bytes = 0;
-    set_current(NULL);
     g_inited = false;
-    g_started = false;
     g_finalized = true;
     g_init_refs = 0;
     __atomic_store_n(&g_op_cache_epoch, 0, __ATOMIC_RELEASE);

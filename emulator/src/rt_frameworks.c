@@ -529,22 +529,38 @@ EMU_EXPORT aclError aclrtGetFunctionAddr(void *funcHandle, void **aicAddr, void 
 }
 
 /* Dumps of operator data (acl_rt.h aclmdlInitDump, aclmdlSetDump, aclmdlFinalizeDump;
- * docs/zh/api_ref/18_dump_configuration.md). */
+ * docs/zh/api_ref/18_dump_configuration.md): the only calls that need aclInit in effect
+ * (hicann/runtime src/acl/aclrt_impl/toolchain/dump.cpp: GetAclInitFlag first, else
+ * ACL_ERROR_UNINITIALIZE), then out of scope. */
+static aclError require_acl_init(const char *api)
+{
+    LOCK();
+    bool inited = g_inited;
+    UNLOCK();
+    if (inited)
+        return ACL_SUCCESS;
+    report_uninitialized(api);
+    return ACL_ERROR_UNINITIALIZE;
+}
+
 EMU_EXPORT aclError aclmdlInitDump(void)
 {
     ENTER("aclmdlInitDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlInitDump"));
     return unsupported("aclmdlInitDump", "dumping operator data");
 }
 
 EMU_EXPORT aclError aclmdlSetDump(const char *dumpCfgPath)
 {
     ENTER("aclmdlSetDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlSetDump"));
     return unsupported("aclmdlSetDump", "dumping operator data");
 }
 
 EMU_EXPORT aclError aclmdlFinalizeDump(void)
 {
     ENTER("aclmdlFinalizeDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlFinalizeDump"));
     return unsupported("aclmdlFinalizeDump", "dumping operator data");
 }
 

@@ -67,7 +67,7 @@ void streams_after_fork(void);
 
 extern bool g_inited; /* between aclInit and aclFinalize */
 /* The configuration was read (by aclInit or the first runtime call before it, see
- * runtime_ready) and not released by aclFinalize since. */
+ * runtime_ready); once per process: aclFinalize leaves the runtime running. */
 extern bool g_started;
 /* aclFinalize ran and no aclInit since: CANN's aclFinalizeFlag (src/acl/aclrt_impl/acl.cpp),
  * false until the first aclFinalize of the process, so one before any aclInit succeeds. */
@@ -246,7 +246,7 @@ extern __thread context *t_ctx;
 /* Return the status from the calling API unless it is ACL_SUCCESS. */
 #define RETURN_IF_ERROR(expr) EMU_RETURN_IF_STATUS(aclError, expr)
 
-/* The runtime started (see runtime_ready): refused only after aclFinalize. */
+/* The runtime started (see runtime_ready): fails only with a configuration error. */
 #define REQUIRE_INIT(api) RETURN_IF_ERROR(emu_runtime_ready(api))
 
 /* How (nearly) every public API starts: its fault point, then REQUIRE_INIT. */

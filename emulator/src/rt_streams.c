@@ -14,8 +14,8 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
     if (!c) {
         bool stale = t_ctx != NULL;
         emu_error("%s: %s: call aclrtSetDevice or aclrtSetCurrentContext first", api,
-                  stale ? "the calling thread's current context is no longer valid (destroyed, device reset, or "
-                          "aclFinalize called)"
+                  stale ? "the calling thread's current context is no longer valid (destroyed, or its device "
+                          "reset)"
                         : "no current context in the calling thread");
         return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     }

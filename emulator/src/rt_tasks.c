@@ -32,8 +32,8 @@ EMU_EXPORT int32_t emu_require_device(const char *api)
     UNLOCK();
     if (dev < 0) {
         if (stale)
-            emu_error("%s: the calling thread's current context is no longer valid (it was destroyed, its "
-                      "device was reset, or aclFinalize was called): call aclrtSetDevice or "
+            emu_error("%s: the calling thread's current context is no longer valid (it was destroyed, or its "
+                      "device was reset): call aclrtSetDevice or "
                       "aclrtSetCurrentContext", api);
         else
             emu_error("%s: no current context in the calling thread: call aclrtSetDevice or "

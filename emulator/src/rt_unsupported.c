@@ -116,5 +116,20 @@ EMU_UNSUPPORTED(aclprofStop, "the profiler", const void *profilerConfig)
 EMU_UNSUPPORTED(aclprofDestroyConfig, "the profiler", const void *profilerConfig)
 EMU_UNSUPPORTED(aclprofMarkEx, "the profiler", const char *msg, size_t msgLen, aclrtStream stream)
 EMU_UNSUPPORTED(aclprofGetStepTimestamp, "the profiler", void *stepInfo, int32_t tag, aclrtStream stream)
+/* The rest torch_npu 2.13.0 looks up (hicann/runtime 681ef7610 include/external/acl/acl_prof.h and
+ * src/dfx/msprof/inc/toolchain/prof_acl_api.h): aclprofWarmup and aclprofRegisterDeviceCallback
+ * return int, aclprofGetSupportedFeatures(V2) a Status, all 0 on success, so 207000 says "not
+ * supported" through each; aclprofCreateConfig returns the configuration or NULL. */
+EMU_UNSUPPORTED(aclprofWarmup, "the profiler", const void *profilerConfig)
+EMU_UNSUPPORTED(aclprofRegisterDeviceCallback, "the profiler", void)
+EMU_UNSUPPORTED(aclprofGetSupportedFeatures, "the profiler", size_t *featuresSize, void **featuresData)
+EMU_UNSUPPORTED(aclprofGetSupportedFeaturesV2, "the profiler", size_t *featuresSize, void **featuresData)
+
+EMU_EXPORT void *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums, int32_t aicoreMetrics,
+                                     const void *aicoreEvents, uint64_t dataTypeConfig)
+{
+    emu_error("aclprofCreateConfig: the profiler is not supported by the aclnn_py emulator");
+    return NULL;
+}
 EMU_UNSUPPORTED(aclopStartDumpArgs, "dumping operator arguments", uint32_t dumpType, const char *path)
 EMU_UNSUPPORTED(aclopStopDumpArgs, "dumping operator arguments", uint32_t dumpType)

@@ -127,34 +127,44 @@ def test_first_runtime_call_reports_a_bad_configuration():
     assert done.stdout.splitlines() == ["aclrtGetDeviceCount 100000 True"]
 
 
-def test_finalize_ends_the_runtime_until_the_next_init():
-    # The emulator's aclFinalize releases everything; CANN's first aclFinalize of a process
-    # succeeds even before aclInit (aclFinalizeFlag starts false), a repeat returns 100037.
+def test_finalize_ends_acl_not_the_runtime():
+    # CANN's aclFinalize ends ACL, not the runtime (hicann/runtime src/acl/aclrt_impl/acl.cpp,
+    # aclFinalizeInternal): devices, streams and memory stay and the runtime calls go on
+    # working; its first aclFinalize of a process succeeds even before aclInit
+    # (aclFinalizeFlag starts false), a repeat returns 100037; only the dump API needs aclInit
+    # in effect (toolchain/dump.cpp: 100001), and a second aclInit starts ACL again.
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         import ctypes, os
         import aclnn_py
+        ll.get_device_count()  # loads the runtime; needs no aclInit
+        runtime = ctypes.CDLL(os.path.join(aclnn_py.emulator.home(), "lib64", "libacl_rt.so"))
+        print("dump before init", runtime.aclmdlInitDump())
+        ll.set_device(0)
+        kept, stream = ll.malloc(64), ll.create_stream()
         ll.finalize()
         print("first finalize ok")
-        for call, args in ((ll.finalize, ()), (ll.set_device, (0,)), (ll.malloc, (64,)),
-                           (ll.get_device_count, ())):
-            try:
-                call(*args)
-            except AclError as error:
-                print(error.api, error.status)
-        runtime = ctypes.CDLL(os.path.join(aclnn_py.emulator.home(), "lib64", "libacl_rt.so"))
-        version = [ctypes.c_int32() for _ in range(3)]
-        print("aclrtGetVersion", runtime.aclrtGetVersion(*map(ctypes.byref, version)))
-        ll.init()
-        ll.set_device(0)
-        print("after init", ll.get_device())
+        try:
+            ll.finalize()
+        except AclError as error:
+            print(error.api, error.status)
+        ll.memset(kept, 64, 7, 64)
+        ll.synchronize_stream(stream)
+        print("after finalize", ll.get_device(), ll.get_device_count() >= 1)
+        print("dump after finalize", runtime.aclmdlInitDump())
+        print("init again", ll.init())
+        print("dump after init", runtime.aclmdlInitDump())
+        ll.destroy_stream(stream)
+        ll.free(kept)
+        ll.reset_device(0)
+        print("released", aclnn_py.emulator.stats()["live_allocations"])
     """)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["first finalize ok", "aclFinalize 100037",
-                                        "aclrtSetDevice 100001", "aclrtMalloc 100001",
-                                        "aclrtGetDeviceCount 100001",
-                                        "aclrtGetVersion 0", "after init 0"]
+    assert done.stdout.splitlines() == ["dump before init 100001", "first finalize ok",
+                                        "aclFinalize 100037", "after finalize 0 True",
+                                        "dump after finalize 100001", "init again True",
+                                        "dump after init 207000", "released 0"]
 
 
 def test_repeat_acl_init_is_reported_and_counted_as_success(device):

@@ -450,3 +450,17 @@ def test_cann_version_by_package(tmp_path):
     assert found[:6] == [0, ["8.5.0", "8", "5", "0", "0"], 100003, 100003, 100000, 100000]
     # "-beta.1" joins as ".beta1"; ops-legacy found as ops_legacy, one part only
     assert found[6:] == [0, ["8.5.0.beta1", "8", "5", "0", "beta1"], 100003]
+
+
+def test_the_profilers_other_functions_are_not_supported():
+    found = run("""
+        acl.aclprofCreateConfig.restype = c_void_p
+        size, data = c_size_t(), c_void_p()
+        got = [acl.aclprofCreateConfig(None, 0, 0, None, c_uint64(0)), message(),
+               acl.aclprofWarmup(None), acl.aclprofRegisterDeviceCallback(),
+               acl.aclprofGetSupportedFeatures(byref(size), byref(data)),
+               acl.aclprofGetSupportedFeaturesV2(byref(size), byref(data))]
+        print(json.dumps(got))
+    """)
+    assert found[0] is None and "aclprofCreateConfig" in found[1] and "not supported" in found[1]
+    assert found[2:] == [207000] * 4
