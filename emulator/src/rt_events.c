@@ -56,25 +56,19 @@ EMU_EXPORT aclError aclrtDestroyEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtDestroyEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (rc == ACL_SUCCESS)
-        handle_free(&g_events, ev);
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    handle_free(&g_events, e);
     UNLOCK();
-    return rc;
+    return ACL_SUCCESS;
 }
 
-/* Issue a record of ev on stream_h as task t (not consumed on failure). Lock held. */
-static aclError record_event(const char *api, aclrtEvent ev, aclrtStream stream_h, record_task *t)
+/* Issue a record of e on s as task t (not consumed on failure). Lock held. */
+static aclError record_event(const char *api, event *e, stream *s, record_task *t)
 {
-    event *e = ev;
-    stream *s;
-    RETURN_IF_ERROR(check_live_handle(api, &g_events, "event", ev));
-    RETURN_IF_ERROR(resolve_stream(stream_h, api, &s));
     if (e->device != s->device) {
-        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, ev,
-                  e->device, stream_h, s->device);
+        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, (void *)e,
+                  e->device, (void *)s, s->device);
         return rt_failed(ACL_ERROR_RT_STREAM_CONTEXT);
     }
     e->generation++;
@@ -98,20 +92,24 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
 {
     static const char api[] = "aclrtRecordEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
     record_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
         return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
-    LOCK();
-    aclError rc = record_event(api, ev, stream_h, t);
+    stream *s;
+    event *e;
+    aclError rc = lock_handles(api, stream_h, &s, ev, &e);
+    if (!rc) {
+        rc = record_event(api, e, s, t);
+        if (rc)
+            UNLOCK();
+    }
     if (rc) {
-        UNLOCK();
         free(t);
         return rc;
     }
-    rc = stream_bound(((event *)ev)->rec_stream, api); /* an abort there dropped the record too */
+    rc = stream_bound(s, api); /* an abort there dropped the record too */
     UNLOCK();
     return rc;
 }
@@ -120,12 +118,11 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtSynchronizeEvent";
     SYNC_ENTER(api, NULL, false, ev);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    event *e = ev;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    aclError rc = ACL_SUCCESS;
     /* Never recorded: nothing to wait for. Recorded on a stream that is gone: its work was run or dropped. */
-    stream *s = rc == ACL_SUCCESS ? pending_record_stream(e) : NULL;
+    stream *s = pending_record_stream(e);
     if (s)
         rc = stream_run(s, e->rec_seq, api);
     uint64_t end = !rc && g_link && e->completed ? e->done_ns : 0;
@@ -145,15 +142,9 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 static aclError query_event(const char *api, aclrtEvent ev, const void *status, bool *complete)
 {
     ENTER_WITH_ARG(api, status, "status");
-    REQUIRE_INIT(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    event *e = ev;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (rc) {
-        UNLOCK();
-        return rc;
-    }
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    aclError rc = ACL_SUCCESS;
     stream *s = pending_record_stream(e);
     if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE) {
         uint64_t id = s->id;
@@ -300,17 +291,9 @@ EMU_EXPORT aclError aclrtStreamWaitEvent(aclrtStream stream_h, aclrtEvent ev)
 {
     static const char api[] = "aclrtStreamWaitEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
     stream *s;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (!rc)
-        rc = resolve_stream(stream_h, api, &s);
-    if (rc) {
-        UNLOCK();
-        return rc;
-    }
-    event *e = ev;
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, ev, &e));
     stream *rec = pending_record_stream(e);
     if (rec) {
         uint64_t id = rec->id;
@@ -332,22 +315,16 @@ EMU_EXPORT aclError aclrtResetEvent(aclrtEvent ev, aclrtStream stream_h)
 {
     static const char api[] = "aclrtResetEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
     stream *s;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (!rc)
-        rc = resolve_stream(stream_h, api, &s);
-    if (!rc) {
-        event *e = ev;
-        e->generation++; /* a record still queued no longer completes it */
-        e->recorded = false;
-        e->completed = false;
-        e->rec_stream = NULL;
-        e->not_ready_polls = 0;
-    }
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, ev, &e));
+    e->generation++; /* a record still queued no longer completes it */
+    e->recorded = false;
+    e->completed = false;
+    e->rec_stream = NULL;
+    e->not_ready_polls = 0;
     UNLOCK();
-    return rc;
+    return ACL_SUCCESS;
 }
 
 /*

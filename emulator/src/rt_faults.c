@@ -48,7 +48,7 @@ static const char *const g_fault_apis[] = {
     "aclrtGetStreamOverflowSwitch", "aclrtSetStreamFailureMode", "aclrtLaunchHostFunc",
     "aclrtEventGetTimestamp", "aclsysGetVersionStr",
     "aclrtGetLastError", "aclrtPeekAtLastError", "aclrtQueryEventWaitStatus", "aclrtGetDeviceInfo",
-    "aclGetCannAttributeList", "aclGetCannAttribute", "aclsysGetCANNVersion",
+    "aclGetCannAttributeList", "aclGetCannAttribute", "aclsysGetCANNVersion", "aclmdlRICaptureGetInfo",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",

@@ -370,6 +370,7 @@ bool range_still_valid(const block_list *l, bool host, const emu_task *task, con
 
 /* rt_streams.c */
 aclError resolve_stream(aclrtStream h, const char *api, stream **out);
+aclError lock_handles(const char *api, aclrtStream h, stream **s, aclrtEvent ev, event **e);
 aclError stream_bound(stream *s, const char *api);
 void stream_append(stream *s, emu_task *t);
 

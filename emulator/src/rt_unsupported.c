@@ -90,7 +90,6 @@ EMU_UNSUPPORTED(aclrtSetStreamAttribute, "stream attributes", aclrtStream stream
 /* graph capture (NPUGraph: acl_mdl.h's aclmdlRI*) */
 EMU_UNSUPPORTED(aclmdlRICaptureBegin, "graph capture", aclrtStream stream, int32_t mode)
 EMU_UNSUPPORTED(aclmdlRICaptureEnd, "graph capture", aclrtStream stream, void **modelRI)
-EMU_UNSUPPORTED(aclmdlRICaptureGetInfo, "graph capture", aclrtStream stream, int32_t *status, void **modelRI)
 EMU_UNSUPPORTED(aclmdlRICaptureThreadExchangeMode, "graph capture", int32_t *mode)
 EMU_UNSUPPORTED(aclmdlRICaptureTaskGrpBegin, "graph capture", aclrtStream stream)
 EMU_UNSUPPORTED(aclmdlRICaptureTaskGrpEnd, "graph capture", aclrtStream stream, void **handle)

@@ -1063,3 +1063,27 @@ def test_huge_page_policies_ask_the_host_for_huge_pages_above_1_mib(device):
             assert ("hg" in flags) == huge, (policy, size, flags)
         finally:
             ll.free(pointer)
+
+
+def test_a_later_acl_init_must_bring_the_first_ones_configuration(tmp_path):
+    # hicann/runtime src/acl/aclrt_impl/acl.cpp, aclInitImpl: the first aclInit's configuration
+    # content (none reads as empty) is kept; after aclFinalize, an aclInit whose file holds
+    # something else is ACL_ERROR_INVALID_PARAM, the same content starts ACL again.
+    first, other, same = tmp_path / "first.json", tmp_path / "other.json", tmp_path / "same.json"
+    first.write_text('{"dump": {}}')
+    other.write_text("{}")
+    same.write_text('{"dump": {}}')
+    done = run_python(f"""
+        from aclnn_py._c import lowlevel as ll
+        from aclnn_py.errors import AclError
+        print(ll.init({str(first)!r}))
+        ll.finalize()
+        for path in ({str(other)!r}, None, {str(same)!r}):
+            try:
+                print(ll.init(path))
+            except AclError as error:
+                print(error.api, error.status, "differs" in error.message)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True", "aclInit 100000 True", "aclInit 100000 True",
+                                        "True"]

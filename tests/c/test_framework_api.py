@@ -464,3 +464,16 @@ def test_the_profilers_other_functions_are_not_supported():
     """)
     assert found[0] is None and "aclprofCreateConfig" in found[1] and "not supported" in found[1]
     assert found[2:] == [207000] * 4
+
+
+def test_no_stream_is_ever_capturing():
+    found = run("""
+        stream, model, status = c_void_p(), c_void_p(1), c_int32(-1)
+        assert acl.aclrtCreateStream(byref(stream)) == 0
+        got = [acl.aclmdlRICaptureGetInfo(stream, byref(status), byref(model)), status.value,
+               model.value, acl.aclmdlRICaptureGetInfo(None, byref(status), None),
+               acl.aclmdlRICaptureGetInfo(stream, None, None),
+               acl.aclmdlRICaptureGetInfo(c_void_p(0x1234), byref(status), None)]
+        print(json.dumps(got))
+    """)
+    assert found == [0, 0, None, 100000, 100000, 107000]
