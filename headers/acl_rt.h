@@ -441,6 +441,10 @@ typedef enum {
 } aclrtDevAttr;
 aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);
 
+/* acl_rt.h: a stream's graph-capture state (aclmdlRICaptureStatus: 0 none, 1 active,
+ * 2 invalidated) and its model (aclmdlRI); the emulator captures nothing */
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, int32_t *status, void **modelRI);
+
 /* acl_base_rt.h: aclCannAttr: the features the installed CANN offers on its SoC */
 typedef enum {
     ACL_CANN_ATTR_UNDEFINED = -1,

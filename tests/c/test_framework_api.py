@@ -322,7 +322,7 @@ def test_scalar_lists_own_their_scalars():
         print(json.dumps(got))
     """)
     assert found[0] is True and found[1] == 561103 and "belongs to an aclScalarList" in found[2]
-    assert found[3] is True and "already belongs to an aclScalarList" in found[4]
+    assert found[3] is True and "already belongs to another aclScalarList" in found[4]
     # the list destroys its scalars, once; NULL is accepted
     assert found[5:9] == [0, 561103, 561103, 0]
     assert found[9] is True and "not a live aclScalar" in found[10] and found[11] is True
@@ -437,13 +437,13 @@ def test_cann_version_by_package(tmp_path):
         def parts():
             return [v.version.decode(), v.major.decode(), v.minor.decode(), v.release.decode(),
                     v.patch.decode()]
-        got = [acl.aclsysGetCANNVersion(0, byref(v)), parts(), acl.aclsysGetCANNVersion(3, byref(v)),
-               acl.aclsysGetCANNVersion(7, byref(v)), acl.aclsysGetCANNVersion(8, byref(v)),
-               acl.aclsysGetCANNVersion(0, None)]
+        get = acl.aclsysGetCANNVersion
+        got = [get(0, byref(v)), parts(), get(3, byref(v)), get(7, byref(v)), get(8, byref(v)),
+               get(0, None)]
         libc = ctypes.CDLL(None)
         import os
         libc.setenv(b"ASCEND_HOME_PATH", os.environ["OTHER_HOME"].encode(), 1)
-        got += [acl.aclsysGetCANNVersion(1, byref(v)), parts(), acl.aclsysGetCANNVersion(5, byref(v))]
+        got += [get(1, byref(v)), parts(), get(5, byref(v))]
         print(json.dumps(got))
     """, OTHER_HOME=str(tmp_path))
     # the tree's runtime package; no hccl/ under share/info; no driver package; no package 8
@@ -477,3 +477,18 @@ def test_no_stream_is_ever_capturing():
         print(json.dumps(got))
     """)
     assert found == [0, 0, None, 100000, 100000, 107000]
+
+
+@pytest.mark.parametrize(("soc", "strict"), [("Ascend910B3", 0), ("Ascend910_9392", 5)])
+def test_hccl_keeps_the_deterministic_setting(soc, strict):
+    found = run("""
+        hccl = ctypes.CDLL("libhccl.so")
+        value = c_int32(-1)
+        got = [hccl.HcclGetConfig(0, byref(value)), value.value]
+        got += [hccl.HcclSetConfig(0, 1), hccl.HcclGetConfig(0, byref(value)), value.value]
+        got += [hccl.HcclSetConfig(0, 3), hccl.HcclSetConfig(0, 2), hccl.HcclSetConfig(1, 9),
+                hccl.HcclGetConfig(0, None)]
+        print(json.dumps(got))
+    """, ACLNN_EMU_SOC=soc)
+    # 2 (reduction order kept) is for Atlas A2 only; 3 is no setting; another config is ignored
+    assert found == [0, 0, 0, 0, 1, 1, strict, 0, 2]
