@@ -377,6 +377,9 @@ def _probe_acl_init() -> dict[str, Any]:
     observed["other_finalize"] = int(ll.RT.aclFinalize())
     ll.recent_error_message()
     observed["set_device_after_finalize"] = int(ll.RT.aclrtSetDevice(0))
+    if observed["set_device_after_finalize"] == 0:
+        ll.RT.aclrtResetDevice(0)  # as often as set: aclnn_py's own count stays
+    observed["dump_after_finalize"] = int(ll.RT.aclmdlInitDump())
     ll.recent_error_message()
     records: list[str] = []
     handler = logging.Handler()
@@ -407,8 +410,12 @@ def check_acl_init(context: Context, findings: Findings) -> None:
     findings.expect("aclnn_py still works after the other user's aclInit (and its give-back)",
                     observed["works_after_give_back"], True)
     findings.expect("the other user's aclFinalize succeeds", observed["other_finalize"], 0)
-    findings.expect("aclFinalize de-initialises for every user: aclrtSetDevice then returns "
-                    "ACL_ERROR_UNINITIALIZE", observed["set_device_after_finalize"], UNINITIALIZE)
+    # hicann/runtime src/acl/aclrt_impl/acl.cpp (aclFinalizeInternal) ends ACL, not the
+    # runtime: no aclrt*Impl asks GetAclInitFlag(), only toolchain/dump.cpp's dump API does.
+    findings.expect("aclFinalize ends ACL, not the runtime: aclrtSetDevice then succeeds",
+                    observed["set_device_after_finalize"], 0)
+    findings.expect("aclFinalize de-initialises for every user: aclmdlInitDump then returns "
+                    "ACL_ERROR_UNINITIALIZE", observed["dump_after_finalize"], UNINITIALIZE)
     findings.expect("aclnn_py's teardown after that is silent",
                     (observed["teardown_error"], observed["teardown_log"]), (None, []))
 

@@ -390,3 +390,89 @@ aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp);
 #define ACL_PKG_VERSION_MAX_SIZE 128
 /* a package's version, from $ASCEND_HOME_PATH/share/info/<pkgName>/version.info */
 aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
+
+/* The thread's last runtime failure (acl_rt.h, aclrtLastErrLevel): aclrtGetLastError returns
+ * and clears it, aclrtPeekAtLastError returns it. */
+typedef enum {
+    ACL_RT_THREAD_LEVEL = 0
+} aclrtLastErrLevel;
+aclError aclrtGetLastError(aclrtLastErrLevel level);
+aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+
+/* acl_rt.h: aclrtEventWaitStatus: whether the waits issued on an event (aclrtStreamWaitEvent)
+ * have all run */
+typedef enum {
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
+} aclrtEventWaitStatus;
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);
+
+/* acl_rt.h: aclrtDevAttr (the deprecated aliases of 204 and 403 left out) */
+typedef enum {
+    ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+    ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+    ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+    ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+    ACL_DEV_ATTR_WARP_SIZE = 202,
+    ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+    ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+    ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+    ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+    ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+    ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+    ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+    ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+    ACL_DEV_ATTR_SMP_ID = 401,
+    ACL_DEV_ATTR_PHY_CHIP_ID = 402,
+    ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403,
+    ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404,
+    ACL_DEV_ATTR_SUPER_POD_ID = 405,
+    ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406,
+    ACL_DEV_ATTR_MAINBOARD_ID = 407,
+    ACL_DEV_ATTR_HD_CONNECT_TYPE = 408,
+    ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409,
+    ACL_DEV_ATTR_IS_VIRTUAL = 501,
+    ACL_DEV_ATTR_NPU_ARCH = 601
+} aclrtDevAttr;
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);
+
+/* acl_rt.h: a stream's graph-capture state (aclmdlRICaptureStatus: 0 none, 1 active,
+ * 2 invalidated) and its model (aclmdlRI); the emulator captures nothing */
+aclError aclmdlRICaptureGetInfo(aclrtStream stream, int32_t *status, void **modelRI);
+
+/* acl_base_rt.h: aclCannAttr: the features the installed CANN offers on its SoC */
+typedef enum {
+    ACL_CANN_ATTR_UNDEFINED = -1,
+    ACL_CANN_ATTR_INF_NAN = 0,
+    ACL_CANN_ATTR_BF16 = 1,
+    ACL_CANN_ATTR_JIT_COMPILE = 2
+} aclCannAttr;
+aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num);
+aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value);
+
+/* acl_rt.h: the packages aclsysGetCANNVersion (deprecated) reads, and its result */
+#define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
+typedef enum {
+    ACL_PKG_NAME_CANN,
+    ACL_PKG_NAME_RUNTIME,
+    ACL_PKG_NAME_COMPILER,
+    ACL_PKG_NAME_HCCL,
+    ACL_PKG_NAME_TOOLKIT,
+    ACL_PKG_NAME_OPP,
+    ACL_PKG_NAME_OPP_KERNEL,
+    ACL_PKG_NAME_DRIVER
+} aclCANNPackageName;
+typedef struct aclCANNPackageVersion {
+    char version[128];
+    char majorVersion[64];
+    char minorVersion[64];
+    char releaseVersion[64];
+    char patchVersion[64];
+    char reserved[128];
+} aclCANNPackageVersion;
+aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version);

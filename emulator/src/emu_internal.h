@@ -58,8 +58,8 @@ int32_t emu_fault(const char *api);
 /* ---- runtime state ---- */
 
 /* ACL_SUCCESS once the runtime started (aclInit, or the first runtime call before it, as CANN's
- * runtime needs no aclInit); after aclFinalize, records the message and returns
- * ACL_ERROR_UNINITIALIZE (or a configuration error of the first start). */
+ * runtime needs no aclInit; aclFinalize does not stop it), or a configuration error of the
+ * first start, its message recorded. */
 int32_t emu_runtime_ready(const char *api);
 
 /*

@@ -853,15 +853,15 @@ struct aclBoolArray {
     bool *values; /* NULL when size is 0 */
 };
 
-/*
- * CANN's aclTensorList copies the array of pointers (aclTensorList::aclTensorList in
- * common_types.cpp) and aclDestroyTensorList destroys every tensor in it. Members may be NULL, as
- * in CANN; the others are registered in m_listed until the list is destroyed.
- */
-struct aclTensorList {
+/* A list of handles: aclTensorList and aclScalarList (see list_kind). */
+typedef struct {
     uint32_t magic;
     uint64_t size;
-    aclTensor **tensors; /* NULL when size is 0 */
+    void **items; /* NULL when size is 0 */
+} pointer_list;
+
+struct aclTensorList {
+    pointer_list list; /* of aclTensor * */
 };
 
 
@@ -927,74 +927,140 @@ EMU_DEFINE_ARRAY(Int, int64_t, EMU_INT_ARRAY_MAGIC, m_int_arrays, EMU_COUNTER_IN
 EMU_DEFINE_ARRAY(Float, float, EMU_FLOAT_ARRAY_MAGIC, m_float_arrays, EMU_COUNTER_FLOAT_ARRAYS, EMU_ARRAY_NO_FIXUP)
 EMU_DEFINE_ARRAY(Bool, bool, EMU_BOOL_ARRAY_MAGIC, m_bool_arrays, EMU_COUNTER_BOOL_ARRAYS, bool_values_normalize)
 
+/*
+ * What tells the two lists of handles apart: aclTensorList and aclScalarList (hicann/opbase
+ * aa3cd74b7f6d src/nnopbase/common/api/acl_op_api.cpp; aclTensorList::aclTensorList in
+ * common_types.cpp): each copies the array of pointers and its destruction destroys every
+ * member; members may be NULL; the others must be live and belong to no list (this one
+ * included: they would be freed twice), each registered in `listed` until the list is
+ * destroyed, so that their own destroy function refuses them.
+ */
+typedef struct {
+    const char *list_type, *member_type, *member_create; /* names for the messages */
+    uint32_t magic;
+    ptr_set *lists, *members, *listed;
+    int list_counter;    /* an emu_counter, or -1 */
+    emu_counter member_counter;
+} list_kind;
+
+/* Releasing a listed member: its magic cleared, freed (aclTensor and aclScalar start with it). */
+static void member_free(void *member)
+{
+    *(uint32_t *)member = 0;
+    free(member);
+}
+
 enum { MEMBER_OK, MEMBER_NOT_LIVE, MEMBER_LISTED, MEMBER_NO_MEMORY, LIST_NO_MEMORY };
+
+/* aclCreate<Kind>List into *out (a calloc'ed struct of one pointer_list), or false with the message. */
+static bool list_create(const list_kind *k, const char *api, const void *const *value, uint64_t size,
+                        pointer_list *l)
+{
+    void *copy;
+    if (!copy_values(api, value, size, sizeof(void *), &copy))
+        return false;
+    void **items = copy;
+    l->magic = k->magic;
+    l->size = size;
+    l->items = items;
+
+    int why = MEMBER_OK;
+    uint64_t bad = 0;
+    MLOCK();
+    for (; bad < size && why == MEMBER_OK; bad++) {
+        const void *m = items[bad];
+        if (!m)
+            continue;
+        if (!set_has(k->members, m))
+            why = MEMBER_NOT_LIVE;
+        else if (set_has(k->listed, m))
+            why = MEMBER_LISTED;
+        else if (!set_add(k->listed, m))
+            why = MEMBER_NO_MEMORY;
+    }
+    if (why == MEMBER_OK && !set_add(k->lists, l))
+        why = LIST_NO_MEMORY;
+    if (why != MEMBER_OK) {
+        uint64_t added = why == LIST_NO_MEMORY ? size : bad - 1;
+        for (uint64_t i = 0; i < added; i++)
+            if (items[i])
+                set_remove(k->listed, items[i]);
+    }
+    MUNLOCK();
+
+    if (why != MEMBER_OK) {
+        uint64_t i = bad - 1;
+        const void *m = i < size ? items[i] : NULL;
+        bool twice = false;
+        for (uint64_t j = 0; why == MEMBER_LISTED && j < i; j++)
+            twice = twice || items[j] == items[i];
+        if (why == MEMBER_NOT_LIVE)
+            emu_error("%s: value[%" PRIu64 "] (%p) is not a live %s: it was destroyed, or was not made "
+                      "by %s", api, i, m, k->member_type, k->member_create);
+        else if (why == MEMBER_LISTED && twice)
+            emu_error("%s: value[%" PRIu64 "] (%p) is already in this list: it would be destroyed twice",
+                      api, i, m);
+        else if (why == MEMBER_LISTED)
+            emu_error("%s: value[%" PRIu64 "] (%p) already belongs to another %s, which releases it: "
+                      "two lists would destroy it twice", api, i, m, k->list_type);
+        else
+            emu_error("%s: out of host memory", api);
+        free(items);
+        return false;
+    }
+    if (k->list_counter >= 0)
+        emu_counter_add((emu_counter)k->list_counter, +1);
+    return true;
+}
+
+/* aclDestroy<Kind>List of the list l (its struct freed by the caller on success). */
+static aclnnStatus list_destroy(const list_kind *k, const char *api, pointer_list *l, const void *handle)
+{
+    int64_t destroyed = 0;
+    MLOCK();
+    bool live = set_remove(k->lists, l);
+    for (uint64_t i = 0; live && i < l->size; i++) {
+        void *m = l->items[i];
+        if (!m)
+            continue;
+        set_remove(k->listed, m);
+        if (set_remove(k->members, m)) { /* always: the member's own destroy refuses a listed one */
+            member_free(m);
+            destroyed++;
+        }
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: list %p is not a live %s: it was already destroyed, or was not made by "
+                  "aclCreate%s", api, handle, k->list_type, k->list_type + 3);
+        return ACLNN_ERR_INNER_NULLPTR;
+    }
+    l->magic = 0;
+    free(l->items);
+    emu_counter_add(k->member_counter, -destroyed);
+    if (k->list_counter >= 0)
+        emu_counter_add((emu_counter)k->list_counter, -1);
+    return ACLNN_SUCCESS;
+}
+
+static const list_kind k_tensor_lists = {"aclTensorList", "aclTensor", "aclCreateTensor", EMU_TENSOR_LIST_MAGIC,
+                                         &m_tensor_lists, &m_tensors, &m_listed, EMU_COUNTER_TENSOR_LISTS,
+                                         EMU_COUNTER_TENSORS};
 
 EMU_EXPORT aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
 {
     static const char *api = "aclCreateTensorList";
     if (emu_fault(api))
         return NULL;
-    void *copy;
-    if (!copy_values(api, value, size, sizeof(aclTensor *), &copy))
-        return NULL;
-    aclTensor **tensors = copy;
     aclTensorList *l = calloc(1, sizeof *l);
     if (!l) {
-        free(copy);
         emu_error("%s: out of host memory", api);
         return NULL;
     }
-    l->magic = EMU_TENSOR_LIST_MAGIC;
-    l->size = size;
-    l->tensors = tensors;
-
-    /* Each member must be live and belong to no list (this one included: it would be freed twice). */
-    int why = MEMBER_OK;
-    uint64_t bad = 0;
-    MLOCK();
-    for (; bad < size && why == MEMBER_OK; bad++) {
-        const aclTensor *t = tensors[bad];
-        if (!t)
-            continue;
-        if (!set_has(&m_tensors, t))
-            why = MEMBER_NOT_LIVE;
-        else if (set_has(&m_listed, t))
-            why = MEMBER_LISTED;
-        else if (!set_add(&m_listed, t))
-            why = MEMBER_NO_MEMORY;
-    }
-    if (why == MEMBER_OK && !set_add(&m_tensor_lists, l))
-        why = LIST_NO_MEMORY;
-    if (why != MEMBER_OK) {
-        uint64_t added = why == LIST_NO_MEMORY ? size : bad - 1;
-        for (uint64_t i = 0; i < added; i++)
-            if (tensors[i])
-                set_remove(&m_listed, tensors[i]);
-    }
-    MUNLOCK();
-
-    if (why != MEMBER_OK) {
-        uint64_t i = bad - 1;
-        const void *t = i < size ? (const void *)tensors[i] : NULL;
-        bool twice = false;
-        for (uint64_t j = 0; why == MEMBER_LISTED && j < i; j++)
-            twice = twice || tensors[j] == tensors[i];
-        if (why == MEMBER_NOT_LIVE)
-            emu_error("%s: value[%" PRIu64 "] (%p) is not a live aclTensor: it was destroyed, or was not made "
-                      "by aclCreateTensor", api, i, t);
-        else if (why == MEMBER_LISTED && twice)
-            emu_error("%s: value[%" PRIu64 "] (%p) is already in this list: aclDestroyTensorList would "
-                      "destroy it twice", api, i, t);
-        else if (why == MEMBER_LISTED)
-            emu_error("%s: value[%" PRIu64 "] (%p) already belongs to another aclTensorList, which "
-                      "releases it: two lists would destroy it twice", api, i, t);
-        else
-            emu_error("%s: out of host memory", api);
-        free(tensors);
+    if (!list_create(&k_tensor_lists, api, (const void *const *)value, size, &l->list)) {
         free(l);
         return NULL;
     }
-    emu_counter_add(EMU_COUNTER_TENSOR_LISTS, +1);
     return l;
 }
 
@@ -1005,32 +1071,10 @@ EMU_EXPORT aclnnStatus aclDestroyTensorList(const aclTensorList *array)
     if (!array)
         return ACLNN_SUCCESS;
     aclTensorList *l = (aclTensorList *)array;
-    int64_t destroyed = 0;
-    MLOCK();
-    bool live = set_remove(&m_tensor_lists, l);
-    for (uint64_t i = 0; live && i < l->size; i++) {
-        aclTensor *t = l->tensors[i];
-        if (!t)
-            continue;
-        set_remove(&m_listed, t);
-        if (set_remove(&m_tensors, t)) { /* always: aclDestroyTensor refuses a listed tensor */
-            t->magic = 0;
-            free(t);
-            destroyed++;
-        }
-    }
-    MUNLOCK();
-    if (!live) {
-        emu_error("%s: list %p is not a live aclTensorList: it was already destroyed, or was not made by "
-                  "aclCreateTensorList", api, (const void *)array);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
-    l->magic = 0;
-    free(l->tensors);
-    free(l);
-    emu_counter_add(EMU_COUNTER_TENSORS, -destroyed);
-    emu_counter_add(EMU_COUNTER_TENSOR_LISTS, -1);
-    return ACLNN_SUCCESS;
+    aclnnStatus rc = list_destroy(&k_tensor_lists, api, &l->list, array);
+    if (rc == ACLNN_SUCCESS)
+        free(l);
+    return rc;
 }
 
 EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, const aclTensor **tensors,
@@ -1039,82 +1083,37 @@ EMU_EXPORT bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, 
     MLOCK();
     bool live = set_has(&m_tensor_lists, list);
     if (live) {
-        *size = list->size;
-        for (uint64_t i = 0; i < list->size && i < capacity; i++)
-            tensors[i] = list->tensors[i];
+        *size = list->list.size;
+        for (uint64_t i = 0; i < list->list.size && i < capacity; i++)
+            tensors[i] = list->list.items[i];
     }
     MUNLOCK();
     return live;
 }
 
-/*
- * aclScalarList (hicann/opbase aa3cd74b7f6d include/nnopbase/aclnn/acl_meta.h;
- * src/nnopbase/common/api/acl_op_api.cpp): as aclTensorList, the array of pointers copied, and
- * aclDestroyScalarList destroys each scalar in it (aclDestroyScalar on every member), NULL
- * accepted. Members may be NULL; the others must be live scalars that belong to no list, each
- * registered in m_listed_scalars until the list is destroyed (aclDestroyScalar refuses them).
- */
+/* aclScalarList (hicann/opbase aa3cd74b7f6d include/nnopbase/aclnn/acl_meta.h): as aclTensorList
+ * (list_kind), aclDestroyScalarList destroying each scalar in it, NULL accepted. */
 struct aclScalarList {
-    uint32_t magic;
-    uint64_t size;
-    aclScalar **scalars; /* NULL when size is 0 */
+    pointer_list list; /* of aclScalar * */
 };
 
 #define EMU_SCALAR_LIST_MAGIC 0x53434c53u /* "SCLS" */
+
+static const list_kind k_scalar_lists = {"aclScalarList", "aclScalar", "aclCreateScalar", EMU_SCALAR_LIST_MAGIC,
+                                         &m_scalar_lists, &m_scalars, &m_listed_scalars, -1,
+                                         EMU_COUNTER_SCALARS};
 
 EMU_EXPORT aclScalarList *aclCreateScalarList(const aclScalar *const *value, uint64_t size)
 {
     static const char *api = "aclCreateScalarList";
     if (emu_fault(api))
         return NULL;
-    void *copy;
-    if (!copy_values(api, value, size, sizeof(aclScalar *), &copy))
-        return NULL;
-    aclScalar **scalars = copy;
     aclScalarList *l = calloc(1, sizeof *l);
     if (!l) {
-        free(copy);
         emu_error("%s: out of host memory", api);
         return NULL;
     }
-    l->magic = EMU_SCALAR_LIST_MAGIC;
-    l->size = size;
-    l->scalars = scalars;
-    int why = MEMBER_OK;
-    uint64_t bad = 0;
-    MLOCK();
-    for (; bad < size && why == MEMBER_OK; bad++) {
-        const aclScalar *sc = scalars[bad];
-        if (!sc)
-            continue;
-        if (!set_has(&m_scalars, sc))
-            why = MEMBER_NOT_LIVE;
-        else if (set_has(&m_listed_scalars, sc))
-            why = MEMBER_LISTED;
-        else if (!set_add(&m_listed_scalars, sc))
-            why = MEMBER_NO_MEMORY;
-    }
-    if (why == MEMBER_OK && !set_add(&m_scalar_lists, l))
-        why = LIST_NO_MEMORY;
-    if (why != MEMBER_OK) {
-        uint64_t added = why == LIST_NO_MEMORY ? size : bad - 1;
-        for (uint64_t i = 0; i < added; i++)
-            if (scalars[i])
-                set_remove(&m_listed_scalars, scalars[i]);
-    }
-    MUNLOCK();
-    if (why != MEMBER_OK) {
-        uint64_t i = bad - 1;
-        const void *sc = i < size ? (const void *)scalars[i] : NULL;
-        if (why == MEMBER_NOT_LIVE)
-            emu_error("%s: value[%" PRIu64 "] (%p) is not a live aclScalar: it was destroyed, or was not made "
-                      "by aclCreateScalar", api, i, sc);
-        else if (why == MEMBER_LISTED)
-            emu_error("%s: value[%" PRIu64 "] (%p) already belongs to an aclScalarList, which releases it: "
-                      "it would be destroyed twice", api, i, sc);
-        else
-            emu_error("%s: out of host memory", api);
-        free(scalars);
+    if (!list_create(&k_scalar_lists, api, (const void *const *)value, size, &l->list)) {
         free(l);
         return NULL;
     }
@@ -1128,31 +1127,10 @@ EMU_EXPORT aclnnStatus aclDestroyScalarList(const aclScalarList *array)
     if (!array)
         return ACLNN_SUCCESS;
     aclScalarList *l = (aclScalarList *)array;
-    int64_t destroyed = 0;
-    MLOCK();
-    bool live = set_remove(&m_scalar_lists, l);
-    for (uint64_t i = 0; live && i < l->size; i++) {
-        aclScalar *sc = l->scalars[i];
-        if (!sc)
-            continue;
-        set_remove(&m_listed_scalars, sc);
-        if (set_remove(&m_scalars, sc)) { /* always: aclDestroyScalar refuses a listed scalar */
-            sc->magic = 0;
-            free(sc);
-            destroyed++;
-        }
-    }
-    MUNLOCK();
-    if (!live) {
-        emu_error("%s: list %p is not a live aclScalarList: it was already destroyed, or was not made by "
-                  "aclCreateScalarList", api, (const void *)array);
-        return ACLNN_ERR_INNER_NULLPTR;
-    }
-    l->magic = 0;
-    free(l->scalars);
-    free(l);
-    emu_counter_add(EMU_COUNTER_SCALARS, -destroyed);
-    return ACLNN_SUCCESS;
+    aclnnStatus rc = list_destroy(&k_scalar_lists, api, &l->list, array);
+    if (rc == ACLNN_SUCCESS)
+        free(l);
+    return rc;
 }
 
 /* emu_<name>_array_read: the size and up to capacity values of a live array. */

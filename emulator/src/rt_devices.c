@@ -24,26 +24,17 @@ static void device_release(int32_t d)
     g_devices[d].default_ctx = NULL;
 }
 
-/* Lock held: de-initialise for everyone in the process. */
+/*
+ * Lock held: de-initialise ACL for everyone in the process. As CANN's aclFinalizeInternal
+ * (hicann/runtime src/acl/aclrt_impl/acl.cpp) this ends ACL, not the runtime: the devices set,
+ * their contexts, streams, events and memory stay, pending work stays queued, and the runtime
+ * calls go on working; aclrtResetDevice releases a device. What ends is the count of aclInit
+ * (aclFinalizeReference then has none to give back, the dump API returns
+ * ACL_ERROR_UNINITIALIZE) and the aclnn executor cache's epoch (ACLNN_EMU_OP_CACHE).
+ */
 static void finalize_all(void)
 {
-    /* Pending work is dropped, not run: nobody can observe its results any more. */
-    for (int32_t d = 0; d < EMU_MAX_DEVICES; d++)
-        device_release(d);
-    for (size_t i = g_host_mem.n; i-- > 0;)
-        blocks_remove_at(&g_host_mem, i);
-    reg_free(&g_ctxs);
-    reg_free(&g_streams);
-    reg_free(&g_events);
-    quarantine_flush();
-    free(g_dev_mem.items);
-    free(g_host_mem.items);
-    memset(&g_dev_mem, 0, sizeof g_dev_mem);
-    memset(&g_host_mem, 0, sizeof g_host_mem);
-    g_live_device_bytes = 0;
-    set_current(NULL);
     g_inited = false;
-    g_started = false;
     g_finalized = true;
     g_init_refs = 0;
     __atomic_store_n(&g_op_cache_epoch, 0, __ATOMIC_RELEASE);
@@ -123,13 +114,13 @@ EMU_EXPORT aclError aclrtSetDevice(int32_t deviceId)
     ENTER(api);
     device_state *d = lock_device(api, deviceId);
     if (!d)
-        return ACL_ERROR_RT_INVALID_DEVICEID;
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
     if (!d->default_ctx) {
         d->default_ctx = ctx_new(deviceId, true);
         if (!d->default_ctx) {
             UNLOCK();
             emu_error("%s: out of host memory creating the default context of device %" PRId32, api, deviceId);
-            return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+            return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
         }
     }
     d->refcount++;
@@ -144,12 +135,12 @@ EMU_EXPORT aclError aclrtResetDevice(int32_t deviceId)
     ENTER(api);
     device_state *d = lock_device(api, deviceId);
     if (!d)
-        return ACL_ERROR_RT_INVALID_DEVICEID;
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
     if (d->refcount <= 0) {
         UNLOCK();
         emu_error("%s: device %" PRId32 " is not set: aclrtSetDevice was not called for it, "
                   "or every aclrtSetDevice was already matched by aclrtResetDevice", api, deviceId);
-        return ACL_ERROR_RT_INVALID_DEVICEID;
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
     }
     if (--d->refcount == 0)
         device_release(deviceId);
@@ -195,7 +186,7 @@ EMU_EXPORT aclError aclrtGetDeviceCount(uint32_t *count)
                   "Expected value: %s", api, value,
                   vis == VISIBLE_DUPLICATED ? "Cannot be duplicated"
                                             : "configured in ascending order");
-    return ACL_ERROR_RT_NO_DEVICE;
+    return rt_failed(ACL_ERROR_RT_NO_DEVICE);
 }
 
 /*
@@ -213,7 +204,7 @@ static aclError id_map_check(const char *api, int32_t id, const char *name, cons
     REQUIRE_ARG(api, out, out_name);
     if (id < 0) {
         emu_error("%s: %s %" PRId32 " is invalid: it must be greater than or equal to 0", api, name, id);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     return ACL_SUCCESS;
 }
@@ -242,7 +233,7 @@ static aclError logical_of_user(const char *api, int32_t user, int32_t *out)
     if (ok)
         *out = g_visible_ids[user];
     UNLOCK();
-    return ok ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_DEVICEID;
+    return ok ? ACL_SUCCESS : rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
 }
 
 static aclError user_of(const char *api, const char *name, int32_t logical, int32_t *out)
@@ -252,7 +243,7 @@ static aclError user_of(const char *api, const char *name, int32_t logical, int3
     if (user >= 0)
         *out = user;
     UNLOCK();
-    return user >= 0 ? ACL_SUCCESS : ACL_ERROR_RT_INVALID_DEVICEID;
+    return user >= 0 ? ACL_SUCCESS : rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
 }
 
 EMU_EXPORT aclError aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t *const logicDevId)
@@ -302,7 +293,7 @@ EMU_EXPORT aclError aclrtSynchronizeDevice(void)
     if (!marks) {
         UNLOCK();
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     for (size_t i = 0; i < g_streams.n; i++) {
         stream *s = g_streams.items[i];
@@ -346,13 +337,13 @@ EMU_EXPORT aclError aclrtCreateContext(aclrtContext *ctx, int32_t deviceId)
     LOCK();
     if (!check_device_id(api, deviceId)) {
         UNLOCK();
-        return ACL_ERROR_RT_INVALID_DEVICEID;
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
     }
     context *c = ctx_new(deviceId, false);
     if (!c) {
         UNLOCK();
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     set_current(c);
     *ctx = c;
@@ -370,7 +361,7 @@ EMU_EXPORT aclError aclrtDestroyContext(aclrtContext ctx)
     if (rc == ACL_SUCCESS && c->is_default) {
         emu_error("%s: context %p is the default context of device %" PRId32
                   ": it cannot be destroyed, it is released by aclrtResetDevice", api, ctx, c->device);
-        rc = ACL_ERROR_RT_PARAM_INVALID;
+        rc = rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     if (rc == ACL_SUCCESS)
         ctx_free(c);

@@ -106,3 +106,46 @@ EMU_EXPORT const char *aclGetRecentErrMsg(void)
     e->returned = out;
     return out;
 }
+
+/*
+ * The thread's last runtime failure, as CANN keeps it (hicann/runtime 681ef7610): a failing rt*
+ * call stores its external status in a thread-local slot (src/runtime/api/api_global_err.cc,
+ * GetRtExtErrCodeAndSetGlobalErr, reached through ERROR_RETURN_WITH_EXT_ERRCODE of
+ * src/runtime/api/api_c.h), so ACL_ERROR_RT_* statuses set it; the ACL layer's own argument
+ * checks (ACL_REQUIRES_NOT_NULL and the like, statuses 100000 to 100999) return before any rt*
+ * call and leave it. A success never clears it. aclrtGetLastError returns and clears it,
+ * aclrtPeekAtLastError returns it (src/acl/aclrt_impl/context.cpp and ApiImpl::GetLastErr /
+ * PeekLastErr of src/runtime/api/impl/api_impl.cc); a level other than ACL_RT_THREAD_LEVEL is
+ * ACL_ERROR_INVALID_PARAM there (ACL_REQUIRES_PARAM_EQUAL_REPORT). Neither needs aclInit.
+ */
+static __thread aclError t_last_error;
+
+aclError rt_failed(aclError rc)
+{
+    if (rc >= ACL_ERROR_RT_PARAM_INVALID)
+        t_last_error = rc;
+    return rc;
+}
+
+static aclError last_error(const char *api, aclrtLastErrLevel level, bool clear)
+{
+    EMU_RETURN_IF_FAULT(api);
+    if (level != ACL_RT_THREAD_LEVEL) {
+        emu_error("%s: level %d is invalid: only ACL_RT_THREAD_LEVEL (0) is accepted", api, (int)level);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    aclError rc = t_last_error;
+    if (clear)
+        t_last_error = ACL_SUCCESS;
+    return rc;
+}
+
+EMU_EXPORT aclError aclrtGetLastError(aclrtLastErrLevel level)
+{
+    return last_error("aclrtGetLastError", level, true);
+}
+
+EMU_EXPORT aclError aclrtPeekAtLastError(aclrtLastErrLevel level)
+{
+    return last_error("aclrtPeekAtLastError", level, false);
+}

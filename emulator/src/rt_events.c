@@ -4,6 +4,8 @@
  */
 #include "rt_internal.h"
 
+#include "clients_api.h"
+
 typedef struct {
     emu_task base;
     event *ev;
@@ -45,7 +47,7 @@ EMU_EXPORT aclError aclrtCreateEvent(aclrtEvent *ev)
     UNLOCK();
     if (!e) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     return ACL_SUCCESS;
 }
@@ -54,26 +56,20 @@ EMU_EXPORT aclError aclrtDestroyEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtDestroyEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (rc == ACL_SUCCESS)
-        handle_free(&g_events, ev);
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    handle_free(&g_events, e);
     UNLOCK();
-    return rc;
+    return ACL_SUCCESS;
 }
 
-/* Issue a record of ev on stream_h as task t (not consumed on failure). Lock held. */
-static aclError record_event(const char *api, aclrtEvent ev, aclrtStream stream_h, record_task *t)
+/* Issue a record of e on s as task t (not consumed on failure). Lock held. */
+static aclError record_event(const char *api, event *e, stream *s, record_task *t)
 {
-    event *e = ev;
-    stream *s;
-    RETURN_IF_ERROR(check_live_handle(api, &g_events, "event", ev));
-    RETURN_IF_ERROR(resolve_stream(stream_h, api, &s));
     if (e->device != s->device) {
-        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, ev,
-                  e->device, stream_h, s->device);
-        return ACL_ERROR_RT_STREAM_CONTEXT;
+        emu_error("%s: event %p belongs to device %" PRId32 " but stream %p to device %" PRId32, api, (void *)e,
+                  e->device, (void *)s, s->device);
+        return rt_failed(ACL_ERROR_RT_STREAM_CONTEXT);
     }
     e->generation++;
     e->recorded = true;
@@ -96,20 +92,24 @@ EMU_EXPORT aclError aclrtRecordEvent(aclrtEvent ev, aclrtStream stream_h)
 {
     static const char api[] = "aclrtRecordEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
     record_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
-    LOCK();
-    aclError rc = record_event(api, ev, stream_h, t);
+    stream *s;
+    event *e;
+    aclError rc = lock_handles(api, stream_h, &s, ev, &e);
+    if (!rc) {
+        rc = record_event(api, e, s, t);
+        if (rc)
+            UNLOCK();
+    }
     if (rc) {
-        UNLOCK();
         free(t);
         return rc;
     }
-    rc = stream_bound(((event *)ev)->rec_stream, api); /* an abort there dropped the record too */
+    rc = stream_bound(s, api); /* an abort there dropped the record too */
     UNLOCK();
     return rc;
 }
@@ -118,12 +118,11 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 {
     static const char api[] = "aclrtSynchronizeEvent";
     SYNC_ENTER(api, NULL, false, ev);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    event *e = ev;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    aclError rc = ACL_SUCCESS;
     /* Never recorded: nothing to wait for. Recorded on a stream that is gone: its work was run or dropped. */
-    stream *s = rc == ACL_SUCCESS ? pending_record_stream(e) : NULL;
+    stream *s = pending_record_stream(e);
     if (s)
         rc = stream_run(s, e->rec_seq, api);
     uint64_t end = !rc && g_link && e->completed ? e->done_ns : 0;
@@ -143,15 +142,9 @@ EMU_EXPORT aclError aclrtSynchronizeEvent(aclrtEvent ev)
 static aclError query_event(const char *api, aclrtEvent ev, const void *status, bool *complete)
 {
     ENTER_WITH_ARG(api, status, "status");
-    REQUIRE_INIT(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
-    event *e = ev;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (rc) {
-        UNLOCK();
-        return rc;
-    }
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, NULL, NULL, ev, &e));
+    aclError rc = ACL_SUCCESS;
     stream *s = pending_record_stream(e);
     if (s && ++e->not_ready_polls > EMU_QUERY_PATIENCE) {
         uint64_t id = s->id;
@@ -188,6 +181,69 @@ EMU_EXPORT aclError aclrtQueryEvent(aclrtEvent ev, aclrtEventStatus *status)
     return rc;
 }
 
+/* Forget the waits of e that have run (their stream ran past them, or is gone). Lock held. */
+static void event_prune_waits(event *e)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < e->n_waits; i++) {
+        stream *s = e->waits[i].s;
+        if (stream_alive(s, e->waits[i].stream_id) && s->seq_done < e->waits[i].seq)
+            e->waits[kept++] = e->waits[i];
+    }
+    e->n_waits = kept;
+}
+
+void event_note_wait(event *e, stream *s)
+{
+    event_prune_waits(e);
+    if (s->seq_done >= s->seq_enqueued)
+        return; /* nothing queued before it: the wait runs at once */
+    if (e->n_waits == EMU_EVENT_WAITS) {
+        memmove(e->waits, e->waits + 1, (EMU_EVENT_WAITS - 1) * sizeof e->waits[0]);
+        e->n_waits--;
+    }
+    e->waits[e->n_waits].s = s;
+    e->waits[e->n_waits].stream_id = s->id;
+    e->waits[e->n_waits].seq = s->seq_enqueued;
+    e->n_waits++;
+}
+
+/*
+ * aclrtQueryEventWaitStatus (hicann/runtime 681ef7610: src/acl/aclrt_impl/event.cpp,
+ * aclrtQueryEventWaitStatusImpl: event, then status, NULL is ACL_ERROR_INVALID_PARAM;
+ * ApiImplEvent::EventQueryWaitStatus of src/runtime/api/impl/api_impl_event_common.cc: an
+ * event created with exactly ACL_EVENT_EXTERNAL or ACL_EVENT_IPC is
+ * ACL_ERROR_RT_FEATURE_NOT_SUPPORT, returned without setting the thread's last error;
+ * Event::QueryEventWaitStatus of src/runtime/core/src/event/event.cc: complete when no wait
+ * issued on the event is still pending). A wait here is pending while its stream has not yet
+ * run the work queued before it (aclrtStreamWaitEvent). Like the other queries, this runs no
+ * work; it needs no current context.
+ */
+EMU_EXPORT aclError aclrtQueryEventWaitStatus(aclrtEvent ev, aclrtEventWaitStatus *status)
+{
+    static const char api[] = "aclrtQueryEventWaitStatus";
+    ENTER_WITH_ARG(api, ev, "event");
+    REQUIRE_ARG(api, status, "status");
+    LOCK();
+    event *e = ev;
+    aclError rc = check_live_handle(api, &g_events, "event", ev);
+    if (rc) {
+        UNLOCK();
+        return rc;
+    }
+    uint32_t flags = e->flags;
+    if (flags == EMU_ACL_EVENT_EXTERNAL || flags == EMU_ACL_EVENT_IPC) {
+        UNLOCK();
+        emu_error("%s: event %p was created with flag %s: its wait status cannot be queried", api, ev,
+                  flags == EMU_ACL_EVENT_EXTERNAL ? "ACL_EVENT_EXTERNAL" : "ACL_EVENT_IPC");
+        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+    }
+    event_prune_waits(e);
+    *status = e->n_waits ? ACL_EVENT_WAIT_STATUS_NOT_READY : ACL_EVENT_WAIT_STATUS_COMPLETE;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
 EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEvent end)
 {
     static const char api[] = "aclrtEventElapsedTime";
@@ -200,21 +256,21 @@ EMU_EXPORT aclError aclrtEventElapsedTime(float *ms, aclrtEvent start, aclrtEven
         if (!reg_has(&g_events, evs[i])) {
             UNLOCK();
             emu_error("%s: %s %p is not a live event", api, names[i], (void *)evs[i]);
-            return evs[i] ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+            return evs[i] ? rt_failed(ACL_ERROR_RT_PARAM_INVALID) : ACL_ERROR_INVALID_PARAM;
         }
     }
     for (int i = 0; i < 2; i++) {
         if (!evs[i]->recorded) {
             UNLOCK();
             emu_error("%s: %s %p was never recorded (call aclrtRecordEvent)", api, names[i], (void *)evs[i]);
-            return ACL_ERROR_RT_PARAM_INVALID;
+            return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
         }
         if (!evs[i]->completed) {
             UNLOCK();
             /* Error code choice: ACL_ERROR_RT_EVENT_NOT_COMPLETE (507006, RT doc 25-01). */
             emu_error("%s: %s %p has not completed yet: synchronize its stream or the event first", api,
                       names[i], (void *)evs[i]);
-            return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
+            return rt_failed(ACL_ERROR_RT_EVENT_NOT_COMPLETE);
         }
     }
     double d = (double)(evs[1]->ts.tv_sec - evs[0]->ts.tv_sec) * 1e3 +
@@ -235,17 +291,9 @@ EMU_EXPORT aclError aclrtStreamWaitEvent(aclrtStream stream_h, aclrtEvent ev)
 {
     static const char api[] = "aclrtStreamWaitEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
     stream *s;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (!rc)
-        rc = resolve_stream(stream_h, api, &s);
-    if (rc) {
-        UNLOCK();
-        return rc;
-    }
-    event *e = ev;
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, ev, &e));
     stream *rec = pending_record_stream(e);
     if (rec) {
         uint64_t id = rec->id;
@@ -253,6 +301,7 @@ EMU_EXPORT aclError aclrtStreamWaitEvent(aclrtStream stream_h, aclrtEvent ev)
         if (work && work != ACL_ERROR_RT_STREAM_ABORT && stream_alive(rec, id) && !rec->failed)
             rec->failed = work;
     }
+    event_note_wait(e, s);
     UNLOCK();
     return ACL_SUCCESS;
 }
@@ -266,22 +315,16 @@ EMU_EXPORT aclError aclrtResetEvent(aclrtEvent ev, aclrtStream stream_h)
 {
     static const char api[] = "aclrtResetEvent";
     ENTER(api);
-    REQUIRE_CONTEXT(api);
-    LOCK();
     stream *s;
-    aclError rc = check_live_handle(api, &g_events, "event", ev);
-    if (!rc)
-        rc = resolve_stream(stream_h, api, &s);
-    if (!rc) {
-        event *e = ev;
-        e->generation++; /* a record still queued no longer completes it */
-        e->recorded = false;
-        e->completed = false;
-        e->rec_stream = NULL;
-        e->not_ready_polls = 0;
-    }
+    event *e;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, ev, &e));
+    e->generation++; /* a record still queued no longer completes it */
+    e->recorded = false;
+    e->completed = false;
+    e->rec_stream = NULL;
+    e->not_ready_polls = 0;
     UNLOCK();
-    return rc;
+    return ACL_SUCCESS;
 }
 
 /*
@@ -303,19 +346,19 @@ EMU_EXPORT aclError aclrtEventGetTimestamp(aclrtEvent ev, uint64_t *timestamp)
     if (!reg_has(&g_events, e)) {
         UNLOCK();
         emu_error("%s: event %p is not a live event", api, (void *)e);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     if (!e->recorded) {
         UNLOCK();
         emu_error("%s: event %p was never recorded (call aclrtRecordEvent)", api, (void *)e);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     if (!e->completed) {
         UNLOCK();
         /* Error code choice: as aclrtEventElapsedTime's, ACL_ERROR_RT_EVENT_NOT_COMPLETE. */
         emu_error("%s: event %p has not completed yet: synchronize its stream or the event first", api,
                   (void *)e);
-        return ACL_ERROR_RT_EVENT_NOT_COMPLETE;
+        return rt_failed(ACL_ERROR_RT_EVENT_NOT_COMPLETE);
     }
     *timestamp = (uint64_t)e->ts.tv_sec * 1000000u + (uint64_t)e->ts.tv_nsec / 1000u;
     UNLOCK();

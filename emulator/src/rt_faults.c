@@ -47,6 +47,8 @@ static const char *const g_fault_apis[] = {
     "aclrtMemsetAsync", "aclrtSynchronizeDeviceWithTimeout", "aclrtStreamGetId", "aclrtSetStreamOverflowSwitch",
     "aclrtGetStreamOverflowSwitch", "aclrtSetStreamFailureMode", "aclrtLaunchHostFunc",
     "aclrtEventGetTimestamp", "aclsysGetVersionStr",
+    "aclrtGetLastError", "aclrtPeekAtLastError", "aclrtQueryEventWaitStatus", "aclrtGetDeviceInfo",
+    "aclGetCannAttributeList", "aclGetCannAttribute", "aclsysGetCANNVersion", "aclmdlRICaptureGetInfo",
     /* libnnopbase.so */
     "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",

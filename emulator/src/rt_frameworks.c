@@ -18,7 +18,7 @@
 static aclError unsupported(const char *api, const char *what)
 {
     emu_error("%s: %s is not supported by the aclnn_py emulator", api, what);
-    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+    return rt_failed(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 }
 
 /* ---- streams and events ---- */
@@ -171,7 +171,7 @@ static aclError check_device_id(const char *api, const char *name, int32_t id)
 {
     if (id < 0 || id >= g_dev_count) {
         emu_error("%s: %s %" PRId32 " is not a visible device (0 to %" PRId32 ")", api, name, id, g_dev_count - 1);
-        return ACL_ERROR_RT_INVALID_DEVICEID;
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
     }
     return ACL_SUCCESS;
 }
@@ -187,38 +187,62 @@ static aclError check_device_id(const char *api, const char *name, int32_t id)
 static const struct {
     const char *soc;
     int64_t ai_cores, vector_cores, l2_bytes;
+    int64_t cube_cores; /* cube_core_cnt, -1 where the file has none */
+    int64_t ai_cpus;    /* ai_cpu_cnt (0 where the file leaves it empty) */
+    bool inf_nan_bf16;  /* support_inf_nan=1 and support_bf16=1 (the two go together there) */
 } g_platform[] = {
-    {"Ascend031", 1, 1, 4194304},
-    {"Ascend035", 1, 0, 0},
-    {"Ascend035A", 1, 0, 0},
-    {"Ascend035B", 1, 0, 0},
-    {"Ascend310B1", 1, 1, 4194304},
-    {"Ascend310B2", 1, 1, 4194304},
-    {"Ascend310B3", 1, 1, 4194304},
-    {"Ascend310B4", 1, 1, 4194304},
-    {"Ascend310P1", 10, 8, 16777216},
-    {"Ascend310P3", 8, 7, 16777216},
-    {"Ascend310P5", 8, 7, 16777216},
-    {"Ascend310P7", 8, 7, 16777216},
-    {"Ascend910A", 32, 0, 33554432},
-    {"Ascend910B", 30, 0, 33554432},
-    {"Ascend910B1", 24, 48, 201326592},
-    {"Ascend910B2", 24, 48, 201326592},
-    {"Ascend910B2C", 24, 48, 201326592},
-    {"Ascend910B3", 20, 40, 201326592},
-    {"Ascend910B4-1", 20, 40, 176160768},
-    {"Ascend910B4", 20, 40, 100663296},
-    {"Ascend910PremiumA", 32, 0, 33554432},
-    {"Ascend910ProA", 32, 0, 33554432},
-    {"Ascend910ProB", 30, 0, 33554432},
-    {"Ascend910_9362", 20, 40, 176160768},
-    {"Ascend910_9363", 20, 40, 176160768},
-    {"Ascend910_9372", 20, 40, 201326592},
-    {"Ascend910_9381", 24, 48, 201326592},
-    {"Ascend910_9382", 24, 48, 201326592},
-    {"Ascend910_9391", 24, 48, 201326592},
-    {"Ascend910_9392", 24, 48, 201326592},
+    {"Ascend031", 1, 1, 4194304, -1, 4, false},
+    {"Ascend035", 1, 0, 0, -1, 0, false},
+    {"Ascend035A", 1, 0, 0, -1, 0, false},
+    {"Ascend035B", 1, 0, 0, -1, 0, false},
+    {"Ascend310B1", 1, 1, 4194304, 1, 4, false},
+    {"Ascend310B2", 1, 1, 4194304, 1, 4, false},
+    {"Ascend310B3", 1, 1, 4194304, 1, 4, false},
+    {"Ascend310B4", 1, 1, 4194304, 1, 4, false},
+    {"Ascend310P1", 10, 8, 16777216, -1, 8, false},
+    {"Ascend310P3", 8, 7, 16777216, -1, 7, false},
+    {"Ascend310P5", 8, 7, 16777216, -1, 8, false},
+    {"Ascend310P7", 8, 7, 16777216, -1, 8, false},
+    {"Ascend910A", 32, 0, 33554432, -1, 4, false},
+    {"Ascend910B", 30, 0, 33554432, -1, 6, false},
+    {"Ascend910B1", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910B2", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910B2C", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910B3", 20, 40, 201326592, 20, 6, true},
+    {"Ascend910B4-1", 20, 40, 176160768, 20, 6, true},
+    {"Ascend910B4", 20, 40, 100663296, 20, 6, true},
+    {"Ascend910PremiumA", 32, 0, 33554432, -1, 4, false},
+    {"Ascend910ProA", 32, 0, 33554432, -1, 4, false},
+    {"Ascend910ProB", 30, 0, 33554432, -1, 4, false},
+    {"Ascend910_9362", 20, 40, 176160768, 20, 6, true},
+    {"Ascend910_9363", 20, 40, 176160768, 20, 6, true},
+    {"Ascend910_9372", 20, 40, 201326592, 20, 6, true},
+    {"Ascend910_9381", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910_9382", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910_9391", 24, 48, 201326592, 24, 6, true},
+    {"Ascend910_9392", 24, 48, 201326592, 24, 6, true},
 };
+
+/* The emulated SoC's row of g_platform, or NULL when CANN has no platform file for it. Lock held. */
+static ptrdiff_t platform_row(void)
+{
+    for (size_t i = 0; i < sizeof g_platform / sizeof g_platform[0]; i++)
+        if (strcmp(g_platform[i].soc, g_soc) == 0)
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+/* The row aclGetDeviceCapability reads: the SoC's, else Ascend910B3's. */
+static size_t platform_row_or_default(void)
+{
+    ptrdiff_t row = platform_row();
+    if (row >= 0)
+        return (size_t)row;
+    for (size_t i = 0; i < sizeof g_platform / sizeof g_platform[0]; i++)
+        if (strcmp(g_platform[i].soc, "Ascend910B3") == 0)
+            return i;
+    return 0;
+}
 
 EMU_EXPORT aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo, int64_t *value)
 {
@@ -228,15 +252,7 @@ EMU_EXPORT aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo
         emu_error("%s: deviceId %" PRIu32 " is not below the device count %" PRId32, api, deviceId, g_dev_count);
         return ACL_ERROR_INVALID_PARAM;
     }
-    size_t n = sizeof g_platform / sizeof g_platform[0], row = n, fallback = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(g_platform[i].soc, g_soc) == 0)
-            row = i;
-        if (strcmp(g_platform[i].soc, "Ascend910B3") == 0)
-            fallback = i;
-    }
-    if (row == n)
-        row = fallback;
+    size_t row = platform_row_or_default();
     switch (deviceInfo) {
     case EMU_DEVICE_INFO_AI_CORE_NUM: *value = g_platform[row].ai_cores; return ACL_SUCCESS;
     case EMU_DEVICE_INFO_VECTOR_CORE_NUM: *value = g_platform[row].vector_cores; return ACL_SUCCESS;
@@ -245,6 +261,136 @@ EMU_EXPORT aclError aclGetDeviceCapability(uint32_t deviceId, int32_t deviceInfo
         emu_error("%s: deviceInfo %" PRId32 " is not an aclDeviceInfo (0 to 2)", api, deviceInfo);
         return ACL_ERROR_INVALID_PARAM;
     }
+}
+
+/*
+ * aclrtGetDeviceInfo (hicann/runtime 681ef7610: src/acl/aclrt_impl/device.cpp,
+ * aclrtGetDeviceInfoImpl: value NULL is ACL_ERROR_INVALID_PARAM; then rtsDeviceGetInfo,
+ * ApiImpl::GetDeviceInfoByAttr and GetDeviceInfoByAttrMisc of src/runtime/api/impl/api_impl.cc).
+ * What the emulator knows: the AI CPU, AI core, cube core and vector core counts and the L2 size
+ * from the SoC's platform file (ai_cpu_cnt, ai_core_cnt, cube_core_cnt, vector_core_cnt,
+ * l2_size; a file without cube_core_cnt fails the query, a SoC without a file reads as
+ * Ascend910B3's, as aclGetDeviceCapability does); the SIMT limits (202 to 212) are the A2/A3
+ * device properties, all 0 (src/runtime/config/910_B_93/dev_info_reg.cc), read for every SoC
+ * here; the global memory is the device's capacity (ACLNN_EMU_DEVICE_MEMORY); a device is not
+ * virtual (501: 0, no compute-power splitting); the physical chip id (402) is the device's
+ * logical id (no container). The NPU architecture (601) fails as on A2/A3, whose npuArch is 0
+ * (GetDeviceNpuArch: RT_ERROR_INVALID_VALUE). The board, server and pod figures (401, 403 to
+ * 409) come from the driver of a real machine: not supported here. Another attr is
+ * ACL_ERROR_RT_PARAM_INVALID, a device id past the count ACL_ERROR_RT_INVALID_DEVICEID.
+ */
+EMU_EXPORT aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value)
+{
+    static const char api[] = "aclrtGetDeviceInfo";
+    ENTER_WITH_ARG(api, value, "value");
+    LOCK();
+    if (deviceId >= (uint32_t)g_dev_count) {
+        int32_t count = g_dev_count;
+        UNLOCK();
+        emu_error("%s: deviceId %" PRIu32 " is not a visible device (the count is %" PRId32 ")", api, deviceId,
+                  count);
+        return rt_failed(ACL_ERROR_RT_INVALID_DEVICEID);
+    }
+    size_t row = platform_row_or_default();
+    int64_t v = 0;
+    aclError rc = ACL_SUCCESS;
+    switch ((int32_t)attr) {
+    case ACL_DEV_ATTR_AICPU_CORE_NUM: v = g_platform[row].ai_cpus; break;
+    case ACL_DEV_ATTR_AICORE_CORE_NUM: v = g_platform[row].ai_cores; break;
+    case ACL_DEV_ATTR_CUBE_CORE_NUM:
+        v = g_platform[row].cube_cores;
+        if (v < 0) {
+            emu_error("%s: the platform file of %s gives no cube_core_cnt", api, g_soc);
+            rc = ACL_ERROR_RT_PARAM_INVALID;
+        }
+        break;
+    case ACL_DEV_ATTR_VECTOR_CORE_NUM: v = g_platform[row].vector_cores; break;
+    case ACL_DEV_ATTR_WARP_SIZE: case ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE:
+    case ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE: case ACL_DEV_ATTR_MAX_GRID_DIM_X: case ACL_DEV_ATTR_MAX_GRID_DIM_Y:
+    case ACL_DEV_ATTR_MAX_GRID_DIM_Z: case ACL_DEV_ATTR_MAX_BLOCK_PER_GRID:
+    case ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK: case ACL_DEV_ATTR_MAX_BLOCK_DIM_X:
+    case ACL_DEV_ATTR_MAX_BLOCK_DIM_Y: case ACL_DEV_ATTR_MAX_BLOCK_DIM_Z:
+        v = 0;
+        break;
+    case ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: v = (int64_t)g_dev_capacity; break;
+    case ACL_DEV_ATTR_L2_CACHE_SIZE: v = g_platform[row].l2_bytes; break;
+    case ACL_DEV_ATTR_PHY_CHIP_ID: v = g_visible_ids[deviceId]; break;
+    case ACL_DEV_ATTR_IS_VIRTUAL: v = 0; break;
+    case ACL_DEV_ATTR_NPU_ARCH:
+        emu_error("%s: attr ACL_DEV_ATTR_NPU_ARCH (601): the NPU architecture of %s is not set in CANN's "
+                  "device properties, so the query fails as on that SoC", api, g_soc);
+        rc = ACL_ERROR_RT_PARAM_INVALID;
+        break;
+    case ACL_DEV_ATTR_SMP_ID: case ACL_DEV_ATTR_SUPER_POD_DEVICE_ID: case ACL_DEV_ATTR_SUPER_POD_SERVER_ID:
+    case ACL_DEV_ATTR_SUPER_POD_ID: case ACL_DEV_ATTR_CUST_OP_PRIVILEGE: case ACL_DEV_ATTR_MAINBOARD_ID:
+    case ACL_DEV_ATTR_HD_CONNECT_TYPE: case ACL_DEV_ATTR_DEVICE_FORM_FACTOR:
+        emu_error("%s: attr %d is a figure of the machine's driver (board, server or pod), which the emulator "
+                  "does not model", api, (int)attr);
+        rc = ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+        break;
+    default:
+        emu_error("%s: attr %d is not an aclrtDevAttr (1, 101, 102, 201 to 212, 301, 302, 401 to 409, 501, "
+                  "601)", api, (int)attr);
+        rc = ACL_ERROR_RT_PARAM_INVALID;
+    }
+    UNLOCK();
+    if (rc)
+        return rt_failed(rc);
+    *value = v;
+    return ACL_SUCCESS;
+}
+
+/*
+ * aclGetCannAttributeList / aclGetCannAttribute (hicann/runtime 681ef7610: src/acl/aclrt_impl/
+ * acl.cpp, aclGetCannAttributeListImpl and aclGetCannAttributeImpl; src/acl/utils/
+ * cann_info_utils.cpp, CannInfoUtils). An attribute is available when the installed runtime is
+ * at least the version src/acl/config/swFeatureList.json names (INF_NAN and BF16 7.1,
+ * JIT_COMPILE 6.4: every era emulated here is newer) and, for INF_NAN and BF16, when the SoC's
+ * platform file sets support_inf_nan / support_bf16 to 1 (the Atlas A2 and A3 parts; a SoC
+ * without a file has neither). The list holds the available ones in enum order. NULL pointers
+ * and an attribute outside the enum are ACL_ERROR_INVALID_PARAM.
+ */
+static aclCannAttr g_cann_attrs[3];
+
+static size_t cann_attributes(void)
+{
+    LOCK();
+    ptrdiff_t row = platform_row();
+    size_t n = 0;
+    if (row >= 0 && g_platform[row].inf_nan_bf16) {
+        g_cann_attrs[n++] = ACL_CANN_ATTR_INF_NAN;
+        g_cann_attrs[n++] = ACL_CANN_ATTR_BF16;
+    }
+    g_cann_attrs[n++] = ACL_CANN_ATTR_JIT_COMPILE;
+    UNLOCK();
+    return n;
+}
+
+EMU_EXPORT aclError aclGetCannAttributeList(const aclCannAttr **cannAttrList, size_t *num)
+{
+    static const char api[] = "aclGetCannAttributeList";
+    ENTER_WITH_ARG(api, cannAttrList, "cannAttrList");
+    REQUIRE_ARG(api, num, "num");
+    *num = cann_attributes();
+    *cannAttrList = g_cann_attrs;
+    return ACL_SUCCESS;
+}
+
+EMU_EXPORT aclError aclGetCannAttribute(aclCannAttr cannAttr, int32_t *value)
+{
+    static const char api[] = "aclGetCannAttribute";
+    ENTER_WITH_ARG(api, value, "value");
+    if (cannAttr < ACL_CANN_ATTR_INF_NAN || cannAttr > ACL_CANN_ATTR_JIT_COMPILE) {
+        emu_error("%s: cannAttr %d is not an attribute CANN knows (0 INF_NAN, 1 BF16, 2 JIT_COMPILE)", api,
+                  (int)cannAttr);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    size_t n = cann_attributes();
+    *value = 0;
+    for (size_t i = 0; i < n; i++)
+        if (g_cann_attrs[i] == cannAttr)
+            *value = 1;
+    return ACL_SUCCESS;
 }
 
 /* aclrtDeviceCanAccessPeer (docs/zh/api_ref/04_device_management.md): the emulated devices
@@ -303,7 +449,7 @@ EMU_EXPORT aclError aclrtProcessReport(int32_t timeout)
         emu_error("%s: timeout %" PRId32 " is invalid: -1 or a value >= 0 in milliseconds", api, timeout);
         return ACL_ERROR_INVALID_PARAM;
     }
-    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+    return rt_failed(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 }
 
 /* ---- out of scope: virtual memory, IPC, kernel binaries, dumps ---- */
@@ -383,22 +529,38 @@ EMU_EXPORT aclError aclrtGetFunctionAddr(void *funcHandle, void **aicAddr, void 
 }
 
 /* Dumps of operator data (acl_rt.h aclmdlInitDump, aclmdlSetDump, aclmdlFinalizeDump;
- * docs/zh/api_ref/18_dump_configuration.md). */
+ * docs/zh/api_ref/18_dump_configuration.md): the only calls that need aclInit in effect
+ * (hicann/runtime src/acl/aclrt_impl/toolchain/dump.cpp: GetAclInitFlag first, else
+ * ACL_ERROR_UNINITIALIZE), then out of scope. */
+static aclError require_acl_init(const char *api)
+{
+    LOCK();
+    bool inited = g_inited;
+    UNLOCK();
+    if (inited)
+        return ACL_SUCCESS;
+    report_uninitialized(api);
+    return ACL_ERROR_UNINITIALIZE;
+}
+
 EMU_EXPORT aclError aclmdlInitDump(void)
 {
     ENTER("aclmdlInitDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlInitDump"));
     return unsupported("aclmdlInitDump", "dumping operator data");
 }
 
 EMU_EXPORT aclError aclmdlSetDump(const char *dumpCfgPath)
 {
     ENTER("aclmdlSetDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlSetDump"));
     return unsupported("aclmdlSetDump", "dumping operator data");
 }
 
 EMU_EXPORT aclError aclmdlFinalizeDump(void)
 {
     ENTER("aclmdlFinalizeDump");
+    RETURN_IF_ERROR(require_acl_init("aclmdlFinalizeDump"));
     return unsupported("aclmdlFinalizeDump", "dumping operator data");
 }
 
@@ -798,6 +960,86 @@ EMU_EXPORT aclError aclsysGetVersionStr(char *pkgName, char *versionStr)
         rc = read_pkg_version(api, other, versionStr, EMU_PKG_VERSION_MAX_SIZE, false);
     free(other);
     return rc;
+}
+
+/*
+ * aclsysGetCANNVersion, deprecated (hicann/runtime 681ef7610 src/acl/aclrt_impl/acl.cpp,
+ * aclsysGetCANNVersionImpl, GetCANNVersionInternal, FillinPackageVersion, ConvertVersion):
+ * version NULL is ACL_ERROR_INVALID_PARAM; a name outside aclCANNPackageName too. The package
+ * folders are kMapToPkgName's (CANN and RUNTIME: runtime; COMPILER: bisheng-compiler; HCCL:
+ * hccl; TOOLKIT: oam-tools; OPP and OPP_KERNEL: ops-legacy), read as aclsysGetVersionStr reads
+ * them; the driver's, which CANN finds through /etc/ascend_install.info, is no part of the
+ * emulated tree. The version has what follows its first '-' joined to it by a '.' with that
+ * part's own dots removed ("8.5.0-beta.1" is "8.5.0.beta1"), and splits at '.' into major,
+ * minor, release and patch, missing ones "0"; fewer than two parts, or an empty part, is
+ * ACL_ERROR_INVALID_FILE.
+ */
+EMU_EXPORT aclError aclsysGetCANNVersion(aclCANNPackageName name, aclCANNPackageVersion *version)
+{
+    static const char api[] = "aclsysGetCANNVersion";
+    EMU_RETURN_IF_FAULT(api);
+    REQUIRE_ARG(api, version, "version");
+    static const char *const folders[] = {"runtime", "runtime", "bisheng-compiler", "hccl", "oam-tools",
+                                          "ops-legacy", "ops-legacy"};
+    if ((int)name == ACL_PKG_NAME_DRIVER) {
+        emu_error("%s: the driver package's version is not known: the emulated tree has no driver package "
+                  "(CANN reads it through /etc/ascend_install.info)", api);
+        return ACL_ERROR_INVALID_FILE;
+    }
+    if ((int)name < ACL_PKG_NAME_CANN || (int)name >= ACL_PKG_NAME_DRIVER) {
+        emu_error("%s: name %d is not an aclCANNPackageName (0 to 7)", api, (int)name);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    char text[EMU_PKG_VERSION_MAX_SIZE];
+    const char *folder = folders[name];
+    aclError rc = read_pkg_version(api, folder, text, sizeof text, strchr(folder, '-') != NULL);
+    if (rc != ACL_SUCCESS && strchr(folder, '-')) {
+        char other[32];
+        snprintf(other, sizeof other, "%s", folder);
+        for (char *c = other; *c; c++)
+            if (*c == '-')
+                *c = '_';
+        rc = read_pkg_version(api, other, text, sizeof text, false);
+    }
+    if (rc != ACL_SUCCESS)
+        return rc == ACL_ERROR_INTERNAL_ERROR ? ACL_ERROR_INVALID_FILE : rc;
+    /* "<prefix>-<suffix>" becomes "<prefix>.<suffix without dots>" */
+    char converted[EMU_PKG_VERSION_MAX_SIZE];
+    char *dash = strchr(text, '-');
+    size_t used = 0;
+    for (const char *c = text; *c && used + 1 < sizeof converted; c++) {
+        if (c == dash)
+            converted[used++] = '.';
+        else if (!(dash && c > dash && *c == '.'))
+            converted[used++] = *c;
+    }
+    converted[used] = '\0';
+    memset(version, 0, sizeof *version);
+    char *parts[4] = {version->majorVersion, version->minorVersion, version->releaseVersion,
+                      version->patchVersion};
+    size_t count = 0;
+    bool empty = false;
+    for (const char *start = converted;; count++) {
+        const char *stop = strchr(start, '.');
+        size_t len = stop ? (size_t)(stop - start) : strlen(start);
+        empty = empty || (len == 0 && count < 4);
+        if (count < 4)
+            snprintf(parts[count], ACL_PKG_VERSION_PARTS_MAX_SIZE, "%.*s", (int)len, start);
+        if (!stop)
+            break;
+        start = stop + 1;
+    }
+    count++;
+    for (size_t i = count; i < 4; i++)
+        strcpy(parts[i], "0");
+    snprintf(version->version, sizeof version->version, "%s", converted);
+    if (count < 2 || empty) {
+        memset(version, 0, sizeof *version);
+        emu_error("%s: the %s package's version \"%s\" is not <major>.<minor>[.<release>[.<patch>]]", api, folder,
+                  text);
+        return ACL_ERROR_INVALID_FILE;
+    }
+    return ACL_SUCCESS;
 }
 
 /* ---- profiling step records ---- */

@@ -9,11 +9,12 @@
 #include <errno.h>
 
 static uint64_t g_op_cache_epochs; /* epochs started (see g_op_cache_epoch) */
+static bool g_op_cache_on;         /* ACLNN_EMU_OP_CACHE=1 when the runtime started */
 
 void report_uninitialized(const char *api)
 {
-    emu_error("%s: ACL was finalized: aclFinalize released every resource of the emulator; call "
-              "aclInit again first", api);
+    emu_error("%s: aclInit must be called first (ACL is not initialized%s)", api,
+              g_finalized ? ": aclFinalize ended it" : "");
 }
 
 static bool parse_u64(const char *s, const char **end, uint64_t *out)
@@ -311,6 +312,7 @@ static aclError start_runtime(const char *api)
     g_link = link;
     g_link_latency_ns = link_latency_ns;
     g_link_bytes_per_ns = link_bytes_per_ns;
+    g_op_cache_on = op_cache;
     __atomic_store_n(&g_op_cache_epoch, op_cache ? ++g_op_cache_epochs : 0, __ATOMIC_RELEASE);
     memset(g_devices, 0, sizeof g_devices);
     fork_handlers_install();
@@ -321,19 +323,17 @@ static aclError start_runtime(const char *api)
 /*
  * CANN's runtime API checks no aclInit: no aclrt*Impl of hicann/runtime src/acl/aclrt_impl/
  * (device.cpp, memory.cpp, stream.cpp, event.cpp, context.cpp, acl_rt_impl_base.cpp) asks
- * GetAclInitFlag(); only toolchain/dump.cpp's dump API does. The runtime starts on its first
- * use, and so does the emulator's: aclInit or the first runtime call before it reads the
- * configuration. Not after aclFinalize, which here releases everything (CANN's keeps devices
- * and memory): calls between it and the next aclInit get ACL_ERROR_UNINITIALIZE. Lock held.
+ * GetAclInitFlag(); only toolchain/dump.cpp's dump API does (aclmdlInitDump, aclmdlSetDump,
+ * aclmdlFinalizeDump: ACL_ERROR_UNINITIALIZE). The runtime starts on its first use, and so does
+ * the emulator's: aclInit or the first runtime call before it reads the configuration, once per
+ * process. aclFinalize ends ACL, not the runtime (src/acl/aclrt_impl/acl.cpp,
+ * aclFinalizeInternal: profiling, dump and the callbacks of the other ACL modules), so calls
+ * after it find their devices, streams, events and memory as they left them. Lock held.
  */
 aclError runtime_ready(const char *api)
 {
     if (g_started)
         return ACL_SUCCESS;
-    if (g_finalized) {
-        report_uninitialized(api);
-        return ACL_ERROR_UNINITIALIZE;
-    }
     return start_runtime(api);
 }
 
@@ -356,6 +356,48 @@ static aclError repeated_init(void)
     return ACL_ERROR_REPEAT_INITIALIZE;
 }
 
+/*
+ * The content of aclInit's configuration file ("" for none), or NULL with the message recorded.
+ * Error code choice: ACL_ERROR_INVALID_FILE (100003, "请检查文件是否存在、文件是否能被访问",
+ * RT doc 25-01). The JSON content itself is not interpreted.
+ */
+static char *read_config_file(const char *configPath, aclError *rc)
+{
+    *rc = ACL_SUCCESS;
+    if (!configPath || !*configPath)
+        return strdup("");
+    FILE *f = fopen(configPath, "r");
+    if (!f) {
+        emu_error("aclInit: configPath '%s' cannot be opened: %s", configPath, strerror(errno));
+        *rc = ACL_ERROR_INVALID_FILE;
+        return NULL;
+    }
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    char chunk[4096];
+    size_t n;
+    while (out && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fwrite(chunk, 1, n, out);
+    bool failed = !out || ferror(f);
+    fclose(f);
+    if (out)
+        fclose(out);
+    if (failed || !text) {
+        emu_error("aclInit: configPath '%s' cannot be read", configPath);
+        free(text);
+        *rc = ACL_ERROR_INVALID_FILE;
+        return NULL;
+    }
+    return text;
+}
+
+/* The first successful aclInit's configuration content: a later one (after aclFinalize) must
+ * bring the same (hicann/runtime src/acl/aclrt_impl/acl.cpp, aclInitImpl: aclInitJsonHash,
+ * the hash of the content, NULL or "" hashing as an empty file; else ACL_ERROR_INVALID_PARAM). */
+static char *g_first_config;
+static char g_first_config_path[256];
+
 EMU_EXPORT aclError aclInit(const char *configPath)
 {
     EMU_RETURN_IF_FAULT("aclInit");
@@ -363,26 +405,39 @@ EMU_EXPORT aclError aclInit(const char *configPath)
     if (g_inited)
         return repeated_init();
     UNLOCK();
-    /* configPath: NULL or "" = no configuration; otherwise the file must be readable.
-     * Error code choice: ACL_ERROR_INVALID_FILE (100003, "请检查文件是否存在、文件是否能被访问",
-     * RT doc 25-01). The JSON content itself is not interpreted. */
-    if (configPath && *configPath) {
-        FILE *f = fopen(configPath, "r");
-        if (!f) {
-            emu_error("aclInit: configPath '%s' cannot be opened: %s", configPath, strerror(errno));
-            return ACL_ERROR_INVALID_FILE;
-        }
-        fclose(f);
-    }
+    /* configPath: NULL or "" = no configuration; otherwise the file must be readable. */
+    aclError rc;
+    char *config = read_config_file(configPath, &rc);
+    if (!config)
+        return rc ? rc : ACL_ERROR_BAD_ALLOC;
     LOCK();
-    if (g_inited) /* lost a race with another thread */
+    if (g_inited) { /* lost a race with another thread */
+        free(config);
         return repeated_init();
-    /* A runtime already started by a call before aclInit keeps its devices and memory. */
-    aclError rc = g_started ? ACL_SUCCESS : start_runtime("aclInit");
+    }
+    if (g_first_config && strcmp(config, g_first_config) != 0) {
+        UNLOCK();
+        free(config);
+        emu_error("aclInit: the content of configPath '%s' differs from the configuration of the first "
+                  "aclInit of the process ('%s')", configPath ? configPath : "", g_first_config_path);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    /* A runtime already started, by a call before aclInit or before an aclFinalize, keeps its
+     * configuration, devices and memory. */
+    rc = g_started ? ACL_SUCCESS : start_runtime("aclInit");
     if (rc) {
         UNLOCK();
+        free(config);
         return rc;
     }
+    if (!g_first_config) {
+        g_first_config = config;
+        snprintf(g_first_config_path, sizeof g_first_config_path, "%s", configPath ? configPath : "");
+    } else {
+        free(config);
+    }
+    if (g_op_cache_on && __atomic_load_n(&g_op_cache_epoch, __ATOMIC_ACQUIRE) == 0)
+        __atomic_store_n(&g_op_cache_epoch, ++g_op_cache_epochs, __ATOMIC_RELEASE); /* after aclFinalize */
     g_inited = true;
     g_finalized = false; /* aclInitImpl clears aclFinalizeFlag (src/acl/aclrt_impl/acl.cpp) */
     g_init_refs = 1;

@@ -67,7 +67,7 @@ void streams_after_fork(void);
 
 extern bool g_inited; /* between aclInit and aclFinalize */
 /* The configuration was read (by aclInit or the first runtime call before it, see
- * runtime_ready) and not released by aclFinalize since. */
+ * runtime_ready); once per process: aclFinalize leaves the runtime running. */
 extern bool g_started;
 /* aclFinalize ran and no aclInit since: CANN's aclFinalizeFlag (src/acl/aclrt_impl/acl.cpp),
  * false until the first aclFinalize of the process, so one before any aclInit succeeds. */
@@ -121,6 +121,9 @@ extern bool g_link;
 extern uint64_t g_link_latency_ns;
 extern double g_link_bytes_per_ns; /* GB/s = bytes per ns */
 
+/* The waits an event keeps track of (struct event); past that number the oldest is forgotten. */
+#define EMU_EVENT_WAITS 16
+
 typedef struct context context;
 typedef struct stream stream;
 typedef struct event event;
@@ -167,7 +170,18 @@ struct event {
     uint64_t done_ns;       /* ACLNN_EMU_LINK: virtual time of the latest record */
     uint32_t not_ready_polls; /* queries that found the latest record pending (see query_event) */
     uint32_t flags;           /* aclrtCreateEventWithFlag's (0 from aclrtCreateEvent) */
+    /* The waits issued on it (aclrtStreamWaitEvent) not known to have run: each is done once its
+     * stream ran the work queued before it (aclrtQueryEventWaitStatus) */
+    struct {
+        stream *s;
+        uint64_t stream_id;
+        uint64_t seq; /* the stream's seq_enqueued at the wait */
+    } waits[EMU_EVENT_WAITS];
+    uint32_t n_waits;
 };
+
+/* Note a wait on e by stream s (aclrtStreamWaitEvent). Lock held. */
+void event_note_wait(event *e, stream *s);
 
 typedef struct {
     int32_t refcount; /* aclrtSetDevice count */
@@ -232,7 +246,7 @@ extern __thread context *t_ctx;
 /* Return the status from the calling API unless it is ACL_SUCCESS. */
 #define RETURN_IF_ERROR(expr) EMU_RETURN_IF_STATUS(aclError, expr)
 
-/* The runtime started (see runtime_ready): refused only after aclFinalize. */
+/* The runtime started (see runtime_ready): fails only with a configuration error. */
 #define REQUIRE_INIT(api) RETURN_IF_ERROR(emu_runtime_ready(api))
 
 /* How (nearly) every public API starts: its fault point, then REQUIRE_INIT. */
@@ -271,13 +285,13 @@ extern __thread context *t_ctx;
 #define REQUIRE_DEVICE(api, var)                 \
     int32_t var = emu_require_device(api);       \
     if (var < 0)                                 \
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
 
 /* The same check where the device itself is not needed. */
 #define REQUIRE_CONTEXT(api)                     \
     do {                                         \
         if (emu_require_device(api) < 0)         \
-            return ACL_ERROR_RT_CONTEXT_NULL;    \
+            return rt_failed(ACL_ERROR_RT_CONTEXT_NULL); \
     } while (0)
 
 /* ------------------------------------------------------------------------- */
@@ -306,6 +320,10 @@ void reg_free(registry *r);
 void *handle_new(registry *r, size_t size);
 aclError check_live_handle(const char *api, const registry *r, const char *kind, const void *h);
 void handle_free(registry *r, void *h);
+
+/* rt_errors.c: status, recorded as the calling thread's last error when it is an
+ * ACL_ERROR_RT_* status (aclrtGetLastError) */
+aclError rt_failed(aclError status);
 
 /* rt_init.c */
 void report_uninitialized(const char *api);
@@ -352,6 +370,7 @@ bool range_still_valid(const block_list *l, bool host, const emu_task *task, con
 
 /* rt_streams.c */
 aclError resolve_stream(aclrtStream h, const char *api, stream **out);
+aclError lock_handles(const char *api, aclrtStream h, stream **s, aclrtEvent ev, event **e);
 aclError stream_bound(stream *s, const char *api);
 void stream_append(stream *s, emu_task *t);
 

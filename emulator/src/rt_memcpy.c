@@ -369,7 +369,7 @@ static aclError copy_run(emu_task *t)
             !range_still_valid(side->kind == SIDE_DEVICE ? &g_dev_mem : &g_host_mem, side->kind != SIDE_DEVICE,
                                t, which[i], &side->r)) {
             UNLOCK();
-            return ACL_ERROR_RT_SYS_DMA;
+            return rt_failed(ACL_ERROR_RT_SYS_DMA);
         }
     }
     UNLOCK();
@@ -433,7 +433,7 @@ EMU_EXPORT aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
     copy_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     LOCK();
     stream *s;
@@ -522,7 +522,7 @@ static aclError memset_run(emu_task *t)
 {
     memset_task *m = (memset_task *)t;
     if (!range_still_valid(&g_dev_mem, false, t, "devPtr", &m->r))
-        return ACL_ERROR_RT_SYS_DMA;
+        return rt_failed(ACL_ERROR_RT_SYS_DMA);
     memset(m->dst, m->value, m->count);
     return ACL_SUCCESS;
 }
@@ -542,7 +542,7 @@ EMU_EXPORT aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t valu
     memset_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     LOCK();
     stream *s;

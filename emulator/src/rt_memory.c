@@ -85,7 +85,7 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
         UNLOCK();
         emu_error("%s: out of device memory on device %" PRId32 ": requested %zu bytes, free %" PRIu64
                   " bytes, total %" PRIu64 " bytes", api, dev, size, free_b, g_dev_capacity);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_failed(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     mem_block b;
     bool mapped;
@@ -96,13 +96,13 @@ EMU_EXPORT aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
         UNLOCK();
         emu_error("%s: failed to allocate %zu bytes on device %" PRId32 " (host mmap failed: %s)", api, size,
                   dev, strerror(errno));
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_failed(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     if (!blocks_insert(&g_dev_mem, &b)) {
         munmap(b.map, b.map_len);
         UNLOCK();
         emu_error("%s: out of host memory for bookkeeping", api);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_failed(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     d->used_bytes += size;
     g_live_device_bytes += (int64_t)size;
@@ -134,7 +134,7 @@ EMU_EXPORT aclError aclrtFree(void *devPtr)
                       "inside the allocation %p of %zu bytes)", api, devPtr, (void *)b->base, b->size);
         else
             emu_error("%s: devPtr %p is not an address returned by aclrtMalloc, or already freed", api, devPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     /* Freed at once into the quarantine: pending work that still uses it fails when its stream is
      * synchronised (allocation id check), and its address is not handed out again for a while. */
@@ -159,7 +159,7 @@ EMU_EXPORT aclError aclrtMallocHost(void **hostPtr, size_t size)
             munmap(b.map, b.map_len);
         UNLOCK();
         emu_error("%s: failed to allocate %zu bytes of host memory", api, size);
-        return ACL_ERROR_RT_MEMORY_ALLOCATION;
+        return rt_failed(ACL_ERROR_RT_MEMORY_ALLOCATION);
     }
     *hostPtr = b.base;
     UNLOCK();
@@ -175,7 +175,7 @@ EMU_EXPORT aclError aclrtFreeHost(void *hostPtr)
     if (i < 0) {
         UNLOCK();
         emu_error("%s: hostPtr %p is not an address returned by aclrtMallocHost, or already freed", api, hostPtr);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     blocks_remove_at(&g_host_mem, (size_t)i);
     UNLOCK();

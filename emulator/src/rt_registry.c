@@ -76,7 +76,7 @@ aclError check_live_handle(const char *api, const registry *r, const char *kind,
         return ACL_SUCCESS;
     emu_error("%s: %s %p is not a live %s (never created, already destroyed, or its device was reset)", api, kind,
               h, kind);
-    return h ? ACL_ERROR_RT_PARAM_INVALID : ACL_ERROR_INVALID_PARAM;
+    return h ? rt_failed(ACL_ERROR_RT_PARAM_INVALID) : ACL_ERROR_INVALID_PARAM;
 }
 
 /* Unregister and free a handle object. Lock held. */

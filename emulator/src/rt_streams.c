@@ -14,10 +14,10 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
     if (!c) {
         bool stale = t_ctx != NULL;
         emu_error("%s: %s: call aclrtSetDevice or aclrtSetCurrentContext first", api,
-                  stale ? "the calling thread's current context is no longer valid (destroyed, device reset, or "
-                          "aclFinalize called)"
+                  stale ? "the calling thread's current context is no longer valid (destroyed, or its device "
+                          "reset)"
                         : "no current context in the calling thread");
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     }
     if (!h) {
         *out = c->default_stream;
@@ -26,13 +26,13 @@ aclError resolve_stream(aclrtStream h, const char *api, stream **out)
     if (!reg_has(&g_streams, h)) {
         emu_error("%s: stream %p is not a live stream (never created, already destroyed, or its context or "
                   "device was released)", api, h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     stream *s = h;
     if (s->device != c->device) {
         emu_error("%s: stream %p belongs to device %" PRId32 " but the calling thread's current context is on "
                   "device %" PRId32, api, h, s->device, c->device);
-        return ACL_ERROR_RT_STREAM_CONTEXT;
+        return rt_failed(ACL_ERROR_RT_STREAM_CONTEXT);
     }
     *out = s;
     return ACL_SUCCESS;
@@ -99,11 +99,23 @@ EMU_EXPORT aclError emu_stream_enqueue(aclrtStream stream_h, emu_task *task, con
     return rc;
 }
 
-/* Take the lock and resolve the stream h into *out; on an error (recorded) the lock is released. */
-static aclError lock_stream(aclrtStream h, const char *api, stream **out)
+/*
+ * How the stream and event calls go on after their own argument checks: the calling thread
+ * needs a current context (107002), then, with the lock taken, the event ev must be live (when
+ * e is given; 107000, or 100000 for NULL) and the stream h must be the calling context's
+ * (when s is given; NULL is the default stream: see resolve_stream). On success the caller
+ * holds the lock; on an error (recorded) it is released.
+ */
+aclError lock_handles(const char *api, aclrtStream h, stream **s, aclrtEvent ev, event **e)
 {
+    if (emu_require_device(api) < 0)
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     LOCK();
-    aclError rc = resolve_stream(h, api, out);
+    aclError rc = e ? check_live_handle(api, &g_events, "event", ev) : ACL_SUCCESS;
+    if (!rc && e)
+        *e = ev;
+    if (!rc && s)
+        rc = resolve_stream(h, api, s);
     if (rc)
         UNLOCK();
     return rc;
@@ -119,19 +131,19 @@ EMU_EXPORT aclError aclrtCreateStream(aclrtStream *stream_out)
     if (!c) { /* raced with a reset */
         UNLOCK();
         emu_error("%s: no current context in the calling thread", api);
-        return ACL_ERROR_RT_CONTEXT_NULL;
+        return rt_failed(ACL_ERROR_RT_CONTEXT_NULL);
     }
     if (g_devices[dev].explicit_streams >= EMU_MAX_STREAMS_PER_DEVICE) {
         UNLOCK();
         emu_error("%s: device %" PRId32 " already has %d streams, the maximum", api, dev,
                   EMU_MAX_STREAMS_PER_DEVICE);
-        return ACL_ERROR_RT_NO_STREAM_RESOURCE;
+        return rt_failed(ACL_ERROR_RT_NO_STREAM_RESOURCE);
     }
     stream *s = stream_new(c, false);
     if (!s) {
         UNLOCK();
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     *stream_out = s;
     UNLOCK();
@@ -146,17 +158,14 @@ EMU_EXPORT aclError aclrtDestroyStream(aclrtStream stream_h)
         emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     if (s->is_default) {
         UNLOCK();
         emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
-    rc = stream_run_all(s, api);
+    aclError rc = stream_run_all(s, api);
     if (rc)
         emu_error("%s: pending work of stream %p failed with error %d (the stream was destroyed anyway)", api,
                   stream_h, rc);
@@ -201,9 +210,8 @@ EMU_EXPORT aclError aclrtStreamQuery(aclrtStream stream_h, aclrtStreamStatus *st
     static const char api[] = "aclrtStreamQuery";
     ENTER_WITH_ARG(api, status, "status");
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
+    aclError rc = ACL_SUCCESS;
     if (!s->head && g_link && now_ns() < s->end_ns) {
         *status = ACL_STREAM_STATUS_NOT_READY; /* ACLNN_EMU_LINK: the work ends later */
     } else if (!s->head) {
@@ -232,15 +240,12 @@ EMU_EXPORT aclError aclrtDestroyStreamForce(aclrtStream stream_h)
         emu_error("%s: stream is NULL: the default stream cannot be destroyed", api);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     if (s->is_default) {
         UNLOCK();
         emu_error("%s: stream %p is the default stream of a context: it cannot be destroyed", api, stream_h);
-        return ACL_ERROR_RT_PARAM_INVALID;
+        return rt_failed(ACL_ERROR_RT_PARAM_INVALID);
     }
     stream_free(s);
     UNLOCK();
@@ -266,11 +271,8 @@ EMU_EXPORT aclError aclrtStreamGetId(aclrtStream stream_h, int32_t *streamId)
 {
     static const char api[] = "aclrtStreamGetId";
     ENTER_WITH_ARG(api, streamId, "streamId");
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     *streamId = (int32_t)(s->id & 0x7fffffff);
     UNLOCK();
     return ACL_SUCCESS;
@@ -287,11 +289,8 @@ EMU_EXPORT aclError aclrtSetStreamOverflowSwitch(aclrtStream stream_h, uint32_t 
         emu_error("%s: flag %" PRIu32 " is invalid: 0 (disable) or 1 (enable)", api, flag);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     s->overflow = flag;
     UNLOCK();
     return ACL_SUCCESS;
@@ -301,11 +300,8 @@ EMU_EXPORT aclError aclrtGetStreamOverflowSwitch(aclrtStream stream_h, uint32_t 
 {
     static const char api[] = "aclrtGetStreamOverflowSwitch";
     ENTER_WITH_ARG(api, flag, "flag");
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     *flag = s->overflow;
     UNLOCK();
     return ACL_SUCCESS;
@@ -322,11 +318,8 @@ EMU_EXPORT aclError aclrtSetStreamFailureMode(aclrtStream stream_h, uint64_t mod
                   mode);
         return ACL_ERROR_INVALID_PARAM;
     }
-    REQUIRE_CONTEXT(api);
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
-    if (rc)
-        return rc;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
     s->failure_mode = mode;
     UNLOCK();
     return ACL_SUCCESS;
@@ -352,14 +345,13 @@ EMU_EXPORT aclError aclrtLaunchHostFunc(aclrtStream stream_h, void (*fn)(void *)
 {
     static const char api[] = "aclrtLaunchHostFunc";
     ENTER_WITH_ARG(api, fn, "fn");
-    REQUIRE_CONTEXT(api);
     host_func_task *t = calloc(1, sizeof *t);
     if (!t) {
         emu_error("%s: out of host memory", api);
-        return ACL_ERROR_RT_RESOURCE_ALLOC_FAIL;
+        return rt_failed(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL);
     }
     stream *s;
-    aclError rc = lock_stream(stream_h, api, &s);
+    aclError rc = lock_handles(api, stream_h, &s, NULL, NULL);
     if (rc) {
         free(t);
         return rc;
@@ -373,4 +365,30 @@ EMU_EXPORT aclError aclrtLaunchHostFunc(aclrtStream stream_h, void (*fn)(void *)
     rc = stream_bound(s, api);
     UNLOCK();
     return rc;
+}
+
+/*
+ * aclmdlRICaptureGetInfo (hicann/runtime 681ef7610 src/acl/aclrt_impl/model_ri.cpp,
+ * aclmdlRICaptureGetInfoImpl: stream NULL, or status and modelRI both NULL, is
+ * ACL_ERROR_INVALID_PARAM; then the stream's capture state, written where a pointer is given).
+ * Graph capture is out of scope (aclmdlRICaptureBegin returns 207000), so no stream is ever
+ * capturing: ACL_MODEL_RI_CAPTURE_STATUS_NONE (0) and no model. torch_npu asks it around every
+ * allocation and stream operation on the SoCs that support capture.
+ */
+EMU_EXPORT aclError aclmdlRICaptureGetInfo(aclrtStream stream_h, int32_t *status, void **modelRI)
+{
+    static const char api[] = "aclmdlRICaptureGetInfo";
+    ENTER_WITH_ARG(api, stream_h, "stream");
+    if (!status && !modelRI) {
+        emu_error("%s: status and modelRI are both NULL", api);
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    stream *s;
+    RETURN_IF_ERROR(lock_handles(api, stream_h, &s, NULL, NULL));
+    UNLOCK();
+    if (status)
+        *status = 0; /* ACL_MODEL_RI_CAPTURE_STATUS_NONE */
+    if (modelRI)
+        *modelRI = NULL;
+    return ACL_SUCCESS;
 }

@@ -32,8 +32,8 @@ EMU_EXPORT int32_t emu_require_device(const char *api)
     UNLOCK();
     if (dev < 0) {
         if (stale)
-            emu_error("%s: the calling thread's current context is no longer valid (it was destroyed, its "
-                      "device was reset, or aclFinalize was called): call aclrtSetDevice or "
+            emu_error("%s: the calling thread's current context is no longer valid (it was destroyed, or its "
+                      "device was reset): call aclrtSetDevice or "
                       "aclrtSetCurrentContext", api);
         else
             emu_error("%s: no current context in the calling thread: call aclrtSetDevice or "
@@ -174,7 +174,7 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
                 emu_error("%s: the work of the stream was aborted while this call waited for it: a kernel "
                           "run by another thread was interrupted, and the tasks queued after it were dropped",
                           api);
-                return ACL_ERROR_RT_STREAM_ABORT;
+                return rt_failed(ACL_ERROR_RT_STREAM_ABORT);
             }
             continue;
         }
@@ -191,7 +191,7 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
             s->running = false;
             pthread_cond_broadcast(&g_task_done);
             if (!stream_alive(s, id)) /* freed meanwhile: its freeing waited, the task is ours */
-                return rc;
+                return rt_failed(rc);
         }
         if (g_link)
             link_place(s, t, now_ns() - t0);
@@ -202,7 +202,7 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
             emu_error("%s: task %s on the stream was interrupted: the stream's work was aborted, and the %" PRIu64
                       " tasks queued after it were dropped unrun", api, t->name ? t->name : "(unnamed)", dropped);
             task_release(t);
-            return rc;
+            return rt_failed(rc);
         }
         if (rc != ACL_SUCCESS && first == ACL_SUCCESS) {
             first = rc;
@@ -212,7 +212,7 @@ aclError stream_run(stream *s, uint64_t upto, const char *api)
     }
     if (!s->head)
         s->query_not_ready_reported = false;
-    return first;
+    return rt_failed(first);
 }
 
 /*
@@ -249,6 +249,7 @@ aclError stream_run_all(stream *s, const char *api)
             rc = s->failed;
             emu_error("%s: work queued on the stream failed with error %d when the stream's queue was full "
                       "and its oldest tasks ran", api, rc);
+            rt_failed(rc);
         }
         s->failed = ACL_SUCCESS;
     }

@@ -12,7 +12,7 @@
     EMU_EXPORT aclError name(__VA_ARGS__)                                             \
     {                                                                                 \
         emu_error("%s: %s is not supported by the aclnn_py emulator", #name, what);   \
-        return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;                                      \
+        return rt_failed(ACL_ERROR_RT_FEATURE_NOT_SUPPORT);                                      \
     }
 
 /* memory shared between processes (IPC) and host memory registered for the device */
@@ -90,7 +90,6 @@ EMU_UNSUPPORTED(aclrtSetStreamAttribute, "stream attributes", aclrtStream stream
 /* graph capture (NPUGraph: acl_mdl.h's aclmdlRI*) */
 EMU_UNSUPPORTED(aclmdlRICaptureBegin, "graph capture", aclrtStream stream, int32_t mode)
 EMU_UNSUPPORTED(aclmdlRICaptureEnd, "graph capture", aclrtStream stream, void **modelRI)
-EMU_UNSUPPORTED(aclmdlRICaptureGetInfo, "graph capture", aclrtStream stream, int32_t *status, void **modelRI)
 EMU_UNSUPPORTED(aclmdlRICaptureThreadExchangeMode, "graph capture", int32_t *mode)
 EMU_UNSUPPORTED(aclmdlRICaptureTaskGrpBegin, "graph capture", aclrtStream stream)
 EMU_UNSUPPORTED(aclmdlRICaptureTaskGrpEnd, "graph capture", aclrtStream stream, void **handle)
@@ -116,5 +115,20 @@ EMU_UNSUPPORTED(aclprofStop, "the profiler", const void *profilerConfig)
 EMU_UNSUPPORTED(aclprofDestroyConfig, "the profiler", const void *profilerConfig)
 EMU_UNSUPPORTED(aclprofMarkEx, "the profiler", const char *msg, size_t msgLen, aclrtStream stream)
 EMU_UNSUPPORTED(aclprofGetStepTimestamp, "the profiler", void *stepInfo, int32_t tag, aclrtStream stream)
+/* The rest torch_npu 2.13.0 looks up (hicann/runtime 681ef7610 include/external/acl/acl_prof.h and
+ * src/dfx/msprof/inc/toolchain/prof_acl_api.h): aclprofWarmup and aclprofRegisterDeviceCallback
+ * return int, aclprofGetSupportedFeatures(V2) a Status, all 0 on success, so 207000 says "not
+ * supported" through each; aclprofCreateConfig returns the configuration or NULL. */
+EMU_UNSUPPORTED(aclprofWarmup, "the profiler", const void *profilerConfig)
+EMU_UNSUPPORTED(aclprofRegisterDeviceCallback, "the profiler", void)
+EMU_UNSUPPORTED(aclprofGetSupportedFeatures, "the profiler", size_t *featuresSize, void **featuresData)
+EMU_UNSUPPORTED(aclprofGetSupportedFeaturesV2, "the profiler", size_t *featuresSize, void **featuresData)
+
+EMU_EXPORT void *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums, int32_t aicoreMetrics,
+                                     const void *aicoreEvents, uint64_t dataTypeConfig)
+{
+    emu_error("aclprofCreateConfig: the profiler is not supported by the aclnn_py emulator");
+    return NULL;
+}
 EMU_UNSUPPORTED(aclopStartDumpArgs, "dumping operator arguments", uint32_t dumpType, const char *path)
 EMU_UNSUPPORTED(aclopStopDumpArgs, "dumping operator arguments", uint32_t dumpType)

@@ -127,34 +127,44 @@ def test_first_runtime_call_reports_a_bad_configuration():
     assert done.stdout.splitlines() == ["aclrtGetDeviceCount 100000 True"]
 
 
-def test_finalize_ends_the_runtime_until_the_next_init():
-    # The emulator's aclFinalize releases everything; CANN's first aclFinalize of a process
-    # succeeds even before aclInit (aclFinalizeFlag starts false), a repeat returns 100037.
+def test_finalize_ends_acl_not_the_runtime():
+    # CANN's aclFinalize ends ACL, not the runtime (hicann/runtime src/acl/aclrt_impl/acl.cpp,
+    # aclFinalizeInternal): devices, streams and memory stay and the runtime calls go on
+    # working; its first aclFinalize of a process succeeds even before aclInit
+    # (aclFinalizeFlag starts false), a repeat returns 100037; only the dump API needs aclInit
+    # in effect (toolchain/dump.cpp: 100001), and a second aclInit starts ACL again.
     done = run_python("""
         from aclnn_py._c import lowlevel as ll
         from aclnn_py.errors import AclError
         import ctypes, os
         import aclnn_py
+        ll.get_device_count()  # loads the runtime; needs no aclInit
+        runtime = ctypes.CDLL(os.path.join(aclnn_py.emulator.home(), "lib64", "libacl_rt.so"))
+        print("dump before init", runtime.aclmdlInitDump())
+        ll.set_device(0)
+        kept, stream = ll.malloc(64), ll.create_stream()
         ll.finalize()
         print("first finalize ok")
-        for call, args in ((ll.finalize, ()), (ll.set_device, (0,)), (ll.malloc, (64,)),
-                           (ll.get_device_count, ())):
-            try:
-                call(*args)
-            except AclError as error:
-                print(error.api, error.status)
-        runtime = ctypes.CDLL(os.path.join(aclnn_py.emulator.home(), "lib64", "libacl_rt.so"))
-        version = [ctypes.c_int32() for _ in range(3)]
-        print("aclrtGetVersion", runtime.aclrtGetVersion(*map(ctypes.byref, version)))
-        ll.init()
-        ll.set_device(0)
-        print("after init", ll.get_device())
+        try:
+            ll.finalize()
+        except AclError as error:
+            print(error.api, error.status)
+        ll.memset(kept, 64, 7, 64)
+        ll.synchronize_stream(stream)
+        print("after finalize", ll.get_device(), ll.get_device_count() >= 1)
+        print("dump after finalize", runtime.aclmdlInitDump())
+        print("init again", ll.init())
+        print("dump after init", runtime.aclmdlInitDump())
+        ll.destroy_stream(stream)
+        ll.free(kept)
+        ll.reset_device(0)
+        print("released", aclnn_py.emulator.stats()["live_allocations"])
     """)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["first finalize ok", "aclFinalize 100037",
-                                        "aclrtSetDevice 100001", "aclrtMalloc 100001",
-                                        "aclrtGetDeviceCount 100001",
-                                        "aclrtGetVersion 0", "after init 0"]
+    assert done.stdout.splitlines() == ["dump before init 100001", "first finalize ok",
+                                        "aclFinalize 100037", "after finalize 0 True",
+                                        "dump after finalize 100001", "init again True",
+                                        "dump after init 207000", "released 0"]
 
 
 def test_repeat_acl_init_is_reported_and_counted_as_success(device):
@@ -976,6 +986,8 @@ def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():
     host_objects |= {name for name in cann if name.startswith("aclop")}
     # The profiler's step records are host objects returned without a status.
     host_objects |= {"aclprofCreateStepInfo", "aclprofDestroyStepInfo"}
+    # aclprofCreateConfig returns its configuration (NULL here: the profiler is out of scope).
+    host_objects.add("aclprofCreateConfig")
     # The features out of scope return "not supported" whatever the arguments (rt_unsupported.c).
     unsupported = Path(__file__).resolve().parents[2] / "emulator" / "src" / "rt_unsupported.c"
     host_objects |= set(re.findall(r"^EMU_UNSUPPORTED\((\w+),", unsupported.read_text(),
@@ -1053,3 +1065,27 @@ def test_huge_page_policies_ask_the_host_for_huge_pages_above_1_mib(device):
             assert ("hg" in flags) == huge, (policy, size, flags)
         finally:
             ll.free(pointer)
+
+
+def test_a_later_acl_init_must_bring_the_first_ones_configuration(tmp_path):
+    # hicann/runtime src/acl/aclrt_impl/acl.cpp, aclInitImpl: the first aclInit's configuration
+    # content (none reads as empty) is kept; after aclFinalize, an aclInit whose file holds
+    # something else is ACL_ERROR_INVALID_PARAM, the same content starts ACL again.
+    first, other, same = tmp_path / "first.json", tmp_path / "other.json", tmp_path / "same.json"
+    first.write_text('{"dump": {}}')
+    other.write_text("{}")
+    same.write_text('{"dump": {}}')
+    done = run_python(f"""
+        from aclnn_py._c import lowlevel as ll
+        from aclnn_py.errors import AclError
+        print(ll.init({str(first)!r}))
+        ll.finalize()
+        for path in ({str(other)!r}, None, {str(same)!r}):
+            try:
+                print(ll.init(path))
+            except AclError as error:
+                print(error.api, error.status, "differs" in error.message)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True", "aclInit 100000 True", "aclInit 100000 True",
+                                        "True"]

@@ -322,7 +322,173 @@ def test_scalar_lists_own_their_scalars():
         print(json.dumps(got))
     """)
     assert found[0] is True and found[1] == 561103 and "belongs to an aclScalarList" in found[2]
-    assert found[3] is True and "already belongs to an aclScalarList" in found[4]
+    assert found[3] is True and "already belongs to another aclScalarList" in found[4]
     # the list destroys its scalars, once; NULL is accepted
     assert found[5:9] == [0, 561103, 561103, 0]
     assert found[9] is True and "not a live aclScalar" in found[10] and found[11] is True
+
+
+def test_the_last_error_is_the_threads_last_runtime_failure():
+    found = run("""
+        import threading
+        got = [acl.aclrtPeekAtLastError(0), acl.aclrtGetLastError(1), acl.aclrtPeekAtLastError(7)]
+        got.append(acl.aclrtMalloc(None, c_size_t(64), 0))  # ACL's own check: no runtime failure
+        got.append(acl.aclrtPeekAtLastError(0))
+        got.append(acl.aclrtDestroyEvent(c_void_p(0x1234)))  # the runtime's: recorded
+        device = c_int32(-1)
+        got.append(acl.aclrtGetDevice(byref(device)))  # a success leaves it
+        got += [acl.aclrtPeekAtLastError(0), acl.aclrtPeekAtLastError(0)]
+        other = []
+        def elsewhere():
+            other.append(acl.aclrtPeekAtLastError(0))
+            other.append(acl.aclrtSetDevice(99))
+            other.append(acl.aclrtGetLastError(0))
+        thread = threading.Thread(target=elsewhere)
+        thread.start(); thread.join()
+        got += [acl.aclrtGetLastError(0), acl.aclrtGetLastError(0), other]
+        print(json.dumps(got))
+    """)
+    assert found == [0, 100000, 100000, 100000, 0, 107000, 0, 107000, 107000,
+                     107000, 0, [0, 107001, 107001]]
+
+
+@pytest.mark.parametrize(("soc", "cores"), [("Ascend910B3", [6, 20, 20, 40]),
+                                            ("Ascend910_9392", [6, 24, 24, 48])])
+def test_device_info_by_attribute(soc, cores):
+    found = run("""
+        value = c_int64(-1)
+        def get(attr, device=0):
+            value.value = -1
+            return [acl.aclrtGetDeviceInfo(device, attr, byref(value)), value.value]
+        got = [[get(attr)[1] for attr in (1, 101, 102, 201)]]
+        got += [get(202), get(212), get(301), get(302), get(402), get(501), get(601),
+                get(409), get(999), get(0, device=3), acl.aclrtGetDeviceInfo(0, 101, None)]
+        print(json.dumps(got))
+    """, ACLNN_EMU_SOC=soc, ACLNN_EMU_DEVICE_MEMORY="2G")
+    assert found[0] == cores
+    assert found[1:8] == [[0, 0], [0, 0], [0, 2 << 30], [0, 201326592], [0, 0], [0, 0],
+                          [107000, -1]]
+    assert found[8:] == [[207000, -1], [107000, -1], [107001, -1], 100000]
+
+
+def test_an_events_wait_status_follows_the_waiting_streams_work():
+    found = run("""
+        stream, event, external, buffer = c_void_p(), c_void_p(), c_void_p(), c_void_p()
+        status = c_int32(-1)
+        def wait_status(ev=event):
+            status.value = -1
+            rc = acl.aclrtQueryEventWaitStatus(ev, byref(status))
+            return status.value if rc == 0 else rc
+        assert acl.aclrtCreateStream(byref(stream)) == 0
+        assert acl.aclrtCreateEvent(byref(event)) == 0
+        assert acl.aclrtMalloc(byref(buffer), c_size_t(64), 0) == 0
+        got = [wait_status()]  # no wait issued: complete (0)
+        acl.aclrtRecordEvent(event, None)
+        acl.aclrtStreamWaitEvent(stream, event)  # nothing queued before it: runs at once
+        got.append(wait_status())
+        acl.aclrtMemsetAsync(buffer, c_size_t(64), 1, c_size_t(64), stream)
+        acl.aclrtStreamWaitEvent(stream, event)  # after the memset, still pending
+        got.append(wait_status())
+        acl.aclrtSynchronizeStream(stream)
+        got.append(wait_status())
+        acl.aclrtCreateEventWithFlag(byref(external), 0x20)  # ACL_EVENT_EXTERNAL
+        got += [wait_status(external), acl.aclrtPeekAtLastError(0),
+                acl.aclrtQueryEventWaitStatus(None, byref(status)),
+                acl.aclrtQueryEventWaitStatus(event, None)]
+        print(json.dumps(got))
+    """)
+    assert found == [0, 0, 1, 0, 207000, 0, 100000, 100000]
+
+
+@pytest.mark.parametrize(("soc", "available"), [("Ascend910B3", [0, 1, 2]),
+                                                ("Ascend910_9391", [0, 1, 2]),
+                                                ("Ascend310P3", [2]),
+                                                ("Ascend950PR_9599", [2])])
+def test_cann_attributes_by_soc(soc, available):
+    found = run("""
+        listing, count, value = ctypes.POINTER(c_int32)(), c_size_t(), c_int32(-1)
+        got = [acl.aclGetCannAttributeList(byref(listing), byref(count))]
+        got.append([listing[i] for i in range(count.value)])
+        for attr in (0, 1, 2):
+            acl.aclGetCannAttribute(attr, byref(value))
+            got.append(value.value)
+        got += [acl.aclGetCannAttribute(3, byref(value)), acl.aclGetCannAttribute(-1, byref(value)),
+                acl.aclGetCannAttribute(0, None), acl.aclGetCannAttributeList(None, byref(count)),
+                acl.aclGetCannAttributeList(byref(listing), None)]
+        print(json.dumps(got))
+    """, ACLNN_EMU_SOC=soc)
+    assert found[:2] == [0, available]
+    assert found[2:5] == [int(attr in available) for attr in (0, 1, 2)]
+    assert found[5:] == [100000] * 5
+
+
+def test_cann_version_by_package(tmp_path):
+    (tmp_path / "share" / "info" / "runtime").mkdir(parents=True)
+    (tmp_path / "share" / "info" / "runtime" / "version.info").write_text(
+        "Version=8.5.0-beta.1\n")
+    (tmp_path / "share" / "info" / "ops_legacy").mkdir(parents=True)
+    (tmp_path / "share" / "info" / "ops_legacy" / "version.info").write_text("Version=9\n")
+    found = run("""
+        class Version(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_char * 128), ("major", ctypes.c_char * 64),
+                        ("minor", ctypes.c_char * 64), ("release", ctypes.c_char * 64),
+                        ("patch", ctypes.c_char * 64), ("reserved", ctypes.c_char * 128)]
+        v = Version()
+        def parts():
+            return [v.version.decode(), v.major.decode(), v.minor.decode(), v.release.decode(),
+                    v.patch.decode()]
+        get = acl.aclsysGetCANNVersion
+        got = [get(0, byref(v)), parts(), get(3, byref(v)), get(7, byref(v)), get(8, byref(v)),
+               get(0, None)]
+        libc = ctypes.CDLL(None)
+        import os
+        libc.setenv(b"ASCEND_HOME_PATH", os.environ["OTHER_HOME"].encode(), 1)
+        got += [get(1, byref(v)), parts(), get(5, byref(v))]
+        print(json.dumps(got))
+    """, OTHER_HOME=str(tmp_path))
+    # the tree's runtime package; no hccl/ under share/info; no driver package; no package 8
+    assert found[:6] == [0, ["8.5.0", "8", "5", "0", "0"], 100003, 100003, 100000, 100000]
+    # "-beta.1" joins as ".beta1"; ops-legacy found as ops_legacy, one part only
+    assert found[6:] == [0, ["8.5.0.beta1", "8", "5", "0", "beta1"], 100003]
+
+
+def test_the_profilers_other_functions_are_not_supported():
+    found = run("""
+        acl.aclprofCreateConfig.restype = c_void_p
+        size, data = c_size_t(), c_void_p()
+        got = [acl.aclprofCreateConfig(None, 0, 0, None, c_uint64(0)), message(),
+               acl.aclprofWarmup(None), acl.aclprofRegisterDeviceCallback(),
+               acl.aclprofGetSupportedFeatures(byref(size), byref(data)),
+               acl.aclprofGetSupportedFeaturesV2(byref(size), byref(data))]
+        print(json.dumps(got))
+    """)
+    assert found[0] is None and "aclprofCreateConfig" in found[1] and "not supported" in found[1]
+    assert found[2:] == [207000] * 4
+
+
+def test_no_stream_is_ever_capturing():
+    found = run("""
+        stream, model, status = c_void_p(), c_void_p(1), c_int32(-1)
+        assert acl.aclrtCreateStream(byref(stream)) == 0
+        got = [acl.aclmdlRICaptureGetInfo(stream, byref(status), byref(model)), status.value,
+               model.value, acl.aclmdlRICaptureGetInfo(None, byref(status), None),
+               acl.aclmdlRICaptureGetInfo(stream, None, None),
+               acl.aclmdlRICaptureGetInfo(c_void_p(0x1234), byref(status), None)]
+        print(json.dumps(got))
+    """)
+    assert found == [0, 0, None, 100000, 100000, 107000]
+
+
+@pytest.mark.parametrize(("soc", "strict"), [("Ascend910B3", 0), ("Ascend910_9392", 5)])
+def test_hccl_keeps_the_deterministic_setting(soc, strict):
+    found = run("""
+        hccl = ctypes.CDLL("libhccl.so")
+        value = c_int32(-1)
+        got = [hccl.HcclGetConfig(0, byref(value)), value.value]
+        got += [hccl.HcclSetConfig(0, 1), hccl.HcclGetConfig(0, byref(value)), value.value]
+        got += [hccl.HcclSetConfig(0, 3), hccl.HcclSetConfig(0, 2), hccl.HcclSetConfig(1, 9),
+                hccl.HcclGetConfig(0, None)]
+        print(json.dumps(got))
+    """, ACLNN_EMU_SOC=soc)
+    # 2 (reduction order kept) is for Atlas A2 only; 3 is no setting; another config is ignored
+    assert found == [0, 0, 0, 0, 1, 1, strict, 0, 2]
