@@ -939,6 +939,35 @@ if torch is not None:
 
     REFERENCES["aclnnSwigluGroup"] = _swiglu_group
 
+    def _scaled_masked_softmax(launch: Launch) -> dict[str, Any]:
+        z = torch.where(launch.tensor("mask").bool(), -10000.0,
+                        launch.input() * launch.arg("scale"))
+        return _out(launch, torch.softmax(z, -1))
+
+    def _scaled_masked_softmax_backward(launch: Launch) -> dict[str, Any]:
+        g, y = launch.input(), launch.tensor("y")
+        grad = (g * y - (g * y).sum(-1, keepdim=True) * y) * launch.arg("scale")
+        mask = launch.tensor("mask")
+        return _out(launch, grad if mask is None else torch.where(mask.bool(), 0.0, grad))
+
+    REFERENCES["aclnnScaledMaskedSoftmax"] = _scaled_masked_softmax
+    REFERENCES["aclnnScaledMaskedSoftmaxBackward"] = _scaled_masked_softmax_backward
+
+    def _rrelu(launch: Launch) -> dict[str, Any]:
+        """Evaluation: the mean slope; training: out = self times the slopes the kernel wrote
+        into noise, each 1 for self >= 0 and in [lower, upper] otherwise (its draws are
+        random: checked by their range, not their values)."""
+        x, low, high = launch.tensor("self"), launch.arg("lower"), launch.arg("upper")
+        written = "out" if "out" in launch.written else "self"
+        if not launch.arg("training"):
+            return {written: torch.where(x < 0, x * (low + high) / 2, x)}
+        noise = _torch(launch.results["noise"]).reshape(-1)[:x.numel()].reshape(x.shape)
+        inside = (noise >= low - 1e-6) & (noise <= high + 1e-6)
+        slopes = torch.where(x < 0, torch.where(inside, noise, float("nan")), 1.0)
+        return {written: x * slopes}
+
+    REFERENCES["aclnnRReluWithNoise"] = REFERENCES["aclnnInplaceRReluWithNoise"] = _rrelu
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

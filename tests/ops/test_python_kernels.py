@@ -1797,8 +1797,8 @@ def swish_backward(rng, dtype):
 
 def _f64(*arrays: np.ndarray) -> list[Any]:
     """Torch float64 tensors of the arrays' values (as rounded to their dtype)."""
-    return [T(np.asarray(a, np.float32).astype(np.float64)) if a.dtype.kind == "f" or a.dtype == BF16
-            else T(a) for a in arrays]
+    return [T(np.asarray(a, np.float32).astype(np.float64))
+            if a.dtype.kind == "f" or a.dtype == BF16 else T(a) for a in arrays]
 
 
 def _as(value: Any, dtype: np.dtype) -> np.ndarray:
@@ -2141,10 +2141,8 @@ for _interleaved, _mode in ((False, 0), (True, 0), (True, 1)):
         x, index = rand(rng, (4, 6), dtype), np.array([1, 2], np.int64)
         arguments = {"x": x, "groupIndexOptional": index, "dim": 1, "alpha": 1.7,
                      "limit": 1.5, "bias": 0.5, "interleaved": interleaved}
-        name = "aclnnClippedSwiglu"
         if mode or interleaved:
             arguments["clampMode"] = mode
-            name = "aclnnClippedSwigluV2"
         return arguments, np.empty((4, 3), dtype), \
             _as(_clipped64(_f64(x)[0], interleaved, mode, 3), dtype)
     case("aclnnClippedSwigluV2" if _mode or _interleaved else "aclnnClippedSwiglu",
@@ -2194,6 +2192,69 @@ def swiglu_group(rng, dtype):
     y[3:] = 0
     return {"x": x, "weightOptional": w, "groupIndexOptional": index, "clampLimit": 1.5}, \
         np.empty((4, 3), dtype), _as(y, dtype)
+
+
+def _masked_softmax64(x: np.ndarray, mask: np.ndarray, scale: float) -> Any:
+    z = torch.where(T(mask), -10000.0, _f64(x)[0] * scale)
+    return torch.softmax(z, -1)
+
+
+@case("aclnnScaledMaskedSoftmax")
+def scaled_masked_softmax(rng, dtype):
+    x, mask = rand(rng, (2, 3, 4, 5), dtype), rng.integers(0, 2, (1, 3, 4, 5)).astype(bool)
+    return {"x": x, "mask": mask, "scale": 0.7, "fixedTriuMask": False}, \
+        np.empty(x.shape, dtype), _as(_masked_softmax64(x, mask, 0.7), dtype)
+
+
+@case("aclnnScaledMaskedSoftmaxBackward")
+def scaled_masked_softmax_backward(rng, dtype):
+    x, mask = rand(rng, (2, 3, 4, 5), dtype), rng.integers(0, 2, (2, 1, 4, 5)).astype(bool)
+    y, g = _as(torch.softmax(_f64(x)[0], -1), dtype), rand(rng, x.shape, dtype)
+    yt, gt = _f64(y, g)
+    grad = (gt * yt - (gt * yt).sum(-1, keepdim=True) * yt) * 0.7
+    return {"gradOutput": g, "y": y, "mask": mask, "scale": 0.7, "fixTriuMask": False}, \
+        np.empty(x.shape, dtype), N(torch.where(T(mask), 0.0, grad))
+
+
+@case("aclnnRReluWithNoise", "evaluation")
+def rrelu_with_noise(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    xt = _f64(x)[0]
+    return {"self": x, "noise": np.zeros((3, 5), dtype), "lower": np.float32(0.125),
+            "upper": np.float32(0.375), "training": False, "seed": 0, "offset": 0}, \
+        np.empty((3, 5), dtype), \
+        (np.zeros((3, 5), dtype), _as(torch.where(xt < 0, xt * 0.25, xt), dtype))
+
+
+@case("aclnnInplaceRReluWithNoise", "evaluation")
+def inplace_rrelu_with_noise(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    xt = _f64(x)[0]
+    return {"self": x, "noise": np.zeros((3, 5), dtype), "lower": np.float32(0.125),
+            "upper": np.float32(0.375), "training": False, "seed": 0, "offset": 0}, None, \
+        (_as(torch.where(xt < 0, xt * 0.25, xt), dtype), None)
+
+
+@pytest.mark.parametrize("name", ["aclnnRReluWithNoise", "aclnnInplaceRReluWithNoise"])
+def test_rrelu_with_noise_draws_its_slopes_uniformly_and_by_seed(name: str) -> None:
+    """In training the slopes of the negative elements are U(lower, upper) draws, written into
+    noise (1 for the others), the same for one (seed, offset) and others for another."""
+    x = np.where(np.arange(20000) % 2, -1.0, 2.0).astype(np.float32)
+
+    def run(seed: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        arguments = {"self": x.copy(), "noise": np.zeros(x.shape, np.float32),
+                     "lower": np.float32(0.1), "upper": np.float32(0.3), "training": True,
+                     "seed": seed, "offset": offset}
+        first, second = aclnn_py.call(name, **arguments)  # the written tensors, in order
+        return (first, second) if name == "aclnnRReluWithNoise" else (second, first)
+
+    noise, out = run(7, 0)
+    slopes = noise[x < 0]
+    assert np.all(noise[x > 0] == 1) and np.array_equal(out, x * noise)
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 0.003 and abs(slopes.std() - 0.2 / np.sqrt(12)) < 0.003
+    assert np.array_equal(run(7, 0)[0], noise)
+    assert not np.array_equal(run(7, 1)[0], noise) and not np.array_equal(run(8, 0)[0], noise)
 
 
 for _name, _base in INPLACE_OF.items():

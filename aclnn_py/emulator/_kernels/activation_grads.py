@@ -9,13 +9,15 @@ into gradInput) or float64.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-import math
-
+from . import tensor_format
 from .elementwise import _erf, compute_dtype, promote_types, real_value, register
+
+FRACTAL_NZ = 29  # aclFormat ACL_FORMAT_FRACTAL_NZ (headers/acl_rt.h)
 
 
 def _grad_check(**arguments: Any) -> None:
@@ -99,13 +101,17 @@ def _elu_backward_check(gradOutput: np.ndarray, alpha: Any, scale: Any, inputSca
                         isResult: bool, selfOrResult: np.ndarray, gradInput: np.ndarray) -> None:
     """ops-nn activation/elu_grad_v2/op_api/aclnn_elu_backward.cpp: CheckShape (selfOrResult
     and gradInput have gradOutput's shape, at most 8 dimensions), CheckDtypeValid
-    (selfOrResult has gradOutput's dtype), CheckAttr (alpha at least 0 when isResult)."""
+    (selfOrResult has gradOutput's dtype, gradInput one it casts to), CheckAttr (alpha at least
+    0 when isResult)."""
     _grad_check(gradOutput=gradOutput, selfOrResult=selfOrResult, gradInput=gradInput)
     if gradOutput.ndim > 8:
         raise ValueError(f"gradOutput has {gradOutput.ndim} dimensions: at most 8")
     if selfOrResult.dtype != gradOutput.dtype:
         raise ValueError(f"selfOrResult has dtype {selfOrResult.dtype.name} and gradOutput "
                          f"{gradOutput.dtype.name}: they must be equal")
+    if gradInput.dtype.kind not in "fcV":   # float (bfloat16's kind is V) or complex
+        raise ValueError(f"gradInput has dtype {gradInput.dtype.name}: gradOutput's "
+                         f"{gradOutput.dtype.name} cannot be cast to it")
     if isResult and real_value(alpha) < 0:
         raise ValueError(f"alpha is {real_value(alpha)}: with isResult it must be at least 0")
 
@@ -121,10 +127,7 @@ def elu_backward(gradOutput: np.ndarray, alpha: Any, scale: Any, inputScale: Any
     grad, x = _operands(gradOutput, selfOrResult)
     kind = x.dtype.type
     a, s, i = kind(real_value(alpha)), kind(real_value(scale)), kind(real_value(inputScale))
-    if isResult:
-        negative = i * (x + a * s)
-    else:
-        negative = i * a * s * np.exp(x * i)
+    negative = i * (x + a * s) if isResult else i * a * s * np.exp(x * i)
     _store(gradInput, grad * np.where(x > 0, s, negative))
 
 
@@ -391,8 +394,13 @@ def _rows(array: np.ndarray, dtype: np.dtype, pre: int) -> Any:
     return np.ascontiguousarray(array).astype(dtype).reshape(pre, -1)
 
 
-@register("aclnnSwiGluGrad", check=lambda yGrad, x, dim, out: _glu_grad_check(
-    yGrad, "yGrad", x, "x", dim, out, "out"))
+def _swi_glu_grad_check(yGrad: np.ndarray, x: np.ndarray, dim: int, out: np.ndarray) -> None:
+    """ops-nn activation/swi_glu_grad/docs/aclnnSwiGluGrad.md: yGrad x's shape with dim
+    halved, out x's shape."""
+    _glu_grad_check(yGrad, "yGrad", x, "x", dim, out, "out")
+
+
+@register("aclnnSwiGluGrad", check=_swi_glu_grad_check)
 def swi_glu_grad(yGrad: np.ndarray, x: np.ndarray, dim: int, out: np.ndarray) -> None:
     """dA = yGrad (s + s (1 - s) A) B, dB = yGrad s A, s = sigmoid(A) (ops-nn activation/
     swi_glu_grad/docs/aclnnSwiGluGrad.md)."""
@@ -492,8 +500,8 @@ def clipped_swiglu_grad(gradY: np.ndarray, x: np.ndarray, groupIndexOptional: An
     sum(groupIndex) 0."""
     if gradXOut.size == 0:
         return
-    from .activations import glu_dim, glu_halves
     from .activations import _group_rows as group_rows
+    from .activations import glu_dim, glu_halves
 
     axis = glu_dim(x, dim)
     x0, x1 = glu_halves(x, axis, interleaved)
@@ -518,8 +526,14 @@ def _sech_squared(z: Any) -> Any:
     return 4 * e / np.square(1 + e)
 
 
-@register("aclnnSituGluGrad", check=lambda gradY, x, dim, beta, linearBeta, activateLeft, out:
-          _glu_grad_check(gradY, "gradY", x, "x", dim, out, "out"))
+def _situ_glu_grad_check(gradY: np.ndarray, x: np.ndarray, dim: int, beta: float,
+                         linearBeta: float, activateLeft: bool, out: np.ndarray) -> None:
+    """ops-nn activation/situ_glu_grad/docs/aclnnSituGluGrad.md: gradY x's shape with dim
+    halved, out x's shape."""
+    _glu_grad_check(gradY, "gradY", x, "x", dim, out, "out")
+
+
+@register("aclnnSituGluGrad", check=_situ_glu_grad_check)
 def situ_glu_grad(gradY: np.ndarray, x: np.ndarray, dim: int, beta: float, linearBeta: float,
                   activateLeft: bool, out: np.ndarray) -> None:
     """t = tanh(gate / beta), s = sigmoid(gate); dgate = gradY up' s ((1 - t^2) + beta t
@@ -535,13 +549,55 @@ def situ_glu_grad(gradY: np.ndarray, x: np.ndarray, dim: int, beta: float, linea
     kind = gate.dtype.type
     g = _rows(gradY, gate.dtype, gate.shape[0])
     t = np.tanh(gate / kind(beta))
-    s = 1 / (1 + np.exp(-gate))
+    s, rest = 1 / (1 + np.exp(-gate)), 1 / (1 + np.exp(gate))   # sigmoid, 1 - sigmoid
     if linearBeta > 0:
         u = np.tanh(up / kind(linearBeta))
         up_value, up_slope = kind(linearBeta) * u, _sech_squared(up / kind(linearBeta))
     else:
         up_value, up_slope = up, kind(1)
-    d_gate = g * up_value * s * (_sech_squared(gate / kind(beta)) + kind(beta) * t * (1 - s))
+    d_gate = g * up_value * s * (_sech_squared(gate / kind(beta)) + kind(beta) * t * rest)
     d_up = g * kind(beta) * t * s * up_slope
     first, second = (d_gate, d_up) if activateLeft else (d_up, d_gate)
     _store(out, _joined(x, axis, first, second))
+
+
+def _scaled_masked_softmax_backward_check(gradOutput: np.ndarray, y: np.ndarray, mask: Any,
+                                          scale: float, fixTriuMask: bool,
+                                          out: np.ndarray) -> None:
+    """ops-nn vfusion/scaled_masked_softmax_grad_v2/op_host/op_api/
+    aclnn_scaled_masked_softmax_backward.cpp CheckFormat (no FRACTAL_NZ) and CheckShape:
+    gradOutput 4-d, its last dimension at most 4096; y and out its shape; mask (optional)
+    4-d of its last two sizes, broadcasting in the first two; fixTriuMask false only."""
+    from .activations import SOFTMAX_WIDTH, masked_softmax_mask_check
+
+    if gradOutput.ndim != 4:
+        raise ValueError(f"gradOutput has {gradOutput.ndim} dimensions: it must be 4-d")
+    if gradOutput.shape[3] > SOFTMAX_WIDTH:
+        raise ValueError(f"gradOutput's last dimension is {gradOutput.shape[3]}: at most "
+                         f"{SOFTMAX_WIDTH}")
+    for name, value in (("y", y), ("out", out)):
+        if value.shape != gradOutput.shape:
+            raise ValueError(f"{name} has shape {list(value.shape)}: it must be gradOutput's, "
+                             f"{list(gradOutput.shape)}")
+    if mask is not None:
+        masked_softmax_mask_check(gradOutput, mask, "gradOutput")
+    for name, value in (("gradOutput", gradOutput), ("y", y), ("out", out), ("mask", mask)):
+        if value is not None and tensor_format(value) == FRACTAL_NZ:   # CheckFormat
+            raise ValueError(f"{name} has format FRACTAL_NZ: the tensors must be ND")
+    if fixTriuMask:
+        raise ValueError("fixTriuMask must be false: CANN supports only false")
+
+
+@register("aclnnScaledMaskedSoftmaxBackward", check=_scaled_masked_softmax_backward_check)
+def scaled_masked_softmax_backward(gradOutput: np.ndarray, y: np.ndarray, mask: Any,
+                                   scale: float, fixTriuMask: bool, out: np.ndarray) -> None:
+    """(gradOutput y - sum(gradOutput y) y) scale over the last dimension, 0 where mask is true
+    (ops-nn vfusion/scaled_masked_softmax_grad_v2/docs/aclnnScaledMaskedSoftmaxBackward.md)."""
+    if out.size == 0:
+        return
+    g, p = gradOutput.astype(np.float32), y.astype(np.float32)
+    product = g * p
+    grad = (product - np.sum(product, axis=-1, keepdims=True) * p) * np.float32(scale)
+    if mask is not None:
+        grad = np.where(np.broadcast_to(mask.astype(bool), grad.shape), np.float32(0), grad)
+    _store(out, grad)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import tensor_format
 from .elementwise import apply, compute_dtype, promote_types, real_value, register, same_shape
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -654,3 +655,128 @@ def swiglu_group(x: np.ndarray, weightOptional: Any, groupIndexOptional: Any,
         y = y * np.asarray(weightOptional).astype(a.dtype).reshape(-1, 1)
     y[_group_rows(groupIndexOptional, y.shape[0]):] = 0
     _compute(out, y.reshape(out.shape))
+
+
+# ---- ScaledMaskedSoftmax ----------------------------------------------------------------------
+
+MASKED = -10000.0  # ops-nn vfusion/scaled_masked_softmax_v2/op_kernel: MASK_VAL
+SOFTMAX_WIDTH = 4096  # op_api D_LIMIT: the last dimension's bound off Regbase
+
+
+def masked_softmax_mask_check(x: np.ndarray, mask: np.ndarray, x_name: str) -> None:
+    """mask is 4-d, of x's last two sizes, its first two x's or 1 (ops-nn vfusion/
+    scaled_masked_softmax_v2/op_host/op_api/aclnn_scaled_masked_softmax.cpp CheckShape,
+    scaled_masked_softmax_grad_v2/.../aclnn_scaled_masked_softmax_backward.cpp CheckShape)."""
+    if mask.ndim != 4:
+        raise ValueError(f"mask has {mask.ndim} dimensions: it must be 4-d")
+    if mask.shape[2:] != x.shape[2:]:
+        raise ValueError(f"mask has shape {list(mask.shape)}: its last two sizes must be "
+                         f"{x_name}'s, {list(x.shape[2:])}")
+    for axis in (0, 1):
+        if mask.shape[axis] not in (1, x.shape[axis]):
+            raise ValueError(f"mask has shape {list(mask.shape)}: it must broadcast to "
+                             f"{x_name}'s {list(x.shape)} (dimension {axis} 1 or equal)")
+
+
+def _scaled_masked_softmax_check(x: np.ndarray, mask: np.ndarray, scale: float,
+                                 fixedTriuMask: bool, y: np.ndarray) -> None:
+    """ops-nn vfusion/scaled_masked_softmax_v2/op_host/op_api/aclnn_scaled_masked_softmax.cpp:
+    y has x's dtype (CheckDtypeValid); x, mask and y are 4-d (CheckTensorDim); the mask's
+    shape (CheckShape); x's last dimension in (0, 4096]; fixedTriuMask false only."""
+    if y.dtype != x.dtype:
+        raise ValueError(f"y has dtype {y.dtype.name} and x {x.dtype.name}: they must be equal")
+    for name, value in (("x", x), ("y", y)):
+        if value.ndim != 4:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must be 4-d")
+    masked_softmax_mask_check(x, mask, "x")
+    if not 0 < x.shape[3] <= SOFTMAX_WIDTH:
+        raise ValueError(f"x's last dimension is {x.shape[3]}: it must be in (0, "
+                         f"{SOFTMAX_WIDTH}]")
+    if y.shape != x.shape:
+        raise ValueError(f"y has shape {list(y.shape)}: it must be x's, {list(x.shape)}")
+    if fixedTriuMask:
+        raise ValueError("fixedTriuMask must be false: CANN supports only false")
+
+
+@register("aclnnScaledMaskedSoftmax", check=_scaled_masked_softmax_check)
+def scaled_masked_softmax(x: np.ndarray, mask: np.ndarray, scale: float, fixedTriuMask: bool,
+                          y: np.ndarray) -> None:
+    """softmax over the last dimension of scale x, -10000 where mask is true (ops-nn vfusion/
+    scaled_masked_softmax_v2/docs/aclnnScaledMaskedSoftmax.md; the kernel's MASK_VAL)."""
+    if y.size == 0:
+        return
+    z = x.astype(np.float32) * np.float32(scale)
+    z = np.where(np.broadcast_to(mask.astype(bool), z.shape), np.float32(MASKED), z)
+    z = z - np.max(z, axis=-1, keepdims=True)
+    e = np.exp(z)
+    _compute(y, e / np.sum(e, axis=-1, keepdims=True))
+
+
+# ---- RReluWithNoise ----------------------------------------------------------------------------
+
+
+def _rrelu_check(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any, training: bool,
+                 seed: int, offset: int, out: np.ndarray) -> None:
+    """ops-nn activation/leaky_relu/op_api/aclnn_rrelu_with_noise.cpp: noise and out have self's
+    dtype (CheckDtypeValid); at most 32 dimensions and the output's format (CheckFormatValid);
+    out has self's shape,
+    and in training noise holds at least self's elements (CheckShapeValid)."""
+    for name, value in (("noise", noise), ("out", out)):
+        if value.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name} and self {self.dtype.name}: "
+                             "they must be equal")
+    for name, value in (("self", self), ("noise", noise)):
+        if value.ndim > 32:
+            raise ValueError(f"{name} has {value.ndim} dimensions: at most 32")
+        if value is not out and tensor_format(value) != tensor_format(out):
+            raise ValueError(f"{name}'s format {tensor_format(value)} is not the output's "
+                             f"{tensor_format(out)}: they must be equal")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {list(out.shape)}: it must be self's, "
+                         f"{list(self.shape)}")
+    if training and self.size > noise.size:
+        raise ValueError(f"noise has {noise.size} elements, fewer than self's {self.size}: in "
+                         "training it holds one slope per element")
+
+
+def _rrelu(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any, training: bool,
+           seed: int, offset: int, out: np.ndarray) -> None:
+    """In training, a ~ U(lower, upper) per element where self < 0 (1 elsewhere), written into
+    noise's first elements, out = self a; otherwise out = self (lower + upper) / 2 where
+    self < 0 (ops-nn activation/leaky_relu/docs/aclnnRReluWithNoise&aclnnInplaceRReluWithNoise.md,
+    op_api ComputeTrainingMode: Less(self, 0), SelectV2, Mul). The draws are numpy's PCG64
+    seeded by (seed, offset): statistically CANN's, not its bits."""
+    if self.size == 0 or noise.size == 0:
+        return
+    x = self.astype(_floating(self.dtype))
+    low, high = real_value(lower), real_value(upper)
+    if training:
+        generator = np.random.default_rng([seed % (1 << 64), offset % (1 << 64)])
+        drawn = generator.uniform(low, high, x.size).astype(x.dtype).reshape(x.shape)
+        slope = np.where(x < 0, drawn, x.dtype.type(1))
+        flat = noise.reshape(-1) if noise.flags.c_contiguous else None
+        if flat is not None:
+            flat[:x.size] = slope.reshape(-1).astype(noise.dtype)
+        else:
+            values = np.array(noise).reshape(-1)
+            values[:x.size] = slope.reshape(-1).astype(noise.dtype)
+            noise[...] = values.reshape(noise.shape)
+        _compute(out, x * slope)
+    else:
+        _compute(out, np.where(x < 0, x * x.dtype.type((low + high) / 2), x))
+
+
+@register("aclnnRReluWithNoise", check=_rrelu_check)
+def rrelu_with_noise(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any,
+                     training: bool, seed: int, offset: int, out: np.ndarray) -> None:
+    """See :func:`_rrelu`."""
+    _rrelu(self, noise, lower, upper, training, seed, offset, out)
+
+
+@register("aclnnInplaceRReluWithNoise",
+          check=lambda self, noise, lower, upper, training, seed, offset: _rrelu_check(
+              self, noise, lower, upper, training, seed, offset, self))
+def inplace_rrelu_with_noise(self: np.ndarray, noise: np.ndarray, lower: Any, upper: Any,
+                             training: bool, seed: int, offset: int) -> None:
+    """aclnnRReluWithNoise into self."""
+    _rrelu(self.copy(), noise, lower, upper, training, seed, offset, self)
