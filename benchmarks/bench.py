@@ -2648,6 +2648,13 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
             {"self": x.copy(), "noise": np.zeros(n, f32), "lower": f32(0.125),
              "upper": f32(0.375), "training": True, "seed": 0, "offset": 0},
             o, lambda: F.rrelu(T(x), 0.125, 0.375, training=True)))
+    ctc_probs = np.log(prob[:128 * 32 * 64].reshape(128, 32, 64))
+    ctc_targets = rng.integers(1, 64, (32, 30)).astype(np.int64)
+    cases["aclnnCtcLoss"] = lambda: EmulatedCase(
+        {"logProbs": ctc_probs, "targets": ctc_targets, "inputLengths": [128] * 32,
+         "targetlengths": [30] * 32, "blank": 0, "zeroInfinity": False},
+        {"negLogLikelihoodOut": E((32,)), "logAlphaOut": E((32, 128, 64))},
+        lambda: aten._ctc_loss(T(ctc_probs), T(ctc_targets), [128] * 32, [30] * 32, 0, False))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -968,6 +968,28 @@ if torch is not None:
 
     REFERENCES["aclnnRReluWithNoise"] = REFERENCES["aclnnInplaceRReluWithNoise"] = _rrelu
 
+    def _ctc(launch: Launch) -> dict[str, Any]:
+        """PyTorch's _ctc_loss; its log_alpha where it is defined (t below the input length,
+        s below 2 L + 1), -inf elsewhere, as the kernel writes it (PyTorch leaves those
+        entries unset)."""
+        log_probs, targets = launch.input(), launch.tensor("targets")
+        inputs, lengths = list(launch.arg("inputLengths")), list(launch.arg("targetlengths"))
+        batched = log_probs.dim() == 3
+        if not batched:
+            log_probs, targets = log_probs[:, None, :], targets.reshape(1, -1)
+        nll, alpha = torch.ops.aten._ctc_loss(log_probs, targets, inputs, lengths,
+                                              launch.arg("blank"), launch.arg("zeroInfinity"))
+        if launch.arg("zeroInfinity"):
+            nll = torch.where(torch.isinf(nll), 0.0, nll)
+        shape = launch.results["logAlphaOut"].shape
+        result = torch.full(shape, float("-inf"), dtype=torch.float64)
+        for n, (steps, length) in enumerate(zip(inputs, lengths)):
+            result[n, :steps, :2 * length + 1] = alpha[n, :steps, :2 * length + 1]
+        return {"negLogLikelihoodOut": nll if batched else nll.reshape(()),
+                "logAlphaOut": result}
+
+    REFERENCES["aclnnCtcLoss"] = _ctc
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

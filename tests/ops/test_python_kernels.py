@@ -2257,6 +2257,21 @@ def test_rrelu_with_noise_draws_its_slopes_uniformly_and_by_seed(name: str) -> N
     assert not np.array_equal(run(7, 1)[0], noise) and not np.array_equal(run(8, 0)[0], noise)
 
 
+@case("aclnnCtcLoss")
+def ctc_loss(rng, dtype):
+    log_probs = N(F.log_softmax(T(rand(rng, (6, 3, 5), dtype)).float(), 2).to(TORCH_DTYPES[dtype]))
+    targets = np.array([[1, 2, 2], [3, 0, 0], [4, 1, 3]], np.int64)
+    inputs, lengths = [4, 6, 6], [3, 1, 3]
+    nll, alpha = torch.ops.aten._ctc_loss(_f64(log_probs)[0], T(targets), inputs, lengths, 0,
+                                          False)
+    expected = np.full((3, 6, 8), -np.inf)
+    for n, (steps, length) in enumerate(zip(inputs, lengths)):
+        expected[n, :steps, :2 * length + 1] = N(alpha[n, :steps, :2 * length + 1])
+    return {"logProbs": log_probs, "targets": targets, "inputLengths": inputs,
+            "targetlengths": lengths, "blank": 0, "zeroInfinity": False}, \
+        (np.empty((3,), dtype), np.empty((3, 6, 8), dtype)), (N(nll), expected)
+
+
 for _name, _base in INPLACE_OF.items():
     for _label, _make, _dtypes in CASES.get(_base, []):
         case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))

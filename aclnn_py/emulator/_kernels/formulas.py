@@ -656,4 +656,7 @@ FORMULAS.update({
                               "numpy's PCG64 seeded by (seed, offset): statistically "
                               "CANN's, not its bits"),
     "aclnnInplaceRReluWithNoise": _f("aclnnRReluWithNoise into self", "the same"),
+    "aclnnCtcLoss": _f("-log p(l | x), the sum over the paths that collapse to l",
+                       "the forward variables alpha (PyTorch's recursion), all samples at "
+                       "once, a loop over time; logAlpha -inf outside the lengths"),
 })

@@ -673,3 +673,121 @@ def multilabel_margin_loss(self: np.ndarray, target: np.ndarray, reduction: int,
     else:
         total = loss.sum() / (loss.size if reduction == 1 else 1)
         store(out, np.asarray(total).reshape(out.shape))
+
+
+# ---- connectionist temporal classification -------------------------------------------------------
+
+CTC_ALIGN = 8  # ops-nn loss/ctc_loss_v2/op_api/ctc_loss_v2.cpp CtcLossNpuOutputShape (off Regbase)
+
+
+def _ctc_check(logProbs: np.ndarray, targets: np.ndarray, inputLengths: tuple[int, ...],
+               targetlengths: tuple[int, ...], blank: int, zeroInfinity: bool,
+               negLogLikelihoodOut: np.ndarray, logAlphaOut: np.ndarray) -> None:
+    """ops-nn loss/ctc_loss_v2/op_api/aclnn_ctc_loss.cpp CheckShapeAndParameterValue and
+    CheckTargetAndOutShapeParameterValue: logProbs (T, N, C) or (T, C), T > 0; blank in
+    [0, C); N input and target lengths, the inputs' at most T; targets (N, >= the longest
+    target) or (the lengths' sum); negLogLikelihoodOut (N) (0-d for a 2-d logProbs);
+    logAlphaOut (N, T, 2 max + 1 rounded up to 8); both of logProbs' dtype (CheckDtypeValid)."""
+    if logProbs.ndim not in (2, 3):
+        raise ValueError(f"logProbs has {logProbs.ndim} dimensions: it must have 2 or 3")
+    if logProbs.shape[0] == 0:
+        raise ValueError("logProbs has no time steps (T is 0)")
+    steps, classes = logProbs.shape[0], logProbs.shape[-1]
+    batch = logProbs.shape[1] if logProbs.ndim == 3 else 1
+    if not 0 <= blank < classes:
+        raise ValueError(f"blank is {blank}: it must be in [0, {classes})")
+    if len(inputLengths) != batch or (inputLengths and max(inputLengths) > steps):
+        raise ValueError(f"inputLengths has {len(inputLengths)} values (at most "
+                         f"{max(inputLengths, default=0)}): it must have {batch}, each at most "
+                         f"{steps}")
+    if len(targetlengths) != batch:
+        raise ValueError(f"targetlengths has {len(targetlengths)} values: it must have {batch}")
+    longest = max((int(n) for n in targetlengths), default=0)
+    if targets.ndim == 2:
+        if targets.shape[0] != batch or targets.shape[1] < longest:
+            raise ValueError(f"targets has shape {list(targets.shape)}: it must be [{batch}, "
+                             f">= {longest}]")
+    elif targets.ndim == 1:
+        if targets.shape[0] != sum(int(n) for n in targetlengths):
+            raise ValueError(f"targets has shape {list(targets.shape)}: it must be "
+                             f"[{sum(int(n) for n in targetlengths)}], the lengths' sum")
+    else:
+        raise ValueError(f"targets has {targets.ndim} dimensions: it must have 1 or 2")
+    expected = (batch,) if logProbs.ndim == 3 else ()
+    if negLogLikelihoodOut.shape != expected:
+        raise ValueError(f"negLogLikelihoodOut has shape {list(negLogLikelihoodOut.shape)}: "
+                         f"it must be {list(expected)}")
+    width = (2 * longest + 1 + CTC_ALIGN - 1) // CTC_ALIGN * CTC_ALIGN
+    if logAlphaOut.shape != (batch, steps, width):
+        raise ValueError(f"logAlphaOut has shape {list(logAlphaOut.shape)}: it must be "
+                         f"{[batch, steps, width]}")
+    for name, value in (("negLogLikelihoodOut", negLogLikelihoodOut),
+                        ("logAlphaOut", logAlphaOut)):
+        if value.dtype != logProbs.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name} and logProbs "
+                             f"{logProbs.dtype.name}: they must be equal")
+
+
+@register("aclnnCtcLoss", check=_ctc_check)
+def ctc_loss(logProbs: np.ndarray, targets: np.ndarray, inputLengths: tuple[int, ...],
+             targetlengths: tuple[int, ...], blank: int, zeroInfinity: bool,
+             negLogLikelihoodOut: np.ndarray, logAlphaOut: np.ndarray) -> None:
+    """-log p(l | x) by the forward variables alpha over the targets with blanks between
+    (ops-nn loss/ctc_loss_v2/docs/aclnnCtcLoss.md; PyTorch's ctc_loss): alpha[t, s] =
+    logsumexp(alpha[t-1, s], alpha[t-1, s-1], alpha[t-1, s-2] unless l'[s] is blank or
+    l'[s-2]) + logProbs[t, l'[s]]; every sample and position at once, a loop over time.
+    logAlphaOut holds alpha, -inf outside each sample's lengths; zeroInfinity turns an
+    infinite loss into 0."""
+    lp = _float(logProbs)
+    if lp.ndim == 2:
+        lp = lp[:, None, :]
+    steps, batch, _ = lp.shape
+    kind = lp.dtype.type
+    lengths = np.asarray(targetlengths, np.int64).reshape(batch)
+    inputs = np.asarray(inputLengths, np.int64).reshape(batch)
+    longest = int(lengths.max(initial=0))
+    labels = np.zeros((batch, longest), np.int64)
+    if targets.ndim == 2:
+        labels[:, :] = targets[:, :longest].astype(np.int64)
+    else:
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        for n in range(batch):   # one row per sample (not per element)
+            labels[n, :lengths[n]] = targets[starts[n]:starts[n] + lengths[n]].astype(np.int64)
+    width = 2 * longest + 1
+    extended = np.full((batch, width), blank, np.int64)
+    extended[:, 1::2] = labels
+    positions = np.arange(width)
+    valid = positions[None, :] < (2 * lengths + 1)[:, None]
+    skip = np.zeros((batch, width), bool)
+    skip[:, 2:] = (extended[:, 2:] != blank) & (extended[:, 2:] != extended[:, :-2])
+    rows = np.arange(batch)[:, None]
+    minus = kind(-np.inf)
+    alpha = np.full((steps, batch, width), minus, lp.dtype)
+    first = lp[0][rows, extended]
+    alpha[0][:, :min(2, width)] = first[:, :min(2, width)]
+    alpha[0][~valid] = minus
+    for t in range(1, steps):
+        previous = alpha[t - 1]
+        shifted1 = np.concatenate([np.full((batch, 1), minus), previous[:, :-1]], axis=1)
+        shifted2 = np.concatenate([np.full((batch, 2), minus), previous[:, :-2]], axis=1)
+        shifted2 = np.where(skip, shifted2, minus)
+        top = np.maximum(np.maximum(previous, shifted1), shifted2)
+        safe = np.where(np.isfinite(top), top, kind(0))
+        total = np.exp(previous - safe) + np.exp(shifted1 - safe) + np.exp(shifted2 - safe)
+        step = np.where(np.isfinite(top), np.log(total) + safe, minus) + lp[t][rows, extended]
+        active = valid & (t < inputs)[:, None]
+        alpha[t] = np.where(active, step, minus)
+    last = np.maximum(inputs - 1, 0)
+    ends = alpha[last, np.arange(batch)]                       # (batch, width)
+    end_a = ends[np.arange(batch), 2 * lengths]
+    end_b = np.where(lengths > 0, ends[np.arange(batch), np.maximum(2 * lengths - 1, 0)], minus)
+    top = np.maximum(end_a, end_b)
+    safe = np.where(np.isfinite(top), top, kind(0))
+    loss = -(np.log(np.exp(end_a - safe) + np.exp(end_b - safe)) + safe)
+    loss = np.where(np.isfinite(top), loss, kind(np.inf))
+    if zeroInfinity:
+        loss = np.where(np.isinf(loss), kind(0), loss)
+    store(negLogLikelihoodOut, loss.reshape(negLogLikelihoodOut.shape))
+    result = np.full(logAlphaOut.shape, minus, lp.dtype)
+    result[:, :, :width] = np.transpose(alpha, (1, 0, 2))
+    store(logAlphaOut, result)
