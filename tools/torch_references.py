@@ -805,7 +805,7 @@ if torch is not None:
     def _shrink(launch: Launch) -> dict[str, Any]:
         x, lambd, bias = launch.input(), launch.arg("lambd"), launch.arg("bias")
         return _out(launch, torch.where(x > lambd, x - bias,
-                                        torch.where(x < -lambd, x + bias, 0.0)))
+                                        torch.where(x < -lambd, x + bias, x * 0.0)))
 
     REFERENCES["aclnnShrink"] = _shrink
 

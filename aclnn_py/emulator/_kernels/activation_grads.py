@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import tensor_format
-from .elementwise import _erf, compute_dtype, promote_types, real_value, register
+from .elementwise import _erf, apply, compute_dtype, promote_types, real_value, register
 
 FRACTAL_NZ = 29  # aclFormat ACL_FORMAT_FRACTAL_NZ (headers/acl_rt.h)
 
@@ -36,6 +36,12 @@ def _operands(gradOutput: np.ndarray, self: np.ndarray) -> tuple[np.ndarray, np.
     if dtype.kind not in "fc":
         dtype = np.dtype(np.float32)
     return gradOutput.astype(dtype), self.astype(dtype)
+
+
+def _grad_dtype(gradOutput: np.ndarray, self: np.ndarray) -> np.dtype:
+    """The dtype gradOutput and self compute in (float32 for the halves and integers)."""
+    dtype = compute_dtype(promote_types(gradOutput.dtype, self.dtype))
+    return dtype if dtype.kind in "fc" else np.dtype(np.float32)
 
 
 def _store(gradInput: np.ndarray, value: Any) -> None:
@@ -172,9 +178,17 @@ def log_sigmoid_backward(gradOutput: np.ndarray, self: np.ndarray, buffer: np.nd
     aclnnLogSigmoidBackward.md), as sigmoid(-x) without overflow."""
     if gradInput.size == 0:
         return
-    grad, x = _operands(gradOutput, self)
-    e = np.exp(-np.abs(x))
-    _store(gradInput, grad * np.where(x > 0, e / (1 + e), 1 / (1 + e)))
+
+    def compute(target: np.ndarray, g: np.ndarray, x: np.ndarray) -> None:
+        # e = exp(-|x|); g e / (1 + e) for x > 0, g / (1 + e) otherwise
+        np.abs(x, out=target)
+        np.negative(target, out=target)
+        np.exp(target, out=target)
+        denominator = np.add(target, target.dtype.type(1))
+        np.copyto(target, target.dtype.type(1), where=np.less_equal(x, 0))
+        np.divide(target, denominator, out=target)
+        np.multiply(target, g, out=target)
+    apply(gradInput, compute, [gradOutput, self], _grad_dtype(gradOutput, self))
 
 
 FAST_GELU = 1.702  # ops-nn activation/fast_gelu/docs/aclnnFastGelu.md
@@ -215,20 +229,28 @@ def gelu_backward_v2(gradOutput: np.ndarray, self: np.ndarray, approximate: Any,
     (ops-nn activation/gelu_grad_v2/docs/aclnnGeluBackwardV2.md)."""
     if gradInput.size == 0:
         return
-    grad, x = np.broadcast_arrays(*_operands(gradOutput, self))
-    kind = x.dtype.type
+    dtype = _grad_dtype(gradOutput, self)
     if approximate == "tanh":
         from .elementwise import _gelu_tanh_backward
 
-        target = np.empty(gradInput.shape, x.dtype)
-        _gelu_tanh_backward(target, grad, x)
-        _store(gradInput, target)
+        apply(gradInput, _gelu_tanh_backward, [gradOutput, self], dtype)
         return
-    cdf = np.empty(gradInput.shape, x.dtype)
-    _erf(cdf, x * kind(1 / math.sqrt(2)))
-    cdf = (cdf + 1) * kind(0.5)
-    pdf = np.exp(x * x * kind(-0.5)) * kind(1 / math.sqrt(2 * math.pi))
-    _store(gradInput, grad * (cdf + x * pdf))
+
+    def compute(target: np.ndarray, g: np.ndarray, v: np.ndarray) -> None:
+        # Phi(x) + x phi(x), block by block
+        kind = target.dtype.type
+        scaled = np.multiply(v, kind(1 / math.sqrt(2)))
+        _erf(target, scaled)
+        np.add(target, kind(1), out=target)
+        np.multiply(target, kind(0.5), out=target)
+        np.multiply(v, v, out=scaled)
+        np.multiply(scaled, kind(-0.5), out=scaled)
+        np.exp(scaled, out=scaled)
+        np.multiply(scaled, kind(1 / math.sqrt(2 * math.pi)), out=scaled)
+        np.multiply(scaled, v, out=scaled)
+        np.add(target, scaled, out=target)
+        np.multiply(target, g, out=target)
+    apply(gradInput, compute, [gradOutput, self], dtype)
 
 
 def _hardswish_backward_v2_check(gradOutput: np.ndarray, self: np.ndarray,
@@ -246,10 +268,16 @@ def hardswish_backward_v2(gradOutput: np.ndarray, self: np.ndarray, out: np.ndar
     activation/hard_swish_grad_v2/docs/aclnnHardswishBackwardV2.md)."""
     if out.size == 0:
         return
-    grad, x = _operands(gradOutput, self)
-    kind = x.dtype.type
-    slope = np.where(x <= -3, kind(0), np.where(x >= 3, kind(1), x / kind(3) + kind(0.5)))
-    _store(out, grad * slope)
+
+    def compute(target: np.ndarray, g: np.ndarray, x: np.ndarray) -> None:
+        # x / 3 + 0.5 in (-3, 3), 0 at and below -3, 1 at and above 3
+        kind = target.dtype.type
+        np.divide(x, kind(3), out=target)
+        np.add(target, kind(0.5), out=target)
+        np.copyto(target, kind(0), where=np.less_equal(x, kind(-3)))
+        np.copyto(target, kind(1), where=np.greater_equal(x, kind(3)))
+        np.multiply(target, g, out=target)
+    apply(out, compute, [gradOutput, self], _grad_dtype(gradOutput, self))
 
 
 def _prelu_channels(self: np.ndarray, weight: np.ndarray) -> int:
@@ -347,14 +375,17 @@ def logit_grad(x: np.ndarray, dy: np.ndarray, eps: float, out: np.ndarray) -> No
     [0, 1] (ops-nn loss/logit_grad/docs/aclnnLogitGrad.md)."""
     if out.size == 0:
         return
-    grad, z = _operands(dy, x)
-    kind = z.dtype.type
-    value = grad / (z * (1 - z))
-    if eps >= 0:
-        value = np.where((z < kind(eps)) | (z > kind(1 - eps)), kind(0), value)
-    else:
-        value = np.where((z < 0) | (z > 1), kind(np.nan), value)
-    _store(out, value)
+
+    def compute(target: np.ndarray, g: np.ndarray, z: np.ndarray) -> None:
+        kind = target.dtype.type
+        np.subtract(kind(1), z, out=target)
+        np.multiply(target, z, out=target)
+        np.divide(g, target, out=target)
+        low, high = (kind(eps), kind(1 - eps)) if eps >= 0 else (kind(0), kind(1))
+        outside = np.less(z, low)
+        outside |= np.greater(z, high)
+        np.copyto(target, kind(0) if eps >= 0 else kind(np.nan), where=outside)
+    apply(out, compute, [dy, x], _grad_dtype(dy, x))
 
 
 # ---- gradients of the gated linear units -----------------------------------------------------
@@ -599,5 +630,5 @@ def scaled_masked_softmax_backward(gradOutput: np.ndarray, y: np.ndarray, mask: 
     product = g * p
     grad = (product - np.sum(product, axis=-1, keepdims=True) * p) * np.float32(scale)
     if mask is not None:
-        grad = np.where(np.broadcast_to(mask.astype(bool), grad.shape), np.float32(0), grad)
+        grad[np.broadcast_to(mask.astype(bool), grad.shape)] = 0
     _store(out, grad)

@@ -375,13 +375,21 @@ def _shrink_check(self: np.ndarray, lambd: Any, bias: Any, out: np.ndarray) -> N
 @register("aclnnShrink", check=_shrink_check)
 def shrink(self: np.ndarray, lambd: Any, bias: Any, out: np.ndarray) -> None:
     """self - bias above lambd, self + bias below -lambd, 0 between (ops-nn activation/
-    shrink/docs/aclnnShrink.md)."""
+    shrink/docs/aclnnShrink.md); NaN stays NaN."""
     if self.size == 0:
         return
-    x = self.astype(_floating(self.dtype))
-    kind = x.dtype.type
-    bound, offset = kind(real_value(lambd)), kind(real_value(bias))
-    _compute(out, np.where(x > bound, x - offset, np.where(x < -bound, x + offset, kind(0))))
+    dtype = compute_dtype(_floating(self.dtype))
+    bound, offset = dtype.type(real_value(lambd)), dtype.type(real_value(bias))
+
+    def compute(target: np.ndarray, x: np.ndarray) -> None:
+        # s = x - clip(x, -lambd, lambd) (0 inside, x -+ lambd outside), then
+        # s + (lambd - bias) sign(s): x -+ bias outside, 0 inside; NaN stays NaN
+        np.clip(x, -bound, bound, out=target)
+        np.subtract(x, target, out=target)
+        step = np.sign(target)
+        np.multiply(step, bound - offset, out=step)
+        np.add(target, step, out=target)
+    apply(out, compute, [self], dtype)
 
 
 # ---- gated linear units: GeluMul, FatreluMul, SwiGlu, GeGlu, ClippedSwiglu, SituGlu, ... ----

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import broadcasts_to, store, tensor_format, widen
-from .elementwise import FLOATS, register
+from .elementwise import FLOATS, apply, register
 from .nn import _fill_reduced, _loss_out, valid_indices
 
 MAX_DIMS = 8  # OP_CHECK_MAX_DIM of every op_api below
@@ -300,21 +300,36 @@ def binary_cross_entropy_with_logits_backward(gradOutput: np.ndarray, self: np.n
     aclnnBinaryCrossEntropyWithLogitsBackward.md)."""
     if out.size == 0:
         return
-    g, x, t = _float(gradOutput), _float(self), _float(target)
-    kind = x.dtype.type
-    e = np.exp(-np.abs(x))
-    sigmoid = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-    if posWeightOptional is None:
-        grad = sigmoid - t
-    else:
-        p = _float(posWeightOptional)
-        grad = (1 + (p - 1) * t) * sigmoid - p * t
-    if weightOptional is not None:
-        grad = grad * _float(weightOptional)
-    grad = grad * g
-    if reduction == 1:
-        grad = grad / kind(self.size)
-    store(out, np.broadcast_to(grad, out.shape))
+    dtype = np.dtype(np.float64) if self.dtype == np.float64 else np.dtype(np.float32)
+    scale = dtype.type(1.0 / self.size if reduction == 1 else 1.0)
+    inputs = [gradOutput, self, target]
+    for extra in (posWeightOptional, weightOptional):
+        if extra is not None:
+            inputs.append(extra)
+
+    def compute(result: np.ndarray, g: np.ndarray, x: np.ndarray, t: np.ndarray,
+                *rest: np.ndarray) -> None:
+        kind = result.dtype.type
+        np.negative(x, out=result)
+        np.exp(result, out=result)
+        np.add(result, kind(1), out=result)
+        np.reciprocal(result, out=result)                 # sigmoid(x)
+        extras = list(rest)
+        if posWeightOptional is None:
+            np.subtract(result, t, out=result)
+        else:
+            p = extras.pop(0)
+            factor = np.subtract(p, kind(1))
+            factor = np.multiply(factor, t)
+            np.add(factor, kind(1), out=factor)           # 1 + (p - 1) t
+            np.multiply(result, factor, out=result)
+            np.subtract(result, np.multiply(p, t), out=result)
+        if weightOptional is not None:
+            np.multiply(result, extras.pop(0), out=result)
+        np.multiply(result, g, out=result)
+        if scale != 1:
+            np.multiply(result, scale, out=result)
+    apply(out, compute, inputs, dtype)
 
 
 # ---- 2-d negative log likelihood -------------------------------------------------------------
