@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import tensor_format
-from .elementwise import _erf, apply, compute_dtype, promote_types, real_value, register
+from .elementwise import _erf, apply, compute_dtype, promote_types, real_value, register, select
 
 FRACTAL_NZ = 29  # aclFormat ACL_FORMAT_FRACTAL_NZ (headers/acl_rt.h)
 
@@ -130,11 +130,23 @@ def elu_backward(gradOutput: np.ndarray, alpha: Any, scale: Any, inputScale: Any
     (ops-nn activation/elu_grad_v2/docs/aclnnEluBackward.md)."""
     if gradInput.size == 0:
         return
-    grad, x = _operands(gradOutput, selfOrResult)
-    kind = x.dtype.type
+    dtype = _grad_dtype(gradOutput, selfOrResult)
+    kind = dtype.type
     a, s, i = kind(real_value(alpha)), kind(real_value(scale)), kind(real_value(inputScale))
-    negative = i * (x + a * s) if isResult else i * a * s * np.exp(x * i)
-    _store(gradInput, grad * np.where(x > 0, s, negative))
+
+    def compute(target: np.ndarray, g: np.ndarray, x: np.ndarray) -> None:
+        negative = np.empty_like(target)
+        if isResult:
+            np.add(x, a * s, out=negative)
+            np.multiply(negative, i, out=negative)
+        else:
+            np.multiply(x, i, out=negative)
+            np.exp(negative, out=negative)
+            np.multiply(negative, i * a * s, out=negative)
+        positive = np.full_like(target, s)
+        select(target, np.greater(x, kind(0)), positive, negative)   # no branch on the data
+        np.multiply(target, g, out=target)
+    apply(gradInput, compute, [gradOutput, selfOrResult], dtype)
 
 
 def _same_dtype_grad_check(**arguments: Any) -> None:

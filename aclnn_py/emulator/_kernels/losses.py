@@ -399,8 +399,16 @@ def nll_loss2d(self: np.ndarray, target: np.ndarray, weight: np.ndarray, reducti
             _fill_reduced(out, reduction)
         totalWeightOut[...] = 0
         return
-    rows, safe, weights, _ = _nll_picked(self, target, weight, ignoreIndex)
-    loss = -rows[np.arange(rows.shape[0]), safe] * weights
+    labels = target.astype(np.int64)
+    keep = labels != ignoreIndex
+    valid_indices("target", labels[keep], 0, self.shape[1],
+                  f"self has {self.shape[1]} classes: targets are in [0, C - 1] (but "
+                  "ignoreIndex)")
+    safe = np.where(keep, labels, 0)
+    picked = _float(np.take_along_axis(self, safe[:, None], axis=1)[:, 0])  # only N H W values
+    weights = np.where(keep, _float(weight).reshape(-1)[safe], 0).astype(picked.dtype)
+    loss = (-picked * weights).reshape(-1)
+    weights = weights.reshape(-1)
     total = np.sum(weights)
     if reduction == 0:
         store(out, loss.reshape(out.shape))
