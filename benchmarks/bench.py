@@ -2780,6 +2780,169 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnSwishBackward"] = lambda: EmulatedCase(
         {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
         lambda: aten.silu_backward(T(g), T(x)))
+    # losses of kernels/losses.py; activations' gradients and gated linear units
+    X, Y, G, P = x.reshape(square), y.reshape(square), g.reshape(square), prob.reshape(square)
+    sign = np.sign(Y).astype(f32)
+    cases["aclnnKlDiv"] = lambda: EmulatedCase(
+        {"self": X, "target": P, "reduction": 1, "logTarget": False}, E(()),
+        lambda: F.kl_div(T(X), T(P), reduction="mean"))
+    cases["aclnnKlDivBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "self": X, "target": P, "reduction": 0, "logTarget": False},
+        E(square), lambda: -T(P) * T(G))
+    cases["aclnnKlDivTargetBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "self": X, "target": P, "reduction": 0, "logTarget": False},
+        E(square), lambda: T(G) * (torch.log(T(P)) - T(X) + 1))
+    cases["aclnnSoftMarginLoss"] = lambda: EmulatedCase(
+        {"self": X, "target": sign, "reduction": 1}, E(()),
+        lambda: F.soft_margin_loss(T(X), T(sign)))
+    cases["aclnnSoftMarginLossBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "self": X, "target": sign, "reduction": 0}, E(square),
+        lambda: -T(sign) * torch.sigmoid(-T(sign) * T(X)) * T(G))
+    cases["aclnnBinaryCrossEntropyWithLogitsBackward"] = lambda: EmulatedCase(
+        {"gradOutput": G, "self": X, "target": P, "weightOptional": None,
+         "posWeightOptional": None, "reduction": 0}, E(square),
+        lambda: (torch.sigmoid(T(X)) - T(P)) * T(G))
+    image = x.reshape(16, 64, 32, 32)
+    labels = rng.integers(0, 64, (16, 32, 32)).astype(np.int64)
+    weights = u(0.5, 1.5, (64,))
+    cases["aclnnNLLLoss2d"] = lambda: EmulatedCase(
+        {"self": image, "target": labels, "weight": weights, "reduction": 1,
+         "ignoreIndex": -100}, {"out": E(()), "totalWeightOut": E(())},
+        lambda: F.nll_loss(T(image), T(labels), T(weights)))
+    cases["aclnnNLLLoss2dBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g[:16 * 32 * 32].reshape(16, 32, 32), "self": image, "target": labels,
+         "weight": weights, "reduction": 0, "ignoreIndex": -100,
+         "totalWeight": np.ones((), f32)}, E(image.shape),
+        lambda: torch.zeros(image.shape).scatter_(1, T(labels)[:, None], 1.0))
+    classes = rng.integers(0, 1024, 1024).astype(np.int64)
+    cases["aclnnCrossEntropyLoss"] = lambda: EmulatedCase(
+        {"input": X, "target": classes, "weightOptional": None, "reductionOptional": "mean",
+         "ignoreIndex": -100, "labelSmoothing": 0.0, "lseSquareScaleForZloss": 0.0,
+         "returnZloss": False},
+        {"lossOut": E(()), "logProbOut": E(square), "zlossOut": E(()),
+         "lseForZlossOut": E((1024,))},
+        lambda: F.cross_entropy(T(X), T(classes)))
+    log_prob = np.log(np.exp(X) / np.exp(X).sum(1, keepdims=True)).astype(f32)
+    cases["aclnnCrossEntropyLossGrad"] = lambda: EmulatedCase(
+        {"gradLoss": np.ones((), f32), "logProb": log_prob, "target": classes,
+         "weightOptional": None, "gradZlossOptional": None, "lseForZlossOptional": None,
+         "reductionOptional": "mean", "ignoreIndex": -100, "labelSmoothing": 0.0,
+         "lseSquareScaleForZloss": 0.0}, E(square),
+        lambda: (torch.exp(T(log_prob)) - F.one_hot(T(classes), 1024)) / 1024)
+    margin_x = x[:256 * 64].reshape(256, 64)
+    margin_t = np.where(rng.random((256, 64)) < 0.9, rng.integers(0, 64, (256, 64)), -1)
+    cases["aclnnMultilabelMarginLoss"] = lambda: EmulatedCase(
+        {"self": margin_x, "target": margin_t.astype(np.int64), "reduction": 1},
+        {"out": E(()), "isTarget": E((256, 64))},
+        lambda: F.multilabel_margin_loss(T(margin_x), T(margin_t.astype(np.int64))))
+    one, two = f32(1.0), f32(1.2)
+    cases["aclnnEluBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "alpha": one, "scale": two, "inputScale": one, "isResult": False,
+         "selfOrResult": x}, E((n,)),
+        lambda: aten.elu_backward(T(g), 1.0, 1.2, 1.0, False, T(x)))
+    cases["aclnnSeluBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "result": x}, E((n,)),
+        lambda: T(g) * torch.where(T(x) > 0, 1.0507, T(x) + 1.7581))
+    channels = u(0.1, 0.3, (64,))
+    grad_image_n = g.reshape(image.shape)
+    cases["aclnnPreluBackward"] = lambda: EmulatedCase(
+        {"gradOutput": grad_image_n, "self": image, "weight": channels},
+        {"gradInput": E(image.shape), "gradWeight": E((64,))},
+        lambda: aten._prelu_kernel_backward(T(grad_image_n), T(image), T(channels)[:, None, None]))
+    cases["aclnnLogSigmoidForward"] = lambda: EmulatedCase(
+        {"self": x}, {"out": E((n,)), "buffer": E((n,))},
+        lambda: F.logsigmoid(T(x)))
+    cases["aclnnLogSigmoidBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "buffer": x}, E((n,)),
+        lambda: T(g) * torch.sigmoid(-T(x)))
+    cases["aclnnFastGelu"] = lambda: EmulatedCase(
+        {"self": x}, E((n,)), lambda: T(x) * torch.sigmoid(1.702 * T(x)))
+    cases["aclnnFastGeluBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x}, E((n,)), lambda: T(g) * torch.sigmoid(1.702 * T(x)))
+    cases["aclnnGeluBackwardV2"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x, "approximate": "none"}, E((n,)),
+        lambda: aten.gelu_backward(T(g), T(x)))
+    cases["aclnnHardswishBackwardV2"] = lambda: EmulatedCase(
+        {"gradOutput": g, "self": x}, E((n,)), lambda: aten.hardswish_backward(T(g), T(x)))
+    cases["aclnnShrink"] = lambda: EmulatedCase(
+        {"self": x, "lambd": f32(0.5), "bias": f32(0.25)}, E((n,)),
+        lambda: F.softshrink(T(x), 0.5))
+    cases["aclnnLogitGrad"] = lambda: EmulatedCase(
+        {"x": prob, "dy": g, "eps": -1.0}, E((n,)),
+        lambda: aten.logit_backward(T(g), T(prob)))
+    half = (1024, 512)
+    glu = {"aclnnGeluMul": ({"input": X, "approximateOptional": "none"},
+                            lambda: F.gelu(T(X)[:, :512]) * T(X)[:, 512:]),
+           "aclnnFatreluMul": ({"input": X, "threshold": np.zeros(1, f32)},
+                               lambda: F.relu(T(X)[:, :512]) * T(X)[:, 512:]),
+           "aclnnSwiGlu": ({"x": X, "dim": -1},
+                           lambda: F.silu(T(X)[:, :512]) * T(X)[:, 512:]),
+           "aclnnClippedSwiglu": ({"x": X, "groupIndexOptional": None, "dim": -1,
+                                   "alpha": 1.702, "limit": 7.0, "bias": 1.0,
+                                   "interleaved": False},
+                                  lambda: F.silu(T(X)[:, :512]) * T(X)[:, 512:]),
+           "aclnnClippedSwigluV2": ({"x": X, "groupIndexOptional": None, "dim": -1,
+                                     "alpha": 1.702, "limit": 7.0, "bias": 1.0,
+                                     "interleaved": False, "clampMode": 0},
+                                    lambda: F.silu(T(X)[:, :512]) * T(X)[:, 512:]),
+           "aclnnSituGlu": ({"x": X, "dim": -1, "beta": 1.0, "linearBeta": 0.0,
+                             "activateLeft": True},
+                            lambda: torch.tanh(T(X)[:, :512]) * torch.sigmoid(T(X)[:, :512])
+                            * T(X)[:, 512:]),
+           "aclnnSwigluGroup": ({"x": X, "weightOptional": None, "groupIndexOptional": None,
+                                 "clampLimit": 0.0},
+                                lambda: F.silu(T(X)[:, :512]) * T(X)[:, 512:])}
+    for name, (arguments, function) in glu.items():
+        cases[name] = (lambda a=arguments, f=function: EmulatedCase(a, E(half), f))
+    for name in ("aclnnGeGlu", "aclnnGeGluV3"):
+        extra = {"activateLeft": False} if name.endswith("V3") else {}
+        cases[name] = (lambda e=extra: EmulatedCase(
+            {"self": X, "dim": -1, "approximate": 0, **e}, {"out": E(half), "outGelu": E(half)},
+            lambda: T(X)[:, :512] * F.gelu(T(X)[:, 512:])))
+    GH = G[:, :512].copy()
+    grads = {"aclnnSwiGluGrad": {"yGrad": GH, "x": X, "dim": -1},
+             "aclnnGeGluBackward": {"gradOutput": GH, "self": X, "gelu": GH, "dim": -1,
+                                    "approximate": 0},
+             "aclnnGeGluV3Backward": {"gradOutput": GH, "self": X, "gelu": GH, "dim": -1,
+                                      "approximate": 0, "activateLeft": False},
+             "aclnnClippedSwigluGrad": {"gradY": GH, "x": X, "groupIndexOptional": None,
+                                        "dim": -1, "alpha": 1.702, "limit": 7.0, "bias": 1.0,
+                                        "interleaved": False},
+             "aclnnSituGluGrad": {"gradY": GH, "x": X, "dim": -1, "beta": 1.0,
+                                  "linearBeta": 0.0, "activateLeft": True}}
+
+    def glu_backward() -> Any:
+        a, b = T(X)[:, :512], T(X)[:, 512:]
+        s = torch.sigmoid(a)
+        return torch.cat([T(GH) * (s + s * (1 - s) * a) * b, T(GH) * s * a], 1)
+
+    for name, arguments in grads.items():
+        cases[name] = (lambda a=arguments: EmulatedCase(a, E(square), glu_backward))
+    scores = x.reshape(16, 16, 64, 64)
+    attention = rng.random((16, 1, 64, 64)) < 0.2
+    cases["aclnnScaledMaskedSoftmax"] = lambda: EmulatedCase(
+        {"x": scores, "mask": attention, "scale": 0.125, "fixedTriuMask": False},
+        E(scores.shape),
+        lambda: torch.softmax((T(scores) * 0.125).masked_fill(T(attention), -10000.0), -1))
+    probabilities = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    cases["aclnnScaledMaskedSoftmaxBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g.reshape(scores.shape), "y": probabilities, "mask": attention,
+         "scale": 0.125, "fixTriuMask": False}, E(scores.shape),
+        lambda: aten._softmax_backward_data(T(g.reshape(scores.shape)), T(probabilities), -1,
+                                            torch.float32) * 0.125)
+    for name in ("aclnnRReluWithNoise", "aclnnInplaceRReluWithNoise"):
+        out = E((n,)) if name == "aclnnRReluWithNoise" else None
+        cases[name] = (lambda o=out: EmulatedCase(
+            {"self": x.copy(), "noise": np.zeros(n, f32), "lower": f32(0.125),
+             "upper": f32(0.375), "training": True, "seed": 0, "offset": 0},
+            o, lambda: F.rrelu(T(x), 0.125, 0.375, training=True)))
+    ctc_probs = np.log(prob[:128 * 32 * 64].reshape(128, 32, 64))
+    ctc_targets = rng.integers(1, 64, (32, 30)).astype(np.int64)
+    cases["aclnnCtcLoss"] = lambda: EmulatedCase(
+        {"logProbs": ctc_probs, "targets": ctc_targets, "inputLengths": [128] * 32,
+         "targetlengths": [30] * 32, "blank": 0, "zeroInfinity": False},
+        {"negLogLikelihoodOut": E((32,)), "logAlphaOut": E((32, 128, 64))},
+        lambda: aten._ctc_loss(T(ctc_probs), T(ctc_targets), [128] * 32, [30] * 32, 0, False))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

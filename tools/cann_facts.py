@@ -114,6 +114,15 @@ OVERRIDES: dict[str, dict[str, object]] = {
         "why": "its README's parameter table gives y as the output, but names the attributes "
                "src_format/dst_format where the header says srcFormat/dstFormat, so the table "
                "is not matched to the header"},
+    "aclnnRReluWithNoise": {
+        "outputs": ["out"], "inout": ["noise"],
+        "why": "noise: table says input, but in training the op_api writes the slopes drawn "
+               "into it (ops-nn activation/leaky_relu/op_api/aclnn_rrelu_with_noise.cpp "
+               "HandleNoiseOutput, a ViewCopy into noise) and the doc gives its formula"},
+    "aclnnInplaceRReluWithNoise": {
+        "outputs": [], "inout": ["self", "noise"],
+        "why": "self holds the result (the doc's in-place form); noise: as for "
+               "aclnnRReluWithNoise, the slopes drawn in training are written into it"},
     "aclnnBatchNorm": {
         "outputs": ["output", "saveMean", "saveInvstd"],
         "inout": ["runningMean", "runningVar"],

@@ -997,6 +997,353 @@ if torch is not None:
         return result
 
     REFERENCES["aclnnUniqueDim"] = _unique_dim
+    # losses of kernels/losses.py and the activations' gradients and gated linear units of
+    # kernels/activations.py and activation_grads.py, by their docs' formulas (autograd where
+    # the doc gives the gradient of a forward formula)
+    def _grad_of(function: Callable[..., Any], at: str, *others: str,
+                 grad: str = "gradOutput") -> Reference:
+        """The gradient of function(tensor at, *others: tensors or arguments) with respect to
+        ``at``, applied to ``grad``."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.tensor(at).clone().requires_grad_()
+            values = [launch.tensor(n) if n in launch.tensors else launch.arg(n) for n in others]
+            result = function(x, *values)
+            g = launch.tensor(grad)
+            result.backward(torch.broadcast_to(g, result.shape) if g.dim() else
+                            g.expand(result.shape))
+            return _out(launch, x.grad)
+        return reference
+
+    def _kl(x: Any, t: Any, reduction: int, log_target: bool) -> Any:
+        loss = torch.exp(t) * (t - x) if log_target else torch.xlogy(t, t) - t * x
+        if reduction == 0:
+            return loss
+        total = loss.sum()
+        return total / (loss.numel() if reduction == 1 else
+                        (x.shape[0] if x.dim() else 1)) if reduction in (1, 3) else total
+
+    REFERENCES["aclnnKlDiv"] = lambda launch: _out(launch, _kl(
+        launch.input(), launch.input(1), launch.arg("reduction"), launch.arg("logTarget")))
+    REFERENCES["aclnnKlDivBackward"] = _grad_of(
+        lambda x, t, r, lt: _kl(x, t, r, lt), "self", "target", "reduction", "logTarget")
+    REFERENCES["aclnnKlDivTargetBackward"] = _grad_of(
+        lambda t, x, r, lt: _kl(x, t, r, lt), "target", "self", "reduction", "logTarget")
+
+    def _soft_margin(x: Any, t: Any, reduction: int) -> Any:
+        loss = functional.softplus(-t * x)
+        return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+    REFERENCES["aclnnSoftMarginLoss"] = lambda launch: _out(launch, _soft_margin(
+        launch.input(), launch.input(1), launch.arg("reduction")))
+    REFERENCES["aclnnSoftMarginLossBackward"] = _grad_of(
+        lambda x, t, r: _soft_margin(x, t, r), "self", "target", "reduction")
+    REFERENCES["aclnnBinaryCrossEntropyWithLogitsBackward"] = _grad_of(
+        lambda x, t, w, p, r: functional.binary_cross_entropy_with_logits(
+            x, t, w, pos_weight=p, reduction=REDUCTIONS[r]),
+        "self", "target", "weightOptional", "posWeightOptional", "reduction")
+
+    def _nll2d(launch: Launch) -> dict[str, Any]:
+        x, target, weight = launch.input(), launch.tensor("target"), launch.tensor("weight")
+        ignore, reduction = launch.arg("ignoreIndex"), REDUCTIONS[launch.arg("reduction")]
+        keep = target != ignore
+        taken = torch.where(keep, weight[torch.where(keep, target, 0)], 0.0)
+        return {"out": functional.nll_loss(x, target, weight, ignore_index=ignore,
+                                           reduction=reduction),
+                "totalWeightOut": taken.sum()}
+
+    REFERENCES["aclnnNLLLoss2d"] = _nll2d
+
+    def _nll2d_backward(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("self").clone().requires_grad_()
+        target, weight = launch.tensor("target"), launch.tensor("weight")
+        reduction = launch.arg("reduction")
+        loss = functional.nll_loss(x, target, weight, ignore_index=launch.arg("ignoreIndex"),
+                                   reduction="none" if reduction == 0 else "sum")
+        if reduction == 1:
+            loss = loss / launch.tensor("totalWeight").reshape(())
+        loss.backward(launch.tensor("gradOutput").reshape(loss.shape))
+        return _out(launch, x.grad)
+
+    REFERENCES["aclnnNLLLoss2dBackward"] = _nll2d_backward
+
+    def _cross_entropy(launch: Launch) -> dict[str, Any]:
+        x, target = launch.input(), launch.tensor("target")
+        reduction = launch.arg("reductionOptional") or "mean"
+        loss = functional.cross_entropy(x, target, launch.tensor("weightOptional"),
+                                        ignore_index=launch.arg("ignoreIndex"),
+                                        reduction=reduction,
+                                        label_smoothing=launch.arg("labelSmoothing"))
+        return {"lossOut": loss, "logProbOut": functional.log_softmax(x, 1)}
+
+    REFERENCES["aclnnCrossEntropyLoss"] = _cross_entropy
+
+    def _cross_entropy_grad(launch: Launch) -> dict[str, Any]:
+        # the gradient of PyTorch's cross entropy (label smoothing included) as a function of
+        # the log-probabilities, then through log-softmax's backward at output logProb
+        log_prob = launch.tensor("logProb").clone().requires_grad_()
+        target, weight = launch.tensor("target"), launch.tensor("weightOptional")
+        ignore, smoothing = launch.arg("ignoreIndex"), launch.arg("labelSmoothing")
+        reduction = launch.arg("reductionOptional") or "mean"
+        classes = log_prob.shape[1]
+        w = torch.ones(classes, dtype=log_prob.dtype) if weight is None else weight
+        keep = target != ignore
+        nll = functional.nll_loss(log_prob, target, w, ignore_index=ignore,
+                                  reduction=reduction)
+        smooth = torch.where(keep, -(log_prob * w).sum(1), 0.0)
+        if reduction == "mean":
+            smooth = smooth.sum() / w[torch.where(keep, target, 0)][keep].sum()
+        elif reduction == "sum":
+            smooth = smooth.sum()
+        loss = (1 - smoothing) * nll + smoothing / classes * smooth
+        loss.backward(launch.tensor("gradLoss").reshape(loss.shape))
+        assert log_prob.grad is not None
+        return _out(launch, torch.ops.aten._log_softmax_backward_data(
+            log_prob.grad, log_prob.detach(), 1, log_prob.dtype))
+
+    REFERENCES["aclnnCrossEntropyLossGrad"] = _cross_entropy_grad
+
+    def _multilabel(launch: Launch) -> dict[str, Any]:
+        x, target = launch.input(), launch.tensor("target")
+        reduction = REDUCTIONS[launch.arg("reduction")]
+        loss = functional.multilabel_margin_loss(x, target, reduction=reduction)
+        rows = target.reshape(-1, target.shape[-1]) if target.dim() else target.reshape(1, 1)
+        is_target = torch.zeros_like(rows, dtype=x.dtype)
+        for n, row in enumerate(rows):
+            for label in row:
+                if label < 0:
+                    break
+                is_target[n, label] = 1
+        return {"out": loss, "isTarget": is_target.reshape(target.shape)}
+
+    REFERENCES["aclnnMultilabelMarginLoss"] = _multilabel
+
+    def _elu_backward(launch: Launch) -> dict[str, Any]:
+        g, x = launch.input(), launch.tensor("selfOrResult")
+        a, s, i = launch.arg("alpha"), launch.arg("scale"), launch.arg("inputScale")
+        negative = i * (x + a * s) if launch.arg("isResult") else i * a * s * torch.exp(x * i)
+        return _out(launch, g * torch.where(x > 0, s, negative))
+
+    REFERENCES["aclnnEluBackward"] = _elu_backward
+    REFERENCES["aclnnSeluBackward"] = lambda launch: _out(launch, launch.input() * torch.where(
+        launch.input(1) > 0, 1.0507009873554805, launch.input(1) + 1.7580993408473766))
+    REFERENCES["aclnnPreluBackward"] = lambda launch: dict(zip(
+        ("gradInput", "gradWeight"), _prelu_backward(launch)))
+
+    def _prelu_backward(launch: Launch) -> tuple[Any, Any]:
+        g, x, w = launch.input(), launch.tensor("self"), launch.tensor("weight")
+        shape = [1] * x.dim()
+        if w.numel() > 1:
+            shape[1] = w.numel()
+        slope = w.reshape(shape) if x.dim() else w.reshape(())
+        g = torch.broadcast_to(g, x.shape)
+        grad_input = torch.where(x > 0, g, g * slope)
+        part = torch.where(x > 0, 0.0, g * x)
+        if w.numel() > 1:
+            grad_weight = part.sum([d for d in range(x.dim()) if d != 1])
+        else:
+            grad_weight = part.sum().reshape(w.shape)
+        return grad_input, grad_weight
+
+    REFERENCES["aclnnLogSigmoidForward"] = lambda launch: {
+        "out": functional.logsigmoid(launch.input())}
+    REFERENCES["aclnnLogSigmoidBackward"] = _grad_of(functional.logsigmoid, "self")
+    REFERENCES["aclnnFastGelu"] = _unary(lambda x: x * torch.sigmoid(1.702 * x))
+    REFERENCES["aclnnFastGeluBackward"] = _grad_of(lambda x: x * torch.sigmoid(1.702 * x),
+                                                   "self")
+    REFERENCES["aclnnGeluBackwardV2"] = _grad_of(
+        lambda x, approximate: functional.gelu(x, approximate=approximate), "self",
+        "approximate")
+    REFERENCES["aclnnHardswishBackwardV2"] = lambda launch: _out(launch, launch.input() * (
+        torch.where(launch.input(1) <= -3, 0.0, torch.where(
+            launch.input(1) >= 3, 1.0, launch.input(1) / 3 + 0.5))))
+
+    def _shrink(launch: Launch) -> dict[str, Any]:
+        x, lambd, bias = launch.input(), launch.arg("lambd"), launch.arg("bias")
+        return _out(launch, torch.where(x > lambd, x - bias,
+                                        torch.where(x < -lambd, x + bias, x * 0.0)))
+
+    REFERENCES["aclnnShrink"] = _shrink
+
+    def _logit_grad(launch: Launch) -> dict[str, Any]:
+        x, dy, eps = launch.tensor("x"), launch.tensor("dy"), launch.arg("eps")
+        value = dy / (x * (1 - x))
+        if eps >= 0:
+            value = torch.where((x < eps) | (x > 1 - eps), 0.0, value)
+        else:
+            value = torch.where((x < 0) | (x > 1), float("nan"), value)
+        return _out(launch, value)
+
+    REFERENCES["aclnnLogitGrad"] = _logit_grad
+
+    def _halves(x: Any, dim: int, interleaved: bool = False) -> tuple[Any, Any]:
+        rows = x.reshape(int(np.prod(x.shape[:dim % x.dim()])), -1)
+        if interleaved:
+            return rows[:, 0::2], rows[:, 1::2]
+        return rows.chunk(2, 1)
+
+    def _glu_out(function: Callable[..., Any], dim: Callable[[Launch], int],
+                 *others: str) -> Reference:
+        """out = function(A, B, *arguments), A and B x's halves at dim."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.input()
+            a, b = _halves(x, dim(launch))
+            result = function(a, b, *(launch.arg(n) for n in others))
+            return _out(launch, result.reshape(launch.results[launch.written[0]].shape))
+        return reference
+
+    REFERENCES["aclnnGeluMul"] = _glu_out(
+        lambda a, b, approximate: functional.gelu(a, approximate=approximate or "none") * b,
+        lambda launch: -1, "approximateOptional")
+    REFERENCES["aclnnFatreluMul"] = lambda launch: _out(launch, (lambda a, b: torch.where(
+        a < launch.tensor("threshold").reshape(-1)[0], 0.0, a) * b)(
+            *_halves(launch.input(), -1)).reshape(launch.results["out"].shape))
+    REFERENCES["aclnnSwiGlu"] = _glu_out(lambda a, b: functional.silu(a) * b,
+                                         lambda launch: launch.arg("dim"))
+
+    def _ge_glu(left: bool) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            a, b = _halves(launch.input(), launch.arg("dim"))
+            left_ = left or bool(launch.arguments.get("activateLeft"))
+            gate, other = (a, b) if left_ else (b, a)
+            gelu = functional.gelu(gate, approximate="tanh" if launch.arg("approximate") == 1
+                                   else "none")
+            shape = launch.results["out"].shape
+            return {"out": (gelu * other).reshape(shape), "outGelu": gelu.reshape(shape)}
+        return reference
+
+    REFERENCES["aclnnGeGlu"] = _ge_glu(False)
+    REFERENCES["aclnnGeGluV3"] = _ge_glu(False)
+
+    def _glu_grad(forward: Callable[..., Any], x_name: str, grad: str,
+                  *others: str) -> Reference:
+        """The gradient of forward(x, launch) with respect to x, applied to grad."""
+        def reference(launch: Launch) -> dict[str, Any]:
+            x = launch.tensor(x_name).clone().requires_grad_()
+            result = forward(x, launch)
+            result.backward(launch.tensor(grad).reshape(result.shape))
+            return _out(launch, x.grad)
+        return reference
+
+    REFERENCES["aclnnSwiGluGrad"] = _glu_grad(
+        lambda x, launch: (lambda a, b: functional.silu(a) * b)(
+            *_halves(x, launch.arg("dim"))), "x", "yGrad")
+
+    def _ge_glu_backward(launch: Launch) -> dict[str, Any]:
+        # the doc's: the activated half by autograd of Gelu, the other gradOutput times the
+        # gelu tensor given (ops-nn activation/ge_glu_grad_v2/docs/aclnnGeGluBackward.md)
+        x = launch.tensor("self")
+        a, b = _halves(x, launch.arg("dim"))
+        left = bool(launch.arguments.get("activateLeft"))
+        gate, other = ((a, b) if left else (b, a))
+        gate = gate.clone().requires_grad_()
+        g = launch.tensor("gradOutput").reshape(gate.shape)
+        gelu = functional.gelu(gate, approximate="tanh" if launch.arg("approximate") == 1
+                               else "none")
+        (gelu * other).backward(g)
+        d_other = g * launch.tensor("gelu").reshape(gate.shape)
+        first, second = (gate.grad, d_other) if left else (d_other, gate.grad)
+        return _out(launch, torch.cat([first, second], 1).reshape(x.shape))
+
+    REFERENCES["aclnnGeGluBackward"] = REFERENCES["aclnnGeGluV3Backward"] = _ge_glu_backward
+
+    def _clipped(x: Any, launch: Launch, mode: int = 0) -> Any:
+        a, b = _halves(x, launch.arg("dim"), launch.arg("interleaved"))
+        limit, alpha, bias = launch.arg("limit"), launch.arg("alpha"), launch.arg("bias")
+        b = b.clamp(-limit, limit)
+        if mode == 0:
+            a = a.clamp(max=limit)
+            y = a * torch.sigmoid(alpha * a) * (b + bias)
+        else:
+            y = functional.silu(a).clamp(max=limit) * b
+        index = launch.tensor("groupIndexOptional")
+        if index is not None:
+            y = y * (torch.arange(y.shape[0]) < int(index.sum())).to(y.dtype)[:, None]
+        return y
+
+    REFERENCES["aclnnClippedSwiglu"] = lambda launch: _out(launch, _clipped(
+        launch.input(), launch).reshape(launch.results["out"].shape))
+    REFERENCES["aclnnClippedSwigluV2"] = lambda launch: _out(launch, _clipped(
+        launch.input(), launch, launch.arg("clampMode")).reshape(launch.results["out"].shape))
+    REFERENCES["aclnnClippedSwigluGrad"] = _glu_grad(_clipped, "x", "gradY")
+
+    def _situ(x: Any, launch: Launch) -> Any:
+        a, b = _halves(x, launch.arg("dim"))
+        gate, up = (a, b) if launch.arg("activateLeft") else (b, a)
+        beta, linear = launch.arg("beta"), launch.arg("linearBeta")
+        if linear > 0:
+            up = linear * torch.tanh(up / linear)
+        return beta * torch.tanh(gate / beta) * torch.sigmoid(gate) * up
+
+    REFERENCES["aclnnSituGlu"] = lambda launch: _out(launch, _situ(
+        launch.input(), launch).reshape(launch.results["out"].shape))
+    REFERENCES["aclnnSituGluGrad"] = _glu_grad(_situ, "x", "gradY")
+
+    def _swiglu_group(launch: Launch) -> dict[str, Any]:
+        a, b = _halves(launch.input(), -1)
+        limit = launch.arg("clampLimit")
+        if limit > 0:
+            a, b = a.clamp(max=limit), b.clamp(-limit, limit)
+        y = functional.silu(a) * b
+        weight = launch.tensor("weightOptional")
+        if weight is not None:
+            y = y * weight.reshape(-1, 1)
+        index = launch.tensor("groupIndexOptional")
+        if index is not None:
+            y = y * (torch.arange(y.shape[0]) < int(index.sum())).to(y.dtype)[:, None]
+        return _out(launch, y.reshape(launch.results["out"].shape))
+
+    REFERENCES["aclnnSwigluGroup"] = _swiglu_group
+
+    def _scaled_masked_softmax(launch: Launch) -> dict[str, Any]:
+        z = torch.where(launch.tensor("mask").bool(), -10000.0,
+                        launch.input() * launch.arg("scale"))
+        return _out(launch, torch.softmax(z, -1))
+
+    def _scaled_masked_softmax_backward(launch: Launch) -> dict[str, Any]:
+        g, y = launch.input(), launch.tensor("y")
+        grad = (g * y - (g * y).sum(-1, keepdim=True) * y) * launch.arg("scale")
+        mask = launch.tensor("mask")
+        return _out(launch, grad if mask is None else torch.where(mask.bool(), 0.0, grad))
+
+    REFERENCES["aclnnScaledMaskedSoftmax"] = _scaled_masked_softmax
+    REFERENCES["aclnnScaledMaskedSoftmaxBackward"] = _scaled_masked_softmax_backward
+
+    def _rrelu(launch: Launch) -> dict[str, Any]:
+        """Evaluation: the mean slope; training: out = self times the slopes the kernel wrote
+        into noise, each 1 for self >= 0 and in [lower, upper] otherwise (its draws are
+        random: checked by their range, not their values)."""
+        x, low, high = launch.tensor("self"), launch.arg("lower"), launch.arg("upper")
+        written = "out" if "out" in launch.written else "self"
+        if not launch.arg("training"):
+            return {written: torch.where(x < 0, x * (low + high) / 2, x)}
+        noise = _torch(launch.results["noise"]).reshape(-1)[:x.numel()].reshape(x.shape)
+        inside = (noise >= low - 1e-6) & (noise <= high + 1e-6)
+        slopes = torch.where(x < 0, torch.where(inside, noise, float("nan")), 1.0)
+        return {written: x * slopes}
+
+    REFERENCES["aclnnRReluWithNoise"] = REFERENCES["aclnnInplaceRReluWithNoise"] = _rrelu
+
+    def _ctc(launch: Launch) -> dict[str, Any]:
+        """PyTorch's _ctc_loss; its log_alpha where it is defined (t below the input length,
+        s below 2 L + 1), -inf elsewhere, as the kernel writes it (PyTorch leaves those
+        entries unset)."""
+        log_probs, targets = launch.input(), launch.tensor("targets")
+        inputs, lengths = list(launch.arg("inputLengths")), list(launch.arg("targetlengths"))
+        batched = log_probs.dim() == 3
+        if not batched:
+            log_probs, targets = log_probs[:, None, :], targets.reshape(1, -1)
+        nll, alpha = torch.ops.aten._ctc_loss(log_probs, targets, inputs, lengths,
+                                              launch.arg("blank"), launch.arg("zeroInfinity"))
+        if launch.arg("zeroInfinity"):
+            nll = torch.where(torch.isinf(nll), 0.0, nll)
+        shape = launch.results["logAlphaOut"].shape
+        result = torch.full(shape, float("-inf"), dtype=torch.float64)
+        for n, (steps, length) in enumerate(zip(inputs, lengths)):
+            result[n, :steps, :2 * length + 1] = alpha[n, :steps, :2 * length + 1]
+        return {"negLogLikelihoodOut": nll if batched else nll.reshape(()),
+                "logAlphaOut": result}
+
+    REFERENCES["aclnnCtcLoss"] = _ctc
 
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):

@@ -824,3 +824,86 @@ def test_any_takes_the_outs_its_op_api_takes() -> None:
     assert out.tolist() == [1]
     with pytest.raises(aclnn_py.AclError, match="the reduction gives"):
         aclnn_py.call("aclnnAny", x, [0], False, out=np.zeros((4,), np.bool_))
+# ---- losses, activation gradients and gated linear units (kernels/losses.py, ...) ---------
+
+
+@pytest.mark.parametrize(("reduction", "expected"), [(1, np.nan), (2, 0.0), (3, np.nan)])
+def test_kl_div_of_an_empty_input_fills_as_its_op_api_does(reduction, expected) -> None:
+    # ops-math math/kl_div_v2/op_api/aclnn_kl_div.cpp: mean NaN, sum 0, batchmean NaN for a
+    # batch of 0
+    empty = np.zeros((0, 3), np.float32)
+    result = aclnn_py.call("aclnnKlDiv", empty, empty, reduction, False,
+                           out=np.empty((), np.float32))
+    same(result, np.array(expected, np.float32))
+
+
+def test_kl_div_takes_zero_targets_as_zero_and_negative_ones_as_nan() -> None:
+    # ops-math math/kl_div_v2/op_kernel/kl_div_v2_dag.h: a target of 0 selects 1 before the log
+    x, t = np.array([0.5, 0.5, 0.5], np.float32), np.array([0.0, 0.25, -1.0], np.float32)
+    result = aclnn_py.call("aclnnKlDiv", x, t, 0, False, out=np.empty(3, np.float32))
+    expected = F.kl_div(torch.from_numpy(x), torch.from_numpy(t), reduction="none").numpy()
+    np.testing.assert_array_equal(result, expected)  # 0 * (0 - x): -0.0 where PyTorch has 0
+
+
+def test_soft_margin_loss_refuses_a_reduced_out_of_one_dimension() -> None:
+    # ops-nn loss/soft_margin_loss/op_api/aclnn_soft_margin_loss.cpp CheckShape: 0-d only
+    x = np.ones((2, 3), np.float32)
+    assert "0-d" in refused(aclnn_py.call, "aclnnSoftMarginLoss", x, x, 1,
+                            out=np.empty((1,), np.float32))
+    same(aclnn_py.call("aclnnSoftMarginLoss", np.zeros((0, 3), np.float32),
+                       np.zeros((0, 3), np.float32), 1, out=np.empty((), np.float32)),
+         np.array(np.nan, np.float32))
+
+
+def test_cross_entropy_of_only_ignored_targets_is_nan_for_mean_as_pytorch() -> None:
+    x, t = np.ones((2, 3), np.float32), np.array([-100, -100], np.int64)
+    loss, log_prob, _, _ = aclnn_py.call(
+        "aclnnCrossEntropyLoss", x, t, None, "mean", -100, 0.0, 0.0, False,
+        out=(np.empty((), np.float32), np.empty((2, 3), np.float32),
+             np.zeros((), np.float32), np.zeros((2,), np.float32)))
+    assert np.isnan(loss)
+    np.testing.assert_allclose(log_prob, np.full((2, 3), -np.log(3), np.float32), rtol=1e-6)
+
+
+def test_nll_loss2d_reports_a_target_outside_the_classes_at_the_launch() -> None:
+    # ops-nn loss/nll_loss/docs/aclnnNLLLoss2d.md: targets in [0, C - 1] (CANN's own sample
+    # passes a 2 with C = 2: loss/nll_loss/examples/test_aclnn_nll_loss_2d.cpp)
+    x = np.zeros((1, 2, 1, 2), np.float32)
+    with pytest.raises(aclnn_py.AclError) as info:
+        aclnn_py.call("aclnnNLLLoss2d", x, np.array([[[0, 2]]], np.int64),
+                      np.ones(2, np.float32), 0, -100,
+                      out=(np.empty((1, 1, 2), np.float32), np.empty((1,), np.float32)))
+    assert info.value.status == KERNEL_FAILED and "outside [0, 2)" in str(info.value)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_of_an_impossible_alignment_is_inf_or_zero(zero_infinity) -> None:
+    # a target of 3 labels cannot be emitted in 2 steps: PyTorch's inf, 0 with zeroInfinity
+    log_probs = np.log(np.full((2, 1, 4), 0.25, np.float32))
+    targets = np.array([[1, 2, 3]], np.int64)
+    loss, alpha = aclnn_py.call("aclnnCtcLoss", log_probs, targets, [2], [3], 0, zero_infinity,
+                                out=(np.empty((1,), np.float32), np.empty((1, 2, 8), np.float32)))
+    same(loss, np.array([0.0 if zero_infinity else np.inf], np.float32))
+    assert np.isneginf(alpha[:, :, 7:]).all()
+
+
+def test_gated_units_refuse_an_odd_split() -> None:
+    # ops-nn activation/ge_glu_v2/op_host/op_api/aclnn_geglu.cpp CheckSliceDimSizes: even
+    x = np.ones((2, 5), np.float32)
+    assert "even" in refused(aclnn_py.call, "aclnnSwiGlu", x, -1,
+                             out=np.empty((2, 2), np.float32))
+    assert "even" in refused(aclnn_py.call, "aclnnGeGlu", x, -1, 0,
+                             out=(np.empty((2, 2), np.float32), np.empty((2, 2), np.float32)))
+
+
+def test_situ_glu_grad_keeps_precision_where_the_sigmoid_saturates() -> None:
+    # CANN's sample (ops-nn activation/situ_glu_grad/examples) runs gates up to 15: 1 - s
+    # computed as sigmoid(-gate), not by subtraction
+    x = np.concatenate([np.full(2, 12.0), np.ones(2)]).astype(np.float32).reshape(1, 4)
+    g = np.ones((1, 2), np.float32)
+    result = aclnn_py.call("aclnnSituGluGrad", g, x, -1, 1.0, 0.0, True,
+                           out=np.empty((1, 4), np.float32))
+    source = torch.from_numpy(x.astype(np.float64)).requires_grad_()
+    gate, up = source.chunk(2, 1)
+    (torch.tanh(gate) * torch.sigmoid(gate) * up).backward(torch.ones(1, 2, dtype=torch.float64))
+    assert relative_error(result, source.grad.numpy()) < 1e-5

@@ -2100,6 +2100,486 @@ def swish_backward(rng, dtype):
         _autograd(lambda t: t * torch.sigmoid(1.5 * t), x, grad)
 
 
+# ---- losses (kernels/losses.py) ----------------------------------------------------------------
+
+
+def _f64(*arrays: np.ndarray) -> list[Any]:
+    """Torch float64 tensors of the arrays' values (as rounded to their dtype)."""
+    return [T(np.asarray(a, np.float32).astype(np.float64))
+            if a.dtype.kind == "f" or a.dtype == BF16 else T(a) for a in arrays]
+
+
+def _as(value: Any, dtype: np.dtype) -> np.ndarray:
+    return N(value.detach().to(torch.float64)).astype(dtype)
+
+
+def _grad64(function: Callable[..., Any], x: np.ndarray, grad: np.ndarray, *others: Any
+            ) -> np.ndarray:
+    """d function(x, *others) / dx applied to grad, in float64."""
+    source = _f64(x)[0].requires_grad_()
+    result = function(source, *others)
+    result.backward(_f64(grad)[0].reshape(result.shape))
+    assert source.grad is not None
+    return N(source.grad)
+
+
+def _kl64(x: Any, t: Any, reduction: int, log_target: bool) -> Any:
+    loss = torch.exp(t) * (t - x) if log_target else torch.xlogy(t, t) - t * x
+    if reduction == 0:
+        return loss
+    total = loss.sum()
+    return total / loss.numel() if reduction == 1 else total / x.shape[0] \
+        if reduction == 3 else total
+
+
+for _reduction, _log in ((0, False), (1, True), (2, False), (3, False)):
+    def _kl_div(rng, dtype, reduction=_reduction, log_target=_log):
+        x = rand(rng, (3, 4), dtype)
+        t = rand(rng, (4,), dtype, -1, 1) if log_target else rand(rng, (4,), dtype, 0, 1)
+        t[0] = 0 if not log_target else t[0]
+        shape = (3, 4) if reduction == 0 else ()
+        return {"self": x, "target": t, "reduction": reduction, "logTarget": log_target}, \
+            np.empty(shape, dtype), _as(_kl64(*_f64(x, t), reduction, log_target), dtype)
+    case("aclnnKlDiv", f"reduction {_reduction}")(_kl_div)
+
+    def _kl_div_backward(rng, dtype, reduction=_reduction, log_target=_log):
+        x, t = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, 0.1, 1)
+        g = rand(rng, (3, 4) if reduction == 0 else (), dtype)
+        xt, tt = _f64(x, t)
+        return {"gradOutput": g, "self": x, "target": t, "reduction": reduction,
+                "logTarget": log_target}, np.empty((3, 4), dtype), \
+            _grad64(lambda v: _kl64(v, tt, reduction, log_target), x, g)
+    case("aclnnKlDivBackward", f"reduction {_reduction}")(_kl_div_backward)
+
+    def _kl_div_target_backward(rng, dtype, reduction=_reduction, log_target=_log):
+        x, t = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, 0.1, 1)
+        g = rand(rng, (3, 4) if reduction == 0 else (), dtype)
+        xt = _f64(x)[0]
+        return {"gradOutput": g, "self": x, "target": t, "reduction": reduction,
+                "logTarget": log_target}, np.empty((3, 4), dtype), \
+            _grad64(lambda v: _kl64(xt, v, reduction, log_target), t, g)
+    case("aclnnKlDivTargetBackward", f"reduction {_reduction}")(_kl_div_target_backward)
+
+
+def _soft_margin64(x: Any, t: Any, reduction: int) -> Any:
+    loss = F.softplus(-t * x)
+    return loss if reduction == 0 else loss.mean() if reduction == 1 else loss.sum()
+
+
+for _reduction in (0, 1, 2):
+    def _soft_margin(rng, dtype, reduction=_reduction):
+        x, t = rand(rng, (3, 4), dtype), np.sign(rand(rng, (4,), dtype)).astype(dtype)
+        return {"self": x, "target": t, "reduction": reduction}, \
+            np.empty((3, 4) if reduction == 0 else (), dtype), \
+            _as(_soft_margin64(*_f64(x, t), reduction), dtype)
+    case("aclnnSoftMarginLoss", f"reduction {_reduction}")(_soft_margin)
+
+    def _soft_margin_backward(rng, dtype, reduction=_reduction):
+        x, t = rand(rng, (3, 4), dtype), np.sign(rand(rng, (3, 4), dtype)).astype(dtype)
+        g = rand(rng, (3, 4) if reduction == 0 else (), dtype)
+        tt = _f64(t)[0]
+        return {"gradOutput": g, "self": x, "target": t, "reduction": reduction}, \
+            np.empty((3, 4), dtype), _grad64(lambda v: _soft_margin64(v, tt, reduction), x, g)
+    case("aclnnSoftMarginLossBackward", f"reduction {_reduction}")(_soft_margin_backward)
+
+
+@case("aclnnBinaryCrossEntropyWithLogitsBackward")
+def bce_logits_backward(rng, dtype):
+    x, t = rand(rng, (3, 4), dtype), rand(rng, (3, 4), dtype, 0, 1)
+    w, p, g = rand(rng, (4,), dtype, 0.5, 1.5), rand(rng, (4,), dtype, 0.5, 2), \
+        rand(rng, (), dtype)
+    tt, wt, pt = _f64(t, w, p)
+    return {"gradOutput": g, "self": x, "target": t, "weightOptional": w,
+            "posWeightOptional": p, "reduction": 1}, np.empty((3, 4), dtype), \
+        _grad64(lambda v: F.binary_cross_entropy_with_logits(v, tt, wt, pos_weight=pt), x, g)
+
+
+@case("aclnnNLLLoss2d")
+def nll_loss2d(rng, dtype):
+    x = rand(rng, (2, 3, 2, 2), dtype)
+    t = np.array([[[0, 2], [1, -100]], [[2, 2], [0, 1]]], np.int64)
+    w = rand(rng, (3,), dtype, 0.5, 1.5)
+    xt, tt, wt = _f64(x, t, w)
+    loss = F.nll_loss(xt, tt, wt, reduction="mean")
+    total = torch.where(tt != -100, wt[torch.where(tt != -100, tt, 0)], 0.0).sum()
+    return {"self": x, "target": t, "weight": w, "reduction": 1, "ignoreIndex": -100}, \
+        (np.empty((), dtype), np.empty((), dtype)), (_as(loss, dtype), _as(total, dtype))
+
+
+@case("aclnnNLLLoss2dBackward")
+def nll_loss2d_backward(rng, dtype):
+    x = rand(rng, (2, 3, 2, 2), dtype)
+    t = np.array([[[0, 2], [1, -100]], [[2, 2], [0, 1]]], np.int64)
+    w, g = rand(rng, (3,), dtype, 0.5, 1.5), rand(rng, (2, 2, 2), dtype)
+    tt, wt = _f64(t, w)
+    return {"gradOutput": g, "self": x, "target": t, "weight": w, "reduction": 0,
+            "ignoreIndex": -100, "totalWeight": np.ones((), dtype)}, \
+        np.empty(x.shape, dtype), \
+        _grad64(lambda v: F.nll_loss(v, tt, wt, reduction="none"), x, g)
+
+
+@case("aclnnCrossEntropyLoss")
+def cross_entropy_loss(rng, dtype):
+    x, t = rand(rng, (4, 5), dtype), np.array([1, 4, -100, 0], np.int64)
+    w = rand(rng, (5,), np.dtype(np.float32), 0.5, 1.5)
+    xt, tt, wt = _f64(x, t, w)
+    loss = F.cross_entropy(xt, tt, wt, label_smoothing=0.2)
+    return {"input": x, "target": t, "weightOptional": w, "reductionOptional": "mean",
+            "ignoreIndex": -100, "labelSmoothing": 0.2, "lseSquareScaleForZloss": 0.0,
+            "returnZloss": False}, \
+        (np.empty((), dtype), np.empty((4, 5), dtype), np.zeros((), dtype),
+         np.zeros((4,), dtype)), (_as(loss, dtype), _as(F.log_softmax(xt, 1), dtype))
+
+
+@case("aclnnCrossEntropyLossGrad")
+def cross_entropy_loss_grad(rng, dtype):
+    logits, t = rand(rng, (4, 5), dtype), np.array([1, 4, -100, 0], np.int64)
+    log_prob = N(F.log_softmax(T(logits).float(), 1).to(TORCH_DTYPES[dtype]))
+    w, g = rand(rng, (5,), np.dtype(np.float32), 0.5, 1.5), rand(rng, (4,), dtype)
+    tt, wt = _f64(t, w)
+    # the gradient at logits whose log-softmax is logProb: logProb itself
+    expected = _grad64(lambda v: F.cross_entropy(v, tt, wt, reduction="none",
+                                                 label_smoothing=0.1), log_prob, g)
+    return {"gradLoss": g, "logProb": log_prob, "target": t, "weightOptional": w,
+            "gradZlossOptional": None, "lseForZlossOptional": None,
+            "reductionOptional": "none", "ignoreIndex": -100, "labelSmoothing": 0.1,
+            "lseSquareScaleForZloss": 0.0}, np.empty((4, 5), dtype), expected
+
+
+@case("aclnnMultilabelMarginLoss")
+def multilabel_margin_loss(rng, dtype):
+    x = rand(rng, (3, 4), dtype)
+    t = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [-1, 0, 0, 0]], np.int64)
+    xt, tt = _f64(x, t)
+    marks = np.array([[1, 0, 0, 1], [0, 1, 1, 1], [0, 0, 0, 0]], dtype)
+    return {"self": x, "target": t, "reduction": 0}, \
+        (np.empty((3,), dtype), np.empty((3, 4), dtype)), \
+        (_as(F.multilabel_margin_loss(xt, tt, reduction="none"), dtype), marks)
+
+
+# ---- more activations, their gradients and the gated linear units ------------------------------
+
+
+for _is_result in (False, True):
+    def _elu_backward(rng, dtype, is_result=_is_result):
+        x, g = rand(rng, (3, 5), dtype), rand(rng, (3, 5), dtype)
+        a, s, i = 1.5, 1.2, 0.8
+        if is_result:
+            # x is the forward's result: the gradient from it, as the doc gives it
+            xt, gt = _f64(x, g)
+            expected = N(gt * torch.where(xt > 0, s, i * (xt + a * s)))
+        else:
+            expected = _grad64(lambda v: torch.where(v > 0, s * v, a * s * torch.expm1(v * i)),
+                               x, g)
+        return {"gradOutput": g, "alpha": np.float32(a), "scale": np.float32(s),
+                "inputScale": np.float32(i), "isResult": is_result, "selfOrResult": x}, \
+            np.empty((3, 5), dtype), expected
+    case("aclnnEluBackward", f"isResult {_is_result}")(_elu_backward)
+
+
+@case("aclnnSeluBackward")
+def selu_backward(rng, dtype):
+    x, g = rand(rng, (3, 5), dtype), rand(rng, (3, 5), dtype)
+    result = N(F.selu(T(x).float()).to(TORCH_DTYPES[dtype]))
+    rt, gt = _f64(result, g)
+    expected = gt * torch.where(rt > 0, 1.0507009873554805, rt + 1.7580993408473766)
+    return {"gradOutput": g, "result": result}, np.empty((3, 5), dtype), N(expected)
+
+
+@case("aclnnPreluBackward")
+def prelu_backward(rng, dtype):
+    x, g, w = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype), rand(rng, (3,), dtype)
+    xt, gt, wt = (v.requires_grad_() for v in _f64(x, g, w))
+    F.prelu(xt, wt).backward(gt)
+    return {"gradOutput": g, "self": x, "weight": w}, \
+        (np.empty((2, 3, 4), dtype), np.empty((3,), dtype)), (N(xt.grad), N(wt.grad))
+
+
+@case("aclnnLogSigmoidForward")
+def log_sigmoid_forward(rng, dtype):
+    x = rand(rng, (3, 5), dtype, -20, 20)
+    return {"self": x}, (np.empty((3, 5), dtype), np.zeros((3, 5), dtype)), \
+        (_as(F.logsigmoid(_f64(x)[0]), dtype), None)
+
+
+@case("aclnnLogSigmoidBackward")
+def log_sigmoid_backward(rng, dtype):
+    x, g = rand(rng, (3, 5), dtype, -20, 20), rand(rng, (3, 5), dtype)
+    return {"gradOutput": g, "self": x, "buffer": np.zeros((3, 5), dtype)}, \
+        np.empty((3, 5), dtype), _grad64(F.logsigmoid, x, g)
+
+
+def _fast_gelu64(v: Any) -> Any:
+    return v * torch.sigmoid(1.702 * v)
+
+
+@case("aclnnFastGelu")
+def fast_gelu(rng, dtype):
+    x = rand(rng, (3, 5), dtype, -6, 6)
+    return {"self": x}, np.empty((3, 5), dtype), _as(_fast_gelu64(_f64(x)[0]), dtype)
+
+
+@case("aclnnFastGeluBackward")
+def fast_gelu_backward(rng, dtype):
+    x, g = rand(rng, (3, 5), dtype, -6, 6), rand(rng, (3, 5), dtype)
+    return {"gradOutput": g, "self": x}, np.empty((3, 5), dtype), _grad64(_fast_gelu64, x, g)
+
+
+for _approximate in ("none", "tanh"):
+    def _gelu_backward_v2(rng, dtype, approximate=_approximate):
+        x, g = rand(rng, (3, 5), dtype, -4, 4), rand(rng, (5,), dtype)
+        xt = _f64(x)[0].requires_grad_()
+        F.gelu(xt, approximate=approximate).backward(_f64(g)[0].expand(3, 5))
+        return {"gradOutput": g, "self": x, "approximate": approximate}, \
+            np.empty((3, 5), dtype), N(xt.grad)
+    case("aclnnGeluBackwardV2", _approximate)(_gelu_backward_v2)
+
+
+@case("aclnnHardswishBackwardV2")
+def hardswish_backward_v2(rng, dtype):
+    x, g = rand(rng, (3, 6), dtype, -5, 5), rand(rng, (3, 6), dtype)
+    x[0, :2] = (-3, 3)
+    xt, gt = _f64(x, g)
+    slope = torch.where(xt <= -3, 0.0, torch.where(xt >= 3, 1.0, xt / 3 + 0.5))
+    return {"gradOutput": g, "self": x}, np.empty((3, 6), dtype), N(gt * slope)
+
+
+@case("aclnnShrink", dtypes=("float32", "float16"))
+def shrink(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    xt = _f64(x)[0]
+    expected = torch.where(xt > 0.5, xt - 0.25, torch.where(xt < -0.5, xt + 0.25, 0.0))
+    return {"self": x, "lambd": np.float32(0.5), "bias": np.float32(0.25)}, \
+        np.empty((3, 5), dtype), _as(expected, dtype)
+
+
+for _eps in (-1.0, 0.1):
+    def _logit_grad(rng, dtype, eps=_eps):
+        x, g = rand(rng, (3, 5), dtype, -0.2, 1.2), rand(rng, (3, 5), dtype)
+        expected = _grad64(lambda v: torch.logit(v, eps if eps >= 0 else None), x, g)
+        if eps < 0:
+            expected[(x.astype(np.float32) < 0) | (x.astype(np.float32) > 1)] = np.nan
+        return {"x": x, "dy": g, "eps": eps}, np.empty((3, 5), dtype), expected
+    case("aclnnLogitGrad", f"eps {_eps}")(_logit_grad)
+
+
+def _halves64(x: np.ndarray, dim: int, interleaved: bool = False) -> tuple[Any, Any]:
+    xt = _f64(x)[0]
+    rows = xt.reshape(int(np.prod(x.shape[:dim % x.ndim])), -1)
+    return (rows[:, 0::2], rows[:, 1::2]) if interleaved else rows.chunk(2, 1)
+
+
+for _approximate in ("none", "tanh"):
+    def _gelu_mul(rng, dtype, approximate=_approximate):
+        x = rand(rng, (2, 3, 8), dtype)
+        a, b = _halves64(x, -1)
+        return {"input": x, "approximateOptional": approximate}, np.empty((2, 3, 4), dtype), \
+            _as((F.gelu(a, approximate=approximate) * b).reshape(2, 3, 4), dtype)
+    case("aclnnGeluMul", _approximate)(_gelu_mul)
+
+
+@case("aclnnFatreluMul")
+def fatrelu_mul(rng, dtype):
+    x, threshold = rand(rng, (3, 8), dtype), np.array([0.3], dtype)
+    a, b = _halves64(x, -1)
+    return {"input": x, "threshold": threshold}, np.empty((3, 4), dtype), \
+        _as(torch.where(a < float(threshold.astype(np.float32)[0]), 0.0, a) * b, dtype)
+
+
+@case("aclnnSwiGlu")
+def swi_glu(rng, dtype):
+    x = rand(rng, (2, 6, 3), dtype)
+    a, b = _f64(x)[0].chunk(2, 1)
+    return {"x": x, "dim": 1}, np.empty((2, 3, 3), dtype), _as(F.silu(a) * b, dtype)
+
+
+@case("aclnnSwiGluGrad")
+def swi_glu_grad(rng, dtype):
+    x, g = rand(rng, (2, 6, 3), dtype), rand(rng, (2, 3, 3), dtype)
+    return {"yGrad": g, "x": x, "dim": -2}, np.empty((2, 6, 3), dtype), \
+        _grad64(lambda v: (lambda a, b: F.silu(a) * b)(*v.chunk(2, 1)), x, g)
+
+
+def _ge_glu64(v: Any, dim: int, approximate: int, left: bool) -> Any:
+    a, b = v.chunk(2, dim)
+    gate, other = (a, b) if left else (b, a)
+    return F.gelu(gate, approximate="tanh" if approximate else "none") * other, \
+        F.gelu(gate, approximate="tanh" if approximate else "none")
+
+
+for _name, _left, _approximate in (("aclnnGeGlu", False, 1), ("aclnnGeGluV3", True, 0),
+                                    ("aclnnGeGluV3", False, 1)):
+    def _ge_glu(rng, dtype, name=_name, left=_left, approximate=_approximate):
+        x = rand(rng, (3, 8), dtype)
+        out, gelu = _ge_glu64(_f64(x)[0], -1, approximate, left)
+        arguments = {"self": x, "dim": -1, "approximate": approximate}
+        if name == "aclnnGeGluV3":
+            arguments["activateLeft"] = left
+        return arguments, (np.empty((3, 4), dtype), np.empty((3, 4), dtype)), \
+            (_as(out, dtype), _as(gelu, dtype))
+    case(_name, f"left {_left} approximate {_approximate}")(_ge_glu)
+
+    def _ge_glu_backward(rng, dtype, name=_name, left=_left, approximate=_approximate):
+        x, g = rand(rng, (3, 8), dtype), rand(rng, (3, 4), dtype)
+        gelu = _as(_ge_glu64(_f64(x)[0], 1, approximate, left)[1], dtype)
+        arguments = {"gradOutput": g, "self": x, "gelu": gelu, "dim": 1,
+                     "approximate": approximate}
+        if name == "aclnnGeGluV3":
+            arguments["activateLeft"] = left
+        return arguments, np.empty((3, 8), dtype), \
+            _grad64(lambda v: _ge_glu64(v, 1, approximate, left)[0], x, g)
+    case(f"{_name}Backward", f"left {_left} approximate {_approximate}")(_ge_glu_backward)
+
+
+def _clipped64(v: Any, interleaved: bool, mode: int, rows: int) -> Any:
+    pre = v.shape[0]
+    flat = v.reshape(pre, -1)
+    a, b = (flat[:, 0::2], flat[:, 1::2]) if interleaved else flat.chunk(2, 1)
+    b = b.clamp(-1.5, 1.5)
+    if mode == 0:
+        a = a.clamp(max=1.5)
+        y = a * torch.sigmoid(1.7 * a) * (b + 0.5)
+    else:
+        y = F.silu(a).clamp(max=1.5) * b
+    return y * (torch.arange(pre) < rows).to(y.dtype)[:, None]
+
+
+for _interleaved, _mode in ((False, 0), (True, 0), (True, 1)):
+    def _clipped_swiglu(rng, dtype, interleaved=_interleaved, mode=_mode):
+        x, index = rand(rng, (4, 6), dtype), np.array([1, 2], np.int64)
+        arguments = {"x": x, "groupIndexOptional": index, "dim": 1, "alpha": 1.7,
+                     "limit": 1.5, "bias": 0.5, "interleaved": interleaved}
+        if mode or interleaved:
+            arguments["clampMode"] = mode
+        return arguments, np.empty((4, 3), dtype), \
+            _as(_clipped64(_f64(x)[0], interleaved, mode, 3), dtype)
+    case("aclnnClippedSwigluV2" if _mode or _interleaved else "aclnnClippedSwiglu",
+         f"interleaved {_interleaved} mode {_mode}")(_clipped_swiglu)
+
+
+for _interleaved in (False, True):
+    def _clipped_swiglu_grad(rng, dtype, interleaved=_interleaved):
+        x, g, index = rand(rng, (4, 6), dtype), rand(rng, (4, 3), dtype), np.array([3], np.int64)
+        return {"gradY": g, "x": x, "groupIndexOptional": index, "dim": -1, "alpha": 1.7,
+                "limit": 1.5, "bias": 0.5, "interleaved": interleaved}, \
+            np.empty((4, 6), dtype), \
+            _grad64(lambda v: _clipped64(v, interleaved, 0, 3), x, g)
+    case("aclnnClippedSwigluGrad", f"interleaved {_interleaved}")(_clipped_swiglu_grad)
+
+
+def _situ64(v: Any, left: bool, linear: float) -> Any:
+    a, b = v.chunk(2, 1)
+    gate, up = (a, b) if left else (b, a)
+    if linear > 0:
+        up = linear * torch.tanh(up / linear)
+    return 1.3 * torch.tanh(gate / 1.3) * torch.sigmoid(gate) * up
+
+
+for _left, _linear in ((True, 0.0), (False, 2.0)):
+    def _situ_glu(rng, dtype, left=_left, linear=_linear):
+        x = rand(rng, (3, 8), dtype, -3, 3)
+        return {"x": x, "dim": 1, "beta": 1.3, "linearBeta": linear, "activateLeft": left}, \
+            np.empty((3, 4), dtype), _as(_situ64(_f64(x)[0], left, linear), dtype)
+    case("aclnnSituGlu", f"left {_left}")(_situ_glu)
+
+    def _situ_glu_grad(rng, dtype, left=_left, linear=_linear):
+        x, g = rand(rng, (3, 8), dtype, -3, 3), rand(rng, (3, 4), dtype)
+        return {"gradY": g, "x": x, "dim": 1, "beta": 1.3, "linearBeta": linear,
+                "activateLeft": left}, np.empty((3, 8), dtype), \
+            _grad64(lambda v: _situ64(v, left, linear), x, g)
+    case("aclnnSituGluGrad", f"left {_left}")(_situ_glu_grad)
+
+
+@case("aclnnSwigluGroup")
+def swiglu_group(rng, dtype):
+    x, w = rand(rng, (4, 6), dtype, -3, 3), rand(rng, (4,), np.dtype(np.float32))
+    index = np.array([2, 1], np.int64)
+    a, b = _halves64(x, -1)
+    a, b = a.clamp(max=1.5), b.clamp(-1.5, 1.5)
+    y = F.silu(a) * b * T(w).double()[:, None]
+    y[3:] = 0
+    return {"x": x, "weightOptional": w, "groupIndexOptional": index, "clampLimit": 1.5}, \
+        np.empty((4, 3), dtype), _as(y, dtype)
+
+
+def _masked_softmax64(x: np.ndarray, mask: np.ndarray, scale: float) -> Any:
+    z = torch.where(T(mask), -10000.0, _f64(x)[0] * scale)
+    return torch.softmax(z, -1)
+
+
+@case("aclnnScaledMaskedSoftmax")
+def scaled_masked_softmax(rng, dtype):
+    x, mask = rand(rng, (2, 3, 4, 5), dtype), rng.integers(0, 2, (1, 3, 4, 5)).astype(bool)
+    return {"x": x, "mask": mask, "scale": 0.7, "fixedTriuMask": False}, \
+        np.empty(x.shape, dtype), _as(_masked_softmax64(x, mask, 0.7), dtype)
+
+
+@case("aclnnScaledMaskedSoftmaxBackward")
+def scaled_masked_softmax_backward(rng, dtype):
+    x, mask = rand(rng, (2, 3, 4, 5), dtype), rng.integers(0, 2, (2, 1, 4, 5)).astype(bool)
+    y, g = _as(torch.softmax(_f64(x)[0], -1), dtype), rand(rng, x.shape, dtype)
+    yt, gt = _f64(y, g)
+    grad = (gt * yt - (gt * yt).sum(-1, keepdim=True) * yt) * 0.7
+    return {"gradOutput": g, "y": y, "mask": mask, "scale": 0.7, "fixTriuMask": False}, \
+        np.empty(x.shape, dtype), N(torch.where(T(mask), 0.0, grad))
+
+
+@case("aclnnRReluWithNoise", "evaluation")
+def rrelu_with_noise(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    xt = _f64(x)[0]
+    return {"self": x, "noise": np.zeros((3, 5), dtype), "lower": np.float32(0.125),
+            "upper": np.float32(0.375), "training": False, "seed": 0, "offset": 0}, \
+        np.empty((3, 5), dtype), \
+        (np.zeros((3, 5), dtype), _as(torch.where(xt < 0, xt * 0.25, xt), dtype))
+
+
+@case("aclnnInplaceRReluWithNoise", "evaluation")
+def inplace_rrelu_with_noise(rng, dtype):
+    x = rand(rng, (3, 5), dtype)
+    xt = _f64(x)[0]
+    return {"self": x, "noise": np.zeros((3, 5), dtype), "lower": np.float32(0.125),
+            "upper": np.float32(0.375), "training": False, "seed": 0, "offset": 0}, None, \
+        (_as(torch.where(xt < 0, xt * 0.25, xt), dtype), None)
+
+
+@pytest.mark.parametrize("name", ["aclnnRReluWithNoise", "aclnnInplaceRReluWithNoise"])
+def test_rrelu_with_noise_draws_its_slopes_uniformly_and_by_seed(name: str) -> None:
+    """In training the slopes of the negative elements are U(lower, upper) draws, written into
+    noise (1 for the others), the same for one (seed, offset) and others for another."""
+    x = np.where(np.arange(20000) % 2, -1.0, 2.0).astype(np.float32)
+
+    def run(seed: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        arguments = {"self": x.copy(), "noise": np.zeros(x.shape, np.float32),
+                     "lower": np.float32(0.1), "upper": np.float32(0.3), "training": True,
+                     "seed": seed, "offset": offset}
+        first, second = aclnn_py.call(name, **arguments)  # the written tensors, in order
+        return (first, second) if name == "aclnnRReluWithNoise" else (second, first)
+
+    noise, out = run(7, 0)
+    slopes = noise[x < 0]
+    assert np.all(noise[x > 0] == 1) and np.array_equal(out, x * noise)
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 0.003 and abs(slopes.std() - 0.2 / np.sqrt(12)) < 0.003
+    assert np.array_equal(run(7, 0)[0], noise)
+    assert not np.array_equal(run(7, 1)[0], noise) and not np.array_equal(run(8, 0)[0], noise)
+
+
+@case("aclnnCtcLoss")
+def ctc_loss(rng, dtype):
+    log_probs = N(F.log_softmax(T(rand(rng, (6, 3, 5), dtype)).float(), 2).to(TORCH_DTYPES[dtype]))
+    targets = np.array([[1, 2, 2], [3, 0, 0], [4, 1, 3]], np.int64)
+    inputs, lengths = [4, 6, 6], [3, 1, 3]
+    nll, alpha = torch.ops.aten._ctc_loss(_f64(log_probs)[0], T(targets), inputs, lengths, 0,
+                                          False)
+    expected = np.full((3, 6, 8), -np.inf)
+    for n, (steps, length) in enumerate(zip(inputs, lengths)):
+        expected[n, :steps, :2 * length + 1] = N(alpha[n, :steps, :2 * length + 1])
+    return {"logProbs": log_probs, "targets": targets, "inputLengths": inputs,
+            "targetlengths": lengths, "blank": 0, "zeroInfinity": False}, \
+        (np.empty((3,), dtype), np.empty((3, 6, 8), dtype)), (N(nll), expected)
+
+
 for _name, _base in INPLACE_OF.items():
     for _label, _make, _dtypes in CASES.get(_base, []):
         case(_name, _label, dtypes=_dtypes)(_inplace_of(_name, _base, _make))

@@ -749,3 +749,89 @@ FORMULAS.update({
                              "out"),
 })
 FORMULAS.update(_inplace_formulas())
+FORMULAS.update({
+    # losses (kernels/losses.py)
+    "aclnnKlDiv": _f("target (log target - self), or e^target (target - self) with logTarget; "
+                     "none, mean, sum or sum / batch (batchmean)",
+                     "the same; 0 where target is 0 (the kernel's select of 1 before the log)"),
+    "aclnnKlDivBackward": _f("the gradient of aclnnKlDiv in self",
+                             "-target g (-e^target g with logTarget), / count (mean) or / "
+                             "batch (batchmean), summed back to self's shape"),
+    "aclnnKlDivTargetBackward": _f("g (log target - self + 1), or g e^target (target - self + "
+                                   "1) with logTarget", "the same, g divided first for mean "
+                                   "and batchmean, as the op_api does"),
+    "aclnnSoftMarginLoss": _f("log(1 + e^(-target self)); none, mean or sum",
+                              "the same without overflow (max(z, 0) + log1p(e^-|z|))"),
+    "aclnnSoftMarginLossBackward": _f("the gradient of aclnnSoftMarginLoss",
+                                      "-target sigmoid(-target self) g, / count for mean"),
+    "aclnnBinaryCrossEntropyWithLogitsBackward": _f(
+        "the gradient of aclnnBinaryCrossEntropyWithLogits",
+        "g w ((1 + (p - 1) t) sigmoid(x) - p t), / count for mean"),
+    "aclnnNLLLoss2d": _f("-w[t] self[n, t, h, w]; mean over the weights taken",
+                         "the same; ignoreIndex positions 0"),
+    "aclnnNLLLoss2dBackward": _f("-w[t] g at the target class, / totalWeight for mean",
+                                 "the same; 0 elsewhere"),
+    "aclnnCrossEntropyLoss": _f("-w[y] logProb[n, y] reduced (mean over the weights taken); "
+                                "logProb = x - lse", "the same, with PyTorch's label "
+                                "smoothing; the zloss outputs left as they are"),
+    "aclnnCrossEntropyLossGrad": _f("the doc's: p w[t] g' (1 - e) m minus it at the target, "
+                                    "plus p sum(s w) - s w; zloss terms when given",
+                                    "the same, p = exp(logProb)"),
+    "aclnnMultilabelMarginLoss": _f("sum over labels j and non-labels i of max(0, 1 - (x[j] - "
+                                    "x[i])) / C", "the same, all pairs at once; isTarget "
+                                    "marks the labels"),
+    # activations, their gradients and the gated linear units
+    "aclnnEluBackward": _f("g scale for x > 0; g inputScale (x + alpha scale) from the result, "
+                           "g inputScale alpha scale e^(x inputScale) from the input",
+                           "the same"),
+    "aclnnSeluBackward": _f("g scale for result > 0, else g (result + alpha scale)",
+                            "the same"),
+    "aclnnPreluBackward": _f("gradInput g or g w; gradWeight the sum of g x where x <= 0 per "
+                             "channel", "the same, summed in float32"),
+    "aclnnLogSigmoidForward": _f("log(1 / (1 + e^-x)); buffer unused", "min(x, 0) - "
+                                 "log1p(e^-|x|); buffer left as it is"),
+    "aclnnLogSigmoidBackward": _f("g / (1 + e^x)", "g sigmoid(-x) without overflow"),
+    "aclnnFastGelu": _f("x / (1 + e^(-1.702 x))", "the same"),
+    "aclnnFastGeluBackward": _f("g ((s - 1) (-1.702 x) + 1) s, s = 1 / (1 + e^(-1.702 x))",
+                                "the same"),
+    "aclnnGeluBackwardV2": _f("g Gelu'(x), erf's or the tanh form's",
+                              "erf: Phi(x) + x phi(x); tanh: as aclnnGeluBackward"),
+    "aclnnHardswishBackwardV2": _f("g times 0 (x <= -3), x / 3 + 0.5, 1 (x >= 3)",
+                                   "the same"),
+    "aclnnShrink": _f("x - bias above lambd, x + bias below -lambd, else 0", "the same"),
+    "aclnnLogitGrad": _f("dy / (x (1 - x)); 0 outside [eps, 1 - eps], NaN outside [0, 1] "
+                         "when eps < 0", "the same"),
+    "aclnnGeluMul": _f("Gelu(x1) x2, the halves of the last dimension", "the same"),
+    "aclnnFatreluMul": _f("x1 (0 below threshold) x2", "the same"),
+    "aclnnSwiGlu": _f("silu(A) B, the halves along dim", "the same"),
+    "aclnnSwiGluGrad": _f("dA = g (s + s (1 - s) A) B, dB = g s A", "the same"),
+    "aclnnGeGlu": _f("A Gelu(B); outGelu Gelu(B)", "the same"),
+    "aclnnGeGluV3": _f("Gelu(A) B (activateLeft) or A Gelu(B)", "the same"),
+    "aclnnGeGluBackward": _f("g gelu for the other half, g other Gelu' for the activated",
+                             "the same, the gelu tensor given"),
+    "aclnnGeGluV3Backward": _f("as aclnnGeGluBackward, the activated half chosen",
+                               "the same"),
+    "aclnnClippedSwiglu": _f("min(A, l) sigmoid(alpha min(A, l)) (clamp(B, -l, l) + bias), "
+                             "rows past sum(groupIndex) 0", "the same over (pre, cut)"),
+    "aclnnClippedSwigluV2": _f("aclnnClippedSwiglu, or min(silu(A), l) clamp(B, -l, l) "
+                               "(clampMode 1)", "the same"),
+    "aclnnClippedSwigluGrad": _f("the doc's steps: clamp masks, s = sigmoid(alpha x0')",
+                                 "the same"),
+    "aclnnSituGlu": _f("beta tanh(gate / beta) sigmoid(gate) up'", "the same"),
+    "aclnnSituGluGrad": _f("the product rule of aclnnSituGlu", "the same, 1 - tanh^2 as "
+                           "sech^2 without cancellation"),
+    "aclnnSwigluGroup": _f("silu(A) B (clamped when clampLimit > 0) times the token's "
+                           "weight", "the same; tokens past sum(groupIndex) 0"),
+    "aclnnScaledMaskedSoftmax": _f("softmax(scale x, -10000 where mask) over the last "
+                                   "dimension", "the same, in float32"),
+    "aclnnScaledMaskedSoftmaxBackward": _f("(g y - sum(g y) y) scale, 0 where mask",
+                                           "the same"),
+    "aclnnRReluWithNoise": _f("x for x > 0, a x else, a ~ U(lower, upper) (training, into "
+                              "noise) or (lower + upper) / 2",
+                              "numpy's PCG64 seeded by (seed, offset): statistically "
+                              "CANN's, not its bits"),
+    "aclnnInplaceRReluWithNoise": _f("aclnnRReluWithNoise into self", "the same"),
+    "aclnnCtcLoss": _f("-log p(l | x), the sum over the paths that collapse to l",
+                       "the forward variables alpha (PyTorch's recursion), all samples at "
+                       "once, a loop over time; logAlpha -inf outside the lengths"),
+})
