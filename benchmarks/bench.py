@@ -1983,6 +1983,69 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnInplaceAddRmsNorm"] = lambda: EmulatedCase(
         {"x1Ref": X.copy(), "x2Ref": X2.copy(), "gamma": W, "epsilon": 1e-6},
         {"rstdOut": E((1024, 1))}, lambda: rms(T(X) + T(X2), 0.0)[1])
+    # optimizers: small steps, the state stays in range call after call
+    from torch.optim import adamw as torch_adamw
+    from torch.optim import sgd as torch_sgd
+    adam = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weightDecay": 0.01, "eps": 1e-8,
+            "amsgrad": False, "maximize": False}
+
+    def torch_adam() -> Callable[[], Any]:
+        state = [T(a.copy()) for a in (x, y, pos)]
+        step = torch.tensor(1.0)
+        return lambda: torch_adamw.adamw(
+            [state[0]], [T(g)], [state[1]], [state[2]], [], [step], foreach=False,
+            amsgrad=False, beta1=0.9, beta2=0.999, lr=1e-3, weight_decay=0.01, eps=1e-8,
+            maximize=False)
+
+    cases["aclnnApplyAdamWV2"] = lambda: EmulatedCase(
+        {"varRef": x.copy(), "mRef": y.copy(), "vRef": pos.copy(),
+         "maxGradNormOptionalRef": None, "grad": g, "step": np.array([1], np.int64), **adam},
+        None, torch_adam())
+    cases["aclnnFusedAdamw"] = lambda: EmulatedCase(
+        {"paramsRef": [x.copy()], "grads": [g], "expAvgsRef": [y.copy()],
+         "expAvgSqsRef": [pos.copy()], "maxExpAvgSqsRef": None,
+         "stateSteps": [np.array([1.0], f32)], "gradScaleOptional": None,
+         "foundInfOptional": None, **adam}, None, torch_adam())
+
+    def torch_momentum() -> Callable[[], Any]:
+        state = [T(x.copy())], [T(y.copy())]
+        return lambda: torch_sgd.sgd(state[0], [T(g)], state[1], foreach=False,
+                                     weight_decay=0.01, momentum=0.9, lr=1e-3, dampening=0.0,
+                                     nesterov=False, maximize=False)
+
+    cases["aclnnFusedSgd"] = lambda: EmulatedCase(
+        {"paramsRef": [x.copy()], "gradsRef": [g.copy()],
+         "momentumBufferListOptionalRef": [y.copy()], "gradScaleOptional": None,
+         "weightDecay": 0.01, "momentum": 0.9, "lr": 1e-3, "dampening": 0.0,
+         "nesterov": False, "maximize": False, "isFirstStep": False}, None, torch_momentum())
+
+    def torch_ema_adam() -> Callable[[], Any]:
+        var, m, v, ema, grad = (T(a.copy()) for a in (x, y, pos, x, g))
+
+        def step() -> None:
+            grad_ = grad + 0.01 * var
+            m.mul_(0.9).add_(grad_, alpha=0.1)
+            v.mul_(0.999).addcmul_(grad_, grad_, value=0.001)
+            var.sub_(1e-3 * (m / (1 - 0.9 ** 3)) / ((v / (1 - 0.999 ** 3)).sqrt() + 1e-8))
+            ema.mul_(0.99).add_(var, alpha=0.01)
+        return step
+
+    cases["aclnnApplyFusedEmaAdam"] = lambda: EmulatedCase(
+        {"grad": g, "varRef": x.copy(), "mRef": y.copy(), "vRef": pos.copy(),
+         "sRef": x.copy(), "step": np.array([3], np.int64), "lr": 1e-3, "emaDecay": 0.99,
+         "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "mode": 0, "biasCorrection": True,
+         "weightDecay": 0.01}, None, torch_ema_adam())
+
+    def torch_amp() -> Callable[[], Any]:
+        scale, tracker = torch.tensor([1024.0]), torch.tensor([0], dtype=torch.int32)
+        return lambda: torch._amp_update_scale_(scale, tracker, torch.tensor([0.0]), 2.0, 0.5,
+                                                2000)
+
+    cases["aclnnAmpUpdateScale"] = lambda: EmulatedCase(
+        {"currentScale": np.array([1024.0], f32), "growthTracker": np.array([0], np.int32),
+         "foundInf": np.array([0.0], f32), "growthFactor": 2.0, "backoffFactor": 0.5,
+         "growthInterval": 2000},
+        {"updatedScale": E((1,)), "updatedGrowthTracker": E((1,), np.int32)}, torch_amp())
     image = x.reshape(16, 64, 32, 32)
     grad_image = g.reshape(16, 64, 32, 32)
     gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))

@@ -642,6 +642,99 @@ if torch is not None:
     REFERENCES["aclnnLinalgCross"] = lambda launch: _out(launch, torch.linalg.cross(
         launch.input(), launch.input(1), dim=launch.arg("dim")))
 
+    # ---- optimizers (kernels/optimizers.py): torch.optim's single-tensor functions ----
+    from torch.optim import adamw as torch_adamw
+    from torch.optim import sgd as torch_sgd
+
+    def _adamw_step(var: Any, m: Any, v: Any, max_sq: Any, grad: Any, step: Any,
+                    launch: Launch) -> None:
+        """torch.optim.adamw.adamw in place, counting the step itself as CANN's kernels do."""
+        amsgrad = launch.arg("amsgrad")
+        torch_adamw.adamw(
+            [var], [grad], [m], [v], [max_sq] if amsgrad else [],
+            [step.reshape(-1)[0].double().clone()], foreach=False, amsgrad=amsgrad,
+            beta1=launch.arg("beta1"), beta2=launch.arg("beta2"), lr=launch.arg("lr"),
+            weight_decay=launch.arg("weightDecay"), eps=launch.arg("eps"),
+            maximize=launch.arg("maximize"))
+
+    def _apply_adam_w_v2(launch: Launch) -> dict[str, Any]:
+        var, m, v = launch.tensor("varRef"), launch.tensor("mRef"), launch.tensor("vRef")
+        max_sq = launch.tensor("maxGradNormOptionalRef")
+        _adamw_step(var, m, v, max_sq, launch.tensor("grad"), launch.tensor("step"), launch)
+        found = {"varRef": var, "mRef": m, "vRef": v}
+        if launch.arg("amsgrad"):
+            found["maxGradNormOptionalRef"] = max_sq
+        return found
+
+    def _fused_adamw(launch: Launch) -> dict[str, Any]:
+        lists = {name: launch.tensor(name) for name in
+                 ("paramsRef", "expAvgsRef", "expAvgSqsRef", "maxExpAvgSqsRef")}
+        grads, steps = launch.tensor("grads"), launch.tensor("stateSteps")
+        scale, inf = launch.tensor("gradScaleOptional"), launch.tensor("foundInfOptional")
+        if inf is None or inf.numel() == 0 or float(inf.reshape(-1)[0]) != 1.0:
+            for index, param in enumerate(lists["paramsRef"]):
+                grad = grads[index] if scale is None or scale.numel() == 0 else \
+                    grads[index] / scale.reshape(-1)[0]
+                max_sq = lists["maxExpAvgSqsRef"][index] if launch.arg("amsgrad") else None
+                _adamw_step(param, lists["expAvgsRef"][index], lists["expAvgSqsRef"][index],
+                            max_sq, grad, steps[index], launch)
+        return {f"{name}[{index}]": tensor for name, values in lists.items()
+                if values is not None and (name != "maxExpAvgSqsRef" or launch.arg("amsgrad"))
+                for index, tensor in enumerate(values)}
+
+    def _fused_sgd(launch: Launch) -> dict[str, Any]:
+        params, grads = launch.tensor("paramsRef"), launch.tensor("gradsRef")
+        buffers = launch.tensor("momentumBufferListOptionalRef") or None
+        scale = launch.tensor("gradScaleOptional")
+        if scale is not None and scale.numel():
+            grads = [g / scale.reshape(-1)[0] for g in grads]
+        given = [None] * len(params) if buffers is None or launch.arg("isFirstStep") else \
+            [b.clone() for b in buffers]
+        torch_sgd.sgd(params, grads, given, foreach=False,
+                            weight_decay=launch.arg("weightDecay"),
+                            momentum=launch.arg("momentum"), lr=launch.arg("lr"),
+                            dampening=launch.arg("dampening"), nesterov=launch.arg("nesterov"),
+                            maximize=launch.arg("maximize"))
+        found = {f"paramsRef[{i}]": p for i, p in enumerate(params)}
+        found.update({f"gradsRef[{i}]": g for i, g in enumerate(grads)})
+        if buffers is not None:
+            found.update({f"momentumBufferListOptionalRef[{i}]": b for i, b in enumerate(given)})
+        return found
+
+    def _apply_fused_ema_adam(launch: Launch) -> dict[str, Any]:
+        """The formula of ops-nn optim/apply_fused_ema_adam/docs/aclnnApplyFusedEmaAdam.md."""
+        grad, var = launch.tensor("grad"), launch.tensor("varRef")
+        beta1, beta2, decay = launch.arg("beta1"), launch.arg("beta2"), launch.arg("weightDecay")
+        step = float(launch.tensor("step").reshape(-1)[0])
+        c1, c2 = (1 - beta1 ** step, 1 - beta2 ** step) if launch.arg("biasCorrection") else \
+            (1.0, 1.0)
+        mode = launch.arg("mode")
+        if mode == 0:
+            grad = grad + decay * var
+        m = beta1 * launch.tensor("mRef") + (1 - beta1) * grad
+        v = beta2 * launch.tensor("vRef") + (1 - beta2) * grad * grad
+        update = (m / c1) / (torch.sqrt(v / c2) + launch.arg("eps"))
+        if mode == 1:
+            update = update + decay * var
+        var = var - launch.arg("lr") * update
+        ema = launch.arg("emaDecay")
+        return {"varRef": var, "mRef": m, "vRef": v,
+                "sRef": ema * launch.tensor("sRef") + (1 - ema) * var}
+
+    def _amp_update_scale(launch: Launch) -> dict[str, Any]:
+        scale = launch.tensor("currentScale").float().clone()
+        tracker = launch.tensor("growthTracker").int().clone()
+        torch._amp_update_scale_(scale, tracker, launch.tensor("foundInf").float(),
+                                 launch.arg("growthFactor"), launch.arg("backoffFactor"),
+                                 launch.arg("growthInterval"))
+        return {"updatedScale": scale, "updatedGrowthTracker": tracker}
+
+    REFERENCES["aclnnApplyAdamWV2"] = _apply_adam_w_v2
+    REFERENCES["aclnnFusedAdamw"] = _fused_adamw
+    REFERENCES["aclnnFusedSgd"] = _fused_sgd
+    REFERENCES["aclnnApplyFusedEmaAdam"] = _apply_fused_ema_adam
+    REFERENCES["aclnnAmpUpdateScale"] = _amp_update_scale
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

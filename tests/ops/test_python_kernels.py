@@ -1841,6 +1841,99 @@ def inplace_add_rms_norm(rng, dtype):
          N(rstd))
 
 
+# ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
+
+def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):
+    """torch.optim's single-tensor AdamW in float32 (it counts the step, as CANN's kernels);
+    the updated tensors."""
+    from torch.optim import adamw as torch_adamw
+    tensors = [T(a).float().clone() for a in (var, m, v)]
+    maxes = [T(max_sq).float().clone()] if amsgrad else []
+    torch_adamw.adamw([tensors[0]], [T(grad).float()], [tensors[1]], [tensors[2]], maxes,
+                      [torch.tensor(float(step))], foreach=False, amsgrad=amsgrad, beta1=0.9,
+                      beta2=0.999, lr=0.01, weight_decay=0.1, eps=1e-8, maximize=maximize)
+    return tensors + maxes
+
+
+@case("aclnnApplyAdamWV2")
+def apply_adam_w_v2(rng, dtype):
+    var, m, grad, max_sq = (rand(rng, (3, 5), dtype) for _ in range(4))
+    v = rand(rng, (3, 5), dtype, 0.0, 1.0)
+    max_sq = np.maximum(max_sq.astype(np.float32), 0).astype(dtype)
+    wanted = _torch_adamw(var, m, v, max_sq, grad, 2, True, True)
+    return {"varRef": var, "mRef": m, "vRef": v, "maxGradNormOptionalRef": max_sq,
+            "grad": grad, "step": np.array([2], np.int64), "lr": 0.01, "beta1": 0.9,
+            "beta2": 0.999, "weightDecay": 0.1, "eps": 1e-8, "amsgrad": True,
+            "maximize": True}, None, tuple(N(w.to(TORCH_DTYPES[dtype])) for w in wanted)
+
+
+@case("aclnnFusedAdamw")
+def fused_adamw(rng, dtype):
+    shapes = ((4,), (2, 3))
+    params = [rand(rng, s, dtype) for s in shapes]
+    grads = [rand(rng, s, dtype) for s in shapes]
+    ms = [rand(rng, s, dtype) for s in shapes]
+    vs = [rand(rng, s, dtype, 0.0, 1.0) for s in shapes]
+    steps = [np.array([1.0], np.float32), np.array([4.0], np.float32)]
+    scale = np.array([2.0], np.float32)
+    wanted = [_torch_adamw(p, m, v, None, N(T(g).float() / 2), s[0], False, False)
+              for p, g, m, v, s in zip(params, grads, ms, vs, steps)]
+    cast = lambda index: [N(w[index].to(TORCH_DTYPES[dtype])) for w in wanted]  # noqa: E731
+    return {"paramsRef": params, "grads": grads, "expAvgsRef": ms, "expAvgSqsRef": vs,
+            "maxExpAvgSqsRef": None, "stateSteps": steps, "gradScaleOptional": scale,
+            "foundInfOptional": np.array([0.0], np.float32), "lr": 0.01, "beta1": 0.9,
+            "beta2": 0.999, "weightDecay": 0.1, "eps": 1e-8, "amsgrad": False,
+            "maximize": False}, None, (cast(0), cast(1), cast(2))
+
+
+@case("aclnnFusedSgd")
+def fused_sgd(rng, dtype):
+    from torch.optim import sgd as torch_sgd
+    shapes = ((5,), (2, 2))
+    params = [rand(rng, s, dtype) for s in shapes]
+    grads = [rand(rng, s, dtype) for s in shapes]
+    buffers = [rand(rng, s, dtype) for s in shapes]
+    unscaled = [T(g).float() / 4 for g in grads]
+    tensors = [T(p).float().clone() for p in params]
+    kept = [T(b).float().clone() for b in buffers]
+    torch_sgd.sgd(tensors, unscaled, kept, foreach=False, weight_decay=0.01, momentum=0.9,
+                  lr=0.1, dampening=0.0, nesterov=True, maximize=False)
+    cast = lambda values: [N(v.to(TORCH_DTYPES[dtype])) for v in values]  # noqa: E731
+    return {"paramsRef": params, "gradsRef": grads, "momentumBufferListOptionalRef": buffers,
+            "gradScaleOptional": np.array([4.0], np.float32), "weightDecay": 0.01,
+            "momentum": 0.9, "lr": 0.1, "dampening": 0.0, "nesterov": True, "maximize": False,
+            "isFirstStep": False}, None, (cast(tensors), cast(unscaled), cast(kept))
+
+
+@case("aclnnApplyFusedEmaAdam")
+def apply_fused_ema_adam(rng, dtype):
+    grad, var, m, s = (rand(rng, (2, 6), dtype) for _ in range(4))
+    v = rand(rng, (2, 6), dtype, 0.0, 1.0)
+    g, w = T(grad).float(), T(var).float()
+    c1, c2 = 1 - 0.9 ** 3, 1 - 0.999 ** 3
+    g = g + 0.05 * w  # mode 0: L2 weight decay in the gradient
+    m_out = 0.9 * T(m).float() + 0.1 * g
+    v_out = 0.999 * T(v).float() + 0.001 * g * g
+    w = w - 0.01 * ((m_out / c1) / (torch.sqrt(v_out / c2) + 1e-8))
+    s_out = 0.99 * T(s).float() + 0.01 * w
+    return {"grad": grad, "varRef": var, "mRef": m, "vRef": v, "sRef": s,
+            "step": np.array([3], np.int64), "lr": 0.01, "emaDecay": 0.99, "beta1": 0.9,
+            "beta2": 0.999, "eps": 1e-8, "mode": 0, "biasCorrection": True,
+            "weightDecay": 0.05}, None, \
+        tuple(N(t.to(TORCH_DTYPES[dtype])) for t in (w, m_out, v_out, s_out))
+
+
+@case("aclnnAmpUpdateScale")
+def amp_update_scale(rng, dtype):
+    scale = torch.tensor([1024.0])
+    tracker = torch.tensor([1], dtype=torch.int32)
+    torch._amp_update_scale_(scale, tracker, torch.tensor([0.0]), 2.0, 0.5, 2)
+    return {"currentScale": np.array([1024.0], dtype), "growthTracker": np.array([1], np.int32),
+            "foundInf": np.array([0.0], dtype), "growthFactor": 2.0, "backoffFactor": 0.5,
+            "growthInterval": 2}, (np.empty((1,), dtype), np.empty((1,), np.int32)), \
+        (N(scale.to(TORCH_DTYPES[dtype])), N(tracker))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -234,6 +234,25 @@ FORMULAS: dict[str, Formula] = {
                           "the same, the sum kept in float32 for 16-bit inputs"),
     "aclnnInplaceAddRmsNorm": _f("x = x1Ref + x2Ref; x1Ref = x / Rms(x) gamma, x2Ref = x, "
                                  "rstd 1 / Rms(x)", "aclnnAddRmsNorm's, into x1Ref and x2Ref"),
+    "aclnnApplyAdamWV2": _f("m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; theta -= lr "
+                            "m_hat / (sqrt(v_hat) + eps) + lr wd theta",
+                            "as CANN's kernel (op_kernel/apply_adam_w_v2_fp.h): step + 1 "
+                            "counted, theta (1 - lr wd) first, amsgrad's running max of v, "
+                            "maximize negating g; scalars in float32"),
+    "aclnnFusedAdamw": _f("AdamW over tensor lists, grads divided by gradScale, no update "
+                          "when foundInf is 1",
+                          "aclnnApplyAdamWV2's step per tensor, its step stateSteps[i] + 1 "
+                          "(op_kernel/fused_adamw_kernel.h)"),
+    "aclnnFusedSgd": _f("SGD: g / gradScale, + wd param; buf = g first, else momentum buf + "
+                        "(1 - dampening) g; nesterov g + momentum buf; param -= lr step",
+                        "the same (op_kernel/fused_sgd_f32.h); the unscaled g written back "
+                        "to gradsRef"),
+    "aclnnApplyFusedEmaAdam": _f("Adam with L2 (mode 0) or decoupled (mode 1) weight decay, "
+                                 "bias correction optional; s = emaDecay s + (1 - emaDecay) "
+                                 "var", "the same, step as given"),
+    "aclnnAmpUpdateScale": _f("scale backoff on foundInf != 0; growth after growthInterval "
+                              "clean steps (kept if not finite); tracker counted or reset",
+                              "the same (op_kernel/amp_update_scale.h), scale in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",
