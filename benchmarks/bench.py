@@ -1983,6 +1983,23 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnInplaceAddRmsNorm"] = lambda: EmulatedCase(
         {"x1Ref": X.copy(), "x2Ref": X2.copy(), "gamma": W, "epsilon": 1e-6},
         {"rstdOut": E((1024, 1))}, lambda: rms(T(X) + T(X2), 0.0)[1])
+    cases["aclnnAddLayerNorm"] = lambda: EmulatedCase(
+        {"x1": X, "x2": X2, "gamma": W, "beta": W, "biasOptional": None, "epsilon": 1e-5,
+         "additionalOutput": True},
+        {"yOut": E(square), "meanOut": E((1024, 1)), "rstdOut": E((1024, 1)),
+         "xOut": E(square)},
+        lambda: (F.layer_norm(T(X) + T(X2), (1024,), T(W), T(W), 1e-5), T(X) + T(X2)))
+
+    def rms_grad() -> Any:
+        x_ = T(X).requires_grad_()
+        y_ = x_ * torch.rsqrt(x_.square().mean(1, keepdim=True) + 1e-6) * T(W)
+        y_.backward(T(X2))
+        return x_.grad
+
+    rstd_x = (1 / np.sqrt(np.mean(np.square(X), axis=1) + 1e-6)).astype(f32)
+    cases["aclnnRmsNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x": X, "rstd": rstd_x, "gamma": W},
+        {"dxOut": E(square), "dgammaOut": E((1024,))}, rms_grad)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -409,6 +409,35 @@ if torch is not None:
         return {"x1Ref": x * rstd * gamma, "rstdOut": rstd, "x2Ref": x}
 
     REFERENCES["aclnnInplaceAddRmsNorm"] = _inplace_add_rms_norm
+
+    def _add_layer_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.input() + launch.tensor("x2")
+        bias = launch.tensor("biasOptional")
+        if bias is not None:
+            x = x + bias
+        gamma = launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        y = functional.layer_norm(x, gamma.shape, gamma, launch.tensor("beta"),
+                                  launch.arg("epsilon"))
+        variance, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+        found = {"yOut": y, "meanOut": mean,
+                 "rstdOut": torch.rsqrt(variance + launch.arg("epsilon"))}
+        if launch.arg("additionalOutput"):
+            found["xOut"] = x
+        return found
+
+    def _rms_norm_grad(launch: Launch) -> dict[str, Any]:
+        """The gradient of x rstd gamma, rstd given (the doc's backward formula)."""
+        x, gamma = launch.tensor("x"), launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        rstd = launch.tensor("rstd").reshape(x.shape[:x.dim() - gamma.dim()] + (1,) * gamma.dim())
+        mean = (launch.tensor("dy") * gamma * x * rstd).mean(dims, keepdim=True)
+        dx = (launch.tensor("dy") * gamma - rstd * x * mean) * rstd
+        dgamma = (rstd * x * launch.tensor("dy")).sum(tuple(range(x.dim() - gamma.dim())))
+        return {"dxOut": dx, "dgammaOut": dgamma}
+
+    REFERENCES["aclnnAddLayerNorm"] = _add_layer_norm
+    REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),
         launch.arg("eps")))

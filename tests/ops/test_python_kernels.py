@@ -1841,6 +1841,37 @@ def inplace_add_rms_norm(rng, dtype):
          N(rstd))
 
 
+# ---- layer-norm and RMS-norm variants (kernels/norms.py) -------------------------------------
+
+@case("aclnnAddLayerNorm")
+def add_layer_norm(rng, dtype):
+    x1, x2 = rand(rng, (2, 3, 8), dtype), rand(rng, (2, 3, 8), dtype)
+    gamma, beta, bias = (rand(rng, (8,), dtype) for _ in range(3))
+    x = T(x1).float() + T(x2).float() + T(bias).float()
+    variance, mean = torch.var_mean(x, -1, correction=0, keepdim=True)
+    y = torch.nn.functional.layer_norm(x, (8,), T(gamma).float(), T(beta).float(), 1e-5)
+    outs = (np.empty((2, 3, 8), dtype), np.empty((2, 3, 1), np.float32),
+            np.empty((2, 3, 1), np.float32), np.empty((2, 3, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "beta": beta, "biasOptional": bias,
+            "epsilon": 1e-5, "additionalOutput": True}, outs, \
+        (N(y.to(TORCH_DTYPES[dtype])), N(mean), N(torch.rsqrt(variance + 1e-5)),
+         N(x.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnRmsNormGrad")
+def rms_norm_grad(rng, dtype):
+    x, dy = rand(rng, (4, 2, 8), dtype), rand(rng, (4, 2, 8), dtype)
+    gamma = rand(rng, (2, 8), dtype)
+    xf = T(x).float().requires_grad_()
+    gf = T(gamma).float().requires_grad_()
+    rstd = torch.rsqrt(xf.detach().square().mean((1, 2), keepdim=True) + 1e-6)
+    y = xf * torch.rsqrt(xf.square().mean((1, 2), keepdim=True) + 1e-6) * gf
+    y.backward(T(dy).float())
+    outs = (np.empty((4, 2, 8), dtype), np.empty((2, 8), np.float32))
+    return {"dy": dy, "x": x, "rstd": N(rstd.reshape(4)), "gamma": gamma}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -253,6 +253,11 @@ FORMULAS: dict[str, Formula] = {
     "aclnnAmpUpdateScale": _f("scale backoff on foundInf != 0; growth after growthInterval "
                               "clean steps (kept if not finite); tracker counted or reset",
                               "the same (op_kernel/amp_update_scale.h), scale in float32"),
+    "aclnnAddLayerNorm": _f("x = x1 + x2 + bias; y = (x - E(x)) rstd gamma + beta, rstd = "
+                            "1 / sqrt(Var(x) + epsilon); xOut x with additionalOutput",
+                            "the sum in float32, then aclnnLayerNorm's kernel"),
+    "aclnnRmsNormGrad": _f("dx = (dy g - x rstd mean(dy g x rstd)) rstd; dg = sum rstd x dy",
+                           "the same, rows in cache-sized blocks; dgamma summed in float64"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -1,12 +1,12 @@
-"""Root-mean-square normalisation kernels: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm and
-aclnnInplaceAddRmsNorm.
+"""Normalisation kernels beyond nn.py's: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm,
+aclnnInplaceAddRmsNorm, aclnnRmsNormGrad and aclnnAddLayerNorm.
 
-Both normalise x over gamma's dimensions (x's last ones) by rstd = 1 / sqrt(mean(x^2) + eps)
-and scale by gamma (RmsNorm) or 1 + gamma (GemmaRmsNorm), as ops-nn norm/rms_norm/docs/
+The RMS ones normalise x over gamma's dimensions (x's last ones) by rstd = 1 / sqrt(mean(x^2)
++ eps) and scale by gamma (RmsNorm) or 1 + gamma (GemmaRmsNorm), as ops-nn norm/rms_norm/docs/
 aclnnRmsNorm.md and norm/gemma_rms_norm/docs/aclnnGemmaRmsNorm.md define them; AddRmsNorm
-first adds x1 and x2 (norm/add_rms_norm/docs/aclnnAddRmsNorm.md). float16 and bfloat16
-compute in float32 and round once into each output; rstdOut is float32.
-"""
+first adds x1 and x2 (norm/add_rms_norm/docs/aclnnAddRmsNorm.md). AddLayerNorm adds x1, x2
+and a bias and runs nn.py's aclnnLayerNorm computation on the sum. float16 and bfloat16
+compute in float32 and round once into each output; rstd and mean outputs are float32."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ...ops.dtypes import Dtypes
 from . import store, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
+from .nn import layer_norm
 
 _DTYPES: dict[str, Dtypes] = {"x": FLOATS, "gamma": FLOATS}
 
@@ -134,3 +135,135 @@ def inplace_add_rms_norm(x1Ref: np.ndarray, x2Ref: np.ndarray, gamma: np.ndarray
     (the operator's definition in ops-nn norm/inplace_add_rms_norm/op_graph/
     inplace_add_rms_norm_proto.h; the inputs are read before either is written)."""
     add_rms_norm(x1Ref.copy(), x2Ref.copy(), gamma, epsilon, x1Ref, rstdOut, x2Ref)
+
+
+def _combination(table: frozenset[tuple[str, ...]], names: tuple[str, ...], values: tuple[Any, ...],
+                 doc: str) -> None:
+    """Refuse a dtype combination outside ``table`` (a doc's table of supported rows; an
+    absent optional tensor matches any entry in its column)."""
+    given = tuple(None if v is None else v.dtype.name for v in values)
+    if not any(all(g is None or g == row for g, row in zip(given, entry)) for entry in table):
+        shown = ", ".join(f"{n} {g}" for n, g in zip(names, given) if g is not None)
+        raise ValueError(f"the dtypes ({shown}) are not a combination {doc} lists")
+
+
+def _statistics_shape(x: np.ndarray, count: int) -> tuple[int, ...]:
+    return tuple(x.shape[:x.ndim - count]) + (1,) * count
+
+
+# ---- aclnnAddLayerNorm ----------------------------------------------------------------------
+
+_F, _H, _B = "float32", "float16", "bfloat16"
+# ops-nn norm/add_layer_norm/docs/aclnnAddLayerNorm.md, the Atlas A2 table:
+# (x1, x2, gamma, beta, biasOptional, yOut, xOut); meanOut and rstdOut float32
+_ADD_LAYER_NORM_ROWS = frozenset({
+    (_F, _H, _F, _F, _F, _F, _F), (_F, _B, _F, _F, _F, _F, _F), (_H, _F, _F, _F, _F, _F, _F),
+    (_B, _F, _F, _F, _F, _F, _F), (_H, _H, _F, _F, _H, _H, _H), (_B, _B, _F, _F, _B, _B, _B),
+    (_H, _H, _H, _H, _H, _H, _H), (_B, _B, _B, _B, _B, _B, _B), (_F, _F, _F, _F, _F, _F, _F)})
+
+
+def _add_layer_norm_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                          biasOptional: Any, epsilon: float, additionalOutput: bool,
+                          yOut: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray,
+                          xOut: np.ndarray) -> None:
+    """ops-nn norm/add_layer_norm/docs/aclnnAddLayerNorm.md: the dtype combinations of its
+    table; x2, yOut and xOut of x1's shape; gamma and beta x1's last dimensions; biasOptional
+    gamma's shape or x1's; meanOut and rstdOut float32, x1's leading dimensions then ones."""
+    _combination(_ADD_LAYER_NORM_ROWS,
+                 ("x1", "x2", "gamma", "beta", "biasOptional", "yOut", "xOut"),
+                 (x1, x2, gamma, beta, biasOptional, yOut, xOut), "aclnnAddLayerNorm's doc")
+    for name, value in (("x2", x2), ("yOut", yOut), ("xOut", xOut)):
+        if value.shape != x1.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be x1's shape {x1.shape}")
+    count = gamma.ndim
+    if count == 0 or count > x1.ndim or tuple(x1.shape[x1.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of "
+                         f"x1, whose shape is {x1.shape}")
+    if beta.shape != gamma.shape:
+        raise ValueError(f"beta has shape {beta.shape}: it must be gamma's shape {gamma.shape}")
+    if biasOptional is not None and biasOptional.shape not in (gamma.shape, x1.shape):
+        raise ValueError(f"biasOptional has shape {biasOptional.shape}: it must be gamma's "
+                         f"{gamma.shape} or x1's {x1.shape}")
+    expected = _statistics_shape(x1, count)
+    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != np.float32 or value.shape != expected:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of shape {expected}")
+
+
+@builtin("aclnnAddLayerNorm", dtypes=FLOATS, check=_add_layer_norm_check)
+def add_layer_norm(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                   biasOptional: Any, epsilon: float, additionalOutput: bool, yOut: np.ndarray,
+                   meanOut: np.ndarray, rstdOut: np.ndarray, xOut: np.ndarray) -> None:
+    """x = x1 + x2 + biasOptional in float32 (into xOut with additionalOutput), then
+    aclnnLayerNorm's computation of x over gamma's dimensions."""
+    x = np.add(x1.astype(np.float32), x2.astype(np.float32))
+    if biasOptional is not None:
+        np.add(x, widen(biasOptional), out=x)
+    if additionalOutput:
+        store(xOut, x)
+    layer_norm(x, gamma.shape, gamma, beta, epsilon, yOut, meanOut, rstdOut)
+
+
+# ---- aclnnRmsNormGrad -----------------------------------------------------------------------
+
+# ops-nn norm/rms_norm_grad/docs/aclnnRmsNormGrad.md, the Atlas A2 table:
+# (dy, x, rstd, gamma, dxOut, dgammaOut)
+_RMS_NORM_GRAD_ROWS = frozenset({
+    (_H, _H, _F, _F, _H, _F), (_B, _B, _F, _F, _B, _F), (_H, _H, _F, _H, _H, _F),
+    (_F, _F, _F, _F, _F, _F), (_B, _B, _F, _B, _B, _F)})
+
+
+def _rms_norm_grad_check(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray,
+                         dxOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """ops-nn norm/rms_norm_grad/docs/aclnnRmsNormGrad.md: its table's dtype combinations;
+    dy and dxOut of x's shape; gamma and dgammaOut x's last dimensions; rstd x's leading
+    dimensions (then ones, or left out)."""
+    _combination(_RMS_NORM_GRAD_ROWS, ("dy", "x", "rstd", "gamma", "dxOut", "dgammaOut"),
+                 (dy, x, rstd, gamma, dxOut, dgammaOut), "aclnnRmsNormGrad's doc")
+    for name, value in (("dy", dy), ("dxOut", dxOut)):
+        if value.shape != x.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be x's shape {x.shape}")
+    count = gamma.ndim
+    if count == 0 or count > x.ndim or tuple(x.shape[x.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of x, "
+                         f"whose shape is {x.shape}")
+    if dgammaOut.shape != gamma.shape:
+        raise ValueError(f"dgammaOut has shape {dgammaOut.shape}: it must be gamma's shape "
+                         f"{gamma.shape}")
+    rows = int(np.prod(x.shape[:x.ndim - count]))
+    if rstd.size != rows:
+        raise ValueError(f"rstd has shape {rstd.shape}: it must hold one value per row of x, "
+                         f"{rows} ({_statistics_shape(x, count)})")
+
+
+@builtin("aclnnRmsNormGrad", dtypes=FLOATS, check=_rms_norm_grad_check)
+def rms_norm_grad(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray,
+                  dxOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """dx = rstd (dy gamma - rstd x mean(dy gamma x rstd)); dgamma = sum over rows of
+    rstd x dy, in float32, in cache-sized row blocks."""
+    length = gamma.size
+    if x.size == 0 or length == 0:
+        dgammaOut[...] = 0
+        return
+    rows_x = np.ascontiguousarray(x).reshape(-1, length)
+    rows_dy = np.ascontiguousarray(dy).reshape(-1, length)
+    rstds = widen(rstd).reshape(-1, 1).astype(np.float32)
+    scale = widen(gamma).reshape(-1).astype(np.float32)
+    dx = np.empty(rows_x.shape, np.float32)
+    dgamma = np.zeros(length, np.float64)
+    step = max(1, BLOCK // max(length, 1))
+    for start in range(0, rows_x.shape[0], step):
+        block_x = rows_x[start:start + step].astype(np.float32)
+        rstd_ = rstds[start:start + block_x.shape[0]]
+        block_dy = rows_dy[start:start + step].astype(np.float32)
+        normalised = block_x * rstd_
+        dgamma += np.sum(normalised * block_dy, axis=0, dtype=np.float64)
+        weighted = block_dy * scale
+        mean = np.mean(weighted * normalised, axis=1, keepdims=True, dtype=np.float32)
+        target = dx[start:start + block_x.shape[0]]
+        np.multiply(normalised, mean, out=target)
+        np.subtract(weighted, target, out=target)
+        np.multiply(target, rstd_, out=target)
+    store(dxOut, dx.reshape(dxOut.shape))
+    store(dgammaOut, dgamma.reshape(dgammaOut.shape))
