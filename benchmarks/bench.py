@@ -2000,6 +2000,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnRmsNormGrad"] = lambda: EmulatedCase(
         {"dy": X2, "x": X, "rstd": rstd_x, "gamma": W},
         {"dxOut": E(square), "dgammaOut": E((1024,))}, rms_grad)
+    sum_x = X + X2
+    mean_x = sum_x.mean(axis=1, keepdims=True).astype(f32)
+    rstd_sum = (1 / np.sqrt(sum_x.var(axis=1, keepdims=True) + 1e-5)).astype(f32)
+    cases["aclnnAddLayerNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x1": X, "x2": X2, "rstd": rstd_sum, "mean": mean_x, "gamma": W,
+         "dsumOptional": None},
+        {"dxOut": E(square), "dgammaOut": E((1024,)), "dbetaOut": E((1024,))},
+        lambda: aten.native_layer_norm_backward(T(X2), T(X) + T(X2), [1024], T(mean_x),
+                                                T(rstd_sum), T(W), T(W), [True, True, True]))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

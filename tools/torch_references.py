@@ -437,6 +437,21 @@ if torch is not None:
         return {"dxOut": dx, "dgammaOut": dgamma}
 
     REFERENCES["aclnnAddLayerNorm"] = _add_layer_norm
+
+    def _add_layer_norm_grad(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x1") + launch.tensor("x2")
+        gamma = launch.tensor("gamma")
+        count = gamma.dim()
+        shape = x.shape[:x.dim() - count] + (1,) * count
+        dx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
+            launch.tensor("dy"), x, list(gamma.shape), launch.tensor("mean").reshape(shape),
+            launch.tensor("rstd").reshape(shape), gamma, torch.zeros_like(gamma),
+            [True, True, True])
+        dsum = launch.tensor("dsumOptional")
+        return {"dxOut": dx if dsum is None else dx + dsum, "dgammaOut": dgamma,
+                "dbetaOut": dbeta}
+
+    REFERENCES["aclnnAddLayerNormGrad"] = _add_layer_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),

@@ -1872,6 +1872,22 @@ def rms_norm_grad(rng, dtype):
         (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad))
 
 
+@case("aclnnAddLayerNormGrad")
+def add_layer_norm_grad(rng, dtype):
+    dy, x1, x2, dsum = (rand(rng, (3, 8), dtype) for _ in range(4))
+    gamma = rand(rng, (8,), dtype)
+    x = (T(x1).float() + T(x2).float()).requires_grad_()
+    g = T(gamma).float().requires_grad_()
+    beta = torch.zeros(8, requires_grad=True)
+    variance, mean = torch.var_mean(x.detach(), -1, correction=0, keepdim=True)
+    rstd = torch.rsqrt(variance + 1e-5)
+    torch.nn.functional.layer_norm(x, (8,), g, beta, 1e-5).backward(T(dy).float())
+    outs = (np.empty((3, 8), dtype), np.empty((8,), np.float32), np.empty((8,), np.float32))
+    return {"dy": dy, "x1": x1, "x2": x2, "rstd": N(rstd), "mean": N(mean), "gamma": gamma,
+            "dsumOptional": dsum}, outs, \
+        (N((x.grad + T(dsum).float()).to(TORCH_DTYPES[dtype])), N(g.grad), N(beta.grad))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

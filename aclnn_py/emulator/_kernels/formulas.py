@@ -258,6 +258,9 @@ FORMULAS: dict[str, Formula] = {
                             "the sum in float32, then aclnnLayerNorm's kernel"),
     "aclnnRmsNormGrad": _f("dx = (dy g - x rstd mean(dy g x rstd)) rstd; dg = sum rstd x dy",
                            "the same, rows in cache-sized blocks; dgamma summed in float64"),
+    "aclnnAddLayerNormGrad": _f("LayerNorm's backward of x = x1 + x2; dx + dsumOptional, "
+                                "dgamma, dbeta", "aclnnLayerNormBackward's kernel on the "
+                                "float32 sum, dsum added before rounding"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

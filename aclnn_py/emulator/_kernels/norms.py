@@ -18,7 +18,7 @@ from ...ops.dtypes import Dtypes
 from . import store, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
-from .nn import layer_norm
+from .nn import layer_norm, layer_norm_backward
 
 _DTYPES: dict[str, Dtypes] = {"x": FLOATS, "gamma": FLOATS}
 
@@ -267,3 +267,54 @@ def rms_norm_grad(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.nda
         np.multiply(target, rstd_, out=target)
     store(dxOut, dx.reshape(dxOut.shape))
     store(dgammaOut, dgamma.reshape(dgammaOut.shape))
+
+
+# ---- aclnnAddLayerNormGrad ------------------------------------------------------------------
+
+def _add_layer_norm_grad_check(dy: np.ndarray, x1: np.ndarray, x2: np.ndarray, rstd: np.ndarray,
+                               mean: np.ndarray, gamma: np.ndarray, dsumOptional: Any,
+                               dxOut: np.ndarray, dgammaOut: np.ndarray,
+                               dbetaOut: np.ndarray) -> None:
+    """ops-nn norm/add_layer_norm_grad/docs/aclnnAddLayerNormGrad.md: x1, x2, gamma,
+    dsumOptional and dxOut of dy's dtype, x1, x2, dsumOptional and dxOut of its shape; gamma
+    dy's last dimensions, dgammaOut and dbetaOut float32 of gamma's shape; mean and rstd
+    float32, one value per row; no empty tensor."""
+    for name, value in (("x1", x1), ("x2", x2), ("gamma", gamma), ("dsumOptional", dsumOptional),
+                        ("dxOut", dxOut)):
+        if value is not None and value.dtype != dy.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be dy's dtype "
+                             f"{dy.dtype.name}")
+    for name, value in (("x1", x1), ("x2", x2), ("dsumOptional", dsumOptional), ("dxOut", dxOut)):
+        if value is not None and value.shape != dy.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be dy's shape {dy.shape}")
+    count = gamma.ndim
+    if count == 0 or count > dy.ndim or tuple(dy.shape[dy.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of "
+                         f"dy, whose shape is {dy.shape}")
+    rows = int(np.prod(dy.shape[:dy.ndim - count]))
+    for name, value in (("rstd", rstd), ("mean", mean)):
+        if value.dtype != np.float32 or value.size != rows:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 with one value per row of dy ({rows})")
+    for name, value in (("dgammaOut", dgammaOut), ("dbetaOut", dbetaOut)):
+        if value.dtype != np.float32 or value.shape != gamma.shape:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of gamma's shape {gamma.shape}")
+    for name, value in (("dy", dy), ("gamma", gamma)):
+        if value.size == 0:
+            raise ValueError(f"{name} is empty: aclnnAddLayerNormGrad takes no empty tensor")
+
+
+@builtin("aclnnAddLayerNormGrad", dtypes=FLOATS, check=_add_layer_norm_grad_check)
+def add_layer_norm_grad(dy: np.ndarray, x1: np.ndarray, x2: np.ndarray, rstd: np.ndarray,
+                        mean: np.ndarray, gamma: np.ndarray, dsumOptional: Any,
+                        dxOut: np.ndarray, dgammaOut: np.ndarray, dbetaOut: np.ndarray) -> None:
+    """aclnnLayerNormBackward's computation of x = x1 + x2 (in float32), plus dsumOptional
+    added to dx before its one rounding."""
+    x = np.add(x1, x2, dtype=np.float32)
+    dx = dxOut if dsumOptional is None else np.empty(x.shape, np.float32)
+    layer_norm_backward(dy, x, gamma.shape, mean, rstd, gamma, None, (True, True, True), dx,
+                        dgammaOut, dbetaOut)
+    if dsumOptional is not None:
+        np.add(dx, widen(dsumOptional), out=dx)
+        store(dxOut, dx)
