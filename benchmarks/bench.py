@@ -2009,6 +2009,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"dxOut": E(square), "dgammaOut": E((1024,)), "dbetaOut": E((1024,))},
         lambda: aten.native_layer_norm_backward(T(X2), T(X) + T(X2), [1024], T(mean_x),
                                                 T(rstd_sum), T(W), T(W), [True, True, True]))
+    half_x, half_x2, half_w = X.astype(np.float16), X2.astype(np.float16), W.astype(np.float16)
+    cases["aclnnAddRmsNormCast"] = lambda: EmulatedCase(
+        {"x1": half_x, "x2": half_x2, "gamma": half_w, "epsilon": 1e-6},
+        {"y1Out": E(square), "y2Out": E(square, np.float16), "rstdOut": E((1024, 1)),
+         "xOut": E(square, np.float16)},
+        lambda: rms(T(half_x).float() + T(half_x2).float(), 0.0))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -402,6 +402,13 @@ if torch is not None:
 
     REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
 
+    def _add_rms_norm_cast(launch: Launch) -> dict[str, Any]:
+        found = _add_rms_norm(launch)
+        return {"y1Out": found["yOut"], "y2Out": found["yOut"], "rstdOut": found["rstdOut"],
+                "xOut": found["xOut"]}
+
+    REFERENCES["aclnnAddRmsNormCast"] = _add_rms_norm_cast
+
     def _inplace_add_rms_norm(launch: Launch) -> dict[str, Any]:
         x, gamma = launch.input() + launch.tensor("x2Ref"), launch.tensor("gamma")
         dims = tuple(range(x.dim() - gamma.dim(), x.dim()))

@@ -1888,6 +1888,18 @@ def add_layer_norm_grad(rng, dtype):
         (N((x.grad + T(dsum).float()).to(TORCH_DTYPES[dtype])), N(g.grad), N(beta.grad))
 
 
+@case("aclnnAddRmsNormCast", dtypes=("float16", "bfloat16"))
+def add_rms_norm_cast(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    x = T(x1).float() + T(x2).float()
+    rstd = torch.rsqrt(x.square().mean(1, keepdim=True) + 1e-6)
+    y = x * rstd * T(gamma).float()
+    outs = (np.empty((4, 8), np.float32), np.empty((4, 8), dtype), np.empty((4, 1), np.float32),
+            np.empty((4, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "epsilon": 1e-6}, outs, \
+        (N(y), N(y.to(TORCH_DTYPES[dtype])), N(rstd), N(x.to(TORCH_DTYPES[dtype])))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -261,6 +261,9 @@ FORMULAS: dict[str, Formula] = {
     "aclnnAddLayerNormGrad": _f("LayerNorm's backward of x = x1 + x2; dx + dsumOptional, "
                                 "dgamma, dbeta", "aclnnLayerNormBackward's kernel on the "
                                 "float32 sum, dsum added before rounding"),
+    "aclnnAddRmsNormCast": _f("x = float(x1) + float(x2); y1 = x / Rms(x) gamma; y2 = "
+                              "cast(y1)", "aclnnAddRmsNorm's kernel into the float32 y1, "
+                              "then y1 rounded once into y2"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

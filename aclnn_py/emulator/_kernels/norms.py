@@ -318,3 +318,35 @@ def add_layer_norm_grad(dy: np.ndarray, x1: np.ndarray, x2: np.ndarray, rstd: np
     if dsumOptional is not None:
         np.add(dx, widen(dsumOptional), out=dx)
         store(dxOut, dx)
+
+
+# ---- aclnnAddRmsNormCast --------------------------------------------------------------------
+
+def _add_rms_norm_cast_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon: float,
+                             y1Out: np.ndarray, y2Out: np.ndarray, rstdOut: np.ndarray,
+                             xOut: np.ndarray) -> None:
+    """ops-nn norm/add_rms_norm_cast/docs/aclnnAddRmsNormCast.md: x1 float16 or bfloat16;
+    x2, gamma, y2Out and xOut of its dtype; y1Out float32; shapes as aclnnAddRmsNorm's."""
+    if x1.dtype.name not in (_H, _B):
+        raise ValueError(f"x1 has dtype {x1.dtype.name}: it must be float16 or bfloat16")
+    if y1Out.dtype != np.float32:
+        raise ValueError(f"y1Out has dtype {y1Out.dtype.name}: it must be float32")
+    if y2Out.shape != x1.shape or y2Out.dtype != x1.dtype:
+        raise ValueError(f"y2Out is {y2Out.dtype.name} of shape {y2Out.shape}: it must be x1's "
+                         f"{x1.dtype.name} of shape {x1.shape}")
+    _add_rms_norm_check(x1, x2, gamma, epsilon, _shaped(y1Out, x1.dtype), rstdOut, xOut)
+
+
+def _shaped(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A zero-strided stand-in of ``array``'s shape in ``dtype`` (for a shape-only check)."""
+    return np.broadcast_to(np.zeros((), dtype), array.shape)
+
+
+@builtin("aclnnAddRmsNormCast", dtypes=FLOATS, check=_add_rms_norm_cast_check)
+def add_rms_norm_cast(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon: float,
+                      y1Out: np.ndarray, y2Out: np.ndarray, rstdOut: np.ndarray,
+                      xOut: np.ndarray) -> None:
+    """x = float(x1) + float(x2) (into xOut); y1Out = RmsNorm(x) gamma in float32, y2Out the
+    same rounded to x1's dtype."""
+    add_rms_norm(x1, x2, gamma, epsilon, y1Out, rstdOut, xOut)
+    store(y2Out, y1Out)
