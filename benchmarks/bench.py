@@ -1959,6 +1959,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "eps": 1e-5}, {"out": E(square), "meanOutOptional": E((1024, 1)),
                         "rstdOutOptional": E((1024, 1))},
         lambda: torch.native_layer_norm(T(X), [1024], T(W), T(B), 1e-5))
+    cases["aclnnFastLayerNorm"] = cases["aclnnLayerNorm"]
+    cases["aclnnLayerNormWithImplMode"] = lambda: EmulatedCase(
+        {"input": X, "normalizedShape": [1024], "weightOptional": W, "biasOptional": B,
+         "eps": 1e-5, "implMode": 0}, {"out": E(square), "meanOutOptional": E((1024, 1)),
+                                       "rstdOutOptional": E((1024, 1))},
+        lambda: torch.native_layer_norm(T(X), [1024], T(W), T(B), 1e-5))
     mean = X.mean(1, keepdims=True)
     rstd = (1 / np.sqrt(X.var(1, keepdims=True) + 1e-5)).astype(f32)
     cases["aclnnLayerNormBackward"] = lambda: EmulatedCase(

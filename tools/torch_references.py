@@ -383,6 +383,8 @@ if torch is not None:
     REFERENCES["aclnnLayerNorm"] = lambda launch: _out(launch, functional.layer_norm(
         launch.input(), launch.arg("normalizedShape"), launch.tensor("weightOptional"),
         launch.tensor("biasOptional"), launch.arg("eps")))
+    REFERENCES["aclnnLayerNormWithImplMode"] = REFERENCES["aclnnLayerNorm"]
+    REFERENCES["aclnnFastLayerNorm"] = REFERENCES["aclnnLayerNorm"]
     def _rms_norm(offset: float) -> Reference:
         def reference(launch: Launch) -> dict[str, Any]:
             x, gamma = launch.input(), launch.tensor("gamma")

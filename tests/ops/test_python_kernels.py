@@ -1900,6 +1900,25 @@ def add_rms_norm_cast(rng, dtype):
         (N(y), N(y.to(TORCH_DTYPES[dtype])), N(rstd), N(x.to(TORCH_DTYPES[dtype])))
 
 
+@case("aclnnLayerNormWithImplMode")
+def layer_norm_with_impl_mode(rng, dtype):
+    arguments, outs, expected = layer_norm(rng, dtype)
+    return {**arguments, "implMode": 1}, outs, expected
+
+
+@case("aclnnFastLayerNorm")
+def fast_layer_norm(rng, dtype):
+    x, w, b = rand(rng, (3, 2, 5), dtype), rand(rng, (2, 5), dtype), rand(rng, (2, 5), dtype)
+    variance, mean = torch.var_mean(T(x).float(), (1, 2), correction=0, keepdim=True)
+    expected = torch.nn.functional.layer_norm(T(x).float(), (2, 5), T(w).float(),
+                                              T(b).float(), 1e-5)
+    outs = (np.empty((3, 2, 5), dtype), np.empty((3, 1, 1), np.float32),
+            np.empty((3, 1, 1), np.float32))
+    return {"input": x, "normalizedShape": [2, 5], "weightOptional": w, "biasOptional": b,
+            "eps": 1e-5}, outs, (N(expected.to(TORCH_DTYPES[dtype])), N(mean),
+                                 N(torch.rsqrt(variance + 1e-5)))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -264,6 +264,10 @@ FORMULAS: dict[str, Formula] = {
     "aclnnAddRmsNormCast": _f("x = float(x1) + float(x2); y1 = x / Rms(x) gamma; y2 = "
                               "cast(y1)", "aclnnAddRmsNorm's kernel into the float32 y1, "
                               "then y1 rounded once into y2"),
+    "aclnnLayerNormWithImplMode": _f("aclnnLayerNorm's, implMode choosing CANN's kernel's "
+                                     "precision", "aclnnLayerNorm's kernel (its precise mode) "
+                                     "for every implMode"),
+    "aclnnFastLayerNorm": _f("aclnnLayerNorm's", "aclnnLayerNorm's kernel"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -18,7 +18,7 @@ from ...ops.dtypes import Dtypes
 from . import store, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
-from .nn import layer_norm, layer_norm_backward
+from .nn import _layer_norm_check, layer_norm, layer_norm_backward
 
 _DTYPES: dict[str, Dtypes] = {"x": FLOATS, "gamma": FLOATS}
 
@@ -350,3 +350,45 @@ def add_rms_norm_cast(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon
     same rounded to x1's dtype."""
     add_rms_norm(x1, x2, gamma, epsilon, y1Out, rstdOut, xOut)
     store(y2Out, y1Out)
+
+
+# ---- aclnnLayerNormWithImplMode, aclnnFastLayerNorm -----------------------------------------
+
+_IMPL_MODES = (0, 1, 2)  # HIGH_PRECISION, HIGH_PERFORMANCE, KEEP_FP16 (aclnn_layer_norm.cpp)
+
+
+def _layer_norm_with_impl_mode_check(input: np.ndarray, normalizedShape: tuple[int, ...],
+                                     weightOptional: Any, biasOptional: Any, eps: float,
+                                     out: np.ndarray, meanOutOptional: Any, rstdOutOptional: Any,
+                                     implMode: int) -> None:
+    """ops-nn norm/layer_norm_v4/op_host/op_api/aclnn_layer_norm.cpp: aclnnLayerNorm's checks
+    (it is aclnnLayerNormWithImplMode with implMode 0), then CheckImplMode: implMode 0, 1 or
+    2, and 2 (KEEP_FP16) only with float16 input, weight and bias."""
+    _layer_norm_check(input, normalizedShape, weightOptional, biasOptional, eps, out,
+                      meanOutOptional, rstdOutOptional)
+    if implMode not in _IMPL_MODES:
+        raise ValueError(f"implMode is {implMode}: it must be 0, 1 or 2")
+    if implMode == 2 and any(v is not None and v.dtype != np.float16
+                             for v in (input, weightOptional, biasOptional)):
+        raise ValueError("implMode 2 (KEEP_FP16) takes float16 input, weight and bias only")
+
+
+@builtin("aclnnLayerNormWithImplMode", dtypes=FLOATS, check=_layer_norm_with_impl_mode_check)
+def layer_norm_with_impl_mode(input: np.ndarray, normalizedShape: tuple[int, ...],
+                              weightOptional: Any, biasOptional: Any, eps: float,
+                              out: np.ndarray, meanOutOptional: Any, rstdOutOptional: Any,
+                              implMode: int) -> None:
+    """aclnnLayerNorm's computation in float32 whatever implMode (the modes trade CANN's
+    kernels' speed for precision; the emulator keeps the precise one)."""
+    layer_norm(input, normalizedShape, weightOptional, biasOptional, eps, out,
+               meanOutOptional, rstdOutOptional)
+
+
+@builtin("aclnnFastLayerNorm", dtypes=FLOATS, check=_layer_norm_check)
+def fast_layer_norm(input: np.ndarray, normalizedShape: tuple[int, ...], weightOptional: Any,
+                    biasOptional: Any, eps: float, out: np.ndarray, meanOutOptional: Any,
+                    rstdOutOptional: Any) -> None:
+    """aclnnLayerNorm's computation (ops-nn norm/layer_norm_v4/op_host/op_api/
+    aclnn_fast_layer_norm.cpp checks the same dtypes and shapes)."""
+    layer_norm(input, normalizedShape, weightOptional, biasOptional, eps, out,
+               meanOutOptional, rstdOutOptional)
