@@ -2021,6 +2021,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"y1Out": E(square), "y2Out": E(square, np.float16), "rstdOut": E((1024, 1)),
          "xOut": E(square, np.float16)},
         lambda: rms(T(half_x).float() + T(half_x2).float(), 0.0))
+    deep_x = (0.5 * X + X2).astype(f32)
+    deep_mean = deep_x.mean(axis=1, keepdims=True).astype(f32)
+    deep_rstd = (1 / np.sqrt(deep_x.var(axis=1, keepdims=True) + 1e-5)).astype(f32)
+    cases["aclnnDeepNorm"] = lambda: EmulatedCase(
+        {"x": X, "gx": X2, "beta": W, "gamma": W, "alpha": 0.5, "epsilon": 1e-5},
+        {"meanOut": E((1024, 1)), "rstdOut": E((1024, 1)), "yOut": E(square)},
+        lambda: torch.native_layer_norm(0.5 * T(X) + T(X2), [1024], T(W), T(W), 1e-5))
+    cases["aclnnDeepNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x": X, "gx": X2, "gamma": W, "mean": deep_mean, "rstd": deep_rstd,
+         "alpha": 0.5},
+        {"dxOut": E(square), "dgxOut": E(square), "dbetaOut": E((1024,)),
+         "dgammaOut": E((1024,))},
+        lambda: aten.native_layer_norm_backward(
+            T(X2), 0.5 * T(X) + T(X2), [1024], T(deep_mean),
+            T(deep_rstd), T(W), T(W), [True, True, True])[0] * 0.5)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -461,6 +461,30 @@ if torch is not None:
                 "dbetaOut": dbeta}
 
     REFERENCES["aclnnAddLayerNormGrad"] = _add_layer_norm_grad
+
+    def _deep_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.arg("alpha") * launch.tensor("x") + launch.tensor("gx")
+        gamma = launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        variance, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+        return {"yOut": functional.layer_norm(x, gamma.shape, gamma, launch.tensor("beta"),
+                                              launch.arg("epsilon")),
+                "meanOut": mean, "rstdOut": torch.rsqrt(variance + launch.arg("epsilon"))}
+
+    def _deep_norm_grad(launch: Launch) -> dict[str, Any]:
+        alpha = launch.arg("alpha")
+        x = alpha * launch.tensor("x") + launch.tensor("gx")
+        gamma = launch.tensor("gamma")
+        count = gamma.dim()
+        shape = x.shape[:x.dim() - count] + (1,) * count
+        dgx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
+            launch.tensor("dy"), x, list(gamma.shape), launch.tensor("mean").reshape(shape),
+            launch.tensor("rstd").reshape(shape), gamma, torch.zeros_like(gamma),
+            [True, True, True])
+        return {"dxOut": alpha * dgx, "dgxOut": dgx, "dbetaOut": dbeta, "dgammaOut": dgamma}
+
+    REFERENCES["aclnnDeepNorm"] = _deep_norm
+    REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),

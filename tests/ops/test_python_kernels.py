@@ -1919,6 +1919,36 @@ def fast_layer_norm(rng, dtype):
                                  N(torch.rsqrt(variance + 1e-5)))
 
 
+@case("aclnnDeepNorm")
+def deep_norm(rng, dtype):
+    x, gx = rand(rng, (3, 8), dtype), rand(rng, (3, 8), dtype)
+    gamma, beta = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    summed = 0.5 * T(x).float() + T(gx).float()
+    variance, mean = torch.var_mean(summed, -1, correction=0, keepdim=True)
+    y = torch.nn.functional.layer_norm(summed, (8,), T(gamma).float(), T(beta).float(), 1e-5)
+    outs = (np.empty((3, 1), np.float32), np.empty((3, 1), np.float32), np.empty((3, 8), dtype))
+    return {"x": x, "gx": gx, "beta": beta, "gamma": gamma, "alpha": 0.5, "epsilon": 1e-5}, \
+        outs, (N(mean), N(torch.rsqrt(variance + 1e-5)), N(y.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnDeepNormGrad")
+def deep_norm_grad(rng, dtype):
+    dy, x, gx = (rand(rng, (3, 8), dtype) for _ in range(3))
+    gamma = rand(rng, (8,), dtype)
+    xf, gxf = T(x).float().requires_grad_(), T(gx).float().requires_grad_()
+    g = T(gamma).float().requires_grad_()
+    beta = torch.zeros(8, requires_grad=True)
+    summed = 0.5 * xf + gxf
+    variance, mean = torch.var_mean(summed.detach(), -1, correction=0, keepdim=True)
+    torch.nn.functional.layer_norm(summed, (8,), g, beta, 1e-5).backward(T(dy).float())
+    outs = (np.empty((3, 8), dtype), np.empty((3, 8), dtype), np.empty((8,), np.float32),
+            np.empty((8,), np.float32))
+    return {"dy": dy, "x": x, "gx": gx, "gamma": gamma, "mean": N(mean),
+            "rstd": N(torch.rsqrt(variance + 1e-5)), "alpha": 0.5}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gxf.grad.to(TORCH_DTYPES[dtype])),
+         N(beta.grad), N(g.grad))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

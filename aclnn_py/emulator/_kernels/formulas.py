@@ -268,6 +268,11 @@ FORMULAS: dict[str, Formula] = {
                                      "precision", "aclnnLayerNorm's kernel (its precise mode) "
                                      "for every implMode"),
     "aclnnFastLayerNorm": _f("aclnnLayerNorm's", "aclnnLayerNorm's kernel"),
+    "aclnnDeepNorm": _f("x' = alpha x + gx; (x' - mean(x')) rstd gamma + beta",
+                        "aclnnLayerNorm's kernel on x' in float32"),
+    "aclnnDeepNormGrad": _f("dgx = LayerNorm's input gradient at x' = alpha x + gx; dx = "
+                            "alpha dgx; dbeta = sum dy; dgamma = sum dy xhat",
+                            "aclnnLayerNormBackward's kernel on x' in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

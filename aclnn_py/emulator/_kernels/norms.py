@@ -392,3 +392,87 @@ def fast_layer_norm(input: np.ndarray, normalizedShape: tuple[int, ...], weightO
     aclnn_fast_layer_norm.cpp checks the same dtypes and shapes)."""
     layer_norm(input, normalizedShape, weightOptional, biasOptional, eps, out,
                meanOutOptional, rstdOutOptional)
+
+
+# ---- aclnnDeepNorm, aclnnDeepNormGrad -------------------------------------------------------
+
+def _same_dtype_and_shape(reference: str, array: np.ndarray, shape: bool, **tensors: Any) -> None:
+    for name, value in tensors.items():
+        if value.dtype != array.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be {reference}'s "
+                             f"dtype {array.dtype.name}")
+        if shape and value.shape != array.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {reference}'s shape "
+                             f"{array.shape}")
+
+
+def _norm_parameters_check(x: np.ndarray, gamma: np.ndarray, **statistics: np.ndarray) -> None:
+    """gamma is x's last dimensions; each of ``statistics`` float32 with one value per row."""
+    count = gamma.ndim
+    if count == 0 or count > x.ndim or tuple(x.shape[x.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of x, "
+                         f"whose shape is {x.shape}")
+    rows = int(np.prod(x.shape[:x.ndim - count]))
+    for name, value in statistics.items():
+        if value.dtype != np.float32 or value.size != rows:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 with one value per row of x ({rows})")
+
+
+def _deep_norm_check(x: np.ndarray, gx: np.ndarray, beta: np.ndarray, gamma: np.ndarray,
+                     alpha: float, epsilon: float, meanOut: np.ndarray, rstdOut: np.ndarray,
+                     yOut: np.ndarray) -> None:
+    """ops-nn norm/deep_norm/docs/aclnnDeepNorm.md: gx, beta, gamma and yOut of x's dtype, gx
+    and yOut of its shape, beta gamma's shape, gamma x's last dimensions; meanOut and rstdOut
+    float32, x's leading dimensions."""
+    _same_dtype_and_shape("x", x, True, gx=gx, yOut=yOut)
+    _same_dtype_and_shape("x", x, False, beta=beta, gamma=gamma)
+    if beta.shape != gamma.shape:
+        raise ValueError(f"beta has shape {beta.shape}: it must be gamma's shape {gamma.shape}")
+    _norm_parameters_check(x, gamma, meanOut=meanOut, rstdOut=rstdOut)
+
+
+@builtin("aclnnDeepNorm", dtypes=FLOATS, check=_deep_norm_check)
+def deep_norm(x: np.ndarray, gx: np.ndarray, beta: np.ndarray, gamma: np.ndarray, alpha: float,
+              epsilon: float, meanOut: np.ndarray, rstdOut: np.ndarray, yOut: np.ndarray) -> None:
+    """aclnnLayerNorm's computation of x' = alpha x + gx, in float32."""
+    summed = np.multiply(x, np.float32(alpha), dtype=np.float32)
+    np.add(summed, gx, out=summed, dtype=np.float32)
+    layer_norm(summed, gamma.shape, gamma, beta, epsilon, yOut, meanOut, rstdOut)
+
+
+def _deep_norm_grad_check(dy: np.ndarray, x: np.ndarray, gx: np.ndarray, gamma: np.ndarray,
+                          mean: np.ndarray, rstd: np.ndarray, alpha: float, dxOut: np.ndarray,
+                          dgxOut: np.ndarray, dbetaOut: np.ndarray,
+                          dgammaOut: np.ndarray) -> None:
+    """ops-nn norm/deep_norm_grad/docs/aclnnDeepNormGrad.md: dy, gx, dxOut and dgxOut of x's
+    dtype and shape, gamma of its dtype and x's last dimensions; mean and rstd float32, one
+    per row; dbetaOut and dgammaOut float32 of gamma's shape."""
+    _same_dtype_and_shape("x", x, True, dy=dy, gx=gx, dxOut=dxOut, dgxOut=dgxOut)
+    _same_dtype_and_shape("x", x, False, gamma=gamma)
+    _norm_parameters_check(x, gamma, mean=mean, rstd=rstd)
+    for name, value in (("dbetaOut", dbetaOut), ("dgammaOut", dgammaOut)):
+        if value.dtype != np.float32 or value.shape != gamma.shape:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of gamma's shape {gamma.shape}")
+
+
+@builtin("aclnnDeepNormGrad", dtypes=FLOATS, check=_deep_norm_grad_check)
+def deep_norm_grad(dy: np.ndarray, x: np.ndarray, gx: np.ndarray, gamma: np.ndarray,
+                   mean: np.ndarray, rstd: np.ndarray, alpha: float, dxOut: np.ndarray,
+                   dgxOut: np.ndarray, dbetaOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """aclnnLayerNormBackward's computation of x' = alpha x + gx: dgx its input gradient,
+    dx = alpha dgx, dbeta and dgamma its parameters' (in float32)."""
+    if x.size == 0:
+        dbetaOut[...] = 0
+        dgammaOut[...] = 0
+        return
+    summed = np.multiply(x, np.float32(alpha), dtype=np.float32)
+    np.add(summed, gx, out=summed, dtype=np.float32)
+    dgx = dgxOut if dgxOut.dtype == np.float32 else np.empty(summed.shape, np.float32)
+    layer_norm_backward(dy, summed, gamma.shape, mean, rstd, gamma, None, (True, True, True),
+                        dgx, dgammaOut, dbetaOut)
+    if dgx is not dgxOut:
+        store(dgxOut, dgx)
+    np.multiply(dgx, np.float32(alpha), out=summed)
+    store(dxOut, summed)
