@@ -2036,6 +2036,38 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         lambda: aten.native_layer_norm_backward(
             T(X2), 0.5 * T(X) + T(X2), [1024], T(deep_mean),
             T(deep_rstd), T(W), T(W), [True, True, True])[0] * 0.5)
+    gn_x = x.reshape(16, 64, 32, 32)
+    gn_g, gn_b = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
+    gn_stats = {"meanOut": E((16, 8)), "rstdOut": E((16, 8))}
+    cases["aclnnGroupNormSilu"] = lambda: EmulatedCase(
+        {"self": gn_x, "gamma": gn_g, "beta": gn_b, "group": 8, "eps": 1e-5},
+        {"out": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    cases["aclnnGroupNormSiluV2"] = lambda: EmulatedCase(
+        {"self": gn_x, "gamma": gn_g, "beta": gn_b, "group": 8, "eps": 1e-5,
+         "activateSilu": True}, {"out": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    cases["aclnnGroupNormSwish"] = lambda: EmulatedCase(
+        {"x": gn_x, "gamma": gn_g, "beta": gn_b, "numGroups": 8, "dataFormatOptional": "NCHW",
+         "eps": 1e-5, "activateSwish": True, "swishScale": 1.0},
+        {"yOut": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    gn_grouped = gn_x.reshape(16, 8, -1)
+    gn_mean = gn_grouped.mean(-1).astype(f32)
+    gn_rstd = (1 / np.sqrt(gn_grouped.var(-1) + 1e-5)).astype(f32)
+    gn_dy = g.reshape(gn_x.shape)
+
+    def swish_grad() -> Any:
+        xt = T(gn_x).requires_grad_()
+        y_ = F.group_norm(xt, 8, T(gn_g), T(gn_b), 1e-5)
+        F.silu(y_).backward(T(gn_dy))
+        return xt.grad
+
+    cases["aclnnGroupNormSwishGrad"] = lambda: EmulatedCase(
+        {"dy": gn_dy, "mean": gn_mean, "rstd": gn_rstd, "x": gn_x, "gamma": gn_g,
+         "beta": gn_b, "numGroups": 8, "dataFormatOptional": "NCHW", "swishScale": 1.0,
+         "dgammaIsRequire": True, "dbetaIsRequire": True},
+        {"dxOut": E(gn_x.shape), "dgammaOut": E((64,)), "dbetaOut": E((64,))}, swish_grad)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -483,6 +483,55 @@ if torch is not None:
             [True, True, True])
         return {"dxOut": alpha * dgx, "dgxOut": dgx, "dbetaOut": dbeta, "dgammaOut": dgamma}
 
+    def _group_stats(x: Any, group: int, eps: float) -> tuple[Any, Any]:
+        grouped = x.reshape(x.shape[0], group, -1)
+        variance, mean = torch.var_mean(grouped, -1, correction=0)
+        return mean, torch.rsqrt(variance + eps)
+
+    def _group_norm_act(names: tuple[str, str, str], group: str, act: Callable[[Launch], Any]
+                        ) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            x, eps = launch.input(), launch.arg("eps")
+            y = functional.group_norm(x, launch.arg(group), launch.tensor("gamma"),
+                                      launch.tensor("beta"), eps)
+            scale = act(launch)
+            if scale is not None:
+                y = y * torch.sigmoid(scale * y)
+            mean, rstd = _group_stats(x, launch.arg(group), eps)
+            return dict(zip(names, (y, mean, rstd)))
+        return reference
+
+    def _group_norm_swish_grad(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x")
+        gamma = launch.tensor("gamma").clone().requires_grad_()
+        beta = launch.tensor("beta").clone().requires_grad_()
+        group, scale = launch.arg("numGroups"), launch.arg("swishScale")
+        mean = launch.tensor("mean").reshape(x.shape[0], group, 1)
+        rstd = launch.tensor("rstd").reshape(x.shape[0], group, 1)
+        normalised = ((x.reshape(x.shape[0], group, -1) - mean) * rstd).reshape(x.shape)
+        view = (1, -1) + (1,) * (x.dim() - 2)
+        z = normalised * gamma.reshape(view) + beta.reshape(view)
+        (z * torch.sigmoid(scale * z)).backward(launch.tensor("dy"))
+        found = {"dgammaOut": gamma.grad, "dbetaOut": beta.grad}
+        # the input gradient: PyTorch's GroupNorm backward of the swish's gradient
+        s = torch.sigmoid(scale * z.detach())
+        grad = launch.tensor("dy") * s * (1 + scale * z.detach() * (1 - s))
+        dx = torch.ops.aten.native_group_norm_backward(
+            grad, x, launch.tensor("mean").reshape(x.shape[0], group),
+            launch.tensor("rstd").reshape(x.shape[0], group), gamma.detach(), x.shape[0],
+            x.shape[1], x[0, 0].numel(), group, [True, False, False])[0]
+        found["dxOut"] = dx
+        return found
+
+    REFERENCES["aclnnGroupNormSilu"] = _group_norm_act(
+        ("out", "meanOut", "rstdOut"), "group", lambda launch: 1.0)
+    REFERENCES["aclnnGroupNormSiluV2"] = _group_norm_act(
+        ("out", "meanOut", "rstdOut"), "group",
+        lambda launch: 1.0 if launch.arg("activateSilu") else None)
+    REFERENCES["aclnnGroupNormSwish"] = _group_norm_act(
+        ("yOut", "meanOut", "rstdOut"), "numGroups",
+        lambda launch: launch.arg("swishScale") if launch.arg("activateSwish") else None)
+    REFERENCES["aclnnGroupNormSwishGrad"] = _group_norm_swish_grad
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

@@ -1949,6 +1949,58 @@ def deep_norm_grad(rng, dtype):
          N(beta.grad), N(g.grad))
 
 
+def _group_norm_act_case(rng, dtype, scale, stats_dtype=None):
+    x = rand(rng, (2, 4, 3, 2), dtype)
+    g, b = rand(rng, (4,), dtype), rand(rng, (4,), dtype)
+    y = torch.nn.functional.group_norm(T(x).float(), 2, T(g).float(), T(b).float(), 1e-5)
+    if scale is not None:
+        y = y * torch.sigmoid(scale * y)
+    variance, mean = torch.var_mean(T(x).float().reshape(2, 2, -1), -1, correction=0)
+    rstd = torch.rsqrt(variance + 1e-5)
+    stats = TORCH_DTYPES[stats_dtype or dtype]
+    outs = (np.empty(x.shape, dtype), np.empty((2, 2), stats_dtype or dtype),
+            np.empty((2, 2), stats_dtype or dtype))
+    return x, g, b, outs, (N(y.to(TORCH_DTYPES[dtype])), N(mean.to(stats)), N(rstd.to(stats)))
+
+
+@case("aclnnGroupNormSilu")
+def group_norm_silu(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, 1.0)
+    return {"self": x, "gamma": g, "beta": b, "group": 2, "eps": 1e-5}, outs, expected
+
+
+@case("aclnnGroupNormSiluV2")
+def group_norm_silu_v2(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, None)
+    return {"self": x, "gamma": g, "beta": b, "group": 2, "eps": 1e-5, "activateSilu": False}, \
+        outs, expected
+
+
+@case("aclnnGroupNormSwish")
+def group_norm_swish(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, 1.5)
+    return {"x": x, "gamma": g, "beta": b, "numGroups": 2, "dataFormatOptional": "NCHW",
+            "eps": 1e-5, "activateSwish": True, "swishScale": 1.5}, outs, expected
+
+
+@case("aclnnGroupNormSwishGrad")
+def group_norm_swish_grad(rng, dtype):
+    """gamma, beta and the statistics float32 (the doc lets them be x's dtype or float32)."""
+    x, dy = rand(rng, (2, 4, 3), dtype), rand(rng, (2, 4, 3), dtype)
+    g, b = rand(rng, (4,), np.float32), rand(rng, (4,), np.float32)
+    xf = T(x).float().requires_grad_()
+    gf, bf = T(g).requires_grad_(), T(b).requires_grad_()
+    y = torch.nn.functional.group_norm(xf, 2, gf, bf, 1e-5)
+    (y * torch.sigmoid(1.5 * y)).backward(T(dy).float())
+    variance, mean = torch.var_mean(T(x).float().reshape(2, 2, -1), -1, correction=0)
+    rstd = torch.rsqrt(variance + 1e-5)
+    outs = (np.empty(x.shape, dtype), np.empty((4,), np.float32), np.empty((4,), np.float32))
+    return {"dy": dy, "mean": N(mean), "rstd": N(rstd), "x": x, "gamma": g, "beta": b,
+            "numGroups": 2, "dataFormatOptional": "NCHW", "swishScale": 1.5,
+            "dgammaIsRequire": True, "dbetaIsRequire": True}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad), N(bf.grad))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -273,6 +273,16 @@ FORMULAS: dict[str, Formula] = {
     "aclnnDeepNormGrad": _f("dgx = LayerNorm's input gradient at x' = alpha x + gx; dx = "
                             "alpha dgx; dbeta = sum dy; dgamma = sum dy xhat",
                             "aclnnLayerNormBackward's kernel on x' in float32"),
+    "aclnnGroupNormSilu": _f("silu(GroupNorm(self))", "aclnnGroupNorm's kernel in float32, "
+                             "then y / (1 + e^-y), rounded once"),
+    "aclnnGroupNormSiluV2": _f("GroupNorm(self), silu'd with activateSilu",
+                               "aclnnGroupNormSilu's"),
+    "aclnnGroupNormSwish": _f("GroupNorm(x), then y / (1 + e^(-swishScale y)) with "
+                              "activateSwish", "aclnnGroupNormSilu's, the scale applied"),
+    "aclnnGroupNormSwishGrad": _f("the gradients of swish(xhat gamma + beta) (the doc's dYNew "
+                                  "through GroupNorm's backward)",
+                                  "dy s (1 + k z (1 - s)), s = sigmoid(k z), through "
+                                  "aclnnGroupNormBackward's kernel"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -18,7 +18,7 @@ from ...ops.dtypes import Dtypes
 from . import store, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
-from .nn import _layer_norm_check, layer_norm, layer_norm_backward
+from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
 
 _DTYPES: dict[str, Dtypes] = {"x": FLOATS, "gamma": FLOATS}
 
@@ -476,3 +476,180 @@ def deep_norm_grad(dy: np.ndarray, x: np.ndarray, gx: np.ndarray, gamma: np.ndar
         store(dgxOut, dgx)
     np.multiply(dgx, np.float32(alpha), out=summed)
     store(dxOut, summed)
+
+
+# ---- aclnnGroupNormSilu(V2), aclnnGroupNormSwish(Grad) --------------------------------------
+
+def _group_statistics_check(x: np.ndarray, gamma: Any, beta: Any, group: int, name: str,
+                            **statistics: Any) -> None:
+    """The shape rules of ops-nn norm/group_norm_silu/op_host/op_api/aclnn_group_norm_silu.cpp
+    (CheckShape, CheckAttr; group_norm_swish's doc states the same): x of 2 to 8 dimensions,
+    N and C above 0, C divisible by the group count (above 0); gamma and beta 1-d of C, of
+    one dtype, x's or float32; each statistic (N, group)."""
+    if not 2 <= x.ndim <= 8:
+        raise ValueError(f"{name} has {x.ndim} dimensions: it must have 2 to 8")
+    if group <= 0:
+        raise ValueError(f"the group count is {group}: it must be greater than 0")
+    if x.shape[0] <= 0 or x.shape[1] <= 0:
+        raise ValueError(f"{name} has shape {x.shape}: its N and C must be greater than 0")
+    if x.shape[1] % group:
+        raise ValueError(f"{name}'s channels ({x.shape[1]}) must be divisible by the group "
+                         f"count {group}")
+    for label, value in (("gamma", gamma), ("beta", beta)):
+        if value is not None and (value.ndim != 1 or value.shape[0] != x.shape[1]):
+            raise ValueError(f"{label} has shape {value.shape}: it must be 1-d of {name}'s "
+                             f"{x.shape[1]} channels")
+        if value is not None and value.dtype not in (x.dtype, np.float32):
+            raise ValueError(f"{label} has dtype {value.dtype.name}: it must be {name}'s "
+                             f"{x.dtype.name} or float32")
+    if gamma is not None and beta is not None and gamma.dtype != beta.dtype:
+        raise ValueError(f"gamma ({gamma.dtype.name}) and beta ({beta.dtype.name}) must have "
+                         "one dtype")
+    for label, value in statistics.items():
+        if value is not None and value.size != x.shape[0] * group:
+            raise ValueError(f"{label} has shape {value.shape}: it must be (N, group) = "
+                             f"({x.shape[0]}, {group})")
+
+
+def _group_norm_silu_check(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                           out: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray,
+                           activateSilu: bool = True) -> None:
+    """ops-nn norm/group_norm_silu/op_host/op_api/aclnn_group_norm_silu.cpp CheckParams on
+    the Atlas A2: CheckDtypeValid (out, meanOut and rstdOut of self's dtype; a float32 self
+    takes float32 gamma and beta), CheckShape, CheckAttr (eps above 0)."""
+    for name, value in (("out", out), ("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be self's dtype "
+                             f"{self.dtype.name}")
+    if self.dtype == np.float32:
+        for name, value in (("gamma", gamma), ("beta", beta)):
+            if value is not None and value.dtype != np.float32:
+                raise ValueError(f"{name} has dtype {value.dtype.name}: a float32 self takes "
+                                 "float32 only")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's shape {self.shape}")
+    if self.ndim < 2 or self.ndim > 8:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 2 to 8")
+    if self.size == 0:
+        if group <= 0 or not eps > 0:
+            raise ValueError("group and eps must be greater than 0")
+        return
+    _group_statistics_check(self, gamma, beta, group, "self", meanOut=meanOut,
+                            rstdOut=rstdOut)
+    if not eps > 0:
+        raise ValueError(f"eps is {eps}: it must be greater than 0")
+
+
+def _group_norm_act(x: np.ndarray, gamma: Any, beta: Any, group: int, eps: float, out: Any,
+                    meanOut: Any, rstdOut: Any, scale: float | None) -> None:
+    """nn.py's aclnnGroupNorm computation into float32, then y / (1 + e^(-scale y)) when
+    scale is given, rounded once into out."""
+    if x.size == 0:
+        group_norm(x, gamma, beta, 0, 0, 0, group, eps, out, meanOut, rstdOut)
+        return
+    n, c = x.shape[0], x.shape[1]
+    y = np.empty(x.shape, np.float32 if x.dtype != np.float64 else np.float64)
+    group_norm(x, gamma, beta, n, c, x.size // (n * c), group, eps, y, meanOut, rstdOut)
+    if scale is not None:
+        activated = np.multiply(y, y.dtype.type(-scale))
+        np.exp(activated, out=activated)
+        activated += 1
+        np.divide(y, activated, out=y)
+    store(out, y)
+
+
+@builtin("aclnnGroupNormSilu", dtypes=FLOATS, check=_group_norm_silu_check)
+def group_norm_silu(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                    out: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray) -> None:
+    """silu(GroupNorm(self)): meanOut 0 and rstdOut NaN for an empty self (the op_api)."""
+    _group_norm_act(self, gamma, beta, group, eps, out, meanOut, rstdOut, 1.0)
+
+
+@builtin("aclnnGroupNormSiluV2", dtypes=FLOATS, check=_group_norm_silu_check)
+def group_norm_silu_v2(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                       activateSilu: bool, out: np.ndarray, meanOut: np.ndarray,
+                       rstdOut: np.ndarray) -> None:
+    """aclnnGroupNormSilu, the silu only with activateSilu."""
+    _group_norm_act(self, gamma, beta, group, eps, out, meanOut, rstdOut,
+                    1.0 if activateSilu else None)
+
+
+def _group_norm_swish_check(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                            dataFormatOptional: Any, eps: float, activateSwish: bool,
+                            swishScale: float, yOut: np.ndarray, meanOut: np.ndarray,
+                            rstdOut: np.ndarray) -> None:
+    """ops-nn norm/group_norm_swish/docs/aclnnGroupNormSwish.md: no empty tensor; x of 2 to
+    8 dimensions, N and C above 0, C divisible by numGroups; gamma and beta of C elements,
+    one dtype, x's or float32; yOut x's dtype and shape; meanOut and rstdOut gamma's dtype,
+    (N, numGroups)."""
+    if x.size == 0:
+        raise ValueError("x is empty: aclnnGroupNormSwish takes no empty tensor")
+    _group_statistics_check(x, gamma, beta, numGroups, "x", meanOut=meanOut, rstdOut=rstdOut)
+    if yOut.dtype != x.dtype or yOut.shape != x.shape:
+        raise ValueError(f"yOut is {yOut.dtype.name} of shape {yOut.shape}: it must be x's "
+                         f"{x.dtype.name} of shape {x.shape}")
+    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != gamma.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gamma's dtype "
+                             f"{gamma.dtype.name}")
+
+
+@builtin("aclnnGroupNormSwish", dtypes=FLOATS, check=_group_norm_swish_check)
+def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                     dataFormatOptional: Any, eps: float, activateSwish: bool,
+                     swishScale: float, yOut: np.ndarray, meanOut: np.ndarray,
+                     rstdOut: np.ndarray) -> None:
+    """GroupNorm(x), then y / (1 + e^(-swishScale y)) with activateSwish."""
+    _group_norm_act(x, gamma, beta, numGroups, eps, yOut, meanOut, rstdOut,
+                    swishScale if activateSwish else None)
+
+
+def _group_norm_swish_grad_check(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray,
+                                 x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                                 numGroups: int, dataFormatOptional: Any, swishScale: float,
+                                 dgammaIsRequire: bool, dbetaIsRequire: bool,
+                                 dxOut: np.ndarray, dgammaOut: Any, dbetaOut: Any) -> None:
+    """ops-nn norm/group_norm_swish_grad/docs/aclnnGroupNormSwishGrad.md: no empty tensor;
+    x and dxOut of dy's dtype and shape; gamma and beta C elements; mean and rstd gamma's
+    dtype, (N, numGroups); dgammaOut and dbetaOut C elements of gamma's dtype."""
+    if dy.size == 0:
+        raise ValueError("dy is empty: aclnnGroupNormSwishGrad takes no empty tensor")
+    _same_dtype_and_shape("dy", dy, True, x=x, dxOut=dxOut)
+    _group_statistics_check(dy, gamma, beta, numGroups, "dy", mean=mean, rstd=rstd)
+    for name, value in (("mean", mean), ("rstd", rstd), ("dgammaOut", dgammaOut),
+                        ("dbetaOut", dbetaOut)):
+        if value is not None and value.dtype != gamma.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gamma's dtype "
+                             f"{gamma.dtype.name}")
+    for name, value in (("dgammaOut", dgammaOut), ("dbetaOut", dbetaOut)):
+        if value is not None and value.size != dy.shape[1]:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold dy's "
+                             f"{dy.shape[1]} channels")
+
+
+@builtin("aclnnGroupNormSwishGrad", dtypes=FLOATS, check=_group_norm_swish_grad_check)
+def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
+                          gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                          dataFormatOptional: Any, swishScale: float, dgammaIsRequire: bool,
+                          dbetaIsRequire: bool, dxOut: np.ndarray, dgammaOut: Any,
+                          dbetaOut: Any) -> None:
+    """With z = xhat gamma + beta and s = sigmoid(swishScale z): the swish's gradient
+    dy s (1 + swishScale z (1 - s)) goes through nn.py's aclnnGroupNormBackward."""
+    n, c = x.shape[0], x.shape[1]
+    width = x.size // (n * c)
+    xs = widen(x).reshape(n, numGroups, -1)
+    normalised = ((xs - widen(mean).reshape(n, numGroups, 1))
+                  * widen(rstd).reshape(n, numGroups, 1)).reshape(n, c, width)
+    z = normalised * widen(gamma).reshape(1, c, 1) + widen(beta).reshape(1, c, 1)
+    s = 1 / (1 + np.exp(-np.float32(swishScale) * z))
+    grad = widen(dy).reshape(n, c, width) * s * (1 + np.float32(swishScale) * z * (1 - s))
+    dx = np.empty(x.shape, np.float32)
+    dgamma = np.empty(c, np.float32)
+    dbeta = np.empty(c, np.float32)
+    group_norm_backward(grad.reshape(x.shape), x, mean, rstd, gamma, n, c, width, numGroups,
+                        (True, True, True), dx, dgamma, dbeta)
+    store(dxOut, dx)
+    if dgammaIsRequire and dgammaOut is not None:
+        store(dgammaOut, dgamma.reshape(dgammaOut.shape))
+    if dbetaIsRequire and dbetaOut is not None:
+        store(dbetaOut, dbeta.reshape(dbetaOut.shape))
