@@ -2068,6 +2068,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "beta": gn_b, "numGroups": 8, "dataFormatOptional": "NCHW", "swishScale": 1.0,
          "dgammaIsRequire": True, "dbetaIsRequire": True},
         {"dxOut": E(gn_x.shape), "dgammaOut": E((64,)), "dbetaOut": E((64,))}, swish_grad)
+    cases["aclnnRenorm"] = lambda: EmulatedCase(
+        {"self": X, "p": np.float32(2.0), "dim": 0, "maxNorm": np.float32(10.0)}, E(square),
+        lambda: torch.renorm(T(X), 2.0, 0, 10.0))
+    cases["aclnnInplaceRenorm"] = lambda: in_place(
+        {"selfRef": X.copy(), "p": np.float32(2.0), "dim": 0, "maxNorm": np.float32(10.0)}, X,
+        lambda t: t.renorm_(2.0, 0, 10.0))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

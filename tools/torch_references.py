@@ -532,6 +532,9 @@ if torch is not None:
         ("yOut", "meanOut", "rstdOut"), "numGroups",
         lambda launch: launch.arg("swishScale") if launch.arg("activateSwish") else None)
     REFERENCES["aclnnGroupNormSwishGrad"] = _group_norm_swish_grad
+    REFERENCES["aclnnRenorm"] = lambda launch: _out(launch, torch.renorm(
+        launch.input(), float(launch.arg("p")), launch.arg("dim"), float(launch.arg("maxNorm"))))
+    REFERENCES["aclnnInplaceRenorm"] = REFERENCES["aclnnRenorm"]
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

@@ -2001,6 +2001,27 @@ def group_norm_swish_grad(rng, dtype):
         (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad), N(bf.grad))
 
 
+@case("aclnnRenorm")
+def renorm(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    expected = torch.renorm(T(x).float(), 2.0, 1, 1.5)
+    return {"self": x, "p": np.float32(2.0), "dim": 1, "maxNorm": np.float32(1.5)}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnRenorm", "p3-negative-dim")
+def renorm_p3(rng, dtype):
+    x = rand(rng, (4, 5), dtype)
+    expected = torch.renorm(T(x).float(), 3.0, -2, 1.0)
+    return {"self": x, "p": np.float32(3.0), "dim": -2, "maxNorm": np.float32(1.0)}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+for _label, _make, _dtypes in CASES["aclnnRenorm"]:  # defined after the loop above
+    case("aclnnInplaceRenorm", _label, dtypes=_dtypes)(
+        _inplace_of("aclnnInplaceRenorm", "aclnnRenorm", _make))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -283,6 +283,10 @@ FORMULAS: dict[str, Formula] = {
                                   "through GroupNorm's backward)",
                                   "dy s (1 + k z (1 - s)), s = sigmoid(k z), through "
                                   "aclnnGroupNormBackward's kernel"),
+    "aclnnRenorm": _f("each slice along dim with a p-norm above maxNorm scaled down to it",
+                      "as CANN's kernel (op_kernel/arch35/renorm_dag.h): factor min(n, maxNorm)"
+                      " / n, n = max(norm, eps), rounded to out's dtype"),
+    "aclnnInplaceRenorm": _f("aclnnRenorm into selfRef", "aclnnRenorm's"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -653,3 +653,54 @@ def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x:
         store(dgammaOut, dgamma.reshape(dgammaOut.shape))
     if dbetaIsRequire and dbetaOut is not None:
         store(dbetaOut, dbeta.reshape(dbetaOut.shape))
+
+
+# ---- aclnnRenorm (aclnnInplaceRenorm in inplace.py) -----------------------------------------
+
+def _renorm_check(self: np.ndarray, p: Any, dim: int, maxNorm: Any, out: np.ndarray) -> None:
+    """ops-nn norm/renorm/op_api/aclnn_renorm.cpp: CheckDtypeValid (out of self's dtype),
+    CheckRenormShape (2 to 8 dimensions, out of self's shape), CheckValue (p and maxNorm not
+    negative, dim in [-rank, rank - 1])."""
+    if out.dtype != self.dtype:
+        raise ValueError(f"out has dtype {out.dtype.name}: it must be self's dtype "
+                         f"{self.dtype.name}")
+    if not 2 <= self.ndim <= 8:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 2 to 8")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's shape {self.shape}")
+    if float(p) < 0:
+        raise ValueError(f"p is {float(p)}: it must not be negative")
+    if not -self.ndim <= dim < self.ndim:
+        raise ValueError(f"dim is {dim}: it must be in [{-self.ndim}, {self.ndim - 1}]")
+    if float(maxNorm) < 0:
+        raise ValueError(f"maxNorm is {float(maxNorm)}: it must not be negative")
+
+
+@builtin("aclnnRenorm", dtypes=FLOATS, check=_renorm_check)
+def renorm(self: np.ndarray, p: Any, dim: int, maxNorm: Any, out: np.ndarray) -> None:
+    """Each slice along dim scaled by min(n, maxNorm) / n, n = max(its p-norm, eps), eps 1e-7
+    for float16 and 1e-12 otherwise, the factor rounded to out's dtype (ops-nn norm/renorm/
+    op_kernel/arch35/renorm_dag.h, op_host/arch35/renorm_tiling_arch35.cpp); PyTorch scales
+    by maxNorm / (n + 1e-7) past maxNorm, the same within rounding."""
+    if self.size == 0:
+        return
+    x = widen(self)
+    axes = tuple(a for a in range(x.ndim) if a != dim % x.ndim)
+    order = float(p)
+    magnitude = np.abs(x)
+    if order == np.inf:
+        norms = np.max(magnitude, axis=axes, keepdims=True)
+    elif order == 0:
+        norms = np.sum(magnitude != 0, axis=axes, keepdims=True, dtype=x.dtype)
+    elif order == 1:
+        norms = np.sum(magnitude, axis=axes, keepdims=True)
+    elif order == 2:
+        norms = np.sqrt(np.sum(np.square(magnitude), axis=axes, keepdims=True))
+    else:
+        norms = np.power(np.sum(np.power(magnitude, x.dtype.type(order)), axis=axes,
+                                keepdims=True), x.dtype.type(1 / order))
+    eps = x.dtype.type(1e-7 if self.dtype == np.float16 else 1e-12)
+    norms = np.maximum(norms, eps)
+    factor = np.minimum(norms, x.dtype.type(float(maxNorm))) / norms
+    factor = widen(factor.astype(out.dtype))
+    store(out, x * factor)
