@@ -2074,6 +2074,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnInplaceRenorm"] = lambda: in_place(
         {"selfRef": X.copy(), "p": np.float32(2.0), "dim": 0, "maxNorm": np.float32(10.0)}, X,
         lambda t: t.renorm_(2.0, 0, 10.0))
+    rows_index = np.arange(0, 1024, 2, dtype=np.int64)
+    cases["aclnnEmbeddingRenorm"] = lambda: in_place(
+        {"selfRef": X.copy(), "indices": rows_index, "maxNorm": 10.0, "normType": 2.0}, X,
+        lambda t: torch.embedding_renorm_(t, T(rows_index), 10.0, 2.0))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -535,6 +535,15 @@ if torch is not None:
     REFERENCES["aclnnRenorm"] = lambda launch: _out(launch, torch.renorm(
         launch.input(), float(launch.arg("p")), launch.arg("dim"), float(launch.arg("maxNorm"))))
     REFERENCES["aclnnInplaceRenorm"] = REFERENCES["aclnnRenorm"]
+
+    def _embedding_renorm(launch: Launch) -> dict[str, Any]:
+        weight = launch.tensor("selfRef").clone()
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, launch.tensor("indices").reshape(-1),
+                                    launch.arg("maxNorm"), launch.arg("normType"))
+        return {"selfRef": weight}
+
+    REFERENCES["aclnnEmbeddingRenorm"] = _embedding_renorm
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

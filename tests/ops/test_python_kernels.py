@@ -2022,6 +2022,17 @@ for _label, _make, _dtypes in CASES["aclnnRenorm"]:  # defined after the loop ab
         _inplace_of("aclnnInplaceRenorm", "aclnnRenorm", _make))
 
 
+@case("aclnnEmbeddingRenorm")
+def embedding_renorm(rng, dtype):
+    weight = rand(rng, (6, 4), dtype)
+    indices = np.array([[0, 3], [3, 5]], np.int64)
+    expected = T(weight).float().clone()
+    with torch.no_grad():
+        torch.embedding_renorm_(expected, T(indices).reshape(-1), 1.0, 2.0)
+    return {"selfRef": weight, "indices": indices, "maxNorm": 1.0, "normType": 2.0}, None, \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -287,6 +287,8 @@ FORMULAS: dict[str, Formula] = {
                       "as CANN's kernel (op_kernel/arch35/renorm_dag.h): factor min(n, maxNorm)"
                       " / n, n = max(norm, eps), rounded to out's dtype"),
     "aclnnInplaceRenorm": _f("aclnnRenorm into selfRef", "aclnnRenorm's"),
+    "aclnnEmbeddingRenorm": _f("the rows indices name renormed to maxNorm in normType-norm",
+                               "aclnnRenorm's kernel on the gathered rows, scattered back"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -704,3 +704,34 @@ def renorm(self: np.ndarray, p: Any, dim: int, maxNorm: Any, out: np.ndarray) ->
     factor = np.minimum(norms, x.dtype.type(float(maxNorm))) / norms
     factor = widen(factor.astype(out.dtype))
     store(out, x * factor)
+
+
+def _embedding_renorm_check(selfRef: np.ndarray, indices: np.ndarray, maxNorm: float,
+                            normType: float) -> None:
+    """ops-nn norm/renorm/op_api/aclnn_embedding_renorm.cpp CheckParams: indices int32 or
+    int64 of at most 8 dimensions, selfRef 2-d (CheckSelfDim)."""
+    if indices.dtype not in (np.int32, np.int64):
+        raise ValueError(f"indices has dtype {indices.dtype.name}: it must be int32 or int64")
+    if selfRef.ndim != 2:
+        raise ValueError(f"selfRef has {selfRef.ndim} dimensions: it must have 2")
+    if indices.ndim > 8:
+        raise ValueError(f"indices has {indices.ndim} dimensions: at most 8")
+
+
+@builtin("aclnnEmbeddingRenorm", dtypes={"selfRef": FLOATS}, check=_embedding_renorm_check)
+def embedding_renorm(selfRef: np.ndarray, indices: np.ndarray, maxNorm: float,
+                     normType: float) -> None:
+    """The rows of selfRef that indices name, each renormed as aclnnRenorm does (its
+    normType-norm brought down to maxNorm; a NaN maxNorm is infinity), written back (the
+    op_api's GatherV2, Renorm, Mul and ScatterUpdate)."""
+    if selfRef.size == 0 or indices.size == 0:
+        return
+    rows = np.asarray(indices).reshape(-1).astype(np.int64)
+    if rows.min() < -selfRef.shape[0] or rows.max() >= selfRef.shape[0]:
+        raise IndexError(f"indices hold {rows.min()}..{rows.max()}: selfRef has "
+                         f"{selfRef.shape[0]} rows")
+    limit = np.inf if np.isnan(maxNorm) else maxNorm
+    gathered = selfRef[rows]
+    result = np.empty_like(gathered)
+    renorm(gathered, np.float32(normType), 0, np.float32(limit), result)
+    selfRef[rows] = result
