@@ -2078,6 +2078,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnEmbeddingRenorm"] = lambda: in_place(
         {"selfRef": X.copy(), "indices": rows_index, "maxNorm": 10.0, "normType": 2.0}, X,
         lambda t: torch.embedding_renorm_(t, T(rows_index), 10.0, 2.0))
+    ada_x = X.reshape(4, 256, 1024)
+    ada_scale, ada_shift = u(-0.5, 0.5, (4, 1, 1024)), u(-0.5, 0.5, (4, 1, 1024))
+
+    def ada_torch() -> Any:
+        return F.layer_norm(T(ada_x), (1024,), T(W), T(B), 1e-5) * (1 + T(ada_scale)) \
+            + T(ada_shift)
+
+    cases["aclnnAdaLayerNorm"] = lambda: EmulatedCase(
+        {"x": ada_x, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B, "epsilon": 1e-5}, E(ada_x.shape), ada_torch)
+    cases["aclnnAdaLayerNormV2"] = lambda: EmulatedCase(
+        {"x": ada_x, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B, "epsilon": 1e-5},
+        {"out": E(ada_x.shape), "meanOutOptional": E((4, 256, 1)),
+         "rstdOutOptional": E((4, 256, 1))}, ada_torch)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

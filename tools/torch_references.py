@@ -544,6 +544,18 @@ if torch is not None:
         return {"selfRef": weight}
 
     REFERENCES["aclnnEmbeddingRenorm"] = _embedding_renorm
+    def _ada_layer_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        view = x.shape[:-2] + (1, x.shape[-1])
+        y = functional.layer_norm(x, (x.shape[-1],), launch.tensor("weightOptional"),
+                                  launch.tensor("biasOptional"), launch.arg("epsilon"))
+        y = y * (1 + launch.tensor("scale").reshape(view)) + launch.tensor("shift").reshape(view)
+        variance, mean = torch.var_mean(x, -1, correction=0, keepdim=True)
+        return {"out": y, "meanOutOptional": mean,
+                "rstdOutOptional": torch.rsqrt(variance + launch.arg("epsilon"))}
+
+    REFERENCES["aclnnAdaLayerNorm"] = _ada_layer_norm
+    REFERENCES["aclnnAdaLayerNormV2"] = _ada_layer_norm
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

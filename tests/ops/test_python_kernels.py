@@ -2033,6 +2033,34 @@ def embedding_renorm(rng, dtype):
         N(expected.to(TORCH_DTYPES[dtype]))
 
 
+def _ada_layer_norm_case(rng, dtype, statistics):
+    x = rand(rng, (2, 3, 8), dtype)
+    scale, shift = rand(rng, (2, 1, 8), dtype), rand(rng, (2, 8), dtype)
+    w, b = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    xf = T(x).float()
+    y = torch.nn.functional.layer_norm(xf, (8,), T(w).float(), T(b).float(), 1e-5)
+    y = y * (1 + T(scale).float()) + T(shift).float().reshape(2, 1, 8)
+    variance, mean = torch.var_mean(xf, -1, correction=0, keepdim=True)
+    arguments = {"x": x, "scale": scale, "shift": shift, "weightOptional": w,
+                 "biasOptional": b, "epsilon": 1e-5}
+    cast = TORCH_DTYPES[dtype]
+    if not statistics:
+        return arguments, np.empty(x.shape, dtype), N(y.to(cast))
+    outs = (np.empty(x.shape, dtype), np.empty((2, 3, 1), dtype), np.empty((2, 3, 1), dtype))
+    return arguments, outs, (N(y.to(cast)), N(mean.to(cast)),
+                             N(torch.rsqrt(variance + 1e-5).to(cast)))
+
+
+@case("aclnnAdaLayerNorm")
+def ada_layer_norm(rng, dtype):
+    return _ada_layer_norm_case(rng, dtype, False)
+
+
+@case("aclnnAdaLayerNormV2")
+def ada_layer_norm_v2(rng, dtype):
+    return _ada_layer_norm_case(rng, dtype, True)
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

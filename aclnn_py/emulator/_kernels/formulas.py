@@ -289,6 +289,10 @@ FORMULAS: dict[str, Formula] = {
     "aclnnInplaceRenorm": _f("aclnnRenorm into selfRef", "aclnnRenorm's"),
     "aclnnEmbeddingRenorm": _f("the rows indices name renormed to maxNorm in normType-norm",
                                "aclnnRenorm's kernel on the gathered rows, scattered back"),
+    "aclnnAdaLayerNorm": _f("LayerNorm(x) (1 + scale) + shift", "aclnnLayerNorm's kernel "
+                            "over the last dimension in float32, then the modulation"),
+    "aclnnAdaLayerNormV2": _f("aclnnAdaLayerNorm's, with mean and rstd out",
+                              "aclnnAdaLayerNorm's"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

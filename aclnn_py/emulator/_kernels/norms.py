@@ -735,3 +735,85 @@ def embedding_renorm(selfRef: np.ndarray, indices: np.ndarray, maxNorm: float,
     result = np.empty_like(gathered)
     renorm(gathered, np.float32(normType), 0, np.float32(limit), result)
     selfRef[rows] = result
+
+
+# ---- aclnnAdaLayerNorm, aclnnAdaLayerNormV2 -------------------------------------------------
+
+def _ada_layer_norm_check(x: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                          weightOptional: Any, biasOptional: Any, epsilon: float,
+                          out: np.ndarray, meanOutOptional: Any = None,
+                          rstdOutOptional: Any = None, v2: bool = False) -> None:
+    """ops-nn norm/ada_layer_norm/op_host/op_api/aclnn_ada_layer_norm.cpp (and ada_layer_norm_v2's
+    copy, useV2): CheckDtypeValid (scale, shift, out and the statistics of x's dtype; weight
+    and bias one dtype, x's, or float32 in V2) and CheckShape (x of 2 to 8 dimensions (B...,
+    S, H), none 0; scale and shift (B..., 1, H) or (B..., H); weight and bias (H); out x's
+    shape; the statistics x's with H as 1)."""
+    for name, value in (("scale", scale), ("shift", shift), ("out", out),
+                        ("meanOutOptional", meanOutOptional),
+                        ("rstdOutOptional", rstdOutOptional)):
+        if value is not None and value.dtype != x.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's dtype "
+                             f"{x.dtype.name}")
+    if weightOptional is not None and biasOptional is not None and \
+            weightOptional.dtype != biasOptional.dtype:
+        raise ValueError("weightOptional and biasOptional must have one dtype")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.dtype != x.dtype and not (v2 and value.dtype == np.float32):
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's dtype "
+                             f"{x.dtype.name}" + (" or float32" if v2 else ""))
+    if not 2 <= x.ndim <= 8:
+        raise ValueError(f"x has {x.ndim} dimensions: it must have 2 to 8")
+    if 0 in x.shape:
+        raise ValueError(f"x has shape {x.shape}: its sizes must be greater than 0")
+    lead, h = tuple(x.shape[:-2]), x.shape[-1]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value.shape not in (lead + (1, h), lead + (h,)):
+            raise ValueError(f"{name} has shape {value.shape}: it must be {lead + (1, h)} or "
+                             f"{lead + (h,)}")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.shape != (h,):
+            raise ValueError(f"{name} has shape {value.shape}: it must be ({h},)")
+    if out.shape != x.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be x's shape {x.shape}")
+    statistics = x.shape[:-1] + (1,)
+    for name, value in (("meanOutOptional", meanOutOptional),
+                        ("rstdOutOptional", rstdOutOptional)):
+        if value is not None and value.shape != statistics:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {statistics}")
+
+
+def _ada_layer_norm(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weight: Any,
+                    bias: Any, epsilon: float, out: np.ndarray, mean_out: Any,
+                    rstd_out: Any) -> None:
+    """LayerNorm(x) over the last dimension (aclnnLayerNorm's computation) in float32, then
+    (1 + scale) and + shift broadcast over S, rounded once."""
+    y = np.empty(x.shape, np.float32)
+    layer_norm(x, (x.shape[-1],), weight, bias, epsilon, y, mean_out, rstd_out)
+    view = x.shape[:-2] + (1, x.shape[-1])
+    y *= widen(scale).reshape(view) + np.float32(1)
+    y += widen(shift).reshape(view)
+    store(out, y)
+
+
+@builtin("aclnnAdaLayerNorm", dtypes=FLOATS, check=_ada_layer_norm_check)
+def ada_layer_norm(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weightOptional: Any,
+                   biasOptional: Any, epsilon: float, out: np.ndarray) -> None:
+    """LayerNorm(x) (1 + scale) + shift."""
+    _ada_layer_norm(x, scale, shift, weightOptional, biasOptional, epsilon, out, None, None)
+
+
+def _ada_layer_norm_v2_check(x: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                             weightOptional: Any, biasOptional: Any, epsilon: float,
+                             out: np.ndarray, meanOutOptional: Any,
+                             rstdOutOptional: Any) -> None:
+    _ada_layer_norm_check(x, scale, shift, weightOptional, biasOptional, epsilon, out,
+                          meanOutOptional, rstdOutOptional, True)
+
+
+@builtin("aclnnAdaLayerNormV2", dtypes=FLOATS, check=_ada_layer_norm_v2_check)
+def ada_layer_norm_v2(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weightOptional: Any,
+                      biasOptional: Any, epsilon: float, out: np.ndarray, meanOutOptional: Any,
+                      rstdOutOptional: Any) -> None:
+    """aclnnAdaLayerNorm, with the mean and rstd of each row written out."""
+    _ada_layer_norm(x, scale, shift, weightOptional, biasOptional, epsilon, out,
+                    meanOutOptional, rstdOutOptional)
