@@ -2093,6 +2093,23 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "biasOptional": B, "epsilon": 1e-5},
         {"out": E(ada_x.shape), "meanOutOptional": E((4, 256, 1)),
          "rstdOutOptional": E((4, 256, 1))}, ada_torch)
+    ada_mean = ada_x.mean(-1, keepdims=True).astype(f32)
+    ada_rstd = (1 / np.sqrt(ada_x.var(-1, keepdims=True) + 1e-5)).astype(f32)
+    ada_dy = X2.reshape(ada_x.shape)
+
+    def ada_backward() -> Any:
+        xt = T(ada_x).requires_grad_()
+        y_ = F.layer_norm(xt, (1024,), T(W), T(B), 1e-5) * (1 + T(ada_scale)) + T(ada_shift)
+        y_.backward(T(ada_dy))
+        return xt.grad
+
+    cases["aclnnAdaLayerNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": ada_dy, "input": ada_x, "normalizedShape": [1024], "rstd": ada_rstd,
+         "mean": ada_mean, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B},
+        {"gradInputOut": E(ada_x.shape), "gradScaleOut": E(ada_scale.shape),
+         "gradShiftOut": E(ada_shift.shape), "gradWeightOut": E((1024,)),
+         "gradBiasOut": E((1024,))}, ada_backward)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

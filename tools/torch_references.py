@@ -554,6 +554,27 @@ if torch is not None:
         return {"out": y, "meanOutOptional": mean,
                 "rstdOutOptional": torch.rsqrt(variance + launch.arg("epsilon"))}
 
+    def _ada_layer_norm_backward(launch: Launch) -> dict[str, Any]:
+        """The doc's formulas (aclnnAdaLayerNormBackward.md), with its given mean and rstd."""
+        x, g = launch.tensor("input"), launch.tensor("gradOut")
+        h = x.shape[-1]
+        view, statistics = x.shape[:-2] + (1, h), x.shape[:-1] + (1,)
+        weight, bias = launch.tensor("weightOptional"), launch.tensor("biasOptional")
+        weight = torch.ones(h, dtype=x.dtype) if weight is None else weight
+        bias = torch.zeros(h, dtype=x.dtype) if bias is None else bias
+        rstd = launch.tensor("rstd").reshape(statistics)
+        z = (x - launch.tensor("mean").reshape(statistics)) * rstd
+        modulated = g * (1 + launch.tensor("scale").reshape(view))
+        dyg = modulated * weight
+        dx = (dyg - dyg.mean(-1, keepdim=True) - z * (dyg * z).mean(-1, keepdim=True)) * rstd
+        lead = tuple(range(x.dim() - 1))
+        return {"gradInputOut": dx,
+                "gradScaleOut": (g * (z * weight + bias)).sum(-2).reshape(
+                    launch.tensor("scale").shape),
+                "gradShiftOut": g.sum(-2).reshape(launch.tensor("shift").shape),
+                "gradWeightOut": (modulated * z).sum(lead), "gradBiasOut": modulated.sum(lead)}
+
+    REFERENCES["aclnnAdaLayerNormBackward"] = _ada_layer_norm_backward
     REFERENCES["aclnnAdaLayerNorm"] = _ada_layer_norm
     REFERENCES["aclnnAdaLayerNormV2"] = _ada_layer_norm
     REFERENCES["aclnnDeepNorm"] = _deep_norm

@@ -2061,6 +2061,25 @@ def ada_layer_norm_v2(rng, dtype):
     return _ada_layer_norm_case(rng, dtype, True)
 
 
+@case("aclnnAdaLayerNormBackward")
+def ada_layer_norm_backward(rng, dtype):
+    x, dy = rand(rng, (2, 3, 8), dtype), rand(rng, (2, 3, 8), dtype)
+    scale, shift = rand(rng, (2, 1, 8), dtype), rand(rng, (2, 1, 8), dtype)
+    w, b = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    tensors = [T(a).float().requires_grad_() for a in (x, scale, shift, w, b)]
+    xf, sf, hf, wf, bf = tensors
+    y = torch.nn.functional.layer_norm(xf, (8,), wf, bf, 1e-5) * (1 + sf) + hf
+    y.backward(T(dy).float())
+    variance, mean = torch.var_mean(T(x).float(), -1, correction=0, keepdim=True)
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty(x.shape, dtype), np.empty(scale.shape, dtype),
+            np.empty(shift.shape, dtype), np.empty((8,), dtype), np.empty((8,), dtype))
+    return {"gradOut": dy, "input": x, "normalizedShape": [8],
+            "rstd": N(torch.rsqrt(variance + 1e-5).to(cast)), "mean": N(mean.to(cast)),
+            "scale": scale, "shift": shift, "weightOptional": w, "biasOptional": b}, outs, \
+        tuple(N(t.grad.to(cast)) for t in tensors)
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

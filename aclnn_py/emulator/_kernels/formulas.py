@@ -293,6 +293,9 @@ FORMULAS: dict[str, Formula] = {
                             "over the last dimension in float32, then the modulation"),
     "aclnnAdaLayerNormV2": _f("aclnnAdaLayerNorm's, with mean and rstd out",
                               "aclnnAdaLayerNorm's"),
+    "aclnnAdaLayerNormBackward": _f("the doc's gradients of LayerNorm(input) (1 + scale) + "
+                                    "shift", "aclnnLayerNormBackward's kernel on gradOut "
+                                    "(1 + scale) for gradInput; the sums in float64"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -817,3 +817,110 @@ def ada_layer_norm_v2(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weigh
     """aclnnAdaLayerNorm, with the mean and rstd of each row written out."""
     _ada_layer_norm(x, scale, shift, weightOptional, biasOptional, epsilon, out,
                     meanOutOptional, rstdOutOptional)
+
+
+def _ada_layer_norm_backward_check(gradOut: np.ndarray, input: np.ndarray,
+                                   normalizedShape: tuple[int, ...], rstd: np.ndarray,
+                                   mean: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                                   weightOptional: Any, biasOptional: Any, gradInputOut: Any,
+                                   gradScaleOut: Any, gradShiftOut: Any, gradWeightOut: Any,
+                                   gradBiasOut: Any) -> None:
+    """ops-nn norm/ada_layer_norm_grad/op_host/op_api/aclnn_ada_layer_norm_backward.cpp:
+    CheckDtype (input, rstd, mean, scale and shift of gradOut's dtype; weight and bias one
+    dtype, input's or float32; each gradient of its tensor's dtype, gradWeightOut and
+    gradBiasOut of weight's (or bias's, or input's or float32)), CheckShapeEqual
+    (normalizedShape input's last dimensions), the scale and shift shapes of
+    aclnnAdaLayerNorm, mean and rstd one value per row."""
+    for name, value in (("input", input), ("rstd", rstd), ("mean", mean), ("scale", scale),
+                        ("shift", shift)):
+        if value.dtype != gradOut.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gradOut's dtype "
+                             f"{gradOut.dtype.name}")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.dtype not in (input.dtype, np.float32):
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be input's dtype "
+                             f"{input.dtype.name} or float32")
+    if weightOptional is not None and biasOptional is not None and \
+            weightOptional.dtype != biasOptional.dtype:
+        raise ValueError("weightOptional and biasOptional must have one dtype")
+    parameters = weightOptional if weightOptional is not None else biasOptional
+    for name, value, like in (("gradInputOut", gradInputOut, input),
+                              ("gradScaleOut", gradScaleOut, scale),
+                              ("gradShiftOut", gradShiftOut, shift),
+                              ("gradWeightOut", gradWeightOut, parameters),
+                              ("gradBiasOut", gradBiasOut, parameters)):
+        if value is None:
+            continue
+        if like is None:
+            if value.dtype not in (input.dtype, np.float32):
+                raise ValueError(f"{name} has dtype {value.dtype.name}: it must be input's "
+                                 "dtype or float32")
+        elif value.dtype != like.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be "
+                             f"{like.dtype.name}")
+    count = len(normalizedShape)
+    if count == 0 or count > input.ndim or \
+            tuple(input.shape[input.ndim - count:]) != tuple(normalizedShape):
+        raise ValueError(f"normalizedShape {list(normalizedShape)} must be input's last "
+                         f"dimensions, whose shape is {input.shape}")
+    _same_dtype_and_shape("input", input, True, gradOut=gradOut)
+    if not 2 <= input.ndim <= 8 or 0 in input.shape:
+        raise ValueError(f"input has shape {input.shape}: 2 to 8 dimensions, none 0")
+    lead, h = tuple(input.shape[:-2]), input.shape[-1]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value.shape not in (lead + (1, h), lead + (h,)):
+            raise ValueError(f"{name} has shape {value.shape}: it must be {lead + (1, h)} or "
+                             f"{lead + (h,)}")
+    rows = input.size // h
+    for name, value in (("mean", mean), ("rstd", rstd)):
+        if value.size != rows:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold one value per row "
+                             f"of input ({rows})")
+    for name, value, like in (("gradInputOut", gradInputOut, input),
+                              ("gradScaleOut", gradScaleOut, scale),
+                              ("gradShiftOut", gradShiftOut, shift)):
+        if value is not None and value.shape != like.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {like.shape}")
+    for name, value in (("gradWeightOut", gradWeightOut), ("gradBiasOut", gradBiasOut)):
+        if value is not None and value.size != h:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold {h} values")
+
+
+@builtin("aclnnAdaLayerNormBackward", dtypes=FLOATS, check=_ada_layer_norm_backward_check)
+def ada_layer_norm_backward(gradOut: np.ndarray, input: np.ndarray,
+                            normalizedShape: tuple[int, ...], rstd: np.ndarray,
+                            mean: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                            weightOptional: Any, biasOptional: Any, gradInputOut: Any,
+                            gradScaleOut: Any, gradShiftOut: Any, gradWeightOut: Any,
+                            gradBiasOut: Any) -> None:
+    """The doc's formulas (ops-nn norm/ada_layer_norm_grad/docs/aclnnAdaLayerNormBackward.md),
+    in float32: z = (input - mean) rstd, g' = gradOut (1 + scale); gradInput is
+    aclnnLayerNormBackward's of g'; gradScale = sum over S of gradOut (z w + b), gradShift
+    = sum over S of gradOut, gradWeight = sum g' z, gradBias = sum g'."""
+    h = input.shape[-1]
+    view = input.shape[:-2] + (1, h)
+    g = widen(gradOut).astype(np.float32, copy=False)
+    modulated = g * (widen(scale).reshape(view) + np.float32(1))
+    x = widen(input).astype(np.float32, copy=False)
+    statistics = input.shape[:-1] + (1,)
+    z = (x - widen(mean).reshape(statistics)) * widen(rstd).reshape(statistics)
+    if gradInputOut is not None:
+        dx = np.empty(input.shape, np.float32)
+        layer_norm_backward(modulated, x, (h,), widen(mean).reshape(statistics).astype(np.float32),
+                            widen(rstd).reshape(statistics).astype(np.float32), weightOptional,
+                            None, (True, False, False), dx, None, None)
+        store(gradInputOut, dx)
+    if gradScaleOut is not None:
+        affine = z if weightOptional is None else z * widen(weightOptional)
+        if biasOptional is not None:
+            affine = affine + widen(biasOptional)
+        store(gradScaleOut, np.sum(g * affine, axis=-2, dtype=np.float64)
+              .reshape(gradScaleOut.shape))
+    if gradShiftOut is not None:
+        store(gradShiftOut, np.sum(g, axis=-2, dtype=np.float64).reshape(gradShiftOut.shape))
+    flat = modulated.reshape(-1, h)
+    if gradWeightOut is not None:
+        store(gradWeightOut, np.sum(flat * z.reshape(-1, h), axis=0, dtype=np.float64)
+              .reshape(gradWeightOut.shape))
+    if gradBiasOut is not None:
+        store(gradBiasOut, np.sum(flat, axis=0, dtype=np.float64).reshape(gradBiasOut.shape))
