@@ -2110,6 +2110,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"gradInputOut": E(ada_x.shape), "gradScaleOut": E(ada_scale.shape),
          "gradShiftOut": E(ada_shift.shape), "gradWeightOut": E((1024,)),
          "gradBiasOut": E((1024,))}, ada_backward)
+    bn_x = x.reshape(16, 64, 1024)
+    bn_mean, bn_invstd = u(-0.1, 0.1, (64,)), u(0.5, 1.5, (64,))
+    cases["aclnnBatchNormStats"] = lambda: EmulatedCase(
+        {"input": bn_x, "eps": 1e-5}, {"mean": E((64,)), "invstd": E((64,))},
+        lambda: torch.var_mean(T(bn_x), (0, 2), correction=0))
+    cases["aclnnBatchNormElemt"] = lambda: EmulatedCase(
+        {"input": bn_x, "weight": gn_g, "bias": gn_b, "mean": bn_mean, "invstd": bn_invstd,
+         "eps": 1e-5}, E(bn_x.shape),
+        lambda: (T(bn_x) - T(bn_mean).reshape(1, 64, 1)) * T(bn_invstd).reshape(1, 64, 1)
+        * T(gn_g).reshape(1, 64, 1) + T(gn_b).reshape(1, 64, 1))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

@@ -577,6 +577,31 @@ if torch is not None:
     REFERENCES["aclnnAdaLayerNormBackward"] = _ada_layer_norm_backward
     REFERENCES["aclnnAdaLayerNorm"] = _ada_layer_norm
     REFERENCES["aclnnAdaLayerNormV2"] = _ada_layer_norm
+    def _bn_view(x: Any) -> tuple[Any, tuple[int, ...]]:
+        """The axes other than the channels', and the shape broadcasting a (C,) vector."""
+        return tuple(a for a in range(x.dim()) if a != 1), (1, -1) + (1,) * (x.dim() - 2)
+
+    def _batch_norm_stats(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_stats's definition (CUDA only in PyTorch)."""
+        x = launch.input()
+        axes, _ = _bn_view(x)
+        variance, mean = torch.var_mean(x, axes, correction=0)
+        return {"mean": mean, "invstd": torch.rsqrt(variance + launch.arg("eps"))}
+
+    def _batch_norm_elemt(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_elemt's definition (CUDA only in PyTorch)."""
+        x = launch.input()
+        _, view = _bn_view(x)
+        y = (x - launch.tensor("mean").reshape(view)) * launch.tensor("invstd").reshape(view)
+        weight, bias = launch.tensor("weight"), launch.tensor("bias")
+        if weight is not None:
+            y = y * weight.reshape(view)
+        if bias is not None:
+            y = y + bias.reshape(view)
+        return _out(launch, y)
+
+    REFERENCES["aclnnBatchNormStats"] = _batch_norm_stats
+    REFERENCES["aclnnBatchNormElemt"] = _batch_norm_elemt
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

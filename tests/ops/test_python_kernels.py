@@ -2080,6 +2080,26 @@ def ada_layer_norm_backward(rng, dtype):
         tuple(N(t.grad.to(cast)) for t in tensors)
 
 
+@case("aclnnBatchNormStats", dtypes=("float32", "float16"))
+def batch_norm_stats(rng, dtype):
+    x = rand(rng, (4, 3, 5), dtype)
+    variance, mean = torch.var_mean(T(x).float(), (0, 2), correction=0)
+    invstd = torch.rsqrt(variance + 1e-5)
+    return {"input": x, "eps": 1e-5}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(mean), N(invstd))
+
+
+@case("aclnnBatchNormElemt")
+def batch_norm_elemt(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    w, b, mean = rand(rng, (3,), dtype), rand(rng, (3,), dtype), rand(rng, (3,), np.float32)
+    invstd = rand(rng, (3,), np.float32, 0.5, 2.0)
+    y = (T(x).float() - T(mean).reshape(1, 3, 1)) * T(invstd).reshape(1, 3, 1) \
+        * T(w).float().reshape(1, 3, 1) + T(b).float().reshape(1, 3, 1)
+    return {"input": x, "weight": w, "bias": b, "mean": mean, "invstd": invstd, "eps": 1e-5}, \
+        np.empty(x.shape, dtype), N(y.to(TORCH_DTYPES[dtype]))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

@@ -296,6 +296,10 @@ FORMULAS: dict[str, Formula] = {
     "aclnnAdaLayerNormBackward": _f("the doc's gradients of LayerNorm(input) (1 + scale) + "
                                     "shift", "aclnnLayerNormBackward's kernel on gradOut "
                                     "(1 + scale) for gradInput; the sums in float64"),
+    "aclnnBatchNormStats": _f("per channel mean and (Var + eps)^-1/2 (Var biased)",
+                              "the same in float32; empty input: mean 0, invstd NaN"),
+    "aclnnBatchNormElemt": _f("(x - mean) invstd weight + bias per channel",
+                              "the same in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store, widen
+from . import store, tensor_format, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
 from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
@@ -924,3 +924,88 @@ def ada_layer_norm_backward(gradOut: np.ndarray, input: np.ndarray,
               .reshape(gradWeightOut.shape))
     if gradBiasOut is not None:
         store(gradBiasOut, np.sum(flat, axis=0, dtype=np.float64).reshape(gradBiasOut.shape))
+
+
+# ---- aclnnBatchNormStats, aclnnBatchNormElemt -----------------------------------------------
+
+def _channels(x: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """C, the axes other than 1, and the shape broadcasting a (C,) vector over x."""
+    return x.shape[1], tuple(a for a in range(x.ndim) if a != 1), \
+        (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _batch_norm_stats_check(input: np.ndarray, eps: float, mean: np.ndarray,
+                            invstd: np.ndarray) -> None:
+    """ops-math math/reduce_std_with_mean/op_api/aclnn_batch_norm_stats.cpp: input float32
+    or float16 on the Atlas A2 (DTYPE_SUPPORT_LIST), mean and invstd float32 (CheckDtype);
+    no private format (CheckFormat); input of 2 to 8 dimensions with C not 0, mean and
+    invstd 1-d of C (CheckShape)."""
+    from .foreach import PRIVATE_FORMATS
+    for name, value in (("input", input), ("mean", mean), ("invstd", invstd)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)}): "
+                             "it must be ND, NCL, NCHW or NCDHW")
+    if input.dtype not in (np.float32, np.float16):
+        raise ValueError(f"input has dtype {input.dtype.name}: it must be float32 or float16")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.dtype != np.float32:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be float32")
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.shape != (input.shape[1],):
+            raise ValueError(f"{name} has shape {value.shape}: it must be ({input.shape[1]},)")
+
+
+@builtin("aclnnBatchNormStats", dtypes=FLOATS, check=_batch_norm_stats_check)
+def batch_norm_stats(input: np.ndarray, eps: float, mean: np.ndarray,
+                     invstd: np.ndarray) -> None:
+    """Per channel: the mean and (biased variance + eps)^-1/2 over every other axis, in
+    float32; an empty input gives mean 0 and invstd NaN (the op_api)."""
+    if input.size == 0:
+        mean[...] = 0
+        invstd[...] = np.nan
+        return
+    _, axes, _ = _channels(input)
+    x = input.astype(np.float32)
+    average = np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean(np.square(x - average), axis=axes)
+    store(mean, average.reshape(-1))
+    store(invstd, np.power(variance + np.float32(eps), np.float32(-0.5)))
+
+
+def _batch_norm_elemt_check(input: np.ndarray, weight: Any, bias: Any, mean: np.ndarray,
+                            invstd: np.ndarray, eps: float, output: np.ndarray) -> None:
+    """ops-nn norm/batch_norm_elemt/op_host/op_api/aclnn_batch_norm_elemt.cpp CheckShape:
+    input and output of 2 to 8 dimensions, one shape, C not 0; weight, bias, mean and invstd
+    1-d of C."""
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    if output.shape != input.shape:
+        raise ValueError(f"output has shape {output.shape}: it must be input's {input.shape}")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value in (("weight", weight), ("bias", bias), ("mean", mean),
+                        ("invstd", invstd)):
+        if value is not None and value.shape != (input.shape[1],):
+            raise ValueError(f"{name} has shape {value.shape}: it must be 1-d of input's "
+                             f"{input.shape[1]} channels")
+
+
+@builtin("aclnnBatchNormElemt", dtypes=FLOATS, check=_batch_norm_elemt_check)
+def batch_norm_elemt(input: np.ndarray, weight: Any, bias: Any, mean: np.ndarray,
+                     invstd: np.ndarray, eps: float, output: np.ndarray) -> None:
+    """(input - mean) invstd weight + bias per channel (weight 1 and bias 0 when absent),
+    in float32."""
+    if input.size == 0:
+        return
+    _, _, view = _channels(input)
+    y = (widen(input).astype(np.float32, copy=False) - widen(mean).reshape(view)) \
+        * widen(invstd).reshape(view)
+    if weight is not None:
+        y *= widen(weight).reshape(view)
+    if bias is not None:
+        y += widen(bias).reshape(view)
+    store(output, y)
