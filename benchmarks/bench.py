@@ -2120,6 +2120,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "eps": 1e-5}, E(bn_x.shape),
         lambda: (T(bn_x) - T(bn_mean).reshape(1, 64, 1)) * T(bn_invstd).reshape(1, 64, 1)
         * T(gn_g).reshape(1, 64, 1) + T(gn_b).reshape(1, 64, 1))
+    gather_mean, gather_invstd = u(-1, 1, (64, 16384)), u(0.5, 2, (64, 16384))
+    gather_counts = np.full(64, 100.0, f32)
+
+    def gather_torch() -> Any:
+        n = T(gather_counts).reshape(-1, 1)
+        means = T(gather_mean)
+        average = (means * n).sum(0) / n.sum()
+        pooled = (n * (1 / T(gather_invstd).square() - 1e-5 + (means - average).square()))
+        return average, torch.rsqrt(pooled.sum(0) / n.sum() + 1e-5)
+
+    cases["aclnnBatchNormGatherStatsWithCounts"] = lambda: EmulatedCase(
+        {"input": x.reshape(64, 16384), "mean": gather_mean, "invstd": gather_invstd,
+         "runningMean": None, "runningVar": None, "momentum": 0.1, "eps": 1e-5,
+         "counts": gather_counts}, {"meanAll": E((16384,)), "invstdAll": E((16384,))},
+        gather_torch)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd

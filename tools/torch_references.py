@@ -602,6 +602,23 @@ if torch is not None:
 
     REFERENCES["aclnnBatchNormStats"] = _batch_norm_stats
     REFERENCES["aclnnBatchNormElemt"] = _batch_norm_elemt
+    def _gather_stats_with_counts(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_gather_stats_with_counts's definition (CUDA only in PyTorch)."""
+        n = launch.tensor("counts").reshape(-1, 1).double()
+        means, eps = launch.tensor("mean"), launch.arg("eps")
+        variances = 1 / launch.tensor("invstd").square() - eps
+        total = n.sum()
+        mean = (means * n).sum(0) / total
+        pooled = (n * (variances + (means - mean).square())).sum(0)
+        m = launch.arg("momentum")
+        found = {"meanAll": mean, "invstdAll": torch.rsqrt(pooled / total + eps)}
+        for name, value in (("runningMean", mean), ("runningVar", pooled / (total - 1))):
+            running = launch.tensor(name)
+            if running is not None:
+                found[name] = running * (1 - m) + value.reshape(running.shape) * m
+        return found
+
+    REFERENCES["aclnnBatchNormGatherStatsWithCounts"] = _gather_stats_with_counts
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad

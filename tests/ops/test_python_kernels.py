@@ -2100,6 +2100,25 @@ def batch_norm_elemt(rng, dtype):
         np.empty(x.shape, dtype), N(y.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnBatchNormGatherStatsWithCounts")
+def batch_norm_gather_stats_with_counts(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    mean, invstd = rand(rng, (2, 3), dtype), rand(rng, (2, 3), dtype, 0.5, 2.0)
+    counts = np.array([5.0, 7.0], dtype)
+    rm, rv = rand(rng, (3,), dtype), rand(rng, (3,), dtype, 0.5, 2.0)
+    n = T(counts).float().reshape(-1, 1)
+    means, variances = T(mean).float(), 1 / T(invstd).float().square() - 1e-5
+    average = (means * n).sum(0) / 12
+    pooled = (n * (variances + (means - average).square())).sum(0)
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"input": x, "mean": mean, "invstd": invstd, "runningMean": rm, "runningVar": rv,
+            "momentum": 0.1, "eps": 1e-5, "counts": counts}, outs, \
+        (N((T(rm).float() * 0.9 + average * 0.1).to(cast)),
+         N((T(rv).float() * 0.9 + pooled / 11 * 0.1).to(cast)), N(average.to(cast)),
+         N(torch.rsqrt(pooled / 12 + 1e-5).to(cast)))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):

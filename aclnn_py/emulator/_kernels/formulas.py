@@ -300,6 +300,9 @@ FORMULAS: dict[str, Formula] = {
                               "the same in float32; empty input: mean 0, invstd NaN"),
     "aclnnBatchNormElemt": _f("(x - mean) invstd weight + bias per channel",
                               "the same in float32"),
+    "aclnnBatchNormGatherStatsWithCounts": _f(
+        "count-weighted mean and pooled invstd of the devices' statistics; running statistics "
+        "moved by momentum (variance unbiased)", "PyTorch's definition, in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

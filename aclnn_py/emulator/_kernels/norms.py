@@ -1009,3 +1009,63 @@ def batch_norm_elemt(input: np.ndarray, weight: Any, bias: Any, mean: np.ndarray
     if bias is not None:
         y += widen(bias).reshape(view)
     store(output, y)
+
+
+# ---- aclnnBatchNormGatherStatsWithCounts ----------------------------------------------------
+
+def _gather_stats_check(input: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
+                        runningMean: Any, runningVar: Any, momentum: float, eps: float,
+                        counts: np.ndarray, meanAll: np.ndarray, invstdAll: np.ndarray) -> None:
+    """ops-nn norm/sync_batch_norm_gather_stats_with_counts/op_host/op_api/
+    aclnn_batch_norm_gather_stats_with_counts.cpp CheckShape: input of 2 to 8 dimensions;
+    mean and invstd 2-d (devices, C), counts 1-d of the devices; runningMean, runningVar,
+    meanAll and invstdAll of C elements."""
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.ndim != 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2")
+    if counts.ndim != 1:
+        raise ValueError(f"counts has {counts.ndim} dimensions: it must have 1")
+    if not mean.shape[0] == invstd.shape[0] == counts.shape[0]:
+        raise ValueError("mean, invstd and counts must have one size in dimension 0, "
+                         f"not {mean.shape[0]}, {invstd.shape[0]} and {counts.shape[0]}")
+    channels = input.shape[1]
+    if mean.shape[1] != channels or invstd.shape[1] != channels:
+        raise ValueError(f"mean and invstd must have input's {channels} channels in "
+                         "dimension 1")
+    for name, value in (("runningMean", runningMean), ("runningVar", runningVar),
+                        ("meanAll", meanAll), ("invstdAll", invstdAll)):
+        if value is not None and value.size != channels:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold {channels} values")
+
+
+@builtin("aclnnBatchNormGatherStatsWithCounts", dtypes=FLOATS, check=_gather_stats_check)
+def batch_norm_gather_stats_with_counts(input: np.ndarray, mean: np.ndarray,
+                                        invstd: np.ndarray, runningMean: Any, runningVar: Any,
+                                        momentum: float, eps: float, counts: np.ndarray,
+                                        meanAll: np.ndarray, invstdAll: np.ndarray) -> None:
+    """The statistics of all devices, each weighted by its count: meanAll the weighted mean,
+    invstdAll from the pooled biased variance (each device's 1 / invstd^2 - eps plus its
+    mean's spread); the running statistics move by momentum, the variance unbiased (PyTorch's
+    batch_norm_gather_stats_with_counts). An empty mean gives meanAll 0 and invstdAll NaN."""
+    if mean.size == 0:
+        meanAll[...] = 0
+        invstdAll[...] = np.nan
+        return
+    n = widen(counts).astype(np.float32).reshape(-1, 1)
+    means = widen(mean).astype(np.float32)
+    variances = 1 / np.square(widen(invstd).astype(np.float32)) - np.float32(eps)
+    total = np.sum(n)
+    average = np.sum(means * n, axis=0) / total
+    pooled = np.sum(n * (variances + np.square(means - average)), axis=0)
+    store(meanAll, average.reshape(meanAll.shape))
+    store(invstdAll, (1 / np.sqrt(pooled / total + np.float32(eps))).reshape(invstdAll.shape))
+    m = np.float32(momentum)
+    if runningMean is not None:
+        store(runningMean, (widen(runningMean).reshape(-1) * (1 - m) + average * m)
+              .reshape(runningMean.shape))
+    if runningVar is not None:
+        unbiased = pooled / (total - 1)
+        store(runningVar, (widen(runningVar).reshape(-1) * (1 - m) + unbiased * m)
+              .reshape(runningVar.shape))
