@@ -1959,6 +1959,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "eps": 1e-5}, {"out": E(square), "meanOutOptional": E((1024, 1)),
                         "rstdOutOptional": E((1024, 1))},
         lambda: torch.native_layer_norm(T(X), [1024], T(W), T(B), 1e-5))
+    cases["aclnnFastLayerNorm"] = cases["aclnnLayerNorm"]
+    cases["aclnnLayerNormWithImplMode"] = lambda: EmulatedCase(
+        {"input": X, "normalizedShape": [1024], "weightOptional": W, "biasOptional": B,
+         "eps": 1e-5, "implMode": 0}, {"out": E(square), "meanOutOptional": E((1024, 1)),
+                                       "rstdOutOptional": E((1024, 1))},
+        lambda: torch.native_layer_norm(T(X), [1024], T(W), T(B), 1e-5))
     mean = X.mean(1, keepdims=True)
     rstd = (1 / np.sqrt(X.var(1, keepdims=True) + 1e-5)).astype(f32)
     cases["aclnnLayerNormBackward"] = lambda: EmulatedCase(
@@ -1983,6 +1989,215 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnInplaceAddRmsNorm"] = lambda: EmulatedCase(
         {"x1Ref": X.copy(), "x2Ref": X2.copy(), "gamma": W, "epsilon": 1e-6},
         {"rstdOut": E((1024, 1))}, lambda: rms(T(X) + T(X2), 0.0)[1])
+    cases["aclnnAddLayerNorm"] = lambda: EmulatedCase(
+        {"x1": X, "x2": X2, "gamma": W, "beta": W, "biasOptional": None, "epsilon": 1e-5,
+         "additionalOutput": True},
+        {"yOut": E(square), "meanOut": E((1024, 1)), "rstdOut": E((1024, 1)),
+         "xOut": E(square)},
+        lambda: (F.layer_norm(T(X) + T(X2), (1024,), T(W), T(W), 1e-5), T(X) + T(X2)))
+
+    def rms_grad() -> Any:
+        x_ = T(X).requires_grad_()
+        y_ = x_ * torch.rsqrt(x_.square().mean(1, keepdim=True) + 1e-6) * T(W)
+        y_.backward(T(X2))
+        return x_.grad
+
+    rstd_x = (1 / np.sqrt(np.mean(np.square(X), axis=1) + 1e-6)).astype(f32)
+    cases["aclnnRmsNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x": X, "rstd": rstd_x, "gamma": W},
+        {"dxOut": E(square), "dgammaOut": E((1024,))}, rms_grad)
+    sum_x = X + X2
+    mean_x = sum_x.mean(axis=1, keepdims=True).astype(f32)
+    rstd_sum = (1 / np.sqrt(sum_x.var(axis=1, keepdims=True) + 1e-5)).astype(f32)
+    cases["aclnnAddLayerNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x1": X, "x2": X2, "rstd": rstd_sum, "mean": mean_x, "gamma": W,
+         "dsumOptional": None},
+        {"dxOut": E(square), "dgammaOut": E((1024,)), "dbetaOut": E((1024,))},
+        lambda: aten.native_layer_norm_backward(T(X2), T(X) + T(X2), [1024], T(mean_x),
+                                                T(rstd_sum), T(W), T(W), [True, True, True]))
+    half_x, half_x2, half_w = X.astype(np.float16), X2.astype(np.float16), W.astype(np.float16)
+    cases["aclnnAddRmsNormCast"] = lambda: EmulatedCase(
+        {"x1": half_x, "x2": half_x2, "gamma": half_w, "epsilon": 1e-6},
+        {"y1Out": E(square), "y2Out": E(square, np.float16), "rstdOut": E((1024, 1)),
+         "xOut": E(square, np.float16)},
+        lambda: rms(T(half_x).float() + T(half_x2).float(), 0.0))
+    deep_x = (0.5 * X + X2).astype(f32)
+    deep_mean = deep_x.mean(axis=1, keepdims=True).astype(f32)
+    deep_rstd = (1 / np.sqrt(deep_x.var(axis=1, keepdims=True) + 1e-5)).astype(f32)
+    cases["aclnnDeepNorm"] = lambda: EmulatedCase(
+        {"x": X, "gx": X2, "beta": W, "gamma": W, "alpha": 0.5, "epsilon": 1e-5},
+        {"meanOut": E((1024, 1)), "rstdOut": E((1024, 1)), "yOut": E(square)},
+        lambda: torch.native_layer_norm(0.5 * T(X) + T(X2), [1024], T(W), T(W), 1e-5))
+    cases["aclnnDeepNormGrad"] = lambda: EmulatedCase(
+        {"dy": X2, "x": X, "gx": X2, "gamma": W, "mean": deep_mean, "rstd": deep_rstd,
+         "alpha": 0.5},
+        {"dxOut": E(square), "dgxOut": E(square), "dbetaOut": E((1024,)),
+         "dgammaOut": E((1024,))},
+        lambda: aten.native_layer_norm_backward(
+            T(X2), 0.5 * T(X) + T(X2), [1024], T(deep_mean),
+            T(deep_rstd), T(W), T(W), [True, True, True])[0] * 0.5)
+    gn_x = x.reshape(16, 64, 32, 32)
+    gn_g, gn_b = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
+    gn_stats = {"meanOut": E((16, 8)), "rstdOut": E((16, 8))}
+    cases["aclnnGroupNormSilu"] = lambda: EmulatedCase(
+        {"self": gn_x, "gamma": gn_g, "beta": gn_b, "group": 8, "eps": 1e-5},
+        {"out": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    cases["aclnnGroupNormSiluV2"] = lambda: EmulatedCase(
+        {"self": gn_x, "gamma": gn_g, "beta": gn_b, "group": 8, "eps": 1e-5,
+         "activateSilu": True}, {"out": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    cases["aclnnGroupNormSwish"] = lambda: EmulatedCase(
+        {"x": gn_x, "gamma": gn_g, "beta": gn_b, "numGroups": 8, "dataFormatOptional": "NCHW",
+         "eps": 1e-5, "activateSwish": True, "swishScale": 1.0},
+        {"yOut": E(gn_x.shape), **gn_stats},
+        lambda: F.silu(F.group_norm(T(gn_x), 8, T(gn_g), T(gn_b), 1e-5)))
+    gn_grouped = gn_x.reshape(16, 8, -1)
+    gn_mean = gn_grouped.mean(-1).astype(f32)
+    gn_rstd = (1 / np.sqrt(gn_grouped.var(-1) + 1e-5)).astype(f32)
+    gn_dy = g.reshape(gn_x.shape)
+
+    def swish_grad() -> Any:
+        xt = T(gn_x).requires_grad_()
+        y_ = F.group_norm(xt, 8, T(gn_g), T(gn_b), 1e-5)
+        F.silu(y_).backward(T(gn_dy))
+        return xt.grad
+
+    cases["aclnnGroupNormSwishGrad"] = lambda: EmulatedCase(
+        {"dy": gn_dy, "mean": gn_mean, "rstd": gn_rstd, "x": gn_x, "gamma": gn_g,
+         "beta": gn_b, "numGroups": 8, "dataFormatOptional": "NCHW", "swishScale": 1.0,
+         "dgammaIsRequire": True, "dbetaIsRequire": True},
+        {"dxOut": E(gn_x.shape), "dgammaOut": E((64,)), "dbetaOut": E((64,))}, swish_grad)
+    cases["aclnnRenorm"] = lambda: EmulatedCase(
+        {"self": X, "p": np.float32(2.0), "dim": 0, "maxNorm": np.float32(10.0)}, E(square),
+        lambda: torch.renorm(T(X), 2.0, 0, 10.0))
+    cases["aclnnInplaceRenorm"] = lambda: in_place(
+        {"selfRef": X.copy(), "p": np.float32(2.0), "dim": 0, "maxNorm": np.float32(10.0)}, X,
+        lambda t: t.renorm_(2.0, 0, 10.0))
+    rows_index = np.arange(0, 1024, 2, dtype=np.int64)
+    cases["aclnnEmbeddingRenorm"] = lambda: in_place(
+        {"selfRef": X.copy(), "indices": rows_index, "maxNorm": 10.0, "normType": 2.0}, X,
+        lambda t: torch.embedding_renorm_(t, T(rows_index), 10.0, 2.0))
+    ada_x = X.reshape(4, 256, 1024)
+    ada_scale, ada_shift = u(-0.5, 0.5, (4, 1, 1024)), u(-0.5, 0.5, (4, 1, 1024))
+
+    def ada_torch() -> Any:
+        return F.layer_norm(T(ada_x), (1024,), T(W), T(B), 1e-5) * (1 + T(ada_scale)) \
+            + T(ada_shift)
+
+    cases["aclnnAdaLayerNorm"] = lambda: EmulatedCase(
+        {"x": ada_x, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B, "epsilon": 1e-5}, E(ada_x.shape), ada_torch)
+    cases["aclnnAdaLayerNormV2"] = lambda: EmulatedCase(
+        {"x": ada_x, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B, "epsilon": 1e-5},
+        {"out": E(ada_x.shape), "meanOutOptional": E((4, 256, 1)),
+         "rstdOutOptional": E((4, 256, 1))}, ada_torch)
+    ada_mean = ada_x.mean(-1, keepdims=True).astype(f32)
+    ada_rstd = (1 / np.sqrt(ada_x.var(-1, keepdims=True) + 1e-5)).astype(f32)
+    ada_dy = X2.reshape(ada_x.shape)
+
+    def ada_backward() -> Any:
+        xt = T(ada_x).requires_grad_()
+        y_ = F.layer_norm(xt, (1024,), T(W), T(B), 1e-5) * (1 + T(ada_scale)) + T(ada_shift)
+        y_.backward(T(ada_dy))
+        return xt.grad
+
+    cases["aclnnAdaLayerNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": ada_dy, "input": ada_x, "normalizedShape": [1024], "rstd": ada_rstd,
+         "mean": ada_mean, "scale": ada_scale, "shift": ada_shift, "weightOptional": W,
+         "biasOptional": B},
+        {"gradInputOut": E(ada_x.shape), "gradScaleOut": E(ada_scale.shape),
+         "gradShiftOut": E(ada_shift.shape), "gradWeightOut": E((1024,)),
+         "gradBiasOut": E((1024,))}, ada_backward)
+    bn_x = x.reshape(16, 64, 1024)
+    bn_mean, bn_invstd = u(-0.1, 0.1, (64,)), u(0.5, 1.5, (64,))
+    cases["aclnnBatchNormStats"] = lambda: EmulatedCase(
+        {"input": bn_x, "eps": 1e-5}, {"mean": E((64,)), "invstd": E((64,))},
+        lambda: torch.var_mean(T(bn_x), (0, 2), correction=0))
+    cases["aclnnBatchNormElemt"] = lambda: EmulatedCase(
+        {"input": bn_x, "weight": gn_g, "bias": gn_b, "mean": bn_mean, "invstd": bn_invstd,
+         "eps": 1e-5}, E(bn_x.shape),
+        lambda: (T(bn_x) - T(bn_mean).reshape(1, 64, 1)) * T(bn_invstd).reshape(1, 64, 1)
+        * T(gn_g).reshape(1, 64, 1) + T(gn_b).reshape(1, 64, 1))
+    gather_mean, gather_invstd = u(-1, 1, (64, 16384)), u(0.5, 2, (64, 16384))
+    gather_counts = np.full(64, 100.0, f32)
+
+    def gather_torch() -> Any:
+        n = T(gather_counts).reshape(-1, 1)
+        means = T(gather_mean)
+        average = (means * n).sum(0) / n.sum()
+        pooled = (n * (1 / T(gather_invstd).square() - 1e-5 + (means - average).square()))
+        return average, torch.rsqrt(pooled.sum(0) / n.sum() + 1e-5)
+
+    cases["aclnnBatchNormGatherStatsWithCounts"] = lambda: EmulatedCase(
+        {"input": x.reshape(64, 16384), "mean": gather_mean, "invstd": gather_invstd,
+         "runningMean": None, "runningVar": None, "momentum": 0.1, "eps": 1e-5,
+         "counts": gather_counts}, {"meanAll": E((16384,)), "invstdAll": E((16384,))},
+        gather_torch)
+    # optimizers: small steps, the state stays in range call after call
+    from torch.optim import adamw as torch_adamw
+    from torch.optim import sgd as torch_sgd
+    adam = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weightDecay": 0.01, "eps": 1e-8,
+            "amsgrad": False, "maximize": False}
+
+    def torch_adam() -> Callable[[], Any]:
+        state = [T(a.copy()) for a in (x, y, pos)]
+        step = torch.tensor(1.0)
+        return lambda: torch_adamw.adamw(
+            [state[0]], [T(g)], [state[1]], [state[2]], [], [step], foreach=False,
+            amsgrad=False, beta1=0.9, beta2=0.999, lr=1e-3, weight_decay=0.01, eps=1e-8,
+            maximize=False)
+
+    cases["aclnnApplyAdamWV2"] = lambda: EmulatedCase(
+        {"varRef": x.copy(), "mRef": y.copy(), "vRef": pos.copy(),
+         "maxGradNormOptionalRef": None, "grad": g, "step": np.array([1], np.int64), **adam},
+        None, torch_adam())
+    cases["aclnnFusedAdamw"] = lambda: EmulatedCase(
+        {"paramsRef": [x.copy()], "grads": [g], "expAvgsRef": [y.copy()],
+         "expAvgSqsRef": [pos.copy()], "maxExpAvgSqsRef": None,
+         "stateSteps": [np.array([1.0], f32)], "gradScaleOptional": None,
+         "foundInfOptional": None, **adam}, None, torch_adam())
+
+    def torch_momentum() -> Callable[[], Any]:
+        state = [T(x.copy())], [T(y.copy())]
+        return lambda: torch_sgd.sgd(state[0], [T(g)], state[1], foreach=False,
+                                     weight_decay=0.01, momentum=0.9, lr=1e-3, dampening=0.0,
+                                     nesterov=False, maximize=False)
+
+    cases["aclnnFusedSgd"] = lambda: EmulatedCase(
+        {"paramsRef": [x.copy()], "gradsRef": [g.copy()],
+         "momentumBufferListOptionalRef": [y.copy()], "gradScaleOptional": None,
+         "weightDecay": 0.01, "momentum": 0.9, "lr": 1e-3, "dampening": 0.0,
+         "nesterov": False, "maximize": False, "isFirstStep": False}, None, torch_momentum())
+
+    def torch_ema_adam() -> Callable[[], Any]:
+        var, m, v, ema, grad = (T(a.copy()) for a in (x, y, pos, x, g))
+
+        def step() -> None:
+            grad_ = grad + 0.01 * var
+            m.mul_(0.9).add_(grad_, alpha=0.1)
+            v.mul_(0.999).addcmul_(grad_, grad_, value=0.001)
+            var.sub_(1e-3 * (m / (1 - 0.9 ** 3)) / ((v / (1 - 0.999 ** 3)).sqrt() + 1e-8))
+            ema.mul_(0.99).add_(var, alpha=0.01)
+        return step
+
+    cases["aclnnApplyFusedEmaAdam"] = lambda: EmulatedCase(
+        {"grad": g, "varRef": x.copy(), "mRef": y.copy(), "vRef": pos.copy(),
+         "sRef": x.copy(), "step": np.array([3], np.int64), "lr": 1e-3, "emaDecay": 0.99,
+         "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "mode": 0, "biasCorrection": True,
+         "weightDecay": 0.01}, None, torch_ema_adam())
+
+    def torch_amp() -> Callable[[], Any]:
+        scale, tracker = torch.tensor([1024.0]), torch.tensor([0], dtype=torch.int32)
+        return lambda: torch._amp_update_scale_(scale, tracker, torch.tensor([0.0]), 2.0, 0.5,
+                                                2000)
+
+    cases["aclnnAmpUpdateScale"] = lambda: EmulatedCase(
+        {"currentScale": np.array([1024.0], f32), "growthTracker": np.array([0], np.int32),
+         "foundInf": np.array([0.0], f32), "growthFactor": 2.0, "backoffFactor": 0.5,
+         "growthInterval": 2000},
+        {"updatedScale": E((1,)), "updatedGrowthTracker": E((1,), np.int32)}, torch_amp())
     image = x.reshape(16, 64, 32, 32)
     grad_image = g.reshape(16, 64, 32, 32)
     gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))

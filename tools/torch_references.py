@@ -383,6 +383,8 @@ if torch is not None:
     REFERENCES["aclnnLayerNorm"] = lambda launch: _out(launch, functional.layer_norm(
         launch.input(), launch.arg("normalizedShape"), launch.tensor("weightOptional"),
         launch.tensor("biasOptional"), launch.arg("eps")))
+    REFERENCES["aclnnLayerNormWithImplMode"] = REFERENCES["aclnnLayerNorm"]
+    REFERENCES["aclnnFastLayerNorm"] = REFERENCES["aclnnLayerNorm"]
     def _rms_norm(offset: float) -> Reference:
         def reference(launch: Launch) -> dict[str, Any]:
             x, gamma = launch.input(), launch.tensor("gamma")
@@ -402,6 +404,13 @@ if torch is not None:
 
     REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
 
+    def _add_rms_norm_cast(launch: Launch) -> dict[str, Any]:
+        found = _add_rms_norm(launch)
+        return {"y1Out": found["yOut"], "y2Out": found["yOut"], "rstdOut": found["rstdOut"],
+                "xOut": found["xOut"]}
+
+    REFERENCES["aclnnAddRmsNormCast"] = _add_rms_norm_cast
+
     def _inplace_add_rms_norm(launch: Launch) -> dict[str, Any]:
         x, gamma = launch.input() + launch.tensor("x2Ref"), launch.tensor("gamma")
         dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
@@ -409,6 +418,210 @@ if torch is not None:
         return {"x1Ref": x * rstd * gamma, "rstdOut": rstd, "x2Ref": x}
 
     REFERENCES["aclnnInplaceAddRmsNorm"] = _inplace_add_rms_norm
+
+    def _add_layer_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.input() + launch.tensor("x2")
+        bias = launch.tensor("biasOptional")
+        if bias is not None:
+            x = x + bias
+        gamma = launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        y = functional.layer_norm(x, gamma.shape, gamma, launch.tensor("beta"),
+                                  launch.arg("epsilon"))
+        variance, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+        found = {"yOut": y, "meanOut": mean,
+                 "rstdOut": torch.rsqrt(variance + launch.arg("epsilon"))}
+        if launch.arg("additionalOutput"):
+            found["xOut"] = x
+        return found
+
+    def _rms_norm_grad(launch: Launch) -> dict[str, Any]:
+        """The gradient of x rstd gamma, rstd given (the doc's backward formula)."""
+        x, gamma = launch.tensor("x"), launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        rstd = launch.tensor("rstd").reshape(x.shape[:x.dim() - gamma.dim()] + (1,) * gamma.dim())
+        mean = (launch.tensor("dy") * gamma * x * rstd).mean(dims, keepdim=True)
+        dx = (launch.tensor("dy") * gamma - rstd * x * mean) * rstd
+        dgamma = (rstd * x * launch.tensor("dy")).sum(tuple(range(x.dim() - gamma.dim())))
+        return {"dxOut": dx, "dgammaOut": dgamma}
+
+    REFERENCES["aclnnAddLayerNorm"] = _add_layer_norm
+
+    def _add_layer_norm_grad(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x1") + launch.tensor("x2")
+        gamma = launch.tensor("gamma")
+        count = gamma.dim()
+        shape = x.shape[:x.dim() - count] + (1,) * count
+        dx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
+            launch.tensor("dy"), x, list(gamma.shape), launch.tensor("mean").reshape(shape),
+            launch.tensor("rstd").reshape(shape), gamma, torch.zeros_like(gamma),
+            [True, True, True])
+        dsum = launch.tensor("dsumOptional")
+        return {"dxOut": dx if dsum is None else dx + dsum, "dgammaOut": dgamma,
+                "dbetaOut": dbeta}
+
+    REFERENCES["aclnnAddLayerNormGrad"] = _add_layer_norm_grad
+
+    def _deep_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.arg("alpha") * launch.tensor("x") + launch.tensor("gx")
+        gamma = launch.tensor("gamma")
+        dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
+        variance, mean = torch.var_mean(x, dims, correction=0, keepdim=True)
+        return {"yOut": functional.layer_norm(x, gamma.shape, gamma, launch.tensor("beta"),
+                                              launch.arg("epsilon")),
+                "meanOut": mean, "rstdOut": torch.rsqrt(variance + launch.arg("epsilon"))}
+
+    def _deep_norm_grad(launch: Launch) -> dict[str, Any]:
+        alpha = launch.arg("alpha")
+        x = alpha * launch.tensor("x") + launch.tensor("gx")
+        gamma = launch.tensor("gamma")
+        count = gamma.dim()
+        shape = x.shape[:x.dim() - count] + (1,) * count
+        dgx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
+            launch.tensor("dy"), x, list(gamma.shape), launch.tensor("mean").reshape(shape),
+            launch.tensor("rstd").reshape(shape), gamma, torch.zeros_like(gamma),
+            [True, True, True])
+        return {"dxOut": alpha * dgx, "dgxOut": dgx, "dbetaOut": dbeta, "dgammaOut": dgamma}
+
+    def _group_stats(x: Any, group: int, eps: float) -> tuple[Any, Any]:
+        grouped = x.reshape(x.shape[0], group, -1)
+        variance, mean = torch.var_mean(grouped, -1, correction=0)
+        return mean, torch.rsqrt(variance + eps)
+
+    def _group_norm_act(names: tuple[str, str, str], group: str, act: Callable[[Launch], Any]
+                        ) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            x, eps = launch.input(), launch.arg("eps")
+            y = functional.group_norm(x, launch.arg(group), launch.tensor("gamma"),
+                                      launch.tensor("beta"), eps)
+            scale = act(launch)
+            if scale is not None:
+                y = y * torch.sigmoid(scale * y)
+            mean, rstd = _group_stats(x, launch.arg(group), eps)
+            return dict(zip(names, (y, mean, rstd)))
+        return reference
+
+    def _group_norm_swish_grad(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x")
+        gamma = launch.tensor("gamma").clone().requires_grad_()
+        beta = launch.tensor("beta").clone().requires_grad_()
+        group, scale = launch.arg("numGroups"), launch.arg("swishScale")
+        mean = launch.tensor("mean").reshape(x.shape[0], group, 1)
+        rstd = launch.tensor("rstd").reshape(x.shape[0], group, 1)
+        normalised = ((x.reshape(x.shape[0], group, -1) - mean) * rstd).reshape(x.shape)
+        view = (1, -1) + (1,) * (x.dim() - 2)
+        z = normalised * gamma.reshape(view) + beta.reshape(view)
+        (z * torch.sigmoid(scale * z)).backward(launch.tensor("dy"))
+        found = {"dgammaOut": gamma.grad, "dbetaOut": beta.grad}
+        # the input gradient: PyTorch's GroupNorm backward of the swish's gradient
+        s = torch.sigmoid(scale * z.detach())
+        grad = launch.tensor("dy") * s * (1 + scale * z.detach() * (1 - s))
+        dx = torch.ops.aten.native_group_norm_backward(
+            grad, x, launch.tensor("mean").reshape(x.shape[0], group),
+            launch.tensor("rstd").reshape(x.shape[0], group), gamma.detach(), x.shape[0],
+            x.shape[1], x[0, 0].numel(), group, [True, False, False])[0]
+        found["dxOut"] = dx
+        return found
+
+    REFERENCES["aclnnGroupNormSilu"] = _group_norm_act(
+        ("out", "meanOut", "rstdOut"), "group", lambda launch: 1.0)
+    REFERENCES["aclnnGroupNormSiluV2"] = _group_norm_act(
+        ("out", "meanOut", "rstdOut"), "group",
+        lambda launch: 1.0 if launch.arg("activateSilu") else None)
+    REFERENCES["aclnnGroupNormSwish"] = _group_norm_act(
+        ("yOut", "meanOut", "rstdOut"), "numGroups",
+        lambda launch: launch.arg("swishScale") if launch.arg("activateSwish") else None)
+    REFERENCES["aclnnGroupNormSwishGrad"] = _group_norm_swish_grad
+    REFERENCES["aclnnRenorm"] = lambda launch: _out(launch, torch.renorm(
+        launch.input(), float(launch.arg("p")), launch.arg("dim"), float(launch.arg("maxNorm"))))
+    REFERENCES["aclnnInplaceRenorm"] = REFERENCES["aclnnRenorm"]
+
+    def _embedding_renorm(launch: Launch) -> dict[str, Any]:
+        weight = launch.tensor("selfRef").clone()
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, launch.tensor("indices").reshape(-1),
+                                    launch.arg("maxNorm"), launch.arg("normType"))
+        return {"selfRef": weight}
+
+    REFERENCES["aclnnEmbeddingRenorm"] = _embedding_renorm
+    def _ada_layer_norm(launch: Launch) -> dict[str, Any]:
+        x = launch.input()
+        view = x.shape[:-2] + (1, x.shape[-1])
+        y = functional.layer_norm(x, (x.shape[-1],), launch.tensor("weightOptional"),
+                                  launch.tensor("biasOptional"), launch.arg("epsilon"))
+        y = y * (1 + launch.tensor("scale").reshape(view)) + launch.tensor("shift").reshape(view)
+        variance, mean = torch.var_mean(x, -1, correction=0, keepdim=True)
+        return {"out": y, "meanOutOptional": mean,
+                "rstdOutOptional": torch.rsqrt(variance + launch.arg("epsilon"))}
+
+    def _ada_layer_norm_backward(launch: Launch) -> dict[str, Any]:
+        """The doc's formulas (aclnnAdaLayerNormBackward.md), with its given mean and rstd."""
+        x, g = launch.tensor("input"), launch.tensor("gradOut")
+        h = x.shape[-1]
+        view, statistics = x.shape[:-2] + (1, h), x.shape[:-1] + (1,)
+        weight, bias = launch.tensor("weightOptional"), launch.tensor("biasOptional")
+        weight = torch.ones(h, dtype=x.dtype) if weight is None else weight
+        bias = torch.zeros(h, dtype=x.dtype) if bias is None else bias
+        rstd = launch.tensor("rstd").reshape(statistics)
+        z = (x - launch.tensor("mean").reshape(statistics)) * rstd
+        modulated = g * (1 + launch.tensor("scale").reshape(view))
+        dyg = modulated * weight
+        dx = (dyg - dyg.mean(-1, keepdim=True) - z * (dyg * z).mean(-1, keepdim=True)) * rstd
+        lead = tuple(range(x.dim() - 1))
+        return {"gradInputOut": dx,
+                "gradScaleOut": (g * (z * weight + bias)).sum(-2).reshape(
+                    launch.tensor("scale").shape),
+                "gradShiftOut": g.sum(-2).reshape(launch.tensor("shift").shape),
+                "gradWeightOut": (modulated * z).sum(lead), "gradBiasOut": modulated.sum(lead)}
+
+    REFERENCES["aclnnAdaLayerNormBackward"] = _ada_layer_norm_backward
+    REFERENCES["aclnnAdaLayerNorm"] = _ada_layer_norm
+    REFERENCES["aclnnAdaLayerNormV2"] = _ada_layer_norm
+    def _bn_view(x: Any) -> tuple[Any, tuple[int, ...]]:
+        """The axes other than the channels', and the shape broadcasting a (C,) vector."""
+        return tuple(a for a in range(x.dim()) if a != 1), (1, -1) + (1,) * (x.dim() - 2)
+
+    def _batch_norm_stats(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_stats's definition (CUDA only in PyTorch)."""
+        x = launch.input()
+        axes, _ = _bn_view(x)
+        variance, mean = torch.var_mean(x, axes, correction=0)
+        return {"mean": mean, "invstd": torch.rsqrt(variance + launch.arg("eps"))}
+
+    def _batch_norm_elemt(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_elemt's definition (CUDA only in PyTorch)."""
+        x = launch.input()
+        _, view = _bn_view(x)
+        y = (x - launch.tensor("mean").reshape(view)) * launch.tensor("invstd").reshape(view)
+        weight, bias = launch.tensor("weight"), launch.tensor("bias")
+        if weight is not None:
+            y = y * weight.reshape(view)
+        if bias is not None:
+            y = y + bias.reshape(view)
+        return _out(launch, y)
+
+    REFERENCES["aclnnBatchNormStats"] = _batch_norm_stats
+    REFERENCES["aclnnBatchNormElemt"] = _batch_norm_elemt
+    def _gather_stats_with_counts(launch: Launch) -> dict[str, Any]:
+        """torch.batch_norm_gather_stats_with_counts's definition (CUDA only in PyTorch)."""
+        n = launch.tensor("counts").reshape(-1, 1).double()
+        means, eps = launch.tensor("mean"), launch.arg("eps")
+        variances = 1 / launch.tensor("invstd").square() - eps
+        total = n.sum()
+        mean = (means * n).sum(0) / total
+        pooled = (n * (variances + (means - mean).square())).sum(0)
+        m = launch.arg("momentum")
+        found = {"meanAll": mean, "invstdAll": torch.rsqrt(pooled / total + eps)}
+        for name, value in (("runningMean", mean), ("runningVar", pooled / (total - 1))):
+            running = launch.tensor(name)
+            if running is not None:
+                found[name] = running * (1 - m) + value.reshape(running.shape) * m
+        return found
+
+    REFERENCES["aclnnBatchNormGatherStatsWithCounts"] = _gather_stats_with_counts
+    REFERENCES["aclnnDeepNorm"] = _deep_norm
+    REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
+    REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
     REFERENCES["aclnnGroupNorm"] = lambda launch: _out(launch, functional.group_norm(
         launch.input(), launch.arg("group"), launch.tensor("gamma"), launch.tensor("beta"),
         launch.arg("eps")))
@@ -1344,6 +1557,98 @@ if torch is not None:
                 "logAlphaOut": result}
 
     REFERENCES["aclnnCtcLoss"] = _ctc
+    # ---- optimizers (kernels/optimizers.py): torch.optim's single-tensor functions ----
+    from torch.optim import adamw as torch_adamw
+    from torch.optim import sgd as torch_sgd
+
+    def _adamw_step(var: Any, m: Any, v: Any, max_sq: Any, grad: Any, step: Any,
+                    launch: Launch) -> None:
+        """torch.optim.adamw.adamw in place, counting the step itself as CANN's kernels do."""
+        amsgrad = launch.arg("amsgrad")
+        torch_adamw.adamw(
+            [var], [grad], [m], [v], [max_sq] if amsgrad else [],
+            [step.reshape(-1)[0].double().clone()], foreach=False, amsgrad=amsgrad,
+            beta1=launch.arg("beta1"), beta2=launch.arg("beta2"), lr=launch.arg("lr"),
+            weight_decay=launch.arg("weightDecay"), eps=launch.arg("eps"),
+            maximize=launch.arg("maximize"))
+
+    def _apply_adam_w_v2(launch: Launch) -> dict[str, Any]:
+        var, m, v = launch.tensor("varRef"), launch.tensor("mRef"), launch.tensor("vRef")
+        max_sq = launch.tensor("maxGradNormOptionalRef")
+        _adamw_step(var, m, v, max_sq, launch.tensor("grad"), launch.tensor("step"), launch)
+        found = {"varRef": var, "mRef": m, "vRef": v}
+        if launch.arg("amsgrad"):
+            found["maxGradNormOptionalRef"] = max_sq
+        return found
+
+    def _fused_adamw(launch: Launch) -> dict[str, Any]:
+        lists = {name: launch.tensor(name) for name in
+                 ("paramsRef", "expAvgsRef", "expAvgSqsRef", "maxExpAvgSqsRef")}
+        grads, steps = launch.tensor("grads"), launch.tensor("stateSteps")
+        scale, inf = launch.tensor("gradScaleOptional"), launch.tensor("foundInfOptional")
+        if inf is None or inf.numel() == 0 or float(inf.reshape(-1)[0]) != 1.0:
+            for index, param in enumerate(lists["paramsRef"]):
+                grad = grads[index] if scale is None or scale.numel() == 0 else \
+                    grads[index] / scale.reshape(-1)[0]
+                max_sq = lists["maxExpAvgSqsRef"][index] if launch.arg("amsgrad") else None
+                _adamw_step(param, lists["expAvgsRef"][index], lists["expAvgSqsRef"][index],
+                            max_sq, grad, steps[index], launch)
+        return {f"{name}[{index}]": tensor for name, values in lists.items()
+                if values is not None and (name != "maxExpAvgSqsRef" or launch.arg("amsgrad"))
+                for index, tensor in enumerate(values)}
+
+    def _fused_sgd(launch: Launch) -> dict[str, Any]:
+        params, grads = launch.tensor("paramsRef"), launch.tensor("gradsRef")
+        buffers = launch.tensor("momentumBufferListOptionalRef") or None
+        scale = launch.tensor("gradScaleOptional")
+        if scale is not None and scale.numel():
+            grads = [g / scale.reshape(-1)[0] for g in grads]
+        given = [None] * len(params) if buffers is None or launch.arg("isFirstStep") else \
+            [b.clone() for b in buffers]
+        torch_sgd.sgd(params, grads, given, foreach=False,
+                            weight_decay=launch.arg("weightDecay"),
+                            momentum=launch.arg("momentum"), lr=launch.arg("lr"),
+                            dampening=launch.arg("dampening"), nesterov=launch.arg("nesterov"),
+                            maximize=launch.arg("maximize"))
+        found = {f"paramsRef[{i}]": p for i, p in enumerate(params)}
+        found.update({f"gradsRef[{i}]": g for i, g in enumerate(grads)})
+        if buffers is not None:
+            found.update({f"momentumBufferListOptionalRef[{i}]": b for i, b in enumerate(given)})
+        return found
+
+    def _apply_fused_ema_adam(launch: Launch) -> dict[str, Any]:
+        """The formula of ops-nn optim/apply_fused_ema_adam/docs/aclnnApplyFusedEmaAdam.md."""
+        grad, var = launch.tensor("grad"), launch.tensor("varRef")
+        beta1, beta2, decay = launch.arg("beta1"), launch.arg("beta2"), launch.arg("weightDecay")
+        step = float(launch.tensor("step").reshape(-1)[0])
+        c1, c2 = (1 - beta1 ** step, 1 - beta2 ** step) if launch.arg("biasCorrection") else \
+            (1.0, 1.0)
+        mode = launch.arg("mode")
+        if mode == 0:
+            grad = grad + decay * var
+        m = beta1 * launch.tensor("mRef") + (1 - beta1) * grad
+        v = beta2 * launch.tensor("vRef") + (1 - beta2) * grad * grad
+        update = (m / c1) / (torch.sqrt(v / c2) + launch.arg("eps"))
+        if mode == 1:
+            update = update + decay * var
+        var = var - launch.arg("lr") * update
+        ema = launch.arg("emaDecay")
+        return {"varRef": var, "mRef": m, "vRef": v,
+                "sRef": ema * launch.tensor("sRef") + (1 - ema) * var}
+
+    def _amp_update_scale(launch: Launch) -> dict[str, Any]:
+        scale = launch.tensor("currentScale").float().clone()
+        tracker = launch.tensor("growthTracker").int().clone()
+        torch._amp_update_scale_(scale, tracker, launch.tensor("foundInf").float(),
+                                 launch.arg("growthFactor"), launch.arg("backoffFactor"),
+                                 launch.arg("growthInterval"))
+        return {"updatedScale": scale, "updatedGrowthTracker": tracker}
+
+    REFERENCES["aclnnApplyAdamWV2"] = _apply_adam_w_v2
+    REFERENCES["aclnnFusedAdamw"] = _fused_adamw
+    REFERENCES["aclnnFusedSgd"] = _fused_sgd
+    REFERENCES["aclnnApplyFusedEmaAdam"] = _apply_fused_ema_adam
+    REFERENCES["aclnnAmpUpdateScale"] = _amp_update_scale
 
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):

@@ -2965,6 +2965,375 @@ def unique_dim(rng, dtype):
     return {"self": a, "sorted": True, "returnInverse": True, "dim": 0}, \
         (np.empty((3, 2), dtype), np.empty((3,), np.int64), np.empty((3,), np.int64)), \
         (N(values), N(inverse), N(counts))
+# ---- layer-norm and RMS-norm variants (kernels/norms.py) -------------------------------------
+
+@case("aclnnAddLayerNorm")
+def add_layer_norm(rng, dtype):
+    x1, x2 = rand(rng, (2, 3, 8), dtype), rand(rng, (2, 3, 8), dtype)
+    gamma, beta, bias = (rand(rng, (8,), dtype) for _ in range(3))
+    x = T(x1).float() + T(x2).float() + T(bias).float()
+    variance, mean = torch.var_mean(x, -1, correction=0, keepdim=True)
+    y = torch.nn.functional.layer_norm(x, (8,), T(gamma).float(), T(beta).float(), 1e-5)
+    outs = (np.empty((2, 3, 8), dtype), np.empty((2, 3, 1), np.float32),
+            np.empty((2, 3, 1), np.float32), np.empty((2, 3, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "beta": beta, "biasOptional": bias,
+            "epsilon": 1e-5, "additionalOutput": True}, outs, \
+        (N(y.to(TORCH_DTYPES[dtype])), N(mean), N(torch.rsqrt(variance + 1e-5)),
+         N(x.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnRmsNormGrad")
+def rms_norm_grad(rng, dtype):
+    x, dy = rand(rng, (4, 2, 8), dtype), rand(rng, (4, 2, 8), dtype)
+    gamma = rand(rng, (2, 8), dtype)
+    xf = T(x).float().requires_grad_()
+    gf = T(gamma).float().requires_grad_()
+    rstd = torch.rsqrt(xf.detach().square().mean((1, 2), keepdim=True) + 1e-6)
+    y = xf * torch.rsqrt(xf.square().mean((1, 2), keepdim=True) + 1e-6) * gf
+    y.backward(T(dy).float())
+    outs = (np.empty((4, 2, 8), dtype), np.empty((2, 8), np.float32))
+    return {"dy": dy, "x": x, "rstd": N(rstd.reshape(4)), "gamma": gamma}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad))
+
+
+@case("aclnnAddLayerNormGrad")
+def add_layer_norm_grad(rng, dtype):
+    dy, x1, x2, dsum = (rand(rng, (3, 8), dtype) for _ in range(4))
+    gamma = rand(rng, (8,), dtype)
+    x = (T(x1).float() + T(x2).float()).requires_grad_()
+    g = T(gamma).float().requires_grad_()
+    beta = torch.zeros(8, requires_grad=True)
+    variance, mean = torch.var_mean(x.detach(), -1, correction=0, keepdim=True)
+    rstd = torch.rsqrt(variance + 1e-5)
+    torch.nn.functional.layer_norm(x, (8,), g, beta, 1e-5).backward(T(dy).float())
+    outs = (np.empty((3, 8), dtype), np.empty((8,), np.float32), np.empty((8,), np.float32))
+    return {"dy": dy, "x1": x1, "x2": x2, "rstd": N(rstd), "mean": N(mean), "gamma": gamma,
+            "dsumOptional": dsum}, outs, \
+        (N((x.grad + T(dsum).float()).to(TORCH_DTYPES[dtype])), N(g.grad), N(beta.grad))
+
+
+@case("aclnnAddRmsNormCast", dtypes=("float16", "bfloat16"))
+def add_rms_norm_cast(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    x = T(x1).float() + T(x2).float()
+    rstd = torch.rsqrt(x.square().mean(1, keepdim=True) + 1e-6)
+    y = x * rstd * T(gamma).float()
+    outs = (np.empty((4, 8), np.float32), np.empty((4, 8), dtype), np.empty((4, 1), np.float32),
+            np.empty((4, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "epsilon": 1e-6}, outs, \
+        (N(y), N(y.to(TORCH_DTYPES[dtype])), N(rstd), N(x.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnLayerNormWithImplMode")
+def layer_norm_with_impl_mode(rng, dtype):
+    arguments, outs, expected = layer_norm(rng, dtype)
+    return {**arguments, "implMode": 1}, outs, expected
+
+
+@case("aclnnFastLayerNorm")
+def fast_layer_norm(rng, dtype):
+    x, w, b = rand(rng, (3, 2, 5), dtype), rand(rng, (2, 5), dtype), rand(rng, (2, 5), dtype)
+    variance, mean = torch.var_mean(T(x).float(), (1, 2), correction=0, keepdim=True)
+    expected = torch.nn.functional.layer_norm(T(x).float(), (2, 5), T(w).float(),
+                                              T(b).float(), 1e-5)
+    outs = (np.empty((3, 2, 5), dtype), np.empty((3, 1, 1), np.float32),
+            np.empty((3, 1, 1), np.float32))
+    return {"input": x, "normalizedShape": [2, 5], "weightOptional": w, "biasOptional": b,
+            "eps": 1e-5}, outs, (N(expected.to(TORCH_DTYPES[dtype])), N(mean),
+                                 N(torch.rsqrt(variance + 1e-5)))
+
+
+@case("aclnnDeepNorm")
+def deep_norm(rng, dtype):
+    x, gx = rand(rng, (3, 8), dtype), rand(rng, (3, 8), dtype)
+    gamma, beta = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    summed = 0.5 * T(x).float() + T(gx).float()
+    variance, mean = torch.var_mean(summed, -1, correction=0, keepdim=True)
+    y = torch.nn.functional.layer_norm(summed, (8,), T(gamma).float(), T(beta).float(), 1e-5)
+    outs = (np.empty((3, 1), np.float32), np.empty((3, 1), np.float32), np.empty((3, 8), dtype))
+    return {"x": x, "gx": gx, "beta": beta, "gamma": gamma, "alpha": 0.5, "epsilon": 1e-5}, \
+        outs, (N(mean), N(torch.rsqrt(variance + 1e-5)), N(y.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnDeepNormGrad")
+def deep_norm_grad(rng, dtype):
+    dy, x, gx = (rand(rng, (3, 8), dtype) for _ in range(3))
+    gamma = rand(rng, (8,), dtype)
+    xf, gxf = T(x).float().requires_grad_(), T(gx).float().requires_grad_()
+    g = T(gamma).float().requires_grad_()
+    beta = torch.zeros(8, requires_grad=True)
+    summed = 0.5 * xf + gxf
+    variance, mean = torch.var_mean(summed.detach(), -1, correction=0, keepdim=True)
+    torch.nn.functional.layer_norm(summed, (8,), g, beta, 1e-5).backward(T(dy).float())
+    outs = (np.empty((3, 8), dtype), np.empty((3, 8), dtype), np.empty((8,), np.float32),
+            np.empty((8,), np.float32))
+    return {"dy": dy, "x": x, "gx": gx, "gamma": gamma, "mean": N(mean),
+            "rstd": N(torch.rsqrt(variance + 1e-5)), "alpha": 0.5}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gxf.grad.to(TORCH_DTYPES[dtype])),
+         N(beta.grad), N(g.grad))
+
+
+def _group_norm_act_case(rng, dtype, scale, stats_dtype=None):
+    x = rand(rng, (2, 4, 3, 2), dtype)
+    g, b = rand(rng, (4,), dtype), rand(rng, (4,), dtype)
+    y = torch.nn.functional.group_norm(T(x).float(), 2, T(g).float(), T(b).float(), 1e-5)
+    if scale is not None:
+        y = y * torch.sigmoid(scale * y)
+    variance, mean = torch.var_mean(T(x).float().reshape(2, 2, -1), -1, correction=0)
+    rstd = torch.rsqrt(variance + 1e-5)
+    stats = TORCH_DTYPES[stats_dtype or dtype]
+    outs = (np.empty(x.shape, dtype), np.empty((2, 2), stats_dtype or dtype),
+            np.empty((2, 2), stats_dtype or dtype))
+    return x, g, b, outs, (N(y.to(TORCH_DTYPES[dtype])), N(mean.to(stats)), N(rstd.to(stats)))
+
+
+@case("aclnnGroupNormSilu")
+def group_norm_silu(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, 1.0)
+    return {"self": x, "gamma": g, "beta": b, "group": 2, "eps": 1e-5}, outs, expected
+
+
+@case("aclnnGroupNormSiluV2")
+def group_norm_silu_v2(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, None)
+    return {"self": x, "gamma": g, "beta": b, "group": 2, "eps": 1e-5, "activateSilu": False}, \
+        outs, expected
+
+
+@case("aclnnGroupNormSwish")
+def group_norm_swish(rng, dtype):
+    x, g, b, outs, expected = _group_norm_act_case(rng, dtype, 1.5)
+    return {"x": x, "gamma": g, "beta": b, "numGroups": 2, "dataFormatOptional": "NCHW",
+            "eps": 1e-5, "activateSwish": True, "swishScale": 1.5}, outs, expected
+
+
+@case("aclnnGroupNormSwishGrad")
+def group_norm_swish_grad(rng, dtype):
+    """gamma, beta and the statistics float32 (the doc lets them be x's dtype or float32)."""
+    x, dy = rand(rng, (2, 4, 3), dtype), rand(rng, (2, 4, 3), dtype)
+    g, b = rand(rng, (4,), np.float32), rand(rng, (4,), np.float32)
+    xf = T(x).float().requires_grad_()
+    gf, bf = T(g).requires_grad_(), T(b).requires_grad_()
+    y = torch.nn.functional.group_norm(xf, 2, gf, bf, 1e-5)
+    (y * torch.sigmoid(1.5 * y)).backward(T(dy).float())
+    variance, mean = torch.var_mean(T(x).float().reshape(2, 2, -1), -1, correction=0)
+    rstd = torch.rsqrt(variance + 1e-5)
+    outs = (np.empty(x.shape, dtype), np.empty((4,), np.float32), np.empty((4,), np.float32))
+    return {"dy": dy, "mean": N(mean), "rstd": N(rstd), "x": x, "gamma": g, "beta": b,
+            "numGroups": 2, "dataFormatOptional": "NCHW", "swishScale": 1.5,
+            "dgammaIsRequire": True, "dbetaIsRequire": True}, outs, \
+        (N(xf.grad.to(TORCH_DTYPES[dtype])), N(gf.grad), N(bf.grad))
+
+
+@case("aclnnRenorm")
+def renorm(rng, dtype):
+    x = rand(rng, (3, 4, 2), dtype)
+    expected = torch.renorm(T(x).float(), 2.0, 1, 1.5)
+    return {"self": x, "p": np.float32(2.0), "dim": 1, "maxNorm": np.float32(1.5)}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnRenorm", "p3-negative-dim")
+def renorm_p3(rng, dtype):
+    x = rand(rng, (4, 5), dtype)
+    expected = torch.renorm(T(x).float(), 3.0, -2, 1.0)
+    return {"self": x, "p": np.float32(3.0), "dim": -2, "maxNorm": np.float32(1.0)}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+for _label, _make, _dtypes in CASES["aclnnRenorm"]:  # defined after the loop above
+    case("aclnnInplaceRenorm", _label, dtypes=_dtypes)(
+        _inplace_of("aclnnInplaceRenorm", "aclnnRenorm", _make))
+
+
+@case("aclnnEmbeddingRenorm")
+def embedding_renorm(rng, dtype):
+    weight = rand(rng, (6, 4), dtype)
+    indices = np.array([[0, 3], [3, 5]], np.int64)
+    expected = T(weight).float().clone()
+    with torch.no_grad():
+        torch.embedding_renorm_(expected, T(indices).reshape(-1), 1.0, 2.0)
+    return {"selfRef": weight, "indices": indices, "maxNorm": 1.0, "normType": 2.0}, None, \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+def _ada_layer_norm_case(rng, dtype, statistics):
+    x = rand(rng, (2, 3, 8), dtype)
+    scale, shift = rand(rng, (2, 1, 8), dtype), rand(rng, (2, 8), dtype)
+    w, b = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    xf = T(x).float()
+    y = torch.nn.functional.layer_norm(xf, (8,), T(w).float(), T(b).float(), 1e-5)
+    y = y * (1 + T(scale).float()) + T(shift).float().reshape(2, 1, 8)
+    variance, mean = torch.var_mean(xf, -1, correction=0, keepdim=True)
+    arguments = {"x": x, "scale": scale, "shift": shift, "weightOptional": w,
+                 "biasOptional": b, "epsilon": 1e-5}
+    cast = TORCH_DTYPES[dtype]
+    if not statistics:
+        return arguments, np.empty(x.shape, dtype), N(y.to(cast))
+    outs = (np.empty(x.shape, dtype), np.empty((2, 3, 1), dtype), np.empty((2, 3, 1), dtype))
+    return arguments, outs, (N(y.to(cast)), N(mean.to(cast)),
+                             N(torch.rsqrt(variance + 1e-5).to(cast)))
+
+
+@case("aclnnAdaLayerNorm")
+def ada_layer_norm(rng, dtype):
+    return _ada_layer_norm_case(rng, dtype, False)
+
+
+@case("aclnnAdaLayerNormV2")
+def ada_layer_norm_v2(rng, dtype):
+    return _ada_layer_norm_case(rng, dtype, True)
+
+
+@case("aclnnAdaLayerNormBackward")
+def ada_layer_norm_backward(rng, dtype):
+    x, dy = rand(rng, (2, 3, 8), dtype), rand(rng, (2, 3, 8), dtype)
+    scale, shift = rand(rng, (2, 1, 8), dtype), rand(rng, (2, 1, 8), dtype)
+    w, b = rand(rng, (8,), dtype), rand(rng, (8,), dtype)
+    tensors = [T(a).float().requires_grad_() for a in (x, scale, shift, w, b)]
+    xf, sf, hf, wf, bf = tensors
+    y = torch.nn.functional.layer_norm(xf, (8,), wf, bf, 1e-5) * (1 + sf) + hf
+    y.backward(T(dy).float())
+    variance, mean = torch.var_mean(T(x).float(), -1, correction=0, keepdim=True)
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty(x.shape, dtype), np.empty(scale.shape, dtype),
+            np.empty(shift.shape, dtype), np.empty((8,), dtype), np.empty((8,), dtype))
+    return {"gradOut": dy, "input": x, "normalizedShape": [8],
+            "rstd": N(torch.rsqrt(variance + 1e-5).to(cast)), "mean": N(mean.to(cast)),
+            "scale": scale, "shift": shift, "weightOptional": w, "biasOptional": b}, outs, \
+        tuple(N(t.grad.to(cast)) for t in tensors)
+
+
+@case("aclnnBatchNormStats", dtypes=("float32", "float16"))
+def batch_norm_stats(rng, dtype):
+    x = rand(rng, (4, 3, 5), dtype)
+    variance, mean = torch.var_mean(T(x).float(), (0, 2), correction=0)
+    invstd = torch.rsqrt(variance + 1e-5)
+    return {"input": x, "eps": 1e-5}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(mean), N(invstd))
+
+
+@case("aclnnBatchNormElemt")
+def batch_norm_elemt(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    w, b, mean = rand(rng, (3,), dtype), rand(rng, (3,), dtype), rand(rng, (3,), np.float32)
+    invstd = rand(rng, (3,), np.float32, 0.5, 2.0)
+    y = (T(x).float() - T(mean).reshape(1, 3, 1)) * T(invstd).reshape(1, 3, 1) \
+        * T(w).float().reshape(1, 3, 1) + T(b).float().reshape(1, 3, 1)
+    return {"input": x, "weight": w, "bias": b, "mean": mean, "invstd": invstd, "eps": 1e-5}, \
+        np.empty(x.shape, dtype), N(y.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnBatchNormGatherStatsWithCounts")
+def batch_norm_gather_stats_with_counts(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    mean, invstd = rand(rng, (2, 3), dtype), rand(rng, (2, 3), dtype, 0.5, 2.0)
+    counts = np.array([5.0, 7.0], dtype)
+    rm, rv = rand(rng, (3,), dtype), rand(rng, (3,), dtype, 0.5, 2.0)
+    n = T(counts).float().reshape(-1, 1)
+    means, variances = T(mean).float(), 1 / T(invstd).float().square() - 1e-5
+    average = (means * n).sum(0) / 12
+    pooled = (n * (variances + (means - average).square())).sum(0)
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"input": x, "mean": mean, "invstd": invstd, "runningMean": rm, "runningVar": rv,
+            "momentum": 0.1, "eps": 1e-5, "counts": counts}, outs, \
+        (N((T(rm).float() * 0.9 + average * 0.1).to(cast)),
+         N((T(rv).float() * 0.9 + pooled / 11 * 0.1).to(cast)), N(average.to(cast)),
+         N(torch.rsqrt(pooled / 12 + 1e-5).to(cast)))
+
+
+# ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
+
+def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):
+    """torch.optim's single-tensor AdamW in float32 (it counts the step, as CANN's kernels);
+    the updated tensors."""
+    from torch.optim import adamw as torch_adamw
+    tensors = [T(a).float().clone() for a in (var, m, v)]
+    maxes = [T(max_sq).float().clone()] if amsgrad else []
+    torch_adamw.adamw([tensors[0]], [T(grad).float()], [tensors[1]], [tensors[2]], maxes,
+                      [torch.tensor(float(step))], foreach=False, amsgrad=amsgrad, beta1=0.9,
+                      beta2=0.999, lr=0.01, weight_decay=0.1, eps=1e-8, maximize=maximize)
+    return tensors + maxes
+
+
+@case("aclnnApplyAdamWV2")
+def apply_adam_w_v2(rng, dtype):
+    var, m, grad, max_sq = (rand(rng, (3, 5), dtype) for _ in range(4))
+    v = rand(rng, (3, 5), dtype, 0.0, 1.0)
+    max_sq = np.maximum(max_sq.astype(np.float32), 0).astype(dtype)
+    wanted = _torch_adamw(var, m, v, max_sq, grad, 2, True, True)
+    return {"varRef": var, "mRef": m, "vRef": v, "maxGradNormOptionalRef": max_sq,
+            "grad": grad, "step": np.array([2], np.int64), "lr": 0.01, "beta1": 0.9,
+            "beta2": 0.999, "weightDecay": 0.1, "eps": 1e-8, "amsgrad": True,
+            "maximize": True}, None, tuple(N(w.to(TORCH_DTYPES[dtype])) for w in wanted)
+
+
+@case("aclnnFusedAdamw")
+def fused_adamw(rng, dtype):
+    shapes = ((4,), (2, 3))
+    params = [rand(rng, s, dtype) for s in shapes]
+    grads = [rand(rng, s, dtype) for s in shapes]
+    ms = [rand(rng, s, dtype) for s in shapes]
+    vs = [rand(rng, s, dtype, 0.0, 1.0) for s in shapes]
+    steps = [np.array([1.0], np.float32), np.array([4.0], np.float32)]
+    scale = np.array([2.0], np.float32)
+    wanted = [_torch_adamw(p, m, v, None, N(T(g).float() / 2), s[0], False, False)
+              for p, g, m, v, s in zip(params, grads, ms, vs, steps)]
+    cast = lambda index: [N(w[index].to(TORCH_DTYPES[dtype])) for w in wanted]  # noqa: E731
+    return {"paramsRef": params, "grads": grads, "expAvgsRef": ms, "expAvgSqsRef": vs,
+            "maxExpAvgSqsRef": None, "stateSteps": steps, "gradScaleOptional": scale,
+            "foundInfOptional": np.array([0.0], np.float32), "lr": 0.01, "beta1": 0.9,
+            "beta2": 0.999, "weightDecay": 0.1, "eps": 1e-8, "amsgrad": False,
+            "maximize": False}, None, (cast(0), cast(1), cast(2))
+
+
+@case("aclnnFusedSgd")
+def fused_sgd(rng, dtype):
+    from torch.optim import sgd as torch_sgd
+    shapes = ((5,), (2, 2))
+    params = [rand(rng, s, dtype) for s in shapes]
+    grads = [rand(rng, s, dtype) for s in shapes]
+    buffers = [rand(rng, s, dtype) for s in shapes]
+    unscaled = [T(g).float() / 4 for g in grads]
+    tensors = [T(p).float().clone() for p in params]
+    kept = [T(b).float().clone() for b in buffers]
+    torch_sgd.sgd(tensors, unscaled, kept, foreach=False, weight_decay=0.01, momentum=0.9,
+                  lr=0.1, dampening=0.0, nesterov=True, maximize=False)
+    cast = lambda values: [N(v.to(TORCH_DTYPES[dtype])) for v in values]  # noqa: E731
+    return {"paramsRef": params, "gradsRef": grads, "momentumBufferListOptionalRef": buffers,
+            "gradScaleOptional": np.array([4.0], np.float32), "weightDecay": 0.01,
+            "momentum": 0.9, "lr": 0.1, "dampening": 0.0, "nesterov": True, "maximize": False,
+            "isFirstStep": False}, None, (cast(tensors), cast(unscaled), cast(kept))
+
+
+@case("aclnnApplyFusedEmaAdam")
+def apply_fused_ema_adam(rng, dtype):
+    grad, var, m, s = (rand(rng, (2, 6), dtype) for _ in range(4))
+    v = rand(rng, (2, 6), dtype, 0.0, 1.0)
+    g, w = T(grad).float(), T(var).float()
+    c1, c2 = 1 - 0.9 ** 3, 1 - 0.999 ** 3
+    g = g + 0.05 * w  # mode 0: L2 weight decay in the gradient
+    m_out = 0.9 * T(m).float() + 0.1 * g
+    v_out = 0.999 * T(v).float() + 0.001 * g * g
+    w = w - 0.01 * ((m_out / c1) / (torch.sqrt(v_out / c2) + 1e-8))
+    s_out = 0.99 * T(s).float() + 0.01 * w
+    return {"grad": grad, "varRef": var, "mRef": m, "vRef": v, "sRef": s,
+            "step": np.array([3], np.int64), "lr": 0.01, "emaDecay": 0.99, "beta1": 0.9,
+            "beta2": 0.999, "eps": 1e-8, "mode": 0, "biasCorrection": True,
+            "weightDecay": 0.05}, None, \
+        tuple(N(t.to(TORCH_DTYPES[dtype])) for t in (w, m_out, v_out, s_out))
+
+
+@case("aclnnAmpUpdateScale")
+def amp_update_scale(rng, dtype):
+    scale = torch.tensor([1024.0])
+    tracker = torch.tensor([1], dtype=torch.int32)
+    torch._amp_update_scale_(scale, tracker, torch.tensor([0.0]), 2.0, 0.5, 2)
+    return {"currentScale": np.array([1024.0], dtype), "growthTracker": np.array([1], np.int32),
+            "foundInf": np.array([0.0], dtype), "growthFactor": 2.0, "backoffFactor": 0.5,
+            "growthInterval": 2}, (np.empty((1,), dtype), np.empty((1,), np.int32)), \
+        (N(scale.to(TORCH_DTYPES[dtype])), N(tracker))
 
 
 # ---- the tests ------------------------------------------------------------------------------

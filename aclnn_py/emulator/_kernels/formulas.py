@@ -234,6 +234,75 @@ FORMULAS: dict[str, Formula] = {
                           "the same, the sum kept in float32 for 16-bit inputs"),
     "aclnnInplaceAddRmsNorm": _f("x = x1Ref + x2Ref; x1Ref = x / Rms(x) gamma, x2Ref = x, "
                                  "rstd 1 / Rms(x)", "aclnnAddRmsNorm's, into x1Ref and x2Ref"),
+    "aclnnApplyAdamWV2": _f("m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; theta -= lr "
+                            "m_hat / (sqrt(v_hat) + eps) + lr wd theta",
+                            "as CANN's kernel (op_kernel/apply_adam_w_v2_fp.h): step + 1 "
+                            "counted, theta (1 - lr wd) first, amsgrad's running max of v, "
+                            "maximize negating g; scalars in float32"),
+    "aclnnFusedAdamw": _f("AdamW over tensor lists, grads divided by gradScale, no update "
+                          "when foundInf is 1",
+                          "aclnnApplyAdamWV2's step per tensor, its step stateSteps[i] + 1 "
+                          "(op_kernel/fused_adamw_kernel.h)"),
+    "aclnnFusedSgd": _f("SGD: g / gradScale, + wd param; buf = g first, else momentum buf + "
+                        "(1 - dampening) g; nesterov g + momentum buf; param -= lr step",
+                        "the same (op_kernel/fused_sgd_f32.h); the unscaled g written back "
+                        "to gradsRef"),
+    "aclnnApplyFusedEmaAdam": _f("Adam with L2 (mode 0) or decoupled (mode 1) weight decay, "
+                                 "bias correction optional; s = emaDecay s + (1 - emaDecay) "
+                                 "var", "the same, step as given"),
+    "aclnnAmpUpdateScale": _f("scale backoff on foundInf != 0; growth after growthInterval "
+                              "clean steps (kept if not finite); tracker counted or reset",
+                              "the same (op_kernel/amp_update_scale.h), scale in float32"),
+    "aclnnAddLayerNorm": _f("x = x1 + x2 + bias; y = (x - E(x)) rstd gamma + beta, rstd = "
+                            "1 / sqrt(Var(x) + epsilon); xOut x with additionalOutput",
+                            "the sum in float32, then aclnnLayerNorm's kernel"),
+    "aclnnRmsNormGrad": _f("dx = (dy g - x rstd mean(dy g x rstd)) rstd; dg = sum rstd x dy",
+                           "the same, rows in cache-sized blocks; dgamma summed in float64"),
+    "aclnnAddLayerNormGrad": _f("LayerNorm's backward of x = x1 + x2; dx + dsumOptional, "
+                                "dgamma, dbeta", "aclnnLayerNormBackward's kernel on the "
+                                "float32 sum, dsum added before rounding"),
+    "aclnnAddRmsNormCast": _f("x = float(x1) + float(x2); y1 = x / Rms(x) gamma; y2 = "
+                              "cast(y1)", "aclnnAddRmsNorm's kernel into the float32 y1, "
+                              "then y1 rounded once into y2"),
+    "aclnnLayerNormWithImplMode": _f("aclnnLayerNorm's, implMode choosing CANN's kernel's "
+                                     "precision", "aclnnLayerNorm's kernel (its precise mode) "
+                                     "for every implMode"),
+    "aclnnFastLayerNorm": _f("aclnnLayerNorm's", "aclnnLayerNorm's kernel"),
+    "aclnnDeepNorm": _f("x' = alpha x + gx; (x' - mean(x')) rstd gamma + beta",
+                        "aclnnLayerNorm's kernel on x' in float32"),
+    "aclnnDeepNormGrad": _f("dgx = LayerNorm's input gradient at x' = alpha x + gx; dx = "
+                            "alpha dgx; dbeta = sum dy; dgamma = sum dy xhat",
+                            "aclnnLayerNormBackward's kernel on x' in float32"),
+    "aclnnGroupNormSilu": _f("silu(GroupNorm(self))", "aclnnGroupNorm's kernel in float32, "
+                             "then y / (1 + e^-y), rounded once"),
+    "aclnnGroupNormSiluV2": _f("GroupNorm(self), silu'd with activateSilu",
+                               "aclnnGroupNormSilu's"),
+    "aclnnGroupNormSwish": _f("GroupNorm(x), then y / (1 + e^(-swishScale y)) with "
+                              "activateSwish", "aclnnGroupNormSilu's, the scale applied"),
+    "aclnnGroupNormSwishGrad": _f("the gradients of swish(xhat gamma + beta) (the doc's dYNew "
+                                  "through GroupNorm's backward)",
+                                  "dy s (1 + k z (1 - s)), s = sigmoid(k z), through "
+                                  "aclnnGroupNormBackward's kernel"),
+    "aclnnRenorm": _f("each slice along dim with a p-norm above maxNorm scaled down to it",
+                      "as CANN's kernel (op_kernel/arch35/renorm_dag.h): factor min(n, maxNorm)"
+                      " / n, n = max(norm, eps), rounded to out's dtype"),
+    "aclnnInplaceRenorm": _f("aclnnRenorm into selfRef", "aclnnRenorm's"),
+    "aclnnEmbeddingRenorm": _f("the rows indices name renormed to maxNorm in normType-norm",
+                               "aclnnRenorm's kernel on the gathered rows, scattered back"),
+    "aclnnAdaLayerNorm": _f("LayerNorm(x) (1 + scale) + shift", "aclnnLayerNorm's kernel "
+                            "over the last dimension in float32, then the modulation"),
+    "aclnnAdaLayerNormV2": _f("aclnnAdaLayerNorm's, with mean and rstd out",
+                              "aclnnAdaLayerNorm's"),
+    "aclnnAdaLayerNormBackward": _f("the doc's gradients of LayerNorm(input) (1 + scale) + "
+                                    "shift", "aclnnLayerNormBackward's kernel on gradOut "
+                                    "(1 + scale) for gradInput; the sums in float64"),
+    "aclnnBatchNormStats": _f("per channel mean and (Var + eps)^-1/2 (Var biased)",
+                              "the same in float32; empty input: mean 0, invstd NaN"),
+    "aclnnBatchNormElemt": _f("(x - mean) invstd weight + bias per channel",
+                              "the same in float32"),
+    "aclnnBatchNormGatherStatsWithCounts": _f(
+        "count-weighted mean and pooled invstd of the devices' statistics; running statistics "
+        "moved by momentum (variance unbiased)", "PyTorch's definition, in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",

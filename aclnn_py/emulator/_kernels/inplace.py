@@ -21,6 +21,7 @@ from . import activations as _activations  # noqa: F401 - the out-of-place kerne
 from . import bitwise as _bitwise  # noqa: F401
 from . import matmul as _matmul  # noqa: F401
 from . import nn as _nn  # noqa: F401
+from . import norms as _norms  # noqa: F401
 from . import pointwise_math as _pointwise_math  # noqa: F401
 from . import shapes as _shapes  # noqa: F401
 from . import vector_products as _vector_products  # noqa: F401
@@ -29,6 +30,7 @@ from .elementwise import _first_on_ties, apply, compute_dtype, promote_types, re
 # in-place operator -> its out-of-place operator (the unary ones of elementwise.UNARY are
 # listed in elementwise.INPLACE_UNARY)
 INPLACE_OF: dict[str, str] = {
+    "aclnnInplaceRenorm": "aclnnRenorm",
     **{f"aclnnInplace{name}": f"aclnn{name}" for name in (
         "Cos", "Sin", "Acos", "Atan", "Asin", "Tan", "Sinh", "Cosh", "Rsqrt", "Erf", "Erfinv",
         "Expm1", "Log2", "Log10", "Log1p", "Reciprocal", "Floor", "Ceil", "Trunc", "Round",

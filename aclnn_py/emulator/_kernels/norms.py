@@ -1,12 +1,12 @@
-"""Root-mean-square normalisation kernels: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm and
-aclnnInplaceAddRmsNorm.
+"""Normalisation kernels beyond nn.py's: aclnnRmsNorm, aclnnGemmaRmsNorm, aclnnAddRmsNorm,
+aclnnInplaceAddRmsNorm, aclnnRmsNormGrad and aclnnAddLayerNorm.
 
-Both normalise x over gamma's dimensions (x's last ones) by rstd = 1 / sqrt(mean(x^2) + eps)
-and scale by gamma (RmsNorm) or 1 + gamma (GemmaRmsNorm), as ops-nn norm/rms_norm/docs/
+The RMS ones normalise x over gamma's dimensions (x's last ones) by rstd = 1 / sqrt(mean(x^2)
++ eps) and scale by gamma (RmsNorm) or 1 + gamma (GemmaRmsNorm), as ops-nn norm/rms_norm/docs/
 aclnnRmsNorm.md and norm/gemma_rms_norm/docs/aclnnGemmaRmsNorm.md define them; AddRmsNorm
-first adds x1 and x2 (norm/add_rms_norm/docs/aclnnAddRmsNorm.md). float16 and bfloat16
-compute in float32 and round once into each output; rstdOut is float32.
-"""
+first adds x1 and x2 (norm/add_rms_norm/docs/aclnnAddRmsNorm.md). AddLayerNorm adds x1, x2
+and a bias and runs nn.py's aclnnLayerNorm computation on the sum. float16 and bfloat16
+compute in float32 and round once into each output; rstd and mean outputs are float32."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store, widen
+from . import store, tensor_format, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
+from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
 
 _DTYPES: dict[str, Dtypes] = {"x": FLOATS, "gamma": FLOATS}
 
@@ -134,3 +135,937 @@ def inplace_add_rms_norm(x1Ref: np.ndarray, x2Ref: np.ndarray, gamma: np.ndarray
     (the operator's definition in ops-nn norm/inplace_add_rms_norm/op_graph/
     inplace_add_rms_norm_proto.h; the inputs are read before either is written)."""
     add_rms_norm(x1Ref.copy(), x2Ref.copy(), gamma, epsilon, x1Ref, rstdOut, x2Ref)
+
+
+def _combination(table: frozenset[tuple[str, ...]], names: tuple[str, ...], values: tuple[Any, ...],
+                 doc: str) -> None:
+    """Refuse a dtype combination outside ``table`` (a doc's table of supported rows; an
+    absent optional tensor matches any entry in its column)."""
+    given = tuple(None if v is None else v.dtype.name for v in values)
+    if not any(all(g is None or g == row for g, row in zip(given, entry)) for entry in table):
+        shown = ", ".join(f"{n} {g}" for n, g in zip(names, given) if g is not None)
+        raise ValueError(f"the dtypes ({shown}) are not a combination {doc} lists")
+
+
+def _statistics_shape(x: np.ndarray, count: int) -> tuple[int, ...]:
+    return tuple(x.shape[:x.ndim - count]) + (1,) * count
+
+
+# ---- aclnnAddLayerNorm ----------------------------------------------------------------------
+
+_F, _H, _B = "float32", "float16", "bfloat16"
+# ops-nn norm/add_layer_norm/docs/aclnnAddLayerNorm.md, the Atlas A2 table:
+# (x1, x2, gamma, beta, biasOptional, yOut, xOut); meanOut and rstdOut float32
+_ADD_LAYER_NORM_ROWS = frozenset({
+    (_F, _H, _F, _F, _F, _F, _F), (_F, _B, _F, _F, _F, _F, _F), (_H, _F, _F, _F, _F, _F, _F),
+    (_B, _F, _F, _F, _F, _F, _F), (_H, _H, _F, _F, _H, _H, _H), (_B, _B, _F, _F, _B, _B, _B),
+    (_H, _H, _H, _H, _H, _H, _H), (_B, _B, _B, _B, _B, _B, _B), (_F, _F, _F, _F, _F, _F, _F)})
+
+
+def _add_layer_norm_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                          biasOptional: Any, epsilon: float, additionalOutput: bool,
+                          yOut: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray,
+                          xOut: np.ndarray) -> None:
+    """ops-nn norm/add_layer_norm/docs/aclnnAddLayerNorm.md: the dtype combinations of its
+    table; x2, yOut and xOut of x1's shape; gamma and beta x1's last dimensions; biasOptional
+    gamma's shape or x1's; meanOut and rstdOut float32, x1's leading dimensions then ones."""
+    _combination(_ADD_LAYER_NORM_ROWS,
+                 ("x1", "x2", "gamma", "beta", "biasOptional", "yOut", "xOut"),
+                 (x1, x2, gamma, beta, biasOptional, yOut, xOut), "aclnnAddLayerNorm's doc")
+    for name, value in (("x2", x2), ("yOut", yOut), ("xOut", xOut)):
+        if value.shape != x1.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be x1's shape {x1.shape}")
+    count = gamma.ndim
+    if count == 0 or count > x1.ndim or tuple(x1.shape[x1.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of "
+                         f"x1, whose shape is {x1.shape}")
+    if beta.shape != gamma.shape:
+        raise ValueError(f"beta has shape {beta.shape}: it must be gamma's shape {gamma.shape}")
+    if biasOptional is not None and biasOptional.shape not in (gamma.shape, x1.shape):
+        raise ValueError(f"biasOptional has shape {biasOptional.shape}: it must be gamma's "
+                         f"{gamma.shape} or x1's {x1.shape}")
+    expected = _statistics_shape(x1, count)
+    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != np.float32 or value.shape != expected:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of shape {expected}")
+
+
+@builtin("aclnnAddLayerNorm", dtypes=FLOATS, check=_add_layer_norm_check)
+def add_layer_norm(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                   biasOptional: Any, epsilon: float, additionalOutput: bool, yOut: np.ndarray,
+                   meanOut: np.ndarray, rstdOut: np.ndarray, xOut: np.ndarray) -> None:
+    """x = x1 + x2 + biasOptional in float32 (into xOut with additionalOutput), then
+    aclnnLayerNorm's computation of x over gamma's dimensions."""
+    x = np.add(x1.astype(np.float32), x2.astype(np.float32))
+    if biasOptional is not None:
+        np.add(x, widen(biasOptional), out=x)
+    if additionalOutput:
+        store(xOut, x)
+    layer_norm(x, gamma.shape, gamma, beta, epsilon, yOut, meanOut, rstdOut)
+
+
+# ---- aclnnRmsNormGrad -----------------------------------------------------------------------
+
+# ops-nn norm/rms_norm_grad/docs/aclnnRmsNormGrad.md, the Atlas A2 table:
+# (dy, x, rstd, gamma, dxOut, dgammaOut)
+_RMS_NORM_GRAD_ROWS = frozenset({
+    (_H, _H, _F, _F, _H, _F), (_B, _B, _F, _F, _B, _F), (_H, _H, _F, _H, _H, _F),
+    (_F, _F, _F, _F, _F, _F), (_B, _B, _F, _B, _B, _F)})
+
+
+def _rms_norm_grad_check(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray,
+                         dxOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """ops-nn norm/rms_norm_grad/docs/aclnnRmsNormGrad.md: its table's dtype combinations;
+    dy and dxOut of x's shape; gamma and dgammaOut x's last dimensions; rstd x's leading
+    dimensions (then ones, or left out)."""
+    _combination(_RMS_NORM_GRAD_ROWS, ("dy", "x", "rstd", "gamma", "dxOut", "dgammaOut"),
+                 (dy, x, rstd, gamma, dxOut, dgammaOut), "aclnnRmsNormGrad's doc")
+    for name, value in (("dy", dy), ("dxOut", dxOut)):
+        if value.shape != x.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be x's shape {x.shape}")
+    count = gamma.ndim
+    if count == 0 or count > x.ndim or tuple(x.shape[x.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of x, "
+                         f"whose shape is {x.shape}")
+    if dgammaOut.shape != gamma.shape:
+        raise ValueError(f"dgammaOut has shape {dgammaOut.shape}: it must be gamma's shape "
+                         f"{gamma.shape}")
+    rows = int(np.prod(x.shape[:x.ndim - count]))
+    if rstd.size != rows:
+        raise ValueError(f"rstd has shape {rstd.shape}: it must hold one value per row of x, "
+                         f"{rows} ({_statistics_shape(x, count)})")
+
+
+@builtin("aclnnRmsNormGrad", dtypes=FLOATS, check=_rms_norm_grad_check)
+def rms_norm_grad(dy: np.ndarray, x: np.ndarray, rstd: np.ndarray, gamma: np.ndarray,
+                  dxOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """dx = rstd (dy gamma - rstd x mean(dy gamma x rstd)); dgamma = sum over rows of
+    rstd x dy, in float32, in cache-sized row blocks."""
+    length = gamma.size
+    if x.size == 0 or length == 0:
+        dgammaOut[...] = 0
+        return
+    rows_x = np.ascontiguousarray(x).reshape(-1, length)
+    rows_dy = np.ascontiguousarray(dy).reshape(-1, length)
+    rstds = widen(rstd).reshape(-1, 1).astype(np.float32)
+    scale = widen(gamma).reshape(-1).astype(np.float32)
+    dx = np.empty(rows_x.shape, np.float32)
+    dgamma = np.zeros(length, np.float64)
+    step = max(1, BLOCK // max(length, 1))
+    for start in range(0, rows_x.shape[0], step):
+        block_x = rows_x[start:start + step].astype(np.float32)
+        rstd_ = rstds[start:start + block_x.shape[0]]
+        block_dy = rows_dy[start:start + step].astype(np.float32)
+        normalised = block_x * rstd_
+        dgamma += np.sum(normalised * block_dy, axis=0, dtype=np.float64)
+        weighted = block_dy * scale
+        mean = np.mean(weighted * normalised, axis=1, keepdims=True, dtype=np.float32)
+        target = dx[start:start + block_x.shape[0]]
+        np.multiply(normalised, mean, out=target)
+        np.subtract(weighted, target, out=target)
+        np.multiply(target, rstd_, out=target)
+    store(dxOut, dx.reshape(dxOut.shape))
+    store(dgammaOut, dgamma.reshape(dgammaOut.shape))
+
+
+# ---- aclnnAddLayerNormGrad ------------------------------------------------------------------
+
+def _add_layer_norm_grad_check(dy: np.ndarray, x1: np.ndarray, x2: np.ndarray, rstd: np.ndarray,
+                               mean: np.ndarray, gamma: np.ndarray, dsumOptional: Any,
+                               dxOut: np.ndarray, dgammaOut: np.ndarray,
+                               dbetaOut: np.ndarray) -> None:
+    """ops-nn norm/add_layer_norm_grad/docs/aclnnAddLayerNormGrad.md: x1, x2, gamma,
+    dsumOptional and dxOut of dy's dtype, x1, x2, dsumOptional and dxOut of its shape; gamma
+    dy's last dimensions, dgammaOut and dbetaOut float32 of gamma's shape; mean and rstd
+    float32, one value per row; no empty tensor."""
+    for name, value in (("x1", x1), ("x2", x2), ("gamma", gamma), ("dsumOptional", dsumOptional),
+                        ("dxOut", dxOut)):
+        if value is not None and value.dtype != dy.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be dy's dtype "
+                             f"{dy.dtype.name}")
+    for name, value in (("x1", x1), ("x2", x2), ("dsumOptional", dsumOptional), ("dxOut", dxOut)):
+        if value is not None and value.shape != dy.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be dy's shape {dy.shape}")
+    count = gamma.ndim
+    if count == 0 or count > dy.ndim or tuple(dy.shape[dy.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of "
+                         f"dy, whose shape is {dy.shape}")
+    rows = int(np.prod(dy.shape[:dy.ndim - count]))
+    for name, value in (("rstd", rstd), ("mean", mean)):
+        if value.dtype != np.float32 or value.size != rows:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 with one value per row of dy ({rows})")
+    for name, value in (("dgammaOut", dgammaOut), ("dbetaOut", dbetaOut)):
+        if value.dtype != np.float32 or value.shape != gamma.shape:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of gamma's shape {gamma.shape}")
+    for name, value in (("dy", dy), ("gamma", gamma)):
+        if value.size == 0:
+            raise ValueError(f"{name} is empty: aclnnAddLayerNormGrad takes no empty tensor")
+
+
+@builtin("aclnnAddLayerNormGrad", dtypes=FLOATS, check=_add_layer_norm_grad_check)
+def add_layer_norm_grad(dy: np.ndarray, x1: np.ndarray, x2: np.ndarray, rstd: np.ndarray,
+                        mean: np.ndarray, gamma: np.ndarray, dsumOptional: Any,
+                        dxOut: np.ndarray, dgammaOut: np.ndarray, dbetaOut: np.ndarray) -> None:
+    """aclnnLayerNormBackward's computation of x = x1 + x2 (in float32), plus dsumOptional
+    added to dx before its one rounding."""
+    x = np.add(x1, x2, dtype=np.float32)
+    dx = dxOut if dsumOptional is None else np.empty(x.shape, np.float32)
+    layer_norm_backward(dy, x, gamma.shape, mean, rstd, gamma, None, (True, True, True), dx,
+                        dgammaOut, dbetaOut)
+    if dsumOptional is not None:
+        np.add(dx, widen(dsumOptional), out=dx)
+        store(dxOut, dx)
+
+
+# ---- aclnnAddRmsNormCast --------------------------------------------------------------------
+
+def _add_rms_norm_cast_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon: float,
+                             y1Out: np.ndarray, y2Out: np.ndarray, rstdOut: np.ndarray,
+                             xOut: np.ndarray) -> None:
+    """ops-nn norm/add_rms_norm_cast/docs/aclnnAddRmsNormCast.md: x1 float16 or bfloat16;
+    x2, gamma, y2Out and xOut of its dtype; y1Out float32; shapes as aclnnAddRmsNorm's."""
+    if x1.dtype.name not in (_H, _B):
+        raise ValueError(f"x1 has dtype {x1.dtype.name}: it must be float16 or bfloat16")
+    if y1Out.dtype != np.float32:
+        raise ValueError(f"y1Out has dtype {y1Out.dtype.name}: it must be float32")
+    if y2Out.shape != x1.shape or y2Out.dtype != x1.dtype:
+        raise ValueError(f"y2Out is {y2Out.dtype.name} of shape {y2Out.shape}: it must be x1's "
+                         f"{x1.dtype.name} of shape {x1.shape}")
+    _add_rms_norm_check(x1, x2, gamma, epsilon, _shaped(y1Out, x1.dtype), rstdOut, xOut)
+
+
+def _shaped(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A zero-strided stand-in of ``array``'s shape in ``dtype`` (for a shape-only check)."""
+    return np.broadcast_to(np.zeros((), dtype), array.shape)
+
+
+@builtin("aclnnAddRmsNormCast", dtypes=FLOATS, check=_add_rms_norm_cast_check)
+def add_rms_norm_cast(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsilon: float,
+                      y1Out: np.ndarray, y2Out: np.ndarray, rstdOut: np.ndarray,
+                      xOut: np.ndarray) -> None:
+    """x = float(x1) + float(x2) (into xOut); y1Out = RmsNorm(x) gamma in float32, y2Out the
+    same rounded to x1's dtype."""
+    add_rms_norm(x1, x2, gamma, epsilon, y1Out, rstdOut, xOut)
+    store(y2Out, y1Out)
+
+
+# ---- aclnnLayerNormWithImplMode, aclnnFastLayerNorm -----------------------------------------
+
+_IMPL_MODES = (0, 1, 2)  # HIGH_PRECISION, HIGH_PERFORMANCE, KEEP_FP16 (aclnn_layer_norm.cpp)
+
+
+def _layer_norm_with_impl_mode_check(input: np.ndarray, normalizedShape: tuple[int, ...],
+                                     weightOptional: Any, biasOptional: Any, eps: float,
+                                     out: np.ndarray, meanOutOptional: Any, rstdOutOptional: Any,
+                                     implMode: int) -> None:
+    """ops-nn norm/layer_norm_v4/op_host/op_api/aclnn_layer_norm.cpp: aclnnLayerNorm's checks
+    (it is aclnnLayerNormWithImplMode with implMode 0), then CheckImplMode: implMode 0, 1 or
+    2, and 2 (KEEP_FP16) only with float16 input, weight and bias."""
+    _layer_norm_check(input, normalizedShape, weightOptional, biasOptional, eps, out,
+                      meanOutOptional, rstdOutOptional)
+    if implMode not in _IMPL_MODES:
+        raise ValueError(f"implMode is {implMode}: it must be 0, 1 or 2")
+    if implMode == 2 and any(v is not None and v.dtype != np.float16
+                             for v in (input, weightOptional, biasOptional)):
+        raise ValueError("implMode 2 (KEEP_FP16) takes float16 input, weight and bias only")
+
+
+@builtin("aclnnLayerNormWithImplMode", dtypes=FLOATS, check=_layer_norm_with_impl_mode_check)
+def layer_norm_with_impl_mode(input: np.ndarray, normalizedShape: tuple[int, ...],
+                              weightOptional: Any, biasOptional: Any, eps: float,
+                              out: np.ndarray, meanOutOptional: Any, rstdOutOptional: Any,
+                              implMode: int) -> None:
+    """aclnnLayerNorm's computation in float32 whatever implMode (the modes trade CANN's
+    kernels' speed for precision; the emulator keeps the precise one)."""
+    layer_norm(input, normalizedShape, weightOptional, biasOptional, eps, out,
+               meanOutOptional, rstdOutOptional)
+
+
+@builtin("aclnnFastLayerNorm", dtypes=FLOATS, check=_layer_norm_check)
+def fast_layer_norm(input: np.ndarray, normalizedShape: tuple[int, ...], weightOptional: Any,
+                    biasOptional: Any, eps: float, out: np.ndarray, meanOutOptional: Any,
+                    rstdOutOptional: Any) -> None:
+    """aclnnLayerNorm's computation (ops-nn norm/layer_norm_v4/op_host/op_api/
+    aclnn_fast_layer_norm.cpp checks the same dtypes and shapes)."""
+    layer_norm(input, normalizedShape, weightOptional, biasOptional, eps, out,
+               meanOutOptional, rstdOutOptional)
+
+
+# ---- aclnnDeepNorm, aclnnDeepNormGrad -------------------------------------------------------
+
+def _same_dtype_and_shape(reference: str, array: np.ndarray, shape: bool, **tensors: Any) -> None:
+    for name, value in tensors.items():
+        if value.dtype != array.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be {reference}'s "
+                             f"dtype {array.dtype.name}")
+        if shape and value.shape != array.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {reference}'s shape "
+                             f"{array.shape}")
+
+
+def _norm_parameters_check(x: np.ndarray, gamma: np.ndarray, **statistics: np.ndarray) -> None:
+    """gamma is x's last dimensions; each of ``statistics`` float32 with one value per row."""
+    count = gamma.ndim
+    if count == 0 or count > x.ndim or tuple(x.shape[x.ndim - count:]) != gamma.shape:
+        raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of x, "
+                         f"whose shape is {x.shape}")
+    rows = int(np.prod(x.shape[:x.ndim - count]))
+    for name, value in statistics.items():
+        if value.dtype != np.float32 or value.size != rows:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 with one value per row of x ({rows})")
+
+
+def _deep_norm_check(x: np.ndarray, gx: np.ndarray, beta: np.ndarray, gamma: np.ndarray,
+                     alpha: float, epsilon: float, meanOut: np.ndarray, rstdOut: np.ndarray,
+                     yOut: np.ndarray) -> None:
+    """ops-nn norm/deep_norm/docs/aclnnDeepNorm.md: gx, beta, gamma and yOut of x's dtype, gx
+    and yOut of its shape, beta gamma's shape, gamma x's last dimensions; meanOut and rstdOut
+    float32, x's leading dimensions."""
+    _same_dtype_and_shape("x", x, True, gx=gx, yOut=yOut)
+    _same_dtype_and_shape("x", x, False, beta=beta, gamma=gamma)
+    if beta.shape != gamma.shape:
+        raise ValueError(f"beta has shape {beta.shape}: it must be gamma's shape {gamma.shape}")
+    _norm_parameters_check(x, gamma, meanOut=meanOut, rstdOut=rstdOut)
+
+
+@builtin("aclnnDeepNorm", dtypes=FLOATS, check=_deep_norm_check)
+def deep_norm(x: np.ndarray, gx: np.ndarray, beta: np.ndarray, gamma: np.ndarray, alpha: float,
+              epsilon: float, meanOut: np.ndarray, rstdOut: np.ndarray, yOut: np.ndarray) -> None:
+    """aclnnLayerNorm's computation of x' = alpha x + gx, in float32."""
+    summed = np.multiply(x, np.float32(alpha), dtype=np.float32)
+    np.add(summed, gx, out=summed, dtype=np.float32)
+    layer_norm(summed, gamma.shape, gamma, beta, epsilon, yOut, meanOut, rstdOut)
+
+
+def _deep_norm_grad_check(dy: np.ndarray, x: np.ndarray, gx: np.ndarray, gamma: np.ndarray,
+                          mean: np.ndarray, rstd: np.ndarray, alpha: float, dxOut: np.ndarray,
+                          dgxOut: np.ndarray, dbetaOut: np.ndarray,
+                          dgammaOut: np.ndarray) -> None:
+    """ops-nn norm/deep_norm_grad/docs/aclnnDeepNormGrad.md: dy, gx, dxOut and dgxOut of x's
+    dtype and shape, gamma of its dtype and x's last dimensions; mean and rstd float32, one
+    per row; dbetaOut and dgammaOut float32 of gamma's shape."""
+    _same_dtype_and_shape("x", x, True, dy=dy, gx=gx, dxOut=dxOut, dgxOut=dgxOut)
+    _same_dtype_and_shape("x", x, False, gamma=gamma)
+    _norm_parameters_check(x, gamma, mean=mean, rstd=rstd)
+    for name, value in (("dbetaOut", dbetaOut), ("dgammaOut", dgammaOut)):
+        if value.dtype != np.float32 or value.shape != gamma.shape:
+            raise ValueError(f"{name} is {value.dtype.name} of shape {value.shape}: it must be "
+                             f"float32 of gamma's shape {gamma.shape}")
+
+
+@builtin("aclnnDeepNormGrad", dtypes=FLOATS, check=_deep_norm_grad_check)
+def deep_norm_grad(dy: np.ndarray, x: np.ndarray, gx: np.ndarray, gamma: np.ndarray,
+                   mean: np.ndarray, rstd: np.ndarray, alpha: float, dxOut: np.ndarray,
+                   dgxOut: np.ndarray, dbetaOut: np.ndarray, dgammaOut: np.ndarray) -> None:
+    """aclnnLayerNormBackward's computation of x' = alpha x + gx: dgx its input gradient,
+    dx = alpha dgx, dbeta and dgamma its parameters' (in float32)."""
+    if x.size == 0:
+        dbetaOut[...] = 0
+        dgammaOut[...] = 0
+        return
+    summed = np.multiply(x, np.float32(alpha), dtype=np.float32)
+    np.add(summed, gx, out=summed, dtype=np.float32)
+    dgx = dgxOut if dgxOut.dtype == np.float32 else np.empty(summed.shape, np.float32)
+    layer_norm_backward(dy, summed, gamma.shape, mean, rstd, gamma, None, (True, True, True),
+                        dgx, dgammaOut, dbetaOut)
+    if dgx is not dgxOut:
+        store(dgxOut, dgx)
+    np.multiply(dgx, np.float32(alpha), out=summed)
+    store(dxOut, summed)
+
+
+# ---- aclnnGroupNormSilu(V2), aclnnGroupNormSwish(Grad) --------------------------------------
+
+def _group_statistics_check(x: np.ndarray, gamma: Any, beta: Any, group: int, name: str,
+                            **statistics: Any) -> None:
+    """The shape rules of ops-nn norm/group_norm_silu/op_host/op_api/aclnn_group_norm_silu.cpp
+    (CheckShape, CheckAttr; group_norm_swish's doc states the same): x of 2 to 8 dimensions,
+    N and C above 0, C divisible by the group count (above 0); gamma and beta 1-d of C, of
+    one dtype, x's or float32; each statistic (N, group)."""
+    if not 2 <= x.ndim <= 8:
+        raise ValueError(f"{name} has {x.ndim} dimensions: it must have 2 to 8")
+    if group <= 0:
+        raise ValueError(f"the group count is {group}: it must be greater than 0")
+    if x.shape[0] <= 0 or x.shape[1] <= 0:
+        raise ValueError(f"{name} has shape {x.shape}: its N and C must be greater than 0")
+    if x.shape[1] % group:
+        raise ValueError(f"{name}'s channels ({x.shape[1]}) must be divisible by the group "
+                         f"count {group}")
+    for label, value in (("gamma", gamma), ("beta", beta)):
+        if value is not None and (value.ndim != 1 or value.shape[0] != x.shape[1]):
+            raise ValueError(f"{label} has shape {value.shape}: it must be 1-d of {name}'s "
+                             f"{x.shape[1]} channels")
+        if value is not None and value.dtype not in (x.dtype, np.float32):
+            raise ValueError(f"{label} has dtype {value.dtype.name}: it must be {name}'s "
+                             f"{x.dtype.name} or float32")
+    if gamma is not None and beta is not None and gamma.dtype != beta.dtype:
+        raise ValueError(f"gamma ({gamma.dtype.name}) and beta ({beta.dtype.name}) must have "
+                         "one dtype")
+    for label, value in statistics.items():
+        if value is not None and value.size != x.shape[0] * group:
+            raise ValueError(f"{label} has shape {value.shape}: it must be (N, group) = "
+                             f"({x.shape[0]}, {group})")
+
+
+def _group_norm_silu_check(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                           out: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray,
+                           activateSilu: bool = True) -> None:
+    """ops-nn norm/group_norm_silu/op_host/op_api/aclnn_group_norm_silu.cpp CheckParams on
+    the Atlas A2: CheckDtypeValid (out, meanOut and rstdOut of self's dtype; a float32 self
+    takes float32 gamma and beta), CheckShape, CheckAttr (eps above 0)."""
+    for name, value in (("out", out), ("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be self's dtype "
+                             f"{self.dtype.name}")
+    if self.dtype == np.float32:
+        for name, value in (("gamma", gamma), ("beta", beta)):
+            if value is not None and value.dtype != np.float32:
+                raise ValueError(f"{name} has dtype {value.dtype.name}: a float32 self takes "
+                                 "float32 only")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's shape {self.shape}")
+    if self.ndim < 2 or self.ndim > 8:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 2 to 8")
+    if self.size == 0:
+        if group <= 0 or not eps > 0:
+            raise ValueError("group and eps must be greater than 0")
+        return
+    _group_statistics_check(self, gamma, beta, group, "self", meanOut=meanOut,
+                            rstdOut=rstdOut)
+    if not eps > 0:
+        raise ValueError(f"eps is {eps}: it must be greater than 0")
+
+
+def _group_norm_act(x: np.ndarray, gamma: Any, beta: Any, group: int, eps: float, out: Any,
+                    meanOut: Any, rstdOut: Any, scale: float | None) -> None:
+    """nn.py's aclnnGroupNorm computation into float32, then y / (1 + e^(-scale y)) when
+    scale is given, rounded once into out."""
+    if x.size == 0:
+        group_norm(x, gamma, beta, 0, 0, 0, group, eps, out, meanOut, rstdOut)
+        return
+    n, c = x.shape[0], x.shape[1]
+    y = np.empty(x.shape, np.float32 if x.dtype != np.float64 else np.float64)
+    group_norm(x, gamma, beta, n, c, x.size // (n * c), group, eps, y, meanOut, rstdOut)
+    if scale is not None:
+        activated = np.multiply(y, y.dtype.type(-scale))
+        np.exp(activated, out=activated)
+        activated += 1
+        np.divide(y, activated, out=y)
+    store(out, y)
+
+
+@builtin("aclnnGroupNormSilu", dtypes=FLOATS, check=_group_norm_silu_check)
+def group_norm_silu(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                    out: np.ndarray, meanOut: np.ndarray, rstdOut: np.ndarray) -> None:
+    """silu(GroupNorm(self)): meanOut 0 and rstdOut NaN for an empty self (the op_api)."""
+    _group_norm_act(self, gamma, beta, group, eps, out, meanOut, rstdOut, 1.0)
+
+
+@builtin("aclnnGroupNormSiluV2", dtypes=FLOATS, check=_group_norm_silu_check)
+def group_norm_silu_v2(self: np.ndarray, gamma: Any, beta: Any, group: int, eps: float,
+                       activateSilu: bool, out: np.ndarray, meanOut: np.ndarray,
+                       rstdOut: np.ndarray) -> None:
+    """aclnnGroupNormSilu, the silu only with activateSilu."""
+    _group_norm_act(self, gamma, beta, group, eps, out, meanOut, rstdOut,
+                    1.0 if activateSilu else None)
+
+
+def _group_norm_swish_check(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                            dataFormatOptional: Any, eps: float, activateSwish: bool,
+                            swishScale: float, yOut: np.ndarray, meanOut: np.ndarray,
+                            rstdOut: np.ndarray) -> None:
+    """ops-nn norm/group_norm_swish/docs/aclnnGroupNormSwish.md: no empty tensor; x of 2 to
+    8 dimensions, N and C above 0, C divisible by numGroups; gamma and beta of C elements,
+    one dtype, x's or float32; yOut x's dtype and shape; meanOut and rstdOut gamma's dtype,
+    (N, numGroups)."""
+    if x.size == 0:
+        raise ValueError("x is empty: aclnnGroupNormSwish takes no empty tensor")
+    _group_statistics_check(x, gamma, beta, numGroups, "x", meanOut=meanOut, rstdOut=rstdOut)
+    if yOut.dtype != x.dtype or yOut.shape != x.shape:
+        raise ValueError(f"yOut is {yOut.dtype.name} of shape {yOut.shape}: it must be x's "
+                         f"{x.dtype.name} of shape {x.shape}")
+    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
+        if value.dtype != gamma.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gamma's dtype "
+                             f"{gamma.dtype.name}")
+
+
+@builtin("aclnnGroupNormSwish", dtypes=FLOATS, check=_group_norm_swish_check)
+def group_norm_swish(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                     dataFormatOptional: Any, eps: float, activateSwish: bool,
+                     swishScale: float, yOut: np.ndarray, meanOut: np.ndarray,
+                     rstdOut: np.ndarray) -> None:
+    """GroupNorm(x), then y / (1 + e^(-swishScale y)) with activateSwish."""
+    _group_norm_act(x, gamma, beta, numGroups, eps, yOut, meanOut, rstdOut,
+                    swishScale if activateSwish else None)
+
+
+def _group_norm_swish_grad_check(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray,
+                                 x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                                 numGroups: int, dataFormatOptional: Any, swishScale: float,
+                                 dgammaIsRequire: bool, dbetaIsRequire: bool,
+                                 dxOut: np.ndarray, dgammaOut: Any, dbetaOut: Any) -> None:
+    """ops-nn norm/group_norm_swish_grad/docs/aclnnGroupNormSwishGrad.md: no empty tensor;
+    x and dxOut of dy's dtype and shape; gamma and beta C elements; mean and rstd gamma's
+    dtype, (N, numGroups); dgammaOut and dbetaOut C elements of gamma's dtype."""
+    if dy.size == 0:
+        raise ValueError("dy is empty: aclnnGroupNormSwishGrad takes no empty tensor")
+    _same_dtype_and_shape("dy", dy, True, x=x, dxOut=dxOut)
+    _group_statistics_check(dy, gamma, beta, numGroups, "dy", mean=mean, rstd=rstd)
+    for name, value in (("mean", mean), ("rstd", rstd), ("dgammaOut", dgammaOut),
+                        ("dbetaOut", dbetaOut)):
+        if value is not None and value.dtype != gamma.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gamma's dtype "
+                             f"{gamma.dtype.name}")
+    for name, value in (("dgammaOut", dgammaOut), ("dbetaOut", dbetaOut)):
+        if value is not None and value.size != dy.shape[1]:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold dy's "
+                             f"{dy.shape[1]} channels")
+
+
+@builtin("aclnnGroupNormSwishGrad", dtypes=FLOATS, check=_group_norm_swish_grad_check)
+def group_norm_swish_grad(dy: np.ndarray, mean: np.ndarray, rstd: np.ndarray, x: np.ndarray,
+                          gamma: np.ndarray, beta: np.ndarray, numGroups: int,
+                          dataFormatOptional: Any, swishScale: float, dgammaIsRequire: bool,
+                          dbetaIsRequire: bool, dxOut: np.ndarray, dgammaOut: Any,
+                          dbetaOut: Any) -> None:
+    """With z = xhat gamma + beta and s = sigmoid(swishScale z): the swish's gradient
+    dy s (1 + swishScale z (1 - s)) goes through nn.py's aclnnGroupNormBackward."""
+    n, c = x.shape[0], x.shape[1]
+    width = x.size // (n * c)
+    xs = widen(x).reshape(n, numGroups, -1)
+    normalised = ((xs - widen(mean).reshape(n, numGroups, 1))
+                  * widen(rstd).reshape(n, numGroups, 1)).reshape(n, c, width)
+    z = normalised * widen(gamma).reshape(1, c, 1) + widen(beta).reshape(1, c, 1)
+    s = 1 / (1 + np.exp(-np.float32(swishScale) * z))
+    grad = widen(dy).reshape(n, c, width) * s * (1 + np.float32(swishScale) * z * (1 - s))
+    dx = np.empty(x.shape, np.float32)
+    dgamma = np.empty(c, np.float32)
+    dbeta = np.empty(c, np.float32)
+    group_norm_backward(grad.reshape(x.shape), x, mean, rstd, gamma, n, c, width, numGroups,
+                        (True, True, True), dx, dgamma, dbeta)
+    store(dxOut, dx)
+    if dgammaIsRequire and dgammaOut is not None:
+        store(dgammaOut, dgamma.reshape(dgammaOut.shape))
+    if dbetaIsRequire and dbetaOut is not None:
+        store(dbetaOut, dbeta.reshape(dbetaOut.shape))
+
+
+# ---- aclnnRenorm (aclnnInplaceRenorm in inplace.py) -----------------------------------------
+
+def _renorm_check(self: np.ndarray, p: Any, dim: int, maxNorm: Any, out: np.ndarray) -> None:
+    """ops-nn norm/renorm/op_api/aclnn_renorm.cpp: CheckDtypeValid (out of self's dtype),
+    CheckRenormShape (2 to 8 dimensions, out of self's shape), CheckValue (p and maxNorm not
+    negative, dim in [-rank, rank - 1])."""
+    if out.dtype != self.dtype:
+        raise ValueError(f"out has dtype {out.dtype.name}: it must be self's dtype "
+                         f"{self.dtype.name}")
+    if not 2 <= self.ndim <= 8:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 2 to 8")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's shape {self.shape}")
+    if float(p) < 0:
+        raise ValueError(f"p is {float(p)}: it must not be negative")
+    if not -self.ndim <= dim < self.ndim:
+        raise ValueError(f"dim is {dim}: it must be in [{-self.ndim}, {self.ndim - 1}]")
+    if float(maxNorm) < 0:
+        raise ValueError(f"maxNorm is {float(maxNorm)}: it must not be negative")
+
+
+@builtin("aclnnRenorm", dtypes=FLOATS, check=_renorm_check)
+def renorm(self: np.ndarray, p: Any, dim: int, maxNorm: Any, out: np.ndarray) -> None:
+    """Each slice along dim scaled by min(n, maxNorm) / n, n = max(its p-norm, eps), eps 1e-7
+    for float16 and 1e-12 otherwise, the factor rounded to out's dtype (ops-nn norm/renorm/
+    op_kernel/arch35/renorm_dag.h, op_host/arch35/renorm_tiling_arch35.cpp); PyTorch scales
+    by maxNorm / (n + 1e-7) past maxNorm, the same within rounding."""
+    if self.size == 0:
+        return
+    x = widen(self)
+    axes = tuple(a for a in range(x.ndim) if a != dim % x.ndim)
+    order = float(p)
+    magnitude = np.abs(x)
+    if order == np.inf:
+        norms = np.max(magnitude, axis=axes, keepdims=True)
+    elif order == 0:
+        norms = np.sum(magnitude != 0, axis=axes, keepdims=True, dtype=x.dtype)
+    elif order == 1:
+        norms = np.sum(magnitude, axis=axes, keepdims=True)
+    elif order == 2:
+        norms = np.sqrt(np.sum(np.square(magnitude), axis=axes, keepdims=True))
+    else:
+        norms = np.power(np.sum(np.power(magnitude, x.dtype.type(order)), axis=axes,
+                                keepdims=True), x.dtype.type(1 / order))
+    eps = x.dtype.type(1e-7 if self.dtype == np.float16 else 1e-12)
+    norms = np.maximum(norms, eps)
+    factor = np.minimum(norms, x.dtype.type(float(maxNorm))) / norms
+    factor = widen(factor.astype(out.dtype))
+    store(out, x * factor)
+
+
+def _embedding_renorm_check(selfRef: np.ndarray, indices: np.ndarray, maxNorm: float,
+                            normType: float) -> None:
+    """ops-nn norm/renorm/op_api/aclnn_embedding_renorm.cpp CheckParams: indices int32 or
+    int64 of at most 8 dimensions, selfRef 2-d (CheckSelfDim)."""
+    if indices.dtype not in (np.int32, np.int64):
+        raise ValueError(f"indices has dtype {indices.dtype.name}: it must be int32 or int64")
+    if selfRef.ndim != 2:
+        raise ValueError(f"selfRef has {selfRef.ndim} dimensions: it must have 2")
+    if indices.ndim > 8:
+        raise ValueError(f"indices has {indices.ndim} dimensions: at most 8")
+
+
+@builtin("aclnnEmbeddingRenorm", dtypes={"selfRef": FLOATS}, check=_embedding_renorm_check)
+def embedding_renorm(selfRef: np.ndarray, indices: np.ndarray, maxNorm: float,
+                     normType: float) -> None:
+    """The rows of selfRef that indices name, each renormed as aclnnRenorm does (its
+    normType-norm brought down to maxNorm; a NaN maxNorm is infinity), written back (the
+    op_api's GatherV2, Renorm, Mul and ScatterUpdate)."""
+    if selfRef.size == 0 or indices.size == 0:
+        return
+    rows = np.asarray(indices).reshape(-1).astype(np.int64)
+    if rows.min() < -selfRef.shape[0] or rows.max() >= selfRef.shape[0]:
+        raise IndexError(f"indices hold {rows.min()}..{rows.max()}: selfRef has "
+                         f"{selfRef.shape[0]} rows")
+    limit = np.inf if np.isnan(maxNorm) else maxNorm
+    gathered = selfRef[rows]
+    result = np.empty_like(gathered)
+    renorm(gathered, np.float32(normType), 0, np.float32(limit), result)
+    selfRef[rows] = result
+
+
+# ---- aclnnAdaLayerNorm, aclnnAdaLayerNormV2 -------------------------------------------------
+
+def _ada_layer_norm_check(x: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                          weightOptional: Any, biasOptional: Any, epsilon: float,
+                          out: np.ndarray, meanOutOptional: Any = None,
+                          rstdOutOptional: Any = None, v2: bool = False) -> None:
+    """ops-nn norm/ada_layer_norm/op_host/op_api/aclnn_ada_layer_norm.cpp (and ada_layer_norm_v2's
+    copy, useV2): CheckDtypeValid (scale, shift, out and the statistics of x's dtype; weight
+    and bias one dtype, x's, or float32 in V2) and CheckShape (x of 2 to 8 dimensions (B...,
+    S, H), none 0; scale and shift (B..., 1, H) or (B..., H); weight and bias (H); out x's
+    shape; the statistics x's with H as 1)."""
+    for name, value in (("scale", scale), ("shift", shift), ("out", out),
+                        ("meanOutOptional", meanOutOptional),
+                        ("rstdOutOptional", rstdOutOptional)):
+        if value is not None and value.dtype != x.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's dtype "
+                             f"{x.dtype.name}")
+    if weightOptional is not None and biasOptional is not None and \
+            weightOptional.dtype != biasOptional.dtype:
+        raise ValueError("weightOptional and biasOptional must have one dtype")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.dtype != x.dtype and not (v2 and value.dtype == np.float32):
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's dtype "
+                             f"{x.dtype.name}" + (" or float32" if v2 else ""))
+    if not 2 <= x.ndim <= 8:
+        raise ValueError(f"x has {x.ndim} dimensions: it must have 2 to 8")
+    if 0 in x.shape:
+        raise ValueError(f"x has shape {x.shape}: its sizes must be greater than 0")
+    lead, h = tuple(x.shape[:-2]), x.shape[-1]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value.shape not in (lead + (1, h), lead + (h,)):
+            raise ValueError(f"{name} has shape {value.shape}: it must be {lead + (1, h)} or "
+                             f"{lead + (h,)}")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.shape != (h,):
+            raise ValueError(f"{name} has shape {value.shape}: it must be ({h},)")
+    if out.shape != x.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be x's shape {x.shape}")
+    statistics = x.shape[:-1] + (1,)
+    for name, value in (("meanOutOptional", meanOutOptional),
+                        ("rstdOutOptional", rstdOutOptional)):
+        if value is not None and value.shape != statistics:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {statistics}")
+
+
+def _ada_layer_norm(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weight: Any,
+                    bias: Any, epsilon: float, out: np.ndarray, mean_out: Any,
+                    rstd_out: Any) -> None:
+    """LayerNorm(x) over the last dimension (aclnnLayerNorm's computation) in float32, then
+    (1 + scale) and + shift broadcast over S, rounded once."""
+    y = np.empty(x.shape, np.float32)
+    layer_norm(x, (x.shape[-1],), weight, bias, epsilon, y, mean_out, rstd_out)
+    view = x.shape[:-2] + (1, x.shape[-1])
+    y *= widen(scale).reshape(view) + np.float32(1)
+    y += widen(shift).reshape(view)
+    store(out, y)
+
+
+@builtin("aclnnAdaLayerNorm", dtypes=FLOATS, check=_ada_layer_norm_check)
+def ada_layer_norm(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weightOptional: Any,
+                   biasOptional: Any, epsilon: float, out: np.ndarray) -> None:
+    """LayerNorm(x) (1 + scale) + shift."""
+    _ada_layer_norm(x, scale, shift, weightOptional, biasOptional, epsilon, out, None, None)
+
+
+def _ada_layer_norm_v2_check(x: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                             weightOptional: Any, biasOptional: Any, epsilon: float,
+                             out: np.ndarray, meanOutOptional: Any,
+                             rstdOutOptional: Any) -> None:
+    _ada_layer_norm_check(x, scale, shift, weightOptional, biasOptional, epsilon, out,
+                          meanOutOptional, rstdOutOptional, True)
+
+
+@builtin("aclnnAdaLayerNormV2", dtypes=FLOATS, check=_ada_layer_norm_v2_check)
+def ada_layer_norm_v2(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, weightOptional: Any,
+                      biasOptional: Any, epsilon: float, out: np.ndarray, meanOutOptional: Any,
+                      rstdOutOptional: Any) -> None:
+    """aclnnAdaLayerNorm, with the mean and rstd of each row written out."""
+    _ada_layer_norm(x, scale, shift, weightOptional, biasOptional, epsilon, out,
+                    meanOutOptional, rstdOutOptional)
+
+
+def _ada_layer_norm_backward_check(gradOut: np.ndarray, input: np.ndarray,
+                                   normalizedShape: tuple[int, ...], rstd: np.ndarray,
+                                   mean: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                                   weightOptional: Any, biasOptional: Any, gradInputOut: Any,
+                                   gradScaleOut: Any, gradShiftOut: Any, gradWeightOut: Any,
+                                   gradBiasOut: Any) -> None:
+    """ops-nn norm/ada_layer_norm_grad/op_host/op_api/aclnn_ada_layer_norm_backward.cpp:
+    CheckDtype (input, rstd, mean, scale and shift of gradOut's dtype; weight and bias one
+    dtype, input's or float32; each gradient of its tensor's dtype, gradWeightOut and
+    gradBiasOut of weight's (or bias's, or input's or float32)), CheckShapeEqual
+    (normalizedShape input's last dimensions), the scale and shift shapes of
+    aclnnAdaLayerNorm, mean and rstd one value per row."""
+    for name, value in (("input", input), ("rstd", rstd), ("mean", mean), ("scale", scale),
+                        ("shift", shift)):
+        if value.dtype != gradOut.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be gradOut's dtype "
+                             f"{gradOut.dtype.name}")
+    for name, value in (("weightOptional", weightOptional), ("biasOptional", biasOptional)):
+        if value is not None and value.dtype not in (input.dtype, np.float32):
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be input's dtype "
+                             f"{input.dtype.name} or float32")
+    if weightOptional is not None and biasOptional is not None and \
+            weightOptional.dtype != biasOptional.dtype:
+        raise ValueError("weightOptional and biasOptional must have one dtype")
+    parameters = weightOptional if weightOptional is not None else biasOptional
+    for name, value, like in (("gradInputOut", gradInputOut, input),
+                              ("gradScaleOut", gradScaleOut, scale),
+                              ("gradShiftOut", gradShiftOut, shift),
+                              ("gradWeightOut", gradWeightOut, parameters),
+                              ("gradBiasOut", gradBiasOut, parameters)):
+        if value is None:
+            continue
+        if like is None:
+            if value.dtype not in (input.dtype, np.float32):
+                raise ValueError(f"{name} has dtype {value.dtype.name}: it must be input's "
+                                 "dtype or float32")
+        elif value.dtype != like.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be "
+                             f"{like.dtype.name}")
+    count = len(normalizedShape)
+    if count == 0 or count > input.ndim or \
+            tuple(input.shape[input.ndim - count:]) != tuple(normalizedShape):
+        raise ValueError(f"normalizedShape {list(normalizedShape)} must be input's last "
+                         f"dimensions, whose shape is {input.shape}")
+    _same_dtype_and_shape("input", input, True, gradOut=gradOut)
+    if not 2 <= input.ndim <= 8 or 0 in input.shape:
+        raise ValueError(f"input has shape {input.shape}: 2 to 8 dimensions, none 0")
+    lead, h = tuple(input.shape[:-2]), input.shape[-1]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value.shape not in (lead + (1, h), lead + (h,)):
+            raise ValueError(f"{name} has shape {value.shape}: it must be {lead + (1, h)} or "
+                             f"{lead + (h,)}")
+    rows = input.size // h
+    for name, value in (("mean", mean), ("rstd", rstd)):
+        if value.size != rows:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold one value per row "
+                             f"of input ({rows})")
+    for name, value, like in (("gradInputOut", gradInputOut, input),
+                              ("gradScaleOut", gradScaleOut, scale),
+                              ("gradShiftOut", gradShiftOut, shift)):
+        if value is not None and value.shape != like.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be {like.shape}")
+    for name, value in (("gradWeightOut", gradWeightOut), ("gradBiasOut", gradBiasOut)):
+        if value is not None and value.size != h:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold {h} values")
+
+
+@builtin("aclnnAdaLayerNormBackward", dtypes=FLOATS, check=_ada_layer_norm_backward_check)
+def ada_layer_norm_backward(gradOut: np.ndarray, input: np.ndarray,
+                            normalizedShape: tuple[int, ...], rstd: np.ndarray,
+                            mean: np.ndarray, scale: np.ndarray, shift: np.ndarray,
+                            weightOptional: Any, biasOptional: Any, gradInputOut: Any,
+                            gradScaleOut: Any, gradShiftOut: Any, gradWeightOut: Any,
+                            gradBiasOut: Any) -> None:
+    """The doc's formulas (ops-nn norm/ada_layer_norm_grad/docs/aclnnAdaLayerNormBackward.md),
+    in float32: z = (input - mean) rstd, g' = gradOut (1 + scale); gradInput is
+    aclnnLayerNormBackward's of g'; gradScale = sum over S of gradOut (z w + b), gradShift
+    = sum over S of gradOut, gradWeight = sum g' z, gradBias = sum g'."""
+    h = input.shape[-1]
+    view = input.shape[:-2] + (1, h)
+    g = widen(gradOut).astype(np.float32, copy=False)
+    modulated = g * (widen(scale).reshape(view) + np.float32(1))
+    x = widen(input).astype(np.float32, copy=False)
+    statistics = input.shape[:-1] + (1,)
+    z = (x - widen(mean).reshape(statistics)) * widen(rstd).reshape(statistics)
+    if gradInputOut is not None:
+        dx = np.empty(input.shape, np.float32)
+        layer_norm_backward(modulated, x, (h,), widen(mean).reshape(statistics).astype(np.float32),
+                            widen(rstd).reshape(statistics).astype(np.float32), weightOptional,
+                            None, (True, False, False), dx, None, None)
+        store(gradInputOut, dx)
+    if gradScaleOut is not None:
+        affine = z if weightOptional is None else z * widen(weightOptional)
+        if biasOptional is not None:
+            affine = affine + widen(biasOptional)
+        store(gradScaleOut, np.sum(g * affine, axis=-2, dtype=np.float64)
+              .reshape(gradScaleOut.shape))
+    if gradShiftOut is not None:
+        store(gradShiftOut, np.sum(g, axis=-2, dtype=np.float64).reshape(gradShiftOut.shape))
+    flat = modulated.reshape(-1, h)
+    if gradWeightOut is not None:
+        store(gradWeightOut, np.sum(flat * z.reshape(-1, h), axis=0, dtype=np.float64)
+              .reshape(gradWeightOut.shape))
+    if gradBiasOut is not None:
+        store(gradBiasOut, np.sum(flat, axis=0, dtype=np.float64).reshape(gradBiasOut.shape))
+
+
+# ---- aclnnBatchNormStats, aclnnBatchNormElemt -----------------------------------------------
+
+def _channels(x: np.ndarray) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """C, the axes other than 1, and the shape broadcasting a (C,) vector over x."""
+    return x.shape[1], tuple(a for a in range(x.ndim) if a != 1), \
+        (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _batch_norm_stats_check(input: np.ndarray, eps: float, mean: np.ndarray,
+                            invstd: np.ndarray) -> None:
+    """ops-math math/reduce_std_with_mean/op_api/aclnn_batch_norm_stats.cpp: input float32
+    or float16 on the Atlas A2 (DTYPE_SUPPORT_LIST), mean and invstd float32 (CheckDtype);
+    no private format (CheckFormat); input of 2 to 8 dimensions with C not 0, mean and
+    invstd 1-d of C (CheckShape)."""
+    from .foreach import PRIVATE_FORMATS
+    for name, value in (("input", input), ("mean", mean), ("invstd", invstd)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)}): "
+                             "it must be ND, NCL, NCHW or NCDHW")
+    if input.dtype not in (np.float32, np.float16):
+        raise ValueError(f"input has dtype {input.dtype.name}: it must be float32 or float16")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.dtype != np.float32:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be float32")
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.shape != (input.shape[1],):
+            raise ValueError(f"{name} has shape {value.shape}: it must be ({input.shape[1]},)")
+
+
+@builtin("aclnnBatchNormStats", dtypes=FLOATS, check=_batch_norm_stats_check)
+def batch_norm_stats(input: np.ndarray, eps: float, mean: np.ndarray,
+                     invstd: np.ndarray) -> None:
+    """Per channel: the mean and (biased variance + eps)^-1/2 over every other axis, in
+    float32; an empty input gives mean 0 and invstd NaN (the op_api)."""
+    if input.size == 0:
+        mean[...] = 0
+        invstd[...] = np.nan
+        return
+    _, axes, _ = _channels(input)
+    x = input.astype(np.float32)
+    average = np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean(np.square(x - average), axis=axes)
+    store(mean, average.reshape(-1))
+    store(invstd, np.power(variance + np.float32(eps), np.float32(-0.5)))
+
+
+def _batch_norm_elemt_check(input: np.ndarray, weight: Any, bias: Any, mean: np.ndarray,
+                            invstd: np.ndarray, eps: float, output: np.ndarray) -> None:
+    """ops-nn norm/batch_norm_elemt/op_host/op_api/aclnn_batch_norm_elemt.cpp CheckShape:
+    input and output of 2 to 8 dimensions, one shape, C not 0; weight, bias, mean and invstd
+    1-d of C."""
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    if output.shape != input.shape:
+        raise ValueError(f"output has shape {output.shape}: it must be input's {input.shape}")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value in (("weight", weight), ("bias", bias), ("mean", mean),
+                        ("invstd", invstd)):
+        if value is not None and value.shape != (input.shape[1],):
+            raise ValueError(f"{name} has shape {value.shape}: it must be 1-d of input's "
+                             f"{input.shape[1]} channels")
+
+
+@builtin("aclnnBatchNormElemt", dtypes=FLOATS, check=_batch_norm_elemt_check)
+def batch_norm_elemt(input: np.ndarray, weight: Any, bias: Any, mean: np.ndarray,
+                     invstd: np.ndarray, eps: float, output: np.ndarray) -> None:
+    """(input - mean) invstd weight + bias per channel (weight 1 and bias 0 when absent),
+    in float32."""
+    if input.size == 0:
+        return
+    _, _, view = _channels(input)
+    y = (widen(input).astype(np.float32, copy=False) - widen(mean).reshape(view)) \
+        * widen(invstd).reshape(view)
+    if weight is not None:
+        y *= widen(weight).reshape(view)
+    if bias is not None:
+        y += widen(bias).reshape(view)
+    store(output, y)
+
+
+# ---- aclnnBatchNormGatherStatsWithCounts ----------------------------------------------------
+
+def _gather_stats_check(input: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
+                        runningMean: Any, runningVar: Any, momentum: float, eps: float,
+                        counts: np.ndarray, meanAll: np.ndarray, invstdAll: np.ndarray) -> None:
+    """ops-nn norm/sync_batch_norm_gather_stats_with_counts/op_host/op_api/
+    aclnn_batch_norm_gather_stats_with_counts.cpp CheckShape: input of 2 to 8 dimensions;
+    mean and invstd 2-d (devices, C), counts 1-d of the devices; runningMean, runningVar,
+    meanAll and invstdAll of C elements."""
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    for name, value in (("mean", mean), ("invstd", invstd)):
+        if value.ndim != 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2")
+    if counts.ndim != 1:
+        raise ValueError(f"counts has {counts.ndim} dimensions: it must have 1")
+    if not mean.shape[0] == invstd.shape[0] == counts.shape[0]:
+        raise ValueError("mean, invstd and counts must have one size in dimension 0, "
+                         f"not {mean.shape[0]}, {invstd.shape[0]} and {counts.shape[0]}")
+    channels = input.shape[1]
+    if mean.shape[1] != channels or invstd.shape[1] != channels:
+        raise ValueError(f"mean and invstd must have input's {channels} channels in "
+                         "dimension 1")
+    for name, value in (("runningMean", runningMean), ("runningVar", runningVar),
+                        ("meanAll", meanAll), ("invstdAll", invstdAll)):
+        if value is not None and value.size != channels:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold {channels} values")
+
+
+@builtin("aclnnBatchNormGatherStatsWithCounts", dtypes=FLOATS, check=_gather_stats_check)
+def batch_norm_gather_stats_with_counts(input: np.ndarray, mean: np.ndarray,
+                                        invstd: np.ndarray, runningMean: Any, runningVar: Any,
+                                        momentum: float, eps: float, counts: np.ndarray,
+                                        meanAll: np.ndarray, invstdAll: np.ndarray) -> None:
+    """The statistics of all devices, each weighted by its count: meanAll the weighted mean,
+    invstdAll from the pooled biased variance (each device's 1 / invstd^2 - eps plus its
+    mean's spread); the running statistics move by momentum, the variance unbiased (PyTorch's
+    batch_norm_gather_stats_with_counts). An empty mean gives meanAll 0 and invstdAll NaN."""
+    if mean.size == 0:
+        meanAll[...] = 0
+        invstdAll[...] = np.nan
+        return
+    n = widen(counts).astype(np.float32).reshape(-1, 1)
+    means = widen(mean).astype(np.float32)
+    variances = 1 / np.square(widen(invstd).astype(np.float32)) - np.float32(eps)
+    total = np.sum(n)
+    average = np.sum(means * n, axis=0) / total
+    pooled = np.sum(n * (variances + np.square(means - average)), axis=0)
+    store(meanAll, average.reshape(meanAll.shape))
+    store(invstdAll, (1 / np.sqrt(pooled / total + np.float32(eps))).reshape(invstdAll.shape))
+    m = np.float32(momentum)
+    if runningMean is not None:
+        store(runningMean, (widen(runningMean).reshape(-1) * (1 - m) + average * m)
+              .reshape(runningMean.shape))
+    if runningVar is not None:
+        unbiased = pooled / (total - 1)
+        store(runningVar, (widen(runningVar).reshape(-1) * (1 - m) + unbiased * m)
+              .reshape(runningVar.shape))
