@@ -2211,6 +2211,43 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"x": codes, "scale": channel, "offset": shift, "dstType": 1, "sqrtMode": False},
         E(codes.shape, np.float16),
         lambda: ((T(codes).float() + T(shift)) * T(channel)).half())
+    # FRACTAL_NZ weights and the quantised matmuls (the ...WeightNz operators take a weight
+    # aclnnTransMatmulWeight made: aclnn_py.call's ND one is refused, their row an error)
+    halves = x.reshape(square).astype(np.float16)
+    cases["aclnnTransMatmulWeight"] = lambda: EmulatedCase(
+        {"mmWeightRef": halves}, None,
+        lambda: T(halves).reshape(64, 16, 64, 16).permute(2, 0, 1, 3).contiguous())
+    for name, batch in (("MatmulWeightNz", ()), ("BatchMatMulWeightNz", (1,))):
+        shaped = halves.reshape(batch + square)
+        cases[f"aclnn{name}"] = (lambda v=shaped: EmulatedCase(
+            {"self": v, "mat2": v, "cubeMathType": 1}, E(v.shape, np.float16),
+            lambda: (T(v).float() @ T(v).float()).half()))
+    channel_scale = u(1e-4, 1e-3, (1024,))
+    scales = u(1e-4, 1e-3)
+    cases["aclnnTransQuantParamV2"] = lambda: EmulatedCase(
+        {"scale": scales, "offset": None}, E((n,), np.uint64),
+        lambda: (T(scales.view(np.int32)).long() & 0xFFFFE000) | (1 << 46))
+    cases["aclnnTransQuantParamV3"] = lambda: EmulatedCase(
+        {"scale": scales, "offset": None, "roundMode": 0}, E((n,), np.uint64),
+        lambda: (T(scales.view(np.int32)).long() & 0xFFFFE000) | (1 << 46))
+    eights = codes.reshape(square)
+
+    def _dequantised() -> Any:
+        return (T(eights).double() @ T(eights).double() * T(channel_scale)).half()
+
+    cases["aclnnQuantMatmulV3"] = lambda: EmulatedCase(
+        {"x1": eights, "x2": eights, "scale": channel_scale, "offset": None, "bias": None,
+         "transposeX1": False, "transposeX2": False}, E(square, np.float16), _dequantised)
+    cases["aclnnQuantMatmulV4"] = lambda: EmulatedCase(
+        {"x1": eights, "x2": eights, "scale": channel_scale, "offset": None,
+         "pertokenScaleOptional": None, "bias": None, "transposeX1": False,
+         "transposeX2": False}, E(square, np.float16), _dequantised)
+    cases["aclnnQuantMatmulWeightNz"] = lambda: EmulatedCase(
+        {"x1": eights, "x2": eights, "x1Scale": None,
+         "x2Scale": channel_scale.view(np.uint32).astype(np.uint64) | np.uint64(1 << 46),
+         "yScale": None, "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": None,
+         "transposeX1": False, "transposeX2": False, "groupSize": 0}, E(square, np.float16),
+        _dequantised)
     # the C kernels
     for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
                            ("SmoothL1Loss", F.smooth_l1_loss)):

@@ -296,6 +296,52 @@ if torch is not None:
 
     REFERENCES["aclnnAscendQuant"] = _ascend_quant
 
+    # FRACTAL_NZ weights are recorded as their matrices (aclnn_py/emulator/_kernels/trace.py)
+    REFERENCES["aclnnMatmulWeightNz"] = lambda launch: _out(
+        launch, launch.input() @ launch.tensor("mat2"))
+    REFERENCES["aclnnBatchMatMulWeightNz"] = REFERENCES["aclnnMatmulWeightNz"]
+
+    def _packed_scale(scale: Any) -> Any:
+        """A scale as float32: a uint64/int64 one (aclnnTransQuantParamV2) is the float32 of
+        its low 32 bits."""
+        if scale.dtype != torch.int64:
+            return scale
+        low = (scale.numpy().astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+        return torch.from_numpy(low.view(np.float32).astype(np.float64))
+
+    def _quant_matmul(launch: Launch, scale: str, offset: str, pertoken: str | None
+                      ) -> dict[str, Any]:
+        """ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulV4.md's formulas."""
+        x1, x2 = launch.tensor("x1"), launch.tensor("x2")
+        x1 = x1.transpose(-1, -2) if launch.arg("transposeX1") else x1
+        x2 = x2.transpose(-1, -2) if launch.arg("transposeX2") else x2
+        value = x1 @ x2
+        bias = launch.tensor("bias")
+        integer = bias is not None and launch.dtypes.get("before/bias") == "int32"
+        if integer:
+            value = value + bias
+        out_dtype = launch.dtypes.get(f"after/{launch.written[0]}")
+        if out_dtype == "int32":
+            return _out(launch, value)
+        value = value.double() * _packed_scale(launch.tensor(scale)).reshape(-1)
+        token = launch.tensor(pertoken) if pertoken else None
+        if token is not None:
+            value = value * token.reshape(-1, 1)
+        if bias is not None and not integer:
+            value = value + bias
+        if out_dtype == "int8":
+            if launch.tensor(offset) is not None:
+                value = value + launch.tensor(offset)
+            value = torch.clamp(torch.round(value), -128, 127)
+        return _out(launch, value)
+
+    REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
+                                                                     None)
+    REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(
+        launch, "scale", "offset", "pertokenScaleOptional")
+    REFERENCES["aclnnQuantMatmulWeightNz"] = lambda launch: _quant_matmul(
+        launch, "x2Scale", "x2Offset", "x1Scale")
+
     def _ascend_quant_v3(launch: Launch) -> dict[str, Any]:
         x, axis = launch.input(), launch.arg("axis")
         value = x.clone()

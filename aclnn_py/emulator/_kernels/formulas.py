@@ -299,6 +299,24 @@ FORMULAS: dict[str, Formula] = {
     "aclnnGemm": _f("out = alpha (A @ B) + beta C, A and B transposed when transA, transB",
                     "the same, C broadcast to [m, n]", CUBE),
     # quant (ops-nn quant/ascend_quant_v2, quant/ascend_anti_quant_v2 docs)
+    "aclnnTransMatmulWeight": _f("the weight in place as FRACTAL_NZ blocks: storage [..., "
+                                 "ceil(n / c0), ceil(k / 16), 16, c0], c0 32 bytes",
+                                 "numpy reshapes; the format and storage shape set at phase 1"),
+    "aclnnMatmulWeightNz": _f("self @ mat2, mat2 FRACTAL_NZ", "its matrix read back from the "
+                              "blocks, numpy's matmul", CUBE),
+    "aclnnBatchMatMulWeightNz": _f("self @ mat2, 3-d, mat2 FRACTAL_NZ", "its matrices read "
+                                   "back from the blocks, numpy's matmul", CUBE),
+    "aclnnTransQuantParamV2": _f("out = float32 bits & 0xFFFFE000 | 1 << 46 | int9(rint(offset))"
+                                 " << 37", "the same, numpy bit operations"),
+    "aclnnTransQuantParamV3": _f("TransQuantParamV2's; roundMode 1 rounds the float32 to 10 "
+                                 "mantissa bits (ties to even)", "the same, numpy bit operations"),
+    "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
+                             "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
+                             "its low 32 bits as float32, float32 rounded once"),
+    "aclnnQuantMatmulV4": _f("QuantMatmulV3's, times pertokenScale per row",
+                             "as QuantMatmulV3"),
+    "aclnnQuantMatmulWeightNz": _f("QuantMatmulV4's with x2 FRACTAL_NZ (x2Scale the scale, "
+                                   "x1Scale per token)", "as QuantMatmulV3"),
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
                            "into int8"),

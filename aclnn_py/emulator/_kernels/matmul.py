@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..._c.codes import constant
+from ...ops.dtypes import Dtypes
 from . import Refusal, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
@@ -326,3 +327,134 @@ def gemm(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float,
     product = np.float32(alpha) * np.matmul(a, b) if a.shape[1] else 0
     result = scaled + product
     store(out, np.broadcast_to(result, out.shape))
+
+
+# ---- FRACTAL_NZ weights: TransMatmulWeight, MatmulWeightNz, BatchMatMulWeightNz ---------------
+#
+# How the emulator holds a FRACTAL_NZ tensor: as CANN does. aclnnTransMatmulWeight's phase 1
+# gives the weight storage format FRACTAL_NZ and the storage shape of TransData's result
+# (hicann/ops-math c41933244 conversion/trans_data/op_api/aclnn_trans_matmul_weight.cpp,
+# aclnnTransMatmulWeightGetWorkspaceSize; done by the emulator's C side, ops_generic.c
+# to_fractal_nz), keeping its view shape [..., a, b]; its launch writes the data in that layout.
+# The layout (ops-math conversion/trans_data/README.md, ND <-> FRACTAL_NZ: c0 16 for float16 and
+# bfloat16, 32 for int8 and uint8, that is 32 bytes; ops-nn matmul/quant_batch_matmul_v3/docs/
+# aclnnQuantMatmulWeightNz.md: an int8 [k, n] as (batch, n1, k1, k0, n0), k0 16, n0 32):
+# storage [..., ceil(b / c0), ceil(a / 16), 16, c0], element [i, j] of each matrix at
+# [j // c0, i // 16, i % 16, j % c0], the padding zeros. A client copying the weight back sees
+# those blocks; every consumer of a FRACTAL_NZ tensor reads its matrix back with from_nz.
+
+
+def nz_c0(dtype: np.dtype) -> int:
+    """The elements of one FRACTAL_NZ row of blocks: 32 bytes of ``dtype``."""
+    return max(1, 32 // dtype.itemsize)
+
+
+def nz_storage_shape(shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
+    """The FRACTAL_NZ storage shape of an ND view ``shape`` (2-d or more) of ``dtype``."""
+    c0 = nz_c0(dtype)
+    rows, columns = shape[-2], shape[-1]
+    return tuple(shape[:-2]) + (-(-columns // c0), -(-rows // 16), 16, c0)
+
+
+def to_nz(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` ([..., a, b]) in FRACTAL_NZ blocks (its storage shape, padding zeros)."""
+    c0 = nz_c0(matrix.dtype)
+    *batch, rows, columns = matrix.shape
+    storage = nz_storage_shape(matrix.shape, matrix.dtype)
+    padded = np.zeros(tuple(batch) + (storage[-3] * 16, storage[-4] * c0), matrix.dtype)
+    padded[..., :rows, :columns] = matrix
+    blocks = padded.reshape(tuple(batch) + (storage[-3], 16, storage[-4], c0))
+    return np.ascontiguousarray(np.moveaxis(blocks, -2, -4))
+
+
+def _storage(array: np.ndarray, count: int) -> np.ndarray:
+    """``count`` elements of ``array``'s memory from its first element on: a FRACTAL_NZ
+    tensor's blocks (the emulator hands a kernel its whole storage shape's bytes)."""
+    base: Any = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    raw = np.frombuffer(base, np.uint8)
+    start = array.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+    if start < 0 or start + count * array.itemsize > raw.size:
+        raise Refusal(f"the FRACTAL_NZ tensor's memory holds fewer than the {count} elements "
+                      "of its storage shape", INNER_NULLPTR)
+    return raw[start:start + count * array.itemsize].view(array.dtype)
+
+
+def from_nz(array: np.ndarray) -> np.ndarray:
+    """The ND matrix ([..., a, b], ``array``'s view shape) of a FRACTAL_NZ tensor."""
+    storage = nz_storage_shape(array.shape, array.dtype)
+    blocks = _storage(array, int(np.prod(storage))).reshape(storage)
+    *batch, rows, columns = array.shape
+    matrix = np.moveaxis(blocks, -4, -2).reshape(
+        tuple(batch) + (storage[-3] * 16, storage[-4] * storage[-1]))
+    return matrix[..., :rows, :columns]
+
+
+def weight(array: np.ndarray) -> np.ndarray:
+    """A weight as its matrix, FRACTAL_NZ or ND."""
+    return from_nz(array) if tensor_format(array) == FRACTAL_NZ else array
+
+
+def recorded(array: np.ndarray) -> np.ndarray:
+    """What a trace of launches keeps of a tensor (kernels/trace.py): a copy, a FRACTAL_NZ
+    one's matrix (its blocks when they cannot be read)."""
+    try:
+        if tensor_format(array) == FRACTAL_NZ:
+            return np.array(from_nz(array))
+    except (ValueError, Refusal):
+        pass
+    return array.copy()
+
+
+_TRANS_WEIGHT = Dtypes(("float16", "bfloat16", "int8", "uint8"))
+
+
+def _trans_weight_check(mmWeightRef: np.ndarray) -> None:
+    # ops-math aclnn_trans_matmul_weight.cpp: CheckFormatValid (the storage format ND),
+    # CheckShapeDim / CheckShapeDimV2 (2 to 6 dims on Atlas A2); its dtypes
+    # (ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST: float16, bfloat16, int8, float8_e4m3fn, hifloat8,
+    # uint8; the float8 ones have no numpy dtype) are the kernel's.
+    if tensor_format(mmWeightRef) != constant("ACL_FORMAT_ND"):
+        raise ValueError("the format of mmWeightRef must be ND")
+    if mmWeightRef.size and not 2 <= mmWeightRef.ndim <= 6:
+        raise ValueError(f"mmWeightRef has {mmWeightRef.ndim} dimensions; 2 to 6 are supported")
+
+
+@builtin("aclnnTransMatmulWeight", dtypes={"mmWeightRef": _TRANS_WEIGHT},
+         check=_trans_weight_check)
+def trans_matmul_weight(mmWeightRef: np.ndarray) -> None:
+    """The weight's matrix written in place as FRACTAL_NZ blocks (its storage shape)."""
+    if mmWeightRef.size == 0:
+        return
+    matrix = np.array(mmWeightRef)  # the ND data, before its memory is rewritten
+    blocks = to_nz(matrix)
+    _storage(mmWeightRef, blocks.size)[...] = blocks.reshape(-1)
+
+
+def _weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                     cubeMathType: int) -> None:
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul_weight_nz.cpp: mat2 FRACTAL_NZ,
+    # self and out ND, self [m, k] and mat2 [k, n] (2-d), out [m, n]
+    if tensor_format(mat2) != FRACTAL_NZ:
+        raise ValueError("mat2 must have format FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+    _not_nz(self=self, out=out)
+    if self.ndim != mat2.ndim or self.ndim < 2:
+        raise ValueError(f"self and mat2 must have the same rank, 2 or more; got {self.ndim} "
+                         f"and {mat2.ndim}")
+    if self.shape[-1] != mat2.shape[-2]:
+        raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    wanted = _matmul_shape(self.shape, mat2.shape)
+    if wanted is None or out.shape != wanted:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be "
+                         f"{_shape(wanted or ())}")
+
+
+def _nz_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
+    if out.size:
+        store(out, np.matmul(widen(self), widen(from_nz(mat2))))
+
+
+builtin("aclnnMatmulWeightNz", dtypes=FLOATS, check=_weight_nz_check)(_nz_product)
+builtin("aclnnBatchMatMulWeightNz", dtypes=FLOATS, check=_weight_nz_check)(_nz_product)

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import NO_KERNEL, Refusal, broadcasts_to, store, widen
+from . import INNER_NULLPTR, NO_KERNEL, Refusal, broadcasts_to, store, tensor_format, widen
 from .elementwise import FLOATS, register
+from .matmul import FRACTAL_NZ, weight
 
 _ROUNDING = {"round": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
 # dstType, an aclDataType: 2 INT8 (aclnnAscendQuant.md), 1 FLOAT16 and 27 BFLOAT16
@@ -143,3 +144,223 @@ def ascend_quant_v3(x: np.ndarray, scale: np.ndarray, offset: np.ndarray | None,
                     y: np.ndarray) -> None:
     ascend_quant(x, _along(scale, x, axis), _along(offset, x, axis),
                  sqrtMode, roundMode, dstType, y)
+
+
+# ---- TransQuantParamV2 / V3: float32 scales (and offsets) packed into uint64 ------------------
+
+# hicann ops-nn quant/trans_quant_param_v2/op_kernel/trans_quant_param_v2.h: the scale flag
+# (bit 46), roundMode 0 keeping the float32's top 19 bits (DEQ_SCALE_MUL), the offset rounded to
+# nearest even (CAST_RINT), clamped into int9 [-256, 255] and put at bit 37.
+_SCALE_FLAG = np.uint64(1 << 46)
+_SCALE_BITS = np.uint32(0xFFFFE000)
+_OFFSET_SHIFT = np.uint64(37)
+
+
+def _fp19(bits: np.ndarray) -> np.ndarray:
+    """roundMode 1 (CalQuantPreScaleValue): float32 bits rounded to nearest even at 10
+    mantissa bits (sign, 8 exponent bits, 10 mantissa bits, then shifted back by 13),
+    exponents 0 (zero kept signed) and 255 (inf, NaN) truncated, an overflow saturating."""
+    bits = bits.astype(np.uint64)
+    sign = (bits >> np.uint64(31)) & np.uint64(1)
+    exponent = (bits >> np.uint64(23)) & np.uint64(0x1FF)
+    mantissa = bits & np.uint64(0x7FFFFF)
+    fraction = mantissa >> np.uint64(13)
+    round_bit = (mantissa >> np.uint64(12)) & np.uint64(1)
+    sticky = mantissa & np.uint64(0xFFF)
+    up = (round_bit != 0) & ((sticky != 0) | ((fraction & np.uint64(1)) != 0)) \
+        & (exponent != 0) & (exponent != 0x1FF)
+    fraction = fraction + up.astype(np.uint64)
+    carry = fraction >= np.uint64(1 << 10)
+    fraction = np.where(carry, np.uint64(0), fraction)
+    exponent = exponent + carry.astype(np.uint64)
+    result = (sign << np.uint64(18)) | (exponent << np.uint64(10)) | fraction
+    result = np.where(exponent == 0, sign << np.uint64(18), result)
+    result = np.where(exponent > 0x1FF, (sign << np.uint64(18)) | np.uint64(0x1FF << 10), result)
+    return (result << np.uint64(13)).astype(np.uint64)
+
+
+def _trans_quant_check(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                       out: np.ndarray) -> None:
+    # ops-nn quant/trans_quant_param_v2/op_host/op_api/aclnn_trans_quant_param_v2.cpp
+    # CheckShape (Atlas A2): scale (n,) or (1, n), n > 0; offset (n,) or (1, n), a 1-d scale
+    # and offset of lengths above 1 equal; roundMode 0 or 1. aclnnTransQuantParamV2.md: out
+    # 1-d of max(scale, offset) for a 1-d scale, else scale's shape.
+    if not ((scale.ndim == 1 and scale.shape[0] > 0)
+            or (scale.ndim == 2 and scale.shape[0] == 1 and scale.shape[1] > 0)):
+        raise ValueError(f"scale has shape {list(scale.shape)}; it must be (n,) or (1, n), "
+                         "n > 0")
+    if offset is not None:
+        if not ((offset.ndim == 1 and offset.shape[0] > 0)
+                or (offset.ndim == 2 and offset.shape[0] == 1 and offset.shape[1] > 0)):
+            raise ValueError(f"offset has shape {list(offset.shape)}; it must be (n,) or "
+                             "(1, n), n > 0")
+        if offset.ndim == 1 and scale.shape[0] > 1 and offset.shape[0] > 1 \
+                and scale.shape[0] != offset.shape[0]:
+            raise ValueError(f"scale ({scale.shape[0]}) and offset ({offset.shape[0]}) must "
+                             "have the same length when both exceed 1")
+    if roundMode not in (0, 1):
+        raise ValueError(f"roundMode {roundMode} must be 0 or 1")
+
+
+def _trans_quant(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                 out: np.ndarray) -> None:
+    lengths = [scale.size] + ([] if offset is None else [offset.size])
+    count = max(lengths)
+    bits = np.broadcast_to(np.ascontiguousarray(scale, np.float32).reshape(-1).view(np.uint32),
+                           (count,)) if scale.size in (1, count) else None
+    if bits is None or out.size != count:
+        raise Refusal(f"out has {out.size} elements; scale and offset give {count}",
+                      INNER_NULLPTR)
+    if roundMode == 0:
+        packed = (bits & _SCALE_BITS).astype(np.uint64) | _SCALE_FLAG
+    else:
+        packed = _fp19(bits) | _SCALE_FLAG
+    if offset is not None:
+        values = np.clip(np.rint(offset.astype(np.float32).reshape(-1)), -256, 255)
+        nine = values.astype(np.int64).astype(np.uint64) & np.uint64(0x1FF)
+        packed = packed | (np.broadcast_to(nine, (count,)) << _OFFSET_SHIFT)
+    out[...] = packed.reshape(out.shape).astype(out.dtype)
+
+
+_PARAM_DTYPES = {"scale": Dtypes(("float32",)), "offset": Dtypes(("float32",)),
+                 "out": Dtypes(("uint64", "int64"))}
+
+
+@register("aclnnTransQuantParamV2", dtypes=_PARAM_DTYPES,
+          check=lambda scale, offset, out: _trans_quant_check(scale, offset, 0, out))
+def trans_quant_param_v2(scale: np.ndarray, offset: np.ndarray | None, out: np.ndarray) -> None:
+    _trans_quant(scale, offset, 0, out)
+
+
+@register("aclnnTransQuantParamV3", dtypes=_PARAM_DTYPES, check=_trans_quant_check)
+def trans_quant_param_v3(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                         out: np.ndarray) -> None:
+    _trans_quant(scale, offset, roundMode, out)
+
+
+# ---- QuantMatmulV3 / V4 / WeightNz: int8 x int8 -> int32, dequantised -------------------------
+#
+# hicann ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulV4.md (Atlas A2):
+#   out = (x1 @ x2 + bias) * scale + offset       bias int32 (offset only for an int8 out)
+#   out = x1 @ x2 * scale + bias                   bias bfloat16, float16 or float32
+#   pertokenScaleOptional multiplies each row (x1's m) after scale.
+# x1 @ x2 is exact in int32 (wrapping as the cube's int32 accumulator); a uint64 or int64 scale
+# (aclnnTransQuantParamV2) is its low 32 bits as float32 (the top 19 bits of the float kept);
+# the float part computes in float32 and rounds once into out (an int8 out: to nearest even,
+# saturated). transposeX1 / transposeX2 give x1 as [k, m] / x2 as [n, k]. An int4 x1 or x2
+# (packed in int32) is not computed: 561003.
+
+
+def _scales(scale: np.ndarray) -> np.ndarray:
+    if scale.dtype in (np.uint64, np.int64):
+        low = (scale.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        return np.asarray(low.view(np.float32), np.float32).reshape(-1)
+    return np.asarray(widen(scale), np.float32).reshape(-1)
+
+
+def _quant_operands(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transposeX2: bool
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    if x1.dtype != np.int8 or x2.dtype != np.int8:
+        raise Refusal(f"x1 {x1.dtype.name} and x2 {x2.dtype.name}: only int8 operands are "
+                      "computed (int4 packed in int32 is not)", NO_KERNEL)
+    a = np.swapaxes(x1, -1, -2) if transposeX1 else x1
+    b = weight(x2)
+    b = np.swapaxes(b, -1, -2) if transposeX2 else b
+    return a, b
+
+
+def _quant_matmul_check(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transposeX2: bool,
+                        out: np.ndarray) -> None:
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise ValueError(f"x1 and x2 must have 2 dimensions or more, got {x1.ndim} and "
+                         f"{x2.ndim}")
+    k1 = x1.shape[-2] if transposeX1 else x1.shape[-1]
+    k2 = x2.shape[-1] if transposeX2 else x2.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"the k-axis of x1 {list(x1.shape)} ({k1}) and x2 {list(x2.shape)} "
+                         f"({k2}) differ")
+    m = x1.shape[-1] if transposeX1 else x1.shape[-2]
+    n = x2.shape[-2] if transposeX2 else x2.shape[-1]
+    try:
+        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"the batch dims of x1 {list(x1.shape)} and x2 {list(x2.shape)} do "
+                         "not broadcast") from None
+    wanted = tuple(batch) + (m, n)
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+
+
+def quant_matmul(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray | None,
+                 offset: np.ndarray | None, pertoken: np.ndarray | None,
+                 bias: np.ndarray | None, transposeX1: bool, transposeX2: bool,
+                 out: np.ndarray) -> None:
+    """The formulas above."""
+    a, b = _quant_operands(x1, x2, transposeX1, transposeX2)
+    if out.size == 0:
+        return
+    # float64 BLAS: every partial sum of int8 products is an integer below 2**53 (k < 2**38),
+    # so exact; then as int64
+    product = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64)
+    integer_bias = bias is not None and bias.dtype == np.int32
+    if integer_bias:
+        product = product + bias.astype(np.int64).reshape(-1)  # type: ignore[union-attr]
+    accumulated = product.astype(np.int32)  # the cube's int32 accumulator wraps
+    if out.dtype == np.int32:
+        out[...] = accumulated
+        return
+    value: Any = accumulated.astype(np.float32)
+    if scale is not None:
+        value = value * _scales(scale)
+    if pertoken is not None:
+        value = value * widen(pertoken).astype(np.float32).reshape(-1)[:, None]
+    if bias is not None and not integer_bias:
+        value = value + widen(bias).astype(np.float32).reshape(-1)
+    if out.dtype == np.int8:
+        if offset is not None:
+            value = value + widen(offset).astype(np.float32).reshape(-1)
+        info = np.iinfo(np.int8)
+        out[...] = np.clip(np.rint(value), info.min, info.max).astype(np.int8)
+        return
+    store(out, value)
+
+
+_QUANT_MM = {"x1": Dtypes(("int8", "int32")), "x2": Dtypes(("int8", "int32"))}
+
+
+@register("aclnnQuantMatmulV3", dtypes=_QUANT_MM,
+          check=lambda x1, x2, scale, offset, bias, transposeX1, transposeX2, out:
+          _quant_matmul_check(x1, x2, transposeX1, transposeX2, out))
+def quant_matmul_v3(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray, offset: Any,
+                    bias: Any, transposeX1: bool, transposeX2: bool, out: np.ndarray) -> None:
+    quant_matmul(x1, x2, scale, offset, None, bias, transposeX1, transposeX2, out)
+
+
+@register("aclnnQuantMatmulV4", dtypes=_QUANT_MM,
+          check=lambda x1, x2, scale, offset, pertokenScaleOptional, bias, transposeX1,
+          transposeX2, out: _quant_matmul_check(x1, x2, transposeX1, transposeX2, out))
+def quant_matmul_v4(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray, offset: Any,
+                    pertokenScaleOptional: Any, bias: Any, transposeX1: bool,
+                    transposeX2: bool, out: np.ndarray) -> None:
+    quant_matmul(x1, x2, scale, offset, pertokenScaleOptional, bias, transposeX1, transposeX2,
+                 out)
+
+
+def _weight_nz_check(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any, yScale: Any,
+                     x1Offset: Any, x2Offset: Any, yOffset: Any, bias: Any, transposeX1: bool,
+                     transposeX2: bool, groupSize: int, out: np.ndarray) -> None:
+    if tensor_format(x2) != FRACTAL_NZ:
+        raise ValueError("x2 must have format FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+    if yScale is not None or yOffset is not None or x1Offset is not None:
+        raise Refusal("yScale, yOffset and x1Offset are not computed", NO_KERNEL)
+    _quant_matmul_check(x1, x2, transposeX1, transposeX2, out)
+
+
+@register("aclnnQuantMatmulWeightNz", dtypes=_QUANT_MM, check=_weight_nz_check)
+def quant_matmul_weight_nz(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any,
+                           yScale: Any, x1Offset: Any, x2Offset: Any, yOffset: Any, bias: Any,
+                           transposeX1: bool, transposeX2: bool, groupSize: int,
+                           out: np.ndarray) -> None:
+    """aclnnQuantMatmulWeightNz.md: aclnnQuantMatmulV4's formulas, x2Scale its scale,
+    x1Scale its per-token scale, x2Offset its offset."""
+    quant_matmul(x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
