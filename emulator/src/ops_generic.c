@@ -281,9 +281,8 @@ static bool tensor_bytes(const aclTensor *t, uint64_t *bytes)
  * conversion/trans_data/op_api/aclnn_trans_matmul_weight.cpp, aclnnTransMatmulWeightGetWorkspaceSize:
  * SetStorageShape of TransData's FRACTAL_NZ result, SetStorageFormat(FORMAT_FRACTAL_NZ)); its
  * launch then moves the data into that layout. The storage shape of an ND view [..., a, b] in
- * FRACTAL_NZ: [..., ceil(b / c0), ceil(a / 16), 16, c0], c0 being 32 bytes of the dtype (16
- * float16 or bfloat16 elements, 32 int8 ones: ops-math conversion/trans_data/README.md's table
- * of ND <-> FRACTAL_NZ; hicann/ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulWeightNz.md
+ * FRACTAL_NZ: [..., ceil(b / c0), ceil(a / 16), 16, c0], c0 32 for a 1-byte dtype, else 16
+ * (ops-math conversion/trans_data/README.md's table of ND <-> FRACTAL_NZ; hicann/ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulWeightNz.md
  * names it (batch, n1, k1, k0, n0), k0 16 and n0 32 for an int8 [k, n]).
  */
 static void to_fractal_nz(aclTensor *t)
@@ -291,7 +290,7 @@ static void to_fractal_nz(aclTensor *t)
     size_t item = emu_dtype_size(t->dtype);
     if (t->ndim < 2 || t->ndim + 2 > EMU_TENSOR_MAX_DIMS || item == 0 || emu_tensor_numel(t) == 0)
         return;
-    int64_t c0 = (int64_t)(32 / item), rows = t->dims[t->ndim - 2], columns = t->dims[t->ndim - 1];
+    int64_t c0 = item == 1 ? 32 : 16, rows = t->dims[t->ndim - 2], columns = t->dims[t->ndim - 1];
     uint64_t n = 0;
     for (uint64_t d = 0; d + 2 < t->ndim; d++)
         t->storage_dims[n++] = t->dims[d];

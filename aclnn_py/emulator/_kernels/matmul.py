@@ -336,8 +336,8 @@ def gemm(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float,
 # (hicann/ops-math c41933244 conversion/trans_data/op_api/aclnn_trans_matmul_weight.cpp,
 # aclnnTransMatmulWeightGetWorkspaceSize; done by the emulator's C side, ops_generic.c
 # to_fractal_nz), keeping its view shape [..., a, b]; its launch writes the data in that layout.
-# The layout (ops-math conversion/trans_data/README.md, ND <-> FRACTAL_NZ: c0 16 for float16 and
-# bfloat16, 32 for int8 and uint8, that is 32 bytes; ops-nn matmul/quant_batch_matmul_v3/docs/
+# The layout (ops-math conversion/trans_data/README.md, ND <-> FRACTAL_NZ: c0 16 for float32,
+# int32, float16 and bfloat16, 32 for int8 and uint8; ops-nn matmul/quant_batch_matmul_v3/docs/
 # aclnnQuantMatmulWeightNz.md: an int8 [k, n] as (batch, n1, k1, k0, n0), k0 16, n0 32):
 # storage [..., ceil(b / c0), ceil(a / 16), 16, c0], element [i, j] of each matrix at
 # [j // c0, i // 16, i % 16, j % c0], the padding zeros. A client copying the weight back sees
@@ -345,8 +345,8 @@ def gemm(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float,
 
 
 def nz_c0(dtype: np.dtype) -> int:
-    """The elements of one FRACTAL_NZ row of blocks: 32 bytes of ``dtype``."""
-    return max(1, 32 // dtype.itemsize)
+    """The columns of one FRACTAL_NZ block: 32 for a 1-byte dtype, else 16."""
+    return 32 if dtype.itemsize == 1 else 16
 
 
 def nz_storage_shape(shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
@@ -432,16 +432,10 @@ def trans_matmul_weight(mmWeightRef: np.ndarray) -> None:
     _storage(mmWeightRef, blocks.size)[...] = blocks.reshape(-1)
 
 
-def _weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
-                     cubeMathType: int) -> None:
-    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul_weight_nz.cpp: mat2 FRACTAL_NZ,
-    # self and out ND, self [m, k] and mat2 [k, n] (2-d), out [m, n]
+def _weight_nz_shapes(self: np.ndarray, mat2: np.ndarray, out: np.ndarray) -> None:
     if tensor_format(mat2) != FRACTAL_NZ:
-        raise ValueError("mat2 must have format FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+        raise ValueError("Format of mat2 must be FRACTAL_NZ (made by aclnnTransMatmulWeight)")
     _not_nz(self=self, out=out)
-    if self.ndim != mat2.ndim or self.ndim < 2:
-        raise ValueError(f"self and mat2 must have the same rank, 2 or more; got {self.ndim} "
-                         f"and {mat2.ndim}")
     if self.shape[-1] != mat2.shape[-2]:
         raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} differ")
@@ -451,10 +445,48 @@ def _weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
                          f"{_shape(wanted or ())}")
 
 
+def _matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                            cubeMathType: int) -> None:
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul.cpp: CheckWeightNzDtypeValid (a
+    # float32 self with a float16 out refused under KEEP_DTYPE, 0; self and mat2 not float16
+    # and bfloat16 together), CheckWeightNzShapeValid (mat2 FRACTAL_NZ, self and mat2 2-d,
+    # mat2's n and k not 1, the k-axis)
+    if cubeMathType == 0 and out.dtype == np.float16 and self.dtype == np.float32:
+        raise ValueError("Input tensor's dtype[DT_FLOAT] should be same with output's "
+                         "dtype[DT_FLOAT16]")
+    if {self.dtype.name, mat2.dtype.name} == {"float16", "bfloat16"}:
+        raise ValueError(f"self ({self.dtype.name}) and mat2 ({mat2.dtype.name}) must be both "
+                         "bfloat16 or both float16")
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"self and mat2 must be 2-d, got {self.ndim}-d and {mat2.ndim}-d")
+    if 1 in mat2.shape:
+        raise ValueError(f"mat2 {_shape(mat2.shape)} in FRACTAL_NZ cannot have n or k of 1")
+    _weight_nz_shapes(self, mat2, out)
+
+
+_WEIGHT_NZ_16 = Dtypes(("float16", "bfloat16"))
+
+
+def _batch_matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                                  cubeMathType: int) -> None:
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_batch_matmul.cpp
+    # CheckDtypeValidWeightNz: self and mat2 of one dtype, out float32 or theirs; CheckShape
+    if self.dtype != mat2.dtype:
+        raise ValueError(f"self's dtype [{self.dtype.name}] and mat2's dtype "
+                         f"[{mat2.dtype.name}] are not equal")
+    if out.dtype != np.float32 and out.dtype != self.dtype:
+        raise ValueError(f"self's dtype [{self.dtype.name}] and out's dtype "
+                         f"[{out.dtype.name}] are not equal")
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise ValueError(f"self and mat2 must be 3-d, got {self.ndim}-d and {mat2.ndim}-d")
+    _weight_nz_shapes(self, mat2, out)
+
+
 def _nz_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
     if out.size:
         store(out, np.matmul(widen(self), widen(from_nz(mat2))))
 
 
-builtin("aclnnMatmulWeightNz", dtypes=FLOATS, check=_weight_nz_check)(_nz_product)
-builtin("aclnnBatchMatMulWeightNz", dtypes=FLOATS, check=_weight_nz_check)(_nz_product)
+builtin("aclnnMatmulWeightNz", dtypes=FLOATS, check=_matmul_weight_nz_check)(_nz_product)
+builtin("aclnnBatchMatMulWeightNz", dtypes={"self": _WEIGHT_NZ_16, "mat2": _WEIGHT_NZ_16},
+        check=_batch_matmul_weight_nz_check)(_nz_product)

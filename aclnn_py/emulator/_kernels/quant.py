@@ -351,6 +351,12 @@ def _weight_nz_check(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any,
                      transposeX2: bool, groupSize: int, out: np.ndarray) -> None:
     if tensor_format(x2) != FRACTAL_NZ:
         raise ValueError("x2 must have format FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+    if x2Scale.dtype.name not in ("uint64", "int64", "float32", "bfloat16"):
+        raise ValueError(f"x2Scale has dtype {x2Scale.dtype.name}; it must be uint64, int64, "
+                         "float32 or bfloat16")
+    if out.dtype.name not in ("float16", "int8", "bfloat16", "int32"):
+        raise ValueError(f"out has dtype {out.dtype.name}; it must be float16, int8, bfloat16 "
+                         "or int32")
     if yScale is not None or yOffset is not None or x1Offset is not None:
         raise Refusal("yScale, yOffset and x1Offset are not computed", NO_KERNEL)
     _quant_matmul_check(x1, x2, transposeX1, transposeX2, out)
