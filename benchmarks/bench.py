@@ -2248,6 +2248,29 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "yScale": None, "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": None,
          "transposeX1": False, "transposeX2": False, "groupSize": 0}, E(square, np.float16),
         _dequantised)
+    token_rows = x.reshape(square).astype(np.float16)
+
+    def _per_token() -> Any:
+        rows = T(token_rows).float()
+        step = 127 / rows.abs().amax(1)
+        return torch.clamp(torch.round(rows * step[:, None]), -128, 127).to(torch.int8), 1 / step
+
+    def _asymmetric() -> Any:
+        rows = T(token_rows).float()
+        high, low = rows.amax(1), rows.amin(1)
+        scale = (high - low) / 255
+        offset = 127 - high / scale
+        y = torch.round(rows * (1 / scale)[:, None] + offset[:, None])
+        return torch.clamp(y, -128, 127).to(torch.int8), scale, offset
+
+    cases["aclnnDynamicQuant"] = lambda: EmulatedCase(
+        {"x": token_rows, "smoothScalesOptional": None},
+        {"yOut": E(square, np.int8), "scaleOut": E((1024,))}, _per_token)
+    cases["aclnnDynamicQuantV2"] = lambda: EmulatedCase(
+        {"x": token_rows, "smoothScalesOptional": None, "groupIndexOptional": None,
+         "dstType": 2},
+        {"yOut": E(square, np.int8), "scaleOut": E((1024,)), "offsetOut": E((1024,))},
+        _asymmetric)
     # the C kernels
     for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
                            ("SmoothL1Loss", F.smooth_l1_loss)):

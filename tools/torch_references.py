@@ -335,6 +335,34 @@ if torch is not None:
             value = torch.clamp(torch.round(value), -128, 127)
         return _out(launch, value)
 
+    def _dynamic_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn quant/dynamic_quant docs' formulas, in float32 as the kernel computes."""
+        x = launch.tensor("x").float()
+        rows = x.reshape(-1, x.shape[-1])
+        smooth = launch.tensor("smoothScalesOptional")
+        if smooth is not None:
+            factors = smooth.float().reshape(-1, x.shape[-1])
+            group = launch.tensors.get("groupIndexOptional")
+            if group is not None and factors.shape[0] > 1:
+                which = np.searchsorted(group.astype(np.int64), np.arange(rows.shape[0]),
+                                        side="right")
+                factors = factors[torch.from_numpy(np.minimum(which, factors.shape[0] - 1))]
+            rows = rows * factors
+        written = launch.written
+        if "offsetOut" in written and launch.results.get("offsetOut") is not None:
+            high, low = rows.amax(1), rows.amin(1)
+            scale = torch.clamp((high - low) / 255, min=1e-12)
+            offset = 127 - high / scale
+            y = torch.round(rows * (1 / scale)[:, None] + offset[:, None])
+            return {"yOut": torch.clamp(y, -128, 127).reshape(x.shape), "scaleOut": scale,
+                    "offsetOut": offset}
+        step = 127 / rows.abs().amax(1)
+        y = torch.nan_to_num(torch.round(rows * step[:, None]), nan=0.0)
+        return {"yOut": torch.clamp(y, -128, 127).reshape(x.shape), "scaleOut": 1 / step}
+
+    REFERENCES["aclnnDynamicQuant"] = _dynamic_quant
+    REFERENCES["aclnnDynamicQuantV2"] = _dynamic_quant
+
     REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
                                                                      None)
     REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(

@@ -1949,6 +1949,46 @@ def quant_matmul_v4(rng, dtype):
             "transposeX2": True}, np.empty((3, 8), np.int8), N(expected)
 
 
+@case("aclnnDynamicQuant", dtypes=("float16", "bfloat16"))
+def dynamic_quant(rng, dtype):
+    x, smooth = rand(rng, (2, 3, 16), dtype, -5, 5), rand(rng, (16,), dtype, 0.5, 2)
+    rows = (T(x).float() * T(smooth).float()).reshape(6, 16)
+    step = 127 / rows.abs().amax(1)
+    y = torch.clamp(torch.round(rows * step[:, None]), -128, 127).to(torch.int8)
+    return {"x": x, "smoothScalesOptional": smooth}, \
+        (np.empty((2, 3, 16), np.int8), np.empty((2, 3), np.float32)), \
+        (N(y.reshape(2, 3, 16)), N((1 / step).reshape(2, 3)))
+
+
+@case("aclnnDynamicQuantV2", "asymmetric, smooth per group", dtypes=("float16", "bfloat16"))
+def dynamic_quant_v2(rng, dtype):
+    x, smooth = rand(rng, (5, 8), dtype, -3, 6), rand(rng, (2, 8), dtype, 0.5, 2)
+    group = np.array([3, 5], np.int32)  # rows 0-2 take smooth[0], 3-4 smooth[1]
+    rows = T(x).float() * T(smooth).float()[torch.tensor([0, 0, 0, 1, 1])]
+    high, low = rows.amax(1), rows.amin(1)
+    scale = (high - low) / 255
+    offset = 127 - high / scale
+    y = torch.clamp(torch.round(rows * (1 / scale)[:, None] + offset[:, None]), -128, 127)
+    return {"x": x, "smoothScalesOptional": smooth, "groupIndexOptional": group, "dstType": 2}, \
+        (np.empty((5, 8), np.int8), np.empty((5,), np.float32), np.empty((5,), np.float32)), \
+        (N(y.to(torch.int8)), N(scale), N(offset))
+
+
+@case("aclnnDynamicQuantV2", "asymmetric int4 packed in int32", dtypes=("float16",))
+def dynamic_quant_v2_int4(rng, dtype):
+    x = rand(rng, (3, 16), dtype, -4, 4)
+    rows = T(x).float()
+    high, low = rows.amax(1), rows.amin(1)
+    scale = (high - low) / 15
+    offset = 7 - high / scale
+    values = torch.round(rows * (1 / scale)[:, None] + offset[:, None])
+    nibbles = torch.clamp(values, -8, 7).long() & 0xF
+    packed = (nibbles.reshape(3, 2, 8) << torch.arange(0, 32, 4)).sum(-1)  # first: lowest bits
+    return {"x": x, "smoothScalesOptional": None, "groupIndexOptional": None, "dstType": 3}, \
+        (np.empty((3, 2), np.int32), np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(packed).astype(np.uint32).view(np.int32), N(scale), N(offset))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

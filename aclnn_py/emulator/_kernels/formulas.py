@@ -317,6 +317,11 @@ FORMULAS: dict[str, Formula] = {
                              "as QuantMatmulV3"),
     "aclnnQuantMatmulWeightNz": _f("QuantMatmulV4's with x2 FRACTAL_NZ (x2Scale the scale, "
                                    "x1Scale per token)", "as QuantMatmulV3"),
+    "aclnnDynamicQuant": _f("per row: s = 127 / max|x smooth|; scaleOut = 1 / s; y = round(x "
+                            "smooth s)", "float32, ties to even, saturated into int8"),
+    "aclnnDynamicQuantV2": _f("DynamicQuant's (smooth per group); with offsetOut: scale = "
+                              "(max - min) / 255, offset = 127 - max / scale, y = round(x / "
+                              "scale + offset)", "float32, ties to even, saturated into int8"),
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
                            "into int8"),

@@ -370,3 +370,124 @@ def quant_matmul_weight_nz(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale
     """aclnnQuantMatmulWeightNz.md: aclnnQuantMatmulV4's formulas, x2Scale its scale,
     x1Scale its per-token scale, x2Offset its offset."""
     quant_matmul(x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
+
+
+# ---- DynamicQuant / DynamicQuantV2: per-row int8 quantisation with the scale computed ----------
+#
+# hicann ops-nn quant/dynamic_quant/docs/aclnnDynamicQuant.md and
+# quant/dynamic_quant_v2/docs/aclnnDynamicQuantV2.md, in float32 as the kernel
+# (quant/dynamic_quant/op_kernel/dynamic_quant.h) computes them, over x's last dimension:
+#   input = x * smoothScales (the group's row of them, groupIndex holding each group's last row
+#           + 1, cumulatively)
+#   symmetric:  s = 127 / row_max(|input|); scaleOut = 1 / s; y = rint(input * s)
+#   asymmetric (offsetOut given): scaleOut = max((row_max - row_min) / 255, 1e-12);
+#               offsetOut = 127 - row_max / scaleOut; y = rint(input * (1 / scaleOut) + offsetOut)
+# rint rounds ties to even (CAST_RINT); y saturates into int8. An int32 y holds eight int4
+# (127 and 255 become 7 and 15, the range [-8, 7]), the first in the lowest four bits
+# (ops-nn matmul/convert_weight_to_int4_pack/op_host/op_api/aclnn_convert_weight_to_int4_pack.cpp
+# PackToINT8: the even element in the low nibble of each byte). An int4 y (dstType 29) has no
+# numpy dtype: refused.
+_INT8_DST = 2
+_INT32_DST = 3
+
+
+def pack_int4(values: np.ndarray) -> np.ndarray:
+    """int4 values (the last dim a multiple of 8) packed eight to an int32, the first in the
+    lowest four bits."""
+    nibbles = (values.astype(np.int64) & 0xF).reshape(values.shape[:-1] + (-1, 8))
+    shifts = np.arange(0, 32, 4, dtype=np.int64)
+    return (nibbles << shifts).sum(axis=-1).astype(np.uint32).view(np.int32)
+
+
+def _dynamic_quant_check(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
+                         groupIndexOptional: np.ndarray | None, dstType: int, yOut: np.ndarray,
+                         scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    # ops-nn quant/dynamic_quant/op_host/op_api/aclnn_dynamic_quant.cpp CheckDtype, CheckShape
+    if yOut.dtype not in (np.int8, np.int32):
+        raise ValueError(f"yOut has dtype {yOut.dtype.name}; it must be int8 or int32 (eight "
+                         "int4 each)")
+    if not 1 < x.ndim < 9:
+        raise ValueError(f"The dimNum[{x.ndim}] of x should be greater than 1 and less than 9")
+    if smoothScalesOptional is not None:
+        if smoothScalesOptional.dtype != x.dtype:
+            raise ValueError("The dtypes of x and smooth_scales are not equal")
+        if groupIndexOptional is not None:
+            if groupIndexOptional.ndim != 1:
+                raise ValueError(f"The dimNum[{groupIndexOptional.ndim}] of group_indexs should "
+                                 "be equal to one")
+        elif smoothScalesOptional.ndim != 1 or smoothScalesOptional.shape[0] != x.shape[-1]:
+            raise ValueError(f"smooth_scales {list(smoothScalesOptional.shape)} must be 1-d of "
+                             f"x's last dim, {x.shape[-1]}")
+    if yOut.dtype == np.int32:  # CheckInt32OutputShape: the last dim an eighth of x's
+        if yOut.shape[:-1] != x.shape[:-1] or yOut.shape[-1] * 8 != x.shape[-1]:
+            raise ValueError(f"yOut {list(yOut.shape)} of int32 must be x's shape "
+                             f"{list(x.shape)} with the last dim divided by 8")
+    elif yOut.shape != x.shape:
+        raise ValueError("The shapes of x and y are inconsistent")
+    if scaleOut.shape != x.shape[:-1]:
+        raise ValueError("The shapes of x and scale should be consistent except for the last "
+                         "dimension of x")
+    if scaleOut.dtype != np.float32:
+        raise ValueError(f"scaleOut has dtype {scaleOut.dtype.name}; it must be float32")
+    if offsetOut is not None and (offsetOut.shape != scaleOut.shape
+                                  or offsetOut.dtype != np.float32):
+        raise ValueError("offsetOut must be float32 of scaleOut's shape")
+    if int(dstType) not in (_INT8_DST, _INT32_DST):
+        raise Refusal(f"dstType {dstType}: an int8 y or int4 packed in int32 is computed",
+                      NO_KERNEL)
+
+
+def dynamic_quant(x: np.ndarray, smooth: np.ndarray | None, group: np.ndarray | None,
+                  yOut: np.ndarray, scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    """The formulas above."""
+    if x.size == 0:
+        return
+    length = x.shape[-1]
+    rows = np.asarray(widen(x), np.float32).reshape(-1, length)
+    if smooth is not None:
+        factors = np.asarray(widen(smooth), np.float32).reshape(-1, length)
+        if group is not None and factors.shape[0] > 1:
+            ends = group.astype(np.int64).reshape(-1)
+            which = np.searchsorted(ends, np.arange(rows.shape[0]), side="right")
+            factors = factors[np.minimum(which, factors.shape[0] - 1)]
+        rows = rows * factors
+    four = yOut.dtype == np.int32
+    low_end, high_end = (-8, 7) if four else (-128, 127)
+    if offsetOut is None:
+        largest = np.max(np.abs(rows), axis=1)
+        step = np.float32(high_end) / largest
+        scale = np.float32(1) / step
+        values = rows * step[:, None]
+        offset = None
+    else:
+        high, low = np.max(rows, axis=1), np.min(rows, axis=1)
+        span = np.float32(15 if four else 255)
+        scale = np.maximum((high - low) / span, np.float32(1e-12))
+        offset = np.float32(high_end) - high / scale
+        values = rows * (np.float32(1) / scale)[:, None] + offset[:, None]
+    quantised = np.clip(np.nan_to_num(np.rint(values), nan=0.0), low_end, high_end)
+    if four:
+        yOut[...] = pack_int4(quantised).reshape(yOut.shape)
+    else:
+        yOut[...] = quantised.astype(np.int8).reshape(yOut.shape)
+    scaleOut[...] = scale.reshape(scaleOut.shape)
+    if offsetOut is not None and offset is not None:
+        offsetOut[...] = offset.reshape(offsetOut.shape)
+
+
+_DYNAMIC = {"x": FLOATS, "smoothScalesOptional": FLOATS}
+
+
+@register("aclnnDynamicQuant", dtypes=_DYNAMIC,
+          check=lambda x, smoothScalesOptional, yOut, scaleOut: _dynamic_quant_check(
+              x, smoothScalesOptional, None, _INT8_DST, yOut, scaleOut, None))
+def dynamic_quant_v1(x: np.ndarray, smoothScalesOptional: np.ndarray | None, yOut: np.ndarray,
+                     scaleOut: np.ndarray) -> None:
+    dynamic_quant(x, smoothScalesOptional, None, yOut, scaleOut, None)
+
+
+@register("aclnnDynamicQuantV2", dtypes=_DYNAMIC, check=_dynamic_quant_check)
+def dynamic_quant_v2(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
+                     groupIndexOptional: np.ndarray | None, dstType: int, yOut: np.ndarray,
+                     scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    dynamic_quant(x, smoothScalesOptional, groupIndexOptional, yOut, scaleOut, offsetOut)
