@@ -396,7 +396,8 @@ def pack_int4(values: np.ndarray) -> np.ndarray:
     lowest four bits."""
     nibbles = (values.astype(np.int64) & 0xF).reshape(values.shape[:-1] + (-1, 8))
     shifts = np.arange(0, 32, 4, dtype=np.int64)
-    return (nibbles << shifts).sum(axis=-1).astype(np.uint32).view(np.int32)
+    packed: np.ndarray = (nibbles << shifts).sum(axis=-1).astype(np.uint32)
+    return packed.view(np.int32)
 
 
 def _dynamic_quant_check(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
