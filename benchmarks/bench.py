@@ -2182,6 +2182,11 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnBatchMatMul"] = lambda: EmulatedCase(
         {"self": mats, "mat2": mats, "cubeMathType": 0}, E(mats.shape),
         lambda: torch.bmm(T(mats), T(mats)))
+    addbmm_self = x.reshape(16, 256, 256)[0].copy()
+    cases["aclnnAddbmm"] = lambda: EmulatedCase(
+        {"self": addbmm_self, "batch1": mats, "batch2": mats, "beta": 0.5, "alpha": 2.0,
+         "cubeMathType": 0}, E(addbmm_self.shape),
+        lambda: torch.addbmm(T(addbmm_self), T(mats), T(mats), beta=0.5, alpha=2.0))
     cases["aclnnMv"] = lambda: EmulatedCase({"self": X, "vec": x[:1024], "cubeMathType": 0},
                                             E((1024,)), lambda: torch.mv(T(X), T(x[:1024])))
     cases["aclnnAddmm"] = lambda: EmulatedCase(

@@ -273,6 +273,16 @@ if torch is not None:
 
     REFERENCES["aclnnGemm"] = _gemm
 
+    def _addbmm(launch: Launch) -> dict[str, Any]:
+        result = launch.arg("alpha") * (launch.tensor("batch1") @ launch.tensor("batch2")).sum(0)
+        beta = launch.arg("beta")
+        if beta != 0:
+            result = beta * launch.input() + result
+        return _out(launch, result)
+
+    REFERENCES["aclnnAddbmm"] = _addbmm
+    REFERENCES["aclnnInplaceAddbmm"] = _addbmm
+
     # quant (ops-nn quant/ascend_quant_v2 and quant/ascend_anti_quant_v2 docs' formulas)
     _ROUNDINGS = {"round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
                   "trunc": torch.trunc}

@@ -1055,6 +1055,15 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnAddbmm")
+def addbmm(rng, dtype):
+    c = rand(rng, (1, 4), dtype)
+    a, b = rand(rng, (3, 2, 5), dtype), rand(rng, (3, 5, 4), dtype)
+    expected = torch.addbmm(T(c).float(), T(a).float(), T(b).float(), beta=0.5, alpha=2.0)
+    return {"self": c, "batch1": a, "batch2": b, "beta": 0.5, "alpha": 2.0, "cubeMathType": 0}, \
+        np.empty((2, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
 @case("aclnnGemm", "transA, C broadcast")
 def gemm(rng, dtype):
     a, b, c = rand(rng, (5, 3), dtype), rand(rng, (5, 4), dtype), rand(rng, (1, 4), dtype)

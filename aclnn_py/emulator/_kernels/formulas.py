@@ -322,6 +322,8 @@ FORMULAS: dict[str, Formula] = {
     "aclnnDynamicQuantV2": _f("DynamicQuant's (smooth per group); with offsetOut: scale = "
                               "(max - min) / 255, offset = 127 - max / scale, y = round(x / "
                               "scale + offset)", "float32, ties to even, saturated into int8"),
+    "aclnnAddbmm": _f("beta self + alpha sum_b batch1[b] @ batch2[b]",
+                      "numpy's matmul, the batch summed in float32", CUBE),
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
                            "into int8"),

@@ -296,6 +296,51 @@ def baddbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
     store(out, np.broadcast_to(result, out.shape))
 
 
+# ---- Addbmm ----------------------------------------------------------------------------------
+
+
+def _addbmm_check(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
+                  alpha: Any, out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_addbmm.cpp: CheckShape (the k-axis,
+    # the batch broadcasts, self empty exactly when batch1 @ batch2's matrices are),
+    # CheckBroadCast (self broadcasts with [n, p] to it, out is [n, p]), CheckAddbmmFormat;
+    # the ranks (batch1 and batch2 3, self 0 to 2) are rules.
+    if batch1.shape[2] != batch2.shape[1]:
+        raise ValueError(f"the k-axis of batch1 {_shape(batch1.shape)} and batch2 "
+                         f"{_shape(batch2.shape)} differ")
+    if batch1.shape[0] != batch2.shape[0] and 1 not in (batch1.shape[0], batch2.shape[0]):
+        raise ValueError("self's batch dim and mat2's batch dim can not broadcast")
+    product = (batch1.shape[1], batch2.shape[2])
+    if (self.size == 0) != (0 in product):
+        raise ValueError(f"self {_shape(self.shape)} and batch1 @ batch2's matrices "
+                         f"{_shape(product)} must both be empty, or neither")
+    if _broadcast(self.shape, product) != product:
+        raise ValueError(f"Shape of self {_shape(self.shape)} and batch1@batch2's last two "
+                         f"dims {_shape(product)} can't broadcast to them")
+    if out.shape != product:
+        raise ValueError(f"Shape of out should be {_shape(product)}, but current is "
+                         f"{_shape(out.shape)}")
+    if tensor_format(batch1) != tensor_format(batch2):
+        raise ValueError("Format of batch1 and batch2 should be equal")
+
+
+@builtin("aclnnAddbmm", dtypes=FLOATS, check=_addbmm_check)
+def addbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any, alpha: Any,
+           out: np.ndarray, cubeMathType: int) -> None:
+    """out = beta self + alpha sum_b batch1[b] @ batch2[b] (aclnnAddbmm.md); aclnn_addbmm.cpp's
+    graphs: alpha 0 leaves the product out, beta 0 self (a NaN there does not reach out),
+    both 0 fill zeros; an empty result writes nothing."""
+    if out.size == 0:
+        return
+    result: Any = np.zeros(out.shape, np.float32)
+    if not _is_zero(alpha):
+        summed = np.matmul(widen(batch1), widen(batch2)).sum(axis=0, dtype=np.float32)
+        result = np.float32(alpha) * summed
+    if not _is_zero(beta):
+        result = np.float32(beta) * widen(self).astype(np.float32) + result
+    store(out, np.broadcast_to(result, out.shape))
+
+
 # ---- Gemm ------------------------------------------------------------------------------------
 
 
