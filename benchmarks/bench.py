@@ -2276,6 +2276,18 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "dstType": 2},
         {"yOut": E(square, np.int8), "scaleOut": E((1024,)), "offsetOut": E((1024,))},
         _asymmetric)
+    fake_scale, fake_zero = np.array([0.05], f32), np.array([3], np.int32)
+    cases["aclnnFakeQuantPerTensorAffineCachemask"] = lambda: EmulatedCase(
+        {"self": grid, "scale": fake_scale, "zeroPoint": fake_zero, "fakeQuantEnabled": 1.0,
+         "quantMin": -128, "quantMax": 127}, {"out": E(grid.shape), "mask": E(grid.shape, bool)},
+        lambda: aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
+            T(grid), T(fake_scale), T(fake_zero), torch.tensor([1], dtype=torch.long), -128, 127))
+    channel_zero = np.zeros(channel.shape, np.int32)
+    cases["aclnnFakeQuantPerChannelAffineCachemask"] = lambda: EmulatedCase(
+        {"self": grid, "scale": channel, "zeroPoint": channel_zero, "axis": -1,
+         "quantMin": -128, "quantMax": 127}, {"out": E(grid.shape), "mask": E(grid.shape, bool)},
+        lambda: aten.fake_quantize_per_channel_affine_cachemask(
+            T(grid), T(channel), T(channel_zero), 1, -128, 127))
     # the C kernels
     for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
                            ("SmoothL1Loss", F.smooth_l1_loss)):

@@ -373,6 +373,30 @@ if torch is not None:
     REFERENCES["aclnnDynamicQuant"] = _dynamic_quant
     REFERENCES["aclnnDynamicQuantV2"] = _dynamic_quant
 
+    def _fake_quant(launch: Launch, axis: int | None) -> dict[str, Any]:
+        """aclnnFakeQuantPerTensorAffineCachemask.md's formula (torch's fake_quantize, the mask
+        from the rounded value)."""
+        x = launch.tensor("self").float()
+        scale, zero = launch.tensor("scale").float(), launch.tensor("zeroPoint")
+        low, high = launch.arg("quantMin"), launch.arg("quantMax")
+        if axis is None:
+            if launch.arg("fakeQuantEnabled") < 1:
+                return {"out": x, "mask": torch.ones(x.shape, dtype=torch.bool)}
+            out = torch.fake_quantize_per_tensor_affine(x, float(scale.reshape(())),
+                                                        int(zero.reshape(())), low, high)
+            q = torch.round(x * (1 / scale.reshape(()))) + zero.reshape(())
+        else:
+            out = torch.fake_quantize_per_channel_affine(x, scale, zero.int(), axis, low, high)
+            shape = [1] * x.dim()
+            shape[axis] = -1
+            q = torch.round(x * (1 / scale).reshape(shape)) + zero.reshape(shape)
+        return {"out": out, "mask": (q >= low) & (q <= high)}
+
+    REFERENCES["aclnnFakeQuantPerTensorAffineCachemask"] = lambda launch: _fake_quant(launch,
+                                                                                      None)
+    REFERENCES["aclnnFakeQuantPerChannelAffineCachemask"] = lambda launch: _fake_quant(
+        launch, launch.arg("axis"))
+
     REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
                                                                      None)
     REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(

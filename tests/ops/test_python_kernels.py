@@ -1998,6 +1998,32 @@ def dynamic_quant_v2_int4(rng, dtype):
         (N(packed).astype(np.uint32).view(np.int32), N(scale), N(offset))
 
 
+@case("aclnnFakeQuantPerTensorAffineCachemask", dtypes=("float32", "float16"))
+def fake_quant_per_tensor(rng, dtype):
+    x = rand(rng, (4, 6), dtype, -3, 3)
+    scale, zero = np.array([0.05], dtype), np.array([3], np.int32)
+    out, mask = torch.fake_quantize_per_tensor_affine(
+        T(x).float(), float(scale[0]), 3, -20, 20), None
+    q = torch.round(T(x).float() * (1 / torch.tensor(float(scale[0])))) + 3
+    mask = (q >= -20) & (q <= 20)
+    return {"self": x, "scale": scale, "zeroPoint": zero, "fakeQuantEnabled": 1.0,
+            "quantMin": -20, "quantMax": 20}, (np.empty((4, 6), dtype), np.empty((4, 6), bool)), \
+        (N(out.to(TORCH_DTYPES[dtype])), N(mask))
+
+
+@case("aclnnFakeQuantPerChannelAffineCachemask", "axis -2", dtypes=("float32", "float16"))
+def fake_quant_per_channel(rng, dtype):
+    x = rand(rng, (2, 3, 5), dtype, -3, 3)
+    scale, zero = np.array([0.05, 0.1, 0.02], dtype), np.array([1, -2, 0], np.int32)
+    out = torch.fake_quantize_per_channel_affine(
+        T(x).float(), T(scale).float(), T(zero), 1, -30, 30)
+    q = torch.round(T(x).float() * (1 / T(scale).float())[:, None]) + T(zero)[:, None].float()
+    mask = (q >= -30) & (q <= 30)
+    return {"self": x, "scale": scale, "zeroPoint": zero, "axis": -2, "quantMin": -30,
+            "quantMax": 30}, (np.empty((2, 3, 5), dtype), np.empty((2, 3, 5), bool)), \
+        (N(out.to(TORCH_DTYPES[dtype])), N(mask))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -323,7 +323,14 @@ FORMULAS: dict[str, Formula] = {
                               "(max - min) / 255, offset = 127 - max / scale, y = round(x / "
                               "scale + offset)", "float32, ties to even, saturated into int8"),
     "aclnnAddbmm": _f("beta self + alpha sum_b batch1[b] @ batch2[b]",
-                      "numpy's matmul, the batch summed in float32", CUBE),
+                      "one numpy matmul of the batch laid along k", CUBE),
+    "aclnnFakeQuantPerTensorAffineCachemask": _f(
+        "q = round(self / scale) + zero_point; out = (clamp(q, quant_min, quant_max) - "
+        "zero_point) scale; mask = quant_min <= q <= quant_max", "float32, self times 1 / scale,"
+        " ties to even; out = self, mask true when fakeQuantEnabled < 1"),
+    "aclnnFakeQuantPerChannelAffineCachemask": _f(
+        "FakeQuantPerTensorAffineCachemask's, scale and zero_point along axis",
+        "float32, self times 1 / scale, ties to even"),
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
                            "into int8"),

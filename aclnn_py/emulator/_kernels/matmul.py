@@ -334,7 +334,12 @@ def addbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any, 
         return
     result: Any = np.zeros(out.shape, np.float32)
     if not _is_zero(alpha):
-        summed = np.matmul(widen(batch1), widen(batch2)).sum(axis=0, dtype=np.float32)
+        # the batch's products summed as one product: [n, b k] @ [b k, p]
+        batch = max(batch1.shape[0], batch2.shape[0])
+        first = np.broadcast_to(widen(batch1), (batch,) + batch1.shape[1:])
+        second = np.broadcast_to(widen(batch2), (batch,) + batch2.shape[1:])
+        rows = first.transpose(1, 0, 2).reshape(first.shape[1], -1)
+        summed = np.matmul(rows, second.reshape(-1, second.shape[2]))
         result = np.float32(alpha) * summed
     if not _is_zero(beta):
         result = np.float32(beta) * widen(self).astype(np.float32) + result

@@ -492,3 +492,109 @@ def dynamic_quant_v2(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
                      groupIndexOptional: np.ndarray | None, dstType: int, yOut: np.ndarray,
                      scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
     dynamic_quant(x, smoothScalesOptional, groupIndexOptional, yOut, scaleOut, offsetOut)
+
+
+# ---- FakeQuantPerTensorAffineCachemask / PerChannel -------------------------------------------
+#
+# hicann ops-nn quant/fake_quant_affine_cachemask/docs/aclnnFakeQuantPerTensorAffineCachemask.md,
+# in float32 as its op_kernel (fake_quant_affine_cachemask_fp16.h / _fp32.h) computes:
+#   qval = rint(self * (1 / scale)) + zero_point   (an int32 zero point; a float one is added
+#          before rounding: rint(self * (1 / scale) + zero_point))
+#   mask = quant_min <= qval <= quant_max;  out = (clamp(qval, quant_min, quant_max) - zero_point)
+#          * scale
+# rint ties to even. Per tensor with fakeQuantEnabled < 1 (op_api): out = self, mask all true.
+_FAKE = Dtypes(("float32", "float16"))
+
+
+def _fake_quant(self: np.ndarray, scale: np.ndarray, zero: np.ndarray, quantMin: int,
+                quantMax: int, out: np.ndarray, mask: np.ndarray) -> None:
+    x = np.asarray(widen(self), np.float32)
+    factor = np.asarray(widen(scale), np.float32)
+    inverse = np.float32(1) / factor
+    if zero.dtype.kind in "iu":
+        qval = np.rint(x * inverse) + zero.astype(np.float32)
+    else:
+        qval = np.rint(x * inverse + np.asarray(widen(zero), np.float32))
+    mask[...] = (qval >= quantMin) & (qval <= quantMax)
+    shift = zero.astype(np.float32) if zero.dtype.kind in "iu" else np.rint(
+        np.asarray(widen(zero), np.float32))
+    store(out, (np.clip(qval, quantMin, quantMax) - shift) * factor)
+
+
+def _fake_check(self: np.ndarray, quantMin: int, quantMax: int, out: np.ndarray,
+                mask: np.ndarray) -> None:
+    if quantMin > quantMax:
+        raise ValueError("`quantMin` should be less than or equal to `quantMax`")
+    if out.shape != self.shape or mask.shape != self.shape:
+        raise ValueError(f"out {list(out.shape)} and mask {list(mask.shape)} must have self's "
+                         f"shape {list(self.shape)}")
+    if mask.dtype != np.bool_:
+        raise ValueError(f"mask has dtype {mask.dtype.name}; it must be bool")
+
+
+def _per_tensor_check(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                      fakeQuantEnabled: float, quantMin: int, quantMax: int, out: np.ndarray,
+                      mask: np.ndarray) -> None:
+    # ops-nn quant/fake_quant_affine_cachemask/op_api/
+    # aclnn_fake_quant_per_tensor_affine_cachemask.cpp: CheckDtypeValid (zeroPoint int32),
+    # CheckShape (scale and zeroPoint of one element), CheckQuantValue
+    if zeroPoint.dtype != np.int32:
+        raise ValueError(f"zeroPoint has dtype {zeroPoint.dtype.name}; it must be int32")
+    for name, value in (("scale", scale), ("zeroPoint", zeroPoint)):
+        if value.size != 1:
+            raise ValueError(f"{name}: a Tensor with {value.size} elements cannot be converted "
+                             "to Scalar")
+    _fake_check(self, quantMin, quantMax, out, mask)
+
+
+@register("aclnnFakeQuantPerTensorAffineCachemask", dtypes={"self": _FAKE, "scale": _FAKE},
+          check=_per_tensor_check)
+def fake_quant_per_tensor(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                          fakeQuantEnabled: float, quantMin: int, quantMax: int,
+                          out: np.ndarray, mask: np.ndarray) -> None:
+    if self.size == 0:
+        return
+    if fakeQuantEnabled < 1.0:
+        store(out, self)
+        mask[...] = True
+        return
+    _fake_quant(self, scale.reshape(()), zeroPoint.reshape(()), quantMin, quantMax, out, mask)
+
+
+def _per_channel_check(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray, axis: int,
+                       quantMin: int, quantMax: int, out: np.ndarray, mask: np.ndarray) -> None:
+    # aclnn_fake_quant_per_channel_affine_cachemask.cpp CheckShape: scale and zeroPoint 1-d of
+    # self's size along axis (within its rank), CheckQuantValue; zeroPoint int32, float16 or
+    # float32
+    if zeroPoint.dtype.name not in ("int32", "float16", "float32"):
+        raise ValueError(f"zeroPoint has dtype {zeroPoint.dtype.name}; it must be int32, "
+                         "float16 or float32")
+    if scale.ndim != 1:
+        raise ValueError("scale should be a 1-D tensor")
+    if zeroPoint.ndim != 1:
+        raise ValueError("zero point should be a 1-D tensor")
+    if scale.shape[0] != zeroPoint.shape[0]:
+        raise ValueError("scale and zeroPoint need to have the same dimensions")
+    rank = max(self.ndim, 1)
+    if not -rank <= axis < rank:
+        raise ValueError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got {axis})")
+    size = self.shape[axis] if self.ndim else 1
+    if scale.shape[0] != size:
+        raise ValueError("dimensions of scale and zero-point are not consistant with input "
+                         "tensor")
+    _fake_check(self, quantMin, quantMax, out, mask)
+
+
+@register("aclnnFakeQuantPerChannelAffineCachemask", dtypes={"self": _FAKE, "scale": _FAKE},
+          check=_per_channel_check)
+def fake_quant_per_channel(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                           axis: int, quantMin: int, quantMax: int, out: np.ndarray,
+                           mask: np.ndarray) -> None:
+    if self.size == 0:
+        return
+    shape = [1] * self.ndim
+    if self.ndim:
+        shape[axis] = scale.shape[0]
+    _fake_quant(self, scale.reshape(shape), zeroPoint.reshape(shape), quantMin, quantMax, out,
+                mask)
