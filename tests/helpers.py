@@ -125,12 +125,15 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
 # ---- an operator called with tensors of a format ----------------------------------------
 
 
-def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments: Any) -> None:
+def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str | None = None,
+                   **arguments: Any) -> None:
     """Phases 1 and 2 of ``name`` through the low-level layer, every tensor created with the
     aclFormat ``fmt`` ("ND", "NHWC"): aclnn_py.call gives each tensor the plain format of its
     rank, and some checks are about other formats. ``arguments`` by C name
     (None for a NULL pointer; a tuple or list for an aclIntArray), ``out`` the output arrays
-    by name, written. AclError when a phase fails."""
+    by name, written. ``nz``: the parameter whose tensor aclnnTransMatmulWeight first turns
+    into FRACTAL_NZ (in memory of its FRACTAL_NZ size), as CANN's samples give a weight to
+    the ...WeightNz operators. AclError when a phase fails."""
     from aclnn_py._c import lowlevel as ll
     from aclnn_py._c._ffi import ffi
     from aclnn_py.ops import catalog, dtypes
@@ -155,7 +158,13 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments:
                     values.append(ll.NULL)
                     continue
                 array = np.ascontiguousarray(value)
-                pointer = ll.malloc(max(array.nbytes, 1))
+                size = array.nbytes
+                if p.name == nz:
+                    from aclnn_py.emulator._kernels.matmul import nz_storage_shape
+
+                    size = int(np.prod(nz_storage_shape(array.shape, array.dtype))) \
+                        * array.itemsize
+                pointer = ll.malloc(max(size, 1))
                 pointers.append(pointer)
                 if array.nbytes:
                     ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
@@ -166,6 +175,8 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments:
                                           pointer, code)
                 tensors.append(tensor)
                 values.append(tensor)
+                if p.name == nz:
+                    _trans_matmul_weight(tensor, stream)
                 if p.name in out:
                     written.append((out[p.name], pointer))
             elif c_type == "aclIntArray *":
@@ -193,6 +204,21 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], **arguments:
         for pointer in pointers:
             ll.free(pointer)
         ll.destroy_stream(stream)
+
+
+def _trans_matmul_weight(tensor: Any, stream: Any) -> None:
+    """aclnnTransMatmulWeight of ``tensor`` (no workspace), waited for."""
+    from aclnn_py._c import lowlevel as ll
+    from aclnn_py.ops import catalog
+
+    library = str(catalog.bind(aclnn_py.signature("aclnnTransMatmulWeight")))
+    size, executor = ll.operator_workspace_size("aclnnTransMatmulWeight", tensor,
+                                                library=library)
+    assert size == 0
+    ll.check(ll.operator_phase2("aclnnTransMatmulWeight", library)(ll.NULL, 0, executor,
+                                                                   stream),
+             "aclnnTransMatmulWeight")
+    ll.synchronize_stream(stream)
 
 
 def load_script(path: Path, name: str | None = None) -> Any:

@@ -273,6 +273,16 @@ if torch is not None:
 
     REFERENCES["aclnnGemm"] = _gemm
 
+    def _addbmm(launch: Launch) -> dict[str, Any]:
+        result = launch.arg("alpha") * (launch.tensor("batch1") @ launch.tensor("batch2")).sum(0)
+        beta = launch.arg("beta")
+        if beta != 0:
+            result = beta * launch.input() + result
+        return _out(launch, result)
+
+    REFERENCES["aclnnAddbmm"] = _addbmm
+    REFERENCES["aclnnInplaceAddbmm"] = _addbmm
+
     # quant (ops-nn quant/ascend_quant_v2 and quant/ascend_anti_quant_v2 docs' formulas)
     _ROUNDINGS = {"round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
                   "trunc": torch.trunc}
@@ -295,6 +305,104 @@ if torch is not None:
         return _out(launch, value * _scaled(launch))
 
     REFERENCES["aclnnAscendQuant"] = _ascend_quant
+
+    # FRACTAL_NZ weights are recorded as their matrices (aclnn_py/emulator/_kernels/trace.py)
+    REFERENCES["aclnnMatmulWeightNz"] = lambda launch: _out(
+        launch, launch.input() @ launch.tensor("mat2"))
+    REFERENCES["aclnnBatchMatMulWeightNz"] = REFERENCES["aclnnMatmulWeightNz"]
+
+    def _packed_scale(scale: Any) -> Any:
+        """A scale as float32: a uint64/int64 one (aclnnTransQuantParamV2) is the float32 of
+        its low 32 bits."""
+        if scale.dtype != torch.int64:
+            return scale
+        low = (scale.numpy().astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+        return torch.from_numpy(low.view(np.float32).astype(np.float64))
+
+    def _quant_matmul(launch: Launch, scale: str, offset: str, pertoken: str | None
+                      ) -> dict[str, Any]:
+        """ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulV4.md's formulas."""
+        x1, x2 = launch.tensor("x1"), launch.tensor("x2")
+        x1 = x1.transpose(-1, -2) if launch.arg("transposeX1") else x1
+        x2 = x2.transpose(-1, -2) if launch.arg("transposeX2") else x2
+        value = x1 @ x2
+        bias = launch.tensor("bias")
+        integer = bias is not None and launch.dtypes.get("before/bias") == "int32"
+        if integer:
+            value = value + bias
+        out_dtype = launch.dtypes.get(f"after/{launch.written[0]}")
+        if out_dtype == "int32":
+            return _out(launch, value)
+        value = value.double() * _packed_scale(launch.tensor(scale)).reshape(-1)
+        token = launch.tensor(pertoken) if pertoken else None
+        if token is not None:
+            value = value * token.reshape(-1, 1)
+        if bias is not None and not integer:
+            value = value + bias
+        if out_dtype == "int8":
+            if launch.tensor(offset) is not None:
+                value = value + launch.tensor(offset)
+            value = torch.clamp(torch.round(value), -128, 127)
+        return _out(launch, value)
+
+    def _dynamic_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn quant/dynamic_quant docs' formulas, in float32 as the kernel computes."""
+        x = launch.tensor("x").float()
+        rows = x.reshape(-1, x.shape[-1])
+        smooth = launch.tensor("smoothScalesOptional")
+        if smooth is not None:
+            factors = smooth.float().reshape(-1, x.shape[-1])
+            group = launch.tensors.get("groupIndexOptional")
+            if group is not None and factors.shape[0] > 1:
+                which = np.searchsorted(group.astype(np.int64), np.arange(rows.shape[0]),
+                                        side="right")
+                factors = factors[torch.from_numpy(np.minimum(which, factors.shape[0] - 1))]
+            rows = rows * factors
+        written = launch.written
+        if "offsetOut" in written and launch.results.get("offsetOut") is not None:
+            high, low = rows.amax(1), rows.amin(1)
+            scale = torch.clamp((high - low) / 255, min=1e-12)
+            offset = 127 - high / scale
+            y = torch.round(rows * (1 / scale)[:, None] + offset[:, None])
+            return {"yOut": torch.clamp(y, -128, 127).reshape(x.shape), "scaleOut": scale,
+                    "offsetOut": offset}
+        step = 127 / rows.abs().amax(1)
+        y = torch.nan_to_num(torch.round(rows * step[:, None]), nan=0.0)
+        return {"yOut": torch.clamp(y, -128, 127).reshape(x.shape), "scaleOut": 1 / step}
+
+    REFERENCES["aclnnDynamicQuant"] = _dynamic_quant
+    REFERENCES["aclnnDynamicQuantV2"] = _dynamic_quant
+
+    def _fake_quant(launch: Launch, axis: int | None) -> dict[str, Any]:
+        """aclnnFakeQuantPerTensorAffineCachemask.md's formula (torch's fake_quantize, the mask
+        from the rounded value)."""
+        x = launch.tensor("self").float()
+        scale, zero = launch.tensor("scale").float(), launch.tensor("zeroPoint")
+        low, high = launch.arg("quantMin"), launch.arg("quantMax")
+        if axis is None:
+            if launch.arg("fakeQuantEnabled") < 1:
+                return {"out": x, "mask": torch.ones(x.shape, dtype=torch.bool)}
+            out = torch.fake_quantize_per_tensor_affine(x, float(scale.reshape(())),
+                                                        int(zero.reshape(())), low, high)
+            q = torch.round(x * (1 / scale.reshape(()))) + zero.reshape(())
+        else:
+            out = torch.fake_quantize_per_channel_affine(x, scale, zero.int(), axis, low, high)
+            shape = [1] * x.dim()
+            shape[axis] = -1
+            q = torch.round(x * (1 / scale).reshape(shape)) + zero.reshape(shape)
+        return {"out": out, "mask": (q >= low) & (q <= high)}
+
+    REFERENCES["aclnnFakeQuantPerTensorAffineCachemask"] = lambda launch: _fake_quant(launch,
+                                                                                      None)
+    REFERENCES["aclnnFakeQuantPerChannelAffineCachemask"] = lambda launch: _fake_quant(
+        launch, launch.arg("axis"))
+
+    REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
+                                                                     None)
+    REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(
+        launch, "scale", "offset", "pertokenScaleOptional")
+    REFERENCES["aclnnQuantMatmulWeightNz"] = lambda launch: _quant_matmul(
+        launch, "x2Scale", "x2Offset", "x1Scale")
 
     def _ascend_quant_v3(launch: Launch) -> dict[str, Any]:
         x, axis = launch.input(), launch.arg("axis")

@@ -252,6 +252,56 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
 
 /* ---- the kernel's view of the arguments ---- */
 
+/*
+ * The bytes a kernel may touch from t's data: its view's extent, and for a FRACTAL_NZ tensor its
+ * whole storage shape too (the padded fractal blocks a consumer of the format reads; CANN's
+ * aclnnTransMatmulWeight gives the weight that storage shape, see to_fractal_nz).
+ */
+static bool tensor_bytes(const aclTensor *t, uint64_t *bytes)
+{
+    if (!ops_view_extent_bytes(t, bytes))
+        return false;
+    size_t item = emu_dtype_size(t->dtype);
+    if (t->format != ACL_FORMAT_FRACTAL_NZ || item == 0 || t->storage_ndim == 0)
+        return true;
+    uint64_t n = 1;
+    for (uint64_t d = 0; d < t->storage_ndim; d++)
+        if (t->storage_dims[d] < 0 || __builtin_mul_overflow(n, (uint64_t)t->storage_dims[d], &n))
+            return false;
+    uint64_t storage;
+    if (__builtin_mul_overflow(n, (uint64_t)item, &storage))
+        return false;
+    if (storage > *bytes)
+        *bytes = storage;
+    return true;
+}
+
+/*
+ * What aclnnTransMatmulWeight's phase 1 does to its weight (hicann/ops-math c41933244
+ * conversion/trans_data/op_api/aclnn_trans_matmul_weight.cpp, aclnnTransMatmulWeightGetWorkspaceSize:
+ * SetStorageShape of TransData's FRACTAL_NZ result, SetStorageFormat(FORMAT_FRACTAL_NZ)); its
+ * launch then moves the data into that layout. The storage shape of an ND view [..., a, b] in
+ * FRACTAL_NZ: [..., ceil(b / c0), ceil(a / 16), 16, c0], c0 32 for a 1-byte dtype, else 16
+ * (ops-math conversion/trans_data/README.md's table of ND <-> FRACTAL_NZ; hicann/ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulWeightNz.md
+ * names it (batch, n1, k1, k0, n0), k0 16 and n0 32 for an int8 [k, n]).
+ */
+static void to_fractal_nz(aclTensor *t)
+{
+    size_t item = emu_dtype_size(t->dtype);
+    if (t->ndim < 2 || t->ndim + 2 > EMU_TENSOR_MAX_DIMS || item == 0 || emu_tensor_numel(t) == 0)
+        return;
+    int64_t c0 = item == 1 ? 32 : 16, rows = t->dims[t->ndim - 2], columns = t->dims[t->ndim - 1];
+    uint64_t n = 0;
+    for (uint64_t d = 0; d + 2 < t->ndim; d++)
+        t->storage_dims[n++] = t->dims[d];
+    t->storage_dims[n++] = (columns + c0 - 1) / c0;
+    t->storage_dims[n++] = (rows + 15) / 16;
+    t->storage_dims[n++] = 16;
+    t->storage_dims[n++] = c0;
+    t->storage_ndim = n;
+    t->format = ACL_FORMAT_FRACTAL_NZ;
+}
+
 static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
 {
     uint64_t bytes = 0;
@@ -264,7 +314,7 @@ static void tensor_view(aclemuKernelArg *k, const aclTensor *t)
     k->dims = t->dims;
     k->strides = t->strides;
     k->offset = t->offset;
-    k->storage_bytes = ops_view_numel(t) > 0 && ops_view_extent_bytes(t, &bytes) ? bytes : 0;
+    k->storage_bytes = ops_view_numel(t) > 0 && tensor_bytes(t, &bytes) ? bytes : 0;
 }
 
 /*
@@ -390,7 +440,7 @@ static void pin_view(generic_pin *pin, const aclTensor *t)
 {
     uint64_t bytes;
     memset(pin, 0, sizeof *pin);
-    if (ops_view_numel(t) == 0 || !ops_view_extent_bytes(t, &bytes))
+    if (ops_view_numel(t) == 0 || !tensor_bytes(t, &bytes))
         return;
     pin->used = true;
     emu_devmem_pin(t->data, bytes, &pin->r);
@@ -627,6 +677,12 @@ aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value
         free(state);
         emu_executor_discard(ex);
         return st;
+    }
+    if (strcmp(op->name, "aclnnTransMatmulWeight") == 0 && args[0].present) {
+        to_fractal_nz((aclTensor *)args[0].caller);
+        to_fractal_nz(&args[0].tensor);
+        if (args[0].slot_kind == 1)
+            to_fractal_nz(&ex->inputs[args[0].slot]);
     }
     state->op = op;
     state->args = args;

@@ -907,3 +907,41 @@ def test_situ_glu_grad_keeps_precision_where_the_sigmoid_saturates() -> None:
     gate, up = source.chunk(2, 1)
     (torch.tanh(gate) * torch.sigmoid(gate) * up).backward(torch.ones(1, 2, dtype=torch.float64))
     assert relative_error(result, source.grad.numpy()) < 1e-5
+def test_trans_matmul_weight_leaves_fractal_nz_blocks_a_client_reads_back() -> None:
+    """aclnnTransMatmulWeight's phase 1 gives the weight the FRACTAL_NZ storage shape
+    [ceil(n / 16), ceil(k / 16), 16, 16] of a float16 [k, n] (ops-math conversion/trans_data/
+    op_api/aclnn_trans_matmul_weight.cpp), its launch the blocks, padding zeros; a second call
+    is refused, the weight no longer ND (CheckFormatValid)."""
+    from helpers import _trans_matmul_weight
+
+    from aclnn_py._c import lowlevel as ll
+    from aclnn_py._c._ffi import ffi
+    from aclnn_py.runtime.process import activate
+
+    activate()
+    weight = np.arange(20 * 24, dtype=np.float16).reshape(20, 24)
+    padded = np.zeros((32, 32), np.float16)
+    padded[:20, :24] = weight
+    expected = padded.reshape(2, 16, 2, 16).transpose(2, 0, 1, 3)
+    stream = ll.create_stream()
+    pointer = ll.malloc(expected.nbytes)
+    tensor = None
+    try:
+        ll.memcpy(pointer, weight.nbytes, ffi.from_buffer(weight), weight.nbytes,
+                  ll.MEMCPY_HOST_TO_DEVICE)
+        tensor = ll.create_tensor((20, 24), ll.constant("ACL_FLOAT16"), (24, 1), 0, (480,),
+                                  pointer, ll.constant("ACL_FORMAT_ND"))
+        _trans_matmul_weight(tensor, stream)
+        assert ll.get_storage_shape(tensor) == (2, 2, 16, 16)
+        assert ll.get_view_shape(tensor) == (20, 24)
+        back = np.empty(expected.shape, np.float16)
+        ll.memcpy(ffi.from_buffer(back, require_writable=True), back.nbytes, pointer,
+                  back.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        np.testing.assert_array_equal(back, expected)
+        with pytest.raises(aclnn_py.AclError, match="ND"):
+            _trans_matmul_weight(tensor, stream)
+    finally:
+        if tensor is not None:
+            ll.destroy_tensor(tensor)
+        ll.free(pointer)
+        ll.destroy_stream(stream)

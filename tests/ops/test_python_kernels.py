@@ -1363,6 +1363,15 @@ def baddbmm(rng, dtype):
         np.empty((2, 3, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnAddbmm")
+def addbmm(rng, dtype):
+    c = rand(rng, (1, 4), dtype)
+    a, b = rand(rng, (3, 2, 5), dtype), rand(rng, (3, 5, 4), dtype)
+    expected = torch.addbmm(T(c).float(), T(a).float(), T(b).float(), beta=0.5, alpha=2.0)
+    return {"self": c, "batch1": a, "batch2": b, "beta": 0.5, "alpha": 2.0, "cubeMathType": 0}, \
+        np.empty((2, 4), dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
 @case("aclnnGemm", "transA, C broadcast")
 def gemm(rng, dtype):
     a, b, c = rand(rng, (5, 3), dtype), rand(rng, (5, 4), dtype), rand(rng, (1, 4), dtype)
@@ -3334,6 +3343,178 @@ def amp_update_scale(rng, dtype):
             "foundInf": np.array([0.0], dtype), "growthFactor": 2.0, "backoffFactor": 0.5,
             "growthInterval": 2}, (np.empty((1,), dtype), np.empty((1,), np.int32)), \
         (N(scale.to(TORCH_DTYPES[dtype])), N(tracker))
+# ---- FRACTAL_NZ weights and the quantised matmuls (kernels/matmul.py, kernels/quant.py) -------
+
+
+def _nz_blocks(matrix: Any, c0: int) -> Any:
+    """A [a, b] matrix (multiples of 16 and c0) as FRACTAL_NZ blocks [b / c0, a / 16, 16, c0]
+    (ops-math conversion/trans_data/README.md; aclnnQuantMatmulWeightNz.md's (n1, k1, k0, n0))."""
+    a, b = matrix.shape
+    return matrix.reshape(a // 16, 16, b // c0, c0).permute(2, 0, 1, 3)
+
+
+@case("aclnnTransMatmulWeight", dtypes=("float16", "bfloat16"))
+def trans_matmul_weight(rng, dtype):
+    weight = rand(rng, (32, 48), dtype)
+    return {"mmWeightRef": weight}, None, N(_nz_blocks(T(weight), 16).reshape(32, 48))
+
+
+@case("aclnnTransMatmulWeight", "int8", dtypes=("float32",))
+def trans_matmul_weight_int8(rng, dtype):
+    weight = rng.integers(-128, 128, (32, 64)).astype(np.int8)
+    return {"mmWeightRef": weight}, None, N(_nz_blocks(T(weight), 32).reshape(32, 64))
+
+
+@case("aclnnMatmulWeightNz", dtypes=("float16", "bfloat16"))
+def matmul_weight_nz(rng, dtype):
+    a, b = rand(rng, (5, 20), dtype), rand(rng, (20, 24), dtype)  # padded blocks
+    return {"self": a, "mat2": b, "cubeMathType": 1}, np.empty((5, 24), dtype), \
+        N((T(a).float() @ T(b).float()).to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnBatchMatMulWeightNz", dtypes=("float16", "bfloat16"))
+def batch_matmul_weight_nz(rng, dtype):
+    a, b = rand(rng, (2, 3, 40), dtype), rand(rng, (2, 40, 17), dtype)
+    return {"self": a, "mat2": b, "cubeMathType": 1}, np.empty((2, 3, 17), dtype), \
+        N((T(a).float() @ T(b).float()).to(TORCH_DTYPES[dtype]))
+
+
+def _packed(scale: np.ndarray, offset: np.ndarray | None, fp19: bool) -> np.ndarray:
+    """aclnnTransQuantParamV2 / V3's uint64 (ops-nn quant/trans_quant_param_v2/op_kernel/
+    trans_quant_param_v2.h): the float32's top 19 bits (roundMode 1: rounded there to nearest
+    even) | 1 << 46 | the offset rounded to an int9 at bit 37."""
+    bits = scale.view(np.uint32).astype(np.uint64)
+    if fp19:  # normal values: add half an ulp of the kept bits, ties to even
+        bits = bits + np.uint64(0xFFF) + ((bits >> np.uint64(13)) & np.uint64(1))
+    packed = (bits & np.uint64(0xFFFFE000)) | np.uint64(1 << 46)
+    if offset is not None:
+        nine = np.clip(np.rint(offset), -256, 255).astype(np.int64).astype(np.uint64)
+        packed |= (nine & np.uint64(0x1FF)) << np.uint64(37)
+    return packed
+
+
+@case("aclnnTransQuantParamV2", dtypes=("float32",))
+def trans_quant_param_v2(rng, dtype):
+    scale = rand(rng, (16,), np.float32, 0.001, 3)
+    offset = np.array([-300.0, 2.5, 3.5, -1.5, 255.4, 0.0, 7.0, -7.0] * 2, np.float32)
+    return {"scale": scale, "offset": offset}, np.empty((16,), np.uint64), \
+        _packed(scale, offset, False)
+
+
+@case("aclnnTransQuantParamV3", "roundMode 1, one scale", dtypes=("float32",))
+def trans_quant_param_v3(rng, dtype):
+    scale = np.array([1.0 + 3 * 2.0 ** -11], np.float32)  # a tie of its 10-bit mantissa
+    offset = rand(rng, (8,), np.float32, -20, 20)
+    return {"scale": scale, "offset": offset, "roundMode": 1}, np.empty((8,), np.uint64), \
+        _packed(np.repeat(scale, 8), offset, True)
+
+
+def _quant_matmul_case(rng, dtype, nz):
+    x1 = rng.integers(-128, 128, (4, 40)).astype(np.int8)
+    x2 = rng.integers(-128, 128, (40, 24)).astype(np.int8)
+    scale = rand(rng, (24,), np.float32, 1e-4, 1e-3)
+    bias = rng.integers(-1000, 1000, (24,)).astype(np.int32)
+    exact = T(x1).long() @ T(x2).long() + T(bias).long()
+    kept = torch.from_numpy((scale.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32))
+    expected = (exact.float() * kept).to(TORCH_DTYPES[dtype])
+    out = np.empty((4, 24), dtype)
+    packed = _packed(scale, None, False)
+    if nz:
+        return {"x1": x1, "x2": x2, "x1Scale": None, "x2Scale": packed, "yScale": None,
+                "x1Offset": None, "x2Offset": None, "yOffset": None, "bias": bias,
+                "transposeX1": False, "transposeX2": False, "groupSize": 0}, out, N(expected)
+    return {"x1": x1, "x2": x2, "scale": packed, "offset": None, "bias": bias,
+            "transposeX1": False, "transposeX2": False}, out, N(expected)
+
+
+@case("aclnnQuantMatmulV3", dtypes=("float16", "bfloat16"))
+def quant_matmul_v3(rng, dtype):
+    return _quant_matmul_case(rng, dtype, False)
+
+
+@case("aclnnQuantMatmulWeightNz", dtypes=("float16",))
+def quant_matmul_weight_nz(rng, dtype):
+    return _quant_matmul_case(rng, dtype, True)
+
+
+@case("aclnnQuantMatmulV4", "per-token, float scale, transposed x2, int8 out",
+      dtypes=("float32",))
+def quant_matmul_v4(rng, dtype):
+    x1 = rng.integers(-128, 128, (3, 32)).astype(np.int8)
+    x2 = rng.integers(-128, 128, (8, 32)).astype(np.int8)
+    scale, token = rand(rng, (8,), np.float32, 1e-4, 1e-3), rand(rng, (3,), np.float32, 0.5, 2)
+    exact = (T(x1).long() @ T(x2).long().T).double()
+    value = exact * T(scale).double() * T(token).double()[:, None]
+    expected = torch.clamp(torch.round(value.float()), -128, 127).to(torch.int8)
+    return {"x1": x1, "x2": x2, "scale": scale, "offset": None,
+            "pertokenScaleOptional": token, "bias": None, "transposeX1": False,
+            "transposeX2": True}, np.empty((3, 8), np.int8), N(expected)
+
+
+@case("aclnnDynamicQuant", dtypes=("float16", "bfloat16"))
+def dynamic_quant(rng, dtype):
+    x, smooth = rand(rng, (2, 3, 16), dtype, -5, 5), rand(rng, (16,), dtype, 0.5, 2)
+    rows = (T(x).float() * T(smooth).float()).reshape(6, 16)
+    step = 127 / rows.abs().amax(1)
+    y = torch.clamp(torch.round(rows * step[:, None]), -128, 127).to(torch.int8)
+    return {"x": x, "smoothScalesOptional": smooth}, \
+        (np.empty((2, 3, 16), np.int8), np.empty((2, 3), np.float32)), \
+        (N(y.reshape(2, 3, 16)), N((1 / step).reshape(2, 3)))
+
+
+@case("aclnnDynamicQuantV2", "asymmetric, smooth per group", dtypes=("float16", "bfloat16"))
+def dynamic_quant_v2(rng, dtype):
+    x, smooth = rand(rng, (5, 8), dtype, -3, 6), rand(rng, (2, 8), dtype, 0.5, 2)
+    group = np.array([3, 5], np.int32)  # rows 0-2 take smooth[0], 3-4 smooth[1]
+    rows = T(x).float() * T(smooth).float()[torch.tensor([0, 0, 0, 1, 1])]
+    high, low = rows.amax(1), rows.amin(1)
+    scale = (high - low) / 255
+    offset = 127 - high / scale
+    y = torch.clamp(torch.round(rows * (1 / scale)[:, None] + offset[:, None]), -128, 127)
+    return {"x": x, "smoothScalesOptional": smooth, "groupIndexOptional": group, "dstType": 2}, \
+        (np.empty((5, 8), np.int8), np.empty((5,), np.float32), np.empty((5,), np.float32)), \
+        (N(y.to(torch.int8)), N(scale), N(offset))
+
+
+@case("aclnnDynamicQuantV2", "asymmetric int4 packed in int32", dtypes=("float16",))
+def dynamic_quant_v2_int4(rng, dtype):
+    x = rand(rng, (3, 16), dtype, -4, 4)
+    rows = T(x).float()
+    high, low = rows.amax(1), rows.amin(1)
+    scale = (high - low) / 15
+    offset = 7 - high / scale
+    values = torch.round(rows * (1 / scale)[:, None] + offset[:, None])
+    nibbles = torch.clamp(values, -8, 7).long() & 0xF
+    packed = (nibbles.reshape(3, 2, 8) << torch.arange(0, 32, 4)).sum(-1)  # first: lowest bits
+    return {"x": x, "smoothScalesOptional": None, "groupIndexOptional": None, "dstType": 3}, \
+        (np.empty((3, 2), np.int32), np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(packed).astype(np.uint32).view(np.int32), N(scale), N(offset))
+
+
+@case("aclnnFakeQuantPerTensorAffineCachemask", dtypes=("float32", "float16"))
+def fake_quant_per_tensor(rng, dtype):
+    x = rand(rng, (4, 6), dtype, -3, 3)
+    scale, zero = np.array([0.05], dtype), np.array([3], np.int32)
+    out, mask = torch.fake_quantize_per_tensor_affine(
+        T(x).float(), float(scale[0]), 3, -20, 20), None
+    q = torch.round(T(x).float() * (1 / torch.tensor(float(scale[0])))) + 3
+    mask = (q >= -20) & (q <= 20)
+    return {"self": x, "scale": scale, "zeroPoint": zero, "fakeQuantEnabled": 1.0,
+            "quantMin": -20, "quantMax": 20}, (np.empty((4, 6), dtype), np.empty((4, 6), bool)), \
+        (N(out.to(TORCH_DTYPES[dtype])), N(mask))
+
+
+@case("aclnnFakeQuantPerChannelAffineCachemask", "axis -2", dtypes=("float32", "float16"))
+def fake_quant_per_channel(rng, dtype):
+    x = rand(rng, (2, 3, 5), dtype, -3, 3)
+    scale, zero = np.array([0.05, 0.1, 0.02], dtype), np.array([1, -2, 0], np.int32)
+    out = torch.fake_quantize_per_channel_affine(
+        T(x).float(), T(scale).float(), T(zero), 1, -30, 30)
+    q = torch.round(T(x).float() * (1 / T(scale).float())[:, None]) + T(zero)[:, None].float()
+    mask = (q >= -30) & (q <= 30)
+    return {"self": x, "scale": scale, "zeroPoint": zero, "axis": -2, "quantMin": -30,
+            "quantMax": 30}, (np.empty((2, 3, 5), dtype), np.empty((2, 3, 5), bool)), \
+        (N(out.to(TORCH_DTYPES[dtype])), N(mask))
 
 
 # ---- the tests ------------------------------------------------------------------------------
@@ -3359,7 +3540,18 @@ FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveA
            "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW"}
 
 
+# Operators whose weight CANN takes only in FRACTAL_NZ (aclnn_matmul.cpp CheckWeightNzShapeValid,
+# aclnn_quant_matmul_v4.cpp aclnnQuantMatmulWeightNzGetWorkspaceSize): their cases give it ND
+# and helpers.call_formatted turns it into FRACTAL_NZ with aclnnTransMatmulWeight first.
+NZ_WEIGHTS = {"aclnnMatmulWeightNz": "mat2", "aclnnBatchMatMulWeightNz": "mat2",
+              "aclnnQuantMatmulWeightNz": "x2"}
+
+
 def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:
+    if name in NZ_WEIGHTS:
+        outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"]
+        call_formatted(name, "ND", {outputs[0]: given}, nz=NZ_WEIGHTS[name], **arguments)
+        return given
     if name not in FORMATS:
         return aclnn_py.call(name, **arguments, **({"out": given} if given is not None else {}))
     outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"]

@@ -471,6 +471,38 @@ FORMULAS: dict[str, Formula] = {
     "aclnnGemm": _f("out = alpha (A @ B) + beta C, A and B transposed when transA, transB",
                     "the same, C broadcast to [m, n]", CUBE),
     # quant (ops-nn quant/ascend_quant_v2, quant/ascend_anti_quant_v2 docs)
+    "aclnnTransMatmulWeight": _f("the weight in place as FRACTAL_NZ blocks: storage [..., "
+                                 "ceil(n / c0), ceil(k / 16), 16, c0], c0 32 bytes",
+                                 "numpy reshapes; the format and storage shape set at phase 1"),
+    "aclnnMatmulWeightNz": _f("self @ mat2, mat2 FRACTAL_NZ", "its matrix read back from the "
+                              "blocks, numpy's matmul", CUBE),
+    "aclnnBatchMatMulWeightNz": _f("self @ mat2, 3-d, mat2 FRACTAL_NZ", "its matrices read "
+                                   "back from the blocks, numpy's matmul", CUBE),
+    "aclnnTransQuantParamV2": _f("out = float32 bits & 0xFFFFE000 | 1 << 46 | int9(rint(offset))"
+                                 " << 37", "the same, numpy bit operations"),
+    "aclnnTransQuantParamV3": _f("TransQuantParamV2's; roundMode 1 rounds the float32 to 10 "
+                                 "mantissa bits (ties to even)", "the same, numpy bit operations"),
+    "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
+                             "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
+                             "its low 32 bits as float32, float32 rounded once"),
+    "aclnnQuantMatmulV4": _f("QuantMatmulV3's, times pertokenScale per row",
+                             "as QuantMatmulV3"),
+    "aclnnQuantMatmulWeightNz": _f("QuantMatmulV4's with x2 FRACTAL_NZ (x2Scale the scale, "
+                                   "x1Scale per token)", "as QuantMatmulV3"),
+    "aclnnDynamicQuant": _f("per row: s = 127 / max|x smooth|; scaleOut = 1 / s; y = round(x "
+                            "smooth s)", "float32, ties to even, saturated into int8"),
+    "aclnnDynamicQuantV2": _f("DynamicQuant's (smooth per group); with offsetOut: scale = "
+                              "(max - min) / 255, offset = 127 - max / scale, y = round(x / "
+                              "scale + offset)", "float32, ties to even, saturated into int8"),
+    "aclnnAddbmm": _f("beta self + alpha sum_b batch1[b] @ batch2[b]",
+                      "one numpy matmul of the batch laid along k", CUBE),
+    "aclnnFakeQuantPerTensorAffineCachemask": _f(
+        "q = round(self / scale) + zero_point; out = (clamp(q, quant_min, quant_max) - "
+        "zero_point) scale; mask = quant_min <= q <= quant_max", "float32, self times 1 / scale,"
+        " ties to even; out = self, mask true when fakeQuantEnabled < 1"),
+    "aclnnFakeQuantPerChannelAffineCachemask": _f(
+        "FakeQuantPerTensorAffineCachemask's, scale and zero_point along axis",
+        "float32, self times 1 / scale, ties to even"),
     "aclnnAscendQuant": _f("y = round(x scale + offset); scale squared when sqrtMode",
                            "float32, rounded by roundMode (round: ties to even), saturated "
                            "into int8"),

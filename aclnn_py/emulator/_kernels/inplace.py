@@ -43,14 +43,14 @@ INPLACE_OF: dict[str, str] = {
         "RemainderTensorScalar", "RoundDecimals", "FmodTensor", "FmodScalar", "XLogYTensor",
         "XLogYScalarOther", "FloorDivides", "BitwiseAndTensor", "BitwiseAndScalar",
         "BitwiseOrTensor", "BitwiseOrScalar", "BitwiseXorTensor", "BitwiseXorScalar", "Addr",
-        "Selu", "Celu")},
+        "Selu", "Celu", "Addbmm")},
     **{f"aclnnInplace{name}{form}": f"aclnn{name}{form}"
        for name in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for form in ("Scalar", "Tensor")},
 }
 
 
 # the products, whose operands do not broadcast to the result: their own checks judge shapes
-PRODUCTS = frozenset({"aclnnAddmm", "aclnnBaddbmm", "aclnnAddr"})
+PRODUCTS = frozenset({"aclnnAddmm", "aclnnBaddbmm", "aclnnAddr", "aclnnAddbmm"})
 
 
 def _broadcasts_into(target: np.ndarray, arguments: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..._c.codes import constant
+from ...ops.dtypes import Dtypes
 from . import Refusal, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
@@ -295,6 +296,56 @@ def baddbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
     store(out, np.broadcast_to(result, out.shape))
 
 
+# ---- Addbmm ----------------------------------------------------------------------------------
+
+
+def _addbmm_check(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any,
+                  alpha: Any, out: np.ndarray, cubeMathType: int) -> None:
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_addbmm.cpp: CheckShape (the k-axis,
+    # the batch broadcasts, self empty exactly when batch1 @ batch2's matrices are),
+    # CheckBroadCast (self broadcasts with [n, p] to it, out is [n, p]), CheckAddbmmFormat;
+    # the ranks (batch1 and batch2 3, self 0 to 2) are rules.
+    if batch1.shape[2] != batch2.shape[1]:
+        raise ValueError(f"the k-axis of batch1 {_shape(batch1.shape)} and batch2 "
+                         f"{_shape(batch2.shape)} differ")
+    if batch1.shape[0] != batch2.shape[0] and 1 not in (batch1.shape[0], batch2.shape[0]):
+        raise ValueError("self's batch dim and mat2's batch dim can not broadcast")
+    product = (batch1.shape[1], batch2.shape[2])
+    if (self.size == 0) != (0 in product):
+        raise ValueError(f"self {_shape(self.shape)} and batch1 @ batch2's matrices "
+                         f"{_shape(product)} must both be empty, or neither")
+    if _broadcast(self.shape, product) != product:
+        raise ValueError(f"Shape of self {_shape(self.shape)} and batch1@batch2's last two "
+                         f"dims {_shape(product)} can't broadcast to them")
+    if out.shape != product:
+        raise ValueError(f"Shape of out should be {_shape(product)}, but current is "
+                         f"{_shape(out.shape)}")
+    if tensor_format(batch1) != tensor_format(batch2):
+        raise ValueError("Format of batch1 and batch2 should be equal")
+
+
+@builtin("aclnnAddbmm", dtypes=FLOATS, check=_addbmm_check)
+def addbmm(self: np.ndarray, batch1: np.ndarray, batch2: np.ndarray, beta: Any, alpha: Any,
+           out: np.ndarray, cubeMathType: int) -> None:
+    """out = beta self + alpha sum_b batch1[b] @ batch2[b] (aclnnAddbmm.md); aclnn_addbmm.cpp's
+    graphs: alpha 0 leaves the product out, beta 0 self (a NaN there does not reach out),
+    both 0 fill zeros; an empty result writes nothing."""
+    if out.size == 0:
+        return
+    result: Any = np.zeros(out.shape, np.float32)
+    if not _is_zero(alpha):
+        # the batch's products summed as one product: [n, b k] @ [b k, p]
+        batch = max(batch1.shape[0], batch2.shape[0])
+        first = np.broadcast_to(widen(batch1), (batch,) + batch1.shape[1:])
+        second = np.broadcast_to(widen(batch2), (batch,) + batch2.shape[1:])
+        rows = first.transpose(1, 0, 2).reshape(first.shape[1], -1)
+        summed = np.matmul(rows, second.reshape(-1, second.shape[2]))
+        result = np.float32(alpha) * summed
+    if not _is_zero(beta):
+        result = np.float32(beta) * widen(self).astype(np.float32) + result
+    store(out, np.broadcast_to(result, out.shape))
+
+
 # ---- Gemm ------------------------------------------------------------------------------------
 
 
@@ -326,3 +377,166 @@ def gemm(A: np.ndarray, B: np.ndarray, C: np.ndarray, alpha: float, beta: float,
     product = np.float32(alpha) * np.matmul(a, b) if a.shape[1] else 0
     result = scaled + product
     store(out, np.broadcast_to(result, out.shape))
+
+
+# ---- FRACTAL_NZ weights: TransMatmulWeight, MatmulWeightNz, BatchMatMulWeightNz ---------------
+#
+# How the emulator holds a FRACTAL_NZ tensor: as CANN does. aclnnTransMatmulWeight's phase 1
+# gives the weight storage format FRACTAL_NZ and the storage shape of TransData's result
+# (hicann/ops-math c41933244 conversion/trans_data/op_api/aclnn_trans_matmul_weight.cpp,
+# aclnnTransMatmulWeightGetWorkspaceSize; done by the emulator's C side, ops_generic.c
+# to_fractal_nz), keeping its view shape [..., a, b]; its launch writes the data in that layout.
+# The layout (ops-math conversion/trans_data/README.md, ND <-> FRACTAL_NZ: c0 16 for float32,
+# int32, float16 and bfloat16, 32 for int8 and uint8; ops-nn matmul/quant_batch_matmul_v3/docs/
+# aclnnQuantMatmulWeightNz.md: an int8 [k, n] as (batch, n1, k1, k0, n0), k0 16, n0 32):
+# storage [..., ceil(b / c0), ceil(a / 16), 16, c0], element [i, j] of each matrix at
+# [j // c0, i // 16, i % 16, j % c0], the padding zeros. A client copying the weight back sees
+# those blocks; every consumer of a FRACTAL_NZ tensor reads its matrix back with from_nz.
+
+
+def nz_c0(dtype: np.dtype) -> int:
+    """The columns of one FRACTAL_NZ block: 32 for a 1-byte dtype, else 16."""
+    return 32 if dtype.itemsize == 1 else 16
+
+
+def nz_storage_shape(shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
+    """The FRACTAL_NZ storage shape of an ND view ``shape`` (2-d or more) of ``dtype``."""
+    c0 = nz_c0(dtype)
+    rows, columns = shape[-2], shape[-1]
+    return tuple(shape[:-2]) + (-(-columns // c0), -(-rows // 16), 16, c0)
+
+
+def to_nz(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` ([..., a, b]) in FRACTAL_NZ blocks (its storage shape, padding zeros)."""
+    c0 = nz_c0(matrix.dtype)
+    *batch, rows, columns = matrix.shape
+    storage = nz_storage_shape(matrix.shape, matrix.dtype)
+    padded = np.zeros(tuple(batch) + (storage[-3] * 16, storage[-4] * c0), matrix.dtype)
+    padded[..., :rows, :columns] = matrix
+    blocks = padded.reshape(tuple(batch) + (storage[-3], 16, storage[-4], c0))
+    return np.ascontiguousarray(np.moveaxis(blocks, -2, -4))
+
+
+def _storage(array: np.ndarray, count: int) -> np.ndarray:
+    """``count`` elements of ``array``'s memory from its first element on: a FRACTAL_NZ
+    tensor's blocks (the emulator hands a kernel its whole storage shape's bytes)."""
+    base: Any = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    raw = np.frombuffer(base, np.uint8)
+    start = array.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+    if start < 0 or start + count * array.itemsize > raw.size:
+        raise Refusal(f"the FRACTAL_NZ tensor's memory holds fewer than the {count} elements "
+                      "of its storage shape", INNER_NULLPTR)
+    return raw[start:start + count * array.itemsize].view(array.dtype)
+
+
+def from_nz(array: np.ndarray) -> np.ndarray:
+    """The ND matrix ([..., a, b], ``array``'s view shape) of a FRACTAL_NZ tensor."""
+    storage = nz_storage_shape(array.shape, array.dtype)
+    blocks = _storage(array, int(np.prod(storage))).reshape(storage)
+    *batch, rows, columns = array.shape
+    matrix = np.moveaxis(blocks, -4, -2).reshape(
+        tuple(batch) + (storage[-3] * 16, storage[-4] * storage[-1]))
+    return matrix[..., :rows, :columns]
+
+
+def weight(array: np.ndarray) -> np.ndarray:
+    """A weight as its matrix, FRACTAL_NZ or ND."""
+    return from_nz(array) if tensor_format(array) == FRACTAL_NZ else array
+
+
+def recorded(array: np.ndarray) -> np.ndarray:
+    """What a trace of launches keeps of a tensor (kernels/trace.py): a copy, a FRACTAL_NZ
+    one's matrix (its blocks when they cannot be read)."""
+    try:
+        if tensor_format(array) == FRACTAL_NZ:
+            return np.array(from_nz(array))
+    except (ValueError, Refusal):
+        pass
+    return array.copy()
+
+
+_TRANS_WEIGHT = Dtypes(("float16", "bfloat16", "int8", "uint8"))
+
+
+def _trans_weight_check(mmWeightRef: np.ndarray) -> None:
+    # ops-math aclnn_trans_matmul_weight.cpp: CheckFormatValid (the storage format ND),
+    # CheckShapeDim / CheckShapeDimV2 (2 to 6 dims on Atlas A2); its dtypes
+    # (ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST: float16, bfloat16, int8, float8_e4m3fn, hifloat8,
+    # uint8; the float8 ones have no numpy dtype) are the kernel's.
+    if tensor_format(mmWeightRef) != constant("ACL_FORMAT_ND"):
+        raise ValueError("the format of mmWeightRef must be ND")
+    if mmWeightRef.size and not 2 <= mmWeightRef.ndim <= 6:
+        raise ValueError(f"mmWeightRef has {mmWeightRef.ndim} dimensions; 2 to 6 are supported")
+
+
+@builtin("aclnnTransMatmulWeight", dtypes={"mmWeightRef": _TRANS_WEIGHT},
+         check=_trans_weight_check)
+def trans_matmul_weight(mmWeightRef: np.ndarray) -> None:
+    """The weight's matrix written in place as FRACTAL_NZ blocks (its storage shape)."""
+    if mmWeightRef.size == 0:
+        return
+    matrix = np.array(mmWeightRef)  # the ND data, before its memory is rewritten
+    blocks = to_nz(matrix)
+    _storage(mmWeightRef, blocks.size)[...] = blocks.reshape(-1)
+
+
+def _weight_nz_shapes(self: np.ndarray, mat2: np.ndarray, out: np.ndarray) -> None:
+    if tensor_format(mat2) != FRACTAL_NZ:
+        raise ValueError("Format of mat2 must be FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+    _not_nz(self=self, out=out)
+    if self.shape[-1] != mat2.shape[-2]:
+        raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} differ")
+    wanted = _matmul_shape(self.shape, mat2.shape)
+    if wanted is None or out.shape != wanted:
+        raise ValueError(f"out has shape {_shape(out.shape)}; it must be "
+                         f"{_shape(wanted or ())}")
+
+
+def _matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                            cubeMathType: int) -> None:
+    # ops-nn matmul/mat_mul_v3/op_host/op_api/aclnn_matmul.cpp: CheckWeightNzDtypeValid (a
+    # float32 self with a float16 out refused under KEEP_DTYPE, 0; self and mat2 not float16
+    # and bfloat16 together), CheckWeightNzShapeValid (mat2 FRACTAL_NZ, self and mat2 2-d,
+    # mat2's n and k not 1, the k-axis)
+    if cubeMathType == 0 and out.dtype == np.float16 and self.dtype == np.float32:
+        raise ValueError("Input tensor's dtype[DT_FLOAT] should be same with output's "
+                         "dtype[DT_FLOAT16]")
+    if {self.dtype.name, mat2.dtype.name} == {"float16", "bfloat16"}:
+        raise ValueError(f"self ({self.dtype.name}) and mat2 ({mat2.dtype.name}) must be both "
+                         "bfloat16 or both float16")
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"self and mat2 must be 2-d, got {self.ndim}-d and {mat2.ndim}-d")
+    if 1 in mat2.shape:
+        raise ValueError(f"mat2 {_shape(mat2.shape)} in FRACTAL_NZ cannot have n or k of 1")
+    _weight_nz_shapes(self, mat2, out)
+
+
+_WEIGHT_NZ_16 = Dtypes(("float16", "bfloat16"))
+
+
+def _batch_matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                                  cubeMathType: int) -> None:
+    # ops-nn matmul/batch_mat_mul_v3/op_host/op_api/aclnn_batch_matmul.cpp
+    # CheckDtypeValidWeightNz: self and mat2 of one dtype, out float32 or theirs; CheckShape
+    if self.dtype != mat2.dtype:
+        raise ValueError(f"self's dtype [{self.dtype.name}] and mat2's dtype "
+                         f"[{mat2.dtype.name}] are not equal")
+    if out.dtype != np.float32 and out.dtype != self.dtype:
+        raise ValueError(f"self's dtype [{self.dtype.name}] and out's dtype "
+                         f"[{out.dtype.name}] are not equal")
+    if self.ndim != 3 or mat2.ndim != 3:
+        raise ValueError(f"self and mat2 must be 3-d, got {self.ndim}-d and {mat2.ndim}-d")
+    _weight_nz_shapes(self, mat2, out)
+
+
+def _nz_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
+    if out.size:
+        store(out, np.matmul(widen(self), widen(from_nz(mat2))))
+
+
+builtin("aclnnMatmulWeightNz", dtypes=FLOATS, check=_matmul_weight_nz_check)(_nz_product)
+builtin("aclnnBatchMatMulWeightNz", dtypes={"self": _WEIGHT_NZ_16, "mat2": _WEIGHT_NZ_16},
+        check=_batch_matmul_weight_nz_check)(_nz_product)

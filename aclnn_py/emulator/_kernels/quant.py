@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import NO_KERNEL, Refusal, broadcasts_to, store, widen
+from . import INNER_NULLPTR, NO_KERNEL, Refusal, broadcasts_to, store, tensor_format, widen
 from .elementwise import FLOATS, register
+from .matmul import FRACTAL_NZ, weight
 
 _ROUNDING = {"round": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}
 # dstType, an aclDataType: 2 INT8 (aclnnAscendQuant.md), 1 FLOAT16 and 27 BFLOAT16
@@ -143,3 +144,457 @@ def ascend_quant_v3(x: np.ndarray, scale: np.ndarray, offset: np.ndarray | None,
                     y: np.ndarray) -> None:
     ascend_quant(x, _along(scale, x, axis), _along(offset, x, axis),
                  sqrtMode, roundMode, dstType, y)
+
+
+# ---- TransQuantParamV2 / V3: float32 scales (and offsets) packed into uint64 ------------------
+
+# hicann ops-nn quant/trans_quant_param_v2/op_kernel/trans_quant_param_v2.h: the scale flag
+# (bit 46), roundMode 0 keeping the float32's top 19 bits (DEQ_SCALE_MUL), the offset rounded to
+# nearest even (CAST_RINT), clamped into int9 [-256, 255] and put at bit 37.
+_SCALE_FLAG = np.uint64(1 << 46)
+_SCALE_BITS = np.uint32(0xFFFFE000)
+_OFFSET_SHIFT = np.uint64(37)
+
+
+def _fp19(bits: np.ndarray) -> np.ndarray:
+    """roundMode 1 (CalQuantPreScaleValue): float32 bits rounded to nearest even at 10
+    mantissa bits (sign, 8 exponent bits, 10 mantissa bits, then shifted back by 13),
+    exponents 0 (zero kept signed) and 255 (inf, NaN) truncated, an overflow saturating."""
+    bits = bits.astype(np.uint64)
+    sign = (bits >> np.uint64(31)) & np.uint64(1)
+    exponent = (bits >> np.uint64(23)) & np.uint64(0x1FF)
+    mantissa = bits & np.uint64(0x7FFFFF)
+    fraction = mantissa >> np.uint64(13)
+    round_bit = (mantissa >> np.uint64(12)) & np.uint64(1)
+    sticky = mantissa & np.uint64(0xFFF)
+    up = (round_bit != 0) & ((sticky != 0) | ((fraction & np.uint64(1)) != 0)) \
+        & (exponent != 0) & (exponent != 0x1FF)
+    fraction = fraction + up.astype(np.uint64)
+    carry = fraction >= np.uint64(1 << 10)
+    fraction = np.where(carry, np.uint64(0), fraction)
+    exponent = exponent + carry.astype(np.uint64)
+    result = (sign << np.uint64(18)) | (exponent << np.uint64(10)) | fraction
+    result = np.where(exponent == 0, sign << np.uint64(18), result)
+    result = np.where(exponent > 0x1FF, (sign << np.uint64(18)) | np.uint64(0x1FF << 10), result)
+    return (result << np.uint64(13)).astype(np.uint64)
+
+
+def _trans_quant_check(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                       out: np.ndarray) -> None:
+    # ops-nn quant/trans_quant_param_v2/op_host/op_api/aclnn_trans_quant_param_v2.cpp
+    # CheckShape (Atlas A2): scale (n,) or (1, n), n > 0; offset (n,) or (1, n), a 1-d scale
+    # and offset of lengths above 1 equal; roundMode 0 or 1. aclnnTransQuantParamV2.md: out
+    # 1-d of max(scale, offset) for a 1-d scale, else scale's shape.
+    if not ((scale.ndim == 1 and scale.shape[0] > 0)
+            or (scale.ndim == 2 and scale.shape[0] == 1 and scale.shape[1] > 0)):
+        raise ValueError(f"scale has shape {list(scale.shape)}; it must be (n,) or (1, n), "
+                         "n > 0")
+    if offset is not None:
+        if not ((offset.ndim == 1 and offset.shape[0] > 0)
+                or (offset.ndim == 2 and offset.shape[0] == 1 and offset.shape[1] > 0)):
+            raise ValueError(f"offset has shape {list(offset.shape)}; it must be (n,) or "
+                             "(1, n), n > 0")
+        if offset.ndim == 1 and scale.shape[0] > 1 and offset.shape[0] > 1 \
+                and scale.shape[0] != offset.shape[0]:
+            raise ValueError(f"scale ({scale.shape[0]}) and offset ({offset.shape[0]}) must "
+                             "have the same length when both exceed 1")
+    if roundMode not in (0, 1):
+        raise ValueError(f"roundMode {roundMode} must be 0 or 1")
+
+
+def _trans_quant(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                 out: np.ndarray) -> None:
+    lengths = [scale.size] + ([] if offset is None else [offset.size])
+    count = max(lengths)
+    bits = np.broadcast_to(np.ascontiguousarray(scale, np.float32).reshape(-1).view(np.uint32),
+                           (count,)) if scale.size in (1, count) else None
+    if bits is None or out.size != count:
+        raise Refusal(f"out has {out.size} elements; scale and offset give {count}",
+                      INNER_NULLPTR)
+    if roundMode == 0:
+        packed = (bits & _SCALE_BITS).astype(np.uint64) | _SCALE_FLAG
+    else:
+        packed = _fp19(bits) | _SCALE_FLAG
+    if offset is not None:
+        values = np.clip(np.rint(offset.astype(np.float32).reshape(-1)), -256, 255)
+        nine = values.astype(np.int64).astype(np.uint64) & np.uint64(0x1FF)
+        packed = packed | (np.broadcast_to(nine, (count,)) << _OFFSET_SHIFT)
+    out[...] = packed.reshape(out.shape).astype(out.dtype)
+
+
+_PARAM_DTYPES = {"scale": Dtypes(("float32",)), "offset": Dtypes(("float32",)),
+                 "out": Dtypes(("uint64", "int64"))}
+
+
+@register("aclnnTransQuantParamV2", dtypes=_PARAM_DTYPES,
+          check=lambda scale, offset, out: _trans_quant_check(scale, offset, 0, out))
+def trans_quant_param_v2(scale: np.ndarray, offset: np.ndarray | None, out: np.ndarray) -> None:
+    _trans_quant(scale, offset, 0, out)
+
+
+@register("aclnnTransQuantParamV3", dtypes=_PARAM_DTYPES, check=_trans_quant_check)
+def trans_quant_param_v3(scale: np.ndarray, offset: np.ndarray | None, roundMode: int,
+                         out: np.ndarray) -> None:
+    _trans_quant(scale, offset, roundMode, out)
+
+
+# ---- QuantMatmulV3 / V4 / WeightNz: int8 x int8 -> int32, dequantised -------------------------
+#
+# hicann ops-nn matmul/quant_batch_matmul_v3/docs/aclnnQuantMatmulV4.md (Atlas A2):
+#   out = (x1 @ x2 + bias) * scale + offset       bias int32 (offset only for an int8 out)
+#   out = x1 @ x2 * scale + bias                   bias bfloat16, float16 or float32
+#   pertokenScaleOptional multiplies each row (x1's m) after scale.
+# x1 @ x2 is exact in int32 (wrapping as the cube's int32 accumulator); a uint64 or int64 scale
+# (aclnnTransQuantParamV2) is its low 32 bits as float32 (the top 19 bits of the float kept);
+# the float part computes in float32 and rounds once into out (an int8 out: to nearest even,
+# saturated). transposeX1 / transposeX2 give x1 as [k, m] / x2 as [n, k]. An int4 x1 or x2
+# (packed in int32) is not computed: 561003.
+
+
+def _scales(scale: np.ndarray) -> np.ndarray:
+    if scale.dtype in (np.uint64, np.int64):
+        low = (scale.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        return np.asarray(low.view(np.float32), np.float32).reshape(-1)
+    return np.asarray(widen(scale), np.float32).reshape(-1)
+
+
+def _quant_operands(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transposeX2: bool
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    if x1.dtype != np.int8 or x2.dtype != np.int8:
+        raise Refusal(f"x1 {x1.dtype.name} and x2 {x2.dtype.name}: only int8 operands are "
+                      "computed (int4 packed in int32 is not)", NO_KERNEL)
+    a = np.swapaxes(x1, -1, -2) if transposeX1 else x1
+    b = weight(x2)
+    b = np.swapaxes(b, -1, -2) if transposeX2 else b
+    return a, b
+
+
+def _quant_matmul_check(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transposeX2: bool,
+                        out: np.ndarray) -> None:
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise ValueError(f"x1 and x2 must have 2 dimensions or more, got {x1.ndim} and "
+                         f"{x2.ndim}")
+    k1 = x1.shape[-2] if transposeX1 else x1.shape[-1]
+    k2 = x2.shape[-1] if transposeX2 else x2.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"the k-axis of x1 {list(x1.shape)} ({k1}) and x2 {list(x2.shape)} "
+                         f"({k2}) differ")
+    m = x1.shape[-1] if transposeX1 else x1.shape[-2]
+    n = x2.shape[-2] if transposeX2 else x2.shape[-1]
+    try:
+        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"the batch dims of x1 {list(x1.shape)} and x2 {list(x2.shape)} do "
+                         "not broadcast") from None
+    wanted = tuple(batch) + (m, n)
+    if out.shape != wanted:
+        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+
+
+def quant_matmul(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray | None,
+                 offset: np.ndarray | None, pertoken: np.ndarray | None,
+                 bias: np.ndarray | None, transposeX1: bool, transposeX2: bool,
+                 out: np.ndarray) -> None:
+    """The formulas above."""
+    a, b = _quant_operands(x1, x2, transposeX1, transposeX2)
+    if out.size == 0:
+        return
+    # float64 BLAS: every partial sum of int8 products is an integer below 2**53 (k < 2**38),
+    # so exact; then as int64
+    product = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64)
+    integer_bias = bias is not None and bias.dtype == np.int32
+    if integer_bias:
+        product = product + bias.astype(np.int64).reshape(-1)  # type: ignore[union-attr]
+    accumulated = product.astype(np.int32)  # the cube's int32 accumulator wraps
+    if out.dtype == np.int32:
+        out[...] = accumulated
+        return
+    value: Any = accumulated.astype(np.float32)
+    if scale is not None:
+        value = value * _scales(scale)
+    if pertoken is not None:
+        value = value * widen(pertoken).astype(np.float32).reshape(-1)[:, None]
+    if bias is not None and not integer_bias:
+        value = value + widen(bias).astype(np.float32).reshape(-1)
+    if out.dtype == np.int8:
+        if offset is not None:
+            value = value + widen(offset).astype(np.float32).reshape(-1)
+        info = np.iinfo(np.int8)
+        out[...] = np.clip(np.rint(value), info.min, info.max).astype(np.int8)
+        return
+    store(out, value)
+
+
+_QUANT_MM = {"x1": Dtypes(("int8", "int32")), "x2": Dtypes(("int8", "int32"))}
+
+
+@register("aclnnQuantMatmulV3", dtypes=_QUANT_MM,
+          check=lambda x1, x2, scale, offset, bias, transposeX1, transposeX2, out:
+          _quant_matmul_check(x1, x2, transposeX1, transposeX2, out))
+def quant_matmul_v3(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray, offset: Any,
+                    bias: Any, transposeX1: bool, transposeX2: bool, out: np.ndarray) -> None:
+    quant_matmul(x1, x2, scale, offset, None, bias, transposeX1, transposeX2, out)
+
+
+@register("aclnnQuantMatmulV4", dtypes=_QUANT_MM,
+          check=lambda x1, x2, scale, offset, pertokenScaleOptional, bias, transposeX1,
+          transposeX2, out: _quant_matmul_check(x1, x2, transposeX1, transposeX2, out))
+def quant_matmul_v4(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray, offset: Any,
+                    pertokenScaleOptional: Any, bias: Any, transposeX1: bool,
+                    transposeX2: bool, out: np.ndarray) -> None:
+    quant_matmul(x1, x2, scale, offset, pertokenScaleOptional, bias, transposeX1, transposeX2,
+                 out)
+
+
+def _weight_nz_check(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any, yScale: Any,
+                     x1Offset: Any, x2Offset: Any, yOffset: Any, bias: Any, transposeX1: bool,
+                     transposeX2: bool, groupSize: int, out: np.ndarray) -> None:
+    if tensor_format(x2) != FRACTAL_NZ:
+        raise ValueError("x2 must have format FRACTAL_NZ (made by aclnnTransMatmulWeight)")
+    if x2Scale.dtype.name not in ("uint64", "int64", "float32", "bfloat16"):
+        raise ValueError(f"x2Scale has dtype {x2Scale.dtype.name}; it must be uint64, int64, "
+                         "float32 or bfloat16")
+    if out.dtype.name not in ("float16", "int8", "bfloat16", "int32"):
+        raise ValueError(f"out has dtype {out.dtype.name}; it must be float16, int8, bfloat16 "
+                         "or int32")
+    if yScale is not None or yOffset is not None or x1Offset is not None:
+        raise Refusal("yScale, yOffset and x1Offset are not computed", NO_KERNEL)
+    _quant_matmul_check(x1, x2, transposeX1, transposeX2, out)
+
+
+@register("aclnnQuantMatmulWeightNz", dtypes=_QUANT_MM, check=_weight_nz_check)
+def quant_matmul_weight_nz(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any,
+                           yScale: Any, x1Offset: Any, x2Offset: Any, yOffset: Any, bias: Any,
+                           transposeX1: bool, transposeX2: bool, groupSize: int,
+                           out: np.ndarray) -> None:
+    """aclnnQuantMatmulWeightNz.md: aclnnQuantMatmulV4's formulas, x2Scale its scale,
+    x1Scale its per-token scale, x2Offset its offset."""
+    quant_matmul(x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
+
+
+# ---- DynamicQuant / DynamicQuantV2: per-row int8 quantisation with the scale computed ----------
+#
+# hicann ops-nn quant/dynamic_quant/docs/aclnnDynamicQuant.md and
+# quant/dynamic_quant_v2/docs/aclnnDynamicQuantV2.md, in float32 as the kernel
+# (quant/dynamic_quant/op_kernel/dynamic_quant.h) computes them, over x's last dimension:
+#   input = x * smoothScales (the group's row of them, groupIndex holding each group's last row
+#           + 1, cumulatively)
+#   symmetric:  s = 127 / row_max(|input|); scaleOut = 1 / s; y = rint(input * s)
+#   asymmetric (offsetOut given): scaleOut = max((row_max - row_min) / 255, 1e-12);
+#               offsetOut = 127 - row_max / scaleOut; y = rint(input * (1 / scaleOut) + offsetOut)
+# rint rounds ties to even (CAST_RINT); y saturates into int8. An int32 y holds eight int4
+# (127 and 255 become 7 and 15, the range [-8, 7]), the first in the lowest four bits
+# (ops-nn matmul/convert_weight_to_int4_pack/op_host/op_api/aclnn_convert_weight_to_int4_pack.cpp
+# PackToINT8: the even element in the low nibble of each byte). An int4 y (dstType 29) has no
+# numpy dtype: refused.
+_INT8_DST = 2
+_INT32_DST = 3
+
+
+def pack_int4(values: np.ndarray) -> np.ndarray:
+    """int4 values (the last dim a multiple of 8) packed eight to an int32, the first in the
+    lowest four bits."""
+    nibbles = (values.astype(np.int64) & 0xF).reshape(values.shape[:-1] + (-1, 8))
+    shifts = np.arange(0, 32, 4, dtype=np.int64)
+    packed: np.ndarray = (nibbles << shifts).sum(axis=-1).astype(np.uint32)
+    return packed.view(np.int32)
+
+
+def _dynamic_quant_check(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
+                         groupIndexOptional: np.ndarray | None, dstType: int, yOut: np.ndarray,
+                         scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    # ops-nn quant/dynamic_quant/op_host/op_api/aclnn_dynamic_quant.cpp CheckDtype, CheckShape
+    if yOut.dtype not in (np.int8, np.int32):
+        raise ValueError(f"yOut has dtype {yOut.dtype.name}; it must be int8 or int32 (eight "
+                         "int4 each)")
+    if not 1 < x.ndim < 9:
+        raise ValueError(f"The dimNum[{x.ndim}] of x should be greater than 1 and less than 9")
+    if smoothScalesOptional is not None:
+        if smoothScalesOptional.dtype != x.dtype:
+            raise ValueError("The dtypes of x and smooth_scales are not equal")
+        if groupIndexOptional is not None:
+            if groupIndexOptional.ndim != 1:
+                raise ValueError(f"The dimNum[{groupIndexOptional.ndim}] of group_indexs should "
+                                 "be equal to one")
+        elif smoothScalesOptional.ndim != 1 or smoothScalesOptional.shape[0] != x.shape[-1]:
+            raise ValueError(f"smooth_scales {list(smoothScalesOptional.shape)} must be 1-d of "
+                             f"x's last dim, {x.shape[-1]}")
+    if yOut.dtype == np.int32:  # CheckInt32OutputShape: the last dim an eighth of x's
+        if yOut.shape[:-1] != x.shape[:-1] or yOut.shape[-1] * 8 != x.shape[-1]:
+            raise ValueError(f"yOut {list(yOut.shape)} of int32 must be x's shape "
+                             f"{list(x.shape)} with the last dim divided by 8")
+    elif yOut.shape != x.shape:
+        raise ValueError("The shapes of x and y are inconsistent")
+    if scaleOut.shape != x.shape[:-1]:
+        raise ValueError("The shapes of x and scale should be consistent except for the last "
+                         "dimension of x")
+    if scaleOut.dtype != np.float32:
+        raise ValueError(f"scaleOut has dtype {scaleOut.dtype.name}; it must be float32")
+    if offsetOut is not None and (offsetOut.shape != scaleOut.shape
+                                  or offsetOut.dtype != np.float32):
+        raise ValueError("offsetOut must be float32 of scaleOut's shape")
+    if int(dstType) not in (_INT8_DST, _INT32_DST):
+        raise Refusal(f"dstType {dstType}: an int8 y or int4 packed in int32 is computed",
+                      NO_KERNEL)
+
+
+def dynamic_quant(x: np.ndarray, smooth: np.ndarray | None, group: np.ndarray | None,
+                  yOut: np.ndarray, scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    """The formulas above."""
+    if x.size == 0:
+        return
+    length = x.shape[-1]
+    rows = np.asarray(widen(x), np.float32).reshape(-1, length)
+    if smooth is not None:
+        factors = np.asarray(widen(smooth), np.float32).reshape(-1, length)
+        if group is not None and factors.shape[0] > 1:
+            ends = group.astype(np.int64).reshape(-1)
+            which = np.searchsorted(ends, np.arange(rows.shape[0]), side="right")
+            factors = factors[np.minimum(which, factors.shape[0] - 1)]
+        rows = rows * factors
+    four = yOut.dtype == np.int32
+    low_end, high_end = (-8, 7) if four else (-128, 127)
+    if offsetOut is None:
+        largest = np.max(np.abs(rows), axis=1)
+        step = np.float32(high_end) / largest
+        scale = np.float32(1) / step
+        values = rows * step[:, None]
+        offset = None
+    else:
+        high, low = np.max(rows, axis=1), np.min(rows, axis=1)
+        span = np.float32(15 if four else 255)
+        scale = np.maximum((high - low) / span, np.float32(1e-12))
+        offset = np.float32(high_end) - high / scale
+        values = rows * (np.float32(1) / scale)[:, None] + offset[:, None]
+    quantised = np.clip(np.nan_to_num(np.rint(values), nan=0.0), low_end, high_end)
+    if four:
+        yOut[...] = pack_int4(quantised).reshape(yOut.shape)
+    else:
+        yOut[...] = quantised.astype(np.int8).reshape(yOut.shape)
+    scaleOut[...] = scale.reshape(scaleOut.shape)
+    if offsetOut is not None and offset is not None:
+        offsetOut[...] = offset.reshape(offsetOut.shape)
+
+
+_DYNAMIC = {"x": FLOATS, "smoothScalesOptional": FLOATS}
+
+
+@register("aclnnDynamicQuant", dtypes=_DYNAMIC,
+          check=lambda x, smoothScalesOptional, yOut, scaleOut: _dynamic_quant_check(
+              x, smoothScalesOptional, None, _INT8_DST, yOut, scaleOut, None))
+def dynamic_quant_v1(x: np.ndarray, smoothScalesOptional: np.ndarray | None, yOut: np.ndarray,
+                     scaleOut: np.ndarray) -> None:
+    dynamic_quant(x, smoothScalesOptional, None, yOut, scaleOut, None)
+
+
+@register("aclnnDynamicQuantV2", dtypes=_DYNAMIC, check=_dynamic_quant_check)
+def dynamic_quant_v2(x: np.ndarray, smoothScalesOptional: np.ndarray | None,
+                     groupIndexOptional: np.ndarray | None, dstType: int, yOut: np.ndarray,
+                     scaleOut: np.ndarray, offsetOut: np.ndarray | None) -> None:
+    dynamic_quant(x, smoothScalesOptional, groupIndexOptional, yOut, scaleOut, offsetOut)
+
+
+# ---- FakeQuantPerTensorAffineCachemask / PerChannel -------------------------------------------
+#
+# hicann ops-nn quant/fake_quant_affine_cachemask/docs/aclnnFakeQuantPerTensorAffineCachemask.md,
+# in float32 as its op_kernel (fake_quant_affine_cachemask_fp16.h / _fp32.h) computes:
+#   qval = rint(self * (1 / scale)) + zero_point   (an int32 zero point; a float one is added
+#          before rounding: rint(self * (1 / scale) + zero_point))
+#   mask = quant_min <= qval <= quant_max;  out = (clamp(qval, quant_min, quant_max) - zero_point)
+#          * scale
+# rint ties to even. Per tensor with fakeQuantEnabled < 1 (op_api): out = self, mask all true.
+_FAKE = Dtypes(("float32", "float16"))
+
+
+def _fake_quant(self: np.ndarray, scale: np.ndarray, zero: np.ndarray, quantMin: int,
+                quantMax: int, out: np.ndarray, mask: np.ndarray) -> None:
+    x = np.asarray(widen(self), np.float32)
+    factor = np.asarray(widen(scale), np.float32)
+    inverse = np.float32(1) / factor
+    if zero.dtype.kind in "iu":
+        qval = np.rint(x * inverse) + zero.astype(np.float32)
+    else:
+        qval = np.rint(x * inverse + np.asarray(widen(zero), np.float32))
+    mask[...] = (qval >= quantMin) & (qval <= quantMax)
+    shift = zero.astype(np.float32) if zero.dtype.kind in "iu" else np.rint(
+        np.asarray(widen(zero), np.float32))
+    store(out, (np.clip(qval, quantMin, quantMax) - shift) * factor)
+
+
+def _fake_check(self: np.ndarray, quantMin: int, quantMax: int, out: np.ndarray,
+                mask: np.ndarray) -> None:
+    if quantMin > quantMax:
+        raise ValueError("`quantMin` should be less than or equal to `quantMax`")
+    if out.shape != self.shape or mask.shape != self.shape:
+        raise ValueError(f"out {list(out.shape)} and mask {list(mask.shape)} must have self's "
+                         f"shape {list(self.shape)}")
+    if mask.dtype != np.bool_:
+        raise ValueError(f"mask has dtype {mask.dtype.name}; it must be bool")
+
+
+def _per_tensor_check(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                      fakeQuantEnabled: float, quantMin: int, quantMax: int, out: np.ndarray,
+                      mask: np.ndarray) -> None:
+    # ops-nn quant/fake_quant_affine_cachemask/op_api/
+    # aclnn_fake_quant_per_tensor_affine_cachemask.cpp: CheckDtypeValid (zeroPoint int32),
+    # CheckShape (scale and zeroPoint of one element), CheckQuantValue
+    if zeroPoint.dtype != np.int32:
+        raise ValueError(f"zeroPoint has dtype {zeroPoint.dtype.name}; it must be int32")
+    for name, value in (("scale", scale), ("zeroPoint", zeroPoint)):
+        if value.size != 1:
+            raise ValueError(f"{name}: a Tensor with {value.size} elements cannot be converted "
+                             "to Scalar")
+    _fake_check(self, quantMin, quantMax, out, mask)
+
+
+@register("aclnnFakeQuantPerTensorAffineCachemask", dtypes={"self": _FAKE, "scale": _FAKE},
+          check=_per_tensor_check)
+def fake_quant_per_tensor(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                          fakeQuantEnabled: float, quantMin: int, quantMax: int,
+                          out: np.ndarray, mask: np.ndarray) -> None:
+    if self.size == 0:
+        return
+    if fakeQuantEnabled < 1.0:
+        store(out, self)
+        mask[...] = True
+        return
+    _fake_quant(self, scale.reshape(()), zeroPoint.reshape(()), quantMin, quantMax, out, mask)
+
+
+def _per_channel_check(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray, axis: int,
+                       quantMin: int, quantMax: int, out: np.ndarray, mask: np.ndarray) -> None:
+    # aclnn_fake_quant_per_channel_affine_cachemask.cpp CheckShape: scale and zeroPoint 1-d of
+    # self's size along axis (within its rank), CheckQuantValue; zeroPoint int32, float16 or
+    # float32
+    if zeroPoint.dtype.name not in ("int32", "float16", "float32"):
+        raise ValueError(f"zeroPoint has dtype {zeroPoint.dtype.name}; it must be int32, "
+                         "float16 or float32")
+    if scale.ndim != 1:
+        raise ValueError("scale should be a 1-D tensor")
+    if zeroPoint.ndim != 1:
+        raise ValueError("zero point should be a 1-D tensor")
+    if scale.shape[0] != zeroPoint.shape[0]:
+        raise ValueError("scale and zeroPoint need to have the same dimensions")
+    rank = max(self.ndim, 1)
+    if not -rank <= axis < rank:
+        raise ValueError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                         f"{rank - 1}], but got {axis})")
+    size = self.shape[axis] if self.ndim else 1
+    if scale.shape[0] != size:
+        raise ValueError("dimensions of scale and zero-point are not consistant with input "
+                         "tensor")
+    _fake_check(self, quantMin, quantMax, out, mask)
+
+
+@register("aclnnFakeQuantPerChannelAffineCachemask", dtypes={"self": _FAKE, "scale": _FAKE},
+          check=_per_channel_check)
+def fake_quant_per_channel(self: np.ndarray, scale: np.ndarray, zeroPoint: np.ndarray,
+                           axis: int, quantMin: int, quantMax: int, out: np.ndarray,
+                           mask: np.ndarray) -> None:
+    if self.size == 0:
+        return
+    shape = [1] * self.ndim
+    if self.ndim:
+        shape[axis] = scale.shape[0]
+    _fake_quant(self, scale.reshape(shape), zeroPoint.reshape(shape), quantMin, quantMax, out,
+                mask)

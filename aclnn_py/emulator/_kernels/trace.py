@@ -41,8 +41,15 @@ def _arrays(values: dict[str, Any], names: list[str]) -> dict[str, np.ndarray]:
         for index, member in enumerate(members):
             if isinstance(member, np.ndarray):
                 key = f"{name}[{index}]" if isinstance(value, list) else name
-                found[key] = member.copy()
+                found[key] = _recorded(member)
     return found
+
+
+def _recorded(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` as a reference reads it: a FRACTAL_NZ tensor as its matrix."""
+    from .matmul import recorded
+
+    return recorded(array)
 
 
 def snapshot(values: dict[str, Any]) -> dict[str, np.ndarray]:
