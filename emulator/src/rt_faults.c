@@ -48,7 +48,8 @@ static const char *const g_fault_apis[] = {
     "aclrtGetStreamOverflowSwitch", "aclrtSetStreamFailureMode", "aclrtLaunchHostFunc",
     "aclrtEventGetTimestamp", "aclsysGetVersionStr",
     /* libnnopbase.so */
-    "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
+    "aclCreateTensor", "aclDestroyTensor", "aclInitTensor", "aclGetViewOffset", "aclGetFormat",
+    "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
     "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
     "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray",
