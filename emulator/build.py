@@ -26,6 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,15 @@ class GenericOperator:
     def kind(self, c_type: str) -> int:
         bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
         return ARGUMENT_KINDS[bare]
+
+    def unsupported(self) -> tuple[str, str] | None:
+        """The first parameter (C type, name) of a type without an argument kind (the kernels
+        do not receive it: aclScalarList), or None."""
+        for c_type, name in (*self.parameters, *self.phase2_extra):
+            bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
+            if bare not in ARGUMENT_KINDS:
+                return c_type, name
+        return None
 
     @property
     def phase1(self) -> str:
@@ -319,6 +329,17 @@ def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dic
     by_repository: dict[str, list[str]] = {}
     for op in operators:
         short = op.name[len("aclnn"):]
+        unsupported = op.unsupported()
+        if unsupported is not None:  # a parameter the kernels do not receive
+            c_type, parameter = unsupported
+            by_repository.setdefault(op.repository, []).append(
+                f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"
+                f'    return ops_generic_unsupported("{op.name}", "{parameter}", '
+                f'"{c_type.replace("const ", "").strip()}", workspaceSize, executor);\n}}\n'
+                f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
+                f'    return ops_phase2("{op.name}", workspace, workspaceSize, executor, '
+                "stream);\n}\n")
+            continue
         declaration, values = _description(op, f"op_{short}", f"{op.name}GetWorkspaceSize",
                                            op.parameters)
         phase1 = (f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"
@@ -386,6 +407,16 @@ LAYOUTS = {
 # the operator description, the package priority file) are templates/opp/.
 CUSTOM_VENDOR = "customize"
 CUSTOM_OPERATOR_SOURCES = ["custom/op_add_custom.c", "custom/op_weighted_sum_custom.c"]
+# The packages CANN's repositories build their experimental/ operators into, and whose
+# op_api/ their experimental samples are compiled against (hicann/ops-nn build.sh e5c3fa93,
+# lines 1543-1565: opp/vendors/<vendor>_nn, vendor "custom" by default, -lcust_opapi; hicann/
+# ops-math scripts/build_example.sh c4193324 compile_eager_example_cust: opp/vendors/
+# <vendor>_math, VENDOR "custom" by default in scripts/build_options.sh): by repository, the
+# vendor folder. Each holds the headers of its repository's experimental operators and a
+# libcust_opapi.so that is a filter of the repository's operator library (DT_FILTER, as
+# libascendcl.so of libacl_rt.so), so a process holds one copy of each operator. They are not
+# in opp/vendors/config.ini: aclnn_py's catalog has these operators from the built-in package.
+EXPERIMENTAL_VENDORS = {"nn": "custom_nn", "math": "custom_math"}
 
 # Functions of an operator repository's library that are not operators, by repository: the
 # file that implements them and, per operator header declaring them (hicann/ops-math
@@ -770,6 +801,18 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
              *(o[Path(source).stem] for source in CUSTOM_OPERATOR_SOURCES)],
             [meta, runtime], ["ops_*"])
 
+    if "libopapi.so" not in layout.operators:
+        for repository, vendor in EXPERIMENTAL_VENDORS.items():
+            write_experimental_vendor(root / "opp" / "vendors" / vendor, repository,
+                                      f"libopapi_{repository}.so", library,
+                                      [o["ops_registry"],
+                                       *(o[source[:-2]] for source in
+                                         operator_sources((repository,))),
+                                       *generic((repository,))],
+                                      [core, meta, runtime],
+                                      operator_symbols(tuple(r for r in every
+                                                             if r != repository)))
+
     (root / "set_env.sh").write_text(fill("set_env.sh", version=layout.version), encoding="utf-8")
     # Version files, as aclnn_py's loader and torch_npu read them: <arch>-linux/
     # ascend_toolkit_install.info (key version=), and from 8.5 share/info/runtime/version.info
@@ -783,6 +826,36 @@ def build_tree(root: Path, layout: Layout, objects: Path, scratch: Path) -> None
         (info / "version.info").write_text(f"Version={layout.version}\n")
     write_component_folders(root, layout)
     write_python_facts(root)
+
+
+def experimental_headers(repository: str) -> list[str]:
+    """The header files of the operators of the table under ``experimental/`` in the
+    repository of short name ``repository``."""
+    table = json.loads(OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
+    return sorted({entry["header"].rsplit("/", 1)[-1] for entry in table.values()
+                   if REPOSITORY_NAMES[entry["repository"]] == repository
+                   and entry["header"].startswith("experimental/")})
+
+
+def write_experimental_vendor(vendor: Path, repository: str, operator_library: str,
+                              library: Callable[..., Path], parts: list[Path],
+                              needs: list[Path], hidden: list[str]) -> None:
+    """``vendor``/op_api/: the headers of ``repository``'s experimental operators, copied from
+    include/aclnnop/, and lib/libcust_opapi.so, linked like ``operator_library`` and then
+    made its filter (:data:`EXPERIMENTAL_VENDORS`)."""
+    include = vendor / "op_api" / "include"
+    include.mkdir(parents=True)
+    built_in = vendor.parents[2] / "include" / "aclnnop"
+    for name in experimental_headers(repository):
+        if (built_in / name).is_file():
+            shutil.copyfile(built_in / name, include / name)
+    lib = vendor / "op_api" / "lib"
+    lib.mkdir(parents=True)
+    cust = library(lib, "libcust_opapi.so", parts, [*needs, lib.parents[4] / "lib64" /
+                                                     operator_library], hidden,
+                   own_soname=f"{SONAME_PREFIX}cust_opapi_{repository}.so",
+                   extra=("-Wl,--no-as-needed",))
+    make_filter(cust, soname(operator_library))
 
 
 def write_python_facts(root: Path) -> None:

@@ -56,6 +56,10 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
                            const int64_t *stride, int64_t offset, aclFormat format,
                            const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
 aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+/* Describe a live tensor anew, with aclCreateTensor's parameters. */
+aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                          const int64_t *stride, int64_t offset, aclFormat format,
+                          const int64_t *storageDims, uint64_t storageDimsNum, void *tensorDataAddr);
 aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset);
 aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format);
 aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType);

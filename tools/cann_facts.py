@@ -995,6 +995,7 @@ class Entry:
     rules_disagree: bool = False
     table_missing: list[str] = field(default_factory=list)
     declared_in_doc: bool = False  # the prototypes are the doc's: no op_api header has them
+    declared_in_def: bool = False  # the prototypes are generated from the operator's OpDef
 
     @property
     def call_parameters(self) -> tuple[CParameter, ...]:
@@ -1011,6 +1012,8 @@ class Entry:
             data["phase2"] = [[p.c_type, p.name] for p in self.phase2]
         if self.declared_in_doc:
             data["prototypes"] = "doc"
+        elif self.declared_in_def:
+            data["prototypes"] = "def"
         if self.note:
             data["note"] = self.note
         if self.returns_nothing:
@@ -1025,6 +1028,7 @@ class Report:
     skipped: list[str] = field(default_factory=list)
     unreadable_docs: list[str] = field(default_factory=list)
     from_docs: int = 0  # operators whose prototypes only their docs give
+    unmodelled: set[str] = field(default_factory=set)  # left out: a type aclnn_py lacks
 
 
 def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry]) -> None:
@@ -1051,8 +1055,8 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
 
 
 # Types of operators' parameters that aclnn_py's headers do not declare (their operators are
-# left out of the table).
-UNMODELLED_TYPES = frozenset({"aclScalarList *"})
+# left out of the table): none since headers/acl_meta.h declares aclScalarList.
+UNMODELLED_TYPES: frozenset[str] = frozenset()
 _CODE_BLOCK = re.compile(r"```[ \t]*(?:cpp|c\+\+|c)?[ \t]*\n(.*?)```", re.S | re.I)
 _INLINE_PROTOTYPE = re.compile(r"`(aclnnStatus\s+aclnn\w+\s*\([^`]*\))\s*;?\s*`")
 _DOC_INCLUDE = re.compile(r'#include\s*"(?:aclnnop/(?:level2/)?)?(aclnn_\w+\.h)"')
@@ -1107,6 +1111,7 @@ def _doc_prototypes(repository: Repository, report: Report, entries: dict[str, E
             unmodelled = [p.c_type for p in found.parameters
                           if p.c_type.replace("const ", "").strip() in UNMODELLED_TYPES]
             if unmodelled:
+                report.unmodelled.add(name)
                 report.skipped.append(f"{repository.name}: {name}: {relative}: "
                                       f"{unmodelled[0]} is a type aclnn_py does not model")
                 continue
@@ -1118,6 +1123,116 @@ def _doc_prototypes(repository: Repository, report: Report, entries: dict[str, E
             entries[name] = Entry(name, repository.name,
                                   (folder / "op_host" / _doc_header(name, text)).as_posix(),
                                   found.parameters, found.phase2_extra, declared_in_doc=True)
+
+
+# An operator definition (``op_host/*_def.cpp``): ``class Xxx : public OpDef``, its
+# ``this->Input("x")``, ``this->Output("y")`` and ``this->Attr("a")`` chains, ``OP_ADD(Xxx)``.
+_OP_DEF_CLASS = re.compile(r"class\s+(\w+)\s*:\s*public\s+OpDef\b")
+_OP_DEF_ITEM = re.compile(r'this\s*->\s*(Input|Output|Attr)\s*\(\s*"(\w+)"\s*\)')
+_OP_DEF_PARAM_TYPE = re.compile(r"\.\s*ParamType\s*\(\s*(REQUIRED|OPTIONAL|DYNAMIC)\s*\)")
+_OP_DEF_ATTR_TYPE = re.compile(r"\.\s*AttrType\s*\(\s*(REQUIRED|OPTIONAL)\s*\)")
+_OP_DEF_ATTR_VALUE = re.compile(
+    r"\.\s*(ListListInt|ListInt|ListFloat|ListBool|Int|Float|Bool|String)\s*\(")
+# The C type of an attribute of each kind in the aclnn prototype CANN's code generator writes
+# for an operator defined by its OpDef alone (ACLNNTYPE aclnn in the operator's CMakeLists.txt:
+# hicann/ops-math cmake/func.cmake, add_all_modules_sources): as the generated headers of the
+# repositories' sample programs are called (e.g. hicann/ops-math c4193324
+# experimental/math/lin_space_d/examples, an int64_t num; experimental/math/bias_add, a
+# char * data format).
+_OP_DEF_ATTR_TYPES = {"Int": "int64_t", "Float": "double", "Bool": "bool", "String": "char *",
+                      "ListInt": "const aclIntArray *", "ListFloat": "const aclFloatArray *",
+                      "ListBool": "const aclBoolArray *", "ListListInt": "const aclIntArray *"}
+_ACLNN_TYPE = re.compile(r"ACLNNTYPE\s+(\w+)")
+_DEF_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _generated_aclnn(folder: Path) -> bool:
+    """Whether CANN's build writes the aclnn API of the operator in ``folder`` from its
+    definition: its CMakeLists.txt or its op_host's declares it ``ACLNNTYPE aclnn``."""
+    return any("aclnn" in _ACLNN_TYPE.findall(cmake.read_text(encoding="utf-8", errors="replace"))
+               for cmake in (folder / "CMakeLists.txt", folder / "op_host" / "CMakeLists.txt")
+               if cmake.is_file())
+
+
+def op_def_prototype(code: str) -> tuple[str, tuple[CParameter, ...], list[str], list[str]] | None:
+    """The operator type, phase-1 parameters (without workspaceSize and executor), outputs and
+    in-place parameters of the aclnn API CANN's code generator writes for one OpDef source:
+    inputs, then attributes, then outputs; an input ``const aclTensor *`` (an optional one
+    named ``<name>Optional``, a dynamic one an ``aclTensorList``), an output of an input's name
+    makes that input ``aclTensor *<name>Ref`` (updated in place) and is not repeated, the other
+    outputs ``const aclTensor *`` (dynamic: ``aclTensorList``); attributes by
+    :data:`_OP_DEF_ATTR_TYPES` (an optional one named ``<name>Optional``)."""
+    code = _DEF_COMMENT.sub(" ", code)  # (no definition's string holds "//" or "/*")
+    found = _OP_DEF_CLASS.search(code)
+    if found is None:
+        return None
+    items = list(_OP_DEF_ITEM.finditer(code, found.end()))
+    inputs: list[tuple[str, str]] = []
+    outputs: list[tuple[str, str]] = []
+    attrs: list[tuple[str, str, str]] = []
+    for index, item in enumerate(items):
+        end = items[index + 1].start() if index + 1 < len(items) else len(code)
+        chain = code[item.end():end].split(";", 1)[0]
+        kind, name = item.group(1), item.group(2)
+        if kind == "Attr":
+            value = _OP_DEF_ATTR_VALUE.search(chain)
+            optional = _OP_DEF_ATTR_TYPE.search(chain)
+            if value is None:
+                return None
+            attrs.append((name, value.group(1), optional.group(1) if optional else "REQUIRED"))
+            continue
+        param = _OP_DEF_PARAM_TYPE.search(chain)
+        (inputs if kind == "Input" else outputs).append(
+            (name, param.group(1) if param else "REQUIRED"))
+    input_names = {name for name, _ in inputs}
+    parameters: list[CParameter] = []
+    written: list[str] = []
+    inout: list[str] = []
+    for name, param in inputs:
+        if name in {n for n, _ in outputs}:
+            parameters.append(CParameter("aclTensor *", f"{name}Ref"))
+            inout.append(f"{name}Ref")
+        elif param == "DYNAMIC":
+            parameters.append(CParameter("const aclTensorList *", name))
+        else:
+            parameters.append(CParameter("const aclTensor *",
+                                         f"{name}Optional" if param == "OPTIONAL" else name))
+    for name, value, optional in attrs:
+        parameters.append(CParameter(_OP_DEF_ATTR_TYPES[value],
+                                     f"{name}Optional" if optional == "OPTIONAL" else name))
+    for name, param in outputs:
+        if name in input_names:
+            continue
+        parameters.append(CParameter("const aclTensorList *" if param == "DYNAMIC"
+                                     else "const aclTensor *", name))
+        written.append(name)
+    return found.group(1), tuple(parameters), written, inout
+
+
+def _def_prototypes(repository: Repository, report: Report, entries: dict[str, Entry]) -> None:
+    """The operators whose aclnn API CANN's build generates from their definition alone
+    (:func:`op_def_prototype`) and that neither a header nor a doc declares; each entry's
+    header is ``<operator folder>/op_host/aclnn_<folder name>.h``, the name the generator
+    gives it (the repositories' samples include it by that name)."""
+    paths = sorted(repository.path.glob("**/op_host/*_def.cpp"),
+                   key=lambda p: (_experimental(p.relative_to(repository.path)), str(p)))
+    for path in paths:
+        relative = path.relative_to(repository.path)
+        folder = _operator_folder(relative)
+        if "scripts" in relative.parts or not _generated_aclnn(repository.path / folder):
+            continue
+        found = op_def_prototype(path.read_text(encoding="utf-8", errors="replace"))
+        if found is None:
+            continue
+        op_type, parameters, outputs, inout = found
+        name = f"aclnn{op_type}"
+        if name in entries or name in report.unmodelled:  # its doc's prototype prevails
+            continue
+        entry = Entry(name, repository.name,
+                      (folder / "op_host" / f"aclnn_{folder.name}.h").as_posix(), parameters,
+                      declared_in_def=True)
+        entry.outputs, entry.inout, entry.basis = outputs, inout, "rules"
+        entries[name] = entry
 
 
 def _docs_index(repository: Repository) -> dict[str, list[Path]]:
@@ -1320,6 +1435,8 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
     for repository in repositories:
         _doc_prototypes(repository, report, entries)
     for repository in repositories:
+        _def_prototypes(repository, report, entries)
+    for repository in repositories:
         mine = {n: e for n, e in entries.items() if e.repository == repository.name}
         index = _docs_index(repository)
         samples = Samples(repository.path)
@@ -1327,6 +1444,8 @@ def collect(repositories: Sequence[Repository], report: Report) -> dict[str, Ent
         texts: dict[Path, str] = {}
         for entry in mine.values():
             doc = _choose_doc(entry, index.get(entry.name, ())) or _readme(entry, repository)
+            if doc is None and entry.declared_in_def:  # its definition said which are written
+                continue
             if doc is None:
                 entry.outputs, entry.inout = rule_roles(entry.call_parameters)
                 entry.basis = "rules"

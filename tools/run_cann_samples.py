@@ -22,6 +22,7 @@ tree's ``set_env.sh`` environment, and classifies it:
   header``, ``missing declaration``, ``prototype mismatch`` (the tree declares the function
   with other parameters), ``missing library``, ``missing symbol``, ``compile error``, ``link
   error``);
+* ``built`` (with ``--build-only``): compiled and linked, not run;
 * ``other SoC``: a variant under ``examples/<arch>/`` that the repository builds only for
   another SoC than the emulator's Atlas A2 (not compiled), or a sample that exits 0 saying
   it skips itself on this SoC.
@@ -61,7 +62,7 @@ from pathlib import Path
 from _checkouts import parse_repo
 
 CATEGORIES = ("ok", "wrong", "no kernel", "refused", "failed", "crashed", "timeout", "not built",
-              "other SoC")
+              "other SoC", "built")
 BUILD_KINDS = ("missing header", "missing declaration", "prototype mismatch", "missing library",
                "missing symbol", "compile error", "link error")
 FIND_KERNEL_ERROR = 561003
@@ -81,15 +82,20 @@ class BuildLine:
     includes: tuple[str, ...]                     # folders under the tree
     library_dirs: tuple[str, ...]                 # folders under the tree
     libraries: Callable[[Path], tuple[str, ...]]  # the -l names, given the tree
+    vendor: str = ""  # a custom package's op_api/ under the tree: its include/ and lib/ first
 
     def compile_flags(self, tree: Path) -> list[str]:
-        return [f"-I{tree / folder}" for folder in self.includes]
+        vendor = [f"-I{tree / self.vendor / 'include'}"] if self.vendor else []
+        return vendor + [f"-I{tree / folder}" for folder in self.includes]
 
     def link_flags(self, tree: Path, substitutes: dict[str, str] | None = None) -> list[str]:
-        """The -L and -l flags; ``substitutes`` replaces library names (``ascendcl`` by
-        ``acl_rt``, say)."""
+        """The -L and -l flags (and the custom package's run path); ``substitutes`` replaces
+        library names (``ascendcl`` by ``acl_rt``, say)."""
         names = [(substitutes or {}).get(name, name) for name in self.libraries(tree)]
-        return [f"-L{tree / folder}" for folder in self.library_dirs] + [f"-l{n}" for n in names]
+        lib = tree / self.vendor / "lib"
+        return ([f"-L{lib}"] if self.vendor else []) \
+            + [f"-L{tree / folder}" for folder in self.library_dirs] \
+            + [f"-l{n}" for n in names] + ([f"-Wl,-rpath={lib}"] if self.vendor else [])
 
 
 def _nn_libraries(tree: Path) -> tuple[str, ...]:
@@ -120,11 +126,40 @@ BUILD_LINES: dict[str, BuildLine] = {
 }
 
 
-def build_line(root: Path) -> BuildLine:
-    """The build line of the checkout at ``root``, told by which example script it has."""
+# The same scripts' lines for the experimental/ samples, built against the custom package the
+# repository builds its experimental operators into (the emulator's tree has one per
+# repository, opp/vendors/custom_nn and custom_math: the default vendor name "custom").
+EXPERIMENTAL_BUILD_LINES: dict[str, BuildLine] = {
+    # hicann/ops-nn build.sh (e5c3fa93, lines 1543-1565), build_single_example with
+    # PKG_MODE cust and no ASCEND_CUSTOM_OPP_PATH: g++ FILE -I ${VENDOR}/op_api/include
+    #   -I ${INCLUDE_PATH} -I ${INCLUDE_PATH}/aclnnop -L ${VENDOR}/op_api/lib
+    #   -L ${EAGER_LIBRARY_PATH} -lcust_opapi -lopapi_math -lascendcl (or -lacl_rt without
+    #   lib64/libascendcl.so) -lnnopbase -Wl,-rpath=${VENDOR}/op_api/lib, where VENDOR is
+    #   ${ASCEND_HOME_PATH}/opp/vendors/${VENDOR_NAME}_nn, VENDOR_NAME "custom" by default.
+    "build.sh": BuildLine(
+        "build.sh", ("include", "include/aclnnop"), ("lib64",),
+        lambda tree: ("cust_opapi", "opapi_math",
+                      "ascendcl" if (tree / "lib64" / "libascendcl.so").exists() else "acl_rt",
+                      "nnopbase"),
+        vendor="opp/vendors/custom_nn/op_api"),
+    # hicann/ops-math scripts/build_example.sh (c4193324), compile_eager_example_cust without
+    # a simulator: g++ FILE -I ${VENDOR}/op_api/include -I ${INCLUDE_PATH}
+    #   -I ${INCLUDE_PATH}/aclnnop -L ${VENDOR}/op_api/lib -L ${EAGER_LIBRARY_PATH}
+    #   -lcust_opapi -lascendcl -lnnopbase -Wl,-rpath=${VENDOR}/op_api/lib, VENDOR
+    #   ${ASCEND_HOME_PATH}/opp/vendors/${VENDOR}_math ("custom": scripts/build_options.sh).
+    "scripts/build_example.sh": BuildLine(
+        "scripts/build_example.sh", ("include", "include/aclnnop"), ("lib64",),
+        lambda tree: ("cust_opapi", "ascendcl", "nnopbase"),
+        vendor="opp/vendors/custom_math/op_api"),
+}
+
+
+def build_line(root: Path, experimental: bool = False) -> BuildLine:
+    """The build line of the checkout at ``root``, told by which example script it has (that
+    of its experimental/ samples when ``experimental``)."""
     for script in ("scripts/build_example.sh", "build.sh"):
         if (root / script).is_file():
-            return BUILD_LINES[script]
+            return (EXPERIMENTAL_BUILD_LINES if experimental else BUILD_LINES)[script]
     raise ValueError(f"{root} has neither scripts/build_example.sh nor build.sh: "
                      "no known example build line")
 
@@ -251,10 +286,14 @@ class Builder:
 
     def __post_init__(self) -> None:
         version = subprocess.run([*self.compiler, "--version"], capture_output=True).stdout
-        self._headers = digest(tree_digest(self.tree, "include"), version, str(self.tree).encode())
+        vendors = (tree_digest(self.tree, "opp/vendors")
+                   if (self.tree / "opp" / "vendors").is_dir() else b"")
+        self._headers = digest(tree_digest(self.tree, "include"), vendors, version,
+                               str(self.tree).encode())
         libraries = tree_digest(self.tree, "lib64")
-        if (self.tree / "opp" / "lib64").is_dir():
-            libraries += tree_digest(self.tree, "opp/lib64")
+        for folder in ("opp/lib64", "opp/vendors"):
+            if (self.tree / folder).is_dir():
+                libraries += tree_digest(self.tree, folder)
         self._libraries = digest(libraries)
         self.work.mkdir(parents=True, exist_ok=True)
 
@@ -347,14 +386,18 @@ def run(executable: Path, environment: dict[str, str], timeout: float) -> tuple[
 
 
 def process(sample: Sample, root: Path, builder: Builder, timeout: float,
-            compare: bool = False) -> Sample:
+            compare: bool = False, run_it: bool = True) -> Sample:
     """Build and run one sample, filling its category; ``compare``: judge its recorded
-    launches against PyTorch."""
+    launches against PyTorch; without ``run_it`` a built sample is left ``built``."""
     if sample.category:
         return sample
-    executable, kind, missing = builder.build(root / sample.path, build_line(root))
+    executable, kind, missing = builder.build(root / sample.path,
+                                              build_line(root, sample.experimental))
     if executable is None:
         sample.category, sample.detail, sample.missing = "not built", kind, missing
+        return sample
+    if not run_it:
+        sample.category = "built"
         return sample
     with tempfile.TemporaryDirectory(prefix="aclnn_py-sample-trace-") as traces:
         environment = {**builder.environment, "ACLNN_EMU_TRACE": traces} if compare \
@@ -400,7 +443,8 @@ def summary(samples: Iterable[Sample], label: str) -> str:
                   for s in samples)
     tried = len(samples) - counts["other SoC"] + skipped
     built = tried - counts["not built"]
-    runs = ", ".join(f"{counts[c]} {c}" for c in CATEGORIES[:7])
+    runs = ", ".join(f"{counts[c]} {c}" for c in (*CATEGORIES[:7], "built") if c != "built"
+                     or counts[c])
     failures = ", ".join(f"{kinds[k]} {k}" for k in BUILD_KINDS if kinds[k])
     compared = sum(s.compared for s in samples)
     judged = sum(s.compared > 0 for s in samples)
@@ -447,6 +491,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(ascendcl=acl_rt: see past a library the tree lacks; repeatable)")
     parser.add_argument("--no-compare", action="store_true",
                         help="do not replay the samples' operator launches through PyTorch")
+    parser.add_argument("--build-only", action="store_true",
+                        help="compile and link only: a sample that builds is counted 'built'")
     parser.add_argument("--top", type=int, default=15, help="rows of the missing-names table")
     parser.add_argument("--json", type=Path, help="write every sample's record here")
     parser.add_argument("--show", action="append", default=[], choices=CATEGORIES,
@@ -469,13 +515,15 @@ def main(argv: list[str] | None = None) -> int:
     builder = Builder(tree, options.work, tree_environment(tree),
                       shlex.split(os.environ.get("CXX", "g++")), substitutes)
 
-    compare = not options.no_compare and importlib.util.find_spec("torch") is not None
-    if not compare:
+    compare = (not options.no_compare and not options.build_only
+               and importlib.util.find_spec("torch") is not None)
+    if not compare and not options.build_only:
         print("results are not compared with PyTorch"
               + ("" if options.no_compare else " (it is not installed)"))
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         samples = list(pool.map(lambda s: process(s, repositories[s.repository], builder,
-                                                  options.timeout, compare), samples))
+                                                  options.timeout, compare,
+                                                  not options.build_only), samples))
     for category in options.show:
         for sample in samples:
             if sample.category == category:

@@ -339,29 +339,30 @@ static bool unregister_live(const char *api, ptr_set *set, const void *obj, cons
 
 static uint64_t m_tensor_serial; /* the last serial handed out (atomic) */
 
-EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
-                                      const int64_t *stride, int64_t offset, aclFormat format,
-                                      const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
+/*
+ * The checks of aclCreateTensor and aclInitTensor, then the fields of *t from the arguments
+ * (magic, serial and liveness untouched). Returns false after recording the message.
+ */
+static bool tensor_fill(const char *api, aclTensor *t, const int64_t *viewDims, uint64_t viewDimsNum,
+                        aclDataType dataType, const int64_t *stride, int64_t offset, aclFormat format,
+                        const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
 {
-    static const char *api = "aclCreateTensor";
-    if (emu_fault(api))
-        return NULL;
     if (!viewDims && viewDimsNum > 0) {
         emu_error("%s: viewDims is NULL but viewDimsNum is %" PRIu64, api, viewDimsNum);
-        return NULL;
+        return false;
     }
     if (!storageDims && storageDimsNum > 0) {
         emu_error("%s: storageDims is NULL but storageDimsNum is %" PRIu64, api, storageDimsNum);
-        return NULL;
+        return false;
     }
     if (viewDimsNum > EMU_TENSOR_MAX_DIMS) {
         emu_error("%s: viewDimsNum %" PRIu64 " exceeds the maximum rank %d", api, viewDimsNum, EMU_TENSOR_MAX_DIMS);
-        return NULL;
+        return false;
     }
     if (storageDimsNum > EMU_TENSOR_MAX_DIMS) {
         emu_error("%s: storageDimsNum %" PRIu64 " exceeds the maximum rank %d", api, storageDimsNum,
                   EMU_TENSOR_MAX_DIMS);
-        return NULL;
+        return false;
     }
     /* Any dataType: CANN's constructor takes the value as it is (ToOpDataType, a cast;
      * ACL_DT_UNDEFINED and ACL_STRING included), and the operators' checks refuse the ones they
@@ -370,40 +371,34 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
     for (uint64_t i = 0; i < viewDimsNum; i++) {
         if (viewDims[i] < 0) {
             emu_error("%s: viewDims[%" PRIu64 "] is %" PRId64 ": dims must be non-negative", api, i, viewDims[i]);
-            return NULL;
+            return false;
         }
         if (stride && stride[i] < 0) {
             emu_error("%s: stride[%" PRIu64 "] is %" PRId64 ": strides must be non-negative", api, i, stride[i]);
-            return NULL;
+            return false;
         }
     }
     for (uint64_t i = 0; i < storageDimsNum; i++) {
         if (storageDims[i] < 0) {
             emu_error("%s: storageDims[%" PRIu64 "] is %" PRId64 ": dims must be non-negative", api, i,
                       storageDims[i]);
-            return NULL;
+            return false;
         }
     }
     if (offset < 0) {
         emu_error("%s: offset is %" PRId64 ": it must be non-negative", api, offset);
-        return NULL;
+        return false;
     }
     int64_t numel, storage_numel, bytes;
     if (!dims_product(viewDims, viewDimsNum, &numel) || !dtype_bytes(numel, bits, &bytes)) {
         emu_error("%s: the number of bytes of viewDims overflows int64", api);
-        return NULL;
+        return false;
     }
     if (!dims_product(storageDims, storageDimsNum, &storage_numel) || !dtype_bytes(storage_numel, bits, &bytes)) {
         emu_error("%s: the number of bytes of storageDims overflows int64", api);
-        return NULL;
+        return false;
     }
 
-    aclTensor *t = calloc(1, sizeof *t);
-    if (!t) {
-        emu_error("%s: out of host memory", api);
-        return NULL;
-    }
-    t->magic = EMU_TENSOR_MAGIC;
     t->dtype = dataType;
     t->format = format;
     t->ndim = viewDimsNum;
@@ -424,6 +419,27 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
     for (uint64_t i = 0; i < storageDimsNum; i++)
         t->storage_dims[i] = storageDims[i];
     t->data = tensorData;
+    return true;
+}
+
+EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                                      const int64_t *stride, int64_t offset, aclFormat format,
+                                      const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
+{
+    static const char *api = "aclCreateTensor";
+    if (emu_fault(api))
+        return NULL;
+    aclTensor *t = calloc(1, sizeof *t);
+    if (!t) {
+        emu_error("%s: out of host memory", api);
+        return NULL;
+    }
+    if (!tensor_fill(api, t, viewDims, viewDimsNum, dataType, stride, offset, format, storageDims, storageDimsNum,
+                     tensorData)) {
+        free(t);
+        return NULL;
+    }
+    t->magic = EMU_TENSOR_MAGIC;
     t->serial = __atomic_add_fetch(&m_tensor_serial, 1, __ATOMIC_RELAXED);
 
     if (!register_live(api, &m_tensors, t, EMU_COUNTER_TENSORS)) {
@@ -431,6 +447,46 @@ EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
         return NULL;
     }
     return t;
+}
+
+/*
+ * aclInitTensor (hicann/opbase aa3cd74 include/nnopbase/aclnn/acl_meta.h): describe a live
+ * aclTensor anew, with aclCreateTensor's parameters (a tensor made by aclCreateTensor keeps its
+ * handle; CANN's samples use it to give a converted weight its private format's view). The
+ * arguments are checked as aclCreateTensor checks them; a tensor that is NULL or not live is
+ * refused with ACLNN_ERR_PARAM_NULLPTR, invalid arguments with ACLNN_ERR_PARAM_INVALID, and the
+ * tensor is then unchanged.
+ */
+EMU_EXPORT aclnnStatus aclInitTensor(aclTensor *tensor, const int64_t *viewDims, uint64_t viewDimsNum,
+                                     aclDataType dataType, const int64_t *stride, int64_t offset,
+                                     aclFormat format, const int64_t *storageDims, uint64_t storageDimsNum,
+                                     void *tensorDataAddr)
+{
+    static const char *api = "aclInitTensor";
+    EMU_RETURN_IF_FAULT(api);
+    if (!tensor) {
+        emu_error("%s: tensor is NULL", api);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    aclTensor fresh;
+    memset(&fresh, 0, sizeof fresh);
+    if (!tensor_fill(api, &fresh, viewDims, viewDimsNum, dataType, stride, offset, format, storageDims,
+                     storageDimsNum, tensorDataAddr))
+        return ACLNN_ERR_PARAM_INVALID;
+    MLOCK();
+    bool live = set_has(&m_tensors, tensor);
+    if (live) {
+        fresh.magic = tensor->magic;
+        fresh.serial = tensor->serial;
+        *tensor = fresh;
+    }
+    MUNLOCK();
+    if (!live) {
+        emu_error("%s: tensor %p is not a live aclTensor: it was already destroyed, or was not made by "
+                  "aclCreateTensor", api, (const void *)tensor);
+        return ACLNN_ERR_PARAM_NULLPTR;
+    }
+    return ACLNN_SUCCESS;
 }
 
 EMU_EXPORT aclnnStatus aclDestroyTensor(const aclTensor *tensor)

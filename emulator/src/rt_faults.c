@@ -50,7 +50,8 @@ static const char *const g_fault_apis[] = {
     "aclrtGetLastError", "aclrtPeekAtLastError", "aclrtQueryEventWaitStatus", "aclrtGetDeviceInfo",
     "aclGetCannAttributeList", "aclGetCannAttribute", "aclsysGetCANNVersion", "aclmdlRICaptureGetInfo",
     /* libnnopbase.so */
-    "aclCreateTensor", "aclDestroyTensor", "aclGetViewOffset", "aclGetFormat", "aclGetDataType",
+    "aclCreateTensor", "aclDestroyTensor", "aclInitTensor", "aclGetViewOffset", "aclGetFormat",
+    "aclGetDataType",
     "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
     "aclCreateScalar", "aclDestroyScalar", "aclCreateIntArray", "aclDestroyIntArray",
     "aclCreateFloatArray", "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray",

@@ -492,3 +492,40 @@ def test_hccl_keeps_the_deterministic_setting(soc, strict):
     """, ACLNN_EMU_SOC=soc)
     # 2 (reduction order kept) is for Atlas A2 only; 3 is no setting; another config is ignored
     assert found == [0, 0, 0, 0, 1, 1, strict, 0, 2]
+def test_init_tensor_describes_a_live_tensor_anew():
+    found = run("""
+        meta = ctypes.CDLL("libnnopbase.so")
+        meta.aclCreateTensor.restype = c_void_p
+        meta.aclCreateTensor.argtypes = [c_void_p, c_uint64, c_int32, c_void_p, ctypes.c_int64,
+                                         c_int32, c_void_p, c_uint64, c_void_p]
+        meta.aclInitTensor.argtypes = [c_void_p, c_void_p, c_uint64, c_int32, c_void_p,
+                                       ctypes.c_int64, c_int32, c_void_p, c_uint64, c_void_p]
+        meta.aclGetViewShape.argtypes = [c_void_p, c_void_p, c_void_p]
+        meta.aclGetViewStrides.argtypes = [c_void_p, c_void_p, c_void_p]
+        meta.aclGetFormat.argtypes = [c_void_p, c_void_p]
+        meta.aclDestroyTensor.argtypes = [c_void_p]
+        dims = (ctypes.c_int64 * 2)(2, 3)
+        tensor = meta.aclCreateTensor(dims, 2, 0, None, 0, 2, dims, 2, None)  # FLOAT, ND
+        view = (ctypes.c_int64 * 2)(3, 2)
+        strides = (ctypes.c_int64 * 2)(1, 3)
+        storage = (ctypes.c_int64 * 1)(6)
+        got = [meta.aclInitTensor(tensor, view, 2, 0, strides, 0, 29, storage, 1, None)]
+        shape, count = ctypes.POINTER(ctypes.c_int64)(), c_uint64()
+        meta.aclGetViewShape(tensor, byref(shape), byref(count))
+        got.append([shape[i] for i in range(count.value)])
+        meta.aclGetViewStrides(tensor, byref(shape), byref(count))
+        got.append([shape[i] for i in range(count.value)])
+        fmt = ctypes.c_int32()
+        meta.aclGetFormat(tensor, byref(fmt))
+        got.append(fmt.value)
+        bad = (ctypes.c_int64 * 1)(-1)
+        got += [meta.aclInitTensor(tensor, bad, 1, 0, None, 0, 2, None, 0, None), message()]
+        got += [meta.aclInitTensor(None, view, 2, 0, None, 0, 2, None, 0, None)]
+        meta.aclDestroyTensor(tensor)
+        got += [meta.aclInitTensor(tensor, view, 2, 0, None, 0, 2, None, 0, None), message()]
+        print(json.dumps(got))
+    """)
+    assert found[:4] == [0, [3, 2], [1, 3], 29]
+    # refusals leave nothing changed: invalid dims 161002, NULL or dead tensors 161001
+    assert found[4] == 161002 and "non-negative" in found[5]
+    assert found[6] == 161001 and found[7] == 161001 and "not a live aclTensor" in found[8]

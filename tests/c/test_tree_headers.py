@@ -177,3 +177,31 @@ def test_trans_quant_param_encodes_scales_and_offsets(tmp_path):
         f"{0x3F800000 | flag | (3 << 37):x}", f"{0x3F000000 | flag | (0x100 << 37):x}", "0",
         f"one 0 1 {0x3F800000 | flag:x}",
         "no scales 161002", "no out 161001"]
+
+
+@pytest.mark.parametrize("repository,short", [("ops-nn", "nn"), ("ops-math", "math")])
+def test_experimental_operators_have_their_custom_package(repository, short):
+    """opp/vendors/custom_<short>/op_api: the headers of the repository's experimental
+    operators and a libcust_opapi.so filtering the repository's operator library."""
+    api = HOME / "opp" / "vendors" / f"custom_{short}" / "op_api"
+    expected = {entry["header"].rsplit("/", 1)[-1] for entry in OPERATORS.values()
+                if entry["repository"] == repository
+                and entry["header"].startswith("experimental/")}
+    assert expected and {p.name for p in (api / "include").glob("*.h")} == expected
+    config = (HOME / "opp" / "vendors" / "config.ini").read_text(encoding="utf-8")
+    assert f"custom_{short}" not in config
+    if shutil.which("readelf"):
+        dynamic = subprocess.run(["readelf", "-d", str(api / "lib" / "libcust_opapi.so")],
+                                 capture_output=True, text=True, check=True).stdout
+        assert f"Filter library: [libaclnn_py_emu_opapi_{short}.so]" in dynamic
+
+
+def test_operators_only_their_definitions_declare_have_headers():
+    from_defs = {name: entry for name, entry in OPERATORS.items()
+                 if entry.get("prototypes") == "def"}
+    assert len(from_defs) > 100
+    text = (HOME / "include" / "aclnnop" / "aclnn_acos_v2.h").read_text(encoding="utf-8")
+    assert "aclnnAcosV2GetWorkspaceSize(const aclTensor *self, const aclTensor *out" in text
+    scalar_list = (HOME / "include" / "aclnnop" / "aclnn_foreach_add_scalar_list.h").read_text(
+        encoding="utf-8")
+    assert "const aclScalarList *scalars" in scalar_list

@@ -409,7 +409,7 @@ def test_an_operator_without_a_header_is_declared_by_its_doc(tmp_path):
     """An operator whose header CANN's code generator writes at build time (no op_api header)
     takes its prototypes from its doc's code blocks (or inline code spans), and its header's
     name from the doc's
-    example; an op_api header still outranks a doc, and an unmodelled type is skipped."""
+    example; an op_api header still outranks a doc, and a scalar list is declared."""
     root = tmp_path / "repo"
     write(root, "nn/h/op_api/aclnn_h.h", header(*two_phase(
         "aclnnH", "const aclTensor *x, aclTensor *out")))
@@ -438,7 +438,51 @@ def test_an_operator_without_a_header_is_declared_by_its_doc(tmp_path):
     assert roles(entry) == (["out"], [], "table")
     assert operators["aclnnH"]["parameters"][0] == ["const aclTensor *", "x"]
     assert "prototypes" not in operators["aclnnH"]
-    assert "aclnnS" not in operators
+    assert operators["aclnnS"]["parameters"][1] == ["const aclScalarList *", "s"]
+
+
+def test_an_operator_only_its_definition_declares(tmp_path):
+    """An operator whose CMakeLists.txt generates its aclnn API from its OpDef
+    (``ACLNNTYPE aclnn``), declared by no header or doc, takes the generated prototype: inputs
+    (optional ones named ...Optional), attributes, then outputs; an output of an input's name
+    makes that input a ...Ref updated in place. Without ``ACLNNTYPE aclnn`` nothing is read."""
+    root = tmp_path / "repo"
+    definition = """
+namespace ops {
+class FooBar : public OpDef {
+public:
+    explicit FooBar(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+        this->Input("bias").ParamType(OPTIONAL).DataType({ge::DT_FLOAT});
+        this->Input("var").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+        this->Output("var").ParamType(REQUIRED).DataType({ge::DT_FLOAT});
+        // this->Attr("old").Int(0);
+        this->Attr("alpha").AttrType(OPTIONAL).Float(1.0);
+        this->Attr("axes").ListInt({0});
+        this->Attr("mode").AttrType(REQUIRED).String("a");
+    }
+};
+OP_ADD(FooBar);
+}
+"""
+    write(root, "experimental/math/foo_bar/CMakeLists.txt",
+          "add_all_modules_sources(OPTYPE foo_bar ACLNNTYPE aclnn)\n")
+    write(root, "experimental/math/foo_bar/op_host/foo_bar_def.cpp", definition)
+    write(root, "math/baz/op_host/CMakeLists.txt",
+          "add_modules_sources(OPTYPE baz ACLNNTYPE aclnn_exclude)\n")
+    write(root, "math/baz/op_host/baz_def.cpp", definition.replace("FooBar", "Baz"))
+    operators = run(root, tmp_path)
+    entry = operators["aclnnFooBar"]
+    assert entry["prototypes"] == "def"
+    assert entry["header"] == "experimental/math/foo_bar/op_host/aclnn_foo_bar.h"
+    assert entry["parameters"] == [
+        ["const aclTensor *", "x"], ["const aclTensor *", "biasOptional"],
+        ["aclTensor *", "varRef"], ["double", "alphaOptional"],
+        ["const aclIntArray *", "axes"], ["char *", "mode"], ["const aclTensor *", "y"]]
+    assert roles(entry) == (["y"], ["varRef"], "rules")
+    assert "aclnnBaz" not in operators
 
 
 def test_duplicate_experimental_header(tmp_path):
@@ -595,6 +639,8 @@ def test_committed_operators_json_is_well_formed():
         assert entry["header"].endswith(".h")
         if entry.get("prototypes") == "doc":  # a header CANN's code generator writes
             assert "/op_host/aclnn_" in "/" + entry["header"] and entry["doc"], name
+        elif entry.get("prototypes") == "def":  # written from the operator's OpDef alone
+            assert "/op_host/aclnn_" in "/" + entry["header"], name
         else:
             assert "prototypes" not in entry, name
             assert "/op_api/aclnn_" in "/" + entry["header"], name

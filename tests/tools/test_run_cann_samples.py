@@ -207,6 +207,26 @@ def test_build_lines_are_the_repositories(tmp_path: Path) -> None:
         samples.build_line(tmp_path)
 
 
+def test_experimental_samples_build_against_their_custom_package(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "lib64").mkdir(parents=True)
+    (tmp_path / "math" / "scripts").mkdir(parents=True)
+    (tmp_path / "math" / "scripts" / "build_example.sh").write_text("")
+    (tmp_path / "nn").mkdir()
+    (tmp_path / "nn" / "build.sh").write_text("")
+    math = samples.build_line(tmp_path / "math", experimental=True)
+    nn = samples.build_line(tmp_path / "nn", experimental=True)
+    vendor = tree / "opp" / "vendors" / "custom_math" / "op_api"
+    assert math.compile_flags(tree) == [f"-I{vendor}/include", f"-I{tree}/include",
+                                        f"-I{tree}/include/aclnnop"]
+    assert math.link_flags(tree) == [f"-L{vendor}/lib", f"-L{tree}/lib64", "-lcust_opapi",
+                                     "-lascendcl", "-lnnopbase", f"-Wl,-rpath={vendor}/lib"]
+    vendor = tree / "opp" / "vendors" / "custom_nn" / "op_api"
+    assert nn.link_flags(tree) == [f"-L{vendor}/lib", f"-L{tree}/lib64", "-lcust_opapi",
+                                   "-lopapi_math", "-lacl_rt", "-lnnopbase",
+                                   f"-Wl,-rpath={vendor}/lib"]
+
+
 def test_build_errors_and_runs_are_classified() -> None:
     compiled = ("x.cpp:3:10: error: 'aclnnFoo' was not declared in this scope\n"
                 "x.cpp:4:1: error: 'aclFooType' does not name a type\n")
