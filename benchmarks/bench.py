@@ -2492,6 +2492,65 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnSwishBackward"] = lambda: EmulatedCase(
         {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
         lambda: aten.silu_backward(T(g), T(x)))
+    # random fills (kernels/random_fills.py): PyTorch's generators as the speed reference
+    generated = torch.Generator().manual_seed(0)
+    seeds = {"seedTensor": np.array([1], np.int64), "offsetTensor": np.array([0], np.int64)}
+    cases["aclnnInplaceNormal"] = lambda: in_place(
+        {"selfRef": x.copy(), "mean": 0.0, "std": 1.0, "seed": 1, "offset": 0}, x,
+        lambda t: t.normal_(0.0, 1.0, generator=generated))
+    cases["aclnnInplaceNormalTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "mean": 0.0, "std": 1.0, **seeds, "offset": 0}, x,
+        lambda t: t.normal_(0.0, 1.0, generator=generated))
+    for name, tensor_seeds in (("Uniform", False), ("UniformTensor", True)):
+        cases[f"aclnnInplace{name}"] = (lambda tensor=tensor_seeds: in_place(
+            {"selfRef": x.copy(), "from": -1.0, "to": 1.0,
+             **(seeds if tensor else {"seed": 1}), "offset": 0}, x,
+            lambda t: t.uniform_(-1.0, 1.0, generator=generated)))
+    for name, tensor_seeds in (("Random", False), ("RandomTensor", True)):
+        cases[f"aclnnInplace{name}"] = (lambda tensor=tensor_seeds: in_place(
+            {"selfRef": x.copy(), "from": 0, "to": 100,
+             **(seeds if tensor else {"seed": 1}), "offset": 0}, x,
+            lambda t: t.random_(0, 100, generator=generated)))
+    for name, mean_value, std_value in (
+            ("FloatFloat", 0.0, 1.0), ("FloatTensor", 0.0, pos), ("TensorFloat", x, 1.0),
+            ("TensorTensor", x, pos)):
+        cases[f"aclnnNormal{name}"] = (lambda m=mean_value, d=std_value: EmulatedCase(
+            {"mean": m, "std": d, "seed": 1, "offset": 0}, E((n,)),
+            lambda: torch.normal(T(m) if isinstance(m, np.ndarray) else torch.full((n,), m),
+                                 T(d) if isinstance(d, np.ndarray) else torch.full((n,), d),
+                                 generator=generated)))
+    cases["aclnnBernoulli"] = lambda: EmulatedCase(
+        {"self": x, "prob": 0.3, "seed": 1, "offset": 0}, E((n,)),
+        lambda: torch.bernoulli(torch.full((n,), 0.3), generator=generated))
+    cases["aclnnBernoulliTensor"] = lambda: EmulatedCase(
+        {"self": x, "prob": prob, "seed": 1, "offset": 0}, E((n,)),
+        lambda: torch.bernoulli(T(prob), generator=generated))
+    mask_size = (n + 127) // 128 * 16
+    for name, extra in (("GenMask", {"seed": 1}), ("GenMaskV2", {"seed": 1}),
+                        ("GenMaskV2Tensor", seeds)):
+        arguments = {"shape": [n], "prob": 0.25, **extra, "offset": 0}
+        if name != "GenMask":
+            arguments["probDataType"] = np.dtype(np.float32)
+        cases[f"aclnnDropout{name}"] = (lambda a=arguments: EmulatedCase(
+            a, E((mask_size,), np.uint8),
+            lambda: aten.native_dropout(T(x), 0.25, True)[1]))
+    mask = np.packbits(rng.integers(0, 2, mask_size * 8).astype(np.uint8), bitorder="little")
+    keep = T(np.unpackbits(mask, count=n, bitorder="little").astype(bool))
+    cases["aclnnDropoutDoMask"] = lambda: EmulatedCase(
+        {"self": x, "mask": mask, "prob": 0.25}, E((n,)),
+        lambda: aten.native_dropout_backward(T(x), keep, 1 / 0.75))
+    cases["aclnnDropoutBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "mask": mask, "scale": 2.0}, E((n,)),
+        lambda: aten.native_dropout_backward(T(g), keep, 2.0))
+    weights = u(0.1, 1.0, (1024, 1024))
+    for name, extra in (("Multinomial", {"seed": 1}), ("MultinomialTensor", seeds)):
+        cases[f"aclnn{name}"] = (lambda e=extra: EmulatedCase(
+            {"self": weights, "numsamples": 64, "replacement": True, **e, "offset": 0},
+            E((1024, 64), np.int64),
+            lambda: torch.multinomial(T(weights), 64, True, generator=generated)))
+    cases["aclnnRandperm"] = lambda: EmulatedCase(
+        {"n": n, "seed": 1, "offset": 0}, E((n,), np.int64),
+        lambda: torch.randperm(n, generator=generated))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -86,6 +86,19 @@ def load(path: Path) -> Launch:
 Reference = Callable[[Launch], dict[str, Any]]
 REFERENCES: dict[str, Reference] = {}
 
+# The operators whose outputs are random draws (the emulator's kernels/random_fills.py): the
+# emulator keeps CANN's seed and offset contract but not its bit stream, so no reference can
+# judge their numbers; a sample's launches of them are not compared (tests/ops/
+# test_random_fills.py tests them statistically instead).
+RANDOM = frozenset({
+    "aclnnInplaceNormal", "aclnnInplaceNormalTensor", "aclnnInplaceUniform",
+    "aclnnInplaceUniformTensor", "aclnnInplaceRandom", "aclnnInplaceRandomTensor",
+    "aclnnBernoulli", "aclnnBernoulliTensor", "aclnnInplaceBernoulli",
+    "aclnnInplaceBernoulliTensor", "aclnnNormalFloatFloat", "aclnnNormalFloatTensor",
+    "aclnnNormalTensorFloat", "aclnnNormalTensorTensor", "aclnnDropoutGenMask",
+    "aclnnDropoutGenMaskV2", "aclnnDropoutGenMaskV2Tensor", "aclnnMultinomial",
+    "aclnnMultinomialTensor", "aclnnRandperm"})
+
 
 def _out(launch: Launch, value: Any) -> dict[str, Any]:
     """``value`` as the operator's one written tensor."""
@@ -642,6 +655,18 @@ if torch is not None:
     REFERENCES["aclnnLinalgCross"] = lambda launch: _out(launch, torch.linalg.cross(
         launch.input(), launch.input(1), dim=launch.arg("dim")))
 
+    # ops-math random/drop_out_do_mask: a dropout mask applied (bit i % 8 of byte i // 8 keeps
+    # element i), deterministic once the mask is drawn
+    def _masked(launch: Launch, scale: float) -> dict[str, Any]:
+        x = launch.input()
+        mask = launch.tensors["mask"].reshape(-1).astype(np.uint8)
+        bits = np.unpackbits(mask, count=x.numel(), bitorder="little").reshape(tuple(x.shape))
+        return _out(launch, x * torch.from_numpy(bits.astype(np.float64)) * scale)
+
+    REFERENCES["aclnnDropoutDoMask"] = lambda launch: _masked(
+        launch, 1.0 / (1.0 - launch.arg("prob")) if launch.arg("prob") < 1.0 else 0.0)
+    REFERENCES["aclnnDropoutBackward"] = lambda launch: _masked(launch, launch.arg("scale"))
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)
@@ -665,7 +690,7 @@ def compare(launch: Launch) -> str | None:
     """None when the launch's results match PyTorch (or it has no reference), else what
     differs: the tensor, the largest difference and where."""
     reference = REFERENCES.get(launch.operator)
-    if reference is None:
+    if reference is None or launch.operator in RANDOM:  # random draws: nothing to judge
         return None
     expected = reference(launch)
     for name, value in expected.items():

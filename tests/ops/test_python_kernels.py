@@ -21,6 +21,7 @@ from helpers import call_formatted
 import aclnn_py
 from aclnn_py.emulator import _kernels as kernels
 from aclnn_py.emulator._kernels.inplace import INPLACE_OF
+from aclnn_py.emulator._kernels.random_fills import RANDOM, mask_bytes
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
@@ -1841,6 +1842,34 @@ def inplace_add_rms_norm(rng, dtype):
          N(rstd))
 
 
+# ---- dropout masks applied (kernels/random_fills.py) -----------------------------------------
+
+def _dropout_mask(rng, shape):
+    """A random mask of ``shape``'s elements and its bits as PyTorch's bool mask."""
+    count = int(np.prod(shape))
+    bits = np.zeros(mask_bytes(count) * 8, np.uint8)
+    bits[:count] = rng.integers(0, 2, count)
+    mask = np.packbits(bits, bitorder="little")
+    return mask, torch.from_numpy(bits[:count].reshape(shape).astype(bool))
+
+
+@case("aclnnDropoutDoMask")
+def dropout_do_mask(rng, dtype):
+    x = rand(rng, (5, 60), dtype)
+    mask, keep = _dropout_mask(rng, (5, 60))
+    expected = torch.where(keep, T(x).float() / 0.75, 0.0).to(TORCH_DTYPES[dtype])
+    return {"self": x, "mask": mask, "prob": 0.25}, np.empty((5, 60), dtype), N(expected)
+
+
+@case("aclnnDropoutBackward")
+def dropout_backward(rng, dtype):
+    g = rand(rng, (3, 7, 9), dtype)
+    mask, keep = _dropout_mask(rng, (3, 7, 9))
+    expected = torch.ops.aten.native_dropout_backward(T(g).float(), keep, 2.0)
+    return {"gradOutput": g, "mask": mask, "scale": 2.0}, np.empty((3, 7, 9), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 
@@ -1902,7 +1931,8 @@ def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
 
 def test_every_kernel_has_a_case() -> None:
     builtins = {name for name, kernel in kernels.table().items() if kernel.builtin}
-    assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS == set()
+    # random draws are tested statistically (tests/ops/test_random_fills.py)
+    assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS - RANDOM == set()
     assert len(builtins) >= 150
 
 

@@ -426,7 +426,7 @@ def _inplace_formulas() -> dict[str, Formula]:
     return {name: FORMULAS[base]._replace(
         doc=(FORMULAS[base].doc + ", into the first tensor") if FORMULAS[base].doc else "",
         kernel=f"as {base}, on a copy of the first tensor, into it")
-        for name, base in INPLACE_OF.items()}
+        for name, base in INPLACE_OF.items() if base in FORMULAS}  # the rest: a later call
 
 
 FORMULAS.update({
@@ -572,5 +572,51 @@ FORMULAS.update({
     "aclnnSwishBackward": _f("gradOutput sigmoid(beta x) (1 + beta x (1 - sigmoid(beta x)))",
                              "the same, sigmoid as 1 / (1 + exp(-beta x)), beta 1 when left "
                              "out"),
+})
+# the random fills (kernels/random_fills.py): numpy's Philox keyed by seed, its counter at
+# offset; CANN's distributions, not its bit stream
+_PHILOX = "Philox(seed, offset)"
+_DRAWN = "drawn in float32 (float64 for double), rounded once; integers truncated"
+FORMULAS.update({
+    "aclnnInplaceNormal": _f("selfRef = mean + std N(0, 1)",
+                             f"{_PHILOX}: standard normals scaled and shifted", _DRAWN),
+    "aclnnInplaceNormalTensor": _f("selfRef = mean + std N(0, 1), seed and offset from "
+                                   "tensors", "as aclnnInplaceNormal, offset = offsetTensor + "
+                                   "offset", _DRAWN),
+    "aclnnNormalFloatFloat": _f("out = mean + std N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalFloatTensor": _f("out = mean + std_i N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalTensorFloat": _f("out = mean_i + std N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalTensorTensor": _f("out = mean_i + std_i N(0, 1), broadcast", _PHILOX, _DRAWN),
+    "aclnnInplaceUniform": _f("selfRef = U[from, to)",
+                              f"{_PHILOX}: from + (to - from) U[0, 1), kept below to", _DRAWN),
+    "aclnnInplaceUniformTensor": _f("selfRef = U[from, to), seed and offset from tensors",
+                                    "as aclnnInplaceUniform", _DRAWN),
+    "aclnnInplaceRandom": _f("selfRef = integers uniform in [from, to)",
+                             f"{_PHILOX}: numpy's integers, converted to selfRef's dtype",
+                             _DRAWN),
+    "aclnnInplaceRandomTensor": _f("as aclnnInplaceRandom, seed and offset from tensors",
+                                   "as aclnnInplaceRandom", _DRAWN),
+    "aclnnBernoulli": _f("out = 1 with probability prob, else 0",
+                         f"{_PHILOX}: U[0, 1) < prob", EXACT),
+    "aclnnBernoulliTensor": _f("out_i = 1 with probability prob_i, else 0",
+                               "as aclnnBernoulli, prob broadcast", EXACT),
+    "aclnnDropoutGenMask": _f("a bit mask keeping each element with probability 1 - prob",
+                              f"{_PHILOX}: U[0, 1) >= prob, bits packed little-endian in "
+                              "128-bit blocks", EXACT),
+    "aclnnDropoutGenMaskV2": _f("as aclnnDropoutGenMask", "as aclnnDropoutGenMask", EXACT),
+    "aclnnDropoutGenMaskV2Tensor": _f("as aclnnDropoutGenMask, seed and offset from tensors",
+                                      "as aclnnDropoutGenMask", EXACT),
+    "aclnnDropoutDoMask": _f("out_i = self_i / (1 - prob) where the mask keeps i, else 0",
+                             "the same; prob 1 gives 0"),
+    "aclnnDropoutBackward": _f("out_i = scale gradOutput_i where the mask keeps i, else 0",
+                               "the same"),
+    "aclnnMultinomial": _f("numsamples indices per row, drawn with probability proportional "
+                           "to self", f"{_PHILOX}: with replacement the inverse of the "
+                           "cumulative sums, without the top numsamples of self / Exp(1)",
+                           EXACT),
+    "aclnnMultinomialTensor": _f("as aclnnMultinomial, seed and offset from tensors",
+                                 "as aclnnMultinomial", EXACT),
+    "aclnnRandperm": _f("a random permutation of 0 .. n - 1",
+                        f"{_PHILOX}: numpy's permutation", EXACT),
 })
 FORMULAS.update(_inplace_formulas())
