@@ -2551,6 +2551,35 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnRandperm"] = lambda: EmulatedCase(
         {"n": n, "seed": 1, "offset": 0}, E((n,), np.int64),
         lambda: torch.randperm(n, generator=generated))
+    # enumeration, counting, lookup, list sums (kernels/counting.py)
+    cases["aclnnRange"] = lambda: EmulatedCase(
+        {"start": 0.0, "end": float(n - 1), "step": 1.0}, E((n,)),
+        lambda: torch.arange(0.0, float(n), 1.0))
+    labels = rng.integers(0, 16, (n // 16,)).astype(np.int64)
+    cases["aclnnOneHot"] = lambda: EmulatedCase(
+        {"self": labels, "numClasses": 16, "onValue": np.ones(1, f32),
+         "offValue": np.zeros(1, f32), "axis": -1}, E((n // 16, 16)),
+        lambda: F.one_hot(T(labels), 16).float())
+    cases["aclnnHistc"] = lambda: EmulatedCase(
+        {"self": x, "bins": 100, "min": -3.0, "max": 3.0}, E((100,)),
+        lambda: torch.histc(T(x), 100, -3.0, 3.0))
+    sorted_rows = np.sort(u(-3, 3, (1024,)))
+    cases["aclnnSearchSorted"] = lambda: EmulatedCase(
+        {"sortedSequence": sorted_rows, "self": x, "outInt32": False, "right": False,
+         "sorter": None}, E((n,), np.int64), lambda: torch.searchsorted(T(sorted_rows), T(x)))
+    cases["aclnnSearchSorteds"] = lambda: EmulatedCase(
+        {"sortedSequence": np.sort(x), "self": 0.5, "outInt32": False, "right": False,
+         "sorter": None}, E((1,), np.int64),
+        lambda: torch.searchsorted(T(np.sort(x)), torch.tensor([0.5])))
+    cases["aclnnIsInScalarTensor"] = lambda: EmulatedCase(
+        {"element": 0.5, "testElements": x, "assumeUnique": False, "invert": False},
+        E((), np.bool_), lambda: torch.isin(torch.tensor(0.5), T(x)))
+    cases["aclnnIsInTensorScalar"] = lambda: EmulatedCase(
+        {"element": x, "testElement": 0.5, "assumeUnique": False, "invert": False},
+        E((n,), np.bool_), lambda: torch.isin(T(x), torch.tensor(0.5)))
+    for name in ("AddN", "Sum"):
+        cases[f"aclnn{name}"] = lambda: EmulatedCase(
+            {"tensors": [x, y, g]}, E((n,)), lambda: torch.stack([T(x), T(y), T(g)]).sum(0))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -667,6 +667,48 @@ if torch is not None:
         launch, 1.0 / (1.0 - launch.arg("prob")) if launch.arg("prob") < 1.0 else 0.0)
     REFERENCES["aclnnDropoutBackward"] = lambda launch: _masked(launch, launch.arg("scale"))
 
+    # ops-math math/: enumeration, counting, lookup and list sums (kernels/counting.py)
+    def _range(launch: Launch) -> dict[str, Any]:
+        count = launch.results[launch.written[0]].size
+        start, step = launch.arg("start"), launch.arg("step")
+        return _out(launch, start + torch.arange(count, dtype=torch.float64) * step)
+
+    REFERENCES["aclnnRange"] = _range
+
+    def _one_hot(launch: Launch) -> dict[str, Any]:
+        x, classes, axis = launch.input(), launch.arg("numClasses"), launch.arg("axis")
+        hot = functional.one_hot(x, classes).to(torch.float64)
+        on, off = launch.tensor("onValue").reshape(-1)[0], launch.tensor("offValue").reshape(-1)[0]
+        result = hot * (on - off) + off
+        return _out(launch, result if axis == -1 else torch.movedim(result, -1, axis))
+
+    REFERENCES["aclnnOneHot"] = _one_hot
+    REFERENCES["aclnnHistc"] = lambda launch: _out(launch, torch.histc(
+        launch.input().double(), launch.arg("bins"), float(launch.arg("min")),
+        float(launch.arg("max"))))
+    REFERENCES["aclnnSearchSorted"] = lambda launch: _out(launch, torch.searchsorted(
+        launch.input(), launch.tensor("self"), right=bool(launch.arg("right")),
+        sorter=launch.tensor("sorter")))
+    REFERENCES["aclnnSearchSorteds"] = lambda launch: _out(launch, torch.searchsorted(
+        launch.input(), torch.tensor([float(launch.arg("self"))], dtype=torch.float64),
+        right=bool(launch.arg("right")), sorter=launch.tensor("sorter")))
+    REFERENCES["aclnnIsInScalarTensor"] = lambda launch: _out(launch, torch.isin(
+        torch.tensor(float(launch.arg("element")), dtype=torch.float64),
+        launch.tensor("testElements"), invert=bool(launch.arg("invert"))))
+    REFERENCES["aclnnIsInTensorScalar"] = lambda launch: _out(launch, torch.isin(
+        launch.input(), torch.tensor(float(launch.arg("testElement")), dtype=torch.float64),
+        invert=bool(launch.arg("invert"))))
+
+    def _list_sum(launch: Launch) -> dict[str, Any]:
+        tensors = launch.input()
+        total = tensors[0]
+        for tensor in tensors[1:]:
+            total = total + tensor
+        return _out(launch, total)
+
+    REFERENCES["aclnnAddN"] = _list_sum
+    REFERENCES["aclnnSum"] = _list_sum
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

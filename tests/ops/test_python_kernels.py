@@ -1870,6 +1870,78 @@ def dropout_backward(rng, dtype):
         N(expected.to(TORCH_DTYPES[dtype]))
 
 
+# ---- enumeration, counting, lookup, list sums (kernels/counting.py) --------------------------
+
+@case("aclnnRange", dtypes=("float32", "float16"))
+def range_(rng, dtype):
+    return {"start": 1.0, "end": 4.0, "step": 0.5}, np.empty((7,), dtype), \
+        N(torch.arange(1.0, 4.5, 0.5, dtype=TORCH_DTYPES[dtype]))  # torch.range's
+
+
+@case("aclnnOneHot", dtypes=("float32",))
+def one_hot(rng, dtype):
+    x = rng.integers(0, 5, (3, 4)).astype(np.int64)
+    on, off = np.array([2.5], np.float32), np.array([-1.0], np.float32)
+    expected = torch.nn.functional.one_hot(T(x), 5).float() * 3.5 - 1.0
+    return {"self": x, "numClasses": 5, "onValue": on, "offValue": off, "axis": -1}, \
+        np.empty((3, 4, 5), np.float32), N(expected)
+
+
+@case("aclnnHistc", dtypes=("float32", "float16"))
+def histc(rng, dtype):
+    x = rand(rng, (40,), dtype, -1.0, 3.0)
+    expected = torch.histc(T(x).float(), 6, 0.0, 2.0).to(TORCH_DTYPES[dtype])
+    return {"self": x, "bins": 6, "min": 0.0, "max": 2.0}, np.empty((6,), dtype), N(expected)
+
+
+@case("aclnnSearchSorted", dtypes=("float32", "float16"))
+def search_sorted(rng, dtype):
+    rows = np.sort(rand(rng, (3, 8), dtype), axis=1)
+    values = rand(rng, (3, 5), dtype)
+    expected = torch.searchsorted(T(rows), T(values), right=True)
+    return {"sortedSequence": rows, "self": values, "outInt32": False, "right": True,
+            "sorter": None}, np.empty((3, 5), np.int64), N(expected)
+
+
+@case("aclnnSearchSorteds", dtypes=("float32",))
+def search_sorteds(rng, dtype):
+    order = rng.permutation(8).astype(np.int64)
+    sequence = np.empty(8, np.float32)
+    sequence[order] = np.arange(8, dtype=np.float32)
+    expected = torch.searchsorted(T(sequence), torch.tensor([3.0]), out_int32=True,
+                                  sorter=T(order))
+    return {"sortedSequence": sequence, "self": 3.0, "outInt32": True, "right": False,
+            "sorter": order}, np.empty((1,), np.int32), N(expected)
+
+
+@case("aclnnIsInScalarTensor", dtypes=("float32",))
+def isin_scalar_tensor(rng, dtype):
+    tests = np.array([1.0, 2.5, 4.0], np.float32)
+    return {"element": 2.5, "testElements": tests, "assumeUnique": False, "invert": False}, \
+        np.empty((), np.bool_), N(torch.isin(torch.tensor(2.5), T(tests)))
+
+
+@case("aclnnIsInTensorScalar", dtypes=("float32", "float16"))
+def isin_tensor_scalar(rng, dtype):
+    x = np.array([[1.0, 2.0], [2.0, 3.0]], dtype)
+    return {"element": x, "testElement": 2.0, "assumeUnique": False, "invert": True}, \
+        np.empty((2, 2), np.bool_), N(torch.isin(T(x), torch.tensor(2.0), invert=True))
+
+
+@case("aclnnAddN")
+def add_n(rng, dtype):
+    xs = [rand(rng, (4, 6), dtype) for _ in range(3)]
+    expected = (T(xs[0]).float() + T(xs[1]).float() + T(xs[2]).float()).to(TORCH_DTYPES[dtype])
+    return {"tensors": xs}, np.empty((4, 6), dtype), N(expected)
+
+
+@case("aclnnSum", dtypes=("float32", "float16"))
+def sum_(rng, dtype):
+    xs = [rand(rng, (4, 1), dtype), rand(rng, (1, 6), dtype)]
+    expected = (T(xs[0]).float() + T(xs[1]).float()).to(TORCH_DTYPES[dtype])
+    return {"tensors": xs}, np.empty((4, 6), dtype), N(expected)
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -619,4 +619,23 @@ FORMULAS.update({
     "aclnnRandperm": _f("a random permutation of 0 .. n - 1",
                         f"{_PHILOX}: numpy's permutation", EXACT),
 })
+FORMULAS.update({  # kernels/counting.py
+    "aclnnRange": _f("out_i = start + i step, end included when reached",
+                     "the same in float64 (int64 for integer out), rounded once"),
+    "aclnnOneHot": _f("out = onValue where the index along axis equals self, else offValue",
+                      "numpy's comparison with the classes, then where", EXACT),
+    "aclnnHistc": _f("the counts of self in bins equal-width bins over [min, max]",
+                     "torch.histc's: min == max takes self's range; max in the last bin",
+                     EXACT),
+    "aclnnSearchSorted": _f("the insertion index of each value in its row of sortedSequence "
+                            "(after equal ones when right)", "numpy's searchsorted per row",
+                            EXACT),
+    "aclnnSearchSorteds": _f("aclnnSearchSorted of one value", "as aclnnSearchSorted", EXACT),
+    "aclnnIsInScalarTensor": _f("element in testElements (negated when invert)",
+                                "numpy's isin", EXACT),
+    "aclnnIsInTensorScalar": _f("element_i == testElement (negated when invert)",
+                                "numpy's isin", EXACT),
+    "aclnnAddN": _f("the elementwise sum of the tensors", "numpy's add in turn"),
+    "aclnnSum": _f("the elementwise sum of the tensors, broadcast", "numpy's add in turn"),
+})
 FORMULAS.update(_inplace_formulas())

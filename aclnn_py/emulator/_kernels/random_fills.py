@@ -460,13 +460,15 @@ def dropout_gen_mask_v2_tensor(shape: tuple[int, ...], prob: float, seedTensor: 
     _gen_mask(shape, prob, _from_tensors(seedTensor, offsetTensor, offset), out)
 
 
-def _mask_check(x: np.ndarray, mask: np.ndarray, out: np.ndarray, name: str) -> None:
+def _mask_check(x: np.ndarray, mask: np.ndarray, out: np.ndarray, name: str,
+                exact: bool = False) -> None:
     """drop_out_do_mask/op_api/aclnn_dropout_do_mask.cpp: CheckShape (mask has at least
-    mask_bytes(x.size) elements); the doc: out has x's shape."""
+    mask_bytes(x.size) elements; ``exact``: just that many, aclnn_dropout_backward.cpp:
+    CheckShape); out has x's shape."""
     need = mask_bytes(x.size)
-    if mask.size < need:
-        raise ValueError(f"mask has {mask.size} elements: it needs at least {need} for the "
-                         f"{x.size} elements of {name}")
+    if mask.size < need or (exact and mask.size != need):
+        raise ValueError(f"mask has {mask.size} elements: it needs {'' if exact else 'at least '}"
+                         f"{need} for the {x.size} elements of {name}")
     if out.shape != x.shape:
         raise ValueError(f"out has shape {list(out.shape)}: it must be {name}'s shape "
                          f"{list(x.shape)}")
@@ -501,11 +503,12 @@ def dropout_do_mask(self: np.ndarray, mask: np.ndarray, prob: float, out: np.nda
 def _backward_check(gradOutput: np.ndarray, mask: np.ndarray, scale: float,
                     out: np.ndarray) -> None:
     """drop_out_do_mask/op_api/aclnn_dropout_backward.cpp: CheckProbability: p = 1 when
-    scale is 0, else 1 - 1 / scale, must be in [0, 1]; then CheckShape as DropoutDoMask."""
+    scale is 0, else 1 - 1 / scale, must be in [0, 1]; CheckShape: out has gradOutput's
+    shape, mask exactly mask_bytes(gradOutput.size) elements."""
     p = 1.0 if scale == 0.0 else 1.0 - 1.0 / scale
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"scale is {scale}: 1 - 1 / scale must be in [0, 1] (scale 0 or >= 1)")
-    _mask_check(gradOutput, mask, out, "gradOutput")
+    _mask_check(gradOutput, mask, out, "gradOutput", exact=True)
 
 
 @register("aclnnDropoutBackward",
