@@ -2580,6 +2580,31 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     for name in ("AddN", "Sum"):
         cases[f"aclnn{name}"] = lambda: EmulatedCase(
             {"tensors": [x, y, g]}, E((n,)), lambda: torch.stack([T(x), T(y), T(g)]).sum(0))
+    # linear algebra (kernels/linalg.py): 1024 matrices of 32 x 32
+    batch = (np.eye(32, dtype=f32) * 4 + u(-0.5, 0.5, (1024, 32, 32))).astype(f32)
+    spd = (batch @ batch.transpose(0, 2, 1)).astype(f32)
+    right = u(-1, 1, (1024, 32, 8))
+    cases["aclnnInverse"] = lambda: EmulatedCase(
+        {"self": batch}, E(batch.shape), lambda: torch.linalg.inv(T(batch)))
+    cases["aclnnLinalgCholesky"] = lambda: EmulatedCase(
+        {"self": spd, "upper": False}, E(spd.shape), lambda: torch.linalg.cholesky(T(spd)))
+    cases["aclnnTriangularSolve"] = lambda: EmulatedCase(
+        {"self": right, "A": batch, "upper": True, "transpose": False,
+         "unitriangular": False}, (E(right.shape), E(batch.shape)),
+        lambda: torch.triangular_solve(T(right), T(batch), upper=True))
+    cases["aclnnSlogdet"] = lambda: EmulatedCase(
+        {"self": batch}, (E((1024,)), E((1024,))), lambda: torch.linalg.slogdet(T(batch)))
+    cases["aclnnLogdet"] = lambda: EmulatedCase(
+        {"self": batch}, E((1024,)), lambda: torch.logdet(T(batch)))
+    cases["aclnnLinalgQr"] = lambda: EmulatedCase(
+        {"self": batch, "mode": 0}, (E(batch.shape), E(batch.shape)),
+        lambda: torch.linalg.qr(T(batch)))
+    cases["aclnnQr"] = lambda: EmulatedCase(
+        {"self": batch, "some": True}, (E(batch.shape), E(batch.shape)),
+        lambda: torch.linalg.qr(T(batch)))
+    cases["aclnnSvd"] = lambda: EmulatedCase(
+        {"input": batch, "fullMatrices": False, "computeUV": True},
+        (E((1024, 32)), E(batch.shape), E(batch.shape)), lambda: torch.svd(T(batch)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

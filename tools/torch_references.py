@@ -709,6 +709,44 @@ if torch is not None:
     REFERENCES["aclnnAddN"] = _list_sum
     REFERENCES["aclnnSum"] = _list_sum
 
+    # linear algebra (kernels/linalg.py)
+    REFERENCES["aclnnInverse"] = lambda launch: _out(launch, torch.linalg.inv(launch.input()))
+    REFERENCES["aclnnLinalgCholesky"] = lambda launch: _out(launch, torch.linalg.cholesky(
+        launch.input(), upper=bool(launch.arg("upper"))))
+
+    def _triangular_solve(launch: Launch) -> dict[str, Any]:
+        b, a = launch.input(), launch.tensor("A")
+        solution, coefficient = torch.triangular_solve(
+            b, a, upper=bool(launch.arg("upper")), transpose=bool(launch.arg("transpose")),
+            unitriangular=bool(launch.arg("unitriangular")))
+        return {"xOut": solution, "mOut": coefficient}
+
+    REFERENCES["aclnnTriangularSolve"] = _triangular_solve
+
+    def _slogdet(launch: Launch) -> dict[str, Any]:
+        sign, log = torch.linalg.slogdet(launch.input())
+        return {"signOut": sign, "logOut": log}
+
+    REFERENCES["aclnnSlogdet"] = _slogdet
+    REFERENCES["aclnnLogdet"] = lambda launch: _out(launch, torch.logdet(launch.input()))
+
+    def _qr(mode: Callable[[Launch], str]) -> Reference:
+        def reference(launch: Launch) -> dict[str, Any]:
+            q, r = torch.linalg.qr(launch.input(), mode=mode(launch))
+            return {"R": r} if mode(launch) == "r" else {"Q": q, "R": r}
+        return reference
+
+    REFERENCES["aclnnLinalgQr"] = _qr(lambda launch: ("reduced", "complete", "r")[
+        launch.arg("mode")])
+    REFERENCES["aclnnQr"] = _qr(lambda launch: "reduced" if launch.arg("some") else "complete")
+
+    def _svd(launch: Launch) -> dict[str, Any]:
+        """sigma only: u and v are unique up to the signs of their columns."""
+        values = torch.linalg.svdvals(launch.input())
+        return {"sigma": values}
+
+    REFERENCES["aclnnSvd"] = _svd
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

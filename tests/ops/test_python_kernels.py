@@ -1942,6 +1942,78 @@ def sum_(rng, dtype):
     return {"tensors": xs}, np.empty((4, 6), dtype), N(expected)
 
 
+# ---- linear algebra (kernels/linalg.py) ------------------------------------------------------
+
+def _well_conditioned(rng, shape, dtype):
+    """Matrices near the identity, so every factorisation is stable in float16."""
+    return (np.eye(shape[-1]) * 2 + rng.uniform(-0.3, 0.3, shape)).astype(dtype)
+
+
+@case("aclnnInverse", dtypes=("float32", "float16"))
+def inverse(rng, dtype):
+    a = _well_conditioned(rng, (2, 4, 4), dtype)
+    return {"self": a}, np.empty((2, 4, 4), dtype), \
+        N(torch.linalg.inv(T(a).float()).to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnLinalgCholesky")
+def linalg_cholesky(rng, dtype):
+    a = _well_conditioned(rng, (3, 4, 4), np.float32)
+    spd = (a @ a.transpose(0, 2, 1)).astype(dtype)
+    expected = torch.linalg.cholesky(T(spd).float(), upper=True)
+    return {"self": spd, "upper": True}, np.empty((3, 4, 4), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnTriangularSolve", dtypes=("float32",))
+def triangular_solve(rng, dtype):
+    a = _well_conditioned(rng, (1, 4, 4), np.float32)
+    b = rand(rng, (2, 4, 3), np.float32)
+    x, m = torch.linalg.solve_triangular(T(a), T(b), upper=False), T(a).expand(2, 4, 4)
+    return {"self": b, "A": a, "upper": False, "transpose": False, "unitriangular": False}, \
+        (np.empty((2, 4, 3), np.float32), np.empty((2, 4, 4), np.float32)), (N(x), N(m))
+
+
+@case("aclnnSlogdet", dtypes=("float32",))
+def slogdet(rng, dtype):
+    a = rand(rng, (3, 4, 4), np.float32)
+    sign, log = torch.linalg.slogdet(T(a))
+    return {"self": a}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(sign), N(log))
+
+
+@case("aclnnLogdet", dtypes=("float32",))
+def logdet(rng, dtype):
+    a = _well_conditioned(rng, (2, 3, 3), np.float32)
+    return {"self": a}, np.empty((2,), np.float32), N(torch.logdet(T(a)))
+
+
+@case("aclnnLinalgQr", dtypes=("float32", "float16"))
+def linalg_qr(rng, dtype):
+    a = _well_conditioned(rng, (2, 5, 5), dtype)[:, :, :3].copy()
+    q, r = torch.linalg.qr(T(a).float())
+    return {"self": a, "mode": 0}, (np.empty((2, 5, 3), dtype), np.empty((2, 3, 3), dtype)), \
+        (N(q.to(TORCH_DTYPES[dtype])), N(r.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnQr", dtypes=("float32",))
+def qr(rng, dtype):
+    a = _well_conditioned(rng, (4, 4), np.float32)[:, :3].copy()
+    q, r = torch.linalg.qr(T(a), mode="complete")
+    return {"self": a, "some": False}, (np.empty((4, 4), np.float32),
+                                        np.empty((4, 3), np.float32)), (N(q), N(r))
+
+
+@case("aclnnSvd", dtypes=("float32",))
+def svd(rng, dtype):
+    a = rand(rng, (2, 5, 3), np.float32)
+    outs = (np.empty((2, 3), np.float32), np.empty((2, 5, 3), np.float32),
+            np.empty((2, 3, 3), np.float32))
+    # u and v are unique up to their columns' signs: only sigma is compared here
+    return {"input": a, "fullMatrices": False, "computeUV": True}, outs, \
+        (N(torch.linalg.svdvals(T(a))), None, None)
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 

@@ -638,4 +638,19 @@ FORMULAS.update({  # kernels/counting.py
     "aclnnAddN": _f("the elementwise sum of the tensors", "numpy's add in turn"),
     "aclnnSum": _f("the elementwise sum of the tensors, broadcast", "numpy's add in turn"),
 })
+_NO_HALVES = "no 16-bit dtypes"
+FORMULAS.update({  # kernels/linalg.py: numpy's LAPACK routines per matrix of the batch
+    "aclnnInverse": _f("self^-1 per matrix", "numpy's inv; a singular matrix gives NaN"),
+    "aclnnLinalgCholesky": _f("L with self = L L^T, or U = L^T when upper",
+                              "numpy's cholesky; a matrix not positive definite gives NaN"),
+    "aclnnTriangularSolve": _f("X with op(T) X = self, T A's triangle; mOut = A broadcast",
+                               "numpy's solve on the triangle (float32 or float64)", _NO_HALVES),
+    "aclnnSlogdet": _f("sign and log|det| per matrix", "numpy's slogdet", _NO_HALVES),
+    "aclnnLogdet": _f("log det per matrix (NaN when negative)", "numpy's slogdet", _NO_HALVES),
+    "aclnnLinalgQr": _f("Q R = self, mode 0 reduced, 1 complete, 2 R only",
+                        "numpy's qr (LAPACK Householder)"),
+    "aclnnQr": _f("Q R = self, reduced when some", "numpy's qr (LAPACK Householder)"),
+    "aclnnSvd": _f("input = u diag(sigma) v^H, sigma descending",
+                   "numpy's svd (LAPACK gesdd); v is V, not V^H", _NO_HALVES),
+})
 FORMULAS.update(_inplace_formulas())
