@@ -2605,6 +2605,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnSvd"] = lambda: EmulatedCase(
         {"input": batch, "fullMatrices": False, "computeUV": True},
         (E((1024, 32)), E(batch.shape), E(batch.shape)), lambda: torch.svd(T(batch)))
+    # complex numbers (kernels/complex_numbers.py)
+    z = (x + 1j * y).astype(np.complex64)
+    cases["aclnnComplex"] = lambda: EmulatedCase(
+        {"real": x, "imag": y}, E((n,), np.complex64), lambda: torch.complex(T(x), T(y)))
+    cases["aclnnReal"] = lambda: EmulatedCase(
+        {"self": z}, E((n,)), lambda: torch.real(T(z)).clone())
+    cases["aclnnPolar"] = lambda: EmulatedCase(
+        {"input": pos, "angle": x}, E((n,), np.complex64), lambda: torch.polar(T(pos), T(x)))
+    cases["aclnnAngleV2"] = lambda: EmulatedCase(
+        {"x": z}, E((n,)), lambda: torch.angle(T(z)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

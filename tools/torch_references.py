@@ -747,6 +747,16 @@ if torch is not None:
 
     REFERENCES["aclnnSvd"] = _svd
 
+    # complex numbers (kernels/complex_numbers.py)
+    REFERENCES["aclnnReal"] = lambda launch: _out(launch, torch.real(
+        torch.from_numpy(launch.tensors["self"])))
+    REFERENCES["aclnnAngleV2"] = lambda launch: _out(launch, torch.angle(
+        torch.from_numpy(launch.tensors["x"])))
+    REFERENCES["aclnnComplex"] = lambda launch: _out(launch, torch.complex(
+        *torch.broadcast_tensors(launch.tensor("real"), launch.tensor("imag"))))
+    REFERENCES["aclnnPolar"] = lambda launch: _out(launch, torch.polar(
+        *torch.broadcast_tensors(launch.input(), launch.tensor("angle"))))
+
     # an in-place form as its operator: its first tensor is read and written
     for _name in list(REFERENCES):
         _inplace = _name.replace("aclnn", "aclnnInplace", 1)

@@ -2014,6 +2014,34 @@ def svd(rng, dtype):
         (N(torch.linalg.svdvals(T(a))), None, None)
 
 
+# ---- complex numbers (kernels/complex_numbers.py) --------------------------------------------
+
+@case("aclnnComplex", dtypes=("float32",))
+def complex_(rng, dtype):
+    re, im = rand(rng, (3, 1), np.float32), rand(rng, (1, 4), np.float32)
+    return {"real": re, "imag": im}, np.empty((3, 4), np.complex64), \
+        N(torch.complex(T(re).expand(3, 4), T(im).expand(3, 4)))
+
+
+@case("aclnnReal", dtypes=("float32",))
+def real(rng, dtype):
+    x = (rand(rng, (3, 4), np.float32) + 1j * rand(rng, (3, 4), np.float32)).astype(np.complex64)
+    return {"self": x}, np.empty((3, 4), np.float32), N(torch.real(T(x)))
+
+
+@case("aclnnPolar", dtypes=("float32",))
+def polar(rng, dtype):
+    magnitude, angle = rand(rng, (2, 5), np.float32, 0.1, 2.0), rand(rng, (5,), np.float32)
+    return {"input": magnitude, "angle": angle}, np.empty((2, 5), np.complex64), \
+        N(torch.polar(T(magnitude), T(angle).expand(2, 5)))
+
+
+@case("aclnnAngleV2", dtypes=("float32",))
+def angle_v2(rng, dtype):
+    x = (rand(rng, (3, 4), np.float32) + 1j * rand(rng, (3, 4), np.float32)).astype(np.complex64)
+    return {"x": x}, np.empty((3, 4), np.float32), N(torch.angle(T(x)))
+
+
 # ---- the tests ------------------------------------------------------------------------------
 
 
@@ -2069,6 +2097,10 @@ def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
         assert actual.shape == reference.shape, (actual.shape, reference.shape)
         if reference.dtype.kind in "biu" or actual.dtype.kind in "biu":
             np.testing.assert_array_equal(actual, reference.astype(actual.dtype))
+        elif actual.dtype.kind == "c":  # each part as a real number
+            expected = reference.astype(actual.dtype)
+            assert_close(actual.real.copy(), expected.real.copy())
+            assert_close(actual.imag.copy(), expected.imag.copy())
         else:
             assert_close(actual, reference.astype(actual.dtype))
 

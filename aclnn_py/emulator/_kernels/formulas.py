@@ -653,4 +653,12 @@ FORMULAS.update({  # kernels/linalg.py: numpy's LAPACK routines per matrix of th
     "aclnnSvd": _f("input = u diag(sigma) v^H, sigma descending",
                    "numpy's svd (LAPACK gesdd); v is V, not V^H", _NO_HALVES),
 })
+FORMULAS.update({  # kernels/complex_numbers.py
+    "aclnnComplex": _f("out = real + i imag, broadcast", "numpy's complex parts", EXACT),
+    "aclnnReal": _f("out = the real part of self", "numpy's real", EXACT),
+    "aclnnPolar": _f("out = input (cos angle + i sin angle)", "numpy's cos and sin in float32",
+                     _NO_HALVES),
+    "aclnnAngleV2": _f("out = angle(x) = atan2(imag x, real x)",
+                       "numpy's angle; real x: pi when negative, else 0, NaN kept"),
+})
 FORMULAS.update(_inplace_formulas())
