@@ -2605,6 +2605,13 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnSvd"] = lambda: EmulatedCase(
         {"input": batch, "fullMatrices": False, "computeUV": True},
         (E((1024, 32)), E(batch.shape), E(batch.shape)), lambda: torch.svd(T(batch)))
+    points1, points2 = u(-1, 1, (16, 256, 16)), u(-1, 1, (16, 256, 16))
+    cases["aclnnCdist"] = lambda: EmulatedCase(
+        {"x1": points1, "x2": points2, "p": 2.0, "compute_mode": 2}, E((16, 256, 256)),
+        lambda: torch.cdist(T(points1), T(points2),
+                            compute_mode="donot_use_mm_for_euclid_dist"))
+    cases["aclnnInplaceCumprod"] = lambda: in_place(
+        {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)
     z = (x + 1j * y).astype(np.complex64)
     cases["aclnnComplex"] = lambda: EmulatedCase(

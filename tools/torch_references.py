@@ -747,6 +747,10 @@ if torch is not None:
 
     REFERENCES["aclnnSvd"] = _svd
 
+    REFERENCES["aclnnCdist"] = lambda launch: _out(launch, torch.cdist(
+        launch.input(), launch.tensor("x2"), p=float(launch.arg("p")),
+        compute_mode="donot_use_mm_for_euclid_dist"))
+
     # complex numbers (kernels/complex_numbers.py)
     REFERENCES["aclnnReal"] = lambda launch: _out(launch, torch.real(
         torch.from_numpy(launch.tensors["self"])))

@@ -2014,6 +2014,29 @@ def svd(rng, dtype):
         (N(torch.linalg.svdvals(T(a))), None, None)
 
 
+@case("aclnnCdist", "p2")
+def cdist(rng, dtype):
+    x1, x2 = rand(rng, (2, 5, 3), dtype), rand(rng, (1, 4, 3), dtype)
+    expected = torch.cdist(T(x1).float(), T(x2).float(),
+                           compute_mode="donot_use_mm_for_euclid_dist")
+    return {"x1": x1, "x2": x2, "p": 2.0, "compute_mode": 2}, np.empty((2, 5, 4), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnCdist", "p1.5", dtypes=("float32",))
+def cdist_p(rng, dtype):
+    x1, x2 = rand(rng, (6, 3), dtype), rand(rng, (4, 3), dtype)
+    return {"x1": x1, "x2": x2, "p": 1.5, "compute_mode": 0}, np.empty((6, 4), dtype), \
+        N(torch.cdist(T(x1), T(x2), p=1.5))
+
+
+@case("aclnnInplaceCumprod")
+def inplace_cumprod(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"input": x.copy(), "dim": np.int32(-1)}, None, \
+        N(torch.cumprod(T(x).float(), dim=-1).to(TORCH_DTYPES[dtype]))
+
+
 # ---- complex numbers (kernels/complex_numbers.py) --------------------------------------------
 
 @case("aclnnComplex", dtypes=("float32",))

@@ -661,4 +661,10 @@ FORMULAS.update({  # kernels/complex_numbers.py
     "aclnnAngleV2": _f("out = angle(x) = atan2(imag x, real x)",
                        "numpy's angle; real x: pi when negative, else 0, NaN kept"),
 })
+FORMULAS.update({
+    "aclnnCdist": _f("out[i, j] = ||x1_i - x2_j||_p, batch broadcast",
+                     "the differences' p-norms without matrix products, rows in blocks"),
+    "aclnnInplaceCumprod": _f("input = the running product of input along dim",
+                              "as aclnnCumprod, into input"),
+})
 FORMULAS.update(_inplace_formulas())

@@ -1,5 +1,6 @@
 """Linear algebra of ops-math math/ and ops-nn index/: aclnnInverse, aclnnLinalgCholesky,
-aclnnTriangularSolve, aclnnLogdet, aclnnSlogdet, aclnnLinalgQr, aclnnQr and aclnnSvd.
+aclnnTriangularSolve, aclnnLogdet, aclnnSlogdet, aclnnLinalgQr, aclnnQr, aclnnSvd and
+aclnnCdist.
 
 Each works on batches of matrices (the last two dimensions) with numpy's LAPACK routines, as
 PyTorch's functions of the same names do; float16 and bfloat16 compute in float32 (CANN's
@@ -312,3 +313,71 @@ def svd(input: np.ndarray, fullMatrices: bool, computeUV: bool, sigma: np.ndarra
     store(sigma, values)
     store(u, left)
     store(v, np.conj(np.swapaxes(right, -1, -2)))
+
+
+# ---- pairwise distances ---------------------------------------------------------------------
+
+# ops-math math/cdist/op_api/aclnn_cdist.cpp: DTYPE_SUPPORT_LIST
+_CDIST = Dtypes(("float32", "float16", "bfloat16"))
+
+
+def _cdist_check(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
+                 out: np.ndarray) -> None:
+    """aclnn_cdist.cpp: CheckDtypeValid (x1, x2 and out of one dtype), CheckShape (2 to 8
+    dimensions, x1 and x2 of one last dimension), CheckParamsLogic (p >= 0 and not NaN;
+    compute_mode 2 when p is 2); out is the batch broadcast with (P, R)."""
+    for name, value in (("x2", x2), ("out", out)):
+        if value.dtype != x1.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x1's "
+                             f"{x1.dtype.name}")
+    for name, value in (("x1", x1), ("x2", x2), ("out", out)):
+        if not 2 <= value.ndim <= _MAX_RANK:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 to "
+                             f"{_MAX_RANK}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"x1's last dimension {x1.shape[-1]} must be x2's {x2.shape[-1]}")
+    if not p >= 0:
+        raise ValueError(f"p is {p}: cdist takes non-negative p only")
+    if abs(p - 2.0) < 1e-6 and compute_mode != 2:
+        raise ValueError(f"compute_mode is {compute_mode}: it must be 2 when p is 2")
+    try:
+        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"x1 {list(x1.shape)} and x2 {list(x2.shape)} do not broadcast") \
+            from None
+    expected = batch + (x1.shape[-2], x2.shape[-2])
+    if out.shape != expected:
+        raise ValueError(f"out has shape {list(out.shape)}: it must be {list(expected)}")
+
+
+@register("aclnnCdist", dtypes=_CDIST, check=_cdist_check)
+def cdist(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
+          out: np.ndarray) -> None:
+    """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p (torch.cdist without matrix
+    products): p 0 counts the differing coordinates, p inf takes the largest; float32 for
+    the halves, rows of x1 in blocks."""
+    if out.size == 0:
+        return
+    a = x1.astype(np.float32)
+    b = x2.astype(np.float32)
+    batch = out.shape[:-2]
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    result = np.empty(out.shape, np.float32)
+    step = max(1, (1 << 20) // max(1, b.shape[-2] * b.shape[-1]))
+    for start in range(0, a.shape[-2], step):  # blocks of x1's rows, each vectorised
+        difference = np.abs(a[..., start:start + step, None, :] - b[..., None, :, :])
+        if p == 0:
+            block = np.count_nonzero(difference, axis=-1).astype(np.float32)
+        elif np.isinf(p):
+            block = difference.max(axis=-1) if difference.shape[-1] else \
+                np.zeros(difference.shape[:-1], np.float32)
+        elif p == 1:
+            block = difference.sum(axis=-1)
+        elif p == 2:
+            block = np.sqrt(np.einsum("...k,...k->...", difference, difference))
+        else:
+            block = np.power(np.power(difference, np.float32(p)).sum(axis=-1),
+                             np.float32(1.0 / p))
+        result[..., start:start + step, :] = block
+    store(out, result)
