@@ -10,7 +10,7 @@ float16 and bfloat16 compute in float32 and are rounded once.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -191,7 +191,7 @@ def _search(sortedSequence: np.ndarray, values: np.ndarray, right: bool, sorter:
     rows = np.asarray(sortedSequence, dtype)
     if sorter is not None:
         rows = np.take_along_axis(rows, np.asarray(sorter, np.int64), axis=-1)
-    side = "right" if right else "left"
+    side: Literal["left", "right"] = "right" if right else "left"
     queries = np.asarray(values, dtype)
     if rows.ndim == 1:
         store(out, np.searchsorted(rows, queries, side=side))
