@@ -38,6 +38,9 @@ def _range_check(start: Any, end: Any, step: Any, out: np.ndarray) -> None:
     from start to end (compared in out's kind: float, double or int64)."""
     if out.ndim == 0:
         raise ValueError("out is 0-d: it must be a 1-d tensor")
+    first: float
+    last: float
+    stride: float
     if out.dtype.kind in "iu":
         first, last, stride = int(start), int(end), int(step)
     elif out.dtype == np.float64:
