@@ -3235,6 +3235,136 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "targetlengths": [30] * 32, "blank": 0, "zeroInfinity": False},
         {"negLogLikelihoodOut": E((32,)), "logAlphaOut": E((32, 128, 64))},
         lambda: aten._ctc_loss(T(ctc_probs), T(ctc_targets), [128] * 32, [30] * 32, 0, False))
+    # random fills (kernels/random_fills.py): PyTorch's generators as the speed reference
+    generated = torch.Generator().manual_seed(0)
+    seeds = {"seedTensor": np.array([1], np.int64), "offsetTensor": np.array([0], np.int64)}
+    cases["aclnnInplaceNormal"] = lambda: in_place(
+        {"selfRef": x.copy(), "mean": 0.0, "std": 1.0, "seed": 1, "offset": 0}, x,
+        lambda t: t.normal_(0.0, 1.0, generator=generated))
+    cases["aclnnInplaceNormalTensor"] = lambda: in_place(
+        {"selfRef": x.copy(), "mean": 0.0, "std": 1.0, **seeds, "offset": 0}, x,
+        lambda t: t.normal_(0.0, 1.0, generator=generated))
+    for name, tensor_seeds in (("Uniform", False), ("UniformTensor", True)):
+        cases[f"aclnnInplace{name}"] = (lambda tensor=tensor_seeds: in_place(
+            {"selfRef": x.copy(), "from": -1.0, "to": 1.0,
+             **(seeds if tensor else {"seed": 1}), "offset": 0}, x,
+            lambda t: t.uniform_(-1.0, 1.0, generator=generated)))
+    for name, tensor_seeds in (("Random", False), ("RandomTensor", True)):
+        cases[f"aclnnInplace{name}"] = (lambda tensor=tensor_seeds: in_place(
+            {"selfRef": x.copy(), "from": 0, "to": 100,
+             **(seeds if tensor else {"seed": 1}), "offset": 0}, x,
+            lambda t: t.random_(0, 100, generator=generated)))
+    for name, mean_value, std_value in (
+            ("FloatFloat", 0.0, 1.0), ("FloatTensor", 0.0, pos), ("TensorFloat", x, 1.0),
+            ("TensorTensor", x, pos)):
+        cases[f"aclnnNormal{name}"] = (lambda m=mean_value, d=std_value: EmulatedCase(
+            {"mean": m, "std": d, "seed": 1, "offset": 0}, E((n,)),
+            lambda: torch.normal(T(m) if isinstance(m, np.ndarray) else torch.full((n,), m),
+                                 T(d) if isinstance(d, np.ndarray) else torch.full((n,), d),
+                                 generator=generated)))
+    cases["aclnnBernoulli"] = lambda: EmulatedCase(
+        {"self": x, "prob": 0.3, "seed": 1, "offset": 0}, E((n,)),
+        lambda: torch.bernoulli(torch.full((n,), 0.3), generator=generated))
+    cases["aclnnBernoulliTensor"] = lambda: EmulatedCase(
+        {"self": x, "prob": prob, "seed": 1, "offset": 0}, E((n,)),
+        lambda: torch.bernoulli(T(prob), generator=generated))
+    mask_size = (n + 127) // 128 * 16
+    for name, extra in (("GenMask", {"seed": 1}), ("GenMaskV2", {"seed": 1}),
+                        ("GenMaskV2Tensor", seeds)):
+        arguments = {"shape": [n], "prob": 0.25, **extra, "offset": 0}
+        if name != "GenMask":
+            arguments["probDataType"] = np.dtype(np.float32)
+        cases[f"aclnnDropout{name}"] = (lambda a=arguments: EmulatedCase(
+            a, E((mask_size,), np.uint8),
+            lambda: aten.native_dropout(T(x), 0.25, True)[1]))
+    mask = np.packbits(rng.integers(0, 2, mask_size * 8).astype(np.uint8), bitorder="little")
+    keep = T(np.unpackbits(mask, count=n, bitorder="little").astype(bool))
+    cases["aclnnDropoutDoMask"] = lambda: EmulatedCase(
+        {"self": x, "mask": mask, "prob": 0.25}, E((n,)),
+        lambda: aten.native_dropout_backward(T(x), keep, 1 / 0.75))
+    cases["aclnnDropoutBackward"] = lambda: EmulatedCase(
+        {"gradOutput": g, "mask": mask, "scale": 2.0}, E((n,)),
+        lambda: aten.native_dropout_backward(T(g), keep, 2.0))
+    weights = u(0.1, 1.0, (1024, 1024))
+    for name, extra in (("Multinomial", {"seed": 1}), ("MultinomialTensor", seeds)):
+        cases[f"aclnn{name}"] = (lambda e=extra: EmulatedCase(
+            {"self": weights, "numsamples": 64, "replacement": True, **e, "offset": 0},
+            E((1024, 64), np.int64),
+            lambda: torch.multinomial(T(weights), 64, True, generator=generated)))
+    cases["aclnnRandperm"] = lambda: EmulatedCase(
+        {"n": n, "seed": 1, "offset": 0}, E((n,), np.int64),
+        lambda: torch.randperm(n, generator=generated))
+    # enumeration, counting, lookup, list sums (kernels/counting.py)
+    cases["aclnnRange"] = lambda: EmulatedCase(
+        {"start": 0.0, "end": float(n - 1), "step": 1.0}, E((n,)),
+        lambda: torch.arange(0.0, float(n), 1.0))
+    labels = rng.integers(0, 16, (n // 16,)).astype(np.int64)
+    cases["aclnnOneHot"] = lambda: EmulatedCase(
+        {"self": labels, "numClasses": 16, "onValue": np.ones(1, f32),
+         "offValue": np.zeros(1, f32), "axis": -1}, E((n // 16, 16)),
+        lambda: F.one_hot(T(labels), 16).float())
+    cases["aclnnHistc"] = lambda: EmulatedCase(
+        {"self": x, "bins": 100, "min": -3.0, "max": 3.0}, E((100,)),
+        lambda: torch.histc(T(x), 100, -3.0, 3.0))
+    sorted_rows = np.sort(u(-3, 3, (1024,)))
+    cases["aclnnSearchSorted"] = lambda: EmulatedCase(
+        {"sortedSequence": sorted_rows, "self": x, "outInt32": False, "right": False,
+         "sorter": None}, E((n,), np.int64), lambda: torch.searchsorted(T(sorted_rows), T(x)))
+    cases["aclnnSearchSorteds"] = lambda: EmulatedCase(
+        {"sortedSequence": np.sort(x), "self": 0.5, "outInt32": False, "right": False,
+         "sorter": None}, E((1,), np.int64),
+        lambda: torch.searchsorted(T(np.sort(x)), torch.tensor([0.5])))
+    cases["aclnnIsInScalarTensor"] = lambda: EmulatedCase(
+        {"element": 0.5, "testElements": x, "assumeUnique": False, "invert": False},
+        E((), np.bool_), lambda: torch.isin(torch.tensor(0.5), T(x)))
+    cases["aclnnIsInTensorScalar"] = lambda: EmulatedCase(
+        {"element": x, "testElement": 0.5, "assumeUnique": False, "invert": False},
+        E((n,), np.bool_), lambda: torch.isin(T(x), torch.tensor(0.5)))
+    for name in ("AddN", "Sum"):
+        cases[f"aclnn{name}"] = lambda: EmulatedCase(
+            {"tensors": [x, y, g]}, E((n,)), lambda: torch.stack([T(x), T(y), T(g)]).sum(0))
+    # linear algebra (kernels/linalg.py): 1024 matrices of 32 x 32
+    batch = (np.eye(32, dtype=f32) * 4 + u(-0.5, 0.5, (1024, 32, 32))).astype(f32)
+    spd = (batch @ batch.transpose(0, 2, 1)).astype(f32)
+    right = u(-1, 1, (1024, 32, 8))
+    cases["aclnnInverse"] = lambda: EmulatedCase(
+        {"self": batch}, E(batch.shape), lambda: torch.linalg.inv(T(batch)))
+    cases["aclnnLinalgCholesky"] = lambda: EmulatedCase(
+        {"self": spd, "upper": False}, E(spd.shape), lambda: torch.linalg.cholesky(T(spd)))
+    cases["aclnnTriangularSolve"] = lambda: EmulatedCase(
+        {"self": right, "A": batch, "upper": True, "transpose": False,
+         "unitriangular": False}, (E(right.shape), E(batch.shape)),
+        lambda: torch.triangular_solve(T(right), T(batch), upper=True))
+    cases["aclnnSlogdet"] = lambda: EmulatedCase(
+        {"self": batch}, (E((1024,)), E((1024,))), lambda: torch.linalg.slogdet(T(batch)))
+    cases["aclnnLogdet"] = lambda: EmulatedCase(
+        {"self": batch}, E((1024,)), lambda: torch.logdet(T(batch)))
+    cases["aclnnLinalgQr"] = lambda: EmulatedCase(
+        {"self": batch, "mode": 0}, (E(batch.shape), E(batch.shape)),
+        lambda: torch.linalg.qr(T(batch)))
+    cases["aclnnQr"] = lambda: EmulatedCase(
+        {"self": batch, "some": True}, (E(batch.shape), E(batch.shape)),
+        lambda: torch.linalg.qr(T(batch)))
+    cases["aclnnSvd"] = lambda: EmulatedCase(
+        {"input": batch, "fullMatrices": False, "computeUV": True},
+        (E((1024, 32)), E(batch.shape), E(batch.shape)), lambda: torch.svd(T(batch)))
+    points1, points2 = u(-1, 1, (16, 256, 16)), u(-1, 1, (16, 256, 16))
+    cases["aclnnCdist"] = lambda: EmulatedCase(
+        {"x1": points1, "x2": points2, "p": 2.0, "compute_mode": 2}, E((16, 256, 256)),
+        lambda: torch.cdist(T(points1), T(points2),
+                            compute_mode="donot_use_mm_for_euclid_dist"))
+    cases["aclnnInplaceCumprod"] = lambda: in_place(
+        {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
+    # complex numbers (kernels/complex_numbers.py)
+    z = (x + 1j * y).astype(np.complex64)
+    cases["aclnnComplex"] = lambda: EmulatedCase(
+        {"real": x, "imag": y}, E((n,), np.complex64), lambda: torch.complex(T(x), T(y)))
+    cases["aclnnReal"] = lambda: EmulatedCase(
+        {"self": z}, E((n,)), lambda: torch.real(T(z)).clone())
+    cases["aclnnPolar"] = lambda: EmulatedCase(
+        {"input": pos, "angle": x}, E((n,), np.complex64), lambda: torch.polar(T(pos), T(x)))
+    cases["aclnnAngleV2"] = lambda: EmulatedCase(
+        {"x": z}, E((n,)), lambda: torch.angle(T(z)))
     # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF

@@ -21,6 +21,7 @@ from helpers import call_formatted
 import aclnn_py
 from aclnn_py.emulator import _kernels as kernels
 from aclnn_py.emulator._kernels.inplace import INPLACE_OF
+from aclnn_py.emulator._kernels.random_fills import RANDOM, mask_bytes
 from aclnn_py.testing import assert_close
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
@@ -3515,6 +3516,227 @@ def fake_quant_per_channel(rng, dtype):
     return {"self": x, "scale": scale, "zeroPoint": zero, "axis": -2, "quantMin": -30,
             "quantMax": 30}, (np.empty((2, 3, 5), dtype), np.empty((2, 3, 5), bool)), \
         (N(out.to(TORCH_DTYPES[dtype])), N(mask))
+# ---- dropout masks applied (kernels/random_fills.py) -----------------------------------------
+
+def _dropout_mask(rng, shape):
+    """A random mask of ``shape``'s elements and its bits as PyTorch's bool mask."""
+    count = int(np.prod(shape))
+    bits = np.zeros(mask_bytes(count) * 8, np.uint8)
+    bits[:count] = rng.integers(0, 2, count)
+    mask = np.packbits(bits, bitorder="little")
+    return mask, torch.from_numpy(bits[:count].reshape(shape).astype(bool))
+
+
+@case("aclnnDropoutDoMask")
+def dropout_do_mask(rng, dtype):
+    x = rand(rng, (5, 60), dtype)
+    mask, keep = _dropout_mask(rng, (5, 60))
+    expected = torch.where(keep, T(x).float() / 0.75, 0.0).to(TORCH_DTYPES[dtype])
+    return {"self": x, "mask": mask, "prob": 0.25}, np.empty((5, 60), dtype), N(expected)
+
+
+@case("aclnnDropoutBackward")
+def dropout_backward(rng, dtype):
+    g = rand(rng, (3, 7, 9), dtype)
+    mask, keep = _dropout_mask(rng, (3, 7, 9))
+    expected = torch.ops.aten.native_dropout_backward(T(g).float(), keep, 2.0)
+    return {"gradOutput": g, "mask": mask, "scale": 2.0}, np.empty((3, 7, 9), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+# ---- enumeration, counting, lookup, list sums (kernels/counting.py) --------------------------
+
+@case("aclnnRange", dtypes=("float32", "float16"))
+def range_(rng, dtype):
+    return {"start": 1.0, "end": 4.0, "step": 0.5}, np.empty((7,), dtype), \
+        N(torch.arange(1.0, 4.5, 0.5, dtype=TORCH_DTYPES[dtype]))  # torch.range's
+
+
+@case("aclnnOneHot", dtypes=("float32",))
+def one_hot(rng, dtype):
+    x = rng.integers(0, 5, (3, 4)).astype(np.int64)
+    on, off = np.array([2.5], np.float32), np.array([-1.0], np.float32)
+    expected = torch.nn.functional.one_hot(T(x), 5).float() * 3.5 - 1.0
+    return {"self": x, "numClasses": 5, "onValue": on, "offValue": off, "axis": -1}, \
+        np.empty((3, 4, 5), np.float32), N(expected)
+
+
+@case("aclnnHistc", dtypes=("float32", "float16"))
+def histc(rng, dtype):
+    x = rand(rng, (40,), dtype, -1.0, 3.0)
+    expected = torch.histc(T(x).float(), 6, 0.0, 2.0).to(TORCH_DTYPES[dtype])
+    return {"self": x, "bins": 6, "min": 0.0, "max": 2.0}, np.empty((6,), dtype), N(expected)
+
+
+@case("aclnnSearchSorted", dtypes=("float32", "float16"))
+def search_sorted(rng, dtype):
+    rows = np.sort(rand(rng, (3, 8), dtype), axis=1)
+    values = rand(rng, (3, 5), dtype)
+    expected = torch.searchsorted(T(rows), T(values), right=True)
+    return {"sortedSequence": rows, "self": values, "outInt32": False, "right": True,
+            "sorter": None}, np.empty((3, 5), np.int64), N(expected)
+
+
+@case("aclnnSearchSorteds", dtypes=("float32",))
+def search_sorteds(rng, dtype):
+    order = rng.permutation(8).astype(np.int64)
+    sequence = np.empty(8, np.float32)
+    sequence[order] = np.arange(8, dtype=np.float32)
+    expected = torch.searchsorted(T(sequence), torch.tensor([3.0]), out_int32=True,
+                                  sorter=T(order))
+    return {"sortedSequence": sequence, "self": 3.0, "outInt32": True, "right": False,
+            "sorter": order}, np.empty((1,), np.int32), N(expected)
+
+
+@case("aclnnIsInScalarTensor", dtypes=("float32",))
+def isin_scalar_tensor(rng, dtype):
+    tests = np.array([1.0, 2.5, 4.0], np.float32)
+    return {"element": 2.5, "testElements": tests, "assumeUnique": False, "invert": False}, \
+        np.empty((), np.bool_), N(torch.isin(torch.tensor(2.5), T(tests)))
+
+
+@case("aclnnIsInTensorScalar", dtypes=("float32", "float16"))
+def isin_tensor_scalar(rng, dtype):
+    x = np.array([[1.0, 2.0], [2.0, 3.0]], dtype)
+    return {"element": x, "testElement": 2.0, "assumeUnique": False, "invert": True}, \
+        np.empty((2, 2), np.bool_), N(torch.isin(T(x), torch.tensor(2.0), invert=True))
+
+
+@case("aclnnAddN")
+def add_n(rng, dtype):
+    xs = [rand(rng, (4, 6), dtype) for _ in range(3)]
+    expected = (T(xs[0]).float() + T(xs[1]).float() + T(xs[2]).float()).to(TORCH_DTYPES[dtype])
+    return {"tensors": xs}, np.empty((4, 6), dtype), N(expected)
+
+
+@case("aclnnSum", dtypes=("float32", "float16"))
+def sum_(rng, dtype):
+    xs = [rand(rng, (4, 1), dtype), rand(rng, (1, 6), dtype)]
+    expected = (T(xs[0]).float() + T(xs[1]).float()).to(TORCH_DTYPES[dtype])
+    return {"tensors": xs}, np.empty((4, 6), dtype), N(expected)
+
+
+# ---- linear algebra (kernels/linalg.py) ------------------------------------------------------
+
+def _well_conditioned(rng, shape, dtype):
+    """Matrices near the identity, so every factorisation is stable in float16."""
+    return (np.eye(shape[-1]) * 2 + rng.uniform(-0.3, 0.3, shape)).astype(dtype)
+
+
+@case("aclnnInverse", dtypes=("float32", "float16"))
+def inverse(rng, dtype):
+    a = _well_conditioned(rng, (2, 4, 4), dtype)
+    return {"self": a}, np.empty((2, 4, 4), dtype), \
+        N(torch.linalg.inv(T(a).float()).to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnLinalgCholesky")
+def linalg_cholesky(rng, dtype):
+    a = _well_conditioned(rng, (3, 4, 4), np.float32)
+    spd = (a @ a.transpose(0, 2, 1)).astype(dtype)
+    expected = torch.linalg.cholesky(T(spd).float(), upper=True)
+    return {"self": spd, "upper": True}, np.empty((3, 4, 4), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnTriangularSolve", dtypes=("float32",))
+def triangular_solve(rng, dtype):
+    a = _well_conditioned(rng, (1, 4, 4), np.float32)
+    b = rand(rng, (2, 4, 3), np.float32)
+    x, m = torch.linalg.solve_triangular(T(a), T(b), upper=False), T(a).expand(2, 4, 4)
+    return {"self": b, "A": a, "upper": False, "transpose": False, "unitriangular": False}, \
+        (np.empty((2, 4, 3), np.float32), np.empty((2, 4, 4), np.float32)), (N(x), N(m))
+
+
+@case("aclnnSlogdet", dtypes=("float32",))
+def slogdet(rng, dtype):
+    a = rand(rng, (3, 4, 4), np.float32)
+    sign, log = torch.linalg.slogdet(T(a))
+    return {"self": a}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(sign), N(log))
+
+
+@case("aclnnLogdet", dtypes=("float32",))
+def logdet(rng, dtype):
+    a = _well_conditioned(rng, (2, 3, 3), np.float32)
+    return {"self": a}, np.empty((2,), np.float32), N(torch.logdet(T(a)))
+
+
+@case("aclnnLinalgQr", dtypes=("float32", "float16"))
+def linalg_qr(rng, dtype):
+    a = _well_conditioned(rng, (2, 5, 5), dtype)[:, :, :3].copy()
+    q, r = torch.linalg.qr(T(a).float())
+    return {"self": a, "mode": 0}, (np.empty((2, 5, 3), dtype), np.empty((2, 3, 3), dtype)), \
+        (N(q.to(TORCH_DTYPES[dtype])), N(r.to(TORCH_DTYPES[dtype])))
+
+
+@case("aclnnQr", dtypes=("float32",))
+def qr(rng, dtype):
+    a = _well_conditioned(rng, (4, 4), np.float32)[:, :3].copy()
+    q, r = torch.linalg.qr(T(a), mode="complete")
+    return {"self": a, "some": False}, (np.empty((4, 4), np.float32),
+                                        np.empty((4, 3), np.float32)), (N(q), N(r))
+
+
+@case("aclnnSvd", dtypes=("float32",))
+def svd(rng, dtype):
+    a = rand(rng, (2, 5, 3), np.float32)
+    outs = (np.empty((2, 3), np.float32), np.empty((2, 5, 3), np.float32),
+            np.empty((2, 3, 3), np.float32))
+    # u and v are unique up to their columns' signs: only sigma is compared here
+    return {"input": a, "fullMatrices": False, "computeUV": True}, outs, \
+        (N(torch.linalg.svdvals(T(a))), None, None)
+
+
+@case("aclnnCdist", "p2")
+def cdist(rng, dtype):
+    x1, x2 = rand(rng, (2, 5, 3), dtype), rand(rng, (1, 4, 3), dtype)
+    expected = torch.cdist(T(x1).float(), T(x2).float(),
+                           compute_mode="donot_use_mm_for_euclid_dist")
+    return {"x1": x1, "x2": x2, "p": 2.0, "compute_mode": 2}, np.empty((2, 5, 4), dtype), \
+        N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnCdist", "p1.5", dtypes=("float32",))
+def cdist_p(rng, dtype):
+    x1, x2 = rand(rng, (6, 3), dtype), rand(rng, (4, 3), dtype)
+    return {"x1": x1, "x2": x2, "p": 1.5, "compute_mode": 0}, np.empty((6, 4), dtype), \
+        N(torch.cdist(T(x1), T(x2), p=1.5))
+
+
+@case("aclnnInplaceCumprod")
+def inplace_cumprod(rng, dtype):
+    x = rand(rng, (3, 4), dtype, 0.5, 1.5)
+    return {"input": x.copy(), "dim": np.int32(-1)}, None, \
+        N(torch.cumprod(T(x).float(), dim=-1).to(TORCH_DTYPES[dtype]))
+
+
+# ---- complex numbers (kernels/complex_numbers.py) --------------------------------------------
+
+@case("aclnnComplex", dtypes=("float32",))
+def complex_(rng, dtype):
+    re, im = rand(rng, (3, 1), np.float32), rand(rng, (1, 4), np.float32)
+    return {"real": re, "imag": im}, np.empty((3, 4), np.complex64), \
+        N(torch.complex(T(re).expand(3, 4), T(im).expand(3, 4)))
+
+
+@case("aclnnReal", dtypes=("float32",))
+def real(rng, dtype):
+    x = (rand(rng, (3, 4), np.float32) + 1j * rand(rng, (3, 4), np.float32)).astype(np.complex64)
+    return {"self": x}, np.empty((3, 4), np.float32), N(torch.real(T(x)))
+
+
+@case("aclnnPolar", dtypes=("float32",))
+def polar(rng, dtype):
+    magnitude, angle = rand(rng, (2, 5), np.float32, 0.1, 2.0), rand(rng, (5,), np.float32)
+    return {"input": magnitude, "angle": angle}, np.empty((2, 5), np.complex64), \
+        N(torch.polar(T(magnitude), T(angle).expand(2, 5)))
+
+
+@case("aclnnAngleV2", dtypes=("float32",))
+def angle_v2(rng, dtype):
+    x = (rand(rng, (3, 4), np.float32) + 1j * rand(rng, (3, 4), np.float32)).astype(np.complex64)
+    return {"x": x}, np.empty((3, 4), np.float32), N(torch.angle(T(x)))
 
 
 # ---- the tests ------------------------------------------------------------------------------
@@ -3585,13 +3807,18 @@ def test_kernel_matches_pytorch(name: str, make: Case, dtype: np.dtype) -> None:
         assert actual.shape == reference.shape, (actual.shape, reference.shape)
         if reference.dtype.kind in "biu" or actual.dtype.kind in "biu":
             np.testing.assert_array_equal(actual, reference.astype(actual.dtype))
+        elif actual.dtype.kind == "c":  # each part as a real number
+            expected = reference.astype(actual.dtype)
+            assert_close(actual.real.copy(), expected.real.copy())
+            assert_close(actual.imag.copy(), expected.imag.copy())
         else:
             assert_close(actual, reference.astype(actual.dtype))
 
 
 def test_every_kernel_has_a_case() -> None:
     builtins = {name for name, kernel in kernels.table().items() if kernel.builtin}
-    assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS == set()
+    # random draws are tested statistically (tests/ops/test_random_fills.py)
+    assert builtins - set(CASES) - ONLY_ON_OTHER_SOCS - RANDOM == set()
     assert len(builtins) >= 150
 
 

@@ -185,6 +185,18 @@ def test_recorded_launches_are_judged_against_pytorch(exp_checkout: Path, tmp_pa
                                 "(1 of 4 differ)")
 
 
+def test_random_operators_are_not_judged() -> None:
+    """The operators whose outputs are random draws are the emulator's random fills, and the
+    comparison judges none of their launches (their tests are statistical)."""
+    import torch_references  # the tool's sibling module (tools/ is on sys.path)
+
+    from aclnn_py.emulator._kernels.random_fills import RANDOM
+
+    assert torch_references.RANDOM == RANDOM
+    launch = torch_references.Launch("aclnnInplaceNormal", {}, {}, {}, {}, [], [])
+    assert torch_references.compare(launch) is None
+
+
 def test_build_lines_are_the_repositories(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     (tree / "lib64").mkdir(parents=True)

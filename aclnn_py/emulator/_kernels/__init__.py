@@ -43,7 +43,8 @@ from . import trace
 FAMILIES = ("elementwise", "reductions", "nn", "shapes", "matmul", "activations",
             "pointwise_math", "bitwise", "dim_reductions", "vector_products", "inplace",
             "foreach", "activation_grads", "norms", "pooling", "quant", "indexing",
-            "padding", "conversion", "losses", "optimizers")
+            "padding", "conversion", "losses", "optimizers", "random_fills", "counting",
+            "linalg", "complex_numbers")
 PARAM_INVALID = constant("ACLNN_ERR_PARAM_INVALID")  # 161002, what CANN's checks return
 KERNEL_FAILED = constant("ACL_ERROR_RT_AICORE_EXCEPTION")  # 507015: the launch's work failed
 INNER = constant("ACLNN_ERR_INNER")  # 561000: phase 1 failed inside (a check's own error)

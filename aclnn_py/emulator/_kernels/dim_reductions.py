@@ -284,6 +284,18 @@ def cumprod(input: np.ndarray, dim: Any, dtype: int, out: np.ndarray) -> None:  
     store(out, np.cumprod(x, axis=_one_axis(input, int(dim))))
 
 
+def _inplace_cumprod_check(input: np.ndarray, dim: Any) -> None:  # noqa: A002
+    """ops-math math/cumprod/op_api/aclnn_cumprod.cpp: aclnnInplaceCumprodGetWorkspaceSize is
+    aclnnCumprod with input as out, in input's dtype."""
+    _cumprod_check(input, dim, 0, input)
+
+
+@register("aclnnInplaceCumprod", check=_inplace_cumprod_check)
+def inplace_cumprod(input: np.ndarray, dim: Any) -> None:  # noqa: A002
+    """input = the running product of input along dim."""
+    cumprod(input.copy(), dim, 0, input)
+
+
 # ---- a tensor list's elementwise extremum; equality -------------------------------------------
 
 

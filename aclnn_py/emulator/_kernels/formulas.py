@@ -630,7 +630,7 @@ def _inplace_formulas() -> dict[str, Formula]:
     return {name: FORMULAS[base]._replace(
         doc=(FORMULAS[base].doc + ", into the first tensor") if FORMULAS[base].doc else "",
         kernel=f"as {base}, on a copy of the first tensor, into it")
-        for name, base in INPLACE_OF.items()}
+        for name, base in INPLACE_OF.items() if base in FORMULAS}  # the rest: a later call
 
 
 FORMULAS.update({
@@ -848,6 +848,100 @@ FORMULAS.update({
     "aclnnSwishBackward": _f("gradOutput sigmoid(beta x) (1 + beta x (1 - sigmoid(beta x)))",
                              "the same, sigmoid as 1 / (1 + exp(-beta x)), beta 1 when left "
                              "out"),
+})
+# the random fills (kernels/random_fills.py): numpy's Philox keyed by seed, its counter at
+# offset; CANN's distributions, not its bit stream
+_PHILOX = "Philox(seed, offset)"
+_DRAWN = "drawn in float32 (float64 for double), rounded once; integers truncated"
+FORMULAS.update({
+    "aclnnInplaceNormal": _f("selfRef = mean + std N(0, 1)",
+                             f"{_PHILOX}: standard normals scaled and shifted", _DRAWN),
+    "aclnnInplaceNormalTensor": _f("selfRef = mean + std N(0, 1), seed and offset from "
+                                   "tensors", "as aclnnInplaceNormal, offset = offsetTensor + "
+                                   "offset", _DRAWN),
+    "aclnnNormalFloatFloat": _f("out = mean + std N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalFloatTensor": _f("out = mean + std_i N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalTensorFloat": _f("out = mean_i + std N(0, 1)", _PHILOX, _DRAWN),
+    "aclnnNormalTensorTensor": _f("out = mean_i + std_i N(0, 1), broadcast", _PHILOX, _DRAWN),
+    "aclnnInplaceUniform": _f("selfRef = U[from, to)",
+                              f"{_PHILOX}: from + (to - from) U[0, 1), kept below to", _DRAWN),
+    "aclnnInplaceUniformTensor": _f("selfRef = U[from, to), seed and offset from tensors",
+                                    "as aclnnInplaceUniform", _DRAWN),
+    "aclnnInplaceRandom": _f("selfRef = integers uniform in [from, to)",
+                             f"{_PHILOX}: numpy's integers, converted to selfRef's dtype",
+                             _DRAWN),
+    "aclnnInplaceRandomTensor": _f("as aclnnInplaceRandom, seed and offset from tensors",
+                                   "as aclnnInplaceRandom", _DRAWN),
+    "aclnnBernoulli": _f("out = 1 with probability prob, else 0",
+                         f"{_PHILOX}: U[0, 1) < prob", EXACT),
+    "aclnnBernoulliTensor": _f("out_i = 1 with probability prob_i, else 0",
+                               "as aclnnBernoulli, prob broadcast", EXACT),
+    "aclnnDropoutGenMask": _f("a bit mask keeping each element with probability 1 - prob",
+                              f"{_PHILOX}: U[0, 1) >= prob, bits packed little-endian in "
+                              "128-bit blocks", EXACT),
+    "aclnnDropoutGenMaskV2": _f("as aclnnDropoutGenMask", "as aclnnDropoutGenMask", EXACT),
+    "aclnnDropoutGenMaskV2Tensor": _f("as aclnnDropoutGenMask, seed and offset from tensors",
+                                      "as aclnnDropoutGenMask", EXACT),
+    "aclnnDropoutDoMask": _f("out_i = self_i / (1 - prob) where the mask keeps i, else 0",
+                             "the same; prob 1 gives 0"),
+    "aclnnDropoutBackward": _f("out_i = scale gradOutput_i where the mask keeps i, else 0",
+                               "the same"),
+    "aclnnMultinomial": _f("numsamples indices per row, drawn with probability proportional "
+                           "to self", f"{_PHILOX}: with replacement the inverse of the "
+                           "cumulative sums, without the top numsamples of self / Exp(1)",
+                           EXACT),
+    "aclnnMultinomialTensor": _f("as aclnnMultinomial, seed and offset from tensors",
+                                 "as aclnnMultinomial", EXACT),
+    "aclnnRandperm": _f("a random permutation of 0 .. n - 1",
+                        f"{_PHILOX}: numpy's permutation", EXACT),
+})
+FORMULAS.update({  # kernels/counting.py
+    "aclnnRange": _f("out_i = start + i step, end included when reached",
+                     "the same in float64 (int64 for integer out), rounded once"),
+    "aclnnOneHot": _f("out = onValue where the index along axis equals self, else offValue",
+                      "numpy's comparison with the classes, then where", EXACT),
+    "aclnnHistc": _f("the counts of self in bins equal-width bins over [min, max]",
+                     "torch.histc's: min == max takes self's range; max in the last bin",
+                     EXACT),
+    "aclnnSearchSorted": _f("the insertion index of each value in its row of sortedSequence "
+                            "(after equal ones when right)", "numpy's searchsorted per row",
+                            EXACT),
+    "aclnnSearchSorteds": _f("aclnnSearchSorted of one value", "as aclnnSearchSorted", EXACT),
+    "aclnnIsInScalarTensor": _f("element in testElements (negated when invert)",
+                                "numpy's isin", EXACT),
+    "aclnnIsInTensorScalar": _f("element_i == testElement (negated when invert)",
+                                "numpy's isin", EXACT),
+    "aclnnAddN": _f("the elementwise sum of the tensors", "numpy's add in turn"),
+    "aclnnSum": _f("the elementwise sum of the tensors, broadcast", "numpy's add in turn"),
+})
+_NO_HALVES = "no 16-bit dtypes"
+FORMULAS.update({  # kernels/linalg.py: numpy's LAPACK routines per matrix of the batch
+    "aclnnInverse": _f("self^-1 per matrix", "numpy's inv; a singular matrix gives NaN"),
+    "aclnnLinalgCholesky": _f("L with self = L L^T, or U = L^T when upper",
+                              "numpy's cholesky; a matrix not positive definite gives NaN"),
+    "aclnnTriangularSolve": _f("X with op(T) X = self, T A's triangle; mOut = A broadcast",
+                               "numpy's solve on the triangle (float32 or float64)", _NO_HALVES),
+    "aclnnSlogdet": _f("sign and log|det| per matrix", "numpy's slogdet", _NO_HALVES),
+    "aclnnLogdet": _f("log det per matrix (NaN when negative)", "numpy's slogdet", _NO_HALVES),
+    "aclnnLinalgQr": _f("Q R = self, mode 0 reduced, 1 complete, 2 R only",
+                        "numpy's qr (LAPACK Householder)"),
+    "aclnnQr": _f("Q R = self, reduced when some", "numpy's qr (LAPACK Householder)"),
+    "aclnnSvd": _f("input = u diag(sigma) v^H, sigma descending",
+                   "numpy's svd (LAPACK gesdd); v is V, not V^H", _NO_HALVES),
+})
+FORMULAS.update({  # kernels/complex_numbers.py
+    "aclnnComplex": _f("out = real + i imag, broadcast", "numpy's complex parts", EXACT),
+    "aclnnReal": _f("out = the real part of self", "numpy's real", EXACT),
+    "aclnnPolar": _f("out = input (cos angle + i sin angle)", "numpy's cos and sin in float32",
+                     _NO_HALVES),
+    "aclnnAngleV2": _f("out = angle(x) = atan2(imag x, real x)",
+                       "numpy's angle; real x: pi when negative, else 0, NaN kept"),
+})
+FORMULAS.update({
+    "aclnnCdist": _f("out[i, j] = ||x1_i - x2_j||_p, batch broadcast",
+                     "the differences' p-norms without matrix products, rows in blocks"),
+    "aclnnInplaceCumprod": _f("input = the running product of input along dim",
+                              "as aclnnCumprod, into input"),
 })
 FORMULAS.update(_inplace_formulas())
 FORMULAS.update({

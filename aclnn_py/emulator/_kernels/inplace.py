@@ -23,6 +23,7 @@ from . import matmul as _matmul  # noqa: F401
 from . import nn as _nn  # noqa: F401
 from . import norms as _norms  # noqa: F401
 from . import pointwise_math as _pointwise_math  # noqa: F401
+from . import random_fills as _random_fills  # noqa: F401
 from . import shapes as _shapes  # noqa: F401
 from . import vector_products as _vector_products  # noqa: F401
 from .elementwise import _first_on_ties, apply, compute_dtype, promote_types, register
@@ -43,7 +44,9 @@ INPLACE_OF: dict[str, str] = {
         "RemainderTensorScalar", "RoundDecimals", "FmodTensor", "FmodScalar", "XLogYTensor",
         "XLogYScalarOther", "FloorDivides", "BitwiseAndTensor", "BitwiseAndScalar",
         "BitwiseOrTensor", "BitwiseOrScalar", "BitwiseXorTensor", "BitwiseXorScalar", "Addr",
-        "Selu", "Celu", "Addbmm")},
+        "Selu", "Celu", "Addbmm",
+        # ops-math random/: the in-place Bernoulli draws (self is also the output)
+        "Bernoulli", "BernoulliTensor")},
     **{f"aclnnInplace{name}{form}": f"aclnn{name}{form}"
        for name in ("Eq", "Ne", "Gt", "Ge", "Lt", "Le") for form in ("Scalar", "Tensor")},
 }
@@ -101,7 +104,18 @@ def inplace_form(name: str, base: str, elementwise: bool = True) -> None:
         if values[inplace[0]].size:
             KERNELS[base].compute(**_base_arguments(base, inplace, values, True))
 
-    register(name, dtypes=KERNELS[base].dtypes, check=check)(compute)
+    register(name, dtypes=_renamed_dtypes(KERNELS[base].dtypes, names, inplace),
+             check=check)(compute)
+
+
+def _renamed_dtypes(dtypes: Any, names: tuple[str, ...], inplace: tuple[str, ...]) -> Any:
+    """The out-of-place kernel's dtypes by the in-place operator's parameter names: its first
+    tensor's (and out's) are the in-place tensor's, the others by position."""
+    if not isinstance(dtypes, dict):
+        return dtypes
+    others = [name for name in names if name not in (names[0], "out")]
+    renamed = {names[0]: inplace[0], **dict(zip(others, inplace[1:]))}
+    return {renamed[key]: value for key, value in dtypes.items() if key in renamed}
 
 
 # ---- clamps with tensor bounds -------------------------------------------------------------
