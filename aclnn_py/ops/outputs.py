@@ -722,3 +722,248 @@ def _diag_flat(values: Values) -> dict[str, OutputLayout]:
 @_rule("aclnnInplaceAddRmsNorm")
 def _inplace_add_rms_norm(values: Values) -> dict[str, OutputLayout]:
     return {"rstdOut": _rms_norm({"x": values["x1Ref"], "gamma": values["gamma"]})["rstdOut"]}
+
+
+# ---- gated linear units: the gated dim halves --------------------------------------------------
+
+def _halved(source: str, dim: str | None, names: Sequence[str]) -> Rule:
+    """Outputs of ``source``'s shape with dim ``dim`` (the last without one) halved."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        x = values[source]
+        shape = list(_shape(x))
+        axis = _axes(len(shape), values[dim] if dim else -1)[0]
+        shape[axis] //= 2
+        return {name: OutputLayout(tuple(shape), x.dtype) for name in names}
+    return rule
+
+
+RULES.update({
+    "aclnnSwiGlu": _halved("x", "dim", ("out",)),
+    "aclnnSituGlu": _halved("x", "dim", ("out",)),
+    "aclnnClippedSwiglu": _halved("x", "dim", ("out",)),
+    "aclnnClippedSwigluV2": _halved("x", "dim", ("out",)),
+    "aclnnSwigluGroup": _halved("x", None, ("out",)),
+    "aclnnGeGlu": _halved("self", "dim", ("out", "outGelu")),
+    "aclnnGeGluV3": _halved("self", "dim", ("out", "outGelu")),
+    "aclnnGeluMul": _halved("input", None, ("out",)),
+    "aclnnFatreluMul": _halved("input", None, ("out",)),
+    "aclnnSwiGluGrad": _like(out="x"),
+    "aclnnSituGluGrad": _like(out="x"),
+    "aclnnClippedSwigluGrad": _like(gradXOut="x"),
+    "aclnnGeGluBackward": _like(gradInput="self"),
+    "aclnnGeGluV3Backward": _like(gradInput="self"),
+    "aclnnPreluBackward": _like(gradInput="self", gradWeight="weight"),
+    "aclnnDropoutDoMask": _like(out="self"),
+    "aclnnDropoutBackward": _like(out="gradOutput"),
+    "aclnnNLLLoss2dBackward": _like(out="self"),
+    "aclnnBatchNormElemt": _like(output="input"),
+    "aclnnAmpUpdateScale": _like(updatedScale="currentScale",
+                                 updatedGrowthTracker="growthTracker"),
+    "aclnnAdaLayerNorm": _like(out="x"),
+    "aclnnIsInTensorScalar": _like(BOOL, out="element"),
+})
+
+
+def _real_of(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float64 if dtype == np.complex128 else np.float32)
+
+
+@_rule("aclnnReal", "aclnnAngleV2")
+def _real(values: Values) -> dict[str, OutputLayout]:
+    x = values.get("self", values.get("x"))
+    dtype = _real_of(x.dtype) if x.dtype.kind == "c" else x.dtype
+    return {"out": OutputLayout(_shape(x), dtype)}
+
+
+@_rule("aclnnComplex", "aclnnPolar")
+def _complex(values: Values) -> dict[str, OutputLayout]:
+    a, b = (values["real"], values["imag"]) if "real" in values else \
+        (values["input"], values["angle"])
+    shape = tuple(int(n) for n in np.broadcast_shapes(_shape(a), _shape(b)))
+    dtype = np.dtype(np.complex128 if a.dtype == np.float64 else np.complex64)
+    return {"out": OutputLayout(shape, dtype)}
+
+
+# ---- more norms -----------------------------------------------------------------------------
+
+def _statistics(shape: tuple[int, ...], normalized: int) -> tuple[int, ...]:
+    """The saved mean and rstd of a norm over the last ``normalized`` dims."""
+    kept = len(shape) - normalized
+    return shape[:kept] + (1,) * normalized
+
+
+@_rule("aclnnAddLayerNorm")
+def _add_layer_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["x1"]
+    statistics = _statistics(_shape(x), len(_shape(values["gamma"])))
+    f32 = np.dtype(np.float32)
+    return {"yOut": OutputLayout(_shape(x), x.dtype), "meanOut": OutputLayout(statistics, f32),
+            "rstdOut": OutputLayout(statistics, f32), "xOut": OutputLayout(_shape(x), x.dtype)}
+
+
+@_rule("aclnnAdaLayerNormV2", "aclnnFastLayerNorm")
+def _layer_norm_like(values: Values) -> dict[str, OutputLayout]:
+    x = values.get("x", values.get("input"))
+    normalized = len(values["normalizedShape"]) if "normalizedShape" in values else 1
+    statistics = _statistics(_shape(x), normalized)
+    return {"out": OutputLayout(_shape(x), x.dtype),
+            "meanOutOptional": OutputLayout(statistics, x.dtype),
+            "rstdOutOptional": OutputLayout(statistics, x.dtype)}
+
+
+@_rule("aclnnDeepNorm")
+def _deep_norm(values: Values) -> dict[str, OutputLayout]:
+    x = values["x"]
+    statistics = _statistics(_shape(x), len(_shape(values["gamma"])))
+    f32 = np.dtype(np.float32)
+    return {"meanOut": OutputLayout(statistics, f32), "rstdOut": OutputLayout(statistics, f32),
+            "yOut": OutputLayout(_shape(x), x.dtype)}
+
+
+@_rule("aclnnDeepNormGrad")
+def _deep_norm_grad(values: Values) -> dict[str, OutputLayout]:
+    x, gamma = values["x"], values["gamma"]
+    f32 = np.dtype(np.float32)
+    return {"dxOut": OutputLayout(_shape(x), x.dtype), "dgxOut": OutputLayout(_shape(x), x.dtype),
+            "dbetaOut": OutputLayout(_shape(gamma), f32),
+            "dgammaOut": OutputLayout(_shape(gamma), f32)}
+
+
+@_rule("aclnnAddLayerNormGrad")
+def _add_layer_norm_grad(values: Values) -> dict[str, OutputLayout]:
+    x, gamma = values["x1"], values["gamma"]
+    f32 = np.dtype(np.float32)
+    return {"dxOut": OutputLayout(_shape(x), x.dtype),
+            "dgammaOut": OutputLayout(_shape(gamma), f32),
+            "dbetaOut": OutputLayout(_shape(gamma), f32)}
+
+
+@_rule("aclnnRmsNormGrad")
+def _rms_norm_grad(values: Values) -> dict[str, OutputLayout]:
+    x, gamma = values["x"], values["gamma"]
+    return {"dxOut": OutputLayout(_shape(x), x.dtype),
+            "dgammaOut": OutputLayout(_shape(gamma), np.dtype(np.float32))}
+
+
+@_rule("aclnnGroupNormSilu", "aclnnGroupNormSiluV2", "aclnnGroupNormSwish")
+def _group_norm_silu(values: Values) -> dict[str, OutputLayout]:
+    x = values.get("self", values.get("x"))
+    groups = int(values.get("group", values.get("numGroups")))
+    statistics = (_shape(x)[0], groups)
+    name = "yOut" if "x" in values else "out"
+    return {name: OutputLayout(_shape(x), x.dtype), "meanOut": OutputLayout(statistics, x.dtype),
+            "rstdOut": OutputLayout(statistics, x.dtype)}
+
+
+@_rule("aclnnGroupNormSwishGrad")
+def _group_norm_swish_grad(values: Values) -> dict[str, OutputLayout]:
+    x, gamma = values["x"], values["gamma"]
+    return {"dxOut": OutputLayout(_shape(x), x.dtype),
+            "dgammaOut": OutputLayout(_shape(gamma), gamma.dtype),
+            "dbetaOut": OutputLayout(_shape(gamma), gamma.dtype)}
+
+
+@_rule("aclnnBatchNormStats")
+def _batch_norm_stats(values: Values) -> dict[str, OutputLayout]:
+    channels = (_shape(values["input"])[1],)
+    f32 = np.dtype(np.float32)
+    return {"mean": OutputLayout(channels, f32), "invstd": OutputLayout(channels, f32)}
+
+
+@_rule("aclnnBatchNormGatherStatsWithCounts")
+def _batch_norm_gather(values: Values) -> dict[str, OutputLayout]:
+    mean = values["mean"]
+    channels = (_shape(mean)[-1],)
+    return {"meanAll": OutputLayout(channels, mean.dtype),
+            "invstdAll": OutputLayout(channels, mean.dtype)}
+
+
+# ---- losses and the rest ----------------------------------------------------------------------
+
+@_rule("aclnnNLLLoss2d")
+def _nll_loss_2d(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    out = _shape(values["target"]) if int(values["reduction"]) == 0 else ()
+    return {"out": OutputLayout(out, x.dtype), "totalWeightOut": OutputLayout((), x.dtype)}
+
+
+@_rule("aclnnMultilabelMarginLoss")
+def _multilabel_margin(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    out = _shape(x)[:-1] if int(values["reduction"]) == 0 else ()
+    return {"out": OutputLayout(out, x.dtype), "isTarget": OutputLayout(_shape(x), x.dtype)}
+
+
+@_rule("aclnnCrossEntropyLoss")
+def _cross_entropy(values: Values) -> dict[str, OutputLayout]:
+    x = values["input"]
+    rows = _shape(x)[:1]
+    loss = rows if values.get("reductionOptional") == "none" else ()
+    return {"lossOut": OutputLayout(loss, x.dtype), "logProbOut": OutputLayout(_shape(x), x.dtype),
+            "zlossOut": OutputLayout(loss, x.dtype), "lseForZlossOut": OutputLayout(rows, x.dtype)}
+
+
+@_rule("aclnnCrossEntropyLossGrad")
+def _cross_entropy_grad(values: Values) -> dict[str, OutputLayout]:
+    return _like(out="logProb")(values)
+
+
+@_rule("aclnnAddN", "aclnnSum")
+def _add_n(values: Values) -> dict[str, OutputLayout]:
+    tensors = values["tensors"]
+    shape = tuple(int(n) for n in np.broadcast_shapes(*(_shape(t) for t in tensors)))
+    return {"out": OutputLayout(shape, tensors[0].dtype)}
+
+
+@_rule("aclnnAddbmm")
+def _addbmm(values: Values) -> dict[str, OutputLayout]:
+    b1, b2 = _shape(values["batch1"]), _shape(values["batch2"])
+    return {"out": OutputLayout((b1[-2], b2[-1]), values["batch1"].dtype)}
+
+
+@_rule("aclnnCdist")
+def _cdist(values: Values) -> dict[str, OutputLayout]:
+    a, b = _shape(values["x1"]), _shape(values["x2"])
+    batch = tuple(int(n) for n in np.broadcast_shapes(a[:-2], b[:-2]))
+    return {"out": OutputLayout((*batch, a[-2], b[-2]), values["x1"].dtype)}
+
+
+@_rule("aclnnHistc")
+def _histc(values: Values) -> dict[str, OutputLayout]:
+    return {"out": OutputLayout((int(values["bins"]),), values["self"].dtype)}
+
+
+@_rule("aclnnOneHot")
+def _one_hot(values: Values) -> dict[str, OutputLayout]:
+    shape = list(_shape(values["self"]))
+    axis = int(values["axis"])
+    shape.insert(axis % (len(shape) + 1), int(values["numClasses"]))
+    return {"out": OutputLayout(tuple(shape), values["onValue"].dtype)}
+
+
+@_rule("aclnnSearchSorted")
+def _search_sorted(values: Values) -> dict[str, OutputLayout]:
+    dtype = np.dtype(np.int32) if values.get("outInt32") else INT64
+    return {"out": OutputLayout(_shape(values["self"]), dtype)}
+
+
+@_rule("aclnnLogdet")
+def _logdet(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"out": OutputLayout(_shape(x)[:-2], x.dtype)}
+
+
+@_rule("aclnnSlogdet")
+def _slogdet(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"signOut": OutputLayout(_shape(x)[:-2], x.dtype),
+            "logOut": OutputLayout(_shape(x)[:-2], x.dtype)}
+
+
+@_rule("aclnnTriangularSolve")
+def _triangular_solve(values: Values) -> dict[str, OutputLayout]:
+    b, a = _shape(values["self"]), _shape(values["A"])
+    batch = tuple(int(n) for n in np.broadcast_shapes(b[:-2], a[:-2]))
+    dtype = values["self"].dtype
+    return {"xOut": OutputLayout((*batch, *b[-2:]), dtype),
+            "mOut": OutputLayout((*batch, *a[-2:]), dtype)}

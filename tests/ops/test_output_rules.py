@@ -140,6 +140,13 @@ NEEDS_OUT = {
     "aclnnRepeatInterleaveGrad", "aclnnIndex", "aclnnEmbeddingBag", "aclnnInplaceOne",
     "aclnnMaxPool", "aclnnMaxPool2dWithMask", "aclnnChunkCat", "aclnnGatherV3", "aclnnIm2col",
     "aclnnSliceV2", "aclnnUnfoldGrad",
+    # no rule yet: the NZ and quantised matmuls, quantisers, QR and SVD, CTC loss, and others
+    "aclnnAdaLayerNormBackward", "aclnnAddRmsNormCast", "aclnnBatchMatMulWeightNz",
+    "aclnnCtcLoss", "aclnnDynamicQuant", "aclnnDynamicQuantV2",
+    "aclnnFakeQuantPerChannelAffineCachemask", "aclnnFakeQuantPerTensorAffineCachemask",
+    "aclnnIsInScalarTensor", "aclnnLinalgQr", "aclnnMatmulWeightNz", "aclnnQr",
+    "aclnnQuantMatmulV3", "aclnnQuantMatmulV4", "aclnnQuantMatmulWeightNz", "aclnnRange",
+    "aclnnSearchSorteds", "aclnnSvd", "aclnnTransQuantParamV2", "aclnnTransQuantParamV3",
 }
 
 
@@ -162,7 +169,10 @@ def test_every_computed_operator_with_outputs_is_allocated_as_its_case_says():
                                     for p in aclnn_py.signature(name).parameters):
             continue  # (an output tensor list is always given: call() documents it)
         _, make, dtypes = entries[0]
-        arguments, out, _ = make(np.random.default_rng(1), FLOAT_DTYPES[dtypes[0]])
+        try:
+            arguments, out, _ = make(np.random.default_rng(1), FLOAT_DTYPES[dtypes[0]])
+        except pytest.skip.Exception:
+            continue  # a case this run cannot make
         if out is None:
             continue  # the case itself lets call() allocate: test_python_kernels checks it
         given = out[0] if isinstance(out, list) else out
