@@ -330,15 +330,11 @@ def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dic
     for op in operators:
         short = op.name[len("aclnn"):]
         unsupported = op.unsupported()
-        if unsupported is not None:  # a parameter the kernels do not receive
-            c_type, parameter = unsupported
-            by_repository.setdefault(op.repository, []).append(
-                f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"
-                f'    return ops_generic_unsupported("{op.name}", "{parameter}", '
-                f'"{c_type.replace("const ", "").strip()}", workspaceSize, executor);\n}}\n'
-                f"EMU_EXPORT {op.phase2[:-1]}\n{{\n"
-                f'    return ops_phase2("{op.name}", workspace, workspaceSize, executor, '
-                "stream);\n}\n")
+        if unsupported is not None:
+            # A parameter the kernels do not receive (aclScalarList): the operator is declared
+            # but not exported. Clients that look the symbol up (torch_npu's multi-tensor
+            # optimizers) then fall back, as on a CANN without it; an export that always
+            # refused would send them down a path that fails.
             continue
         declaration, values = _description(op, f"op_{short}", f"{op.name}GetWorkspaceSize",
                                            op.parameters)

@@ -200,13 +200,25 @@ def host_pointer(array: Any, *, writable: bool = False) -> Any:
 
 
 def exported(name: str) -> bool:
-    """Whether any loaded CANN library exports the C function ``name``."""
+    """Whether any loaded CANN library exports the C function ``name`` (declared to cffi or
+    not: the dynamic linker is asked)."""
+    import ctypes
+    import os
+
     for family in (RT, META, OPS):
         try:
             getattr(family, name)
         except UnavailableError:
             continue
         return True
+    installation = libraries().installation
+    for path in (*installation.paths.values(), *installation.extra_ops):
+        try:
+            handle = ctypes.CDLL(str(path), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            continue
+        if hasattr(handle, name):
+            return True
     return False
 
 

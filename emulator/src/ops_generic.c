@@ -631,21 +631,6 @@ static aclnnStatus read_args(const ops_generic_op *op, const ops_generic_value *
     return ACLNN_SUCCESS;
 }
 
-aclnnStatus ops_generic_unsupported(const char *name, const char *parameter, const char *type,
-                                    uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    char api[160];
-    snprintf(api, sizeof api, "%sGetWorkspaceSize", name);
-    aclOpExecutor *ex;
-    aclnnStatus st = ops_phase1_begin(api, name + 5, workspaceSize, executor, &ex);
-    if (st != ACLNN_SUCCESS)
-        return st;
-    emu_executor_discard(ex);
-    emu_error("%s: the aclnn_py emulator declares %s but does not compute it: its kernels do not "
-              "receive %s's type, %s", api, name, parameter, type);
-    return ACLNN_ERR_INNER_FIND_KERNEL_ERROR;
-}
-
 aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value *values,
                                uint64_t *workspaceSize, aclOpExecutor **executor)
 {

@@ -32,14 +32,6 @@ aclnnStatus ops_generic_phase1(const ops_generic_op *op, const ops_generic_value
                                uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /*
- * Phase 1 of an operator declared with a parameter of a type the kernels do not receive (an
- * aclScalarList): after phase 1's own checks of workspaceSize and executor it fails with 561003
- * (ACLNN_ERR_INNER_FIND_KERNEL_ERROR), naming the parameter and its type.
- */
-aclnnStatus ops_generic_unsupported(const char *name, const char *parameter, const char *type,
-                                    uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/*
  * Phase 2 of an operator whose phase 2 takes parameters besides the usual four (op describes
  * them, its phase1_api naming phase 2 in messages): they are checked as phase 1 checks its
  * own (present unless optional, live handles, device memory of each view), and a refusal runs
