@@ -76,6 +76,30 @@ static int boot_state;        /* 0: not tried; 1: Python runs; -1: it could not 
 static char boot_why[WHY_MAX]; /* why, when -1 */
 static bool started_here;      /* Python was started by the emulator (start_python) */
 
+/*
+ * CPython before 3.12 re-creates the runtime's lock of the thread-state list (HEAD_LOCK,
+ * _PyRuntime.interpreters.mutex) in a forked child only after walking that list with it
+ * (PyOS_AfterFork_Child runs _PyEval_ReInitThreads, then _PyRuntimeState_ReInitThreads): a
+ * fork while another thread held it, creating its thread state (which needs no GIL), leaves
+ * the child waiting forever. 3.12 takes the lock in PyOS_BeforeFork. Before 3.12 the child
+ * re-creates it first, with CPython's own _PyThread_at_fork_reinit, at the lock's offset in
+ * _PyRuntimeState (32 in 3.9 to 3.11: five ints, then the _finalizing pointer).
+ */
+static int (*at_fork_reinit)(void **lock);
+static void **head_lock;
+
+static void resolve_head_lock(void *handle)
+{
+    const char *(*version)(void);
+    *(void **)&version = dlsym(handle, "Py_GetVersion");
+    char *runtime = dlsym(handle, "_PyRuntime");
+    *(void **)&at_fork_reinit = dlsym(handle, "_PyThread_at_fork_reinit");
+    const char *v = version ? version() : "";
+    bool before_312 = strncmp(v, "3.9.", 4) == 0 || strncmp(v, "3.10.", 5) == 0 ||
+                      strncmp(v, "3.11.", 5) == 0;
+    head_lock = before_312 && runtime && at_fork_reinit ? (void **)(runtime + 32) : NULL;
+}
+
 /* Resolve py's functions from `handle` (RTLD_DEFAULT: the process). False when one lacks. */
 static bool resolve(void *handle)
 {
@@ -107,6 +131,7 @@ static bool resolve(void *handle)
     PY_FUNCTION(ThreadState_SetAsyncExc, "PyThreadState_SetAsyncExc");
     PY_FUNCTION(KeyboardInterrupt, "PyExc_KeyboardInterrupt");
 #undef PY_FUNCTION
+    resolve_head_lock(handle);
     return true;
 }
 
@@ -344,6 +369,8 @@ static void python_fork_child(void)
 {
     interrupts_fork_child();
     pthread_mutex_init(&boot_mu, NULL);
+    if (head_lock)
+        at_fork_reinit(head_lock); /* see resolve_head_lock */
     py.OS_AfterFork_Child();
     py.GILState_Release(fork_gil);
 }
