@@ -86,18 +86,10 @@ def load(path: Path) -> Launch:
 Reference = Callable[[Launch], dict[str, Any]]
 REFERENCES: dict[str, Reference] = {}
 
-# The operators whose outputs are random draws (the emulator's kernels/random_fills.py): the
-# emulator keeps CANN's seed and offset contract but not its bit stream, so no reference can
-# judge their numbers; a sample's launches of them are not compared (tests/ops/
-# test_random_fills.py tests them statistically instead).
-RANDOM = frozenset({
-    "aclnnInplaceNormal", "aclnnInplaceNormalTensor", "aclnnInplaceUniform",
-    "aclnnInplaceUniformTensor", "aclnnInplaceRandom", "aclnnInplaceRandomTensor",
-    "aclnnBernoulli", "aclnnBernoulliTensor", "aclnnInplaceBernoulli",
-    "aclnnInplaceBernoulliTensor", "aclnnNormalFloatFloat", "aclnnNormalFloatTensor",
-    "aclnnNormalTensorFloat", "aclnnNormalTensorTensor", "aclnnDropoutGenMask",
-    "aclnnDropoutGenMaskV2", "aclnnDropoutGenMaskV2Tensor", "aclnnMultinomial",
-    "aclnnMultinomialTensor", "aclnnRandperm"})
+# The operators whose outputs are random draws: the emulator keeps CANN's seed and offset
+# contract but not its bit stream, so no reference can judge their numbers; a sample's launches
+# of them are not compared (tests/ops/test_random_fills.py tests them statistically instead).
+from aclnn_py.emulator._kernels.random_fills import RANDOM  # noqa: E402
 
 
 def _out(launch: Launch, value: Any) -> dict[str, Any]:

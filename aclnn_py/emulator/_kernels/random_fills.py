@@ -52,7 +52,7 @@ _MASK = Dtypes(("uint8",))
 _DROPOUT = Dtypes(("float32", "float16", "bfloat16"))
 
 # The operators whose outputs are random: a comparison with PyTorch cannot judge them
-# (tools/torch_references.py lists them as such; tests/ops/test_random_fills.py tests them
+# (tools/torch_references.py reads them from here; tests/ops/test_random_fills.py tests them
 # statistically).
 RANDOM = frozenset({
     "aclnnInplaceNormal", "aclnnInplaceNormalTensor", "aclnnInplaceUniform",
