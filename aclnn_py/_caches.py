@@ -10,7 +10,10 @@ Pure Python with no imports from the package, so every layer can register.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 HOLDS_DEVICE_MEMORY, HOST_TABLE, POOL = 0, 1, 2  # stages, emptied in this order
 
@@ -62,3 +65,33 @@ def emptied(clear: Callable[[], object]) -> Callable[[int | None], int]:
         clear()
         return 0
     return empty_it
+
+
+class Bounded(dict[K, V]):
+    """A cache of at most ``maxsize`` entries: a dict (its ``get`` and ``[]`` are the dict's
+    own, as fast), filled through :meth:`put`, which empties it when full. The one eviction
+    policy of the host-side tables: their entries are cheap to make again, and emptying
+    costs nothing per entry, where keeping an order would cost on every hit."""
+
+    __slots__ = ("maxsize",)
+
+    def __init__(self, maxsize: int) -> None:
+        super().__init__()
+        self.maxsize = maxsize
+
+    def put(self, key: K, value: V) -> V:
+        """Store ``value`` for ``key`` (emptying the cache first when full) and return the
+        value stored: another thread's, when it stored one for ``key`` first."""
+        if len(self) >= self.maxsize:
+            self.clear()
+        return self.setdefault(key, value)
+
+
+def bounded(name: str, maxsize: int, *, holds: str, of: str = "entries",
+            note: str = "") -> Bounded[Any, Any]:
+    """A new :class:`Bounded` cache of ``maxsize`` ``of`` (what its keys are), registered
+    under ``name`` as a host-side table that :func:`empty` clears."""
+    cache: Bounded[Any, Any] = Bounded(maxsize)
+    register(name, holds=holds, bound=f"{maxsize} {of}, then cleared{note}",
+             size=cache.__len__, empty=emptied(cache.clear))
+    return cache

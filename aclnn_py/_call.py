@@ -238,19 +238,17 @@ def _fast_converter(parameter: catalog.Parameter) -> Any:
     return lambda v: None
 
 
-_specs: dict[tuple[Any, ...], OperatorSpec] = {}
+_MAX_SPECS = 1024  # each table is cleared when it reaches this many entries
+_specs: _caches.Bounded[tuple[Any, ...], OperatorSpec] = _caches.bounded(
+    "call specs", _MAX_SPECS, holds="the operator spec of each call shape of call()",
+    of="shapes")
 # Calls of one operator with n positional arguments, no keywords and no out=, that ran
 # before with every tensor given: (spec, positions of the tensors, of the attributes).
-_fast: dict[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] = {}
-_MAX_SPECS = 1024  # each table is cleared when it reaches this many entries
+_fast: _caches.Bounded[tuple[str, int], tuple[OperatorSpec, tuple[int, ...], tuple[int, ...]]] \
+    = _caches.bounded("call fast paths", _MAX_SPECS, holds="where the tensors and attributes "
+                      "sit in a repeated call() of an operator",
+                      of="operators and argument counts")
 _forgetting = False  # whether the catalog's forget() clears _specs and _fast yet
-_caches.register("call specs", holds="the operator spec of each call shape of call()",
-                 bound=f"{_MAX_SPECS} shapes, then cleared", size=lambda: len(_specs),
-                 empty=_caches.emptied(_specs.clear))
-_caches.register("call fast paths", holds="where the tensors and attributes sit in a "
-                 "repeated call() of an operator", bound=f"{_MAX_SPECS} operators and "
-                 "argument counts, then cleared", size=lambda: len(_fast),
-                 empty=_caches.emptied(_fast.clear))
 
 
 def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
@@ -290,17 +288,14 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     # phase 2, as the objects are passed again.
     phase2 = tuple(entry(p) for p in signature.phase2)
     inplace = any(p.role == "inout" for p in signature.parameters)
-    if len(_specs) >= _MAX_SPECS:
-        _specs.clear()
-    found = _specs[key] = OperatorSpec(
+    return _specs.put(key, OperatorSpec(
         signature.name, signature.name, present,
         tuple(Attribute(p.name, p.c_type, None, lambda v: v, _fast_converter(p))
               for p in attributes),
         same_dtype=False, dtypes=all_dtypes(), max_rank=64, outputs=outputs,
         library=str(library), order=tuple(entry(p) for p in signature.phase1_parameters),
         phase2=phase2, repeatable=not inplace and not left_out and not lists and not phase2
-        and signature.name not in DATA_DEPENDENT, elementwise=False)
-    return found
+        and signature.name not in DATA_DEPENDENT, elementwise=False))
 
 
 def operators(*, callable: bool = False, computed: bool | None = None) -> list[str]:
@@ -559,10 +554,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         signature.roles_known
     if simple and not kwargs and out is None:
         names = [p.name for p in parameters]
-        if len(_fast) >= _MAX_SPECS:
-            _fast.clear()
-        _fast[(name, len(args))] = (spec, tuple(names.index(n) for n in arrays), tuple(
-            index for index, p in enumerate(parameters) if not p.is_tensor))
+        _fast.put((name, len(args)), (spec, tuple(names.index(n) for n in arrays), tuple(
+            index for index, p in enumerate(parameters) if not p.is_tensor)))
     if on_device:
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
         if simple and out is None and allocator is None:  # cached as the curated calls are

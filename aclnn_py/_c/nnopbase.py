@@ -8,13 +8,15 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
+from .. import _caches
 from . import core
 from ._ffi import ffi
 from .codes import constant
 from .core import FORMAT_ND, META, NULL, PLAIN_FORMATS, check, check_created
 from .host import host
 
-_int64_arrays: dict[tuple[int, ...], Any] = {}
+# Not in the registry: empty_cache() is not to free arrays an aclTensor being made reads.
+_int64_arrays: _caches.Bounded[tuple[int, ...], Any] = _caches.Bounded(4096)
 
 
 def _int64_array(values: tuple[int, ...]) -> Any:
@@ -23,9 +25,7 @@ def _int64_array(values: tuple[int, ...]) -> Any:
         return NULL
     array = _int64_arrays.get(values)
     if array is None:
-        if len(_int64_arrays) >= 4096:
-            _int64_arrays.clear()
-        array = _int64_arrays[values] = ffi.new("int64_t[]", values)
+        array = _int64_arrays.put(values, ffi.new("int64_t[]", values))
     return array
 
 

@@ -82,7 +82,9 @@ def _tensor_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[An
 
 # (operator, attributes, inputs' layouts) -> (result shape, result dtype): what a result
 # allocated by torch must be, known without validating again.
-_result_layouts: dict[tuple[Any, ...], tuple[tuple[int, ...], np.dtype]] = {}
+_result_layouts: _caches.Bounded[tuple[Any, ...], tuple[tuple[int, ...], np.dtype]] = \
+    _caches.bounded("torch result layouts", 4096, holds="the result shape and dtype of each "
+                    "call signature given torch tensors", of="signatures")
 
 
 def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[Any, ...]
@@ -96,15 +98,8 @@ def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[
         _, _, shape, dtype = validated(spec, arrays, attributes)
         found = (shape, dtype)
         if key is not None:
-            if len(_result_layouts) >= 4096:
-                _result_layouts.clear()
-            _result_layouts[key] = found
+            _result_layouts.put(key, found)
     return found
-
-
-_caches.register("torch result layouts", holds="the result shape and dtype of each call "
-                 "signature given torch tensors", bound="4096 signatures, then cleared",
-                 size=lambda: len(_result_layouts), empty=_caches.emptied(_result_layouts.clear))
 
 
 def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,

@@ -240,17 +240,16 @@ class Layout:
 
 
 # Layouts by fast_key: the signature of a numpy call as its arguments show it.
-_layouts: dict[tuple[Any, ...], Layout] = {}
+_MAX_LAYOUTS = 4096
+_layouts: _caches.Bounded[tuple[Any, ...], Layout] = _caches.bounded(
+    "numpy call layouts", _MAX_LAYOUTS, holds="where a numpy call signature's arrays sit in "
+    "the staging blocks", of="signatures")
 
 # What validation types as a number, taking the dtype of the operator's ``like`` input where
 # the operator takes numbers (``validate.as_array``): numpy.float64 is a float. Any other
 # numpy scalar is a 0-d array of its own dtype, and shares that array's key and layout.
 NUMBERS = (float, int, np.float64)
 _FLOAT64 = np.float64
-_MAX_LAYOUTS = 4096
-_caches.register("numpy call layouts", holds="where a numpy call signature's arrays sit in "
-                 "the staging blocks", bound=f"{_MAX_LAYOUTS} signatures, then cleared",
-                 size=lambda: len(_layouts), empty=_caches.emptied(_layouts.clear))
 
 
 def set_direct_bytes(nbytes: int) -> None:
@@ -349,7 +348,5 @@ def call(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[Any
     key = fast_key(spec, inputs, attributes, out, stream.device)
     if key is not None and all(array is value for array, value in zip(arrays, inputs)
                                if type(value) is np.ndarray):
-        if len(_layouts) >= _MAX_LAYOUTS:
-            _layouts.clear()
-        _layouts[key] = layout
+        _layouts.put(key, layout)
     return layout.run(arrays, host, stream)

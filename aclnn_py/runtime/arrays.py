@@ -39,7 +39,8 @@ _ASYNC_COPY_ALIGNMENT = 64
 # Byte sizes beyond this do not fit a size_t (aclrtMalloc's size) on 64-bit hosts.
 MAX_BYTES = 2**63 - 1
 
-_contiguous: dict[tuple[int, ...], tuple[int, ...]] = {}
+_contiguous: _caches.Bounded[tuple[int, ...], tuple[int, ...]] = _caches.bounded(
+    "contiguous strides", 4096, holds="C-order strides by shape", of="shapes")
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -51,9 +52,7 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         for axis in range(len(shape) - 1, -1, -1):
             steps[axis] = step
             step *= max(shape[axis], 1)
-        if len(_contiguous) >= 4096:
-            _contiguous.clear()
-        strides = _contiguous[shape] = tuple(steps)
+        strides = _contiguous.put(shape, tuple(steps))
     return strides
 
 
@@ -67,7 +66,9 @@ def _is_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return True
 
 
-_layout_ids: dict[tuple[Any, ...], int] = {}
+_layout_ids: _caches.Bounded[tuple[Any, ...], int] = _caches.bounded(
+    "array layout ids", 1 << 16, holds="the id of each array layout seen", of="layouts",
+    note=" (ids are never reused)")
 _next_layout_id = itertools.count(1)
 
 
@@ -80,18 +81,10 @@ def layout_id(shape: tuple[int, ...], acl_type: int, strides: tuple[int, ...], o
     key = (shape, acl_type, strides, offset, storage_size, device)
     found = _layout_ids.get(key)
     if found is None:
-        if len(_layout_ids) >= 1 << 16:
-            _layout_ids.clear()
-        found = _layout_ids.setdefault(key, next(_next_layout_id))
+        found = _layout_ids.put(key, next(_next_layout_id))
     return found
 
 
-_caches.register("contiguous strides", holds="C-order strides by shape", bound="4096 shapes, "
-                 "then cleared", size=lambda: len(_contiguous),
-                 empty=_caches.emptied(_contiguous.clear))
-_caches.register("array layout ids", holds="the id of each array layout seen",
-                 bound="65536 layouts, then cleared (ids are never reused)",
-                 size=lambda: len(_layout_ids), empty=_caches.emptied(_layout_ids.clear))
 
 
 def _integer(value: Any, argument: str) -> int:

@@ -64,7 +64,9 @@ def torch_dtype_of(dtype: np.dtype) -> Any:
 
 # (dtype, sizes, strides, offset, storage bytes, device) -> the DeviceArray description of
 # a tensor laid out so, checked once: tensors of one layout repeat from call to call.
-_descriptions: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_descriptions: _caches.Bounded[tuple[Any, ...], tuple[Any, ...]] = _caches.bounded(
+    "torch tensor layouts", 4096, holds="the DeviceArray description of each torch NPU "
+    "tensor layout met", of="layouts")
 
 
 def adopt(tensor: Any, argument: str) -> DeviceArray:
@@ -79,11 +81,6 @@ def adopt(tensor: Any, argument: str) -> DeviceArray:
     nbytes = key[4]
     address = tensor.data_ptr() - key[3] * description[1].itemsize if nbytes else 0
     return DeviceArray.like(description, borrowed_buffer(address, nbytes, key[5], tensor))
-
-
-_caches.register("torch tensor layouts", holds="the DeviceArray description of each torch "
-                 "NPU tensor layout met", bound="4096 layouts, then cleared",
-                 size=lambda: len(_descriptions), empty=_caches.emptied(_descriptions.clear))
 
 
 def _described(key: tuple[Any, ...], argument: str) -> tuple[Any, ...]:
@@ -103,10 +100,7 @@ def _described(key: tuple[Any, ...], argument: str) -> tuple[Any, ...]:
     activate(device)
     found = DeviceArray(borrowed_buffer(0, int(nbytes), device, None), shape, dtype, strides,
                         int(offset)).description()
-    if len(_descriptions) >= 4096:
-        _descriptions.clear()
-    _descriptions[key] = found
-    return found
+    return _descriptions.put(key, found)
 
 
 def _check_format(tensor: Any, argument: str) -> None:

@@ -73,7 +73,8 @@ def test_the_doctor_shows_the_caches_and_their_sizes():
 def test_call_s_tables_stay_within_their_bound(monkeypatch):
     from aclnn_py import _call
 
-    monkeypatch.setattr(_call, "_MAX_SPECS", 2)
+    monkeypatch.setattr(_call._specs, "maxsize", 2)
+    monkeypatch.setattr(_call._fast, "maxsize", 2)
     x = np.ones(3, np.float32)
     # aclnnAdd's last argument is alpha; the losses' is the reduction, 0 ("none")
     for operator, last in (("aclnnAdd", 1), ("aclnnMseLoss", 0), ("aclnnL1Loss", 0),
