@@ -116,9 +116,7 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
             device = inputs[0].device
             target = current_stream(device) if stream is None else _given_stream(device, stream)
             if fast is not None and target is not None:
-                cached = launch_cache.lookup(target, launch_cache.signature(
-                    spec, fast, [array.layout for array in inputs],
-                    None if out is None else out.layout))
+                cached = launch_cache.lookup(target, launch_cache.key(spec, fast, inputs, out))
                 if cached is not None:
                     if out is not None:  # the layouts match; the addresses are new
                         check_no_partial_overlap((("out", out),), tuple(zip(spec.inputs, inputs)),
@@ -167,8 +165,7 @@ def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple
         if found is None:
             return None
         arrays[index] = found
-    cached = launch_cache.lookup(target, launch_cache.signature(
-        spec, fast, [array.layout for array in arrays], None if out is None else out.layout))
+    cached = launch_cache.lookup(target, launch_cache.key(spec, fast, arrays, out))
     if cached is None:
         return None
     if out is not None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, Protocol, cast
 
 from .. import _caches
 from ..ops.specs import OperatorSpec
@@ -52,12 +52,21 @@ def capacity() -> int:
     return _capacity
 
 
-def signature(spec: OperatorSpec, c_attributes: Sequence[Any], layouts: Sequence[int],
-              out_layout: int | None) -> tuple[Any, ...]:
+class Laid(Protocol):
+    """What a call signature reads of an array: a DeviceArray or its ``Description``."""
+
+    @property
+    def layout(self) -> int: ...
+
+
+def key(spec: OperatorSpec, c_attributes: Sequence[Any], inputs: Sequence[Laid],
+        out: Laid | None) -> tuple[Any, ...]:
     """The key of a call signature, what phase 1 depends on: the operator, the attributes'
     C values, and the layout ids of the inputs and of ``out`` (None: a new result). The one
-    key of the launch cache, the fast paths and the numpy path's layouts."""
-    return (spec, *c_attributes, *layouts, out_layout)
+    key of the launch cache, its fast paths (dispatch's, the constants') and the numpy
+    path's layouts."""
+    return (spec, *c_attributes, *[array.layout for array in inputs],
+            None if out is None else out.layout)
 
 
 # Each stream's cache by id(stream), with a weak reference telling whether that stream is
@@ -181,14 +190,13 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
     ``new_result()`` makes the result array when ``out`` is None; ``around`` as for
     :meth:`CachedLaunch.launch`.
     """
-    key = signature(spec, c_attributes, [a.layout for a in inputs],
-                    None if out is None else out.layout)
+    signature = key(spec, c_attributes, inputs, out)
     cache = cache_of(stream)
-    cached = cache.get(key)
+    cached = cache.get(signature)
     if cached is not None:
         return cached.launch(stream, inputs, out, around)
     result = cast(Callable[[], DeviceArray], new_result)() if out is None else out
-    cached = CachedLaunch(key, spec, c_attributes, inputs, result, stream)
+    cached = CachedLaunch(signature, spec, c_attributes, inputs, result, stream)
     limit = capacity()
     if limit:
         while len(cache) >= limit:
@@ -196,5 +204,5 @@ def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[D
                 cache.pop(next(iter(cache)), None)  # the oldest signature
             except (StopIteration, RuntimeError):  # emptied or changed by another thread
                 break
-        cache[key] = cached
+        cache[signature] = cached
     return cached.launch(stream, inputs, result, around)

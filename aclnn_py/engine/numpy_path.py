@@ -51,7 +51,13 @@ from .. import _caches
 from .._c import lowlevel as ll
 from ..errors import OutOfMemoryError
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
+from ..runtime.arrays import (
+    Description,
+    DeviceArray,
+    array_description,
+    contiguous_strides,
+    host_layout,
+)
 from ..runtime.memory import staged_buffer, staging_pools, take_staging
 from ..runtime.process import activate
 from ..runtime.results import RESULT_MIN_BYTES, result_array
@@ -132,9 +138,8 @@ class Layout:
                                     contiguous_strides(result.shape), nbytes, device))
         self.device_bytes = offset + nbytes
         self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
-        self.key = launch_cache.signature(spec, c_attributes,
-                                          [entry[3][6] for entry in self.inputs],
-                                          self.result[3][6])
+        self.key = launch_cache.key(spec, c_attributes, [entry[3] for entry in self.inputs],
+                                    self.result[3])
         self.views: tuple[Any, ...] | None = None
         self.pools = staging_pools(device)
         self.chunkable = spec.elementwise  # a call that does not fit the device chunks
@@ -153,7 +158,7 @@ class Layout:
         device_data, host_data = staging.device_data, staging.host_data
         device = self.result[3][5]
 
-        def view(offset: int, nbytes: int, description: tuple[Any, ...]) -> DeviceArray:
+        def view(offset: int, nbytes: int, description: Description) -> DeviceArray:
             pointer = device_data + offset if nbytes else ll.NULL
             return DeviceArray.like(description, staged_buffer(pointer, nbytes, device))
 

@@ -19,7 +19,7 @@ import math
 import operator
 import sys
 from collections.abc import Sequence
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -219,12 +219,25 @@ def move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
     return held
 
 
+class Description(NamedTuple):
+    """Everything of a :class:`DeviceArray` but its buffer and pending work: what
+    :meth:`DeviceArray.like` makes an array over a buffer from."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    acl_dtype: int
+    strides: tuple[int, ...]
+    offset: int
+    device: int
+    layout: int  # layout_id: what a call signature compares
+
+
 def array_description(shape: tuple[int, ...], dtype: np.dtype, strides: tuple[int, ...],
-                 nbytes: int, device: int) -> tuple[Any, ...]:
+                      nbytes: int, device: int) -> Description:
     """The ``DeviceArray.description()`` of an array over ``nbytes`` of device memory."""
     acl_type = acl_dtype(dtype, all_dtypes())
     layout = layout_id(shape, acl_type, strides, 0, nbytes // dtype.itemsize, device)
-    return (shape, dtype, acl_type, strides, 0, device, layout)
+    return Description(shape, dtype, acl_type, strides, 0, device, layout)
 
 
 class DeviceArray:
@@ -258,13 +271,13 @@ class DeviceArray:
         self.layout = layout_id(shape, self.acl_dtype, self.strides, offset,
                                 self.storage_size, self.device)
 
-    def description(self) -> tuple[Any, ...]:
+    def description(self) -> Description:
         """What :meth:`like` copies: everything but the buffer and pending work."""
-        return (self.shape, self.dtype, self.acl_dtype, self.strides, self.offset, self.device,
-                self.layout)
+        return Description(self.shape, self.dtype, self.acl_dtype, self.strides, self.offset,
+                           self.device, self.layout)
 
     @classmethod
-    def like(cls, description: tuple[Any, ...], buffer: DeviceBuffer) -> DeviceArray:
+    def like(cls, description: Description, buffer: DeviceBuffer) -> DeviceArray:
         """A new array over ``buffer`` with a :meth:`description` taken earlier (no checks)."""
         array = cls.__new__(cls)
         (array.shape, array.dtype, array.acl_dtype, array.strides, array.offset, array.device,

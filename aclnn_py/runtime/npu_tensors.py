@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _caches
 from ..ops.dtypes import dtype_label, dtype_named
-from .arrays import DeviceArray, host_array, is_npu_tensor, span
+from .arrays import Description, DeviceArray, host_array, is_npu_tensor, span
 from .memory import borrowed_buffer
 from .process import activate
 from .streams import ExternalStream, synchronize_device, torch_stream
@@ -64,7 +64,7 @@ def torch_dtype_of(dtype: np.dtype) -> Any:
 
 # (dtype, sizes, strides, offset, storage bytes, device) -> the DeviceArray description of
 # a tensor laid out so, checked once: tensors of one layout repeat from call to call.
-_descriptions: _caches.Bounded[tuple[Any, ...], tuple[Any, ...]] = _caches.bounded(
+_descriptions: _caches.Bounded[tuple[Any, ...], Description] = _caches.bounded(
     "torch tensor layouts", 4096, holds="the DeviceArray description of each torch NPU "
     "tensor layout met", of="layouts")
 
@@ -79,11 +79,11 @@ def adopt(tensor: Any, argument: str) -> DeviceArray:
         description = _described(key, argument)
     _check_format(tensor, argument)
     nbytes = key[4]
-    address = tensor.data_ptr() - key[3] * description[1].itemsize if nbytes else 0
+    address = tensor.data_ptr() - key[3] * description.dtype.itemsize if nbytes else 0
     return DeviceArray.like(description, borrowed_buffer(address, nbytes, key[5], tensor))
 
 
-def _described(key: tuple[Any, ...], argument: str) -> tuple[Any, ...]:
+def _described(key: tuple[Any, ...], argument: str) -> Description:
     """The description of a tensor layout ``key`` (see ``_descriptions``), checked."""
     torch_dtype, shape, strides, offset, nbytes, device = key
     dtype = numpy_dtype_of(torch_dtype, argument)
