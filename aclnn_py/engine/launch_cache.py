@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, Protocol, cast
+from typing import Any, NamedTuple, NoReturn, Protocol, cast
 
 from .. import _caches
 from ..ops.specs import OperatorSpec
@@ -69,31 +69,38 @@ def key(spec: OperatorSpec, c_attributes: Sequence[Any], inputs: Sequence[Laid],
             None if out is None else out.layout)
 
 
-# Each stream's cache by id(stream), with a weak reference telling whether that stream is
-# still alive: an entry goes when its stream closes or dies, and whatever an interrupted
-# finaliser left behind goes at the next release of any stream's cache (empty_cache()).
-_by_stream: dict[int, tuple[weakref.ref[Stream], dict[tuple[Any, ...], CachedLaunch]]] = {}
+class _StreamCache(NamedTuple):
+    """One stream's cache, with a weak reference telling whether that stream is alive."""
+
+    stream: weakref.ref[Stream]
+    launches: dict[tuple[Any, ...], CachedLaunch]
+
+
+# Each stream's cache by id(stream): an entry goes when its stream closes or dies, and
+# whatever an interrupted finaliser left behind goes at the next release of any stream's
+# cache (empty_cache()).
+_by_stream: dict[int, _StreamCache] = {}
 
 
 def cache_of(stream: Stream) -> dict[tuple[Any, ...], CachedLaunch]:
     """``stream``'s cache: call signature -> cached launch (made on first use)."""
     entry = _by_stream.get(id(stream))
-    if entry is None or entry[0]() is not stream:
-        entry = _by_stream[id(stream)] = (weakref.ref(stream), {})
-        weakref.finalize(stream, _forget, id(stream), entry[0])
-    return entry[1]
+    if entry is None or entry.stream() is not stream:
+        entry = _by_stream[id(stream)] = _StreamCache(weakref.ref(stream), {})
+        weakref.finalize(stream, _forget, id(stream), entry.stream)
+    return entry.launches
 
 
 def _forget(key: int, ref: weakref.ref[Stream]) -> None:
     entry = _by_stream.get(key)
-    if entry is not None and entry[0] is ref:
+    if entry is not None and entry.stream is ref:
         del _by_stream[key]
 
 
 def lookup(stream: Stream, key: tuple[Any, ...]) -> CachedLaunch | None:
     """The launch ``stream`` cached for ``key``, if any (the per-call path)."""
     entry = _by_stream.get(id(stream))
-    return None if entry is None else entry[1].get(key)
+    return None if entry is None else entry.launches.get(key)
 
 
 def _release(stream: Stream) -> None:
@@ -101,7 +108,7 @@ def _release(stream: Stream) -> None:
     the caches of streams that died without their entry going."""
     entry = _by_stream.get(id(stream))
     if entry is not None:
-        entry[1].clear()
+        entry.launches.clear()
     for key, (ref, _) in list(_by_stream.items()):
         if ref() is None:
             _by_stream.pop(key, None)

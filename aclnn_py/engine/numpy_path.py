@@ -43,7 +43,7 @@ the result), kept for benchmark comparison.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -85,10 +85,30 @@ def _aligned(offset: int) -> int:
     return -(-offset // ALIGNMENT) * ALIGNMENT
 
 
+class Placed(NamedTuple):
+    """Where one array of a :class:`Layout` sits and how it travels."""
+
+    kind: int                 # EMPTY, STAGED or DIRECT
+    offset: int               # in the device block (and, staged, in the host block)
+    nbytes: int
+    description: Description  # of its device view
+
+
+class Views(NamedTuple):
+    """What a call over one pair of staging blocks needs (see :meth:`Layout._views`)."""
+
+    device_data: int
+    host_data: int
+    arrays: tuple[DeviceArray, ...]            # the inputs' and the result's device views
+    host_result: int | None                    # where the staged result lands on the host
+    packs: tuple[tuple[int, int, int], ...]    # (input, host address, bytes)
+    others: tuple[tuple[int, int, int, int], ...]  # (input, kind, address, bytes)
+
+
 class Layout:
     """Where the arrays of one call signature sit in the staging blocks, computed once.
 
-    ``inputs`` and ``result`` hold ``(kind, device offset, bytes, description)``. Staged
+    ``inputs`` and ``result`` are :class:`Placed` records. Staged
     inputs sit at the same offsets in the host block (the first ``upload_bytes`` are
     sent); the staged result at ``result_host_offset``. ``key`` is the views' launch-
     cache signature: a repeat that gets the same device block from the pool binds the
@@ -109,7 +129,7 @@ class Layout:
         self.contiguous = tuple(bool(a.flags.c_contiguous) for a in arrays)
         self.result_shape = result.shape
         self.result_dtype = result.dtype
-        entries: list[Any] = [None] * len(arrays)
+        entries: list[Placed | None] = [None] * len(arrays)
         direct = []
         offset = upload = 0
         for index, array in enumerate(arrays):
@@ -119,44 +139,43 @@ class Layout:
             if nbytes > DIRECT_BYTES:
                 direct.append((index, nbytes, description))
             elif nbytes:
-                entries[index] = (STAGED, offset, nbytes, description)
+                entries[index] = Placed(STAGED, offset, nbytes, description)
                 upload = offset + nbytes
                 offset = _aligned(upload)
             else:
-                entries[index] = (EMPTY, 0, 0, description)
+                entries[index] = Placed(EMPTY, 0, 0, description)
         self.upload_bytes = upload
         self.result_host_offset = offset  # after the staged inputs, in the host block
         for index, nbytes, description in direct:
-            entries[index] = (DIRECT, offset, nbytes, description)
+            entries[index] = Placed(DIRECT, offset, nbytes, description)
             offset = _aligned(offset + nbytes)
-        self.inputs = tuple(entries)
+        self.inputs: tuple[Placed, ...] = tuple(cast(list[Placed], entries))
         nbytes = result.nbytes
         self.small_result = nbytes < RESULT_MIN_BYTES  # a plain np.empty (see result_array)
         kind = EMPTY if not nbytes else STAGED if nbytes <= DIRECT_BYTES else DIRECT
-        self.result = (kind, offset if nbytes else 0, nbytes,
-                       array_description(result.shape, result.dtype,
-                                    contiguous_strides(result.shape), nbytes, device))
+        self.result = Placed(kind, offset if nbytes else 0, nbytes,
+                             array_description(result.shape, result.dtype,
+                                               contiguous_strides(result.shape), nbytes, device))
         self.device_bytes = offset + nbytes
         self.host_bytes = self.result_host_offset + nbytes if kind == STAGED else upload
-        self.key = launch_cache.key(spec, c_attributes, [entry[3] for entry in self.inputs],
-                                    self.result[3])
-        self.views: tuple[Any, ...] | None = None
+        self.key = launch_cache.key(spec, c_attributes,
+                                    [entry.description for entry in self.inputs],
+                                    self.result.description)
+        self.views: Views | None = None
         self.pools = staging_pools(device)
         self.chunkable = spec.elementwise  # a call that does not fit the device chunks
 
-    def _views(self, staging: Any) -> tuple[Any, ...]:
-        """What a call over the blocks ``staging`` holds needs: ``(device base, host base,
-        views, host result address, packs, others)``. ``views`` are the inputs' and the
-        result's device arrays; ``packs`` lists ``(input, host address, bytes)`` of the
-        contiguous staged inputs, ``others`` ``(input, kind, address, bytes)`` of the
-        rest that carry bytes.
+    def _views(self, staging: Any) -> Views:
+        """What a call over the blocks ``staging`` holds needs. Its ``arrays`` are the
+        inputs' and the result's device views; ``packs`` lists the contiguous staged
+        inputs, ``others`` the rest that carry bytes.
 
         Made for the first pair of blocks, and again whenever the pools hand out others.
         The views do not keep the blocks alive: every launch that uses them holds
         ``staging`` itself, and they never leave this module.
         """
         device_data, host_data = staging.device_data, staging.host_data
-        device = self.result[3][5]
+        device = self.result.description.device
 
         def view(offset: int, nbytes: int, description: Description) -> DeviceArray:
             pointer = device_data + offset if nbytes else ll.NULL
@@ -164,7 +183,8 @@ class Layout:
 
         views = tuple(view(offset, nbytes, description)
                       for _, offset, nbytes, description in (*self.inputs, self.result))
-        packs, others = [], []
+        packs: list[tuple[int, int, int]] = []
+        others: list[tuple[int, int, int, int]] = []
         for index, ((kind, offset, nbytes, _), contiguous) in enumerate(
                 zip(self.inputs, self.contiguous)):
             if kind == STAGED and contiguous:
@@ -172,9 +192,10 @@ class Layout:
             elif kind != EMPTY:
                 others.append((index, kind, host_data + offset if kind == STAGED
                                else views[index].buffer.pointer, nbytes))
-        host_result = host_data + self.result_host_offset if self.result[0] == STAGED else None
-        found = self.views = (device_data, host_data, views, host_result, tuple(packs),
-                              tuple(others))
+        host_result = host_data + self.result_host_offset \
+            if self.result.kind == STAGED else None
+        found = self.views = Views(device_data, host_data, views, host_result, tuple(packs),
+                                   tuple(others))
         return found
 
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
@@ -210,7 +231,8 @@ class Layout:
                         del failure
                 return done
         found = self.views
-        if found is None or found[0] != staging.device_data or found[1] != staging.host_data:
+        if found is None or found.device_data != staging.device_data \
+                or found.host_data != staging.host_data:
             found = self._views(staging)
         device_data, host_data, views, host_result, packs, others = found
         copy = ll.copy_host
