@@ -349,7 +349,7 @@ def test_bad_arguments_are_refused_before_any_device_work(args, kwargs, error, w
 
 
 def test_attribute_conversion_by_c_type():
-    from aclnn_py._call import convert_attribute
+    from aclnn_py.engine.call import convert_attribute
 
     def parameter(c_type, name="value"):
         return _catalog.Parameter(name, c_type, "attribute", name.endswith("Optional"))

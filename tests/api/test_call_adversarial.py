@@ -156,7 +156,7 @@ def test_negative_zero_attributes_never_reuse_the_executor_of_zero(device):
 
 
 def test_negative_zero_in_float_arrays_is_a_signature_of_its_own():
-    from aclnn_py._call import convert_attribute
+    from aclnn_py.engine.call import convert_attribute
 
     weights = aclnn_py.signature("aclnnWeightedSumCustom").parameters[1]
     zero = convert_attribute("op", weights, [0.0, 1.0])
@@ -195,7 +195,7 @@ def test_forget_drops_the_per_call_shortcuts_with_the_catalog(tmp_path, fresh_ca
     fresh_catalog.setenv("ASCEND_CUSTOM_OPP_PATH", str(package))
     _catalog.forget()
     np.testing.assert_array_equal(aclnn_py.call("aclnnAddCustom", x, x), 2 * x)
-    from aclnn_py import _call as _generic
+    from aclnn_py.engine import call as _generic
 
     spec = next(iter(_generic._fast.values()))[0]
     assert spec.library == str(package / "op_api" / "lib" / "libcust_opapi.so")
@@ -230,7 +230,7 @@ def test_a_ragged_member_of_a_tensor_list_is_refused_naming_its_place():
 
 
 def test_a_complex_scalar_with_a_negative_zero_part_is_a_signature_of_its_own():
-    from aclnn_py._call import convert_attribute
+    from aclnn_py.engine.call import convert_attribute
 
     alpha = aclnn_py.signature("aclnnAdd").parameters[2]
     keys = [convert_attribute("op", alpha, np.complex64(value))

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import aclnn_py
-from aclnn_py import _call
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c.codes import constant
 from aclnn_py.emulator import _kernels
+from aclnn_py.engine import call as _call
 from aclnn_py.ops.dtypes import numpy_dtype
 
 PARAM_INVALID = 161002

@@ -16,7 +16,7 @@ from conftest import LowLevelResources, no_device_work, status_of
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
 from aclnn_py._c._ffi import ffi
-from aclnn_py._call import convert_attribute
+from aclnn_py.engine.call import convert_attribute
 from aclnn_py.errors import AclError
 from aclnn_py.ops import catalog as _catalog
 from aclnn_py.runtime import handles as _handles
@@ -181,7 +181,7 @@ def test_output_lists_need_out_as_a_sequence_of_arrays():
 def test_out_of_a_lone_output_list_is_that_lists_arrays():
     from pathlib import Path
 
-    from aclnn_py import _call as _generic
+    from aclnn_py.engine import call as _generic
 
     def signature(*outputs):
         parameters = (_catalog.Parameter("x", "const aclTensor *", "input", False),

@@ -219,7 +219,7 @@ def test_a_tensor_list_updated_in_place():
     ((False, True, True), ("o", "m", None), ["out", "meanOutOptional"], ["rstdOutOptional"]),
 ])
 def test_optional_outputs_may_be_left_out(optional, given, written, skipped):
-    from aclnn_py import _call as _generic
+    from aclnn_py.engine import call as _generic
 
     outputs = [_catalog.Parameter(n, "aclTensor *", "output", o) for n, o in
                zip(("out", "meanOutOptional", "rstdOutOptional"), optional)]
@@ -230,7 +230,7 @@ def test_optional_outputs_may_be_left_out(optional, given, written, skipped):
 
 
 def test_a_required_output_cannot_be_left_out():
-    from aclnn_py import _call as _generic
+    from aclnn_py.engine import call as _generic
 
     outputs = [_catalog.Parameter("out", "aclTensor *", "output", False)]
     with pytest.raises(TypeError, match="out= gives None for out, which is not optional"):

@@ -71,7 +71,7 @@ def test_the_doctor_shows_the_caches_and_their_sizes():
 
 
 def test_call_s_tables_stay_within_their_bound(monkeypatch):
-    from aclnn_py import _call
+    from aclnn_py.engine import call as _call
 
     monkeypatch.setattr(_call._specs, "maxsize", 2)
     monkeypatch.setattr(_call._fast, "maxsize", 2)

@@ -21,7 +21,6 @@ TOP_LEVEL = {
     "_version": "_c",
     "_caches": "_c",          # the cache registry, which every layer registers with
     "_functions": "public",
-    "_call": "public",
     "doctor": "tools",
     "testing": "tools",
     "pytest_plugin": "tools",

@@ -22,12 +22,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _caches
-from .engine import launch_cache, numpy_path
-from .engine.dispatch import fast_call, unstaged
-from .engine.launch import OneShotLaunch
-from .engine.tensors import TensorCall, involved
-from .engine.validate import (
+from .. import _caches
+from ..errors import LibraryNotFoundError, UnavailableError
+from ..ops.dtypes import acl_dtype, all_dtypes
+from ..ops.specs import Attribute, OperatorSpec, c_complex, c_float
+from ..runtime import arrays as _arrays
+from ..runtime.arrays import DeviceArray, contiguous_strides, empty, to_device
+from ..runtime.streams import Stream
+from . import launch_cache, numpy_path
+from .dispatch import fast_call, unstaged
+from .launch import OneShotLaunch
+from .tensors import TensorCall, involved
+from .validate import (
     arguments,
     as_array,
     broadcast_shapes,
@@ -36,15 +42,9 @@ from .engine.validate import (
     placement,
     reference_dtype,
 )
-from .errors import LibraryNotFoundError, UnavailableError
-from .ops.dtypes import acl_dtype, all_dtypes
-from .ops.specs import Attribute, OperatorSpec, c_complex, c_float
-from .runtime import arrays as _arrays
-from .runtime.arrays import DeviceArray, contiguous_strides, empty, to_device
-from .runtime.streams import Stream
 
 if TYPE_CHECKING:  # imported where used: importing aclnn_py reads no headers
-    from .ops import catalog
+    from ..ops import catalog
 
 _INTEGERS = {
     **{name: (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
@@ -83,7 +83,7 @@ def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
 
 def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
-    from .ops import headers as _headers
+    from ..ops import headers as _headers
 
     c_type, name = _headers.bare(parameter.c_type), parameter.name
     where = f"{operator}: {name} ({c_type})"
@@ -168,8 +168,8 @@ def _outputs(signature: catalog.Signature, out: Any) -> tuple[list[catalog.Param
                                                             tuple[Any, ...] | None]:
     """The output parameters and what is given for each (None when out= is not given): an
     array, or for a tensor list the sequence of its arrays."""
-    from .ops import catalog
-    from .ops import headers as _headers
+    from ..ops import catalog
+    from ..ops import headers as _headers
 
     given = None if out is None else tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if signature.roles_known:
@@ -207,7 +207,7 @@ def _unknown_roles(signature: catalog.Signature) -> str:
 def _fast_converter(parameter: catalog.Parameter) -> Any:
     """For the per-call path: a function giving an attribute's C value exactly as
     :func:`convert_attribute` does, for the common spellings only (None otherwise)."""
-    from .ops import headers as _headers
+    from ..ops import headers as _headers
 
     c_type = _headers.bare(parameter.c_type)
     if c_type in _INTEGERS:
@@ -260,7 +260,7 @@ def _spec(signature: catalog.Signature, library: Path, present: tuple[str, ...],
     ``<parameter>[<i>]``."""
     global _forgetting
     if not _forgetting:
-        from .ops import catalog
+        from ..ops import catalog
 
         catalog.on_forget(_fast.clear)
         catalog.on_forget(_specs.clear)
@@ -312,7 +312,7 @@ def operators(*, callable: bool = False, computed: bool | None = None) -> list[s
     >>> "aclnnMseLoss" in aclnn_py.operators(callable=True)
     True
     """
-    from .ops import catalog
+    from ..ops import catalog
 
     names = catalog.operators(callable=callable)
     kernels = _emulated_kernels()
@@ -350,9 +350,9 @@ def signature(name: str) -> catalog.Signature:
     """
     import dataclasses
 
-    from .ops import catalog
-    from .ops.rules import accepted_dtypes
-    from .runtime.process import soc_name
+    from ..ops import catalog
+    from ..ops.rules import accepted_dtypes
+    from ..runtime.process import soc_name
 
     found = catalog.signature(_checked_name(name))
     computed_by = ""
@@ -368,11 +368,11 @@ def signature(name: str) -> catalog.Signature:
 def _emulated_kernels() -> dict[str, str] | None:
     """On the emulator, what computes each operator it computes ("C kernel", "Python
     kernel", "user kernel"); None on CANN."""
-    from ._c import lowlevel as _ll
+    from .._c import lowlevel as _ll
 
     if not _ll.emulator_loaded():
         return None
-    from .emulator import _kernels
+    from ..emulator import _kernels
 
     kinds = {name: "C kernel" for name in _kernels.c_kernels()}
     for name, kernel in _kernels.table().items():
@@ -462,8 +462,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
                 result = _fast_tensor_call(spec, inputs, attribute_args, stream)
                 if result is not None:
                     return result
-    from .ops import catalog
-    from .ops import headers as _headers
+    from ..ops import catalog
+    from ..ops import headers as _headers
 
     if allocator is None and involved((*args, *kwargs.values()), out, stream):
         return _tensor_call(name, args, kwargs, out, TensorCall(stream))
@@ -756,7 +756,7 @@ def _written(operator: str, outputs: list[catalog.Parameter], given: tuple[Any, 
 def _spelled(operator: str, names: tuple[str, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` with each keyword given as the operator's spelling of its idea
     (:mod:`.ops.spellings`: ``keepdim=`` for ``keepDims``)."""
-    from .ops.spellings import parameter_for
+    from ..ops.spellings import parameter_for
 
     spelled: dict[str, Any] = {}
     given_as: dict[str, str] = {}
@@ -771,8 +771,8 @@ def _spelled(operator: str, names: tuple[str, ...], kwargs: dict[str, Any]) -> d
 
 def _tensor_values(parameter: catalog.Parameter, value: Any) -> tuple[Any, ...]:
     """The values given for a tensor parameter: a tensor list's members, or the one value."""
-    from .ops import catalog
-    from .ops import headers as _headers
+    from ..ops import catalog
+    from ..ops import headers as _headers
 
     if value is None:
         return ()
@@ -797,8 +797,8 @@ def _flat_outputs(operator: str, outputs: list[catalog.Parameter], given: tuple[
                   lists: dict[str, int]) -> tuple[tuple[str, ...], list[Any] | None]:
     """The output arrays' names and the arrays given (None when out= is not), a tensor list's
     arrays one by one as ``<parameter>[<i>]`` (their number recorded in ``lists``)."""
-    from .ops import catalog
-    from .ops import headers as _headers
+    from ..ops import catalog
+    from ..ops import headers as _headers
 
     if given is None:
         for p in outputs:
@@ -865,7 +865,7 @@ def _allocate(operator: str, values: dict[str, Any], arrays: dict[str, Any],
     first input's dtype (by torch, through ``allocator``, when the call was given torch
     tensors). An operator that only updates tensors in place (aclnnForeachZeroInplace) has
     none to allocate, whatever its tensors' shapes."""
-    from .ops.outputs import OutputLayout, infer
+    from ..ops.outputs import OutputLayout, infer
 
     if not names:
         return ()
@@ -891,7 +891,7 @@ def _broadcast_layout(operator: str, name: str, arrays: dict[str, Any]) -> Any:
     """The layout of an output no rule knows: the tensor inputs' broadcast shape and the
     first input's dtype, as an elementwise operator's; else a TypeError or ValueError naming
     the output and saying to pass it."""
-    from .ops.outputs import OutputLayout
+    from ..ops.outputs import OutputLayout
 
     where = (f"{operator}: {name} cannot be inferred (aclnn_py has no output rule for "
              f"{operator}")
