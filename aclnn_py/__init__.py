@@ -32,6 +32,7 @@ except ModuleNotFoundError as _error:
     ) from None
 
 from . import emulator
+from ._call import call, operators, signature
 from ._functions import (
     AddPlan,
     L1LossBackwardPlan,
@@ -49,7 +50,6 @@ from ._functions import (
     smooth_l1_loss_backward,
 )
 from ._version import __version__
-from .engine.call import call, operators, signature
 from .errors import (
     AclError,
     AclnnPyError,

@@ -21,6 +21,7 @@ TOP_LEVEL = {
     "_version": "_c",
     "_caches": "_c",          # the cache registry, which every layer registers with
     "_functions": "public",
+    "_call": "public",          # aclnn_py.call: documented here, run by engine/call.py
     "doctor": "tools",
     "testing": "tools",
     "pytest_plugin": "tools",
