@@ -161,7 +161,7 @@ def _gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:.2f} GiB"
 
 
-def format_report(found: dict[str, Any]) -> str:
+def format_report(found: dict[str, Any]) -> str:  # noqa: C901
     """The text form of :func:`report`."""
     lines = [f"aclnn_py {found['versions']['aclnn_py']} doctor", ""]
     for name, value in found["versions"].items():

@@ -129,7 +129,7 @@ def described(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:400]} [at {where}]"
 
 
-def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:
+def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:  # noqa: C901
     aclnn_py.runtime_info()
     aclnn_py.synchronize()  # the default stream exists from here on
     before = live_counts()

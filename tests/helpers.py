@@ -125,7 +125,7 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
 # ---- an operator called with tensors of a format ----------------------------------------
 
 
-def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str | None = None,
+def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str | None = None,  # noqa: C901
                    **arguments: Any) -> None:
     """Phases 1 and 2 of ``name`` through the low-level layer, every tensor created with the
     aclFormat ``fmt`` ("ND", "NHWC"): aclnn_py.call gives each tensor the plain format of its

@@ -657,7 +657,7 @@ def _function_bodies(code: str) -> list[Function]:
 _D2H = "ACL_MEMCPY_DEVICE_TO_HOST"
 
 
-def example_facts(code: str) -> ExampleFacts:
+def example_facts(code: str) -> ExampleFacts:  # noqa: C901
     code = _strip_comments(code)
     calls = _calls(code)
     functions = _function_bodies(code)
@@ -1282,7 +1282,7 @@ def operator_prose_in_place(text: str, operator: str) -> bool:
     return any(_OPERATOR_IN_PLACE.search(m.group(1)) for m in pattern.finditer(prose))
 
 
-def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
+def describe(entry: Entry, text: str, samples: Sequence[Program] = (),  # noqa: C901
              source: Dump | None = None) -> None:
     """Fill ``entry``'s roles from its doc's ``text``, the sample programs of its
     repository that call it and what its op_api ``source`` dumps."""

@@ -37,7 +37,7 @@ def collect_headers(checkouts: Sequence[Path], folder: Path) -> int:
     return len(chosen)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
     args = parse_folders(argv, __doc__, "checkouts", "--verbose", "list every disagreement")
 
     import aclnn_py

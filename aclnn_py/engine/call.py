@@ -81,7 +81,7 @@ def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:
+def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:  # noqa: C901
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
     from ..ops import headers as _headers
 
@@ -360,7 +360,7 @@ def _checked_name(name: Any) -> str:
     return name
 
 
-def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,  # noqa: C901
         stream: Stream | None, allocator: TensorCall | None = None) -> Any:
     """``aclnn_py.call(name, *args, out=out, stream=stream, **kwargs)``; ``allocator``:
     the torch call whose outputs torch allocates (its tensors

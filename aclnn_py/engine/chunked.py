@@ -257,7 +257,7 @@ class Split:
             self.host[...] = np.asarray(total).astype(self.host.dtype)
 
 
-def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
+def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],  # noqa: C901
         host: np.ndarray, stream: Stream, direct: int) -> np.ndarray | None:
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
     chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the

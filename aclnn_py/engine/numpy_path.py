@@ -312,7 +312,7 @@ def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, .
     return tuple(key)
 
 
-def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
+def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],  # noqa: C901
               out: np.ndarray | None, stream: Stream | None) -> np.ndarray | None:
     """The call, when its signature was validated and laid out before; else None (the
     caller then validates, and :func:`call` lays the signature out). Builds the same key

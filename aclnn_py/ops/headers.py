@@ -505,7 +505,7 @@ def _at_line_start(text: str, position: int) -> bool:
     return text[position - 1] == "\n"
 
 
-def quick_operator_names(text: str) -> list[str]:
+def quick_operator_names(text: str) -> list[str]:  # noqa: C901
     """:func:`operator_names` of ``text`` (the same names, in order), cheaply: one pass over
     the raw text that skips comments, plain strings and preprocessor lines whole and steps
     over attributes' brackets. A header holding what this pass does not decide alone
