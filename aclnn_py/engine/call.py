@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,7 +82,108 @@ def _items(where: str, value: Any, what: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
-def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:  # noqa: C901
+def _integer(c_type: str, where: str, name: str, value: Any) -> int:
+    if not _is_integer(value):
+        raise TypeError(f"{where} must be an integer, got {type(value).__name__}")
+    low, high = _INTEGERS[c_type]
+    if not low <= int(value) <= high:
+        raise ValueError(f"{where} must be in [{low}, {high}], got {value}")
+    return int(value)
+
+
+def _bool(c_type: str, where: str, name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{where} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _float(c_type: str, where: str, name: str, value: Any) -> Any:
+    if not _is_real(value):
+        raise TypeError(f"{where} must be a real number, got {type(value).__name__}")
+    return c_float(float(value))
+
+
+def _string(c_type: str, where: str, name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a str, got {type(value).__name__}")
+    if "\0" in value:
+        raise ValueError(f"{where} must not contain NUL characters")
+    return value
+
+
+def _data_type(c_type: str, where: str, name: str, value: Any) -> int:
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{where} must be a numpy dtype (or anything numpy.dtype() takes), "
+                        f"got {value!r}") from None
+    return acl_dtype(dtype, all_dtypes(), argument=name)
+
+
+def _scalar_dtype(where: str, value: Any) -> np.dtype:
+    """The dtype an aclScalar argument travels as: its own for a bool or numpy scalar, int64
+    for a Python int (in range), float64 for a Python float."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, np.generic):
+        return value.dtype
+    if isinstance(value, int):
+        low, high = _INTEGERS["int64_t"]
+        if not low <= value <= high:
+            raise ValueError(f"{where}: a Python int travels as an int64 scalar, so it must "
+                             f"be in [{low}, {high}], got {value} (pass a numpy scalar "
+                             "for another dtype)")
+        return np.dtype(np.int64)
+    if isinstance(value, float):
+        return np.dtype(np.float64)
+    raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
+                    f"{type(value).__name__}")
+
+
+def _scalar(c_type: str, where: str, name: str, value: Any) -> tuple[int, np.dtype, Any]:
+    dtype = _scalar_dtype(where, value)
+    item = value.item() if isinstance(value, np.generic) else value
+    if isinstance(item, float):
+        item = c_float(item)
+    elif isinstance(item, complex):
+        item = c_complex(item)
+    return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
+
+
+def _int_array(c_type: str, where: str, name: str, value: Any) -> tuple[int, ...]:
+    items = _items(where, value, "integers")
+    for item in items:
+        if not _is_integer(item):
+            raise TypeError(f"{where} must hold integers, got {item!r}")
+    return tuple(int(item) for item in items)
+
+
+def _float_array(c_type: str, where: str, name: str, value: Any) -> tuple[Any, ...]:
+    items = _items(where, value, "real numbers")
+    for item in items:
+        if not _is_real(item):
+            raise TypeError(f"{where} must hold real numbers, got {item!r}")
+    return tuple(c_float(float(item)) for item in items)
+
+
+def _bool_array(c_type: str, where: str, name: str, value: Any) -> tuple[bool, ...]:
+    items = _items(where, value, "bools")
+    for item in items:
+        if not isinstance(item, (bool, np.bool_)):
+            raise TypeError(f"{where} must hold bools, got {item!r}")
+    return tuple(bool(item) for item in items)
+
+
+# The converter of each C type an attribute may have: (C type, "operator: name (C type)",
+# name, value) -> the C value.
+_CONVERTERS: dict[str, Callable[[str, str, str, Any], Any]] = {
+    **dict.fromkeys(_INTEGERS, _integer), "bool": _bool, **dict.fromkeys(_FLOATS, _float),
+    **dict.fromkeys(_STRINGS, _string), **dict.fromkeys(_DTYPES, _data_type),
+    **dict.fromkeys(_SCALARS, _scalar), **dict.fromkeys(_INT_ARRAYS, _int_array),
+    **dict.fromkeys(_FLOAT_ARRAYS, _float_array), **dict.fromkeys(_BOOL_ARRAYS, _bool_array)}
+
+
+def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -> Any:
     """The C value of an attribute (hashable: it is part of the launch-cache key)."""
     from ..ops import headers as _headers
 
@@ -92,76 +194,10 @@ def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -
             return None
         raise TypeError(f"{where} is required; None is accepted only for pointer parameters "
                         "whose name ends in Optional or that the operator's doc lets be NULL")
-    if c_type in _INTEGERS:
-        if not _is_integer(value):
-            raise TypeError(f"{where} must be an integer, got {type(value).__name__}")
-        low, high = _INTEGERS[c_type]
-        if not low <= int(value) <= high:
-            raise ValueError(f"{where} must be in [{low}, {high}], got {value}")
-        return int(value)
-    if c_type == "bool":
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{where} must be a bool, got {type(value).__name__}")
-        return bool(value)
-    if c_type in _FLOATS:
-        if not _is_real(value):
-            raise TypeError(f"{where} must be a real number, got {type(value).__name__}")
-        return c_float(float(value))
-    if c_type in _STRINGS:
-        if not isinstance(value, str):
-            raise TypeError(f"{where} must be a str, got {type(value).__name__}")
-        if "\0" in value:
-            raise ValueError(f"{where} must not contain NUL characters")
-        return value
-    if c_type in _DTYPES:
-        try:
-            dtype = np.dtype(value)
-        except TypeError:
-            raise TypeError(f"{where} must be a numpy dtype (or anything numpy.dtype() takes), "
-                            f"got {value!r}") from None
-        return acl_dtype(dtype, all_dtypes(), argument=name)
-    if c_type in _SCALARS:
-        if isinstance(value, (bool, np.bool_)):
-            dtype = np.dtype(np.bool_)
-        elif isinstance(value, np.generic):
-            dtype = value.dtype
-        elif isinstance(value, int):
-            low, high = _INTEGERS["int64_t"]
-            if not low <= value <= high:
-                raise ValueError(f"{where}: a Python int travels as an int64 scalar, so it must "
-                                 f"be in [{low}, {high}], got {value} (pass a numpy scalar "
-                                 "for another dtype)")
-            dtype = np.dtype(np.int64)
-        elif isinstance(value, float):
-            dtype = np.dtype(np.float64)
-        else:
-            raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
-                            f"{type(value).__name__}")
-        item = value.item() if isinstance(value, np.generic) else value
-        if isinstance(item, float):
-            item = c_float(item)
-        elif isinstance(item, complex):
-            item = c_complex(item)
-        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
-    if c_type in _INT_ARRAYS:
-        items = _items(where, value, "integers")
-        for item in items:
-            if not _is_integer(item):
-                raise TypeError(f"{where} must hold integers, got {item!r}")
-        return tuple(int(item) for item in items)
-    if c_type in _FLOAT_ARRAYS:
-        items = _items(where, value, "real numbers")
-        for item in items:
-            if not _is_real(item):
-                raise TypeError(f"{where} must hold real numbers, got {item!r}")
-        return tuple(c_float(float(item)) for item in items)
-    if c_type in _BOOL_ARRAYS:
-        items = _items(where, value, "bools")
-        for item in items:
-            if not isinstance(item, (bool, np.bool_)):
-                raise TypeError(f"{where} must hold bools, got {item!r}")
-        return tuple(bool(item) for item in items)
-    raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
+    converter = _CONVERTERS.get(c_type)
+    if converter is None:
+        raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
+    return converter(c_type, where, name, value)
 
 
 def _outputs(signature: catalog.Signature, out: Any) -> tuple[list[catalog.Parameter],
@@ -360,7 +396,7 @@ def _checked_name(name: Any) -> str:
     return name
 
 
-def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,  # noqa: C901
+def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
         stream: Stream | None, allocator: TensorCall | None = None) -> Any:
     """``aclnn_py.call(name, *args, out=out, stream=stream, **kwargs)``; ``allocator``:
     the torch call whose outputs torch allocates (its tensors
@@ -378,70 +414,80 @@ def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,  # n
                 result = _fast_tensor_call(spec, inputs, attribute_args, stream)
                 if result is not None:
                     return result
+    if allocator is None and involved((*args, *kwargs.values()), out, stream):
+        return _tensor_call(name, args, kwargs, out, TensorCall(stream))
+    return _bound_call(name, args, kwargs, out, stream, allocator)
+
+
+@dataclass
+class _Arguments:
+    """A call's arguments converted: the input arrays (a tensor list's as
+    ``<parameter>[<i>]``), each tensor list's length, the attributes' C values, the tensors
+    left out, and the in-place tensors (tensor list or None, its arrays)."""
+
+    arrays: dict[str, Any] = field(default_factory=dict)
+    lists: dict[str, int] = field(default_factory=dict)
+    c_attributes: list[Any] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    inout_groups: list[tuple[str | None, list[str]]] = field(default_factory=list)
+
+    @property
+    def inouts(self) -> list[str]:
+        return [member for _, group in self.inout_groups for member in group]
+
+
+def _tensor_array(name: str, p: catalog.Parameter, argument: str, value: Any,
+                  like: Any) -> Any:
+    """The array a tensor argument ``value`` (of parameter ``p``, named ``argument``) is."""
+    array = as_array(value, like, argument)
+    if isinstance(array, DeviceArray):
+        array.require_live(argument)
+    if p.role == "inout":
+        _check_inplace(name, argument, value, array)
+    acl_dtype(array.dtype, all_dtypes(), argument=argument)
+    return array
+
+
+def _converted(name: str, parameters: list[catalog.Parameter],
+               values: dict[str, Any]) -> _Arguments:
+    """Every argument of the call of ``name`` as ``_Arguments``."""
     from ..ops import catalog
     from ..ops import headers as _headers
 
-    if allocator is None and involved((*args, *kwargs.values()), out, stream):
-        return _tensor_call(name, args, kwargs, out, TensorCall(stream))
-    signature = catalog.signature(_checked_name(name))
-    library = catalog.bind(signature)
-    outputs, given = _outputs(signature, out)
-    all_outputs = outputs
-    output_names = tuple(p.name for p in outputs)
-    parameters = [p for p in signature.parameters if p.name not in output_names]
-    parameter_names = tuple(p.name for p in parameters)
-    values = arguments(name, parameter_names, args, _spelled(name, parameter_names, kwargs))
-    missing = [p.name for p in parameters if p.name not in values and not p.optional]
-    if missing:
-        raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
-                        f"{', '.join(p.name for p in parameters)})")
-
     like = reference_dtype([member for p in parameters if p.is_tensor
                             for member in _tensor_values(p, values.get(p.name))])
-    arrays: dict[str, Any] = {}  # the input arrays, a tensor list's as <parameter>[<i>]
-    lists: dict[str, int] = {}   # tensor list parameter -> number of arrays
-    c_attributes = []
-    left_out = []
-    inout_groups: list[tuple[str | None, list[str]]] = []  # (tensor list or None, arrays)
+    found = _Arguments()
     for p in parameters:
         value = values.get(p.name)
         if not p.is_tensor:
-            c_attributes.append(convert_attribute(name, p, value))
+            found.c_attributes.append(convert_attribute(name, p, value))
         elif value is None:
             if not p.optional:
                 raise TypeError(f"{name}: {p.name} is a required tensor; None is accepted only "
                                 "for tensors whose name ends in Optional or that the "
                                 "operator's doc lets be NULL")
-            left_out.append(p.name)
+            found.left_out.append(p.name)
         elif _headers.bare(p.c_type) in catalog.TENSOR_LIST_TYPES:
             members = _members(name, p.name, value)
-            lists[p.name] = len(members)
+            found.lists[p.name] = len(members)
             group = []
             for index, member in enumerate(members):
                 member_name = f"{p.name}[{index}]"
-                array = as_array(member, like, member_name)
-                if isinstance(array, DeviceArray):
-                    array.require_live(member_name)
-                if p.role == "inout":
-                    _check_inplace(name, member_name, member, array)
-                acl_dtype(array.dtype, all_dtypes(), argument=member_name)
-                arrays[member_name] = array
+                found.arrays[member_name] = _tensor_array(name, p, member_name, member, like)
                 group.append(member_name)
             if p.role == "inout":
-                inout_groups.append((p.name, group))
+                found.inout_groups.append((p.name, group))
         else:
-            array = as_array(value, like, p.name)
-            if isinstance(array, DeviceArray):
-                array.require_live(p.name)
+            found.arrays[p.name] = _tensor_array(name, p, p.name, value, like)
             if p.role == "inout":
-                _check_inplace(name, p.name, value, array)
-                inout_groups.append((None, [p.name]))
-            acl_dtype(array.dtype, all_dtypes(), argument=p.name)
-            arrays[p.name] = array
-    inouts = [member for _, group in inout_groups for member in group]
-    outputs, given, skipped = _written(name, outputs, given)
-    left_out += skipped
-    flat_names, flat_given = _flat_outputs(name, outputs, given, lists)
+                found.inout_groups.append((None, [p.name]))
+    return found
+
+
+def _call_stream(name: str, arrays: dict[str, Any], flat_names: tuple[str, ...],
+                 flat_given: list[Any] | None, stream: Stream | None) -> tuple[bool, Stream]:
+    """Whether the call runs on device arrays, and the stream it runs on, after checking
+    the outputs given and that every device array is on one device."""
     on_device = any(isinstance(a, DeviceArray) for a in arrays.values()) or (
         flat_given is not None and any(isinstance(a, DeviceArray) for a in flat_given))
     devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
@@ -454,51 +500,100 @@ def run(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,  # n
     if len(set(devices)) > 1:
         raise ValueError(f"{name}: the device arrays must be on one device; got devices "
                          f"{sorted(set(devices))}")
-    stream = placement(devices, None, stream)
+    return on_device, placement(devices, None, stream)
+
+
+def _bound_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any,
+                stream: Stream | None, allocator: TensorCall | None) -> Any:
+    """:func:`run` past its fast paths: the operator bound from its header, the arguments
+    converted, the outputs allocated, the launch."""
+    from ..ops import catalog
+
+    signature = catalog.signature(_checked_name(name))
+    library = catalog.bind(signature)
+    outputs, given = _outputs(signature, out)
+    all_outputs = outputs
+    output_names = tuple(p.name for p in outputs)
+    parameters = [p for p in signature.parameters if p.name not in output_names]
+    parameter_names = tuple(p.name for p in parameters)
+    values = arguments(name, parameter_names, args, _spelled(name, parameter_names, kwargs))
+    missing = [p.name for p in parameters if p.name not in values and not p.optional]
+    if missing:
+        raise TypeError(f"{name} is missing {', '.join(missing)} (its parameters: "
+                        f"{', '.join(p.name for p in parameters)})")
+    converted = _converted(name, parameters, values)
+    arrays, lists, left_out = converted.arrays, converted.lists, converted.left_out
+    inouts = converted.inouts
+    outputs, given, skipped = _written(name, outputs, given)
+    left_out += skipped
+    flat_names, flat_given = _flat_outputs(name, outputs, given, lists)
+    on_device, stream = _call_stream(name, arrays, flat_names, flat_given, stream)
     if name in DATA_DEPENDENT:
         return _data_dependent_call(
             _spec(signature, library, tuple(arrays), flat_names, tuple(left_out)), arrays,
-            tuple(c_attributes), flat_given, [p.name in skipped for p in all_outputs],
+            tuple(converted.c_attributes), flat_given, [p.name in skipped for p in all_outputs],
             on_device, stream, allocator, bool(inouts or lists))
     if flat_given is None:
         flat_given = list(_allocate(name, _rule_values(values, arrays, lists), arrays,
                                     flat_names, on_device, stream.device, allocator))
     spec = _spec(signature, library, tuple(arrays), flat_names, tuple(left_out),
                  tuple(lists.items()))
-    attributes = tuple(c_attributes)
     simple = len(outputs) == 1 and not inouts and not left_out and not lists and \
         signature.roles_known
     if simple and not kwargs and out is None:
         names = [p.name for p in parameters]
         _fast.put((name, len(args)), (spec, tuple(names.index(n) for n in arrays), tuple(
             index for index, p in enumerate(parameters) if not p.is_tensor)))
+    if on_device and simple and out is None and allocator is None:
+        # cached as the curated calls are
+        flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
+        result = flat_given[0]
+        return launch_cache.launch(spec, tuple(converted.c_attributes), flat, None,
+                                   lambda: result, stream)
+    raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
+    results = _launched(spec, converted, flat_given, on_device, simple, raw,
+                        None if out is None else flat_given[0], stream)
+    return _returned(converted, outputs, all_outputs, skipped, results, signature)
+
+
+def _launched(spec: OperatorSpec, converted: _Arguments, flat_given: list[Any],
+              on_device: bool, simple: bool, raw: tuple[Any, ...], out: Any,
+              stream: Stream) -> list[Any]:
+    """Launch a converted call whose outputs are ``flat_given``; returns the arrays it
+    updated in place, then its outputs."""
+    arrays, inouts = converted.arrays, converted.inouts
+    attributes = tuple(converted.c_attributes)
     if on_device:
         flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
-        if simple and out is None and allocator is None:  # cached as the curated calls are
-            result = flat_given[0]
-            return launch_cache.launch(spec, attributes, flat, None, lambda: result, stream)
         flat += flat_given
         launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
-        results = [*(arrays[n] for n in inouts), *flat_given]
-    elif simple and all(a.size for a in arrays.values()) and numpy_path.enabled:
+        return [*(arrays[n] for n in inouts), *flat_given]
+    if simple and all(a.size for a in arrays.values()) and numpy_path.enabled:
         host_inputs = list(arrays.values())
-        raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
-        numpy_path.call(spec, attributes, host_inputs, raw, host_inputs,
-                      None if out is None else flat_given[0], flat_given[0], stream)
-        results = list(flat_given)
-    else:
-        names = list(arrays)
-        unstaged(spec, attributes, list(arrays.values()), flat_given, stream,
-                 [names.index(name) for name in inouts])
-        results = [*(arrays[n] for n in inouts), *flat_given]
+        numpy_path.call(spec, attributes, host_inputs, raw, host_inputs, out, flat_given[0],
+                        stream)
+        return list(flat_given)
+    names = list(arrays)
+    unstaged(spec, attributes, list(arrays.values()), flat_given, stream,
+             [names.index(name) for name in inouts])
+    return [*(arrays[n] for n in inouts), *flat_given]
+
+
+def _returned(converted: _Arguments, outputs: list[catalog.Parameter],
+              all_outputs: list[catalog.Parameter], skipped: list[str], results: list[Any],
+              signature: catalog.Signature) -> Any:
+    """What a call returns: its in-place tensors (a tensor list's as a list), then its
+    outputs (None for one left out); one value alone, or None for an operator that writes
+    nothing."""
+    inouts = converted.inouts
     updated = iter(results[:len(inouts)])
-    written = iter(_grouped(outputs, lists, results[len(inouts):]))
-    results = [next(updated) if group is None else [next(updated) for _ in members]
-               for group, members in inout_groups]
-    results += [None if p.name in skipped else next(written) for p in all_outputs]
-    if not results and signature.returns_nothing:
+    written = iter(_grouped(outputs, converted.lists, results[len(inouts):]))
+    found = [next(updated) if group is None else [next(updated) for _ in members]
+             for group, members in converted.inout_groups]
+    found += [None if p.name in skipped else next(written) for p in all_outputs]
+    if not found and signature.returns_nothing:
         return None
-    return results[0] if len(results) == 1 else tuple(results)
+    return found[0] if len(found) == 1 else tuple(found)
 
 
 def _flat_broadcast(arrays: dict[str, Any]) -> list[tuple[tuple[int, ...], np.dtype]]:
