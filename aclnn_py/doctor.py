@@ -161,15 +161,10 @@ def _gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:.2f} GiB"
 
 
-def format_report(found: dict[str, Any]) -> str:  # noqa: C901
-    """The text form of :func:`report`."""
-    lines = [f"aclnn_py {found['versions']['aclnn_py']} doctor", ""]
-    for name, value in found["versions"].items():
-        if name != "aclnn_py":
-            lines.append(f"  {name:<18} {value}")
-    variable = loader.ENV_BACKEND
+def _backend_lines(found: dict[str, Any], variable: str) -> list[str]:
+    """The report's backend part: requested and chosen, and the CANN roots searched."""
     given = f"{variable}={os.environ[variable]}" if variable in os.environ else f"{variable} unset"
-    lines += ["", f"requested backend    {found['requested_backend']} ({given})"]
+    lines = ["", f"requested backend    {found['requested_backend']} ({given})"]
     if found["backend"] is not None:
         kind = " (aclnn_py's emulator tree)" if found["emulator"] else ""
         lines.append(f"backend              {found['backend']}{kind}")
@@ -187,27 +182,57 @@ def format_report(found: dict[str, Any]) -> str:  # noqa: C901
                  "complete" if root["complete"] else
                  "no complete library set" if root["exists"] else "does not exist")
         lines.append(f"  {root['source']:<22} {root['root']}: {state}")
+    return lines
+
+
+def _loaded_lines(found: dict[str, Any]) -> list[str]:
+    """The report's part on a loaded backend: libraries, version, SoC, devices, operators."""
+    lines = ["", f"install root         {found['root']}", "libraries loaded:"]
+    lines += [f"  {family:<18} {path}" for family, path in found["libraries"].items()]
+    lines.append("dependencies loaded first: " + (", ".join(found["dependencies"]) or "none"))
+    lines.append(f"CANN version         {found['cann_version'] or 'unknown'}")
+    bf16 = "supported" if found["bfloat16"] else "not supported"
+    lines.append(f"SoC                  {found['soc_name'] or 'unknown'} (bfloat16 {bf16})")
+    visible = found["visible_devices"]
+    rule = (f"{VISIBLE_DEVICES} unset" if visible is None else
+            f"{VISIBLE_DEVICES}={visible}")
+    lines.append(f"devices              {found['device_count']} visible ({rule})")
+    for device in found["devices"]:
+        ids = ("ids not reported by this CANN (< 8.5)" if device["logical_id"] is None else
+               f"logical id {device['logical_id']}, physical id {device['physical_id']}")
+        lines.append(f"  device {device['device']:<11} {ids}; {_gib(device['total_bytes'])} "
+                     f"total, {_gib(device['free_bytes'])} free")
+    lines.append(f"operators            {found['operators']} found in headers "
+                 "(aclnn_py.operators())")
+    for package in found["custom_packages"]:
+        state = "" if package["exists"] else " (does not exist)"
+        lines.append(f"  custom package     {package['path']}{state}")
+    return lines
+
+
+def _self_test_lines(test: dict[str, Any] | None) -> list[str]:
+    """The report's self-test line (none when it did not run)."""
+    if test is None:
+        return []
+    if test["ok"]:
+        return ["", f"self-test            {test['operator']} on {test['inputs']}: ok "
+                f"(max abs error {test['max_abs_error']:g}, {test['seconds']:.4f} s)"]
+    if "error" in test:
+        return ["", f"self-test            {test['operator']} failed: {test['error']}"]
+    return ["", f"self-test            {test['operator']} gave wrong numbers: "
+            f"{test['result']} instead of {test['expected']}"]
+
+
+def format_report(found: dict[str, Any]) -> str:
+    """The text form of :func:`report`."""
+    lines = [f"aclnn_py {found['versions']['aclnn_py']} doctor", ""]
+    for name, value in found["versions"].items():
+        if name != "aclnn_py":
+            lines.append(f"  {name:<18} {value}")
+    variable = loader.ENV_BACKEND
+    lines += _backend_lines(found, variable)
     if found["backend"] is not None:
-        lines += ["", f"install root         {found['root']}", "libraries loaded:"]
-        lines += [f"  {family:<18} {path}" for family, path in found["libraries"].items()]
-        lines.append("dependencies loaded first: " + (", ".join(found["dependencies"]) or "none"))
-        lines.append(f"CANN version         {found['cann_version'] or 'unknown'}")
-        bf16 = "supported" if found["bfloat16"] else "not supported"
-        lines.append(f"SoC                  {found['soc_name'] or 'unknown'} (bfloat16 {bf16})")
-        visible = found["visible_devices"]
-        rule = (f"{VISIBLE_DEVICES} unset" if visible is None else
-                f"{VISIBLE_DEVICES}={visible}")
-        lines.append(f"devices              {found['device_count']} visible ({rule})")
-        for device in found["devices"]:
-            ids = ("ids not reported by this CANN (< 8.5)" if device["logical_id"] is None else
-                   f"logical id {device['logical_id']}, physical id {device['physical_id']}")
-            lines.append(f"  device {device['device']:<11} {ids}; {_gib(device['total_bytes'])} "
-                         f"total, {_gib(device['free_bytes'])} free")
-        lines.append(f"operators            {found['operators']} found in headers "
-                     "(aclnn_py.operators())")
-        for package in found["custom_packages"]:
-            state = "" if package["exists"] else " (does not exist)"
-            lines.append(f"  custom package     {package['path']}{state}")
+        lines += _loaded_lines(found)
     lines += ["", "environment:"]
     variables = [f"  {name}={value}" for name, value in found["environment"].items()]
     lines += variables or ["  (none set)"]
@@ -219,17 +244,7 @@ def format_report(found: dict[str, Any]) -> str:  # noqa: C901
                 found["requested_backend"] != "emulator":
             lines.append(f"to run on the emulator instead, set {variable}=emulator (check it "
                          "with `python -m aclnn_py --backend emulator`)")
-    test = found["self_test"]
-    if test is not None:
-        lines.append("")
-        if test["ok"]:
-            lines.append(f"self-test            {test['operator']} on {test['inputs']}: ok "
-                         f"(max abs error {test['max_abs_error']:g}, {test['seconds']:.4f} s)")
-        elif "error" in test:
-            lines.append(f"self-test            {test['operator']} failed: {test['error']}")
-        else:
-            lines.append(f"self-test            {test['operator']} gave wrong numbers: "
-                         f"{test['result']} instead of {test['expected']}")
+    lines += _self_test_lines(found["self_test"])
     if found.get("caches"):
         lines += ["", "caches (aclnn_py.empty_cache() empties them):"]
         for name, cache in found["caches"].items():
