@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from _checkouts import parse_folders
 
@@ -37,7 +38,36 @@ def collect_headers(checkouts: Sequence[Path], folder: Path) -> int:
     return len(chosen)
 
 
-def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
+def _role_mismatches(name: str, signature: Any, entry: dict[str, Any]
+                     ) -> list[tuple[str, str, str, str]]:
+    """Each tensor of ``signature`` whose role is not the one the table ``entry`` gives:
+    (operator, parameter, role, the table's role)."""
+    found = []
+    for p in signature.parameters:
+        if not p.is_tensor:
+            continue
+        expected = ("inout" if p.name in entry["inout"] else
+                    "output" if p.name in entry["outputs"] else "input")
+        if p.role != expected:
+            found.append((name, p.name, p.role, expected))
+    return found
+
+
+def _conventions_wrong(signature: Any, entry: dict[str, Any]) -> str:
+    """How CANN's naming conventions alone differ from the table ``entry`` on
+    ``signature`` ("" when they agree)."""
+    from aclnn_py.ops import headers as _headers
+    from aclnn_py.ops import roles as _roles
+
+    rules = _roles.rule_roles([_headers.CParameter(p.c_type, p.name)
+                               for p in signature.parameters])
+    if (set(rules.outputs), set(rules.inout)) == (set(entry["outputs"]), set(entry["inout"])):
+        return ""
+    return (f"conventions: outputs {sorted(rules.outputs)}, inout {sorted(rules.inout)}; "
+            f"doc: outputs {sorted(entry['outputs'])}, inout {sorted(entry['inout'])}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_folders(argv, __doc__, "checkouts", "--verbose", "list every disagreement")
 
     import aclnn_py
@@ -77,21 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901
                 mismatches.append((name, "*", signature.roles_source,
                                    "table entry does not apply (parameter names differ)"))
             if entry is not None:
-                for p in signature.parameters:
-                    if not p.is_tensor:
-                        continue
-                    expected = ("inout" if p.name in entry["inout"] else
-                                "output" if p.name in entry["outputs"] else "input")
-                    if p.role != expected:
-                        mismatches.append((name, p.name, p.role, expected))
-                rules = _roles.rule_roles([_headers.CParameter(p.c_type, p.name)
-                                           for p in signature.parameters])
-                if (set(rules.outputs), set(rules.inout)) != (set(entry["outputs"]),
-                                                              set(entry["inout"])):
-                    rules_wrong.append((name, f"conventions: outputs {sorted(rules.outputs)}, "
-                                              f"inout {sorted(rules.inout)}; doc: outputs "
-                                              f"{sorted(entry['outputs'])}, inout "
-                                              f"{sorted(entry['inout'])}"))
+                mismatches += _role_mismatches(name, signature, entry)
+                wrong = _conventions_wrong(signature, entry)
+                if wrong:
+                    rules_wrong.append((name, wrong))
             if not any(p.role in ("output", "inout") for p in signature.parameters):
                 no_output.append((name, "writes nothing, as its doc says"
                                   if signature.returns_nothing else "roles not known"))
