@@ -33,6 +33,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.testing import assert_allclose  # imported before any interrupt can hit an import
@@ -129,7 +130,25 @@ def described(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:400]} [at {where}]"
 
 
-def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:  # noqa: C901
+def _drain() -> list[Any]:
+    """Wait for every stream of the device (streams left open by an interrupted close or
+    `with` exit hold their last work until then), collect, empty the caches; returns the
+    streams an interrupted `with` exit left current. Those are exited and closed, as their
+    owner would (closing finishes a close an interrupt cut short; the next run starts with
+    none current); dropped ones whose release an interrupt cut short are destroyed at the
+    device-wide synchronisation."""
+    stale = list(getattr(_runtime._thread, "streams", []))
+    for stream in reversed(stale):
+        stream.__exit__(None, None, None)
+        stream.close()
+    _streams.synchronize_device(0)
+    gc.collect()
+    _streams.synchronize_device(0)  # and streams the collection dropped
+    aclnn_py.empty_cache()
+    return stale
+
+
+def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict[str, object]:
     aclnn_py.runtime_info()
     aclnn_py.synchronize()  # the default stream exists from here on
     before = live_counts()
@@ -191,20 +210,7 @@ def run(seconds: float, threads: int, seed: int, interrupt_every: float) -> dict
     for key, value in main.items():
         counts[key] += value
     shared.close()
-    # Drain: wait for every stream of the device (streams left open by an interrupted
-    # close or `with` exit hold their last work until then), collect, empty the caches.
-    # Streams an interrupted `with` exit left current are exited and closed, as their
-    # owner would (closing finishes a close an interrupt cut short; the next run starts
-    # with none current); dropped ones whose release an interrupt cut short are destroyed
-    # at the device-wide synchronisation.
-    stale = list(getattr(_runtime._thread, "streams", []))
-    for stream in reversed(stale):
-        stream.__exit__(None, None, None)
-        stream.close()
-    _streams.synchronize_device(0)
-    gc.collect()
-    _streams.synchronize_device(0)  # and streams the collection dropped
-    aclnn_py.empty_cache()
+    stale = _drain()
     after = live_counts()
     return {**counts, "seconds": seconds, "threads": threads, "seed": seed,
             "leaked": {key: after[key] - before[key] for key in (*LIVE_KEYS, "used_bytes")},
