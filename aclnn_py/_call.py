@@ -57,6 +57,7 @@ _INTEGERS = {
 _FLOATS = {"float", "double"}
 _STRINGS = {"char *", "const char *"}
 _SCALARS = {"aclScalar *", "const aclScalar *"}
+_SCALAR_LISTS = {"aclScalarList *", "const aclScalarList *"}
 _INT_ARRAYS = {"aclIntArray *", "const aclIntArray *"}
 _FLOAT_ARRAYS = {"aclFloatArray *", "const aclFloatArray *"}
 _BOOL_ARRAYS = {"aclBoolArray *", "const aclBoolArray *"}
@@ -121,28 +122,12 @@ def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -
                             f"got {value!r}") from None
         return acl_dtype(dtype, all_dtypes(), argument=name)
     if c_type in _SCALARS:
-        if isinstance(value, (bool, np.bool_)):
-            dtype = np.dtype(np.bool_)
-        elif isinstance(value, np.generic):
-            dtype = value.dtype
-        elif isinstance(value, int):
-            low, high = _INTEGERS["int64_t"]
-            if not low <= value <= high:
-                raise ValueError(f"{where}: a Python int travels as an int64 scalar, so it must "
-                                 f"be in [{low}, {high}], got {value} (pass a numpy scalar "
-                                 "for another dtype)")
-            dtype = np.dtype(np.int64)
-        elif isinstance(value, float):
-            dtype = np.dtype(np.float64)
-        else:
-            raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
-                            f"{type(value).__name__}")
-        item = value.item() if isinstance(value, np.generic) else value
-        if isinstance(item, float):
-            item = c_float(item)
-        elif isinstance(item, complex):
-            item = c_complex(item)
-        return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
+        return _scalar(where, name, value)
+    if c_type in _SCALAR_LISTS:
+        if isinstance(value, np.ndarray):
+            value = list(value)  # its items as numpy scalars of its dtype
+        return tuple(_scalar(f"{where}[{index}]", name, item)
+                     for index, item in enumerate(_items(where, value, "numbers")))
     if c_type in _INT_ARRAYS:
         items = _items(where, value, "integers")
         for item in items:
@@ -162,6 +147,33 @@ def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -
                 raise TypeError(f"{where} must hold bools, got {item!r}")
         return tuple(bool(item) for item in items)
     raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
+
+
+def _scalar(where: str, name: str, value: Any) -> tuple[int, np.dtype, Any]:
+    """An aclScalar's ``(aclDataType, numpy dtype, value)``: a Python number keeps its dtype
+    (int64, float64, bool), a numpy scalar its own."""
+    if isinstance(value, (bool, np.bool_)):
+        dtype = np.dtype(np.bool_)
+    elif isinstance(value, np.generic):
+        dtype = value.dtype
+    elif isinstance(value, int):
+        low, high = _INTEGERS["int64_t"]
+        if not low <= value <= high:
+            raise ValueError(f"{where}: a Python int travels as an int64 scalar, so it must "
+                             f"be in [{low}, {high}], got {value} (pass a numpy scalar "
+                             "for another dtype)")
+        dtype = np.dtype(np.int64)
+    elif isinstance(value, float):
+        dtype = np.dtype(np.float64)
+    else:
+        raise TypeError(f"{where} must be a Python number or a numpy scalar, got "
+                        f"{type(value).__name__}")
+    item = value.item() if isinstance(value, np.generic) else value
+    if isinstance(item, float):
+        item = c_float(item)
+    elif isinstance(item, complex):
+        item = c_complex(item)
+    return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
 
 
 def _outputs(signature: catalog.Signature, out: Any) -> tuple[list[catalog.Parameter],
