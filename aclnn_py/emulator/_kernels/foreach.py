@@ -361,10 +361,10 @@ def _scalar_list_check(short: str) -> Callable[..., None]:
                 raise ValueError(f"scalars has dtype {given.name} (its first scalar's; a "
                                  f"double is taken as float32), which a list of {dtype.name} "
                                  f"does not take: it takes {wanted.name}")
-        for index, result in enumerate(out):
-            if result.dtype != dtype:
-                raise ValueError(f"out[{index}] has dtype {result.dtype.name} and x "
-                                 f"{dtype.name}: they must be equal")
+        for index, (source, result) in enumerate(zip(x, out)):
+            if result.dtype != source.dtype:
+                raise ValueError(f"out[{index}] has dtype {result.dtype.name} and x[{index}] "
+                                 f"{source.dtype.name}: they must be equal")
         if len(scalars) != len(x):
             raise Refusal(f"scalars holds {len(scalars)} scalars and x {len(x)} tensors: it "
                           "must hold one per tensor", TILING_ERROR)
