@@ -149,9 +149,10 @@ def convert_attribute(operator: str, parameter: catalog.Parameter, value: Any) -
     raise TypeError(f"{where}: aclnn_py cannot pass arguments of C type {c_type} yet")
 
 
-def _scalar(where: str, name: str, value: Any) -> tuple[int, np.dtype, Any]:
+def _scalar(where: str, name: str, value: Any) -> tuple[int, np.dtype[Any], Any]:
     """An aclScalar's ``(aclDataType, numpy dtype, value)``: a Python number keeps its dtype
     (int64, float64, bool), a numpy scalar its own."""
+    dtype: np.dtype[Any]
     if isinstance(value, (bool, np.bool_)):
         dtype = np.dtype(np.bool_)
     elif isinstance(value, np.generic):

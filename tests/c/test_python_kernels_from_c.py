@@ -54,7 +54,8 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("python_kernels")
     done = in_set_env(f'cc -std=gnu11 -Wall -Werror -I"$ASCEND_HOME_PATH/include" '
                       f'{shlex.quote(str(SOURCE))} -L"$ASCEND_HOME_PATH/lib64" -lacl_rt '
-                      f'-lnnopbase -lopapi_math -lopapi_nn -lopapi -lm -lpthread -o python_kernels', folder)
+                      f'-lnnopbase -lopapi_math -lopapi_nn -lopapi -lm -lpthread '
+                      f'-o python_kernels', folder)
     assert done.returncode == 0, done.stderr
     return folder / "python_kernels"
 
