@@ -2845,6 +2845,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
             per(lambda t: f(t, torch.tensor(1.5)), a)))
         cases[f"aclnnForeach{name}ScalarV2"] = (lambda f=function, a=first: EmulatedCase(
             {"x": a, "scalar": 1.5}, lists_out, per(lambda t: f(t, torch.tensor(1.5)), a)))
+        cases[f"aclnnForeach{name}ScalarList"] = (lambda f=function, a=first: EmulatedCase(
+            {"x": a, "scalars": [1.5] * len(a)}, lists_out,
+            per(lambda t: f(t, torch.tensor(1.5)), a)))
         second = ps if name == "Div" else ys
         if name in ("Add", "Sub"):
             cases[f"aclnnForeach{name}List"] = (lambda f=function, b=second: EmulatedCase(

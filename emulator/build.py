@@ -95,7 +95,7 @@ PHASE1_RULES = ROOT / "aclnn_py" / "data" / "phase1_rules.json"
 ARGUMENT_KINDS = {"aclTensor *": 1, "aclTensorList *": 2, "aclScalar *": 3, "aclIntArray *": 4,
                   "aclBoolArray *": 5, "aclFloatArray *": 6, "char *": 7, "int64_t": 8, "int": 8,
                   "int32_t": 8, "int8_t": 8, "uint64_t": 8, "aclDataType": 8, "bool": 9,
-                  "double": 10, "float": 10}
+                  "double": 10, "float": 10, "aclScalarList *": 11}
 # The table's repository -> the short name of its operator library (libopapi_<short>.so from
 # 8.5: each repository's CMakeLists.txt sets PKG_NAME, cmake/variables.cmake OPAPI_NAME
 # opapi_${PKG_NAME}).
@@ -120,15 +120,6 @@ class GenericOperator:
     def kind(self, c_type: str) -> int:
         bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
         return ARGUMENT_KINDS[bare]
-
-    def unsupported(self) -> tuple[str, str] | None:
-        """The first parameter (C type, name) of a type without an argument kind (the kernels
-        do not receive it: aclScalarList), or None."""
-        for c_type, name in (*self.parameters, *self.phase2_extra):
-            bare = " ".join(c_type.replace("const", " ").split()).replace(" *", " *")
-            if bare not in ARGUMENT_KINDS:
-                return c_type, name
-        return None
 
     @property
     def phase1(self) -> str:
@@ -329,13 +320,6 @@ def write_generic_sources(folder: Path, operators: list[GenericOperator]) -> dic
     by_repository: dict[str, list[str]] = {}
     for op in operators:
         short = op.name[len("aclnn"):]
-        unsupported = op.unsupported()
-        if unsupported is not None:
-            # A parameter the kernels do not receive (aclScalarList): the operator is declared
-            # but not exported. Clients that look the symbol up (torch_npu's multi-tensor
-            # optimizers) then fall back, as on a CANN without it; an export that always
-            # refused would send them down a path that fails.
-            continue
         declaration, values = _description(op, f"op_{short}", f"{op.name}GetWorkspaceSize",
                                            op.parameters)
         phase1 = (f"EMU_EXPORT {op.phase1[:-1]}\n{{\n"

@@ -115,7 +115,8 @@ typedef enum {
     ACLEMU_ARG_STRING = 7,       /* char * */
     ACLEMU_ARG_INTEGER = 8,      /* any integer type, aclDataType included */
     ACLEMU_ARG_BOOL = 9,
-    ACLEMU_ARG_REAL = 10         /* float or double */
+    ACLEMU_ARG_REAL = 10,        /* float or double */
+    ACLEMU_ARG_SCALAR_LIST = 11  /* aclScalarList: its scalars as members of kind 3 */
 } aclemuArgKind;
 
 typedef struct aclemuKernelArg aclemuKernelArg;
@@ -131,9 +132,9 @@ struct aclemuKernelArg {
     const int64_t *strides;  /* in elements */
     int64_t offset;          /* in elements, from data */
     uint64_t storage_bytes;  /* bytes from data that the view may touch */
-    /* kind 2: */
+    /* kind 2 (tensors, kind 1) and kind 11 (scalars, kind 3): */
     const aclemuKernelArg *members;
-    /* kinds 2, 4, 5, 6, 7: the number of members, values or bytes */
+    /* kinds 2, 4, 5, 6, 7, 11: the number of members, values or bytes */
     uint64_t length;
     const int64_t *integers; /* kind 4 */
     const uint8_t *bools;    /* kind 5 */
@@ -200,8 +201,8 @@ typedef struct {
     char optional;      /* 1 when the argument may be NULL */
 } aclemuGenericParam;
 
-/* One argument: kinds 1 to 7 in pointer (NULL for one left out), 8 and 9 in integer, 10 in
-   real. */
+/* One argument: kinds 1 to 7 and 11 in pointer (NULL for one left out), 8 and 9 in integer,
+   10 in real. */
 typedef struct {
     const void *pointer;
     int64_t integer;

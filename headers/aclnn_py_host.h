@@ -209,12 +209,14 @@ void aclpyStagingCollect(aclpyStaging *staging);
 
 typedef struct {
     void *handle;         /* aclTensor *, aclOpExecutor *, aclScalar *, aclIntArray *,
-                             aclFloatArray *, aclBoolArray * or aclTensorList *; NULL once
-                             destroyed (or, for a tensor, once handed to a tensor list) */
+                             aclFloatArray *, aclBoolArray *, aclTensorList * or
+                             aclScalarList *; NULL once destroyed (or, for a tensor or a
+                             scalar, once handed to a list) */
     int32_t kind;         /* 1: aclTensor (aclDestroyTensor), 2: aclOpExecutor, 3: aclScalar,
                              4: aclIntArray, 5: aclFloatArray, 6: aclBoolArray,
                              7: aclTensorList (aclDestroyTensorList, which destroys its
-                             tensors too) */
+                             tensors too), 8: aclScalarList (aclDestroyScalarList, which
+                             destroys its scalars too) */
     uint64_t generation;  /* handle generation it was made in (see aclpyHandlesAbandon) */
 } aclpyHandle;
 
@@ -228,7 +230,8 @@ void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                            int32_t (*destroy_int_array)(const aclIntArray *),
                            int32_t (*destroy_float_array)(const aclFloatArray *),
                            int32_t (*destroy_bool_array)(const aclBoolArray *),
-                           int32_t (*destroy_tensor_list)(const aclTensorList *));
+                           int32_t (*destroy_tensor_list)(const aclTensorList *),
+                           int32_t (*destroy_scalar_list)(const aclScalarList *));
 
 /* The current handle generation: store it in each new aclpyHandle. */
 uint64_t aclpyHandlesGeneration(void);
@@ -286,6 +289,13 @@ typedef aclTensorList *(*aclpyCreateTensorListFunction)(const aclTensor *const *
  * holding a tensor, or when out of host memory.
  */
 int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,
+                              aclpyHandle *const *members, uint64_t size);
+
+typedef aclScalarList *(*aclpyCreateScalarListFunction)(const aclScalar *const *, uint64_t);
+
+/* As aclpyCreateTensorList, for `create` (the loaded aclCreateScalarList) on the scalars the
+   `size` handles `members` hold (aclDestroyScalarList destroys them). */
+int32_t aclpyCreateScalarList(aclpyHandle *owned, aclpyCreateScalarListFunction create,
                               aclpyHandle *const *members, uint64_t size);
 
 typedef int32_t (*aclpyLaunchFunction)(void *, uint64_t, aclOpExecutor *, aclrtStream);

@@ -625,7 +625,8 @@ enum {
     HANDLE_INT_ARRAY = 4,
     HANDLE_FLOAT_ARRAY = 5,
     HANDLE_BOOL_ARRAY = 6,
-    HANDLE_TENSOR_LIST = 7
+    HANDLE_TENSOR_LIST = 7,
+    HANDLE_SCALAR_LIST = 8
 };
 
 static int32_t (*g_destroy_tensor)(const aclTensor *);
@@ -635,6 +636,7 @@ static int32_t (*g_destroy_int_array)(const aclIntArray *);
 static int32_t (*g_destroy_float_array)(const aclFloatArray *);
 static int32_t (*g_destroy_bool_array)(const aclBoolArray *);
 static int32_t (*g_destroy_tensor_list)(const aclTensorList *);
+static int32_t (*g_destroy_scalar_list)(const aclScalarList *);
 static uint64_t g_handle_generation = 1;
 static uint64_t g_failed_deletes;
 static uint64_t g_undestroyable;
@@ -645,8 +647,10 @@ EXPORT void aclpyHandlesConfigure(int32_t (*destroy_tensor)(const aclTensor *),
                                   int32_t (*destroy_int_array)(const aclIntArray *),
                                   int32_t (*destroy_float_array)(const aclFloatArray *),
                                   int32_t (*destroy_bool_array)(const aclBoolArray *),
-                                  int32_t (*destroy_tensor_list)(const aclTensorList *))
+                                  int32_t (*destroy_tensor_list)(const aclTensorList *),
+                                  int32_t (*destroy_scalar_list)(const aclScalarList *))
 {
+    __atomic_store_n(&g_destroy_scalar_list, destroy_scalar_list, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_int_array, destroy_int_array, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_float_array, destroy_float_array, __ATOMIC_RELEASE);
     __atomic_store_n(&g_destroy_bool_array, destroy_bool_array, __ATOMIC_RELEASE);
@@ -685,6 +689,7 @@ static int32_t handle_destroy(int32_t kind, void *handle)
     case HANDLE_FLOAT_ARRAY: DESTROY_WITH(g_destroy_float_array);
     case HANDLE_BOOL_ARRAY: DESTROY_WITH(g_destroy_bool_array);
     case HANDLE_TENSOR_LIST: DESTROY_WITH(g_destroy_tensor_list);
+    case HANDLE_SCALAR_LIST: DESTROY_WITH(g_destroy_scalar_list);
     default:
         /* NULL on CANN 8.0.RC2, where aclDestroyAclOpExecutor is not usable: an executor whose
            phase 2 never ran is then lost (aclnn_py runs phase 2 right after phase 1 there). */
@@ -790,6 +795,34 @@ EXPORT int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFu
     if (!list)
         return 0;
     owned->kind = HANDLE_TENSOR_LIST;
+    owned->generation = generation;
+    __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
+    for (uint64_t i = 0; i < size; i++) /* the list destroys them now */
+        __atomic_store_n(&members[i]->handle, NULL, __ATOMIC_RELEASE);
+    return 1;
+}
+
+EXPORT int32_t aclpyCreateScalarList(aclpyHandle *owned, aclpyCreateScalarListFunction create,
+                                     aclpyHandle *const *members, uint64_t size)
+{
+    uint64_t generation = aclpyHandlesGeneration();
+    if (size > SIZE_MAX / sizeof(aclScalar *))
+        return -1;
+    const aclScalar **scalars = size ? malloc((size_t)size * sizeof *scalars) : NULL;
+    if (size && !scalars)
+        return -1;
+    for (uint64_t i = 0; i < size; i++) {
+        scalars[i] = __atomic_load_n(&members[i]->handle, __ATOMIC_ACQUIRE);
+        if (members[i]->kind != HANDLE_SCALAR || members[i]->generation != generation || !scalars[i]) {
+            free(scalars);
+            return -1;
+        }
+    }
+    aclScalarList *list = create(scalars, size);
+    free(scalars);
+    if (!list)
+        return 0;
+    owned->kind = HANDLE_SCALAR_LIST;
     owned->generation = generation;
     __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
     for (uint64_t i = 0; i < size; i++) /* the list destroys them now */

@@ -984,6 +984,12 @@ if torch is not None:
             REFERENCES[f"aclnnForeach{_name}{_form}"] = _each(
                 (lambda f: lambda x, s: f(x, torch.as_tensor(s, dtype=x.dtype)))(_function),
                 "scalar")
+        # one scalar per tensor, stored as nnopbase stores an aclScalarList: float32 for a
+        # float list (a double rounded to it), int64 for an int32 one
+        REFERENCES[f"aclnnForeach{_name}ScalarList"] = _each(
+            (lambda f: lambda x, s: f(x, torch.as_tensor(
+                float(np.float32(s)) if x.is_floating_point() else int(s), dtype=x.dtype)))(
+                    _function), "scalars")
         if _name in ("Add", "Sub"):  # x1 + alpha x2 (aclnnForeachAddList's doc)
             REFERENCES[f"aclnnForeach{_name}List"] = _each(
                 (lambda f: lambda x, y, a: f(x, y, alpha=a))(_function), "x2", "alpha")

@@ -72,10 +72,11 @@ def emulator_fault_apis() -> tuple[str, ...]:
 
 _KINDS = ffi.typeof("aclemuArgKind").relements
 KERNEL_TENSOR, KERNEL_TENSOR_LIST, KERNEL_SCALAR, KERNEL_INT_ARRAY, KERNEL_BOOL_ARRAY, \
-    KERNEL_FLOAT_ARRAY, KERNEL_STRING, KERNEL_INTEGER, KERNEL_BOOL, KERNEL_REAL = (
+    KERNEL_FLOAT_ARRAY, KERNEL_STRING, KERNEL_INTEGER, KERNEL_BOOL, KERNEL_REAL, \
+    KERNEL_SCALAR_LIST = (
         _KINDS[f"ACLEMU_ARG_{kind}"] for kind in (
             "TENSOR", "TENSOR_LIST", "SCALAR", "INT_ARRAY", "BOOL_ARRAY", "FLOAT_ARRAY", "STRING",
-            "INTEGER", "BOOL", "REAL"))
+            "INTEGER", "BOOL", "REAL", "SCALAR_LIST"))
 
 # The aclemuArgKind of each C parameter type of an operator's phase 1, const removed (the
 # emulator's build has the same table for the operators it exports).
@@ -83,7 +84,7 @@ ARGUMENT_KINDS = {"aclTensor *": KERNEL_TENSOR, "aclTensorList *": KERNEL_TENSOR
                   "aclScalar *": KERNEL_SCALAR, "aclIntArray *": KERNEL_INT_ARRAY,
                   "aclBoolArray *": KERNEL_BOOL_ARRAY, "aclFloatArray *": KERNEL_FLOAT_ARRAY,
                   "char *": KERNEL_STRING, "bool": KERNEL_BOOL, "double": KERNEL_REAL,
-                  "float": KERNEL_REAL,
+                  "float": KERNEL_REAL, "aclScalarList *": KERNEL_SCALAR_LIST,
                   **dict.fromkeys(("int64_t", "int", "int32_t", "int16_t", "int8_t", "uint64_t",
                                    "uint32_t", "uint16_t", "uint8_t", "aclDataType"),
                                   KERNEL_INTEGER)}
@@ -148,6 +149,13 @@ def _tensor(arg: Any, call: _Call | None = None) -> tuple[Any, ...]:
     return described
 
 
+def _scalar(arg: Any) -> tuple[bytes, int]:
+    """A scalar argument (or a scalar list's member): the value's bytes, exact for every dtype
+    (int64, float16, ...), and its aclDataType."""
+    value = ffi.buffer(arg.scalar_bytes, _SCALAR_BYTES)[:] if arg.scalar_bytes != NULL else b""
+    return (value, int(arg.scalar_dtype))
+
+
 def _argument(arg: Any, call: _Call) -> tuple[int, Any, str]:
     """A handler argument as Python values: see :func:`set_kernel_handler`."""
     kind = int(arg.kind)
@@ -159,11 +167,11 @@ def _value(arg: Any, kind: int, call: _Call) -> Any:
         return _tensor(arg, call)
     if kind == KERNEL_TENSOR_LIST:
         return [_tensor(arg.members[i]) for i in range(int(arg.length))]
-    if kind == KERNEL_SCALAR:  # the value's bytes: exact for every dtype (int64, float16, ...)
-        value = ffi.buffer(arg.scalar_bytes, _SCALAR_BYTES)[:] if arg.scalar_bytes != NULL \
-            else b""
-        return (value, int(arg.scalar_dtype))
+    if kind == KERNEL_SCALAR:
+        return _scalar(arg)
     length = int(arg.length)
+    if kind == KERNEL_SCALAR_LIST:
+        return [_scalar(arg.members[i]) for i in range(length)]
     if kind == KERNEL_INT_ARRAY:
         return tuple(arg.integers[0:length]) if length else ()
     if kind == KERNEL_BOOL_ARRAY:
@@ -219,7 +227,8 @@ def set_kernel_handler(handler: Any) -> None:
     strides, offset, aclFormat)`` (an output at phase 2 with a seventh item,
     ``report(shape)``, telling its real extent when the data decides it), a tensor list as a
     list of those, a scalar as ``(value bytes, aclDataType)`` (the value exactly, in the host's
-    representation of its dtype, 16 bytes of which the dtype's size count), arrays as tuples,
+    representation of its dtype, 16 bytes of which the dtype's size count), a scalar list as a
+    list of those, arrays as tuples,
     a string as str, numbers as int, bool or float. ``handler`` returns None, or ``(status,
     message)`` to fail with. Set once per process (later calls replace the handler).
 

@@ -20,6 +20,7 @@ HANDLE_INT_ARRAY = 4
 HANDLE_FLOAT_ARRAY = 5
 HANDLE_BOOL_ARRAY = 6
 HANDLE_TENSOR_LIST = 7
+HANDLE_SCALAR_LIST = 8
 
 _host: Any = None
 _collect_block: Any = None
@@ -46,7 +47,8 @@ def host() -> Any:
                                       core.optional(META, "aclDestroyIntArray"),
                                       core.optional(META, "aclDestroyFloatArray"),
                                       core.optional(META, "aclDestroyBoolArray"),
-                                      core.optional(META, "aclDestroyTensorList"))
+                                      core.optional(META, "aclDestroyTensorList"),
+                                      core.optional(META, "aclDestroyScalarList"))
         # Fences: aclrtQueryEventStatus where the runtime has it, as torch_npu probes for it
         # (its values are the opposite of the deprecated aclrtQueryEvent's; hicann/runtime
         # include/external/acl/acl_rt.h, aclrtEventRecordedStatus and aclrtEventStatus).

@@ -1,4 +1,4 @@
-"""``libnnopbase.so``: aclTensor, aclScalar, the aclnn arrays and tensor lists, and the
+"""``libnnopbase.so``: aclTensor, aclScalar, the aclnn arrays, tensor and scalar lists, and the
 repeatable-executor API, one checked function per C function."""
 
 from __future__ import annotations
@@ -104,6 +104,18 @@ def create_owned_tensor_list(owned: Any, members: list[Any]) -> Any:
         raise ValueError("aclCreateTensorList: a member is not a live aclTensor handle of this "
                          "runtime, or the host is out of memory")
     return _stored(owned, made, "aclCreateTensorList")
+
+
+def create_owned_scalar_list(owned: Any, members: list[Any]) -> Any:
+    """aclCreateScalarList of the scalars the ``members`` handles hold, stored straight into
+    ``owned``; on success the members are emptied in the same C call (the list destroys its
+    scalars), on failure they still hold their scalars."""
+    made = host().aclpyCreateScalarList(owned, META.aclCreateScalarList,
+                                        _c_array("aclpyHandle *", members), len(members))
+    if made < 0:
+        raise ValueError("aclCreateScalarList: a member is not a live aclScalar handle of this "
+                         "runtime, or the host is out of memory")
+    return _stored(owned, made, "aclCreateScalarList")
 
 
 def destroy_tensor(tensor: Any) -> None:

@@ -58,6 +58,7 @@ _INTEGERS = {
 _FLOATS = {"float", "double"}
 _STRINGS = {"char *", "const char *"}
 _SCALARS = {"aclScalar *", "const aclScalar *"}
+_SCALAR_LISTS = {"aclScalarList *", "const aclScalarList *"}
 _INT_ARRAYS = {"aclIntArray *", "const aclIntArray *"}
 _FLOAT_ARRAYS = {"aclFloatArray *", "const aclFloatArray *"}
 _BOOL_ARRAYS = {"aclBoolArray *", "const aclBoolArray *"}
@@ -150,6 +151,15 @@ def _scalar(c_type: str, where: str, name: str, value: Any) -> tuple[int, np.dty
     return (acl_dtype(dtype, all_dtypes(), argument=name), dtype, item)
 
 
+def _scalar_list(c_type: str, where: str, name: str, value: Any) -> tuple[Any, ...]:
+    """An aclScalarList's scalars, each converted as one aclScalar (an array gives its items
+    as numpy scalars of its dtype)."""
+    if isinstance(value, np.ndarray):
+        value = list(value)
+    return tuple(_scalar(c_type, f"{where}[{index}]", name, item)
+                 for index, item in enumerate(_items(where, value, "numbers")))
+
+
 def _int_array(c_type: str, where: str, name: str, value: Any) -> tuple[int, ...]:
     items = _items(where, value, "integers")
     for item in items:
@@ -179,7 +189,8 @@ def _bool_array(c_type: str, where: str, name: str, value: Any) -> tuple[bool, .
 _CONVERTERS: dict[str, Callable[[str, str, str, Any], Any]] = {
     **dict.fromkeys(_INTEGERS, _integer), "bool": _bool, **dict.fromkeys(_FLOATS, _float),
     **dict.fromkeys(_STRINGS, _string), **dict.fromkeys(_DTYPES, _data_type),
-    **dict.fromkeys(_SCALARS, _scalar), **dict.fromkeys(_INT_ARRAYS, _int_array),
+    **dict.fromkeys(_SCALARS, _scalar), **dict.fromkeys(_SCALAR_LISTS, _scalar_list),
+    **dict.fromkeys(_INT_ARRAYS, _int_array),
     **dict.fromkeys(_FLOAT_ARRAYS, _float_array), **dict.fromkeys(_BOOL_ARRAYS, _bool_array)}
 
 

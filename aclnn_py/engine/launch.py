@@ -109,7 +109,8 @@ def _ordered_argument(entry: tuple[str, int] | tuple[str, int, int], handles: li
 def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
     """The C argument for an attribute's converted ``value``; C objects it needs are made
     here and added to ``owned``. aclScalars come as ``(aclDataType, numpy dtype, value)``,
-    or as a float (float32); arrays as tuples; strings as str."""
+    or as a float (float32); aclScalarLists as a tuple of the former; arrays as tuples;
+    strings as str."""
     if value is None:  # an optional argument left out
         return ll.NULL
     c_type = c_type.removesuffix("const").rstrip()
@@ -118,6 +119,13 @@ def _c_attribute(c_type: str, value: Any, owned: list[Any]) -> Any:
             made: Any = Handle("scalar", np.array([value[2]], value[1]), value[0])
         else:
             made = Handle("scalar", value, _SCALAR_DTYPE)
+    elif c_type in ("const aclScalarList *", "aclScalarList *"):
+        scalars = [Handle("scalar", np.array([item], dtype), code) for code, dtype, item in value]
+        try:
+            made = Handle("scalar_list", scalars)
+        finally:  # those the list did not take over
+            for scalar in scalars:
+                scalar.destroy()
     elif c_type in ("const aclIntArray *", "aclIntArray *"):
         made = Handle("int_array", value)
     elif c_type in ("const aclFloatArray *", "aclFloatArray *"):

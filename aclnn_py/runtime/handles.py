@@ -37,6 +37,14 @@ def _tensor_list(owned: Any, tensors: Sequence[Handle]) -> Any:
     return handle
 
 
+def _scalar_list(owned: Any, scalars: Sequence[Handle]) -> Any:
+    # As _tensor_list: aclDestroyScalarList destroys the list's scalars.
+    handle = ll.create_owned_scalar_list(owned, [scalar._owned for scalar in scalars])
+    for scalar in scalars:
+        scalar.handle = ll.NULL
+    return handle
+
+
 KINDS: dict[str, HandleKind] = {
     # (shape, acl dtype, strides, offset, storage size, data): shape, strides and offset
     # count elements; the storage is one dimension of ``storage size`` elements at ``data``.
@@ -59,6 +67,8 @@ KINDS: dict[str, HandleKind] = {
                                  owned, tuple(bool(v) for v in values))),
     # (tensor handles,): the list owns its tensors from then on.
     "tensor_list": HandleKind(ll.HANDLE_TENSOR_LIST, "aclDestroyTensorList", _tensor_list),
+    # (scalar handles,): the list owns its scalars from then on.
+    "scalar_list": HandleKind(ll.HANDLE_SCALAR_LIST, "aclDestroyScalarList", _scalar_list),
 }
 
 

@@ -254,7 +254,8 @@ bool emu_scalar_read(const aclScalar *s, double *value, aclDataType *dtype);
  */
 bool emu_scalar_read_bytes(const aclScalar *s, unsigned char *bytes, aclDataType *dtype);
 
-/* ---- arrays and tensor lists (aclCreateFloatArray, aclCreateBoolArray, aclCreateTensorList) ---- */
+/* ---- arrays and lists (aclCreateFloatArray, aclCreateBoolArray, aclCreateTensorList,
+   aclCreateScalarList) ---- */
 
 /*
  * Whether the object is live (records nothing). If it is, *size receives its length and the
@@ -262,6 +263,9 @@ bool emu_scalar_read_bytes(const aclScalar *s, unsigned char *bytes, aclDataType
  * (which may be NULL when capacity is 0).
  */
 bool emu_tensor_list_read(const aclTensorList *list, uint64_t *size, const aclTensor **tensors,
+                          uint64_t capacity);
+/* members may be NULL (aclCreateScalarList accepts them) */
+bool emu_scalar_list_read(const aclScalarList *list, uint64_t *size, const aclScalar **scalars,
                           uint64_t capacity);
 bool emu_int_array_read(const aclIntArray *array, uint64_t *size, int64_t *values, uint64_t capacity);
 bool emu_float_array_read(const aclFloatArray *array, uint64_t *size, float *values, uint64_t capacity);

@@ -1176,6 +1176,20 @@ EMU_EXPORT aclScalarList *aclCreateScalarList(const aclScalar *const *value, uin
     return l;
 }
 
+EMU_EXPORT bool emu_scalar_list_read(const aclScalarList *list, uint64_t *size, const aclScalar **scalars,
+                                     uint64_t capacity)
+{
+    MLOCK();
+    bool live = set_has(&m_scalar_lists, list);
+    if (live) {
+        *size = list->list.size;
+        for (uint64_t i = 0; i < list->list.size && i < capacity; i++)
+            scalars[i] = list->list.items[i];
+    }
+    MUNLOCK();
+    return live;
+}
+
 EMU_EXPORT aclnnStatus aclDestroyScalarList(const aclScalarList *array)
 {
     static const char *api = "aclDestroyScalarList";

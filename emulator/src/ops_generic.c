@@ -30,7 +30,8 @@ typedef struct {
     size_t slot;
     aclTensor *members;    /* ACLEMU_ARG_TENSOR_LIST */
     uint64_t length;       /* members, values or string bytes */
-    void *values;          /* arrays: int64_t, uint8_t or double values; strings: the text */
+    void *values;          /* arrays: int64_t, uint8_t or double values; strings: the text;
+                              scalar lists: generic_scalar */
     int64_t integer;
     double real;
     int32_t scalar_dtype;
@@ -64,6 +65,14 @@ static bool is_data_dependent(const char *op)
             return true;
     return false;
 }
+
+/* One scalar of an aclScalarList (ACLEMU_ARG_SCALAR_LIST: a generic_arg's values, length of
+   them), as read_arg read an aclScalar. */
+typedef struct {
+    double real;
+    int32_t dtype;
+    unsigned char bytes[EMU_SCALAR_MAX_BYTES];
+} generic_scalar;
 
 typedef struct {
     const ops_generic_op *op;
@@ -126,6 +135,8 @@ static generic_arg *copy_args(const generic_arg *args, int32_t count)
             value_bytes = args[i].length * sizeof(double);
         else if (args[i].kind == ACLEMU_ARG_STRING && args[i].values)
             value_bytes = args[i].length + 1;
+        else if (args[i].kind == ACLEMU_ARG_SCALAR_LIST)
+            value_bytes = args[i].length * sizeof(generic_scalar);
         void *members = NULL, *values = NULL;
         if (!copy_bytes(&members, args[i].members, args[i].members ? args[i].length * sizeof(aclTensor) : 0) ||
             !copy_bytes(&values, args[i].values, value_bytes)) {
@@ -193,6 +204,43 @@ static aclnnStatus read_arg(const char *api, const char *name, int32_t kind, con
             return ops_not_live(api, name, "aclScalar", "aclCreateScalar");
         a->scalar_dtype = (int32_t)dtype;
         return ACLNN_SUCCESS;
+    }
+    case ACLEMU_ARG_SCALAR_LIST: {
+        /* Each scalar as an aclScalar argument is read; a NULL member is refused as
+           NnopbaseExecutorAddScalarListInput refuses it (hicann/opbase aa3cd74
+           src/nnopbase/individual_op/executor/indv_executor_ext.cpp: NNOPBASE_ASSERT_NOTNULL_RETVAL
+           of each member, 161001). */
+        uint64_t n = 0;
+        if (!emu_scalar_list_read(p, &n, NULL, 0))
+            return ops_not_live(api, name, "aclScalarList", "aclCreateScalarList");
+        const aclScalar **scalars = calloc(n ? n : 1, sizeof *scalars);
+        generic_scalar *values = calloc(n ? n : 1, sizeof *values);
+        if (!scalars || !values) {
+            free(scalars);
+            free(values);
+            emu_error("%s: out of host memory", api);
+            return ACLNN_ERR_INNER;
+        }
+        emu_scalar_list_read(p, &n, scalars, n);
+        a->values = values;
+        a->length = n;
+        aclnnStatus st = ACLNN_SUCCESS;
+        char what[160];
+        for (uint64_t j = 0; j < n && st == ACLNN_SUCCESS; j++) {
+            snprintf(what, sizeof what, "%s[%" PRIu64 "]", name, j);
+            aclDataType dtype;
+            if (!scalars[j]) {
+                emu_error("%s: %s is NULL: every scalar of an aclScalarList must be one", api, what);
+                st = ACLNN_ERR_PARAM_NULLPTR;
+            } else if (!emu_scalar_read(scalars[j], &values[j].real, &dtype) ||
+                       !emu_scalar_read_bytes(scalars[j], values[j].bytes, &dtype)) {
+                st = ops_not_live(api, what, "aclScalar", "aclCreateScalar");
+            } else {
+                values[j].dtype = (int32_t)dtype;
+            }
+        }
+        free(scalars);
+        return st;
     }
     case ACLEMU_ARG_INT_ARRAY:
     case ACLEMU_ARG_BOOL_ARRAY:
@@ -329,7 +377,7 @@ static aclemuKernelArg *kernel_args(generic_arg *args, int32_t count, const char
 {
     size_t n_members = 0;
     for (int32_t i = 0; i < count; i++)
-        if (args[i].kind == ACLEMU_ARG_TENSOR_LIST)
+        if (args[i].kind == ACLEMU_ARG_TENSOR_LIST || args[i].kind == ACLEMU_ARG_SCALAR_LIST)
             n_members += args[i].length;
     aclemuKernelArg *k = calloc(count ? (size_t)count : 1, sizeof *k);
     aclemuKernelArg *members = calloc(n_members ? n_members : 1, sizeof *members);
@@ -374,6 +422,20 @@ static aclemuKernelArg *kernel_args(generic_arg *args, int32_t count, const char
             k[i].scalar_dtype = a->scalar_dtype;
             k[i].scalar_bytes = a->scalar_bytes;
             break;
+        case ACLEMU_ARG_SCALAR_LIST: {
+            const generic_scalar *scalars = a->values;
+            k[i].members = &members[m];
+            k[i].length = a->length;
+            for (uint64_t j = 0; j < a->length; j++, m++) {
+                members[m].kind = ACLEMU_ARG_SCALAR;
+                members[m].present = 1;
+                members[m].role = roles[i];
+                members[m].real = scalars[j].real;
+                members[m].scalar_dtype = scalars[j].dtype;
+                members[m].scalar_bytes = scalars[j].bytes;
+            }
+            break;
+        }
         case ACLEMU_ARG_INT_ARRAY:
             k[i].integers = a->values;
             k[i].length = a->length;
@@ -841,8 +903,8 @@ static aclnnStatus check_description(const char *api, const char *op, int32_t co
             emu_error("%s: %s: parameter %d has no name", api, op, (int)i);
             return ACLNN_ERR_PARAM_INVALID;
         }
-        if (p->kind < ACLEMU_ARG_TENSOR || p->kind > ACLEMU_ARG_REAL) {
-            emu_error("%s: %s: parameter %s has kind %d, not an aclemuArgKind (1 to 10)", api, op, p->name,
+        if (p->kind < ACLEMU_ARG_TENSOR || p->kind > ACLEMU_ARG_SCALAR_LIST) {
+            emu_error("%s: %s: parameter %s has kind %d, not an aclemuArgKind (1 to 11)", api, op, p->name,
                       (int)p->kind);
             return ACLNN_ERR_PARAM_INVALID;
         }

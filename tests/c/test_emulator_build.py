@@ -75,9 +75,7 @@ def test_each_operator_library_exports_exactly_its_repositories_operators(layout
     """The C operators of the data file and the table's others (the generic path), each
     in the library of its repository, with that repository's helper functions."""
     lib64 = Path(aclnn_py.emulator.home(layout)) / "lib64"
-    # operators with a parameter the kernels do not receive (aclScalarList) are not exported
-    unexported = {op.name for op in build.generic_operators() if op.unsupported()}
-    generic = [op for op in build.generic_operators() if op.name not in unexported]
+    generic = build.generic_operators()
     every = set()
     for library, repositories in build.LAYOUTS[layout].operators.items():
         names = [name for name, entry in OPERATORS.items()
@@ -88,8 +86,7 @@ def test_each_operator_library_exports_exactly_its_repositories_operators(layout
         assert ops == symbols(names) | helpers, library
         every |= ops - helpers
     table = json.loads(build.OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
-    assert unexported and every == symbols(OPERATORS) | symbols(
-        name[len("aclnn"):] for name in table if name not in unexported)
+    assert every == symbols(OPERATORS) | symbols(name[len("aclnn"):] for name in table)
 
 
 def test_the_fault_table_names_both_phases_of_every_operator():

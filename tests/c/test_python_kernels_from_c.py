@@ -54,7 +54,8 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("python_kernels")
     done = in_set_env(f'cc -std=gnu11 -Wall -Werror -I"$ASCEND_HOME_PATH/include" '
                       f'{shlex.quote(str(SOURCE))} -L"$ASCEND_HOME_PATH/lib64" -lacl_rt '
-                      f'-lnnopbase -lopapi_math -lopapi -lm -lpthread -o python_kernels', folder)
+                      f'-lnnopbase -lopapi_math -lopapi_nn -lopapi -lm -lpthread '
+                      f'-o python_kernels', folder)
     assert done.returncode == 0, done.stderr
     return folder / "python_kernels"
 
@@ -74,6 +75,17 @@ def test_a_c_program_gets_aclnn_exp_from_the_python_kernel(program):
     assert lines[0] == "status 0", lines
     assert [float(line) for line in lines[1:]] == pytest.approx([math.exp(x) for x in INPUT],
                                                                 abs=1e-6)  # printed %.6f
+
+
+def test_a_c_program_passes_an_acl_scalar_list_to_the_python_kernel(program):
+    """aclnnForeachMulScalarList: its aclScalarList reaches the kernel, a double stored as
+    float32 as nnopbase stores it; too few scalars for the tensors fail with 561002 (the A2
+    tiling's check)."""
+    lines = run(program, "scalar-list")
+    assert lines[0] == "status 0", lines
+    assert [float(line) for line in lines[1:7]] == pytest.approx(
+        [0.0, 2.5, -2.5, 5.0, -6.0, -8.0], abs=1e-6)
+    assert lines[7] == "short status 561002", lines
 
 
 def test_no_python_fails_phase_1_with_561003_naming_the_variable(program):

@@ -1,7 +1,7 @@
 /*
  * A plain C program (no Python in it) that calls operators the aclnn_py emulator computes in
  * Python, built against an emulator tree's headers and libraries (-lacl_rt -lnnopbase
- * -lopapi_math -lopapi). The emulator starts Python itself on the first such call.
+ * -lopapi_math -lopapi_nn -lopapi). The emulator starts Python itself on the first such call.
  *
  *   python_kernels exp      aclnnExp of {0, 1, -1, 2}: prints "status <phase 1 status>" and,
  *                           when it is 0, the four results, one per line (%.6f); else
@@ -24,6 +24,11 @@
  *                           "message <aclGetRecentErrMsg>" when s is not 0, "handler calls
  *                           <n>", then "after status <s>" of aclnnExp on a new stream
  *   python_kernels interrupt-default  the same without a handler of its own (SIG_DFL)
+ *   python_kernels scalar-list  aclnnForeachMulScalarList (an aclScalarList argument) of the
+ *                           tensors {0, 1, -1, 2} and {3, 4} by the scalars 2.5 (ACL_DOUBLE)
+ *                           and -2 (ACL_FLOAT): prints "status <phase 1 status>", then the
+ *                           six results (%.6f), or "message <aclGetRecentErrMsg>"; then
+ *                           "short status <s>" of the same call with one scalar only
  *
  * Exit status 0 when the calls ran as described, 1 when a runtime call failed.
  */
@@ -37,6 +42,7 @@
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_exp.h"
+#include "aclnnop/aclnn_foreach_mul_scalar_list.h"
 #include "aclnnop/aclnn_ndtri.h"
 
 typedef aclnnStatus (*phase1_fn)(const aclTensor *, aclTensor *, uint64_t *, aclOpExecutor **);
@@ -93,6 +99,59 @@ static void *exp_thread(void *arg)
 }
 
 static int fork_once(aclrtStream stream, const float *in, float *out, int print);
+
+/* The scalar-list mode: see the top of the file. */
+static int scalar_list_mode(aclrtStream stream)
+{
+    float in[6] = {0.0f, 1.0f, -1.0f, 2.0f, 3.0f, 4.0f}, out[6] = {0};
+    int64_t sizes[2] = {4, 2}, strides[1] = {1}, storage[1] = {6};
+    void *x = NULL, *y = NULL;
+    if (aclrtMalloc(&x, sizeof in, ACL_MEM_MALLOC_HUGE_FIRST) ||
+        aclrtMalloc(&y, sizeof out, ACL_MEM_MALLOC_HUGE_FIRST) ||
+        aclrtMemcpy(x, sizeof in, in, sizeof in, ACL_MEMCPY_HOST_TO_DEVICE)) {
+        fprintf(stderr, "allocation or copy failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    aclTensor *xs[2], *ys[2];
+    for (int i = 0; i < 2; i++) { /* views of one storage each: the second from element 4 */
+        int64_t offset = i == 0 ? 0 : 4;
+        xs[i] = aclCreateTensor(&sizes[i], 1, ACL_FLOAT, strides, offset, ACL_FORMAT_ND, storage, 1, x);
+        ys[i] = aclCreateTensor(&sizes[i], 1, ACL_FLOAT, strides, offset, ACL_FORMAT_ND, storage, 1, y);
+    }
+    aclTensorList *xl = aclCreateTensorList((const aclTensor *const *)xs, 2);
+    aclTensorList *yl = aclCreateTensorList((const aclTensor *const *)ys, 2);
+    double first = 2.5;
+    float second = -2.0f;
+    const aclScalar *scalars[2] = {aclCreateScalar(&first, ACL_DOUBLE), aclCreateScalar(&second, ACL_FLOAT)};
+    aclScalarList *both = aclCreateScalarList(scalars, 2);
+    uint64_t workspace = 0;
+    aclOpExecutor *executor = NULL;
+    int status = aclnnForeachMulScalarListGetWorkspaceSize(xl, both, yl, &workspace, &executor);
+    printf("status %d\n", status);
+    if (status == 0 && (aclnnForeachMulScalarList(NULL, workspace, executor, stream) ||
+                        aclrtSynchronizeStream(stream) ||
+                        aclrtMemcpy(out, sizeof out, y, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST))) {
+        fprintf(stderr, "launch failed: %s\n", aclGetRecentErrMsg());
+        return 1;
+    }
+    if (status == 0)
+        for (int i = 0; i < 6; i++)
+            printf("%.6f\n", out[i]);
+    else
+        printf("message %s\n", aclGetRecentErrMsg());
+    float lone = 1.0f;
+    const aclScalar *one[1] = {aclCreateScalar(&lone, ACL_FLOAT)};
+    aclScalarList *short_list = aclCreateScalarList(one, 1);
+    printf("short status %d\n",
+           (int)aclnnForeachMulScalarListGetWorkspaceSize(xl, short_list, yl, &workspace, &executor));
+    aclDestroyScalarList(both);
+    aclDestroyScalarList(short_list);
+    aclDestroyTensorList(xl);
+    aclDestroyTensorList(yl);
+    aclrtFree(x);
+    aclrtFree(y);
+    return 0;
+}
 
 static volatile int g_busy_stop;
 
@@ -242,6 +301,8 @@ int main(int argc, char **argv)
         failed = fork_mode(stream, strcmp(mode, "fork-busy") == 0);
     } else if (strcmp(mode, "interrupt") == 0 || strcmp(mode, "interrupt-default") == 0) {
         failed = interrupt_mode(stream, strcmp(mode, "interrupt") == 0);
+    } else if (strcmp(mode, "scalar-list") == 0) {
+        failed = scalar_list_mode(stream);
     } else if (strcmp(mode, "threads") == 0) {
         float offsets[2] = {-1.0f, 1.0f};
         pthread_t threads[2];

@@ -945,3 +945,82 @@ def test_trans_matmul_weight_leaves_fractal_nz_blocks_a_client_reads_back() -> N
             ll.destroy_tensor(tensor)
         ll.free(pointer)
         ll.destroy_stream(stream)
+
+
+# ---- the foreach ScalarList operators (an aclScalarList: one scalar per tensor) ----------
+# The scalar list's dtype is nnopbase's (hicann/opbase aa3cd74 src/nnopbase/individual_op/
+# executor/indv_executor_ext.cpp, NnopbaseExecutorAddScalarListInput): the first scalar's, a
+# double stored as float32; the A2 tiling's checks answer 561002 (ops-nn foreach/foreach_utils/
+# op_host/foreach_tiling_class.h).
+
+TILING_ERROR = 561002
+
+
+def test_foreach_scalar_list_on_int32_takes_int64_scalars_and_wraps_as_torch() -> None:
+    x = [np.array([2, -3, 2**31 - 1], np.int32), np.array([[5, 7]], np.int32)]
+    for op, function in (("Add", torch.add), ("Sub", torch.sub), ("Mul", torch.mul),
+                         ("Maximum", torch.maximum), ("Minimum", torch.minimum),
+                         ("Pow", torch.pow)):
+        got = aclnn_py.call(f"aclnnForeach{op}ScalarList", x=x, scalars=[2, -1 if op != "Pow"
+                                                                         else 3],
+                            out=[np.empty_like(t) for t in x])
+        for tensor, value, result in zip(x, [2, -1 if op != "Pow" else 3], got):
+            same(result, function(torch.from_numpy(tensor),
+                                  torch.tensor(value, dtype=torch.int32)).numpy())
+
+
+def test_foreach_scalar_list_nan_inf_empty_and_a_larger_out() -> None:
+    x = [np.array([np.nan, 1.0, -np.inf], np.float32), np.zeros((0, 3), np.float32)]
+    out = [np.full(5, 7.0, np.float32), np.empty((0, 3), np.float32)]
+    got = aclnn_py.call("aclnnForeachMaximumScalarList", x=x, scalars=[0.5, 1.0], out=out)
+    # out may hold more elements than x (the tiling's CheckOutputShapeAndDtype): the result
+    # fills its first ones
+    same(got[0][:3], np.array([np.nan, 1.0, 0.5], np.float32))
+    assert got[1].shape == (0, 3)
+    got = aclnn_py.call("aclnnForeachDivScalarList", x=[np.array([1.0, -1.0, 0.0], np.float16)],
+                        scalars=[0.0], out=[np.empty(3, np.float16)])
+    same(got[0], np.array([np.inf, -np.inf, np.nan], np.float16))
+
+
+def test_foreach_scalar_list_stores_doubles_as_float32_and_converts_the_others() -> None:
+    x = [np.array([1.0], np.float32), np.array([1.0], np.float32)]
+    # 0.1 as a double, stored as float32; an int64 scalar after a double is taken as float32
+    got = aclnn_py.call("aclnnForeachMulScalarList", x=x, scalars=[0.1, np.int64(3)],
+                        out=[np.empty(1, np.float32), np.empty(1, np.float32)])
+    same(got[0], np.array([np.float32(0.1)], np.float32))
+    same(got[1], np.array([3.0], np.float32))
+    # float32 scalars as the sample gives them; a float16 list takes FLOAT scalars too
+    got = aclnn_py.call("aclnnForeachSubScalarList", x=[np.array([1.0], np.float16)],
+                        scalars=[np.float32(0.25)], out=[np.empty(1, np.float16)])
+    same(got[0], np.array([0.75], np.float16))
+
+
+@pytest.mark.parametrize("scalars, out, status, message", [
+    ([1.0], [np.empty(2, np.float32)] * 2, TILING_ERROR, "scalars holds 1 scalars and x 2"),
+    ([1.0, 2.0], [np.empty(2, np.float32)], TILING_ERROR, "out holds 1 tensors and x 2"),
+    ([1.0, 2.0], [np.empty(1, np.float32)] * 2, TILING_ERROR, "at least as many"),
+    ([1.0, 2.0], [np.empty(2, np.float16)] * 2, PARAM_INVALID, "out\\[0\\] has dtype float16"),
+    ([1, 2], [np.empty(2, np.float32)] * 2, PARAM_INVALID, "scalars has dtype int64"),
+    ([np.float16(1), 2.0], [np.empty(2, np.float32)] * 2, PARAM_INVALID,
+     "scalars has dtype float32"),  # a double anywhere makes the list float32: accepted
+])
+def test_foreach_scalar_list_refusals(scalars, out, status, message) -> None:
+    x = [np.ones(2, np.float32), np.ones(2, np.float32)]
+    if message == "scalars has dtype float32":
+        aclnn_py.call("aclnnForeachAddScalarList", x=x, scalars=scalars, out=out)
+        return
+    with pytest.raises(aclnn_py.AclError, match=message) as raised:
+        aclnn_py.call("aclnnForeachAddScalarList", x=x, scalars=scalars, out=out)
+    assert raised.value.status == status
+
+
+def test_foreach_scalar_list_refuses_int32_div_and_mixed_lists() -> None:
+    with pytest.raises(aclnn_py.AclError, match="x(\\[0\\])? has dtype (DT_INT32|int32)") as raised:
+        aclnn_py.call("aclnnForeachDivScalarList", x=[np.ones(2, np.int32)], scalars=[2],
+                      out=[np.empty(2, np.int32)])
+    assert raised.value.status == PARAM_INVALID
+    with pytest.raises(aclnn_py.AclError, match="one dtype") as raised:
+        aclnn_py.call("aclnnForeachMulScalarList",
+                      x=[np.ones(2, np.float32), np.ones(2, np.float16)], scalars=[2.0, 2.0],
+                      out=[np.empty(2, np.float32), np.empty(2, np.float16)])
+    assert raised.value.status == TILING_ERROR

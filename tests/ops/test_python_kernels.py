@@ -1484,6 +1484,15 @@ for _short, _function in FOREACH_BINARY_TORCH.items():
     case(f"aclnnForeach{_short}Scalar")(_foreach_scalar)
     case(f"aclnnForeach{_short}ScalarV2", "aclScalar")(functools.partial(_foreach_scalar, v2=True))
 
+    def _foreach_scalar_list(rng, dtype, function=_function):
+        """Python floats, as torch_npu passes them (ACL_DOUBLE scalars, stored as float32)."""
+        x = _foreach_inputs(rng, dtype, 0.5, 2.0)
+        values = [1.75, -1.25, 0.5][:len(x)]
+        return {"x": x, "scalars": values}, _empty_like(x), \
+            [N(function(T(t).float(), torch.tensor(np.float32(v))).to(TORCH_DTYPES[dtype]))
+             for t, v in zip(x, values)]
+    case(f"aclnnForeach{_short}ScalarList", "aclScalarList")(_foreach_scalar_list)
+
     def _foreach_list(rng, dtype, short=_short, function=_function, alpha=None):
         x1, x2 = _foreach_inputs(rng, dtype, 0.5, 2.0), _foreach_inputs(rng, dtype, 0.5, 2.0)
         arguments: dict[str, Any] = {"x1": x1, "x2": x2}

@@ -413,6 +413,9 @@ def arguments(kernel_: Kernel, arguments_: list[tuple[int, Any, str]], phase: in
                             for index, member in enumerate(value)]
         elif kind == ll.KERNEL_SCALAR:
             values[name] = _scalar(value, name)
+        elif kind == ll.KERNEL_SCALAR_LIST:
+            values[name] = [_scalar(member, f"{name}[{index}]")
+                            for index, member in enumerate(value)]
         elif kind == ll.KERNEL_INTEGER and value < 0 and name in _unsigned_64(kernel_):
             values[name] = value + (1 << 64)
         else:

@@ -6,7 +6,8 @@ Each operator of ops-nn ``foreach/*`` computes, for i = 0 .. n-1, ``y_i = f(x_i,
 the matching single-tensor kernel (:mod:`.elementwise`), so each tensor computes as that
 operator does (float16 and bfloat16 widened to float32, rounded once into out). A scalar given
 as an aclTensor holds one element (``scalar``, ``alpha``, ``roundMode``), or one per tensor of
-the list (``scalars`` of the Addcdiv/Addcmul List and ScalarList forms).
+the list (``scalars`` of the Addcdiv/Addcmul List and ScalarList forms); the Add, Sub, Mul,
+Div, Maximum, Minimum and Pow ScalarList forms take an aclScalarList, one scalar per tensor.
 
 Every list has as many tensors as the first; an output tensor has the dtype of its input
 and at least its number of elements (the docs' "shape size大于等于"): the result fills its first
@@ -308,6 +309,105 @@ def _foreach_scalar(short: str) -> Callable[..., None]:
 for _short in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow"):
     for _suffix in ("Scalar", "ScalarV2"):
         register(f"aclnnForeach{_short}{_suffix}", check=_scalar_check)(_foreach_scalar(_short))
+
+
+# ---- with a scalar list: (x, scalars, out) ------------------------------------------------
+#
+# CANN generates these operators' aclnn API from their OpDef (ops-nn foreach/foreach_<name>_
+# scalar_list/op_host/foreach_<name>_scalar_list_def.cpp, ``.ScalarList()`` without a dtype of
+# its own): the call passes the aclScalarList to NnopbaseAddScalarListInput, which makes it one
+# host tensor (hicann/opbase aa3cd74 src/nnopbase/individual_op/executor/indv_executor_ext.cpp,
+# NnopbaseExecutorAddScalarListInput): its dtype is the first scalar's, a DOUBLE scalar is
+# stored as FLOAT (and makes the list FLOAT), any other scalar is converted to the list's
+# dtype. The (x, scalars, y) dtypes must then be one of the OpDef's combinations (161002,
+# the ascend910b binary configs op_host/config/ascend910b/*_binary.json agree): a float16,
+# float32 or bfloat16 list with FLOAT scalars, an int32 list with INT64 ones, y of x's dtype.
+# The A2 tiling (ops-nn foreach/foreach_utils/op_host/foreach_tiling_class.h,
+# ForeachCommonTiling with TYPE_SCALARS_TENSOR) refuses with 561002 (TILING_ERROR, the docs'
+# table of statuses): as many scalars as tensors (CheckScalarsTenorShapeInfo), an output
+# per tensor of x's dtype holding at least its elements (CheckOutputShapeAndDtype), at most 8
+# dims (CheckInputTensorlistShape), one dtype in the list (CheckTensorListDtype).
+
+TILING_ERROR = 561002  # ACLNN_ERR_INNER_TILING_ERROR (ops-nn docs/zh/context/aclnn_return_code.md)
+_SCALAR_LIST_DTYPES = {  # the OpDefs' x dtypes
+    **{short: ("float16", "float32", "bfloat16", "int32")
+       for short in ("Add", "Sub", "Mul", "Maximum", "Minimum", "Pow")},
+    "Div": ("float16", "float32", "bfloat16"),
+}
+
+
+def _scalar_list_dtype(scalars: list[Any]) -> np.dtype:
+    """The dtype nnopbase gives a scalar list: the first scalar's, float32 when a scalar is
+    a double (NnopbaseExecutorAddScalarListInput)."""
+    if any(np.asarray(value).dtype == np.float64 for value in scalars):
+        return np.dtype(np.float32)
+    return np.asarray(scalars[0]).dtype
+
+
+def _scalar_list_check(short: str) -> Callable[..., None]:
+    def check(x: list[np.ndarray], scalars: list[Any], out: list[np.ndarray]) -> None:
+        if not x:
+            raise ValueError("x is an empty tensor list: it must hold at least one tensor")
+        dtype = x[0].dtype
+        if dtype.name not in _SCALAR_LIST_DTYPES[short]:
+            raise ValueError(f"x has dtype {dtype.name}, which aclnnForeach{short}ScalarList "
+                             f"does not support: it supports "
+                             f"{', '.join(_SCALAR_LIST_DTYPES[short])}")
+        _plain_formats(x=x, out=out)
+        if scalars:
+            wanted = np.dtype(np.int64 if dtype.kind in "iu" else np.float32)
+            given = _scalar_list_dtype(scalars)
+            if given != wanted:
+                raise ValueError(f"scalars has dtype {given.name} (its first scalar's; a "
+                                 f"double is taken as float32), which a list of {dtype.name} "
+                                 f"does not take: it takes {wanted.name}")
+        for index, (source, result) in enumerate(zip(x, out)):
+            if result.dtype != source.dtype:
+                raise ValueError(f"out[{index}] has dtype {result.dtype.name} and x[{index}] "
+                                 f"{source.dtype.name}: they must be equal")
+        if len(scalars) != len(x):
+            raise Refusal(f"scalars holds {len(scalars)} scalars and x {len(x)} tensors: it "
+                          "must hold one per tensor", TILING_ERROR)
+        if len(out) != len(x):
+            raise Refusal(f"out holds {len(out)} tensors and x {len(x)}: they must hold as "
+                          "many", TILING_ERROR)
+        for index, (source, result) in enumerate(zip(x, out)):
+            if source.ndim > 8:
+                raise Refusal(f"x[{index}] has {source.ndim} dims: at most 8", TILING_ERROR)
+            if source.dtype != dtype:
+                raise Refusal(f"x[{index}] has dtype {source.dtype.name} but x[0] "
+                              f"{dtype.name}: the tensors of a list must have one dtype",
+                              TILING_ERROR)
+            if result.shape != source.shape and result.size < source.size:
+                raise Refusal(f"out[{index}] has {result.size} elements and x[{index}] "
+                              f"{source.size}: it must hold at least as many", TILING_ERROR)
+    check.__name__ = f"check_foreach_{short.lower()}_scalar_list"
+    return check
+
+
+def _foreach_scalar_list(short: str) -> Callable[..., None]:
+    compute = BINARY.get(short)
+
+    def kernel(x: list[np.ndarray], scalars: list[Any], out: list[np.ndarray]) -> None:
+        stored = _scalar_list_dtype(scalars)  # what nnopbase hands the kernel
+        for source, value, result in zip(x, scalars, out):
+            if source.size == 0:
+                continue
+            dtype = _binary_dtype(short, source.dtype)
+            number = _number(_number(value, stored), dtype)
+            target = _target(result, source.shape)
+            if compute is None:  # Add, Sub
+                apply(target, _scaled(1 if short == "Add" else -1),
+                      [source, number, dtype.type(1)], dtype)
+            else:
+                apply(target, compute, [source, number], dtype)
+    kernel.__name__ = f"foreach_{short.lower()}_scalar_list"
+    return kernel
+
+
+for _short in ("Add", "Sub", "Mul", "Div", "Maximum", "Minimum", "Pow"):
+    register(f"aclnnForeach{_short}ScalarList", check=_scalar_list_check(_short))(
+        _foreach_scalar_list(_short))
 
 
 def _pow_scalar_and_tensor_check(scalar: Any, x: list[np.ndarray], out: list[np.ndarray]

@@ -592,6 +592,15 @@ FORMULAS.update({
         f"y_i = {doc.replace('x1', 'x_i').replace('x2', 'scalar')}",
         "numpy's operation per tensor, the scalar in the compute dtype")
        for name, doc in _FOREACH_BINARY.items() for suffix in ("Scalar", "ScalarV2")},
+    **{f"aclnnForeach{name}ScalarList": _f(
+        f"y_i = {doc.replace('x1', 'x_i').replace('x2', 'scalars_i')}",
+        "numpy's operation per tensor, scalars_i stored as nnopbase stores it (float32, or "
+        "int64 for an int32 list), then in the compute dtype")
+       for name, doc in _FOREACH_BINARY.items()},
+    **{f"aclnnForeach{name}ScalarList": _f(
+        f"y_i = x_i {sign} scalars_i",
+        "numpy's operation per tensor, scalars_i stored as nnopbase stores it")
+       for name, sign in (("Add", "+"), ("Sub", "-"))},
     **{f"aclnnForeach{name}{suffix}": _f(f"y_i = x_i {sign} scalar",
                                          "numpy's operation per tensor")
        for name, sign in (("Add", "+"), ("Sub", "-")) for suffix in ("Scalar", "ScalarV2")},
