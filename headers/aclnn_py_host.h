@@ -170,14 +170,11 @@ enum { ACLPY_RELAUNCH_RETIRED = -1 };
  * each address in `next` that differs from the bound one is rebound (aclSetInputTensorAddr
  * or aclSetOutputTensorAddr; on failure nothing is counted or queued, failed_rebind names
  * the array and the status is returned), then aclpyStreamLaunching (its result in *done),
- * then phase 2 on `stream` (a failure takes the count back). When `synchronize` is not
- * NULL the stream is then waited for and the point passed recorded, as aclpyStreamSynchronize
- * does; *synced is 1 then (its status returned when the launch succeeded). Returns the
- * status of the first step that failed, or ACLPY_RELAUNCH_RETIRED.
+ * then phase 2 on `stream` (a failure takes the count back). Returns the status of the
+ * step that failed, ACLPY_RELAUNCH_RETIRED for a retired record, else 0.
  */
 int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
-                         int64_t *done, aclrtStream stream,
-                         aclError (*synchronize)(aclrtStream), int32_t *synced);
+                         int64_t *done, aclrtStream stream);
 
 /* aclpyRelaunchRun's rebinds and launch for a launch its caller counted already (with
    aclpyStreamLaunching, and takes back with aclpyStreamUncount when this fails). */

@@ -623,24 +623,17 @@ EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
 }
 
 EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
-                                int64_t *done, aclrtStream stream,
-                                aclError (*synchronize)(aclrtStream), int32_t *synced)
+                                int64_t *done, aclrtStream stream)
 {
     *done = -1;
-    *synced = 0;
     if (!record->executor)
         return ACLPY_RELAUNCH_RETIRED;
     record->failed_rebind = -1;
     int32_t status = relaunch_rebind(record);
     if (status != 0)
         return status;
-    status = aclpyStreamRelaunch(state, hold_mark, done, record->phase2, record->workspace,
-                                 record->workspace_size, record->executor, stream);
-    if (status != 0 || !synchronize)
-        return status;
-    *synced = 1;
-    uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
-    return aclpyStreamSynchronize(state, synchronize, stream, point);
+    return aclpyStreamRelaunch(state, hold_mark, done, record->phase2, record->workspace,
+                               record->workspace_size, record->executor, stream);
 }
 
 EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),

@@ -171,9 +171,8 @@ def stream_launching_function() -> Any:
 
 
 def relaunch_run_function() -> Any:
-    """``aclpyRelaunchRun(record, state, hold_mark, done, stream, synchronize, synced)``:
-    rebind, count, launch and, when asked, synchronise in one call (the per-call path of a
-    relaunch)."""
+    """``aclpyRelaunchRun(record, state, hold_mark, done, stream)``: rebind, count and
+    launch in one call (the per-call path of a relaunch)."""
     return host().aclpyRelaunchRun
 
 
@@ -227,11 +226,6 @@ class RelaunchRecord:
         self.record.executor = NULL
 
 
-def new_flag() -> Any:
-    """An ``int32_t`` cell for ``aclpyRelaunchRun``'s synchronised flag."""
-    return _new("int32_t *")
-
-
 def new_mark() -> Any:
     """An ``int64_t`` cell for ``aclpyStreamRelaunch``'s fence mark."""
     return _new("int64_t *")
@@ -246,6 +240,11 @@ def stream_synchronize(state: Any, stream: Any, point: int) -> int:
 def stream_uncount(state: Any) -> None:
     """The launch just counted queued nothing (``aclpyStreamUncount``)."""
     _host.aclpyStreamUncount(state)
+
+
+def stream_sync_point_function() -> Any:
+    """``aclpyStreamSyncPoint(state)``, looked up once (the per-call path of a wait)."""
+    return host().aclpyStreamSyncPoint
 
 
 def stream_sync_point(state: Any) -> int:

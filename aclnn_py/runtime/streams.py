@@ -151,8 +151,8 @@ class Stream:
         states.append(self.state)
         self._launching = ll.stream_launching_function()
         self._relaunching = ll.relaunch_run_function()
+        self._sync_point = ll.stream_sync_point_function()
         self._done = ll.new_mark()
-        self._synced = ll.new_flag()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
         # a fence found done drops what was queued before the fence.
@@ -186,17 +186,23 @@ class Stream:
         activate(self.device)
         # Under the lock: a launch another thread is queuing right now (past its last
         # checks: a retired plan, a freed array) is queued before this wait begins.
-        with self._keepalive_lock:
+        state = self.state
+        lock = self._keepalive_lock
+        with lock:
             mark = self._released + len(self._keepalive)  # as queued_mark()
-            point = ll.stream_sync_point(self.state)
+            point = self._sync_point(state)
         # One call waits and records the point passed, even when the wait fails: a failed
         # sync ends the queued work too, so nothing is kept for it either way. Not in a
         # `finally`: an interrupt may come before the wait, and then the work is still
         # queued; what stays held goes at the next synchronisation.
-        status = ll.stream_synchronize(self.state, self.handle, point)
+        status = ll.stream_synchronize(state, self.handle, point)
         if mark > self._released:  # else nothing was held (_released only grows)
-            self.release_queued(mark)
-        _synchronized(self.device)
+            with lock:  # as release_queued(mark)
+                dropped = self._drop_held(mark)
+            del dropped  # released outside the lock
+        hook = after_synchronize  # as _synchronized()
+        if hook is not None:
+            hook(self.device)
         if status:
             ll.check(status, "aclrtSynchronizeStream")
 
@@ -249,8 +255,7 @@ class Stream:
             mark = self._released + len(keepalive)
             keepalive.append(hold)  # first: an interrupt never leaves queued work unheld
             done = self._done
-            status = self._relaunching(record.record, self.state, mark, done, self.handle,
-                                       ll.NULL, self._synced)
+            status = self._relaunching(record.record, self.state, mark, done, self.handle)
             if status:  # nothing was queued, and the launch is not counted
                 keepalive.pop()
                 if status == ll.RELAUNCH_RETIRED:
