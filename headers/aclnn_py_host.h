@@ -140,6 +140,46 @@ int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, int64_t 
                             void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                             aclrtStream stream);
 
+/*
+ * What a relaunch of one repeatable executor needs, kept in C (engine.launch.RepeatableLaunch
+ * owns it, made by ffi.new, and the executor, aclTensors and workspace it points to):
+ * `arrays` device arrays, the first `inputs` of them inputs, each with its aclTensor and the
+ * address the executor has (one no array has, while a rebind is under way or failed).
+ * `next` is where the caller puts this launch's addresses before aclpyRelaunchRun.
+ * `executor` NULL: retired, launches are refused.
+ */
+typedef struct {
+    aclOpExecutor *executor;
+    int32_t (*phase2)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    aclnnStatus (*set_input)(aclOpExecutor *, const size_t, aclTensor *, void *);
+    aclnnStatus (*set_output)(aclOpExecutor *, const size_t, aclTensor *, void *);
+    void *workspace;
+    uint64_t workspace_size;
+    uint32_t arrays, inputs;
+    aclTensor **tensors;
+    void **bound;
+    void **next;
+    int32_t failed_rebind;   /* the array index whose rebind failed last, else -1 */
+} aclpyRelaunch;
+
+/* What aclpyRelaunchRun returns for a retired record (nothing counted or queued). */
+enum { ACLPY_RELAUNCH_RETIRED = -1 };
+
+/*
+ * One relaunch as one step, under the owner's queueing lock like aclpyStreamLaunching:
+ * each address in `next` that differs from the bound one is rebound (aclSetInputTensorAddr
+ * or aclSetOutputTensorAddr; on failure nothing is counted or queued, failed_rebind names
+ * the array and the status is returned), then aclpyStreamLaunching (its result in *done),
+ * then phase 2 on `stream` (a failure takes the count back). Returns the status of the
+ * step that failed, ACLPY_RELAUNCH_RETIRED for a retired record, else 0.
+ */
+int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
+                         int64_t *done, aclrtStream stream);
+
+/* aclpyRelaunchRun's rebinds and launch for a launch its caller counted already (with
+   aclpyStreamLaunching, and takes back with aclpyStreamUncount when this fails). */
+int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream);
+
 /* `synchronize(stream)` (aclrtSynchronizeStream), then aclpyStreamSynced(state, point) whatever
    its outcome (a failed synchronisation ends the queued work too). Returns its status. */
 aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),

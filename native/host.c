@@ -589,6 +589,53 @@ EXPORT int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, i
     return status;
 }
 
+/* A bound address no array has: a rebind under way, or one that failed. */
+#define ADDRESS_UNKNOWN ((void *)(uintptr_t)1)
+
+static int32_t relaunch_rebind(aclpyRelaunch *record)
+{
+    for (uint32_t i = 0; i < record->arrays; i++) {
+        void *address = record->next[i];
+        if (address == record->bound[i])
+            continue;
+        record->bound[i] = ADDRESS_UNKNOWN; /* until CANN has taken the new one */
+        int32_t status = i < record->inputs
+            ? record->set_input(record->executor, i, record->tensors[i], address)
+            : record->set_output(record->executor, i - record->inputs, record->tensors[i], address);
+        if (status != 0) {
+            record->failed_rebind = (int32_t)i;
+            return status;
+        }
+        record->bound[i] = address;
+    }
+    return 0;
+}
+
+EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
+{
+    if (!record->executor)
+        return ACLPY_RELAUNCH_RETIRED;
+    record->failed_rebind = -1;
+    int32_t status = relaunch_rebind(record);
+    if (status != 0)
+        return status;
+    return record->phase2(record->workspace, record->workspace_size, record->executor, stream);
+}
+
+EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
+                                int64_t *done, aclrtStream stream)
+{
+    *done = -1;
+    if (!record->executor)
+        return ACLPY_RELAUNCH_RETIRED;
+    record->failed_rebind = -1;
+    int32_t status = relaunch_rebind(record);
+    if (status != 0)
+        return status;
+    return aclpyStreamRelaunch(state, hold_mark, done, record->phase2, record->workspace,
+                               record->workspace_size, record->executor, stream);
+}
+
 EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
                                        aclrtStream stream, uint64_t point)
 {

@@ -172,10 +172,60 @@ def stream_launching_function() -> Any:
     return host().aclpyStreamLaunching
 
 
-def stream_relaunch_function() -> Any:
-    """``aclpyStreamRelaunch(state, hold_mark, done, phase2, workspace, workspace_size,
-    executor, stream)``: count and launch in one call (the per-call path of a relaunch)."""
-    return host().aclpyStreamRelaunch
+def relaunch_run_function() -> Any:
+    """``aclpyRelaunchRun(record, state, hold_mark, done, stream)``: rebind, count and
+    launch in one call (the per-call path of a relaunch)."""
+    return host().aclpyRelaunchRun
+
+
+def relaunch_counted(record: Any, stream: Any) -> int:
+    """``aclpyRelaunchCounted``: the rebinds and launch of a launch counted already; returns
+    the status (the caller checks it)."""
+    return int(_host.aclpyRelaunchCounted(record, stream))
+
+
+RELAUNCH_RETIRED = -1  # aclpyRelaunchRun's status for a retired record (aclnn_py_host.h)
+
+
+class RelaunchRecord:
+    """An ``aclpyRelaunch`` and the C arrays it points to, all made by ``ffi.new`` and freed
+    with this object; the executor, aclTensors and workspace stay owned by the caller, who
+    keeps them alive as long as this record may launch (:meth:`retire` first)."""
+
+    __slots__ = ("record", "next", "_tensors", "_bound")
+
+    def __init__(self, executor: Any, phase2: Any, workspace: Any, workspace_size: int,
+                 tensors: list[Any], addresses: list[Any], inputs: int) -> None:
+        count = len(tensors)
+        self._tensors = _new("aclTensor *[]", tensors)
+        self._bound = _new("void *[]", addresses)
+        self.next = _new("void *[]", count)  # this launch's addresses, filled by the caller
+        record = _new("aclpyRelaunch *")
+        record.phase2 = phase2
+        record.set_input = META.aclSetInputTensorAddr
+        record.set_output = META.aclSetOutputTensorAddr
+        record.workspace = workspace
+        record.workspace_size = workspace_size
+        record.arrays = count
+        record.inputs = inputs
+        record.tensors = self._tensors
+        record.bound = self._bound
+        record.next = self.next
+        record.failed_rebind = -1
+        record.executor = executor  # last: launchable from here on
+        self.record = record
+
+    def failed(self, operator: str) -> str:
+        """The CANN function whose failure the last run reported: a rebind's, else
+        ``operator``'s phase 2."""
+        index, inputs = self.record.failed_rebind, self.record.inputs
+        if index < 0:
+            return operator
+        return "aclSetOutputTensorAddr" if index >= inputs else "aclSetInputTensorAddr"
+
+    def retire(self) -> None:
+        """Refuse launches from now on (aclpyRelaunchRun returns RELAUNCH_RETIRED)."""
+        self.record.executor = NULL
 
 
 def new_mark() -> Any:
@@ -192,6 +242,11 @@ def stream_synchronize(state: Any, stream: Any, point: int) -> int:
 def stream_uncount(state: Any) -> None:
     """The launch just counted queued nothing (``aclpyStreamUncount``)."""
     _host.aclpyStreamUncount(state)
+
+
+def stream_sync_point_function() -> Any:
+    """``aclpyStreamSyncPoint(state)``, looked up once (the per-call path of a wait)."""
+    return host().aclpyStreamSyncPoint
 
 
 def stream_sync_point(state: Any) -> int:

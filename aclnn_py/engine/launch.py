@@ -50,9 +50,6 @@ logger = logging.getLogger("aclnn_py")
 # aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
 _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 
-# A bound address that equals no pointer, a freed buffer's None included.
-_UNKNOWN = object()
-
 
 def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[DeviceArray]
             ) -> tuple[Executor, list[Handle], list[Any]]:
@@ -180,35 +177,36 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
 
 class RepeatableLaunch:
     """Phase 1 of ``operator`` over ``arrays`` (its inputs, then its one output) with a
-    repeatable executor, kept for relaunching on any stream of the arrays' device."""
+    repeatable executor, kept for relaunching on any stream of the arrays' device.
 
-    # What Stream.relaunch reads, under the stream's lock: operator, handle (the executor;
-    # None once retired), phase2, workspace_pointer, workspace_bytes and addresses (those
-    # the executor has, one per array).
-    __slots__ = ("operator", "names", "handle", "phase2", "workspace_pointer", "workspace_bytes",
-                 "addresses", "_inputs", "_tensors", "_owned", "_executor", "_workspace",
-                 "__weakref__")
+    What a relaunch needs lives in a C record (``ll.RelaunchRecord``: the executor, phase 2,
+    the workspace, the aclTensors and the addresses they are bound to), so a relaunch is
+    one C call (``Stream.relaunch``): rebind what changed, count the stream point, launch.
+    """
+
+    # What Stream.relaunch reads, under the stream's lock: operator, names and record.
+    __slots__ = ("operator", "names", "record", "_tensors", "_owned", "_executor",
+                 "_workspace", "__weakref__")
 
     def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[Handle],
                  owned: list[Any], arrays: Sequence[DeviceArray], device: int) -> None:
         """Take ``executor`` (repeatable) and what it refers to from :func:`_phase1`."""
         self.operator = spec.cann
         self.names = spec.names
-        self._inputs = len(spec.inputs)
         self._tensors = tensors
         self._owned = owned
         self._executor = executor
-        self.handle = None
+        self.record: ll.RelaunchRecord | None = None
         try:
             self._workspace = DeviceBuffer(executor.workspace_size, device)
         except BaseException:
             self._release()
             raise
-        self.workspace_pointer = self._workspace.pointer
-        self.workspace_bytes = executor.workspace_size
-        self.phase2 = ll.operator_phase2(spec.cann, spec.library)
-        self.addresses = [array.buffer.pointer for array in arrays]
-        self.handle = executor.handle
+        self.record = ll.RelaunchRecord(
+            executor.handle, ll.operator_phase2(spec.cann, spec.library),
+            self._workspace.pointer, executor.workspace_size,
+            [tensor.handle for tensor in tensors], [array.buffer.pointer for array in arrays],
+            len(spec.inputs))
 
     @property
     def workspace_size(self) -> int:
@@ -216,11 +214,9 @@ class RepeatableLaunch:
 
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
-        construction (the caller checked that): one C call when no address changed."""
+        construction (the caller checked that): one C call."""
         held = move_to(stream, arrays)
-        hold = self if held is None else (self, held)
-        if not stream.relaunch(hold, arrays, self):
-            stream.queue(hold, self._bind_and_launch, arrays, stream.handle)
+        stream.relaunch(self if held is None else (self, held), arrays, self)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
@@ -232,43 +228,32 @@ class RepeatableLaunch:
                            (self._bind_and_launch, (arrays, stream.handle)), after)
 
     def _bind_and_launch(self, arrays: Sequence[DeviceArray], stream_handle: Any) -> None:
-        """Rebind what changed, then launch. Runs under the stream's hold lock, which also
-        orders every launch of this object (a plan or a cache entry launches on one
-        stream only): an array freed by another thread is refused here or waited for by
-        its free, and a retired launch is refused here or waited for by the retiring
-        synchronisation."""
-        handle = self.handle
-        if handle is None:
+        """Rebind what changed, then launch (without counting: ``queue_steps`` counted).
+        Runs under the stream's hold lock, which also orders every launch of this object
+        (a plan or a cache entry launches on one stream only): an array freed by another
+        thread is refused here or waited for by its free, and a retired launch is refused
+        here or waited for by the retiring synchronisation."""
+        record = self.record
+        if record is None:
             raise ValueError(f"{self.operator}: this launch was closed")
-        # By address, not by pointer object: the pool hands the same blocks out again.
-        if [array.buffer.pointer for array in arrays] != self.addresses:
-            for index, (array, address) in enumerate(zip(arrays, self.addresses)):
-                if array.buffer.pointer != address:
-                    self._rebind(handle, index, array)
-        ll.check(self.phase2(self.workspace_pointer, self.workspace_bytes, handle,
-                             stream_handle), self.operator)
-
-    def _rebind(self, handle: Any, index: int, array: DeviceArray) -> None:
-        array.require_live(self.names[index])
-        pointer = array.buffer.pointer
-        addresses = self.addresses
-        addresses[index] = _UNKNOWN  # until CANN has taken the new address
-        tensor = self._tensors[index].handle
-        if index >= self._inputs:
-            ll.set_output_tensor_addr(handle, index - self._inputs, tensor, pointer)
-        else:
-            ll.set_input_tensor_addr(handle, index, tensor, pointer)
-        addresses[index] = pointer
+        fill_addresses(record.next, arrays, self.names)
+        status = ll.relaunch_counted(record.record, stream_handle)  # queue_steps counted it
+        if status:
+            if status == ll.RELAUNCH_RETIRED:
+                raise ValueError(f"{self.operator}: this launch was closed")
+            ll.check(status, record.failed(self.operator))
 
     def retire(self) -> None:
         """Refuse launches from now on; one being queued on the stream right now is
         waited for by the next synchronisation of that stream."""
-        self.handle = None
+        record = self.record
+        if record is not None:
+            record.retire()
 
     def close(self) -> None:
         """Retire, then release the executor, workspace and aclTensors now; the caller
         has made sure no queued work uses them. Safe to call twice."""
-        self.handle = None
+        self.retire()
         self._release()
 
     def _release(self) -> None:
@@ -284,6 +269,16 @@ class RepeatableLaunch:
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
+
+
+def fill_addresses(cells: Any, arrays: Sequence[DeviceArray], names: Sequence[str]) -> None:
+    """Put the arrays' device addresses in ``cells`` (a record's ``next``), refusing a
+    freed array by its name."""
+    for index, array in enumerate(arrays):
+        pointer = array.buffer.pointer
+        if pointer is None:
+            array.require_live(names[index])  # raises
+        cells[index] = pointer
 
 
 class _WorkspaceNeeded(Exception):

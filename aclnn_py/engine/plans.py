@@ -63,6 +63,7 @@ class Plan:
             else:
                 out = empty(shape, dtype, device=stream.device)
         self.stream = stream
+        self._names = spec.names  # the arrays' names, inputs then out (run() reads them)
         # Host inputs go up once: the plan owns their device copies (run() rebinds them).
         # Empty once the plan is closed.
         self._arrays: tuple[DeviceArray, ...] = (
@@ -108,7 +109,7 @@ class Plan:
             launcher = self._open()  # raises
         if arrays or named:
             bound, given = self._rebound(bound, given, arrays, named)
-            names = self.spec.names
+            names = self._names
             check_no_partial_overlap(((names[-1], bound[-1]),), tuple(zip(names, bound[:-1])),
                                      self.spec.function)
         stream = self.stream
@@ -127,9 +128,10 @@ class Plan:
     def _rebound(self, bound: tuple[DeviceArray, ...], given: tuple[Any, ...],
                  arrays: tuple[Any, ...], named: dict[str, Any]
                  ) -> tuple[tuple[DeviceArray, ...], tuple[Any, ...]]:
-        values = arguments("run()", self.spec.names, arrays, named)
+        names = self._names
+        values = arguments("run()", names, arrays, named)
         new_bound, new_given = [], []
-        for name, each, was in zip(self.spec.names, bound, given):
+        for name, each, was in zip(names, bound, given):
             value = values.get(name)
             if value is None:
                 new_bound.append(each)

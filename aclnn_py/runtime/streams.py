@@ -150,7 +150,8 @@ class Stream:
         self.state = ll.stream_state(self.handle, self.device)
         states.append(self.state)
         self._launching = ll.stream_launching_function()
-        self._relaunching = ll.stream_relaunch_function()
+        self._relaunching = ll.relaunch_run_function()
+        self._sync_point = ll.stream_sync_point_function()
         self._done = ll.new_mark()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
@@ -185,17 +186,23 @@ class Stream:
         activate(self.device)
         # Under the lock: a launch another thread is queuing right now (past its last
         # checks: a retired plan, a freed array) is queued before this wait begins.
-        with self._keepalive_lock:
+        state = self.state
+        lock = self._keepalive_lock
+        with lock:
             mark = self._released + len(self._keepalive)  # as queued_mark()
-            point = ll.stream_sync_point(self.state)
+            point = self._sync_point(state)
         # One call waits and records the point passed, even when the wait fails: a failed
         # sync ends the queued work too, so nothing is kept for it either way. Not in a
         # `finally`: an interrupt may come before the wait, and then the work is still
         # queued; what stays held goes at the next synchronisation.
-        status = ll.stream_synchronize(self.state, self.handle, point)
+        status = ll.stream_synchronize(state, self.handle, point)
         if mark > self._released:  # else nothing was held (_released only grows)
-            self.release_queued(mark)
-        _synchronized(self.device)
+            with lock:  # as release_queued(mark)
+                dropped = self._drop_held(mark)
+            del dropped  # released outside the lock
+        hook = after_synchronize  # as _synchronized()
+        if hook is not None:
+            hook(self.device)
         if status:
             ll.check(status, "aclrtSynchronizeStream")
 
@@ -223,39 +230,42 @@ class Stream:
                 dropped = self._drop_held(done)
         del dropped  # released outside the lock
 
-    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any) -> bool:
-        """Phase 2 of a repeatable executor queued on this stream in one C call, holding
-        ``hold`` as :meth:`queue` does, when the ``arrays`` are still at the addresses the
-        executor has; False (nothing queued) when they are not: the caller rebinds through
-        :meth:`queue`. ``launch`` gives ``operator``, ``handle`` (the executor, None once
-        retired), ``phase2``, ``workspace_pointer``, ``workspace_bytes`` and ``addresses``,
-        all read under the lock: an array freed, or a launch retired, by another thread is
-        refused here or waited for by the synchronisation that follows it."""
+    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any) -> None:
+        """A repeatable executor relaunched on this stream in one C call
+        (``aclpyRelaunchRun``): the addresses of ``arrays`` that changed are rebound, the
+        launch is counted and queued, holding ``hold`` as :meth:`queue` does. ``launch``
+        gives ``operator``, ``names`` and ``record`` (an ``ll.RelaunchRecord``, retired
+        once the launch is closed), all read under the lock: an array freed, or a launch
+        retired, by another thread is refused here or waited for by the synchronisation
+        that follows it. A failed rebind or launch queues nothing and is raised."""
         dropped = None
         with self._keepalive_lock:
             if self._closed:
                 raise ValueError("stream is closed: work cannot be queued on it")
-            executor = launch.handle
-            if executor is None:
+            record = launch.record
+            if record is None:
                 raise ValueError(f"{launch.operator}: this launch was closed")
-            if [array.buffer.pointer for array in arrays] != launch.addresses:
-                return False
+            cells = record.next
+            for index, array in enumerate(arrays):
+                pointer = array.buffer.pointer
+                if pointer is None:
+                    array.require_live(launch.names[index])  # raises
+                cells[index] = pointer
             keepalive = self._keepalive
             mark = self._released + len(keepalive)
             keepalive.append(hold)  # first: an interrupt never leaves queued work unheld
             done = self._done
-            status = self._relaunching(self.state, mark, done, launch.phase2,
-                                       launch.workspace_pointer, launch.workspace_bytes,
-                                       executor, self.handle)
-            if status:  # nothing was queued, and the launch is no longer counted
+            status = self._relaunching(record.record, self.state, mark, done, self.handle)
+            if status:  # nothing was queued, and the launch is not counted
                 keepalive.pop()
-                ll.check(status, launch.operator)
+                if status == ll.RELAUNCH_RETIRED:
+                    raise ValueError(f"{launch.operator}: this launch was closed")
+                ll.check(status, record.failed(launch.operator))
             if done[0] > self._released:
                 dropped = self._drop_held(done[0])
         del dropped  # released outside the lock
         if _interrupted:  # a fence's work run here was interrupted (see _hold): it is
             ll.raise_interrupt()  # raised once the launch is queued and held
-        return True
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:

@@ -166,3 +166,28 @@ def test_an_interrupt_anywhere_in_close_leaves_nothing_held_after_the_next_wait(
         if len(entered) <= number:
             break  # every call made by close() was interrupted once
     assert number > 3
+
+
+@pytest.mark.emulator_only
+def test_a_run_whose_rebind_fails_queues_nothing_and_the_next_run_rebinds_again(arrays):
+    """The rebinds happen in the host library's one call of a relaunch: a rebind CANN refuses
+    raises its AclError with CANN's message and queues nothing, and the plan does not trust
+    the half-done rebind: the next run binds every changed address again."""
+    x1 = aclnn_py.to_device(np.full((2, 3), 4.0, np.float32))
+    with aclnn_py.MseLossBackwardPlan(arrays["grad"], arrays["x"], arrays["y"]) as plan:
+        plan.run()
+        launches = aclnn_py.emulator.stats()["kernel_launches"]
+        aclnn_py.emulator.inject_fault("aclSetInputTensorAddr", 161002)
+        with pytest.raises(aclnn_py.AclError) as raised:
+            plan.run(x=x1)
+        assert raised.value.api == "aclSetInputTensorAddr"
+        assert "injected fault" in str(raised.value)
+        assert aclnn_py.emulator.stats()["kernel_launches"] == launches
+        host = {k: v.numpy() for k, v in arrays.items()}
+        out = plan.run(x=x1)
+        np.testing.assert_allclose(out.numpy(), expected(host["grad"], 4.0, host["y"], 6))
+        out = plan.run(x=arrays["x"])
+        np.testing.assert_allclose(out.numpy(), expected(host["grad"], host["x"], host["y"], 6))
+    aclnn_py.emulator.clear_faults()
+    x1.free()
+    out.free()

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.emulator_only
 PHASE_1 = "aclnnMseLossBackwardGetWorkspaceSize"
 PHASE_2 = "aclnnMseLossBackward"
 PARAM_INVALID = 161002
+SET_INPUT = "aclSetInputTensorAddr"
+SET_OUTPUT = "aclSetOutputTensorAddr"
 EMULATOR = {"ACLNN_PY_BACKEND": "emulator"}
 
 
@@ -75,28 +77,55 @@ def test_repeats_keep_one_executor_and_rebind_new_arrays(baseline, reduction):
         free(*device, result)
 
 
-def test_a_repeat_rebinds_only_addresses_that_changed(monkeypatch):
+def test_a_repeat_rebinds_only_addresses_that_changed():
     """A result block the pool hands out again sits at the address the executor already
-    has: nothing is rebound. New input buffers are rebound, and compute right."""
+    has: nothing is rebound. New input buffers are rebound, and compute right. (The rebinds
+    happen in the host library's one call of a relaunch: counted by armed faults, which
+    fire at a given call of the C function.)"""
     rng = np.random.default_rng(3)
     host = operands(rng)
     device = upload(*host)
     aclnn_py.mse_loss_backward(*device).free()  # phase 1; the result block goes back
-    rebound = []
-    for name in ("set_input_tensor_addr", "set_output_tensor_addr"):
-        original = getattr(_lowlevel, name)
-        monkeypatch.setattr(_lowlevel, name,
-                            lambda *a, _o=original, _n=name: (rebound.append(_n), _o(*a))[1])
+    aclnn_py.emulator.inject_fault(SET_INPUT, PARAM_INVALID, nth=1)
+    aclnn_py.emulator.inject_fault(SET_OUTPUT, PARAM_INVALID, nth=1)
     for _ in range(5):
         result = aclnn_py.mse_loss_backward(*device)
         np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
         result.free()
-    assert rebound == []
+    assert fired_faults() == []  # nothing was rebound
+    aclnn_py.emulator.clear_faults()
+    aclnn_py.emulator.inject_fault(SET_INPUT, PARAM_INVALID, nth=4)
     other = operands(rng)
     moved = upload(*other)
     result = aclnn_py.mse_loss_backward(*moved)
     np.testing.assert_allclose(result.numpy(), mse_backward(*other, "mean"), rtol=1e-6)
-    assert rebound.count("set_input_tensor_addr") == 3
+    assert fired_faults() == []  # at most the three inputs were rebound...
+    aclnn_py.emulator.clear_faults()
+    (entry,) = default_cache().values()
+    record = entry._launcher.record
+    assert [record.record.bound[i] for i in range(3)] == [a.buffer.pointer for a in moved]
+    free(*device, *moved, result)  # ...and all three were
+
+
+def test_a_failed_rebind_raises_with_canns_message_and_forgets_the_executor(baseline):
+    """A rebind CANN refuses raises its AclError (the rebind's name, CANN's message); nothing
+    is queued, and the executor is not trusted again: the next call runs phase 1."""
+    rng = np.random.default_rng(4)
+    device = upload(*operands(rng))
+    aclnn_py.mse_loss_backward(*device).free()
+    host = operands(rng)
+    moved = upload(*host)
+    launches = stats()["kernel_launches"]
+    aclnn_py.emulator.inject_fault(SET_INPUT, PARAM_INVALID, nth=2)
+    with pytest.raises(AclError) as raised:
+        aclnn_py.mse_loss_backward(*moved)
+    assert raised.value.api == SET_INPUT
+    assert raised.value.status == PARAM_INVALID
+    assert "injected fault" in str(raised.value)
+    assert stats()["kernel_launches"] == launches
+    assert len(default_cache()) == 0
+    result = aclnn_py.mse_loss_backward(*moved)
+    np.testing.assert_allclose(result.numpy(), mse_backward(*host, "mean"), rtol=1e-6)
     free(*device, *moved, result)
 
 
