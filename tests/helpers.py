@@ -125,7 +125,35 @@ def assert_8_5_libraries(info: dict, lib: Path) -> None:
 # ---- an operator called with tensors of a format ----------------------------------------
 
 
-def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str | None = None,  # noqa: C901
+def _formatted_tensor(array: np.ndarray, nz: bool, code: int, stream: Any,
+                      pointers: list[Any], tensors: list[Any]) -> tuple[Any, Any]:
+    """``call_formatted``'s aclTensor of ``array`` in the aclFormat ``code``, over a copy in
+    device memory (its FRACTAL_NZ form when ``nz``); the memory is added to ``pointers``, the
+    tensor to ``tensors``. Returns the tensor and its memory."""
+    from aclnn_py._c import lowlevel as ll
+    from aclnn_py._c._ffi import ffi
+    from aclnn_py.ops import dtypes
+
+    size = array.nbytes
+    if nz:
+        from aclnn_py.emulator._kernels.matmul import nz_storage_shape
+
+        size = int(np.prod(nz_storage_shape(array.shape, array.dtype))) * array.itemsize
+    pointer = ll.malloc(max(size, 1))
+    pointers.append(pointer)
+    if array.nbytes:
+        ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
+                  ll.MEMCPY_HOST_TO_DEVICE)
+    strides = tuple(s // array.itemsize for s in array.strides)
+    acl_dtype = dtypes.acl_dtype(array.dtype, dtypes.all_dtypes())
+    tensor = ll.create_tensor(array.shape, acl_dtype, strides, 0, (array.size,), pointer, code)
+    tensors.append(tensor)
+    if nz:
+        _trans_matmul_weight(tensor, stream)
+    return tensor, pointer
+
+
+def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str | None = None,
                    **arguments: Any) -> None:
     """Phases 1 and 2 of ``name`` through the low-level layer, every tensor created with the
     aclFormat ``fmt`` ("ND", "NHWC"): aclnn_py.call gives each tensor the plain format of its
@@ -136,7 +164,7 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str |
     the ...WeightNz operators. AclError when a phase fails."""
     from aclnn_py._c import lowlevel as ll
     from aclnn_py._c._ffi import ffi
-    from aclnn_py.ops import catalog, dtypes
+    from aclnn_py.ops import catalog
     from aclnn_py.runtime.process import activate
 
     activate()
@@ -157,26 +185,9 @@ def call_formatted(name: str, fmt: str, out: dict[str, np.ndarray], *, nz: str |
                 if value is None:
                     values.append(ll.NULL)
                     continue
-                array = np.ascontiguousarray(value)
-                size = array.nbytes
-                if p.name == nz:
-                    from aclnn_py.emulator._kernels.matmul import nz_storage_shape
-
-                    size = int(np.prod(nz_storage_shape(array.shape, array.dtype))) \
-                        * array.itemsize
-                pointer = ll.malloc(max(size, 1))
-                pointers.append(pointer)
-                if array.nbytes:
-                    ll.memcpy(pointer, array.nbytes, ffi.from_buffer(array), array.nbytes,
-                              ll.MEMCPY_HOST_TO_DEVICE)
-                strides = tuple(s // array.itemsize for s in array.strides)
-                acl_dtype = dtypes.acl_dtype(array.dtype, dtypes.all_dtypes())
-                tensor = ll.create_tensor(array.shape, acl_dtype, strides, 0, (array.size,),
-                                          pointer, code)
-                tensors.append(tensor)
+                tensor, pointer = _formatted_tensor(np.ascontiguousarray(value), p.name == nz,
+                                                    code, stream, pointers, tensors)
                 values.append(tensor)
-                if p.name == nz:
-                    _trans_matmul_weight(tensor, stream)
                 if p.name in out:
                     written.append((out[p.name], pointer))
             elif c_type == "aclIntArray *":
