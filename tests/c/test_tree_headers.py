@@ -114,6 +114,11 @@ int main(void)
     printf("conv %d\n", (int)aclnnCalculateConvolutionWeightSize(shape, false, 1, ACL_FLOAT16,
                                                                  &size));
     aclDestroyIntArray(shape);
+    printf("sizes %zu %zu %zu %zu %zu %zu %zu %zu %zu\n", aclDataTypeSize(ACL_FLOAT),
+           aclDataTypeSize(ACL_FLOAT16), aclDataTypeSize(ACL_INT8), aclDataTypeSize(ACL_INT64),
+           aclDataTypeSize(ACL_COMPLEX64), aclDataTypeSize(ACL_COMPLEX128),
+           aclDataTypeSize(ACL_INT4), aclDataTypeSize(ACL_STRING),
+           aclDataTypeSize(ACL_DT_UNDEFINED));
     return 0;
 }
 """
@@ -123,7 +128,9 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
     """aclFloatToFloat16 / aclFloat16ToFloat saturate as hicann/runtime acl_base_rt.h notes;
     the matmul weight sizes round the last two dimensions up to 16 (float16) or 16 x 32
     (int8), V2 refuses a 0 dimension, both refuse fewer than 2 (161002) and a NULL shape
-    (161001); the convolution weight size is for the Atlas 300I Duo only (161002 here)."""
+    (161001); the convolution weight size is for the Atlas 300I Duo only (161002 here);
+    aclDataTypeSize gives hicann/runtime's sizes (data_buffer.cpp): INT4 one byte, a string
+    or an undefined type none."""
     # ops-math's example line: -lopapi_math -lascendcl -lnnopbase (tools/run_cann_samples.py)
     lines = run_c_client(tmp_path, HELPERS_CLIENT, HOME,
                          ["-lopapi_math", "-lascendcl", "-lnnopbase"])
@@ -134,7 +141,8 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
         f"v1 {3 * 32 * 48} v2fp16 {3 * 32 * 48} v2int8 {3 * 32 * 64}",
         "v1zero 0 v2zero 1000161002 rank1 1000161002",
         "null 161001",
-        "conv 161002"]
+        "conv 161002",
+        "sizes 4 2 1 8 8 16 1 0 0"]
 
 
 QUANT_CLIENT = r"""
