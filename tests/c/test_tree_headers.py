@@ -190,12 +190,23 @@ def test_trans_quant_param_encodes_scales_and_offsets(tmp_path):
 @pytest.mark.parametrize("repository,short", [("ops-nn", "nn"), ("ops-math", "math")])
 def test_experimental_operators_have_their_custom_package(repository, short):
     """opp/vendors/custom_<short>/op_api: the headers of the repository's experimental
-    operators and a libcust_opapi.so filtering the repository's operator library."""
+    operators, the other names its experimental op_api gives released operators' headers
+    (copies, as ops-math's experimental/math/is_neg_inf/op_api/aclnn_is_neg_inf.h declares
+    aclnn_isneginf.h's operator), and a libcust_opapi.so filtering the repository's operator
+    library."""
     api = HOME / "opp" / "vendors" / f"custom_{short}" / "op_api"
     expected = {entry["header"].rsplit("/", 1)[-1] for entry in OPERATORS.values()
                 if entry["repository"] == repository
                 and entry["header"].startswith("experimental/")}
-    assert expected and {p.name for p in (api / "include").glob("*.h")} == expected
+    other_names = {other.rsplit("/", 1)[-1]: entry["header"].rsplit("/", 1)[-1]
+                   for entry in OPERATORS.values() if entry["repository"] == repository
+                   for other in entry.get("experimental_headers", ())}
+    assert expected and other_names
+    assert {p.name for p in (api / "include").glob("*.h")} == expected | set(other_names)
+    for name, built_in in other_names.items():
+        if name not in expected:
+            assert (api / "include" / name).read_bytes() == (
+                HOME / "include" / "aclnnop" / built_in).read_bytes()
     config = (HOME / "opp" / "vendors" / "config.ini").read_text(encoding="utf-8")
     assert f"custom_{short}" not in config
     if shutil.which("readelf"):
