@@ -817,6 +817,22 @@ def experimental_headers(repository: str) -> list[str]:
                    and entry["header"].startswith("experimental/")})
 
 
+def experimental_header_names(repository: str) -> dict[str, str]:
+    """The other names under which the experimental/ op_api of the repository of short name
+    ``repository`` declares operators of the table with the same prototypes (the table's
+    ``experimental_headers``, e.g. hicann/ops-math c41933244 experimental/math/is_neg_inf/
+    op_api/aclnn_is_neg_inf.h for aclnn_isneginf.h): file name -> the built-in header's name,
+    which the vendor holds a copy of under that name, as CANN's custom package installs it."""
+    table = json.loads(OPERATOR_TABLE.read_text(encoding="utf-8"))["operators"]
+    names: dict[str, str] = {}
+    for entry in table.values():
+        if REPOSITORY_NAMES[entry["repository"]] != repository:
+            continue
+        for other in entry.get("experimental_headers", ()):
+            names.setdefault(other.rsplit("/", 1)[-1], entry["header"].rsplit("/", 1)[-1])
+    return dict(sorted(names.items()))
+
+
 def write_experimental_vendor(vendor: Path, repository: str, operator_library: str,
                               library: Callable[..., Path], parts: list[Path],
                               needs: list[Path], hidden: list[str]) -> None:
@@ -829,6 +845,9 @@ def write_experimental_vendor(vendor: Path, repository: str, operator_library: s
     for name in experimental_headers(repository):
         if (built_in / name).is_file():
             shutil.copyfile(built_in / name, include / name)
+    for name, header in experimental_header_names(repository).items():
+        if (built_in / header).is_file() and not (include / name).exists():
+            shutil.copyfile(built_in / header, include / name)
     lib = vendor / "op_api" / "lib"
     lib.mkdir(parents=True)
     cust = library(lib, "libcust_opapi.so", parts, [*needs, lib.parents[4] / "lib64" /

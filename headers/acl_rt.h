@@ -281,6 +281,10 @@ aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion, int32_t *
  * +-65504.0 (0x7BFF, 0xFBFF), NaN the positive one. */
 float aclFloat16ToFloat(aclFloat16 value);
 aclFloat16 aclFloatToFloat16(float value);
+/* The bytes of one element of a data type (hicann/runtime 681ef7610
+ * include/external/acl/acl_base_rt.h, aclDataTypeSize): 0 for ACL_STRING and
+ * ACL_DT_UNDEFINED, 1 for the sub-byte ACL_INT4 and ACL_UINT1, 8 for a type it does not list. */
+size_t aclDataTypeSize(aclDataType dataType);
 
 /* Devices and contexts */
 aclError aclrtSetDevice(int32_t deviceId);

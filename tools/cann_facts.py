@@ -996,6 +996,9 @@ class Entry:
     table_missing: list[str] = field(default_factory=list)
     declared_in_doc: bool = False  # the prototypes are the doc's: no op_api header has them
     declared_in_def: bool = False  # the prototypes are generated from the operator's OpDef
+    # other names of the header in the repository's experimental/ op_api, with the same
+    # prototypes: the custom package of its experimental operators installs them by these names
+    experimental_headers: list[str] = field(default_factory=list)
 
     @property
     def call_parameters(self) -> tuple[CParameter, ...]:
@@ -1018,6 +1021,8 @@ class Entry:
             data["note"] = self.note
         if self.returns_nothing:
             data["returns_nothing"] = True
+        if self.experimental_headers:
+            data["experimental_headers"] = self.experimental_headers
         return data
 
 
@@ -1046,6 +1051,14 @@ def _prototypes(repository: Repository, report: Report, entries: dict[str, Entry
                 report.skipped.append(f"{repository.name}: {error}")
                 continue
             if name in entries:
+                kept = entries[name]
+                if (_experimental(relative) and kept.repository == repository.name
+                        and not _experimental(Path(kept.header))
+                        and relative.name != Path(kept.header).name
+                        and found.parameters == kept.parameters
+                        and found.phase2_extra == kept.phase2
+                        and relative.as_posix() not in kept.experimental_headers):
+                    kept.experimental_headers.append(relative.as_posix())
                 report.duplicates.append(f"{name}: {repository.name}/{relative} "
                                          f"(kept {entries[name].repository}/"
                                          f"{entries[name].header})")

@@ -1883,6 +1883,9 @@ if torch is not None:
 
 def tolerance(dtype: str) -> tuple[float, float]:
     """(rtol, atol) for results of ``dtype``; 0 for exact dtypes."""
+    # a complex dtype: the tolerance of its parts' dtype (complex64: two float32)
+    dtype = {"complex128": "float64", "complex64": "float32", "complex32": "float16"}.get(
+        dtype, dtype)
     return {"float64": (1e-10, 1e-12), "float32": (1e-4, 1e-5), "float16": (2e-3, 1e-3),
             "bfloat16": (1.6e-2, 1e-2)}.get(dtype, (0.0, 0.0))
 
@@ -1890,6 +1893,8 @@ def tolerance(dtype: str) -> tuple[float, float]:
 def _shown(value: Any) -> str:
     """A number as a message shows it: floats with 8 significant digits."""
     item = value.item() if hasattr(value, "item") else value
+    if isinstance(item, complex):  # as a sample prints it (std::complex's <<): (real,imag)
+        return f"({item.real:.8g},{item.imag:.8g})"
     return f"{item:.8g}" if isinstance(item, float) else str(item)
 
 
@@ -1911,7 +1916,15 @@ def compare(launch: Launch) -> str | None:
         if want.shape != got.shape:
             return f"{name} has shape {got.shape}, PyTorch's {want.shape}"
         rtol, atol = tolerance(dtype)
-        if got.dtype.kind in "fc":
+        if got.dtype.kind == "c" or want.dtype.kind == "c":
+            # complex results: the real and the imaginary parts are each compared, as a
+            # sample prints both (a real PyTorch value has imaginary part 0)
+            want = want.astype(np.complex128)
+            got_parts = got.astype(np.complex128)
+            bad = ~(np.isclose(got_parts.real, want.real, rtol=rtol, atol=atol, equal_nan=True)
+                    & np.isclose(got_parts.imag, want.imag, rtol=rtol, atol=atol,
+                                 equal_nan=True))
+        elif got.dtype.kind == "f":
             want = want.astype(np.float64)
             bad = ~np.isclose(got.astype(np.float64), want, rtol=rtol, atol=atol, equal_nan=True)
         else:

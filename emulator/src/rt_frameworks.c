@@ -745,6 +745,42 @@ EMU_EXPORT size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer)
     return dataBuffer ? dataBuffer->size : 0;
 }
 
+/* aclDataTypeSize: the sizes of hicann/runtime 681ef7610 src/acl/aclrt_impl/data_buffer.cpp
+ * (aclDataTypeSizeImpl): the sub-byte types count one byte, the string and undefined types
+ * none, and the types it does not list (ACL_FLOAT6_*, ACL_FLOAT4_*) fall to its default of 8. */
+EMU_EXPORT size_t aclDataTypeSize(aclDataType dataType)
+{
+    switch (dataType) {
+    case ACL_STRING:
+    case ACL_DT_UNDEFINED:
+        return 0;
+    case ACL_UINT1:
+    case ACL_INT4:
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0:
+        return 1;
+    case ACL_FLOAT16:
+    case ACL_INT16:
+    case ACL_UINT16:
+    case ACL_BF16:
+        return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+    case ACL_COMPLEX32:
+        return 4;
+    case ACL_COMPLEX128:
+        return 16;
+    default: /* ACL_INT64, ACL_UINT64, ACL_DOUBLE, ACL_COMPLEX64 and the unlisted types */
+        return 8;
+    }
+}
+
 EMU_EXPORT aclopAttr *aclopCreateAttr(void)
 {
     aclopAttr *a = calloc(1, sizeof *a);

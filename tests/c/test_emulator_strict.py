@@ -982,7 +982,8 @@ def test_the_fault_apis_are_exactly_the_cann_apis_the_libraries_export():
                     "aclGetTensorDescType", "aclGetTensorDescFormat", "aclGetTensorDescNumDims",
                     "aclGetTensorDescDimV2", "aclSetTensorDescName", "aclSetTensorFormat",
                     "aclSetTensorShape", "aclSetTensorPlaceMent", "aclCreateDataBuffer",
-                    "aclDestroyDataBuffer", "aclGetDataBufferAddr", "aclGetDataBufferSizeV2"}
+                    "aclDestroyDataBuffer", "aclGetDataBufferAddr", "aclGetDataBufferSizeV2",
+                    "aclDataTypeSize"}
     host_objects |= {name for name in cann if name.startswith("aclop")}
     # The profiler's step records are host objects returned without a status.
     host_objects |= {"aclprofCreateStepInfo", "aclprofDestroyStepInfo"}

@@ -114,6 +114,11 @@ int main(void)
     printf("conv %d\n", (int)aclnnCalculateConvolutionWeightSize(shape, false, 1, ACL_FLOAT16,
                                                                  &size));
     aclDestroyIntArray(shape);
+    printf("sizes %zu %zu %zu %zu %zu %zu %zu %zu %zu\n", aclDataTypeSize(ACL_FLOAT),
+           aclDataTypeSize(ACL_FLOAT16), aclDataTypeSize(ACL_INT8), aclDataTypeSize(ACL_INT64),
+           aclDataTypeSize(ACL_COMPLEX64), aclDataTypeSize(ACL_COMPLEX128),
+           aclDataTypeSize(ACL_INT4), aclDataTypeSize(ACL_STRING),
+           aclDataTypeSize(ACL_DT_UNDEFINED));
     return 0;
 }
 """
@@ -123,7 +128,9 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
     """aclFloatToFloat16 / aclFloat16ToFloat saturate as hicann/runtime acl_base_rt.h notes;
     the matmul weight sizes round the last two dimensions up to 16 (float16) or 16 x 32
     (int8), V2 refuses a 0 dimension, both refuse fewer than 2 (161002) and a NULL shape
-    (161001); the convolution weight size is for the Atlas 300I Duo only (161002 here)."""
+    (161001); the convolution weight size is for the Atlas 300I Duo only (161002 here);
+    aclDataTypeSize gives hicann/runtime's sizes (data_buffer.cpp): INT4 one byte, a string
+    or an undefined type none."""
     # ops-math's example line: -lopapi_math -lascendcl -lnnopbase (tools/run_cann_samples.py)
     lines = run_c_client(tmp_path, HELPERS_CLIENT, HOME,
                          ["-lopapi_math", "-lascendcl", "-lnnopbase"])
@@ -134,7 +141,8 @@ def test_the_helper_functions_samples_call_compile_link_and_answer(tmp_path):
         f"v1 {3 * 32 * 48} v2fp16 {3 * 32 * 48} v2int8 {3 * 32 * 64}",
         "v1zero 0 v2zero 1000161002 rank1 1000161002",
         "null 161001",
-        "conv 161002"]
+        "conv 161002",
+        "sizes 4 2 1 8 8 16 1 0 0"]
 
 
 QUANT_CLIENT = r"""
@@ -182,12 +190,23 @@ def test_trans_quant_param_encodes_scales_and_offsets(tmp_path):
 @pytest.mark.parametrize("repository,short", [("ops-nn", "nn"), ("ops-math", "math")])
 def test_experimental_operators_have_their_custom_package(repository, short):
     """opp/vendors/custom_<short>/op_api: the headers of the repository's experimental
-    operators and a libcust_opapi.so filtering the repository's operator library."""
+    operators, the other names its experimental op_api gives released operators' headers
+    (copies, as ops-math's experimental/math/is_neg_inf/op_api/aclnn_is_neg_inf.h declares
+    aclnn_isneginf.h's operator), and a libcust_opapi.so filtering the repository's operator
+    library."""
     api = HOME / "opp" / "vendors" / f"custom_{short}" / "op_api"
     expected = {entry["header"].rsplit("/", 1)[-1] for entry in OPERATORS.values()
                 if entry["repository"] == repository
                 and entry["header"].startswith("experimental/")}
-    assert expected and {p.name for p in (api / "include").glob("*.h")} == expected
+    other_names = {other.rsplit("/", 1)[-1]: entry["header"].rsplit("/", 1)[-1]
+                   for entry in OPERATORS.values() if entry["repository"] == repository
+                   for other in entry.get("experimental_headers", ())}
+    assert expected and other_names
+    assert {p.name for p in (api / "include").glob("*.h")} == expected | set(other_names)
+    for name, built_in in other_names.items():
+        if name not in expected:
+            assert (api / "include" / name).read_bytes() == (
+                HOME / "include" / "aclnnop" / built_in).read_bytes()
     config = (HOME / "opp" / "vendors" / "config.ini").read_text(encoding="utf-8")
     assert f"custom_{short}" not in config
     if shutil.which("readelf"):

@@ -499,6 +499,21 @@ def test_duplicate_experimental_header(tmp_path):
     assert entry["header"] == "math/d/op_api/aclnn_d.h"
     assert entry["doc"] == "math/d/docs/aclnnD.md"
     assert entry["outputs"] == ["y"]
+    assert "experimental_headers" not in entry  # other prototypes: not another name
+
+
+def test_an_experimental_header_of_another_name_with_the_same_prototypes_is_recorded(
+        tmp_path):
+    """ops-math's experimental/math/is_neg_inf/op_api/aclnn_is_neg_inf.h declares
+    aclnn_isneginf.h's operator alike: its name is kept for the experimental package."""
+    root = tmp_path / "repo"
+    prototype = header(*two_phase("aclnnE", "const aclTensor *x, aclTensor *y"))
+    write(root, "math/e/op_api/aclnn_e.h", prototype)
+    write(root, "experimental/math/e/op_api/aclnn_e_other.h", prototype)
+    write(root, "experimental/math/f/op_api/aclnn_e.h", prototype)  # the same name: none
+    entry = run(root, tmp_path)["aclnnE"]
+    assert entry["header"] == "math/e/op_api/aclnn_e.h"
+    assert entry["experimental_headers"] == ["experimental/math/e/op_api/aclnn_e_other.h"]
 
 
 def test_a_phase_2_with_parameters_of_its_own_is_recorded(tmp_path):
@@ -631,7 +646,7 @@ def test_committed_operators_json_is_well_formed():
     assert len(operators) > 100
     assert list(operators) == sorted(operators)
     allowed = {"repository", "header", "doc", "outputs", "inout", "basis", "note",
-               "returns_nothing", "parameters", "phase2", "prototypes"}
+               "returns_nothing", "parameters", "phase2", "prototypes", "experimental_headers"}
     for name, entry in operators.items():
         assert re.fullmatch(r"aclnn\w+", name)
         assert set(entry) <= allowed, name

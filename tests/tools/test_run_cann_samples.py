@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import ROOT, load_script
 
@@ -195,6 +196,32 @@ def test_random_operators_are_not_judged() -> None:
     assert torch_references.RANDOM == RANDOM
     launch = torch_references.Launch("aclnnInplaceNormal", {}, {}, {}, {}, [], [])
     assert torch_references.compare(launch) is None
+
+
+def test_complex_results_are_compared_in_both_parts() -> None:
+    """A complex result is judged on its real and its imaginary part, as a sample prints
+    both (ops-math math/polar's sample prints std::complex values): polar(1, 1) is right, a
+    wrong imaginary part alone is wrong, and the message shows the value as (real,imag)."""
+    pytest.importorskip("torch", reason="the comparison needs PyTorch")
+    import torch_references  # the tool's sibling module (tools/ is on sys.path)
+
+    tensors = {"input": np.array([[1.0, 2.0]], np.float32),
+               "angle": np.array([[1.0, 2.0]], np.float32)}
+    right = (tensors["input"] * np.exp(1j * tensors["angle"])).astype(np.complex64)
+
+    def launch(out: np.ndarray) -> object:
+        return torch_references.Launch("aclnnPolar", tensors, {"out": out},
+                                       {"after/out": "complex64"}, {},
+                                       ["input", "angle", "out"], ["out"])
+
+    assert torch_references.compare(launch(right)) is None
+    wrong = right.copy()
+    wrong[0, 1] = complex(right[0, 1].real, 0.5)  # 2 * (cos 2 + i sin 2) with imag 0.5
+    message = torch_references.compare(launch(wrong))
+    assert message is not None
+    assert message.startswith("out[0, 1] is (-0.8322936"), message
+    assert ",0.5), PyTorch gives (-0.8322936" in message, message
+    assert message.endswith(",1.8185949) (1 of 2 differ)"), message
 
 
 def test_build_lines_are_the_repositories(tmp_path: Path) -> None:
