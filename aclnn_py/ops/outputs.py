@@ -5,7 +5,7 @@ on CANN and on the emulator alike. One rule per operator, written once: a patter
 fits (the reductions over dims with keepdim, the matmul family, gathers, the norms and their
 saved statistics, pools and convolutions), a short function where a formula is needed. The
 shapes are those of CANN's docs for each operator (``docs/aclnn<Name>.md`` of hicann's
-ops-nn and ops-math) and of PyTorch's operators of the same name; ``tests/api/
+ops-nn and ops-math) and of PyTorch's operators of the same name; ``tests/ops/
 test_output_rules.py`` checks every rule against the emulator's kernels' test cases, whose
 outputs are PyTorch's.
 
@@ -278,10 +278,15 @@ def _index_select(values: Values) -> dict[str, OutputLayout]:
 
 @_rule("aclnnGatherV2")
 def _gather_v2(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn index/gather_v2/op_api/aclnn_gather_v2.cpp CheckOutShape: self's shape with dim
+    replaced by index's (a 0-d index counting as (1,)); a 0-d self gives a 0-d out."""
     x, index = values["self"], values["index"]
-    shape = _shape(x) or (1,)
+    shape = _shape(x)
+    if not shape:
+        return {"out": OutputLayout((), x.dtype)}
     axis = _axes(len(shape), values["dim"])[0]
-    return {"out": OutputLayout(shape[:axis] + _shape(index) + shape[axis + 1:], x.dtype)}
+    return {"out": OutputLayout(shape[:axis] + (_shape(index) or (1,)) + shape[axis + 1:],
+                                x.dtype)}
 
 
 @_rule("aclnnGather", "aclnnTake")

@@ -15,7 +15,15 @@ import numpy as np
 
 from ..._c.codes import constant
 from ...ops.dtypes import Dtypes
-from . import Refusal, broadcasts_to, store, tensor_format, view_copy_check, widen
+from . import (
+    Refusal,
+    broadcasts_to,
+    check_output_shapes,
+    store,
+    tensor_format,
+    view_copy_check,
+    widen,
+)
 from .elementwise import (
     BLOCK,
     FLOATS,
@@ -1279,17 +1287,6 @@ def _plane_index(pool: Pool, out_hw: tuple[int, ...], best: Any,
     return index
 
 
-def _mask_width(out_hw: tuple[int, ...]) -> int:
-    """The mask's last extent: (ceil(OH OW / 16) + 1) 2 16 (ops-nn pooling/
-    max_pool3d_with_argmax_v2/docs/aclnnMaxPool2dWithMask.md, indices' shape)."""
-    return (-(-(out_hw[0] * out_hw[1]) // 16) + 1) * 2 * 16
-
-
-def _mask_shape(self: np.ndarray, pool: Pool, out: np.ndarray) -> tuple[int, ...]:
-    """indices' shape: [N, C, kH kW, the mask width] (no N for a 3-d self)."""
-    return (*self.shape[:-2], pool.kernel[0] * pool.kernel[1], _mask_width(out.shape[-2:]))
-
-
 def _max_pool_mask_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: tuple[int, ...],
                          padding: tuple[int, ...], dilation: tuple[int, ...], ceilMode: bool,
                          out: np.ndarray, indices: np.ndarray) -> None:
@@ -1299,22 +1296,22 @@ def _max_pool_mask_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: 
     positive, padding in [0, kernel // 2], dilation 1; indices is the mask, INT8 of the shape
     the doc derives."""
     pool = Pool.of(kernelSize, stride, padding, dilation)
-    for name, values in (("kernelSize", pool.kernel), ("stride", pool.stride)):
-        if min(values) <= 0:
-            raise ValueError(f"{name} {list(values)} must be greater than 0")
+    for name, extents in (("kernelSize", pool.kernel), ("stride", pool.stride)):
+        if min(extents) <= 0:
+            raise ValueError(f"{name} {list(extents)} must be greater than 0")
     if pool.dilation != (1, 1):
         raise ValueError(f"dilation {list(pool.dilation)} must be 1")
     for i, name in enumerate(("H", "W")):
         if not 0 <= pool.padding[i] <= pool.kernel[i] // 2:
             raise ValueError(f"padding's {name} ({pool.padding[i]}) must be in [0, kernel's "
                              f"{name} // 2 = {pool.kernel[i] // 2}]")
-    wanted = _max_pool_shape(self, pool, ceilMode, False)
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
-    mask = _mask_shape(self, pool, out)
-    if indices.shape != mask:
-        raise ValueError(f"indices has shape {list(indices.shape)}; the mask of this pooling "
-                         f"is {list(mask)} ([N, C, kH kW, (ceil(OH OW / 16) + 1) 32])")
+    _max_pool_shape(self, pool, ceilMode, False)  # (its refusals)
+    window = {"self": self, "kernelSize": kernelSize, "stride": stride, "padding": padding,
+              "dilation": dilation, "ceilMode": ceilMode}
+    check_output_shapes("aclnnMaxPool2dWithMask", window, {"out": out})
+    check_output_shapes("aclnnMaxPool2dWithMask", window, {"indices": indices},
+                        "the mask of this pooling ([N, C, kH kW, (ceil(OH OW / 16) + 1) 32]) "
+                        "is")
 
 
 @builtin("aclnnMaxPool2dWithMask", dtypes={"self": FLOATS, "out": FLOATS,
