@@ -242,3 +242,20 @@ def test_every_computed_operator_with_outputs_is_allocated_as_its_case_says():
                 wrong.append(name)
                 break
     assert wrong == []
+
+
+@pytest.mark.parametrize(("name", "arguments", "out", "message"), [
+    ("aclnnChunkCat", ([A, A[:3]], 0, 2), np.empty((2, 3), np.float32),
+     r"out has shape \[2, 3\]; the chunks make \[2, 20\]"),
+    ("aclnnAll", (X > 0, [1], False), np.empty((2,), np.bool_),
+     r"out has shape \[2\]; the reduction gives \[2, 4, 5\]"),
+    ("aclnnGatherV2", (X, 1, INDEX), np.empty((2, 3), np.float32),
+     r"out has shape \[2, 3\]; it must be \[2, 4, 4, 5\]"),
+    ("aclnnIm2col", (X, [2, 2], [1, 1], [0, 0], [1, 1]), np.empty((2, 12), np.float32),
+     r"out has shape \[2, 12\]; it must be \[2, 12, 12\]"),
+])
+def test_a_kernel_refuses_an_out_other_than_its_rules(name, arguments, out, message):
+    """The emulator's kernels check the out given against the same output rule call() uses
+    to allocate it (aclnn_py.emulator._kernels.check_output_shapes)."""
+    with pytest.raises(aclnn_py.AclError, match=message):
+        aclnn_py.call(name, *arguments, out=out)

@@ -19,6 +19,7 @@ from . import (
     Refusal,
     broadcasts_to,
     check_output_shapes,
+    output_shapes,
     store,
     tensor_format,
     view_copy_check,
@@ -248,9 +249,8 @@ def _halved(shape: tuple[int, ...], dim: int) -> tuple[int, ...]:
 def _glu_check(self: np.ndarray, dim: int, out: np.ndarray) -> None:
     """The split dimension is even and out has self's shape with it halved (ops-nn
     activation/glu/op_host/op_api/aclnn_glu.cpp CheckParamsDataAndShape)."""
-    expected = _halved(self.shape, dim)
-    if out.shape != expected:
-        raise ValueError(f"out has shape {list(out.shape)}: it must be {list(expected)}")
+    _halved(self.shape, dim)  # (an odd dimension refused)
+    check_output_shapes("aclnnGlu", {"self": self, "dim": dim}, {"out": out})
 
 
 @builtin("aclnnGlu", dtypes=FLOATS, check=_glu_check)
@@ -1417,13 +1417,12 @@ def _avg_pool_check(self: np.ndarray, kernelSize: tuple[int, ...], strides: tupl
         if pool.kernel[i] < 2 * pool.padding[i]:
             raise ValueError(f"padding's {name} ({pool.padding[i]}) must be at most half "
                              f"kernel's {name} ({pool.kernel[i]})")
-    oh, ow = (_avg_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i], ceilMode)
-              for i, n in enumerate((height, width)))
+    values = {"self": self, "kernelSize": kernelSize, "strides": strides,
+              "paddings": paddings, "ceilMode": ceilMode}
+    oh, ow = output_shapes("aclnnAvgPool2d", **values)["out"][-2:]
     if oh <= 0 or ow <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {oh}x{ow}: it must be at least 1x1")
-    shape = (*self.shape[:-2], oh, ow)
-    if out.shape != shape:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(shape)}")
+    check_output_shapes("aclnnAvgPool2d", values, {"out": out})
     if self.size and out.size and self.dtype == np.float32 and cubeMathType not in (0, 2) \
             and _avg_pool_uses_cube(planes, height, width, pool, ceilMode, divisorOverride):
         raise ValueError(f"cubeMathType {cubeMathType} cannot pool float32 on the cube unit "
@@ -1474,10 +1473,9 @@ def _embedding_check(weight: np.ndarray, indices: np.ndarray, out: np.ndarray) -
                          "must be equal")
     if weight.ndim != 2:
         raise ValueError(f"weight must be 2-d, got {weight.ndim}-d")
-    expected = indices.shape + weight.shape[1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}: it must be indices' {indices.shape} then "
-                         f"weight's row length {weight.shape[1]}, {expected}")
+    check_output_shapes("aclnnEmbedding", {"weight": weight, "indices": indices}, {"out": out},
+                        f"it must be indices' {list(indices.shape)} then weight's row length "
+                        f"{weight.shape[1]},")
 
 
 def valid_indices(name: str, index: np.ndarray, low: int, high: int, rule: str) -> np.ndarray:
