@@ -303,14 +303,17 @@ def _layer_norm_check(input: np.ndarray, normalizedShape: tuple[int, ...], weigh
         if value is not None and tuple(value.shape) != tuple(normalizedShape):
             raise ValueError(f"{name} must have shape {tuple(normalizedShape)}, got "
                              f"{value.shape}")
-    statistics = input.shape[:input.ndim - count] + (1,) * count
+    shapes = output_shapes("aclnnLayerNorm", input=input, normalizedShape=normalizedShape)
+    statistics = shapes["meanOutOptional"]
     for name, value in (("meanOutOptional", meanOutOptional),
                         ("rstdOutOptional", rstdOutOptional)):
         if value is not None and value.size and value.shape != statistics \
                 and value.size != int(np.prod(statistics)):
             raise ValueError(f"{name} has shape {value.shape}: it must be {statistics} (input's "
                              "leading dimensions, then ones)")
-    _same(input, out, "input and out")
+    if out.shape != shapes["out"]:
+        raise ValueError(f"input and out must have the same shape, got {input.shape} and "
+                         f"{out.shape}")
 
 
 @builtin("aclnnLayerNorm", dtypes=FLOATS, check=_layer_norm_check)
@@ -367,10 +370,8 @@ def _group_norm_check(self: np.ndarray, gamma: Any, beta: Any, N: int, C: int, H
         raise ValueError(f"C ({C}) must be divisible by group ({group})")
     if not eps > 0:
         raise ValueError(f"eps is {eps}: it must be greater than 0")
-    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
-        if value.shape != (N, group):
-            raise ValueError(f"{name} has shape {value.shape}: it must be (N, group) = "
-                             f"{(N, group)}")
+    check_output_shapes("aclnnGroupNorm", {"self": self, "N": N, "group": group},
+                        {"meanOut": meanOut, "rstdOut": rstdOut}, "it must be (N, group) =")
     if self.shape[0] != N or self.shape[1] != C or int(np.prod(self.shape[2:])) != HxW:
         raise ValueError(f"self has shape {self.shape}: it must be (N, C, ...) with N {N}, "
                          f"C {C} and {HxW} (HxW) elements per channel")
