@@ -1135,17 +1135,6 @@ def _ada_layer_norm_backward(values: Values) -> dict[str, OutputLayout]:
             "gradBiasOut": OutputLayout(hidden, dtype)}
 
 
-@_rule("aclnnAddRmsNorm")
-def _add_rms_norm(values: Values) -> dict[str, OutputLayout]:
-    """ops-nn norm/add_rms_norm/docs/aclnnAddRmsNorm.md: yOut and xOut x1's layout; rstdOut
-    float32, x1's leading dims then ones for gamma's (as aclnnRmsNorm's)."""
-    x = values["x1"]
-    statistics = _statistics(_shape(x), len(_shape(values["gamma"])))
-    return {"yOut": OutputLayout(_shape(x), x.dtype),
-            "rstdOut": OutputLayout(statistics, np.dtype(np.float32)),
-            "xOut": OutputLayout(_shape(x), x.dtype)}
-
-
 @_rule("aclnnAddRmsNormCast")
 def _add_rms_norm_cast(values: Values) -> dict[str, OutputLayout]:
     """ops-nn norm/add_rms_norm_cast/docs/aclnnAddRmsNormCast.md: y1Out float32 and y2Out and
