@@ -105,7 +105,7 @@ def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[
 def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
               stream: Stream | None) -> np.ndarray | DeviceArray | None:
     """The call when its signature ran before (and so was validated), else None."""
-    if out is None or type(out) is DeviceArray:
+    if inputs and (out is None or type(out) is DeviceArray):  # (aclnnRange has no tensor in)
         # Fast path: device arrays whose signature this stream has run before need no
         # validation (the cache holds validated signatures only).
         for array in inputs:

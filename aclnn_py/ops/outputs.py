@@ -5,7 +5,7 @@ on CANN and on the emulator alike. One rule per operator, written once: a patter
 fits (the reductions over dims with keepdim, the matmul family, gathers, the norms and their
 saved statistics, pools and convolutions), a short function where a formula is needed. The
 shapes are those of CANN's docs for each operator (``docs/aclnn<Name>.md`` of hicann's
-ops-nn and ops-math) and of PyTorch's operators of the same name; ``tests/api/
+ops-nn and ops-math) and of PyTorch's operators of the same name; ``tests/ops/
 test_output_rules.py`` checks every rule against the emulator's kernels' test cases, whose
 outputs are PyTorch's.
 
@@ -40,15 +40,50 @@ Rule = Callable[[Values], dict[str, OutputLayout]]
 RULES: dict[str, Rule] = {}
 
 
+class OutputNeedsOut(TypeError):
+    """An output no rule can give: its extent depends on the data (or on how CANN is to be
+    called), so the caller passes ``out=``."""
+
+
+# Operators whose outputs' extents follow from the data, not from the inputs' shapes and the
+# attributes: (the output named in the message, why). call() cannot allocate them; those whose
+# real extents CANN writes back (aclnnNonzero, aclnnUnique, ...) are call()'s own DATA_DEPENDENT
+# list instead. Rules below raise the same error for the calls of theirs that depend on data.
+DEPENDS_ON_DATA: dict[str, tuple[str, str]] = {
+    "aclnnIndex": ("out", "a bool index selects as many elements as it holds true values"),
+    "aclnnEmbeddingBag": ("output", "the bags, offset2bag, bagSize and maxIndices follow the "
+                          "mode and the values of offsets"),
+}
+
+
+def needs_out(operator: str, name: str, why: str) -> OutputNeedsOut:
+    """The error of an output ``name`` of ``operator`` that no rule gives, ``why``."""
+    return OutputNeedsOut(f"{operator}: {name} cannot be inferred ({why}); pass out= with an "
+                          f"array for {name} of the shape and dtype CANN's doc of {operator} "
+                          f"gives (signature({operator!r}) lists its outputs)")
+
+
 def infer(operator: str, values: Values) -> dict[str, OutputLayout] | None:
     """The outputs' layouts of a call of ``operator`` with ``values`` (by C parameter name),
     or None when no rule is known. A rule whose values do not fit (a dim out of range, a
-    missing tensor) gives None too: the call's own checks then say what is wrong."""
+    missing tensor) gives None too: the call's own checks then say what is wrong.
+
+    Raises
+    ------
+    OutputNeedsOut
+        for an operator of :data:`DEPENDS_ON_DATA`, or a call whose outputs depend on its
+        data: the message names the output and says to pass ``out=`` with its shape and
+        dtype.
+    """
+    if operator in DEPENDS_ON_DATA:
+        raise needs_out(operator, *DEPENDS_ON_DATA[operator])
     rule = RULES.get(operator)
     if rule is None:
         return None
     try:
         return rule(values)
+    except OutputNeedsOut:
+        raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, ZeroDivisionError):
         return None
 
@@ -243,10 +278,15 @@ def _index_select(values: Values) -> dict[str, OutputLayout]:
 
 @_rule("aclnnGatherV2")
 def _gather_v2(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn index/gather_v2/op_api/aclnn_gather_v2.cpp CheckOutShape: self's shape with dim
+    replaced by index's (a 0-d index counting as (1,)); a 0-d self gives a 0-d out."""
     x, index = values["self"], values["index"]
-    shape = _shape(x) or (1,)
+    shape = _shape(x)
+    if not shape:
+        return {"out": OutputLayout((), x.dtype)}
     axis = _axes(len(shape), values["dim"])[0]
-    return {"out": OutputLayout(shape[:axis] + _shape(index) + shape[axis + 1:], x.dtype)}
+    return {"out": OutputLayout(shape[:axis] + (_shape(index) or (1,)) + shape[axis + 1:],
+                                x.dtype)}
 
 
 @_rule("aclnnGather", "aclnnTake")
@@ -967,3 +1007,356 @@ def _triangular_solve(values: Values) -> dict[str, OutputLayout]:
     dtype = values["self"].dtype
     return {"xOut": OutputLayout((*batch, *b[-2:]), dtype),
             "mOut": OutputLayout((*batch, *a[-2:]), dtype)}
+
+
+# ---- the pools, gathers, slices and folds with a formula of their own ---------------------------
+
+@_rule("aclnnMaxPool")
+def _max_pool_onnx(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn pooling/max_pool_v3/op_api/aclnn_max_pool.cpp CheckShape (PoolingOutShape):
+    kernelShape one value or (kH, kW); strides none (1), one or two; pads none, one, (H, W) or
+    ONNX's (top, left, bottom, right); each extent (size + pads - kernel (+ stride - 1 with
+    ceilMode)) // stride + 1, less one when ceilMode's last window starts past the input and
+    its first padding."""
+    x = values["self"]
+    shape = _shape(x)
+    kernels = _pairs(values["kernelShape"], 2, 1)
+    strides = _pairs(values.get("strides"), 2, 1)
+    pads = [int(p) for p in values.get("pads") or ()]
+    if not pads:
+        pads = [0]
+    before, after = ((pads[0],) * 2, (pads[0],) * 2) if len(pads) == 1 else \
+        ((pads[0], pads[1]), (pads[0], pads[1])) if len(pads) == 2 else \
+        ((pads[0], pads[1]), (pads[2], pads[3]))
+    ceil = bool(values.get("ceilMode"))
+    spatial = []
+    for size, kernel, stride, first, last in zip(shape[-2:], kernels, strides, before, after):
+        extent = (size + first + last - kernel + (stride - 1 if ceil else 0)) // stride + 1
+        if ceil and (extent - 1) * stride >= size + first:
+            extent -= 1
+        spatial.append(extent)
+    return {"out": OutputLayout(shape[:-2] + tuple(spatial), x.dtype)}
+
+
+_MAX_POOL_2D = _pool("kernelSize", "stride", "padding", "dilation", None)
+
+
+@_rule("aclnnMaxPool2dWithMask")
+def _max_pool_with_mask(values: Values) -> dict[str, OutputLayout]:
+    """out as aclnnMaxPool2dWithIndices's; indices the INT8 mask [N, C, kH kW, (ceil(OH OW /
+    16) + 1) 2 16] (ops-nn pooling/max_pool3d_with_argmax_v2/docs/aclnnMaxPool2dWithMask.md,
+    indices; op_api/aclnn_max_pool2d_with_indices.cpp CheckShape builds the same mask shape
+    on an Atlas A2)."""
+    out = _MAX_POOL_2D(values)["out"]
+    kernel = _pairs(values["kernelSize"], 2, 1)
+    height, width = out.shape[-2:]
+    mask = (-(-(height * width) // 16) + 1) * 2 * 16
+    return {"out": out, "indices": OutputLayout(out.shape[:-2] + (kernel[0] * kernel[1], mask),
+                                                np.dtype(np.int8))}
+
+
+@_rule("aclnnGatherV3")
+def _gather_v3(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn index/gather_v2/docs/aclnnGatherV3.md: self's shape with dim replaced by index's
+    shape past its batchDims leading dims (0 on an Atlas A2)."""
+    x, index = values["self"], values["index"]
+    shape = _shape(x) or (1,)
+    axis = _axes(len(shape), values["dim"])[0]
+    batch = int(values.get("batchDims") or 0)
+    return {"out": OutputLayout(shape[:axis] + _shape(index)[batch:] + shape[axis + 1:],
+                                x.dtype)}
+
+
+@_rule("aclnnChunkCat")
+def _chunk_cat(values: Values) -> dict[str, OutputLayout]:
+    """ops-math conversion/chunk_cat/op_api/aclnn_chunk_cat.cpp (torch._chunk_cat along dim
+    0): (numChunks, the sum over the tensors of ceil(dim 0 / numChunks) times their other
+    dims); the tensors' dtype (a float32 input needs a float32 out, CheckDtypeValid)."""
+    tensors = values["tensors"]
+    chunks = int(values["numChunks"])
+    width = sum(-(-_shape(t)[0] // chunks) * math.prod(_shape(t)[1:]) for t in tensors)
+    return {"out": OutputLayout((chunks, width), tensors[0].dtype)}
+
+
+@_rule("aclnnIm2col")
+def _im2col(values: Values) -> dict[str, OutputLayout]:
+    """ops-math conversion/im2col/op_api/aclnn_im2col.cpp CheckOutputDims: ([N,] C kH kW, L),
+    L the blocks' count, each way (size + 2 pad - (dilation (kernel - 1) + 1)) // stride + 1."""
+    x = values["self"]
+    shape = _shape(x)
+    kernel, dilation, padding, stride = (_pairs(values[name], 2, 1) for name in
+                                         ("kernelSize", "dilation", "padding", "stride"))
+    blocks = [(shape[-2 + i] + 2 * padding[i] - (dilation[i] * (kernel[i] - 1) + 1))
+              // stride[i] + 1 for i in range(2)]
+    return {"out": OutputLayout(shape[:-3] + (shape[-3] * kernel[0] * kernel[1],
+                                              blocks[0] * blocks[1]), x.dtype)}
+
+
+@_rule("aclnnSliceV2")
+def _slice_v2(values: Values) -> dict[str, OutputLayout]:
+    """ops-math conversion/strided_slice_v3/op_api/aclnn_slice_v2.cpp CheckShape: each of the
+    first len(steps) axes sliced from its start to its end by its step (clamped as Python's
+    slices)."""
+    x = values["self"]
+    shape = list(_shape(x))
+    starts, ends, axes, steps = (list(values[name]) for name in ("starts", "ends", "axes",
+                                                                   "steps"))
+    for i, step in enumerate(steps):
+        axis = _axes(len(shape), int(axes[i]))[0]
+        shape[axis] = len(range(*slice(int(starts[i]), int(ends[i]), int(step))
+                                .indices(shape[axis])))
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnUnfoldGrad")
+def _unfold_grad(values: Values) -> dict[str, OutputLayout]:
+    """ops-math conversion/unfold_grad/op_api/aclnn_unfold_grad.cpp CheckShapeValid: gradIn of
+    inputSizes, in gradOut's dtype."""
+    grad = values["gradOut"]
+    return {"gradIn": OutputLayout(tuple(int(n) for n in values["inputSizes"]), grad.dtype)}
+
+
+# ---- more norms: AdaLayerNorm's gradients, AddRmsNormCast ------------------------------------
+
+@_rule("aclnnAdaLayerNormBackward")
+def _ada_layer_norm_backward(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/ada_layer_norm_grad/docs/aclnnAdaLayerNormBackward.md and op_api
+    CheckDtype: gradInputOut input's, gradScaleOut scale's and gradShiftOut shift's layout;
+    gradWeightOut and gradBiasOut [H] of weight's (else bias's, else input's) dtype."""
+    x, scale, shift = values["input"], values["scale"], values["shift"]
+    weight = values.get("weightOptional")
+    parameters = weight if weight is not None else values.get("biasOptional")
+    dtype = x.dtype if parameters is None else parameters.dtype
+    hidden = (_shape(x)[-1],)
+    return {"gradInputOut": OutputLayout(_shape(x), x.dtype),
+            "gradScaleOut": OutputLayout(_shape(scale), scale.dtype),
+            "gradShiftOut": OutputLayout(_shape(shift), shift.dtype),
+            "gradWeightOut": OutputLayout(hidden, dtype),
+            "gradBiasOut": OutputLayout(hidden, dtype)}
+
+
+@_rule("aclnnAddRmsNormCast")
+def _add_rms_norm_cast(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/add_rms_norm_cast/docs/aclnnAddRmsNormCast.md: y1Out float32 and y2Out and
+    xOut x1's dtype, all of x1's shape; rstdOut float32, x1's leading dims then ones for
+    gamma's."""
+    x = values["x1"]
+    statistics = _statistics(_shape(x), len(_shape(values["gamma"])))
+    f32 = np.dtype(np.float32)
+    return {"y1Out": OutputLayout(_shape(x), f32), "y2Out": OutputLayout(_shape(x), x.dtype),
+            "rstdOut": OutputLayout(statistics, f32), "xOut": OutputLayout(_shape(x), x.dtype)}
+
+
+# ---- the weight-NZ and quantised matmuls, the quantisers -------------------------------------
+
+# The matmuls whose out dtype CANN takes from the out tensor given (several are valid for the
+# same inputs): their rules give a default; ``out=`` picks another.
+CALLER_DTYPE: dict[str, str] = {
+    "aclnnQuantMatmulV3": "out", "aclnnQuantMatmulV4": "out", "aclnnQuantMatmulWeightNz": "out",
+    "aclnnDynamicQuant": "yOut", "aclnnRange": "out",
+}
+
+RULES.update({
+    # mat2's view shape is its (k, n) matrix; the FRACTAL_NZ blocks are its storage (ops-nn
+    # matmul/mat_mul_v3/op_host/op_api/aclnn_matmul.cpp CheckWeightNzShapeValid; batch_mat_mul_v3
+    # aclnn_batch_matmul.cpp CheckShape): self @ mat2 in self's dtype
+    "aclnnMatmulWeightNz": _matmul("self", "mat2"),
+    "aclnnBatchMatMulWeightNz": _matmul("self", "mat2"),
+})
+
+
+@_rule("aclnnQuantMatmulV3", "aclnnQuantMatmulV4", "aclnnQuantMatmulWeightNz")
+def _quant_matmul(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn matmul/quant_batch_matmul_v3/op_api/aclnn_quant_matmul_v4.cpp: out (batch, m, n)
+    from x1 (m, k) (or (k, m) transposed) and x2 (k, n) (or (n, k)), the batch dims broadcast.
+    Its dtype is the out given (CheckDtypeValidOnOnlyL0c2outForUnclassified): without one,
+    bfloat16 when the scale or bias is bfloat16 (they require it), int8 when an offset is given
+    (only an int8 out takes one), else float16."""
+    a, b = _shape(values["x1"]), _shape(values["x2"])
+    m = a[-1] if values.get("transposeX1") else a[-2]
+    n = b[-2] if values.get("transposeX2") else b[-1]
+    batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
+    scale = values.get("scale", values.get("x2Scale"))
+    bias = values.get("bias")
+    offset = values.get("offset", values.get("x2Offset"))
+    if any(t is not None and t.dtype.name == "bfloat16" for t in (scale, bias)):
+        from .dtypes import bfloat16_dtype
+
+        dtype = np.dtype(bfloat16_dtype())
+    elif offset is not None:
+        dtype = np.dtype(np.int8)
+    else:
+        dtype = np.dtype(np.float16)
+    return {"out": OutputLayout((*batch, m, n), dtype)}
+
+
+@_rule("aclnnDynamicQuant", "aclnnDynamicQuantV2")
+def _dynamic_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn quant/dynamic_quant/op_host/op_api/aclnn_dynamic_quant.cpp CheckShape: yOut x's
+    shape in int8 (dstType 2; aclnnDynamicQuant's default), or int32 with the last dim an
+    eighth (dstType 3, eight int4 each, CheckInt32OutputShape); scaleOut and offsetOut float32
+    of x's shape without its last dim."""
+    x = values["x"]
+    shape = _shape(x)
+    f32 = np.dtype(np.float32)
+    destination = int(values.get("dstType", 2))
+    if destination == 2:
+        y = OutputLayout(shape, np.dtype(np.int8))
+    elif destination == 3:
+        if shape[-1] % 8:
+            raise ValueError("an int32 yOut needs x's last dim a multiple of 8")
+        y = OutputLayout(shape[:-1] + (shape[-1] // 8,), np.dtype(np.int32))
+    else:
+        raise ValueError(f"dstType {destination} has no numpy dtype")
+    return {"yOut": y, "scaleOut": OutputLayout(shape[:-1], f32),
+            "offsetOut": OutputLayout(shape[:-1], f32)}
+
+
+@_rule("aclnnTransQuantParamV2", "aclnnTransQuantParamV3")
+def _trans_quant_param(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn quant/trans_quant_param_v2/docs/aclnnTransQuantParamV2.md (scale, offset and out
+    shapes): uint64; a 2-d scale's shape, else 1-d of the larger of scale's and offset's
+    lengths."""
+    scale, offset = values["scale"], values.get("offset")
+    shape = _shape(scale)
+    if len(shape) != 2:
+        shape = (max(math.prod(shape), 0 if offset is None else math.prod(_shape(offset))),)
+    return {"out": OutputLayout(shape, np.dtype(np.uint64))}
+
+
+@_rule("aclnnFakeQuantPerChannelAffineCachemask", "aclnnFakeQuantPerTensorAffineCachemask")
+def _fake_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn quant/fake_quant_affine_cachemask/op_api/aclnn_fake_quant_per_{channel,tensor}_
+    affine_cachemask.cpp CheckShape: out and mask of self's shape; out self's dtype, mask
+    bool."""
+    x = values["self"]
+    return {"out": OutputLayout(_shape(x), x.dtype), "mask": OutputLayout(_shape(x), BOOL)}
+
+
+# ---- scalars in: isin, searchsorted, range ------------------------------------------------
+
+@_rule("aclnnIsInScalarTensor")
+def _isin_scalar_tensor(values: Values) -> dict[str, OutputLayout]:
+    """ops-math math/equal/op_api/aclnn_isin.cpp CheckShape, CheckDtypeValid: a 0-d bool."""
+    return {"out": OutputLayout((), BOOL)}
+
+
+@_rule("aclnnSearchSorteds")
+def _search_sorteds(values: Values) -> dict[str, OutputLayout]:
+    """ops-math aclnn_searchsorted.cpp (aclnnSearchSorteds): a scalar self gives [1], int32
+    with outInt32, else int64."""
+    return {"out": OutputLayout((1,), np.dtype(np.int32) if values.get("outInt32") else INT64)}
+
+
+@_rule("aclnnRange")
+def _range(values: Values) -> dict[str, OutputLayout]:
+    """ops-math math/range/docs/aclnnRange.md: floor((end - start) / step) + 1 values,
+    computed in float32 for float scalars (its warning on out's size), torch.range's; out
+    float32 for float scalars, else int64 (its dtype is the out given)."""
+    start, end, step = (values[name] for name in ("start", "end", "step"))
+    floats = any(isinstance(v, float) or getattr(v, "dtype", INT64).kind == "f"
+                 for v in (start, end, step))
+    if floats:
+        first, last, stride = (np.float32(float(v)) for v in (start, end, step))
+        count = int(np.floor((last - first) / stride)) + 1
+    else:
+        count = (int(end) - int(start)) // int(step) + 1
+    return {"out": OutputLayout((max(count, 0),), np.dtype(np.float32) if floats else INT64)}
+
+
+# ---- factorisations ---------------------------------------------------------------------------
+
+@_rule("aclnnLinalgQr", "aclnnQr")
+def _qr(values: Values) -> dict[str, OutputLayout]:
+    """ops-math math/qr/op_api/aclnn_linalg_qr.cpp CheckShape: self (*, m, n), k = min(m, n):
+    Q (*, m, k) and R (*, k, n) reduced (mode 0, aclnnQr's some), Q (*, m, m) and R (*, m, n)
+    complete (mode 1), Q [0] and R (*, k, n) for mode 2 (r); both self's dtype."""
+    x = values["self"]
+    shape = _shape(x)
+    batch, (m, n) = shape[:-2], shape[-2:]
+    k = min(m, n)
+    mode = int(values["mode"]) if "mode" in values else (0 if values.get("some") else 1)
+    q, r = {0: (batch + (m, k), batch + (k, n)), 1: (batch + (m, m), batch + (m, n)),
+            2: ((0,), batch + (k, n))}[mode]
+    return {"Q": OutputLayout(q, x.dtype), "R": OutputLayout(r, x.dtype)}
+
+
+@_rule("aclnnSvd")
+def _svd(values: Values) -> dict[str, OutputLayout]:
+    """ops-math math/svd/op_host/op_api/aclnn_svd.cpp CheckShape: input (*, m, n), k = min(m,
+    n): sigma (*, k), real; u (*, m, m) and v (*, n, n) with fullMatrices, else u (*, m, k) and
+    v (*, n, k), input's dtype."""
+    x = values["input"]
+    shape = _shape(x)
+    batch, (m, n) = shape[:-2], shape[-2:]
+    k = min(m, n)
+    full = bool(values.get("fullMatrices"))
+    sigma = _real_of(x.dtype) if x.dtype.kind == "c" else x.dtype
+    return {"sigma": OutputLayout(batch + (k,), sigma),
+            "u": OutputLayout(batch + ((m, m) if full else (m, k)), x.dtype),
+            "v": OutputLayout(batch + ((n, n) if full else (n, k)), x.dtype)}
+
+
+# ---- CTC loss ---------------------------------------------------------------------------------
+
+CTC_ALIGN = 8  # ops-nn loss/ctc_loss_v2/op_api/ctc_loss_v2.cpp CtcLossNpuOutputShape (off Regbase)
+
+
+@_rule("aclnnCtcLoss")
+def _ctc_loss(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn loss/ctc_loss_v2/op_api/aclnn_ctc_loss.cpp CheckTargetAndOutShapeParameterValue:
+    logProbs (T, N, C) or (T, C); negLogLikelihoodOut (N) (0-d for a 2-d logProbs);
+    logAlphaOut (N, T, 2 max(targetlengths) + 1 rounded up to 8); both logProbs' dtype."""
+    x = values["logProbs"]
+    shape = _shape(x)
+    batch = shape[1] if len(shape) == 3 else 1
+    longest = max((int(n) for n in values["targetlengths"]), default=0)
+    width = (2 * longest + 1 + CTC_ALIGN - 1) // CTC_ALIGN * CTC_ALIGN
+    return {"negLogLikelihoodOut": OutputLayout((batch,) if len(shape) == 3 else (), x.dtype),
+            "logAlphaOut": OutputLayout((batch, shape[0], width), x.dtype)}
+
+
+# ---- repeat_interleave: known from an int repeats or outputSize ---------------------------------
+
+def _repeated(operator: str, source: str | None, dim: str | None) -> Rule:
+    """ops-nn index/repeat_interleave/op_api/aclnn_repeat_interleave.cpp CheckRepeatresOutShape:
+    ``source`` (flattened without ``dim``) with dim's extent repeated: times an int repeats,
+    else outputSize when it is above 0; a tensor repeats without outputSize depends on its
+    values. aclnnRepeatInterleaveTensor gives int64 indices (repeats' dtype)."""
+    def rule(values: Values) -> dict[str, OutputLayout]:
+        repeats = values["repeats"]
+        x = values[source] if source else repeats
+        shape = _shape(x) if dim else (math.prod(_shape(x)),)
+        axis = _axes(len(shape), values[dim])[0] if dim else 0
+        size = int(values.get("outputSize") or 0)
+        if isinstance(repeats, (int, np.integer)):
+            size = shape[axis] * int(repeats)
+        elif size <= 0:
+            raise needs_out(operator, "out", "without outputSize, its extent is the sum of the "
+                            "values of repeats")
+        shape = shape[:axis] + (size,) + shape[axis + 1:]
+        return {"out": OutputLayout(shape, x.dtype)}
+    return rule
+
+
+for _name, _source, _dim in (("RepeatInterleave", "self", None),
+                             ("RepeatInterleaveWithDim", "self", "dim"),
+                             ("RepeatInterleaveInt", "self", None),
+                             ("RepeatInterleaveIntWithDim", "self", "dim"),
+                             ("RepeatInterleaveTensor", None, None)):
+    RULES[f"aclnn{_name}"] = _repeated(f"aclnn{_name}", _source, _dim)
+
+
+@_rule("aclnnRepeatInterleaveGrad")
+def _repeat_interleave_grad(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn index/repeat_interleave_grad/docs/aclnnRepeatInterleaveGrad.md: yGrad summed over
+    runs along axis: one per value of a repeats of several values; with one value the count
+    is axis's extent divided by it, a value of the data."""
+    grad, repeats = values["yGrad"], values["repeats"]
+    shape = _shape(grad) or (1,)
+    axis = _axes(len(shape), values["axis"])[0]
+    count = math.prod(_shape(repeats))
+    if count <= 1:
+        raise needs_out("aclnnRepeatInterleaveGrad", "out", "with one repeats value, the runs' "
+                        "count along axis is its extent divided by that value")
+    return {"out": OutputLayout(shape[:axis] + (count,) + shape[axis + 1:], grad.dtype)}

@@ -42,6 +42,9 @@ def test_each_rule_gives_the_outputs_of_the_kernels_cases(name, make, dtype):
     for output, array in zip(_output_names(name), given):
         if array is None:
             continue
+        if outputs.CALLER_DTYPE.get(name) == output:  # the rule's dtype is a default
+            assert inferred[output].shape == array.shape, output
+            continue
         assert inferred[output] == outputs.OutputLayout(array.shape, array.dtype), output
 
 
@@ -56,6 +59,14 @@ A, B = X[0, 0], X[0, 1].T.copy()              # (4, 5), (5, 4)
 V = X[0, 0, 0].copy()                          # (5,)
 BATCH = X.reshape(6, 4, 5)
 INDEX = np.array([2, 0, 1, 2], np.int64)
+LOG_PROBS = np.log(np.random.default_rng(8).dirichlet(np.ones(5), (6, 2))).astype(np.float32)
+
+
+def _unfold_grad():
+    """The gradient of Tensor.unfold(1, 3, 2) of a (4, 5) tensor for a gradient of ones."""
+    x = torch.zeros(4, 5, requires_grad=True)
+    x.unfold(1, 3, 2).backward(torch.ones(4, 2, 3))
+    return x.grad
 CALLS = [
     ("aclnnMatmul", (A, B, 0), lambda: torch.matmul(T(A), T(B))),
     ("aclnnMatmul", (V, B, 0), lambda: torch.matmul(T(V), T(B))),
@@ -103,6 +114,37 @@ CALLS = [
      lambda: torch.nn.functional.avg_pool2d(T(X), 3, 1, 1)),
     ("aclnnLayerNorm", (X, [5], None, None, 1e-5),
      lambda: torch.nn.functional.layer_norm(T(X), [5])),
+    ("aclnnMaxPool", (X, [3, 3], [2, 2], 0, [1, 1], [1, 1], 0),
+     lambda: torch.nn.functional.max_pool2d(T(X), 3, 2, 1)),
+    ("aclnnMaxPool", (X, [2], [], 0, [], [], 1),
+     lambda: torch.nn.functional.max_pool2d(T(X), 2, 1, ceil_mode=True)),
+    ("aclnnMaxPool2dWithMask", (X, [2, 2], [2, 2], [0, 0], [1, 1], True),
+     lambda: (torch.nn.functional.max_pool2d(T(X), 2, 2, ceil_mode=True),)),
+    ("aclnnGatherV3", (X, 1, INDEX[1:], 0, 0), lambda: T(X).index_select(1, T(INDEX[1:]))),
+    ("aclnnIm2col", (X, [2, 3], [1, 1], [1, 0], [2, 1]),
+     lambda: torch.nn.functional.unfold(T(X), (2, 3), padding=(1, 0), stride=(2, 1))),
+    ("aclnnSliceV2", (X, [1, 0], [3, 5], [1, -1], [1, 2]), lambda: T(X)[:, 1:3, :, 0:5:2]),
+    ("aclnnUnfoldGrad", (np.ones((4, 2, 3), np.float32), [4, 5], 1, 3, 2),
+     _unfold_grad),
+    ("aclnnChunkCat", ([A, A[:3]], 0, 2), lambda: torch._chunk_cat([T(A), T(A[:3])], 0, 2)),
+    ("aclnnLinalgQr", (A, 0), lambda: tuple(torch.linalg.qr(T(A)))),
+    ("aclnnQr", (B, False), lambda: tuple(torch.linalg.qr(T(B), mode="complete"))),
+    ("aclnnSvd", (BATCH, False, True), lambda: (torch.linalg.svdvals(T(BATCH)),)),
+    ("aclnnRange", (1.0, 4.0, 0.5), lambda: torch.arange(1.0, 4.5, 0.5)),
+    ("aclnnRange", (2, 11, 3), lambda: torch.arange(2, 12, 3)),
+    ("aclnnIsInScalarTensor", (float(V[2]), V, False, False),
+     lambda: torch.isin(torch.tensor(float(V[2])), T(V))),
+    ("aclnnSearchSorteds", (np.sort(V), 0.25, False, False, None),
+     lambda: torch.searchsorted(torch.sort(T(V)).values, torch.tensor([0.25]))),
+    ("aclnnFakeQuantPerTensorAffineCachemask",
+     (A, np.array([0.05], np.float32), np.array([3], np.int32), 1.0, -20, 20),
+     lambda: (torch.fake_quantize_per_tensor_affine(T(A), 0.05, 3, -20, 20),)),
+    ("aclnnRepeatInterleaveInt", (V, 2, 0), lambda: T(V).repeat_interleave(2)),
+    ("aclnnRepeatInterleaveIntWithDim", (A, 3, 0, 0), lambda: T(A).repeat_interleave(3, 0)),
+    ("aclnnRepeatInterleave", (V, INDEX[:1] + 1, 15), lambda: T(V).repeat_interleave(3)),
+    ("aclnnCtcLoss", (LOG_PROBS, np.array([[1, 2], [3, 3]], np.int64), [6, 5], [2, 2], 0, False),
+     lambda: (torch.nn.functional.ctc_loss(T(LOG_PROBS), torch.tensor([[1, 2], [3, 3]]),
+                                           [6, 5], [2, 2], reduction="none"),)),
 ]
 CALLS_BY_OPERATOR = {name for name, _, _ in CALLS}
 
@@ -131,22 +173,32 @@ def test_an_output_without_a_rule_is_named_with_the_way_out(monkeypatch):
         aclnn_py.call("aclnnMatmul", A, B, cubeMathType=0)  # (a keyword: not the fast path)
 
 
-# Operators whose outputs call() cannot allocate: extents that depend on the data (they are
-# call()'s DATA_DEPENDENT or need out=), in-place ones, and the few left without a rule.
+@pytest.mark.parametrize(("name", "arguments", "output", "why"), [
+    ("aclnnIndex", (A, [A[:, 0] > 0]), "out", "a bool index selects as many elements"),
+    ("aclnnRepeatInterleave", (V, INDEX[:1] + 1, 0), "out", "without outputSize, its extent "
+                                                             "is the sum of the values"),
+    ("aclnnRepeatInterleaveGrad", (A, INDEX[:1] + 1, 1), "out", "with one repeats value"),
+])
+def test_an_output_that_depends_on_the_data_is_named_with_the_way_out(name, arguments, output,
+                                                                      why):
+    with pytest.raises(outputs.OutputNeedsOut,
+                       match=rf"^{name}: {output} cannot be inferred \({why}.*\); pass out= "
+                             rf"with an array for {output} of the shape and dtype CANN's doc "
+                             rf"of {name} gives \(signature\('{name}'\) lists its outputs\)$"):
+        aclnn_py.call(name, *arguments)
+
+
+# Operators whose outputs call() cannot allocate: extents that depend on the data (call()'s
+# DATA_DEPENDENT, whose real extents CANN writes back, and outputs.DEPENDS_ON_DATA, which need
+# out=) and in-place ones.
 NEEDS_OUT = {
+    # CANN writes the real extents back (call()'s DATA_DEPENDENT)
     "aclnnMaskedSelect", "aclnnNonzero", "aclnnNonzeroV2", "aclnnUnique",
-    "aclnnUniqueConsecutive", "aclnnUniqueDim", "aclnnRepeatInterleave",
-    "aclnnRepeatInterleaveInt", "aclnnRepeatInterleaveIntWithDim", "aclnnRepeatInterleaveTensor",
-    "aclnnRepeatInterleaveGrad", "aclnnIndex", "aclnnEmbeddingBag", "aclnnInplaceOne",
-    "aclnnMaxPool", "aclnnMaxPool2dWithMask", "aclnnChunkCat", "aclnnGatherV3", "aclnnIm2col",
-    "aclnnSliceV2", "aclnnUnfoldGrad",
-    # no rule yet: the NZ and quantised matmuls, quantisers, QR and SVD, CTC loss, and others
-    "aclnnAdaLayerNormBackward", "aclnnAddRmsNormCast", "aclnnBatchMatMulWeightNz",
-    "aclnnCtcLoss", "aclnnDynamicQuant", "aclnnDynamicQuantV2",
-    "aclnnFakeQuantPerChannelAffineCachemask", "aclnnFakeQuantPerTensorAffineCachemask",
-    "aclnnIsInScalarTensor", "aclnnLinalgQr", "aclnnMatmulWeightNz", "aclnnQr",
-    "aclnnQuantMatmulV3", "aclnnQuantMatmulV4", "aclnnQuantMatmulWeightNz", "aclnnRange",
-    "aclnnSearchSorteds", "aclnnSvd", "aclnnTransQuantParamV2", "aclnnTransQuantParamV3",
+    "aclnnUniqueConsecutive", "aclnnUniqueDim",
+    # outputs.DEPENDS_ON_DATA: a bool index's true values; the bags of the offsets' values
+    "aclnnIndex", "aclnnEmbeddingBag",
+    # in place, nothing to allocate
+    "aclnnInplaceOne",
 }
 
 
@@ -183,8 +235,27 @@ def test_every_computed_operator_with_outputs_is_allocated_as_its_case_says():
             wrong.append(name)
             continue
         for output, array in zip(_output_names(name), given):
+            dtype = layouts[output].dtype if outputs.CALLER_DTYPE.get(name) == output \
+                else getattr(array, "dtype", None)
             if hasattr(array, "shape") and \
-                    layouts[output] != outputs.OutputLayout(array.shape, array.dtype):
+                    layouts[output] != outputs.OutputLayout(array.shape, dtype):
                 wrong.append(name)
                 break
     assert wrong == []
+
+
+@pytest.mark.parametrize(("name", "arguments", "out", "message"), [
+    ("aclnnChunkCat", ([A, A[:3]], 0, 2), np.empty((2, 3), np.float32),
+     r"out has shape \[2, 3\]; the chunks make \[2, 20\]"),
+    ("aclnnAll", (X > 0, [1], False), np.empty((2,), np.bool_),
+     r"out has shape \[2\]; the reduction gives \[2, 4, 5\]"),
+    ("aclnnGatherV2", (X, 1, INDEX), np.empty((2, 3), np.float32),
+     r"out has shape \[2, 3\]; it must be \[2, 4, 4, 5\]"),
+    ("aclnnIm2col", (X, [2, 2], [1, 1], [0, 0], [1, 1]), np.empty((2, 12), np.float32),
+     r"out has shape \[2, 12\]; it must be \[2, 12, 12\]"),
+])
+def test_a_kernel_refuses_an_out_other_than_its_rules(name, arguments, out, message):
+    """The emulator's kernels check the out given against the same output rule call() uses
+    to allocate it (aclnn_py.emulator._kernels.check_output_shapes)."""
+    with pytest.raises(aclnn_py.AclError, match=message):
+        aclnn_py.call(name, *arguments, out=out)

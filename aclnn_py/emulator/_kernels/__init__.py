@@ -528,6 +528,31 @@ def view_copy_check(result_shape: tuple[int, ...], out: np.ndarray, name: str = 
                       f"{list(result_shape)}: copying it into {name} failed", INNER_NULLPTR)
 
 
+def output_shapes(operator: str, **values: Any) -> dict[str, tuple[int, ...]]:
+    """The shape of each output of ``operator`` for ``values`` (by C parameter name), by its
+    rule in :mod:`aclnn_py.ops.outputs`: the one place an operator's output layout is written,
+    read by call() to allocate outputs and by the kernels to check the outputs given. The
+    kernel checks its parameters first; a rule that does not take them is a bug here."""
+    from ...ops.outputs import infer
+
+    layouts = infer(operator, values)
+    if layouts is None:
+        raise AssertionError(f"{operator}'s output rule does not take {sorted(values)}")
+    return {name: layout.shape for name, layout in layouts.items()}
+
+
+def check_output_shapes(operator: str, values: dict[str, Any], given: dict[str, Any],
+                        wanted: str = "it must be") -> None:
+    """Each output ``given`` (by C parameter name; None: not given) of the shape the output
+    rule of ``operator`` gives for ``values`` (:func:`output_shapes`); else a ValueError
+    naming it: "<name> has shape [...]; <wanted> [...]"."""
+    shapes = output_shapes(operator, **values)
+    for name, array in given.items():
+        if array is not None and tuple(array.shape) != shapes[name]:
+            raise ValueError(f"{name} has shape {list(array.shape)}; {wanted} "
+                             f"{list(shapes[name])}")
+
+
 def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether an array of ``shape`` broadcasts to ``target`` unchanged (numpy's rule)."""
     try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store
+from . import check_output_shapes, store
 from .elementwise import ANY
 from .elementwise import register as builtin
 
@@ -233,10 +233,9 @@ def _slice_v2_check(self: np.ndarray, starts: tuple[int, ...], ends: tuple[int, 
         raise ValueError(f"steps ({len(steps)}) must be at most as long as axes ({len(axes)})")
     if self.ndim > 8:
         raise ValueError(f"self has {self.ndim} dims; it must have at most 8")
-    wanted = np.empty(self.shape, np.bool_)[_slice_v2_plan(self, starts, ends, axes,
-                                                           steps)].shape
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; the slice is {list(wanted)}")
+    check_output_shapes("aclnnSliceV2", {"self": self, "starts": starts, "ends": ends,
+                                         "axes": axes, "steps": steps}, {"out": out},
+                        "the slice is")
 
 
 @builtin("aclnnSliceV2", dtypes=ANY, check=_slice_v2_check)
@@ -274,18 +273,11 @@ def channel_shuffle(self: np.ndarray, groups: int, out: np.ndarray) -> None:
     store(out, grouped.swapaxes(1, 2).reshape(self.shape))
 
 
-def _chunk_cat_shape(tensors: list[np.ndarray], numChunks: int) -> tuple[int, ...]:
-    """torch._chunk_cat's shape along dim 0: (numChunks, the sum over the tensors of
-    ceil(dim 0 / numChunks) times the product of their other dims)."""
-    width = sum(-(-t.shape[0] // numChunks) * int(np.prod(t.shape[1:])) for t in tensors)
-    return (numChunks, width)
-
-
 def _chunk_cat_check(tensors: list[np.ndarray], dim: int, numChunks: int,
                      out: np.ndarray) -> None:
     """ops-math conversion/chunk_cat/op_api/aclnn_chunk_cat.cpp: dim 0 only; the tensors of
     one dtype (CheckDtypeValid) and of 1 to 8 dims (CheckShape); numChunks above 0; out of
-    torch._chunk_cat's shape."""
+    torch._chunk_cat's shape (the rule of aclnn_py.ops.outputs)."""
     if dim != 0:
         raise ValueError(f"dim {dim}: only 0 is supported")
     if not tensors:
@@ -298,9 +290,9 @@ def _chunk_cat_check(tensors: list[np.ndarray], dim: int, numChunks: int,
             raise ValueError(f"tensors[{index}] has {tensor.ndim} dims; it must have 1 to 8")
     if numChunks <= 0:
         raise ValueError(f"numChunks {numChunks} must be above 0")
-    wanted = _chunk_cat_shape(tensors, numChunks)
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; the chunks make {list(wanted)}")
+    check_output_shapes("aclnnChunkCat", {"tensors": tensors, "dim": dim,
+                                          "numChunks": numChunks}, {"out": out},
+                        "the chunks make")
 
 
 @builtin("aclnnChunkCat", dtypes=ANY, check=_chunk_cat_check)
@@ -346,10 +338,9 @@ def _im2col_check(self: np.ndarray, kernelSize: tuple[int, ...], dilation: tuple
                            stride[i]) for i in range(2)]
     if min(blocks) < 1:
         raise ValueError(f"self {list(self.shape)} makes {blocks} blocks: at least 1 each way")
-    columns = self.shape[-3] * kernelSize[0] * kernelSize[1]
-    wanted = (*self.shape[:-3], columns, blocks[0] * blocks[1])
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+    check_output_shapes("aclnnIm2col", {"self": self, "kernelSize": kernelSize,
+                                        "dilation": dilation, "padding": padding,
+                                        "stride": stride}, {"out": out})
 
 
 @builtin("aclnnIm2col", dtypes=ANY, check=_im2col_check)
@@ -383,9 +374,8 @@ def _unfold_grad_check(gradOut: np.ndarray, inputSizes: tuple[int, ...], dim: in
     if len(inputSizes) != gradOut.ndim - 1:
         raise ValueError(f"inputSizes has {len(inputSizes)} values; it must have gradOut's "
                          f"rank - 1 = {gradOut.ndim - 1}")
-    if gradIn.shape != tuple(inputSizes):
-        raise ValueError(f"gradIn has shape {list(gradIn.shape)}; it must be inputSizes "
-                         f"{list(inputSizes)}")
+    check_output_shapes("aclnnUnfoldGrad", {"gradOut": gradOut, "inputSizes": inputSizes},
+                        {"gradIn": gradIn}, "it must be inputSizes")
     if not 0 <= dim < gradOut.ndim - 1:
         raise ValueError(f"dim {dim} must be in [0, {gradOut.ndim - 1})")
     if size <= 0 or step <= 0:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store, widen
+from . import check_output_shapes, output_shapes, store, widen
 from .elementwise import register
 from .reductions import _axes, _reduced_shape
 
@@ -22,6 +22,12 @@ from .reductions import _axes, _reduced_shape
 def _check_shape(name: str, out: np.ndarray, expected: tuple[int, ...]) -> None:
     if out.shape != expected:
         raise ValueError(f"{name} has shape {out.shape}; the reduction gives {expected}")
+
+
+def _check_reduced(operator: str, values: dict[str, Any], **given: Any) -> None:
+    """The outputs ``given`` of the shape of ``operator``'s output rule (aclnn_py.ops.outputs:
+    the reduced shape, written once), its dims checked first by the caller."""
+    check_output_shapes(operator, values, given, "the reduction gives")
 
 
 def _one_axis(self: np.ndarray, dim: int) -> int:
@@ -36,7 +42,8 @@ def _one_axis(self: np.ndarray, dim: int) -> int:
 
 def _logical_check(self: np.ndarray, dim: tuple[int, ...], keepdim: bool, out: np.ndarray
                    ) -> None:
-    _check_shape("out", out, _reduced_shape(self.shape, _axes(self.ndim, dim), keepdim))
+    _axes(self.ndim, dim)
+    _check_reduced("aclnnAll", {"self": self, "dim": dim, "keepdim": keepdim}, out=out)
 
 
 @register("aclnnAll", check=_logical_check)
@@ -52,10 +59,12 @@ def _any_check(self: np.ndarray, dim: tuple[int, ...], keepdim: bool, out: np.nd
     """ops-math math/reduce_any/op_api/aclnn_any.cpp: an empty self fills out with false
     whatever out's shape (GetTensorWithValueFalse); otherwise out has the reduction's shape,
     or both hold one element (CheckShapeAndScalarSame, common/inc/op_api/aclnn_check.h)."""
-    expected = _reduced_shape(self.shape, _axes(self.ndim, dim), keepdim)
+    _axes(self.ndim, dim)
+    values = {"self": self, "dim": dim, "keepdim": keepdim}
+    expected = output_shapes("aclnnAny", **values)["out"]
     if self.size == 0 or (out.size == 1 and int(np.prod(expected)) == 1):
         return
-    _check_shape("out", out, expected)
+    _check_reduced("aclnnAny", values, out=out)
 
 
 @register("aclnnAny", check=_any_check)
@@ -84,12 +93,13 @@ def _extremum_along(self: np.ndarray, axis: int, keep: bool, largest: bool
     return values, index.astype(np.int64)
 
 
-def _dim_check(self: np.ndarray, dim: int, keepdim: bool, out: np.ndarray,
-               indices: np.ndarray) -> None:
-    axis = _one_axis(self, dim)
-    expected = _reduced_shape(self.shape, (axis,), keepdim) if self.ndim else ()
-    _check_shape("out", out, expected)
-    _check_shape("indices", indices, expected)
+def _dim_check(operator: str) -> Any:
+    def check(self: np.ndarray, dim: int, keepdim: bool, out: np.ndarray,
+              indices: np.ndarray) -> None:
+        _one_axis(self, dim)
+        _check_reduced(operator, {"self": self, "dim": dim, "keepdim": keepdim}, out=out,
+                       indices=indices)
+    return check
 
 
 def _max_min_dim(largest: bool) -> Any:
@@ -104,8 +114,8 @@ def _max_min_dim(largest: bool) -> Any:
 
 
 # ops-math math/arg_max_with_value/docs/aclnnMaxDim.md, arg_min_with_value/docs/aclnnMinDim.md
-register("aclnnMaxDim", check=_dim_check)(_max_min_dim(True))
-register("aclnnMinDim", check=_dim_check)(_max_min_dim(False))
+register("aclnnMaxDim", check=_dim_check("aclnnMaxDim"))(_max_min_dim(True))
+register("aclnnMinDim", check=_dim_check("aclnnMinDim"))(_max_min_dim(False))
 
 
 def _aminmax_into(self: np.ndarray, axes: tuple[int, ...], keep: bool, minOut: np.ndarray,
@@ -121,9 +131,9 @@ def _aminmax_into(self: np.ndarray, axes: tuple[int, ...], keep: bool, minOut: n
 
 def _aminmax_check(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, minOut: np.ndarray,
                    maxOut: np.ndarray) -> None:
-    expected = _reduced_shape(self.shape, _axes(self.ndim, dim), keepDim)
-    _check_shape("minOut", minOut, expected)
-    _check_shape("maxOut", maxOut, expected)
+    _axes(self.ndim, dim)
+    _check_reduced("aclnnAminmax", {"self": self, "dim": dim, "keepDim": keepDim},
+                   minOut=minOut, maxOut=maxOut)
 
 
 @register("aclnnAminmax", check=_aminmax_check)
@@ -134,10 +144,9 @@ def aminmax(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, minOut: np.nd
 
 def _aminmax_dim_check(self: np.ndarray, dim: int, keepDim: bool, minOut: np.ndarray,
                        maxOut: np.ndarray) -> None:
-    axis = _one_axis(self, dim)
-    expected = _reduced_shape(self.shape, (axis,), keepDim) if self.ndim else ()
-    _check_shape("minOut", minOut, expected)
-    _check_shape("maxOut", maxOut, expected)
+    _one_axis(self, dim)
+    _check_reduced("aclnnAminmaxDim", {"self": self, "dim": dim, "keepDim": keepDim},
+                   minOut=minOut, maxOut=maxOut)
 
 
 @register("aclnnAminmaxDim", check=_aminmax_dim_check)
@@ -160,7 +169,8 @@ def aminmax_all(self: np.ndarray, minOut: np.ndarray, maxOut: np.ndarray) -> Non
 
 def _log_sum_exp_check(self: np.ndarray, dim: tuple[int, ...], keepDim: bool,
                        out: np.ndarray) -> None:
-    _check_shape("out", out, _reduced_shape(self.shape, _axes(self.ndim, dim), keepDim))
+    _axes(self.ndim, dim)
+    _check_reduced("aclnnLogSumExp", {"self": self, "dim": dim, "keepDim": keepDim}, out=out)
 
 
 @register("aclnnLogSumExp", check=_log_sum_exp_check)
@@ -181,7 +191,9 @@ def log_sum_exp(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, out: np.n
 
 def _nansum_check(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, dtype: int,
                   out: np.ndarray) -> None:
-    _check_shape("out", out, _reduced_shape(self.shape, _axes(self.ndim, dim), keepDim))
+    _axes(self.ndim, dim)
+    _check_reduced("aclnnReduceNansum", {"self": self, "dim": dim, "keepDim": keepDim},
+                   out=out)
 
 
 @register("aclnnReduceNansum", check=_nansum_check)
@@ -200,8 +212,8 @@ def reduce_nansum(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, dtype: 
 
 def _prod_dim_check(self: np.ndarray, dim: int, keepDim: bool, dtype: int,
                     out: np.ndarray) -> None:
-    axis = _one_axis(self, dim)
-    _check_shape("out", out, _reduced_shape(self.shape, (axis,), keepDim) if self.ndim else ())
+    _one_axis(self, dim)
+    _check_reduced("aclnnProdDim", {"self": self, "dim": dim, "keepDim": keepDim}, out=out)
 
 
 @register("aclnnProdDim", check=_prod_dim_check)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Refusal, report_extent, store, tensor_format, widen
+from . import Refusal, check_output_shapes, report_extent, store, tensor_format, widen
 from . import inplace as _inplace_forms
 from .elementwise import ANY, FLOATS64, NUMBERS
 from .elementwise import register as builtin
@@ -522,13 +522,11 @@ def _gather_v3_check(self: np.ndarray, dim: int, index: np.ndarray, batchDims: i
     and batchDims 0 only; out is self's shape with dim replaced by index's."""
     if index.dtype not in (np.int32, np.int64):
         raise ValueError(f"index has dtype {index.dtype.name}: it must be int32 or int64")
-    axis = _dim_in_range(self.ndim, dim)
+    _dim_in_range(self.ndim, dim)
     if batchDims != 0:
         raise ValueError(f"batchDims is {batchDims}: this SoC takes only 0")
-    shape = self.shape or (1,)
-    expected = shape[:axis] + index.shape + shape[axis + 1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}: it must be {expected}")
+    check_output_shapes("aclnnGatherV3", {"self": self, "dim": dim, "index": index,
+                                          "batchDims": batchDims}, {"out": out})
 
 
 @builtin("aclnnGatherV3", dtypes=ANY, check=_gather_v3_check)

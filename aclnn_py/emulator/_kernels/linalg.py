@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store
+from . import check_output_shapes, store
 from .elementwise import register
 
 _MAX_RANK = 8
@@ -224,27 +224,12 @@ _QR = Dtypes(("float32", "float16", "float64", "complex64", "complex128"))
 _REDUCED, _COMPLETE, _R_ONLY = 0, 1, 2  # ops-math math/qr/op_api/aclnn_linalg_qr.cpp
 
 
-def _qr_shapes(self: np.ndarray, mode: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    m, n = self.shape[-2:]
-    k = min(m, n)
-    batch = self.shape[:-2]
-    if mode == _R_ONLY:
-        return (0,), batch + (k, n)
-    if mode == _COMPLETE:
-        return batch + (m, m), batch + (m, n)
-    return batch + (m, k), batch + (k, n)
-
-
 def _qr_check(self: np.ndarray, mode: int, Q: np.ndarray, R: np.ndarray) -> None:
     """aclnn_linalg_qr.cpp: CheckShape: self of 2 to 8 dimensions; Q (*, m, k) and R (*, k, n)
     (reduced, 0), Q (*, m, m) and R (*, m, n) (complete, 1), Q [0] and R (*, k, n) (r, 2)."""
     if not 2 <= self.ndim <= _MAX_RANK:
         raise ValueError(f"self has {self.ndim} dimensions: it must have 2 to {_MAX_RANK}")
-    q_shape, r_shape = _qr_shapes(self, mode)
-    if Q.shape != q_shape:
-        raise ValueError(f"Q has shape {list(Q.shape)}: it must be {list(q_shape)}")
-    if R.shape != r_shape:
-        raise ValueError(f"R has shape {list(R.shape)}: it must be {list(r_shape)}")
+    check_output_shapes("aclnnLinalgQr", {"self": self, "mode": mode}, {"Q": Q, "R": R})
 
 
 def _qr(self: np.ndarray, mode: int, Q: np.ndarray, R: np.ndarray) -> None:
@@ -273,15 +258,6 @@ def qr(self: np.ndarray, some: bool, Q: np.ndarray, R: np.ndarray) -> None:
     _qr(self, _REDUCED if some else _COMPLETE, Q, R)
 
 
-def _svd_shapes(input: np.ndarray, fullMatrices: bool) -> tuple[tuple[int, ...], ...]:
-    m, n = input.shape[-2:]
-    k = min(m, n)
-    batch = input.shape[:-2]
-    if fullMatrices:
-        return batch + (k,), batch + (m, m), batch + (n, n)
-    return batch + (k,), batch + (m, k), batch + (n, k)
-
-
 def _svd_check(input: np.ndarray, fullMatrices: bool, computeUV: bool, sigma: np.ndarray,
                u: np.ndarray, v: np.ndarray) -> None:
     """ops-math math/svd/op_host/op_api/aclnn_svd.cpp: CheckShape: input of 2 to 8 dimensions;
@@ -289,14 +265,9 @@ def _svd_check(input: np.ndarray, fullMatrices: bool, computeUV: bool, sigma: np
     k); u and v not checked without computeUV."""
     if not 2 <= input.ndim <= _MAX_RANK:
         raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to {_MAX_RANK}")
-    sigma_shape, u_shape, v_shape = _svd_shapes(input, fullMatrices)
-    if sigma.shape != sigma_shape:
-        raise ValueError(f"sigma has shape {list(sigma.shape)}: it must be {list(sigma_shape)}")
-    if computeUV:
-        if u.shape != u_shape:
-            raise ValueError(f"u has shape {list(u.shape)}: it must be {list(u_shape)}")
-        if v.shape != v_shape:
-            raise ValueError(f"v has shape {list(v.shape)}: it must be {list(v_shape)}")
+    check_output_shapes("aclnnSvd", {"input": input, "fullMatrices": fullMatrices},
+                        {"sigma": sigma, "u": u if computeUV else None,
+                         "v": v if computeUV else None})
 
 
 @register("aclnnSvd", dtypes=_REAL_COMPLEX, check=_svd_check)

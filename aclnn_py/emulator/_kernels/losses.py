@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import broadcasts_to, store, tensor_format, widen
+from . import broadcasts_to, check_output_shapes, store, tensor_format, widen
 from .elementwise import FLOATS, apply, register
 from .nn import _fill_reduced, _loss_out, valid_indices
 
@@ -700,9 +700,6 @@ def multilabel_margin_loss(self: np.ndarray, target: np.ndarray, reduction: int,
 
 # ---- connectionist temporal classification -------------------------------------------------------
 
-CTC_ALIGN = 8  # ops-nn loss/ctc_loss_v2/op_api/ctc_loss_v2.cpp CtcLossNpuOutputShape (off Regbase)
-
-
 def _ctc_check(logProbs: np.ndarray, targets: np.ndarray, inputLengths: tuple[int, ...],
                targetlengths: tuple[int, ...], blank: int, zeroInfinity: bool,
                negLogLikelihoodOut: np.ndarray, logAlphaOut: np.ndarray) -> None:
@@ -736,14 +733,10 @@ def _ctc_check(logProbs: np.ndarray, targets: np.ndarray, inputLengths: tuple[in
                              f"[{sum(int(n) for n in targetlengths)}], the lengths' sum")
     else:
         raise ValueError(f"targets has {targets.ndim} dimensions: it must have 1 or 2")
-    expected = (batch,) if logProbs.ndim == 3 else ()
-    if negLogLikelihoodOut.shape != expected:
-        raise ValueError(f"negLogLikelihoodOut has shape {list(negLogLikelihoodOut.shape)}: "
-                         f"it must be {list(expected)}")
-    width = (2 * longest + 1 + CTC_ALIGN - 1) // CTC_ALIGN * CTC_ALIGN
-    if logAlphaOut.shape != (batch, steps, width):
-        raise ValueError(f"logAlphaOut has shape {list(logAlphaOut.shape)}: it must be "
-                         f"{[batch, steps, width]}")
+    check_output_shapes("aclnnCtcLoss", {"logProbs": logProbs,
+                                         "targetlengths": targetlengths},
+                        {"negLogLikelihoodOut": negLogLikelihoodOut,
+                         "logAlphaOut": logAlphaOut})
     for name, value in (("negLogLikelihoodOut", negLogLikelihoodOut),
                         ("logAlphaOut", logAlphaOut)):
         if value.dtype != logProbs.dtype:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..._c.codes import constant
 from ...ops.dtypes import Dtypes
-from . import Refusal, store, tensor_format, widen
+from . import Refusal, check_output_shapes, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
 
@@ -482,17 +482,18 @@ def trans_matmul_weight(mmWeightRef: np.ndarray) -> None:
     _storage(mmWeightRef, blocks.size)[...] = blocks.reshape(-1)
 
 
-def _weight_nz_shapes(self: np.ndarray, mat2: np.ndarray, out: np.ndarray) -> None:
+def _weight_nz_shapes(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
+                      operator: str) -> None:
     if tensor_format(mat2) != FRACTAL_NZ:
         raise ValueError("Format of mat2 must be FRACTAL_NZ (made by aclnnTransMatmulWeight)")
     _not_nz(self=self, out=out)
     if self.shape[-1] != mat2.shape[-2]:
         raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} differ")
-    wanted = _matmul_shape(self.shape, mat2.shape)
-    if wanted is None or out.shape != wanted:
-        raise ValueError(f"out has shape {_shape(out.shape)}; it must be "
-                         f"{_shape(wanted or ())}")
+    if _matmul_shape(self.shape, mat2.shape) is None:
+        raise ValueError(f"the batch dims of self {_shape(self.shape)} and mat2 "
+                         f"{_shape(mat2.shape)} do not broadcast")
+    check_output_shapes(operator, {"self": self, "mat2": mat2}, {"out": out})
 
 
 def _matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
@@ -511,7 +512,7 @@ def _matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
         raise ValueError(f"self and mat2 must be 2-d, got {self.ndim}-d and {mat2.ndim}-d")
     if 1 in mat2.shape:
         raise ValueError(f"mat2 {_shape(mat2.shape)} in FRACTAL_NZ cannot have n or k of 1")
-    _weight_nz_shapes(self, mat2, out)
+    _weight_nz_shapes(self, mat2, out, "aclnnMatmulWeightNz")
 
 
 _WEIGHT_NZ_16 = Dtypes(("float16", "bfloat16"))
@@ -529,7 +530,7 @@ def _batch_matmul_weight_nz_check(self: np.ndarray, mat2: np.ndarray, out: np.nd
                          f"[{out.dtype.name}] are not equal")
     if self.ndim != 3 or mat2.ndim != 3:
         raise ValueError(f"self and mat2 must be 3-d, got {self.ndim}-d and {mat2.ndim}-d")
-    _weight_nz_shapes(self, mat2, out)
+    _weight_nz_shapes(self, mat2, out, "aclnnBatchMatMulWeightNz")
 
 
 def _nz_product(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:

@@ -15,7 +15,16 @@ import numpy as np
 
 from ..._c.codes import constant
 from ...ops.dtypes import Dtypes
-from . import Refusal, broadcasts_to, store, tensor_format, view_copy_check, widen
+from . import (
+    Refusal,
+    broadcasts_to,
+    check_output_shapes,
+    output_shapes,
+    store,
+    tensor_format,
+    view_copy_check,
+    widen,
+)
 from .elementwise import (
     BLOCK,
     FLOATS,
@@ -240,9 +249,8 @@ def _halved(shape: tuple[int, ...], dim: int) -> tuple[int, ...]:
 def _glu_check(self: np.ndarray, dim: int, out: np.ndarray) -> None:
     """The split dimension is even and out has self's shape with it halved (ops-nn
     activation/glu/op_host/op_api/aclnn_glu.cpp CheckParamsDataAndShape)."""
-    expected = _halved(self.shape, dim)
-    if out.shape != expected:
-        raise ValueError(f"out has shape {list(out.shape)}: it must be {list(expected)}")
+    _halved(self.shape, dim)  # (an odd dimension refused)
+    check_output_shapes("aclnnGlu", {"self": self, "dim": dim}, {"out": out})
 
 
 @builtin("aclnnGlu", dtypes=FLOATS, check=_glu_check)
@@ -295,14 +303,17 @@ def _layer_norm_check(input: np.ndarray, normalizedShape: tuple[int, ...], weigh
         if value is not None and tuple(value.shape) != tuple(normalizedShape):
             raise ValueError(f"{name} must have shape {tuple(normalizedShape)}, got "
                              f"{value.shape}")
-    statistics = input.shape[:input.ndim - count] + (1,) * count
+    shapes = output_shapes("aclnnLayerNorm", input=input, normalizedShape=normalizedShape)
+    statistics = shapes["meanOutOptional"]
     for name, value in (("meanOutOptional", meanOutOptional),
                         ("rstdOutOptional", rstdOutOptional)):
         if value is not None and value.size and value.shape != statistics \
                 and value.size != int(np.prod(statistics)):
             raise ValueError(f"{name} has shape {value.shape}: it must be {statistics} (input's "
                              "leading dimensions, then ones)")
-    _same(input, out, "input and out")
+    if out.shape != shapes["out"]:
+        raise ValueError(f"input and out must have the same shape, got {input.shape} and "
+                         f"{out.shape}")
 
 
 @builtin("aclnnLayerNorm", dtypes=FLOATS, check=_layer_norm_check)
@@ -359,10 +370,8 @@ def _group_norm_check(self: np.ndarray, gamma: Any, beta: Any, N: int, C: int, H
         raise ValueError(f"C ({C}) must be divisible by group ({group})")
     if not eps > 0:
         raise ValueError(f"eps is {eps}: it must be greater than 0")
-    for name, value in (("meanOut", meanOut), ("rstdOut", rstdOut)):
-        if value.shape != (N, group):
-            raise ValueError(f"{name} has shape {value.shape}: it must be (N, group) = "
-                             f"{(N, group)}")
+    check_output_shapes("aclnnGroupNorm", {"self": self, "N": N, "group": group},
+                        {"meanOut": meanOut, "rstdOut": rstdOut}, "it must be (N, group) =")
     if self.shape[0] != N or self.shape[1] != C or int(np.prod(self.shape[2:])) != HxW:
         raise ValueError(f"self has shape {self.shape}: it must be (N, C, ...) with N {N}, "
                          f"C {C} and {HxW} (HxW) elements per channel")
@@ -1279,17 +1288,6 @@ def _plane_index(pool: Pool, out_hw: tuple[int, ...], best: Any,
     return index
 
 
-def _mask_width(out_hw: tuple[int, ...]) -> int:
-    """The mask's last extent: (ceil(OH OW / 16) + 1) 2 16 (ops-nn pooling/
-    max_pool3d_with_argmax_v2/docs/aclnnMaxPool2dWithMask.md, indices' shape)."""
-    return (-(-(out_hw[0] * out_hw[1]) // 16) + 1) * 2 * 16
-
-
-def _mask_shape(self: np.ndarray, pool: Pool, out: np.ndarray) -> tuple[int, ...]:
-    """indices' shape: [N, C, kH kW, the mask width] (no N for a 3-d self)."""
-    return (*self.shape[:-2], pool.kernel[0] * pool.kernel[1], _mask_width(out.shape[-2:]))
-
-
 def _max_pool_mask_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: tuple[int, ...],
                          padding: tuple[int, ...], dilation: tuple[int, ...], ceilMode: bool,
                          out: np.ndarray, indices: np.ndarray) -> None:
@@ -1299,22 +1297,22 @@ def _max_pool_mask_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: 
     positive, padding in [0, kernel // 2], dilation 1; indices is the mask, INT8 of the shape
     the doc derives."""
     pool = Pool.of(kernelSize, stride, padding, dilation)
-    for name, values in (("kernelSize", pool.kernel), ("stride", pool.stride)):
-        if min(values) <= 0:
-            raise ValueError(f"{name} {list(values)} must be greater than 0")
+    for name, extents in (("kernelSize", pool.kernel), ("stride", pool.stride)):
+        if min(extents) <= 0:
+            raise ValueError(f"{name} {list(extents)} must be greater than 0")
     if pool.dilation != (1, 1):
         raise ValueError(f"dilation {list(pool.dilation)} must be 1")
     for i, name in enumerate(("H", "W")):
         if not 0 <= pool.padding[i] <= pool.kernel[i] // 2:
             raise ValueError(f"padding's {name} ({pool.padding[i]}) must be in [0, kernel's "
                              f"{name} // 2 = {pool.kernel[i] // 2}]")
-    wanted = _max_pool_shape(self, pool, ceilMode, False)
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
-    mask = _mask_shape(self, pool, out)
-    if indices.shape != mask:
-        raise ValueError(f"indices has shape {list(indices.shape)}; the mask of this pooling "
-                         f"is {list(mask)} ([N, C, kH kW, (ceil(OH OW / 16) + 1) 32])")
+    _max_pool_shape(self, pool, ceilMode, False)  # (its refusals)
+    window = {"self": self, "kernelSize": kernelSize, "stride": stride, "padding": padding,
+              "dilation": dilation, "ceilMode": ceilMode}
+    check_output_shapes("aclnnMaxPool2dWithMask", window, {"out": out})
+    check_output_shapes("aclnnMaxPool2dWithMask", window, {"indices": indices},
+                        "the mask of this pooling ([N, C, kH kW, (ceil(OH OW / 16) + 1) 32]) "
+                        "is")
 
 
 @builtin("aclnnMaxPool2dWithMask", dtypes={"self": FLOATS, "out": FLOATS,
@@ -1420,13 +1418,12 @@ def _avg_pool_check(self: np.ndarray, kernelSize: tuple[int, ...], strides: tupl
         if pool.kernel[i] < 2 * pool.padding[i]:
             raise ValueError(f"padding's {name} ({pool.padding[i]}) must be at most half "
                              f"kernel's {name} ({pool.kernel[i]})")
-    oh, ow = (_avg_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i], ceilMode)
-              for i, n in enumerate((height, width)))
+    values = {"self": self, "kernelSize": kernelSize, "strides": strides,
+              "paddings": paddings, "ceilMode": ceilMode}
+    oh, ow = output_shapes("aclnnAvgPool2d", **values)["out"][-2:]
     if oh <= 0 or ow <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {oh}x{ow}: it must be at least 1x1")
-    shape = (*self.shape[:-2], oh, ow)
-    if out.shape != shape:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(shape)}")
+    check_output_shapes("aclnnAvgPool2d", values, {"out": out})
     if self.size and out.size and self.dtype == np.float32 and cubeMathType not in (0, 2) \
             and _avg_pool_uses_cube(planes, height, width, pool, ceilMode, divisorOverride):
         raise ValueError(f"cubeMathType {cubeMathType} cannot pool float32 on the cube unit "
@@ -1477,10 +1474,9 @@ def _embedding_check(weight: np.ndarray, indices: np.ndarray, out: np.ndarray) -
                          "must be equal")
     if weight.ndim != 2:
         raise ValueError(f"weight must be 2-d, got {weight.ndim}-d")
-    expected = indices.shape + weight.shape[1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}: it must be indices' {indices.shape} then "
-                         f"weight's row length {weight.shape[1]}, {expected}")
+    check_output_shapes("aclnnEmbedding", {"weight": weight, "indices": indices}, {"out": out},
+                        f"it must be indices' {list(indices.shape)} then weight's row length "
+                        f"{weight.shape[1]},")
 
 
 def valid_indices(name: str, index: np.ndarray, low: int, high: int, rule: str) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store, tensor_format, widen
+from . import check_output_shapes, store, tensor_format, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
 from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
@@ -34,12 +34,10 @@ def _rms_norm_check(x: np.ndarray, gamma: np.ndarray, epsilon: float, yOut: np.n
             tuple(x.shape[x.ndim - count:]) != tuple(gamma.shape):
         raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of x, "
                          f"whose shape is {x.shape}")
-    if yOut.shape != x.shape:
-        raise ValueError(f"yOut has shape {yOut.shape}: it must be x's shape {x.shape}")
-    expected = x.shape[:x.ndim - count] + (1,) * count
-    if rstdOut.shape != expected:
-        raise ValueError(f"rstdOut has shape {rstdOut.shape}: it must be {expected} (x's "
-                         "leading dimensions, then ones)")
+    values = {"x": x, "gamma": gamma}  # (aclnnGemmaRmsNorm's rule is the same)
+    check_output_shapes("aclnnRmsNorm", values, {"yOut": yOut}, "it must be x's shape")
+    check_output_shapes("aclnnRmsNorm", values, {"rstdOut": rstdOut},
+                        "it must be (x's leading dimensions, then ones)")
     if rstdOut.dtype != np.float32:
         raise ValueError(f"rstdOut has dtype {rstdOut.dtype.name}: it must be float32")
 
@@ -94,20 +92,19 @@ def _add_rms_norm_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, epsil
         if value is not None and value.dtype != x1.dtype:
             raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x1's dtype "
                              f"{x1.dtype.name}")
-    for name, value in (("x2", x2), ("xOut", xOut)):
-        if value is not None and value.shape != x1.shape:
-            raise ValueError(f"{name} has shape {value.shape}: it must be x1's shape "
-                             f"{x1.shape}")
+    if x2.shape != x1.shape:
+        raise ValueError(f"x2 has shape {x2.shape}: it must be x1's shape {x1.shape}")
     count = gamma.ndim
     if count == 0 or count > x1.ndim or tuple(x1.shape[x1.ndim - count:]) != gamma.shape:
         raise ValueError(f"gamma has shape {gamma.shape}: it must be the last dimensions of "
                          f"x1, whose shape is {x1.shape}")
-    if yOut.shape != x1.shape:
-        raise ValueError(f"yOut has shape {yOut.shape}: it must be x1's shape {x1.shape}")
-    expected = x1.shape[:x1.ndim - count] + (1,) * count
-    if rstdOut is not None and (rstdOut.shape != expected or rstdOut.dtype != np.float32):
-        raise ValueError(f"rstdOut is {rstdOut.dtype.name} of shape {rstdOut.shape}: it must "
-                         f"be float32 of shape {expected}")
+    values = {"x1": x1, "gamma": gamma}  # (aclnnAddRmsNormCast's shapes are the same)
+    check_output_shapes("aclnnAddRmsNorm", values, {"xOut": xOut, "yOut": yOut},
+                        "it must be x1's shape")
+    check_output_shapes("aclnnAddRmsNorm", values, {"rstdOut": rstdOut},
+                        "it must be (x1's leading dimensions, then ones)")
+    if rstdOut is not None and rstdOut.dtype != np.float32:
+        raise ValueError(f"rstdOut has dtype {rstdOut.dtype.name}: it must be float32")
 
 
 @builtin("aclnnAddRmsNorm", dtypes=FLOATS, check=_add_rms_norm_check)

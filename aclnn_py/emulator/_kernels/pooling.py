@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store, tensor_format, widen
+from . import output_shapes, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
 from .foreach import PRIVATE_FORMATS
@@ -811,16 +811,12 @@ def _max_pool_onnx_shape(self: np.ndarray, kernelShape: tuple[int, ...],
     planes, height, width = self.shape[-3:]
     if 0 in (planes, height, width):
         raise ValueError(f"self has shape {list(self.shape)}: only its batch may be 0")
-    out = []
-    for size, kernel, before, after, step in ((height, kh, top, bottom, sh),
-                                              (width, kw, left, right, sw)):
-        extent = (size + before + after - kernel + (step - 1 if ceilMode else 0)) // step + 1
-        if ceilMode and (extent - 1) * step >= size + before:
-            extent -= 1
-        out.append(extent)
-    if min(out) <= 0:
-        raise ValueError(f"self {list(self.shape)} pools to {out}: it must be at least 1x1")
-    return (*self.shape[:-2], *out), Pool((kh, kw), (sh, sw), (top, left))
+    shape = output_shapes("aclnnMaxPool", self=self, kernelShape=kernelShape, strides=strides,
+                          pads=pads, ceilMode=ceilMode)["out"]
+    if min(shape[-2:]) <= 0:
+        raise ValueError(f"self {list(self.shape)} pools to {list(shape[-2:])}: it must be at "
+                         "least 1x1")
+    return shape, Pool((kh, kw), (sh, sw), (top, left))
 
 
 def _max_pool_onnx_check(self: np.ndarray, kernelShape: tuple[int, ...],

@@ -25,7 +25,16 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import INNER_NULLPTR, NO_KERNEL, Refusal, broadcasts_to, store, tensor_format, widen
+from . import (
+    INNER_NULLPTR,
+    NO_KERNEL,
+    Refusal,
+    broadcasts_to,
+    check_output_shapes,
+    store,
+    tensor_format,
+    widen,
+)
 from .elementwise import FLOATS, register
 from .matmul import FRACTAL_NZ, weight
 
@@ -270,7 +279,7 @@ def _quant_operands(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transpose
 
 
 def _quant_matmul_check(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, transposeX2: bool,
-                        out: np.ndarray) -> None:
+                        out: np.ndarray, operator: str = "aclnnQuantMatmulV4") -> None:
     if x1.ndim < 2 or x2.ndim < 2:
         raise ValueError(f"x1 and x2 must have 2 dimensions or more, got {x1.ndim} and "
                          f"{x2.ndim}")
@@ -279,16 +288,13 @@ def _quant_matmul_check(x1: np.ndarray, x2: np.ndarray, transposeX1: bool, trans
     if k1 != k2:
         raise ValueError(f"the k-axis of x1 {list(x1.shape)} ({k1}) and x2 {list(x2.shape)} "
                          f"({k2}) differ")
-    m = x1.shape[-1] if transposeX1 else x1.shape[-2]
-    n = x2.shape[-2] if transposeX2 else x2.shape[-1]
     try:
-        batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+        np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
     except ValueError:
         raise ValueError(f"the batch dims of x1 {list(x1.shape)} and x2 {list(x2.shape)} do "
                          "not broadcast") from None
-    wanted = tuple(batch) + (m, n)
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; it must be {list(wanted)}")
+    check_output_shapes(operator, {"x1": x1, "x2": x2, "transposeX1": transposeX1,
+                                   "transposeX2": transposeX2}, {"out": out})
 
 
 def quant_matmul(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray | None,
@@ -330,7 +336,7 @@ _QUANT_MM = {"x1": Dtypes(("int8", "int32")), "x2": Dtypes(("int8", "int32"))}
 
 @register("aclnnQuantMatmulV3", dtypes=_QUANT_MM,
           check=lambda x1, x2, scale, offset, bias, transposeX1, transposeX2, out:
-          _quant_matmul_check(x1, x2, transposeX1, transposeX2, out))
+          _quant_matmul_check(x1, x2, transposeX1, transposeX2, out, "aclnnQuantMatmulV3"))
 def quant_matmul_v3(x1: np.ndarray, x2: np.ndarray, scale: np.ndarray, offset: Any,
                     bias: Any, transposeX1: bool, transposeX2: bool, out: np.ndarray) -> None:
     quant_matmul(x1, x2, scale, offset, None, bias, transposeX1, transposeX2, out)
@@ -359,7 +365,7 @@ def _weight_nz_check(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale: Any,
                          "or int32")
     if yScale is not None or yOffset is not None or x1Offset is not None:
         raise Refusal("yScale, yOffset and x1Offset are not computed", NO_KERNEL)
-    _quant_matmul_check(x1, x2, transposeX1, transposeX2, out)
+    _quant_matmul_check(x1, x2, transposeX1, transposeX2, out, "aclnnQuantMatmulWeightNz")
 
 
 @register("aclnnQuantMatmulWeightNz", dtypes=_QUANT_MM, check=_weight_nz_check)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import numpy_dtype
-from . import store, widen
+from . import output_shapes, store, widen
 from .elementwise import ANY, FLOATS, FLOATS64, NUMBERS
 from .elementwise import register as builtin
 
@@ -49,9 +49,13 @@ def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) ->
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def _check_out(self: np.ndarray, axes: tuple[int, ...], keep: bool, out: np.ndarray) -> None:
-    """out has exactly the reduced shape (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE)."""
-    expected = _reduced_shape(self.shape, axes, keep)
+def _check_out(operator: str, values: dict[str, Any], axes: tuple[int, ...], keep: bool,
+               out: np.ndarray) -> None:
+    """out has exactly the reduced shape (OP_CHECK_SHAPE_NOT_EQUAL_WITH_EXPECTED_SIZE) that the
+    output rule of ``operator`` (aclnn_py.ops.outputs) gives for ``values``, whose ``axes``
+    the caller checked."""
+    self = values["self"]
+    expected = output_shapes(operator, **values)["out"]
     if out.shape != expected:
         raise ValueError(f"out has shape {out.shape}; reducing self {self.shape} over "
                          f"{list(axes)} {'keeping' if keep else 'dropping'} those dimensions "
@@ -97,17 +101,21 @@ def _as(self: np.ndarray, dtype: np.dtype | None) -> Any:
 # ---- sums and means -----------------------------------------------------------------------
 
 
-def _sum_check(self: np.ndarray, dims: Any, keep: bool, out: np.ndarray) -> None:
-    """aclnnReduceSum: an empty self fills out whatever its shape; a 0-d self is copied."""
+def _sum_check(operator: str, values: dict[str, Any], dims: Any, out: np.ndarray) -> None:
+    """aclnnReduceSum, aclnnMean: an empty self fills out whatever its shape; a 0-d self is
+    copied."""
+    self = values["self"]
     if self.size == 0:
         _check_fillable(out)
         return
     if self.ndim:
-        _check_result(_reduced_shape(self.shape, _axes(self.ndim, dims), keep), out)
+        _axes(self.ndim, dims)
+        _check_result(output_shapes(operator, **values)["out"], out)
 
 
 @builtin("aclnnReduceSum", dtypes=ANY, check=lambda self, dims, keepDims, dtype, out:
-         _sum_check(self, dims, keepDims, out))
+         _sum_check("aclnnReduceSum", {"self": self, "dims": dims, "keepDims": keepDims},
+                    dims, out))
 def reduce_sum(self: np.ndarray, dims: tuple[int, ...], keepDims: bool, dtype: int,
                out: np.ndarray) -> None:
     if self.size == 0:
@@ -125,7 +133,7 @@ def reduce_sum(self: np.ndarray, dims: tuple[int, ...], keepDims: bool, dtype: i
 
 
 @builtin("aclnnMean", dtypes=FLOATS64, check=lambda self, dim, keepDim, dtype, out:
-         _sum_check(self, dim, keepDim, out))
+         _sum_check("aclnnMean", {"self": self, "dim": dim, "keepDim": keepDim}, dim, out))
 def mean(self: np.ndarray, dim: tuple[int, ...], keepDim: bool, dtype: int,
          out: np.ndarray) -> None:
     if self.size == 0:  # aclnn_mean.cpp fills NaN
@@ -147,17 +155,20 @@ def _extremum(function: Any) -> Any:
     return compute
 
 
-def _extremum_check(self: np.ndarray, dim: Any, keepDim: bool, out: np.ndarray) -> None:
-    """aclnnAmax / aclnnAmin (CheckDimValid, CheckShape): a dim named must not have size 0
-    (an empty dim array names none), and out has exactly the reduced shape."""
-    for d in dim or ():
-        if self.ndim and self.shape[d % self.ndim] == 0:
-            raise ValueError(f"dim {d} of self has size 0: it has no extremum")
-    _check_out(self, _axes(self.ndim, dim), keepDim, out)
+def _extremum_check(operator: str) -> Any:
+    def check(self: np.ndarray, dim: Any, keepDim: bool, out: np.ndarray) -> None:
+        """aclnnAmax / aclnnAmin (CheckDimValid, CheckShape): a dim named must not have size
+        0 (an empty dim array names none), and out has exactly the reduced shape."""
+        for d in dim or ():
+            if self.ndim and self.shape[d % self.ndim] == 0:
+                raise ValueError(f"dim {d} of self has size 0: it has no extremum")
+        _check_out(operator, {"self": self, "dim": dim, "keepDim": keepDim},
+                   _axes(self.ndim, dim), keepDim, out)
+    return check
 
 
-builtin("aclnnAmax", dtypes=NUMBERS, check=_extremum_check)(_extremum(np.max))
-builtin("aclnnAmin", dtypes=NUMBERS, check=_extremum_check)(_extremum(np.min))
+builtin("aclnnAmax", dtypes=NUMBERS, check=_extremum_check("aclnnAmax"))(_extremum(np.max))
+builtin("aclnnAmin", dtypes=NUMBERS, check=_extremum_check("aclnnAmin"))(_extremum(np.min))
 
 
 def _arg(function: Any) -> Any:
@@ -172,7 +183,9 @@ def _arg(function: Any) -> Any:
 
 
 def _arg_result(self: np.ndarray, dim: int, keepdim: bool, out: np.ndarray) -> None:
-    _check_result(_reduced_shape(self.shape, (dim % self.ndim,), keepdim), out)
+    # (aclnnArgMax's rule and aclnnArgMin's are one)
+    _check_result(output_shapes("aclnnArgMax", self=self, dim=dim, keepdim=keepdim)["out"],
+                  out)
 
 
 def _argmax_check(self: np.ndarray, dim: int, keepdim: bool, out: np.ndarray) -> None:
@@ -243,12 +256,8 @@ def _var_check(self: np.ndarray, dim: Any, unbiased: bool, keepdim: bool,
                out: np.ndarray) -> None:
     """aclnnVar (ReduceShapeGetWithVar, ops-math common/inc/op_api/level2_base_caculation.h):
     out has exactly the reduced shape; a NULL or empty dim reduces every dimension."""
-    if dim:
-        _check_out(self, _axes(self.ndim, dim), keepdim, out)
-    elif out.shape != ((1,) * self.ndim if keepdim else ()):
-        raise ValueError(f"out has shape {out.shape}; reducing every dimension of self "
-                         f"{self.shape} {'keeping' if keepdim else 'dropping'} them gives "
-                         f"{(1,) * self.ndim if keepdim else ()}")
+    _check_out("aclnnVar", {"self": self, "dim": dim, "keepdim": keepdim},
+               _axes(self.ndim, dim), keepdim, out)
 
 
 @builtin("aclnnVar", dtypes=FLOATS, check=_var_check)
@@ -267,7 +276,8 @@ def _std_check(self: np.ndarray, dim: Any, correction: int, keepdim: bool,
     """aclnnStd (aclnn_std.cpp CheckShape): out's shape is checked only when dim names
     dimensions; a NULL or empty dim reduces every dimension."""
     if dim:
-        _check_out(self, _axes(self.ndim, dim), keepdim, out)
+        _check_out("aclnnStd", {"self": self, "dim": dim, "keepdim": keepdim},
+                   _axes(self.ndim, dim), keepdim, out)
 
 
 @builtin("aclnnStd", dtypes=FLOATS, check=_std_check)
@@ -317,7 +327,8 @@ def _norm_input(self: np.ndarray) -> Any:
 
 
 @builtin("aclnnNorm", dtypes=FLOATS, check=lambda self, pScalar, dim, keepdim, out:
-         _check_out(self, _axes(self.ndim, dim), keepdim, out))
+         _check_out("aclnnNorm", {"self": self, "dim": dim, "keepdim": keepdim},
+                    _axes(self.ndim, dim), keepdim, out))
 def norm(self: np.ndarray, pScalar: Any, dim: tuple[int, ...], keepdim: bool,
          out: np.ndarray) -> None:
     if self.size == 0:  # aclnn_norm.cpp fills 0
@@ -335,7 +346,8 @@ def _vector_norm_check(self: np.ndarray, ord: Any, dims: Any, keepDims: bool, dt
         if array.dtype.kind == "c":
             raise ValueError(f"{name} has dtype {array.dtype.name}: aclnnLinalgVectorNorm "
                              "does not support complex dtypes")
-    _check_out(self, _axes(self.ndim, dims), keepDims, out)
+    _check_out("aclnnLinalgVectorNorm", {"self": self, "dims": dims, "keepDims": keepDims},
+               _axes(self.ndim, dims), keepDims, out)
 
 
 @builtin("aclnnLinalgVectorNorm", dtypes=FLOATS, check=_vector_norm_check)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes, is_bfloat16
-from . import report_extent, store, widen
+from . import check_output_shapes, report_extent, store, widen
 from .elementwise import ANY, NUMBERS
 from .elementwise import register as builtin
 from .nn import valid_indices
@@ -69,15 +69,13 @@ def _cat_check(tensors: list[np.ndarray], dim: int, out: np.ndarray) -> None:
         raise ValueError(f"dim {dim} is out of range for tensors[0], which has {rank} "
                          f"dimensions: it must be in [{-rank}, {rank - 1}]")
     axis = dim % rank
-    expected = list(shaped[0].shape)
-    expected[axis] = sum(t.shape[axis] for t in shaped)
     for t in shaped:
         if t.ndim != rank or any(a != b for i, (a, b) in
                                  enumerate(zip(t.shape, shaped[0].shape)) if i != axis):
             raise ValueError(f"tensors must match in every dimension but dim {dim}: got "
                              f"{[x.shape for x in shaped]}")
-    if tuple(expected) != out.shape:
-        raise ValueError(f"out has shape {out.shape}, the concatenation {tuple(expected)}")
+    check_output_shapes("aclnnCat", {"tensors": tensors, "dim": dim}, {"out": out},
+                        "the concatenation is")
 
 
 @builtin("aclnnCat", dtypes=ANY, check=_cat_check)
@@ -200,10 +198,9 @@ def _index_check(self: np.ndarray, dim: int, index: np.ndarray, out: np.ndarray)
         if out.ndim != 0:
             raise ValueError(f"out has shape {out.shape}; a 0-d self gives a 0-d out")
         return
-    expected = list(self.shape)
-    expected[dim % self.ndim] = index.shape[0] if index.ndim else 1
-    if self.size and index.size and out.shape != tuple(expected):
-        raise ValueError(f"out has shape {out.shape}; it must be {tuple(expected)}")
+    if self.size and index.size:
+        check_output_shapes("aclnnIndexSelect", {"self": self, "dim": dim, "index": index},
+                            {"out": out})
 
 
 def _index_dtype(index: np.ndarray) -> None:
@@ -251,13 +248,8 @@ def _gather_v2_check(self: np.ndarray, dim: int, index: np.ndarray, out: np.ndar
     """ops-nn index/gather_v2/op_api/aclnn_gather_v2.cpp CheckOutShape (dtypes, ranks and dim:
     the phase-1 rules): out is self's shape with dim replaced by index's (a 0-d index counts
     as one element; a 0-d self gives a 0-d out)."""
-    if self.ndim == 0:
-        expected: tuple[int, ...] = ()
-    else:
-        axis = dim % self.ndim
-        expected = self.shape[:axis] + (index.shape or (1,)) + self.shape[axis + 1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}; it must be {expected}")
+    check_output_shapes("aclnnGatherV2", {"self": self, "dim": dim, "index": index},
+                        {"out": out})
 
 
 @builtin("aclnnGatherV2", dtypes=ANY, check=_gather_v2_check)
