@@ -732,6 +732,55 @@ if torch is not None:
         return found
 
     REFERENCES["aclnnBatchNormGatherStatsWithCounts"] = _gather_stats_with_counts
+
+    def _sync_gather_stats(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/sync_batch_norm_gather_stats/docs/aclnnSyncBatchNormGatherStats.md's
+        formulas (PyTorch has no such function)."""
+        n = launch.tensor("sampleCount").long().sum().double()
+        mean = launch.tensor("totalSum").sum(0) / n
+        variance = launch.tensor("totalSquareSum").sum(0) / n - mean.square()
+        m = launch.arg("momentum")
+        return {"batchMean": mean, "batchInvstd": torch.rsqrt(variance + launch.arg("eps")),
+                "mean": launch.tensor("mean") * (1 - m) + mean * m,
+                "variance": launch.tensor("variance") * (1 - m) + variance * n / (n - 1) * m}
+
+    def _batch_norm_reduce(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x")
+        return {"sum": x.sum((0, 2, 3)), "squareSum": x.square().sum((0, 2, 3))}
+
+    def _channel(value: Any, like: Any) -> Any:
+        return value.reshape((1, -1) + (1,) * (like.dim() - 2))
+
+    def _batch_norm_reduce_backward(launch: Launch) -> dict[str, Any]:
+        """PyTorch's batch_norm_backward_reduce (CUDA only), by its definition."""
+        g, x = launch.tensor("gradOut"), launch.tensor("input")
+        axes = tuple(a for a in range(x.dim()) if a != 1)
+        sum_dy = g.sum(axes)
+        sum_dy_xmu = (g * (x - _channel(launch.tensor("mean"), x))).sum(axes)
+        found: dict[str, Any] = {}
+        if launch.arg("inputG"):
+            found.update(sumDy=sum_dy, sumDyXmu=sum_dy_xmu)
+        if launch.arg("weightG"):
+            found["gradWeight"] = sum_dy_xmu * launch.tensor("invstd")
+        if launch.arg("biasG"):
+            found["gradBias"] = sum_dy
+        return found
+
+    def _batch_norm_elemt_backward(launch: Launch) -> dict[str, Any]:
+        """PyTorch's batch_norm_backward_elemt (CUDA only), by its definition."""
+        g, x = launch.tensor("gradOut"), launch.tensor("input")
+        n = launch.tensor("counter").sum()
+        invstd = _channel(launch.tensor("invstd"), x)
+        weight = launch.tensor("weight")
+        scale = invstd if weight is None else invstd * _channel(weight, x)
+        centred = (x - _channel(launch.tensor("mean"), x)) * invstd.square() \
+            * _channel(launch.tensor("sumDyXmu"), x) / n
+        return _out(launch, (g - _channel(launch.tensor("sumDy"), x) / n - centred) * scale)
+
+    REFERENCES["aclnnSyncBatchNormGatherStats"] = _sync_gather_stats
+    REFERENCES["aclnnBatchNormReduce"] = _batch_norm_reduce
+    REFERENCES["aclnnBatchNormReduceBackward"] = _batch_norm_reduce_backward
+    REFERENCES["aclnnBatchNormElemtBackward"] = _batch_norm_elemt_backward
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
@@ -1857,6 +1906,25 @@ if torch is not None:
     REFERENCES["aclnnCdist"] = lambda launch: _out(launch, torch.cdist(
         launch.input(), launch.tensor("x2"), p=float(launch.arg("p")),
         compute_mode="donot_use_mm_for_euclid_dist"))
+
+    def _cdist_backward(launch: Launch) -> dict[str, Any]:
+        p = float(launch.arg("p"))
+        return _out(launch, torch.ops.aten._cdist_backward(
+            launch.tensor("grad"), launch.tensor("x1"), launch.tensor("x2"),
+            float("inf") if p == -1.0 else p, launch.tensor("cdist")))
+
+    def _bincount(launch: Launch) -> dict[str, Any]:
+        """torch.bincount over max(out's size, minlength) bins, values outside not counted."""
+        values, weights = launch.tensor("self"), launch.tensor("weights")
+        out = launch.results[launch.written[0]]
+        size = max(out.shape[0] if out.ndim else 1, int(launch.arg("minlength")))
+        inside = (values >= 0) & (values < size)
+        counts = torch.bincount(values[inside], None if weights is None else weights[inside],
+                                minlength=size)
+        return _out(launch, counts[:out.shape[0]])
+
+    REFERENCES["aclnnCdistBackward"] = _cdist_backward
+    REFERENCES["aclnnBincount"] = _bincount
 
     # complex numbers (kernels/complex_numbers.py)
     REFERENCES["aclnnReal"] = lambda launch: _out(launch, torch.real(

@@ -3253,6 +3253,74 @@ def batch_norm_gather_stats_with_counts(rng, dtype):
          N(torch.rsqrt(pooled / 12 + 1e-5).to(cast)))
 
 
+@case("aclnnSyncBatchNormGatherStats", dtypes=("float32", "float16"))
+def sync_batch_norm_gather_stats(rng, dtype):
+    total = rand(rng, (3, 4), dtype, 0.0, 5.0)
+    squares = rand(rng, (3, 4), dtype, 10.0, 20.0)
+    counts = np.array([3, 4, 5], np.int32)
+    mean, variance = rand(rng, (4,), dtype), rand(rng, (4,), dtype, 0.5, 2.0)
+    average = T(total).float().sum(0) / 12
+    spread = T(squares).float().sum(0) / 12 - average.square()
+    cast = TORCH_DTYPES[dtype]
+    return {"totalSum": total, "totalSquareSum": squares, "sampleCount": counts,
+            "mean": mean.copy(), "variance": variance.copy(), "momentum": 0.1, "eps": 1e-5}, \
+        (np.empty((4,), dtype), np.empty((4,), dtype)), \
+        (N((T(mean).float() * 0.9 + average * 0.1).to(cast)),
+         N((T(variance).float() * 0.9 + spread * 12 / 11 * 0.1).to(cast)),
+         N(average.to(cast)), N(torch.rsqrt(spread + 1e-5).to(cast)))
+
+
+@case("aclnnBatchNormReduce")
+def batch_norm_reduce(rng, dtype):
+    x = rand(rng, (2, 3, 4, 5), dtype)
+    values = T(x).float()
+    return {"x": x}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(values.sum((0, 2, 3))), N(values.square().sum((0, 2, 3))))
+
+
+def _batch_norm_grads(x, g, weight):
+    """PyTorch's batch-norm gradients of input and weight, with the batch's statistics."""
+    inputs = T(x).float().requires_grad_()
+    scale = T(weight).float().requires_grad_()
+    out = torch.nn.functional.batch_norm(inputs, None, None, scale, None, True, 0.1, 1e-5)
+    out.backward(T(g).float())
+    return inputs.grad, scale.grad
+
+
+@case("aclnnBatchNormReduceBackward")
+def batch_norm_reduce_backward(rng, dtype):
+    x, g = rand(rng, (3, 4, 5), dtype), rand(rng, (3, 4, 5), dtype)
+    weight = rand(rng, (4,), dtype, 0.5, 1.5)
+    values = T(x).float()
+    mean = values.mean((0, 2))
+    invstd = torch.rsqrt(values.var((0, 2), unbiased=False) + 1e-5)
+    _, grad_weight = _batch_norm_grads(x, g, weight)
+    cast = TORCH_DTYPES[dtype]
+    sum_dy = T(g).float().sum((0, 2))
+    outs = tuple(np.empty((4,), dtype) for _ in range(4))
+    return {"gradOut": g, "input": x, "mean": N(mean.to(cast)), "invstd": N(invstd.to(cast)),
+            "weight": weight, "inputG": True, "weightG": True, "biasG": True}, outs, \
+        (N(sum_dy.to(cast)),
+         N((T(g).float() * (values - mean.to(cast).float().reshape(1, 4, 1))).sum((0, 2))
+           .to(cast)), N(grad_weight.to(cast)), N(sum_dy.to(cast)))
+
+
+@case("aclnnBatchNormElemtBackward")
+def batch_norm_elemt_backward(rng, dtype):
+    x, g = rand(rng, (3, 4, 5), dtype), rand(rng, (3, 4, 5), dtype)
+    weight = rand(rng, (4,), dtype, 0.5, 1.5)
+    values, grads = T(x).float(), T(g).float()
+    mean = values.mean((0, 2))
+    invstd = torch.rsqrt(values.var((0, 2), unbiased=False) + 1e-5)
+    sum_dy = grads.sum((0, 2))
+    sum_dy_xmu = (grads * (values - mean.reshape(1, 4, 1))).sum((0, 2))
+    grad_input, _ = _batch_norm_grads(x, g, weight)
+    return {"gradOut": g, "input": x, "mean": mean.numpy(), "invstd": invstd.numpy(),
+            "weight": weight, "sumDy": sum_dy.numpy(), "sumDyXmu": sum_dy_xmu.numpy(),
+            "counter": np.array([7, 8], np.int32)}, np.empty(x.shape, dtype), \
+        N(grad_input.to(TORCH_DTYPES[dtype]))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):
@@ -3702,6 +3770,54 @@ def cdist_p(rng, dtype):
     x1, x2 = rand(rng, (6, 3), dtype), rand(rng, (4, 3), dtype)
     return {"x1": x1, "x2": x2, "p": 1.5, "compute_mode": 0}, np.empty((6, 4), dtype), \
         N(torch.cdist(T(x1), T(x2), p=1.5))
+
+
+def _cdist_grad(x1, x2, p, dtype):
+    a = T(x1).float()
+    distances = torch.cdist(a, T(x2).float(), p=p)
+    grad = torch.linspace(-1, 1, distances.numel()).reshape(distances.shape)
+    cast = TORCH_DTYPES[dtype]
+    grad, distances = grad.to(cast).float(), distances.detach().to(cast).float()
+    # the gradient of the rounded inputs, as the kernel receives them
+    expected = torch.ops.aten._cdist_backward(grad, a.detach(), T(x2).float(), p, distances)
+    return N(grad.to(cast)), N(distances.to(cast)), N(expected.to(cast))
+
+
+@case("aclnnCdistBackward", "p2")
+def cdist_backward(rng, dtype):
+    x1, x2 = rand(rng, (2, 5, 3), dtype), rand(rng, (2, 4, 3), dtype)
+    grad, distances, expected = _cdist_grad(x1, x2, 2.0, dtype)
+    return {"grad": grad, "x1": x1, "x2": x2, "cdist": distances, "p": 2.0}, \
+        np.empty(x1.shape, dtype), expected
+
+
+def _cdist_backward_case(p: float, given: float) -> Case:
+    def make(rng, dtype):
+        x1, x2 = rand(rng, (6, 3), dtype), rand(rng, (4, 3), dtype)
+        grad, distances, expected = _cdist_grad(x1, x2, p, dtype)
+        return {"grad": grad, "x1": x1, "x2": x2, "cdist": distances, "p": given}, \
+            np.empty(x1.shape, dtype), expected
+    return make
+
+
+for _p, _given in ((0.5, 0.5), (1.0, 1.0), (3.0, 3.0), (float("inf"), -1.0)):
+    case("aclnnCdistBackward", f"p{_given}", dtypes=("float32",))(
+        _cdist_backward_case(_p, _given))
+
+
+@case("aclnnBincount", dtypes=("float32",))
+def bincount(rng, dtype):
+    values = rng.integers(0, 6, 30).astype(np.int32)
+    weights = rand(rng, (30,), dtype)
+    return {"self": values, "weights": weights, "minlength": 8}, np.empty((8,), np.float32), \
+        N(torch.bincount(T(values), T(weights), minlength=8))
+
+
+@case("aclnnBincount", "counts, int8", dtypes=("float32",))
+def bincount_counts(rng, dtype):
+    values = rng.integers(0, 5, 20).astype(np.int8)
+    return {"self": values, "weights": None, "minlength": 0}, np.empty((5,), np.int64), \
+        N(torch.bincount(T(values).long(), minlength=5))
 
 
 @case("aclnnInplaceCumprod")
