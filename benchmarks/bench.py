@@ -2135,6 +2135,49 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "runningMean": None, "runningVar": None, "momentum": 0.1, "eps": 1e-5,
          "counts": gather_counts}, {"meanAll": E((16384,)), "invstdAll": E((16384,))},
         gather_torch)
+    sync_sum, sync_squares = u(-1, 1, (64, 16384)), u(10, 20, (64, 16384))
+    sync_counts = np.full(64, 100, np.int32)
+
+    def sync_torch() -> Any:
+        mean = T(sync_sum).sum(0) / 6400
+        return mean, torch.rsqrt(T(sync_squares).sum(0) / 6400 - mean.square() + 1e-5)
+
+    cases["aclnnSyncBatchNormGatherStats"] = lambda: EmulatedCase(
+        {"totalSum": sync_sum, "totalSquareSum": sync_squares, "sampleCount": sync_counts,
+         "mean": np.zeros(16384, f32), "variance": np.ones(16384, f32), "momentum": 0.1,
+         "eps": 1e-5}, {"batchMean": E((16384,)), "batchInvstd": E((16384,))}, sync_torch)
+    bn_x4 = x.reshape(16, 64, 32, 32)
+    cases["aclnnBatchNormReduce"] = lambda: EmulatedCase(
+        {"x": bn_x4}, {"sum": E((64,)), "squareSum": E((64,))},
+        lambda: (T(bn_x4).sum((0, 2, 3)), T(bn_x4).square().sum((0, 2, 3))))
+    bn_g = g.reshape(16, 64, 1024)
+    bn_view = (1, 64, 1)
+
+    def reduce_backward_torch() -> Any:
+        grads = T(bn_g)
+        sum_dy = grads.sum((0, 2))
+        sum_dy_xmu = (grads * (T(bn_x) - T(bn_mean).reshape(bn_view))).sum((0, 2))
+        return sum_dy, sum_dy_xmu, sum_dy_xmu * T(bn_invstd), sum_dy
+
+    cases["aclnnBatchNormReduceBackward"] = lambda: EmulatedCase(
+        {"gradOut": bn_g, "input": bn_x, "mean": bn_mean, "invstd": bn_invstd, "weight": gn_g,
+         "inputG": True, "weightG": True, "biasG": True},
+        {"sumDy": E((64,)), "sumDyXmu": E((64,)), "gradWeight": E((64,)),
+         "gradBias": E((64,))}, reduce_backward_torch)
+    bn_sum_dy, bn_sum_dy_xmu = u(-10, 10, (64,)), u(-10, 10, (64,))
+    bn_counter = np.full(8, 2048, np.int32)
+
+    def elemt_backward_torch() -> Any:
+        invstd = T(bn_invstd).reshape(bn_view)
+        centred = (T(bn_x) - T(bn_mean).reshape(bn_view)) * invstd.square() \
+            * T(bn_sum_dy_xmu).reshape(bn_view) / 16384
+        return (T(bn_g) - T(bn_sum_dy).reshape(bn_view) / 16384 - centred) * invstd \
+            * T(gn_g).reshape(bn_view)
+
+    cases["aclnnBatchNormElemtBackward"] = lambda: EmulatedCase(
+        {"gradOut": bn_g, "input": bn_x, "mean": bn_mean, "invstd": bn_invstd, "weight": gn_g,
+         "sumDy": bn_sum_dy, "sumDyXmu": bn_sum_dy_xmu, "counter": bn_counter},
+        E(bn_x.shape), elemt_backward_torch)
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd
@@ -3353,6 +3396,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"x1": points1, "x2": points2, "p": 2.0, "compute_mode": 2}, E((16, 256, 256)),
         lambda: torch.cdist(T(points1), T(points2),
                             compute_mode="donot_use_mm_for_euclid_dist"))
+    cdist_values = np.sqrt(np.sum(np.square(points1[:, :, None, :] - points2[:, None, :, :]),
+                                  axis=-1)).astype(f32)
+    cdist_grad = u(-1, 1, (16, 256, 256))
+    cases["aclnnCdistBackward"] = lambda: EmulatedCase(
+        {"grad": cdist_grad, "x1": points1, "x2": points2, "cdist": cdist_values, "p": 2.0},
+        E(points1.shape), lambda: aten._cdist_backward(T(cdist_grad), T(points1), T(points2),
+                                                       2.0, T(cdist_values)))
+    bins = rng.integers(0, 1000, (n,)).astype(np.int32)
+    cases["aclnnBincount"] = lambda: EmulatedCase(
+        {"self": bins, "weights": x, "minlength": 1000}, E((1000,)),
+        lambda: torch.bincount(T(bins), T(x), minlength=1000))
     cases["aclnnInplaceCumprod"] = lambda: in_place(
         {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)

@@ -412,14 +412,17 @@ def bincount(self: np.ndarray, weights: Any, minlength: int, out: np.ndarray) ->
             out[...] = 0
         return
     size = _bincount_size(out, minlength)
-    values = self.astype(np.int32).astype(np.int64)
-    inside = (values >= 0) & (values < size)
-    if weights is None:
-        counts: np.ndarray = np.bincount(values[inside], minlength=size)
+    values = self.astype(np.int32, copy=False).astype(np.intp)  # np.bincount's own index type
+    kept = weights
+    if values.min() < 0 or values.max() >= size:  # only then the cost of a selection
+        inside = (values >= 0) & (values < size)
+        values = values[inside]
+        kept = None if weights is None else weights[inside]
+    if kept is None:
+        counts: np.ndarray = np.bincount(values, minlength=size)
     else:
-        kept = weights[inside]
-        dtype = weights.dtype if weights.dtype in (np.float32, np.float64) else np.float64
-        counts = np.bincount(values[inside], kept.astype(np.float64), minlength=size) \
+        dtype = kept.dtype if kept.dtype in (np.float32, np.float64) else np.float64
+        counts = np.bincount(values, kept.astype(np.float64, copy=False), minlength=size) \
             .astype(dtype)
     flat = np.zeros(out.size, counts.dtype)
     flat[:min(out.size, size)] = counts[:out.size]

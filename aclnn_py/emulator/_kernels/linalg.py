@@ -418,6 +418,34 @@ def _cdist_backward_check(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdis
         raise ValueError(f"p is {p}: it must not be negative (-1 is the infinity norm)")
 
 
+def _cdist_backward_rows(a: np.ndarray, b: np.ndarray, g: np.ndarray, d: np.ndarray,
+                         p: float) -> np.ndarray:
+    """The gradient of x1 (broadcast to the batch) for p other than 2, rows in blocks."""
+    result = np.zeros(a.shape, np.float32)
+    if p == 0:
+        return result
+    infinity = p == -1.0 or np.isinf(p)
+    step = max(1, (1 << 20) // max(1, b.shape[-2] * b.shape[-1]))
+    for start in range(0, a.shape[-2], step):  # blocks of x1's rows, each vectorised
+        rows = slice(start, start + step)
+        diff = a[..., rows, None, :] - b[..., None, :, :]
+        scale = g[..., rows, :, None]
+        norm = d[..., rows, :, None]
+        if p == 1:
+            block = scale * np.sign(diff)
+        elif infinity:
+            block = scale * np.sign(diff) * (np.abs(diff) == norm)
+        else:
+            magnitude = np.abs(diff)
+            powered = np.sign(diff) * np.power(magnitude, np.float32(p - 1))
+            if p < 1:
+                powered = np.where(magnitude == 0, 0, powered)
+            block = np.where(norm == 0, 0,
+                             scale * powered / np.power(norm, np.float32(p - 1)))
+        result[..., rows, :] = np.sum(block, axis=-2)
+    return result
+
+
 @register("aclnnCdistBackward", dtypes=_CDIST, check=_cdist_backward_check)
 def cdist_backward(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdist: np.ndarray,
                    p: float, out: np.ndarray) -> None:
@@ -425,8 +453,9 @@ def cdist_backward(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdist: np.n
     (ops-math math/cdist_grad/docs/aclnnCdistBackward.md: grad diff |diff|^(p-2) /
     cdist^(p-1)), with PyTorch's _cdist_backward at the edges: 0 where cdist is 0 and for
     p 0, grad sign(diff) for p 1, grad sign(diff) where |diff| is cdist for the infinity norm
-    (p -1 or inf); float32 for the halves, rows of x1 in blocks; batches x1 was broadcast
-    over are summed."""
+    (p -1 or inf); float32 for the halves. p 2 as matrix products (x1_i sum_j w_ij - (w x2)_i,
+    w = grad / cdist), other p over rows of x1 in blocks; batches x1 was broadcast over are
+    summed."""
     if out.size == 0:
         return
     if grad.size == 0 or x2.size == 0:
@@ -437,31 +466,10 @@ def cdist_backward(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdist: np.n
     b = np.broadcast_to(x2.astype(np.float32), batch + x2.shape[-2:])
     g = grad.astype(np.float32)
     d = cdist.astype(np.float32)
-    result = np.zeros(a.shape, np.float32)
-    infinity = p == -1.0 or np.isinf(p)
-    step = max(1, (1 << 20) // max(1, b.shape[-2] * b.shape[-1]))
-    for start in range(0, a.shape[-2], step):  # blocks of x1's rows, each vectorised
-        rows = slice(start, start + step)
-        diff = a[..., rows, None, :] - b[..., None, :, :]
-        scale = g[..., rows, :, None]
-        norm = d[..., rows, :, None]
-        if p == 0:
-            continue
-        if p == 1:
-            block = scale * np.sign(diff)
-        elif infinity:
-            block = scale * np.sign(diff) * (np.abs(diff) == norm)
-        elif p == 2:
-            block = np.where(norm == 0, 0, scale * diff / norm)
-        else:
-            magnitude = np.abs(diff)
-            powered = np.sign(diff) * np.power(magnitude, np.float32(p - 1))
-            if p < 1:
-                powered = np.where(magnitude == 0, 0, powered)
-            block = np.where(norm == 0, 0,
-                             scale * powered / np.power(norm, np.float32(p - 1)))
-        result[..., rows, :] = np.sum(block, axis=-2)
-    extra = result.ndim - x1.ndim
-    summed = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(x1.shape[:-2]) if n == 1 and result.shape[extra + i] != 1)
-    store(out, np.sum(result, axis=summed).reshape(out.shape) if summed else result)
+    if p == 2:  # sum_j w_ij (x1_i - x2_j), w = grad / cdist (0 where cdist is 0): products
+        weights = np.divide(g, d, out=np.zeros(g.shape, np.float32), where=d != 0)
+        result = a * np.sum(weights, axis=-1, keepdims=True) - np.matmul(weights, b)
+    else:
+        result = _cdist_backward_rows(a, b, g, d, p)
+    summed = tuple(i for i, n in enumerate(x1.shape[:-2]) if n == 1 and result.shape[i] != 1)
+    store(out, np.sum(result, axis=summed, keepdims=True) if summed else result)

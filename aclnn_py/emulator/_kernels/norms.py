@@ -1196,7 +1196,8 @@ def _reduce_backward_check(gradOut: np.ndarray, input: np.ndarray, mean: np.ndar
                            gradBias: Any) -> None:
     """ops-nn norm/sync_batch_norm_backward_reduce/op_api/aclnn_batch_norm_backward_reduce.cpp:
     CheckOutputNotNull (sumDy and sumDyXmu when inputG, gradWeight when weightG, gradBias when
-    biasG), CheckDtypeValid (gradOut of input's dtype), CheckFormat (gradOut of input's
+    biasG), CheckDtypeValid (gradOut of input's dtype; those outputs float32, float16 or
+    bfloat16, unchecked when their mask is false), CheckFormat (gradOut of input's
     format, no private one) and CheckShape (gradOut and input of 2 to 8 dimensions, C not 0,
     each asked-for output 1-d of C)."""
     from .foreach import PRIVATE_FORMATS
@@ -1205,6 +1206,9 @@ def _reduce_backward_check(gradOut: np.ndarray, input: np.ndarray, mean: np.ndar
     for name, value, asked in wanted:
         if asked and value is None:
             raise ValueError(f"{name} is NULL: it is an output the output mask asks for")
+        if asked and value.dtype not in FLOATS:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be float32, float16 "
+                             "or bfloat16")
     if gradOut.dtype != input.dtype:
         raise ValueError(f"gradOut has dtype {gradOut.dtype.name}: it must be input's "
                          f"{input.dtype.name}")
