@@ -2178,6 +2178,18 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"gradOut": bn_g, "input": bn_x, "mean": bn_mean, "invstd": bn_invstd, "weight": gn_g,
          "sumDy": bn_sum_dy, "sumDyXmu": bn_sum_dy_xmu, "counter": bn_counter},
         E(bn_x.shape), elemt_backward_torch)
+    mod_x = x.reshape(16, 256, 256)
+    mod_scale, mod_shift = u(-1, 1, (16, 256)), u(-1, 1, (16, 256))
+    cases["aclnnModulate"] = lambda: EmulatedCase(
+        {"self": mod_x, "scaleOptional": mod_scale, "shiftOptional": mod_shift},
+        E(mod_x.shape), lambda: T(mod_x) * (1 + T(mod_scale).reshape(16, 1, 256))
+        + T(mod_shift).reshape(16, 1, 256))
+    mod_g = g.reshape(16, 256, 256)
+    cases["aclnnModulateBackward"] = lambda: EmulatedCase(
+        {"grad_output": mod_g, "input": mod_x, "scale": mod_scale, "shift": mod_shift},
+        {"grad_input": E(mod_x.shape), "grad_scale": E((16, 256)), "grad_shift": E((16, 256))},
+        lambda: (T(mod_g) * T(mod_scale).reshape(16, 1, 256), (T(mod_g) * T(mod_x)).sum(1),
+                 T(mod_g).sum(1)))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd
@@ -3407,6 +3419,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
     cases["aclnnBincount"] = lambda: EmulatedCase(
         {"self": bins, "weights": x, "minlength": 1000}, E((1000,)),
         lambda: torch.bincount(T(bins), T(x), minlength=1000))
+    scale_x = x.reshape(16, 64, 1024)
+    scale_s, scale_b = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
+    cases["aclnnScale"] = lambda: EmulatedCase(
+        {"x": scale_x, "scale": scale_s, "bias": scale_b, "axis": 1, "numAxes": 1,
+         "scaleFromBlob": True}, E(scale_x.shape),
+        lambda: T(scale_x) * T(scale_s).reshape(1, 64, 1) + T(scale_b).reshape(1, 64, 1))
     cases["aclnnInplaceCumprod"] = lambda: in_place(
         {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)

@@ -1924,6 +1924,40 @@ if torch is not None:
         return _out(launch, counts[:out.shape[0]])
 
     REFERENCES["aclnnCdistBackward"] = _cdist_backward
+
+    def _scale(launch: Launch) -> dict[str, Any]:
+        """ops-math math/scale/docs/aclnnScale.md: y = x scale + bias from axis on."""
+        x, scale, bias = launch.tensor("x"), launch.tensor("scale"), launch.tensor("bias")
+        start = int(launch.arg("axis")) % x.dim()
+        single = scale.numel() == 1 and (
+            launch.arg("scaleFromBlob") and int(launch.arg("numAxes")) == 0
+            or not launch.arg("scaleFromBlob") and scale.dim() <= 1)
+        view = (1,) * x.dim() if single else \
+            (1,) * start + tuple(scale.shape) + (1,) * (x.dim() - start - scale.dim())
+        y = x * scale.reshape(view)
+        return _out(launch, y if bias is None else y + bias.reshape(view))
+
+    def _modulate(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("self")
+        b, _, d = x.shape
+        scale = launch.tensor("scaleOptional").reshape(b, 1, d)
+        return _out(launch, x * (1 + scale) + launch.tensor("shiftOptional").reshape(b, 1, d))
+
+    def _modulate_backward(launch: Launch) -> dict[str, Any]:
+        """ops-nn vfusion/modulate_grad/docs/aclnnModulateBackward.md's formulas."""
+        g, x = launch.tensor("grad_output"), launch.tensor("input")
+        scale, shift = launch.tensor("scale"), launch.tensor("shift")
+        b, _, d = g.shape
+        found = {"grad_input": g if scale is None else g * scale.reshape(b, 1, d)}
+        if scale is not None and "grad_scale" in launch.written:
+            found["grad_scale"] = (g * x).sum(1)
+        if shift is not None and "grad_shift" in launch.written:
+            found["grad_shift"] = g.sum(1)
+        return found
+
+    REFERENCES["aclnnScale"] = _scale
+    REFERENCES["aclnnModulate"] = _modulate
+    REFERENCES["aclnnModulateBackward"] = _modulate_backward
     REFERENCES["aclnnBincount"] = _bincount
 
     # complex numbers (kernels/complex_numbers.py)

@@ -3321,6 +3321,27 @@ def batch_norm_elemt_backward(rng, dtype):
         N(grad_input.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnModulate")
+def modulate(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    scale, shift = rand(rng, (2, 4), dtype), rand(rng, (2, 1, 4), dtype)
+    expected = T(x).float() * (1 + T(scale).float().reshape(2, 1, 4)) + T(shift).float()
+    return {"self": x, "scaleOptional": scale, "shiftOptional": shift}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnModulateBackward")
+def modulate_backward(rng, dtype):
+    g, x = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype)
+    scale, shift = rand(rng, (2, 4), dtype), rand(rng, (2, 4), dtype)
+    grads, values = T(g).float(), T(x).float()
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty(x.shape, dtype), np.empty((2, 4), dtype), np.empty((2, 4), dtype))
+    return {"grad_output": g, "input": x, "scale": scale, "shift": shift}, outs, \
+        (N((grads * T(scale).float().reshape(2, 1, 4)).to(cast)),
+         N((grads * values).sum(1).to(cast)), N(grads.sum(1).to(cast)))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):
@@ -3803,6 +3824,24 @@ def _cdist_backward_case(p: float, given: float) -> Case:
 for _p, _given in ((0.5, 0.5), (1.0, 1.0), (3.0, 3.0), (float("inf"), -1.0)):
     case("aclnnCdistBackward", f"p{_given}", dtypes=("float32",))(
         _cdist_backward_case(_p, _given))
+
+
+@case("aclnnScale", "from blob, axis 1")
+def scale_blob(rng, dtype):
+    x, scale, bias = rand(rng, (2, 3, 4, 5), dtype), rand(rng, (3, 4), dtype), \
+        rand(rng, (3, 4), dtype)
+    expected = T(x).float() * T(scale).float().reshape(1, 3, 4, 1) \
+        + T(bias).float().reshape(1, 3, 4, 1)
+    return {"x": x, "scale": scale, "bias": bias, "axis": 1, "numAxes": 2,
+            "scaleFromBlob": True}, np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnScale", "scale's rank, negative axis, no bias")
+def scale_rank(rng, dtype):
+    x, scale = rand(rng, (2, 3, 4), dtype), rand(rng, (4,), dtype)
+    return {"x": x, "scale": scale, "bias": None, "axis": -1, "numAxes": 0,
+            "scaleFromBlob": False}, np.empty(x.shape, dtype), \
+        N((T(x).float() * T(scale).float()).to(TORCH_DTYPES[dtype]))
 
 
 @case("aclnnBincount", dtypes=("float32",))

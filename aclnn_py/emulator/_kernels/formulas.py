@@ -315,6 +315,11 @@ FORMULAS: dict[str, Formula] = {
     "aclnnBatchNormElemtBackward": _f(
         "(g - sumDy / n - (x - mean) invstd^2 sumDyXmu / n) invstd weight, n = sum(counter)",
         "PyTorch's batch_norm_backward_elemt, in float32"),
+    "aclnnModulate": _f("self (1 + scale) + shift, scale and shift (B, D) over L",
+                        "the same in float32"),
+    "aclnnModulateBackward": _f(
+        "grad_input = grad_output scale, grad_scale = sum_L grad_output input, grad_shift = "
+        "sum_L grad_output", "the doc's and kernel's (scale as given, not 1 + scale), in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",
@@ -952,6 +957,8 @@ FORMULAS.update({  # kernels/complex_numbers.py
 FORMULAS.update({
     "aclnnCdist": _f("out[i, j] = ||x1_i - x2_j||_p, batch broadcast",
                      "the differences' p-norms without matrix products, rows in blocks"),
+    "aclnnScale": _f("y = x scale + bias, scale laid along x from axis",
+                     "the same, scale and bias broadcast"),
     "aclnnCdistBackward": _f("out = sum_j grad_ij diff |diff|^(p-2) / cdist_ij^(p-1), "
                              "diff = x1_i - x2_j",
                              "PyTorch's _cdist_backward (0 where cdist is 0; p -1 the infinity "

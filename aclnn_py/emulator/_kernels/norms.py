@@ -1317,3 +1317,94 @@ def batch_norm_elemt_backward(gradOut: np.ndarray, input: np.ndarray, mean: np.n
     result -= centred
     result *= scale
     store(gradInput, result)
+
+
+# ---- aclnnModulate, aclnnModulateBackward (adaptive scale and shift of DiT blocks) -----------
+
+def _modulate_check(self: np.ndarray, scaleOptional: Any, shiftOptional: Any,
+                    out: np.ndarray) -> None:
+    """ops-nn vfusion/modulate/op_host/op_api/aclnn_modulate.cpp: CheckDtypeValid (scale,
+    shift and out of self's dtype), CheckShape (scale and shift given, despite their names;
+    self 3-d (B, L, D); an empty self with empty scale and shift; out of self's shape; scale
+    and shift (B, D) or (B, 1, D))."""
+    for name, value in (("scaleOptional", scaleOptional), ("shiftOptional", shiftOptional),
+                        ("out", out)):
+        if value is not None and value.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be self's "
+                             f"{self.dtype.name}")
+    if scaleOptional is None or shiftOptional is None:
+        raise ValueError("scaleOptional and shiftOptional must not be NULL (the op_api's "
+                         "CheckShape)")
+    if self.ndim != 3:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 3 (B, L, D)")
+    if self.size == 0 and (scaleOptional.size or shiftOptional.size):
+        raise ValueError("self is empty: scaleOptional and shiftOptional must be empty too")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's {self.shape}")
+    batch, _, width = self.shape
+    for name, value in (("scaleOptional", scaleOptional), ("shiftOptional", shiftOptional)):
+        if value.ndim not in (2, 3):
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 or 3")
+        if value.shape[0] != batch or value.shape[-1] != width:
+            raise ValueError(f"{name} has shape {value.shape}: its first and last dimensions "
+                             f"must be self's ({batch} and {width})")
+        if value.ndim == 3 and value.shape[1] != 1:
+            raise ValueError(f"{name} has shape {value.shape}: a 3-d one is (B, 1, D)")
+
+
+@builtin("aclnnModulate", dtypes=FLOATS, check=_modulate_check)
+def modulate(self: np.ndarray, scaleOptional: Any, shiftOptional: Any, out: np.ndarray) -> None:
+    """out = self (1 + scale) + shift, scale and shift (B, D) broadcast over L (ops-nn
+    vfusion/modulate/docs/aclnnModulate.md), in float32 for the halves."""
+    if self.size == 0:
+        return
+    batch, _, width = self.shape
+    scale = widen(scaleOptional).astype(np.float32).reshape(batch, 1, width)
+    shift = widen(shiftOptional).astype(np.float32).reshape(batch, 1, width)
+    result = widen(self).astype(np.float32) * (1 + scale)
+    result += shift
+    store(out, result)
+
+
+def _modulate_backward_check(grad_output: np.ndarray, input: np.ndarray, scale: Any,
+                             shift: Any, grad_input: np.ndarray, grad_scale: Any,
+                             grad_shift: Any) -> None:
+    """ops-nn vfusion/modulate_grad/op_host/op_api/aclnn_modulate_backward.cpp:
+    CheckMaxDimension (grad_output and input 3-d (B, L, D); with either empty, scale and shift
+    empty), CheckDimension (scale and shift, when given, 2-d (B, D))."""
+    for name, value in (("grad_output", grad_output), ("input", input)):
+        if value.ndim != 3:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 3 (B, L, D)")
+    if (grad_output.size == 0 or input.size == 0) and any(
+            v is not None and v.size for v in (scale, shift)):
+        raise ValueError("grad_output or input is empty: scale and shift must be empty too")
+    batch, width = grad_output.shape[0], grad_output.shape[2]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value is None:
+            continue
+        if value.ndim != 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 (B, D)")
+        if value.shape != (batch, width):
+            raise ValueError(f"{name} has shape {value.shape}: it must be (B, D) = "
+                             f"({batch}, {width}) of grad_output")
+
+
+@builtin("aclnnModulateBackward", dtypes=FLOATS, check=_modulate_backward_check)
+def modulate_backward(grad_output: np.ndarray, input: np.ndarray, scale: Any, shift: Any,
+                      grad_input: np.ndarray, grad_scale: Any, grad_shift: Any) -> None:
+    """As ops-nn vfusion/modulate_grad/docs/aclnnModulateBackward.md and its kernel define
+    them: grad_input = grad_output scale (scale as given, broadcast over L; grad_output itself
+    without scale), grad_scale = sum over L of grad_output input (with scale), grad_shift =
+    sum over L of grad_output (with shift); in float32, each rounded once."""
+    if grad_output.size == 0 or input.size == 0 or grad_input.size == 0:
+        return
+    g = widen(grad_output).astype(np.float32)
+    if scale is None:
+        store(grad_input, g)
+    else:
+        batch, _, width = g.shape
+        store(grad_input, g * widen(scale).astype(np.float32).reshape(batch, 1, width))
+        if grad_scale is not None:
+            store(grad_scale, np.sum(g * widen(input).astype(np.float32), axis=1))
+    if shift is not None and grad_shift is not None:
+        store(grad_shift, np.sum(g, axis=1))
