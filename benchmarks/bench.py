@@ -2288,6 +2288,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
                                                 T(batch_mean), T(batch_invstd), True, 1e-5,
                                                 [True, True, True]))
+    cases["aclnnFastBatchNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": grad_image, "input": image, "weight": gamma, "runningMean": running_mean,
+         "runningVar": running_var, "saveMean": batch_mean, "saveInvstd": batch_invstd,
+         "training": True, "eps": 1e-5, "outputMask": [True, True, True], "version": 1},
+        {"gradInput": E(image.shape), "gradWeight": E((64,)), "gradBias": E((64,))},
+        lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
+                                                T(batch_mean), T(batch_invstd), True, 1e-5,
+                                                [True, True, True]))
     target = u(0, 1)
     cases["aclnnBinaryCrossEntropy"] = lambda: EmulatedCase(
         {"self": prob, "target": target, "weight": np.ones(n, f32), "reduction": 1}, E(()),
@@ -3425,6 +3433,30 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
         {"x": scale_x, "scale": scale_s, "bias": scale_b, "axis": 1, "numAxes": 1,
          "scaleFromBlob": True}, E(scale_x.shape),
         lambda: T(scale_x) * T(scale_s).reshape(1, 64, 1) + T(scale_b).reshape(1, 64, 1))
+    # through aclnn_py.call CANN refuses these (their op_api takes ND only, a call's 3-d to 5-d
+    # tensors are NCL, NCHW, NCDHW): the table reports the refusal
+    segsum_x = u(-0.1, 0, (4, 64, 64))
+    segsum_below = torch.tril(torch.ones(64, 64, dtype=torch.bool), -1)
+    segsum_above = torch.triu(torch.ones(64, 64, dtype=torch.bool), 1)
+
+    def segsum_torch() -> Any:
+        values = T(segsum_x)[..., None].expand(4, 64, 64, 64).masked_fill(~segsum_below, 0)
+        return torch.exp(torch.cumsum(values, -2).masked_fill(segsum_above, -torch.inf))
+
+    cases["aclnnExpSegsum"] = lambda: EmulatedCase(
+        {"self": segsum_x}, E((4, 64, 64, 64)), segsum_torch)
+    segsum_g, segsum_y = u(-1, 1, (1, 4, 64, 64, 64)), u(0, 1, (1, 4, 64, 64, 64))
+
+    def segsum_backward_torch() -> Any:
+        product = (T(segsum_g) * T(segsum_y)).masked_fill(~segsum_below, 0)
+        suffix = torch.flip(torch.cumsum(torch.flip(product, [-2]), -2), [-2])
+        return suffix.masked_fill(~segsum_below, 0).sum(-1)
+
+    cases["aclnnExpSegsumBackward"] = lambda: EmulatedCase(
+        {"gradOutput": segsum_g, "gradSelf": segsum_y,
+         "gradInput": np.empty((1, 4, 64, 64), f32)},
+        None,
+        segsum_backward_torch)
     cases["aclnnInplaceCumprod"] = lambda: in_place(
         {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)

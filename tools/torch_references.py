@@ -733,6 +733,24 @@ if torch is not None:
 
     REFERENCES["aclnnBatchNormGatherStatsWithCounts"] = _gather_stats_with_counts
 
+    def _exp_segsum(x: Any) -> Any:
+        """Mamba2's segsum, exponentiated: exp(cumsum[i] - cumsum[j]) below the diagonal,
+        by masked sums (ops-math math/segsum/docs/aclnnExpSegsum.md)."""
+        length = x.shape[-1]
+        below = torch.tril(torch.ones(length, length, dtype=torch.bool), -1)
+        sums = torch.cumsum(x[..., None].expand(*x.shape, length).masked_fill(~below, 0), -2)
+        above = torch.triu(torch.ones(length, length, dtype=torch.bool), 1)
+        return torch.exp(sums.masked_fill(above, -torch.inf))
+
+    def _exp_segsum_backward(launch: Launch) -> dict[str, Any]:
+        """The gradient of _exp_segsum by autograd, given its output (gradSelf)."""
+        g, y = launch.tensor("gradOutput"), launch.tensor("gradSelf")
+        length = g.shape[-1]
+        below = torch.tril(torch.ones(length, length, dtype=torch.bool), -1)
+        product = (g * y).masked_fill(~below, 0)
+        suffix = torch.flip(torch.cumsum(torch.flip(product, [-2]), -2), [-2])
+        return _out(launch, suffix.masked_fill(~below, 0).sum(-1))
+
     def _sync_gather_stats(launch: Launch) -> dict[str, Any]:
         """ops-nn norm/sync_batch_norm_gather_stats/docs/aclnnSyncBatchNormGatherStats.md's
         formulas (PyTorch has no such function)."""
@@ -777,6 +795,27 @@ if torch is not None:
             * _channel(launch.tensor("sumDyXmu"), x) / n
         return _out(launch, (g - _channel(launch.tensor("sumDy"), x) / n - centred) * scale)
 
+    def _fast_batch_norm_backward(launch: Launch) -> dict[str, Any]:
+        """aten.native_batch_norm_backward, NULL statistics at BatchNormBackward's defaults."""
+        x = launch.tensor("input")
+        channels = x.shape[1]
+
+        def given(name: str, default: float) -> Any:
+            value = launch.tensor(name)
+            return torch.full((channels,), default, dtype=torch.float64) if value is None \
+                else value
+
+        mask = [bool(m) for m in launch.arg("outputMask")]
+        grads = torch.ops.aten.native_batch_norm_backward(
+            launch.tensor("gradOut"), x, launch.tensor("weight"), given("runningMean", 0),
+            given("runningVar", 1), given("saveMean", 0), given("saveInvstd", 1),
+            bool(launch.arg("training")), float(launch.arg("eps")), mask)
+        return {name: grad for name, grad, asked in
+                zip(("gradInput", "gradWeight", "gradBias"), grads, mask) if asked}
+
+    REFERENCES["aclnnFastBatchNormBackward"] = _fast_batch_norm_backward
+    REFERENCES["aclnnExpSegsum"] = lambda launch: _out(launch, _exp_segsum(launch.tensor("self")))
+    REFERENCES["aclnnExpSegsumBackward"] = _exp_segsum_backward
     REFERENCES["aclnnSyncBatchNormGatherStats"] = _sync_gather_stats
     REFERENCES["aclnnBatchNormReduce"] = _batch_norm_reduce
     REFERENCES["aclnnBatchNormReduceBackward"] = _batch_norm_reduce_backward

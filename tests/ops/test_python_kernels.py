@@ -662,6 +662,36 @@ def batch_norm_backward(rng, dtype):
             "outputMask": [True, True, True]}, outs, tuple(N(grad) for grad in grads)
 
 
+@case("aclnnFastBatchNormBackward", "training")
+def fast_batch_norm_backward(rng, dtype):
+    x, g = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype)
+    w = rand(rng, (3,), dtype)
+    xf = T(x).float()
+    mean = xf.mean((0, 2))
+    invstd = 1 / torch.sqrt(xf.var((0, 2), unbiased=False) + 1e-5)
+    grads = torch.ops.aten.native_batch_norm_backward(T(g).float(), xf, T(w).float(), None,
+                                                      None, mean, invstd, True, 1e-5,
+                                                      [True, True, True])
+    outs = (np.empty((2, 3, 4), dtype), np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"gradOut": g, "input": x, "weight": w, "runningMean": None, "runningVar": None,
+            "saveMean": N(mean), "saveInvstd": N(invstd), "training": True, "eps": 1e-5,
+            "outputMask": [True, True, True], "version": 1}, outs, \
+        tuple(N(grad.to(TORCH_DTYPES[dtype])) for grad in grads)
+
+
+@case("aclnnFastBatchNormBackward", "inference", dtypes=("float32",))
+def fast_batch_norm_backward_inference(rng, dtype):
+    x, g = rand(rng, (2, 3, 4, 2), dtype), rand(rng, (2, 3, 4, 2), dtype)
+    w, rm, rv = rand(rng, (3,), dtype), rand(rng, (3,), dtype), rand(rng, (3,), dtype, 0.5, 2.0)
+    grads = torch.ops.aten.native_batch_norm_backward(T(g), T(x), T(w), T(rm), T(rv), None,
+                                                      None, False, 1e-5, [True, True, True])
+    outs = (np.empty(x.shape, dtype), np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"gradOut": g, "input": x, "weight": w, "runningMean": rm, "runningVar": rv,
+            "saveMean": None, "saveInvstd": None, "training": False, "eps": 1e-5,
+            "outputMask": [True, True, True], "version": 0}, outs, \
+        tuple(N(grad) for grad in grads)
+
+
 @case("aclnnBinaryCrossEntropy")
 def bce(rng, dtype):
     p, t = rand(rng, (3, 4), dtype, 0.05, 0.95), rand(rng, (3, 4), dtype, 0, 1)
@@ -3844,6 +3874,33 @@ def scale_rank(rng, dtype):
         N((T(x).float() * T(scale).float()).to(TORCH_DTYPES[dtype]))
 
 
+def _torch_exp_segsum(x):
+    length = x.shape[-1]
+    cumulative = torch.cumsum(x, -1)
+    difference = cumulative[..., :, None] - cumulative[..., None, :]
+    above = torch.triu(torch.ones(length, length, dtype=torch.bool), 1)
+    return torch.exp(difference.masked_fill(above, -torch.inf))
+
+
+@case("aclnnExpSegsum")
+def exp_segsum(rng, dtype):
+    x = rand(rng, (2, 3, 5), dtype, -1.0, 0.5)
+    return {"self": x}, np.empty((2, 3, 5, 5), dtype), \
+        N(_torch_exp_segsum(T(x).double()).to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnExpSegsumBackward")
+def exp_segsum_backward(rng, dtype):
+    x = T(rand(rng, (2, 2, 3, 5), dtype, -1.0, 0.5)).double().requires_grad_()
+    y = _torch_exp_segsum(x)
+    g = rand(rng, (2, 2, 3, 5, 5), dtype)
+    rounded = N(y.detach().to(TORCH_DTYPES[dtype]))
+    # autograd's gradient, with the output the kernel is given (rounded): d y / d x = y
+    y.backward(T(g).double() * T(rounded).double() / y.detach().clamp_min(1e-300))
+    return {"gradOutput": g, "gradSelf": rounded}, \
+        np.empty((2, 2, 3, 5), dtype), N(x.grad.to(TORCH_DTYPES[dtype]))
+
+
 @case("aclnnBincount", dtypes=("float32",))
 def bincount(rng, dtype):
     values = rng.integers(0, 6, 30).astype(np.int32)
@@ -3913,8 +3970,11 @@ def _parameters() -> list[Any]:
 # CheckFormat (NCHW or NCL), pooling/adaptive_avg_pool2d/op_api/aclnn_adaptive_avg_pool2d.cpp
 # CheckFormat (the same), pooling/avg_pool3_d_grad/op_api/aclnn_avgpool2d_backward.cpp
 # CheckFormatVaild (the same). Their cases run through helpers.call_formatted.
+# ops-math math/segsum/op_host/op_api/aclnn_segsum.cpp and exp_segsum_grad/op_host/op_api/
+# aclnn_exp_segsum_backward.cpp CheckFormat take ND only, for tensors of 3 to 5 dimensions.
 FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW",
-           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW"}
+           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW", "aclnnExpSegsum": "ND",
+           "aclnnExpSegsumBackward": "ND"}
 
 
 # Operators whose weight CANN takes only in FRACTAL_NZ (aclnn_matmul.cpp CheckWeightNzShapeValid,
@@ -3931,7 +3991,8 @@ def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:
         return given
     if name not in FORMATS:
         return aclnn_py.call(name, **arguments, **({"out": given} if given is not None else {}))
-    outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"]
+    outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"
+               or p.role == "inout" and p.name not in arguments]
     written = dict(zip(outputs, given if isinstance(given, tuple) else (given,)))
     call_formatted(name, FORMATS[name], written, **arguments)
     return tuple(written.values()) if len(written) > 1 else written[outputs[0]]

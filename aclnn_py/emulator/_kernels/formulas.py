@@ -315,6 +315,9 @@ FORMULAS: dict[str, Formula] = {
     "aclnnBatchNormElemtBackward": _f(
         "(g - sumDy / n - (x - mean) invstd^2 sumDyXmu / n) invstd weight, n = sum(counter)",
         "PyTorch's batch_norm_backward_elemt, in float32"),
+    "aclnnFastBatchNormBackward": _f(
+        "training: weight / (n sqrt(var + eps)) (n g - sum g - xhat sum(g xhat)); else g weight "
+        "/ sqrt(runningVar + eps)", "aclnnBatchNormBackward's"),
     "aclnnModulate": _f("self (1 + scale) + shift, scale and shift (B, D) over L",
                         "the same in float32"),
     "aclnnModulateBackward": _f(
@@ -959,6 +962,11 @@ FORMULAS.update({
                      "the differences' p-norms without matrix products, rows in blocks"),
     "aclnnScale": _f("y = x scale + bias, scale laid along x from axis",
                      "the same, scale and bias broadcast"),
+    "aclnnExpSegsum": _f("out[i, j] = exp(x[j+1] + ... + x[i]) for j <= i, 0 above the diagonal",
+                         "the doc's masked cumulative sum along -2, then exp"),
+    "aclnnExpSegsumBackward": _f(
+        "gradInput[i] = sum over j < i <= k of gradOutput[k, j] gradSelf[k, j]",
+        "the doc's masked product, reversed cumulative sum and row sum"),
     "aclnnCdistBackward": _f("out = sum_j grad_ij diff |diff|^(p-2) / cdist_ij^(p-1), "
                              "diff = x1_i - x2_j",
                              "PyTorch's _cdist_backward (0 where cdist is 0; p -1 the infinity "
