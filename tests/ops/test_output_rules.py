@@ -147,6 +147,8 @@ NEEDS_OUT = {
     "aclnnIsInScalarTensor", "aclnnLinalgQr", "aclnnMatmulWeightNz", "aclnnQr",
     "aclnnQuantMatmulV3", "aclnnQuantMatmulV4", "aclnnQuantMatmulWeightNz", "aclnnRange",
     "aclnnSearchSorteds", "aclnnSvd", "aclnnTransQuantParamV2", "aclnnTransQuantParamV3",
+    # out's size is the caller's (torch.bincount's max(self) + 1, or minlength)
+    "aclnnBincount",
 }
 
 
