@@ -3457,6 +3457,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:
          "gradInput": np.empty((1, 4, 64, 64), f32)},
         None,
         segsum_backward_torch)
+    quant_x = x.reshape(1024, 1024)
+    quant_scales, quant_zero = u(0.01, 0.05, (1024,)), rng.integers(-5, 5, 1024).astype(np.int32)
+    cases["aclnnQuantize"] = lambda: EmulatedCase(
+        {"x": quant_x, "scales": quant_scales, "zeroPoints": quant_zero, "dtype": np.int8,
+         "axis": 1},
+        E(quant_x.shape, np.int8),
+        lambda: torch.round(T(quant_x) / T(quant_scales) + T(quant_zero)).clamp(-128, 127)
+        .to(torch.int8))
     cases["aclnnInplaceCumprod"] = lambda: in_place(
         {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)

@@ -1964,6 +1964,21 @@ if torch is not None:
 
     REFERENCES["aclnnCdistBackward"] = _cdist_backward
 
+    def _quantize(launch: Launch) -> dict[str, Any]:
+        """ops-nn quant/quantize/docs/aclnnQuantize.md: round(x / scales + zeroPoints), ties to
+        even (torch.round), saturated into out's dtype."""
+        x, scales, zero = launch.tensor("x"), launch.tensor("scales"), launch.tensor("zeroPoints")
+        shape = [1] * x.dim()
+        if scales.numel() != 1:
+            shape[int(launch.arg("axis"))] = scales.numel()
+        value = x.float() / scales.float().reshape(shape)
+        if zero is not None:
+            value = value + zero.float().reshape(shape)
+        info = np.iinfo(launch.results[launch.written[0]].dtype)
+        return _out(launch, torch.round(value).clamp(info.min, info.max))
+
+    REFERENCES["aclnnQuantize"] = _quantize
+
     def _scale(launch: Launch) -> dict[str, Any]:
         """ops-math math/scale/docs/aclnnScale.md: y = x scale + bias from axis on."""
         x, scale, bias = launch.tensor("x"), launch.tensor("scale"), launch.tensor("bias")

@@ -1021,3 +1021,10 @@ def _modulate_backward(values: Values) -> dict[str, OutputLayout]:
 def _exp_segsum(values: Values) -> dict[str, OutputLayout]:
     x = values["self"]
     return {"out": OutputLayout(_shape(x) + _shape(x)[-1:], x.dtype)}
+
+
+
+@_rule("aclnnQuantize")
+def _quantize(values: Values) -> dict[str, OutputLayout]:
+    """out of x's shape, in the dtype asked for."""
+    return {"out": OutputLayout(_shape(values["x"]), _dtype(values["dtype"], np.int8))}

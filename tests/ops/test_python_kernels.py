@@ -3901,6 +3901,22 @@ def exp_segsum_backward(rng, dtype):
         np.empty((2, 2, 3, 5), dtype), N(x.grad.to(TORCH_DTYPES[dtype]))
 
 
+@case("aclnnQuantize", "per channel, int8", dtypes=("float32", "float16"))
+def quantize(rng, dtype):
+    x, scales = rand(rng, (4, 3), dtype, -40.0, 40.0), rand(rng, (3,), dtype, 0.1, 0.5)
+    zero = np.array([-3, 0, 5], np.int32)
+    value = T(x).float() / T(scales).float() + T(zero).float()
+    return {"x": x, "scales": scales, "zeroPoints": zero, "dtype": np.int8, "axis": -1}, \
+        np.empty((4, 3), np.int8), N(torch.round(value).clamp(-128, 127).to(torch.int8))
+
+
+@case("aclnnQuantize", "one scale, uint8", dtypes=("float32",))
+def quantize_one(rng, dtype):
+    x, scales = rand(rng, (2, 5), dtype, -1.0, 40.0), np.array([0.25], dtype)
+    return {"x": x, "scales": scales, "zeroPoints": None, "dtype": np.uint8, "axis": 0}, \
+        np.empty((2, 5), np.uint8), N(torch.round(T(x) / 0.25).clamp(0, 255).to(torch.uint8))
+
+
 @case("aclnnBincount", dtypes=("float32",))
 def bincount(rng, dtype):
     values = rng.integers(0, 6, 30).astype(np.int32)

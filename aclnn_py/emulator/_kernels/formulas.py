@@ -967,6 +967,8 @@ FORMULAS.update({
     "aclnnExpSegsumBackward": _f(
         "gradInput[i] = sum over j < i <= k of gradOutput[k, j] gradSelf[k, j]",
         "the doc's masked product, reversed cumulative sum and row sum"),
+    "aclnnQuantize": _f("out = round(x / scales + zeroPoints), scales along axis",
+                        "the same in float32, ties to even, saturated into out's dtype"),
     "aclnnCdistBackward": _f("out = sum_j grad_ij diff |diff|^(p-2) / cdist_ij^(p-1), "
                              "diff = x1_i - x2_j",
                              "PyTorch's _cdist_backward (0 where cdist is 0; p -1 the infinity "
