@@ -2135,6 +2135,61 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
          "runningMean": None, "runningVar": None, "momentum": 0.1, "eps": 1e-5,
          "counts": gather_counts}, {"meanAll": E((16384,)), "invstdAll": E((16384,))},
         gather_torch)
+    sync_sum, sync_squares = u(-1, 1, (64, 16384)), u(10, 20, (64, 16384))
+    sync_counts = np.full(64, 100, np.int32)
+
+    def sync_torch() -> Any:
+        mean = T(sync_sum).sum(0) / 6400
+        return mean, torch.rsqrt(T(sync_squares).sum(0) / 6400 - mean.square() + 1e-5)
+
+    cases["aclnnSyncBatchNormGatherStats"] = lambda: EmulatedCase(
+        {"totalSum": sync_sum, "totalSquareSum": sync_squares, "sampleCount": sync_counts,
+         "mean": np.zeros(16384, f32), "variance": np.ones(16384, f32), "momentum": 0.1,
+         "eps": 1e-5}, {"batchMean": E((16384,)), "batchInvstd": E((16384,))}, sync_torch)
+    bn_x4 = x.reshape(16, 64, 32, 32)
+    cases["aclnnBatchNormReduce"] = lambda: EmulatedCase(
+        {"x": bn_x4}, {"sum": E((64,)), "squareSum": E((64,))},
+        lambda: (T(bn_x4).sum((0, 2, 3)), T(bn_x4).square().sum((0, 2, 3))))
+    bn_g = g.reshape(16, 64, 1024)
+    bn_view = (1, 64, 1)
+
+    def reduce_backward_torch() -> Any:
+        grads = T(bn_g)
+        sum_dy = grads.sum((0, 2))
+        sum_dy_xmu = (grads * (T(bn_x) - T(bn_mean).reshape(bn_view))).sum((0, 2))
+        return sum_dy, sum_dy_xmu, sum_dy_xmu * T(bn_invstd), sum_dy
+
+    cases["aclnnBatchNormReduceBackward"] = lambda: EmulatedCase(
+        {"gradOut": bn_g, "input": bn_x, "mean": bn_mean, "invstd": bn_invstd, "weight": gn_g,
+         "inputG": True, "weightG": True, "biasG": True},
+        {"sumDy": E((64,)), "sumDyXmu": E((64,)), "gradWeight": E((64,)),
+         "gradBias": E((64,))}, reduce_backward_torch)
+    bn_sum_dy, bn_sum_dy_xmu = u(-10, 10, (64,)), u(-10, 10, (64,))
+    bn_counter = np.full(8, 2048, np.int32)
+
+    def elemt_backward_torch() -> Any:
+        invstd = T(bn_invstd).reshape(bn_view)
+        centred = (T(bn_x) - T(bn_mean).reshape(bn_view)) * invstd.square() \
+            * T(bn_sum_dy_xmu).reshape(bn_view) / 16384
+        return (T(bn_g) - T(bn_sum_dy).reshape(bn_view) / 16384 - centred) * invstd \
+            * T(gn_g).reshape(bn_view)
+
+    cases["aclnnBatchNormElemtBackward"] = lambda: EmulatedCase(
+        {"gradOut": bn_g, "input": bn_x, "mean": bn_mean, "invstd": bn_invstd, "weight": gn_g,
+         "sumDy": bn_sum_dy, "sumDyXmu": bn_sum_dy_xmu, "counter": bn_counter},
+        E(bn_x.shape), elemt_backward_torch)
+    mod_x = x.reshape(16, 256, 256)
+    mod_scale, mod_shift = u(-1, 1, (16, 256)), u(-1, 1, (16, 256))
+    cases["aclnnModulate"] = lambda: EmulatedCase(
+        {"self": mod_x, "scaleOptional": mod_scale, "shiftOptional": mod_shift},
+        E(mod_x.shape), lambda: T(mod_x) * (1 + T(mod_scale).reshape(16, 1, 256))
+        + T(mod_shift).reshape(16, 1, 256))
+    mod_g = g.reshape(16, 256, 256)
+    cases["aclnnModulateBackward"] = lambda: EmulatedCase(
+        {"grad_output": mod_g, "input": mod_x, "scale": mod_scale, "shift": mod_shift},
+        {"grad_input": E(mod_x.shape), "grad_scale": E((16, 256)), "grad_shift": E((16, 256))},
+        lambda: (T(mod_g) * T(mod_scale).reshape(16, 1, 256), (T(mod_g) * T(mod_x)).sum(1),
+                 T(mod_g).sum(1)))
     # optimizers: small steps, the state stays in range call after call
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd
@@ -2229,6 +2284,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"gradOut": grad_image, "input": image, "weight": gamma, "runningMean": running_mean,
          "runningVar": running_var, "saveMean": batch_mean, "saveInvstd": batch_invstd,
          "training": True, "eps": 1e-5, "outputMask": [True, True, True]},
+        {"gradInput": E(image.shape), "gradWeight": E((64,)), "gradBias": E((64,))},
+        lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
+                                                T(batch_mean), T(batch_invstd), True, 1e-5,
+                                                [True, True, True]))
+    cases["aclnnFastBatchNormBackward"] = lambda: EmulatedCase(
+        {"gradOut": grad_image, "input": image, "weight": gamma, "runningMean": running_mean,
+         "runningVar": running_var, "saveMean": batch_mean, "saveInvstd": batch_invstd,
+         "training": True, "eps": 1e-5, "outputMask": [True, True, True], "version": 1},
         {"gradInput": E(image.shape), "gradWeight": E((64,)), "gradBias": E((64,))},
         lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
                                                 T(batch_mean), T(batch_invstd), True, 1e-5,
@@ -3356,6 +3419,55 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"x1": points1, "x2": points2, "p": 2.0, "compute_mode": 2}, E((16, 256, 256)),
         lambda: torch.cdist(T(points1), T(points2),
                             compute_mode="donot_use_mm_for_euclid_dist"))
+    cdist_values = np.sqrt(np.sum(np.square(points1[:, :, None, :] - points2[:, None, :, :]),
+                                  axis=-1)).astype(f32)
+    cdist_grad = u(-1, 1, (16, 256, 256))
+    cases["aclnnCdistBackward"] = lambda: EmulatedCase(
+        {"grad": cdist_grad, "x1": points1, "x2": points2, "cdist": cdist_values, "p": 2.0},
+        E(points1.shape), lambda: aten._cdist_backward(T(cdist_grad), T(points1), T(points2),
+                                                       2.0, T(cdist_values)))
+    bins = rng.integers(0, 1000, (n,)).astype(np.int32)
+    cases["aclnnBincount"] = lambda: EmulatedCase(
+        {"self": bins, "weights": x, "minlength": 1000}, E((1000,)),
+        lambda: torch.bincount(T(bins), T(x), minlength=1000))
+    scale_x = x.reshape(16, 64, 1024)
+    scale_s, scale_b = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
+    cases["aclnnScale"] = lambda: EmulatedCase(
+        {"x": scale_x, "scale": scale_s, "bias": scale_b, "axis": 1, "numAxes": 1,
+         "scaleFromBlob": True}, E(scale_x.shape),
+        lambda: T(scale_x) * T(scale_s).reshape(1, 64, 1) + T(scale_b).reshape(1, 64, 1))
+    # through aclnn_py.call CANN refuses these (their op_api takes ND only, a call's 3-d to 5-d
+    # tensors are NCL, NCHW, NCDHW): the table reports the refusal
+    segsum_x = u(-0.1, 0, (4, 64, 64))
+    segsum_below = torch.tril(torch.ones(64, 64, dtype=torch.bool), -1)
+    segsum_above = torch.triu(torch.ones(64, 64, dtype=torch.bool), 1)
+
+    def segsum_torch() -> Any:
+        values = T(segsum_x)[..., None].expand(4, 64, 64, 64).masked_fill(~segsum_below, 0)
+        return torch.exp(torch.cumsum(values, -2).masked_fill(segsum_above, -torch.inf))
+
+    cases["aclnnExpSegsum"] = lambda: EmulatedCase(
+        {"self": segsum_x}, E((4, 64, 64, 64)), segsum_torch)
+    segsum_g, segsum_y = u(-1, 1, (1, 4, 64, 64, 64)), u(0, 1, (1, 4, 64, 64, 64))
+
+    def segsum_backward_torch() -> Any:
+        product = (T(segsum_g) * T(segsum_y)).masked_fill(~segsum_below, 0)
+        suffix = torch.flip(torch.cumsum(torch.flip(product, [-2]), -2), [-2])
+        return suffix.masked_fill(~segsum_below, 0).sum(-1)
+
+    cases["aclnnExpSegsumBackward"] = lambda: EmulatedCase(
+        {"gradOutput": segsum_g, "gradSelf": segsum_y,
+         "gradInput": np.empty((1, 4, 64, 64), f32)},
+        None,
+        segsum_backward_torch)
+    quant_x = x.reshape(1024, 1024)
+    quant_scales, quant_zero = u(0.01, 0.05, (1024,)), rng.integers(-5, 5, 1024).astype(np.int32)
+    cases["aclnnQuantize"] = lambda: EmulatedCase(
+        {"x": quant_x, "scales": quant_scales, "zeroPoints": quant_zero, "dtype": np.int8,
+         "axis": 1},
+        E(quant_x.shape, np.int8),
+        lambda: torch.round(T(quant_x) / T(quant_scales) + T(quant_zero)).clamp(-128, 127)
+        .to(torch.int8))
     cases["aclnnInplaceCumprod"] = lambda: in_place(
         {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     # complex numbers (kernels/complex_numbers.py)

@@ -732,6 +732,94 @@ if torch is not None:
         return found
 
     REFERENCES["aclnnBatchNormGatherStatsWithCounts"] = _gather_stats_with_counts
+
+    def _exp_segsum(x: Any) -> Any:
+        """Mamba2's segsum, exponentiated: exp(cumsum[i] - cumsum[j]) below the diagonal,
+        by masked sums (ops-math math/segsum/docs/aclnnExpSegsum.md)."""
+        length = x.shape[-1]
+        below = torch.tril(torch.ones(length, length, dtype=torch.bool), -1)
+        sums = torch.cumsum(x[..., None].expand(*x.shape, length).masked_fill(~below, 0), -2)
+        above = torch.triu(torch.ones(length, length, dtype=torch.bool), 1)
+        return torch.exp(sums.masked_fill(above, -torch.inf))
+
+    def _exp_segsum_backward(launch: Launch) -> dict[str, Any]:
+        """The gradient of _exp_segsum by autograd, given its output (gradSelf)."""
+        g, y = launch.tensor("gradOutput"), launch.tensor("gradSelf")
+        length = g.shape[-1]
+        below = torch.tril(torch.ones(length, length, dtype=torch.bool), -1)
+        product = (g * y).masked_fill(~below, 0)
+        suffix = torch.flip(torch.cumsum(torch.flip(product, [-2]), -2), [-2])
+        return _out(launch, suffix.masked_fill(~below, 0).sum(-1))
+
+    def _sync_gather_stats(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/sync_batch_norm_gather_stats/docs/aclnnSyncBatchNormGatherStats.md's
+        formulas (PyTorch has no such function)."""
+        n = launch.tensor("sampleCount").long().sum().double()
+        mean = launch.tensor("totalSum").sum(0) / n
+        variance = launch.tensor("totalSquareSum").sum(0) / n - mean.square()
+        m = launch.arg("momentum")
+        return {"batchMean": mean, "batchInvstd": torch.rsqrt(variance + launch.arg("eps")),
+                "mean": launch.tensor("mean") * (1 - m) + mean * m,
+                "variance": launch.tensor("variance") * (1 - m) + variance * n / (n - 1) * m}
+
+    def _batch_norm_reduce(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("x")
+        return {"sum": x.sum((0, 2, 3)), "squareSum": x.square().sum((0, 2, 3))}
+
+    def _channel(value: Any, like: Any) -> Any:
+        return value.reshape((1, -1) + (1,) * (like.dim() - 2))
+
+    def _batch_norm_reduce_backward(launch: Launch) -> dict[str, Any]:
+        """PyTorch's batch_norm_backward_reduce (CUDA only), by its definition."""
+        g, x = launch.tensor("gradOut"), launch.tensor("input")
+        axes = tuple(a for a in range(x.dim()) if a != 1)
+        sum_dy = g.sum(axes)
+        sum_dy_xmu = (g * (x - _channel(launch.tensor("mean"), x))).sum(axes)
+        found: dict[str, Any] = {}
+        if launch.arg("inputG"):
+            found.update(sumDy=sum_dy, sumDyXmu=sum_dy_xmu)
+        if launch.arg("weightG"):
+            found["gradWeight"] = sum_dy_xmu * launch.tensor("invstd")
+        if launch.arg("biasG"):
+            found["gradBias"] = sum_dy
+        return found
+
+    def _batch_norm_elemt_backward(launch: Launch) -> dict[str, Any]:
+        """PyTorch's batch_norm_backward_elemt (CUDA only), by its definition."""
+        g, x = launch.tensor("gradOut"), launch.tensor("input")
+        n = launch.tensor("counter").sum()
+        invstd = _channel(launch.tensor("invstd"), x)
+        weight = launch.tensor("weight")
+        scale = invstd if weight is None else invstd * _channel(weight, x)
+        centred = (x - _channel(launch.tensor("mean"), x)) * invstd.square() \
+            * _channel(launch.tensor("sumDyXmu"), x) / n
+        return _out(launch, (g - _channel(launch.tensor("sumDy"), x) / n - centred) * scale)
+
+    def _fast_batch_norm_backward(launch: Launch) -> dict[str, Any]:
+        """aten.native_batch_norm_backward, NULL statistics at BatchNormBackward's defaults."""
+        x = launch.tensor("input")
+        channels = x.shape[1]
+
+        def given(name: str, default: float) -> Any:
+            value = launch.tensor(name)
+            return torch.full((channels,), default, dtype=torch.float64) if value is None \
+                else value
+
+        mask = [bool(m) for m in launch.arg("outputMask")]
+        grads = torch.ops.aten.native_batch_norm_backward(
+            launch.tensor("gradOut"), x, launch.tensor("weight"), given("runningMean", 0),
+            given("runningVar", 1), given("saveMean", 0), given("saveInvstd", 1),
+            bool(launch.arg("training")), float(launch.arg("eps")), mask)
+        return {name: grad for name, grad, asked in
+                zip(("gradInput", "gradWeight", "gradBias"), grads, mask) if asked}
+
+    REFERENCES["aclnnFastBatchNormBackward"] = _fast_batch_norm_backward
+    REFERENCES["aclnnExpSegsum"] = lambda launch: _out(launch, _exp_segsum(launch.tensor("self")))
+    REFERENCES["aclnnExpSegsumBackward"] = _exp_segsum_backward
+    REFERENCES["aclnnSyncBatchNormGatherStats"] = _sync_gather_stats
+    REFERENCES["aclnnBatchNormReduce"] = _batch_norm_reduce
+    REFERENCES["aclnnBatchNormReduceBackward"] = _batch_norm_reduce_backward
+    REFERENCES["aclnnBatchNormElemtBackward"] = _batch_norm_elemt_backward
     REFERENCES["aclnnDeepNorm"] = _deep_norm
     REFERENCES["aclnnDeepNormGrad"] = _deep_norm_grad
     REFERENCES["aclnnRmsNormGrad"] = _rms_norm_grad
@@ -1863,6 +1951,74 @@ if torch is not None:
     REFERENCES["aclnnCdist"] = lambda launch: _out(launch, torch.cdist(
         launch.input(), launch.tensor("x2"), p=float(launch.arg("p")),
         compute_mode="donot_use_mm_for_euclid_dist"))
+
+    def _cdist_backward(launch: Launch) -> dict[str, Any]:
+        p = float(launch.arg("p"))
+        return _out(launch, torch.ops.aten._cdist_backward(
+            launch.tensor("grad"), launch.tensor("x1"), launch.tensor("x2"),
+            float("inf") if p == -1.0 else p, launch.tensor("cdist")))
+
+    def _bincount(launch: Launch) -> dict[str, Any]:
+        """torch.bincount over max(out's size, minlength) bins, values outside not counted."""
+        values, weights = launch.tensor("self"), launch.tensor("weights")
+        out = launch.results[launch.written[0]]
+        size = max(out.shape[0] if out.ndim else 1, int(launch.arg("minlength")))
+        inside = (values >= 0) & (values < size)
+        counts = torch.bincount(values[inside], None if weights is None else weights[inside],
+                                minlength=size)
+        return _out(launch, counts[:out.shape[0]])
+
+    REFERENCES["aclnnCdistBackward"] = _cdist_backward
+
+    def _quantize(launch: Launch) -> dict[str, Any]:
+        """ops-nn quant/quantize/docs/aclnnQuantize.md: round(x / scales + zeroPoints), ties to
+        even (torch.round), saturated into out's dtype."""
+        x, scales, zero = launch.tensor("x"), launch.tensor("scales"), launch.tensor("zeroPoints")
+        shape = [1] * x.dim()
+        if scales.numel() != 1:
+            shape[int(launch.arg("axis"))] = scales.numel()
+        value = x.float() / scales.float().reshape(shape)
+        if zero is not None:
+            value = value + zero.float().reshape(shape)
+        info = np.iinfo(launch.results[launch.written[0]].dtype)
+        return _out(launch, torch.round(value).clamp(info.min, info.max))
+
+    REFERENCES["aclnnQuantize"] = _quantize
+
+    def _scale(launch: Launch) -> dict[str, Any]:
+        """ops-math math/scale/docs/aclnnScale.md: y = x scale + bias from axis on."""
+        x, scale, bias = launch.tensor("x"), launch.tensor("scale"), launch.tensor("bias")
+        start = int(launch.arg("axis")) % x.dim()
+        single = scale.numel() == 1 and (
+            launch.arg("scaleFromBlob") and int(launch.arg("numAxes")) == 0
+            or not launch.arg("scaleFromBlob") and scale.dim() <= 1)
+        view = (1,) * x.dim() if single else \
+            (1,) * start + tuple(scale.shape) + (1,) * (x.dim() - start - scale.dim())
+        y = x * scale.reshape(view)
+        return _out(launch, y if bias is None else y + bias.reshape(view))
+
+    def _modulate(launch: Launch) -> dict[str, Any]:
+        x = launch.tensor("self")
+        b, _, d = x.shape
+        scale = launch.tensor("scaleOptional").reshape(b, 1, d)
+        return _out(launch, x * (1 + scale) + launch.tensor("shiftOptional").reshape(b, 1, d))
+
+    def _modulate_backward(launch: Launch) -> dict[str, Any]:
+        """ops-nn vfusion/modulate_grad/docs/aclnnModulateBackward.md's formulas."""
+        g, x = launch.tensor("grad_output"), launch.tensor("input")
+        scale, shift = launch.tensor("scale"), launch.tensor("shift")
+        b, _, d = g.shape
+        found = {"grad_input": g if scale is None else g * scale.reshape(b, 1, d)}
+        if scale is not None and "grad_scale" in launch.written:
+            found["grad_scale"] = (g * x).sum(1)
+        if shift is not None and "grad_shift" in launch.written:
+            found["grad_shift"] = g.sum(1)
+        return found
+
+    REFERENCES["aclnnScale"] = _scale
+    REFERENCES["aclnnModulate"] = _modulate
+    REFERENCES["aclnnModulateBackward"] = _modulate_backward
+    REFERENCES["aclnnBincount"] = _bincount
 
     # complex numbers (kernels/complex_numbers.py)
     REFERENCES["aclnnReal"] = lambda launch: _out(launch, torch.real(

@@ -1360,3 +1360,62 @@ def _repeat_interleave_grad(values: Values) -> dict[str, OutputLayout]:
         raise needs_out("aclnnRepeatInterleaveGrad", "out", "with one repeats value, the runs' "
                         "count along axis is its extent divided by that value")
     return {"out": OutputLayout(shape[:axis] + (count,) + shape[axis + 1:], grad.dtype)}
+# ---- the kernels of branch kernels: synchronised batch norm, cdist's gradient, scale,
+# modulate and the segment sums -----------------------------------------------------------
+
+def _per_channel(values: Values, source: str, channels: int, names: tuple[str, ...],
+                 dtype: np.dtype | None = None) -> dict[str, OutputLayout]:
+    return {name: OutputLayout((channels,), values[source].dtype if dtype is None else dtype)
+            for name in names}
+
+
+@_rule("aclnnSyncBatchNormGatherStats")
+def _sync_batch_norm_gather_stats(values: Values) -> dict[str, OutputLayout]:
+    return _per_channel(values, "totalSum", _shape(values["totalSum"])[1],
+                        ("batchMean", "batchInvstd"))
+
+
+@_rule("aclnnBatchNormReduce")
+def _batch_norm_reduce(values: Values) -> dict[str, OutputLayout]:
+    # a 4-d x is described NCHW by call(): its channels are dimension 1
+    return _per_channel(values, "x", _shape(values["x"])[1], ("sum", "squareSum"),
+                        np.dtype(np.float32))
+
+
+@_rule("aclnnBatchNormReduceBackward")
+def _batch_norm_reduce_backward(values: Values) -> dict[str, OutputLayout]:
+    return _per_channel(values, "input", _shape(values["input"])[1],
+                        ("sumDy", "sumDyXmu", "gradWeight", "gradBias"))
+
+
+@_rule("aclnnFastBatchNormBackward")
+def _fast_batch_norm_backward(values: Values) -> dict[str, OutputLayout]:
+    return _batch_norm_backward(values)
+
+
+RULES["aclnnBatchNormElemtBackward"] = _like(gradInput="input")
+RULES["aclnnCdistBackward"] = _like(out="x1")
+RULES["aclnnScale"] = _like(y="x")
+RULES["aclnnModulate"] = _like(out="self")
+
+
+@_rule("aclnnModulateBackward")
+def _modulate_backward(values: Values) -> dict[str, OutputLayout]:
+    g, x = values["grad_output"], values["input"]
+    rows = (_shape(g)[0], _shape(g)[2])
+    return {"grad_input": OutputLayout(_shape(x), x.dtype),
+            "grad_scale": OutputLayout(rows, x.dtype),
+            "grad_shift": OutputLayout(rows, x.dtype)}
+
+
+@_rule("aclnnExpSegsum")
+def _exp_segsum(values: Values) -> dict[str, OutputLayout]:
+    x = values["self"]
+    return {"out": OutputLayout(_shape(x) + _shape(x)[-1:], x.dtype)}
+
+
+
+@_rule("aclnnQuantize")
+def _quantize(values: Values) -> dict[str, OutputLayout]:
+    """out of x's shape, in the dtype asked for."""
+    return {"out": OutputLayout(_shape(values["x"]), _dtype(values["dtype"], np.int8))}

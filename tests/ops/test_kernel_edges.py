@@ -1024,3 +1024,69 @@ def test_foreach_scalar_list_refuses_int32_div_and_mixed_lists() -> None:
                       x=[np.ones(2, np.float32), np.ones(2, np.float16)], scalars=[2.0, 2.0],
                       out=[np.empty(2, np.float32), np.empty(2, np.float16)])
     assert raised.value.status == TILING_ERROR
+def test_bincount_edges_follow_the_op_api() -> None:
+    # ops-math math/bincount/op_api/aclnn_bincount.cpp: an empty self fills out with 0 only
+    # when minlength > 0; the bins are max(out's size, minlength); self is 1-d
+    out = aclnn_py.to_device(np.full(4, 7.0, np.float32))
+    aclnn_py.call("aclnnBincount", np.zeros(0, np.int32), None, 3, out=out)
+    same(out.numpy(), np.zeros(4, np.float32))
+    out = aclnn_py.to_device(np.full(4, 7.0, np.float32))
+    aclnn_py.call("aclnnBincount", np.zeros(0, np.int32), None, 0, out=out)
+    same(out.numpy(), np.full(4, 7.0, np.float32))
+    # values outside the bins (negative, or past out's size) are not counted
+    values = np.array([-1, 0, 2, 2, 9], np.int64)
+    same(aclnn_py.call("aclnnBincount", values, None, 0, out=np.empty(4, np.int64)),
+         np.array([1, 0, 2, 0], np.int64))
+    weights = np.array([5, 1, 2, 3, 4], np.int32)  # integer weights sum in float64
+    same(aclnn_py.call("aclnnBincount", values, weights, 0, out=np.empty(3, np.float64)),
+         np.array([1.0, 0.0, 5.0]))
+    assert "1" in refused(aclnn_py.call, "aclnnBincount", np.zeros((2, 2), np.int32), None, 0,
+                          out=np.empty(3, np.float32))
+    assert "shape" in refused(aclnn_py.call, "aclnnBincount", np.zeros(3, np.int32),
+                              np.ones(2, np.float32), 0, out=np.empty(3, np.float32))
+
+
+def test_cdist_backward_is_zero_where_the_distance_is_zero_and_takes_p_minus_one() -> None:
+    # PyTorch's _cdist_backward: no NaN where x1's row equals x2's; CANN's op_api takes p -1
+    # (ops-math math/cdist_grad/op_api/aclnn_cdist_backward.cpp CheckParams) as the inf norm
+    x1 = np.array([[1.0, 2.0], [0.0, 0.0]], np.float32)
+    x2 = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    grad = np.ones((2, 2), np.float32)
+    for p, torch_p in ((2.0, 2.0), (0.5, 0.5), (-1.0, math.inf), (1.0, 1.0), (0.0, 0.0)):
+        cdist = torch.cdist(torch.from_numpy(x1), torch.from_numpy(x2), p=torch_p)
+        expected = torch.ops.aten._cdist_backward(torch.from_numpy(grad), torch.from_numpy(x1),
+                                                  torch.from_numpy(x2), torch_p, cdist)
+        found = aclnn_py.call("aclnnCdistBackward", grad, x1, x2, cdist.numpy(), p,
+                              out=np.empty_like(x1))
+        assert not np.isnan(found).any()
+        np.testing.assert_allclose(found, expected.numpy(), rtol=1e-6, atol=1e-6)
+    assert "negative" in refused(aclnn_py.call, "aclnnCdistBackward", grad, x1, x2, grad, -2.0,
+                                 out=np.empty_like(x1))
+
+
+def test_batch_norm_reduce_backward_writes_only_what_its_mask_asks_for() -> None:
+    # ops-nn norm/sync_batch_norm_backward_reduce/op_api: OutputParamCastAndViewCopy copies
+    # sumDy and sumDyXmu with inputG, gradWeight with weightG, gradBias with biasG
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    g = np.ones_like(x)
+    mean, invstd = np.zeros(3, np.float32), np.full(3, 2.0, np.float32)
+    outs = tuple(aclnn_py.to_device(np.full(3, -5.0, np.float32)) for _ in range(4))
+    aclnn_py.call("aclnnBatchNormReduceBackward", g, x, mean, invstd, None, False, True, False,
+                  out=outs)
+    same(outs[0].numpy(), np.full(3, -5.0, np.float32))
+    same(outs[2].numpy(), x.sum((0, 2)) * 2)
+    same(outs[3].numpy(), np.full(3, -5.0, np.float32))
+
+
+def test_sync_batch_norm_gather_stats_refuses_no_devices_and_skips_no_channels() -> None:
+    # aclnn_sync_batch_norm_gather_stats.cpp: dimension 0 of totalSum 0 refused, dimension 1
+    # of 0 returns at once
+    empty = np.zeros((0, 3), np.float32)
+    assert "devices" in refused(
+        aclnn_py.call, "aclnnSyncBatchNormGatherStats", empty, empty, np.zeros(0, np.int32),
+        np.zeros(3, np.float32), np.zeros(3, np.float32), 0.1, 1e-5,
+        out=(np.empty(3, np.float32), np.empty(3, np.float32)))
+    none = np.zeros((2, 0), np.float32)
+    aclnn_py.call("aclnnSyncBatchNormGatherStats", none, none, np.ones(2, np.int32),
+                  np.zeros(0, np.float32), np.zeros(0, np.float32), 0.1, 1e-5,
+                  out=(np.empty(0, np.float32), np.empty(0, np.float32)))

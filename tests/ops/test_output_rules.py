@@ -199,6 +199,8 @@ NEEDS_OUT = {
     "aclnnIndex", "aclnnEmbeddingBag",
     # in place, nothing to allocate
     "aclnnInplaceOne",
+    # out's size is the caller's (torch.bincount's max(self) + 1, or minlength)
+    "aclnnBincount",
 }
 
 

@@ -662,6 +662,36 @@ def batch_norm_backward(rng, dtype):
             "outputMask": [True, True, True]}, outs, tuple(N(grad) for grad in grads)
 
 
+@case("aclnnFastBatchNormBackward", "training")
+def fast_batch_norm_backward(rng, dtype):
+    x, g = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype)
+    w = rand(rng, (3,), dtype)
+    xf = T(x).float()
+    mean = xf.mean((0, 2))
+    invstd = 1 / torch.sqrt(xf.var((0, 2), unbiased=False) + 1e-5)
+    grads = torch.ops.aten.native_batch_norm_backward(T(g).float(), xf, T(w).float(), None,
+                                                      None, mean, invstd, True, 1e-5,
+                                                      [True, True, True])
+    outs = (np.empty((2, 3, 4), dtype), np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"gradOut": g, "input": x, "weight": w, "runningMean": None, "runningVar": None,
+            "saveMean": N(mean), "saveInvstd": N(invstd), "training": True, "eps": 1e-5,
+            "outputMask": [True, True, True], "version": 1}, outs, \
+        tuple(N(grad.to(TORCH_DTYPES[dtype])) for grad in grads)
+
+
+@case("aclnnFastBatchNormBackward", "inference", dtypes=("float32",))
+def fast_batch_norm_backward_inference(rng, dtype):
+    x, g = rand(rng, (2, 3, 4, 2), dtype), rand(rng, (2, 3, 4, 2), dtype)
+    w, rm, rv = rand(rng, (3,), dtype), rand(rng, (3,), dtype), rand(rng, (3,), dtype, 0.5, 2.0)
+    grads = torch.ops.aten.native_batch_norm_backward(T(g), T(x), T(w), T(rm), T(rv), None,
+                                                      None, False, 1e-5, [True, True, True])
+    outs = (np.empty(x.shape, dtype), np.empty((3,), dtype), np.empty((3,), dtype))
+    return {"gradOut": g, "input": x, "weight": w, "runningMean": rm, "runningVar": rv,
+            "saveMean": None, "saveInvstd": None, "training": False, "eps": 1e-5,
+            "outputMask": [True, True, True], "version": 0}, outs, \
+        tuple(N(grad) for grad in grads)
+
+
 @case("aclnnBinaryCrossEntropy")
 def bce(rng, dtype):
     p, t = rand(rng, (3, 4), dtype, 0.05, 0.95), rand(rng, (3, 4), dtype, 0, 1)
@@ -3262,6 +3292,95 @@ def batch_norm_gather_stats_with_counts(rng, dtype):
          N(torch.rsqrt(pooled / 12 + 1e-5).to(cast)))
 
 
+@case("aclnnSyncBatchNormGatherStats", dtypes=("float32", "float16"))
+def sync_batch_norm_gather_stats(rng, dtype):
+    total = rand(rng, (3, 4), dtype, 0.0, 5.0)
+    squares = rand(rng, (3, 4), dtype, 10.0, 20.0)
+    counts = np.array([3, 4, 5], np.int32)
+    mean, variance = rand(rng, (4,), dtype), rand(rng, (4,), dtype, 0.5, 2.0)
+    average = T(total).float().sum(0) / 12
+    spread = T(squares).float().sum(0) / 12 - average.square()
+    cast = TORCH_DTYPES[dtype]
+    return {"totalSum": total, "totalSquareSum": squares, "sampleCount": counts,
+            "mean": mean.copy(), "variance": variance.copy(), "momentum": 0.1, "eps": 1e-5}, \
+        (np.empty((4,), dtype), np.empty((4,), dtype)), \
+        (N((T(mean).float() * 0.9 + average * 0.1).to(cast)),
+         N((T(variance).float() * 0.9 + spread * 12 / 11 * 0.1).to(cast)),
+         N(average.to(cast)), N(torch.rsqrt(spread + 1e-5).to(cast)))
+
+
+@case("aclnnBatchNormReduce")
+def batch_norm_reduce(rng, dtype):
+    x = rand(rng, (2, 3, 4, 5), dtype)
+    values = T(x).float()
+    return {"x": x}, (np.empty((3,), np.float32), np.empty((3,), np.float32)), \
+        (N(values.sum((0, 2, 3))), N(values.square().sum((0, 2, 3))))
+
+
+def _batch_norm_grads(x, g, weight):
+    """PyTorch's batch-norm gradients of input and weight, with the batch's statistics."""
+    inputs = T(x).float().requires_grad_()
+    scale = T(weight).float().requires_grad_()
+    out = torch.nn.functional.batch_norm(inputs, None, None, scale, None, True, 0.1, 1e-5)
+    out.backward(T(g).float())
+    return inputs.grad, scale.grad
+
+
+@case("aclnnBatchNormReduceBackward")
+def batch_norm_reduce_backward(rng, dtype):
+    x, g = rand(rng, (3, 4, 5), dtype), rand(rng, (3, 4, 5), dtype)
+    weight = rand(rng, (4,), dtype, 0.5, 1.5)
+    values = T(x).float()
+    mean = values.mean((0, 2))
+    invstd = torch.rsqrt(values.var((0, 2), unbiased=False) + 1e-5)
+    _, grad_weight = _batch_norm_grads(x, g, weight)
+    cast = TORCH_DTYPES[dtype]
+    sum_dy = T(g).float().sum((0, 2))
+    outs = tuple(np.empty((4,), dtype) for _ in range(4))
+    return {"gradOut": g, "input": x, "mean": N(mean.to(cast)), "invstd": N(invstd.to(cast)),
+            "weight": weight, "inputG": True, "weightG": True, "biasG": True}, outs, \
+        (N(sum_dy.to(cast)),
+         N((T(g).float() * (values - mean.to(cast).float().reshape(1, 4, 1))).sum((0, 2))
+           .to(cast)), N(grad_weight.to(cast)), N(sum_dy.to(cast)))
+
+
+@case("aclnnBatchNormElemtBackward")
+def batch_norm_elemt_backward(rng, dtype):
+    x, g = rand(rng, (3, 4, 5), dtype), rand(rng, (3, 4, 5), dtype)
+    weight = rand(rng, (4,), dtype, 0.5, 1.5)
+    values, grads = T(x).float(), T(g).float()
+    mean = values.mean((0, 2))
+    invstd = torch.rsqrt(values.var((0, 2), unbiased=False) + 1e-5)
+    sum_dy = grads.sum((0, 2))
+    sum_dy_xmu = (grads * (values - mean.reshape(1, 4, 1))).sum((0, 2))
+    grad_input, _ = _batch_norm_grads(x, g, weight)
+    return {"gradOut": g, "input": x, "mean": mean.numpy(), "invstd": invstd.numpy(),
+            "weight": weight, "sumDy": sum_dy.numpy(), "sumDyXmu": sum_dy_xmu.numpy(),
+            "counter": np.array([7, 8], np.int32)}, np.empty(x.shape, dtype), \
+        N(grad_input.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnModulate")
+def modulate(rng, dtype):
+    x = rand(rng, (2, 3, 4), dtype)
+    scale, shift = rand(rng, (2, 4), dtype), rand(rng, (2, 1, 4), dtype)
+    expected = T(x).float() * (1 + T(scale).float().reshape(2, 1, 4)) + T(shift).float()
+    return {"self": x, "scaleOptional": scale, "shiftOptional": shift}, \
+        np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnModulateBackward")
+def modulate_backward(rng, dtype):
+    g, x = rand(rng, (2, 3, 4), dtype), rand(rng, (2, 3, 4), dtype)
+    scale, shift = rand(rng, (2, 4), dtype), rand(rng, (2, 4), dtype)
+    grads, values = T(g).float(), T(x).float()
+    cast = TORCH_DTYPES[dtype]
+    outs = (np.empty(x.shape, dtype), np.empty((2, 4), dtype), np.empty((2, 4), dtype))
+    return {"grad_output": g, "input": x, "scale": scale, "shift": shift}, outs, \
+        (N((grads * T(scale).float().reshape(2, 1, 4)).to(cast)),
+         N((grads * values).sum(1).to(cast)), N(grads.sum(1).to(cast)))
+
+
 # ---- optimizers (kernels/optimizers.py) ------------------------------------------------------
 
 def _torch_adamw(var, m, v, max_sq, grad, step, amsgrad, maximize):
@@ -3713,6 +3832,115 @@ def cdist_p(rng, dtype):
         N(torch.cdist(T(x1), T(x2), p=1.5))
 
 
+def _cdist_grad(x1, x2, p, dtype):
+    a = T(x1).float()
+    distances = torch.cdist(a, T(x2).float(), p=p)
+    grad = torch.linspace(-1, 1, distances.numel()).reshape(distances.shape)
+    cast = TORCH_DTYPES[dtype]
+    grad, distances = grad.to(cast).float(), distances.detach().to(cast).float()
+    # the gradient of the rounded inputs, as the kernel receives them
+    expected = torch.ops.aten._cdist_backward(grad, a.detach(), T(x2).float(), p, distances)
+    return N(grad.to(cast)), N(distances.to(cast)), N(expected.to(cast))
+
+
+@case("aclnnCdistBackward", "p2")
+def cdist_backward(rng, dtype):
+    x1, x2 = rand(rng, (2, 5, 3), dtype), rand(rng, (2, 4, 3), dtype)
+    grad, distances, expected = _cdist_grad(x1, x2, 2.0, dtype)
+    return {"grad": grad, "x1": x1, "x2": x2, "cdist": distances, "p": 2.0}, \
+        np.empty(x1.shape, dtype), expected
+
+
+def _cdist_backward_case(p: float, given: float) -> Case:
+    def make(rng, dtype):
+        x1, x2 = rand(rng, (6, 3), dtype), rand(rng, (4, 3), dtype)
+        grad, distances, expected = _cdist_grad(x1, x2, p, dtype)
+        return {"grad": grad, "x1": x1, "x2": x2, "cdist": distances, "p": given}, \
+            np.empty(x1.shape, dtype), expected
+    return make
+
+
+for _p, _given in ((0.5, 0.5), (1.0, 1.0), (3.0, 3.0), (float("inf"), -1.0)):
+    case("aclnnCdistBackward", f"p{_given}", dtypes=("float32",))(
+        _cdist_backward_case(_p, _given))
+
+
+@case("aclnnScale", "from blob, axis 1")
+def scale_blob(rng, dtype):
+    x, scale, bias = rand(rng, (2, 3, 4, 5), dtype), rand(rng, (3, 4), dtype), \
+        rand(rng, (3, 4), dtype)
+    expected = T(x).float() * T(scale).float().reshape(1, 3, 4, 1) \
+        + T(bias).float().reshape(1, 3, 4, 1)
+    return {"x": x, "scale": scale, "bias": bias, "axis": 1, "numAxes": 2,
+            "scaleFromBlob": True}, np.empty(x.shape, dtype), N(expected.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnScale", "scale's rank, negative axis, no bias")
+def scale_rank(rng, dtype):
+    x, scale = rand(rng, (2, 3, 4), dtype), rand(rng, (4,), dtype)
+    return {"x": x, "scale": scale, "bias": None, "axis": -1, "numAxes": 0,
+            "scaleFromBlob": False}, np.empty(x.shape, dtype), \
+        N((T(x).float() * T(scale).float()).to(TORCH_DTYPES[dtype]))
+
+
+def _torch_exp_segsum(x):
+    length = x.shape[-1]
+    cumulative = torch.cumsum(x, -1)
+    difference = cumulative[..., :, None] - cumulative[..., None, :]
+    above = torch.triu(torch.ones(length, length, dtype=torch.bool), 1)
+    return torch.exp(difference.masked_fill(above, -torch.inf))
+
+
+@case("aclnnExpSegsum")
+def exp_segsum(rng, dtype):
+    x = rand(rng, (2, 3, 5), dtype, -1.0, 0.5)
+    return {"self": x}, np.empty((2, 3, 5, 5), dtype), \
+        N(_torch_exp_segsum(T(x).double()).to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnExpSegsumBackward")
+def exp_segsum_backward(rng, dtype):
+    x = T(rand(rng, (2, 2, 3, 5), dtype, -1.0, 0.5)).double().requires_grad_()
+    y = _torch_exp_segsum(x)
+    g = rand(rng, (2, 2, 3, 5, 5), dtype)
+    rounded = N(y.detach().to(TORCH_DTYPES[dtype]))
+    # autograd's gradient, with the output the kernel is given (rounded): d y / d x = y
+    y.backward(T(g).double() * T(rounded).double() / y.detach().clamp_min(1e-300))
+    return {"gradOutput": g, "gradSelf": rounded}, \
+        np.empty((2, 2, 3, 5), dtype), N(x.grad.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnQuantize", "per channel, int8", dtypes=("float32", "float16"))
+def quantize(rng, dtype):
+    x, scales = rand(rng, (4, 3), dtype, -40.0, 40.0), rand(rng, (3,), dtype, 0.1, 0.5)
+    zero = np.array([-3, 0, 5], np.int32)
+    value = T(x).float() / T(scales).float() + T(zero).float()
+    return {"x": x, "scales": scales, "zeroPoints": zero, "dtype": np.int8, "axis": -1}, \
+        np.empty((4, 3), np.int8), N(torch.round(value).clamp(-128, 127).to(torch.int8))
+
+
+@case("aclnnQuantize", "one scale, uint8", dtypes=("float32",))
+def quantize_one(rng, dtype):
+    x, scales = rand(rng, (2, 5), dtype, -1.0, 40.0), np.array([0.25], dtype)
+    return {"x": x, "scales": scales, "zeroPoints": None, "dtype": np.uint8, "axis": 0}, \
+        np.empty((2, 5), np.uint8), N(torch.round(T(x) / 0.25).clamp(0, 255).to(torch.uint8))
+
+
+@case("aclnnBincount", dtypes=("float32",))
+def bincount(rng, dtype):
+    values = rng.integers(0, 6, 30).astype(np.int32)
+    weights = rand(rng, (30,), dtype)
+    return {"self": values, "weights": weights, "minlength": 8}, np.empty((8,), np.float32), \
+        N(torch.bincount(T(values), T(weights), minlength=8))
+
+
+@case("aclnnBincount", "counts, int8", dtypes=("float32",))
+def bincount_counts(rng, dtype):
+    values = rng.integers(0, 5, 20).astype(np.int8)
+    return {"self": values, "weights": None, "minlength": 0}, np.empty((5,), np.int64), \
+        N(torch.bincount(T(values).long(), minlength=5))
+
+
 @case("aclnnInplaceCumprod")
 def inplace_cumprod(rng, dtype):
     x = rand(rng, (3, 4), dtype, 0.5, 1.5)
@@ -3767,8 +3995,11 @@ def _parameters() -> list[Any]:
 # CheckFormat (NCHW or NCL), pooling/adaptive_avg_pool2d/op_api/aclnn_adaptive_avg_pool2d.cpp
 # CheckFormat (the same), pooling/avg_pool3_d_grad/op_api/aclnn_avgpool2d_backward.cpp
 # CheckFormatVaild (the same). Their cases run through helpers.call_formatted.
+# ops-math math/segsum/op_host/op_api/aclnn_segsum.cpp and exp_segsum_grad/op_host/op_api/
+# aclnn_exp_segsum_backward.cpp CheckFormat take ND only, for tensors of 3 to 5 dimensions.
 FORMATS = {"aclnnConvolution": "NCHW", "aclnnAvgPool2d": "NCHW", "aclnnAdaptiveAvgPool2d": "NCHW",
-           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW"}
+           "aclnnAvgPool2dBackward": "NCHW", "aclnnMaxPool": "NCHW", "aclnnExpSegsum": "ND",
+           "aclnnExpSegsumBackward": "ND"}
 
 
 # Operators whose weight CANN takes only in FRACTAL_NZ (aclnn_matmul.cpp CheckWeightNzShapeValid,
@@ -3785,7 +4016,8 @@ def _call(name: str, arguments: dict[str, Any], given: Any) -> Any:
         return given
     if name not in FORMATS:
         return aclnn_py.call(name, **arguments, **({"out": given} if given is not None else {}))
-    outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"]
+    outputs = [p.name for p in aclnn_py.signature(name).parameters if p.role == "output"
+               or p.role == "inout" and p.name not in arguments]
     written = dict(zip(outputs, given if isinstance(given, tuple) else (given,)))
     call_formatted(name, FORMATS[name], written, **arguments)
     return tuple(written.values()) if len(written) > 1 else written[outputs[0]]

@@ -1,6 +1,6 @@
 """Enumeration, counting, lookup and list sums of ops-math math/: aclnnRange, aclnnOneHot,
 aclnnHistc, aclnnSearchSorted, aclnnSearchSorteds, aclnnIsInScalarTensor,
-aclnnIsInTensorScalar, aclnnAddN and aclnnSum.
+aclnnIsInTensorScalar, aclnnAddN, aclnnSum and aclnnBincount.
 
 Each follows its doc's formula (ops-math math/<op>/docs/) and, where the doc gives none,
 PyTorch's function of the same name (torch.range, one_hot, histc, searchsorted, isin);
@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import store, widen
+from . import store, tensor_format, widen
 from .elementwise import register
 
 _MAX_RANK = 8
@@ -360,3 +360,70 @@ def _sum_check(tensors: list[np.ndarray], out: np.ndarray) -> None:
 def sum_(tensors: list[np.ndarray], out: np.ndarray) -> None:
     """out = the elementwise sum of tensors, broadcast."""
     _list_sum(tensors, out)
+
+
+# ---- bincount -------------------------------------------------------------------------------
+
+# ops-math math/bincount/op_api/aclnn_bincount.cpp: SELF_, WEIGHTS_ and OUT_DTYPE_SUPPORT_LIST
+_BINCOUNT_SELF = Dtypes(("int8", "int16", "int32", "int64", "uint8"))
+_BINCOUNT_WEIGHTS = Dtypes(("float32", "float16", "float64", "int8", "int16", "int32", "int64",
+                            "uint8", "bool"))
+_BINCOUNT_OUT = Dtypes(("float32", "float64", "int32", "int64"))
+_INT32_MAX = 2147483647
+
+
+def _bincount_size(out: np.ndarray, minlength: int) -> int:
+    return max(out.shape[0] if out.ndim else 1, minlength)
+
+
+def _bincount_check(self: np.ndarray, weights: Any, minlength: int, out: np.ndarray) -> None:
+    """aclnn_bincount.cpp: CheckFormat (self and out in no private format, self 1-d, weights
+    of self's format and shape); aclnnBincountGetWorkspaceSize (a non-empty self counts into
+    max(out's dimension 0, minlength) bins, at most 2147483647)."""
+    from .foreach import PRIVATE_FORMATS
+    for name, value in (("self", self), ("out", out)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)})")
+    if self.ndim != 1:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 1")
+    if weights is not None:
+        if tensor_format(weights) != tensor_format(self):
+            raise ValueError(f"weights has aclFormat {tensor_format(weights)}: it must be "
+                             f"self's {tensor_format(self)}")
+        if weights.shape != self.shape:
+            raise ValueError(f"weights has shape {weights.shape}: it must be self's "
+                             f"{self.shape}")
+    if self.size and _bincount_size(out, minlength) > _INT32_MAX:
+        raise ValueError(f"the output size max(out's dimension 0, minlength {minlength}) must "
+                         f"be at most {_INT32_MAX}")
+
+
+@register("aclnnBincount",
+          dtypes={"self": _BINCOUNT_SELF, "weights": _BINCOUNT_WEIGHTS, "out": _BINCOUNT_OUT},
+          check=_bincount_check)
+def bincount(self: np.ndarray, weights: Any, minlength: int, out: np.ndarray) -> None:
+    """out[i] = the number of self's values equal to i, or the sum of their weights
+    (torch.bincount), over max(out's dimension 0, minlength) bins; self is read as int32 (the
+    op_api casts it), values outside the bins are not counted. Weights other than float32
+    and float64 sum in float64 (the op_api casts them to double). An empty self fills out
+    with 0 when minlength > 0 and leaves it alone otherwise."""
+    if self.size == 0:
+        if minlength > 0:
+            out[...] = 0
+        return
+    size = _bincount_size(out, minlength)
+    values = self.astype(np.int32, copy=False).astype(np.intp)  # np.bincount's own index type
+    kept = weights
+    if values.min() < 0 or values.max() >= size:  # only then the cost of a selection
+        inside = (values >= 0) & (values < size)
+        values = values[inside]
+        kept = None if weights is None else weights[inside]
+    if kept is None:
+        counts: np.ndarray = np.bincount(values, minlength=size)
+    else:
+        dtype = kept.dtype if kept.dtype in (np.float32, np.float64) else np.float64
+        counts = np.bincount(values, kept.astype(np.float64, copy=False), minlength=size) \
+            .astype(dtype)
+    flat = np.zeros(out.size, counts.dtype)
+    flat[:min(out.size, size)] = counts[:out.size]
+    store(out, flat.reshape(out.shape))

@@ -1,7 +1,8 @@
 """Reductions of ops-math's ``math/`` directory not computed by :mod:`.reductions`: all and any,
 the extrema along one dimension with their indices (max, min, aminmax), logsumexp, nansum,
 the product along one dimension, the cumulative extrema and product, the elementwise extremum
-of a tensor list, and whole-tensor equality.
+of a tensor list, whole-tensor equality, and the exponentiated segment sums of Mamba2
+(aclnnExpSegsum) with their gradient.
 
 float16 and bfloat16 compute in float32 (:func:`widen`) and are rounded once into out, as in
 :mod:`.reductions`; indices are int64 and name the first extremum along the dimension (NaN
@@ -14,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from . import check_output_shapes, output_shapes, store, widen
+from ...ops.dtypes import Dtypes
+from . import check_output_shapes, output_shapes, store, tensor_format, widen
 from .elementwise import register
 from .reductions import _axes, _reduced_shape
 
@@ -481,3 +483,99 @@ def cumsum_v2(self: np.ndarray, dim: int, exclusive: bool, reverse: bool,
     if exclusive:
         result = result - x
     store(out, np.flip(result, axis) if reverse else result)
+
+
+
+# ---- aclnnExpSegsum, aclnnExpSegsumBackward --------------------------------------------------
+
+_SEGSUM = Dtypes(("float32", "float16", "bfloat16"))
+_ND = 2  # aclFormat ACL_FORMAT_ND
+
+
+def _exp_segsum_check(self: np.ndarray, out: np.ndarray) -> None:
+    """ops-math math/segsum/op_host/op_api/aclnn_segsum.cpp: an empty self is taken unchecked
+    (aclnnExpSegsumGetWorkspaceSize); else CheckDtypeEqual (out of self's dtype), CheckShape
+    (self 3-d or 4-d, out one more dimension: self's shape then its last size again) and
+    CheckFormat (self and out ND)."""
+    if self.size == 0:
+        return
+    if out.dtype != self.dtype:
+        raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
+    if self.ndim not in (3, 4):
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 3 or 4")
+    expected = self.shape + self.shape[-1:]
+    if out.shape != expected:
+        raise ValueError(f"out has shape {list(out.shape)}: it must be {list(expected)} (self's "
+                         "shape, then its last size again)")
+    for name, value in (("self", self), ("out", out)):
+        if tensor_format(value) != _ND:
+            raise ValueError(f"{name} has aclFormat {tensor_format(value)}: it must be ND")
+
+
+@register("aclnnExpSegsum", dtypes=_SEGSUM, check=_exp_segsum_check)
+def exp_segsum(self: np.ndarray, out: np.ndarray) -> None:
+    """out[..., i, j] = exp(self[..., j + 1] + ... + self[..., i]) for j <= i (1 on the
+    diagonal), 0 above it: ops-math math/segsum/docs/aclnnExpSegsum.md's masked cumulative sum
+    along dimension -2, then -inf above the diagonal and exp; float32 for the halves."""
+    if self.size == 0:
+        return
+    length = self.shape[-1]
+    below = np.tril(np.ones((length, length), np.bool_), -1)  # i > j
+    values = widen(self).astype(np.float32, copy=False)
+    spread = np.where(below, values[..., :, None], np.float32(0))
+    sums = np.cumsum(spread, axis=-2)
+    above = np.triu(np.ones((length, length), np.bool_), 1)  # j > i
+    store(out, np.exp(np.where(above, -np.inf, sums)))
+
+
+def _exp_segsum_backward_check(gradOutput: np.ndarray, gradSelf: np.ndarray,
+                               gradInput: np.ndarray) -> None:
+    """ops-math math/exp_segsum_grad/op_host/op_api/aclnn_exp_segsum_backward.cpp: an empty
+    tensor is taken unchecked; else CheckDtypeEqual (gradInput of gradOutput's dtype),
+    CheckShape (gradOutput 4-d or 5-d with equal last two sizes, gradSelf of its shape,
+    gradInput one dimension fewer, of its leading sizes) and CheckFormat (all ND)."""
+    if gradOutput.size == 0 or gradSelf.size == 0 or gradInput.size == 0:
+        return
+    if gradInput.dtype != gradOutput.dtype:
+        raise ValueError(f"gradInput has dtype {gradInput.dtype.name}: it must be gradOutput's "
+                         f"{gradOutput.dtype.name}")
+    if gradOutput.ndim not in (4, 5):
+        raise ValueError(f"gradOutput has {gradOutput.ndim} dimensions: it must have 4 or 5")
+    if gradSelf.ndim != gradOutput.ndim:
+        raise ValueError(f"gradSelf has {gradSelf.ndim} dimensions: it must have gradOutput's "
+                         f"{gradOutput.ndim}")
+    if gradInput.ndim != gradOutput.ndim - 1:
+        raise ValueError(f"gradInput has {gradInput.ndim} dimensions: it must have one fewer "
+                         f"than gradOutput's {gradOutput.ndim}")
+    if gradOutput.shape[-1] != gradOutput.shape[-2]:
+        raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}: its last two sizes "
+                         "must be equal")
+    if gradSelf.shape != gradOutput.shape:
+        raise ValueError(f"gradSelf has shape {list(gradSelf.shape)}: it must be gradOutput's "
+                         f"{list(gradOutput.shape)}")
+    if gradInput.shape != gradOutput.shape[:-1]:
+        raise ValueError(f"gradInput has shape {list(gradInput.shape)}: it must be "
+                         f"{list(gradOutput.shape[:-1])}")
+    if tensor_format(gradOutput) != _ND:
+        raise ValueError(f"gradOutput has aclFormat {tensor_format(gradOutput)}: it must be ND")
+    for name, value in (("gradSelf", gradSelf), ("gradInput", gradInput)):
+        if tensor_format(value) != tensor_format(gradOutput):
+            raise ValueError(f"{name} has aclFormat {tensor_format(value)}: it must be "
+                             f"gradOutput's {tensor_format(gradOutput)}")
+
+
+@register("aclnnExpSegsumBackward", dtypes=_SEGSUM, check=_exp_segsum_backward_check)
+def exp_segsum_backward(gradOutput: np.ndarray, gradSelf: np.ndarray,
+                        gradInput: np.ndarray) -> None:
+    """gradInput[..., i] = sum over j < i <= k of gradOutput[..., k, j] gradSelf[..., k, j]
+    (ops-math math/exp_segsum_grad/docs/aclnnExpSegsumBackward.md: the product below the
+    diagonal, summed from the last row up, kept below the diagonal, summed along each row);
+    float32 for the halves."""
+    if gradOutput.size == 0 or gradSelf.size == 0 or gradInput.size == 0:
+        return
+    length = gradOutput.shape[-1]
+    below = np.tril(np.ones((length, length), np.bool_), -1)
+    product = widen(gradOutput).astype(np.float32) * widen(gradSelf).astype(np.float32)
+    product = np.where(below, product, np.float32(0))
+    suffix = np.flip(np.cumsum(np.flip(product, axis=-2), axis=-2), axis=-2)
+    store(gradInput, np.sum(np.where(below, suffix, np.float32(0)), axis=-1))

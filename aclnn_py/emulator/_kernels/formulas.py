@@ -303,6 +303,26 @@ FORMULAS: dict[str, Formula] = {
     "aclnnBatchNormGatherStatsWithCounts": _f(
         "count-weighted mean and pooled invstd of the devices' statistics; running statistics "
         "moved by momentum (variance unbiased)", "PyTorch's definition, in float32"),
+    "aclnnSyncBatchNormGatherStats": _f(
+        "batchMean = sum(totalSum) / n, batchInvstd = 1 / sqrt(sum(totalSquareSum) / n - "
+        "batchMean^2 + eps); running statistics moved by momentum (variance unbiased)",
+        "the same in float32, the counts read as int32"),
+    "aclnnBatchNormReduce": _f("per channel sum of x and of x^2 over N, H and W",
+                               "the same in float32 (NCHW or NHWC)"),
+    "aclnnBatchNormReduceBackward": _f(
+        "sumDy = sum g, sumDyXmu = sum g (x - mean), gradWeight = sumDyXmu invstd, gradBias = "
+        "sumDy per channel", "PyTorch's batch_norm_backward_reduce, in float32"),
+    "aclnnBatchNormElemtBackward": _f(
+        "(g - sumDy / n - (x - mean) invstd^2 sumDyXmu / n) invstd weight, n = sum(counter)",
+        "PyTorch's batch_norm_backward_elemt, in float32"),
+    "aclnnFastBatchNormBackward": _f(
+        "training: weight / (n sqrt(var + eps)) (n g - sum g - xhat sum(g xhat)); else g weight "
+        "/ sqrt(runningVar + eps)", "aclnnBatchNormBackward's"),
+    "aclnnModulate": _f("self (1 + scale) + shift, scale and shift (B, D) over L",
+                        "the same in float32"),
+    "aclnnModulateBackward": _f(
+        "grad_input = grad_output scale, grad_scale = sum_L grad_output input, grad_shift = "
+        "sum_L grad_output", "the doc's and kernel's (scale as given, not 1 + scale), in float32"),
     "aclnnGroupNorm": _f("(x - E[x]) / sqrt(Var[x] + eps) gamma + beta per group",
                          "the same (Var biased)"),
     "aclnnGroupNormBackward": _f("gradInput = rstd gamma (g - (gradBeta + xhat gradGamma) / N)",
@@ -949,6 +969,22 @@ FORMULAS.update({  # kernels/complex_numbers.py
 FORMULAS.update({
     "aclnnCdist": _f("out[i, j] = ||x1_i - x2_j||_p, batch broadcast",
                      "the differences' p-norms without matrix products, rows in blocks"),
+    "aclnnScale": _f("y = x scale + bias, scale laid along x from axis",
+                     "the same, scale and bias broadcast"),
+    "aclnnExpSegsum": _f("out[i, j] = exp(x[j+1] + ... + x[i]) for j <= i, 0 above the diagonal",
+                         "the doc's masked cumulative sum along -2, then exp"),
+    "aclnnExpSegsumBackward": _f(
+        "gradInput[i] = sum over j < i <= k of gradOutput[k, j] gradSelf[k, j]",
+        "the doc's masked product, reversed cumulative sum and row sum"),
+    "aclnnQuantize": _f("out = round(x / scales + zeroPoints), scales along axis",
+                        "the same in float32, ties to even, saturated into out's dtype"),
+    "aclnnCdistBackward": _f("out = sum_j grad_ij diff |diff|^(p-2) / cdist_ij^(p-1), "
+                             "diff = x1_i - x2_j",
+                             "PyTorch's _cdist_backward (0 where cdist is 0; p -1 the infinity "
+                             "norm), rows in blocks"),
+    "aclnnBincount": _f("out[i] = the count of self == i, or the sum of its weights",
+                        "torch.bincount's over max(out's size, minlength) bins; values outside "
+                        "the bins not counted", EXACT),
     "aclnnInplaceCumprod": _f("input = the running product of input along dim",
                               "as aclnnCumprod, into input"),
 })

@@ -1,6 +1,6 @@
 """Linear algebra of ops-math math/ and ops-nn index/: aclnnInverse, aclnnLinalgCholesky,
-aclnnTriangularSolve, aclnnLogdet, aclnnSlogdet, aclnnLinalgQr, aclnnQr, aclnnSvd and
-aclnnCdist.
+aclnnTriangularSolve, aclnnLogdet, aclnnSlogdet, aclnnLinalgQr, aclnnQr, aclnnSvd,
+aclnnCdist and aclnnCdistBackward.
 
 Each works on batches of matrices (the last two dimensions) with numpy's LAPACK routines, as
 PyTorch's functions of the same names do; float16 and bfloat16 compute in float32 (CANN's
@@ -352,3 +352,95 @@ def cdist(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
                              np.float32(1.0 / p))
         result[..., start:start + step, :] = block
     store(out, result)
+
+
+def _cdist_backward_check(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdist: np.ndarray,
+                          p: float, out: np.ndarray) -> None:
+    """ops-math math/cdist_grad/op_api/aclnn_cdist_backward.cpp: CheckDtypeValid (every
+    tensor of grad's dtype), CheckDims (grad of 2 to 7 dimensions, every tensor of grad's
+    rank), CheckShape (x1 as (..., P, 1, M) and x2 as (..., 1, R, M) broadcast, cdist that
+    shape without M, grad of cdist's shape, out of x1's) and CheckParams (p not negative,
+    except -1: the infinity norm)."""
+    for name, value in (("x1", x1), ("x2", x2), ("cdist", cdist), ("out", out)):
+        if value.dtype != grad.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: every tensor must have "
+                             f"grad's {grad.dtype.name}")
+    if not 2 <= grad.ndim <= 7:
+        raise ValueError(f"grad has {grad.ndim} dimensions: it must have 2 to 7")
+    for name, value in (("x1", x1), ("x2", x2), ("cdist", cdist), ("out", out)):
+        if value.ndim != grad.ndim:
+            raise ValueError(f"{name} has {value.ndim} dimensions: every tensor must have "
+                             f"grad's {grad.ndim}")
+    try:
+        pairs = np.broadcast_shapes(x1.shape[:-1] + (1, x1.shape[-1]),
+                                    x2.shape[:-2] + (1,) + x2.shape[-2:])
+    except ValueError:
+        raise ValueError(f"x1 {list(x1.shape)} and x2 {list(x2.shape)} do not broadcast as "
+                         "(..., P, 1, M) and (..., 1, R, M)") from None
+    if cdist.shape != pairs[:-1]:
+        raise ValueError(f"cdist has shape {list(cdist.shape)}: it must be "
+                         f"{list(pairs[:-1])}")
+    if grad.shape != cdist.shape:
+        raise ValueError(f"grad has shape {list(grad.shape)}: it must be cdist's "
+                         f"{list(cdist.shape)}")
+    if out.shape != x1.shape:
+        raise ValueError(f"out has shape {list(out.shape)}: it must be x1's {list(x1.shape)}")
+    if p != -1.0 and p < 0:
+        raise ValueError(f"p is {p}: it must not be negative (-1 is the infinity norm)")
+
+
+def _cdist_backward_rows(a: np.ndarray, b: np.ndarray, g: np.ndarray, d: np.ndarray,
+                         p: float) -> np.ndarray:
+    """The gradient of x1 (broadcast to the batch) for p other than 2, rows in blocks."""
+    result = np.zeros(a.shape, np.float32)
+    if p == 0:
+        return result
+    infinity = p == -1.0 or np.isinf(p)
+    step = max(1, (1 << 20) // max(1, b.shape[-2] * b.shape[-1]))
+    for start in range(0, a.shape[-2], step):  # blocks of x1's rows, each vectorised
+        rows = slice(start, start + step)
+        diff = a[..., rows, None, :] - b[..., None, :, :]
+        scale = g[..., rows, :, None]
+        norm = d[..., rows, :, None]
+        if p == 1:
+            block = scale * np.sign(diff)
+        elif infinity:
+            block = scale * np.sign(diff) * (np.abs(diff) == norm)
+        else:
+            magnitude = np.abs(diff)
+            powered = np.sign(diff) * np.power(magnitude, np.float32(p - 1))
+            if p < 1:
+                powered = np.where(magnitude == 0, 0, powered)
+            block = np.where(norm == 0, 0,
+                             scale * powered / np.power(norm, np.float32(p - 1)))
+        result[..., rows, :] = np.sum(block, axis=-2)
+    return result
+
+
+@register("aclnnCdistBackward", dtypes=_CDIST, check=_cdist_backward_check)
+def cdist_backward(grad: np.ndarray, x1: np.ndarray, x2: np.ndarray, cdist: np.ndarray,
+                   p: float, out: np.ndarray) -> None:
+    """out[..., i, :] = sum_j grad[..., i, j] d cdist[..., i, j] / d x1[..., i, :]
+    (ops-math math/cdist_grad/docs/aclnnCdistBackward.md: grad diff |diff|^(p-2) /
+    cdist^(p-1)), with PyTorch's _cdist_backward at the edges: 0 where cdist is 0 and for
+    p 0, grad sign(diff) for p 1, grad sign(diff) where |diff| is cdist for the infinity norm
+    (p -1 or inf); float32 for the halves. p 2 as matrix products (x1_i sum_j w_ij - (w x2)_i,
+    w = grad / cdist), other p over rows of x1 in blocks; batches x1 was broadcast over are
+    summed."""
+    if out.size == 0:
+        return
+    if grad.size == 0 or x2.size == 0:
+        out[...] = 0
+        return
+    batch = grad.shape[:-2]
+    a = np.broadcast_to(x1.astype(np.float32), batch + x1.shape[-2:])
+    b = np.broadcast_to(x2.astype(np.float32), batch + x2.shape[-2:])
+    g = grad.astype(np.float32)
+    d = cdist.astype(np.float32)
+    if p == 2:  # sum_j w_ij (x1_i - x2_j), w = grad / cdist (0 where cdist is 0): products
+        weights = np.divide(g, d, out=np.zeros(g.shape, np.float32), where=d != 0)
+        result = a * np.sum(weights, axis=-1, keepdims=True) - np.matmul(weights, b)
+    else:
+        result = _cdist_backward_rows(a, b, g, d, p)
+    summed = tuple(i for i, n in enumerate(x1.shape[:-2]) if n == 1 and result.shape[i] != 1)
+    store(out, np.sum(result, axis=summed, keepdims=True) if summed else result)

@@ -1935,3 +1935,28 @@ def batch_norm_backward(gradOut: np.ndarray, input: np.ndarray, weight: Any, run
         store(gradWeight, sum_gn.reshape(gradWeight.shape))
     if _mask(outputMask, 2):
         store(gradBias, sum_g.reshape(gradBias.shape))
+
+
+def _fast_batch_norm_backward_check(gradOut: np.ndarray, input: np.ndarray, weight: Any,
+                                    runningMean: Any, runningVar: Any, saveMean: Any,
+                                    saveInvstd: Any, training: bool, eps: float,
+                                    outputMask: tuple[bool, ...], version: int,
+                                    gradInput: Any, gradWeight: Any, gradBias: Any) -> None:
+    """aclnnFastBatchNormBackward (ops-nn norm/batch_norm_grad_v3/op_host/op_api/
+    aclnn_fast_batch_norm_backward.cpp): aclnnBatchNormBackward's checks on the Atlas A2
+    (CheckParams is the same there); version is not checked."""
+    _batch_norm_backward_check(gradOut, input, weight, runningMean, runningVar, saveMean,
+                               saveInvstd, training, eps, outputMask, gradInput, gradWeight,
+                               gradBias)
+
+
+@builtin("aclnnFastBatchNormBackward", dtypes=FLOATS, check=_fast_batch_norm_backward_check)
+def fast_batch_norm_backward(gradOut: np.ndarray, input: np.ndarray, weight: Any,
+                             runningMean: Any, runningVar: Any, saveMean: Any, saveInvstd: Any,
+                             training: bool, eps: float, outputMask: tuple[bool, ...],
+                             version: int, gradInput: Any, gradWeight: Any,
+                             gradBias: Any) -> None:
+    """aclnnBatchNormBackward's gradients (ops-nn norm/batch_norm_grad_v3/docs/
+    aclnnFastBatchNormBackward.md gives the same formulas; version picks a device kernel)."""
+    batch_norm_backward(gradOut, input, weight, runningMean, runningVar, saveMean, saveInvstd,
+                        training, eps, outputMask, gradInput, gradWeight, gradBias)

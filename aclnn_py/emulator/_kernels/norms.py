@@ -1066,3 +1066,342 @@ def batch_norm_gather_stats_with_counts(input: np.ndarray, mean: np.ndarray,
         unbiased = pooled / (total - 1)
         store(runningVar, (widen(runningVar).reshape(-1) * (1 - m) + unbiased * m)
               .reshape(runningVar.shape))
+
+
+# ---- synchronised batch norm: aclnnSyncBatchNormGatherStats, aclnnBatchNormReduce,
+# aclnnBatchNormReduceBackward, aclnnBatchNormElemtBackward ----------------------------------
+
+_COUNTS = Dtypes(("float32", "float16", "int32"))
+
+
+def _sync_gather_stats_check(totalSum: np.ndarray, totalSquareSum: np.ndarray,
+                             sampleCount: np.ndarray, mean: np.ndarray, variance: np.ndarray,
+                             momentum: float, eps: float, batchMean: np.ndarray,
+                             batchInvstd: np.ndarray) -> None:
+    """ops-nn norm/sync_batch_norm_gather_stats/op_api/aclnn_sync_batch_norm_gather_stats.cpp:
+    CheckDtypeValid (sampleCount float32, float16 or int32 off Ascend 950; totalSquareSum,
+    mean and variance of totalSum's dtype, batchInvstd of batchMean's), CheckFormat (no
+    private format), CheckShape (totalSum and totalSquareSum 2-d of one shape (devices, C),
+    sampleCount 1-d of the devices, mean, variance, batchMean and batchInvstd 1-d of C), and
+    aclnnSyncBatchNormGatherStatsGetWorkspaceSize (no devices refused)."""
+    from .foreach import PRIVATE_FORMATS
+    for name, value in (("totalSum", totalSum), ("totalSquareSum", totalSquareSum),
+                        ("sampleCount", sampleCount), ("mean", mean), ("variance", variance)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)}): "
+                             "it must be ND, NCL, NCHW or NCDHW")
+    for name, value in (("totalSquareSum", totalSquareSum), ("mean", mean),
+                        ("variance", variance)):
+        if value.dtype != totalSum.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be totalSum's "
+                             f"{totalSum.dtype.name}")
+    if batchInvstd.dtype != batchMean.dtype:
+        raise ValueError(f"batchInvstd has dtype {batchInvstd.dtype.name}: it must be "
+                         f"batchMean's {batchMean.dtype.name}")
+    for name, value, rank in (("totalSum", totalSum, 2), ("totalSquareSum", totalSquareSum, 2),
+                              ("sampleCount", sampleCount, 1), ("mean", mean, 1),
+                              ("variance", variance, 1), ("batchMean", batchMean, 1),
+                              ("batchInvstd", batchInvstd, 1)):
+        if value.ndim != rank:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have {rank}")
+    if totalSquareSum.shape != totalSum.shape:
+        raise ValueError(f"totalSquareSum has shape {totalSquareSum.shape}: it must be "
+                         f"totalSum's {totalSum.shape}")
+    if sampleCount.shape[0] != totalSum.shape[0]:
+        raise ValueError(f"sampleCount has {sampleCount.shape[0]} values: it must have one per "
+                         f"device, totalSum's dimension 0 ({totalSum.shape[0]})")
+    channels = totalSum.shape[1]
+    for name, value in (("mean", mean), ("variance", variance), ("batchMean", batchMean),
+                        ("batchInvstd", batchInvstd)):
+        if value.shape[0] != channels:
+            raise ValueError(f"{name} has {value.shape[0]} values: it must have totalSum's "
+                             f"{channels} channels (dimension 1)")
+    if totalSum.shape[0] == 0:
+        raise ValueError("totalSum's dimension 0 (the devices) must not be 0")
+
+
+@builtin("aclnnSyncBatchNormGatherStats",
+         dtypes={"totalSum": FLOATS, "totalSquareSum": FLOATS, "sampleCount": _COUNTS,
+                 "mean": FLOATS, "variance": FLOATS, "batchMean": FLOATS,
+                 "batchInvstd": FLOATS},
+         check=_sync_gather_stats_check)
+def sync_batch_norm_gather_stats(totalSum: np.ndarray, totalSquareSum: np.ndarray,
+                                 sampleCount: np.ndarray, mean: np.ndarray,
+                                 variance: np.ndarray, momentum: float, eps: float,
+                                 batchMean: np.ndarray, batchInvstd: np.ndarray) -> None:
+    """The devices' sums pooled (ops-nn norm/sync_batch_norm_gather_stats/docs/
+    aclnnSyncBatchNormGatherStats.md): batchMean = sum(totalSum) / n, the biased variance
+    sum(totalSquareSum) / n - batchMean^2, batchInvstd = 1 / sqrt(variance + eps); the running
+    mean and variance (in place) move by momentum, the variance unbiased (n / (n - 1)). The
+    counts are truncated to int32 as the op_api casts them; float32 throughout."""
+    if totalSum.shape[1] == 0:
+        return
+    n = np.float32(np.sum(sampleCount.astype(np.int32), dtype=np.int64))
+    average = np.sum(widen(totalSum).astype(np.float32), axis=0) / n
+    spread = np.sum(widen(totalSquareSum).astype(np.float32), axis=0) / n - np.square(average)
+    store(batchMean, average)
+    store(batchInvstd, 1 / np.sqrt(spread + np.float32(eps)))
+    m = np.float32(momentum)
+    store(mean, widen(mean) * (1 - m) + average * m)
+    store(variance, widen(variance) * (1 - m) + spread * (n / (n - 1)) * m)
+
+
+_NCHW, _NHWC = 0, 1  # aclFormat (acl_base.h)
+
+
+def _batch_norm_reduce_check(x: np.ndarray, sum: np.ndarray, squareSum: np.ndarray) -> None:
+    """ops-nn norm/bn_training_reduce/op_api/aclnn_batch_norm_reduce.cpp: an empty x, sum or
+    squareSum is taken unchecked (aclnnBatchNormReduceGetWorkspaceSize); else CheckDtypeValid
+    (sum and squareSum float32), CheckFormat (x NCHW or NHWC, sum and squareSum ND) and
+    CheckShape (x 4-d, sum and squareSum 1-d of x's C: dimension 1, or 3 for NHWC)."""
+    if x.size == 0 or sum.size == 0 or squareSum.size == 0:
+        return
+    for name, value in (("sum", sum), ("squareSum", squareSum)):
+        if value.dtype != np.float32:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be float32")
+    if tensor_format(x) not in (_NCHW, _NHWC):
+        raise ValueError(f"x has aclFormat {tensor_format(x)}: it must be NCHW or NHWC")
+    for name, value in (("sum", sum), ("squareSum", squareSum)):
+        if tensor_format(value) != 2:
+            raise ValueError(f"{name} has aclFormat {tensor_format(value)}: it must be ND")
+    if x.ndim != 4:
+        raise ValueError(f"x has {x.ndim} dimensions: it must have 4")
+    channels = x.shape[3] if tensor_format(x) == _NHWC else x.shape[1]
+    for name, value in (("sum", sum), ("squareSum", squareSum)):
+        if value.ndim != 1 or value.shape[0] != channels:
+            raise ValueError(f"{name} has shape {value.shape}: it must be ({channels},), x's "
+                             "channels")
+
+
+@builtin("aclnnBatchNormReduce", dtypes={"x": FLOATS}, check=_batch_norm_reduce_check)
+def batch_norm_reduce(x: np.ndarray, sum: np.ndarray, squareSum: np.ndarray) -> None:
+    """Per channel, the sum and the sum of squares over the other axes (ops-nn norm/
+    bn_training_reduce/docs/aclnnBatchNormReduce.md), in float32; an empty x gives zeros."""
+    if x.size == 0 or sum.size == 0 or squareSum.size == 0:
+        sum[...] = 0
+        squareSum[...] = 0
+        return
+    axes = (0, 1, 2) if tensor_format(x) == _NHWC else (0, 2, 3)
+    values = widen(x).astype(np.float32, copy=False)
+    store(sum, np.sum(values, axis=axes))
+    store(squareSum, np.sum(np.square(values), axis=axes))
+
+
+def _reduce_backward_check(gradOut: np.ndarray, input: np.ndarray, mean: np.ndarray,
+                           invstd: np.ndarray, weight: Any, inputG: bool, weightG: bool,
+                           biasG: bool, sumDy: Any, sumDyXmu: Any, gradWeight: Any,
+                           gradBias: Any) -> None:
+    """ops-nn norm/sync_batch_norm_backward_reduce/op_api/aclnn_batch_norm_backward_reduce.cpp:
+    CheckOutputNotNull (sumDy and sumDyXmu when inputG, gradWeight when weightG, gradBias when
+    biasG), CheckDtypeValid (gradOut of input's dtype; those outputs float32, float16 or
+    bfloat16, unchecked when their mask is false), CheckFormat (gradOut of input's
+    format, no private one) and CheckShape (gradOut and input of 2 to 8 dimensions, C not 0,
+    each asked-for output 1-d of C)."""
+    from .foreach import PRIVATE_FORMATS
+    wanted = (("sumDy", sumDy, inputG), ("sumDyXmu", sumDyXmu, inputG),
+              ("gradWeight", gradWeight, weightG), ("gradBias", gradBias, biasG))
+    for name, value, asked in wanted:
+        if asked and value is None:
+            raise ValueError(f"{name} is NULL: it is an output the output mask asks for")
+        if asked and value.dtype not in FLOATS:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be float32, float16 "
+                             "or bfloat16")
+    if gradOut.dtype != input.dtype:
+        raise ValueError(f"gradOut has dtype {gradOut.dtype.name}: it must be input's "
+                         f"{input.dtype.name}")
+    if tensor_format(gradOut) != tensor_format(input):
+        raise ValueError(f"gradOut has aclFormat {tensor_format(gradOut)}: it must be input's "
+                         f"{tensor_format(input)}")
+    for name, value in (("gradOut", gradOut), ("input", input), ("mean", mean),
+                        ("invstd", invstd)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)})")
+    for name, value in (("gradOut", gradOut), ("input", input)):
+        if not 2 <= value.ndim <= 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 to 8")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value, asked in wanted:
+        if asked and value.shape != (input.shape[1],):
+            raise ValueError(f"{name} has shape {value.shape}: it must be 1-d of input's "
+                             f"{input.shape[1]} channels")
+
+
+@builtin("aclnnBatchNormReduceBackward",
+         dtypes={"gradOut": FLOATS, "input": FLOATS, "mean": FLOATS, "invstd": FLOATS},
+         check=_reduce_backward_check)
+def batch_norm_reduce_backward(gradOut: np.ndarray, input: np.ndarray, mean: np.ndarray,
+                               invstd: np.ndarray, weight: Any, inputG: bool, weightG: bool,
+                               biasG: bool, sumDy: Any, sumDyXmu: Any, gradWeight: Any,
+                               gradBias: Any) -> None:
+    """Per channel (PyTorch's batch_norm_backward_reduce): sumDy = sum(g), sumDyXmu =
+    sum(g (x - mean)), gradWeight = sumDyXmu invstd, gradBias = sumDy, each written when its
+    mask asks for it, in float32. An empty input leaves the outputs as they are (the op_api
+    fills them only on Ascend 950)."""
+    if gradOut.size == 0 or input.size == 0 or mean.size == 0 or invstd.size == 0:
+        return
+    _, axes, _ = _channels(input)
+    g = widen(gradOut).astype(np.float32, copy=False)
+    x = widen(input).astype(np.float32, copy=False)
+    total = np.sum(g, axis=axes)
+    centred = np.sum(g * x, axis=axes) - widen(mean).astype(np.float32) * total
+    if inputG:
+        store(sumDy, total)
+        store(sumDyXmu, centred)
+    if weightG:
+        store(gradWeight, centred * widen(invstd).astype(np.float32))
+    if biasG:
+        store(gradBias, total)
+
+
+def _elemt_backward_check(gradOut: np.ndarray, input: np.ndarray, mean: np.ndarray,
+                          invstd: np.ndarray, weight: Any, sumDy: np.ndarray,
+                          sumDyXmu: np.ndarray, counter: np.ndarray,
+                          gradInput: np.ndarray) -> None:
+    """ops-nn norm/sync_batch_norm_backward_elemt/op_api/aclnn_batch_norm_elemt_backward.cpp:
+    CheckFormat (gradOut, input and gradInput in no private format) and CheckShape (input of
+    2 to 8 dimensions, C not 0; gradOut, gradInput and counter of at most 8; gradOut and
+    gradInput of input's shape; mean, invstd, weight, sumDy and sumDyXmu of C values)."""
+    from .foreach import PRIVATE_FORMATS
+    for name, value in (("gradOut", gradOut), ("input", input), ("gradInput", gradInput)):
+        if tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{name} has a private format (aclFormat {tensor_format(value)}): "
+                             "it must be ND, NCHW, NCL or NCDHW")
+    if not 2 <= input.ndim <= 8:
+        raise ValueError(f"input has {input.ndim} dimensions: it must have 2 to 8")
+    for name, value in (("gradOut", gradOut), ("gradInput", gradInput), ("counter", counter)):
+        if value.ndim > 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have at most 8")
+    if input.shape[1] == 0:
+        raise ValueError("input's channel size (dimension 1) must not be 0")
+    for name, value in (("gradOut", gradOut), ("gradInput", gradInput)):
+        if value.shape != input.shape:
+            raise ValueError(f"{name} has shape {value.shape}: it must be input's "
+                             f"{input.shape}")
+    for name, value in (("mean", mean), ("invstd", invstd), ("weight", weight),
+                        ("sumDy", sumDy), ("sumDyXmu", sumDyXmu)):
+        if value is not None and value.size != input.shape[1]:
+            raise ValueError(f"{name} has shape {value.shape}: it must hold input's "
+                             f"{input.shape[1]} channels")
+
+
+@builtin("aclnnBatchNormElemtBackward",
+         dtypes={"gradOut": FLOATS, "input": FLOATS, "mean": FLOATS, "invstd": FLOATS,
+                 "weight": FLOATS, "sumDy": FLOATS, "sumDyXmu": FLOATS, "counter": _COUNTS,
+                 "gradInput": FLOATS},
+         check=_elemt_backward_check)
+def batch_norm_elemt_backward(gradOut: np.ndarray, input: np.ndarray, mean: np.ndarray,
+                              invstd: np.ndarray, weight: Any, sumDy: np.ndarray,
+                              sumDyXmu: np.ndarray, counter: np.ndarray,
+                              gradInput: np.ndarray) -> None:
+    """gradInput = (g - sumDy / n - (x - mean) invstd^2 sumDyXmu / n) invstd weight per
+    channel, n the sum of counter (PyTorch's batch_norm_backward_elemt; the op_api divides
+    by the counter's sum), weight 1 when absent, in float32."""
+    if input.size == 0 or gradOut.size == 0:
+        return
+    _, _, view = _channels(input)
+
+    def channel(value: np.ndarray) -> Any:
+        return widen(value).astype(np.float32, copy=False).reshape(view)
+
+    n = np.sum(widen(counter).astype(np.float32))
+    scale = channel(invstd)
+    if weight is not None:
+        scale = scale * channel(weight)
+    x = widen(input).astype(np.float32, copy=False)
+    centred = (x - channel(mean)) * (np.square(channel(invstd)) * (channel(sumDyXmu) / n))
+    result = widen(gradOut).astype(np.float32) - channel(sumDy) / n
+    result -= centred
+    result *= scale
+    store(gradInput, result)
+
+
+# ---- aclnnModulate, aclnnModulateBackward (adaptive scale and shift of DiT blocks) -----------
+
+def _modulate_check(self: np.ndarray, scaleOptional: Any, shiftOptional: Any,
+                    out: np.ndarray) -> None:
+    """ops-nn vfusion/modulate/op_host/op_api/aclnn_modulate.cpp: CheckDtypeValid (scale,
+    shift and out of self's dtype), CheckShape (scale and shift given, despite their names;
+    self 3-d (B, L, D); an empty self with empty scale and shift; out of self's shape; scale
+    and shift (B, D) or (B, 1, D))."""
+    for name, value in (("scaleOptional", scaleOptional), ("shiftOptional", shiftOptional),
+                        ("out", out)):
+        if value is not None and value.dtype != self.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be self's "
+                             f"{self.dtype.name}")
+    if scaleOptional is None or shiftOptional is None:
+        raise ValueError("scaleOptional and shiftOptional must not be NULL (the op_api's "
+                         "CheckShape)")
+    if self.ndim != 3:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have 3 (B, L, D)")
+    if self.size == 0 and (scaleOptional.size or shiftOptional.size):
+        raise ValueError("self is empty: scaleOptional and shiftOptional must be empty too")
+    if out.shape != self.shape:
+        raise ValueError(f"out has shape {out.shape}: it must be self's {self.shape}")
+    batch, _, width = self.shape
+    for name, value in (("scaleOptional", scaleOptional), ("shiftOptional", shiftOptional)):
+        if value.ndim not in (2, 3):
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 or 3")
+        if value.shape[0] != batch or value.shape[-1] != width:
+            raise ValueError(f"{name} has shape {value.shape}: its first and last dimensions "
+                             f"must be self's ({batch} and {width})")
+        if value.ndim == 3 and value.shape[1] != 1:
+            raise ValueError(f"{name} has shape {value.shape}: a 3-d one is (B, 1, D)")
+
+
+@builtin("aclnnModulate", dtypes=FLOATS, check=_modulate_check)
+def modulate(self: np.ndarray, scaleOptional: Any, shiftOptional: Any, out: np.ndarray) -> None:
+    """out = self (1 + scale) + shift, scale and shift (B, D) broadcast over L (ops-nn
+    vfusion/modulate/docs/aclnnModulate.md), in float32 for the halves."""
+    if self.size == 0:
+        return
+    batch, _, width = self.shape
+    scale = widen(scaleOptional).astype(np.float32).reshape(batch, 1, width)
+    shift = widen(shiftOptional).astype(np.float32).reshape(batch, 1, width)
+    result = widen(self).astype(np.float32) * (1 + scale)
+    result += shift
+    store(out, result)
+
+
+def _modulate_backward_check(grad_output: np.ndarray, input: np.ndarray, scale: Any,
+                             shift: Any, grad_input: np.ndarray, grad_scale: Any,
+                             grad_shift: Any) -> None:
+    """ops-nn vfusion/modulate_grad/op_host/op_api/aclnn_modulate_backward.cpp:
+    CheckMaxDimension (grad_output and input 3-d (B, L, D); with either empty, scale and shift
+    empty), CheckDimension (scale and shift, when given, 2-d (B, D))."""
+    for name, value in (("grad_output", grad_output), ("input", input)):
+        if value.ndim != 3:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 3 (B, L, D)")
+    if (grad_output.size == 0 or input.size == 0) and any(
+            v is not None and v.size for v in (scale, shift)):
+        raise ValueError("grad_output or input is empty: scale and shift must be empty too")
+    batch, width = grad_output.shape[0], grad_output.shape[2]
+    for name, value in (("scale", scale), ("shift", shift)):
+        if value is None:
+            continue
+        if value.ndim != 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions: it must have 2 (B, D)")
+        if value.shape != (batch, width):
+            raise ValueError(f"{name} has shape {value.shape}: it must be (B, D) = "
+                             f"({batch}, {width}) of grad_output")
+
+
+@builtin("aclnnModulateBackward", dtypes=FLOATS, check=_modulate_backward_check)
+def modulate_backward(grad_output: np.ndarray, input: np.ndarray, scale: Any, shift: Any,
+                      grad_input: np.ndarray, grad_scale: Any, grad_shift: Any) -> None:
+    """As ops-nn vfusion/modulate_grad/docs/aclnnModulateBackward.md and its kernel define
+    them: grad_input = grad_output scale (scale as given, broadcast over L; grad_output itself
+    without scale), grad_scale = sum over L of grad_output input (with scale), grad_shift =
+    sum over L of grad_output (with shift); in float32, each rounded once."""
+    if grad_output.size == 0 or input.size == 0 or grad_input.size == 0:
+        return
+    g = widen(grad_output).astype(np.float32)
+    if scale is None:
+        store(grad_input, g)
+    else:
+        batch, _, width = g.shape
+        store(grad_input, g * widen(scale).astype(np.float32).reshape(batch, 1, width))
+        if grad_scale is not None:
+            store(grad_scale, np.sum(g * widen(input).astype(np.float32), axis=1))
+    if shift is not None and grad_shift is not None:
+        store(grad_shift, np.sum(g, axis=1))

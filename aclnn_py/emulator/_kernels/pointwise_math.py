@@ -1,7 +1,8 @@
 """Pointwise math of ops-math's ``math/`` directory not computed by :mod:`.elementwise`: special
 functions (erfc, lgamma, digamma, sinc), exp2 and atanh, the floating-point class tests
 (isfinite, isinf and its signed forms), logaddexp, xlogy, the remainders (fmod, remainder), the
-scalar floor division, gcd and rounding to decimals.
+scalar floor division, gcd and rounding to decimals; aclnnScale (x times a scale, plus a bias,
+aligned on an axis).
 
 Dtypes follow :mod:`.elementwise`: two tensors promote as PyTorch's ``promote_types``, a tensor
 and a scalar take the tensor's dtype unless the scalar's category is higher; float16 and
@@ -16,7 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...ops.dtypes import is_bfloat16
+from ...ops.dtypes import Dtypes, is_bfloat16
+from . import store
 from .elementwise import (
     _erf64,
     _erfc_fraction,
@@ -318,3 +320,88 @@ def round_decimals(self: np.ndarray, decimals: int, out: np.ndarray) -> None:
         np.copyto(out, self, casting="unsafe")
         return
     apply(out, _round_decimals(int(decimals)), [self], compute_dtype(self.dtype))
+
+
+
+# ---- aclnnScale -----------------------------------------------------------------------------
+
+_SCALE = Dtypes(("float32", "float16", "bfloat16"))
+
+
+def _scale_view(x: np.ndarray, scale: np.ndarray, axis: int, numAxes: int,
+                scaleFromBlob: bool) -> tuple[int, ...]:
+    """The shape broadcasting scale over x: scale's dimensions from axis on, ones elsewhere;
+    one value broadcasts whole."""
+    start = axis % x.ndim if x.ndim else 0
+    if scale.size == 1 and (scaleFromBlob and numAxes == 0 or not scaleFromBlob
+                            and scale.ndim <= 1):
+        return (1,) * x.ndim
+    return (1,) * start + scale.shape + (1,) * (x.ndim - start - scale.ndim)
+
+
+def _scale_check(x: np.ndarray, scale: np.ndarray, bias: Any, axis: int, numAxes: int,
+                 scaleFromBlob: bool, y: np.ndarray) -> None:
+    """ops-math math/scale/op_api/aclnn_scale.cpp: CheckDtypeValid (scale, bias and y of x's
+    dtype), CheckShape (y of x's shape, bias of scale's, at most 8 dimensions), CheckDim (axis
+    in [-rank, rank), numAxes at least -1), CheckShapeFromBlob (numAxes 0: one scale value;
+    else scale is x's shape[axis:axis + numAxes], numAxes -1 to the last axis) and
+    CheckShapeNoFromBlob (scale is x's shape from axis on, or one value)."""
+    for name, value in (("scale", scale), ("y", y)):
+        if value.dtype != x.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's "
+                             f"{x.dtype.name}")
+    if bias is not None and bias.dtype != scale.dtype:
+        raise ValueError(f"bias has dtype {bias.dtype.name}: it must be scale's "
+                         f"{scale.dtype.name}")
+    if y.shape != x.shape:
+        raise ValueError(f"y has shape {list(y.shape)}: it must be x's {list(x.shape)}")
+    if bias is not None and bias.shape != scale.shape:
+        raise ValueError(f"bias has shape {list(bias.shape)}: it must be scale's "
+                         f"{list(scale.shape)}")
+    for name, value in (("x", x), ("scale", scale)):
+        if value.ndim > 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions: at most 8")
+    rank = x.ndim
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis is {axis}: it must be in [{-rank}, {rank})")
+    if numAxes < -1:
+        raise ValueError(f"numAxes is {numAxes}: it must be at least -1")
+    start = axis + rank if axis < 0 else axis
+    if scaleFromBlob:
+        if numAxes == 0:
+            if scale.size != 1:
+                raise ValueError("numAxes is 0: scale must hold one value, not shape "
+                                 f"{list(scale.shape)}")
+            return
+        length = rank - start if numAxes == -1 else numAxes
+        if length + start > rank or length <= 0:
+            raise ValueError(f"axis {axis} and numAxes {numAxes} reach past x's {rank} "
+                             "dimensions")
+        expected = x.shape[start:start + length]
+        if scale.shape != expected:
+            raise ValueError(f"scale has shape {list(scale.shape)}: it must be "
+                             f"{list(expected)} (x's dimensions from axis, numAxes of them)")
+        return
+    if scale.ndim + start > rank:
+        raise ValueError(f"axis {axis} and scale's {scale.ndim} dimensions reach past x's "
+                         f"{rank}")
+    if scale.size == 1 and scale.ndim <= 1:
+        return
+    if scale.shape != x.shape[start:start + scale.ndim]:
+        raise ValueError(f"scale has shape {list(scale.shape)}: it must be x's dimensions from "
+                         f"axis {axis}, {list(x.shape[start:start + scale.ndim])}")
+
+
+@register("aclnnScale", dtypes=_SCALE, check=_scale_check)
+def scale(x: np.ndarray, scale: np.ndarray, bias: Any, axis: int, numAxes: int,
+          scaleFromBlob: bool, y: np.ndarray) -> None:
+    """y = x scale (+ bias), scale and bias laid along x's dimensions from axis (ops-math
+    math/scale/docs/aclnnScale.md), in float32 for the halves."""
+    if x.size == 0:
+        return
+    view = _scale_view(x, scale, axis, numAxes, scaleFromBlob)
+    dtype = compute_dtype(x.dtype)
+    result = x.astype(dtype) * scale.astype(dtype).reshape(view)
+    if bias is not None:
+        result += bias.astype(dtype).reshape(view)
+    store(y, result)

@@ -604,3 +604,80 @@ def fake_quant_per_channel(self: np.ndarray, scale: np.ndarray, zeroPoint: np.nd
         shape[axis] = scale.shape[0]
     _fake_quant(self, scale.reshape(shape), zeroPoint.reshape(shape), quantMin, quantMax, out,
                 mask)
+
+
+# ---- aclnnQuantize: x / scales + zeroPoints, rounded, along one axis ---------------------------
+
+# aclDataType of out (ops-nn quant/quantize/op_host/op_api/aclnn_quantize.cpp, the Atlas A2's
+# DTYPE_SUPPORT_INT_LIST): 2 INT8, 4 UINT8, 3 INT32
+_QUANTIZE_OUT = {2: "int8", 4: "uint8", 3: "int32"}
+_QUANTIZE_ZERO_POINTS = Dtypes(("int8", "uint8", "int32", "bfloat16"))
+
+
+def _quantize_check(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: int, axis: int,
+                    out: np.ndarray) -> None:
+    """aclnn_quantize.cpp: CheckShapeValid (x of at most 8 dimensions, out of x's shape, scales
+    and zeroPoints 1-d of one size; past one value, axis within x's rank and scales of x's
+    size there), CheckDtypeValid (on the Atlas A2: zeroPoints int8, uint8, int32 or
+    bfloat16; dtype and out int8, uint8 or int32, out of dtype; a bfloat16 scales or
+    zeroPoints with x, scales and zeroPoints all bfloat16), CheckFormat (no private format)."""
+    from .foreach import PRIVATE_FORMATS
+    if x.ndim > 8:
+        raise ValueError(f"x has {x.ndim} dimensions: at most 8")
+    if out.shape != x.shape:
+        raise ValueError(f"out has shape {list(out.shape)}: it must be x's {list(x.shape)}")
+    if scales.ndim != 1:
+        raise ValueError(f"scales has {scales.ndim} dimensions: it must have 1")
+    if zeroPoints is not None:
+        if zeroPoints.ndim != 1:
+            raise ValueError(f"zeroPoints has {zeroPoints.ndim} dimensions: it must have 1")
+        if zeroPoints.shape[0] != scales.shape[0]:
+            raise ValueError(f"zeroPoints has {zeroPoints.shape[0]} values: it must have "
+                             f"scales' {scales.shape[0]}")
+    if scales.shape[0] != 1:
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"axis is {axis}: it must be in [{-x.ndim}, {x.ndim - 1}]")
+        if scales.shape[0] != x.shape[axis]:
+            raise ValueError(f"scales has {scales.shape[0]} values: it must have 1 or x's "
+                             f"{x.shape[axis]} along axis {axis}")
+    if zeroPoints is not None and zeroPoints.dtype not in _QUANTIZE_ZERO_POINTS:
+        raise ValueError(f"zeroPoints has dtype {zeroPoints.dtype.name}: it must be int8, "
+                         "uint8, int32 or bfloat16")
+    name = _QUANTIZE_OUT.get(int(dtype))
+    if name is None:
+        raise ValueError(f"dtype {dtype} is not one of {sorted(_QUANTIZE_OUT)} (INT8, INT32, "
+                         "UINT8)")
+    if out.dtype.name != name:
+        raise ValueError(f"out has dtype {out.dtype.name}: dtype {dtype} asks for {name}")
+    bf16 = [v for v in (scales, zeroPoints) if v is not None and v.dtype.name == "bfloat16"]
+    if bf16:
+        for label, value in (("x", x), ("scales", scales), ("zeroPoints", zeroPoints)):
+            if value is not None and value.dtype.name != "bfloat16":
+                raise ValueError(f"{label} has dtype {value.dtype.name}: with a bfloat16 scales "
+                                 "or zeroPoints, x, scales and zeroPoints are bfloat16")
+    for label, value in (("x", x), ("scales", scales), ("zeroPoints", zeroPoints), ("out", out)):
+        if value is not None and tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{label} has a private format (aclFormat {tensor_format(value)})")
+
+
+@register("aclnnQuantize", dtypes={"x": FLOATS, "scales": FLOATS}, check=_quantize_check)
+def quantize(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: int, axis: int,
+             out: np.ndarray) -> None:
+    """out = round(x / scales + zeroPoints) (ops-nn quant/quantize/docs/aclnnQuantize.md),
+    scales and zeroPoints along x's dimension axis (or one value for all), in float32, rounded
+    to nearest even (the kernel's CAST_RINT) and saturated into out's dtype."""
+    if x.size == 0 or scales.size == 0 or out.size == 0 or \
+            (zeroPoints is not None and zeroPoints.size == 0):
+        return
+    shape = [1] * x.ndim
+    if scales.shape[0] != 1:
+        shape[axis] = scales.shape[0]
+    value = widen(x).astype(np.float32) / widen(scales).astype(np.float32).reshape(shape)
+    if zeroPoints is not None:
+        value = value + widen(zeroPoints).astype(np.float32).reshape(shape)
+    info = np.iinfo(out.dtype)
+    # the bounds of int32 are not float32 values: saturate it in float64
+    rounded = np.rint(value).astype(np.float64 if out.dtype == np.int32 else np.float32,
+                                    copy=False)
+    np.nan_to_num(rounded, copy=False, nan=0.0)
+    store(out, np.clip(rounded, info.min, info.max, out=rounded))
