@@ -22,6 +22,7 @@
 #define ACLNN_EMU_INTERNAL_H
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "cann_api.h"
@@ -35,6 +36,17 @@
 
 /* Append one message (printf-style) to the calling thread's recent-error text. */
 void emu_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * fork() and the libraries' own mutexes: a mutex that guards only its own data (held for a
+ * few instructions, never while taking another lock) is registered once, when its library
+ * loads; the runtime's fork handlers take every registered one after the runtime's lock and
+ * release them in the parent and the child, so that a child forked while another thread held
+ * one neither waits for it for ever nor sees its data half written (rt_state.c).
+ */
+void emu_fork_guard(pthread_mutex_t *mu);
+#define EMU_FORK_GUARDED(mu)                                                                 \
+    __attribute__((constructor)) static void mu##_fork_guard(void) { emu_fork_guard(&mu); }
 
 /*
  * Fault injection point: every public API calls this first with its own name.

@@ -19,6 +19,7 @@
 #include "emu_internal.h"
 
 static pthread_mutex_t g_options_mu = PTHREAD_MUTEX_INITIALIZER;
+EMU_FORK_GUARDED(g_options_mu)
 static char *g_options[EMU_COMPILE_OPTS]; /* set by aclSetCompileopt; NULL: the default */
 
 /*

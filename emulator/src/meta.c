@@ -32,6 +32,7 @@
 #define EMU_EXECUTOR_MAGIC 0x45584543u /* "EXEC" */
 
 static pthread_mutex_t m_mu = PTHREAD_MUTEX_INITIALIZER;
+EMU_FORK_GUARDED(m_mu)
 #define MLOCK() pthread_mutex_lock(&m_mu)
 #define MUNLOCK() pthread_mutex_unlock(&m_mu)
 

@@ -796,6 +796,7 @@ typedef struct described_op {
 } described_op;
 
 static pthread_mutex_t described_lock = PTHREAD_MUTEX_INITIALIZER;
+EMU_FORK_GUARDED(described_lock)
 static described_op *described;
 static int32_t described_count;
 

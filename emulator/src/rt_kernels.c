@@ -10,6 +10,7 @@
 #define KERNEL_NAME_MAX 128
 
 static pthread_mutex_t k_mu = PTHREAD_MUTEX_INITIALIZER;
+EMU_FORK_GUARDED(k_mu)
 static aclemuKernelHandler k_handler;
 static char (*k_names)[KERNEL_NAME_MAX];
 static size_t k_count, k_capacity;

@@ -7,23 +7,51 @@ pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 pthread_cond_t g_task_done = PTHREAD_COND_INITIALIZER;
 
 /*
- * fork() in a threaded program: the runtime's lock is taken before, so that the child's copy
- * of the state is whole and unlocked. In the child (one thread, the forking one) the lock and
- * the condition are made anew, and streams whose task another thread was running are
- * aborted (streams_after_fork).
+ * fork() in a threaded program: the runtime's lock is taken before, then the libraries' own
+ * mutexes (emu_fork_guard), so that the child's copy of the state is whole and unlocked. In
+ * the child (one thread, the forking one) the locks and the condition are made anew, and
+ * streams whose task another thread was running are aborted (streams_after_fork).
  */
+#define FORK_GUARDED_MAX 16
+static pthread_mutex_t *g_fork_guarded[FORK_GUARDED_MAX];
+static int g_fork_guarded_count;
+
+EMU_EXPORT void emu_fork_guard(pthread_mutex_t *mu)
+{
+    int slot = __atomic_fetch_add(&g_fork_guarded_count, 1, __ATOMIC_ACQ_REL);
+    if (slot < FORK_GUARDED_MAX)
+        __atomic_store_n(&g_fork_guarded[slot], mu, __ATOMIC_RELEASE);
+    else
+        abort(); /* a build with more guarded mutexes than slots: raise FORK_GUARDED_MAX */
+}
+
+static int fork_guarded_count(void)
+{
+    int count = __atomic_load_n(&g_fork_guarded_count, __ATOMIC_ACQUIRE);
+    return count < FORK_GUARDED_MAX ? count : FORK_GUARDED_MAX;
+}
+
 static void fork_prepare(void)
 {
     LOCK();
+    for (int i = 0, n = fork_guarded_count(); i < n; i++)
+        if (g_fork_guarded[i])
+            pthread_mutex_lock(g_fork_guarded[i]);
 }
 
 static void fork_parent(void)
 {
+    for (int i = fork_guarded_count() - 1; i >= 0; i--)
+        if (g_fork_guarded[i])
+            pthread_mutex_unlock(g_fork_guarded[i]);
     UNLOCK();
 }
 
 static void fork_child(void)
 {
+    for (int i = 0, n = fork_guarded_count(); i < n; i++)
+        if (g_fork_guarded[i])
+            pthread_mutex_init(g_fork_guarded[i], NULL);
     pthread_mutexattr_t recursive;
     pthread_mutexattr_init(&recursive);
     pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
