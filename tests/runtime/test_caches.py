@@ -48,7 +48,7 @@ def test_empty_cache_empties_every_cache_it_can_through_the_registry():
     for cache in _caches.caches():
         if cache.empty is not None:
             assert after[cache.name]["size"] == 0, cache.name
-    assert not any(cache for _, cache in launch_cache._by_stream.values())
+    assert not any(entry.launches for entry in launch_cache._by_stream.values())
     assert not numpy_path._layouts
     assert not arrays._contiguous and results.cached_result_bytes() == 0
 
