@@ -50,7 +50,6 @@ class OutputNeedsOut(TypeError):
 # real extents CANN writes back (aclnnNonzero, aclnnUnique, ...) are call()'s own DATA_DEPENDENT
 # list instead. Rules below raise the same error for the calls of theirs that depend on data.
 DEPENDS_ON_DATA: dict[str, tuple[str, str]] = {
-    "aclnnIndex": ("out", "a bool index selects as many elements as it holds true values"),
     "aclnnEmbeddingBag": ("output", "the bags, offset2bag, bagSize and maxIndices follow the "
                           "mode and the values of offsets"),
 }
@@ -266,6 +265,32 @@ def _outer(values: Values) -> dict[str, OutputLayout]:
 
 
 # ---- gathers, joins and layouts ------------------------------------------------------------
+
+@_rule("aclnnIndex")
+def _index(values: Values) -> dict[str, OutputLayout]:
+    """self[indices] with integer indices, numpy's (and PyTorch's) advanced indexing: the
+    indices broadcast together; an empty one (and each dimension past them) keeps self's
+    dimension; the broadcast shape takes the indexed dimensions' place when they are
+    adjacent, else it comes first (ops-nn index/index/op_api/aclnn_index.cpp
+    CalculateOutputShapeAndTransposeFlag: out has indices' rank + self's - the number indexed;
+    GetTransposedOutputShape). A bool or uint8 index selects as many elements as it holds
+    true values: its out is the caller's."""
+    x, indices = values["self"], list(values["indices"])
+    if any(np.dtype(i.dtype).kind in "bu" for i in indices):
+        raise needs_out("aclnnIndex", "out", "a bool index selects as many elements as it "
+                        "holds true values")
+    shape = _shape(x)
+    if len(indices) > len(shape):
+        raise ValueError("more indices than self has dimensions")
+    indexed = [d for d, i in enumerate(indices) if int(np.prod(_shape(i))) != 0]
+    broadcast = np.broadcast_shapes(*(_shape(indices[d]) for d in indexed)) if indexed else ()
+    kept = [n for d, n in enumerate(shape) if d not in indexed]
+    if indexed and indexed == list(range(indexed[0], indexed[-1] + 1)):
+        result = shape[:indexed[0]] + tuple(broadcast) + shape[indexed[-1] + 1:]
+    else:
+        result = tuple(broadcast) + tuple(kept)
+    return {"out": OutputLayout(result, x.dtype)}
+
 
 @_rule("aclnnIndexSelect")
 def _index_select(values: Values) -> dict[str, OutputLayout]:

@@ -37,7 +37,10 @@ def test_each_rule_gives_the_outputs_of_the_kernels_cases(name, make, dtype):
         pytest.skip(f"the {name} case lets the call allocate")
     given = out[0] if isinstance(out, list) else out
     given = given if isinstance(given, tuple) else (given,)
-    inferred = outputs.infer(name, arguments)
+    try:
+        inferred = outputs.infer(name, arguments)
+    except outputs.OutputNeedsOut:     # this case's outputs follow from its data (a mask)
+        pytest.skip(f"the {name} case's outputs depend on its data")
     assert inferred is not None, f"{name}'s rule does not take its case's arguments"
     for output, array in zip(_output_names(name), given):
         if array is None:
@@ -195,8 +198,8 @@ NEEDS_OUT = {
     # CANN writes the real extents back (call()'s DATA_DEPENDENT)
     "aclnnMaskedSelect", "aclnnNonzero", "aclnnNonzeroV2", "aclnnUnique",
     "aclnnUniqueConsecutive", "aclnnUniqueDim",
-    # outputs.DEPENDS_ON_DATA: a bool index's true values; the bags of the offsets' values
-    "aclnnIndex", "aclnnEmbeddingBag",
+    # outputs.DEPENDS_ON_DATA: the bags of the offsets' values
+    "aclnnEmbeddingBag",
     # in place, nothing to allocate
     "aclnnInplaceOne",
     # out's size is the caller's (torch.bincount's max(self) + 1, or minlength)

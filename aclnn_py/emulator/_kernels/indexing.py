@@ -275,16 +275,15 @@ def _index_check(self: np.ndarray, indices: list[np.ndarray], out: np.ndarray) -
         raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
     if self.size and out.size and all(i.dtype.kind == "i" for i in indices) \
             and len(indices) <= self.ndim:
-        # the result's shape (integer indices only: a mask's depends on its values)
-        key = tuple(slice(None) if i.size == 0 else np.zeros(i.shape, np.intp)
-                    for i in indices)
+        # the result's shape, the output rule's (integer indices only: a mask's depends on
+        # its values)
         try:
-            shape = np.broadcast_to(np.zeros((), np.int8), self.shape)[key].shape
-        except IndexError as error:
+            np.broadcast_shapes(*(i.shape for i in indices if i.size))
+        except ValueError as error:
             raise ValueError(f"indices do not index self of shape {self.shape}: {error}") \
                 from None
-        if out.shape != shape:
-            raise ValueError(f"out has shape {out.shape}: self[indices] has {shape}")
+        check_output_shapes("aclnnIndex", {"self": self, "indices": indices}, {"out": out},
+                            "self[indices] has")
 
 
 def _advanced_key(self: np.ndarray, indices: list[np.ndarray]) -> tuple[Any, ...]:
