@@ -787,21 +787,18 @@ def _conv_pads(padding: tuple[int, ...], rank: int, transposed: bool) -> list[tu
     return [(padding[i], padding[i]) for i in range(spatial)]
 
 
-def _conv_shape(input: Layout, weight: Layout, stride: tuple[int, ...],
-                pads: list[tuple[int, int]], dilation: tuple[int, ...], transposed: bool,
-                outputPadding: tuple[int, ...], groups: int) -> tuple[int, ...]:
-    """The output shape CANN infers (ConvEngine::InferShape: C's integer division)."""
-    sizes = []
-    for i, (x, k) in enumerate(zip(input.spatial, weight.spatial)):
-        pad, span = pads[i][0] + pads[i][1], dilation[i] * (k - 1)
-        if transposed:
-            sizes.append((x - 1) * stride[i] - pad + span + outputPadding[i] + 1)
-        else:
-            sizes.append(_c_div(x + pad - span - 1, stride[i]) + 1)
-    channels = weight.c * groups if transposed else weight.n
+def _conv_shape(input: Layout, weight: Layout, values: dict[str, Any]) -> tuple[int, ...]:
+    """The output shape CANN infers: aclnnConvolution's output rule (aclnn_py.ops.outputs,
+    ConvEngine::InferShape) over input and weight read through their formats, (N, C,
+    spatial...), the result put back in input's layout."""
+    def seen(layout: Layout) -> np.ndarray:
+        return np.broadcast_to(np.empty((), np.float32), (layout.n, layout.c, *layout.spatial))
+
+    n, channels, *sizes = output_shapes("aclnnConvolution", input=seen(input),
+                                        weight=seen(weight), **values)["output"]
     if input.channel_last:
-        return (input.n, *sizes, channels)
-    return (input.n, channels, *sizes)
+        return (n, *sizes, channels)
+    return (n, channels, *sizes)
 
 
 def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[int, ...],
@@ -870,7 +867,9 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
         raise ValueError("input's C must not be 0 when transposed")
     if transposed and input.size and weight.size and output.size:
         _check_transposed_pads(w, padding, dilation, rank)
-    shape = _conv_shape(x, w, stride, pads, dilation, transposed, outputPadding, groups)
+    shape = _conv_shape(x, w, {"stride": stride, "padding": padding, "dilation": dilation,
+                               "transposed": transposed, "outputPadding": outputPadding,
+                               "groups": groups})
     if output.shape != shape:
         raise ValueError(f"output has shape {list(output.shape)}; it must be {list(shape)}")
     if (input.size == 0 or weight.size == 0) and output.size:
@@ -975,9 +974,10 @@ def _conv_backward_check(gradOutput: np.ndarray, input: np.ndarray, weight: np.n
         raise ValueError(f"groups ({groups}) must be positive")
     _conv_check(input, weight, None, stride, padding, dilation, transposed, outputPadding,
                 groups, gradOutput, cubeMathType)
-    pads = _conv_pads(padding, input.ndim, transposed)
-    wanted = _conv_shape(Layout.of(input), Layout.of(weight), stride, pads, dilation,
-                         transposed, outputPadding, groups)
+    wanted = _conv_shape(Layout.of(input), Layout.of(weight),
+                         {"stride": stride, "padding": padding, "dilation": dilation,
+                          "transposed": transposed, "outputPadding": outputPadding,
+                          "groups": groups})
     if gradOutput.shape != wanted:
         raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}; the convolution's "
                          f"output is {list(wanted)}")
