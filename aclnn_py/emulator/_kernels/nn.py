@@ -1187,8 +1187,11 @@ def _max_pool_shape(self: np.ndarray, pool: Pool, ceilMode: bool, channel_last: 
         else self.shape[-3:]
     if 0 in (planes, height, width):
         raise ValueError(f"self has shape {list(self.shape)}: only its batch may be 0")
-    oh, ow = (_max_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i],
-                             pool.dilation[i], ceilMode) for i, n in enumerate((height, width)))
+    # aclnnMaxPool2dWithIndices's output rule (PoolingOutShape), over self read as NCHW
+    seen = np.broadcast_to(np.empty((), np.float32), (*self.shape[:-3], planes, height, width))
+    oh, ow = output_shapes("aclnnMaxPool2dWithIndices", self=seen, kernelSize=pool.kernel,
+                           stride=pool.stride, padding=pool.padding, dilation=pool.dilation,
+                           ceilMode=ceilMode)["out"][-2:]
     if oh <= 0 or ow <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {oh}x{ow}: it must be at least 1x1")
     batch = self.shape[:-3]
