@@ -429,7 +429,9 @@ def _adaptive3d_check(self: np.ndarray, outputSize: tuple[int, ...], out: np.nda
     _check_lengths({"outputSize": (3,)}, {"outputSize": outputSize})
     if min(outputSize) <= 0:
         raise ValueError(f"outputSize {list(outputSize)} must be above 0")
-    _shape_is(name, out, (*self.shape[:-3], *outputSize), "self's leading dims, then outputSize")
+    operator = "aclnnAdaptiveAvgPool3d" if name == "out" else "aclnnAdaptiveMaxPool3d"
+    check_output_shapes(operator, {"self": self, "outputSize": outputSize}, {name: out},
+                        "it must be self's leading dims, then outputSize,")
     if tensor_format(out) != tensor_format(self):
         raise ValueError(f"self has format {_format_name(tensor_format(self))} and {name} "
                          f"{_format_name(tensor_format(out))}: they must be the same")
@@ -508,9 +510,9 @@ def _adaptive_max_pool2d_check(self: np.ndarray, outputSize: tuple[int, ...],
     if min(outputSize) <= 0:
         raise ValueError(f"outputSize {list(outputSize)} must be above 0")
     _same_dtype("self", self, outputOut=outputOut)
-    _shape_is("outputOut", outputOut, (*self.shape[:-2], *outputSize),
-              "self's leading dims, then outputSize")
-    _shape_is("indicesOut", indicesOut, outputOut.shape, "outputOut's shape")
+    check_output_shapes("aclnnAdaptiveMaxPool2d", {"self": self, "outputSize": outputSize},
+                        {"outputOut": outputOut, "indicesOut": indicesOut},
+                        "it must be self's leading dims, then outputSize,")
 
 
 def _adaptive_max_into(self: np.ndarray, sizes: tuple[int, ...], values: np.ndarray,
