@@ -1171,16 +1171,6 @@ def _avg_divisor(spatial: tuple[int, ...], pool: Pool, out: tuple[int, ...],
     return _pool_windows(ones, pool, out, 0.0).sum(axis=tuple(range(-len(pool.kernel), 0)))
 
 
-def _max_pool_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
-                   ceil: bool) -> int:
-    """aclnn_max_pool2d_with_indices.cpp PoolingOutShape (a division rounding down)."""
-    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil else 0)) \
-        // stride + 1
-    if ceil and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
 def _max_pool_shape(self: np.ndarray, pool: Pool, ceilMode: bool, channel_last: bool
                     ) -> tuple[int, ...]:
     planes, height, width = (self.shape[-1], *self.shape[-3:-1]) if channel_last \

@@ -670,12 +670,12 @@ def max_pool2d_with_indices_backward(gradOutput: np.ndarray, self: np.ndarray,
 
 
 def _max_pool3d_shape(self: np.ndarray, pool: Pool, ceilMode: bool) -> tuple[int, ...]:
-    """The 3-d max pool's out shape (PoolingOutShape, a division rounding down, as the 2-d
-    one's)."""
-    from .nn import _max_pool_size
-    out = tuple(_max_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i],
-                               pool.dilation[i], ceilMode)
-                for i, n in enumerate(self.shape[-3:]))
+    """The 3-d max pool's out shape: aclnnMaxPool3dWithArgmax's output rule (PoolingOutShape,
+    a division rounding down, as the 2-d one's)."""
+    shape = output_shapes("aclnnMaxPool3dWithArgmax", self=self, kernelSize=pool.kernel,
+                          stride=pool.stride, padding=pool.padding, dilation=pool.dilation,
+                          ceilMode=ceilMode)["out"]
+    out = shape[-3:]
     if min(out) <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {list(out)}: it must be at least "
                          "1 in each dim")
