@@ -643,8 +643,7 @@ def linspace(start: Any, end: Any, steps: int, out: np.ndarray) -> None:
 def _eye_check(n: int, m: int, out: np.ndarray) -> None:
     """ops-math math/eye/op_api/aclnn_eye.cpp CheckShape: out has shape (n, m) (its rank and
     n, m >= 0: the phase-1 rules)."""
-    if out.shape != (n, m):
-        raise ValueError(f"out has shape {out.shape}; it must be ({n}, {m})")
+    check_output_shapes("aclnnEye", {"n": n, "m": m}, {"out": out})
 
 
 @builtin("aclnnEye", check=_eye_check)
