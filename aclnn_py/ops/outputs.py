@@ -50,7 +50,6 @@ class OutputNeedsOut(TypeError):
 # real extents CANN writes back (aclnnNonzero, aclnnUnique, ...) are call()'s own DATA_DEPENDENT
 # list instead. Rules below raise the same error for the calls of theirs that depend on data.
 DEPENDS_ON_DATA: dict[str, tuple[str, str]] = {
-    "aclnnIndex": ("out", "a bool index selects as many elements as it holds true values"),
     "aclnnEmbeddingBag": ("output", "the bags, offset2bag, bagSize and maxIndices follow the "
                           "mode and the values of offsets"),
 }
@@ -267,6 +266,32 @@ def _outer(values: Values) -> dict[str, OutputLayout]:
 
 # ---- gathers, joins and layouts ------------------------------------------------------------
 
+@_rule("aclnnIndex")
+def _index(values: Values) -> dict[str, OutputLayout]:
+    """self[indices] with integer indices, numpy's (and PyTorch's) advanced indexing: the
+    indices broadcast together; an empty one (and each dimension past them) keeps self's
+    dimension; the broadcast shape takes the indexed dimensions' place when they are
+    adjacent, else it comes first (ops-nn index/index/op_api/aclnn_index.cpp
+    CalculateOutputShapeAndTransposeFlag: out has indices' rank + self's - the number indexed;
+    GetTransposedOutputShape). A bool or uint8 index selects as many elements as it holds
+    true values: its out is the caller's."""
+    x, indices = values["self"], list(values["indices"])
+    if any(np.dtype(i.dtype).kind in "bu" for i in indices):
+        raise needs_out("aclnnIndex", "out", "a bool index selects as many elements as it "
+                        "holds true values")
+    shape = _shape(x)
+    if len(indices) > len(shape):
+        raise ValueError("more indices than self has dimensions")
+    indexed = [d for d, i in enumerate(indices) if int(np.prod(_shape(i))) != 0]
+    broadcast = np.broadcast_shapes(*(_shape(indices[d]) for d in indexed)) if indexed else ()
+    kept = [n for d, n in enumerate(shape) if d not in indexed]
+    if indexed and indexed == list(range(indexed[0], indexed[-1] + 1)):
+        result = shape[:indexed[0]] + tuple(broadcast) + shape[indexed[-1] + 1:]
+    else:
+        result = tuple(broadcast) + tuple(kept)
+    return {"out": OutputLayout(result, x.dtype)}
+
+
 @_rule("aclnnIndexSelect")
 def _index_select(values: Values) -> dict[str, OutputLayout]:
     x = values["self"]
@@ -482,22 +507,39 @@ def _adaptive_pool(values: Values) -> dict[str, OutputLayout]:
     return {"out": OutputLayout(_shape(x)[:-2] + size, x.dtype)}
 
 
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (towards zero), as CANN's shape arithmetic does it."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient
+
+
 @_rule("aclnnConvolution")
 def _convolution(values: Values) -> dict[str, OutputLayout]:
+    """(N, C out, spatial...) of input (N, C, spatial...) and weight (C out, C in / groups,
+    kernel...), as ops-nn conv/convolution_forward/op_host/op_api/aclnn_convolution.cpp
+    ConvEngine::InferShape computes it (C's integer division): 1-d and 2-d convolutions (2-d
+    transposed ones too) take one padding per spatial dim or a (before, after) pair each; a
+    transposed one has C out = weight's C times groups. A kernel reading a channel-last
+    tensor passes it as (N, C, spatial...)."""
     x, weight = values["input"], values["weight"]
     shape, kernel = _shape(x), _shape(weight)
-    spatial = len(shape) - 2
+    rank, spatial = len(shape), len(shape) - 2
+    transposed = bool(values.get("transposed"))
     strides = _pairs(values["stride"], spatial, 1)
-    pads = _pairs(values["padding"], spatial, 0)
     dilations = _pairs(values["dilation"], spatial, 1)
+    padding = [int(p) for p in (values["padding"] or ())]
+    if len(padding) == 2 * spatial and (rank == 3 and not transposed or rank == 4):
+        pads = tuple(padding[2 * i] + padding[2 * i + 1] for i in range(spatial))
+    else:
+        pads = tuple(2 * p for p in _pairs(padding, spatial, 0))
     groups = int(values["groups"])
-    if values.get("transposed"):
+    if transposed:
         extra = _pairs(values.get("outputPadding"), spatial, 0)
-        sizes = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1 for n, s, p, d, k, e in
+        sizes = tuple((n - 1) * s - p + d * (k - 1) + e + 1 for n, s, p, d, k, e in
                       zip(shape[2:], strides, pads, dilations, kernel[2:], extra))
         channels = kernel[1] * groups
     else:
-        sizes = tuple((n + 2 * p - d * (k - 1) - 1) // s + 1 for n, s, p, d, k in
+        sizes = tuple(_c_div(n + p - d * (k - 1) - 1, s) + 1 for n, s, p, d, k in
                       zip(shape[2:], strides, pads, dilations, kernel[2:]))
         channels = kernel[0]
     return {"output": OutputLayout((shape[0], channels, *sizes), x.dtype)}

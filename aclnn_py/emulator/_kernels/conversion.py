@@ -143,10 +143,8 @@ def _flatten_check(self: np.ndarray, axis: int, out: np.ndarray) -> None:
     wrapped = axis + max(rank, 1) if axis < 0 else axis
     if rank <= 1 and wrapped != 0 or rank > 1 and not 0 <= wrapped < rank:
         raise ValueError(f"axis {axis} is out of range for a {rank}-d self")
-    wanted = (int(np.prod(self.shape[:wrapped])), int(np.prod(self.shape[wrapped:])))
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {list(out.shape)}; flattened at axis {axis}, self is "
-                         f"{list(wanted)}")
+    check_output_shapes("aclnnFlatten", {"self": self, "axis": axis}, {"out": out},
+                        f"flattened at axis {axis}, self is")
 
 
 @builtin("aclnnFlatten", dtypes=ANY, check=_flatten_check)

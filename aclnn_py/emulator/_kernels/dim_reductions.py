@@ -18,12 +18,7 @@ import numpy as np
 from ...ops.dtypes import Dtypes
 from . import check_output_shapes, output_shapes, store, tensor_format, widen
 from .elementwise import register
-from .reductions import _axes, _reduced_shape
-
-
-def _check_shape(name: str, out: np.ndarray, expected: tuple[int, ...]) -> None:
-    if out.shape != expected:
-        raise ValueError(f"{name} has shape {out.shape}; the reduction gives {expected}")
+from .reductions import _axes
 
 
 def _check_reduced(operator: str, values: dict[str, Any], **given: Any) -> None:
@@ -262,8 +257,9 @@ def _cumulative_extremum(self: np.ndarray, dim: int, values: np.ndarray, indices
 def _cumulative_check(self: np.ndarray, dim: int, valuesOut: np.ndarray,
                       indicesOut: np.ndarray) -> None:
     _one_axis(self, dim)
-    _check_shape("valuesOut", valuesOut, self.shape)
-    _check_shape("indicesOut", indicesOut, self.shape)
+    # aclnnCummin's output rule is aclnnCummax's
+    check_output_shapes("aclnnCummax", {"self": self, "dim": dim},
+                        {"valuesOut": valuesOut, "indicesOut": indicesOut}, "it must be self's")
 
 
 @register("aclnnCummax", check=_cumulative_check)
@@ -281,7 +277,8 @@ def cummin(self: np.ndarray, dim: int, valuesOut: np.ndarray, indicesOut: np.nda
 def _cumprod_check(input: np.ndarray, dim: Any, dtype: int,  # noqa: A002
                    out: np.ndarray) -> None:
     _one_axis(input, int(dim))
-    _check_shape("out", out, input.shape)
+    check_output_shapes("aclnnCumprod", {"input": input, "dim": dim}, {"out": out},
+                        "it must be input's")
 
 
 @register("aclnnCumprod", check=_cumprod_check)
@@ -317,10 +314,11 @@ def _n_check(tensors: list[np.ndarray], out: np.ndarray) -> None:
     if not tensors:
         raise ValueError("tensors is empty")
     try:
-        shape = np.broadcast_shapes(*(t.shape for t in tensors))
+        np.broadcast_shapes(*(t.shape for t in tensors))
     except ValueError:
         raise ValueError("the tensors' shapes do not broadcast") from None
-    _check_shape("out", out, tuple(shape))
+    check_output_shapes("aclnnMaxN", {"tensors": tensors}, {"out": out},  # MinN's is MaxN's
+                        "the broadcast gives")
 
 
 def _extremum_n(function: Any) -> Any:
@@ -358,11 +356,13 @@ def _v2_axes(self: np.ndarray, dims: tuple[int, ...], noop: bool) -> tuple[int, 
 
 
 def _v2_check(**arguments: Any) -> None:
-    """(self, dims, keep, noop, out): out has the reduced shape, or self's for a no-op."""
+    """(self, dims, keep, noop, out): out has the reduced shape, or self's for a no-op (the
+    output rule of aclnnMaxV2, aclnnMeanV2 and aclnnReduceLogSum)."""
     self, dims, keep, noop, out = arguments.values()
-    axes = _v2_axes(self, dims, noop)
-    _check_shape("out", out, self.shape if axes is None else
-                 _reduced_shape(self.shape, axes, keep))
+    _v2_axes(self, dims, noop)
+    *inputs, output = arguments      # the output: out, or aclnnReduceLogSum's reduce
+    _check_reduced("aclnnMaxV2", {name: arguments[name] for name in inputs},
+                   **{output: out})
 
 
 def _v2(function: Any) -> Any:
@@ -395,7 +395,8 @@ def _global_check(self: np.ndarray, out: np.ndarray) -> None:
     if self.ndim < 3:
         raise ValueError(f"self has {self.ndim} dimensions: it must have at least 3 (N, C and "
                          "the spatial ones)")
-    _check_shape("out", out, self.shape[:2] + (1,) * (self.ndim - 2))
+    # aclnnGlobalMaxPool's output rule is aclnnGlobalAveragePool's
+    _check_reduced("aclnnGlobalAveragePool", {"self": self}, out=out)
 
 
 @register("aclnnGlobalAveragePool", check=_global_check)
@@ -418,11 +419,13 @@ def global_max_pool(self: np.ndarray, out: np.ndarray) -> None:
 
 
 def _moments_check(**arguments: Any) -> None:
-    """(self, dim, correction, keepdim, first, meanOut): the outputs have the reduced shape."""
-    self, dim, correction, keepdim, first, meanOut = arguments.values()
-    expected = _reduced_shape(self.shape, _axes(self.ndim, dim), keepdim)
-    _check_shape("the first output", first, expected)
-    _check_shape("meanOut", meanOut, expected)
+    """(self, dim, correction, keepdim, varOut or stdOut, meanOut): the outputs have the
+    reduced shape (the output rules of aclnnVarMean and aclnnStdMeanCorrection)."""
+    operator = "aclnnVarMean" if "varOut" in arguments else "aclnnStdMeanCorrection"
+    _axes(arguments["self"].ndim, arguments["dim"])
+    _check_reduced(operator, {"self": arguments["self"], "dim": arguments["dim"],
+                              "keepdim": arguments["keepdim"]},
+                   **{name: arguments[name] for name in list(arguments)[4:]})
 
 
 def _moments(self: np.ndarray, dim: tuple[int, ...], correction: int, keepdim: bool,
@@ -462,7 +465,8 @@ def std_mean_correction(self: np.ndarray, dim: tuple[int, ...], correction: int,
 def _cumsum_check(self: np.ndarray, dim: int, exclusive: bool, reverse: bool,
                   out: np.ndarray) -> None:
     _one_axis(self, dim)
-    _check_shape("out", out, self.shape)
+    check_output_shapes("aclnnCumsumV2", {"self": self, "dim": dim}, {"out": out},
+                        "it must be self's")
 
 
 @register("aclnnCumsumV2", check=_cumsum_check)

@@ -275,16 +275,15 @@ def _index_check(self: np.ndarray, indices: list[np.ndarray], out: np.ndarray) -
         raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
     if self.size and out.size and all(i.dtype.kind == "i" for i in indices) \
             and len(indices) <= self.ndim:
-        # the result's shape (integer indices only: a mask's depends on its values)
-        key = tuple(slice(None) if i.size == 0 else np.zeros(i.shape, np.intp)
-                    for i in indices)
+        # the result's shape, the output rule's (integer indices only: a mask's depends on
+        # its values)
         try:
-            shape = np.broadcast_to(np.zeros((), np.int8), self.shape)[key].shape
-        except IndexError as error:
+            np.broadcast_shapes(*(i.shape for i in indices if i.size))
+        except ValueError as error:
             raise ValueError(f"indices do not index self of shape {self.shape}: {error}") \
                 from None
-        if out.shape != shape:
-            raise ValueError(f"out has shape {out.shape}: self[indices] has {shape}")
+        check_output_shapes("aclnnIndex", {"self": self, "indices": indices}, {"out": out},
+                            "self[indices] has")
 
 
 def _advanced_key(self: np.ndarray, indices: list[np.ndarray]) -> tuple[Any, ...]:
@@ -621,21 +620,18 @@ def _repeats_tensor_check(self: np.ndarray, repeats: np.ndarray, dim: int | None
         return
     if repeats.size == 0:
         raise ValueError("repeats is empty: it must have as many elements as self along dim")
-    _repeat_out_shape(self, dim, outputSize, out)
+    _repeat_out_shape(self, repeats, dim, outputSize, out)
 
 
-def _repeat_out_shape(self: np.ndarray, dim: int | None, outputSize: int, out: np.ndarray
-                      ) -> None:
-    """CheckRepeatresOutShape: out of the result's shape (when outputSize gives it)."""
+def _repeat_out_shape(self: np.ndarray, repeats: np.ndarray, dim: int | None, outputSize: int,
+                      out: np.ndarray) -> None:
+    """CheckRepeatresOutShape: out of the result's shape (when outputSize gives it), the
+    output rule of aclnnRepeatInterleave (aclnnRepeatInterleaveWithDim with a dim)."""
     if outputSize <= 0:
         return
-    if dim is None:
-        expected: tuple[int, ...] = (outputSize,)
-    else:
-        axis = _axis(self.ndim, dim)
-        expected = self.shape[:axis] + (outputSize,) + self.shape[axis + 1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}: the result's is {expected}")
+    operator = "aclnnRepeatInterleave" if dim is None else "aclnnRepeatInterleaveWithDim"
+    check_output_shapes(operator, {"self": self, "repeats": repeats, "dim": dim,
+                                   "outputSize": outputSize}, {"out": out}, "the result's is")
 
 
 def _repeat_interleave_into(self: np.ndarray, counts: np.ndarray, dim: int | None,
@@ -692,15 +688,13 @@ def _repeats_int_check(self: np.ndarray, repeats: int, dim: int | None, out: np.
         raise ValueError(f"repeats is {repeats}: it cannot be negative")
     if out.dtype != self.dtype:
         raise ValueError(f"out has dtype {out.dtype.name}: it must be self's {self.dtype.name}")
-    if dim is None:
-        expected: tuple[int, ...] = (self.size * repeats,)
-    else:
+    if dim is not None:
         if self.ndim == 0:
             raise ValueError(f"dim {dim} is given but self has no dimensions")
-        axis = _dim_in_range(self.ndim, dim)
-        expected = self.shape[:axis] + (self.shape[axis] * repeats,) + self.shape[axis + 1:]
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}: the result's is {expected}")
+        _dim_in_range(self.ndim, dim)
+    operator = "aclnnRepeatInterleaveInt" if dim is None else "aclnnRepeatInterleaveIntWithDim"
+    check_output_shapes(operator, {"self": self, "repeats": int(repeats), "dim": dim},
+                        {"out": out}, "the result's is")
 
 
 def _repeat_interleave_int_check(self: np.ndarray, repeats: int, outputSize: int,

@@ -787,21 +787,18 @@ def _conv_pads(padding: tuple[int, ...], rank: int, transposed: bool) -> list[tu
     return [(padding[i], padding[i]) for i in range(spatial)]
 
 
-def _conv_shape(input: Layout, weight: Layout, stride: tuple[int, ...],
-                pads: list[tuple[int, int]], dilation: tuple[int, ...], transposed: bool,
-                outputPadding: tuple[int, ...], groups: int) -> tuple[int, ...]:
-    """The output shape CANN infers (ConvEngine::InferShape: C's integer division)."""
-    sizes = []
-    for i, (x, k) in enumerate(zip(input.spatial, weight.spatial)):
-        pad, span = pads[i][0] + pads[i][1], dilation[i] * (k - 1)
-        if transposed:
-            sizes.append((x - 1) * stride[i] - pad + span + outputPadding[i] + 1)
-        else:
-            sizes.append(_c_div(x + pad - span - 1, stride[i]) + 1)
-    channels = weight.c * groups if transposed else weight.n
+def _conv_shape(input: Layout, weight: Layout, values: dict[str, Any]) -> tuple[int, ...]:
+    """The output shape CANN infers: aclnnConvolution's output rule (aclnn_py.ops.outputs,
+    ConvEngine::InferShape) over input and weight read through their formats, (N, C,
+    spatial...), the result put back in input's layout."""
+    def seen(layout: Layout) -> np.ndarray:
+        return np.broadcast_to(np.empty((), np.float32), (layout.n, layout.c, *layout.spatial))
+
+    n, channels, *sizes = output_shapes("aclnnConvolution", input=seen(input),
+                                        weight=seen(weight), **values)["output"]
     if input.channel_last:
-        return (input.n, *sizes, channels)
-    return (input.n, channels, *sizes)
+        return (n, *sizes, channels)
+    return (n, channels, *sizes)
 
 
 def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[int, ...],
@@ -870,7 +867,9 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
         raise ValueError("input's C must not be 0 when transposed")
     if transposed and input.size and weight.size and output.size:
         _check_transposed_pads(w, padding, dilation, rank)
-    shape = _conv_shape(x, w, stride, pads, dilation, transposed, outputPadding, groups)
+    shape = _conv_shape(x, w, {"stride": stride, "padding": padding, "dilation": dilation,
+                               "transposed": transposed, "outputPadding": outputPadding,
+                               "groups": groups})
     if output.shape != shape:
         raise ValueError(f"output has shape {list(output.shape)}; it must be {list(shape)}")
     if (input.size == 0 or weight.size == 0) and output.size:
@@ -975,9 +974,10 @@ def _conv_backward_check(gradOutput: np.ndarray, input: np.ndarray, weight: np.n
         raise ValueError(f"groups ({groups}) must be positive")
     _conv_check(input, weight, None, stride, padding, dilation, transposed, outputPadding,
                 groups, gradOutput, cubeMathType)
-    pads = _conv_pads(padding, input.ndim, transposed)
-    wanted = _conv_shape(Layout.of(input), Layout.of(weight), stride, pads, dilation,
-                         transposed, outputPadding, groups)
+    wanted = _conv_shape(Layout.of(input), Layout.of(weight),
+                         {"stride": stride, "padding": padding, "dilation": dilation,
+                          "transposed": transposed, "outputPadding": outputPadding,
+                          "groups": groups})
     if gradOutput.shape != wanted:
         raise ValueError(f"gradOutput has shape {list(gradOutput.shape)}; the convolution's "
                          f"output is {list(wanted)}")
@@ -1171,24 +1171,17 @@ def _avg_divisor(spatial: tuple[int, ...], pool: Pool, out: tuple[int, ...],
     return _pool_windows(ones, pool, out, 0.0).sum(axis=tuple(range(-len(pool.kernel), 0)))
 
 
-def _max_pool_size(size: int, kernel: int, pad: int, stride: int, dilation: int,
-                   ceil: bool) -> int:
-    """aclnn_max_pool2d_with_indices.cpp PoolingOutShape (a division rounding down)."""
-    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil else 0)) \
-        // stride + 1
-    if ceil and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
-
-
 def _max_pool_shape(self: np.ndarray, pool: Pool, ceilMode: bool, channel_last: bool
                     ) -> tuple[int, ...]:
     planes, height, width = (self.shape[-1], *self.shape[-3:-1]) if channel_last \
         else self.shape[-3:]
     if 0 in (planes, height, width):
         raise ValueError(f"self has shape {list(self.shape)}: only its batch may be 0")
-    oh, ow = (_max_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i],
-                             pool.dilation[i], ceilMode) for i, n in enumerate((height, width)))
+    # aclnnMaxPool2dWithIndices's output rule (PoolingOutShape), over self read as NCHW
+    seen = np.broadcast_to(np.empty((), np.float32), (*self.shape[:-3], planes, height, width))
+    oh, ow = output_shapes("aclnnMaxPool2dWithIndices", self=seen, kernelSize=pool.kernel,
+                           stride=pool.stride, padding=pool.padding, dilation=pool.dilation,
+                           ceilMode=ceilMode)["out"][-2:]
     if oh <= 0 or ow <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {oh}x{ow}: it must be at least 1x1")
     batch = self.shape[:-3]

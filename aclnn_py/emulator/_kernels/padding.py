@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import store, tensor_format, widen
+from . import output_shapes, store, tensor_format, widen
 from .elementwise import ANY
 from .elementwise import register as builtin
 from .nn import _format_name
@@ -43,19 +43,13 @@ def _pairs(padding: tuple[int, ...]) -> list[tuple[int, int]]:
     return [(padding[2 * i], padding[2 * i + 1]) for i in range(len(padding) // 2)]
 
 
-def _padded_shape(shape: tuple[int, ...], padding: tuple[int, ...]) -> tuple[int, ...]:
-    padded = list(shape)
-    for i, (before, after) in enumerate(_pairs(padding)):
-        padded[len(shape) - 1 - i] += before + after
-    return tuple(padded)
-
-
 def _pad_check(self: np.ndarray, padding: tuple[int, ...], out: np.ndarray, dims: int,
-               mode: str, name: str = "out") -> None:
+               mode: str, operator: str, name: str = "out") -> None:
     """ops-math conversion/mirror_pad/op_api/aclnn_reflection_pad{1,2,3}d.cpp, pad_v3/op_api/
     aclnn_replication_pad{1,2,3}d.cpp and circular_pad/op_host/op_api/circular_pad_common.h
     CheckShape: self of dims + 1 or dims + 2 dims, ``name`` of as many, padding of 2 dims
-    values; for reflection every width below its dim's extent; ``name`` of the padded shape.
+    values; for reflection every width below its dim's extent; ``name`` of the padded shape
+    (``operator``'s output rule).
     Then the empty case: an empty self or out is refused unless only the batch (of a
     dims + 2-d self) is 0."""
     if self.ndim not in (dims + 1, dims + 2):
@@ -72,7 +66,7 @@ def _pad_check(self: np.ndarray, padding: tuple[int, ...], out: np.ndarray, dims
             if before >= extent or after >= extent:
                 raise ValueError(f"padding ({before}, {after}) must be below the extent "
                                  f"{extent} of self's dim {self.ndim - 1 - i}")
-    wanted = _padded_shape(self.shape, padding)
+    wanted = output_shapes(operator, self=self, padding=padding)["out"]
     if tuple(target.shape) != wanted:
         raise ValueError(f"{name} has shape {list(target.shape)}; padded, self is "
                          f"{list(wanted)}")
@@ -145,7 +139,7 @@ def _register(kind: str, dims: int) -> None:
 
     def check(self: np.ndarray, padding: tuple[int, ...], out: np.ndarray) -> None:
         _same(self, out=out)
-        _pad_check(self, padding, out, dims, mode)
+        _pad_check(self, padding, out, dims, mode, name)
         _empty_check(self, out, dims)
 
     def compute(self: np.ndarray, padding: tuple[int, ...], out: np.ndarray) -> None:
@@ -162,7 +156,7 @@ def _register(kind: str, dims: int) -> None:
         if gradInput.shape != self.shape:
             raise ValueError(f"gradInput has shape {list(gradInput.shape)}; it must be self's "
                              f"{list(self.shape)}")
-        _pad_check(self, padding, gradOutput, dims, mode, "gradOutput")
+        _pad_check(self, padding, gradOutput, dims, mode, name, "gradOutput")
         _backward_empty_check(kind, dims, gradOutput, self)
 
     def backward(gradOutput: np.ndarray, self: np.ndarray, padding: tuple[int, ...],

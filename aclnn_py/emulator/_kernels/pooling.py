@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import output_shapes, store, tensor_format, widen
+from . import check_output_shapes, output_shapes, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
 from .foreach import PRIVATE_FORMATS
@@ -24,7 +24,6 @@ from .nn import (
     Pool,
     _avg_divisor,
     _avg_pool_size,
-    _c_div,
     _format_name,
     _max_pool_best,
     _max_pool_shape,
@@ -53,14 +52,11 @@ def _adaptive_avg_pool2d_check(self: np.ndarray, outputSize: tuple[int, ...],
     CheckInputOutputShape (self of 3 or 4 dims, out of as many, the leading dims equal; H and
     W of self above 0 only on a regbase SoC, not on the emulated Atlas A2), CheckFormat (self
     and out both NCL for 3 dims, NCHW for 4) and CheckOutputSize (two sizes, each above 0 and
-    equal to out's)."""
+    equal to out's; out's shape: the output rule's)."""
     if self.ndim not in (3, 4):
         raise ValueError(f"self has {self.ndim} dims; it must have 3 or 4")
     if out.ndim != self.ndim:
         raise ValueError(f"out has {out.ndim} dims; it must have self's {self.ndim}")
-    if out.shape[:-2] != self.shape[:-2]:
-        raise ValueError(f"out's leading dims {out.shape[:-2]} must equal self's "
-                         f"{self.shape[:-2]}")
     wanted = NCL if self.ndim == 3 else NCHW
     for name, tensor in (("self", self), ("out", out)):
         if tensor_format(tensor) != wanted:
@@ -68,9 +64,10 @@ def _adaptive_avg_pool2d_check(self: np.ndarray, outputSize: tuple[int, ...],
                              f"{self.ndim}-d self and its out must be {_format_name(wanted)}")
     if len(outputSize) != 2:
         raise ValueError(f"outputSize has {len(outputSize)} values; it must have 2")
-    if any(size <= 0 for size in outputSize) or tuple(outputSize) != out.shape[-2:]:
-        raise ValueError(f"outputSize {tuple(outputSize)} must be above 0 and equal out's H "
-                         f"and W {out.shape[-2:]}")
+    if any(size <= 0 for size in outputSize):
+        raise ValueError(f"outputSize {tuple(outputSize)} must be above 0")
+    check_output_shapes("aclnnAdaptiveAvgPool2d", {"self": self, "outputSize": outputSize},
+                        {"out": out}, "it must be self's leading dims and outputSize,")
 
 
 @builtin("aclnnAdaptiveAvgPool2d", dtypes=FLOATS, check=_adaptive_avg_pool2d_check)
@@ -305,13 +302,13 @@ def _avg_pool3d_shape(self: np.ndarray, kernelSize: tuple[int, ...], stride: tup
     """ops-nn pooling/avg_pool3_d/op_api/aclnn_avgpool3d.cpp CheckShape: self 4-d or 5-d;
     kernelSize of 1 or 3 values, padding of 1 or 3, stride of 0, 1 or 3; per dim the kernel in
     (0, the input's extent], the stride above 0, the padding in [0, kernel / 2]
-    (CheckAttrValue); the out shape of PoolingOutShape (C's division)."""
+    (CheckAttrValue); the out shape of PoolingOutShape: aclnnAvgPool3d's output rule (C's
+    division is floor division once those values hold)."""
     if self.ndim not in (4, 5):
         raise ValueError(f"self has {self.ndim} dims; it must have 4 or 5")
     _check_lengths({"kernelSize": (1, 3), "padding": (1, 3), "stride": (0, 1, 3)},
                    {"kernelSize": kernelSize, "padding": padding, "stride": stride})
     pool = _pool3(kernelSize, stride, padding)
-    out = []
     for i, extent in enumerate(self.shape[-3:]):
         kernel, step, pad = pool.kernel[i], pool.stride[i], pool.padding[i]
         if not 0 < kernel <= extent:
@@ -320,11 +317,8 @@ def _avg_pool3d_shape(self: np.ndarray, kernelSize: tuple[int, ...], stride: tup
             raise ValueError(f"stride's value {step} must be above 0")
         if not 0 <= pad <= kernel // 2:
             raise ValueError(f"padding's value {pad} must be in [0, kernel / 2 = {kernel // 2}]")
-        size = _c_div(extent + 2 * pad - kernel + (step - 1 if ceilMode else 0), step) + 1
-        if ceilMode and (size - 1) * step >= extent + pad:
-            size -= 1
-        out.append(size)
-    return (*self.shape[:-3], *out)
+    return output_shapes("aclnnAvgPool3d", self=self, kernelSize=pool.kernel, stride=pool.stride,
+                         padding=pool.padding, ceilMode=ceilMode)["out"]
 
 
 def _avg_pool3d_check(self: np.ndarray, kernelSize: tuple[int, ...], stride: tuple[int, ...],
@@ -435,7 +429,9 @@ def _adaptive3d_check(self: np.ndarray, outputSize: tuple[int, ...], out: np.nda
     _check_lengths({"outputSize": (3,)}, {"outputSize": outputSize})
     if min(outputSize) <= 0:
         raise ValueError(f"outputSize {list(outputSize)} must be above 0")
-    _shape_is(name, out, (*self.shape[:-3], *outputSize), "self's leading dims, then outputSize")
+    operator = "aclnnAdaptiveAvgPool3d" if name == "out" else "aclnnAdaptiveMaxPool3d"
+    check_output_shapes(operator, {"self": self, "outputSize": outputSize}, {name: out},
+                        "it must be self's leading dims, then outputSize,")
     if tensor_format(out) != tensor_format(self):
         raise ValueError(f"self has format {_format_name(tensor_format(self))} and {name} "
                          f"{_format_name(tensor_format(out))}: they must be the same")
@@ -514,9 +510,9 @@ def _adaptive_max_pool2d_check(self: np.ndarray, outputSize: tuple[int, ...],
     if min(outputSize) <= 0:
         raise ValueError(f"outputSize {list(outputSize)} must be above 0")
     _same_dtype("self", self, outputOut=outputOut)
-    _shape_is("outputOut", outputOut, (*self.shape[:-2], *outputSize),
-              "self's leading dims, then outputSize")
-    _shape_is("indicesOut", indicesOut, outputOut.shape, "outputOut's shape")
+    check_output_shapes("aclnnAdaptiveMaxPool2d", {"self": self, "outputSize": outputSize},
+                        {"outputOut": outputOut, "indicesOut": indicesOut},
+                        "it must be self's leading dims, then outputSize,")
 
 
 def _adaptive_max_into(self: np.ndarray, sizes: tuple[int, ...], values: np.ndarray,
@@ -674,12 +670,12 @@ def max_pool2d_with_indices_backward(gradOutput: np.ndarray, self: np.ndarray,
 
 
 def _max_pool3d_shape(self: np.ndarray, pool: Pool, ceilMode: bool) -> tuple[int, ...]:
-    """The 3-d max pool's out shape (PoolingOutShape, a division rounding down, as the 2-d
-    one's)."""
-    from .nn import _max_pool_size
-    out = tuple(_max_pool_size(n, pool.kernel[i], pool.padding[i], pool.stride[i],
-                               pool.dilation[i], ceilMode)
-                for i, n in enumerate(self.shape[-3:]))
+    """The 3-d max pool's out shape: aclnnMaxPool3dWithArgmax's output rule (PoolingOutShape,
+    a division rounding down, as the 2-d one's)."""
+    shape = output_shapes("aclnnMaxPool3dWithArgmax", self=self, kernelSize=pool.kernel,
+                          stride=pool.stride, padding=pool.padding, dilation=pool.dilation,
+                          ceilMode=ceilMode)["out"]
+    out = shape[-3:]
     if min(out) <= 0:
         raise ValueError(f"self {list(self.shape)} pools to {list(out)}: it must be at least "
                          "1 in each dim")

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import numpy_dtype
-from . import output_shapes, store, widen
+from . import check_output_shapes, output_shapes, store, widen
 from .elementwise import ANY, FLOATS, FLOATS64, NUMBERS
 from .elementwise import register as builtin
 
@@ -41,12 +41,6 @@ def _axes(ndim: int, dims: tuple[int, ...] | None) -> tuple[int, ...]:
     if len(set(axes)) != len(axes):
         raise ValueError(f"dim {dims} names a dimension twice")
     return tuple(a for a in axes if a < ndim)
-
-
-def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep: bool) -> tuple[int, ...]:
-    if keep:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _check_out(operator: str, values: dict[str, Any], axes: tuple[int, ...], keep: bool,
@@ -368,8 +362,8 @@ def _cumsum_check(self: np.ndarray, dim: int, dtype: int, out: np.ndarray) -> No
     if numpy_dtype(dtype) != out.dtype:
         raise ValueError(f"out has dtype {out.dtype.name}, but dtype is aclDataType {dtype}: "
                          "they must be equal")
-    if out.shape != self.shape:
-        raise ValueError(f"out has shape {out.shape}, self {self.shape}: they must be equal")
+    check_output_shapes("aclnnCumsum", {"self": self, "dim": dim}, {"out": out},
+                        "it must be self's")
     rank = max(self.ndim, 1)
     if not -rank <= dim < rank:
         raise ValueError(f"dim {dim} is out of range [{-rank}, {rank - 1}] for a tensor of "

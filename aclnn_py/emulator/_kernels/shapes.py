@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes, is_bfloat16
-from . import check_output_shapes, report_extent, store, widen
+from . import check_output_shapes, output_shapes, report_extent, store, widen
 from .elementwise import ANY, NUMBERS
 from .elementwise import register as builtin
 from .nn import valid_indices
@@ -108,8 +108,7 @@ def _stack_check(tensors: list[np.ndarray], dim: int, out: np.ndarray) -> None:
                              "they must be equal")
     if tensors[0].size == 0:
         return
-    axis = dim % (rank + 1)
-    expected = first[:axis] + (len(tensors),) + first[axis:]
+    expected = output_shapes("aclnnStack", tensors=tensors, dim=dim)["out"]
     if not _one_or_same(expected, out.shape):
         raise ValueError(f"out has shape {out.shape}, the stacked shape is {expected}")
 
@@ -445,10 +444,18 @@ def roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...], out: np.
 
 
 def _permute_check(self: np.ndarray, dims: tuple[int, ...], out: np.ndarray) -> None:
+    """ops-math conversion/transpose/op_api/aclnn_permute.cpp CheckShapeValid (out of self's
+    rank, dims of self's), CheckDimsRange (each dimension once), then the permuted shape
+    against out (CheckShapeAndScalarSame: equal, or one element each)."""
+    if out.ndim != self.ndim:
+        raise ValueError(f"out has {out.ndim} dimensions; it must have self's {self.ndim}")
     axes = [_axis(self.ndim, d) for d in dims]
     if sorted(axes) != list(range(self.ndim)):
         raise ValueError(f"dims {list(dims)} must name each of self's {self.ndim} dimensions "
                          "once")
+    expected = output_shapes("aclnnPermute", self=self, dims=dims)["out"]
+    if not _one_or_same(expected, out.shape):
+        raise ValueError(f"out has shape {out.shape}, the permuted shape is {expected}")
 
 
 @builtin("aclnnPermute", dtypes=ANY, check=_permute_check)
@@ -470,8 +477,8 @@ def _expand_check(self: np.ndarray, size: tuple[int, ...], out: np.ndarray) -> N
             if extent != size[lead + i] and extent != 1:
                 raise ValueError(f"self's shape {self.shape} does not expand to size "
                                  f"{list(size)}")
-        if out.shape != tuple(size):
-            raise ValueError(f"out has shape {out.shape}; it must be size {tuple(size)}")
+        check_output_shapes("aclnnExpand", {"self": self, "size": size}, {"out": out},
+                            "it must be size")
     for name, tensor in (("self", self), ("out", out)):
         if tensor.ndim > 8:
             raise ValueError(f"{name} has {tensor.ndim} dimensions; at most 8 are supported")
@@ -496,10 +503,8 @@ def _repeat_check(self: np.ndarray, repeats: tuple[int, ...], out: np.ndarray) -
                          "at most 8 are supported")
     if self.size == 0 or out.size == 0 or 0 in repeats:
         return
-    shape = (1,) * (len(repeats) - self.ndim) + self.shape
-    expected = tuple(n * r for n, r in zip(shape, repeats))
-    if out.shape != expected:
-        raise ValueError(f"out has shape {out.shape}; the repeated shape is {expected}")
+    check_output_shapes("aclnnRepeat", {"self": self, "repeats": repeats}, {"out": out},
+                        "the repeated shape is")
 
 
 @builtin("aclnnRepeat", dtypes=ANY, check=_repeat_check)
@@ -638,8 +643,7 @@ def linspace(start: Any, end: Any, steps: int, out: np.ndarray) -> None:
 def _eye_check(n: int, m: int, out: np.ndarray) -> None:
     """ops-math math/eye/op_api/aclnn_eye.cpp CheckShape: out has shape (n, m) (its rank and
     n, m >= 0: the phase-1 rules)."""
-    if out.shape != (n, m):
-        raise ValueError(f"out has shape {out.shape}; it must be ({n}, {m})")
+    check_output_shapes("aclnnEye", {"n": n, "m": m}, {"out": out})
 
 
 @builtin("aclnnEye", check=_eye_check)
@@ -680,11 +684,10 @@ def _constant_pad_nd_check(self: np.ndarray, pad: tuple[int, ...], value: Any,
         if extent + min(before, after, before + after) < 0:
             raise ValueError(f"pad ({before}, {after}) crops dimension {axis} (extent "
                              f"{extent}) below 0")
-        if extent + before + after != out.shape[axis]:
-            raise ValueError(f"out has extent {out.shape[axis]} in dimension {axis}; padded, "
-                             f"it is {extent + before + after}")
         covered = self.ndim - 1 - axis < len(pad) // 2
         emptied = emptied or (covered and extent + before + after == 0)
+    check_output_shapes("aclnnConstantPadNd", {"self": self, "pad": pad}, {"out": out},
+                        "padded, it is")
     if emptied and any(w > 0 for w in pad):
         raise ValueError("pad empties a dimension while it pads another: CANN refuses it")
 
