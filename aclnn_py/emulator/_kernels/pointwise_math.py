@@ -341,11 +341,24 @@ def _scale_view(x: np.ndarray, scale: np.ndarray, axis: int, numAxes: int,
 
 def _scale_check(x: np.ndarray, scale: np.ndarray, bias: Any, axis: int, numAxes: int,
                  scaleFromBlob: bool, y: np.ndarray) -> None:
-    """ops-math math/scale/op_api/aclnn_scale.cpp: CheckDtypeValid (scale, bias and y of x's
-    dtype), CheckShape (y of x's shape, bias of scale's, at most 8 dimensions), CheckDim (axis
-    in [-rank, rank), numAxes at least -1), CheckShapeFromBlob (numAxes 0: one scale value;
-    else scale is x's shape[axis:axis + numAxes], numAxes -1 to the last axis) and
-    CheckShapeNoFromBlob (scale is x's shape from axis on, or one value)."""
+    """ops-math math/scale/op_api/aclnn_scale.cpp: CheckDtypeValid and CheckShape
+    (_scale_check_layouts), CheckDim (axis in [-rank, rank), numAxes at least -1), then
+    CheckShapeFromBlob or CheckShapeNoFromBlob (_scale_check_from_blob, _scale_check_along)."""
+    _scale_check_layouts(x, scale, bias, y)
+    rank = x.ndim
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis is {axis}: it must be in [{-rank}, {rank})")
+    if numAxes < -1:
+        raise ValueError(f"numAxes is {numAxes}: it must be at least -1")
+    if scaleFromBlob:
+        _scale_check_from_blob(x, scale, axis, numAxes)
+    else:
+        _scale_check_along(x, scale, axis)
+
+
+def _scale_check_layouts(x: np.ndarray, scale: np.ndarray, bias: Any, y: np.ndarray) -> None:
+    """CheckDtypeValid (scale, bias and y of x's dtype) and CheckShape (y of x's shape, bias
+    of scale's, at most 8 dimensions)."""
     for name, value in (("scale", scale), ("y", y)):
         if value.dtype != x.dtype:
             raise ValueError(f"{name} has dtype {value.dtype.name}: it must be x's "
@@ -361,27 +374,32 @@ def _scale_check(x: np.ndarray, scale: np.ndarray, bias: Any, axis: int, numAxes
     for name, value in (("x", x), ("scale", scale)):
         if value.ndim > 8:
             raise ValueError(f"{name} has {value.ndim} dimensions: at most 8")
+
+
+def _scale_check_from_blob(x: np.ndarray, scale: np.ndarray, axis: int, numAxes: int) -> None:
+    """CheckShapeFromBlob: numAxes 0 takes one scale value; else scale is x's
+    shape[axis:axis + numAxes], numAxes -1 reaching the last axis."""
     rank = x.ndim
-    if not -rank <= axis < rank:
-        raise ValueError(f"axis is {axis}: it must be in [{-rank}, {rank})")
-    if numAxes < -1:
-        raise ValueError(f"numAxes is {numAxes}: it must be at least -1")
     start = axis + rank if axis < 0 else axis
-    if scaleFromBlob:
-        if numAxes == 0:
-            if scale.size != 1:
-                raise ValueError("numAxes is 0: scale must hold one value, not shape "
-                                 f"{list(scale.shape)}")
-            return
-        length = rank - start if numAxes == -1 else numAxes
-        if length + start > rank or length <= 0:
-            raise ValueError(f"axis {axis} and numAxes {numAxes} reach past x's {rank} "
-                             "dimensions")
-        expected = x.shape[start:start + length]
-        if scale.shape != expected:
-            raise ValueError(f"scale has shape {list(scale.shape)}: it must be "
-                             f"{list(expected)} (x's dimensions from axis, numAxes of them)")
+    if numAxes == 0:
+        if scale.size != 1:
+            raise ValueError("numAxes is 0: scale must hold one value, not shape "
+                             f"{list(scale.shape)}")
         return
+    length = rank - start if numAxes == -1 else numAxes
+    if length + start > rank or length <= 0:
+        raise ValueError(f"axis {axis} and numAxes {numAxes} reach past x's {rank} "
+                         "dimensions")
+    expected = x.shape[start:start + length]
+    if scale.shape != expected:
+        raise ValueError(f"scale has shape {list(scale.shape)}: it must be "
+                         f"{list(expected)} (x's dimensions from axis, numAxes of them)")
+
+
+def _scale_check_along(x: np.ndarray, scale: np.ndarray, axis: int) -> None:
+    """CheckShapeNoFromBlob: scale is x's shape from axis on, or one value."""
+    rank = x.ndim
+    start = axis + rank if axis < 0 else axis
     if scale.ndim + start > rank:
         raise ValueError(f"axis {axis} and scale's {scale.ndim} dimensions reach past x's "
                          f"{rank}")

@@ -616,12 +616,20 @@ _QUANTIZE_ZERO_POINTS = Dtypes(("int8", "uint8", "int32", "bfloat16"))
 
 def _quantize_check(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: int, axis: int,
                     out: np.ndarray) -> None:
-    """aclnn_quantize.cpp: CheckShapeValid (x of at most 8 dimensions, out of x's shape, scales
-    and zeroPoints 1-d of one size; past one value, axis within x's rank and scales of x's
-    size there), CheckDtypeValid (on the Atlas A2: zeroPoints int8, uint8, int32 or
-    bfloat16; dtype and out int8, uint8 or int32, out of dtype; a bfloat16 scales or
-    zeroPoints with x, scales and zeroPoints all bfloat16), CheckFormat (no private format)."""
+    """aclnn_quantize.cpp: CheckShapeValid (_quantize_check_shapes), CheckDtypeValid
+    (_quantize_check_dtypes), CheckFormat (no private format)."""
     from .foreach import PRIVATE_FORMATS
+    _quantize_check_shapes(x, scales, zeroPoints, axis, out)
+    _quantize_check_dtypes(x, scales, zeroPoints, dtype, out)
+    for label, value in (("x", x), ("scales", scales), ("zeroPoints", zeroPoints), ("out", out)):
+        if value is not None and tensor_format(value) in PRIVATE_FORMATS:
+            raise ValueError(f"{label} has a private format (aclFormat {tensor_format(value)})")
+
+
+def _quantize_check_shapes(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, axis: int,
+                           out: np.ndarray) -> None:
+    """CheckShapeValid: x of at most 8 dimensions, out of x's shape, scales and zeroPoints 1-d
+    of one size; past one value, axis within x's rank and scales of x's size there."""
     if x.ndim > 8:
         raise ValueError(f"x has {x.ndim} dimensions: at most 8")
     if out.shape != x.shape:
@@ -640,6 +648,13 @@ def _quantize_check(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: i
         if scales.shape[0] != x.shape[axis]:
             raise ValueError(f"scales has {scales.shape[0]} values: it must have 1 or x's "
                              f"{x.shape[axis]} along axis {axis}")
+
+
+def _quantize_check_dtypes(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: int,
+                           out: np.ndarray) -> None:
+    """CheckDtypeValid on the Atlas A2: zeroPoints int8, uint8, int32 or bfloat16; dtype and
+    out int8, uint8 or int32, out of dtype; a bfloat16 scales or zeroPoints with x, scales and
+    zeroPoints all bfloat16."""
     if zeroPoints is not None and zeroPoints.dtype not in _QUANTIZE_ZERO_POINTS:
         raise ValueError(f"zeroPoints has dtype {zeroPoints.dtype.name}: it must be int8, "
                          "uint8, int32 or bfloat16")
@@ -649,15 +664,11 @@ def _quantize_check(x: np.ndarray, scales: np.ndarray, zeroPoints: Any, dtype: i
                          "UINT8)")
     if out.dtype.name != name:
         raise ValueError(f"out has dtype {out.dtype.name}: dtype {dtype} asks for {name}")
-    bf16 = [v for v in (scales, zeroPoints) if v is not None and v.dtype.name == "bfloat16"]
-    if bf16:
+    if any(v is not None and v.dtype.name == "bfloat16" for v in (scales, zeroPoints)):
         for label, value in (("x", x), ("scales", scales), ("zeroPoints", zeroPoints)):
             if value is not None and value.dtype.name != "bfloat16":
                 raise ValueError(f"{label} has dtype {value.dtype.name}: with a bfloat16 scales "
                                  "or zeroPoints, x, scales and zeroPoints are bfloat16")
-    for label, value in (("x", x), ("scales", scales), ("zeroPoints", zeroPoints), ("out", out)):
-        if value is not None and tensor_format(value) in PRIVATE_FORMATS:
-            raise ValueError(f"{label} has a private format (aclFormat {tensor_format(value)})")
 
 
 @register("aclnnQuantize", dtypes={"x": FLOATS, "scales": FLOATS}, check=_quantize_check)
