@@ -22,6 +22,7 @@ import numpy as np
 
 from ..._c.codes import constant
 from ...ops.dtypes import Dtypes
+from ...ops.outputs import infer
 from . import Refusal, check_output_shapes, store, tensor_format, widen
 from .elementwise import FLOATS
 from .elementwise import register as builtin
@@ -96,9 +97,7 @@ def _mm_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType:
     if self.shape[1] != mat2.shape[0]:
         raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} differ")
-    if out.shape != (self.shape[0], mat2.shape[1]):
-        raise ValueError(f"out has shape {_shape(out.shape)}; it must be "
-                         f"{_shape((self.shape[0], mat2.shape[1]))}, self's m and mat2's n")
+    check_output_shapes("aclnnMm", {"self": self, "mat2": mat2}, {"out": out})
 
 
 def _bmm_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType: int) -> None:
@@ -115,21 +114,7 @@ def _bmm_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray, cubeMathType
     if self.shape[0] != mat2.shape[0] and 1 not in (self.shape[0], mat2.shape[0]):
         raise ValueError(f"the batch of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} must be equal, or one of them 1")
-    wanted = (max(self.shape[0], mat2.shape[0]), self.shape[1], mat2.shape[2])
-    if out.shape != wanted:
-        raise ValueError(f"out has shape {_shape(out.shape)}; it must be {_shape(wanted)}")
-
-
-def _matmul_shape(self: tuple[int, ...], mat2: tuple[int, ...]) -> tuple[int, ...] | None:
-    """torch.matmul's result shape (None when the batch dims do not broadcast)."""
-    if len(self) == 1 and len(mat2) == 1:
-        return ()
-    if len(mat2) == 1:
-        return self[:-1]
-    if len(self) == 1:
-        return mat2[:-2] + mat2[-1:]
-    batch = _broadcast(self[:-2], mat2[:-2])
-    return None if batch is None else batch + (self[-2], mat2[-1])
+    check_output_shapes("aclnnBatchMatMul", {"self": self, "mat2": mat2}, {"out": out})
 
 
 def _matmul_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
@@ -146,14 +131,14 @@ def _matmul_check(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
     if self.shape[-1] != k:
         raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} differ")
-    shape = _matmul_shape(self.shape, mat2.shape)
-    if shape is None:
+    layouts = infer("aclnnMatmul", {"self": self, "mat2": mat2})  # its output rule
+    if layouts is None:
         raise ValueError(f"the batch dims of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} do not broadcast")
     if self.size == 0 or mat2.size == 0:
         return
-    elements = int(np.prod(shape))
-    if out.size != elements:
+    shape = layouts["out"].shape
+    if out.size != int(np.prod(shape)):
         raise Refusal(f"out has shape {_shape(out.shape)}: the product, {_shape(shape)}, cannot "
                       "be reshaped to it (a different number of elements)", INNER_NULLPTR)
 
@@ -203,9 +188,7 @@ def _mv_check(self: np.ndarray, vec: np.ndarray, out: np.ndarray, cubeMathType: 
     if vec.shape != (self.shape[1],):
         raise ValueError(f"vec has shape {_shape(vec.shape)}; it must be [{self.shape[1]}], "
                          f"the columns of self {_shape(self.shape)}")
-    if out.shape != (self.shape[0],):
-        raise ValueError(f"out has shape {_shape(out.shape)}; it must be [{self.shape[0]}], "
-                         f"the rows of self {_shape(self.shape)}")
+    check_output_shapes("aclnnMv", {"self": self, "vec": vec}, {"out": out})
 
 
 @builtin("aclnnMv", dtypes=FLOATS, check=_mv_check)
@@ -490,7 +473,7 @@ def _weight_nz_shapes(self: np.ndarray, mat2: np.ndarray, out: np.ndarray,
     if self.shape[-1] != mat2.shape[-2]:
         raise ValueError(f"the k-axis of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} differ")
-    if _matmul_shape(self.shape, mat2.shape) is None:
+    if infer(operator, {"self": self, "mat2": mat2}) is None:  # its output rule
         raise ValueError(f"the batch dims of self {_shape(self.shape)} and mat2 "
                          f"{_shape(mat2.shape)} do not broadcast")
     check_output_shapes(operator, {"self": self, "mat2": mat2}, {"out": out})
