@@ -239,6 +239,12 @@ def stream_synchronize(state: Any, stream: Any, point: int) -> int:
     return int(_host.aclpyStreamSynchronize(state, RT.aclrtSynchronizeStream, stream, point))
 
 
+def stream_synchronize_functions() -> tuple[Any, Any]:
+    """``aclpyStreamSynchronize`` and ``aclrtSynchronizeStream``, looked up once (the
+    per-call path of a wait: :func:`stream_synchronize` without its lookups)."""
+    return host().aclpyStreamSynchronize, RT.aclrtSynchronizeStream
+
+
 def stream_uncount(state: Any) -> None:
     """The launch just counted queued nothing (``aclpyStreamUncount``)."""
     _host.aclpyStreamUncount(state)

@@ -145,6 +145,7 @@ from .host import (
     stream_sync_point_function,
     stream_synced,
     stream_synchronize,
+    stream_synchronize_functions,
     stream_uncount,
 )
 from .nnopbase import (
@@ -320,6 +321,7 @@ __all__ = [
     "relaunch_counted",
     "relaunch_run_function",
     "stream_synchronize",
+    "stream_synchronize_functions",
     "new_mark",
     "stream_uncount",
     "stream_sync_point",

@@ -152,6 +152,7 @@ class Stream:
         self._launching = ll.stream_launching_function()
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
+        self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
         self._done = ll.new_mark()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
@@ -195,7 +196,7 @@ class Stream:
         # sync ends the queued work too, so nothing is kept for it either way. Not in a
         # `finally`: an interrupt may come before the wait, and then the work is still
         # queued; what stays held goes at the next synchronisation.
-        status = ll.stream_synchronize(state, self.handle, point)
+        status = self._synchronizing(state, self._runtime_synchronize, self.handle, point)
         if mark > self._released:  # else nothing was held (_released only grows)
             with lock:  # as release_queued(mark)
                 dropped = self._drop_held(mark)
@@ -605,7 +606,13 @@ def _synchronized(device: int) -> None:
 
 def synchronize(stream: Stream | None = None) -> None:
     """Wait for the work of ``stream`` (default: the calling thread's current stream)."""
-    (current_stream() if stream is None else resolve_stream(stream)).synchronize()
+    if stream is None:  # current_stream()'s usual case, inline (the per-call path)
+        cached = getattr(_thread, "current", None)
+        found = cached[2] if cached is not None and cached[0] == _process.generation \
+            else current_stream()
+    else:
+        found = resolve_stream(stream)
+    found.synchronize()
 
 
 class Event:

@@ -12,7 +12,6 @@ from helpers import mse_backward, mse_forward, run_interleaved, settle, upload
 
 import aclnn_py
 from aclnn_py import AclError
-from aclnn_py._c import lowlevel as _lowlevel
 from aclnn_py.engine import launch_cache as _launch_cache
 from aclnn_py.runtime import streams as _streams
 
@@ -583,16 +582,17 @@ def test_a_call_queued_while_another_thread_synchronizes_keeps_its_inputs(monkey
     grad, x = upload(np.ones(64, np.float32), np.arange(64, dtype=np.float32))
     aclnn_py.mse_loss_backward(grad, x, np.zeros(64, np.float32), "none").free()
     queued = []
-    wait = _lowlevel.stream_synchronize
+    stream = _streams.current_stream()
+    wait = stream._synchronizing  # the wait's one host call, looked up by the stream
 
-    def wait_then_another_thread_calls(state, handle, point):
-        status = wait(state, handle, point)
+    def wait_then_another_thread_calls(state, synchronize, handle, point):
+        status = wait(state, synchronize, handle, point)
         if not queued:  # lands between the wait and the release of what it waited for
             queued.append(None)
             queued.append(aclnn_py.mse_loss_backward(grad, x, np.ones(64, np.float32), "none"))
         return status
 
-    monkeypatch.setattr(_lowlevel, "stream_synchronize", wait_then_another_thread_calls)
+    monkeypatch.setattr(stream, "_synchronizing", wait_then_another_thread_calls)
     aclnn_py.synchronize()
     monkeypatch.undo()
     reuse = aclnn_py.to_device(np.full(64, 100.0, np.float32))  # a block of the same size
