@@ -404,6 +404,20 @@ if torch is not None:
 
     REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
                                                                      None)
+    def _quant_matmul_v2(launch: Launch) -> dict[str, Any]:
+        """ops-nn matmul/quant_matmul/docs/aclnnQuantMatmulV2.md: (x1 @ x2 + bias) deqScale,
+        deqScale's first n values per column."""
+        x1, x2 = launch.tensor("x1"), launch.tensor("x2")
+        x1 = x1.transpose(-1, -2) if launch.arg("adjX1") else x1
+        x2 = x2.transpose(-1, -2) if launch.arg("adjX2") else x2
+        value = x1 @ x2
+        bias = launch.tensor("bias")
+        if bias is not None:
+            value = value + bias
+        n = value.shape[-1]
+        return _out(launch, value.double() * _packed_scale(launch.tensor("deqScale")).reshape(-1)[:n])
+
+    REFERENCES["aclnnQuantMatmulV2"] = _quant_matmul_v2
     REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(
         launch, "scale", "offset", "pertokenScaleOptional")
     REFERENCES["aclnnQuantMatmulWeightNz"] = lambda launch: _quant_matmul(

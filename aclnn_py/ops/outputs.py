@@ -1419,3 +1419,15 @@ def _exp_segsum(values: Values) -> dict[str, OutputLayout]:
 def _quantize(values: Values) -> dict[str, OutputLayout]:
     """out of x's shape, in the dtype asked for."""
     return {"out": OutputLayout(_shape(values["x"]), _dtype(values["dtype"], np.int8))}
+
+
+@_rule("aclnnQuantMatmulV2")
+def _quant_matmul_v2(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn matmul/quant_matmul/op_host/op_api/aclnn_quant_matmul.cpp CheckOutShape: out
+    (batch, m, n) in float16 (batch: InferOutputShape's broadcast) from x1 (batch, m, k) (or (batch, k, m) with adjX1) and x2
+    (batch, k, n) (or (batch, n, k) with adjX2)."""
+    a, b = _shape(values["x1"]), _shape(values["x2"])
+    m = a[-1] if values.get("adjX1") else a[-2]
+    n = b[-2] if values.get("adjX2") else b[-1]
+    batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
+    return {"out": OutputLayout((*batch, m, n), np.dtype(np.float16))}

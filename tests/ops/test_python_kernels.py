@@ -3566,6 +3566,19 @@ def quant_matmul_weight_nz(rng, dtype):
     return _quant_matmul_case(rng, dtype, True)
 
 
+@case("aclnnQuantMatmulV2", "deqScale padded to 16, adjX2", dtypes=("float16",))
+def quant_matmul_v2(rng, dtype):
+    x1 = rng.integers(-128, 128, (2, 3, 40)).astype(np.int8)
+    x2 = rng.integers(-128, 128, (2, 5, 40)).astype(np.int8)
+    scale = rand(rng, (16,), np.float32, 1e-4, 1e-3)
+    bias = rng.integers(-1000, 1000, (5,)).astype(np.int32)
+    exact = T(x1).long() @ T(x2).long().transpose(-1, -2) + T(bias).long()
+    kept = torch.from_numpy((scale.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32))
+    expected = (exact.float() * kept[:5]).half()
+    return {"x1": x1, "x2": x2, "bias": bias, "deqScale": _packed(scale, None, False),
+            "adjX1": False, "adjX2": True}, np.empty((2, 3, 5), np.float16), N(expected)
+
+
 @case("aclnnQuantMatmulV4", "per-token, float scale, transposed x2, int8 out",
       dtypes=("float32",))
 def quant_matmul_v4(rng, dtype):

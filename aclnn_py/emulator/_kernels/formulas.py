@@ -505,6 +505,8 @@ FORMULAS: dict[str, Formula] = {
     "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
                              "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
                              "its low 32 bits as float32, float32 rounded once"),
+    "aclnnQuantMatmulV2": _f("out = (x1 @ x2 + bias) deqScale, deqScale's first n values "
+                             "per column", "as QuantMatmulV3, out float16"),
     "aclnnQuantMatmulV4": _f("QuantMatmulV3's, times pertokenScale per row",
                              "as QuantMatmulV3"),
     "aclnnQuantMatmulWeightNz": _f("QuantMatmulV4's with x2 FRACTAL_NZ (x2Scale the scale, "
