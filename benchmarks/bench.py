@@ -1981,6 +1981,13 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         cases[f"aclnn{name}"] = (lambda o=offset: EmulatedCase(
             {"x": X, "gamma": W, "epsilon": 1e-6},
             {"yOut": E(square), "rstdOut": E((1024, 1))}, lambda: rms(T(X), o)))
+    H, HW = X.astype(np.float16), W.astype(np.float16)
+    cases["aclnnRmsNormQuant"] = lambda: EmulatedCase(
+        {"x": H, "gamma": HW, "beta": HW, "scale": np.array([0.05], np.float16),
+         "offset": np.array([1], np.int8), "epsilon": 1e-6}, E(square, np.int8),
+        lambda: torch.clamp(torch.round((T(H).float() * torch.rsqrt(
+            T(H).float().square().mean(1, keepdim=True) + 1e-6) * T(HW).float()
+            + T(HW).float()) / 0.05 + 1).half(), -128, 127).to(torch.int8))
     X2 = y.reshape(square)
     cases["aclnnAddRmsNorm"] = lambda: EmulatedCase(
         {"x1": X, "x2": X2, "gamma": W, "epsilon": 1e-6},

@@ -531,6 +531,20 @@ if torch is not None:
 
     REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
 
+    def _rms_norm_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md: round((x / rms(x) gamma +
+        beta) / scale + offset), saturated into int8 (scale[0] and offset[0], as its kernel)."""
+        x = launch.input().double()
+        gamma, beta = launch.tensor("gamma").double(), launch.tensor("beta").double()
+        rms = torch.sqrt(x.square().mean(-1, keepdim=True) + launch.arg("epsilon"))
+        normed = x / rms * gamma.reshape(-1) + beta.reshape(-1)
+        value = normed / launch.tensor("scale").double().reshape(-1)[0] \
+            + launch.tensor("offset").double().reshape(-1)[0]
+        value = torch.nan_to_num(value, nan=0.0)
+        return {"y": torch.round(value.clamp(-128, 127)).to(torch.int8)}
+
+    REFERENCES["aclnnRmsNormQuant"] = _rms_norm_quant
+
     def _add_rms_norm_cast(launch: Launch) -> dict[str, Any]:
         found = _add_rms_norm(launch)
         return {"y1Out": found["yOut"], "y2Out": found["yOut"], "rstdOut": found["rstdOut"],

@@ -1431,3 +1431,9 @@ def _quant_matmul_v2(values: Values) -> dict[str, OutputLayout]:
     n = b[-2] if values.get("adjX2") else b[-1]
     batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
     return {"out": OutputLayout((*batch, m, n), np.dtype(np.float16))}
+
+
+@_rule("aclnnRmsNormQuant")
+def _rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md: y of x's shape, int8."""
+    return {"y": OutputLayout(_shape(values["x"]), np.dtype(np.int8))}

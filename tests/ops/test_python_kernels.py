@@ -2656,6 +2656,21 @@ def gemma_rms_norm(rng, dtype):
     return _rms_norm_case(rng, dtype, 1.0)
 
 
+@case("aclnnRmsNormQuant", "per-tensor scale and offset, saturating, NaN row 0",
+      dtypes=("float16", "bfloat16"))
+def rms_norm_quant(rng, dtype):
+    x, gamma, beta = rand(rng, (3, 16), dtype), rand(rng, (1, 16), dtype), rand(rng, (16,), dtype)
+    x[2, 3] = np.nan
+    scale, offset = np.array([0.02], dtype), np.array([3], np.int8)
+    v = T(x).float()
+    normed = v * torch.rsqrt(v.square().mean(1, keepdim=True) + 1e-6) * T(gamma).float()[0] \
+        + T(beta).float()
+    value = (normed * (1 / T(scale).float()[0]) + 3).half()
+    y = torch.round(torch.nan_to_num(value, nan=0.0).clamp(-128, 127)).to(torch.int8)
+    return {"x": x, "gamma": gamma, "beta": beta, "scale": scale, "offset": offset,
+            "epsilon": 1e-6}, np.empty((3, 16), np.int8), N(y)
+
+
 @case("aclnnAddRmsNorm")
 def add_rms_norm(rng, dtype):
     x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)

@@ -505,6 +505,9 @@ FORMULAS: dict[str, Formula] = {
     "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
                              "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
                              "its low 32 bits as float32, float32 rounded once"),
+    "aclnnRmsNormQuant": _f("y = round((x / sqrt(mean(x^2) + epsilon) gamma + beta) / scale + "
+                            "offset)", "float32, then float16, saturated, ties to even; "
+                            "scale[0] and offset[0]; NaN 0"),
     "aclnnQuantMatmulV2": _f("out = (x1 @ x2 + bias) deqScale, deqScale's first n values "
                              "per column", "as QuantMatmulV3, out float16"),
     "aclnnQuantMatmulV4": _f("QuantMatmulV3's, times pertokenScale per row",

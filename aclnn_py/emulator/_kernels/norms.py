@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import check_output_shapes, store, tensor_format, widen
+from . import NO_KERNEL, Refusal, check_output_shapes, store, tensor_format, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
 from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
@@ -1405,3 +1405,72 @@ def modulate_backward(grad_output: np.ndarray, input: np.ndarray, scale: Any, sh
             store(grad_scale, np.sum(g * widen(input).astype(np.float32), axis=1))
     if shift is not None and grad_shift is not None:
         store(grad_shift, np.sum(g, axis=1))
+
+
+# ---- RmsNormQuant: RmsNorm then per-tensor int8 quantisation --------------------------------
+#
+# hicann ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md:
+#   quant_in = x / sqrt(mean(x^2) + epsilon) * gamma + beta;  y = round(quant_in / scale + offset)
+# as its kernel (norm/rms_norm_quant/op_kernel/rms_norm_quant.cpp Compute) computes it: in float32,
+# x times 1 / rms, times gamma, plus beta, times 1 / scale[0] (GetScaleAndOffset reads the first
+# scale and offset only), plus offset[0]; then to float16, saturated to [-128, 127] and rounded
+# to nearest even into int8 (rms_norm_quant.h CastFromF16ToI8). The doc: a NaN gives 0.
+# Its checks (op_host/op_api/aclnn_rms_norm_quant.cpp, Atlas A2): x float16 or bfloat16, gamma
+# and beta x's dtype, scale x's dtype, offset int8, y int8 (int4, or int32 holding eight int4, are
+# not computed: 561003) (CheckDtypeValid); x 1 to 8 dims, gamma and beta 1 or 2 (a 2-d one is
+# its last row), gamma's last dim x's (CheckShapeDim); y of x's shape (the doc).
+def _rms_norm_quant_check(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                          scale: np.ndarray, offset: np.ndarray, epsilon: float,
+                          y: np.ndarray) -> None:
+    for name, value in (("gamma", gamma), ("beta", beta), ("scale", scale)):
+        if value.dtype != x.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}; it must be x's dtype "
+                             f"{x.dtype.name}")
+    if y.dtype != np.int8:
+        raise Refusal(f"y has dtype {y.dtype.name}: only an int8 y is computed", NO_KERNEL)
+    if not 1 <= x.ndim <= 8:
+        raise ValueError(f"x has {x.ndim} dimensions; it must have 1 to 8")
+    for name, value in (("gamma", gamma), ("beta", beta)):
+        if not 1 <= value.ndim <= 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions; it must have 1 or 2")
+    if gamma.shape[-1] != x.shape[-1]:
+        raise ValueError(f"gamma's last dim ({gamma.shape[-1]}) must be x's ({x.shape[-1]})")
+    if scale.size == 0 or offset.size == 0:
+        raise ValueError("scale and offset must not be empty")
+    check_output_shapes("aclnnRmsNormQuant", {"x": x}, {"y": y}, "it must be x's shape")
+
+
+def quantise_half(value: np.ndarray, out: np.ndarray) -> None:
+    """float32 ``value`` into int8 ``out`` as rms_norm_quant.h's CastFrom32To16 then
+    CastFromF16ToI8 do: to float16, saturated to [-128, 127], rounded to nearest even; NaN 0."""
+    half = np.clip(value.astype(np.float16), -128, 127)
+    half = np.where(np.isnan(half), np.float16(0), half)
+    out[...] = np.rint(half).astype(np.int8)
+
+
+def _normed(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None,
+            epsilon: float) -> np.ndarray:
+    """x / rms(x) * gamma (+ beta) over x's last dim, in float32."""
+    wide = np.asarray(widen(x), np.float32)
+    with np.errstate(all="ignore"):
+        mean = np.mean(wide * wide, axis=-1, keepdims=True, dtype=np.float32)
+        factor = np.float32(1) / np.sqrt(mean + np.float32(epsilon))
+        value = wide * factor * np.asarray(widen(gamma), np.float32).reshape(-1)
+        if beta is not None:
+            value = value + np.asarray(widen(beta), np.float32).reshape(-1)
+    return np.asarray(value, np.float32)
+
+
+@builtin("aclnnRmsNormQuant", dtypes={"x": Dtypes(("float16", "bfloat16")),
+                                       "offset": Dtypes(("int8",))},
+         check=_rms_norm_quant_check)
+def rms_norm_quant(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, scale: np.ndarray,
+                   offset: np.ndarray, epsilon: float, y: np.ndarray) -> None:
+    """The formula above."""
+    if y.size == 0:
+        return
+    value = _normed(x, gamma, beta, epsilon)
+    with np.errstate(all="ignore"):
+        inverse = np.float32(1) / np.float32(widen(scale).reshape(-1)[0])
+        value = value * inverse + np.float32(offset.reshape(-1)[0])
+    quantise_half(value, y)
