@@ -1988,6 +1988,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         lambda: torch.clamp(torch.round((T(H).float() * torch.rsqrt(
             T(H).float().square().mean(1, keepdim=True) + 1e-6) * T(HW).float()
             + T(HW).float()) / 0.05 + 1).half(), -128, 127).to(torch.int8))
+    cases["aclnnAddRmsNormQuant"] = lambda: EmulatedCase(
+        {"x1": H, "x2": H, "gamma": HW, "scales1": np.full(1024, 0.05, np.float32),
+         "scales2Optional": None, "zeroPoints1Optional": None, "zeroPoints2Optional": None,
+         "axis": -1, "epsilon": 1e-6, "divMode": True},
+        {"y1Out": E(square, np.int8), "y2Out": E(square, np.int8), "xOut": E(square, np.float16)},
+        lambda: (torch.clamp(torch.round((2 * T(H)).float() * torch.rsqrt(
+            (2 * T(H)).float().square().mean(1, keepdim=True) + 1e-6) * T(HW).float() / 0.05),
+            -128, 127).to(torch.int8), None, 2 * T(H)))
     X2 = y.reshape(square)
     cases["aclnnAddRmsNorm"] = lambda: EmulatedCase(
         {"x1": X, "x2": X2, "gamma": W, "epsilon": 1e-6},

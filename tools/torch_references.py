@@ -545,6 +545,28 @@ if torch is not None:
 
     REFERENCES["aclnnRmsNormQuant"] = _rms_norm_quant
 
+    def _add_rms_norm_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md's formulas."""
+        x = launch.input().double() + launch.tensor("x2").double()
+        rms = torch.sqrt(x.square().mean(-1, keepdim=True) + launch.arg("epsilon"))
+        y = x / rms * launch.tensor("gamma").double().reshape(-1)
+
+        def quant(scales: str, zero: str) -> Any:
+            factor = launch.tensor(scales).double().reshape(-1)
+            value = y / factor if launch.arg("divMode") else y * factor
+            points = launch.tensor(zero)
+            if points is not None:
+                value = value + points.double().reshape(-1)
+            value = torch.nan_to_num(value, nan=0.0)
+            return torch.round(value.clamp(-128, 127)).to(torch.int8)
+
+        found = {"y1Out": quant("scales1", "zeroPoints1Optional"), "xOut": x}
+        if launch.tensor("scales2Optional") is not None:
+            found["y2Out"] = quant("scales2Optional", "zeroPoints2Optional")
+        return found
+
+    REFERENCES["aclnnAddRmsNormQuant"] = _add_rms_norm_quant
+
     def _add_rms_norm_cast(launch: Launch) -> dict[str, Any]:
         found = _add_rms_norm(launch)
         return {"y1Out": found["yOut"], "y2Out": found["yOut"], "rstdOut": found["rstdOut"],

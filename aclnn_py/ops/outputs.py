@@ -1437,3 +1437,13 @@ def _quant_matmul_v2(values: Values) -> dict[str, OutputLayout]:
 def _rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
     """ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md: y of x's shape, int8."""
     return {"y": OutputLayout(_shape(values["x"]), np.dtype(np.int8))}
+
+
+@_rule("aclnnAddRmsNormQuant")
+def _add_rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md: y1Out and y2Out int8 and
+    xOut (x1 + x2) of x1's shape and dtype."""
+    x1 = values["x1"]
+    i8 = np.dtype(np.int8)
+    return {"y1Out": OutputLayout(_shape(x1), i8), "y2Out": OutputLayout(_shape(x1), i8),
+            "xOut": OutputLayout(_shape(x1), x1.dtype)}

@@ -2671,6 +2671,30 @@ def rms_norm_quant(rng, dtype):
             "epsilon": 1e-6}, np.empty((3, 16), np.int8), N(y)
 
 
+@case("aclnnAddRmsNormQuant", "two quantisations, divMode, saturating",
+      dtypes=("float16", "bfloat16"))
+def add_rms_norm_quant(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    half = dtype == "float16"
+    sdtype, zdtype = ("float32", "int32") if half else ("bfloat16", "bfloat16")
+    s1, s2 = rand(rng, (8,), sdtype, 0.005, 0.02), rand(rng, (8,), sdtype, 0.01, 0.1)
+    z1 = (rng.integers(-5, 5, (8,)) if half else rand(rng, (8,), "float32", -5, 5)).astype(zdtype)
+    x = T(x1).float() + T(x2).float()
+    xs = x.half().float() if half else x
+    normed = xs * torch.rsqrt(xs.square().mean(1, keepdim=True) + 1e-6)
+    y = (normed.half() * T(gamma)).float() if half else normed * T(gamma).float()
+
+    def quant(value):
+        return torch.round(value).clamp(-128, 127).to(torch.int8)
+
+    outs = (np.empty((4, 8), np.int8), np.empty((4, 8), np.int8), np.empty((4, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "scales1": s1, "scales2Optional": s2,
+            "zeroPoints1Optional": z1, "zeroPoints2Optional": None, "axis": -1,
+            "epsilon": 1e-6, "divMode": True}, outs, \
+        (N(quant(y / T(s1).float() + T(z1).float())), N(quant(y / T(s2).float())),
+         N(x.to(TORCH_DTYPES[dtype])))
+
+
 @case("aclnnAddRmsNorm")
 def add_rms_norm(rng, dtype):
     x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)

@@ -505,6 +505,10 @@ FORMULAS: dict[str, Formula] = {
     "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
                              "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
                              "its low 32 bits as float32, float32 rounded once"),
+    "aclnnAddRmsNormQuant": _f("x = x1 + x2; y = x / sqrt(mean(x^2) + epsilon) gamma; yiOut = "
+                               "round(y / scalesi + zeroPointsi) (y scalesi without divMode)",
+                               "float16: x and y gamma rounded to float16; float32 quantisation, "
+                               "ties to even, saturated, NaN 0"),
     "aclnnRmsNormQuant": _f("y = round((x / sqrt(mean(x^2) + epsilon) gamma + beta) / scale + "
                             "offset)", "float32, then float16, saturated, ties to even; "
                             "scale[0] and offset[0]; NaN 0"),

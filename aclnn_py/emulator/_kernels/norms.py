@@ -1474,3 +1474,110 @@ def rms_norm_quant(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, scale: np
         inverse = np.float32(1) / np.float32(widen(scale).reshape(-1)[0])
         value = value * inverse + np.float32(offset.reshape(-1)[0])
     quantise_half(value, y)
+
+
+# ---- AddRmsNormQuant: x1 + x2, RmsNorm, int8 quantisation per channel -------------------------
+#
+# hicann ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md:
+#   x = x1 + x2;  y = x / sqrt(mean(x^2) + epsilon) * gamma
+#   y1Out = round(y / scales1 + zeroPoints1) (y * scales1 with divMode false); y2Out likewise
+#   with scales2Optional (written only when it is given).
+# As its Atlas A2 kernel computes (norm/add_rms_norm_quant/op_kernel/add_rms_norm_quant.h
+# Compute / ComputePart2 / doQuant): float16 adds x1 + x2 in float16, normalises it in float32,
+# rounds that to float16 and multiplies gamma in float16; bfloat16 adds in float32 (xOut rounded
+# to nearest even), normalises and multiplies gamma in float32. The quantisation is float32,
+# rounded to nearest even and saturated into int8 (add_rms_norm_quant_base.h RoundFloat2Int8);
+# a NaN gives 0, as aclnnRmsNormQuant's doc says. The checks (op_host/op_api/
+# aclnn_add_rms_norm_quant.cpp CheckParams): every tensor 1 to 8 dims, y1Out and y2Out one dtype;
+# the Atlas A2 combinations (the doc's table): x1, x2, gamma, xOut float16 with float32 scales and
+# int32 zero points, or all bfloat16; y1Out and y2Out int8. x2, y1Out, y2Out and xOut have x1's
+# shape; gamma, the scales and zero points x1's last dim.
+_ARNQ_COMBINATIONS = {"float16": ("float32", "int32"), "bfloat16": ("bfloat16", "bfloat16")}
+
+
+def _add_rms_norm_quant_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray,
+                              scales1: np.ndarray, scales2Optional: Any,
+                              zeroPoints1Optional: Any, zeroPoints2Optional: Any, axis: int,
+                              epsilon: float, divMode: bool, y1Out: np.ndarray,
+                              y2Out: np.ndarray, xOut: np.ndarray) -> None:
+    tensors = {"x1": x1, "x2": x2, "gamma": gamma, "scales1": scales1,
+               "scales2Optional": scales2Optional, "zeroPoints1Optional": zeroPoints1Optional,
+               "zeroPoints2Optional": zeroPoints2Optional, "y1Out": y1Out, "y2Out": y2Out,
+               "xOut": xOut}
+    for name, value in tensors.items():
+        if value is not None and not 1 <= value.ndim <= 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions; it must have 1 to 8")
+    if x1.dtype.name not in _ARNQ_COMBINATIONS:
+        raise ValueError(f"x1 has dtype {x1.dtype.name}; it must be float16 or bfloat16")
+    scale_dtype, zero_dtype = _ARNQ_COMBINATIONS[x1.dtype.name]
+    for name in ("x2", "gamma", "xOut"):
+        if tensors[name].dtype != x1.dtype:
+            raise ValueError(f"{name} has dtype {tensors[name].dtype.name}; it must be x1's "
+                             f"dtype {x1.dtype.name}")
+    for name, wanted in (("scales1", scale_dtype), ("scales2Optional", scale_dtype),
+                         ("zeroPoints1Optional", zero_dtype),
+                         ("zeroPoints2Optional", zero_dtype)):
+        value = tensors[name]
+        if value is not None and value.dtype.name != wanted:
+            raise ValueError(f"{name} has dtype {value.dtype.name}; with a {x1.dtype.name} x1 "
+                             f"it must be {wanted}")
+    for name in ("y1Out", "y2Out"):
+        if tensors[name].dtype != np.int8:
+            raise ValueError(f"{name} has dtype {tensors[name].dtype.name}; it must be int8")
+    if x2.shape != x1.shape:
+        raise ValueError(f"x2 has shape {list(x2.shape)}; it must be x1's {list(x1.shape)}")
+    columns = x1.shape[-1]
+    for name in ("gamma", "scales1", "scales2Optional", "zeroPoints1Optional",
+                 "zeroPoints2Optional"):
+        value = tensors[name]
+        if value is not None and value.size != columns:
+            raise ValueError(f"{name} has shape {list(value.shape)}; it must hold x1's last "
+                             f"dim ({columns})")
+    check_output_shapes("aclnnAddRmsNormQuant", {"x1": x1},
+                        {"y1Out": y1Out, "y2Out": y2Out, "xOut": xOut}, "it must be x1's shape")
+
+
+def round_int8(value: np.ndarray, out: np.ndarray) -> None:
+    """float32 ``value`` into int8 ``out``: to nearest even, saturated, NaN 0."""
+    with np.errstate(invalid="ignore"):
+        clipped = np.clip(np.rint(value), -128, 127)
+    out[...] = np.where(np.isnan(clipped), 0, clipped).astype(np.int8)
+
+
+def _quantised(y: np.ndarray, scales: np.ndarray, zero: Any, divMode: bool,
+               out: np.ndarray) -> None:
+    factor = np.asarray(widen(scales), np.float32).reshape(-1)
+    with np.errstate(all="ignore"):
+        value = y / factor if divMode else y * factor
+        if zero is not None:
+            value = value + np.asarray(widen(zero), np.float32).reshape(-1)
+    round_int8(np.asarray(value, np.float32), out)
+
+
+@builtin("aclnnAddRmsNormQuant", check=_add_rms_norm_quant_check)
+def add_rms_norm_quant(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, scales1: np.ndarray,
+                       scales2Optional: Any, zeroPoints1Optional: Any, zeroPoints2Optional: Any,
+                       axis: int, epsilon: float, divMode: bool, y1Out: np.ndarray,
+                       y2Out: np.ndarray, xOut: np.ndarray) -> None:
+    """The formulas above."""
+    if x1.size == 0 or gamma.size == 0 or y2Out.size == 0:
+        return
+    half = x1.dtype == np.float16
+    with np.errstate(all="ignore"):
+        total = np.asarray(widen(x1), np.float32) + np.asarray(widen(x2), np.float32)
+        store(xOut, total)
+        if half:
+            total = total.astype(np.float16).astype(np.float32)
+        mean = np.mean(total * total, axis=-1, keepdims=True, dtype=np.float32)
+        rstd = np.float32(1) / np.sqrt(mean + np.float32(epsilon))
+        normed = total * rstd
+        g = np.asarray(widen(gamma), np.float32).reshape(-1)
+        if half:
+            y = (normed.astype(np.float16).astype(np.float32) * g).astype(np.float16)
+            y = y.astype(np.float32)
+        else:
+            y = normed * g
+    y = np.asarray(y, np.float32)
+    if scales2Optional is not None:
+        _quantised(y, scales2Optional, zeroPoints2Optional, divMode, y2Out)
+    _quantised(y, scales1, zeroPoints1Optional, divMode, y1Out)
