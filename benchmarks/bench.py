@@ -2824,7 +2824,7 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"x1": eights, "x2": eights, "scale": channel_scale, "offset": None, "bias": None,
          "transposeX1": False, "transposeX2": False}, E(square, np.float16), _dequantised)
     cases["aclnnQuantMatmulV2"] = lambda: EmulatedCase(
-        {"x1": eights, "x2": eights, "bias": None,
+        {"x1": eights, "x2": eights, "bias": np.zeros(square[1], np.int32),
          "deqScale": np.resize(channel_scale.view(np.uint32).astype(np.uint64)
                                | np.uint64(1 << 46), -(-square[1] // 16) * 16),
          "adjX1": False, "adjX2": False}, E(square, np.float16), _dequantised)
