@@ -1488,10 +1488,11 @@ def rms_norm_quant(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, scale: np
 # to nearest even), normalises and multiplies gamma in float32. The quantisation is float32,
 # rounded to nearest even and saturated into int8 (add_rms_norm_quant_base.h RoundFloat2Int8);
 # a NaN gives 0, as aclnnRmsNormQuant's doc says. The checks (op_host/op_api/
-# aclnn_add_rms_norm_quant.cpp CheckParams): every tensor 1 to 8 dims, y1Out and y2Out one dtype;
-# the Atlas A2 combinations (the doc's table): x1, x2, gamma, xOut float16 with float32 scales and
-# int32 zero points, or all bfloat16; y1Out and y2Out int8. x2, y1Out, y2Out and xOut have x1's
-# shape; gamma, the scales and zero points x1's last dim.
+# aclnn_add_rms_norm_quant.cpp CheckParams): every tensor 1 to 8 dims, y1Out and y2Out one dtype
+# (the dtype lists are the phase-1 rules'). Only the Atlas A2 combinations of the doc's table are
+# computed (x1, x2, gamma, xOut float16 with float32 scales and int32 zero points, or all
+# bfloat16; y1Out and y2Out int8); other dtypes the op_api takes stop with 561003. x2, y1Out,
+# y2Out and xOut have x1's shape; gamma, the scales and zero points x1's last dim (the doc).
 _ARNQ_COMBINATIONS = {"float16": ("float32", "int32"), "bfloat16": ("bfloat16", "bfloat16")}
 
 
@@ -1507,23 +1508,24 @@ def _add_rms_norm_quant_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray,
     for name, value in tensors.items():
         if value is not None and not 1 <= value.ndim <= 8:
             raise ValueError(f"{name} has {value.ndim} dimensions; it must have 1 to 8")
-    if x1.dtype.name not in _ARNQ_COMBINATIONS:
-        raise ValueError(f"x1 has dtype {x1.dtype.name}; it must be float16 or bfloat16")
-    scale_dtype, zero_dtype = _ARNQ_COMBINATIONS[x1.dtype.name]
-    for name in ("x2", "gamma", "xOut"):
-        if tensors[name].dtype != x1.dtype:
-            raise ValueError(f"{name} has dtype {tensors[name].dtype.name}; it must be x1's "
-                             f"dtype {x1.dtype.name}")
-    for name, wanted in (("scales1", scale_dtype), ("scales2Optional", scale_dtype),
-                         ("zeroPoints1Optional", zero_dtype),
-                         ("zeroPoints2Optional", zero_dtype)):
-        value = tensors[name]
-        if value is not None and value.dtype.name != wanted:
-            raise ValueError(f"{name} has dtype {value.dtype.name}; with a {x1.dtype.name} x1 "
-                             f"it must be {wanted}")
-    for name in ("y1Out", "y2Out"):
-        if tensors[name].dtype != np.int8:
-            raise ValueError(f"{name} has dtype {tensors[name].dtype.name}; it must be int8")
+    if y1Out.dtype != y2Out.dtype:
+        raise ValueError(f"y2Out has dtype {y2Out.dtype.name}; it must be y1Out's "
+                         f"{y1Out.dtype.name}")
+    # beyond here the op_api's lists take the call; Atlas A2 has kernels for the doc's
+    # combinations only
+    combination = _ARNQ_COMBINATIONS.get(x1.dtype.name)
+    wanted = {"x2": x1.dtype.name, "gamma": x1.dtype.name, "xOut": x1.dtype.name,
+              "y1Out": "int8", "y2Out": "int8"}
+    if combination is not None:
+        wanted.update({"scales1": combination[0], "scales2Optional": combination[0],
+                       "zeroPoints1Optional": combination[1],
+                       "zeroPoints2Optional": combination[1]})
+    wrong = [f"{name} {tensors[name].dtype.name}" for name, dtype in wanted.items()
+             if tensors[name] is not None and tensors[name].dtype.name != dtype]
+    if combination is None or wrong:
+        raise Refusal(f"x1 {x1.dtype.name} with {', '.join(wrong) or 'its dtypes'}: not one of "
+                      "the Atlas A2 combinations (float16 with float32 scales and int32 zero "
+                      "points, or all bfloat16; int8 outputs)", NO_KERNEL)
     if x2.shape != x1.shape:
         raise ValueError(f"x2 has shape {list(x2.shape)}; it must be x1's {list(x1.shape)}")
     columns = x1.shape[-1]
