@@ -2448,6 +2448,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         E(volume.shape),
         lambda: aten.adaptive_max_pool3d_backward(T(volume_grad), T(volume),
                                                   torch.from_numpy(volume_index)))
+    cases["aclnnMaxPool3D"] = lambda: EmulatedCase(
+        {"x": volume, "ksize": [2], "strides": [2], "padding": "VALID", "padsOptional": None,
+         "dilationOptional": None, "ceilMode": 0, "dataFormatOptional": "NCDHW"},
+        E((16, 64, 4, 2, 16)), lambda: F.max_pool3d(T(volume), 2, 2))
     cases["aclnnMaxPool3dWithArgmax"] = lambda: EmulatedCase(
         {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1],
          "ceilMode": False},

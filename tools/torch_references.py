@@ -1062,6 +1062,39 @@ if torch is not None:
     REFERENCES["aclnnAdaptiveMaxPool3dBackward"] = lambda launch: _scatter_grad(launch, 3)
     REFERENCES["aclnnMaxPool2dWithIndicesBackward"] = lambda launch: _scatter_grad(launch, 2)
     REFERENCES["aclnnMaxPool3dWithArgmax"] = _max_pool3d_argmax
+
+    def _max_pool3d_tf(launch: Launch) -> dict[str, Any]:
+        """ops-nn experimental/pooling/max_pool3_d/docs/aclnnMaxPool3D.md: the maximum of each
+        window, padding taking no part (-inf), cropped to the out given."""
+        last = (launch.arg("dataFormatOptional") or "NDHWC") == "NDHWC"
+        x = launch.input()
+        x = x.permute(0, 4, 1, 2, 3) if last else x
+
+        def spatial(name: str, default: int) -> list[int]:
+            values = launch.arg(name) or [default]
+            if len(values) == 5:
+                return list(values[1:4] if last else values[2:5])
+            return list(values) * 3 if len(values) == 1 else list(values)
+
+        k, s, d = spatial("ksize", 1), spatial("strides", 1), spatial("dilationOptional", 1)
+        pads = launch.arg("padsOptional") or [0] * 6
+        widths: list[int] = []
+        for i in (2, 1, 0):  # F.pad's order: the last dim first
+            size, span = x.shape[2 + i], d[i] * (k[i] - 1) + 1
+            if launch.arg("padding") == "SAME":
+                out = -(-size // s[i])
+                before = max((out - 1) * s[i] + span - size, 0) // 2
+            elif launch.arg("padding") == "CALCULATED":
+                before = pads[2 * i]
+            else:
+                before = 0
+            widths += [before, span + s[i]]
+        y = functional.max_pool3d(functional.pad(x, widths, value=float("-inf")), k, s, 0, d)
+        y = y.permute(0, 2, 3, 4, 1) if last else y
+        shape = launch.results[launch.written[0]].shape
+        return _out(launch, y[tuple(slice(0, n) for n in shape)])
+
+    REFERENCES["aclnnMaxPool3D"] = _max_pool3d_tf
     REFERENCES["aclnnMaxPool3dWithArgmaxBackward"] = lambda launch: _scatter_grad(launch, 3)
     REFERENCES["aclnnMaxPool"] = _max_pool_onnx
     REFERENCES["aclnnMaxUnpool2dBackward"] = _max_unpool_backward(2)

@@ -952,6 +952,27 @@ def max_pool2d_with_indices_backward(rng, dtype):
         np.empty(x.shape, dtype), grad
 
 
+@case("aclnnMaxPool3D", "NDHWC, SAME padding, strides 2", dtypes=("float16", "float32", "bfloat16"))
+def max_pool3d_same(rng, dtype):
+    x = rand(rng, (2, 5, 6, 7, 3), dtype)
+    # SAME: out ceil(in / 2) = (3, 3, 4), total pads (2, 1, 2), the smaller half before
+    v = F.pad(T(x).float().permute(0, 4, 1, 2, 3), (1, 1, 0, 1, 1, 1), value=float("-inf"))
+    y = F.max_pool3d(v, 3, 2).permute(0, 2, 3, 4, 1)
+    return {"x": x, "ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME",
+            "padsOptional": [0] * 6, "dilationOptional": [1] * 5, "ceilMode": 0,
+            "dataFormatOptional": "NDHWC"}, np.empty((2, 3, 3, 4, 3), dtype), \
+        N(y.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxPool3D", "NCDHW, CALCULATED pads, ceilMode, dilation", dtypes=("float32",))
+def max_pool3d_calculated(rng, dtype):
+    x = rand(rng, (1, 2, 6, 7, 8), dtype)
+    y = F.max_pool3d(T(x), (2, 3, 2), (2, 2, 3), (1, 1, 0), (1, 2, 1), ceil_mode=True)
+    return {"x": x, "ksize": [2, 3, 2], "strides": [2, 2, 3], "padding": "CALCULATED",
+            "padsOptional": [1, 1, 1, 1, 0, 0], "dilationOptional": [1, 2, 1], "ceilMode": 1,
+            "dataFormatOptional": "NCDHW"}, np.empty(tuple(y.shape), dtype), N(y)
+
+
 @case("aclnnMaxPool3dWithArgmax")
 def max_pool3d_with_argmax(rng, dtype):
     x = _distinct(rng, (1, 2, 5, 6, 5), dtype)
