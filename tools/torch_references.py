@@ -414,8 +414,8 @@ if torch is not None:
         bias = launch.tensor("bias")
         if bias is not None:
             value = value + bias
-        n = value.shape[-1]
-        return _out(launch, value.double() * _packed_scale(launch.tensor("deqScale")).reshape(-1)[:n])
+        scale = _packed_scale(launch.tensor("deqScale")).reshape(-1)[:value.shape[-1]]
+        return _out(launch, value.double() * scale)
 
     REFERENCES["aclnnQuantMatmulV2"] = _quant_matmul_v2
     REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(

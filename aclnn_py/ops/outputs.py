@@ -1424,8 +1424,8 @@ def _quantize(values: Values) -> dict[str, OutputLayout]:
 @_rule("aclnnQuantMatmulV2")
 def _quant_matmul_v2(values: Values) -> dict[str, OutputLayout]:
     """ops-nn matmul/quant_matmul/op_host/op_api/aclnn_quant_matmul.cpp CheckOutShape: out
-    (batch, m, n) in float16 (batch: InferOutputShape's broadcast) from x1 (batch, m, k) (or (batch, k, m) with adjX1) and x2
-    (batch, k, n) (or (batch, n, k) with adjX2)."""
+    (batch, m, n) in float16 (batch: InferOutputShape's broadcast) from x1 (batch, m, k) (or
+    (batch, k, m) with adjX1) and x2 (batch, k, n) (or (batch, n, k) with adjX2)."""
     a, b = _shape(values["x1"]), _shape(values["x2"])
     m = a[-1] if values.get("adjX1") else a[-2]
     n = b[-2] if values.get("adjX2") else b[-1]
@@ -1458,11 +1458,12 @@ def _add_rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
 # window starts beyond the front pad and the input). dataFormat defaults to "NDHWC"
 # (op_host/op_api/aclnn_max_pool3_d.cpp).
 def _pool_spatial(name: str, values: tuple[int, ...] | None, default: int,
-                  channels_last: bool, outer_ones: bool) -> tuple[int, int, int]:
+                  channels_last: bool, outer_ones: bool) -> tuple[int, ...]:
     if values is None:
-        return (default,) * 3  # type: ignore[return-value]
+        return (default,) * 3
     if len(values) not in (1, 3, 5):
         raise ValueError(f"{name} has {len(values)} values; it must have 1, 3 or 5")
+    spatial: tuple[int, ...]
     if len(values) == 1:
         spatial = (values[0],) * 3
     elif len(values) == 3:
@@ -1474,7 +1475,7 @@ def _pool_spatial(name: str, values: tuple[int, ...] | None, default: int,
             raise ValueError(f"{name}'s values on N and C must be 1")
     if min(spatial) <= 0:
         raise ValueError(f"{name}'s spatial values {list(spatial)} must be above 0")
-    return spatial  # type: ignore[return-value]
+    return spatial
 
 
 def max_pool3d_geometry(shape: tuple[int, ...], ksize: tuple[int, ...],

@@ -1574,11 +1574,9 @@ def add_rms_norm_quant(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, scales
         rstd = np.float32(1) / np.sqrt(mean + np.float32(epsilon))
         normed = total * rstd
         g = np.asarray(widen(gamma), np.float32).reshape(-1)
-        if half:
+        y: np.ndarray = normed * g
+        if half:  # gamma multiplied in float16
             y = (normed.astype(np.float16).astype(np.float32) * g).astype(np.float16)
-            y = y.astype(np.float32)
-        else:
-            y = normed * g
     y = np.asarray(y, np.float32)
     if scales2Optional is not None:
         _quantised(y, scales2Optional, zeroPoints2Optional, divMode, y2Out)

@@ -14,7 +14,15 @@ import numpy as np
 
 from ...ops.dtypes import Dtypes
 from ...ops.outputs import max_pool3d_geometry
-from . import INNER_NULLPTR, Refusal, check_output_shapes, output_shapes, store, tensor_format, widen
+from . import (
+    INNER_NULLPTR,
+    Refusal,
+    check_output_shapes,
+    output_shapes,
+    store,
+    tensor_format,
+    widen,
+)
 from .elementwise import FLOATS
 from .elementwise import register as builtin
 from .foreach import PRIVATE_FORMATS
@@ -938,7 +946,7 @@ def max_unpool3d_backward(gradOutput: np.ndarray, self: np.ndarray, indices: np.
 # dtype; pads default six zeros, dilation ones, dataFormatOptional "NDHWC" (else "NCDHW").
 # The output geometry is aclnn_py.ops.outputs.max_pool3d_geometry's (op_host/
 # max_pool3_d_infershape.cpp); a failure there is l0op::MaxPool3D's nullptr: 561103.
-def _max_pool3d_geometry(*arguments: Any) -> tuple[bool, list[tuple[int, ...]]]:
+def _max_pool3d_geometry(*arguments: Any) -> tuple[bool, list[tuple[int, int, int, int, int]]]:
     try:
         return max_pool3d_geometry(*arguments)
     except ValueError as error:  # l0op::MaxPool3D's infershape failed: nullptr
