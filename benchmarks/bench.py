@@ -2448,6 +2448,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         E(volume.shape),
         lambda: aten.adaptive_max_pool3d_backward(T(volume_grad), T(volume),
                                                   torch.from_numpy(volume_index)))
+    pair = rng.uniform(-10, 10, (1024, 2048)).astype(np.float32)
+    cases["aclnnSwigluClamp"] = lambda: EmulatedCase(
+        {"x": pair, "limit": 7.0}, E(square),
+        lambda: F.silu(T(pair)[:, :1024]).clamp(max=7.0) * T(pair)[:, 1024:].clamp(-7.0, 7.0))
     cases["aclnnMaxPool3D"] = lambda: EmulatedCase(
         {"x": volume, "ksize": [2], "strides": [2], "padding": "VALID", "padsOptional": None,
          "dilationOptional": None, "ceilMode": 0, "dataFormatOptional": "NCDHW"},

@@ -1095,6 +1095,14 @@ if torch is not None:
         return _out(launch, y[tuple(slice(0, n) for n in shape)])
 
     REFERENCES["aclnnMaxPool3D"] = _max_pool3d_tf
+
+    def _swiglu_clamp(launch: Launch) -> dict[str, Any]:
+        """ops-nn experimental/activation/swiglu_clamp/README.md's formula."""
+        x, limit = launch.input(), launch.arg("limit")
+        gate, up = x.chunk(2, dim=-1)
+        return _out(launch, functional.silu(gate).clamp(max=limit) * up.clamp(-limit, limit))
+
+    REFERENCES["aclnnSwigluClamp"] = _swiglu_clamp
     REFERENCES["aclnnMaxPool3dWithArgmaxBackward"] = lambda launch: _scatter_grad(launch, 3)
     REFERENCES["aclnnMaxPool"] = _max_pool_onnx
     REFERENCES["aclnnMaxUnpool2dBackward"] = _max_unpool_backward(2)

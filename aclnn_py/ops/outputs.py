@@ -1536,3 +1536,12 @@ def _max_pool3d(values: Values) -> dict[str, OutputLayout]:
     first = 1 if last else 2
     shape[first:first + 3] = [g[4] for g in geometry]
     return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnSwigluClamp")
+def _swiglu_clamp(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn experimental/activation/swiglu_clamp/op_host/op_api/aclnn_swiglu_clamp.cpp
+    CheckShape: y is x with its last dim halved, in x's dtype."""
+    x = values["x"]
+    shape = _shape(x)
+    return {"y": OutputLayout(shape[:-1] + (shape[-1] // 2,) if shape else shape, x.dtype)}

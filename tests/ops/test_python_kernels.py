@@ -952,6 +952,14 @@ def max_pool2d_with_indices_backward(rng, dtype):
         np.empty(x.shape, dtype), grad
 
 
+@case("aclnnSwigluClamp", "both clamps reached", dtypes=("float32", "float16", "bfloat16"))
+def swiglu_clamp(rng, dtype):
+    x = rand(rng, (3, 2, 16), dtype, -12, 12)
+    gate, up = T(x).float()[..., :8], T(x).float()[..., 8:]
+    y = F.silu(gate).clamp(max=5.0) * up.clamp(-5.0, 5.0)
+    return {"x": x, "limit": 5.0}, np.empty((3, 2, 8), dtype), N(y.to(TORCH_DTYPES[dtype]))
+
+
 @case("aclnnMaxPool3D", "NDHWC, SAME padding, strides 2", dtypes=("float16", "float32", "bfloat16"))
 def max_pool3d_same(rng, dtype):
     x = rand(rng, (2, 5, 6, 7, 3), dtype)

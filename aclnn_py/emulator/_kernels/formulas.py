@@ -400,6 +400,8 @@ FORMULAS: dict[str, Formula] = {
     "aclnnMaxPool2dWithIndicesBackward": _f("each output's gradient to the element h W + w its "
                                             "index names, summed where windows overlap",
                                             "the same (bincount in float64)"),
+    "aclnnSwigluClamp": _f("gate, up = x's halves; y = min(silu(gate), limit) clamp(up, -limit, "
+                           "limit)", "float32, rounded once"),
     "aclnnMaxPool3D": _f("the maximum of each window (VALID, SAME or CALCULATED padding, "
                          "padding taking no part)", "exact, NaN propagating"),
     "aclnnMaxPool3dWithArgmax": _f("the maximum of each window, its index d H W + h W + w",
