@@ -1981,6 +1981,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         cases[f"aclnn{name}"] = (lambda o=offset: EmulatedCase(
             {"x": X, "gamma": W, "epsilon": 1e-6},
             {"yOut": E(square), "rstdOut": E((1024, 1))}, lambda: rms(T(X), o)))
+    H, HW = X.astype(np.float16), W.astype(np.float16)
+    cases["aclnnRmsNormQuant"] = lambda: EmulatedCase(
+        {"x": H, "gamma": HW, "beta": HW, "scale": np.array([0.05], np.float16),
+         "offset": np.array([1], np.int8), "epsilon": 1e-6}, E(square, np.int8),
+        lambda: torch.clamp(torch.round((T(H).float() * torch.rsqrt(
+            T(H).float().square().mean(1, keepdim=True) + 1e-6) * T(HW).float()
+            + T(HW).float()) / 0.05 + 1).half(), -128, 127).to(torch.int8))
+    cases["aclnnAddRmsNormQuant"] = lambda: EmulatedCase(
+        {"x1": H, "x2": H, "gamma": HW, "scales1": np.full(1024, 0.05, np.float32),
+         "scales2Optional": None, "zeroPoints1Optional": None, "zeroPoints2Optional": None,
+         "axis": -1, "epsilon": 1e-6, "divMode": True},
+        {"y1Out": E(square, np.int8), "y2Out": E(square, np.int8), "xOut": E(square, np.float16)},
+        lambda: (torch.clamp(torch.round((2 * T(H)).float() * torch.rsqrt(
+            (2 * T(H)).float().square().mean(1, keepdim=True) + 1e-6) * T(HW).float() / 0.05),
+            -128, 127).to(torch.int8), None, 2 * T(H)))
     X2 = y.reshape(square)
     cases["aclnnAddRmsNorm"] = lambda: EmulatedCase(
         {"x1": X, "x2": X2, "gamma": W, "epsilon": 1e-6},
@@ -2433,6 +2448,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         E(volume.shape),
         lambda: aten.adaptive_max_pool3d_backward(T(volume_grad), T(volume),
                                                   torch.from_numpy(volume_index)))
+    pair = rng.uniform(-10, 10, (1024, 2048)).astype(np.float32)
+    cases["aclnnSwigluClamp"] = lambda: EmulatedCase(
+        {"x": pair, "limit": 7.0}, E(square),
+        lambda: F.silu(T(pair)[:, :1024]).clamp(max=7.0) * T(pair)[:, 1024:].clamp(-7.0, 7.0))
+    cases["aclnnMaxPool3D"] = lambda: EmulatedCase(
+        {"x": volume, "ksize": [2], "strides": [2], "padding": "VALID", "padsOptional": None,
+         "dilationOptional": None, "ceilMode": 0, "dataFormatOptional": "NCDHW"},
+        E((16, 64, 4, 2, 16)), lambda: F.max_pool3d(T(volume), 2, 2))
     cases["aclnnMaxPool3dWithArgmax"] = lambda: EmulatedCase(
         {"self": volume, "kernelSize": [2], "stride": [2], "padding": [0], "dilation": [1],
          "ceilMode": False},
@@ -2808,6 +2831,11 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnQuantMatmulV3"] = lambda: EmulatedCase(
         {"x1": eights, "x2": eights, "scale": channel_scale, "offset": None, "bias": None,
          "transposeX1": False, "transposeX2": False}, E(square, np.float16), _dequantised)
+    cases["aclnnQuantMatmulV2"] = lambda: EmulatedCase(
+        {"x1": eights, "x2": eights, "bias": np.zeros(square[1], np.int32),
+         "deqScale": np.resize(channel_scale.view(np.uint32).astype(np.uint64)
+                               | np.uint64(1 << 46), -(-square[1] // 16) * 16),
+         "adjX1": False, "adjX2": False}, E(square, np.float16), _dequantised)
     cases["aclnnQuantMatmulV4"] = lambda: EmulatedCase(
         {"x1": eights, "x2": eights, "scale": channel_scale, "offset": None,
          "pertokenScaleOptional": None, "bias": None, "transposeX1": False,

@@ -404,6 +404,20 @@ if torch is not None:
 
     REFERENCES["aclnnQuantMatmulV3"] = lambda launch: _quant_matmul(launch, "scale", "offset",
                                                                      None)
+    def _quant_matmul_v2(launch: Launch) -> dict[str, Any]:
+        """ops-nn matmul/quant_matmul/docs/aclnnQuantMatmulV2.md: (x1 @ x2 + bias) deqScale,
+        deqScale's first n values per column."""
+        x1, x2 = launch.tensor("x1"), launch.tensor("x2")
+        x1 = x1.transpose(-1, -2) if launch.arg("adjX1") else x1
+        x2 = x2.transpose(-1, -2) if launch.arg("adjX2") else x2
+        value = x1 @ x2
+        bias = launch.tensor("bias")
+        if bias is not None:
+            value = value + bias
+        scale = _packed_scale(launch.tensor("deqScale")).reshape(-1)[:value.shape[-1]]
+        return _out(launch, value.double() * scale)
+
+    REFERENCES["aclnnQuantMatmulV2"] = _quant_matmul_v2
     REFERENCES["aclnnQuantMatmulV4"] = lambda launch: _quant_matmul(
         launch, "scale", "offset", "pertokenScaleOptional")
     REFERENCES["aclnnQuantMatmulWeightNz"] = lambda launch: _quant_matmul(
@@ -516,6 +530,42 @@ if torch is not None:
         return {"yOut": x * rstd * gamma, "rstdOut": rstd, "xOut": x}
 
     REFERENCES["aclnnAddRmsNorm"] = _add_rms_norm
+
+    def _rms_norm_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md: round((x / rms(x) gamma +
+        beta) / scale + offset), saturated into int8 (scale[0] and offset[0], as its kernel)."""
+        x = launch.input().double()
+        gamma, beta = launch.tensor("gamma").double(), launch.tensor("beta").double()
+        rms = torch.sqrt(x.square().mean(-1, keepdim=True) + launch.arg("epsilon"))
+        normed = x / rms * gamma.reshape(-1) + beta.reshape(-1)
+        value = normed / launch.tensor("scale").double().reshape(-1)[0] \
+            + launch.tensor("offset").double().reshape(-1)[0]
+        value = torch.nan_to_num(value, nan=0.0)
+        return {"y": torch.round(value.clamp(-128, 127)).to(torch.int8)}
+
+    REFERENCES["aclnnRmsNormQuant"] = _rms_norm_quant
+
+    def _add_rms_norm_quant(launch: Launch) -> dict[str, Any]:
+        """ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md's formulas."""
+        x = launch.input().double() + launch.tensor("x2").double()
+        rms = torch.sqrt(x.square().mean(-1, keepdim=True) + launch.arg("epsilon"))
+        y = x / rms * launch.tensor("gamma").double().reshape(-1)
+
+        def quant(scales: str, zero: str) -> Any:
+            factor = launch.tensor(scales).double().reshape(-1)
+            value = y / factor if launch.arg("divMode") else y * factor
+            points = launch.tensor(zero)
+            if points is not None:
+                value = value + points.double().reshape(-1)
+            value = torch.nan_to_num(value, nan=0.0)
+            return torch.round(value.clamp(-128, 127)).to(torch.int8)
+
+        found = {"y1Out": quant("scales1", "zeroPoints1Optional"), "xOut": x}
+        if launch.tensor("scales2Optional") is not None:
+            found["y2Out"] = quant("scales2Optional", "zeroPoints2Optional")
+        return found
+
+    REFERENCES["aclnnAddRmsNormQuant"] = _add_rms_norm_quant
 
     def _add_rms_norm_cast(launch: Launch) -> dict[str, Any]:
         found = _add_rms_norm(launch)
@@ -1012,6 +1062,47 @@ if torch is not None:
     REFERENCES["aclnnAdaptiveMaxPool3dBackward"] = lambda launch: _scatter_grad(launch, 3)
     REFERENCES["aclnnMaxPool2dWithIndicesBackward"] = lambda launch: _scatter_grad(launch, 2)
     REFERENCES["aclnnMaxPool3dWithArgmax"] = _max_pool3d_argmax
+
+    def _max_pool3d_tf(launch: Launch) -> dict[str, Any]:
+        """ops-nn experimental/pooling/max_pool3_d/docs/aclnnMaxPool3D.md: the maximum of each
+        window, padding taking no part (-inf), cropped to the out given."""
+        last = (launch.arg("dataFormatOptional") or "NDHWC") == "NDHWC"
+        x = launch.input()
+        x = x.permute(0, 4, 1, 2, 3) if last else x
+
+        def spatial(name: str, default: int) -> list[int]:
+            values = launch.arg(name) or [default]
+            if len(values) == 5:
+                return list(values[1:4] if last else values[2:5])
+            return list(values) * 3 if len(values) == 1 else list(values)
+
+        k, s, d = spatial("ksize", 1), spatial("strides", 1), spatial("dilationOptional", 1)
+        pads = launch.arg("padsOptional") or [0] * 6
+        widths: list[int] = []
+        for i in (2, 1, 0):  # F.pad's order: the last dim first
+            size, span = x.shape[2 + i], d[i] * (k[i] - 1) + 1
+            if launch.arg("padding") == "SAME":
+                out = -(-size // s[i])
+                before = max((out - 1) * s[i] + span - size, 0) // 2
+            elif launch.arg("padding") == "CALCULATED":
+                before = pads[2 * i]
+            else:
+                before = 0
+            widths += [before, span + s[i]]
+        y = functional.max_pool3d(functional.pad(x, widths, value=float("-inf")), k, s, 0, d)
+        y = y.permute(0, 2, 3, 4, 1) if last else y
+        shape = launch.results[launch.written[0]].shape
+        return _out(launch, y[tuple(slice(0, n) for n in shape)])
+
+    REFERENCES["aclnnMaxPool3D"] = _max_pool3d_tf
+
+    def _swiglu_clamp(launch: Launch) -> dict[str, Any]:
+        """ops-nn experimental/activation/swiglu_clamp/README.md's formula."""
+        x, limit = launch.input(), launch.arg("limit")
+        gate, up = x.chunk(2, dim=-1)
+        return _out(launch, functional.silu(gate).clamp(max=limit) * up.clamp(-limit, limit))
+
+    REFERENCES["aclnnSwigluClamp"] = _swiglu_clamp
     REFERENCES["aclnnMaxPool3dWithArgmaxBackward"] = lambda launch: _scatter_grad(launch, 3)
     REFERENCES["aclnnMaxPool"] = _max_pool_onnx
     REFERENCES["aclnnMaxUnpool2dBackward"] = _max_unpool_backward(2)

@@ -1461,3 +1461,129 @@ def _exp_segsum(values: Values) -> dict[str, OutputLayout]:
 def _quantize(values: Values) -> dict[str, OutputLayout]:
     """out of x's shape, in the dtype asked for."""
     return {"out": OutputLayout(_shape(values["x"]), _dtype(values["dtype"], np.int8))}
+
+
+@_rule("aclnnQuantMatmulV2")
+def _quant_matmul_v2(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn matmul/quant_matmul/op_host/op_api/aclnn_quant_matmul.cpp CheckOutShape: out
+    (batch, m, n) in float16 (batch: InferOutputShape's broadcast) from x1 (batch, m, k) (or
+    (batch, k, m) with adjX1) and x2 (batch, k, n) (or (batch, n, k) with adjX2)."""
+    a, b = _shape(values["x1"]), _shape(values["x2"])
+    m = a[-1] if values.get("adjX1") else a[-2]
+    n = b[-2] if values.get("adjX2") else b[-1]
+    batch = tuple(int(d) for d in np.broadcast_shapes(a[:-2], b[:-2]))
+    return {"out": OutputLayout((*batch, m, n), np.dtype(np.float16))}
+
+
+@_rule("aclnnRmsNormQuant")
+def _rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md: y of x's shape, int8."""
+    return {"y": OutputLayout(_shape(values["x"]), np.dtype(np.int8))}
+
+
+@_rule("aclnnAddRmsNormQuant")
+def _add_rms_norm_quant(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md: y1Out and y2Out int8 and
+    xOut (x1 + x2) of x1's shape and dtype."""
+    x1 = values["x1"]
+    i8 = np.dtype(np.int8)
+    return {"y1Out": OutputLayout(_shape(x1), i8), "y2Out": OutputLayout(_shape(x1), i8),
+            "xOut": OutputLayout(_shape(x1), x1.dtype)}
+
+
+# ops-nn experimental/pooling/max_pool3_d/op_host/max_pool3_d_infershape.cpp: x 5-d; ksize,
+# strides and dilation of 1, 3 or 5 values (5: in dataFormat's order, N's and C's 1 for ksize and
+# strides), each spatial one above 0; padding "VALID" (out = (in - dilation (k - 1) - 1) //
+# stride + 1), "SAME" (out = ceil(in / stride); TensorFlow's split, the smaller half before) or
+# "CALCULATED" (pads (front, back, top, bottom, left, right), each >= 0; out = (in + pads -
+# dilation (k - 1) - 1 (+ stride - 1 with ceilMode)) // stride + 1, one less when ceilMode's last
+# window starts beyond the front pad and the input). dataFormat defaults to "NDHWC"
+# (op_host/op_api/aclnn_max_pool3_d.cpp).
+def _pool_spatial(name: str, values: tuple[int, ...] | None, default: int,
+                  channels_last: bool, outer_ones: bool) -> tuple[int, ...]:
+    if values is None:
+        return (default,) * 3
+    if len(values) not in (1, 3, 5):
+        raise ValueError(f"{name} has {len(values)} values; it must have 1, 3 or 5")
+    spatial: tuple[int, ...]
+    if len(values) == 1:
+        spatial = (values[0],) * 3
+    elif len(values) == 3:
+        spatial = tuple(values)
+    else:
+        spatial = tuple(values[1:4]) if channels_last else tuple(values[2:5])
+        channel = values[4] if channels_last else values[1]
+        if outer_ones and (values[0] != 1 or channel != 1):
+            raise ValueError(f"{name}'s values on N and C must be 1")
+    if min(spatial) <= 0:
+        raise ValueError(f"{name}'s spatial values {list(spatial)} must be above 0")
+    return spatial
+
+
+def max_pool3d_geometry(shape: tuple[int, ...], ksize: tuple[int, ...],
+                        strides: tuple[int, ...], padding: str,
+                        padsOptional: tuple[int, ...] | None,
+                        dilationOptional: tuple[int, ...] | None, ceilMode: int,
+                        dataFormatOptional: str | None
+                        ) -> tuple[bool, list[tuple[int, int, int, int, int]]]:
+    """For x of ``shape``: (channels last, per spatial dim (k, stride, dilation, pad before,
+    out)); a ValueError where the infershape fails."""
+    fmt = "NDHWC" if dataFormatOptional is None else dataFormatOptional
+    if len(shape) != 5:
+        raise ValueError(f"x has {len(shape)} dimensions; it must have 5")
+    if fmt not in ("NDHWC", "NCDHW"):
+        raise ValueError(f"dataFormat {fmt!r} must be NCDHW or NDHWC")
+    last = fmt == "NDHWC"
+    k = _pool_spatial("ksize", ksize, 1, last, True)
+    s = _pool_spatial("strides", strides, 1, last, True)
+    dil = _pool_spatial("dilation", dilationOptional, 1, last, False)
+    sizes = shape[1:4] if last else shape[2:5]
+    pads = (0,) * 6 if padsOptional is None else tuple(padsOptional)
+    geometry = []
+    if padding == "CALCULATED":
+        if len(pads) != 6:
+            raise ValueError(f"pads has {len(pads)} values; it must have 6")
+        if min(pads) < 0:
+            raise ValueError(f"pads {list(pads)} must not be negative")
+    elif padding not in ("VALID", "SAME"):
+        raise ValueError(f"padding {padding!r} must be CALCULATED, VALID or SAME")
+    for i, size in enumerate(sizes):
+        span = dil[i] * (k[i] - 1) + 1
+        if padding == "VALID":
+            out, before = (size - span) // s[i] + 1, 0
+        elif padding == "SAME":
+            out = -(-size // s[i])
+            before = max((out - 1) * s[i] + span - size, 0) // 2
+        else:
+            before, after = pads[2 * i], pads[2 * i + 1]
+            numerator = size + before + after - span + (s[i] - 1 if ceilMode else 0)
+            out = numerator // s[i] + 1
+            if ceilMode and (out - 1) * s[i] >= size + before:
+                out -= 1
+        geometry.append((k[i], s[i], dil[i], before, max(out, 0)))
+    return last, geometry
+
+
+@_rule("aclnnMaxPool3D")
+def _max_pool3d(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn experimental/pooling/max_pool3_d/op_host/max_pool3_d_infershape.cpp: x's shape
+    with its spatial dims pooled (max_pool3d_geometry), x's dtype."""
+    x = values["x"]
+    last, geometry = max_pool3d_geometry(_shape(x), values["ksize"], values["strides"],
+                                         values["padding"], values.get("padsOptional"),
+                                         values.get("dilationOptional"),
+                                         values.get("ceilMode", 0),
+                                         values.get("dataFormatOptional"))
+    shape = list(_shape(x))
+    first = 1 if last else 2
+    shape[first:first + 3] = [g[4] for g in geometry]
+    return {"out": OutputLayout(tuple(shape), x.dtype)}
+
+
+@_rule("aclnnSwigluClamp")
+def _swiglu_clamp(values: Values) -> dict[str, OutputLayout]:
+    """ops-nn experimental/activation/swiglu_clamp/op_host/op_api/aclnn_swiglu_clamp.cpp
+    CheckShape: y is x with its last dim halved, in x's dtype."""
+    x = values["x"]
+    shape = _shape(x)
+    return {"y": OutputLayout(shape[:-1] + (shape[-1] // 2,) if shape else shape, x.dtype)}

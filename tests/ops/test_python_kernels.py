@@ -952,6 +952,35 @@ def max_pool2d_with_indices_backward(rng, dtype):
         np.empty(x.shape, dtype), grad
 
 
+@case("aclnnSwigluClamp", "both clamps reached", dtypes=("float32", "float16", "bfloat16"))
+def swiglu_clamp(rng, dtype):
+    x = rand(rng, (3, 2, 16), dtype, -12, 12)
+    gate, up = T(x).float()[..., :8], T(x).float()[..., 8:]
+    y = F.silu(gate).clamp(max=5.0) * up.clamp(-5.0, 5.0)
+    return {"x": x, "limit": 5.0}, np.empty((3, 2, 8), dtype), N(y.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxPool3D", "NDHWC, SAME padding, strides 2", dtypes=("float16", "float32", "bfloat16"))
+def max_pool3d_same(rng, dtype):
+    x = rand(rng, (2, 5, 6, 7, 3), dtype)
+    # SAME: out ceil(in / 2) = (3, 3, 4), total pads (2, 1, 2), the smaller half before
+    v = F.pad(T(x).float().permute(0, 4, 1, 2, 3), (1, 1, 0, 1, 1, 1), value=float("-inf"))
+    y = F.max_pool3d(v, 3, 2).permute(0, 2, 3, 4, 1)
+    return {"x": x, "ksize": [1, 3, 3, 3, 1], "strides": [1, 2, 2, 2, 1], "padding": "SAME",
+            "padsOptional": [0] * 6, "dilationOptional": [1] * 5, "ceilMode": 0,
+            "dataFormatOptional": "NDHWC"}, np.empty((2, 3, 3, 4, 3), dtype), \
+        N(y.to(TORCH_DTYPES[dtype]))
+
+
+@case("aclnnMaxPool3D", "NCDHW, CALCULATED pads, ceilMode, dilation", dtypes=("float32",))
+def max_pool3d_calculated(rng, dtype):
+    x = rand(rng, (1, 2, 6, 7, 8), dtype)
+    y = F.max_pool3d(T(x), (2, 3, 2), (2, 2, 3), (1, 1, 0), (1, 2, 1), ceil_mode=True)
+    return {"x": x, "ksize": [2, 3, 2], "strides": [2, 2, 3], "padding": "CALCULATED",
+            "padsOptional": [1, 1, 1, 1, 0, 0], "dilationOptional": [1, 2, 1], "ceilMode": 1,
+            "dataFormatOptional": "NCDHW"}, np.empty(tuple(y.shape), dtype), N(y)
+
+
 @case("aclnnMaxPool3dWithArgmax")
 def max_pool3d_with_argmax(rng, dtype):
     x = _distinct(rng, (1, 2, 5, 6, 5), dtype)
@@ -2656,6 +2685,45 @@ def gemma_rms_norm(rng, dtype):
     return _rms_norm_case(rng, dtype, 1.0)
 
 
+@case("aclnnRmsNormQuant", "per-tensor scale and offset, saturating, NaN row 0",
+      dtypes=("float16", "bfloat16"))
+def rms_norm_quant(rng, dtype):
+    x, gamma, beta = rand(rng, (3, 16), dtype), rand(rng, (1, 16), dtype), rand(rng, (16,), dtype)
+    x[2, 3] = np.nan
+    scale, offset = np.array([0.02], dtype), np.array([3], np.int8)
+    v = T(x).float()
+    normed = v * torch.rsqrt(v.square().mean(1, keepdim=True) + 1e-6) * T(gamma).float()[0] \
+        + T(beta).float()
+    value = (normed * (1 / T(scale).float()[0]) + 3).half()
+    y = torch.round(torch.nan_to_num(value, nan=0.0).clamp(-128, 127)).to(torch.int8)
+    return {"x": x, "gamma": gamma, "beta": beta, "scale": scale, "offset": offset,
+            "epsilon": 1e-6}, np.empty((3, 16), np.int8), N(y)
+
+
+@case("aclnnAddRmsNormQuant", "two quantisations, divMode, saturating",
+      dtypes=("float16", "bfloat16"))
+def add_rms_norm_quant(rng, dtype):
+    x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
+    half = dtype == "float16"
+    sdtype, zdtype = ("float32", "int32") if half else ("bfloat16", "bfloat16")
+    s1, s2 = rand(rng, (8,), sdtype, 0.005, 0.02), rand(rng, (8,), sdtype, 0.01, 0.1)
+    z1 = (rng.integers(-5, 5, (8,)) if half else rand(rng, (8,), "float32", -5, 5)).astype(zdtype)
+    x = T(x1).float() + T(x2).float()
+    xs = x.half().float() if half else x
+    normed = xs * torch.rsqrt(xs.square().mean(1, keepdim=True) + 1e-6)
+    y = (normed.half() * T(gamma)).float() if half else normed * T(gamma).float()
+
+    def quant(value):
+        return torch.round(value).clamp(-128, 127).to(torch.int8)
+
+    outs = (np.empty((4, 8), np.int8), np.empty((4, 8), np.int8), np.empty((4, 8), dtype))
+    return {"x1": x1, "x2": x2, "gamma": gamma, "scales1": s1, "scales2Optional": s2,
+            "zeroPoints1Optional": z1, "zeroPoints2Optional": None, "axis": -1,
+            "epsilon": 1e-6, "divMode": True}, outs, \
+        (N(quant(y / T(s1).float() + T(z1).float())), N(quant(y / T(s2).float())),
+         N(x.to(TORCH_DTYPES[dtype])))
+
+
 @case("aclnnAddRmsNorm")
 def add_rms_norm(rng, dtype):
     x1, x2, gamma = rand(rng, (4, 8), dtype), rand(rng, (4, 8), dtype), rand(rng, (8,), dtype)
@@ -3564,6 +3632,19 @@ def quant_matmul_v3(rng, dtype):
 @case("aclnnQuantMatmulWeightNz", dtypes=("float16",))
 def quant_matmul_weight_nz(rng, dtype):
     return _quant_matmul_case(rng, dtype, True)
+
+
+@case("aclnnQuantMatmulV2", "deqScale padded to 16, adjX2", dtypes=("float16",))
+def quant_matmul_v2(rng, dtype):
+    x1 = rng.integers(-128, 128, (2, 3, 40)).astype(np.int8)
+    x2 = rng.integers(-128, 128, (2, 5, 40)).astype(np.int8)
+    scale = rand(rng, (16,), np.float32, 1e-4, 1e-3)
+    bias = rng.integers(-1000, 1000, (5,)).astype(np.int32)
+    exact = T(x1).long() @ T(x2).long().transpose(-1, -2) + T(bias).long()
+    kept = torch.from_numpy((scale.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32))
+    expected = (exact.float() * kept[:5]).half()
+    return {"x1": x1, "x2": x2, "bias": bias, "deqScale": _packed(scale, None, False),
+            "adjX1": False, "adjX2": True}, np.empty((2, 3, 5), np.float16), N(expected)
 
 
 @case("aclnnQuantMatmulV4", "per-token, float scale, transposed x2, int8 out",

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from . import tensor_format
+from ...ops.dtypes import Dtypes
+from . import store, tensor_format, widen
 from .elementwise import apply, compute_dtype, promote_types, real_value, register, same_shape
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -788,3 +789,44 @@ def inplace_rrelu_with_noise(self: np.ndarray, noise: np.ndarray, lower: Any, up
                              training: bool, seed: int, offset: int) -> None:
     """aclnnRReluWithNoise into self."""
     _rrelu(self.copy(), noise, lower, upper, training, seed, offset, self)
+
+
+# ---- SwigluClamp (ops-nn experimental) ---------------------------------------------------------
+#
+# hicann ops-nn experimental/activation/swiglu_clamp/README.md: x [..., 2N] split into gate
+# (the first N) and up (the last N); y = min(silu(gate), limit) * clamp(up, -limit, limit).
+# Float16 and bfloat16 compute in float32 and round once (op_kernel/swiglu_clamp.h). The checks
+# (op_host/op_api/aclnn_swiglu_clamp.cpp CheckParams): x float32, float16 or bfloat16 (Atlas A2),
+# y x's dtype; x and y at most 8 dims (MAX_SUPPORT_DIMS_NUMS, common/inc/op_api/
+# op_api_def_nn.h), of one rank, y's last dim half x's, the others equal (CheckShape; a 0-d x
+# passes it); limit above 0.
+def _swiglu_clamp_check(x: np.ndarray, limit: float, y: np.ndarray) -> None:
+    if y.dtype != x.dtype:
+        raise ValueError(f"y has dtype {y.dtype.name}; it must be x's {x.dtype.name}")
+    for name, value in (("x", x), ("y", y)):
+        if value.ndim > 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions; it must have at most 8")
+    if x.ndim != y.ndim:
+        raise ValueError(f"x has {x.ndim} dimensions and y {y.ndim}; they must be equal")
+    if x.ndim:
+        if x.shape[-1] != 2 * y.shape[-1]:
+            raise ValueError(f"x's last dim ({x.shape[-1]}) must be twice y's ({y.shape[-1]})")
+        if x.shape[:-1] != y.shape[:-1]:
+            raise ValueError(f"y has shape {list(y.shape)}; its leading dims must be x's "
+                             f"{list(x.shape[:-1])}")
+    if not limit > 0:
+        raise ValueError(f"limit must be above 0, got {limit}")
+
+
+@register("aclnnSwigluClamp", dtypes=Dtypes(("float32", "float16", "bfloat16")),
+          check=_swiglu_clamp_check)
+def swiglu_clamp(x: np.ndarray, limit: float, y: np.ndarray) -> None:
+    """The formula above."""
+    if x.ndim == 0 or y.size == 0:
+        return
+    wide = np.asarray(widen(x))
+    half = wide.shape[-1] // 2
+    gate, up = wide[..., :half], wide[..., half:]
+    bound = np.float32(limit)
+    silu = gate / (np.float32(1) + np.exp(-gate))
+    store(y, np.minimum(silu, bound) * np.clip(up, -bound, bound))

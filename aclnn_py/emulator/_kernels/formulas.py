@@ -400,6 +400,10 @@ FORMULAS: dict[str, Formula] = {
     "aclnnMaxPool2dWithIndicesBackward": _f("each output's gradient to the element h W + w its "
                                             "index names, summed where windows overlap",
                                             "the same (bincount in float64)"),
+    "aclnnSwigluClamp": _f("gate, up = x's halves; y = min(silu(gate), limit) clamp(up, -limit, "
+                           "limit)", "float32, rounded once"),
+    "aclnnMaxPool3D": _f("the maximum of each window (VALID, SAME or CALCULATED padding, "
+                         "padding taking no part)", "exact, NaN propagating"),
     "aclnnMaxPool3dWithArgmax": _f("the maximum of each window, its index d H W + h W + w",
                                    "as aclnnMaxPool2dWithIndices, over three dims"),
     "aclnnMaxPool3dWithArgmaxBackward": _f("each output's gradient to the element its index "
@@ -505,6 +509,15 @@ FORMULAS: dict[str, Formula] = {
     "aclnnQuantMatmulV3": _f("out = (x1 @ x2 + bias) scale + offset, or x1 @ x2 scale + bias",
                              "x1 @ x2 exact (float64 BLAS of int8, then int32), a uint64 scale "
                              "its low 32 bits as float32, float32 rounded once"),
+    "aclnnAddRmsNormQuant": _f("x = x1 + x2; y = x / sqrt(mean(x^2) + epsilon) gamma; yiOut = "
+                               "round(y / scalesi + zeroPointsi) (y scalesi without divMode)",
+                               "float16: x and y gamma rounded to float16; float32 quantisation, "
+                               "ties to even, saturated, NaN 0"),
+    "aclnnRmsNormQuant": _f("y = round((x / sqrt(mean(x^2) + epsilon) gamma + beta) / scale + "
+                            "offset)", "float32, then float16, saturated, ties to even; "
+                            "scale[0] and offset[0]; NaN 0"),
+    "aclnnQuantMatmulV2": _f("out = (x1 @ x2 + bias) deqScale, deqScale's first n values "
+                             "per column", "as QuantMatmulV3, out float16"),
     "aclnnQuantMatmulV4": _f("QuantMatmulV3's, times pertokenScale per row",
                              "as QuantMatmulV3"),
     "aclnnQuantMatmulWeightNz": _f("QuantMatmulV4's with x2 FRACTAL_NZ (x2Scale the scale, "

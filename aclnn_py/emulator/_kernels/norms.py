@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import check_output_shapes, store, tensor_format, widen
+from . import NO_KERNEL, Refusal, check_output_shapes, store, tensor_format, widen
 from .elementwise import BLOCK, FLOATS
 from .elementwise import register as builtin
 from .nn import _layer_norm_check, group_norm, group_norm_backward, layer_norm, layer_norm_backward
@@ -1405,3 +1405,179 @@ def modulate_backward(grad_output: np.ndarray, input: np.ndarray, scale: Any, sh
             store(grad_scale, np.sum(g * widen(input).astype(np.float32), axis=1))
     if shift is not None and grad_shift is not None:
         store(grad_shift, np.sum(g, axis=1))
+
+
+# ---- RmsNormQuant: RmsNorm then per-tensor int8 quantisation --------------------------------
+#
+# hicann ops-nn norm/rms_norm_quant/docs/aclnnRmsNormQuant.md:
+#   quant_in = x / sqrt(mean(x^2) + epsilon) * gamma + beta;  y = round(quant_in / scale + offset)
+# as its kernel (norm/rms_norm_quant/op_kernel/rms_norm_quant.cpp Compute) computes it: in float32,
+# x times 1 / rms, times gamma, plus beta, times 1 / scale[0] (GetScaleAndOffset reads the first
+# scale and offset only), plus offset[0]; then to float16, saturated to [-128, 127] and rounded
+# to nearest even into int8 (rms_norm_quant.h CastFromF16ToI8). The doc: a NaN gives 0.
+# Its checks (op_host/op_api/aclnn_rms_norm_quant.cpp, Atlas A2): x float16 or bfloat16, gamma
+# and beta x's dtype, scale x's dtype, offset int8, y int8 (int4, or int32 holding eight int4, are
+# not computed: 561003) (CheckDtypeValid); x 1 to 8 dims, gamma and beta 1 or 2 (a 2-d one is
+# its last row), gamma's last dim x's (CheckShapeDim); y of x's shape (the doc).
+def _rms_norm_quant_check(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                          scale: np.ndarray, offset: np.ndarray, epsilon: float,
+                          y: np.ndarray) -> None:
+    for name, value in (("gamma", gamma), ("beta", beta), ("scale", scale)):
+        if value.dtype != x.dtype:
+            raise ValueError(f"{name} has dtype {value.dtype.name}; it must be x's dtype "
+                             f"{x.dtype.name}")
+    if y.dtype != np.int8:
+        raise Refusal(f"y has dtype {y.dtype.name}: only an int8 y is computed", NO_KERNEL)
+    if not 1 <= x.ndim <= 8:
+        raise ValueError(f"x has {x.ndim} dimensions; it must have 1 to 8")
+    for name, value in (("gamma", gamma), ("beta", beta)):
+        if not 1 <= value.ndim <= 2:
+            raise ValueError(f"{name} has {value.ndim} dimensions; it must have 1 or 2")
+    if gamma.shape[-1] != x.shape[-1]:
+        raise ValueError(f"gamma's last dim ({gamma.shape[-1]}) must be x's ({x.shape[-1]})")
+    if scale.size == 0 or offset.size == 0:
+        raise ValueError("scale and offset must not be empty")
+    check_output_shapes("aclnnRmsNormQuant", {"x": x}, {"y": y}, "it must be x's shape")
+
+
+def quantise_half(value: np.ndarray, out: np.ndarray) -> None:
+    """float32 ``value`` into int8 ``out`` as rms_norm_quant.h's CastFrom32To16 then
+    CastFromF16ToI8 do: to float16, saturated to [-128, 127], rounded to nearest even; NaN 0."""
+    half = np.clip(value.astype(np.float16), -128, 127)
+    half = np.where(np.isnan(half), np.float16(0), half)
+    out[...] = np.rint(half).astype(np.int8)
+
+
+def _normed(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray | None,
+            epsilon: float) -> np.ndarray:
+    """x / rms(x) * gamma (+ beta) over x's last dim, in float32."""
+    wide = np.asarray(widen(x), np.float32)
+    with np.errstate(all="ignore"):
+        mean = np.mean(wide * wide, axis=-1, keepdims=True, dtype=np.float32)
+        factor = np.float32(1) / np.sqrt(mean + np.float32(epsilon))
+        value = wide * factor * np.asarray(widen(gamma), np.float32).reshape(-1)
+        if beta is not None:
+            value = value + np.asarray(widen(beta), np.float32).reshape(-1)
+    return np.asarray(value, np.float32)
+
+
+@builtin("aclnnRmsNormQuant", dtypes={"x": Dtypes(("float16", "bfloat16")),
+                                       "offset": Dtypes(("int8",))},
+         check=_rms_norm_quant_check)
+def rms_norm_quant(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, scale: np.ndarray,
+                   offset: np.ndarray, epsilon: float, y: np.ndarray) -> None:
+    """The formula above."""
+    if y.size == 0:
+        return
+    value = _normed(x, gamma, beta, epsilon)
+    with np.errstate(all="ignore"):
+        inverse = np.float32(1) / np.float32(widen(scale).reshape(-1)[0])
+        value = value * inverse + np.float32(offset.reshape(-1)[0])
+    quantise_half(value, y)
+
+
+# ---- AddRmsNormQuant: x1 + x2, RmsNorm, int8 quantisation per channel -------------------------
+#
+# hicann ops-nn norm/add_rms_norm_quant/docs/aclnnAddRmsNormQuant.md:
+#   x = x1 + x2;  y = x / sqrt(mean(x^2) + epsilon) * gamma
+#   y1Out = round(y / scales1 + zeroPoints1) (y * scales1 with divMode false); y2Out likewise
+#   with scales2Optional (written only when it is given).
+# As its Atlas A2 kernel computes (norm/add_rms_norm_quant/op_kernel/add_rms_norm_quant.h
+# Compute / ComputePart2 / doQuant): float16 adds x1 + x2 in float16, normalises it in float32,
+# rounds that to float16 and multiplies gamma in float16; bfloat16 adds in float32 (xOut rounded
+# to nearest even), normalises and multiplies gamma in float32. The quantisation is float32,
+# rounded to nearest even and saturated into int8 (add_rms_norm_quant_base.h RoundFloat2Int8);
+# a NaN gives 0, as aclnnRmsNormQuant's doc says. The checks (op_host/op_api/
+# aclnn_add_rms_norm_quant.cpp CheckParams): every tensor 1 to 8 dims, y1Out and y2Out one dtype
+# (the dtype lists are the phase-1 rules'). Only the Atlas A2 combinations of the doc's table are
+# computed (x1, x2, gamma, xOut float16 with float32 scales and int32 zero points, or all
+# bfloat16; y1Out and y2Out int8); other dtypes the op_api takes stop with 561003. x2, y1Out,
+# y2Out and xOut have x1's shape; gamma, the scales and zero points x1's last dim (the doc).
+_ARNQ_COMBINATIONS = {"float16": ("float32", "int32"), "bfloat16": ("bfloat16", "bfloat16")}
+
+
+def _add_rms_norm_quant_check(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray,
+                              scales1: np.ndarray, scales2Optional: Any,
+                              zeroPoints1Optional: Any, zeroPoints2Optional: Any, axis: int,
+                              epsilon: float, divMode: bool, y1Out: np.ndarray,
+                              y2Out: np.ndarray, xOut: np.ndarray) -> None:
+    tensors = {"x1": x1, "x2": x2, "gamma": gamma, "scales1": scales1,
+               "scales2Optional": scales2Optional, "zeroPoints1Optional": zeroPoints1Optional,
+               "zeroPoints2Optional": zeroPoints2Optional, "y1Out": y1Out, "y2Out": y2Out,
+               "xOut": xOut}
+    for name, value in tensors.items():
+        if value is not None and not 1 <= value.ndim <= 8:
+            raise ValueError(f"{name} has {value.ndim} dimensions; it must have 1 to 8")
+    if y1Out.dtype != y2Out.dtype:
+        raise ValueError(f"y2Out has dtype {y2Out.dtype.name}; it must be y1Out's "
+                         f"{y1Out.dtype.name}")
+    # beyond here the op_api's lists take the call; Atlas A2 has kernels for the doc's
+    # combinations only
+    combination = _ARNQ_COMBINATIONS.get(x1.dtype.name)
+    wanted = {"x2": x1.dtype.name, "gamma": x1.dtype.name, "xOut": x1.dtype.name,
+              "y1Out": "int8", "y2Out": "int8"}
+    if combination is not None:
+        wanted.update({"scales1": combination[0], "scales2Optional": combination[0],
+                       "zeroPoints1Optional": combination[1],
+                       "zeroPoints2Optional": combination[1]})
+    wrong = [f"{name} {tensors[name].dtype.name}" for name, dtype in wanted.items()
+             if tensors[name] is not None and tensors[name].dtype.name != dtype]
+    if combination is None or wrong:
+        raise Refusal(f"x1 {x1.dtype.name} with {', '.join(wrong) or 'its dtypes'}: not one of "
+                      "the Atlas A2 combinations (float16 with float32 scales and int32 zero "
+                      "points, or all bfloat16; int8 outputs)", NO_KERNEL)
+    if x2.shape != x1.shape:
+        raise ValueError(f"x2 has shape {list(x2.shape)}; it must be x1's {list(x1.shape)}")
+    columns = x1.shape[-1]
+    for name in ("gamma", "scales1", "scales2Optional", "zeroPoints1Optional",
+                 "zeroPoints2Optional"):
+        value = tensors[name]
+        if value is not None and value.size != columns:
+            raise ValueError(f"{name} has shape {list(value.shape)}; it must hold x1's last "
+                             f"dim ({columns})")
+    check_output_shapes("aclnnAddRmsNormQuant", {"x1": x1},
+                        {"y1Out": y1Out, "y2Out": y2Out, "xOut": xOut}, "it must be x1's shape")
+
+
+def round_int8(value: np.ndarray, out: np.ndarray) -> None:
+    """float32 ``value`` into int8 ``out``: to nearest even, saturated, NaN 0."""
+    with np.errstate(invalid="ignore"):
+        clipped = np.clip(np.rint(value), -128, 127)
+    out[...] = np.where(np.isnan(clipped), 0, clipped).astype(np.int8)
+
+
+def _quantised(y: np.ndarray, scales: np.ndarray, zero: Any, divMode: bool,
+               out: np.ndarray) -> None:
+    factor = np.asarray(widen(scales), np.float32).reshape(-1)
+    with np.errstate(all="ignore"):
+        value = y / factor if divMode else y * factor
+        if zero is not None:
+            value = value + np.asarray(widen(zero), np.float32).reshape(-1)
+    round_int8(np.asarray(value, np.float32), out)
+
+
+@builtin("aclnnAddRmsNormQuant", check=_add_rms_norm_quant_check)
+def add_rms_norm_quant(x1: np.ndarray, x2: np.ndarray, gamma: np.ndarray, scales1: np.ndarray,
+                       scales2Optional: Any, zeroPoints1Optional: Any, zeroPoints2Optional: Any,
+                       axis: int, epsilon: float, divMode: bool, y1Out: np.ndarray,
+                       y2Out: np.ndarray, xOut: np.ndarray) -> None:
+    """The formulas above."""
+    if x1.size == 0 or gamma.size == 0 or y2Out.size == 0:
+        return
+    half = x1.dtype == np.float16
+    with np.errstate(all="ignore"):
+        total = np.asarray(widen(x1), np.float32) + np.asarray(widen(x2), np.float32)
+        store(xOut, total)
+        if half:
+            total = total.astype(np.float16).astype(np.float32)
+        mean = np.mean(total * total, axis=-1, keepdims=True, dtype=np.float32)
+        rstd = np.float32(1) / np.sqrt(mean + np.float32(epsilon))
+        normed = total * rstd
+        g = np.asarray(widen(gamma), np.float32).reshape(-1)
+        y: np.ndarray = normed * g
+        if half:  # gamma multiplied in float16
+            y = (normed.astype(np.float16).astype(np.float32) * g).astype(np.float16)
+    y = np.asarray(y, np.float32)
+    if scales2Optional is not None:
+        _quantised(y, scales2Optional, zeroPoints2Optional, divMode, y2Out)
+    _quantised(y, scales1, zeroPoints1Optional, divMode, y1Out)

@@ -13,7 +13,16 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import check_output_shapes, output_shapes, store, tensor_format, widen
+from ...ops.outputs import max_pool3d_geometry
+from . import (
+    INNER_NULLPTR,
+    Refusal,
+    check_output_shapes,
+    output_shapes,
+    store,
+    tensor_format,
+    widen,
+)
 from .elementwise import FLOATS
 from .elementwise import register as builtin
 from .foreach import PRIVATE_FORMATS
@@ -923,3 +932,65 @@ def max_unpool3d_backward(gradOutput: np.ndarray, self: np.ndarray, indices: np.
                           outputSize: tuple[int, ...], stride: tuple[int, ...],
                           padding: tuple[int, ...], out: np.ndarray) -> None:
     _max_unpool_backward(gradOutput, indices, out, 3)
+
+
+# ---- MaxPool3D: TensorFlow-style 3-d max pooling (ops-nn experimental) ----------------------
+#
+# hicann ops-nn experimental/pooling/max_pool3_d/docs/aclnnMaxPool3D.md: y(n, c, od, oh, ow) =
+# max of x over the window of ksize, strides, padding, pads and dilation; padding takes no part.
+# op_host/op_api/aclnn_max_pool3_d.cpp CheckParams: x float16, float32 or bfloat16, out x's
+# dtype; pads default six zeros, dilation ones, dataFormatOptional "NDHWC" (else "NCDHW").
+# The output geometry is aclnn_py.ops.outputs.max_pool3d_geometry's (op_host/
+# max_pool3_d_infershape.cpp); a failure there is l0op::MaxPool3D's nullptr: 561103.
+def _max_pool3d_geometry(*arguments: Any) -> tuple[bool, list[tuple[int, int, int, int, int]]]:
+    try:
+        return max_pool3d_geometry(*arguments)
+    except ValueError as error:  # l0op::MaxPool3D's infershape failed: nullptr
+        raise Refusal(str(error), INNER_NULLPTR) from None
+
+
+def _max_pool3d_check(x: np.ndarray, ksize: tuple[int, ...], strides: tuple[int, ...],
+                      padding: str, padsOptional: Any, dilationOptional: Any, ceilMode: int,
+                      dataFormatOptional: Any, out: np.ndarray) -> None:
+    if out.dtype != x.dtype:
+        raise ValueError(f"out has dtype {out.dtype.name}; it must be x's {x.dtype.name}")
+    if x.size == 0 or out.size == 0:
+        return  # the op_api returns before inferring
+    _max_pool3d_geometry(x.shape, ksize, strides, padding, padsOptional, dilationOptional,
+                         ceilMode, dataFormatOptional)
+    check_output_shapes("aclnnMaxPool3D", {"x": x, "ksize": ksize, "strides": strides,
+                                           "padding": padding, "padsOptional": padsOptional,
+                                           "dilationOptional": dilationOptional,
+                                           "ceilMode": ceilMode,
+                                           "dataFormatOptional": dataFormatOptional},
+                        {"out": out})
+
+
+@builtin("aclnnMaxPool3D", dtypes=Dtypes(("float16", "float32", "bfloat16")),
+         check=_max_pool3d_check)
+def max_pool3d(x: np.ndarray, ksize: tuple[int, ...], strides: tuple[int, ...], padding: str,
+               padsOptional: Any, dilationOptional: Any, ceilMode: int, dataFormatOptional: Any,
+               out: np.ndarray) -> None:
+    """The maximum over each window, padding (-inf) taking no part; NaN propagates."""
+    if x.size == 0 or out.size == 0:
+        return
+    last, geometry = _max_pool3d_geometry(x.shape, ksize, strides, padding, padsOptional,
+                                          dilationOptional, ceilMode, dataFormatOptional)
+    value = np.asarray(widen(x))
+    value = np.moveaxis(value, 4, 1) if last else value  # as NCDHW
+    widths = []
+    for i, (k, s, d, before, count) in enumerate(geometry):
+        size = value.shape[2 + i]
+        span = d * (k - 1) + 1
+        needed = (count - 1) * s + span if count else 0
+        widths.append((before, max(needed - before - size, 0)))
+    padded = np.pad(value, ((0, 0), (0, 0), *widths), constant_values=-np.inf)
+    result = padded
+    for i, (k, s, d, _before, count) in enumerate(geometry):
+        axis = 2 + i
+        span = d * (k - 1) + 1
+        windows = np.lib.stride_tricks.sliding_window_view(result, span, axis=axis)
+        windows = np.take(windows, np.arange(count) * s, axis=axis)[..., ::d]
+        result = windows.max(axis=-1)  # separable: the max over a box is max of maxes
+    result = np.moveaxis(result, 1, 4) if last else result
+    store(out, result)

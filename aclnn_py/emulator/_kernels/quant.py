@@ -378,6 +378,58 @@ def quant_matmul_weight_nz(x1: np.ndarray, x2: np.ndarray, x1Scale: Any, x2Scale
     quant_matmul(x1, x2, x2Scale, x2Offset, x1Scale, bias, transposeX1, transposeX2, out)
 
 
+# ---- QuantMatmulV2: int8 x int8 (+ int32 bias) -> float16, deqScale per column --------------
+#
+# hicann ops-nn matmul/quant_matmul/docs/aclnnQuantMatmulV2.md: out = (x1 @ x2 + bias) * deqScale.
+# Its checks (matmul/quant_matmul/op_host/op_api/aclnn_quant_matmul.cpp CheckParamsV2): x1, x2
+# int8 of 2 or 3 dims, bias int32 of 1 dim (n long), deqScale uint64 of 1 dim whose length is n
+# rounded up to a multiple of 16 (CheckShapeValidV2), out float16; x1's batch dims equal to x2's
+# (CheckShapeValid), the k axes equal, out (batch, m, n) (CheckOutShape). adjX1 / adjX2
+# transpose x1 / x2. deqScale's first n values are the columns' scales (aclnnTransQuantParam's
+# encoding, as QuantMatmulV3's uint64 scale).
+_DEQ_ALIGN = 16
+
+
+def _quant_matmul_v2_check(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None,
+                           deqScale: np.ndarray, adjX1: bool, adjX2: bool,
+                           out: np.ndarray) -> None:
+    for name, array in (("x1", x1), ("x2", x2)):
+        if not 2 <= array.ndim <= 3:
+            raise ValueError(f"{name} has {array.ndim} dimensions; it must have 2 or 3")
+    if bias is not None and bias.ndim != 1:
+        raise ValueError(f"bias has {bias.ndim} dimensions; it must have 1")
+    if deqScale.ndim != 1:
+        raise ValueError(f"deqScale has {deqScale.ndim} dimensions; it must have 1")
+    if any(x1.shape[i] != x2.shape[i] for i in range(x1.ndim - 2)):  # CheckShapeValid's loop
+        raise ValueError(f"x1 {list(x1.shape)} and x2 {list(x2.shape)} must have the same "
+                         "batch dims")
+    k1 = x1.shape[-2] if adjX1 else x1.shape[-1]
+    k2 = x2.shape[-1] if adjX2 else x2.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"the k-axis of x1 {list(x1.shape)} ({k1}) and x2 {list(x2.shape)} "
+                         f"({k2}) differ")
+    n = x2.shape[-2] if adjX2 else x2.shape[-1]
+    if bias is not None and bias.shape[0] != n:
+        raise ValueError(f"bias has length {bias.shape[0]}; it must be x2's n ({n})")
+    aligned = -(-n // _DEQ_ALIGN) * _DEQ_ALIGN
+    if deqScale.shape[0] != aligned:
+        raise ValueError(f"deqScale has length {deqScale.shape[0]}; it must be x2's n ({n}) "
+                         f"rounded up to a multiple of {_DEQ_ALIGN} ({aligned})")
+    check_output_shapes("aclnnQuantMatmulV2", {"x1": x1, "x2": x2, "adjX1": adjX1,
+                                               "adjX2": adjX2}, {"out": out})
+
+
+@register("aclnnQuantMatmulV2",
+          dtypes={"x1": Dtypes(("int8",)), "x2": Dtypes(("int8",)), "bias": Dtypes(("int32",)),
+                  "deqScale": Dtypes(("uint64",)), "out": Dtypes(("float16",))},
+          check=_quant_matmul_v2_check)
+def quant_matmul_v2(x1: np.ndarray, x2: np.ndarray, bias: np.ndarray | None,
+                    deqScale: np.ndarray, adjX1: bool, adjX2: bool, out: np.ndarray) -> None:
+    """out = (x1 @ x2 + bias) * deqScale[:n]."""
+    n = out.shape[-1]
+    quant_matmul(x1, x2, deqScale[:n], None, None, bias, adjX1, adjX2, out)
+
+
 # ---- DynamicQuant / DynamicQuantV2: per-row int8 quantisation with the scale computed ----------
 #
 # hicann ops-nn quant/dynamic_quant/docs/aclnnDynamicQuant.md and
