@@ -198,9 +198,17 @@ def slogdet(self: np.ndarray, signOut: np.ndarray, logOut: np.ndarray) -> None:
 
 
 def _logdet_check(self: np.ndarray, out: np.ndarray) -> None:
-    """ops-math math/logdet/op_host/op_api/aclnn_logdet.cpp: self (*, n, n) of at least 2
-    dimensions; out of its batch shape."""
-    _square_check("self", self)
+    """ops-math math/logdet/op_host/op_api/aclnn_logdet.cpp: a complex self takes a complex
+    out (CheckDtypeValid); self (*, n, n) of at least 2 dimensions, more than 8 taken too (the
+    op_api folds them into one batch dimension), out of its batch shape (CheckShape)."""
+    if self.dtype.kind == "c" and out.dtype.kind != "c":
+        raise ValueError(f"self is {self.dtype.name}: out must be complex too, not "
+                         f"{out.dtype.name}")
+    if self.ndim < 2:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have at least 2")
+    if self.shape[-1] != self.shape[-2]:
+        raise ValueError(f"self must be batches of square matrices, but they are "
+                         f"{self.shape[-2]} by {self.shape[-1]}")
     if out.shape != self.shape[:-2]:
         raise ValueError(f"out has shape {list(out.shape)}: it must be "
                          f"{list(self.shape[:-2])}")
