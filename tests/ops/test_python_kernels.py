@@ -1813,10 +1813,11 @@ def _pointwise_case(short: str) -> Case:
     return make
 
 
-# Lgamma takes no bfloat16 (ops-math math/lgamma/docs/aclnnLgamma.md: FLOAT, FLOAT16, DOUBLE)
+# Lgamma and Digamma take no bfloat16 (ops-math math/lgamma/docs/aclnnLgamma.md: FLOAT,
+# FLOAT16, DOUBLE; math/digamma/op_host/op_api/aclnn_digamma.cpp ASCEND_DTYPE_DTYPE_SUPPORT_LIST)
 for _short in POINTWISE_TORCH:
-    case(f"aclnn{_short}", "2-d",
-         ALL_FLOATS if _short != "Lgamma" else ("float32", "float16"))(_pointwise_case(_short))
+    case(f"aclnn{_short}", "2-d", ALL_FLOATS if _short not in ("Lgamma", "Digamma")
+         else ("float32", "float16"))(_pointwise_case(_short))
 
 
 SPECIAL = np.array([1.0, -1.5, np.inf, -np.inf, np.nan, 0.0, -0.0, 6e4], np.float32)

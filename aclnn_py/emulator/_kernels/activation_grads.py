@@ -50,7 +50,7 @@ def _store(gradInput: np.ndarray, value: Any) -> None:
 
 def _shrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
                      gradInput: np.ndarray) -> None:
-    if gradInput.size == 0:
+    if gradInput.size == 0 or gradOutput.size == 0 or self.size == 0:
         return
     grad, x = np.broadcast_arrays(*_operands(gradOutput, self))
     bound = x.dtype.type(real_value(lambd))
@@ -71,7 +71,25 @@ def _broadcast_check(**arguments: Any) -> None:
                          f"{list(gradInput.shape)}")
 
 
-@register("aclnnHardshrinkBackward", check=_broadcast_check)
+def _hardshrink_backward_check(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
+                               gradInput: np.ndarray) -> None:
+    """An empty gradOutput or self returns before the shapes are compared (ops-nn activation/
+    hard_shrink_grad/op_api/aclnn_hardshrink_backward.cpp aclnnHardshrinkBackwardGetWorkspaceSize:
+    the empty-tensor return precedes CheckShapeBroadcast)."""
+    if gradOutput.size and self.size:
+        _broadcast_check(gradOutput=gradOutput, self=self, gradInput=gradInput)
+
+
+def _softshrink_backward_check(**arguments: Any) -> None:
+    """The shapes, then lambd at least 0 (ops-nn activation/soft_shrink_grad/op_api/
+    aclnn_softshrink_backward.cpp CheckParams)."""
+    _broadcast_check(**arguments)
+    lambd = list(arguments.values())[2]
+    if real_value(lambd) < 0:
+        raise ValueError(f"lambd is {real_value(lambd)}: it must be at least 0")
+
+
+@register("aclnnHardshrinkBackward", check=_hardshrink_backward_check)
 def hardshrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
                         gradInput: np.ndarray) -> None:
     """gradOutput where |self| > lambd, else 0 (ops-nn activation/hard_shrink_grad/docs/
@@ -79,7 +97,7 @@ def hardshrink_backward(gradOutput: np.ndarray, self: np.ndarray, lambd: Any,
     _shrink_backward(gradOutput, self, lambd, gradInput)
 
 
-@register("aclnnSoftshrinkBackward", check=_broadcast_check)
+@register("aclnnSoftshrinkBackward", check=_softshrink_backward_check)
 def softshrink_backward(**arguments: Any) -> None:
     """gradOutput where |self| > lambda, else 0 (ops-nn activation/soft_shrink_grad/docs/
     aclnnSoftshrinkBackward.md); its bound is named lambda, a Python keyword."""

@@ -37,7 +37,9 @@ def _broadcast_into(out: np.ndarray, **tensors: np.ndarray) -> None:
 def _complex_check(real: np.ndarray, imag: np.ndarray, out: np.ndarray) -> None:
     """ops-math math/complex/op_api/aclnn_complex.cpp: CheckDtypeValid (real and imag of one
     dtype, out its complex pair: float32 -> complex64, float64 -> complex128) and
-    CheckOutShape (out is the broadcast shape)."""
+    CheckOutShape (out is the broadcast shape); an empty real or imag returns before them."""
+    if real.size == 0 or imag.size == 0:
+        return
     if imag.dtype != real.dtype:
         raise ValueError(f"imag has dtype {imag.dtype.name}: it must be real's "
                          f"{real.dtype.name}")
@@ -52,7 +54,7 @@ def _complex_check(real: np.ndarray, imag: np.ndarray, out: np.ndarray) -> None:
           check=_complex_check)
 def complex_(real: np.ndarray, imag: np.ndarray, out: np.ndarray) -> None:
     """out = real + i imag, broadcast."""
-    if out.size:
+    if out.size and real.size and imag.size:
         result = np.empty(out.shape, out.dtype)
         result.real, result.imag = real, imag
         store(out, result)

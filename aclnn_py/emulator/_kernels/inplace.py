@@ -201,8 +201,10 @@ def clamp_max_tensor(self: np.ndarray, max: np.ndarray, out: np.ndarray) -> None
 def _fill_check(selfRef: np.ndarray, value: np.ndarray) -> None:
     if selfRef.ndim > 8:  # CANN's UT: case_019_MAX_DIM of ops-math's test_aclnn_fill_tensor.cpp
         raise ValueError(f"selfRef has {selfRef.ndim} dimensions: it may have at most 8")
-    if value.size != 1:
-        raise ValueError(f"value has {value.size} elements: it must hold one")
+    # ops-math conversion/fill/op_api/aclnn_fill_tensor.cpp CheckShape: 0-d, or 1-d of one
+    if value.ndim > 1 or value.size != 1:
+        raise ValueError(f"value has shape {list(value.shape)}: it must be 0-d or 1-d of one "
+                         "element")
 
 
 @register("aclnnInplaceFillTensor", check=_fill_check)

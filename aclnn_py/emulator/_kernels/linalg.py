@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...ops.dtypes import Dtypes
-from . import check_output_shapes, store
+from . import INNER_NULLPTR, Refusal, check_output_shapes, store
 from .elementwise import register
 
 _MAX_RANK = 8
@@ -198,9 +198,17 @@ def slogdet(self: np.ndarray, signOut: np.ndarray, logOut: np.ndarray) -> None:
 
 
 def _logdet_check(self: np.ndarray, out: np.ndarray) -> None:
-    """ops-math math/logdet/op_host/op_api/aclnn_logdet.cpp: self (*, n, n) of at least 2
-    dimensions; out of its batch shape."""
-    _square_check("self", self)
+    """ops-math math/logdet/op_host/op_api/aclnn_logdet.cpp: a complex self takes a complex
+    out (CheckDtypeValid); self (*, n, n) of at least 2 dimensions, more than 8 taken too (the
+    op_api folds them into one batch dimension), out of its batch shape (CheckShape)."""
+    if self.dtype.kind == "c" and out.dtype.kind != "c":
+        raise ValueError(f"self is {self.dtype.name}: out must be complex too, not "
+                         f"{out.dtype.name}")
+    if self.ndim < 2:
+        raise ValueError(f"self has {self.ndim} dimensions: it must have at least 2")
+    if self.shape[-1] != self.shape[-2]:
+        raise ValueError(f"self must be batches of square matrices, but they are "
+                         f"{self.shape[-2]} by {self.shape[-1]}")
     if out.shape != self.shape[:-2]:
         raise ValueError(f"out has shape {list(out.shape)}: it must be "
                          f"{list(self.shape[:-2])}")
@@ -311,6 +319,8 @@ def _cdist_check(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
         raise ValueError(f"p is {p}: cdist takes non-negative p only")
     if abs(p - 2.0) < 1e-6 and compute_mode != 2:
         raise ValueError(f"compute_mode is {compute_mode}: it must be 2 when p is 2")
+    if _cdist_empty(x1, x2):
+        return
     try:
         batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
     except ValueError:
@@ -318,7 +328,15 @@ def _cdist_check(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
             from None
     expected = batch + (x1.shape[-2], x2.shape[-2])
     if out.shape != expected:
-        raise ValueError(f"out has shape {list(out.shape)}: it must be {list(expected)}")
+        # the result is copied into out by l0 ViewCopy, whose failure phase 1 answers 561103
+        raise Refusal(f"out has shape {list(out.shape)}: it must be {list(expected)}",
+                      INNER_NULLPTR)
+
+
+def _cdist_empty(x1: np.ndarray, x2: np.ndarray) -> bool:
+    """A 0 among x1's or x2's dimensions but the last: aclnn_cdist.cpp CheckBatchDimNum, after
+    which phase 1 returns with out left as it is."""
+    return 0 in x1.shape[:-1] or 0 in x2.shape[:-1]
 
 
 @register("aclnnCdist", dtypes=_CDIST, check=_cdist_check)
@@ -327,7 +345,7 @@ def cdist(x1: np.ndarray, x2: np.ndarray, p: float, compute_mode: int,
     """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p (torch.cdist without matrix
     products): p 0 counts the differing coordinates, p inf takes the largest; float32 for
     the halves, rows of x1 in blocks."""
-    if out.size == 0:
+    if out.size == 0 or _cdist_empty(x1, x2):
         return
     a = x1.astype(np.float32)
     b = x2.astype(np.float32)

@@ -20,6 +20,7 @@ import numpy as np
 from ...ops.dtypes import Dtypes, is_bfloat16
 from . import store
 from .elementwise import (
+    _category,
     _erf64,
     _erfc_fraction,
     _floor_divide,
@@ -281,9 +282,88 @@ BINARY: dict[str, tuple[Callable[..., None], bool]] = {
     "aclnnGcd": (_gcd, False),
 }
 
+
+# ---- the remainders' phase-1 checks (ops-math math/floor_mod/op_api/aclnn_remainder.cpp) ----
+
+# ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST (the Atlas A2's, regbase's too): the dtypes the remainder
+# computes in
+_REMAINDER_DTYPES = frozenset({"int32", "int64", "float16", "float32", "float64", "bfloat16"})
+
+
+def _rank(dtype: np.dtype) -> int:
+    """CANN's cast ranks: bool < integers < floats < complex (CanCast goes up or level)."""
+    return 3 if dtype.kind == "c" else _category(dtype)
+
+
+def _can_cast(source: np.dtype, target: np.dtype) -> bool:
+    return _rank(source) <= _rank(target)
+
+
+def _single(shape: tuple[int, ...]) -> bool:
+    """0-d, or 1-d of one element (CheckShapeIsSpecial)."""
+    return shape == () or shape == (1,)
+
+
+def _remainder_tensor_tensor_check(self: np.ndarray, other: np.ndarray, out: np.ndarray) -> None:
+    """CheckBroadcastShape off regbase: out has the broadcast shape of self and other, except
+    that out of the form [] or [1] takes a broadcast shape of that form (not in place: the
+    in-place form passes selfRef as out, which must keep its shape)."""
+    try:
+        shape = tuple(np.broadcast_shapes(self.shape, other.shape))
+    except ValueError:
+        raise ValueError(f"self {list(self.shape)} and other {list(other.shape)} do not "
+                         "broadcast") from None
+    if shape == out.shape or (out is not self and _single(shape) and _single(out.shape)):
+        return
+    raise ValueError(f"out has shape {list(out.shape)}, the broadcast shape of self and other "
+                     f"is {list(shape)}")
+
+
+def _no_complex(self: Any, other: Any) -> None:
+    for name, value in (("self", self), ("other", other)):
+        if np.asarray(value).dtype.kind == "c":
+            raise ValueError(f"{name} is complex: the remainder does not take complex numbers")
+
+
+def _remainder_tensor_scalar_check(self: np.ndarray, other: Any, out: np.ndarray) -> None:
+    """CheckPromoteTypeTensorScalar off regbase: no complex; the dtype computed in is self's,
+    or for an integral or bool self with a floating scalar (or a bool self) the two's
+    promotion (PromoteTypeScalar); self casts to it, it is one of the remainder's dtypes and
+    casts to out."""
+    same_shape(self=self, out=out)
+    _no_complex(self, other)
+    scalar = np.asarray(other).dtype
+    dtype = self.dtype
+    if _category(dtype) < 2 and (_category(scalar) == 2 or dtype.kind == "b"):
+        dtype = promote_types(dtype, scalar)
+    if dtype.name not in _REMAINDER_DTYPES:
+        raise ValueError(f"self ({self.dtype}) with a {scalar} scalar computes in {dtype}, "
+                         f"which is not supported; supported: {sorted(_REMAINDER_DTYPES)}")
+    if not _can_cast(dtype, out.dtype):
+        raise ValueError(f"the result's dtype {dtype} cannot be cast to out's {out.dtype}")
+
+
+def _remainder_scalar_tensor_check(self: Any, other: np.ndarray, out: np.ndarray) -> None:
+    """CheckPromoteTypeScalarTensor off regbase: no complex; other casts to out, and out is
+    one of the remainder's dtypes (the scalar's dtype is not checked)."""
+    same_shape(other=other, out=out)
+    _no_complex(self, other)
+    if not _can_cast(other.dtype, out.dtype):
+        raise ValueError(f"other's dtype {other.dtype} cannot be cast to out's {out.dtype}")
+    if out.dtype.name not in _REMAINDER_DTYPES:
+        raise ValueError(f"out has dtype {out.dtype}, which is not supported; supported: "
+                         f"{sorted(_REMAINDER_DTYPES)}")
+
+
+_CHECKS: dict[str, Callable[..., None]] = {
+    "aclnnRemainderTensorTensor": _remainder_tensor_tensor_check,
+    "aclnnRemainderTensorScalar": _remainder_tensor_scalar_check,
+    "aclnnRemainderScalarTensor": _remainder_scalar_tensor_check,
+}
+
 _floats_only: bool
 for _name, (_compute, _floats_only) in BINARY.items():
-    register(_name, check=broadcast_check)(_binary(_compute, _floats_only))
+    register(_name, check=_CHECKS.get(_name, broadcast_check))(_binary(_compute, _floats_only))
 
 
 # ---- rounding to decimals -------------------------------------------------------------------

@@ -82,10 +82,30 @@ def _quant_check(x: np.ndarray, scale: np.ndarray, offset: np.ndarray | None, sq
     if x.dtype != np.float32 and scale.dtype != x.dtype:
         raise ValueError(f"x of dtype {x.dtype.name} needs a scale of its dtype, not "
                          f"{scale.dtype.name}")
-    _out_dtype(y, dstType, _QUANT_OUT)
-    if y.shape != x.shape:
-        raise ValueError(f"y has shape {list(y.shape)}; it must be x's, {list(x.shape)}")
+    packed = int(dstType) == 3
+    if packed:
+        _packed_shape(x, y)
+    else:
+        _out_dtype(y, dstType, _QUANT_OUT)
+        if y.shape != x.shape:
+            raise ValueError(f"y has shape {list(y.shape)}; it must be x's, {list(x.shape)}")
     _broadcasts(x, scale=scale, offset=offset)
+    if packed:
+        raise Refusal(f"dstType {dstType}, a packed int4 output, is not computed", NO_KERNEL)
+
+
+def _packed_shape(x: np.ndarray, y: np.ndarray) -> None:
+    """An int32 y holding eight int4 each: dstType names y's dtype, y has x's dimensions but
+    the last, an eighth of x's (ops-nn quant/ascend_quant_v2/op_host/op_api/
+    aclnn_ascend_quant.cpp CheckDtypeValid, CheckInt32OutputShape), checked before the refusal
+    of the packed output so that a wrong shape is refused as CANN does."""
+    if y.dtype != np.int32:
+        raise ValueError(f"y has dtype {y.dtype.name}; dstType 3 asks for int32")
+    if x.ndim == 0:
+        raise ValueError("an int32 y (eight int4 each) takes no 0-d x")
+    if y.ndim != x.ndim or y.shape[:-1] != x.shape[:-1] or y.shape[-1] * 8 != x.shape[-1]:
+        raise ValueError(f"y has shape {list(y.shape)}; an int32 y of eight int4 each must "
+                         f"have x's {list(x.shape)} with an eighth of its last dimension")
 
 
 @register("aclnnAscendQuant", dtypes=FLOATS, check=_quant_check)
@@ -143,6 +163,17 @@ def _quant_v3_check(x: np.ndarray, scale: np.ndarray, offset: np.ndarray | None,
         raise ValueError(f"axis {axis} exceeds the rank of x, {x.ndim}")
     if axis < -2 or 0 <= axis < x.ndim - 2:
         raise ValueError(f"axis {axis} must be one of the last two dimensions of x")
+    # CheckDim: offset of scale's shape; scale 1-d or of x's rank, of x's size or 1 along axis
+    # and 1 elsewhere
+    if offset is not None and offset.shape != scale.shape:
+        raise ValueError(f"offset has shape {list(offset.shape)}; it must be scale's, "
+                         f"{list(scale.shape)}")
+    if scale.ndim not in (1, x.ndim):
+        raise ValueError(f"scale has {scale.ndim} dimensions; it must have 1 or x's {x.ndim}")
+    along = scale.shape[0 if scale.ndim == 1 else axis]
+    if along not in (1, x.shape[axis]) or scale.size != along:
+        raise ValueError(f"scale {list(scale.shape)} must have x's size {x.shape[axis]} or 1 "
+                         f"along axis {axis} and 1 elsewhere")
     _quant_check(x, _along(scale, x, axis), _along(offset, x, axis), sqrtMode,  # type: ignore[arg-type]
                  roundMode, dstType, y)
 

@@ -37,10 +37,30 @@ def ger(self: np.ndarray, vec2: np.ndarray, out: np.ndarray) -> None:
 
 def _addr_check(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any,
                 alphaOptional: Any, out: np.ndarray) -> None:
-    _outer_check(vec1=vec1, vec2=vec2, out=out)
-    if not broadcasts_to(self.shape, out.shape):
-        raise ValueError(f"self has shape {self.shape}, which does not broadcast to out's "
-                         f"{out.shape}")
+    """ops-math math/addr/op_api/aclnn_addr.cpp: CheckBetaAndAlphaDtyeValid (a bool beta or
+    alpha only for a bool result; no floating beta or alpha with integral tensors), CheckShape
+    (1-d vectors; self broadcasts to the outer product's shape, is that shape in place); out is
+    checked only when neither vector is empty (an empty one returns before the product)."""
+    result = promote_types(promote_types(self.dtype, vec1.dtype), vec2.dtype)
+    integral = all(t.dtype.kind in "biu" for t in (self, vec1, vec2))
+    for name, scalar in (("betaOptional", betaOptional), ("alphaOptional", alphaOptional)):
+        if scalar is None:
+            continue
+        kind = np.asarray(scalar).dtype.kind
+        if kind == "b" and result.kind != "b":
+            raise ValueError(f"{name} is bool: a bool scalar takes only a bool result")
+        if integral and kind not in "biu":
+            raise ValueError(f"{name} is {np.asarray(scalar).dtype}: integral tensors take no "
+                             "floating scalar")
+    for name, vector in (("vec1", vec1), ("vec2", vec2)):
+        if vector.ndim != 1:
+            raise ValueError(f"{name} has {vector.ndim} dimensions: it must have 1")
+    outer = (vec1.shape[0], vec2.shape[0])
+    if not broadcasts_to(self.shape, outer) or (self is out and self.shape != outer):
+        raise ValueError(f"self has shape {self.shape}, which does not broadcast to the outer "
+                         f"product's {outer}")
+    if vec1.size and vec2.size:
+        _outer_check(vec1=vec1, vec2=vec2, out=out)
 
 
 @register("aclnnAddr", check=_addr_check)
@@ -49,6 +69,8 @@ def addr(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any
     """beta self + alpha (vec1 outer vec2) (ops-math math/addr/docs/aclnnAddr&aclnnInplaceAddr.md),
     beta and alpha 1 when left out; with beta 0, self is not read (its NaN does not pass), as
     in PyTorch's addr."""
+    if vec1.size == 0 or vec2.size == 0:
+        return
     dtype = compute_dtype(promote_types(promote_types(self.dtype, vec1.dtype), vec2.dtype))
     beta = 1 if betaOptional is None else betaOptional
     alpha = 1 if alphaOptional is None else alphaOptional
@@ -64,14 +86,31 @@ def addr(self: np.ndarray, vec1: np.ndarray, vec2: np.ndarray, betaOptional: Any
     store(out, np.broadcast_to(result, out.shape))
 
 
+def _cross_axis(self: np.ndarray, other: np.ndarray, dim: int, rank: int) -> int:
+    """The broadcast shape's axis dim names (ops-math math/cross/op_api/aclnn_linalg_cross.cpp
+    aclnnLinalgCrossGetWorkspaceSize): dim counts in self, so a non-negative dim moves by the
+    dimensions broadcasting adds in front of a self of fewer dimensions than other."""
+    axis = dim
+    if self.shape != other.shape and dim >= 0 and self.ndim < other.ndim:
+        axis += other.ndim - self.ndim
+    return axis + rank if axis < 0 else axis
+
+
 def _cross_check(self: np.ndarray, other: np.ndarray, dim: int, out: np.ndarray) -> None:
+    """CheckParams (dim within self's dimensions, out the broadcast shape), then, unless out is
+    empty, the size-3 check on the broadcast shape: ops-math math/cross/op_api/
+    aclnn_linalg_cross.cpp."""
     try:
         shape = np.broadcast_shapes(self.shape, other.shape)
     except ValueError:
         raise ValueError(f"self {self.shape} and other {other.shape} do not broadcast") from None
     if out.shape != shape:
         raise ValueError(f"out has shape {out.shape}, the broadcast shape is {shape}")
-    if not -len(shape) <= dim < len(shape) or shape[dim] != 3:
+    if not -self.ndim <= dim < self.ndim:
+        raise ValueError(f"dim {dim} is out of range for self's {self.ndim} dimensions")
+    if out.size == 0:
+        return
+    if shape[_cross_axis(self, other, dim, len(shape))] != 3:
         raise ValueError(f"dim {dim} must name a dimension of size 3 of the shape {shape}")
 
 
@@ -83,4 +122,4 @@ def linalg_cross(self: np.ndarray, other: np.ndarray, dim: int, out: np.ndarray)
         return
     dtype = compute_dtype(promote_types(self.dtype, other.dtype))
     a, b = np.broadcast_arrays(self.astype(dtype), other.astype(dtype))
-    store(out, np.cross(a, b, axis=dim))
+    store(out, np.cross(a, b, axis=_cross_axis(self, other, dim, out.ndim)))
