@@ -821,60 +821,65 @@ EXPORT int32_t aclpyCreateBoolArray(aclpyHandle *owned, aclpyCreateBoolArrayFunc
     return handle_own(owned, HANDLE_BOOL_ARRAY, create(value, size));
 }
 
+/* The live handles of a list's members, all of `kind` and of this generation, in a new array
+   (NULL for an empty list): 1, or -1 when one is not (or out of host memory). */
+static int gather_members(aclpyHandle *const *members, uint64_t size, int kind,
+                          uint64_t generation, void ***gathered)
+{
+    *gathered = NULL;
+    if (size > SIZE_MAX / sizeof(void *))
+        return -1;
+    void **items = size ? malloc((size_t)size * sizeof *items) : NULL;
+    if (size && !items)
+        return -1;
+    for (uint64_t i = 0; i < size; i++) {
+        items[i] = __atomic_load_n(&members[i]->handle, __ATOMIC_ACQUIRE);
+        if (members[i]->kind != kind || members[i]->generation != generation || !items[i]) {
+            free(items);
+            return -1;
+        }
+    }
+    *gathered = items;
+    return 1;
+}
+
+/* `owned` takes the list CANN made (0 when it made none); the list destroys its members from
+   now on, so their handles let go of them. */
+static int32_t own_list(aclpyHandle *owned, int kind, uint64_t generation, void *list,
+                        aclpyHandle *const *members, uint64_t size)
+{
+    if (!list)
+        return 0;
+    owned->kind = kind;
+    owned->generation = generation;
+    __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
+    for (uint64_t i = 0; i < size; i++)
+        __atomic_store_n(&members[i]->handle, NULL, __ATOMIC_RELEASE);
+    return 1;
+}
+
 EXPORT int32_t aclpyCreateTensorList(aclpyHandle *owned, aclpyCreateTensorListFunction create,
                                      aclpyHandle *const *members, uint64_t size)
 {
     uint64_t generation = aclpyHandlesGeneration();
-    if (size > SIZE_MAX / sizeof(aclTensor *))
+    void **tensors;
+    if (gather_members(members, size, HANDLE_TENSOR, generation, &tensors) < 0)
         return -1;
-    const aclTensor **tensors = size ? malloc((size_t)size * sizeof *tensors) : NULL;
-    if (size && !tensors)
-        return -1;
-    for (uint64_t i = 0; i < size; i++) {
-        tensors[i] = __atomic_load_n(&members[i]->handle, __ATOMIC_ACQUIRE);
-        if (members[i]->kind != HANDLE_TENSOR || members[i]->generation != generation || !tensors[i]) {
-            free(tensors);
-            return -1;
-        }
-    }
-    aclTensorList *list = create(tensors, size);
+    aclTensorList *list = create((const aclTensor *const *)tensors, size);
     free(tensors);
-    if (!list)
-        return 0;
-    owned->kind = HANDLE_TENSOR_LIST;
-    owned->generation = generation;
-    __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
-    for (uint64_t i = 0; i < size; i++) /* the list destroys them now */
-        __atomic_store_n(&members[i]->handle, NULL, __ATOMIC_RELEASE);
-    return 1;
+    return own_list(owned, HANDLE_TENSOR_LIST, generation, list, members, size);
 }
 
 EXPORT int32_t aclpyCreateScalarList(aclpyHandle *owned, aclpyCreateScalarListFunction create,
                                      aclpyHandle *const *members, uint64_t size)
 {
     uint64_t generation = aclpyHandlesGeneration();
-    if (size > SIZE_MAX / sizeof(aclScalar *))
+    void **scalars;
+    if (gather_members(members, size, HANDLE_SCALAR, generation, &scalars) < 0)
         return -1;
-    const aclScalar **scalars = size ? malloc((size_t)size * sizeof *scalars) : NULL;
-    if (size && !scalars)
-        return -1;
-    for (uint64_t i = 0; i < size; i++) {
-        scalars[i] = __atomic_load_n(&members[i]->handle, __ATOMIC_ACQUIRE);
-        if (members[i]->kind != HANDLE_SCALAR || members[i]->generation != generation || !scalars[i]) {
-            free(scalars);
-            return -1;
-        }
-    }
-    aclScalarList *list = create(scalars, size);
+    aclScalarList *list = create((const aclScalar *const *)scalars, size);
     free(scalars);
-    if (!list)
-        return 0;
-    owned->kind = HANDLE_SCALAR_LIST;
-    owned->generation = generation;
-    __atomic_store_n(&owned->handle, list, __ATOMIC_RELEASE);
-    for (uint64_t i = 0; i < size; i++) /* the list destroys them now */
-        __atomic_store_n(&members[i]->handle, NULL, __ATOMIC_RELEASE);
-    return 1;
+    return own_list(owned, HANDLE_SCALAR_LIST, generation, list, members, size);
 }
 
 EXPORT void aclpyHandleCollect(aclpyHandle *owned)
