@@ -94,28 +94,26 @@ create_owned_float_array = _owned_array_function("Float", "float")
 create_owned_bool_array = _owned_array_function("Bool", "bool")
 
 
-def create_owned_tensor_list(owned: Any, members: list[Any]) -> Any:
-    """aclCreateTensorList of the tensors the ``members`` handles hold, stored straight into
-    ``owned``; on success the members are emptied in the same C call (the list destroys its
-    tensors), on failure they still hold their tensors."""
-    made = host().aclpyCreateTensorList(owned, META.aclCreateTensorList,
-                                        _c_array("aclpyHandle *", members), len(members))
-    if made < 0:
-        raise ValueError("aclCreateTensorList: a member is not a live aclTensor handle of this "
-                         "runtime, or the host is out of memory")
-    return _stored(owned, made, "aclCreateTensorList")
+def _owned_list_function(kind: str) -> Callable[[Any, list[Any]], Any]:
+    """``aclCreate<kind>List`` of what the ``members`` handles hold (aclTensors or aclScalars),
+    stored straight into ``owned``; on success the members are emptied in the same C call
+    (the list destroys them), on failure they still hold theirs."""
+    api, store = f"aclCreate{kind}List", f"aclpyCreate{kind}List"
+
+    def create_owned(owned: Any, members: list[Any]) -> Any:
+        made = getattr(host(), store)(owned, getattr(META, api),
+                                      _c_array("aclpyHandle *", members), len(members))
+        if made < 0:
+            raise ValueError(f"{api}: a member is not a live acl{kind} handle of this "
+                             "runtime, or the host is out of memory")
+        return _stored(owned, made, api)
+
+    create_owned.__doc__ = f"{api} of what the ``members`` handles hold, stored into ``owned``."
+    return create_owned
 
 
-def create_owned_scalar_list(owned: Any, members: list[Any]) -> Any:
-    """aclCreateScalarList of the scalars the ``members`` handles hold, stored straight into
-    ``owned``; on success the members are emptied in the same C call (the list destroys its
-    scalars), on failure they still hold their scalars."""
-    made = host().aclpyCreateScalarList(owned, META.aclCreateScalarList,
-                                        _c_array("aclpyHandle *", members), len(members))
-    if made < 0:
-        raise ValueError("aclCreateScalarList: a member is not a live aclScalar handle of this "
-                         "runtime, or the host is out of memory")
-    return _stored(owned, made, "aclCreateScalarList")
+create_owned_tensor_list = _owned_list_function("Tensor")
+create_owned_scalar_list = _owned_list_function("Scalar")
 
 
 def destroy_tensor(tensor: Any) -> None:

@@ -287,22 +287,29 @@ def _binary_dtype(short: str, dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if short == "Div" and computed.kind in "iu" else computed
 
 
+def _apply_binary(short: str, compute: Any, source: np.ndarray, value: Any,
+                  result: np.ndarray) -> None:
+    """result = source <short> value, in source's compute dtype (Add and Sub through the
+    scaled form, the others through BINARY's function); nothing for an empty source."""
+    if source.size == 0:
+        return
+    dtype = _binary_dtype(short, source.dtype)
+    number = _number(value, dtype)
+    target = _target(result, source.shape)
+    if compute is None:  # Add, Sub
+        apply(target, _scaled(1 if short == "Add" else -1), [source, number, dtype.type(1)],
+              dtype)
+    else:
+        apply(target, compute, [source, number], dtype)
+
+
 def _foreach_scalar(short: str) -> Callable[..., None]:
     compute = BINARY.get(short)
 
     def kernel(x: list[np.ndarray], scalar: Any, out: list[np.ndarray]) -> None:
         value = _item(scalar) if isinstance(scalar, np.ndarray) else scalar
         for source, result in zip(x, out):
-            if source.size == 0:
-                continue
-            dtype = _binary_dtype(short, source.dtype)
-            number = _number(value, dtype)
-            target = _target(result, source.shape)
-            if compute is None:  # Add, Sub
-                apply(target, _scaled(1 if short == "Add" else -1),
-                      [source, number, dtype.type(1)], dtype)
-            else:
-                apply(target, compute, [source, number], dtype)
+            _apply_binary(short, compute, source, value, result)
     return kernel
 
 
@@ -391,16 +398,7 @@ def _foreach_scalar_list(short: str) -> Callable[..., None]:
     def kernel(x: list[np.ndarray], scalars: list[Any], out: list[np.ndarray]) -> None:
         stored = _scalar_list_dtype(scalars)  # what nnopbase hands the kernel
         for source, value, result in zip(x, scalars, out):
-            if source.size == 0:
-                continue
-            dtype = _binary_dtype(short, source.dtype)
-            number = _number(_number(value, stored), dtype)
-            target = _target(result, source.shape)
-            if compute is None:  # Add, Sub
-                apply(target, _scaled(1 if short == "Add" else -1),
-                      [source, number, dtype.type(1)], dtype)
-            else:
-                apply(target, compute, [source, number], dtype)
+            _apply_binary(short, compute, source, _number(value, stored), result)
     kernel.__name__ = f"foreach_{short.lower()}_scalar_list"
     return kernel
 
