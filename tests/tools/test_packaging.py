@@ -123,7 +123,8 @@ def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
     program = tmp_path / "python_kernels"
     done = run([compiler, "-std=gnu11", f"-I{tree / 'include'}",
                 str(ROOT / "tests" / "c_client" / "python_kernels.c"), f"-L{tree / 'lib64'}",
-                "-lacl_rt", "-lnnopbase", "-lopapi_math", "-lopapi", "-lm", "-lpthread",
+                "-lacl_rt", "-lnnopbase", "-lopapi_math", "-lopapi_nn", "-lopapi", "-lm",
+                "-lpthread",
                 f"-Wl,-rpath-link,{libraries}", "-o", str(program)], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     done = run([str(program), "exp"], cwd=tmp_path, env={"LD_LIBRARY_PATH": libraries})
