@@ -254,6 +254,10 @@ static int interrupt_mode(aclrtStream stream, int own_handler)
         action.sa_handler = count_sigint;
         sigemptyset(&action.sa_mask);
         sigaction(SIGINT, &action, NULL);
+    } else {
+        /* the default action itself: a program started with SIGINT ignored (as a background
+           job of a shell without job control is) would otherwise keep ignoring it */
+        signal(SIGINT, SIG_DFL);
     }
     int64_t shape[1] = {4}, strides[1] = {1};
     void *x = NULL, *y = NULL;
