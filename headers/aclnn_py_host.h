@@ -160,10 +160,24 @@ typedef struct {
     void **bound;
     void **next;
     int32_t failed_rebind;   /* the array index whose rebind failed last, else -1 */
+    /* aclpyRelaunchFast launches only on `fast_state`'s stream, while aclpyEpoch() is still
+       `epoch`: the owner checked its arrays (live, used on that stream) at that epoch. */
+    uint64_t epoch;
+    aclpyStreamState *fast_state;
+    /* The stream state and point of the last launch (a reference on the state): the
+       record's executor, aclTensors and workspace are in use until that point passed. */
+    aclpyStreamState *last_state;
+    uint64_t last_point;
 } aclpyRelaunch;
 
-/* What aclpyRelaunchRun returns for a retired record (nothing counted or queued). */
-enum { ACLPY_RELAUNCH_RETIRED = -1 };
+/*
+ * What the relaunch calls return besides CANN's statuses: a retired record (nothing counted
+ * or queued); a call that must go through the owner's queueing lock instead (nothing
+ * counted or queued: the thread's current device, the epoch, or the stream's state asks for
+ * the owner's checks); a launch that was queued and found fences done (*done says up to
+ * which hold mark).
+ */
+enum { ACLPY_RELAUNCH_RETIRED = -1, ACLPY_SLOW = -2, ACLPY_LAUNCHED_FENCE_DONE = -3 };
 
 /*
  * One relaunch as one step, under the owner's queueing lock like aclpyStreamLaunching:
@@ -175,6 +189,46 @@ enum { ACLPY_RELAUNCH_RETIRED = -1 };
  */
 int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
                          int64_t *done, aclrtStream stream);
+
+/*
+ * aclpyRelaunchRun without the owner's queueing lock, for a record whose arrays did not
+ * change since the owner checked them (record->epoch, record->fast_state): ACLPY_SLOW
+ * (nothing counted or queued) unless the calling thread has the stream's device current
+ * (aclpyThreadDevice, this runtime generation), and, under the state's mutex, the stream is
+ * open with no launch of the owner's under way, it is `fast_state`'s and no array may have
+ * moved or been freed since (aclpyEpoch(), bumped before the wait that a move or a free
+ * makes). Then relaunches the bound addresses, counting the launch (a fence's hold mark is
+ * the owner's last one). Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW,
+ * ACLPY_RELAUNCH_RETIRED or the failing status.
+ */
+int32_t aclpyRelaunchFast(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                          aclrtStream stream);
+
+/* Whether the record's last launch is known done (or it never launched). */
+int32_t aclpyRelaunchDone(const aclpyRelaunch *record);
+
+/* ffi.gc's destructor of a record: lets go of its last stream state. */
+void aclpyRelaunchCollect(aclpyRelaunch *record);
+
+/* The epoch of arrays' placement: bumped (aclpyEpochBump) whenever an array may have left the
+   stream it was used on, or was freed. */
+uint64_t aclpyEpoch(void);
+void aclpyEpochBump(void);
+
+/* The owner queued (or failed to queue) the launch counted by aclpyStreamLaunching. */
+void aclpyStreamLaunched(aclpyStreamState *state);
+
+/*
+ * aclpyStreamSynchronize without the owner's queueing lock: ACLPY_SLOW (nothing done) unless
+ * the calling thread has the stream's device current and the stream is open with no launch of
+ * the owner's under way; else takes the point under the state's mutex and waits.
+ */
+aclError aclpyStreamSynchronizeFast(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
+                                    aclrtStream stream);
+
+/* From now on nothing launches or waits without the owner's lock; returns once the waits
+   under way without it ended. */
+void aclpyStreamClose(aclpyStreamState *state);
 
 /* aclpyRelaunchRun's rebinds and launch for a launch its caller counted already (with
    aclpyStreamLaunching, and takes back with aclpyStreamUncount when this fails). */

@@ -6,7 +6,10 @@
  * ffi.gc with the Collect functions below, so dropping the object runs C code only. Each public function is one step as far as Python can see: an
  * interrupt lands before or after it, never inside, and no Python lock is
  * involved. The pool's mutex is held only around list updates, never around a
- * call into CANN, so a CANN call made here can never wait on this library.
+ * call into CANN, so a CANN call made here can never wait on this library. A
+ * stream state's mutex is held around a launch (so that counting, launching and
+ * the point a synchronisation takes stay in one order), never around a
+ * synchronisation, and nothing called under it takes a lock of this library.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -59,6 +62,15 @@ struct aclpyStreamState {
     int64_t marks[FENCES];
     uint64_t fences_recorded, fences_done;
     uint64_t counted, stamps_at_count; /* the last launch counted, for aclpyStreamUncount */
+    /* Launches, the point a synchronisation takes and closing happen in one order under
+       `lock`, whether they come from the owner's queueing lock or from the calls that need
+       no Python lock (aclpyRelaunchFast, aclpyStreamSynchronizeFast): */
+    pthread_mutex_t lock;
+    pthread_cond_t idle;  /* signalled when the last synchronisation without the owner's lock ends */
+    int32_t closed;       /* aclpyStreamClose: nothing is launched or waited for without the owner */
+    int32_t busy;         /* a launch counted by aclpyStreamLaunching is being queued by the owner */
+    uint32_t syncing;     /* synchronisations under way without the owner's lock */
+    int64_t hold_mark;    /* the owner's hold count at its last counted launch (fences use it) */
 };
 
 static aclError (*g_create_event)(aclrtEvent *);
@@ -75,8 +87,11 @@ static void state_ref(aclpyStreamState *state)
 
 static void state_unref(aclpyStreamState *state)
 {
-    if (state && __atomic_sub_fetch(&state->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    if (state && __atomic_sub_fetch(&state->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        pthread_mutex_destroy(&state->lock);
+        pthread_cond_destroy(&state->idle);
         free(state);
+    }
 }
 
 /*
@@ -363,12 +378,34 @@ EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
     return ACL_SUCCESS;
 }
 
-/* The device aclnn_py made current in this thread, -1 for none (aclpyThreadDevice). */
+/* The device aclnn_py made current in this thread, -1 for none (aclpyThreadDevice), and the
+   handle generation it was made current in (a teardown or a fork ends it). */
 static __thread int32_t t_device = -1;
+static __thread uint64_t t_device_generation;
 
 EXPORT void aclpyThreadDevice(int32_t device)
 {
     t_device = device;
+    t_device_generation = aclpyHandlesGeneration();
+}
+
+/* Whether aclnn_py made `device` current in this thread in this runtime generation. */
+static bool thread_on(int32_t device)
+{
+    return t_device == device && t_device_generation == aclpyHandlesGeneration() && !forked();
+}
+
+/* Bumped whenever an array may have left the stream it was launched on, or was freed. */
+static uint64_t g_epoch = 1;
+
+EXPORT uint64_t aclpyEpoch(void)
+{
+    return __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE);
+}
+
+EXPORT void aclpyEpochBump(void)
+{
+    __atomic_add_fetch(&g_epoch, 1, __ATOMIC_ACQ_REL);
 }
 
 EXPORT void aclpyBlockCollect(aclpyBlock *block)
@@ -479,6 +516,8 @@ EXPORT aclpyStreamState *aclpyStreamStateCreate(aclrtStream stream, int32_t devi
     state->refs = 1;
     state->stream = stream;
     state->device = device;
+    pthread_mutex_init(&state->lock, NULL);
+    pthread_cond_init(&state->idle, NULL);
     return state;
 }
 
@@ -522,7 +561,8 @@ static void fence_record(aclpyStreamState *state, uint64_t point, int64_t hold_m
     __atomic_store_n(&state->wanted, 0, __ATOMIC_RELEASE);
 }
 
-EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
+/* aclpyStreamLaunching's work, `state->lock` held. */
+static int64_t launching_locked(aclpyStreamState *state, int64_t hold_mark)
 {
     bool can_query = g_query_event_status || g_query_event;
     uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
@@ -558,7 +598,7 @@ EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
     return done;
 }
 
-EXPORT void aclpyStreamUncount(aclpyStreamState *state)
+static void uncount_locked(aclpyStreamState *state)
 {
     uint64_t counted = state->counted;
     if (!counted || __atomic_load_n(&state->stamps, __ATOMIC_ACQUIRE) != state->stamps_at_count)
@@ -567,9 +607,40 @@ EXPORT void aclpyStreamUncount(aclpyStreamState *state)
     state->counted = 0;
 }
 
+EXPORT int64_t aclpyStreamLaunching(aclpyStreamState *state, int64_t hold_mark)
+{
+    pthread_mutex_lock(&state->lock);
+    state->busy = 1; /* until aclpyStreamLaunched: the owner queues the work itself */
+    state->hold_mark = hold_mark;
+    int64_t done = launching_locked(state, hold_mark);
+    pthread_mutex_unlock(&state->lock);
+    return done;
+}
+
+EXPORT void aclpyStreamLaunched(aclpyStreamState *state)
+{
+    pthread_mutex_lock(&state->lock);
+    state->busy = 0;
+    pthread_mutex_unlock(&state->lock);
+}
+
+EXPORT void aclpyStreamUncount(aclpyStreamState *state)
+{
+    pthread_mutex_lock(&state->lock);
+    uncount_locked(state);
+    state->busy = 0;
+    pthread_mutex_unlock(&state->lock);
+}
+
 EXPORT uint64_t aclpyStreamSyncPoint(aclpyStreamState *state)
 {
-    return __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    pthread_mutex_lock(&state->lock);
+    /* The owner's queueing lock is held: a launch marked busy was cut short before it could
+       say it was queued (an interrupt), and was queued or not by now. */
+    state->busy = 0;
+    uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&state->lock);
+    return point;
 }
 
 EXPORT void aclpyStreamSynced(aclpyStreamState *state, uint64_t point)
@@ -577,15 +648,28 @@ EXPORT void aclpyStreamSynced(aclpyStreamState *state, uint64_t point)
     raise_completed(state, point);
 }
 
+/* Count and launch, `state->lock` held; a failure takes the count back. */
+static int32_t relaunch_locked(aclpyStreamState *state, int64_t hold_mark, int64_t *done,
+                               int32_t (*launch)(void *, uint64_t, aclOpExecutor *, aclrtStream),
+                               void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
+                               aclrtStream stream)
+{
+    *done = launching_locked(state, hold_mark);
+    int32_t status = launch(workspace, workspace_size, executor, stream);
+    if (status != 0)
+        uncount_locked(state);
+    return status;
+}
+
 EXPORT int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, int64_t *done,
                                    int32_t (*launch)(void *, uint64_t, aclOpExecutor *, aclrtStream),
                                    void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
                                    aclrtStream stream)
 {
-    *done = aclpyStreamLaunching(state, hold_mark);
-    int32_t status = launch(workspace, workspace_size, executor, stream);
-    if (status != 0)
-        aclpyStreamUncount(state);
+    pthread_mutex_lock(&state->lock);
+    state->hold_mark = hold_mark;
+    int32_t status = relaunch_locked(state, hold_mark, done, launch, workspace, workspace_size, executor, stream);
+    pthread_mutex_unlock(&state->lock);
     return status;
 }
 
@@ -611,9 +695,25 @@ static int32_t relaunch_rebind(aclpyRelaunch *record)
     return 0;
 }
 
+static aclOpExecutor *record_executor(aclpyRelaunch *record)
+{
+    return __atomic_load_n(&record->executor, __ATOMIC_ACQUIRE);
+}
+
+/* The record was launched on `state` at its last counted point: it is in use until then. */
+static void record_launched(aclpyRelaunch *record, aclpyStreamState *state)
+{
+    if (record->last_state != state) {
+        state_ref(state);
+        state_unref(record->last_state);
+        record->last_state = state;
+    }
+    record->last_point = state->counted;
+}
+
 EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
 {
-    if (!record->executor)
+    if (!record_executor(record))
         return ACLPY_RELAUNCH_RETIRED;
     record->failed_rebind = -1;
     int32_t status = relaunch_rebind(record);
@@ -622,18 +722,71 @@ EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
     return record->phase2(record->workspace, record->workspace_size, record->executor, stream);
 }
 
-EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
-                                int64_t *done, aclrtStream stream)
+/* A relaunch with `state->lock` held: rebind, count, launch. */
+static int32_t relaunch_run_locked(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
+                                   int64_t *done, aclrtStream stream)
 {
     *done = -1;
-    if (!record->executor)
+    if (!record_executor(record))
         return ACLPY_RELAUNCH_RETIRED;
     record->failed_rebind = -1;
     int32_t status = relaunch_rebind(record);
     if (status != 0)
         return status;
-    return aclpyStreamRelaunch(state, hold_mark, done, record->phase2, record->workspace,
-                               record->workspace_size, record->executor, stream);
+    status = relaunch_locked(state, hold_mark, done, record->phase2, record->workspace,
+                             record->workspace_size, record->executor, stream);
+    if (status == 0)
+        record_launched(record, state);
+    return status;
+}
+
+EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
+                                int64_t *done, aclrtStream stream)
+{
+    pthread_mutex_lock(&state->lock);
+    state->hold_mark = hold_mark;
+    int32_t status = relaunch_run_locked(record, state, hold_mark, done, stream);
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
+/* aclpyRelaunchRun under the state's mutex for a caller without the owner's lock: ACLPY_SLOW
+   for a closed stream, a launch of the owner's under way, or a record whose arrays may have
+   changed since the owner checked them (read under the mutex, so a free or a move that bumps
+   the epoch before it waits on the stream either sees this launch or is seen by it). */
+static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                aclrtStream stream)
+{
+    pthread_mutex_lock(&state->lock);
+    if (state->closed || state->busy || record->fast_state != state ||
+        record->epoch != __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_unlock(&state->lock);
+        return ACLPY_SLOW;
+    }
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream);
+    pthread_mutex_unlock(&state->lock);
+    if (status == 0 && *done >= 0)
+        return ACLPY_LAUNCHED_FENCE_DONE;
+    return status;
+}
+
+EXPORT int32_t aclpyRelaunchFast(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                 aclrtStream stream)
+{
+    if (!thread_on(state->device))
+        return ACLPY_SLOW;
+    return relaunch_unowned(record, state, done, stream);
+}
+
+EXPORT int32_t aclpyRelaunchDone(const aclpyRelaunch *record)
+{
+    return released_done(record->last_state, record->last_point);
+}
+
+EXPORT void aclpyRelaunchCollect(aclpyRelaunch *record)
+{
+    state_unref(record->last_state);
+    record->last_state = NULL;
 }
 
 EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
@@ -644,8 +797,42 @@ EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synch
     return status;
 }
 
+EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
+                                           aclrtStream stream)
+{
+    if (!thread_on(state->device))
+        return ACLPY_SLOW;
+    pthread_mutex_lock(&state->lock);
+    if (state->closed || state->busy) {
+        pthread_mutex_unlock(&state->lock);
+        return ACLPY_SLOW;
+    }
+    uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    state->syncing++;
+    pthread_mutex_unlock(&state->lock);
+    aclError status = synchronize(stream);
+    raise_completed(state, point);
+    pthread_mutex_lock(&state->lock);
+    if (--state->syncing == 0)
+        pthread_cond_broadcast(&state->idle);
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
+EXPORT void aclpyStreamClose(aclpyStreamState *state)
+{
+    pthread_mutex_lock(&state->lock);
+    state->closed = 1;
+    while (state->syncing)
+        pthread_cond_wait(&state->idle, &state->lock);
+    pthread_mutex_unlock(&state->lock);
+}
+
 EXPORT void aclpyStreamClosed(aclpyStreamState *state)
 {
+    pthread_mutex_lock(&state->lock);
+    state->closed = 1;
+    pthread_mutex_unlock(&state->lock);
     __atomic_store_n(&state->completed, POINT_DONE, __ATOMIC_RELEASE);
     for (uint32_t i = 0; i < FENCES; i++) {
         if (state->events[i] && g_destroy_event)

@@ -184,7 +184,45 @@ def relaunch_counted(record: Any, stream: Any) -> int:
     return int(_host.aclpyRelaunchCounted(record, stream))
 
 
-RELAUNCH_RETIRED = -1  # aclpyRelaunchRun's status for a retired record (aclnn_py_host.h)
+# What the relaunch calls return besides CANN's statuses (aclnn_py_host.h): a retired record;
+# a call the owner must make under its queueing lock instead (nothing was queued); a launch
+# queued that found fences done.
+RELAUNCH_RETIRED = -1
+SLOW = -2
+LAUNCHED_FENCE_DONE = -3
+
+
+def relaunch_fast_function() -> Any:
+    """``aclpyRelaunchFast(record, state, done, stream)``: a relaunch of a record whose arrays
+    did not change, without the owner's lock (the per-call path of ``Plan.run()``)."""
+    return host().aclpyRelaunchFast
+
+
+def epoch() -> int:
+    """The arrays' placement epoch (``aclpyEpoch``)."""
+    return int(host().aclpyEpoch())
+
+
+def epoch_bump() -> None:
+    """An array may have left the stream it was used on, or was freed: relaunches checked
+    at an earlier epoch check again (``aclpyEpochBump``)."""
+    host().aclpyEpochBump()
+
+
+def stream_launched(state: Any) -> None:
+    """The launch counted by ``aclpyStreamLaunching`` was queued, or failed."""
+    _host.aclpyStreamLaunched(state)
+
+
+def stream_synchronize_fast_function() -> Any:
+    """``aclpyStreamSynchronizeFast(state, synchronize, stream)``, looked up once."""
+    return host().aclpyStreamSynchronizeFast
+
+
+def stream_close(state: Any) -> None:
+    """Nothing launches or waits without the owner's lock from now on; returns once such
+    waits under way ended (``aclpyStreamClose``)."""
+    _host.aclpyStreamClose(state)
 
 
 class RelaunchRecord:
@@ -200,7 +238,7 @@ class RelaunchRecord:
         self._tensors = _new("aclTensor *[]", tensors)
         self._bound = _new("void *[]", addresses)
         self.next = _new("void *[]", count)  # this launch's addresses, filled by the caller
-        record = _new("aclpyRelaunch *")
+        record = _gc(_new("aclpyRelaunch *"), _host.aclpyRelaunchCollect)
         record.phase2 = phase2
         record.set_input = META.aclSetInputTensorAddr
         record.set_output = META.aclSetOutputTensorAddr
@@ -225,7 +263,20 @@ class RelaunchRecord:
 
     def retire(self) -> None:
         """Refuse launches from now on (aclpyRelaunchRun returns RELAUNCH_RETIRED)."""
-        self.record.executor = NULL
+        record = self.record
+        record.epoch = 0
+        record.executor = NULL
+
+    def allow_fast(self, state: Any, epoch: int) -> None:
+        """Let ``aclpyRelaunchFast`` relaunch on the stream of ``state`` while the placement
+        epoch is still ``epoch`` (0: never)."""
+        record = self.record
+        record.fast_state = state
+        record.epoch = epoch
+
+    def done(self) -> bool:
+        """Whether the last launch of the record is known done (or it never launched)."""
+        return bool(_host.aclpyRelaunchDone(self.record))
 
 
 def new_mark() -> Any:

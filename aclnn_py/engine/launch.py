@@ -30,6 +30,7 @@ interrupted part-way:
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any, NoReturn, Union
@@ -43,7 +44,7 @@ from ..runtime.arrays import DeviceArray, move_to
 from ..runtime.handles import CString, Executor, Handle
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
-from ..runtime.streams import Stream
+from ..runtime.streams import Stream, keep_until_done, let_go
 
 logger = logging.getLogger("aclnn_py")
 
@@ -182,11 +183,15 @@ class RepeatableLaunch:
     What a relaunch needs lives in a C record (``ll.RelaunchRecord``: the executor, phase 2,
     the workspace, the aclTensors and the addresses they are bound to), so a relaunch is
     one C call (``Stream.relaunch``): rebind what changed, count the stream point, launch.
+    The record also knows the stream point of its last launch: dropped without
+    :meth:`close`, the launch hands what its executor uses to the streams' retiring list
+    (``streams.keep_until_done``), released once that point passed. So no launch needs
+    holding it, and a plan's repeated run can be one C call (:meth:`fast_call`).
     """
 
     # What Stream.relaunch reads, under the stream's lock: operator, names and record.
     __slots__ = ("operator", "names", "record", "_tensors", "_owned", "_executor",
-                 "_workspace", "__weakref__")
+                 "_workspace", "_kept", "__weakref__")
 
     def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[Handle],
                  owned: list[Any], arrays: Sequence[DeviceArray], device: int) -> None:
@@ -202,21 +207,40 @@ class RepeatableLaunch:
         except BaseException:
             self._release()
             raise
-        self.record = ll.RelaunchRecord(
-            executor.handle, ll.operator_phase2(spec.cann, spec.library),
-            self._workspace.pointer, executor.workspace_size,
-            [tensor.handle for tensor in tensors], [array.buffer.pointer for array in arrays],
-            len(spec.inputs))
+        try:
+            self.record = ll.RelaunchRecord(
+                executor.handle, ll.operator_phase2(spec.cann, spec.library),
+                self._workspace.pointer, executor.workspace_size,
+                [tensor.handle for tensor in tensors],
+                [array.buffer.pointer for array in arrays], len(spec.inputs))
+        except BaseException:
+            self._release()
+            raise
+        # Dropped without close(), what the executor uses waits for its last launch.
+        self._kept = keep_until_done(self, self.record,
+                                     (executor, self._workspace, tensors, owned))
 
     @property
     def workspace_size(self) -> int:
         return self._executor.workspace_size
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> None:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
-        construction (the caller checked that): one C call."""
+        construction (the caller checked that): one C call. ``fast``: let :meth:`fast_call`
+        relaunch these same arrays on ``stream`` until one of them may have moved or been
+        freed (when they need no holding: pool memory)."""
+        epoch = ll.epoch() if fast else 0  # before the checks: a change during them counts
         held = move_to(stream, arrays)
-        stream.relaunch(self if held is None else (self, held), arrays, self)
+        stream.relaunch(held, arrays, self, epoch if held is None else 0)
+
+    def fast_call(self, stream: Stream, done: Any) -> Any:
+        """A call without arguments that relaunches the arrays of the last :meth:`launch`
+        with ``fast`` on ``stream`` (``aclpyRelaunchFast``) and returns its status: 0,
+        ``ll.LAUNCHED_FENCE_DONE`` (``done[0]`` says up to which hold mark), ``ll.SLOW``
+        when :meth:`launch` must check again, ``ll.RELAUNCH_RETIRED`` or CANN's status.
+        ``done`` is an ``ll.new_mark()`` cell."""
+        return functools.partial(ll.relaunch_fast_function(), self.record.record, stream.state,
+                                 done, stream.handle)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
@@ -254,6 +278,9 @@ class RepeatableLaunch:
         """Retire, then release the executor, workspace and aclTensors now; the caller
         has made sure no queued work uses them. Safe to call twice."""
         self.retire()
+        kept = getattr(self, "_kept", None)
+        if kept is not None:
+            let_go(kept)
         self._release()
 
     def _release(self) -> None:
@@ -328,7 +355,7 @@ class OneShotLaunch:
         """Bytes of the workspace kept (the largest phase 1 asked for so far)."""
         return self._workspace.nbytes
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> None:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> None:
         """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
         that), then phase 2 queued on ``stream``.
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, NoReturn, TypeVar
 
+from .._c import lowlevel as ll
+from .._c.lowlevel import interrupted as _interrupted
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray, empty, is_npu_tensor, to_device
 from ..runtime.npu_tensors import adopt
 from ..runtime.process import activate
-from .launch import Launch, new_launch
+from .launch import Launch, RepeatableLaunch, new_launch
 from .tensors import TensorCall, involved
 from .validate import arguments, check_no_partial_overlap, check_out, placement, validated
 
@@ -40,6 +42,9 @@ class Plan:
 
     def __init__(self, *args: Any, out: Any = None, stream: Any = None, **kwargs: Any) -> None:
         self._launcher: Launch | None = None
+        # run() without arguments: one C call relaunching the arrays of the last run, while
+        # none of them moved or was freed (RepeatableLaunch.fast_call), else None.
+        self._relaunch: Any = None
         spec = self.spec
         inputs, attributes = _bind(spec, args, kwargs)
         # torch NPU tensors or a torch stream (engine.tensors): the plan runs over the
@@ -73,7 +78,10 @@ class Plan:
             self._torch.result(a) for a in self._arrays)
         self._described = ", ".join(f"{name}={array.shape} {array.dtype.name}"
                                     for name, array in zip(spec.names, self._arrays))
-        self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
+        launcher = self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
+        if self._torch is None and isinstance(launcher, RepeatableLaunch):
+            self._done = ll.new_mark()
+            self._relaunch = launcher.fast_call(stream, self._done)
 
     @property
     def out(self) -> Any:
@@ -101,6 +109,32 @@ class Plan:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
         order, then ``out``, or by name; None keeps the bound one); returns ``out``,
         still computing."""
+        relaunch = self._relaunch
+        if relaunch is not None and not arrays and not named:
+            given = self._given  # before the call: close() empties it after retiring
+            status = relaunch()  # the checks of the last run still hold, or it declines
+            if not status and given:
+                if _interrupted:
+                    ll.raise_interrupt()
+                return given[-1]
+            if status == ll.LAUNCHED_FENCE_DONE and given:
+                self.stream.fences_done(self._done[0])
+                return given[-1]
+            if status != ll.SLOW:  # retired (closed meanwhile) or CANN's error: as below
+                self._failed(status)
+        return self._run(arrays, named)
+
+    def _failed(self, status: int) -> None:
+        """What a declined or failed relaunch without arguments raises."""
+        launcher = self._open()  # raises once closed
+        if status == ll.RELAUNCH_RETIRED:
+            raise ValueError(f"{launcher.operator}: this launch was closed")
+        record = getattr(launcher, "record", None)
+        ll.check(status, launcher.operator if record is None else record.failed(
+            launcher.operator))
+
+    def _run(self, arrays: tuple[Any, ...], named: dict[str, Any]) -> Any:
+        """:meth:`run` through every check: rebinds, placement, torch's ordering."""
         # The arrays first: close() lets go of the launcher first, so arrays read before
         # it did come with a launcher that is open (or refuses the launch once retired).
         bound, given = self._arrays, self._given
@@ -117,7 +151,10 @@ class Plan:
         torch = self._torch
         if torch is not None:
             torch.flush()  # torch's queued work first (engine.tensors)
-        launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
+        if torch is None:
+            launcher.launch(stream, bound, fast=True)  # run() may repeat it in one C call
+        else:
+            launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
         if torch is not None:
             torch.record(given)
         self._arrays, self._given = bound, given
@@ -146,6 +183,7 @@ class Plan:
         """Wait for the plan's work, then destroy the executor, release the workspace and
         let go of ``out`` and the arrays bound (queued work holds what it uses until it
         is done). Safe to call twice."""
+        self._relaunch = None
         launcher, self._launcher = self._launcher, None
         self._arrays = self._given = ()  # no call between: no interrupt between them
         if launcher is not None:

@@ -398,6 +398,9 @@ class DeviceArray:
         tracked = self if self.base is None else self.base
         stream = tracked.stream
         if stream is not None:
+            # Before the wait: a relaunch without the stream's lock that saw the old epoch
+            # (under the stream state's mutex) is queued before the wait takes its point.
+            ll.epoch_bump()  # off the stream: relaunches checked over it check again
             stream.synchronize()
             tracked.stream = None
 

@@ -376,6 +376,7 @@ class DeviceBuffer:
         """Refuse the buffer to launches from now on; the memory stays until :meth:`free`."""
         self.freed = True
         self.pointer = None
+        ll.epoch_bump()  # relaunches checked over it check again
 
     def free(self) -> None:
         """Give the memory back now: to work on the stream whose queued work may still
@@ -387,6 +388,7 @@ class DeviceBuffer:
         self.freed = True
         # None, not NULL: a freed buffer matches no address bound anywhere, empty ones' included
         self.pointer = None
+        ll.epoch_bump()
         block = self._block
         if block is not None:
             rt.activate(self.device)
@@ -412,6 +414,7 @@ class StagedBuffer(DeviceBuffer):
     def free(self) -> None:
         self.freed = True
         self.pointer = None
+        ll.epoch_bump()
 
 
 def staged_buffer(pointer: Any, nbytes: int, device: int) -> StagedBuffer:
@@ -434,6 +437,7 @@ class BorrowedBuffer(DeviceBuffer):
         self.freed = True
         self.pointer = None
         self.owner = None
+        ll.epoch_bump()
 
 
 def borrowed_buffer(address: int, nbytes: int, device: int, owner: Any) -> BorrowedBuffer:

@@ -26,6 +26,49 @@ from .process import _process, _thread, activate, alive, logger, on_teardown
 # next safe point (release_dropped_streams).
 _deferred: list[tuple[Any, ...]] = []
 
+_SLOW = ll.SLOW  # what the calls without the stream's lock return when they declined
+
+# What a launch's executor uses (executor, aclTensors, workspace), by a weak reference to the
+# launch, with its ``ll.RelaunchRecord`` (which knows the stream point of its last launch):
+# a launch dropped while that launch may be queued keeps it here until the point passed,
+# released at once when it is known done, else at a synchronisation or a fence found done
+# (:func:`release_retired`). An entry leaves ``_owned_by`` only once released, so an
+# interrupt anywhere leaves it for the next look (``empty_cache()`` looks at every one).
+_owned_by: dict[weakref.ref[Any], tuple[Any, Any]] = {}
+_dropped: list[weakref.ref[Any]] = []
+
+
+def _launch_dropped(ref: weakref.ref[Any]) -> None:
+    _dropped.append(ref)
+    release_retired()
+
+
+def keep_until_done(launch: Any, record: Any, owned: Any) -> weakref.ref[Any]:
+    """Keep ``owned`` for ``launch`` until the last launch of ``record`` is done, once
+    ``launch`` is dropped; returns the reference :func:`let_go` takes."""
+    ref = weakref.ref(launch, _launch_dropped)
+    _owned_by[ref] = (record, owned)
+    return ref
+
+
+def let_go(ref: weakref.ref[Any]) -> None:
+    """The launch of ``ref`` releases what it uses itself (its work is done)."""
+    _owned_by.pop(ref, None)
+
+
+def release_retired() -> None:
+    """Release what dropped launches used, once their last launch is done."""
+    count = len(_dropped)
+    if not count:
+        return
+    looked_at = _dropped[:count]
+    pending = [ref for ref in looked_at
+               if ref in _owned_by and not _owned_by[ref][0].done()]
+    released = [_owned_by.pop(ref, None) for ref in looked_at if ref not in pending]
+    del _dropped[:count]  # the callbacks only append: what was looked at comes first
+    _dropped.extend(pending)
+    del released  # released here, outside any lock
+
 
 def _release_quietly(release: Callable[[Any], None], cell: Any, device: int | None,
                      generation: int, what: str) -> None:
@@ -153,6 +196,7 @@ class Stream:
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
+        self._synchronizing_fast = ll.stream_synchronize_fast_function()
         self._done = ll.new_mark()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
@@ -176,12 +220,32 @@ class Stream:
     def synchronize(self) -> None:
         """Wait for all work queued on this stream (none once it is closed).
 
-        Under the stream's lock, so another thread cannot close the stream between
-        the closed-check and the wait.
+        With nothing held for queued work, one C call waits (``aclpyStreamSynchronizeFast``:
+        it takes the point under the stream state's mutex, which launches and closing take
+        too). Otherwise, or when that call declines (another device current, the stream
+        closing, a launch being queued), under the stream's lock, so another thread cannot
+        close the stream between the closed-check and the wait.
         """
+        if not self._keepalive and not self._keepalive_lock.locked():
+            # (a launch being queued under the lock is waited for as it always was, below)
+            status = self._synchronizing_fast(self.state, self._runtime_synchronize, self.handle)
+            if status != _SLOW:
+                if status or _dropped or after_synchronize is not None:
+                    self._after_wait(status)
+                return
         with self._state_lock:
             if not self._closed:  # closing waited for its work
                 self._wait()
+
+    def _after_wait(self, status: int) -> None:
+        """After a wait: what it let go of, and its status checked."""
+        if _dropped:
+            release_retired()
+        hook = after_synchronize
+        if hook is not None:
+            hook(self.device)
+        if status:
+            ll.check(status, "aclrtSynchronizeStream")
 
     def _wait(self) -> None:
         activate(self.device)
@@ -201,11 +265,7 @@ class Stream:
             with lock:  # as release_queued(mark)
                 dropped = self._drop_held(mark)
             del dropped  # released outside the lock
-        hook = after_synchronize  # as _synchronized()
-        if hook is not None:
-            hook(self.device)
-        if status:
-            ll.check(status, "aclrtSynchronizeStream")
+        self._after_wait(status)
 
     def queue(self, hold: Any, launch: Callable[..., None], *arguments: Any) -> None:
         """``launch(*arguments)`` (which queues work on this stream), holding ``hold``
@@ -227,18 +287,24 @@ class Stream:
             except (AclError, ValueError):  # nothing was queued, nothing needs holding
                 self._unhold()
                 raise
+            ll.stream_launched(self.state)
             if done > self._released:
                 dropped = self._drop_held(done)
         del dropped  # released outside the lock
+        if done >= 0 and _dropped:
+            release_retired()
 
-    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any) -> None:
+    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any, epoch: int = 0) -> None:
         """A repeatable executor relaunched on this stream in one C call
         (``aclpyRelaunchRun``): the addresses of ``arrays`` that changed are rebound, the
-        launch is counted and queued, holding ``hold`` as :meth:`queue` does. ``launch``
-        gives ``operator``, ``names`` and ``record`` (an ``ll.RelaunchRecord``, retired
-        once the launch is closed), all read under the lock: an array freed, or a launch
-        retired, by another thread is refused here or waited for by the synchronisation
-        that follows it. A failed rebind or launch queues nothing and is raised."""
+        launch is counted and queued, holding ``hold`` (None: nothing) as :meth:`queue`
+        does. ``launch`` gives ``operator``, ``names`` and ``record`` (an
+        ``ll.RelaunchRecord``, retired once the launch is closed), all read under the lock:
+        an array freed, or a launch retired, by another thread is refused here or waited
+        for by the synchronisation that follows it. A failed rebind or launch queues
+        nothing and is raised. ``epoch``: the placement epoch at which the caller checked
+        the arrays, when the record may relaunch them again without the lock
+        (``aclpyRelaunchFast``); 0 for never."""
         dropped = None
         with self._keepalive_lock:
             if self._closed:
@@ -254,19 +320,32 @@ class Stream:
                 cells[index] = pointer
             keepalive = self._keepalive
             mark = self._released + len(keepalive)
-            keepalive.append(hold)  # first: an interrupt never leaves queued work unheld
+            if hold is not None:
+                keepalive.append(hold)  # first: an interrupt never leaves queued work unheld
             done = self._done
             status = self._relaunching(record.record, self.state, mark, done, self.handle)
             if status:  # nothing was queued, and the launch is not counted
-                keepalive.pop()
+                if hold is not None:
+                    keepalive.pop()
                 if status == ll.RELAUNCH_RETIRED:
                     raise ValueError(f"{launch.operator}: this launch was closed")
                 ll.check(status, record.failed(launch.operator))
+            record.allow_fast(self.state, epoch)
             if done[0] > self._released:
                 dropped = self._drop_held(done[0])
         del dropped  # released outside the lock
+        if done[0] >= 0 and _dropped:
+            release_retired()
         if _interrupted:  # a fence's work run here was interrupted (see _hold): it is
             ll.raise_interrupt()  # raised once the launch is queued and held
+
+    def fences_done(self, mark: int) -> None:
+        """A launch made without the lock found fences done: drop what was held before
+        ``mark`` and release what launches let go of since."""
+        if mark > self._released:
+            self.release_queued(mark)
+        if _dropped:
+            release_retired()
 
     def queue_steps(self, hold: Any, *steps: tuple[Callable[..., None], tuple[Any, ...]] | None
                     ) -> None:
@@ -292,7 +371,10 @@ class Stream:
                 except (AclError, ValueError):
                     if not queued:
                         self._unhold()
+                    else:
+                        ll.stream_launched(self.state)
                     raise
+                ll.stream_launched(self.state)
                 if done > self._released:
                     dropped = self._drop_held(done)
         except (AclError, ValueError):
@@ -373,6 +455,7 @@ class Stream:
             try:  # entered before the stream counts as closed: an interrupt cannot skip it
                 with self._keepalive_lock:  # from here on nothing more is queued
                     self._closed = True
+                ll.stream_close(self.state)  # nor launched or waited for without the lock
                 self._wait()  # CANN's doc: synchronise before aclrtDestroyStream
                 waited = True
             finally:
@@ -389,6 +472,7 @@ class Stream:
                         with self._keepalive_lock:
                             self._keepalive.clear()
                         release_caches(self)
+                        release_retired()  # what launches on it let go of
 
     destroy = close
 
@@ -433,6 +517,7 @@ class ExternalStream(Stream):
             with self._keepalive_lock:
                 self._closed = True
             try:
+                ll.stream_close(self.state)
                 self._wait()
             finally:
                 activate(self.device)
@@ -567,6 +652,9 @@ def release_caches(stream: Stream) -> None:
             hook(stream)
         except Exception:
             logger.exception("aclnn_py: releasing the caches of %r", stream)
+    # What they dropped, once its work is done (and what an interrupt left behind).
+    _dropped.extend(ref for ref in list(_owned_by) if ref() is None and ref not in _dropped)
+    release_retired()
 
 
 def synchronize_device(device: int) -> None:
@@ -588,6 +676,8 @@ def _release_marks(marks: list[tuple[Stream, int, int]]) -> None:
     for stream, mark, point in marks:
         ll.stream_synced(stream.state, point)
         stream.release_queued(mark)
+    if _dropped:
+        release_retired()
     if marks:
         _synchronized(marks[0][0].device)
 

@@ -12,6 +12,7 @@ from helpers import mse_backward, mse_forward, run_interleaved, settle, upload
 
 import aclnn_py
 from aclnn_py import AclError
+from aclnn_py._c import lowlevel as _lowlevel
 from aclnn_py.engine import launch_cache as _launch_cache
 from aclnn_py.runtime import streams as _streams
 
@@ -592,7 +593,17 @@ def test_a_call_queued_while_another_thread_synchronizes_keeps_its_inputs(monkey
             queued.append(aclnn_py.mse_loss_backward(grad, x, np.ones(64, np.float32), "none"))
         return status
 
+    fast_wait = stream._synchronizing_fast  # the same wait when nothing is held
+
+    def fast_wait_then_another_thread_calls(state, synchronize, handle):
+        status = fast_wait(state, synchronize, handle)
+        if not queued and status != _lowlevel.SLOW:
+            queued.append(None)
+            queued.append(aclnn_py.mse_loss_backward(grad, x, np.ones(64, np.float32), "none"))
+        return status
+
     monkeypatch.setattr(stream, "_synchronizing", wait_then_another_thread_calls)
+    monkeypatch.setattr(stream, "_synchronizing_fast", fast_wait_then_another_thread_calls)
     aclnn_py.synchronize()
     monkeypatch.undo()
     reuse = aclnn_py.to_device(np.full(64, 100.0, np.float32))  # a block of the same size

@@ -238,9 +238,16 @@ def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch
         side.close()
         closed.set()
 
+    fast_wait = side._synchronizing_fast  # the wait without the stream's lock
+
+    def fast_wait_after_the_other_thread_closes(*arguments):
+        activate_then_let_the_other_thread_close()
+        return fast_wait(*arguments)  # declines once the stream is closing
+
     closer = threading.Thread(target=close_when_asked)
     closer.start()
     monkeypatch.setattr(_streams, "activate", activate_then_let_the_other_thread_close)
+    monkeypatch.setattr(side, "_synchronizing_fast", fast_wait_after_the_other_thread_closes)
     try:
         value = result.numpy()       # waits on `side`, the stream that produced it
     finally:

@@ -1,0 +1,136 @@
+"""A plan's repeated ``run()`` and a stream's ``synchronize()`` as one host call each, and
+what sends them back through every check (``aclpyRelaunchFast``,
+``aclpyStreamSynchronizeFast``): a freed array, an array used on another stream, another
+thread, a closed stream; and a plan dropped with work queued keeps its executor until the
+work is done."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+from helpers import in_thread
+
+import aclnn_py
+from aclnn_py.runtime import streams as _streams
+
+pytestmark = pytest.mark.emulator_only
+
+
+def up(value: float, n: int = 64) -> aclnn_py.DeviceArray:
+    return aclnn_py.to_device(np.full(n, value, np.float32))
+
+
+def refuse(*_arguments):
+    raise AssertionError("went through the stream's lock")
+
+
+def test_a_repeated_run_and_its_wait_take_no_python_lock(monkeypatch):
+    x, y = up(3.0), up(1.0)
+    stream = _streams.current_stream()
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run()
+        aclnn_py.synchronize()
+        monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
+        monkeypatch.setattr(stream, "_synchronizing", refuse)
+        for _ in range(3):
+            out = plan.run()
+            aclnn_py.synchronize()
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+        monkeypatch.undo()
+    x.free()
+    y.free()
+
+
+def test_a_freed_bound_array_is_refused_by_the_next_run():
+    x, y = up(3.0), up(1.0)
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run()
+        plan.run()
+        x.free()
+        with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
+            plan.run()
+    y.free()
+
+
+def test_a_run_after_another_stream_wrote_a_bound_array_waits_for_that_write():
+    x, y = up(3.0), up(1.0)
+    side = aclnn_py.Stream()
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run()
+        plan.run()  # the repeat that needs no checks
+        aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
+        out = plan.run()  # must wait for `side`'s write of x first
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
+    side.close()
+    x.free()
+    y.free()
+
+
+def test_a_run_from_another_thread_makes_the_device_current_there():
+    x, y = up(3.0), up(1.0)
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run()
+        plan.run()
+        thread, box = in_thread(lambda: plan.run().numpy())
+        thread.join(10)
+        assert "error" not in box, box.get("error")
+        np.testing.assert_array_equal(box["result"], np.full(64, 4.0, np.float32))
+    x.free()
+    y.free()
+
+
+def test_a_run_on_a_closed_stream_is_refused():
+    x, y = up(3.0), up(1.0)
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
+    plan.run()
+    plan.run()
+    stream.close()
+    with pytest.raises(ValueError, match="stream is closed"):
+        plan.run()
+    plan.close()
+    x.free()
+    y.free()
+
+
+def test_a_plan_dropped_with_work_queued_keeps_its_executor_until_the_work_is_done():
+    x, y = up(3.0), up(1.0)
+    aclnn_py.synchronize()
+    before = aclnn_py.emulator.stats()["live_executors"]
+    plan = aclnn_py.MseLossPlan(x, y, "none")
+    plan.run()
+    out = plan.run()  # queued: the emulator runs it at the next synchronisation
+    del plan
+    gc.collect()
+    assert aclnn_py.emulator.stats()["live_executors"] == before + 1  # kept for the work
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    aclnn_py.synchronize()
+    assert aclnn_py.emulator.stats()["live_executors"] == before
+    for array in (x, y, out):
+        array.free()
+
+
+def test_threads_running_one_plan_and_waiting_get_every_run_done():
+    x, y = up(3.0), up(1.0)
+    errors: list[BaseException] = []
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        def loop() -> None:
+            try:
+                for _ in range(200):
+                    plan.run()
+                    aclnn_py.synchronize()
+            except BaseException as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=loop) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert not errors, errors
+        np.testing.assert_array_equal(plan.out.numpy(), np.full(64, 4.0, np.float32))
+    x.free()
+    y.free()
