@@ -239,8 +239,11 @@ class RepeatableLaunch:
         ``ll.LAUNCHED_FENCE_DONE`` (``done[0]`` says up to which hold mark), ``ll.SLOW``
         when :meth:`launch` must check again, ``ll.RELAUNCH_RETIRED`` or CANN's status.
         ``done`` is an ``ll.new_mark()`` cell."""
-        return functools.partial(ll.relaunch_fast_function(), self.record.record, stream.state,
-                                 done, stream.handle)
+        record = self.record
+        if record is None:
+            raise ValueError(f"{self.operator}: this launch was closed")
+        return functools.partial(ll.relaunch_fast_function(), record.record, stream.state, done,
+                                 stream.handle)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
