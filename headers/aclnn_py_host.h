@@ -92,7 +92,8 @@ void aclpyBlockUse(aclpyBlock *block, aclpyStreamState *stream);
 /* ---- streams: fences and points (see aclpyStreamState) ---- */
 
 /*
- * The event functions of the loaded runtime; call once before aclpyStreamStateCreate.
+ * The event functions of the loaded runtime, and its aclrtSynchronizeStream (for
+ * aclpyStreamSynchronizeFast); call once before aclpyStreamStateCreate.
  * Either query may be NULL: aclrtQueryEventStatus (ACL_EVENT_RECORDED_STATUS_COMPLETE = 1)
  * is used when the runtime has it, else the deprecated aclrtQueryEvent
  * (ACL_EVENT_STATUS_COMPLETE = 0); with neither, only synchronisations pass points.
@@ -101,7 +102,8 @@ void aclpyStreamsConfigure(aclError (*create_event)(aclrtEvent *),
                            aclError (*destroy_event)(aclrtEvent),
                            aclError (*record_event)(aclrtEvent, aclrtStream),
                            aclError (*query_event_status)(aclrtEvent, aclrtEventRecordedStatus *),
-                           aclError (*query_event)(aclrtEvent, aclrtEventStatus *));
+                           aclError (*query_event)(aclrtEvent, aclrtEventStatus *),
+                           aclError (*synchronize)(aclrtStream));
 
 /* The state of `stream` on `device`; NULL when out of host memory. */
 aclpyStreamState *aclpyStreamStateCreate(aclrtStream stream, int32_t device);
@@ -164,6 +166,7 @@ typedef struct {
        `epoch`: the owner checked its arrays (live, used on that stream) at that epoch. */
     uint64_t epoch;
     aclpyStreamState *fast_state;
+    int64_t done;            /* aclpyRelaunchFast's hold mark of fences found done */
     /* The stream state and point of the last launch (a reference on the state): the
        record's executor, aclTensors and workspace are in use until that point passed. */
     aclpyStreamState *last_state;
@@ -192,7 +195,8 @@ int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t
 
 /*
  * aclpyRelaunchRun without the owner's queueing lock, for a record whose arrays did not
- * change since the owner checked them (record->epoch, record->fast_state): ACLPY_SLOW
+ * change since the owner checked them (record->epoch), on the stream of record->fast_state
+ * (NULL: none yet), its fence mark in record->done: ACLPY_SLOW
  * (nothing counted or queued) unless the calling thread has the stream's device current
  * (aclpyThreadDevice, this runtime generation), and, under the state's mutex, the stream is
  * open with no launch of the owner's under way, it is `fast_state`'s and no array may have
@@ -201,8 +205,7 @@ int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t
  * the owner's last one). Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW,
  * ACLPY_RELAUNCH_RETIRED or the failing status.
  */
-int32_t aclpyRelaunchFast(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                          aclrtStream stream);
+int32_t aclpyRelaunchFast(aclpyRelaunch *record);
 
 /* Whether the record's last launch is known done (or it never launched). */
 int32_t aclpyRelaunchDone(const aclpyRelaunch *record);
@@ -219,12 +222,12 @@ void aclpyEpochBump(void);
 void aclpyStreamLaunched(aclpyStreamState *state);
 
 /*
- * aclpyStreamSynchronize without the owner's queueing lock: ACLPY_SLOW (nothing done) unless
+ * aclpyStreamSynchronize of the state's stream (with the runtime's aclrtSynchronizeStream given
+ * to aclpyStreamsConfigure), without the owner's queueing lock: ACLPY_SLOW (nothing done) unless
  * the calling thread has the stream's device current and the stream is open with no launch of
  * the owner's under way; else takes the point under the state's mutex and waits.
  */
-aclError aclpyStreamSynchronizeFast(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
-                                    aclrtStream stream);
+aclError aclpyStreamSynchronizeFast(aclpyStreamState *state);
 
 /* From now on nothing launches or waits without the owner's lock; returns once the waits
    under way without it ended. */

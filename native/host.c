@@ -78,6 +78,7 @@ static aclError (*g_destroy_event)(aclrtEvent);
 static aclError (*g_record_event)(aclrtEvent, aclrtStream);
 static aclError (*g_query_event_status)(aclrtEvent, aclrtEventRecordedStatus *);
 static aclError (*g_query_event)(aclrtEvent, aclrtEventStatus *);
+static aclError (*g_synchronize)(aclrtStream);
 
 static void state_ref(aclpyStreamState *state)
 {
@@ -499,8 +500,10 @@ EXPORT void aclpyPoolAbandon(aclpyPool *pool)
 EXPORT void aclpyStreamsConfigure(aclError (*create_event)(aclrtEvent *), aclError (*destroy_event)(aclrtEvent),
                                   aclError (*record_event)(aclrtEvent, aclrtStream),
                                   aclError (*query_event_status)(aclrtEvent, aclrtEventRecordedStatus *),
-                                  aclError (*query_event)(aclrtEvent, aclrtEventStatus *))
+                                  aclError (*query_event)(aclrtEvent, aclrtEventStatus *),
+                                  aclError (*synchronize)(aclrtStream))
 {
+    g_synchronize = synchronize;
     g_create_event = create_event;
     g_destroy_event = destroy_event;
     g_record_event = record_event;
@@ -770,12 +773,12 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
     return status;
 }
 
-EXPORT int32_t aclpyRelaunchFast(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                                 aclrtStream stream)
+EXPORT int32_t aclpyRelaunchFast(aclpyRelaunch *record)
 {
-    if (!thread_on(state->device))
+    aclpyStreamState *state = record->fast_state;
+    if (!state || !thread_on(state->device))
         return ACLPY_SLOW;
-    return relaunch_unowned(record, state, done, stream);
+    return relaunch_unowned(record, state, &record->done, state->stream);
 }
 
 EXPORT int32_t aclpyRelaunchDone(const aclpyRelaunch *record)
@@ -797,10 +800,11 @@ EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synch
     return status;
 }
 
-EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state, aclError (*synchronize)(aclrtStream),
-                                           aclrtStream stream)
+EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
 {
-    if (!thread_on(state->device))
+    aclError (*synchronize)(aclrtStream) = g_synchronize;
+    aclrtStream stream = state->stream;
+    if (!synchronize || !thread_on(state->device))
         return ACLPY_SLOW;
     pthread_mutex_lock(&state->lock);
     if (state->closed || state->busy) {

@@ -55,7 +55,8 @@ def host() -> Any:
         library.aclpyStreamsConfigure(RT.aclrtCreateEvent, RT.aclrtDestroyEvent,
                                       RT.aclrtRecordEvent,
                                       core.optional(RT, "aclrtQueryEventStatus"),
-                                      core.optional(RT, "aclrtQueryEvent"))
+                                      core.optional(RT, "aclrtQueryEvent"),
+                                      RT.aclrtSynchronizeStream)
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
         _collect_staging = library.aclpyStagingCollect
@@ -193,8 +194,8 @@ LAUNCHED_FENCE_DONE = -3
 
 
 def relaunch_fast_function() -> Any:
-    """``aclpyRelaunchFast(record, state, done, stream)``: a relaunch of a record whose arrays
-    did not change, without the owner's lock (the per-call path of ``Plan.run()``)."""
+    """``aclpyRelaunchFast(record)``: a relaunch of a record whose arrays did not change,
+    without the owner's lock (the per-call path of ``Plan.run()``)."""
     return host().aclpyRelaunchFast
 
 
@@ -215,7 +216,7 @@ def stream_launched(state: Any) -> None:
 
 
 def stream_synchronize_fast_function() -> Any:
-    """``aclpyStreamSynchronizeFast(state, synchronize, stream)``, looked up once."""
+    """``aclpyStreamSynchronizeFast(state)``, looked up once."""
     return host().aclpyStreamSynchronizeFast
 
 

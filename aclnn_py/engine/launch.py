@@ -233,17 +233,21 @@ class RepeatableLaunch:
         held = move_to(stream, arrays)
         stream.relaunch(held, arrays, self, epoch if held is None else 0)
 
-    def fast_call(self, stream: Stream, done: Any) -> Any:
+    def fast_call(self) -> Any:
         """A call without arguments that relaunches the arrays of the last :meth:`launch`
-        with ``fast`` on ``stream`` (``aclpyRelaunchFast``) and returns its status: 0,
-        ``ll.LAUNCHED_FENCE_DONE`` (``done[0]`` says up to which hold mark), ``ll.SLOW``
-        when :meth:`launch` must check again, ``ll.RELAUNCH_RETIRED`` or CANN's status.
-        ``done`` is an ``ll.new_mark()`` cell."""
+        with ``fast``, on its stream (``aclpyRelaunchFast``), and returns its status: 0,
+        ``ll.LAUNCHED_FENCE_DONE`` (:meth:`fences_done_mark` says up to which hold mark),
+        ``ll.SLOW`` when :meth:`launch` must check again, ``ll.RELAUNCH_RETIRED`` or CANN's
+        status."""
         record = self.record
         if record is None:
             raise ValueError(f"{self.operator}: this launch was closed")
-        return functools.partial(ll.relaunch_fast_function(), record.record, stream.state, done,
-                                 stream.handle)
+        return functools.partial(ll.relaunch_fast_function(), record.record)
+
+    def fences_done_mark(self) -> int:
+        """The hold mark of the fences the last :meth:`fast_call` found done."""
+        record = self.record
+        return -1 if record is None else int(record.record.done)
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:

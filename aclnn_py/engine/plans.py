@@ -80,8 +80,7 @@ class Plan:
                                     for name, array in zip(spec.names, self._arrays))
         launcher = self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
         if self._torch is None and isinstance(launcher, RepeatableLaunch):
-            self._done = ll.new_mark()
-            self._relaunch = launcher.fast_call(stream, self._done)
+            self._relaunch = launcher.fast_call()
 
     @property
     def out(self) -> Any:
@@ -118,7 +117,9 @@ class Plan:
                     ll.raise_interrupt()
                 return given[-1]
             if status == ll.LAUNCHED_FENCE_DONE and given:
-                self.stream.fences_done(self._done[0])
+                launcher = self._launcher
+                if isinstance(launcher, RepeatableLaunch):
+                    self.stream.fences_done(launcher.fences_done_mark())
                 return given[-1]
             if status != ll.SLOW:  # retired (closed meanwhile) or CANN's error: as below
                 self._failed(status)

@@ -10,6 +10,7 @@ managers); as they need their device current, their safety net is a
 from __future__ import annotations
 
 import contextlib
+import functools
 import operator
 import threading
 import weakref
@@ -196,7 +197,9 @@ class Stream:
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
-        self._synchronizing_fast = ll.stream_synchronize_fast_function()
+        # The wait without the lock, as one call of no arguments (the per-call path).
+        self._synchronizing_fast = functools.partial(ll.stream_synchronize_fast_function(),
+                                                     self.state)
         self._done = ll.new_mark()
         # What queued work uses, oldest first; _released counts what was dropped from
         # the front, so a synchronisation drops only what was queued before it began, and
@@ -228,7 +231,7 @@ class Stream:
         """
         if not self._keepalive and not self._keepalive_lock.locked():
             # (a launch being queued under the lock is waited for as it always was, below)
-            status = self._synchronizing_fast(self.state, self._runtime_synchronize, self.handle)
+            status = self._synchronizing_fast()
             if status != _SLOW:
                 if status or _dropped or after_synchronize is not None:
                     self._after_wait(status)

@@ -595,8 +595,8 @@ def test_a_call_queued_while_another_thread_synchronizes_keeps_its_inputs(monkey
 
     fast_wait = stream._synchronizing_fast  # the same wait when nothing is held
 
-    def fast_wait_then_another_thread_calls(state, synchronize, handle):
-        status = fast_wait(state, synchronize, handle)
+    def fast_wait_then_another_thread_calls():
+        status = fast_wait()
         if not queued and status != _lowlevel.SLOW:
             queued.append(None)
             queued.append(aclnn_py.mse_loss_backward(grad, x, np.ones(64, np.float32), "none"))

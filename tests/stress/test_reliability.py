@@ -240,9 +240,9 @@ def test_waiting_on_another_threads_stream_is_safe_against_its_close(monkeypatch
 
     fast_wait = side._synchronizing_fast  # the wait without the stream's lock
 
-    def fast_wait_after_the_other_thread_closes(*arguments):
+    def fast_wait_after_the_other_thread_closes():
         activate_then_let_the_other_thread_close()
-        return fast_wait(*arguments)  # declines once the stream is closing
+        return fast_wait()  # declines once the stream is closing
 
     closer = threading.Thread(target=close_when_asked)
     closer.start()
