@@ -12,9 +12,15 @@ once for that signature, how it will launch:
   and same-address view copies, and CANN 8.0.RC2 lacks the API. Each launch then
   runs phase 1 and hands the executor to phase 2, which frees it.
 
-Both queue each launch with a hold on the stream for everything it uses
-(executor, aclTensors, workspace, arrays), so it all stays alive until the
-stream is synchronised, whichever owner is dropped first.
+Whatever a queued launch uses stays alive until the stream passed it, whichever
+owner is dropped first: a one-shot launch queues a hold on the stream for its
+executor, aclTensors, workspace and arrays; a repeatable launch's C record knows
+the stream point of its last launch, and a launch dropped before that point keeps
+what its executor uses until then (``streams.keep_until_done``), so its relaunches
+need no hold (arrays over memory the pools do not own are still held). That is
+what lets a plan's repeated ``run()`` be one C call (``aclpyRelaunchFast``), which
+declines to the full path whenever an array may have moved or been freed since
+the last checked run (the placement epoch, ``aclpyEpoch``).
 
 The order inside a launch is what keeps results right when a call fails or is
 interrupted part-way:
@@ -23,9 +29,10 @@ interrupted part-way:
 2. only changed addresses are rebound, each marked unknown until CANN has
    taken it, so a later launch never trusts a half-done rebind (repeatable);
    a one-shot launch does phase 1 over the current addresses instead;
-3. the arrays are marked as used by the stream, and the hold is queued,
-   *before* the launch (``Stream.queue``), so queued work is never left
-   unprotected, and no synchronisation that began earlier can drop the hold.
+3. the arrays are marked as used by the stream, and any hold is queued,
+   *before* the launch (``Stream.queue``, ``Stream.relaunch``), so queued work is
+   never left unprotected, and no synchronisation that began earlier can drop
+   the hold.
 """
 
 from __future__ import annotations

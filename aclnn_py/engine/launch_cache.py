@@ -12,9 +12,9 @@ repeatable (or lacks the API), the entry remembers that: each call with the
 signature then runs phase 1 and an ordinary launch (``engine.launch.OneShotLaunch``),
 and the refusal is not asked for again.
 
-Queued work holds the cached launch it used, like the arrays it reads and
-writes, so a workspace or executor is released only after its last work is
-done, even once the cache has forgotten it. Each stream remembers up to
+A cached launch the cache forgets keeps its executor and workspace until its
+last launch is done (``RepeatableLaunch``: its record knows that launch's stream
+point), so they are released only after their last work, whoever drops them. Each stream remembers up to
 ``ACLNN_PY_LAUNCH_CACHE`` signatures (default 64), dropping the one it
 learned first when full; 0 remembers none, so every call does phase 1.
 """

@@ -155,7 +155,7 @@ class Plan:
         if torch is None:
             launcher.launch(stream, bound, fast=True)  # run() may repeat it in one C call
         else:
-            launcher.launch(stream, bound)  # the stream holds what the run uses until it is done
+            launcher.launch(stream, bound)  # torch's memory: held until the run is done
         if torch is not None:
             torch.record(given)
         self._arrays, self._given = bound, given
