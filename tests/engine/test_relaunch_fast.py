@@ -27,6 +27,21 @@ def refuse(*_arguments):
     raise AssertionError("went through the stream's lock")
 
 
+@pytest.fixture
+def running():
+    """A plan of mse_loss(x=3, y=1, "none") on the current stream, run twice (the second
+    run needs no checks), with its arrays; everything released afterwards."""
+    x, y = up(3.0), up(1.0)
+    plan = aclnn_py.MseLossPlan(x, y, "none")
+    plan.run()
+    plan.run()
+    yield plan, x, y
+    plan.close()
+    for array in (x, y):
+        if not array.buffer.freed:
+            array.free()
+
+
 def test_a_repeated_run_and_its_wait_take_no_python_lock(monkeypatch):
     x, y = up(3.0), up(1.0)
     stream = _streams.current_stream()
@@ -44,42 +59,28 @@ def test_a_repeated_run_and_its_wait_take_no_python_lock(monkeypatch):
     y.free()
 
 
-def test_a_freed_bound_array_is_refused_by_the_next_run():
-    x, y = up(3.0), up(1.0)
-    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+def test_a_freed_bound_array_is_refused_by_the_next_run(running):
+    plan, x, _ = running
+    x.free()
+    with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
         plan.run()
-        plan.run()
-        x.free()
-        with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
-            plan.run()
-    y.free()
 
 
-def test_a_run_after_another_stream_wrote_a_bound_array_waits_for_that_write():
-    x, y = up(3.0), up(1.0)
+def test_a_run_after_another_stream_wrote_a_bound_array_waits_for_that_write(running):
+    plan, x, y = running
     side = aclnn_py.Stream()
-    with aclnn_py.MseLossPlan(x, y, "none") as plan:
-        plan.run()
-        plan.run()  # the repeat that needs no checks
-        aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
-        out = plan.run()  # must wait for `side`'s write of x first
-        np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
+    aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
+    out = plan.run()  # must wait for `side`'s write of x first
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
     side.close()
-    x.free()
-    y.free()
 
 
-def test_a_run_from_another_thread_makes_the_device_current_there():
-    x, y = up(3.0), up(1.0)
-    with aclnn_py.MseLossPlan(x, y, "none") as plan:
-        plan.run()
-        plan.run()
-        thread, box = in_thread(lambda: plan.run().numpy())
-        thread.join(10)
-        assert "error" not in box, box.get("error")
-        np.testing.assert_array_equal(box["result"], np.full(64, 4.0, np.float32))
-    x.free()
-    y.free()
+def test_a_run_from_another_thread_makes_the_device_current_there(running):
+    plan, _, _ = running
+    thread, box = in_thread(lambda: plan.run().numpy())
+    thread.join(10)
+    assert "error" not in box, box.get("error")
+    np.testing.assert_array_equal(box["result"], np.full(64, 4.0, np.float32))
 
 
 def test_a_run_on_a_closed_stream_is_refused():
