@@ -207,6 +207,20 @@ int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t
  */
 int32_t aclpyRelaunchFast(aclpyRelaunch *record);
 
+/*
+ * aclpyRelaunchRun without the owner's queueing lock, over `addresses` (the record's `arrays`
+ * of them): for inputs the owner marked as used on this stream by an earlier launch at
+ * placement epoch `epoch`, and outputs no one else can reach yet. ACLPY_SLOW (nothing
+ * counted or queued) when, under the state's mutex, the stream is closed, a launch of the
+ * owner's is under way, or the epoch moved on (an array may have been freed or moved since:
+ * a free or a move bumps it before its wait, so that wait either sees this launch or this
+ * call declines). Otherwise copies the addresses to `next`, rebinds, counts and launches.
+ * Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW, ACLPY_RELAUNCH_RETIRED or
+ * the failing status.
+ */
+int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                             aclrtStream stream, uint64_t epoch, void *const *addresses);
+
 /* Whether the record's last launch is known done (or it never launched). */
 int32_t aclpyRelaunchDone(const aclpyRelaunch *record);
 
@@ -217,6 +231,8 @@ void aclpyRelaunchCollect(aclpyRelaunch *record);
    stream it was used on, or was freed. */
 uint64_t aclpyEpoch(void);
 void aclpyEpochBump(void);
+/* Where the epoch is kept, for a caller that reads it without a call. */
+const uint64_t *aclpyEpochCell(void);
 
 /* The owner queued (or failed to queue) the launch counted by aclpyStreamLaunching. */
 void aclpyStreamLaunched(aclpyStreamState *state);

@@ -404,6 +404,11 @@ EXPORT uint64_t aclpyEpoch(void)
     return __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE);
 }
 
+EXPORT const uint64_t *aclpyEpochCell(void)
+{
+    return &g_epoch;
+}
+
 EXPORT void aclpyEpochBump(void)
 {
     __atomic_add_fetch(&g_epoch, 1, __ATOMIC_ACQ_REL);
@@ -766,6 +771,22 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
         pthread_mutex_unlock(&state->lock);
         return ACLPY_SLOW;
     }
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream);
+    pthread_mutex_unlock(&state->lock);
+    if (status == 0 && *done >= 0)
+        return ACLPY_LAUNCHED_FENCE_DONE;
+    return status;
+}
+
+EXPORT int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                    aclrtStream stream, uint64_t epoch, void *const *addresses)
+{
+    pthread_mutex_lock(&state->lock);
+    if (state->closed || state->busy || epoch != __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_unlock(&state->lock);
+        return ACLPY_SLOW;
+    }
+    memcpy(record->next, addresses, record->arrays * sizeof *addresses);
     int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)

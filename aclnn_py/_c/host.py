@@ -204,6 +204,18 @@ def epoch() -> int:
     return int(host().aclpyEpoch())
 
 
+def epoch_cell() -> Any:
+    """The placement epoch's cell (``aclpyEpochCell``): ``cell[0]`` reads it without a call."""
+    return host().aclpyEpochCell()
+
+
+def relaunch_checked_function() -> Any:
+    """``aclpyRelaunchChecked(record, state, done, stream, epoch, addresses)``: a relaunch
+    over ``addresses`` (a list of ``void *``) of inputs marked on the stream at placement
+    ``epoch`` and a new output, without the owner's lock."""
+    return host().aclpyRelaunchChecked
+
+
 def epoch_bump() -> None:
     """An array may have left the stream it was used on, or was freed: relaunches checked
     at an earlier epoch check again (``aclpyEpochBump``)."""

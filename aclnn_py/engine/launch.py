@@ -55,6 +55,10 @@ from ..runtime.streams import Stream, keep_until_done, let_go
 
 logger = logging.getLogger("aclnn_py")
 
+# The placement epoch's cell (``aclpyEpoch``, read as ``_epoch[0]`` without a call), looked up
+# with the first repeatable launch (importing aclnn_py loads no library).
+_epoch: Any = None
+
 # aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
 _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 
@@ -203,6 +207,9 @@ class RepeatableLaunch:
     def __init__(self, spec: OperatorSpec, executor: Executor, tensors: list[Handle],
                  owned: list[Any], arrays: Sequence[DeviceArray], device: int) -> None:
         """Take ``executor`` (repeatable) and what it refers to from :func:`_phase1`."""
+        global _epoch
+        if _epoch is None:
+            _epoch = ll.epoch_cell()
         self.operator = spec.cann
         self.names = spec.names
         self._tensors = tensors
@@ -231,14 +238,25 @@ class RepeatableLaunch:
     def workspace_size(self) -> int:
         return self._executor.workspace_size
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> None:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> int:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that): one C call. ``fast``: let :meth:`fast_call`
         relaunch these same arrays on ``stream`` until one of them may have moved or been
-        freed (when they need no holding: pool memory)."""
-        epoch = ll.epoch() if fast else 0  # before the checks: a change during them counts
+        freed. Returns the placement epoch at which the arrays were checked when they need
+        no holding (pool memory), for :meth:`launch_again`; else 0."""
+        epoch: int = _epoch[0]  # before the checks: a change during them counts
         held = move_to(stream, arrays)
-        stream.relaunch(held, arrays, self, epoch if held is None else 0)
+        if held is not None:
+            stream.relaunch(held, arrays, self)
+            return 0
+        stream.relaunch(None, arrays, self, epoch if fast else 0)
+        return epoch
+
+    def launch_again(self, stream: Stream, epoch: int, arrays: Sequence[DeviceArray]) -> bool:
+        """Queue the call again over inputs an earlier :meth:`launch` on ``stream`` checked at
+        placement ``epoch`` (the same arrays) and new outputs marked as used on ``stream``, in
+        one C call without the stream's lock; False when it declines (nothing queued)."""
+        return stream.relaunch_again(self, epoch, arrays)
 
     def fast_call(self) -> Any:
         """A call without arguments that relaunches the arrays of the last :meth:`launch`
@@ -369,7 +387,7 @@ class OneShotLaunch:
         """Bytes of the workspace kept (the largest phase 1 asked for so far)."""
         return self._workspace.nbytes
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> None:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> int:
         """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
         that), then phase 2 queued on ``stream``.
 
@@ -378,6 +396,11 @@ class OneShotLaunch:
         has made no executor, which matters when CANN lacks ``aclDestroyAclOpExecutor``.
         """
         self.launch_around(stream, arrays, None, None, None, track=True)
+        return 0
+
+    def launch_again(self, stream: Stream, epoch: int, arrays: Sequence[DeviceArray]) -> bool:
+        """Never: each launch runs phase 1 (see :meth:`RepeatableLaunch.launch_again`)."""
+        return False
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None,

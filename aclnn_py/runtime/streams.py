@@ -197,6 +197,8 @@ class Stream:
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
+        self._relaunching_checked = ll.relaunch_checked_function()
+        self._done_unlocked = ll.new_mark()  # relaunch_again's fence mark
         # The wait without the lock, as one call of no arguments (the per-call path).
         self._synchronizing_fast = functools.partial(ll.stream_synchronize_fast_function(),
                                                      self.state)
@@ -341,6 +343,32 @@ class Stream:
             release_retired()
         if _interrupted:  # a fence's work run here was interrupted (see _hold): it is
             ll.raise_interrupt()  # raised once the launch is queued and held
+
+    def relaunch_again(self, launch: Any, epoch: int, arrays: Sequence[Any]) -> bool:
+        """Relaunch ``launch`` over ``arrays`` in one C call without the stream's lock
+        (``aclpyRelaunchChecked``): inputs an earlier launch marked as used on this stream at
+        placement ``epoch``, outputs new and marked so. False when it declines (nothing
+        queued: an array may have been freed or moved since, the stream is closing, a launch
+        is under way under the lock); the caller then takes :meth:`relaunch`."""
+        record = launch.record
+        pointers = [array.buffer.pointer for array in arrays]
+        if record is None or None in pointers:
+            return False
+        done = self._done_unlocked
+        status = self._relaunching_checked(record.record, self.state, done, self.handle, epoch,
+                                           pointers)
+        if status:
+            if status == _SLOW:
+                return False
+            if status == ll.LAUNCHED_FENCE_DONE:
+                self.fences_done(done[0])
+            elif status == ll.RELAUNCH_RETIRED:
+                raise ValueError(f"{launch.operator}: this launch was closed")
+            else:
+                ll.check(status, record.failed(launch.operator))
+        if _interrupted:  # a fence's work run here was interrupted: raised once queued
+            ll.raise_interrupt()
+        return True
 
     def fences_done(self, mark: int) -> None:
         """A launch made without the lock found fences done: drop what was held before

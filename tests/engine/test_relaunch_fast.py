@@ -135,3 +135,18 @@ def test_threads_running_one_plan_and_waiting_get_every_run_done():
         np.testing.assert_array_equal(plan.out.numpy(), np.full(64, 4.0, np.float32))
     x.free()
     y.free()
+
+
+def test_a_repeated_call_after_another_stream_wrote_an_input_waits_for_that_write():
+    """A one-shot call repeated over the same inputs skips their checks (one C call) only
+    while none of them may have moved: a write on another stream moves the epoch on."""
+    x, y = up(3.0), up(1.0)
+    aclnn_py.mse_loss(x, y, "none").free()
+    aclnn_py.mse_loss(x, y, "none").free()  # the repeat that needs no checks
+    side = aclnn_py.Stream()
+    aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
+    out = aclnn_py.mse_loss(x, y, "none")  # must wait for `side`'s write of x first
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
+    side.close()
+    for array in (x, y, out):
+        array.free()
