@@ -201,7 +201,8 @@ int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t
  * (aclpyThreadDevice, this runtime generation), and, under the state's mutex, the stream is
  * open with no launch of the owner's under way, it is `fast_state`'s and no array may have
  * moved or been freed since (aclpyEpoch(), bumped before the wait that a move or a free
- * makes). Then relaunches the bound addresses, counting the launch (a fence's hold mark is
+ * makes). Then relaunches the bound addresses (`next`, written under the owner's lock, is not
+ * read), counting the launch (a fence's hold mark is
  * the owner's last one). Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW,
  * ACLPY_RELAUNCH_RETIRED or the failing status.
  */
@@ -214,7 +215,8 @@ int32_t aclpyRelaunchFast(aclpyRelaunch *record);
  * counted or queued) when, under the state's mutex, the stream is closed, a launch of the
  * owner's is under way, or the epoch moved on (an array may have been freed or moved since:
  * a free or a move bumps it before its wait, so that wait either sees this launch or this
- * call declines). Otherwise copies the addresses to `next`, rebinds, counts and launches.
+ * call declines). Otherwise rebinds to the addresses (`next` stays the owner's), counts and
+ * launches.
  * Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW, ACLPY_RELAUNCH_RETIRED or
  * the failing status.
  */

@@ -684,10 +684,12 @@ EXPORT int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, i
 /* A bound address no array has: a rebind under way, or one that failed. */
 #define ADDRESS_UNKNOWN ((void *)(uintptr_t)1)
 
-static int32_t relaunch_rebind(aclpyRelaunch *record)
+/* Rebind the arrays whose address in `addresses` differs from the bound one. On a failure
+   the record relaunches nothing without its owner's checks again (epoch 0). */
+static int32_t relaunch_rebind(aclpyRelaunch *record, void *const *addresses)
 {
     for (uint32_t i = 0; i < record->arrays; i++) {
-        void *address = record->next[i];
+        void *address = addresses[i];
         if (address == record->bound[i])
             continue;
         record->bound[i] = ADDRESS_UNKNOWN; /* until CANN has taken the new one */
@@ -696,6 +698,7 @@ static int32_t relaunch_rebind(aclpyRelaunch *record)
             : record->set_output(record->executor, i - record->inputs, record->tensors[i], address);
         if (status != 0) {
             record->failed_rebind = (int32_t)i;
+            record->epoch = 0;
             return status;
         }
         record->bound[i] = address;
@@ -724,21 +727,22 @@ EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
     if (!record_executor(record))
         return ACLPY_RELAUNCH_RETIRED;
     record->failed_rebind = -1;
-    int32_t status = relaunch_rebind(record);
+    int32_t status = relaunch_rebind(record, record->next);
     if (status != 0)
         return status;
     return record->phase2(record->workspace, record->workspace_size, record->executor, stream);
 }
 
-/* A relaunch with `state->lock` held: rebind, count, launch. */
+/* A relaunch with `state->lock` held: rebind to `addresses` (NULL: relaunch the bound ones),
+   count, launch. */
 static int32_t relaunch_run_locked(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
-                                   int64_t *done, aclrtStream stream)
+                                   int64_t *done, aclrtStream stream, void *const *addresses)
 {
     *done = -1;
     if (!record_executor(record))
         return ACLPY_RELAUNCH_RETIRED;
     record->failed_rebind = -1;
-    int32_t status = relaunch_rebind(record);
+    int32_t status = addresses ? relaunch_rebind(record, addresses) : 0;
     if (status != 0)
         return status;
     status = relaunch_locked(state, hold_mark, done, record->phase2, record->workspace,
@@ -753,7 +757,7 @@ EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, 
 {
     pthread_mutex_lock(&state->lock);
     state->hold_mark = hold_mark;
-    int32_t status = relaunch_run_locked(record, state, hold_mark, done, stream);
+    int32_t status = relaunch_run_locked(record, state, hold_mark, done, stream, record->next);
     pthread_mutex_unlock(&state->lock);
     return status;
 }
@@ -771,7 +775,8 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
         pthread_mutex_unlock(&state->lock);
         return ACLPY_SLOW;
     }
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream);
+    /* The bound addresses: `next` is the owner's, written under its lock only. */
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, NULL);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
@@ -786,8 +791,7 @@ EXPORT int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *sta
         pthread_mutex_unlock(&state->lock);
         return ACLPY_SLOW;
     }
-    memcpy(record->next, addresses, record->arrays * sizeof *addresses);
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream);
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
