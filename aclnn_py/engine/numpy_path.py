@@ -130,11 +130,12 @@ class Staged:
     """The C arguments of :func:`_staged_call` over one pair of staging blocks (used by one
     call at a time: a call holds its blocks)."""
 
-    __slots__ = ("copies", "sources", "addresses", "step", "indices", "_kept")
+    __slots__ = ("copies", "sources", "addresses", "step", "slots", "result", "_kept")
 
     def __init__(self, views: Views, upload: int, result_bytes: int) -> None:
         packs = views.packs
-        self.indices = tuple(index for index, _, _ in packs)
+        self.slots = tuple(enumerate(index for index, _, _ in packs))  # (source, input)
+        self.result = bool(result_bytes)  # a result to copy out
         self.copies, self.sources, self.addresses, (self.step, *self._kept) = \
             ll.new_staged_copies([(target, nbytes) for _, target, nbytes in packs],
                                  views.host_data, views.device_data, upload,
@@ -246,15 +247,6 @@ class Layout:
             found = self._views(staging)
         return found
 
-    def _one_call(self, staged: Staged, arrays: Sequence[np.ndarray], host: np.ndarray,
-                  stream: Stream) -> bool:
-        """The call as one C call (:func:`_staged_call`) when the stream holds nothing and
-        caches a launch for this signature; False when it did not run (nothing done)."""
-        if _interrupted or not stream.holds_nothing():
-            return False
-        cached = launch_cache.lookup(stream, self.key)
-        return cached is not None and _staged_call(staged, cached, arrays, host, stream)
-
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
         """The call over ``arrays`` (laid out as this signature says) on ``stream`` (its
         device current), writing ``host``; returns ``host`` once the stream is done."""
@@ -288,7 +280,8 @@ class Layout:
                         del failure
                 return done
         found = self._views_of(staging)
-        if found.staged is not None and self._one_call(found.staged, arrays, host, stream):
+        if found.staged is not None and _staged_call(found.staged, self.key, arrays, host,
+                                                     stream):
             return host
         device_data, host_data, views = found.device_data, found.host_data, found.arrays
         host_result, packs, others = found.host_result, found.packs, found.others
@@ -323,23 +316,31 @@ class Layout:
         return host
 
 
-def _staged_call(staged: Staged, cached: launch_cache.CachedLaunch,
-                 arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> bool:
+def _staged_call(staged: Staged, key: tuple[Any, ...], arrays: Sequence[np.ndarray],
+                 host: np.ndarray, stream: Stream) -> bool:
     """The call in one C call without the stream's lock (``aclpyStagedCall``: the inputs
     packed, the upload, the relaunch, the download, the wait for the stream, the result
-    copied into ``host``); False when it declined (nothing done), for the locked path.
+    copied into ``host``), when the stream holds nothing and caches a repeatable launch for
+    ``key``; False when it did not run (nothing done), for the locked path.
 
     It waits for its own work before returning, even after a failure once something was
     queued, so nothing stays queued over the staging blocks: they need no hold."""
+    if _interrupted or not stream.holds_nothing():
+        return False
+    cached = launch_cache.lookup(stream, key)
+    if cached is None:
+        return False
     relaunch = cached.relaunch_record()
     if relaunch is None:
         return False
     sources = staged.sources
-    buffers = [_from_buffer(arrays[index]) for index in staged.indices]
-    for slot, buffer in enumerate(buffers):
+    buffers = []
+    for slot, index in staged.slots:
+        buffer = _from_buffer(arrays[index])
         sources[slot] = buffer
+        buffers.append(buffer)  # alive until the call returned
     copies = staged.copies
-    if copies.result_bytes:
+    if staged.result:
         out = _from_buffer(host, require_writable=True)
         copies.out = out
     status = _call_staged(relaunch.record, stream.state, copies, staged.addresses, staged.step)
