@@ -247,6 +247,43 @@ void aclpyStreamLaunched(aclpyStreamState *state);
  */
 aclError aclpyStreamSynchronizeFast(aclpyStreamState *state);
 
+/* Which step of aclpyStagedCall failed. */
+#define ACLPY_STEP_NONE 0
+#define ACLPY_STEP_UPLOAD 1       /* aclrtMemcpyAsync of the inputs */
+#define ACLPY_STEP_LAUNCH 2       /* a rebind or the phase 2 (see the record's failed_rebind) */
+#define ACLPY_STEP_DOWNLOAD 3     /* aclrtMemcpyAsync of the result */
+#define ACLPY_STEP_SYNCHRONIZE 4  /* aclrtSynchronizeStream */
+
+/* The copies of one staged call (aclpyStagedCall). */
+typedef struct {
+    aclError (*memcpy_async)(void *, size_t, const void *, size_t, aclrtMemcpyKind, aclrtStream);
+    void *const *sources;   /* `count` contiguous host inputs ... */
+    void *const *targets;   /* ... copied to these places of the page-locked block ... */
+    const uint64_t *sizes;  /* ... of these sizes */
+    uint32_t count;
+    void *host_data;        /* the staging blocks: the first `upload` bytes go up */
+    void *device_data;
+    uint64_t upload;
+    void *result_host;      /* the result comes down from `result_device` to `result_host` */
+    void *result_device;
+    uint64_t result_bytes;  /* 0: no result to bring back */
+    void *out;              /* where the result is copied once all succeeded */
+} aclpyStagedCopies;
+
+/*
+ * One staged call of the numpy path over a repeatable executor, without the owner's lock:
+ * ACLPY_SLOW (nothing done) unless the calling thread has the stream's device current and,
+ * under the state's mutex, the stream is open, no launch of the owner's is under way and the
+ * record is not retired. Then, under the mutex: copies the inputs into the host block, the
+ * upload (aclrtMemcpyAsync), the relaunch over `addresses` (rebinds, counted, phase 2) and
+ * the download; then waits for the stream (the point taken under the mutex, as
+ * aclpyStreamSynchronizeFast) whatever failed after the upload was queued, so nothing stays
+ * queued over the staging blocks; then, when all succeeded, copies the result to `out`.
+ * Returns 0, ACLPY_SLOW or the first failing status, with *step saying which step failed.
+ */
+int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, const aclpyStagedCopies *copies,
+                        void *const *addresses, int32_t *step);
+
 /* From now on nothing launches or waits without the owner's lock; returns once the waits
    under way without it ended. */
 void aclpyStreamClose(aclpyStreamState *state);

@@ -848,6 +848,70 @@ EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
     return status;
 }
 
+/* aclpyStreamSynchronizeFast's wait, the point taken and `syncing` raised by the caller under
+   `state->lock` (which it has let go of). */
+static aclError staged_wait(aclpyStreamState *state, uint64_t point)
+{
+    aclError status = g_synchronize(state->stream);
+    raise_completed(state, point);
+    pthread_mutex_lock(&state->lock);
+    if (--state->syncing == 0)
+        pthread_cond_broadcast(&state->idle);
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
+EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, const aclpyStagedCopies *copies,
+                               void *const *addresses, int32_t *step)
+{
+    *step = ACLPY_STEP_NONE;
+    if (!g_synchronize || !copies->memcpy_async || !thread_on(state->device))
+        return ACLPY_SLOW;
+    pthread_mutex_lock(&state->lock);
+    if (state->closed || state->busy || !record_executor(record)) {
+        pthread_mutex_unlock(&state->lock);
+        return ACLPY_SLOW;
+    }
+    aclrtStream stream = state->stream;
+    for (uint32_t i = 0; i < copies->count; i++)
+        memcpy(copies->targets[i], copies->sources[i], copies->sizes[i]);
+    int32_t status = 0;
+    if (copies->upload) {
+        status = copies->memcpy_async(copies->device_data, copies->upload, copies->host_data, copies->upload,
+                                      ACL_MEMCPY_HOST_TO_DEVICE, stream);
+        if (status != 0) { /* nothing queued */
+            pthread_mutex_unlock(&state->lock);
+            *step = ACLPY_STEP_UPLOAD;
+            return status;
+        }
+    }
+    int64_t done;
+    status = relaunch_run_locked(record, state, state->hold_mark, &done, stream, addresses);
+    if (status != 0)
+        *step = ACLPY_STEP_LAUNCH;
+    else if (copies->result_bytes) {
+        status = copies->memcpy_async(copies->result_host, copies->result_bytes, copies->result_device,
+                                      copies->result_bytes, ACL_MEMCPY_DEVICE_TO_HOST, stream);
+        if (status != 0)
+            *step = ACLPY_STEP_DOWNLOAD;
+    }
+    /* Whatever was queued is waited for before returning: nothing stays queued over the
+       staging blocks, which the caller gives back once this returns. */
+    uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+    state->syncing++;
+    pthread_mutex_unlock(&state->lock);
+    aclError synced = staged_wait(state, point);
+    if (status != 0)
+        return status; /* the first failure is the one reported */
+    if (synced != ACL_SUCCESS) {
+        *step = ACLPY_STEP_SYNCHRONIZE;
+        return synced;
+    }
+    if (copies->result_bytes)
+        memcpy(copies->out, copies->result_host, copies->result_bytes);
+    return 0;
+}
+
 EXPORT void aclpyStreamClose(aclpyStreamState *state)
 {
     pthread_mutex_lock(&state->lock);

@@ -3,6 +3,7 @@ blocks, handles and staging, and the stream states that order their reuse."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ from . import core
 from ._ffi import ffi
 from .core import ACL_SUCCESS, ACLNN_ERR_INNER_NULLPTR, MALLOC_HUGE_FIRST, META, NULL, RT, check
 
-_new, _gc = ffi.new, ffi.gc  # the per-call allocation path looks them up once
+_new, _gc, _cast = ffi.new, ffi.gc, ffi.cast  # the per-call allocation path looks them up once
+buffer_pointer = ffi.from_buffer  # a contiguous numpy array's memory as a C pointer
 
 HOST_LIBRARY = Path(__file__).resolve().parent.parent / "_native" / "libaclnn_py_host.so"
 HANDLE_TENSOR = 1
@@ -230,6 +232,39 @@ def stream_launched(state: Any) -> None:
 def stream_synchronize_fast_function() -> Any:
     """``aclpyStreamSynchronizeFast(state)``, looked up once."""
     return host().aclpyStreamSynchronizeFast
+
+
+STEP_UPLOAD, STEP_LAUNCH, STEP_DOWNLOAD, STEP_SYNCHRONIZE = 1, 2, 3, 4  # aclpyStagedCall's
+
+
+def staged_call_function() -> Any:
+    """``aclpyStagedCall(record, state, copies, addresses, step)``: a staged call of the numpy
+    path (copies in, upload, relaunch, download, wait, copy out) without the owner's lock."""
+    return host().aclpyStagedCall
+
+
+def new_staged_copies(targets: Sequence[tuple[int, int]], host_data: int, device_data: int,
+                      upload: int, result_host: int, result_device: int, result_bytes: int,
+                      addresses: Sequence[int]) -> tuple[Any, Any, Any, Any]:
+    """The fixed arguments of ``aclpyStagedCall`` over one pair of staging blocks: the
+    ``aclpyStagedCopies`` (the runtime's aclrtMemcpyAsync; ``targets`` the ``(host address,
+    bytes)`` of each packed input), its ``sources`` (one per target, filled per call), the
+    launch's ``addresses`` and the step cell. The copies point into the others: keep all."""
+    count = len(targets)
+    copies = _new("aclpyStagedCopies *")
+    sources = _new("void *[]", max(count, 1))
+    cells = _new("void *[]", [_cast("void *", target) for target, _ in targets] or [NULL])
+    sizes = _new("uint64_t[]", [nbytes for _, nbytes in targets] or [0])
+    copies.memcpy_async = RT.aclrtMemcpyAsync
+    copies.sources, copies.targets, copies.sizes, copies.count = sources, cells, sizes, count
+    copies.host_data = _cast("void *", host_data)
+    copies.device_data = _cast("void *", device_data)
+    copies.upload = upload
+    copies.result_host = _cast("void *", result_host)
+    copies.result_device = _cast("void *", result_device)
+    copies.result_bytes = result_bytes
+    return (copies, sources, _new("void *[]", [_cast("void *", a) for a in addresses]),
+            (_new("int32_t *"), cells, sizes))
 
 
 def stream_close(state: Any) -> None:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, Protocol, cast
 
 from .. import _caches
+from .._c import lowlevel as ll
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
 from ..runtime.memory import DeviceBuffer
@@ -199,6 +200,17 @@ class CachedLaunch:
         except BaseException:
             self.forget(stream)  # a failed executor is not trusted again
             raise
+
+    def relaunch_record(self) -> ll.RelaunchRecord | None:
+        """The C record of a repeatable launch (None for another kind, or once closed)."""
+        record: ll.RelaunchRecord | None = getattr(self._launcher, "record", None)
+        return record
+
+    @property
+    def operator(self) -> str:
+        """The operator's name, for errors."""
+        name: str = self._launcher.operator
+        return name
 
     def forget(self, stream: Stream) -> None:
         """Leave ``stream``'s cache (released once no queued work holds it)."""

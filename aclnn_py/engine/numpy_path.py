@@ -24,7 +24,15 @@ come from ``aclrtMallocHost`` and ``aclrtMalloc``, so every asynchronous copy he
 meets the older rule; direct copies are synchronous, which every era allows from
 pageable memory.
 
-The upload, the launch and the download are queued under one hold
+A repeated call whose staged inputs are contiguous, whose result is staged (or empty) and
+whose executor is repeatable does all of this in one C call without the stream's lock
+(``aclpyStagedCall``): it packs the inputs, queues the upload, the relaunch and the download,
+waits for the stream (also after a failure once something was queued) and copies the result
+out. It needs no hold: nothing it queued is still queued when it returns, and an interrupt
+comes before it (nothing queued) or after it (everything done). It declines, and the path
+below runs, while the stream holds anything or a launch is being queued under its lock.
+
+Otherwise the upload, the launch and the download are queued under one hold
 (``Stream.queue_steps``), registered before the upload: the staging blocks, the
 launch and its views stay alive until a synchronisation that began after it. A
 failure after the upload was queued waits for the stream before raising, so nothing
@@ -74,6 +82,10 @@ ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchron
 
 enabled = True  # internal: False runs the unstaged path (benchmarks compare the two)
 
+_SLOW = ll.SLOW
+_interrupted = ll.interrupted  # kernels interrupted: the locked path sees to them
+_from_buffer = ll.buffer_pointer
+_call_staged = ll.staged_call_function()
 _H2D = ll.MEMCPY_HOST_TO_DEVICE
 _D2H = ll.MEMCPY_DEVICE_TO_HOST
 
@@ -99,7 +111,8 @@ class Views:
     class with slots, not a named tuple: read on every call, and a slot is read as fast as
     a tuple's item, a named tuple's field more slowly."""
 
-    __slots__ = ("device_data", "host_data", "arrays", "host_result", "packs", "others")
+    __slots__ = ("device_data", "host_data", "arrays", "host_result", "packs", "others",
+                 "staged")
 
     def __init__(self, device_data: int, host_data: int, arrays: tuple[DeviceArray, ...],
                  host_result: int | None, packs: tuple[tuple[int, int, int], ...],
@@ -110,6 +123,24 @@ class Views:
         self.host_result = host_result  # where the staged result lands on the host
         self.packs = packs              # (input, host address, bytes)
         self.others = others            # (input, kind, address, bytes)
+        self.staged: Staged | None = None  # the one-C-call form, when the call fits it
+
+
+class Staged:
+    """The C arguments of :func:`_staged_call` over one pair of staging blocks (used by one
+    call at a time: a call holds its blocks)."""
+
+    __slots__ = ("copies", "sources", "addresses", "step", "slots", "result", "_kept")
+
+    def __init__(self, views: Views, upload: int, result_bytes: int) -> None:
+        packs = views.packs
+        self.slots = tuple(enumerate(index for index, _, _ in packs))  # (source, input)
+        self.result = bool(result_bytes)  # a result to copy out
+        self.copies, self.sources, self.addresses, (self.step, *self._kept) = \
+            ll.new_staged_copies([(target, nbytes) for _, target, nbytes in packs],
+                                 views.host_data, views.device_data, upload,
+                                 views.host_result or 0, views.arrays[-1].buffer.pointer,
+                                 result_bytes, [array.buffer.pointer for array in views.arrays])
 
 
 class Layout:
@@ -203,6 +234,17 @@ class Layout:
             if self.result.kind == STAGED else None
         found = self.views = Views(device_data, host_data, views, host_result, tuple(packs),
                                    tuple(others))
+        if not others and self.result.kind != DIRECT:
+            found.staged = Staged(found, self.upload_bytes,
+                                  self.result.nbytes if self.result.kind == STAGED else 0)
+        return found
+
+    def _views_of(self, staging: Any) -> Views:
+        """The views over the blocks ``staging`` holds: the last call's when it had them."""
+        found = self.views
+        if found is None or found.device_data != staging.device_data \
+                or found.host_data != staging.host_data:
+            found = self._views(staging)
         return found
 
     def run(self, arrays: Sequence[np.ndarray], host: np.ndarray, stream: Stream) -> np.ndarray:
@@ -237,10 +279,10 @@ class Layout:
                     finally:  # no cycle through this frame
                         del failure
                 return done
-        found = self.views
-        if found is None or found.device_data != staging.device_data \
-                or found.host_data != staging.host_data:
-            found = self._views(staging)
+        found = self._views_of(staging)
+        if found.staged is not None and _staged_call(found.staged, self.key, arrays, host,
+                                                     stream):
+            return host
         device_data, host_data, views = found.device_data, found.host_data, found.arrays
         host_result, packs, others = found.host_result, found.packs, found.others
         copy = ll.copy_host
@@ -272,6 +314,51 @@ class Layout:
         elif kind == DIRECT:
             ll.memcpy(ll.host_pointer(host, writable=True), nbytes, result, nbytes, _D2H)
         return host
+
+
+def _staged_call(staged: Staged, key: tuple[Any, ...], arrays: Sequence[np.ndarray],
+                 host: np.ndarray, stream: Stream) -> bool:
+    """The call in one C call without the stream's lock (``aclpyStagedCall``: the inputs
+    packed, the upload, the relaunch, the download, the wait for the stream, the result
+    copied into ``host``), when the stream holds nothing and caches a repeatable launch for
+    ``key``; False when it did not run (nothing done), for the locked path.
+
+    It waits for its own work before returning, even after a failure once something was
+    queued, so nothing stays queued over the staging blocks: they need no hold."""
+    if _interrupted or not stream.holds_nothing():
+        return False
+    cached = launch_cache.lookup(stream, key)
+    if cached is None:
+        return False
+    relaunch = cached.relaunch_record()
+    if relaunch is None:
+        return False
+    sources = staged.sources
+    buffers = []
+    for slot, index in staged.slots:
+        buffer = _from_buffer(arrays[index])
+        sources[slot] = buffer
+        buffers.append(buffer)  # alive until the call returned
+    copies = staged.copies
+    if staged.result:
+        out = _from_buffer(host, require_writable=True)
+        copies.out = out
+    status = _call_staged(relaunch.record, stream.state, copies, staged.addresses, staged.step)
+    if status == _SLOW:
+        return False
+    if not status:
+        stream.waited(0)
+        if _interrupted:  # a fence's work run here was interrupted: raised once done
+            ll.raise_interrupt()
+        return True
+    step = staged.step[0]
+    if step == ll.STEP_SYNCHRONIZE:  # the work was queued: the executor is fine
+        stream.waited(status)  # raises
+    stream.waited(0)
+    cached.forget(stream)  # a failed executor is not trusted again
+    ll.check(status, relaunch.failed(cached.operator) if step == ll.STEP_LAUNCH
+             else "aclrtMemcpyAsync")
+    return True  # not reached: check raised
 
 
 # Layouts by fast_key: the signature of a numpy call as its arguments show it.

@@ -242,6 +242,18 @@ class Stream:
             if not self._closed:  # closing waited for its work
                 self._wait()
 
+    def holds_nothing(self) -> bool:
+        """Whether nothing is held for queued work and no launch is being queued under the
+        lock: a call that waits for its own work may then skip the lock (as
+        :meth:`synchronize` does)."""
+        return not self._keepalive and not self._keepalive_lock.locked()
+
+    def waited(self, status: int) -> None:
+        """After a wait that a C call made without the lock for its own work (the numpy
+        path's staged call): what it let go of, and ``status`` checked."""
+        if status or _dropped or after_synchronize is not None:
+            self._after_wait(status)
+
     def _after_wait(self, status: int) -> None:
         """After a wait: what it let go of, and its status checked."""
         if _dropped:

@@ -287,6 +287,58 @@ def test_a_failure_at_any_step_raises_waits_and_leaks_nothing(api, nth):
     assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
 
 
+def _counting_staged_calls(monkeypatch) -> list[int]:
+    """The statuses of the one-C-call staged calls made from now on."""
+    statuses: list[int] = []
+    real = _staging._call_staged
+
+    def counted(*arguments: Any) -> int:
+        status = real(*arguments)
+        statuses.append(status)
+        return int(status)
+
+    monkeypatch.setattr(_staging, "_call_staged", counted)
+    return statuses
+
+
+@pytest.mark.emulator_only
+def test_a_repeated_staged_call_is_one_c_call_without_a_hold(monkeypatch):
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    expected = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    statuses = _counting_staged_calls(monkeypatch)
+    before = _counters()
+    for _ in range(3):
+        assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+    assert statuses == [0, 0, 0]
+    delta = _delta(before)
+    assert (delta["memcpy_calls"], delta["sync_calls"], delta["kernel_launches"]) == (6, 3, 3)
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+
+
+@pytest.mark.emulator_only
+@pytest.mark.parametrize(("api", "nth"), [("aclrtMemcpyAsync", 1), ("aclrtMemcpyAsync", 2),
+                                          ("aclnnMseLossBackward", 1),
+                                          ("aclrtSynchronizeStream", 1)])
+def test_a_failure_of_the_one_c_call_raises_waits_and_leaks_nothing(monkeypatch, api, nth):
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    expected = aclnn_py.mse_loss_backward(x, x, 0.0, "none")  # cached: the repeat is one call
+    statuses = _counting_staged_calls(monkeypatch)
+    aclnn_py.emulator.inject_fault(api, 507899, nth=nth)
+    with pytest.raises(AclError) as info:
+        aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    assert info.value.api == api and info.value.status == 507899
+    del info
+    assert statuses == [507899]  # it failed inside the one C call
+    assert fired_faults() == [api]
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # nothing left queued
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+    aclnn_py.emulator.clear_faults()
+    assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+    aclnn_py.empty_cache()
+    assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
+
+
 @pytest.mark.emulator_only
 def test_out_of_page_locked_memory_retries_then_says_how_much():
     x = np.ones(5, np.float32)
