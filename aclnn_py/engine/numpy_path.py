@@ -85,7 +85,8 @@ enabled = True  # internal: False runs the unstaged path (benchmarks compare the
 _SLOW = ll.SLOW
 _interrupted = ll.interrupted  # kernels interrupted: the locked path sees to them
 _from_buffer = ll.buffer_pointer
-_call_staged = ll.staged_call_function()
+# aclpyStagedCall, looked up at the first staged call (importing aclnn_py loads no library).
+_call_staged: Any = None
 _H2D = ll.MEMCPY_HOST_TO_DEVICE
 _D2H = ll.MEMCPY_DEVICE_TO_HOST
 
@@ -343,6 +344,9 @@ def _staged_call(staged: Staged, key: tuple[Any, ...], arrays: Sequence[np.ndarr
     if staged.result:
         out = _from_buffer(host, require_writable=True)
         copies.out = out
+    global _call_staged
+    if _call_staged is None:
+        _call_staged = ll.staged_call_function()
     status = _call_staged(relaunch.record, stream.state, copies, staged.addresses, staged.step)
     if status == _SLOW:
         return False
