@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _caches
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, to_device
+from ..runtime.arrays import DeviceArray, is_npu_tensor, to_device
 from ..runtime.memory import DeviceBuffer
 from ..runtime.process import activate
 from ..runtime.results import result_array
@@ -55,11 +55,16 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
     """Run ``spec`` over ``inputs``: synchronous over numpy, asynchronous over device arrays
     and torch NPU tensors (a torch tensor back for those, typed as the DeviceArray it
     stands for: aclnn_py's hints do not name torch)."""
+    first = inputs[0] if inputs else None
+    if type(first) is not DeviceArray and type(first) is not np.ndarray and \
+            first is not None and is_npu_tensor(first):  # neither fast path takes a tensor
+        tensor: DeviceArray = _tensor_call(spec, inputs, attributes, out, stream)
+        return tensor
     result = fast_call(spec, inputs, attributes, out, stream)
     if result is not None:
         return result
     if involved(inputs, out, stream):
-        tensor: DeviceArray = _tensor_call(spec, inputs, attributes, out, stream)
+        tensor = _tensor_call(spec, inputs, attributes, out, stream)
         return tensor
     return validated_call(spec, inputs, attributes, out, stream)
 
