@@ -16,6 +16,7 @@ Usage::
     python benchmarks/bench.py --imports    # import aclnn_py against import numpy, fresh processes
     python benchmarks/bench.py --scalars    # a number or numpy scalar grad against a 0-d array
     python benchmarks/bench.py --emulated   # every computed operator against PyTorch, 1 M float32
+    python benchmarks/bench.py --torch-npu  # real torch_npu tensors against DeviceArrays, 1 element
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -122,6 +123,16 @@ operator of ``aclnn_py.emulator.kernels()``, at about 1 M float32 elements, the 
 on one thread computing the same, taken call by call in interleaved rounds, and their ratio;
 the 19 operators of the 4x goal are marked (``EMULATED_GOAL``), the others aim within 10x.
 numpy's BLAS uses every core unless ``OPENBLAS_NUM_THREADS`` is set: 1 compares like with like.
+
+Real torch_npu tensors (``--torch-npu`` runs it alone, ``--no-torch-npu`` skips it): with
+torch 2.13.0 here, torch-npu 2.13.0 is installed once (``pip install --no-deps --target``,
+into ``~/.cache/aclnn_py-bench`` or ``$ACLNN_BENCH_TORCH_NPU_SITE``) and a process of its own
+with only the emulator 8.5 tree's ``set_env.sh`` environment (as
+tests/frameworks/test_real_torch_npu.py runs it) times the 1-element float32
+``mse_loss_backward(g, x, y)`` on torch_npu tensors then ``torch.npu.synchronize()`` (and
+then torch's current stream's ``synchronize()``) against the same on DeviceArrays then
+``aclnn_py.synchronize()``: the best over interleaved rounds of the median per call, the
+overhead against the target of +1 µs. Skipped with a line saying why when it cannot be set up.
 
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
@@ -684,6 +695,135 @@ def print_torch_rows(rows: list[dict[str, Any]]) -> None:
           "(ratio to the same on DeviceArrays):")
     for row in rows:
         print(f"  {row['mode']:<22} {fmt_time(row['median_ns']):>9} ({row['ratio']:.2f}x)")
+
+
+# ---- the real torch_npu: its tensors against DeviceArrays -----------------------------------
+
+TORCH_NPU_VERSION = "2.13.0"
+TORCH_NPU_SITE = Path(os.environ.get("ACLNN_BENCH_TORCH_NPU_SITE") or (
+    Path.home() / ".cache" / "aclnn_py-bench" / f"torch_npu-{TORCH_NPU_VERSION}"))
+TORCH_NPU_TARGET_NS = 1000  # issue 36: a torch_npu-tensor call at most +1 µs over DeviceArrays
+
+
+def torch_npu_setup() -> tuple[dict[str, str] | None, str]:
+    """The environment of a process that imports the real torch_npu on the emulator's 8.5
+    tree, as tests/frameworks/test_real_torch_npu.py makes it: torch_npu installed with
+    ``pip install --no-deps --target`` (into ``TORCH_NPU_SITE``, kept for the next run) and
+    only the tree's ``set_env.sh`` environment (torch imports every installed device backend
+    at ``import torch``, so torch_npu stays out of this process). (None, why) when it cannot
+    be set up."""
+    import aclnn_py
+
+    try:
+        import torch
+    except ImportError:
+        return None, f"PyTorch is not installed: pip install torch=={TORCH_NPU_VERSION}"
+    if torch.__version__.split("+")[0] != TORCH_NPU_VERSION:
+        return None, f"torch_npu {TORCH_NPU_VERSION} needs torch {TORCH_NPU_VERSION}, this " \
+                     f"is {torch.__version__}"
+    if not aclnn_py.emulator.loaded():
+        return None, "the setup is the emulator's 8.5 tree; this run is on a real CANN"
+    if not (TORCH_NPU_SITE / "torch_npu").is_dir():
+        install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                                  "--target", str(TORCH_NPU_SITE),
+                                  f"torch-npu=={TORCH_NPU_VERSION}"],
+                                 capture_output=True, text=True, timeout=900)
+        if install.returncode != 0:
+            last = (install.stderr.strip().splitlines() or ["no message"])[-1]
+            return None, f"torch-npu {TORCH_NPU_VERSION} cannot be installed here: {last}"
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")}
+    script = Path(aclnn_py.emulator.home("8.5")) / "set_env.sh"
+    listing = subprocess.run(["bash", "-c", f'source "{script}" && env -0'], env=base,
+                             check=True, capture_output=True).stdout.decode()
+    env = dict(item.split("=", 1) for item in listing.split("\0") if "=" in item)
+    env["PYTHONPATH"] = str(TORCH_NPU_SITE)
+    return env, f"torch_npu {TORCH_NPU_VERSION} from {TORCH_NPU_SITE}"
+
+
+def run_torch_npu(aclnn_py: Any, quick: bool) -> dict[str, Any]:
+    """The 1-element float32 ``mse_loss_backward(g, x, y)`` + synchronisation on real
+    torch_npu tensors against DeviceArrays, timed in a process set up by
+    :func:`torch_npu_setup` (``--torch-npu-child``); {"skipped": why} when it cannot be."""
+    env, how = torch_npu_setup()
+    if env is None:
+        return {"skipped": how}
+    rounds, calls = (5, 400) if quick else (9, 2000)
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()),
+                           "--torch-npu-child", f"{rounds}:{calls}"], env=env,
+                          cwd=str(TORCH_NPU_SITE), capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        return {"skipped": f"the torch_npu process failed ({done.returncode}): "
+                           f"{done.stderr.strip()[-600:]}"}
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    row["setup"] = how
+    return row
+
+
+def torch_npu_child(rounds: int, calls: int) -> None:
+    """In the torch_npu process: per mode, the best over ``rounds`` interleaved rounds of the
+    median of ``calls`` timed calls; one JSON line on stdout."""
+    import torch
+    import torch_npu  # noqa: F401 (registers the npu device)
+
+    import aclnn_py
+
+    g, x, y = inputs(1, "float32")
+    gt, xt, yt = (torch.from_numpy(np.ascontiguousarray(a)).npu() for a in (g, x, y))
+    gd, xd, yd = (aclnn_py.to_device(a) for a in (g, x, y))
+    mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
+    torch_sync, stream = torch.npu.synchronize, torch.npu.current_stream()
+    expected = mse(gd, xd, yd).numpy()
+    got = mse(gt, xt, yt)
+    same = isinstance(got, torch.Tensor) and got.device.type == "npu" and bool(
+        np.array_equal(got.cpu().numpy().view(np.uint32), expected.view(np.uint32)))
+    modes: dict[str, Callable[[], Any]] = {
+        "DeviceArrays + aclnn_py.synchronize()": lambda: (mse(gd, xd, yd), sync()),
+        "torch_npu tensors + torch.npu.synchronize()": lambda: (mse(gt, xt, yt), torch_sync()),
+        "torch_npu tensors + stream.synchronize()": lambda: (mse(gt, xt, yt),
+                                                             stream.synchronize()),
+        "torch.npu.synchronize() alone": torch_sync,
+        "aclnn_py.synchronize() alone": sync,
+    }
+    clock = time.perf_counter_ns
+    best = {name: float("inf") for name in modes}
+    for call in modes.values():
+        for _ in range(200):
+            call()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            for name, call in modes.items():
+                samples = []
+                for _ in range(calls):
+                    start = clock()
+                    call()
+                    samples.append(clock() - start)
+                best[name] = min(best[name], statistics.median(samples))
+    finally:
+        gc.enable()
+    print(json.dumps({"median_ns": best, "bit_identical": same, "rounds": rounds,
+                      "calls": calls, "torch": torch.__version__,
+                      "torch_npu": getattr(torch_npu, "__version__", "?")}))
+
+
+def print_torch_npu(row: dict[str, Any]) -> None:
+    if "skipped" in row:
+        print(f"\ntorch_npu tensors against DeviceArrays: skipped: {row['skipped']}")
+        return
+    medians = row["median_ns"]
+    base = medians["DeviceArrays + aclnn_py.synchronize()"]
+    print(f"\nmse_loss_backward(g, x, y), 1 element float32, real {row['setup']} (torch "
+          f"{row['torch']}), best of {row['rounds']} interleaved rounds of the median per call "
+          f"({row['calls']} calls); result bit-identical to DeviceArrays': "
+          f"{'yes' if row['bit_identical'] else 'NO'}:")
+    for name, ns in medians.items():
+        over = "" if "alone" in name or ns == base else f"  ({(ns - base) / 1e3:+.1f}µs)"
+        print(f"  {name:<46}{fmt_time(ns):>9}{over}")
+    overhead = min(medians["torch_npu tensors + torch.npu.synchronize()"],
+                   medians["torch_npu tensors + stream.synchronize()"]) - base
+    mark = "met " if overhead <= TORCH_NPU_TARGET_NS else "MISS"
+    print(f"  [{mark}] torch_npu-tensor call <= +1 µs over DeviceArrays "
+          f"(+{overhead / 1e3:.1f}µs, the cheaper synchronisation)")
 
 
 # ---- aclnn_py.call against the curated operators ------------------------------------------
@@ -3681,6 +3821,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     parser.add_argument("--chunked-child", help=argparse.SUPPRESS)
     parser.add_argument("--devices-child", help=argparse.SUPPRESS)
+    parser.add_argument("--torch-npu", action="store_true",
+                        help="only time mse_loss_backward on real torch_npu tensors against "
+                             "DeviceArrays (torch_npu installed beside the emulator's tree)")
+    parser.add_argument("--no-torch-npu", action="store_true",
+                        help="skip timing real torch_npu tensors")
+    parser.add_argument("--torch-npu-child", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -3700,6 +3846,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
     if args.devices_child:
         count, calls = args.devices_child.split(":")
         devices_child(int(count), int(calls))
+        return 0
+    if args.torch_npu_child:
+        rounds, calls = args.torch_npu_child.split(":")
+        torch_npu_child(int(rounds), int(calls))
         return 0
 
     import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
@@ -3736,7 +3886,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                "unsynced": (run_unsynced, print_unsynced),
                "imports": (run_imports, print_imports),
                "scalars": (run_scalars, print_scalars),
-               "emulated": (run_emulated, print_emulated)}
+               "emulated": (run_emulated, print_emulated),
+               "torch_npu": (run_torch_npu, print_torch_npu)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -3821,6 +3972,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
     scalars_row = None if args.no_scalars else run_scalars(aclnn_py, args.quick)
     imports_row = None if args.no_imports else run_imports(aclnn_py, args.quick)
     emulated_rows = [] if args.no_emulated else run_emulated(aclnn_py, args.quick)
+    torch_npu_row = None if args.no_torch_npu else run_torch_npu(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -3846,6 +3998,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
         print_imports(imports_row)
     if emulated_rows:
         print_emulated(emulated_rows)
+    if torch_npu_row is not None:
+        print_torch_npu(torch_npu_row)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
@@ -3855,7 +4009,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                                        "catalog": catalog_rows,
                                        "unsynced": unsynced_row,
                                        "scalars": scalars_row, "imports": imports_row,
-                                       "emulated": emulated_rows},
+                                       "emulated": emulated_rows,
+                                       "torch_npu": torch_npu_row},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0

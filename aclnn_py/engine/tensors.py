@@ -100,7 +100,9 @@ class TensorCall:
     def new_array(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         """A result: a torch tensor like the first one adopted, as a DeviceArray."""
         tensor = self.like.new_empty(shape, dtype=torch_dtype_of(dtype))
-        return self.adopt(tensor, "the result")  # type: ignore[no-any-return]
+        array = adopt(tensor, "the result", plain=True)
+        self._tensors[id(array)] = (array, tensor)
+        return array
 
     def result(self, value: Any) -> Any:
         """``value`` as the caller gets it back: an adopted array as its torch tensor."""

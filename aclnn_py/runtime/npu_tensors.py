@@ -14,7 +14,9 @@ the stream's task queue (``MakeSureQueueEmpty``) when ``TASK_QUEUE_ENABLE`` queu
 torch's work on the host (Ascend/pytorch: torch_npu/csrc/npu/Stream.cpp,
 ``THNPStream_get_npu_stream``; torch_npu/csrc/core/npu/NPUStream.cpp,
 ``NPUStream::stream``). So reading it, after the torch work the call depends on, orders
-that work before aclnn_py's.
+that work before aclnn_py's. ``torch_npu._C._npu_getCurrentRawStream(device)`` returns the
+current stream's handle through the same ``stream()`` (unlike ``..._NoWait``), without
+building a ``torch.npu.Stream`` (about 0.2 µs against 12).
 
 :func:`asnumpy` reads any of them back, DeviceArrays included.
 """
@@ -31,7 +33,7 @@ from ..ops.dtypes import dtype_label, dtype_named
 from .arrays import Description, DeviceArray, host_array, is_npu_tensor, span
 from .memory import borrowed_buffer
 from .process import activate
-from .streams import ExternalStream, synchronize_device, torch_stream
+from .streams import ExternalStream, external_stream, synchronize_device, torch_stream
 
 # aclFormat values of the layouts an aclTensor built from strides describes (headers/acl_rt.h:
 # ACL_FORMAT_NCHW 0, ACL_FORMAT_NHWC 1, ACL_FORMAT_ND 2, ACL_FORMAT_NDHWC 27,
@@ -56,10 +58,16 @@ def numpy_dtype_of(torch_dtype: Any, argument: str) -> np.dtype:
     return found
 
 
+_torch_dtypes: dict[np.dtype, Any] = {}  # numpy dtype -> torch dtype, as met
+
+
 def torch_dtype_of(dtype: np.dtype) -> Any:
     """The torch dtype named as the numpy ``dtype`` is (torch is imported already: a torch
     tensor was given)."""
-    return getattr(sys.modules["torch"], dtype_label(dtype))
+    found = _torch_dtypes.get(dtype)
+    if found is None:
+        found = _torch_dtypes[dtype] = getattr(sys.modules["torch"], dtype_label(dtype))
+    return found
 
 
 # (dtype, sizes, strides, offset, storage bytes, device) -> the DeviceArray description of
@@ -69,15 +77,17 @@ _descriptions: _caches.Bounded[tuple[Any, ...], Description] = _caches.bounded(
     "tensor layout met", of="layouts")
 
 
-def adopt(tensor: Any, argument: str) -> DeviceArray:
+def adopt(tensor: Any, argument: str, plain: bool = False) -> DeviceArray:
     """A DeviceArray over the torch NPU ``tensor``'s memory (no copy); errors name
-    ``argument``."""
+    ``argument``. ``plain``: the tensor is known to be in a plain format (one torch just
+    allocated with ``new_empty``, which makes the base format), so it is not asked."""
     key = (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
            tensor.untyped_storage().nbytes(), tensor.device.index)
     description = _descriptions.get(key)
     if description is None:
         description = _described(key, argument)
-    _check_format(tensor, argument)
+    if not plain:
+        _check_format(tensor, argument)
     nbytes = key[4]
     address = tensor.data_ptr() - key[3] * description.dtype.itemsize if nbytes else 0
     return DeviceArray.like(description, borrowed_buffer(address, nbytes, key[5], tensor))
@@ -103,14 +113,37 @@ def _described(key: tuple[Any, ...], argument: str) -> Description:
     return _descriptions.put(key, found)
 
 
+# (the torch_npu module, how to read a tensor's format with it): found once per module.
+_format_reader: list[Any] = [None, None]
+
+
+def _format_of(torch_npu: Any) -> Any:
+    """How to read a tensor's aclFormat under ``torch_npu``: the registered operator
+    ``torch.ops.npu.get_npu_format`` (its overload, which the Python wrapper
+    ``torch_npu.get_npu_format`` calls through two more layers) when torch has it, else
+    ``torch_npu.get_npu_format`` as it is at each call (None without it)."""
+    if _format_reader[0] is torch_npu:
+        return _format_reader[1]
+    try:
+        reader = sys.modules["torch"].ops.npu.get_npu_format.default
+    except (KeyError, AttributeError, RuntimeError):  # no torch, or no such operator
+        def reader(tensor: Any) -> Any:
+            get_format = getattr(torch_npu, "get_npu_format", None)
+            return None if get_format is None else get_format(tensor)
+    _format_reader[:] = [torch_npu, reader]
+    return reader
+
+
 def _check_format(tensor: Any, argument: str) -> None:
     """TypeError for a tensor torch_npu keeps in a private format (the strides do not
     describe its memory)."""
     torch_npu = sys.modules.get("torch_npu")
-    get_format = getattr(torch_npu, "get_npu_format", None)
-    if get_format is None:
+    if torch_npu is None:
         return
-    found = int(get_format(tensor))
+    read = _format_of(torch_npu)(tensor)
+    if read is None:
+        return
+    found = int(read)
     if found not in _PLAIN_FORMATS:
         raise TypeError(f"{argument} is kept in torch_npu's internal format {found}, which "
                         "its strides do not describe; pass torch_npu.npu_format_cast(tensor, 2) "
@@ -123,6 +156,9 @@ def current_torch_stream(device: int) -> ExternalStream | None:
     torch_npu = sys.modules.get("torch_npu")
     if torch_npu is None:
         return None
+    raw = getattr(getattr(torch_npu, "_C", None), "_npu_getCurrentRawStream", None)
+    if raw is not None:  # NPUStream::stream() as npu_stream reads it, without the Stream object
+        return external_stream(raw(device), device)
     return torch_stream(torch_npu.npu.current_stream(device))
 
 

@@ -147,6 +147,49 @@ def test_with_torch_npu_the_work_goes_on_torchs_current_stream_flushed_first(tor
     assert torch_current.reads == reads + 1
 
 
+def test_torch_npus_raw_current_stream_getter_is_used_when_it_has_one(monkeypatch, torch_current):
+    import sys
+    import types
+
+    module = sys.modules["torch_npu"]
+    asked = []
+
+    def raw(device):
+        asked.append(device)
+        return torch_current.npu_stream  # read: torch_npu's queue emptied, as stream() does
+
+    def no_stream_object(device=None):
+        raise AssertionError("a torch.npu.Stream was built")
+
+    monkeypatch.setattr(module, "_C", types.SimpleNamespace(_npu_getCurrentRawStream=raw),
+                        raising=False)
+    monkeypatch.setattr(module.npu, "current_stream", no_stream_object)
+    x = tensor(np.ones(4, np.float32))
+    grad, y = tensor(np.ones(4, np.float32)), tensor(np.zeros(4, np.float32))
+    for _ in range(2):  # a first signature, then the launch cache's route
+        reads = torch_current.reads
+        result = aclnn_py.mse_loss_backward(grad, x, y)
+        assert torch_current.reads > reads  # flushed before the launch
+        np.testing.assert_allclose(result.numpy(), np.full(4, 0.5))
+    assert asked and set(asked) == {0}
+    assert aclnn_py.Stream.from_handle(torch_current.handle.value).queued_mark() >= 1
+
+
+def test_the_inputs_formats_are_asked_and_the_result_torch_allocated_is_not(monkeypatch,
+                                                                            torch_current):
+    import sys
+
+    asked = []
+    monkeypatch.setattr(sys.modules["torch_npu"], "get_npu_format",
+                        lambda t: asked.append(id(t)) or 2, raising=False)
+    grad, x, y = (tensor(np.full(4, v, np.float32)) for v in (1, 1, 0))
+    for _ in range(2):
+        asked.clear()
+        result = aclnn_py.mse_loss_backward(grad, x, y)
+        assert sorted(asked) == sorted(map(id, (grad, x, y)))
+        np.testing.assert_allclose(result.numpy(), np.full(4, 0.5))
+
+
 def test_a_torch_stream_given_is_used_and_every_tensor_recorded_on_it():
     x, y = tensor(np.ones(4, np.float32)), tensor(np.full(4, 2, np.float32))
     side = NpuStream()
