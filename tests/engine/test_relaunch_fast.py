@@ -150,3 +150,67 @@ def test_a_repeated_call_after_another_stream_wrote_an_input_waits_for_that_writ
     side.close()
     for array in (x, y, out):
         array.free()
+
+
+def test_an_array_freed_while_a_run_without_the_lock_is_being_queued_waits_for_that_run():
+    """A free in another thread between a run's epoch check and its count (here: while the
+    run records a fence, which it does under the stream state's mutex) must mark the block
+    with a point that covers the run, or the block goes back to CANN before the run read it.
+
+    The fence that run recorded (at the point before it) is then queried until done, and
+    the host told so; the trim must keep x's block, and the run, waited for, must find its
+    input still allocated."""
+    from aclnn_py._c import host as _host
+    from aclnn_py._c.core import RT
+
+    x, y = up(3.0), up(1.0)
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
+    plan.run()
+    plan.run()
+    library = _host.host()
+    fired: dict[str, int] = {}
+
+    def free_x_meanwhile() -> None:
+        thread, box = in_thread(x.buffer.free)
+        thread.join(10)
+        assert not thread.is_alive() and "error" not in box
+        fired["point"] = point_before
+
+    @_host.ffi.callback("aclError(aclrtEvent, aclrtStream)")
+    def record(event, queue):
+        if not fired and threading.current_thread() is threading.main_thread():
+            fired["event"] = event
+            free_x_meanwhile()
+        return RT.aclrtRecordEvent(event, queue)
+
+    def configure(record_event) -> None:
+        library.aclpyStreamsConfigure(RT.aclrtCreateEvent, RT.aclrtDestroyEvent, record_event,
+                                      RT.aclrtQueryEventStatus, _host.NULL,
+                                      RT.aclrtSynchronizeStream)
+
+    configure(record)
+    try:
+        for _ in range(600):  # a fence every 256 launches
+            point_before = _host.stream_stats(stream.state)["point"]
+            try:
+                plan.run()  # queued over x, its block marked to cover it; or refused:
+            except ValueError as error:
+                assert fired and "x is a DeviceArray that was freed" in str(error)
+            if fired:
+                break
+    finally:
+        configure(RT.aclrtRecordEvent)
+    assert "point" in fired
+    status = _host.ffi.new("aclrtEventRecordedStatus *")
+    for _ in range(2000):  # the emulator runs the work before a record queried long enough
+        assert RT.aclrtQueryEventStatus(fired["event"], status) == 0
+        if status[0] == 1:  # ACL_EVENT_RECORDED_STATUS_COMPLETE
+            break
+    assert status[0] == 1
+    _host.stream_synced(stream.state, fired["point"])  # what a launch's look at it finds
+    aclnn_py.empty_cache()  # gives back what no queued work may use
+    stream.synchronize()  # the run read x: its block must still be allocated
+    plan.close()
+    stream.close()
+    y.free()
