@@ -7,6 +7,7 @@ work is done."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from helpers import in_thread
 
 import aclnn_py
+from aclnn_py.engine.plans import Plan
 from aclnn_py.runtime import streams as _streams
 
 pytestmark = pytest.mark.emulator_only
@@ -214,3 +216,58 @@ def test_an_array_freed_while_a_run_without_the_lock_is_being_queued_waits_for_t
     plan.close()
     stream.close()
     y.free()
+
+
+def _interrupt_at_opcode(code, number: int) -> None:
+    """Trace this thread: KeyboardInterrupt before the ``number``-th bytecode (from 0) that a
+    frame of ``code`` executes."""
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "opcode":
+            count[0] += 1
+            if count[0] == number + 1:
+                raise KeyboardInterrupt
+        return local
+
+    def tracer(frame, event, arg):
+        if frame.f_code is code:
+            frame.f_trace_opcodes = True
+            return local
+        return None
+
+    sys.settrace(tracer)
+
+
+def test_a_rebinding_run_interrupted_at_any_bytecode_never_relaunches_an_array_let_go():
+    """``run(x=x2)`` interrupted at each bytecode of ``Plan._run`` in turn, then x2 dropped
+    and its block taken by a new array (100.0): the next ``run()`` computes over x (4.0) or,
+    if the plan kept it, x2 (16.0), never over the memory it let go of (9801.0)."""
+    code = Plan._run.__code__
+    for number in range(1000):
+        x, y = up(3.0), up(1.0)
+        plan = aclnn_py.MseLossPlan(x, y, "none")
+        plan.run()
+        plan.run()
+        x2 = up(5.0)
+        _interrupt_at_opcode(code, number)
+        try:
+            plan.run(x=x2)
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        finally:
+            sys.settrace(None)
+        aclnn_py.synchronize()
+        del x2
+        gc.collect()
+        z = up(100.0)  # the pool's block of x2, if nothing holds it
+        value = plan.run().numpy()[0]
+        assert value in (4.0, 16.0), (number, value)
+        plan.close()
+        for array in (x, y, z):
+            array.free()
+        if not interrupted:
+            break
+    assert number > 10  # the run was interrupted at each of its bytecodes
