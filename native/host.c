@@ -318,12 +318,21 @@ static bool block_detach(aclpyBlock *block, void **pointer, uint64_t *size, aclp
     return current;
 }
 
+/* The point a block released now is marked with: read after a full fence, so a relaunch
+   without the owner's lock that counted its launch before this release's epoch bump is
+   covered, and one that counts later sees the bump and declines (relaunch_locked). */
+static uint64_t release_point(aclpyStreamState *stream)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return stream ? __atomic_load_n(&stream->point, __ATOMIC_SEQ_CST) : 0;
+}
+
 /* Back to the cache, marked with `stream` (whose reference it takes) at its current point when
    work queued there may still use the block. */
 static void cache_or_drop(aclpyPool *pool, void *pointer, uint64_t size, uint64_t generation,
                           aclpyStreamState *stream)
 {
-    uint64_t point = stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0;
+    uint64_t point = release_point(stream);
     if (stream && released_done(stream, point)) {
         state_unref(stream); /* closed, or nothing launched since its last known-done point */
         stream = NULL;
@@ -363,7 +372,7 @@ EXPORT aclError aclpyBlockRelease(aclpyBlock *block)
     if (!block_detach(block, &pointer, &size, &stream))
         return ACL_SUCCESS;
     aclpyPool *pool = block->pool;
-    if (!pool->caching && released_done(stream, stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0)) {
+    if (!pool->caching && released_done(stream, release_point(stream))) {
         state_unref(stream);
         aclError status = pool->free_fn(pointer);
         if (status == ACL_SUCCESS)
@@ -411,7 +420,7 @@ EXPORT const uint64_t *aclpyEpochCell(void)
 
 EXPORT void aclpyEpochBump(void)
 {
-    __atomic_add_fetch(&g_epoch, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&g_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
 EXPORT void aclpyBlockCollect(aclpyBlock *block)
@@ -428,7 +437,7 @@ EXPORT void aclpyBlockCollect(aclpyBlock *block)
            this thread and no queued work may use it; otherwise it waits for the pool's next
            allocation or trim. */
         if (!pool->caching && t_device == pool->device &&
-            released_done(stream, stream ? __atomic_load_n(&stream->point, __ATOMIC_ACQUIRE) : 0) &&
+            released_done(stream, release_point(stream)) &&
             pool->free_fn(pointer) == ACL_SUCCESS) {
             state_unref(stream);
             return;
@@ -656,13 +665,23 @@ EXPORT void aclpyStreamSynced(aclpyStreamState *state, uint64_t point)
     raise_completed(state, point);
 }
 
-/* Count and launch, `state->lock` held; a failure takes the count back. */
+/* Count and launch, `state->lock` held; a failure takes the count back. `epoch` (0 for the
+   owner, who checked the arrays under its lock): the placement epoch the caller without the
+   owner's lock checked, checked again once the launch is counted. A free in another thread
+   does not take the mutex: it bumps the epoch, then reads the point to mark the block with
+   (release_point). Counted first, checked after, both sequentially consistent: either the
+   release's point covers this launch, or this check sees the bump and nothing is launched. */
 static int32_t relaunch_locked(aclpyStreamState *state, int64_t hold_mark, int64_t *done,
                                int32_t (*launch)(void *, uint64_t, aclOpExecutor *, aclrtStream),
                                void *workspace, uint64_t workspace_size, aclOpExecutor *executor,
-                               aclrtStream stream)
+                               aclrtStream stream, uint64_t epoch)
 {
     *done = launching_locked(state, hold_mark);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (epoch && epoch != __atomic_load_n(&g_epoch, __ATOMIC_SEQ_CST)) {
+        uncount_locked(state); /* kept when a block was marked with it: a later point covers it */
+        return ACLPY_SLOW;
+    }
     int32_t status = launch(workspace, workspace_size, executor, stream);
     if (status != 0)
         uncount_locked(state);
@@ -676,7 +695,7 @@ EXPORT int32_t aclpyStreamRelaunch(aclpyStreamState *state, int64_t hold_mark, i
 {
     pthread_mutex_lock(&state->lock);
     state->hold_mark = hold_mark;
-    int32_t status = relaunch_locked(state, hold_mark, done, launch, workspace, workspace_size, executor, stream);
+    int32_t status = relaunch_locked(state, hold_mark, done, launch, workspace, workspace_size, executor, stream, 0);
     pthread_mutex_unlock(&state->lock);
     return status;
 }
@@ -734,9 +753,10 @@ EXPORT int32_t aclpyRelaunchCounted(aclpyRelaunch *record, aclrtStream stream)
 }
 
 /* A relaunch with `state->lock` held: rebind to `addresses` (NULL: relaunch the bound ones),
-   count, launch. */
+   count, launch (`epoch`: see relaunch_locked). */
 static int32_t relaunch_run_locked(aclpyRelaunch *record, aclpyStreamState *state, int64_t hold_mark,
-                                   int64_t *done, aclrtStream stream, void *const *addresses)
+                                   int64_t *done, aclrtStream stream, void *const *addresses,
+                                   uint64_t epoch)
 {
     *done = -1;
     if (!record_executor(record))
@@ -746,7 +766,7 @@ static int32_t relaunch_run_locked(aclpyRelaunch *record, aclpyStreamState *stat
     if (status != 0)
         return status;
     status = relaunch_locked(state, hold_mark, done, record->phase2, record->workspace,
-                             record->workspace_size, record->executor, stream);
+                             record->workspace_size, record->executor, stream, epoch);
     if (status == 0)
         record_launched(record, state);
     return status;
@@ -757,7 +777,7 @@ EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, 
 {
     pthread_mutex_lock(&state->lock);
     state->hold_mark = hold_mark;
-    int32_t status = relaunch_run_locked(record, state, hold_mark, done, stream, record->next);
+    int32_t status = relaunch_run_locked(record, state, hold_mark, done, stream, record->next, 0);
     pthread_mutex_unlock(&state->lock);
     return status;
 }
@@ -776,7 +796,8 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
         return ACLPY_SLOW;
     }
     /* The bound addresses: `next` is the owner's, written under its lock only. */
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, NULL);
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, NULL,
+                                         record->epoch);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
@@ -791,7 +812,7 @@ EXPORT int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *sta
         pthread_mutex_unlock(&state->lock);
         return ACLPY_SLOW;
     }
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses);
+    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses, epoch);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
@@ -886,7 +907,7 @@ EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, c
         }
     }
     int64_t done;
-    status = relaunch_run_locked(record, state, state->hold_mark, &done, stream, addresses);
+    status = relaunch_run_locked(record, state, state->hold_mark, &done, stream, addresses, 0);
     if (status != 0)
         *step = ACLPY_STEP_LAUNCH;
     else if (copies->result_bytes) {

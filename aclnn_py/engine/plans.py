@@ -152,16 +152,24 @@ class Plan:
         torch = self._torch
         if torch is not None:
             torch.flush()  # torch's queued work first (engine.tensors)
-        if torch is None:
-            launcher.launch(stream, bound, fast=True)  # run() may repeat it in one C call
-        else:
-            launcher.launch(stream, bound)  # torch's memory: held until the run is done
+        # Not fast yet: run() may repeat the launch in one C call only once the plan holds
+        # the arrays it relaunches (an interrupt in between leaves it off, never on over
+        # arrays the plan let go of).
+        epoch = launcher.launch(stream, bound)  # torch's memory: held until the run is done
         if torch is not None:
             torch.record(given)
-        self._arrays, self._given = bound, given
+            self._arrays, self._given = bound, given
+        elif isinstance(launcher, RepeatableLaunch) and epoch:
+            stream.allow_fast(launcher, bound, epoch, self._bind)
+        else:
+            self._arrays, self._given = bound, given
         if self._launcher is None:  # closed by another thread meanwhile: let go again
             self._arrays = self._given = ()
         return given[-1]
+
+    def _bind(self, bound: tuple[DeviceArray, ...]) -> None:
+        """Hold ``bound`` as the plan's arrays (their given values are themselves)."""
+        self._arrays = self._given = bound
 
     def _rebound(self, bound: tuple[DeviceArray, ...], given: tuple[Any, ...],
                  arrays: tuple[Any, ...], named: dict[str, Any]

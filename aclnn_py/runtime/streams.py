@@ -356,6 +356,22 @@ class Stream:
         if _interrupted:  # a fence's work run here was interrupted (see _hold): it is
             ll.raise_interrupt()  # raised once the launch is queued and held
 
+    def allow_fast(self, launch: Any, arrays: Sequence[Any], epoch: int,
+                   bind: Callable[[Any], None]) -> None:
+        """``bind(arrays)`` (the caller now holds them), then let ``launch``'s record relaunch
+        without the lock (``aclpyRelaunchFast``) while the placement epoch is ``epoch``, if
+        its last launch was over ``arrays``: both under the lock that launches rebind under,
+        so a launch over other arrays by another thread comes wholly before (and the
+        addresses differ) or after (and it turns the fast relaunch off again)."""
+        with self._keepalive_lock:
+            bind(arrays)
+            record = launch.record
+            if record is None:
+                return
+            cells = record.next
+            if all(cells[index] == array.buffer.pointer for index, array in enumerate(arrays)):
+                record.allow_fast(self.state, epoch)
+
     def relaunch_again(self, launch: Any, epoch: int, arrays: Sequence[Any]) -> bool:
         """Relaunch ``launch`` over ``arrays`` in one C call without the stream's lock
         (``aclpyRelaunchChecked``): inputs an earlier launch marked as used on this stream at

@@ -7,6 +7,7 @@ work is done."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from helpers import in_thread
 
 import aclnn_py
+from aclnn_py.engine.plans import Plan
 from aclnn_py.runtime import streams as _streams
 
 pytestmark = pytest.mark.emulator_only
@@ -150,3 +152,122 @@ def test_a_repeated_call_after_another_stream_wrote_an_input_waits_for_that_writ
     side.close()
     for array in (x, y, out):
         array.free()
+
+
+def test_an_array_freed_while_a_run_without_the_lock_is_being_queued_waits_for_that_run():
+    """A free in another thread between a run's epoch check and its count (here: while the
+    run records a fence, which it does under the stream state's mutex) must mark the block
+    with a point that covers the run, or the block goes back to CANN before the run read it.
+
+    The fence that run recorded (at the point before it) is then queried until done, and
+    the host told so; the trim must keep x's block, and the run, waited for, must find its
+    input still allocated."""
+    from aclnn_py._c import host as _host
+    from aclnn_py._c.core import RT
+
+    x, y = up(3.0), up(1.0)
+    stream = aclnn_py.Stream()
+    plan = aclnn_py.MseLossPlan(x, y, "none", stream=stream)
+    plan.run()
+    plan.run()
+    library = _host.host()
+    fired: dict[str, int] = {}
+
+    def free_x_meanwhile() -> None:
+        thread, box = in_thread(x.buffer.free)
+        thread.join(10)
+        assert not thread.is_alive() and "error" not in box
+        fired["point"] = point_before
+
+    @_host.ffi.callback("aclError(aclrtEvent, aclrtStream)")
+    def record(event, queue):
+        if not fired and threading.current_thread() is threading.main_thread():
+            fired["event"] = event
+            free_x_meanwhile()
+        return RT.aclrtRecordEvent(event, queue)
+
+    def configure(record_event) -> None:
+        library.aclpyStreamsConfigure(RT.aclrtCreateEvent, RT.aclrtDestroyEvent, record_event,
+                                      RT.aclrtQueryEventStatus, _host.NULL,
+                                      RT.aclrtSynchronizeStream)
+
+    configure(record)
+    try:
+        for _ in range(600):  # a fence every 256 launches
+            point_before = _host.stream_stats(stream.state)["point"]
+            try:
+                plan.run()  # queued over x, its block marked to cover it; or refused:
+            except ValueError as error:
+                assert fired and "x is a DeviceArray that was freed" in str(error)
+            if fired:
+                break
+    finally:
+        configure(RT.aclrtRecordEvent)
+    assert "point" in fired
+    status = _host.ffi.new("aclrtEventRecordedStatus *")
+    for _ in range(2000):  # the emulator runs the work before a record queried long enough
+        assert RT.aclrtQueryEventStatus(fired["event"], status) == 0
+        if status[0] == 1:  # ACL_EVENT_RECORDED_STATUS_COMPLETE
+            break
+    assert status[0] == 1
+    _host.stream_synced(stream.state, fired["point"])  # what a launch's look at it finds
+    aclnn_py.empty_cache()  # gives back what no queued work may use
+    stream.synchronize()  # the run read x: its block must still be allocated
+    plan.close()
+    stream.close()
+    y.free()
+
+
+def _interrupt_at_opcode(code, number: int) -> None:
+    """Trace this thread: KeyboardInterrupt before the ``number``-th bytecode (from 0) that a
+    frame of ``code`` executes."""
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "opcode":
+            count[0] += 1
+            if count[0] == number + 1:
+                raise KeyboardInterrupt
+        return local
+
+    def tracer(frame, event, arg):
+        if frame.f_code is code:
+            frame.f_trace_opcodes = True
+            return local
+        return None
+
+    sys.settrace(tracer)
+
+
+def test_a_rebinding_run_interrupted_at_any_bytecode_never_relaunches_an_array_let_go():
+    """``run(x=x2)`` interrupted at each bytecode of ``Plan._run`` in turn, then x2 dropped
+    and its block taken by a new array (100.0): the next ``run()`` computes over x (4.0) or,
+    if the plan kept it, x2 (16.0), never over the memory it let go of (9801.0)."""
+    code = Plan._run.__code__
+    for number in range(1000):
+        x, y = up(3.0), up(1.0)
+        plan = aclnn_py.MseLossPlan(x, y, "none")
+        plan.run()
+        plan.run()
+        x2 = up(5.0)
+        _interrupt_at_opcode(code, number)
+        try:
+            plan.run(x=x2)
+        except KeyboardInterrupt:
+            interrupted = True
+        else:
+            interrupted = False
+        finally:
+            sys.settrace(None)
+        aclnn_py.synchronize()
+        del x2
+        gc.collect()
+        z = up(100.0)  # the pool's block of x2, if nothing holds it
+        value = plan.run().numpy()[0]
+        assert value in (4.0, 16.0), (number, value)
+        plan.close()
+        for array in (x, y, z):
+            array.free()
+        if not interrupted:
+            break
+    assert number > 10  # the run was interrupted at each of its bytecodes
