@@ -238,18 +238,17 @@ class RepeatableLaunch:
     def workspace_size(self) -> int:
         return self._executor.workspace_size
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> int:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> int:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
-        construction (the caller checked that): one C call. ``fast``: let :meth:`fast_call`
-        relaunch these same arrays on ``stream`` until one of them may have moved or been
-        freed. Returns the placement epoch at which the arrays were checked when they need
-        no holding (pool memory), for :meth:`launch_again`; else 0."""
+        construction (the caller checked that): one C call. Returns the placement epoch at
+        which the arrays were checked when they need no holding (pool memory), for
+        :meth:`launch_again` and ``Stream.allow_fast``; else 0."""
         epoch: int = _epoch[0]  # before the checks: a change during them counts
         held = move_to(stream, arrays)
         if held is not None:
             stream.relaunch(held, arrays, self)
             return 0
-        stream.relaunch(None, arrays, self, epoch if fast else 0)
+        stream.relaunch(None, arrays, self)
         return epoch
 
     def launch_again(self, stream: Stream, epoch: int, arrays: Sequence[DeviceArray]) -> bool:
@@ -387,7 +386,7 @@ class OneShotLaunch:
         """Bytes of the workspace kept (the largest phase 1 asked for so far)."""
         return self._workspace.nbytes
 
-    def launch(self, stream: Stream, arrays: Sequence[DeviceArray], fast: bool = False) -> int:
+    def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> int:
         """Phase 1 over ``arrays`` (laid out as the signature says; the caller checked
         that), then phase 2 queued on ``stream``.
 

@@ -311,7 +311,7 @@ class Stream:
         if done >= 0 and _dropped:
             release_retired()
 
-    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any, epoch: int = 0) -> None:
+    def relaunch(self, hold: Any, arrays: Sequence[Any], launch: Any) -> None:
         """A repeatable executor relaunched on this stream in one C call
         (``aclpyRelaunchRun``): the addresses of ``arrays`` that changed are rebound, the
         launch is counted and queued, holding ``hold`` (None: nothing) as :meth:`queue`
@@ -319,9 +319,8 @@ class Stream:
         ``ll.RelaunchRecord``, retired once the launch is closed), all read under the lock:
         an array freed, or a launch retired, by another thread is refused here or waited
         for by the synchronisation that follows it. A failed rebind or launch queues
-        nothing and is raised. ``epoch``: the placement epoch at which the caller checked
-        the arrays, when the record may relaunch them again without the lock
-        (``aclpyRelaunchFast``); 0 for never."""
+        nothing and is raised. The record relaunches without the lock
+        (``aclpyRelaunchFast``) no more until :meth:`allow_fast` says so again."""
         dropped = None
         with self._keepalive_lock:
             if self._closed:
@@ -347,7 +346,7 @@ class Stream:
                 if status == ll.RELAUNCH_RETIRED:
                     raise ValueError(f"{launch.operator}: this launch was closed")
                 ll.check(status, record.failed(launch.operator))
-            record.allow_fast(self.state, epoch)
+            record.allow_fast(self.state, 0)
             if done[0] > self._released:
                 dropped = self._drop_held(done[0])
         del dropped  # released outside the lock
