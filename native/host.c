@@ -846,11 +846,22 @@ EXPORT aclError aclpyStreamSynchronize(aclpyStreamState *state, aclError (*synch
     return status;
 }
 
+/* A wait without the owner's lock, the point taken and `syncing` raised by the caller under
+   `state->lock` (which it has let go of): closing waits for it to end. */
+static aclError wait_unowned(aclpyStreamState *state, uint64_t point)
+{
+    aclError status = g_synchronize(state->stream);
+    raise_completed(state, point);
+    pthread_mutex_lock(&state->lock);
+    if (--state->syncing == 0)
+        pthread_cond_broadcast(&state->idle);
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
 EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
 {
-    aclError (*synchronize)(aclrtStream) = g_synchronize;
-    aclrtStream stream = state->stream;
-    if (!synchronize || !thread_on(state->device))
+    if (!g_synchronize || !thread_on(state->device))
         return ACLPY_SLOW;
     pthread_mutex_lock(&state->lock);
     if (state->closed || state->busy) {
@@ -860,26 +871,7 @@ EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
     uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
     state->syncing++;
     pthread_mutex_unlock(&state->lock);
-    aclError status = synchronize(stream);
-    raise_completed(state, point);
-    pthread_mutex_lock(&state->lock);
-    if (--state->syncing == 0)
-        pthread_cond_broadcast(&state->idle);
-    pthread_mutex_unlock(&state->lock);
-    return status;
-}
-
-/* aclpyStreamSynchronizeFast's wait, the point taken and `syncing` raised by the caller under
-   `state->lock` (which it has let go of). */
-static aclError staged_wait(aclpyStreamState *state, uint64_t point)
-{
-    aclError status = g_synchronize(state->stream);
-    raise_completed(state, point);
-    pthread_mutex_lock(&state->lock);
-    if (--state->syncing == 0)
-        pthread_cond_broadcast(&state->idle);
-    pthread_mutex_unlock(&state->lock);
-    return status;
+    return wait_unowned(state, point);
 }
 
 EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, const aclpyStagedCopies *copies,
@@ -921,7 +913,7 @@ EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, c
     uint64_t point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
     state->syncing++;
     pthread_mutex_unlock(&state->lock);
-    aclError synced = staged_wait(state, point);
+    aclError synced = wait_unowned(state, point);
     if (status != 0)
         return status; /* the first failure is the one reported */
     if (synced != ACL_SUCCESS) {
