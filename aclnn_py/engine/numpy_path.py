@@ -66,8 +66,8 @@ from ..runtime.arrays import (
     contiguous_strides,
     host_layout,
 )
-from ..runtime.memory import staged_buffer, staging_pools, take_staging
-from ..runtime.process import activate
+from ..runtime.memory import on_out_of_memory, staged_buffer, staging_pools, take_staging
+from ..runtime.process import activate, on_teardown
 from ..runtime.results import RESULT_MIN_BYTES, result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import chunked as _chunked
@@ -79,6 +79,12 @@ from . import launch_cache
 DIRECT_BYTES = 64 * 1024
 
 ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies
+
+# A signature whose staging blocks are this small (each) keeps one pair between its calls, so a
+# repeated call takes no blocks from the pools: at most 8 KiB page-locked and 8 KiB of device
+# memory for each of the (at most ``_MAX_LAYOUTS``) signatures, given back by
+# ``empty_cache()``, by the pools' out-of-memory recovery and at teardown.
+SPARE_BYTES = 8 * 1024
 
 enabled = True  # internal: False runs the unstaged path (benchmarks compare the two)
 
@@ -156,7 +162,8 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like", "views", "pools", "chunkable", "small_result")
+                 "key", "numbers", "like", "views", "pools", "chunkable", "small_result",
+                 "spare")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
@@ -203,6 +210,11 @@ class Layout:
         self.views: Views | None = None
         self.pools = staging_pools(device)
         self.chunkable = spec.elementwise  # a call that does not fit the device chunks
+        # The staging blocks of the last call, kept for the next one (at most one pair, and
+        # only small ones: see SPARE_BYTES); None when the signature keeps none. A list, so
+        # that taking the pair (pop) and giving it back (append) are each one atomic step.
+        self.spare: list[Any] | None = [] if max(self.host_bytes, self.device_bytes) \
+            <= SPARE_BYTES else None
 
     def _views(self, staging: Any) -> Views:
         """What a call over the blocks ``staging`` holds needs. Its ``arrays`` are the
@@ -257,33 +269,53 @@ class Layout:
             done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream, DIRECT_BYTES)
             if done is not None:
                 return done
-        host_pool, device_pool = self.pools
-        staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
-                                          self.device_bytes)
-        if status:  # out of memory (recovered from there), or the error
-            failure: OutOfMemoryError | None = None
-            try:
-                staging = take_staging(device, self.host_bytes, self.device_bytes, staging,
-                                       status)
-            except OutOfMemoryError as error:
-                # Less is free than at the device's latest reading: read again, and chunk
-                # when the call does not fit (else the error stands).
-                if not (self.chunkable and _chunked.needed(self.device_bytes, device)):
-                    raise
-                failure = error
-            if failure is not None:  # chunked outside the handler: no chained traceback
-                done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream,
-                                    DIRECT_BYTES)
-                if done is None:  # one row alone does not fit
-                    try:
-                        raise failure
-                    finally:  # no cycle through this frame
-                        del failure
-                return done
+        spare = self.spare
+        staging = spare.pop() if spare else None
+        if staging is None:
+            host_pool, device_pool = self.pools
+            staging, status = ll.staging_take(host_pool, self.host_bytes, device_pool,
+                                              self.device_bytes)
+            if status:  # out of memory (recovered from there), or the error
+                staging, done = self._recovered(staging, status, arrays, host, stream)
+                if done is not None:
+                    return done
         found = self._views_of(staging)
-        if found.staged is not None and _staged_call(found.staged, self.key, arrays, host,
-                                                     stream):
-            return host
+        if found.staged is None or not _staged_call(found.staged, self.key, arrays, host,
+                                                    stream):
+            self._run_locked(found, staging, arrays, host, stream)
+        if spare is not None and not spare:  # nothing queued uses the blocks any more
+            spare.append(staging)
+        return host
+
+    def _recovered(self, staging: Any, status: int, arrays: Sequence[np.ndarray],
+                   host: np.ndarray, stream: Stream) -> tuple[Any, np.ndarray | None]:
+        """After the pools failed with ``status``: ``(staging, None)`` once out-of-memory
+        recovery filled the blocks; ``(None, host)`` when the call ran in chunks instead
+        (it no longer fits the device); else the error."""
+        device = stream.device
+        failure: OutOfMemoryError | None = None
+        try:
+            return take_staging(device, self.host_bytes, self.device_bytes, staging,
+                                status), None
+        except OutOfMemoryError as error:
+            # Less is free than at the device's latest reading: read again, and chunk
+            # when the call does not fit (else the error stands).
+            if not (self.chunkable and _chunked.needed(self.device_bytes, device)):
+                raise
+            failure = error
+        # chunked outside the handler: no chained traceback
+        done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream, DIRECT_BYTES)
+        if done is None:  # one row alone does not fit
+            try:
+                raise failure
+            finally:  # no cycle through this frame
+                del failure
+        return None, done
+
+    def _run_locked(self, found: Views, staging: Any, arrays: Sequence[np.ndarray],
+                    host: np.ndarray, stream: Stream) -> None:
+        """The call under the stream's lock (``Stream.queue_steps``), waited for: the form
+        every call can take."""
         device_data, host_data, views = found.device_data, found.host_data, found.arrays
         host_result, packs, others = found.host_result, found.packs, found.others
         copy = ll.copy_host
@@ -314,7 +346,6 @@ class Layout:
             copy(host, host_result, nbytes)
         elif kind == DIRECT:
             ll.memcpy(ll.host_pointer(host, writable=True), nbytes, result, nbytes, _D2H)
-        return host
 
 
 def _staged_call(staged: Staged, key: tuple[Any, ...], arrays: Sequence[np.ndarray],
@@ -376,6 +407,18 @@ _layouts: _caches.Bounded[tuple[Any, ...], Layout] = _caches.bounded(
 # numpy scalar is a 0-d array of its own dtype, and shares that array's key and layout.
 NUMBERS = (float, int, np.float64)
 _FLOAT64 = np.float64
+
+
+def drop_spares() -> None:
+    """Give back the staging blocks every signature keeps between calls (the pools'
+    out-of-memory recovery and teardown; ``empty_cache()`` drops the layouts themselves)."""
+    for layout in list(_layouts.values()):
+        if layout.spare:
+            layout.spare.clear()
+
+
+on_out_of_memory(drop_spares)
+on_teardown(drop_spares, streams=True)
 
 
 def set_direct_bytes(nbytes: int) -> None:

@@ -31,6 +31,7 @@ import gc
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any, NoReturn, TypedDict, TypeVar
 
 import numpy as np
@@ -76,6 +77,8 @@ class MemoryPool:
                         "the pool cache and collecting garbage", self._what(), nbytes)
         rt_streams.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
+        for hook in _out_of_memory_hooks:  # blocks kept between calls come back
+            hook()
         self.empty(raising=False)
         rt.activate(self.device)
         try:
@@ -113,6 +116,17 @@ class MemoryPool:
     def forget(self) -> None:
         """Drop all bookkeeping (the runtime is being torn down)."""
         ll.pool_abandon(self.handle)
+
+
+# What gives back blocks kept between calls before the pools' out-of-memory recovery retries
+# (``on_out_of_memory``).
+_out_of_memory_hooks: list[Callable[[], None]] = []
+
+
+def on_out_of_memory(hook: Callable[[], None]) -> None:
+    """Have ``hook`` give back the blocks its layer keeps between calls whenever a pool runs
+    out of memory, before the pool is emptied and the allocation retried."""
+    _out_of_memory_hooks.append(hook)
 
 
 _pools: dict[int, MemoryPool] = {}

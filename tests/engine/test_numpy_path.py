@@ -281,7 +281,7 @@ def test_a_failure_at_any_step_raises_waits_and_leaks_nothing(api, nth):
         pytest.fail(f"the fault at call {nth} of {api} did not make the call fail")
     assert fired_faults() == [api]
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # nothing left queued
-    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+    assert _unkept_pinned_bytes() == 0  # the staging blocks came back
     aclnn_py.emulator.clear_faults()
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
     assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
@@ -290,7 +290,7 @@ def test_a_failure_at_any_step_raises_waits_and_leaks_nothing(api, nth):
 def _counting_staged_calls(monkeypatch) -> list[int]:
     """The statuses of the one-C-call staged calls made from now on."""
     statuses: list[int] = []
-    real = _staging._call_staged
+    real = _staging._call_staged or _lowlevel.staged_call_function()  # (looked up at first use)
 
     def counted(*arguments: Any) -> int:
         status = real(*arguments)
@@ -313,7 +313,58 @@ def test_a_repeated_staged_call_is_one_c_call_without_a_hold(monkeypatch):
     delta = _delta(before)
     assert (delta["memcpy_calls"], delta["sync_calls"], delta["kernel_launches"]) == (6, 3, 3)
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0
-    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+    assert _kept_pairs() == 1  # the signature keeps its staging blocks for the next call
+    aclnn_py.empty_cache()
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # given back with the layouts
+
+
+def _kept() -> list[Any]:
+    """The staging blocks numpy call signatures keep between calls (a pair each)."""
+    return [layout.spare[0] for layout in list(_staging._layouts.values()) if layout.spare]
+
+
+def _kept_pairs() -> int:
+    return len(_kept())
+
+
+def _unkept_pinned_bytes() -> int:
+    """Page-locked bytes in use but not kept by a signature for its next call."""
+    return aclnn_py.memory_info()["pinned_used_bytes"] - sum(
+        staging.host.size for staging in _kept())
+
+
+@pytest.mark.emulator_only
+def test_a_small_signature_reuses_its_kept_staging_blocks_until_memory_is_short():
+    x = np.linspace(-1, 1, 12, dtype=np.float32)
+    aclnn_py.empty_cache()  # no layout, so none keeps blocks
+    expected = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    before, counters = aclnn_py.memory_info(), _counters()
+    for _ in range(5):
+        assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+    after = aclnn_py.memory_info()
+    # neither pool handed out a block: the pair kept after the first call served every repeat
+    assert (after["pool_hits"], after["pool_misses"]) == (before["pool_hits"],
+                                                          before["pool_misses"])
+    assert _delta(counters)["live_host_allocations"] == 0
+    assert _kept_pairs() == 1 and after["pinned_used_bytes"] > 0
+    # out of device memory: the recovery takes the kept blocks back before it retries
+    aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=1)
+    held = aclnn_py.to_device(np.ones(1 << 16, np.float32))
+    assert fired_faults() == ["aclrtMalloc"]
+    assert _kept_pairs() == 0 and aclnn_py.memory_info()["pinned_used_bytes"] == 0
+    held.free()
+    assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+    assert _kept_pairs() == 1
+
+
+@pytest.mark.emulator_only
+def test_a_signature_above_the_spare_size_keeps_no_staging_blocks():
+    x = np.ones(_staging.SPARE_BYTES // 4 + 1, np.float32)  # staged, each block too big to keep
+    aclnn_py.empty_cache()  # no layout, so none keeps blocks
+    for _ in range(3):
+        aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    assert _kept_pairs() == 0
+    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
 
 
 @pytest.mark.emulator_only
@@ -332,7 +383,7 @@ def test_a_failure_of_the_one_c_call_raises_waits_and_leaks_nothing(monkeypatch,
     assert statuses == [507899]  # it failed inside the one C call
     assert fired_faults() == [api]
     assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # nothing left queued
-    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0  # the staging blocks came back
+    assert _unkept_pinned_bytes() == 0  # the staging blocks came back
     aclnn_py.emulator.clear_faults()
     assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
     aclnn_py.empty_cache()
@@ -392,7 +443,7 @@ def test_an_interrupt_after_the_upload_leaves_queued_work_held(monkeypatch, step
 
 @pytest.mark.emulator_only
 def test_page_locked_blocks_are_pooled_and_given_back_by_empty_cache():
-    x = np.ones(100, np.float32)
+    x = np.ones(_staging.SPARE_BYTES // 4 + 1, np.float32)  # no signature keeps them
     aclnn_py.empty_cache()
     for _ in range(3):
         aclnn_py.mse_loss(x, x, "none")
@@ -430,7 +481,8 @@ def test_threads_share_the_staging_pools_and_get_their_own_results():
     for thread in threads:
         thread.join()
     assert not errors, errors
-    assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
+    # every page-locked block still in use is a pair a signature keeps for its next call
+    assert _kept_pairs() > 0 and _unkept_pinned_bytes() == 0
     assert live_resources() == dict.fromkeys(LEAK_KEYS, 0)
 
 
