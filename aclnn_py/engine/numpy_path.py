@@ -16,6 +16,9 @@ Per call, with every input's distinct elements (``runtime.arrays.host_layout``):
    array (or ``out``). A result above :data:`DIRECT_BYTES` is instead copied
    straight into that array with a synchronous ``aclrtMemcpy`` after the wait.
 
+A signature whose blocks are small (:data:`SPARE_BYTES`) keeps its last pair
+for the next call instead of returning it to the pools (``Layout.spare``).
+
 Before CANN 8.5, ``aclrtMemcpyAsync`` between host and device needs page-locked
 host memory from ``aclrtMallocHost`` and 64-byte aligned addresses on both sides
 (hiascend's aclrtMemcpyAsync reference up to 8.2; its 8.5 and 9.x pages allow pageable
@@ -66,7 +69,13 @@ from ..runtime.arrays import (
     contiguous_strides,
     host_layout,
 )
-from ..runtime.memory import on_out_of_memory, staged_buffer, staging_pools, take_staging
+from ..runtime.memory import (
+    on_out_of_memory,
+    pooling,
+    staged_buffer,
+    staging_pools,
+    take_staging,
+)
 from ..runtime.process import activate, on_teardown
 from ..runtime.results import RESULT_MIN_BYTES, result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
@@ -83,7 +92,8 @@ ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchron
 # A signature whose staging blocks are this small (each) keeps one pair between its calls, so a
 # repeated call takes no blocks from the pools: at most 8 KiB page-locked and 8 KiB of device
 # memory for each of the (at most ``_MAX_LAYOUTS``) signatures, given back by
-# ``empty_cache()``, by the pools' out-of-memory recovery and at teardown.
+# ``empty_cache()``, by the pools' out-of-memory recovery and at teardown. With the pool
+# turned off (``ACLNN_PY_POOL=0``) nothing is kept: every block is freed after its call.
 SPARE_BYTES = 8 * 1024
 
 enabled = True  # internal: False runs the unstaged path (benchmarks compare the two)
@@ -213,8 +223,8 @@ class Layout:
         # The staging blocks of the last call, kept for the next one (at most one pair, and
         # only small ones: see SPARE_BYTES); None when the signature keeps none. A list, so
         # that taking the pair (pop) and giving it back (append) are each one atomic step.
-        self.spare: list[Any] | None = [] if max(self.host_bytes, self.device_bytes) \
-            <= SPARE_BYTES else None
+        self.spare: list[Any] | None = [] if pooling() and \
+            max(self.host_bytes, self.device_bytes) <= SPARE_BYTES else None
 
     def _views(self, staging: Any) -> Views:
         """What a call over the blocks ``staging`` holds needs. Its ``arrays`` are the

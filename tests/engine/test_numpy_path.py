@@ -367,6 +367,20 @@ def test_a_signature_above_the_spare_size_keeps_no_staging_blocks():
     assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
 
 
+def test_with_the_pool_turned_off_a_small_signature_keeps_no_staging_blocks(monkeypatch):
+    from aclnn_py.runtime import memory
+
+    x = np.linspace(-1, 1, 12, dtype=np.float32)
+    aclnn_py.empty_cache()  # no layout, so the next call makes one under the setting below
+    monkeypatch.setattr(memory, "_pool_enabled", False)  # as ACLNN_PY_POOL=0 reads it
+    try:
+        for _ in range(3):
+            aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+        assert _kept_pairs() == 0
+    finally:
+        aclnn_py.empty_cache()  # no layout made with the pool off outlives the test
+
+
 @pytest.mark.emulator_only
 @pytest.mark.parametrize(("api", "nth"), [("aclrtMemcpyAsync", 1), ("aclrtMemcpyAsync", 2),
                                           ("aclnnMseLossBackward", 1),
