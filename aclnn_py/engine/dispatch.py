@@ -56,8 +56,13 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
     and torch NPU tensors (a torch tensor back for those, typed as the DeviceArray it
     stands for: aclnn_py's hints do not name torch)."""
     first = inputs[0] if inputs else None
-    if type(first) is not DeviceArray and type(first) is not np.ndarray and \
-            first is not None and is_npu_tensor(first):  # neither fast path takes a tensor
+    if type(first) is np.ndarray and (out is None or type(out) is np.ndarray) and \
+            numpy_path.enabled:  # the numpy fast path at once (None: not all numpy, or new)
+        found = numpy_path.fast_call(spec, inputs, attributes, out, stream)
+        if found is not None:
+            return found
+    elif type(first) is not DeviceArray and first is not None and is_npu_tensor(first):
+        # neither fast path takes a tensor
         tensor: DeviceArray = _tensor_call(spec, inputs, attributes, out, stream)
         return tensor
     result = fast_call(spec, inputs, attributes, out, stream)
