@@ -81,6 +81,7 @@ from ..runtime.results import RESULT_MIN_BYTES, result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import chunked as _chunked
 from . import launch_cache
+from .validate import as_array
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
@@ -89,7 +90,8 @@ DIRECT_BYTES = 64 * 1024
 
 ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies
 
-# A signature whose staging blocks are this small (each) keeps one pair between its calls, so a
+# A signature whose staging blocks are this small (each) keeps one pair between its calls (calls
+# racing on it may keep one each), so a
 # repeated call takes no blocks from the pools: at most 8 KiB page-locked and 8 KiB of device
 # memory for each of the (at most ``_MAX_LAYOUTS``) signatures, given back by
 # ``empty_cache()``, by the pools' out-of-memory recovery and at teardown. With the pool
@@ -121,6 +123,28 @@ class Placed(NamedTuple):
     offset: int               # in the device block (and, staged, in the host block)
     nbytes: int
     description: Description  # of its device view
+
+
+class NumberInput(NamedTuple):
+    """An input a signature takes as a Python number: the dtype validation gave it, and the
+    range of values that dtype holds as they are (None: any value goes through validation's
+    conversion, which refuses what the dtype cannot hold)."""
+
+    position: int  # among the inputs
+    name: str
+    dtype: np.dtype
+    low: int | float | None
+    high: int | float | None
+
+
+def _number_input(index: int, name: str, dtype: np.dtype) -> NumberInput:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return NumberInput(index, name, dtype, int(info.min), int(info.max))
+    if dtype.kind == "f":
+        largest = float(np.finfo(dtype).max)
+        return NumberInput(index, name, dtype, -largest, largest)
+    return NumberInput(index, name, dtype, None, None)  # bool, and bfloat16 (kind V)
 
 
 class Views:
@@ -172,7 +196,7 @@ class Layout:
 
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
-                 "key", "numbers", "like", "views", "pools", "chunkable", "small_result",
+                 "key", "numbers", "views", "pools", "chunkable", "small_result",
                  "spare")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
@@ -180,8 +204,10 @@ class Layout:
                  numbers: tuple[int, ...] = ()) -> None:
         self.spec = spec
         self.c_attributes = c_attributes
-        self.numbers = numbers  # inputs given as Python numbers: they take like's dtype
-        self.like = spec.inputs.index(spec.like) if spec.like else -1
+        # The inputs given as Python numbers, each converted on a repeat to the dtype its
+        # validation gave it (which depends on the signature only, not on the value)
+        self.numbers = tuple(_number_input(index, spec.inputs[index], arrays[index].dtype)
+                             for index in numbers)
         self.contiguous = tuple(bool(a.flags.c_contiguous) for a in arrays)
         self.result_shape = result.shape
         self.result_dtype = result.dtype
@@ -294,7 +320,7 @@ class Layout:
                                                     stream):
             self._run_locked(found, staging, arrays, host, stream)
         if spare is not None and not spare:  # nothing queued uses the blocks any more
-            spare.append(staging)
+            spare.append(staging)  # (calls racing on one signature may keep one pair each)
         return host
 
     def _recovered(self, staging: Any, status: int, arrays: Sequence[np.ndarray],
@@ -425,8 +451,10 @@ def drop_spares() -> None:
     """Give back the staging blocks every signature keeps between calls (the pools'
     out-of-memory recovery and teardown; ``empty_cache()`` drops the layouts themselves)."""
     for layout in list(_layouts.values()):
-        if layout.spare:
-            layout.spare.clear()
+        if layout.spare is not None:
+            # A new list, not the old one emptied: a call under way that took the pair gives
+            # it back to the old list, which nothing keeps (its blocks go back to the pools).
+            layout.spare = []
 
 
 on_out_of_memory(drop_spares)
@@ -509,8 +537,12 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
             for index, value in enumerate(inputs):
                 if isinstance(value, np.generic) and type(value) is not _FLOAT64:
                     inputs[index] = np.asarray(value)
-        for index in layout.numbers:
-            inputs[index] = np.asarray(inputs[index], dtype=inputs[layout.like].dtype)
+        for number in layout.numbers:
+            value = inputs[number.position]
+            if number.low is not None and number.low <= value <= number.high:
+                inputs[number.position] = np.asarray(value, dtype=number.dtype)
+            else:  # out of range, NaN or infinite: validation's rule converts or refuses
+                inputs[number.position] = as_array(value, number.dtype, number.name)
     if out is None:
         out = np.empty(layout.result_shape, layout.result_dtype) if layout.small_result \
             else result_array(layout.result_shape, layout.result_dtype)

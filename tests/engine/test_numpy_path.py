@@ -367,6 +367,47 @@ def test_a_signature_above_the_spare_size_keeps_no_staging_blocks():
     assert aclnn_py.memory_info()["pinned_used_bytes"] == 0
 
 
+@pytest.mark.parametrize("number", [3.0, np.float64(3.0), 3], ids=["float", "float64", "int"])
+def test_a_repeat_converts_a_number_at_the_like_input_as_validation_did(number):
+    """A number where the operator takes the dtype numbers follow (mse's x, add's x) takes
+    another input's dtype; a repeat, which skips validation, must convert it the same way."""
+    g, y = np.full(4, 2, np.float32), np.ones(4, np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(aclnn_py.mse_loss_backward(g, number, y, "none"),
+                                      g * (np.float32(number) - y) * 2)
+        np.testing.assert_array_equal(aclnn_py.add(number, y), np.float32(number) + y)
+
+
+def test_a_repeat_refuses_a_number_its_dtype_cannot_hold_as_a_first_call_does():
+    x = np.ones(4, np.float16)
+    aclnn_py.mse_loss_backward(1.0, x, x, "none")  # the signature, with a number
+    aclnn_py.add(x, 1)
+    with pytest.raises(ValueError, match="cannot hold"):
+        aclnn_py.mse_loss_backward(1e6, x, x, "none")
+    with pytest.raises(ValueError, match="cannot hold"):
+        aclnn_py.add(x, 10**6)
+    np.testing.assert_array_equal(aclnn_py.mse_loss_backward(2.0, x, 0.0, "none"), x * 4)
+
+
+@pytest.mark.emulator_only
+def test_a_pair_a_call_took_is_not_kept_when_the_pairs_were_given_back_meanwhile(monkeypatch):
+    """Out-of-memory recovery or teardown in another thread gives the kept pairs back while
+    a call holds one: that call must not keep it (after a teardown its blocks are freed)."""
+    x = np.linspace(-1, 1, 12, dtype=np.float32)
+    aclnn_py.empty_cache()
+    expected = aclnn_py.mse_loss_backward(x, x, 0.0, "none")
+    assert _kept_pairs() == 1
+    real = _staging._staged_call
+
+    def giving_back_meanwhile(*args: Any) -> bool:
+        _staging.drop_spares()
+        return real(*args)
+
+    monkeypatch.setattr(_staging, "_staged_call", giving_back_meanwhile)
+    assert aclnn_py.mse_loss_backward(x, x, 0.0, "none").tobytes() == expected.tobytes()
+    assert _kept_pairs() == 0
+
+
 def test_with_the_pool_turned_off_a_small_signature_keeps_no_staging_blocks(monkeypatch):
     from aclnn_py.runtime import memory
 
