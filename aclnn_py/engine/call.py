@@ -551,7 +551,8 @@ def _bound_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: A
                  tuple(lists.items()))
     simple = len(outputs) == 1 and not inouts and not left_out and not lists and \
         signature.roles_known
-    if simple and not kwargs and out is None:
+    if simple and not kwargs and out is None and len(args) == len(parameters):
+        # (every parameter given by position: the repeat reads each from its place)
         names = [p.name for p in parameters]
         _fast.put((name, len(args)), (spec, tuple(names.index(n) for n in arrays), tuple(
             index for index, p in enumerate(parameters) if not p.is_tensor)))

@@ -137,14 +137,23 @@ class NumberInput(NamedTuple):
     high: int | float | None
 
 
-def _number_input(index: int, name: str, dtype: np.dtype) -> NumberInput:
+_INT64 = np.iinfo(np.int64)
+
+
+def _number_input(position: int, name: str, dtype: np.dtype, kind: type) -> NumberInput:
+    """The record of a number of Python type ``kind`` (int, float or numpy.float64) that
+    validation typed as ``dtype``. Its range holds only values validation converts as they
+    are: an int beyond int64 is an object to numpy, which validation refuses."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return NumberInput(index, name, dtype, int(info.min), int(info.max))
+        return NumberInput(position, name, dtype, int(info.min), int(info.max))
     if dtype.kind == "f":
         largest = float(np.finfo(dtype).max)
-        return NumberInput(index, name, dtype, -largest, largest)
-    return NumberInput(index, name, dtype, None, None)  # bool, and bfloat16 (kind V)
+        if kind is int:
+            return NumberInput(position, name, dtype, max(-largest, int(_INT64.min)),
+                               min(largest, int(_INT64.max)))
+        return NumberInput(position, name, dtype, -largest, largest)
+    return NumberInput(position, name, dtype, None, None)  # bool, and bfloat16 (kind V)
 
 
 class Views:
@@ -201,13 +210,13 @@ class Layout:
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
-                 numbers: tuple[int, ...] = ()) -> None:
+                 numbers: tuple[tuple[int, type], ...] = ()) -> None:
         self.spec = spec
         self.c_attributes = c_attributes
         # The inputs given as Python numbers, each converted on a repeat to the dtype its
         # validation gave it (which depends on the signature only, not on the value)
-        self.numbers = tuple(_number_input(index, spec.inputs[index], arrays[index].dtype)
-                             for index in numbers)
+        self.numbers = tuple(_number_input(index, spec.inputs[index], arrays[index].dtype, kind)
+                             for index, kind in numbers)
         self.contiguous = tuple(bool(a.flags.c_contiguous) for a in arrays)
         self.result_shape = result.shape
         self.result_dtype = result.dtype
@@ -556,7 +565,8 @@ def call(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[Any
     signature's layout is remembered for :func:`fast_call` when the inputs were used as
     given (native byte order, numbers at the places that take them, numpy scalars as their
     0-d arrays)."""
-    numbers = tuple(index for index, value in enumerate(inputs) if type(value) in NUMBERS)
+    numbers = tuple((index, type(value)) for index, value in enumerate(inputs)
+                    if type(value) in NUMBERS)
     layout = Layout(spec, c_attributes, arrays, host, stream.device, numbers)
     key = fast_key(spec, inputs, attributes, out, stream.device)
     if key is not None and all(array is value for array, value in zip(arrays, inputs)

@@ -43,6 +43,18 @@ def test_clamp_with_one_bound() -> None:
     np.testing.assert_array_equal(aclnn_py.call("aclnnClamp", x, -1.0, None), [-1.0, 0.0, 5.0])
 
 
+@pytest.mark.parametrize("on_device", [False, True], ids=["numpy", "device"])
+def test_a_trailing_bound_left_out_works_on_every_repeat(on_device: bool) -> None:
+    # clipValueMax left out by position: the repeat, which skips binding, must take it as
+    # left out too (it once read the argument past the end)
+    x = np.array([-2.0, -0.5, 0.5, 2.0], np.float32)
+    given = aclnn_py.to_device(x) if on_device else x
+    for _ in range(3):
+        result = aclnn_py.call("aclnnClamp", given, 0.0)
+        got = result.numpy() if isinstance(result, aclnn_py.DeviceArray) else result
+        np.testing.assert_array_equal(got, np.maximum(x, 0.0))
+
+
 def test_none_for_a_required_tensor_is_still_a_type_error_before_any_device_work() -> None:
     with pytest.raises(TypeError, match="weight is a required tensor"):
         aclnn_py.call("aclnnConvolution", np.ones((1, 2, 5, 5), np.float32), None, None,

@@ -387,6 +387,10 @@ def test_a_repeat_refuses_a_number_its_dtype_cannot_hold_as_a_first_call_does():
     with pytest.raises(ValueError, match="cannot hold"):
         aclnn_py.add(x, 10**6)
     np.testing.assert_array_equal(aclnn_py.mse_loss_backward(2.0, x, 0.0, "none"), x * 4)
+    y = np.ones(2, np.float32)
+    aclnn_py.add(y, 3)  # an int number's signature: one numpy reads as object is refused
+    with pytest.raises(TypeError, match="object"):
+        aclnn_py.add(y, 2**70)
 
 
 @pytest.mark.emulator_only
