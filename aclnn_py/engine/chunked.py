@@ -188,9 +188,12 @@ class Split:
     ranges' results make the call's. Chunked calls and calls over several devices
     (``engine.devices``) both cut this way.
 
-    ``attributes`` are the C attributes each range runs with: a backward's ``"mean"``
-    becomes ``"sum"``, and :meth:`scale_rows` then multiplies each range's rows by
-    ``scale``; a forward loss's partial results go to :meth:`add` and :meth:`finish`.
+    ``attributes`` are the C attributes each range runs with. A backward's ``"mean"``
+    becomes ``"sum"``, and :meth:`scale_rows` then divides each range's rows by the whole
+    call's divisor, in float32; over float16 or bfloat16, whose undivided values can
+    overflow where the mean does not, each range keeps ``"mean"`` (divided by its own
+    divisor) and :meth:`scale_rows` rescales its rows to the whole call's. A forward
+    loss's partial results go to :meth:`add` and :meth:`finish`.
     """
 
     def __init__(self, spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
@@ -217,13 +220,23 @@ class Split:
         self.reduction = Reduction.NONE if where is None else c_attributes[where]
         self.attributes = c_attributes
         self.scale = None  # a backward's mean: one over the divisor of the whole call, float32
+        # A backward's mean run as "mean" per range: the elements each row of the range adds
+        # to the range's divisor (0: the divisor does not depend on the rows; None: not so)
+        self.row_divisor: int | None = None
         if where is not None and self.reduction == Reduction.MEAN and not spec.reduces:
-            self.attributes = (*c_attributes[:where], int(Reduction.SUM),
-                               *c_attributes[where + 1:])
             if spec.mean_divisor == "x.size":
-                self.scale = np.float32(1.0 / max(arrays[spec.inputs.index("x")].size, 1))
+                x = spec.inputs.index("x")
+                self.divisor = max(arrays[x].size, 1)
+                row_divisor = arrays[x].size // self.length if self.varying[x] else 0
             else:
-                self.scale = np.float32(1.0 / max(self.total_elements, 1))
+                self.divisor = max(self.total_elements, 1)
+                row_divisor = self.inner
+            if min(a.dtype.itemsize for a in (*arrays, host)) < 4:  # float16, bfloat16
+                self.row_divisor = row_divisor
+            else:
+                self.attributes = (*c_attributes[:where], int(Reduction.SUM),
+                                   *c_attributes[where + 1:])
+                self.scale = np.float32(1.0 / self.divisor)
         self.reducing = spec.reduces and self.reduction != Reduction.NONE
         self.total = 0.0
 
@@ -238,10 +251,14 @@ class Split:
         return [a[start:stop] if a.ndim == rank and a.shape[0] == self.length else a
                 for a in self.arrays]
 
-    def scale_rows(self, rows: np.ndarray) -> None:
-        """A backward's ``"mean"``: ``rows`` of the result (computed with ``"sum"``) divided."""
-        if self.scale is not None:
-            np.multiply(rows, self.scale, out=rows, dtype=np.float32, casting="unsafe")
+    def scale_rows(self, rows: np.ndarray, start: int, stop: int) -> None:
+        """A backward's ``"mean"``: ``rows`` (rows ``start:stop`` of the result) divided by
+        the whole call's divisor, from the range's sum or from the range's own mean."""
+        scale = self.scale
+        if self.row_divisor:  # (0: the range divided by the whole call's divisor already)
+            scale = np.float32(self.row_divisor * (stop - start) / self.divisor)
+        if scale is not None:
+            np.multiply(rows, scale, out=rows, dtype=np.float32, casting="unsafe")
 
     def add(self, value: float, start: int, stop: int) -> None:
         """A forward loss's result over rows ``start:stop`` (their mean or sum)."""
@@ -409,7 +426,7 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray], 
                               staging.device_data + result_offset, nbytes, _D2H)
                 else:
                     ll.copy_host(ll.host_pointer(rows_out, writable=True), source, nbytes)
-                split.scale_rows(rows_out)
+                split.scale_rows(rows_out, start, stop)
             else:
                 ll.copy_host(ll.host_pointer(partial, writable=True), source,
                              result_dtype.itemsize)

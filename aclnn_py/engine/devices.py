@@ -153,7 +153,7 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
             layout = numpy_path.Layout(spec, split.attributes, rows, target, stream.device)
             layout.run(rows, target, stream)
             if not split.reducing:
-                split.scale_rows(target)
+                split.scale_rows(target, start, stop)
 
         return work
 

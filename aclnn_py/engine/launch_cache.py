@@ -30,7 +30,7 @@ from .. import _caches
 from .._c import lowlevel as ll
 from ..ops.specs import OperatorSpec
 from ..runtime.arrays import DeviceArray
-from ..runtime.memory import DeviceBuffer
+from ..runtime.memory import DeviceBuffer, on_out_of_memory
 from ..runtime.memory import pool as memory_pool
 from ..runtime.streams import Stream, on_release_caches, release_caches, streams
 from .launch import new_launch
@@ -126,6 +126,15 @@ def _release_streams(device: int | None) -> int:
     for stream in streams(device):  # cached executors hold workspaces
         release_caches(stream)
     return 0
+
+
+def _release_on_out_of_memory() -> None:
+    """A pool ran out of memory: the workspaces of cached launches (and the constants) go
+    back as ``empty_cache()`` gives them back; a launch under way keeps its own."""
+    _release_streams(None)
+
+
+on_out_of_memory(_release_on_out_of_memory)
 
 
 _caches.register("launches", holds="per stream: the executor and workspace of a call "

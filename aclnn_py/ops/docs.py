@@ -34,7 +34,8 @@ devices : sequence of int or "all", optional
     across these visible devices, one host thread each, on each device's current
     stream; the rows are joined into one result. ``"none"`` equals the one-device
     result bit for bit; ``"mean"`` still divides by the whole ``x.size`` (each device
-    computes ``"sum"`` and its rows are divided on the host, in float32). See the page
+    computes ``"sum"``, or over float16 and bfloat16 its own ``"mean"``, and its rows are
+    divided on the host, in float32). See the page
     several-devices.md (``python -m aclnn_py docs``).
 
 Returns

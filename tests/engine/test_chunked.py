@@ -272,6 +272,33 @@ def test_each_device_range_chunks_when_it_does_not_fit_its_device():
     assert found["exact"] and found["chunks"] >= 2, found
 
 
+_NARROW_MEAN = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py.engine import chunked as _chunked
+found = {}
+for name, size, devices in (("chunked", (2048, 512), None), ("devices", (6, 4), "all")):
+    x = np.full(size, 30000, np.float16)  # x - y overflows float16; the mean does not
+    _chunked.last_count = 0
+    got = aclnn_py.mse_loss_backward(1.0, x, -x, "mean", devices=devices)
+    expected = np.float32(60000) * 2 / x.size
+    found[name] = dict(chunks=_chunked.last_count, finite=bool(np.isfinite(got).all()),
+                       close=bool(np.allclose(got.astype(np.float32), expected, rtol=2e-3)))
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.emulator_only
+def test_a_float16_mean_gradient_whose_sum_overflows_is_right_in_chunks_and_on_devices():
+    # The ranges' undivided values overflow float16 where the whole call's mean does not.
+    found = run_json(_NARROW_MEAN, {"ACLNN_EMU_DEVICE_COUNT": "2",
+                                    "ACLNN_EMU_DEVICE_MEMORY": "4M"})
+    assert found["chunked"] == dict(chunks=found["chunked"]["chunks"], finite=True, close=True)
+    assert found["chunked"]["chunks"] >= 2, found
+    assert found["devices"]["finite"] and found["devices"]["close"], found
+
+
 def test_repeated_small_calls_do_not_read_the_free_memory(monkeypatch):
     from aclnn_py._c import lowlevel as _lowlevel
 

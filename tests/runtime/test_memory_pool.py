@@ -83,3 +83,24 @@ def test_device_buffers_are_64_byte_aligned_as_async_copies_before_cann_8_5_requ
     finally:
         for array in arrays:
             array.free()
+
+
+@pytest.mark.slow
+@pytest.mark.emulator_only
+def test_out_of_memory_recovery_gives_back_the_workspaces_of_cached_launches():
+    # Calls whose executors keep workspaces (a broadcast row) leave device memory in use
+    # with no array alive; an allocation that fits the device once they are gone succeeds,
+    # as it does after empty_cache().
+    done = run_python("""
+        import numpy as np, aclnn_py
+        x = np.ones((1024, 512), np.float32)  # 2 MiB an array, on a 16 MiB device
+        row = np.ones(512, np.float32)
+        for reduction in ("none", "sum", "mean"):
+            aclnn_py.mse_loss(x, row, reduction)
+        held = aclnn_py.memory_info()["used_bytes"]
+        big = aclnn_py.empty((14 * 2**20 // 4,), np.float32)
+        print(held, big.nbytes)
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_EMU_DEVICE_MEMORY": "16M"})
+    assert done.returncode == 0, done.stderr
+    held, allocated = (int(word) for word in done.stdout.split())
+    assert held >= 4 * 2**20 and allocated == 14 * 2**20  # it was held, and came back
