@@ -59,6 +59,7 @@ import numpy as np
 
 from .. import _caches
 from .._c import lowlevel as ll
+from ..errors import OutOfMemoryError
 from ..ops.specs import REDUCTION, Reduction
 from ..runtime.arrays import DeviceArray, array_description, contiguous_strides, host_layout
 from ..runtime.memory import DeviceBuffer, pool, staged_buffer, staging_pools, take_staging
@@ -274,13 +275,35 @@ class Split:
             self.host[...] = np.asarray(total).astype(self.host.dtype)
 
 
-def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],  # noqa: C901
+def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         host: np.ndarray, stream: Stream, direct: int) -> np.ndarray | None:
     """The call over ``arrays`` in chunks, written into ``host``; None when it cannot be
     chunked (a 0-d or one-row broadcast shape, or one row alone does not fit), and the
     caller then goes the unchunked way. Arrays whose full chunk is above ``direct`` bytes
-    travel without staging."""
+    travel without staging.
 
+    The chunks' size leaves a sixteenth of the free memory for the kernels' workspaces,
+    whose size phase 1 tells only once a chunk's tensors exist; a call that runs out of
+    memory all the same (a workspace as large as a chunk) runs again with chunks half the
+    size, down to one row."""
+    share = 1
+    while share <= _MAX_SHARE:  # (a budget cut this far is below one row of any call)
+        try:
+            return _run(spec, c_attributes, arrays, host, stream, direct, share)
+        except OutOfMemoryError:
+            if CHUNK_BYTES is not None:  # a size set on purpose
+                raise
+        # (here, past the handler: the failed attempt's blocks are gone)
+        share *= 2
+    return None
+
+
+_MAX_SHARE = 1 << 40
+
+
+def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],  # noqa: C901
+         host: np.ndarray, stream: Stream, direct: int, share: int) -> np.ndarray | None:
+    """:func:`run` with chunks of at most ``1 / share`` of the size that would fit."""
     device = stream.device
     given = host
     if overlaps(host, arrays):
@@ -325,7 +348,7 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray], 
         # the pool empties its cache and retries when CANN runs out).
         free = free_bytes(device)
         # Two buffer sets; a sixteenth is left for workspaces and rounding.
-        budget = (free - free // 16 - _aligned(resident_bytes)) // 2
+        budget = (free - free // 16 - _aligned(resident_bytes)) // 2 // share
     rows = (budget - slack - fixed) // row_bytes if row_bytes else length
     if rows < 1:
         if CHUNK_BYTES is None:

@@ -299,6 +299,33 @@ def test_a_float16_mean_gradient_whose_sum_overflows_is_right_in_chunks_and_on_d
     assert found["devices"]["finite"] and found["devices"]["close"], found
 
 
+_WORKSPACE = """
+import json
+import numpy as np
+import aclnn_py
+from aclnn_py.engine import chunked as _chunked
+rng = np.random.default_rng(3)
+x = rng.standard_normal((2048, 512), dtype=np.float32)  # 4 MiB on an 8 MiB device
+row = rng.standard_normal(512, dtype=np.float32)  # broadcast: the kernels take a workspace
+found = {}
+for name, got, expected in (
+        ("l1_loss_backward", lambda: aclnn_py.l1_loss_backward(1.0, x, row, "none"),
+         lambda: np.sign(x - row)),
+        ("mse_loss", lambda: aclnn_py.mse_loss(x, row, "none"), lambda: (x - row) ** 2)):
+    _chunked.last_count = 0
+    close = bool(np.allclose(got(), expected(), rtol=1e-6, atol=0))
+    found[name] = dict(chunks=_chunked.last_count, close=close)
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.emulator_only
+def test_a_chunked_call_whose_workspace_does_not_fit_beside_its_chunks_runs_in_smaller_ones():
+    found = run_json(_WORKSPACE, {"ACLNN_EMU_DEVICE_MEMORY": "8M"})
+    for name, result in found.items():
+        assert result["close"] and result["chunks"] >= 2, (name, found)
+
+
 def test_repeated_small_calls_do_not_read_the_free_memory(monkeypatch):
     from aclnn_py._c import lowlevel as _lowlevel
 
