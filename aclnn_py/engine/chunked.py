@@ -222,13 +222,17 @@ class Split:
         self.attributes = c_attributes
         self.scale = None  # a backward's mean: one over the divisor of the whole call, float32
         # A backward's mean run as "mean" per range: the elements each row of the range adds
-        # to the range's divisor (0: the divisor does not depend on the rows; None: not so)
+        # to the range's divisor (0: x is whole in every range, so each range divides by the
+        # whole call's divisor already; None: the ranges run with "sum", or no mean)
         self.row_divisor: int | None = None
         if where is not None and self.reduction == Reduction.MEAN and not spec.reduces:
             if spec.mean_divisor == "x.size":
-                x = spec.inputs.index("x")
-                self.divisor = max(arrays[x].size, 1)
-                row_divisor = arrays[x].size // self.length if self.varying[x] else 0
+                x = arrays[spec.inputs.index("x")]
+                self.divisor = max(x.size, 1)
+                # x's rows as rows() cuts them (zero-stride ones too: their views take the
+                # range's extent)
+                cut = self.length > 0 and x.ndim == len(shape) and x.shape[0] == self.length
+                row_divisor = x.size // self.length if cut else 0
             else:
                 self.divisor = max(self.total_elements, 1)
                 row_divisor = self.inner
