@@ -81,7 +81,7 @@ from ..runtime.results import RESULT_MIN_BYTES, result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import chunked as _chunked
 from . import launch_cache
-from .validate import as_array
+from .validate import as_array, exact_range
 
 # Arrays above this many bytes travel straight from (and to) the caller's memory: past it,
 # the extra host pass costs more than the copy calls that packing saves. Measured on the
@@ -137,23 +137,12 @@ class NumberInput(NamedTuple):
     high: int | float | None
 
 
-_INT64 = np.iinfo(np.int64)
-
-
 def _number_input(position: int, name: str, dtype: np.dtype, kind: type) -> NumberInput:
-    """The record of a number of Python type ``kind`` (int, float or numpy.float64) that
-    validation typed as ``dtype``. Its range holds only values validation converts as they
-    are: an int beyond int64 is an object to numpy, which validation refuses."""
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return NumberInput(position, name, dtype, int(info.min), int(info.max))
-    if dtype.kind == "f":
-        largest = float(np.finfo(dtype).max)
-        if kind is int:
-            return NumberInput(position, name, dtype, max(-largest, int(_INT64.min)),
-                               min(largest, int(_INT64.max)))
-        return NumberInput(position, name, dtype, -largest, largest)
-    return NumberInput(position, name, dtype, None, None)  # bool, and bfloat16 (kind V)
+    """The record of a number of Python type ``kind`` that validation typed as ``dtype``."""
+    bounds = exact_range(dtype, kind)
+    if bounds is None:
+        return NumberInput(position, name, dtype, None, None)
+    return NumberInput(position, name, dtype, *bounds)
 
 
 class Views:

@@ -100,6 +100,25 @@ def _python_array(value: Any, like: np.dtype | None, argument: str) -> np.ndarra
                          "dtype, cannot hold") from None
 
 
+_INT64 = np.iinfo(np.int64)
+
+
+def exact_range(dtype: np.dtype, kind: type) -> tuple[int | float, int | float] | None:
+    """The (low, high) bounds of the Python numbers of type ``kind`` (int, float or
+    numpy.float64) that :func:`as_array` converts to ``dtype`` as they are, with no
+    overflow and no refusal; None where that takes its whole conversion (bool, bfloat16).
+    An int beyond int64 is an object to numpy, which :func:`as_array` refuses."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    if dtype.kind == "f":
+        largest = float(np.finfo(dtype).max)
+        if kind is int:
+            return max(-largest, int(_INT64.min)), min(largest, int(_INT64.max))
+        return -largest, largest
+    return None
+
+
 def reference_dtype(values: Sequence[Any]) -> np.dtype | None:
     """The dtype Python values among ``values`` (a call's tensors) take: that of the first
     given as an array; without one, the widest of the Python values' own kinds (bool, int64,

@@ -393,6 +393,35 @@ def test_a_repeat_refuses_a_number_its_dtype_cannot_hold_as_a_first_call_does():
         aclnn_py.add(y, 2**70)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64", "float16",
+                                   "float32", "float64"])
+@pytest.mark.parametrize("kind", [int, float])
+def test_the_exact_range_a_repeat_converts_by_is_what_validation_converts_as_it_is(dtype, kind):
+    """A repeat converts a number inside ``exact_range`` itself (``numpy.asarray``) and gives
+    the rest to validation: at the bounds the two must agree, and just past a bound that is
+    the dtype's own limit validation refuses (where the repeat's conversion would not)."""
+    from aclnn_py.engine.validate import as_array, exact_range
+
+    dtype = np.dtype(dtype)
+    if kind is float and dtype.kind in "iu":
+        return  # validation refuses floats into integers whatever their value
+    low, high = exact_range(dtype, kind)
+    for bound in (low, high):
+        number = kind(bound)
+        converted = as_array(number, dtype, "x")
+        assert converted.dtype == dtype
+        assert converted == np.asarray(number, dtype=dtype)
+    if dtype.kind in "iu":
+        past = (low - 1, high + 1)
+    elif high == float(np.finfo(dtype).max) and dtype.itemsize < 8:
+        past = (kind(2 * low), kind(2 * high))
+    else:
+        return  # the bound is int64's, or float64's (past it a Python float is infinite)
+    for number in past:
+        with pytest.raises((ValueError, TypeError)):
+            as_array(number, dtype, "x")
+
+
 @pytest.mark.emulator_only
 def test_a_pair_a_call_took_is_not_kept_when_the_pairs_were_given_back_meanwhile(monkeypatch):
     """Out-of-memory recovery or teardown in another thread gives the kept pairs back while
