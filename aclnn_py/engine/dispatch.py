@@ -56,13 +56,8 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
     and torch NPU tensors (a torch tensor back for those, typed as the DeviceArray it
     stands for: aclnn_py's hints do not name torch)."""
     first = inputs[0] if inputs else None
-    if type(first) is np.ndarray and (out is None or type(out) is np.ndarray) and \
-            numpy_path.enabled:  # the numpy fast path at once (None: not all numpy, or new)
-        found = numpy_path.fast_call(spec, inputs, attributes, out, stream)
-        if found is not None:
-            return found
-    elif type(first) is not DeviceArray and first is not None and is_npu_tensor(first):
-        # neither fast path takes a tensor
+    if type(first) is not np.ndarray and type(first) is not DeviceArray and \
+            first is not None and is_npu_tensor(first):  # no fast path takes a tensor
         tensor: DeviceArray = _tensor_call(spec, inputs, attributes, out, stream)
         return tensor
     result = fast_call(spec, inputs, attributes, out, stream)
@@ -138,10 +133,15 @@ def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[
 
 def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
               stream: Stream | None) -> np.ndarray | DeviceArray | None:
-    """The call when its signature ran before (and so was validated), else None."""
-    if inputs and (out is None or type(out) is DeviceArray):  # (aclnnRange has no tensor in)
-        # Fast path: device arrays whose signature this stream has run before need no
-        # validation (the cache holds validated signatures only).
+    """The call when its signature ran before (and so was validated), else None; in the
+    one order of the fast paths: numpy inputs whose layout is kept (``numpy_path``; first,
+    at once, when the first input is a numpy array, since no other path takes that call),
+    device arrays whose launch the stream has cached, device arrays with numbers over the
+    constants kept for them."""
+    if inputs and type(inputs[0]) is not np.ndarray and \
+            (out is None or type(out) is DeviceArray):  # (aclnnRange has no tensor in)
+        # Device arrays whose signature this stream has run before need no validation
+        # (the cache holds validated signatures only).
         for array in inputs:
             if type(array) is not DeviceArray:
                 break
@@ -161,7 +161,7 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
             if type(array) is DeviceArray:
                 return _with_constants(spec, inputs, attributes, out, stream)
     if (out is None or type(out) is np.ndarray) and numpy_path.enabled:
-        # Fast path: numpy inputs of a signature laid out before (validated then).
+        # numpy inputs (and numbers) of a signature laid out before (validated then)
         return numpy_path.fast_call(spec, inputs, attributes, out, stream)
     return None
 
