@@ -213,9 +213,7 @@ class Split:
         self.arrays, self.target, self.shape = arrays, target, shape
         self.length = shape[0] if shape else 0
         self.inner = self.total_elements // self.length if self.length else 0
-        rank = len(shape)
-        self.varying = [rank > 0 and a.ndim == rank and a.shape[0] == self.length
-                        and a.strides[0] != 0 for a in arrays]
+        self.varying = [self.cut(a) and a.strides[0] != 0 for a in arrays]
 
         where = next((i for i, a in enumerate(spec.attributes) if a is REDUCTION), None)
         self.reduction = Reduction.NONE if where is None else c_attributes[where]
@@ -231,8 +229,7 @@ class Split:
                 self.divisor = max(x.size, 1)
                 # x's rows as rows() cuts them (zero-stride ones too: their views take the
                 # range's extent)
-                cut = self.length > 0 and x.ndim == len(shape) and x.shape[0] == self.length
-                row_divisor = x.size // self.length if cut else 0
+                row_divisor = x.size // self.length if self.length and self.cut(x) else 0
             else:
                 self.divisor = max(self.total_elements, 1)
                 row_divisor = self.inner
@@ -250,11 +247,15 @@ class Split:
         """Whether there are at least two rows to cut, and elements in them."""
         return self.length >= 2 and self.total_elements > 0
 
+    def cut(self, array: np.ndarray) -> bool:
+        """Whether :meth:`rows` cuts ``array`` (one of :attr:`arrays`) into its rows, where
+        each range otherwise takes it whole: it spans the leading axis of the shape."""
+        return bool(self.shape) and array.ndim == len(self.shape) and \
+            array.shape[0] == self.length
+
     def rows(self, start: int, stop: int) -> list[np.ndarray]:
         """The inputs of rows ``start:stop`` (an input that does not vary there, whole)."""
-        rank = len(self.shape)
-        return [a[start:stop] if a.ndim == rank and a.shape[0] == self.length else a
-                for a in self.arrays]
+        return [a[start:stop] if self.cut(a) else a for a in self.arrays]
 
     def scale_rows(self, rows: np.ndarray, start: int, stop: int) -> None:
         """A backward's ``"mean"``: ``rows`` (rows ``start:stop`` of the result) divided by
@@ -320,7 +321,6 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     arrays, target, shape = split.arrays, split.target, split.shape
     elementwise, length, inner = split.elementwise, split.length, split.inner
     chunk_attributes, varying = split.attributes, split.varying
-    rank = len(shape)
 
     result_dtype = host.dtype
     row_bytes = (inner * result_dtype.itemsize) if elementwise else 0
@@ -418,7 +418,7 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
             else:
                 core, strides, nbytes = cores[index]
                 view_shape = array.shape
-                if array.ndim == rank and array.shape[0] == length:  # zero stride there
+                if split.cut(array):  # cut, with a zero stride there: its view spans m rows
                     view_shape = (m, *array.shape[1:])
                 views.append(_view(resident.pointer + resident_offsets[index], view_shape,
                                    array.dtype, strides, nbytes, device))
