@@ -289,26 +289,34 @@ def run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
 
     The chunks' size leaves a sixteenth of the free memory for the kernels' workspaces,
     whose size phase 1 tells only once a chunk's tensors exist; a call that runs out of
-    memory all the same (a workspace as large as a chunk) runs again with chunks half the
-    size, down to one row."""
-    share = 1
-    while share <= _MAX_SHARE:  # (a budget cut this far is below one row of any call)
+    memory all the same (a workspace as large as a chunk) runs again with half the rows
+    per chunk; at one row the error stands."""
+    most_rows = 0  # (0: as many as fit)
+    while True:
+        tried = _Tried()
         try:
-            return _run(spec, c_attributes, arrays, host, stream, direct, share)
+            return _run(spec, c_attributes, arrays, host, stream, direct, most_rows, tried)
         except OutOfMemoryError:
-            if CHUNK_BYTES is not None:  # a size set on purpose
+            if CHUNK_BYTES is not None or tried.rows <= 1:  # a size set on purpose, or one row
                 raise
         # (here, past the handler: the failed attempt's blocks are gone)
-        share *= 2
-    return None
+        most_rows = tried.rows // 2
 
 
-_MAX_SHARE = 1 << 40
+class _Tried:
+    """The rows per chunk an attempt of :func:`_run` took (0: it failed before choosing)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows = 0
 
 
 def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],  # noqa: C901
-         host: np.ndarray, stream: Stream, direct: int, share: int) -> np.ndarray | None:
-    """:func:`run` with chunks of at most ``1 / share`` of the size that would fit."""
+         host: np.ndarray, stream: Stream, direct: int, most_rows: int, tried: _Tried
+         ) -> np.ndarray | None:
+    """:func:`run` with chunks of at most ``most_rows`` rows (0: as many as fit), their
+    number written to ``tried``."""
     device = stream.device
     given = host
     if overlaps(host, arrays):
@@ -352,13 +360,14 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         # the pool empties its cache and retries when CANN runs out).
         free = free_bytes(device)
         # Two buffer sets; a sixteenth is left for workspaces and rounding.
-        budget = (free - free // 16 - _aligned(resident_bytes)) // 2 // share
+        budget = (free - free // 16 - _aligned(resident_bytes)) // 2
     rows = (budget - slack - fixed) // row_bytes if row_bytes else length
     if rows < 1:
         if CHUNK_BYTES is None:
             return None
         rows = 1
-    rows = min(rows, length)
+    rows = min(rows, length, most_rows or length)
+    tried.rows = rows
     count = -(-length // rows)
     global last_count
     last_count = count

@@ -355,3 +355,31 @@ def test_unchunked_results_are_unchanged(row, reduction, attributes):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert np.array_equal(_call(row, [x, x, x * 0], reduction, attributes),
                           2 * x * x / (x.size if reduction == "mean" else 1))
+
+
+def test_a_chunked_call_out_of_memory_at_every_size_halves_its_rows_and_stops_at_one(
+        monkeypatch):
+    """Each attempt takes half the rows of the one before, and at one row the error stands.
+    Here all 64 rows fit the free memory read, so chunks cut only by the budget would try
+    64 rows again and again."""
+    from aclnn_py.engine import chunked as _chunked
+    from aclnn_py.errors import OutOfMemoryError
+    from aclnn_py.runtime.streams import current_stream
+
+    device = current_stream().device
+    monkeypatch.setattr(_chunked, "needed", lambda device_bytes, device: True)
+    monkeypatch.setitem(_chunked.unchecked, device, 0)
+    monkeypatch.setattr(_chunked, "free_bytes", lambda device: 1 << 40)
+    set_bytes = []
+
+    def out_of_memory(device, resident_bytes, host_bytes, set_size, count):
+        set_bytes.append(set_size)
+        raise OutOfMemoryError(207001, "aclrtMalloc", "injected")
+
+    monkeypatch.setattr(_chunked, "_buffers", out_of_memory)
+    x = np.ones((64, 33), np.float32)
+    with pytest.raises(OutOfMemoryError, match="injected"):
+        aclnn_py.mse_loss_backward(x, x, x, "none")
+    # each set: grad, x, y and the result rows, at 512-byte aligned offsets
+    rows = [64, 32, 16, 8, 4, 2, 1]
+    assert set_bytes == [4 * (-(-r * 33 * 4 // 512) * 512) for r in rows], set_bytes
