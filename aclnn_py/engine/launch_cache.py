@@ -128,10 +128,12 @@ def _release_streams(device: int | None) -> int:
     return 0
 
 
-def _release_on_out_of_memory() -> None:
-    """A pool ran out of memory: the workspaces of cached launches (and the constants) go
-    back as ``empty_cache()`` gives them back; a launch under way keeps its own."""
-    _release_streams(None)
+def _release_on_out_of_memory(device: int, host: bool) -> None:
+    """A pool of ``device`` ran out of device memory: the workspaces of the launches its
+    streams cache (and its constants) go back as ``empty_cache()`` gives them back; a launch
+    under way keeps its own. They hold no page-locked memory (``host``)."""
+    if not host:
+        _release_streams(device)
 
 
 on_out_of_memory(_release_on_out_of_memory)

@@ -195,12 +195,13 @@ class Layout:
     __slots__ = ("spec", "c_attributes", "inputs", "contiguous", "result", "result_host_offset",
                  "result_shape", "result_dtype", "upload_bytes", "host_bytes", "device_bytes",
                  "key", "numbers", "views", "pools", "chunkable", "small_result",
-                 "spare")
+                 "spare", "device")
 
     def __init__(self, spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  arrays: Sequence[np.ndarray], result: np.ndarray, device: int,
                  numbers: tuple[tuple[int, type], ...] = ()) -> None:
         self.spec = spec
+        self.device = device
         self.c_attributes = c_attributes
         # The inputs given as Python numbers, each converted on a repeat to the dtype its
         # validation gave it (which depends on the signature only, not on the value)
@@ -260,7 +261,7 @@ class Layout:
         ``staging`` itself, and they never leave this module.
         """
         device_data, host_data = staging.device_data, staging.host_data
-        device = self.result.description.device
+        device = self.device
 
         def view(offset: int, nbytes: int, description: Description) -> DeviceArray:
             pointer = device_data + offset if nbytes else ll.NULL
@@ -445,17 +446,26 @@ NUMBERS = (float, int, np.float64)
 _FLOAT64 = np.float64
 
 
-def drop_spares() -> None:
-    """Give back the staging blocks every signature keeps between calls (the pools'
-    out-of-memory recovery and teardown; ``empty_cache()`` drops the layouts themselves)."""
+def drop_spares(device: int | None = None) -> None:
+    """Give back the staging blocks the signatures keep between calls on ``device`` (None:
+    on every device): the pools' out-of-memory recovery and teardown (``empty_cache()``
+    drops the layouts themselves)."""
     for layout in list(_layouts.values()):
-        if layout.spare is not None:
+        if layout.spare is not None and (device is None or layout.device == device):
             # A new list, not the old one emptied: a call under way that took the pair gives
             # it back to the old list, which nothing keeps (its blocks go back to the pools).
             layout.spare = []
 
 
-on_out_of_memory(drop_spares)
+
+
+def _drop_spares_on_out_of_memory(device: int, host: bool) -> None:
+    """A staging pool of ``device`` ran out of memory: its kept pairs hold blocks of both
+    (``host`` or not)."""
+    drop_spares(device)
+
+
+on_out_of_memory(_drop_spares_on_out_of_memory)
 on_teardown(drop_spares, streams=True)
 
 

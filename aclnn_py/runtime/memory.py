@@ -78,7 +78,7 @@ class MemoryPool:
         rt_streams.synchronize_device(self.device)  # blocks held for queued work come back
         gc.collect()
         for hook in _out_of_memory_hooks:  # blocks kept between calls come back
-            hook()
+            hook(self.device, self.host)
         self.empty(raising=False)
         rt.activate(self.device)
         try:
@@ -120,12 +120,14 @@ class MemoryPool:
 
 # What gives back blocks kept between calls before the pools' out-of-memory recovery retries
 # (``on_out_of_memory``).
-_out_of_memory_hooks: list[Callable[[], None]] = []
+_out_of_memory_hooks: list[Callable[[int, bool], None]] = []
 
 
-def on_out_of_memory(hook: Callable[[], None]) -> None:
-    """Have ``hook`` give back the blocks its layer keeps between calls whenever a pool runs
-    out of memory, before the pool is emptied and the allocation retried."""
+def on_out_of_memory(hook: Callable[[int, bool], None]) -> None:
+    """Have ``hook(device, host)`` give back the blocks its layer keeps between calls on
+    ``device`` whenever a pool of that device runs out of memory (``host``: its pool of
+    page-locked host memory), before the pool is emptied and the allocation retried.
+    Only that pool is emptied, so blocks kept for other devices would not help."""
     _out_of_memory_hooks.append(hook)
 
 

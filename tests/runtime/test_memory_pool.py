@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import run_python
@@ -104,3 +106,39 @@ def test_out_of_memory_recovery_gives_back_the_workspaces_of_cached_launches():
     assert done.returncode == 0, done.stderr
     held, allocated = (int(word) for word in done.stdout.split())
     assert held >= 4 * 2**20 and allocated == 14 * 2**20  # it was held, and came back
+
+
+@pytest.mark.slow
+@pytest.mark.emulator_only
+def test_out_of_memory_recovery_on_one_device_leaves_what_other_devices_keep():
+    # Each device keeps a numpy signature's staging pair and a cached launch's workspace
+    # (a broadcast row); device 0 running out gives back its own only: device 1's pool is
+    # not emptied, so its blocks would not help.
+    done = run_python("""
+        import json
+        import numpy as np, aclnn_py
+        from aclnn_py.engine import numpy_path
+        x = np.linspace(-1, 1, 12, dtype=np.float32)
+        for device in (0, 1):
+            stream = aclnn_py.Stream(device)
+            aclnn_py.mse_loss_backward(x, x, 0.0, "none", stream=stream)
+            rows = aclnn_py.to_device(np.ones((64, 512), np.float32), device=device)
+            row = aclnn_py.to_device(np.ones(512, np.float32), device=device)
+            aclnn_py.mse_loss(rows, row, "none", stream=stream)
+            stream.synchronize()
+            del rows, row
+        def kept(device):
+            return sum(1 for layout in list(numpy_path._layouts.values())
+                       if layout.device == device and layout.spare)
+        before = [(kept(d), aclnn_py.memory_info(d)["used_bytes"]) for d in (0, 1)]
+        aclnn_py.emulator.inject_fault("aclrtMalloc", 207001, nth=1)
+        aclnn_py.empty(1 << 16, np.float32, device=0)
+        after = [(kept(d), aclnn_py.memory_info(d)["used_bytes"]) for d in (0, 1)]
+        print(json.dumps([before, after]))
+    """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_EMU_DEVICE_COUNT": "2"})
+    assert done.returncode == 0, done.stderr
+    [(kept0, used0), (kept1, used1)], [(kept0_after, used0_after), (kept1_after, used1_after)] \
+        = json.loads(done.stdout)
+    assert kept0 == kept1 == 1 and used0 > 0 and used1 > 0
+    assert kept0_after == 0 and used0_after < used0  # device 0 gave back its own
+    assert (kept1_after, used1_after) == (kept1, used1)  # device 1 kept what it had
