@@ -381,8 +381,9 @@ def add(x: ArrayLike, y: ArrayLike, *, alpha: float = 1, out: Result | None = No
 class MseLossBackwardPlan(Plan):
     """A reusable ``aclnnMseLossBackward`` over device arrays: phase 1 once, relaunched by
     :meth:`run`. ``MseLossBackwardPlan(grad, x, y, reduction="mean", *, out=None, stream=None)``;
-    ``plan.run(grad=None, x=None, y=None, out=None)`` rebinds any arrays given (same shapes, dtypes
-    and layouts) and returns ``out``. Arguments and results as for :func:`mse_loss_backward`.
+    ``plan.run(grad=None, x=None, y=None, out=None, *, synchronize=False)`` rebinds any arrays given
+    (same shapes, dtypes and layouts) and returns ``out``, already computed with ``synchronize``
+    (the plan's stream waited for). Arguments and results as for :func:`mse_loss_backward`.
     """
 
     spec = MSE_LOSS_BACKWARD
@@ -393,14 +394,16 @@ class MseLossBackwardPlan(Plan):
                      stream: Stream | None = ...) -> None: ...
 
         def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
-                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
+                y: DeviceArray | None = ..., out: DeviceArray | None = ..., *,
+                synchronize: bool = ...) -> DeviceArray: ...
 
 
 class MseLossPlan(Plan):
     """A reusable ``aclnnMseLoss`` over device arrays: phase 1 once, relaunched by :meth:`run`.
     ``MseLossPlan(x, y, reduction="mean", *, out=None, stream=None)``; ``plan.run(x=None, y=None,
-    out=None)`` rebinds any arrays given (same shapes, dtypes and layouts) and returns ``out``.
-    Arguments and results as for :func:`mse_loss`.
+    out=None, *, synchronize=False)`` rebinds any arrays given (same shapes, dtypes and layouts) and
+    returns ``out``, already computed with ``synchronize`` (the plan's stream waited for). Arguments
+    and results as for :func:`mse_loss`.
     """
 
     spec = MSE_LOSS
@@ -410,14 +413,15 @@ class MseLossPlan(Plan):
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
         def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
-                out: DeviceArray | None = ...) -> DeviceArray: ...
+                out: DeviceArray | None = ..., *, synchronize: bool = ...) -> DeviceArray: ...
 
 
 class L1LossPlan(Plan):
     """A reusable ``aclnnL1Loss`` over device arrays: phase 1 once, relaunched by :meth:`run`.
     ``L1LossPlan(x, y, reduction="mean", *, out=None, stream=None)``; ``plan.run(x=None, y=None,
-    out=None)`` rebinds any arrays given (same shapes, dtypes and layouts) and returns ``out``.
-    Arguments and results as for :func:`l1_loss`.
+    out=None, *, synchronize=False)`` rebinds any arrays given (same shapes, dtypes and layouts) and
+    returns ``out``, already computed with ``synchronize`` (the plan's stream waited for). Arguments
+    and results as for :func:`l1_loss`.
     """
 
     spec = L1_LOSS
@@ -427,14 +431,15 @@ class L1LossPlan(Plan):
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
         def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
-                out: DeviceArray | None = ...) -> DeviceArray: ...
+                out: DeviceArray | None = ..., *, synchronize: bool = ...) -> DeviceArray: ...
 
 
 class L1LossBackwardPlan(Plan):
     """A reusable ``aclnnL1LossBackward`` over device arrays: phase 1 once, relaunched by
     :meth:`run`. ``L1LossBackwardPlan(grad, x, y, reduction="mean", *, out=None, stream=None)``;
-    ``plan.run(grad=None, x=None, y=None, out=None)`` rebinds any arrays given (same shapes, dtypes
-    and layouts) and returns ``out``. Arguments and results as for :func:`l1_loss_backward`.
+    ``plan.run(grad=None, x=None, y=None, out=None, *, synchronize=False)`` rebinds any arrays given
+    (same shapes, dtypes and layouts) and returns ``out``, already computed with ``synchronize``
+    (the plan's stream waited for). Arguments and results as for :func:`l1_loss_backward`.
     """
 
     spec = L1_LOSS_BACKWARD
@@ -445,14 +450,16 @@ class L1LossBackwardPlan(Plan):
                      stream: Stream | None = ...) -> None: ...
 
         def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
-                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
+                y: DeviceArray | None = ..., out: DeviceArray | None = ..., *,
+                synchronize: bool = ...) -> DeviceArray: ...
 
 
 class SmoothL1LossPlan(Plan):
     """A reusable ``aclnnSmoothL1Loss`` over device arrays: phase 1 once, relaunched by :meth:`run`.
     ``SmoothL1LossPlan(x, y, reduction="mean", beta=1.0, *, out=None, stream=None)``;
-    ``plan.run(x=None, y=None, out=None)`` rebinds any arrays given (same shapes, dtypes and
-    layouts) and returns ``out``. Arguments and results as for :func:`smooth_l1_loss`.
+    ``plan.run(x=None, y=None, out=None, *, synchronize=False)`` rebinds any arrays given (same
+    shapes, dtypes and layouts) and returns ``out``, already computed with ``synchronize`` (the
+    plan's stream waited for). Arguments and results as for :func:`smooth_l1_loss`.
     """
 
     spec = SMOOTH_L1_LOSS
@@ -463,14 +470,15 @@ class SmoothL1LossPlan(Plan):
                      stream: Stream | None = ...) -> None: ...
 
         def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
-                out: DeviceArray | None = ...) -> DeviceArray: ...
+                out: DeviceArray | None = ..., *, synchronize: bool = ...) -> DeviceArray: ...
 
 
 class SmoothL1LossBackwardPlan(Plan):
     """A reusable ``aclnnSmoothL1LossBackward`` over device arrays: phase 1 once, relaunched by
     :meth:`run`. ``SmoothL1LossBackwardPlan(grad, x, y, reduction="mean", beta=1.0, *, out=None,
-    stream=None)``; ``plan.run(grad=None, x=None, y=None, out=None)`` rebinds any arrays given (same
-    shapes, dtypes and layouts) and returns ``out``. Arguments and results as for
+    stream=None)``; ``plan.run(grad=None, x=None, y=None, out=None, *, synchronize=False)`` rebinds
+    any arrays given (same shapes, dtypes and layouts) and returns ``out``, already computed with
+    ``synchronize`` (the plan's stream waited for). Arguments and results as for
     :func:`smooth_l1_loss_backward`.
     """
 
@@ -482,13 +490,15 @@ class SmoothL1LossBackwardPlan(Plan):
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
         def run(self, grad: DeviceArray | None = ..., x: DeviceArray | None = ...,
-                y: DeviceArray | None = ..., out: DeviceArray | None = ...) -> DeviceArray: ...
+                y: DeviceArray | None = ..., out: DeviceArray | None = ..., *,
+                synchronize: bool = ...) -> DeviceArray: ...
 
 
 class AddPlan(Plan):
     """A reusable ``aclnnAdd`` over device arrays: phase 1 once, relaunched by :meth:`run`.
-    ``AddPlan(x, y, alpha=1, *, out=None, stream=None)``; ``plan.run(x=None, y=None, out=None)``
-    rebinds any arrays given (same shapes, dtypes and layouts) and returns ``out``. Arguments and
+    ``AddPlan(x, y, alpha=1, *, out=None, stream=None)``; ``plan.run(x=None, y=None, out=None, *,
+    synchronize=False)`` rebinds any arrays given (same shapes, dtypes and layouts) and returns
+    ``out``, already computed with ``synchronize`` (the plan's stream waited for). Arguments and
     results as for :func:`add`.
     """
 
@@ -499,4 +509,4 @@ class AddPlan(Plan):
                      out: DeviceArray | None = ..., stream: Stream | None = ...) -> None: ...
 
         def run(self, x: DeviceArray | None = ..., y: DeviceArray | None = ...,
-                out: DeviceArray | None = ...) -> DeviceArray: ...
+                out: DeviceArray | None = ..., *, synchronize: bool = ...) -> DeviceArray: ...

@@ -449,7 +449,8 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
     # correctness, once
     expected = reference(grad, x, y)
     rtol, atol = (1e-5, 1e-30) if dtype == "float32" else (1e-2, 2.0**-23)
-    checks = {"a": mse(grad, x, y), "b": mse(gd, xd, yd).numpy(), "c": plan.run().numpy()}
+    checks = {"a": mse(grad, x, y), "b": mse(gd, xd, yd).numpy(), "c": plan.run().numpy(),
+              "c_w": plan.run(synchronize=True).numpy()}
     case["check"] = {k: bool(np.allclose(v, expected, rtol=rtol, atol=atol))
                      for k, v in checks.items()}
     del checks, expected
@@ -471,11 +472,15 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
         plan.run()
         sync()
 
+    def mode_c_w() -> None:
+        plan.run(synchronize=True)
+
     def mode_e() -> None:
         numpy_formula(grad, x, y)
 
     modes: dict[str, Callable[[], Any]] = {"a": mode_a, "a_u": mode_a_u, "b": mode_b,
-                                           "b_out": mode_b_out, "c": mode_c, "e": mode_e}
+                                           "b_out": mode_b_out, "c": mode_c, "c_w": mode_c_w,
+                                           "e": mode_e}
     if n > 1 << 20:
         del modes["b_out"]  # an extra, skipped where calls are slow
         full_grad = inputs(n, dtype, seed=1)[1]  # a grad of x's shape, as in a chain rule
@@ -526,7 +531,8 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
                    "ratio": t[mode] / t[key] if t[key] > 0 else None}
             for name, mode, key in (("a", "a", "d_a"), ("a_d_s", "a", "d_s"),
                                     ("a_u", "a_u", "d_a"), ("b", "b", "d_b"), ("b_d_r", "b", "d_r"),
-                                    ("b_out", "b_out", "d_b"), ("c", "c", "d_c"))
+                                    ("b_out", "b_out", "d_b"), ("c", "c", "d_c"),
+                                    ("c_w", "c_w", "d_c"))
             if mode in t and key in t}
     case["loadavg_end"] = loadavg()
     return case
@@ -1684,21 +1690,23 @@ def pool_cell(case: dict[str, Any]) -> str:
 
 
 def print_table(cases: list[dict[str, Any]]) -> None:
-    header = ["case", "a np→np", "a_u unst", "b dev", "c plan", "d_a", "d_b", "d_c", "d_r", "d_s",
-              "e numpy", "f torch", "a_g", "e_g", "a-d_s µs", "a-d_a µs", "b-d_b µs", "b-d_r µs",
-              "c-d_c µs", "bytes(a)", "cp/sync(a)", "pool a/b/c"]
+    header = ["case", "a np→np", "a_u unst", "b dev", "c plan", "c_w plan", "d_a", "d_b", "d_c",
+              "d_r", "d_s", "e numpy", "f torch", "a_g", "e_g", "a-d_s µs", "a-d_a µs",
+              "b-d_b µs", "b-d_r µs", "c-d_c µs", "c_w-d_c µs", "bytes(a)", "cp/sync(a)",
+              "pool a/b/c"]
     rows = []
     for case in cases:
         t = {k: v["median_ns"] for k, v in case["timing"].items()}
         rows.append([
             f"{SIZE_LABELS.get(case['n'], case['n'])} {DTYPE_CODES[case['dtype']]}",
             *(fmt_time(t.get(k))
-              for k in ("a", "a_u", "b", "c", "d_a", "d_b", "d_c", "d_r", "d_s", "e", "f",
-                        "a_g", "e_g")),
+              for k in ("a", "a_u", "b", "c", "c_w", "d_a", "d_b", "d_c", "d_r", "d_s", "e",
+                        "f", "a_g", "e_g")),
             fmt_over(t.get("a"), t.get("d_s")),
             fmt_over(t.get("a"), t.get("d_a")), fmt_over(t.get("b"), t.get("d_b")),
             fmt_over(t.get("b"), t.get("d_r")), fmt_over(t.get("c"), t.get("d_c")),
-            bytes_cell(case), copies_cell(case), pool_cell(case)])
+            fmt_over(t.get("c_w"), t.get("d_c")), bytes_cell(case), copies_cell(case),
+            pool_cell(case)])
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
     print(line)
@@ -1710,7 +1718,8 @@ def print_table(cases: list[dict[str, Any]]) -> None:
           "(16 M only). a-d_s etc.: overhead over the C floor, µs "
           "(ratio); a-d_s: over the C staged sequence (what a runs), a-d_a: over the C "
           "unstaged one; b-d_b: over the C one-shot, b-d_r: over the C relaunch floor (rebind "
-          "out + relaunch, what b runs on a repeat call). bytes(a): host<->device bytes per "
+          "out + relaunch, what b runs on a repeat call). c_w: plan.run(synchronize=True), "
+          "the run and its wait in one C call. bytes(a): host<->device bytes per "
           "call, moved = minimum, ~ minimum plus staging padding (< 512 per array), ! else. "
           "cp/sync(a): copy and synchronisation calls per call of a. pool: hits:misses per "
           "call after warm-up.")
@@ -1749,6 +1758,10 @@ def evaluate_targets(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 over_b <= 2, f"{over_b:.1f} µs over d_b", info=True)
             add(f"[info] plan.run, 1 element {dtype}: <= 1 µs over the C floor", over_c <= 1,
                 f"{over_c:.1f} µs over d_c", info=True)
+            if "c_w" in case["overhead"]:
+                over_w = case["overhead"]["c_w"]["over_us"]
+                add(f"[info] plan.run(synchronize=True), 1 element {dtype}: <= 1 µs over the C "
+                    "floor", over_w <= 1, f"{over_w:.1f} µs over d_c", info=True)
     exact = [c for c in cases if "h2d_bytes" in c["accounting"]["a"]]
     if exact:
         wrong = [f"{c['n']} {c['dtype']}" for c in exact

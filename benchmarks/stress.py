@@ -81,10 +81,11 @@ def one_step(rng: random.Random, shared: aclnn_py.Stream, counts: dict[str, int]
         x = aclnn_py.to_device(host)
         result = aclnn_py.mse_loss_backward(x, x, 0.0, "sum", stream=stream).numpy()
         expected = host * host * 2
-    elif kind == 2:  # a plan, run twice with rebinding, closed
+    elif kind == 2:  # a plan, run three times, waiting once, then rebinding; closed
         x, y = aclnn_py.to_device(host), aclnn_py.to_device(np.zeros(n, np.float32))
         with aclnn_py.MseLossPlan(x, y, "none", stream=stream) as plan:
             plan.run()
+            plan.run(synchronize=True)  # the repeat: the run and its wait in one C call
             other = aclnn_py.to_device(host + 1)
             result = plan.run(x=other).numpy()
         expected = (host + 1) ** 2

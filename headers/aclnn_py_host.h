@@ -167,6 +167,7 @@ typedef struct {
     uint64_t epoch;
     aclpyStreamState *fast_state;
     int64_t done;            /* aclpyRelaunchFast's hold mark of fences found done */
+    int32_t waited;          /* aclpyRelaunchFastWait's wait status (ACLPY_SLOW: none) */
     /* The stream state and point of the last launch (a reference on the state): the
        record's executor, aclTensors and workspace are in use until that point passed. */
     aclpyStreamState *last_state;
@@ -207,6 +208,15 @@ int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, int64_t
  * ACLPY_RELAUNCH_RETIRED or the failing status.
  */
 int32_t aclpyRelaunchFast(aclpyRelaunch *record);
+
+/*
+ * aclpyRelaunchFast, then, once the launch is queued, the wait of aclpyStreamSynchronizeFast
+ * on the same stream up to a point that includes it, taken under the same hold of the state's
+ * mutex: a repeated run and its synchronisation in one call. Returns what aclpyRelaunchFast
+ * returns once the wait succeeded, else the wait's status; record->waited is the wait's
+ * status (ACLPY_SLOW when it did not wait: the relaunch declined or failed).
+ */
+int32_t aclpyRelaunchFastWait(aclpyRelaunch *record);
 
 /*
  * aclpyRelaunchRun without the owner's queueing lock, over `addresses` (the record's `arrays`

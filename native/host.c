@@ -786,18 +786,21 @@ EXPORT int32_t aclpyRelaunchRun(aclpyRelaunch *record, aclpyStreamState *state, 
    for a closed stream, a launch of the owner's under way, or a record whose arrays may have
    changed since the owner checked them (read under the mutex, so a free or a move that bumps
    the epoch before it waits on the stream either sees this launch or is seen by it). */
+static int32_t relaunch_unowned_locked(aclpyRelaunch *record, aclpyStreamState *state,
+                                       int64_t *done, aclrtStream stream)
+{
+    if (state->closed || state->busy || record->fast_state != state ||
+        record->epoch != __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE))
+        return ACLPY_SLOW;
+    /* The bound addresses: `next` is the owner's, written under its lock only. */
+    return relaunch_run_locked(record, state, state->hold_mark, done, stream, NULL, record->epoch);
+}
+
 static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
                                 aclrtStream stream)
 {
     pthread_mutex_lock(&state->lock);
-    if (state->closed || state->busy || record->fast_state != state ||
-        record->epoch != __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_unlock(&state->lock);
-        return ACLPY_SLOW;
-    }
-    /* The bound addresses: `next` is the owner's, written under its lock only. */
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, NULL,
-                                         record->epoch);
+    int32_t status = relaunch_unowned_locked(record, state, done, stream);
     pthread_mutex_unlock(&state->lock);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
@@ -872,6 +875,28 @@ EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
     state->syncing++;
     pthread_mutex_unlock(&state->lock);
     return wait_unowned(state, point);
+}
+
+EXPORT int32_t aclpyRelaunchFastWait(aclpyRelaunch *record)
+{
+    record->waited = ACLPY_SLOW;
+    aclpyStreamState *state = record->fast_state;
+    if (!state || !g_synchronize || !thread_on(state->device))
+        return ACLPY_SLOW;
+    pthread_mutex_lock(&state->lock);
+    int32_t status = relaunch_unowned_locked(record, state, &record->done, state->stream);
+    uint64_t point = 0;
+    if (status == 0) { /* the wait's point, this launch's included; closing waits for it */
+        point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
+        state->syncing++;
+    }
+    pthread_mutex_unlock(&state->lock);
+    if (status != 0)
+        return status;
+    record->waited = wait_unowned(state, point);
+    if (record->waited != 0)
+        return record->waited;
+    return record->done >= 0 ? ACLPY_LAUNCHED_FENCE_DONE : 0;
 }
 
 EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, const aclpyStagedCopies *copies,

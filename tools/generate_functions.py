@@ -136,10 +136,11 @@ def _plan(spec) -> str:
     inputs = spec.inputs
     signature = ", ".join([*inputs, *(f"{a.name}={_literal(a.default)}" for a in spec.attributes),
                            "*", "out=None", "stream=None"])
-    reruns = ", ".join([*(f"{n}=None" for n in inputs), "out=None"])
+    reruns = ", ".join([*(f"{n}=None" for n in inputs), "out=None", "*", "synchronize=False"])
     text = (f"A reusable ``{spec.cann}`` over device arrays: phase 1 once, relaunched by "
             f":meth:`run`. ``{name}({signature})``; ``plan.run({reruns})`` rebinds any arrays "
-            "given (same shapes, dtypes and layouts) and returns ``out``. Arguments and "
+            "given (same shapes, dtypes and layouts) and returns ``out``, already computed "
+            "with ``synchronize`` (the plan's stream waited for). Arguments and "
             f"results as for :func:`{spec.function}`.")
     doc = textwrap.fill(text, 100, initial_indent='    """', subsequent_indent="    ",
                         break_long_words=False, break_on_hyphens=False)
@@ -149,7 +150,8 @@ def _plan(spec) -> str:
                   "out: DeviceArray | None = ...", "stream: Stream | None = ..."],
                  ") -> None: ...")
     run = _wrap("        def run(", ["self", *(f"{n}: DeviceArray | None = ..." for n in inputs),
-                                     "out: DeviceArray | None = ..."], ") -> DeviceArray: ...")
+                                     "out: DeviceArray | None = ...", "*",
+                                     "synchronize: bool = ..."], ") -> DeviceArray: ...")
     return "\n".join([f"class {name}(Plan):", f'{doc}\n    """', "",
                       f"    spec = {_constant(spec)}", "", "    if TYPE_CHECKING:", init, "",
                       run])

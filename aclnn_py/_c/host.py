@@ -201,6 +201,12 @@ def relaunch_fast_function() -> Any:
     return host().aclpyRelaunchFast
 
 
+def relaunch_fast_wait_function() -> Any:
+    """``aclpyRelaunchFastWait(record)``: :func:`relaunch_fast_function`'s relaunch and the
+    stream's wait in one call (``Plan.run(synchronize=True)``)."""
+    return host().aclpyRelaunchFastWait
+
+
 def epoch() -> int:
     """The arrays' placement epoch (``aclpyEpoch``)."""
     return int(host().aclpyEpoch())
@@ -298,6 +304,7 @@ class RelaunchRecord:
         record.bound = self._bound
         record.next = self.next
         record.failed_rebind = -1
+        record.waited = SLOW
         record.executor = executor  # last: launchable from here on
         self.record = record
 

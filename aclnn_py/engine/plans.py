@@ -45,6 +45,7 @@ class Plan:
         # run() without arguments: one C call relaunching the arrays of the last run, while
         # none of them moved or was freed (RepeatableLaunch.fast_call), else None.
         self._relaunch: Any = None
+        self._relaunch_waiting: Any = None  # the same, then the stream's wait, in one C call
         spec = self.spec
         inputs, attributes = _bind(spec, args, kwargs)
         # torch NPU tensors or a torch stream (engine.tensors): the plan runs over the
@@ -81,6 +82,7 @@ class Plan:
         launcher = self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
         if self._torch is None and isinstance(launcher, RepeatableLaunch):
             self._relaunch = launcher.fast_call()
+            self._relaunch_waiting = launcher.fast_wait_call()
 
     @property
     def out(self) -> Any:
@@ -106,8 +108,17 @@ class Plan:
 
     def run(self, *arrays: Any, **named: Any) -> Any:
         """Relaunch, first rebinding the arrays given (by position in the operator's input
-        order, then ``out``, or by name; None keeps the bound one); returns ``out``,
-        still computing."""
+        order, then ``out``, or by name; None keeps the bound one); returns ``out``, still
+        computing, or with ``synchronize`` done: the plan's stream waited for, as its
+        ``synchronize()`` waits (a repeated run without arguments does both in one C
+        call). (``synchronize`` comes in ``named``: the generated subclasses' signatures
+        then override this one.)"""
+        if named and "synchronize" in named:
+            synchronize = named.pop("synchronize")
+            if type(synchronize) is not bool:
+                raise TypeError(f"synchronize must be True or False; got {synchronize!r}")
+            if synchronize:
+                return self._run_and_wait(arrays, named)
         relaunch = self._relaunch
         if relaunch is not None and not arrays and not named:
             given = self._given  # before the call: close() empties it after retiring
@@ -124,6 +135,42 @@ class Plan:
             if status != ll.SLOW:  # retired (closed meanwhile) or CANN's error: as below
                 self._failed(status)
         return self._run(arrays, named)
+
+    def _run_and_wait(self, arrays: tuple[Any, ...], named: dict[str, Any]) -> Any:
+        """:meth:`run` with ``synchronize``."""
+        relaunch = self._relaunch_waiting
+        stream = self.stream
+        # (work the stream holds is let go of by its own wait only: as synchronize() does)
+        if relaunch is not None and not arrays and not named and stream.holds_nothing():
+            given = self._given  # before the call: close() empties it after retiring
+            status = relaunch()
+            if not status and given:  # launched and waited for
+                stream.waited(0)  # what the wait let go of
+                if _interrupted:
+                    ll.raise_interrupt()
+                return given[-1]
+            if status != ll.SLOW:
+                self._waited(status, given)
+                return given[-1]
+        result = self.run(*arrays, **named)
+        stream.synchronize()
+        return result
+
+    def _waited(self, status: int, given: tuple[Any, ...]) -> None:
+        """After a relaunch and wait that returned ``status``, neither 0 nor ``ll.SLOW``:
+        the fences it found done, then the wait's failure, the launch's failure, or a plan
+        closed meanwhile, raised."""
+        launcher = self._launcher
+        waited = launcher.wait_status() if isinstance(launcher, RepeatableLaunch) else ll.SLOW
+        if waited != ll.SLOW:  # launched, then waited
+            if isinstance(launcher, RepeatableLaunch) and launcher.fences_done_mark() >= 0:
+                self.stream.fences_done(launcher.fences_done_mark())
+            self.stream.waited(waited)  # raises when the wait failed
+            if given:
+                if _interrupted:
+                    ll.raise_interrupt()
+                return
+        self._failed(status)
 
     def _failed(self, status: int) -> None:
         """What a declined or failed relaunch without arguments raises."""

@@ -12,9 +12,11 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import fired_faults
 from helpers import in_thread
 
 import aclnn_py
+from aclnn_py._c import lowlevel as ll
 from aclnn_py.engine.plans import Plan
 from aclnn_py.runtime import streams as _streams
 
@@ -116,15 +118,19 @@ def test_a_plan_dropped_with_work_queued_keeps_its_executor_until_the_work_is_do
         array.free()
 
 
-def test_threads_running_one_plan_and_waiting_get_every_run_done():
+@pytest.mark.parametrize("together", [False, True], ids=["run-then-wait", "run-waiting"])
+def test_threads_running_one_plan_and_waiting_get_every_run_done(together):
     x, y = up(3.0), up(1.0)
     errors: list[BaseException] = []
     with aclnn_py.MseLossPlan(x, y, "none") as plan:
         def loop() -> None:
             try:
                 for _ in range(200):
-                    plan.run()
-                    aclnn_py.synchronize()
+                    if together:
+                        plan.run(synchronize=True)
+                    else:
+                        plan.run()
+                        aclnn_py.synchronize()
             except BaseException as error:  # reported below
                 errors.append(error)
 
@@ -271,3 +277,88 @@ def test_a_rebinding_run_interrupted_at_any_bytecode_never_relaunches_an_array_l
         if not interrupted:
             break
     assert number > 10  # the run was interrupted at each of its bytecodes
+
+
+def test_a_repeated_run_with_synchronize_is_one_c_call_done_when_it_returns(monkeypatch):
+    x, y = up(3.0), up(1.0)
+    stream = _streams.current_stream()
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        first = plan.run(synchronize=True)  # the first run goes through every check
+        assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+        monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
+        monkeypatch.setattr(_streams.Stream, "synchronize", refuse)
+        monkeypatch.setattr(stream, "_synchronizing", refuse)
+        monkeypatch.setattr(stream, "_synchronizing_fast", refuse)
+        for _ in range(3):
+            out = plan.run(synchronize=True)
+            assert aclnn_py.emulator.stats()["pending_tasks"] == 0  # done, not queued
+            stats = ll.stream_stats(stream.state)
+            assert stats["completed"] == stats["point"]  # the wait covered the run's point
+        monkeypatch.undo()
+        assert out is first
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    x.free()
+    y.free()
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_synchronize_must_be_a_bool(running, value):
+    plan, _, _ = running
+    with pytest.raises(TypeError, match="synchronize must be True or False"):
+        plan.run(synchronize=value)
+
+
+def test_a_run_with_synchronize_refuses_a_freed_array_and_waits_for_other_streams(running):
+    plan, x, y = running
+    side = aclnn_py.Stream()
+    aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
+    out = plan.run(synchronize=True)  # must wait for `side`'s write of x first
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
+    side.close()
+    x.free()
+    with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
+        plan.run(synchronize=True)
+
+
+def test_a_run_with_synchronize_on_a_stream_holding_work_lets_that_work_go():
+    x, y = up(3.0), up(1.0)
+    stream = _streams.current_stream()
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run(synchronize=True)
+        plan.run(synchronize=True)
+        other = up(2.0)
+        foreign = aclnn_py.DeviceArray.from_pointer(other.data_ptr(), (64,), np.float32,
+                                                    owner=other)
+        held = aclnn_py.mse_loss(foreign, y, "none")  # memory not aclnn_py's: held
+        assert stream._keepalive
+        out = plan.run(synchronize=True)
+        assert stream._keepalive == [] and aclnn_py.emulator.stats()["pending_tasks"] == 0
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+        out = plan.run(x=other, synchronize=True)  # a rebinding run, then the wait
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 1.0, np.float32))
+    for array in (x, y, other, held):
+        array.free()
+
+
+@pytest.mark.parametrize("api", ["aclnnMseLoss", "aclrtSynchronizeStream"])
+def test_a_failure_in_a_run_with_synchronize_names_the_call_and_the_plan_runs_again(running,
+                                                                                    api):
+    plan, _, _ = running
+    plan.run(synchronize=True)  # the repeat that takes the one C call
+    aclnn_py.emulator.inject_fault(api, 507899, nth=1)
+    with pytest.raises(aclnn_py.AclError) as raised:
+        plan.run(synchronize=True)
+    assert raised.value.api == api and raised.value.status == 507899
+    assert fired_faults() == [api]
+    out = plan.run(synchronize=True)
+    assert aclnn_py.emulator.stats()["pending_tasks"] == 0
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+
+
+def test_a_closed_plan_refuses_a_run_with_synchronize(running):
+    plan, _, _ = running
+    plan.run(synchronize=True)
+    plan.close()
+    with pytest.raises(ValueError, match="closed"):
+        plan.run(synchronize=True)
