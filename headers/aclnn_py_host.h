@@ -167,7 +167,6 @@ typedef struct {
     uint64_t epoch;
     aclpyStreamState *fast_state;
     int64_t done;            /* aclpyRelaunchFast's hold mark of fences found done */
-    int32_t waited;          /* aclpyRelaunchFastWait's wait status (ACLPY_SLOW: none) */
     /* The stream state and point of the last launch (a reference on the state): the
        record's executor, aclTensors and workspace are in use until that point passed. */
     aclpyStreamState *last_state;
@@ -212,11 +211,12 @@ int32_t aclpyRelaunchFast(aclpyRelaunch *record);
 /*
  * aclpyRelaunchFast, then, once the launch is queued, the wait of aclpyStreamSynchronizeFast
  * on the same stream up to a point that includes it, taken under the same hold of the state's
- * mutex: a repeated run and its synchronisation in one call. Returns what aclpyRelaunchFast
- * returns once the wait succeeded, else the wait's status; record->waited is the wait's
- * status (ACLPY_SLOW when it did not wait: the relaunch declined or failed).
+ * mutex: a repeated run and its synchronisation in one call. Returns both statuses in one
+ * value, so that callers racing on one record each get their own: what aclpyRelaunchFast
+ * returns in the low 32 bits, and above them the wait's status (ACLPY_SLOW when it did not
+ * wait: the relaunch declined or failed). 0: launched and waited for.
  */
-int32_t aclpyRelaunchFastWait(aclpyRelaunch *record);
+int64_t aclpyRelaunchFastWait(aclpyRelaunch *record);
 
 /*
  * aclpyRelaunchRun without the owner's queueing lock, over `addresses` (the record's `arrays`

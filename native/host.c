@@ -877,26 +877,30 @@ EXPORT aclError aclpyStreamSynchronizeFast(aclpyStreamState *state)
     return wait_unowned(state, point);
 }
 
-EXPORT int32_t aclpyRelaunchFastWait(aclpyRelaunch *record)
+/* aclpyRelaunchFastWait's result: the relaunch's status in the low half, the wait's above. */
+static int64_t relaunch_waited(int32_t status, int32_t waited)
 {
-    record->waited = ACLPY_SLOW;
+    return (int64_t)(((uint64_t)(uint32_t)waited << 32) | (uint32_t)status);
+}
+
+EXPORT int64_t aclpyRelaunchFastWait(aclpyRelaunch *record)
+{
     aclpyStreamState *state = record->fast_state;
     if (!state || !g_synchronize || !thread_on(state->device))
-        return ACLPY_SLOW;
+        return relaunch_waited(ACLPY_SLOW, ACLPY_SLOW);
     pthread_mutex_lock(&state->lock);
-    int32_t status = relaunch_unowned_locked(record, state, &record->done, state->stream);
+    int64_t done = -1; /* this call's own: the record's is shared by every caller */
+    int32_t status = relaunch_unowned_locked(record, state, &done, state->stream);
     uint64_t point = 0;
     if (status == 0) { /* the wait's point, this launch's included; closing waits for it */
+        record->done = done;
         point = __atomic_load_n(&state->point, __ATOMIC_ACQUIRE);
         state->syncing++;
     }
     pthread_mutex_unlock(&state->lock);
     if (status != 0)
-        return status;
-    record->waited = wait_unowned(state, point);
-    if (record->waited != 0)
-        return record->waited;
-    return record->done >= 0 ? ACLPY_LAUNCHED_FENCE_DONE : 0;
+        return relaunch_waited(status, ACLPY_SLOW);
+    return relaunch_waited(done >= 0 ? ACLPY_LAUNCHED_FENCE_DONE : 0, wait_unowned(state, point));
 }
 
 EXPORT int32_t aclpyStagedCall(aclpyRelaunch *record, aclpyStreamState *state, const aclpyStagedCopies *copies,

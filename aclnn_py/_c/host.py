@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import core
 from ._ffi import ffi
@@ -203,8 +203,22 @@ def relaunch_fast_function() -> Any:
 
 def relaunch_fast_wait_function() -> Any:
     """``aclpyRelaunchFastWait(record)``: :func:`relaunch_fast_function`'s relaunch and the
-    stream's wait in one call (``Plan.run(synchronize=True)``)."""
+    stream's wait in one call (``Plan.run(synchronize=True)``); :class:`RelaunchWaited`
+    reads its result."""
     return host().aclpyRelaunchFastWait
+
+
+class RelaunchWaited(NamedTuple):
+    """The two statuses ``aclpyRelaunchFastWait`` returns in one value: the relaunch's (as
+    ``aclpyRelaunchFast`` returns it) and the wait's (``SLOW``: it did not wait)."""
+
+    status: int
+    waited: int
+
+    @classmethod
+    def of(cls, result: int) -> RelaunchWaited:
+        low = result & 0xFFFFFFFF
+        return cls(low - (1 << 32) if low >= 1 << 31 else low, result >> 32)
 
 
 def epoch() -> int:
@@ -304,7 +318,6 @@ class RelaunchRecord:
         record.bound = self._bound
         record.next = self.next
         record.failed_rebind = -1
-        record.waited = SLOW
         record.executor = executor  # last: launchable from here on
         self.record = record
 

@@ -270,18 +270,12 @@ class RepeatableLaunch:
 
     def fast_wait_call(self) -> Any:
         """:meth:`fast_call` that also waits for the stream once the launch is queued
-        (``aclpyRelaunchFastWait``): its status once the wait succeeded, else the wait's
-        (:meth:`wait_status` tells which)."""
+        (``aclpyRelaunchFastWait``), returning 0 when both succeeded, else both statuses
+        in one value (``ll.RelaunchWaited.of`` reads them)."""
         record = self.record
         if record is None:
             raise ValueError(f"{self.operator}: this launch was closed")
         return functools.partial(ll.relaunch_fast_wait_function(), record.record)
-
-    def wait_status(self) -> int:
-        """The status of the last :meth:`fast_wait_call`'s wait (``ll.SLOW``: it did not
-        wait, as the relaunch declined or failed)."""
-        record = self.record
-        return ll.SLOW if record is None else int(record.record.waited)
 
     def fences_done_mark(self) -> int:
         """The hold mark of the fences the last :meth:`fast_call` found done."""

@@ -143,34 +143,36 @@ class Plan:
         # (work the stream holds is let go of by its own wait only: as synchronize() does)
         if relaunch is not None and not arrays and not named and stream.holds_nothing():
             given = self._given  # before the call: close() empties it after retiring
-            status = relaunch()
-            if not status and given:  # launched and waited for
+            result = relaunch()
+            if not result and given:  # launched and waited for
                 stream.waited(0)  # what the wait let go of
                 if _interrupted:
                     ll.raise_interrupt()
                 return given[-1]
-            if status != ll.SLOW:
-                self._waited(status, given)
+            statuses = ll.RelaunchWaited.of(result)
+            if statuses.status != ll.SLOW:
+                self._waited(statuses, given)
                 return given[-1]
         result = self.run(*arrays, **named)
         stream.synchronize()
         return result
 
-    def _waited(self, status: int, given: tuple[Any, ...]) -> None:
-        """After a relaunch and wait that returned ``status``, neither 0 nor ``ll.SLOW``:
-        the fences it found done, then the wait's failure, the launch's failure, or a plan
-        closed meanwhile, raised."""
-        launcher = self._launcher
-        waited = launcher.wait_status() if isinstance(launcher, RepeatableLaunch) else ll.SLOW
-        if waited != ll.SLOW:  # launched, then waited
-            if isinstance(launcher, RepeatableLaunch) and launcher.fences_done_mark() >= 0:
+    def _waited(self, statuses: ll.RelaunchWaited, given: tuple[Any, ...]) -> None:
+        """After a relaunch and wait that did not both succeed plainly: the fences the
+        launch found done, then the wait's failure, the launch's failure, or a plan closed
+        meanwhile, raised."""
+        if statuses.waited != ll.SLOW:  # launched, then waited
+            launcher = self._launcher
+            if statuses.status == ll.LAUNCHED_FENCE_DONE and \
+                    isinstance(launcher, RepeatableLaunch):
+                # (the record's mark, which a racing run may have moved on: also done)
                 self.stream.fences_done(launcher.fences_done_mark())
-            self.stream.waited(waited)  # raises when the wait failed
+            self.stream.waited(statuses.waited)  # raises when the wait failed
             if given:
                 if _interrupted:
                     ll.raise_interrupt()
                 return
-        self._failed(status)
+        self._failed(statuses.status)
 
     def _failed(self, status: int) -> None:
         """What a declined or failed relaunch without arguments raises."""

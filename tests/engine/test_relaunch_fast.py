@@ -6,9 +6,11 @@ work is done."""
 
 from __future__ import annotations
 
+import collections
 import gc
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -362,3 +364,38 @@ def test_a_closed_plan_refuses_a_run_with_synchronize(running):
     plan.close()
     with pytest.raises(ValueError, match="closed"):
         plan.run(synchronize=True)
+
+
+def test_threads_sharing_a_plan_each_get_their_own_wait_status():
+    """Two threads run one plan with synchronize=True (one C record): an injected failure
+    of a wait is raised once, naming aclrtSynchronizeStream, by the run whose wait failed,
+    and no run reports another's status."""
+    x, y = up(3.0, 4096), up(1.0, 4096)
+    raised: collections.Counter[Any] = collections.Counter()
+    with aclnn_py.MseLossPlan(x, y, "none") as plan:
+        plan.run(synchronize=True)
+
+        def loop(start: threading.Barrier) -> None:
+            start.wait()
+            for _ in range(40):
+                try:
+                    plan.run(synchronize=True)
+                except aclnn_py.AclError as error:
+                    raised[(error.api, error.status)] += 1
+
+        for trial in range(60):
+            raised.clear()
+            aclnn_py.emulator.clear_faults()
+            aclnn_py.emulator.inject_fault("aclrtSynchronizeStream", 507899, nth=1 + trial % 37)
+            start = threading.Barrier(2)
+            threads = [threading.Thread(target=loop, args=(start,)) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            assert fired_faults() == ["aclrtSynchronizeStream"]
+            assert raised == {("aclrtSynchronizeStream", 507899): 1}, (trial, raised)
+        aclnn_py.emulator.clear_faults()
+        np.testing.assert_array_equal(plan.run(synchronize=True).numpy(), 4.0)
+    x.free()
+    y.free()
