@@ -9,7 +9,8 @@ the call streams through in chunks of rows of the leading axis of the broadcast 
   device's latest reading (:data:`unchecked`) is not checked; a larger one reads
   ``aclrtGetMemInfo`` again (:func:`needed`, which resets the bound). A call under the
   bound that runs out of memory all the same (more was allocated since the reading) is
-  checked then, and chunks when it does not fit (``engine.numpy_path.Layout.run``);
+  checked then, and chunks when it does not fit (``engine.numpy_path.Layout.run``), as
+  does a call whose arrays fit but whose kernels' workspace does not;
 * an ``out`` whose memory may overlap an input's (:func:`overlaps`) is not written chunk
   by chunk: a later chunk would read input rows an earlier one overwrote. The chunks
   write a temporary, copied into ``out`` once every chunk is done;

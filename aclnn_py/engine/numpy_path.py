@@ -42,8 +42,9 @@ failure after the upload was queued waits for the stream before raising, so noth
 stays queued behind an error; an interrupt leaves the queued work held until the
 stream's next synchronisation. Results are read only after the wait.
 
-A call that does not fit the device's free memory streams through in chunks instead
-(``engine.chunked``, which also says how cheaply that is checked). Here every input is read
+A call that does not fit the device's free memory, or whose kernels' workspace does not fit
+beside its blocks, streams through in chunks instead (``engine.chunked``, which also says
+how cheaply that is checked). Here every input is read
 before the result is written, so an ``out`` that shares memory with an input gets the
 same result as one that does not.
 
@@ -315,12 +316,37 @@ class Layout:
                 if done is not None:
                     return done
         found = self._views_of(staging)
-        if found.staged is None or not _staged_call(found.staged, self.key, arrays, host,
-                                                    stream):
-            self._run_locked(found, staging, arrays, host, stream)
+        failure: OutOfMemoryError | None = None
+        try:
+            if found.staged is None or not _staged_call(found.staged, self.key, arrays, host,
+                                                        stream):
+                self._run_locked(found, staging, arrays, host, stream)
+        except OutOfMemoryError as error:
+            # The blocks fit, the kernels' workspace did not (phase 1 tells its size only
+            # once the tensors exist): in chunks, which leave room for it, when the call can
+            # be cut.
+            if not self.chunkable:
+                raise
+            failure = error
+        if failure is not None:  # chunked outside the handler, the blocks let go of first
+            del staging, found
+            return self._chunked_after(failure, arrays, host, stream)
         if spare is not None and not spare:  # nothing queued uses the blocks any more
             spare.append(staging)  # (calls racing on one signature may keep one pair each)
         return host
+
+    def _chunked_after(self, failure: OutOfMemoryError, arrays: Sequence[np.ndarray],
+                       host: np.ndarray, stream: Stream) -> np.ndarray:
+        """The call in chunks after ``failure`` ran it out of memory whole; ``failure``
+        raised when it cannot be chunked."""
+        try:
+            done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream,
+                                DIRECT_BYTES)
+            if done is None:  # one row alone does not fit
+                raise failure
+            return done
+        finally:  # no cycle through this frame
+            del failure
 
     def _recovered(self, staging: Any, status: int, arrays: Sequence[np.ndarray],
                    host: np.ndarray, stream: Stream) -> tuple[Any, np.ndarray | None]:
@@ -339,13 +365,7 @@ class Layout:
                 raise
             failure = error
         # chunked outside the handler: no chained traceback
-        done = _chunked.run(self.spec, self.c_attributes, arrays, host, stream, DIRECT_BYTES)
-        if done is None:  # one row alone does not fit
-            try:
-                raise failure
-            finally:  # no cycle through this frame
-                del failure
-        return None, done
+        return None, self._chunked_after(failure, arrays, host, stream)
 
     def _run_locked(self, found: Views, staging: Any, arrays: Sequence[np.ndarray],
                     host: np.ndarray, stream: Stream) -> None:
