@@ -370,7 +370,7 @@ class DeviceBuffer:
     def copy_from_address(self, source: Any, nbytes: int) -> None:
         """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
         rt.activate(self.device)
-        ll.memcpy(self.pointer, self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        ll.memcpy(self._live_pointer(), self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
 
     def copy_to_host(self, array: np.ndarray) -> None:
         """Synchronous device-to-host copy into a writable C-contiguous array."""
@@ -378,7 +378,16 @@ class DeviceBuffer:
             return
         rt.activate(self.device)
         target = ll.host_pointer(array, writable=True)
-        ll.memcpy(target, array.nbytes, self.pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        ll.memcpy(target, array.nbytes, self._live_pointer(), array.nbytes,
+                  ll.MEMCPY_DEVICE_TO_HOST)
+
+    def _live_pointer(self) -> Any:
+        """The device address, read once: a :meth:`free` in another thread meanwhile is the
+        ValueError a freed buffer gets, not a null pointer handed to CANN."""
+        pointer = self.pointer
+        if pointer is None:
+            raise ValueError("this DeviceArray was freed")
+        return pointer
 
     def use_on(self, stream_state: Any) -> None:
         """Note that work queued on the stream of ``stream_state`` uses the buffer (NULL:

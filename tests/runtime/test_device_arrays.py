@@ -223,3 +223,21 @@ def test_dtypes_without_a_cann_counterpart_are_refused_before_any_device_work(va
     with no_device_work(), pytest.raises(TypeError, match="dtype must be one of CANN's dtypes "
                                                           r"\(float32, .*\); got "):
         aclnn_py.empty((2,), values.dtype)
+
+
+def test_an_array_freed_by_another_thread_during_its_copy_is_a_value_error(monkeypatch):
+    """numpy() checks the buffer, waits for its work, then copies: a free in another thread
+    in between must be the ValueError of a freed array (the buffer's copies say so too)."""
+    array = aclnn_py.to_device(np.ones(8, np.float32))
+    freeing = array.buffer.free
+
+    def wait_while_another_thread_frees(*_arguments):
+        freeing()
+
+    monkeypatch.setattr(type(array), "synchronize", wait_while_another_thread_frees)
+    with pytest.raises(ValueError, match="was freed"):
+        array.numpy()
+    other = aclnn_py.to_device(np.ones(8, np.float32))
+    with pytest.raises(ValueError, match="was freed"):
+        other.buffer.free()
+        other.buffer.copy_from_host(np.zeros(8, np.float32))
