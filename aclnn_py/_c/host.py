@@ -217,6 +217,7 @@ class RelaunchWaited(NamedTuple):
 
     @classmethod
     def of(cls, result: int) -> RelaunchWaited:
+        """The statuses in ``result``: its low 32 bits as a signed value, then the rest."""
         low = result & 0xFFFFFFFF
         return cls(low - (1 << 32) if low >= 1 << 31 else low, result >> 32)
 

@@ -44,9 +44,8 @@ stream's next synchronisation. Results are read only after the wait.
 
 A call that does not fit the device's free memory, or whose kernels' workspace does not fit
 beside its blocks, streams through in chunks instead (``engine.chunked``, which also says
-how cheaply that is checked). Here every input is read
-before the result is written, so an ``out`` that shares memory with an input gets the
-same result as one that does not.
+how cheaply that is checked). Here every input is read before the result is written, so an
+``out`` that shares memory with an input gets the same result as one that does not.
 
 ``enabled = False`` restores the unstaged path (one synchronous copy per array and
 the result), kept for benchmark comparison.
@@ -475,8 +474,6 @@ def drop_spares(device: int | None = None) -> None:
             # A new list, not the old one emptied: a call under way that took the pair gives
             # it back to the old list, which nothing keeps (its blocks go back to the pools).
             layout.spare = []
-
-
 
 
 def _drop_spares_on_out_of_memory(device: int, host: bool) -> None:
