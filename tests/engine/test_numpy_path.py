@@ -403,8 +403,10 @@ def test_the_exact_range_a_repeat_converts_by_is_what_validation_converts_as_it_
     from aclnn_py.engine.validate import as_array, exact_range
 
     dtype = np.dtype(dtype)
-    if kind is float and dtype.kind in "iu":
-        return  # validation refuses floats into integers whatever their value
+    if kind is float and dtype.kind in "iu":  # refused whatever the value: never repeated
+        with pytest.raises(TypeError, match="Python float numbers"):
+            as_array(1.0, dtype, "x")
+        return
     low, high = exact_range(dtype, kind)
     for bound in (low, high):
         number = kind(bound)
