@@ -263,19 +263,19 @@ class RepeatableLaunch:
         ``ll.LAUNCHED_FENCE_DONE`` (:meth:`fences_done_mark` says up to which hold mark),
         ``ll.SLOW`` when :meth:`launch` must check again, ``ll.RELAUNCH_RETIRED`` or CANN's
         status."""
-        record = self.record
-        if record is None:
-            raise ValueError(f"{self.operator}: this launch was closed")
-        return functools.partial(ll.relaunch_fast_function(), record.record)
+        return functools.partial(ll.relaunch_fast_function(), self._open_record().record)
 
     def fast_wait_call(self) -> Any:
         """:meth:`fast_call` that also waits for the stream once the launch is queued
         (``aclpyRelaunchFastWait``), returning 0 when both succeeded, else both statuses
         in one value (``ll.RelaunchWaited.of`` reads them)."""
+        return functools.partial(ll.relaunch_fast_wait_function(), self._open_record().record)
+
+    def _open_record(self) -> ll.RelaunchRecord:
         record = self.record
         if record is None:
             raise ValueError(f"{self.operator}: this launch was closed")
-        return functools.partial(ll.relaunch_fast_wait_function(), record.record)
+        return record
 
     def fences_done_mark(self) -> int:
         """The hold mark of the fences the last :meth:`fast_call` found done."""
@@ -297,9 +297,7 @@ class RepeatableLaunch:
         (a plan or a cache entry launches on one stream only): an array freed by another
         thread is refused here or waited for by its free, and a retired launch is refused
         here or waited for by the retiring synchronisation."""
-        record = self.record
-        if record is None:
-            raise ValueError(f"{self.operator}: this launch was closed")
+        record = self._open_record()
         fill_addresses(record.next, arrays, self.names)
         status = ll.relaunch_counted(record.record, stream_handle)  # queue_steps counted it
         if status:

@@ -90,12 +90,12 @@ DIRECT_BYTES = 64 * 1024
 
 ALIGNMENT = 512  # of every staged array; CANN before 8.5 needs 64 for asynchronous copies
 
-# A signature whose staging blocks are this small (each) keeps one pair between its calls (calls
-# racing on it may keep one each), so a
-# repeated call takes no blocks from the pools: at most 8 KiB page-locked and 8 KiB of device
-# memory for each of the (at most ``_MAX_LAYOUTS``) signatures, given back by
-# ``empty_cache()``, by the pools' out-of-memory recovery and at teardown. With the pool
-# turned off (``ACLNN_PY_POOL=0``) nothing is kept: every block is freed after its call.
+# A signature whose staging blocks are this small (each) keeps one pair between its calls, so
+# a repeated call takes no blocks from the pools: at most 8 KiB page-locked and 8 KiB of device
+# memory for each of the (at most ``_MAX_LAYOUTS``) signatures (calls racing on one may keep a
+# pair each), given back by ``empty_cache()``, by the pools' out-of-memory recovery of their
+# device and at teardown. With the pool turned off (``ACLNN_PY_POOL=0``) nothing is kept: every
+# block is freed after its call.
 SPARE_BYTES = 8 * 1024
 
 enabled = True  # internal: False runs the unstaged path (benchmarks compare the two)
