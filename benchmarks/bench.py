@@ -3409,7 +3409,7 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnLogitGrad"] = lambda: EmulatedCase(
         {"x": prob, "dy": g, "eps": -1.0}, E((n,)),
         lambda: aten.logit_backward(T(g), T(prob)))
-    half = (1024, 512)
+    glu_shape = (1024, 512)  # (a name of its own: the lambdas above read `half`)
     glu = {"aclnnGeluMul": ({"input": X, "approximateOptional": "none"},
                             lambda: F.gelu(T(X)[:, :512]) * T(X)[:, 512:]),
            "aclnnFatreluMul": ({"input": X, "threshold": np.zeros(1, f32)},
@@ -3432,11 +3432,12 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                                  "clampLimit": 0.0},
                                 lambda: F.silu(T(X)[:, :512]) * T(X)[:, 512:])}
     for name, (arguments, function) in glu.items():
-        cases[name] = (lambda a=arguments, f=function: EmulatedCase(a, E(half), f))
+        cases[name] = (lambda a=arguments, f=function: EmulatedCase(a, E(glu_shape), f))
     for name in ("aclnnGeGlu", "aclnnGeGluV3"):
         extra = {"activateLeft": False} if name.endswith("V3") else {}
         cases[name] = (lambda e=extra: EmulatedCase(
-            {"self": X, "dim": -1, "approximate": 0, **e}, {"out": E(half), "outGelu": E(half)},
+            {"self": X, "dim": -1, "approximate": 0, **e},
+            {"out": E(glu_shape), "outGelu": E(glu_shape)},
             lambda: T(X)[:, :512] * F.gelu(T(X)[:, 512:])))
     GH = G[:, :512].copy()
     grads = {"aclnnSwiGluGrad": {"yGrad": GH, "x": X, "dim": -1},
@@ -3680,14 +3681,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
 
 
 def _device_out(aclnn_py: Any, out: Any) -> Any:
-    """out= on the device: one array, a dict of them by name (a tuple in that order) or a list
-    (a tensor list)."""
+    """out= on the device: one array (a (shape, dtype) spec), a dict of them by name or a
+    tuple of specs (a tuple in that order), or a list (a tensor list)."""
     if out is None:
         return None
     if isinstance(out, dict):
         return tuple(aclnn_py.empty(*spec) for spec in out.values())
     if isinstance(out, list):
         return [aclnn_py.empty(*spec) for spec in out]
+    if isinstance(out[1], tuple):  # several specs (a spec is a shape, then a dtype)
+        return tuple(aclnn_py.empty(*spec) for spec in out)
     return aclnn_py.empty(*out)
 
 
