@@ -140,6 +140,12 @@ typedef struct emu_task {
 bool emu_devmem_still_valid(const emu_task *task, const char *what, const emu_range *r);
 
 /*
+ * emu_devmem_still_valid without the record: whether the range is still live. A task
+ * checks with it first and names its operand (a formatted string) only for the record.
+ */
+bool emu_devmem_still_live(const emu_range *r);
+
+/*
  * Resolve `stream` (NULL = the default stream of the calling thread's current
  * context) and queue `task` on it. Returns ACL_SUCCESS, or an error after
  * recording a message (the task is then released by this call).

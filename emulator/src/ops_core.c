@@ -1009,12 +1009,27 @@ static void pin_tensor(ops_operand *m, const aclTensor *t)
  * allocation, aligned (tensors), on the same device as the others. `what`
  * names it for messages, e.g. "input 1 (self)".
  */
-static bool run_check_operand(const ops_task *t, const char *what, const ops_operand *m, bool tensor,
-                              int32_t *dev, bool *have_dev)
+/* Whether operand m may be touched; when not, records why, naming it as "<role> <index>
+ * (<name>)" ("input 1 (self)"), or "<role>" for an index < 0 ("workspace"). The name is
+ * formatted only for a record: the check runs on every launch. */
+static bool run_check_operand(const ops_task *t, const char *role, int index, const char *name,
+                              const ops_operand *m, bool tensor, int32_t *dev, bool *have_dev)
 {
-    const char *kernel = t->plan.desc->name;
     if (!m->used)
         return true;
+    if (!m->too_large && m->r.ptr != NULL && emu_devmem_still_live(&m->r) &&
+        (!tensor || ((uintptr_t)m->r.ptr % OPS_ADDR_ALIGN) == 0) &&
+        (!*have_dev || m->r.device == *dev)) {
+        *dev = m->r.device;
+        *have_dev = true;
+        return true;
+    }
+    const char *kernel = t->plan.desc->name;
+    char what[96];
+    if (index < 0)
+        snprintf(what, sizeof what, "%s", role);
+    else
+        snprintf(what, sizeof what, "%s %d (%s)", role, index, name);
     if (m->too_large) {
         emu_error("%s kernel: %s view is too large", kernel, what);
         return false;
@@ -1029,14 +1044,9 @@ static bool run_check_operand(const ops_task *t, const char *what, const ops_ope
         emu_error("%s kernel: %s address %p is not %u-byte aligned", kernel, what, m->r.ptr, OPS_ADDR_ALIGN);
         return false;
     }
-    if (*have_dev && m->r.device != *dev) {
-        emu_error("%s kernel: %s memory is on device %d but the other operands are on device %d",
-                  kernel, what, (int)m->r.device, (int)*dev);
-        return false;
-    }
-    *dev = m->r.device;
-    *have_dev = true;
-    return true;
+    emu_error("%s kernel: %s memory is on device %d but the other operands are on device %d",
+              kernel, what, (int)m->r.device, (int)*dev);
+    return false;
 }
 
 /* Make v a C-contiguous view of its dims at data (offset 0). */
@@ -1156,16 +1166,13 @@ static aclError task_run(emu_task *base)
     const ops_desc *d = pl->desc;
     int32_t dev = -1;
     bool have_dev = false;
-    char what[96];
     /* Nothing is touched unless every operand is still the allocation it was at launch. */
     for (int i = 0; i < pl->n_in; i++) {
-        snprintf(what, sizeof what, "input %d (%s)", i, d->in_names[i]);
-        if (!run_check_operand(t, what, &t->in_mem[i], true, &dev, &have_dev))
+        if (!run_check_operand(t, "input", i, d->in_names[i], &t->in_mem[i], true, &dev, &have_dev))
             return ACL_ERROR_RT_AICORE_EXCEPTION;
     }
-    snprintf(what, sizeof what, "output 0 (%s)", d->out_name);
-    if (!run_check_operand(t, what, &t->out_mem, true, &dev, &have_dev) ||
-        !run_check_operand(t, "workspace", &t->ws_mem, false, &dev, &have_dev))
+    if (!run_check_operand(t, "output", 0, d->out_name, &t->out_mem, true, &dev, &have_dev) ||
+        !run_check_operand(t, "workspace", -1, NULL, &t->ws_mem, false, &dev, &have_dev))
         return ACL_ERROR_RT_AICORE_EXCEPTION;
     execute_plan(pl, t->in, &t->out, t->ws);
     emu_counter_add(EMU_COUNTER_KERNELS_RUN, 1);
@@ -1185,11 +1192,16 @@ static aclError ops_launch(aclOpExecutor *ex, void *workspace, uint64_t workspac
     EMU_RETURN_IF_STATUS(aclError, ops_require_state(api, pl));
     if (pl->no_work)
         return ACL_SUCCESS;
-    ops_task *t = calloc(1, sizeof *t);
+    /* Not calloc: the task is large and every field read is set here (inputs past
+     * n_in are never read), so clearing it all would cost each launch. */
+    ops_task *t = malloc(sizeof *t);
     if (t == NULL) {
         emu_error("%s: out of host memory for the %s task", api, pl->desc->name);
         return ACL_ERROR_BAD_ALLOC;
     }
+    memset(t->in_mem, 0, sizeof t->in_mem);
+    t->out_mem = (ops_operand){0};
+    t->ws_mem = (ops_operand){0};
     t->base.run = task_run;
     t->base.release = task_release;
     t->base.name = pl->desc->name;

@@ -547,6 +547,10 @@ static aclError generic_run(emu_task *base)
             const generic_pin *pin = &t->pins[p];
             if (!pin->used)
                 continue;
+            if (emu_devmem_still_live(&pin->r) && (device < 0 || pin->r.device == device)) {
+                device = pin->r.device;
+                continue; /* named (formatted) only for a record */
+            }
             if (a->kind == ACLEMU_ARG_TENSOR)
                 snprintf(what, sizeof what, "%s", op->names[i]);
             else

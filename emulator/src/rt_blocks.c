@@ -272,11 +272,16 @@ EMU_EXPORT bool emu_devmem_pin(const void *ptr, uint64_t bytes, emu_range *out)
  * allocation; if not, records why (see emu_devmem_still_valid). host: l is
  * the aclrtMallocHost list. Lock held.
  */
+static bool range_live(const block_list *l, const emu_range *r)
+{
+    const mem_block *b = r->alloc_id ? blocks_holding(l, r->ptr, r->bytes) : NULL;
+    return b && b->id == r->alloc_id;
+}
+
 bool range_still_valid(const block_list *l, bool host, const emu_task *task, const char *what,
                        const emu_range *r)
 {
-    const mem_block *b = r->alloc_id ? blocks_holding(l, r->ptr, r->bytes) : NULL;
-    if (b && b->id == r->alloc_id)
+    if (range_live(l, r))
         return true;
     const char *memory = host ? "pinned host memory" : "device memory";
     const char *free_api = host ? "aclrtFreeHost" : "aclrtFree";
@@ -302,6 +307,14 @@ bool range_still_valid(const block_list *l, bool host, const emu_task *task, con
     emu_error("%s queued on %s: %s at %p (%" PRIu64 " bytes): %s", task->name ? task->name : "work", where, what,
               r->ptr, r->bytes, why);
     return false;
+}
+
+EMU_EXPORT bool emu_devmem_still_live(const emu_range *r)
+{
+    LOCK();
+    bool ok = range_live(&g_dev_mem, r);
+    UNLOCK();
+    return ok;
 }
 
 EMU_EXPORT bool emu_devmem_still_valid(const emu_task *task, const char *what, const emu_range *r)
