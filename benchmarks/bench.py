@@ -2706,10 +2706,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"varRef": x.reshape(1024, 1024).copy(), "inputValue": assigned, "begin": [0],
          "end": [1024], "strides": [2], "axesOptional": [0]}, None, assign)
     table = u(-1, 1, (4096, 256))
-    rows = rng.integers(0, 4096, 4096).astype(np.int64)
+    lookups = rng.integers(0, 4096, 4096).astype(np.int64)
     cases["aclnnEmbedding"] = lambda: EmulatedCase(
-        {"weight": table, "indices": rows}, E((4096, 256)),
-        lambda: F.embedding(T(rows), T(table)))
+        {"weight": table, "indices": lookups}, E((4096, 256)),
+        lambda: F.embedding(T(lookups), T(table)))
     # shapes
     half = x.reshape(2, 512, 1024)
     cases["aclnnCat"] = lambda: EmulatedCase({"tensors": [half[0], half[1]], "dim": 0},
@@ -2942,7 +2942,7 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
          "cubeMathType": 0}, E(square), lambda: 2.0 * (T(X).T @ T(G)) + 0.5 * T(G))
     # quant: a per-channel scale and offset over the last dimension
     grid = u(-40, 40, (1024, n // 1024))
-    channel, shift = u(0.5, 2, (n // 1024,)), u(-1, 1, (n // 1024,))
+    channel, quant_offset = u(0.5, 2, (n // 1024,)), u(-1, 1, (n // 1024,))
     codes = rng.integers(-128, 128, (1024, n // 1024)).astype(np.int8)
 
     def _quantised(value: Any) -> Any:
@@ -2950,21 +2950,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
 
     for name, extra in (("AscendQuant", {}), ("AscendQuantV3", {"axis": -1})):
         cases[f"aclnn{name}"] = (lambda e=extra: EmulatedCase(
-            {"x": grid, "scale": channel, "offset": shift, "sqrtMode": False,
+            {"x": grid, "scale": channel, "offset": quant_offset, "sqrtMode": False,
              "roundMode": "round", "dstType": 2, **e}, E(grid.shape, np.int8),
-            lambda: _quantised(T(grid) * T(channel) + T(shift))))
+            lambda: _quantised(T(grid) * T(channel) + T(quant_offset))))
     cases["aclnnAscendAntiQuant"] = lambda: EmulatedCase(
-        {"x": codes, "scale": channel, "offset": shift, "dstType": 1, "sqrtMode": False},
+        {"x": codes, "scale": channel, "offset": quant_offset, "dstType": 1, "sqrtMode": False},
         E(codes.shape, np.float16),
-        lambda: ((T(codes).float() + T(shift)) * T(channel)).half())
+        lambda: ((T(codes).float() + T(quant_offset)) * T(channel)).half())
     # FRACTAL_NZ weights and the quantised matmuls (the ...WeightNz operators take a weight
     # aclnnTransMatmulWeight made: aclnn_py.call's ND one is refused, their row an error)
     halves = x.reshape(square).astype(np.float16)
     cases["aclnnTransMatmulWeight"] = lambda: EmulatedCase(
         {"mmWeightRef": halves}, None,
         lambda: T(halves).reshape(64, 16, 64, 16).permute(2, 0, 1, 3).contiguous())
-    for name, batch in (("MatmulWeightNz", ()), ("BatchMatMulWeightNz", (1,))):
-        shaped = halves.reshape(batch + square)
+    for name, lead in (("MatmulWeightNz", ()), ("BatchMatMulWeightNz", (1,))):
+        shaped = halves.reshape(lead + square)
         cases[f"aclnn{name}"] = (lambda v=shaped: EmulatedCase(
             {"self": v, "mat2": v, "cubeMathType": 1}, E(v.shape, np.float16),
             lambda: (T(v).float() @ T(v).float()).half()))
@@ -3301,9 +3301,9 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         lambda: torch.outer(T(outer_column), T(line)))
     plane = u(-1, 1, (1024, 1024))
     cases["aclnnAddr"] = lambda: EmulatedCase(
-        {"self": plane, "vec1": column, "vec2": line, "betaOptional": f32(0.5),
+        {"self": plane, "vec1": outer_column, "vec2": line, "betaOptional": f32(0.5),
          "alphaOptional": f32(2.0)}, E((1024, 1024)),
-        lambda: torch.addr(T(plane), T(column), T(line), beta=0.5, alpha=2.0))
+        lambda: torch.addr(T(plane), T(outer_column), T(line), beta=0.5, alpha=2.0))
     triples, others = u(-1, 1, (n // 3, 3)), u(-1, 1, (n // 3, 3))
     cases["aclnnLinalgCross"] = lambda: EmulatedCase(
         {"self": triples, "other": others, "dim": 1}, E(triples.shape),
@@ -3320,17 +3320,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
         lambda: aten.silu_backward(T(g), T(x)))
     # losses of kernels/losses.py; activations' gradients and gated linear units
-    X, Y, G, P = x.reshape(square), y.reshape(square), g.reshape(square), prob.reshape(square)
+    Y, target_prob = y.reshape(square), prob.reshape(square)  # X, G: as bound above
     sign = np.sign(Y).astype(f32)
     cases["aclnnKlDiv"] = lambda: EmulatedCase(
-        {"self": X, "target": P, "reduction": 1, "logTarget": False}, E(()),
-        lambda: F.kl_div(T(X), T(P), reduction="mean"))
+        {"self": X, "target": target_prob, "reduction": 1, "logTarget": False}, E(()),
+        lambda: F.kl_div(T(X), T(target_prob), reduction="mean"))
     cases["aclnnKlDivBackward"] = lambda: EmulatedCase(
-        {"gradOutput": G, "self": X, "target": P, "reduction": 0, "logTarget": False},
-        E(square), lambda: -T(P) * T(G))
+        {"gradOutput": G, "self": X, "target": target_prob, "reduction": 0, "logTarget": False},
+        E(square), lambda: -T(target_prob) * T(G))
     cases["aclnnKlDivTargetBackward"] = lambda: EmulatedCase(
-        {"gradOutput": G, "self": X, "target": P, "reduction": 0, "logTarget": False},
-        E(square), lambda: T(G) * (torch.log(T(P)) - T(X) + 1))
+        {"gradOutput": G, "self": X, "target": target_prob, "reduction": 0, "logTarget": False},
+        E(square), lambda: T(G) * (torch.log(T(target_prob)) - T(X) + 1))
     cases["aclnnSoftMarginLoss"] = lambda: EmulatedCase(
         {"self": X, "target": sign, "reduction": 1}, E(()),
         lambda: F.soft_margin_loss(T(X), T(sign)))
@@ -3338,21 +3338,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"gradOutput": G, "self": X, "target": sign, "reduction": 0}, E(square),
         lambda: -T(sign) * torch.sigmoid(-T(sign) * T(X)) * T(G))
     cases["aclnnBinaryCrossEntropyWithLogitsBackward"] = lambda: EmulatedCase(
-        {"gradOutput": G, "self": X, "target": P, "weightOptional": None,
+        {"gradOutput": G, "self": X, "target": target_prob, "weightOptional": None,
          "posWeightOptional": None, "reduction": 0}, E(square),
-        lambda: (torch.sigmoid(T(X)) - T(P)) * T(G))
-    image = x.reshape(16, 64, 32, 32)
-    labels = rng.integers(0, 64, (16, 32, 32)).astype(np.int64)
-    weights = u(0.5, 1.5, (64,))
+        lambda: (torch.sigmoid(T(X)) - T(target_prob)) * T(G))
+    # image: the (16, 64, 32, 32) view of x bound above
+    pixel_labels = rng.integers(0, 64, (16, 32, 32)).astype(np.int64)
+    class_weights = u(0.5, 1.5, (64,))
     cases["aclnnNLLLoss2d"] = lambda: EmulatedCase(
-        {"self": image, "target": labels, "weight": weights, "reduction": 1,
+        {"self": image, "target": pixel_labels, "weight": class_weights, "reduction": 1,
          "ignoreIndex": -100}, {"out": E(()), "totalWeightOut": E(())},
-        lambda: F.nll_loss(T(image), T(labels), T(weights)))
+        lambda: F.nll_loss(T(image), T(pixel_labels), T(class_weights)))
     cases["aclnnNLLLoss2dBackward"] = lambda: EmulatedCase(
-        {"gradOutput": g[:16 * 32 * 32].reshape(16, 32, 32), "self": image, "target": labels,
-         "weight": weights, "reduction": 0, "ignoreIndex": -100,
+        {"gradOutput": g[:16 * 32 * 32].reshape(16, 32, 32), "self": image, "target": pixel_labels,
+         "weight": class_weights, "reduction": 0, "ignoreIndex": -100,
          "totalWeight": np.ones((), f32)}, E(image.shape),
-        lambda: torch.zeros(image.shape).scatter_(1, T(labels)[:, None], 1.0))
+        lambda: torch.zeros(image.shape).scatter_(1, T(pixel_labels)[:, None], 1.0))
     classes = rng.integers(0, 1024, 1024).astype(np.int64)
     cases["aclnnCrossEntropyLoss"] = lambda: EmulatedCase(
         {"input": X, "target": classes, "weightOptional": None, "reductionOptional": "mean",
@@ -3546,11 +3546,11 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnRange"] = lambda: EmulatedCase(
         {"start": 0.0, "end": float(n - 1), "step": 1.0}, E((n,)),
         lambda: torch.arange(0.0, float(n), 1.0))
-    labels = rng.integers(0, 16, (n // 16,)).astype(np.int64)
+    hot_labels = rng.integers(0, 16, (n // 16,)).astype(np.int64)
     cases["aclnnOneHot"] = lambda: EmulatedCase(
-        {"self": labels, "numClasses": 16, "onValue": np.ones(1, f32),
+        {"self": hot_labels, "numClasses": 16, "onValue": np.ones(1, f32),
          "offValue": np.zeros(1, f32), "axis": -1}, E((n // 16, 16)),
-        lambda: F.one_hot(T(labels), 16).float())
+        lambda: F.one_hot(T(hot_labels), 16).float())
     cases["aclnnHistc"] = lambda: EmulatedCase(
         {"self": x, "bins": 100, "min": -3.0, "max": 3.0}, E((100,)),
         lambda: torch.histc(T(x), 100, -3.0, 3.0))
