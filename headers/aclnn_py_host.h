@@ -219,19 +219,22 @@ int32_t aclpyRelaunchFast(aclpyRelaunch *record);
 int64_t aclpyRelaunchFastWait(aclpyRelaunch *record);
 
 /*
- * aclpyRelaunchRun without the owner's queueing lock, over `addresses` (the record's `arrays`
- * of them): for inputs the owner marked as used on this stream by an earlier launch at
- * placement epoch `epoch`, and outputs no one else can reach yet. ACLPY_SLOW (nothing
- * counted or queued) when, under the state's mutex, the stream is closed, a launch of the
+ * A repeated one-shot launch with a new result, without the owner's queueing lock: fill the
+ * empty `block` from `pool` (`nbytes`, marked as used on this stream), then aclpyRelaunchRun
+ * over `inputs` (the record's `arrays` less one, inputs the owner marked as used on this
+ * stream by an earlier launch at placement epoch `epoch`) and the block as the output.
+ * ACLPY_SLOW (nothing counted or queued) when the pool cannot give the block at once (it
+ * stays empty), or when, under the state's mutex, the stream is closed, a launch of the
  * owner's is under way, or the epoch moved on (an array may have been freed or moved since:
  * a free or a move bumps it before its wait, so that wait either sees this launch or this
- * call declines). Otherwise rebinds to the addresses (`next` stays the owner's), counts and
- * launches.
+ * call declines); the block then stays filled, for the owner's own launch. Otherwise
+ * rebinds (`next` stays the owner's), counts and launches.
  * Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW, ACLPY_RELAUNCH_RETIRED or
  * the failing status.
  */
-int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                             aclrtStream stream, uint64_t epoch, void *const *addresses);
+int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                         aclrtStream stream, uint64_t epoch, void *const *inputs,
+                         aclpyPool *pool, aclpyBlock *block, uint64_t nbytes);
 
 /* Whether the record's last launch is known done (or it never launched). */
 int32_t aclpyRelaunchDone(const aclpyRelaunch *record);

@@ -807,16 +807,26 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
     return status;
 }
 
-EXPORT int32_t aclpyRelaunchChecked(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                                    aclrtStream stream, uint64_t epoch, void *const *addresses)
+EXPORT int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                aclrtStream stream, uint64_t epoch, void *const *inputs,
+                                aclpyPool *pool, aclpyBlock *block, uint64_t nbytes)
 {
-    pthread_mutex_lock(&state->lock);
-    if (state->closed || state->busy || epoch != __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_unlock(&state->lock);
+    if (aclpyPoolAllocateFor(pool, block, nbytes, ACL_MEM_MALLOC_HUGE_FIRST, state) != ACL_SUCCESS)
+        return ACLPY_SLOW; /* the block stays empty: the owner's allocation recovers or reports */
+    uint32_t last = record->arrays - 1;
+    void *small[8];
+    void **addresses = record->arrays <= 8 ? small : malloc(record->arrays * sizeof *addresses);
+    if (!addresses)
         return ACLPY_SLOW;
-    }
-    int32_t status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses, epoch);
+    memcpy(addresses, inputs, last * sizeof *addresses);
+    addresses[last] = block->pointer;
+    int32_t status = ACLPY_SLOW;
+    pthread_mutex_lock(&state->lock);
+    if (!state->closed && !state->busy && epoch == __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE))
+        status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses, epoch);
     pthread_mutex_unlock(&state->lock);
+    if (addresses != small)
+        free(addresses);
     if (status == 0 && *done >= 0)
         return ACLPY_LAUNCHED_FENCE_DONE;
     return status;

@@ -232,11 +232,17 @@ def epoch_cell() -> Any:
     return host().aclpyEpochCell()
 
 
-def relaunch_checked_function() -> Any:
-    """``aclpyRelaunchChecked(record, state, done, stream, epoch, addresses)``: a relaunch
-    over ``addresses`` (a list of ``void *``) of inputs marked on the stream at placement
-    ``epoch`` and a new output, without the owner's lock."""
-    return host().aclpyRelaunchChecked
+def relaunch_new_function() -> Any:
+    """``aclpyRelaunchNew(record, state, done, stream, epoch, inputs, pool, block, nbytes)``:
+    a relaunch over ``inputs`` (an :func:`addresses` array) marked on the stream at placement
+    ``epoch`` and a new output, ``block`` filled from ``pool`` in the same call, without the
+    owner's lock."""
+    return host().aclpyRelaunchNew
+
+
+def addresses(pointers: Sequence[Any]) -> Any:
+    """A ``void *[]`` of device addresses, kept for repeated calls over the same arrays."""
+    return _new("void *[]", list(pointers))
 
 
 def epoch_bump() -> None:

@@ -159,9 +159,10 @@ class CachedLaunch:
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
-        # The placement epoch and the inputs (weakly) of the last launch with a new result
-        # whose arrays need no hold: a repeat over the same inputs, nothing freed or moved
-        # since, needs none of the checks (RepeatableLaunch.launch_again). None: no such.
+        # The placement epoch, the inputs' addresses and the inputs (weakly) of the last
+        # launch with a new result whose arrays need no hold: a repeat over the same inputs,
+        # nothing freed or moved since, needs none of the checks and takes its result in the
+        # same C call (RepeatableLaunch.launch_new). None: no such launch.
         self._again: tuple[Any, ...] | None = None
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
@@ -172,25 +173,25 @@ class CachedLaunch:
         """
         fresh = out is None
         if out is None:
-            out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
-                self._pool, self._result_nbytes, stream.device, stream.state))
-            out.stream = stream  # its block is marked so already
             again = self._again
             if around is None and again is not None and _same(again, inputs):
-                try:
-                    if self._launcher.launch_again(stream, again[0], (*inputs, out)):
-                        return out
-                except ValueError:
-                    raise
-                except BaseException:
-                    self.forget(stream)
-                    raise
+                block = ll.new_block()
+                if self._launch_new(stream, again, block):
+                    return self._result_in(block, stream)
+                # declined: into the block it was given, else the pool's full path recovers
+                out = self._new_result(stream) if block.pointer == ll.NULL else \
+                    self._result_in(block, stream)
+            else:
+                out = self._new_result(stream)
         try:
             if around is None:
+                # the addresses the launch checks (another thread may free an input since)
+                pointers = [array.buffer.pointer for array in inputs]
                 epoch = self._launcher.launch(stream, (*inputs, out))
                 if fresh:
-                    self._again = (epoch, *(weakref.ref(array) for array in inputs)) \
-                        if epoch else None
+                    self._again = (epoch, ll.addresses(pointers),
+                                   *(weakref.ref(array) for array in inputs)) \
+                        if epoch and None not in pointers else None
             else:
                 self._launcher.launch_around(stream, (*inputs, out), *around)
         except ValueError:  # a freed argument or a closed stream: the executor is fine
@@ -199,6 +200,35 @@ class CachedLaunch:
             self.forget(stream)  # a failed executor is not trusted again
             raise
         return out
+
+    def _new_result(self, stream: Stream) -> DeviceArray:
+        """A new result from the pool, its block marked as used on ``stream``."""
+        return self._result_over(DeviceBuffer.from_pool(
+            self._pool, self._result_nbytes, stream.device, stream.state), stream)
+
+    def _result_in(self, block: Any, stream: Stream) -> DeviceArray:
+        """The result in ``block``, which a C call filled from the pool for ``stream``."""
+        return self._result_over(DeviceBuffer.holding(block, self._result_nbytes,
+                                                      stream.device), stream)
+
+    def _result_over(self, buffer: DeviceBuffer, stream: Stream) -> DeviceArray:
+        out = DeviceArray.like(self._result, buffer)
+        out.stream = stream  # its block is marked so already
+        return out
+
+    def _launch_new(self, stream: Stream, again: tuple[Any, ...], block: Any) -> bool:
+        """A repeat over the inputs of ``again`` with a new result in the empty ``block``,
+        launched in one C call (``RepeatableLaunch.launch_new``); False when it declined."""
+        try:
+            queued: bool = self._launcher.launch_new(stream, again[0], again[1],
+                                                     self._pool.handle, self._result_nbytes,
+                                                     block)
+        except ValueError:  # a closed launch: the executor is fine
+            raise
+        except BaseException:
+            self.forget(stream)  # a failed executor is not trusted again
+            raise
+        return queued
 
     def launch_staged(self, stream: Stream, arrays: tuple[DeviceArray, ...], hold: Any,
                       before: Any, after: Any) -> None:
@@ -235,10 +265,10 @@ class CachedLaunch:
 
 def _same(again: tuple[Any, ...], inputs: Sequence[DeviceArray]) -> bool:
     """Whether ``inputs`` are the arrays of ``again`` (see ``CachedLaunch._again``)."""
-    for ref, array in zip(again[1:], inputs):
+    for ref, array in zip(again[2:], inputs):
         if ref() is not array:
             return False
-    return len(again) == len(inputs) + 1
+    return len(again) == len(inputs) + 2
 
 
 def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],

@@ -347,6 +347,12 @@ class DeviceBuffer:
         return _fill(_new_buffer(cls), device, nbytes, block)
 
     @classmethod
+    def holding(cls, block: Any, nbytes: int, device: int) -> DeviceBuffer:
+        """A buffer over ``block``, which a C call filled with ``nbytes`` from the pool of
+        ``device`` (the per-call path)."""
+        return _fill(_new_buffer(cls), device, nbytes, block)
+
+    @classmethod
     def from_pool(cls, owner: MemoryPool, nbytes: int, device: int,
                   stream_state: Any = ll.NULL) -> DeviceBuffer:
         """A buffer from ``owner``, the pool of ``device``, which the calling thread has

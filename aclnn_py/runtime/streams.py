@@ -197,8 +197,8 @@ class Stream:
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
-        self._relaunching_checked = ll.relaunch_checked_function()
-        self._done_unlocked = ll.new_mark()  # relaunch_again's fence mark
+        self._relaunching_new = ll.relaunch_new_function()
+        self._done_unlocked = ll.new_mark()  # relaunch_new's fence mark
         # The wait without the lock, as one call of no arguments (the per-call path).
         self._synchronizing_fast = functools.partial(ll.stream_synchronize_fast_function(),
                                                      self.state)
@@ -371,19 +371,21 @@ class Stream:
             if all(cells[index] == array.buffer.pointer for index, array in enumerate(arrays)):
                 record.allow_fast(self.state, epoch)
 
-    def relaunch_again(self, launch: Any, epoch: int, arrays: Sequence[Any]) -> bool:
-        """Relaunch ``launch`` over ``arrays`` in one C call without the stream's lock
-        (``aclpyRelaunchChecked``): inputs an earlier launch marked as used on this stream at
-        placement ``epoch``, outputs new and marked so. False when it declines (nothing
-        queued: an array may have been freed or moved since, the stream is closing, a launch
-        is under way under the lock); the caller then takes :meth:`relaunch`."""
+    def relaunch_new(self, launch: Any, epoch: int, inputs: Any, pool: Any, nbytes: int,
+                     block: Any) -> bool:
+        """Relaunch ``launch`` over ``inputs`` (``ll.addresses`` of arrays an earlier launch
+        marked as used on this stream at placement ``epoch``) and a new output of ``nbytes``
+        that the same C call takes from ``pool`` (a C pool's handle) into the empty
+        ``block``, without the stream's lock (``aclpyRelaunchNew``). False when it declines
+        (nothing queued: the pool could not give the block at once, which then stays empty,
+        or an array may have been freed or moved since, the stream is closing, a launch is
+        under way under the lock); the caller then takes :meth:`relaunch`."""
         record = launch.record
-        pointers = [array.buffer.pointer for array in arrays]
-        if record is None or None in pointers:
+        if record is None:
             return False
         done = self._done_unlocked
-        status = self._relaunching_checked(record.record, self.state, done, self.handle, epoch,
-                                           pointers)
+        status = self._relaunching_new(record.record, self.state, done, self.handle, epoch,
+                                       inputs, pool, block, nbytes)
         if status:
             if status == _SLOW:
                 return False

@@ -399,3 +399,88 @@ def test_threads_sharing_a_plan_each_get_their_own_wait_status():
         np.testing.assert_array_equal(plan.run(synchronize=True).numpy(), 4.0)
     x.free()
     y.free()
+
+
+# ---- a one-shot call repeated over the same inputs: its result and launch in one C call ----
+
+
+def test_a_repeated_one_shot_call_takes_its_result_and_launch_in_one_c_call(monkeypatch):
+    """No pool call from Python and no launch under the stream's lock: the new result's
+    block comes from the pool in the C call that launches into it (``aclpyRelaunchNew``)."""
+    x, y = up(3.0), up(1.0)
+    aclnn_py.mse_loss(x, y, "none")
+    aclnn_py.mse_loss(x, y, "none")  # the repeat that needs no checks (a free would move the
+    # placement epoch on: dropped results go back to the pool in stream order instead)
+    monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
+    monkeypatch.setattr(ll, "pool_take", refuse)
+    results = [aclnn_py.mse_loss(x, y, "none") for _ in range(3)]
+    monkeypatch.undo()
+    assert len({result.buffer.pointer for result in results}) == 3  # each its own block
+    for result in results:
+        assert result.stream is _streams.current_stream()
+        np.testing.assert_array_equal(result.numpy(), np.full(64, 4.0, np.float32))
+        result.free()
+    x.free()
+    y.free()
+
+
+@pytest.mark.parametrize("filled", [False, True], ids=["pool-empty", "block-filled"])
+def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monkeypatch,
+                                                                            filled):
+    """``aclpyRelaunchNew`` declining (here: made to) leaves its block empty when the pool
+    could not give one at once, and the result comes from the pool's full path; or filled,
+    and the launch under the lock writes into that block."""
+    x, y = up(3.0), up(1.0)
+    aclnn_py.mse_loss(x, y, "none")
+    aclnn_py.mse_loss(x, y, "none")
+    stream = _streams.current_stream()
+    given: list[Any] = []
+
+    def declining(record, state, done, handle, epoch, inputs, pool, block, nbytes):
+        if filled:
+            assert ll.host().aclpyPoolAllocateFor(pool, block, nbytes, 0, state) == 0
+        given.append(block)
+        return ll.SLOW
+
+    locked = collections.Counter()
+    relaunch = _streams.Stream.relaunch
+
+    def counted(self, *arguments):
+        locked["launches"] += 1
+        return relaunch(self, *arguments)
+
+    monkeypatch.setattr(stream, "_relaunching_new", declining)
+    monkeypatch.setattr(_streams.Stream, "relaunch", counted)
+    out = aclnn_py.mse_loss(x, y, "none")
+    monkeypatch.undo()
+    assert len(given) == 1 and locked["launches"] == 1
+    assert (out.buffer._block is given[0]) is filled
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    for array in (out, x, y):
+        array.free()
+
+
+def test_a_one_shot_repeat_whose_launch_fails_names_the_call_and_the_next_call_runs():
+    x, y = up(3.0), up(1.0)
+    aclnn_py.mse_loss(x, y, "none")
+    aclnn_py.mse_loss(x, y, "none")
+    stream = _streams.current_stream()
+    launches = collections.Counter()
+    relaunch_new = stream._relaunching_new
+
+    def counted(*arguments):
+        launches["one C call"] += 1
+        return relaunch_new(*arguments)
+
+    stream._relaunching_new = counted
+    aclnn_py.emulator.inject_fault("aclnnMseLoss", 507015, nth=1)
+    try:
+        with pytest.raises(aclnn_py.AclError, match="aclnnMseLoss") as raised:
+            aclnn_py.mse_loss(x, y, "none")
+    finally:
+        stream._relaunching_new = relaunch_new
+    assert raised.value.status == 507015 and launches["one C call"] == 1
+    out = aclnn_py.mse_loss(x, y, "none")  # phase 1 again: the failed executor was dropped
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    for array in (out, x, y):
+        array.free()
