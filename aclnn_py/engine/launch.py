@@ -242,7 +242,7 @@ class RepeatableLaunch:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that): one C call. Returns the placement epoch at
         which the arrays were checked when they need no holding (pool memory), for
-        :meth:`launch_new` and ``Stream.allow_fast``; else 0."""
+        ``Stream.relaunch_new`` and ``Stream.allow_fast``; else 0."""
         epoch: int = _epoch[0]  # before the checks: a change during them counts
         held = move_to(stream, arrays)
         if held is not None:
@@ -250,15 +250,6 @@ class RepeatableLaunch:
             return 0
         stream.relaunch(None, arrays, self)
         return epoch
-
-    def launch_new(self, stream: Stream, epoch: int, inputs: Any, pool: Any, nbytes: int,
-                   block: Any) -> bool:
-        """Queue the call again over the inputs an earlier :meth:`launch` on ``stream``
-        checked at placement ``epoch`` (``inputs``: their ``ll.addresses``) and a new output
-        of ``nbytes`` taken from ``pool`` into the empty ``block``, in one C call without the
-        stream's lock; False when it declines (nothing queued; ``block`` filled or not,
-        ``Stream.relaunch_new`` says when)."""
-        return stream.relaunch_new(self, epoch, inputs, pool, nbytes, block)
 
     def fast_call(self) -> Any:
         """A call without arguments that relaunches the arrays of the last :meth:`launch`
@@ -406,11 +397,6 @@ class OneShotLaunch:
         """
         self.launch_around(stream, arrays, None, None, None, track=True)
         return 0
-
-    def launch_new(self, stream: Stream, epoch: int, inputs: Any, pool: Any, nbytes: int,
-                   block: Any) -> bool:
-        """Never: each launch runs phase 1 (see :meth:`RepeatableLaunch.launch_new`)."""
-        return False
 
     def launch_around(self, stream: Stream, arrays: Sequence[DeviceArray], hold: Any,
                       before: tuple[Any, ...] | None, after: tuple[Any, ...] | None,

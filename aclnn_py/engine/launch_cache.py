@@ -21,6 +21,7 @@ learned first when full; 0 remembers none, so every call does phase 1.
 
 from __future__ import annotations
 
+import operator
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -66,8 +67,10 @@ def key(spec: OperatorSpec, c_attributes: Sequence[Any], inputs: Sequence[Laid],
     C values, and the layout ids of the inputs and of ``out`` (None: a new result). The one
     key of the launch cache, its fast paths (dispatch's, the constants') and the numpy
     path's layouts."""
-    return (spec, *c_attributes, *[array.layout for array in inputs],
-            None if out is None else out.layout)
+    return (spec, *c_attributes, *map(_layout, inputs), None if out is None else out.layout)
+
+
+_layout = operator.attrgetter("layout")
 
 
 class _StreamCache:
@@ -160,9 +163,9 @@ class CachedLaunch:
         self._pool = memory_pool(stream.device)
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
         # The placement epoch, the inputs' addresses and the inputs (weakly) of the last
-        # launch with a new result whose arrays need no hold: a repeat over the same inputs,
-        # nothing freed or moved since, needs none of the checks and takes its result in the
-        # same C call (RepeatableLaunch.launch_new). None: no such launch.
+        # launch with a new result whose arrays need no hold (a RepeatableLaunch's only): a
+        # repeat over the same inputs, nothing freed or moved since, needs none of the checks
+        # and takes its result in the same C call (Stream.relaunch_new). None: no such.
         self._again: tuple[Any, ...] | None = None
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
@@ -175,12 +178,24 @@ class CachedLaunch:
         if out is None:
             again = self._again
             if around is None and again is not None and _same(again, inputs):
+                # the result's block filled and the launch queued in one C call
                 block = ll.new_block()
-                if self._launch_new(stream, again, block):
-                    return self._result_in(block, stream)
-                # declined: into the block it was given, else the pool's full path recovers
-                out = self._new_result(stream) if block.pointer == ll.NULL else \
-                    self._result_in(block, stream)
+                try:
+                    queued = stream.relaunch_new(self._launcher, again[0], again[1],
+                                                 self._pool.handle, self._result_nbytes, block)
+                except ValueError:  # a closed launch: the executor is fine
+                    raise
+                except BaseException:
+                    self.forget(stream)  # a failed executor is not trusted again
+                    raise
+                if queued or block.pointer != ll.NULL:
+                    out = DeviceArray.like(self._result, DeviceBuffer.holding(
+                        block, self._result_nbytes, stream.device))
+                    out.stream = stream  # its block is marked so already
+                    if queued:
+                        return out
+                else:  # declined, the block empty: the pool's full path recovers
+                    out = self._new_result(stream)
             else:
                 out = self._new_result(stream)
         try:
@@ -203,32 +218,10 @@ class CachedLaunch:
 
     def _new_result(self, stream: Stream) -> DeviceArray:
         """A new result from the pool, its block marked as used on ``stream``."""
-        return self._result_over(DeviceBuffer.from_pool(
-            self._pool, self._result_nbytes, stream.device, stream.state), stream)
-
-    def _result_in(self, block: Any, stream: Stream) -> DeviceArray:
-        """The result in ``block``, which a C call filled from the pool for ``stream``."""
-        return self._result_over(DeviceBuffer.holding(block, self._result_nbytes,
-                                                      stream.device), stream)
-
-    def _result_over(self, buffer: DeviceBuffer, stream: Stream) -> DeviceArray:
-        out = DeviceArray.like(self._result, buffer)
+        out = DeviceArray.like(self._result, DeviceBuffer.from_pool(
+            self._pool, self._result_nbytes, stream.device, stream.state))
         out.stream = stream  # its block is marked so already
         return out
-
-    def _launch_new(self, stream: Stream, again: tuple[Any, ...], block: Any) -> bool:
-        """A repeat over the inputs of ``again`` with a new result in the empty ``block``,
-        launched in one C call (``RepeatableLaunch.launch_new``); False when it declined."""
-        try:
-            queued: bool = self._launcher.launch_new(stream, again[0], again[1],
-                                                     self._pool.handle, self._result_nbytes,
-                                                     block)
-        except ValueError:  # a closed launch: the executor is fine
-            raise
-        except BaseException:
-            self.forget(stream)  # a failed executor is not trusted again
-            raise
-        return queued
 
     def launch_staged(self, stream: Stream, arrays: tuple[DeviceArray, ...], hold: Any,
                       before: Any, after: Any) -> None:
