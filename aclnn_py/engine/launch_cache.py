@@ -164,8 +164,9 @@ class CachedLaunch:
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
         # The placement epoch, the inputs' addresses and the inputs (weakly) of the last
         # launch with a new result whose arrays need no hold (a RepeatableLaunch's only): a
-        # repeat over the same inputs, nothing freed or moved since, needs none of the checks
-        # and takes its result in the same C call (Stream.relaunch_new). None: no such.
+        # repeat over the same inputs, nothing freed or moved since, needs none of the
+        # checks and takes its result's block in the same C call (Stream.relaunch_new). None:
+        # no such launch, or an empty result (which has no block).
         self._again: tuple[Any, ...] | None = None
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
@@ -206,7 +207,7 @@ class CachedLaunch:
                 if fresh:
                     self._again = (epoch, ll.addresses(pointers),
                                    *(weakref.ref(array) for array in inputs)) \
-                        if epoch and None not in pointers else None
+                        if epoch and self._result_nbytes and None not in pointers else None
             else:
                 self._launcher.launch_around(stream, (*inputs, out), *around)
         except ValueError:  # a freed argument or a closed stream: the executor is fine

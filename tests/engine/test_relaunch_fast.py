@@ -484,3 +484,14 @@ def test_a_one_shot_repeat_whose_launch_fails_names_the_call_and_the_next_call_r
     np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
     for array in (out, x, y):
         array.free()
+
+
+def test_a_repeated_one_shot_call_with_an_empty_result_takes_no_block(monkeypatch):
+    """An empty result has no block (``DeviceBuffer``'s rule), on a repeat too: the one C
+    call, which takes its result's block from the pool, is not its route."""
+    x, y = (aclnn_py.to_device(np.zeros((0, 4), np.float32)) for _ in range(2))
+    aclnn_py.mse_loss(x, y, "none")
+    monkeypatch.setattr(_streams.current_stream(), "_relaunching_new", refuse)
+    results = [aclnn_py.mse_loss(x, y, "none") for _ in range(3)]
+    assert [(r.shape, r.buffer.nbytes, r.buffer.pointer == ll.NULL) for r in results] == \
+        [((0, 4), 0, True)] * 3
