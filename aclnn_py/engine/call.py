@@ -30,8 +30,7 @@ from ..ops.specs import Attribute, OperatorSpec, c_complex, c_float
 from ..runtime import arrays as _arrays
 from ..runtime.arrays import DeviceArray, contiguous_strides, empty, to_device
 from ..runtime.streams import Stream
-from . import launch_cache, numpy_path
-from .dispatch import fast_call, unstaged
+from .dispatch import fast_call, launch_on_device, launch_on_host
 from .launch import OneShotLaunch
 from .tensors import TensorCall, involved
 from .validate import (
@@ -558,10 +557,9 @@ def _bound_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: A
             index for index, p in enumerate(parameters) if not p.is_tensor)))
     if on_device and simple and out is None and allocator is None:
         # cached as the curated calls are
-        flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
-        result = flat_given[0]
-        return launch_cache.launch(spec, tuple(converted.c_attributes), flat, None,
-                                   lambda: result, stream)
+        inputs, result = list(arrays.values()), flat_given[0]
+        return launch_on_device(spec, tuple(converted.c_attributes), inputs, inputs, [None],
+                                stream, lambda: result)
     raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
     results = _launched(spec, converted, flat_given, on_device, simple, raw,
                         None if out is None else flat_given[0], stream)
@@ -575,19 +573,14 @@ def _launched(spec: OperatorSpec, converted: _Arguments, flat_given: list[Any],
     updated in place, then its outputs."""
     arrays, inouts = converted.arrays, converted.inouts
     attributes = tuple(converted.c_attributes)
+    inputs = list(arrays.values())
     if on_device:
-        flat = [to_device(a, device=stream.device, stream=stream) for a in arrays.values()]
-        flat += flat_given
-        launch_cache.launch(spec, attributes, flat[:-1], flat[-1], None, stream)
-        return [*(arrays[n] for n in inouts), *flat_given]
-    if simple and all(a.size for a in arrays.values()) and numpy_path.enabled:
-        host_inputs = list(arrays.values())
-        numpy_path.call(spec, attributes, host_inputs, raw, host_inputs, out, flat_given[0],
-                        stream)
-        return list(flat_given)
-    names = list(arrays)
-    unstaged(spec, attributes, list(arrays.values()), flat_given, stream,
-             [names.index(name) for name in inouts])
+        launch_on_device(spec, attributes, inputs, inputs, flat_given, stream)
+    else:  # staged: one output, nothing in place (simple), no empty input
+        names = list(arrays)
+        launch_on_host(spec, attributes, inputs, raw, inputs, flat_given, out, stream,
+                       staged=simple and all(a.size for a in inputs),
+                       inplace=[names.index(name) for name in inouts])
     return [*(arrays[n] for n in inouts), *flat_given]
 
 

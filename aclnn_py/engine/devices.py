@@ -47,7 +47,7 @@ from ..runtime.results import result_array
 from ..runtime.streams import Stream, default_stream, innermost_stream
 from . import chunked as _chunked
 from . import numpy_path
-from .dispatch import unstaged
+from .dispatch import launch_on_host
 from .validate import check_out, validated
 
 logger = logging.getLogger("aclnn_py")
@@ -126,10 +126,8 @@ def call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
 
     if parts == 1:
         def whole(stream: Stream) -> None:
-            if numpy_path.enabled:
-                numpy_path.call(spec, c_attributes, inputs, attributes, arrays, out, host, stream)
-            else:
-                unstaged(spec, c_attributes, arrays, [host], stream)
+            launch_on_host(spec, c_attributes, inputs, attributes, arrays, [host], out, stream,
+                           staged=True)
 
         _run([(ids[0], lanes[0], whole)])
         return host

@@ -20,8 +20,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -220,14 +220,40 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
     device = stream.device
     if not on_device:
         host = out if out is not None else result_array(shape, dtype)
-        if numpy_path.enabled:
-            return numpy_path.call(spec, c_attributes, inputs, attributes, list(arrays.values()),
-                                 out, host, stream)
-        unstaged(spec, c_attributes, list(arrays.values()), [host], stream)
+        launch_on_host(spec, c_attributes, inputs, attributes, list(arrays.values()), [host],
+                       out, stream, staged=True)
         return host
-    uploaded = [_uploaded(value, array, stream) for value, array in zip(inputs, arrays.values())]
-    return launch_cache.launch(spec, c_attributes, uploaded, out,
-                               lambda: _new_array(shape, dtype, device), stream)
+    return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [out], stream,
+                            lambda: _new_array(shape, dtype, device))
+
+
+def launch_on_device(spec: OperatorSpec, c_attributes: tuple[Any, ...], values: Sequence[Any],
+                     arrays: Sequence[np.ndarray | DeviceArray],
+                     outputs: Sequence[DeviceArray | None], stream: Stream,
+                     new_result: Callable[[], DeviceArray] | None = None) -> DeviceArray:
+    """The launch step of a validated call on the device, for every route (the curated
+    functions' and ``call``'s): ``arrays``, the inputs given as ``values``, go up (numbers
+    as the constants kept for them), then the call is queued through the launch cache on
+    ``stream`` writing ``outputs`` (a last one None: ``new_result()``; none: the last input
+    is updated in place). Returns the last array written."""
+    flat = [*(_uploaded(value, array, stream) for value, array in zip(values, arrays)),
+            *outputs]
+    given = cast("list[DeviceArray]", flat[:-1])  # (only the last output may be None)
+    return launch_cache.launch(spec, c_attributes, given, flat[-1], new_result, stream)
+
+
+def launch_on_host(spec: OperatorSpec, c_attributes: tuple[Any, ...], values: Sequence[Any],
+                   attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
+                   outputs: Sequence[np.ndarray], out: np.ndarray | None, stream: Stream, *,
+                   staged: bool, inplace: Sequence[int] = ()) -> None:
+    """The launch step of a validated numpy call, for every route, writing ``outputs``:
+    staged (``numpy_path``, whose fast path keys on the ``values`` and ``attributes`` as
+    given; one output, nothing updated in place) when ``staged`` and the numpy path is on,
+    else unstaged (``inplace``: the indices of the inputs updated in place, copied back)."""
+    if staged and numpy_path.enabled:
+        numpy_path.call(spec, c_attributes, values, attributes, arrays, out, outputs[0], stream)
+    else:
+        unstaged(spec, c_attributes, arrays, outputs, stream, inplace)
 
 
 def _uploaded(value: Any, array: np.ndarray | DeviceArray, stream: Stream) -> DeviceArray:
