@@ -47,7 +47,7 @@ import numpy as np
 from .._c import lowlevel as ll
 from ..errors import AclError
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, move_to
+from ..runtime.arrays import DeviceArray, move_to, placing
 from ..runtime.handles import CString, Executor, Handle
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
@@ -72,8 +72,10 @@ def _phase1(spec: OperatorSpec, c_attributes: tuple[Any, ...], arrays: Sequence[
     tensors: list[Handle] = []
     owned: list[Any] = []
     try:
-        for array in arrays:
-            tensors.append(array.tensor(spec.min_cann_rank))
+        names = spec.names
+        for index, array in enumerate(arrays):
+            tensors.append(array.tensor(spec.min_cann_rank,
+                                        names[index] if index < len(names) else ""))
         handles = [tensor.handle for tensor in tensors]
         values = [_c_attribute(attribute.c_type, value, owned)
                   for attribute, value in zip(spec.attributes, c_attributes)]
@@ -222,11 +224,14 @@ class RepeatableLaunch:
             self._release()
             raise
         try:
+            pointers = [array.buffer.pointer for array in arrays]
+            for index, pointer in enumerate(pointers):
+                if pointer is None:  # freed by another thread since phase 1
+                    raise ValueError(f"{self.names[index]} is a DeviceArray that was freed")
             self.record = ll.RelaunchRecord(
                 executor.handle, ll.operator_phase2(spec.cann, spec.library),
                 self._workspace.pointer, executor.workspace_size,
-                [tensor.handle for tensor in tensors],
-                [array.buffer.pointer for array in arrays], len(spec.inputs))
+                [tensor.handle for tensor in tensors], pointers, len(spec.inputs))
         except BaseException:
             self._release()
             raise
@@ -244,12 +249,10 @@ class RepeatableLaunch:
         which the arrays were checked when they need no holding (pool memory), for
         ``Stream.relaunch_new`` and ``Stream.allow_fast``; else 0."""
         epoch: int = _epoch[0]  # before the checks: a change during them counts
-        held = move_to(stream, arrays)
-        if held is not None:
+        with placing:
+            held = move_to(stream, arrays)
             stream.relaunch(held, arrays, self)
-            return 0
-        stream.relaunch(None, arrays, self)
-        return epoch
+        return 0 if held is not None else epoch
 
     def fast_call(self) -> Any:
         """A call without arguments that relaunches the arrays of the last :meth:`launch`
@@ -405,7 +408,16 @@ class OneShotLaunch:
         for other streams' work on the arrays and marks them used by ``stream``."""
         if not self._open:
             raise ValueError(f"{self.operator}: this launch was closed")
-        kept = move_to(stream, arrays) if track else arrays
+        if track:
+            with placing:
+                self._queue(stream, arrays, move_to(stream, arrays), hold, before, after)
+        else:
+            self._queue(stream, arrays, arrays, hold, before, after)
+
+    def _queue(self, stream: Stream, arrays: Sequence[DeviceArray], kept: Any, hold: Any,
+               before: tuple[Any, ...] | None, after: tuple[Any, ...] | None) -> None:
+        """:meth:`launch_around` once the arrays are placed, holding ``kept`` (what
+        ``move_to`` said the arrays need held) and ``hold``."""
         for _ in range(2):
             workspace = self._workspace
             held = [self, workspace, kept, hold]  # the launch adds its executor

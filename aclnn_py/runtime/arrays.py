@@ -18,6 +18,7 @@ import itertools
 import math
 import operator
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any, Callable, NamedTuple, NoReturn
 
@@ -197,11 +198,18 @@ def dense_c_order(array: DeviceArray) -> bool:
 cast_through: Callable[[DeviceArray, np.dtype], DeviceArray] | None = None
 
 
+# Held from a move of arrays onto a stream (``move_to``) until the work over them is queued
+# there: an array records one stream, so another thread's move of the same array, which waits
+# for the stream the array is on, must find that work queued, not still to come.
+placing = threading.RLock()
+
+
 def move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
     """Wait for other streams' work on ``arrays`` (on any view of their memory), then mark
     them used by ``stream``, their blocks too (reused in its order once released). Returns
     what work queued on ``stream`` over them must hold: nothing when each owns a pool block
-    or no memory, else the arrays (memory someone else frees, or a staging block's)."""
+    or no memory, else the arrays (memory someone else frees, or a staging block's). The
+    caller holds :data:`placing` until that work is queued."""
     held = None
     for array in arrays:
         buffer = array.buffer
@@ -379,14 +387,20 @@ class DeviceArray:
     def is_contiguous(self) -> bool:
         return self.offset == 0 and dense_c_order(self)
 
-    def tensor(self, min_rank: int = 0) -> Handle:
+    def tensor(self, min_rank: int = 0, name: str = "") -> Handle:
         """A new aclTensor describing this array, owned by the caller; a 0-d array is
-        described as shape [1] when the operator's smallest rank (``min_rank``) is 1."""
+        described as shape [1] when the operator's smallest rank (``min_rank``) is 1.
+        ValueError naming the argument ``name`` if the array was freed, here or by another
+        thread since its checks."""
+        pointer = self.buffer.pointer  # read once
+        if pointer is None:
+            raise ValueError(f"{name} is a DeviceArray that was freed" if name else
+                             "this DeviceArray was freed")
         if min_rank and not self.shape:
             return Handle("tensor", (1,), self.acl_dtype, (1,), self.offset, self.storage_size,
-                             self.buffer.pointer)
+                             pointer)
         return Handle("tensor", self.shape, self.acl_dtype, self.strides, self.offset,
-                         self.storage_size, self.buffer.pointer)
+                         self.storage_size, pointer)
 
     def require_live(self, name: str) -> None:
         """ValueError naming the argument ``name`` if this array was freed."""
@@ -590,9 +604,11 @@ class DeviceArray:
             return self
         staging = take_staging(self.device, staged.nbytes, 0)
         ll.write_host(staging.host_data, staged)
-        move_to(stream, (self,))
-        stream.queue((staging, self), ll.memcpy_async, target, staged.nbytes,
-                     staging.host_data, staged.nbytes, ll.MEMCPY_HOST_TO_DEVICE, stream.handle)
+        with placing:
+            move_to(stream, (self,))
+            stream.queue((staging, self), ll.memcpy_async, target, staged.nbytes,
+                         staging.host_data, staged.nbytes, ll.MEMCPY_HOST_TO_DEVICE,
+                         stream.handle)
         return self
 
     def astype(self, dtype: Any) -> DeviceArray:

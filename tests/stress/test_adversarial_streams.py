@@ -381,3 +381,60 @@ def test_concurrent_queue_synchronize_and_synchronize_device_drop_no_hold_early(
     """, {"ACLNN_PY_BACKEND": "emulator", "ACLNN_PY_POOL": "0"}, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:3] == ["0", "0", "0"], done.stdout
+
+
+# ---- an array used on two streams by two threads, then freed ------------------------------
+
+
+@repeatable_launches
+def test_an_input_moved_to_another_stream_by_another_thread_waits_for_the_launch_before_it():
+    """A launch on S2 paused after its move of x onto S2: another thread's launch over x on
+    S1 must wait for it (its move waits for S2, where x is), or x, freed after S1's work
+    only, goes back to the pool while S2's kernel has yet to read it, and that kernel reads
+    whatever the next array writes there."""
+    x, y = up(3.0, N), up(1.0, N)
+    first, second = aclnn_py.Stream(), aclnn_py.Stream()
+    for stream in (first, second):  # phase 1 beforehand: both calls below relaunch
+        aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()
+    x.synchronize()
+    # paused before it takes the stream's lock (which a synchronisation of S2 would wait for)
+    paused = _PausedAt(_streams.Stream.relaunch, "with self._keepalive_lock:",
+                       lambda: aclnn_py.mse_loss(x, y, "none", stream=second))
+    assert paused.entered.wait(5)
+    other, box = in_thread(lambda: aclnn_py.mse_loss(x, y, "none", stream=first))
+    other.join(PAUSE)  # waits for the paused launch to be queued (or fails without it)
+    paused.release()
+    other.join(10)
+    assert not other.is_alive() and "error" not in box and "error" not in paused.box
+    x.free()
+    reused = [up(100.0, N) for _ in range(3)]  # one of them takes x's block when it is free
+    for result in (paused.box["result"], box["result"]):
+        np.testing.assert_array_equal(result.numpy(), np.full(1024, 4.0, np.float32))
+    first.close()
+    second.close()
+    del reused
+
+
+def test_an_array_freed_by_another_thread_during_a_first_call_is_a_value_error():
+    """The first call of a signature reads each array's address for phase 1 and for its
+    relaunch record: freed by another thread after the call's checks, the array is a
+    ValueError naming it, not a TypeError from the C conversion of a missing address."""
+    from aclnn_py.engine import launch as _launch
+
+    x, y = up(3.0, N), up(1.0, N)
+    stream = aclnn_py.Stream()
+    made = _launch.RepeatableLaunch.__init__
+
+    def freeing_first(self, spec, executor, tensors, owned, arrays, device):
+        x.free()  # after phase 1, before the record reads the addresses
+        made(self, spec, executor, tensors, owned, arrays, device)
+
+    _launch.RepeatableLaunch.__init__ = freeing_first
+    try:
+        with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
+            aclnn_py.mse_loss(x, y, "none", stream=stream)
+    finally:
+        _launch.RepeatableLaunch.__init__ = made
+    with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
+        aclnn_py.mse_loss(x, y, "none", stream=stream)  # phase 1 reads the address first
+    stream.close()
