@@ -202,7 +202,7 @@ class CachedLaunch:
         try:
             if around is None:
                 # the addresses the launch checks (another thread may free an input since)
-                pointers = [array.buffer.pointer for array in inputs]
+                pointers = [array.buffer.pointer for array in inputs] if fresh else []
                 epoch = self._launcher.launch(stream, (*inputs, out))
                 if fresh:
                     self._again = (epoch, ll.addresses(pointers),
