@@ -416,7 +416,9 @@ class DeviceArray:
             # (under the stream state's mutex) is queued before the wait takes its point.
             ll.epoch_bump()  # off the stream: relaunches checked over it check again
             stream.synchronize()
-            tracked.stream = None
+            with placing:  # unless another thread moved it to its stream meanwhile
+                if tracked.stream is stream:
+                    tracked.stream = None
 
     def numpy(self) -> np.ndarray:
         """A new host array with this array's contents (waiting for pending work first)."""

@@ -438,3 +438,30 @@ def test_an_array_freed_by_another_thread_during_a_first_call_is_a_value_error()
     with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
         aclnn_py.mse_loss(x, y, "none", stream=stream)  # phase 1 reads the address first
     stream.close()
+
+
+@repeatable_launches
+def test_a_wait_for_an_array_keeps_the_stream_another_thread_moved_it_to_meanwhile():
+    """x.numpy() waits for x's stream S1, then forgets it; another thread's launch over x
+    on S2 in between moves x to S2. The wait must not forget S2 (x.free() would wait for
+    nothing and hand x's block on while S2's kernel has yet to read it)."""
+    x, y = up(3.0, N), up(1.0, N)
+    first, second = aclnn_py.Stream(), aclnn_py.Stream()
+    for stream in (first, second):
+        aclnn_py.mse_loss(x, y, "none", stream=stream).synchronize()
+    aclnn_py.mse_loss(x, y, "none", stream=first)  # x is on S1
+    reader = _PausedAt(aclnn_py.DeviceArray.synchronize, "tracked.stream = None",
+                       lambda: x.numpy())
+    assert reader.entered.wait(5)  # S1 waited for, x not yet forgotten
+    mover, box = in_thread(lambda: aclnn_py.mse_loss(x, y, "none", stream=second))
+    mover.join(PAUSE)
+    reader.release()
+    mover.join(10)
+    assert not mover.is_alive() and "error" not in box and "error" not in reader.box
+    assert x.stream is second
+    x.free()
+    reused = [up(100.0, N) for _ in range(3)]
+    np.testing.assert_array_equal(box["result"].numpy(), np.full(1024, 4.0, np.float32))
+    first.close()
+    second.close()
+    del reused
