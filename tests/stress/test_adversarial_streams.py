@@ -415,6 +415,7 @@ def test_an_input_moved_to_another_stream_by_another_thread_waits_for_the_launch
     del reused
 
 
+@repeatable_launches
 def test_an_array_freed_by_another_thread_during_a_first_call_is_a_value_error():
     """The first call of a signature reads each array's address for phase 1 and for its
     relaunch record: freed by another thread after the call's checks, the array is a
