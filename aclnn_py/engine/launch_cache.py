@@ -153,7 +153,7 @@ class CachedLaunch:
     """The launch (``engine.launch.new_launch``) one stream keeps for one call signature, with
     the description of the result it makes when the call gives no ``out``."""
 
-    __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool", "_again")
+    __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool", "_repeat")
 
     def __init__(self, key: tuple[Any, ...], spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  inputs: Sequence[DeviceArray], result: DeviceArray, stream: Stream) -> None:
@@ -162,12 +162,8 @@ class CachedLaunch:
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
-        # The placement epoch, the inputs' addresses and the inputs (weakly) of the last
-        # launch with a new result whose arrays need no hold (a RepeatableLaunch's only): a
-        # repeat over the same inputs, nothing freed or moved since, needs none of the
-        # checks and takes its result's block in the same C call (Stream.relaunch_new). None:
-        # no such launch, or an empty result (which has no block).
-        self._again: tuple[Any, ...] | None = None
+        # None: no launch a repeat can follow in one C call, or an empty result (no block)
+        self._repeat: _Repeat | None = None
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
                around: tuple[Any, Any, Any] | None = None) -> DeviceArray:
@@ -177,17 +173,15 @@ class CachedLaunch:
         """
         fresh = out is None
         if out is None:
-            again = self._again
-            if around is None and again is not None and _same(again, inputs):
+            repeat = self._repeat
+            if around is None and repeat is not None and repeat.over(inputs):
                 # the result's block filled and the launch queued in one C call
                 block = ll.new_block()
                 try:
-                    queued = stream.relaunch_new(self._launcher, again[0], again[1],
+                    queued = stream.relaunch_new(self._launcher, repeat.epoch, repeat.addresses,
                                                  self._pool.handle, self._result_nbytes, block)
-                except ValueError:  # a closed launch: the executor is fine
-                    raise
-                except BaseException:
-                    self.forget(stream)  # a failed executor is not trusted again
+                except BaseException as error:
+                    self._failed(stream, error)
                     raise
                 if queued or block.pointer != ll.NULL:
                     out = DeviceArray.like(self._result, DeviceBuffer.holding(
@@ -205,17 +199,20 @@ class CachedLaunch:
                 pointers = [array.buffer.pointer for array in inputs] if fresh else []
                 epoch = self._launcher.launch(stream, (*inputs, out))
                 if fresh:
-                    self._again = (epoch, ll.addresses(pointers),
-                                   *(weakref.ref(array) for array in inputs)) \
+                    self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs) \
                         if epoch and self._result_nbytes and None not in pointers else None
             else:
                 self._launcher.launch_around(stream, (*inputs, out), *around)
-        except ValueError:  # a freed argument or a closed stream: the executor is fine
-            raise
-        except BaseException:
-            self.forget(stream)  # a failed executor is not trusted again
+        except BaseException as error:
+            self._failed(stream, error)
             raise
         return out
+
+    def _failed(self, stream: Stream, error: BaseException) -> None:
+        """A launch raised ``error``: unless it refused a freed argument or a closed stream
+        or launch (ValueError, the executor fine), the executor is not trusted again."""
+        if not isinstance(error, ValueError):
+            self.forget(stream)
 
     def _new_result(self, stream: Stream) -> DeviceArray:
         """A new result from the pool, its block marked as used on ``stream``."""
@@ -230,10 +227,8 @@ class CachedLaunch:
         ``after`` on ``stream`` (``launch_around``): the numpy path's repeated call."""
         try:
             self._launcher.launch_around(stream, arrays, hold, before, after)
-        except ValueError:  # a closed stream: the executor is fine
-            raise
-        except BaseException:
-            self.forget(stream)  # a failed executor is not trusted again
+        except BaseException as error:
+            self._failed(stream, error)
             raise
 
     def relaunch_record(self) -> ll.RelaunchRecord | None:
@@ -257,12 +252,26 @@ class CachedLaunch:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
-def _same(again: tuple[Any, ...], inputs: Sequence[DeviceArray]) -> bool:
-    """Whether ``inputs`` are the arrays of ``again`` (see ``CachedLaunch._again``)."""
-    for ref, array in zip(again[2:], inputs):
-        if ref() is not array:
-            return False
-    return len(again) == len(inputs) + 2
+class _Repeat:
+    """The last launch with a new result whose arrays needed no hold (a RepeatableLaunch's
+    only): its placement epoch, its inputs' addresses (``ll.addresses``) and its inputs,
+    weakly. A repeat over the same inputs, nothing freed or moved since, needs none of the
+    checks and takes its result's block in the same C call (``Stream.relaunch_new``)."""
+
+    __slots__ = ("epoch", "addresses", "inputs")
+
+    def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray]) -> None:
+        self.epoch = epoch
+        self.addresses = addresses
+        self.inputs = tuple(map(weakref.ref, inputs))
+
+    def over(self, inputs: Sequence[DeviceArray]) -> bool:
+        """Whether ``inputs`` are this launch's arrays, in order."""
+        refs = self.inputs
+        for ref, array in zip(refs, inputs):
+            if ref() is not array:
+                return False
+        return len(refs) == len(inputs)
 
 
 def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],
