@@ -558,7 +558,7 @@ def _bound_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], out: A
     if on_device and simple and out is None and allocator is None:
         # cached as the curated calls are
         inputs, result = list(arrays.values()), flat_given[0]
-        return launch_on_device(spec, tuple(converted.c_attributes), inputs, inputs, [None],
+        return launch_on_device(spec, tuple(converted.c_attributes), inputs, inputs, [],
                                 stream, lambda: result)
     raw = tuple(values.get(p.name) for p in parameters if not p.is_tensor)
     results = _launched(spec, converted, flat_given, on_device, simple, raw,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -223,23 +223,26 @@ def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[
         launch_on_host(spec, c_attributes, inputs, attributes, list(arrays.values()), [host],
                        out, stream, staged=True)
         return host
-    return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [out], stream,
+    if out is not None:
+        return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [out], stream)
+    return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [], stream,
                             lambda: _new_array(shape, dtype, device))
 
 
 def launch_on_device(spec: OperatorSpec, c_attributes: tuple[Any, ...], values: Sequence[Any],
-                     arrays: Sequence[np.ndarray | DeviceArray],
-                     outputs: Sequence[DeviceArray | None], stream: Stream,
-                     new_result: Callable[[], DeviceArray] | None = None) -> DeviceArray:
+                     arrays: Sequence[np.ndarray | DeviceArray], outputs: Sequence[DeviceArray],
+                     stream: Stream, new_result: Callable[[], DeviceArray] | None = None
+                     ) -> DeviceArray:
     """The launch step of a validated call on the device, for every route (the curated
     functions' and ``call``'s): ``arrays``, the inputs given as ``values``, go up (numbers
     as the constants kept for them), then the call is queued through the launch cache on
-    ``stream`` writing ``outputs`` (a last one None: ``new_result()``; none: the last input
-    is updated in place). Returns the last array written."""
+    ``stream`` writing ``outputs`` and, given ``new_result``, a last output it makes (none
+    at all: the last input is updated in place). Returns the last array written."""
     flat = [*(_uploaded(value, array, stream) for value, array in zip(values, arrays)),
             *outputs]
-    given = cast("list[DeviceArray]", flat[:-1])  # (only the last output may be None)
-    return launch_cache.launch(spec, c_attributes, given, flat[-1], new_result, stream)
+    if new_result is not None:
+        return launch_cache.launch(spec, c_attributes, flat, None, new_result, stream)
+    return launch_cache.launch(spec, c_attributes, flat[:-1], flat[-1], None, stream)
 
 
 def launch_on_host(spec: OperatorSpec, c_attributes: tuple[Any, ...], values: Sequence[Any],
