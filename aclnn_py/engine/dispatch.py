@@ -34,7 +34,7 @@ from ..runtime.results import result_array
 from ..runtime.streams import STREAM_TYPES, Stream, current_stream
 from . import constants, launch_cache, numpy_path
 from .tensors import TensorCall, involved
-from .validate import check_no_partial_overlap, check_out, placement, validated
+from .validate import check_no_partial_overlap, placed, validated
 
 
 def _new_array(shape: tuple[int, ...], dtype: np.dtype, device: int) -> DeviceArray:
@@ -124,8 +124,8 @@ def _result_layout(spec: OperatorSpec, arrays: Sequence[Any], attributes: tuple[
         (type(a), getattr(a, "dtype", None), getattr(a, "shape", None)) for a in arrays))
     found = None if key is None else _result_layouts.get(key)
     if found is None:
-        _, _, shape, dtype = validated(spec, arrays, attributes)
-        found = (shape, dtype)
+        call = validated(spec, arrays, attributes)
+        found = (call.shape, call.dtype)
         if key is not None:
             _result_layouts.put(key, found)
     return found
@@ -210,22 +210,17 @@ def _with_constants(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple
 def validated_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
                    out: Any, stream: Stream | None) -> np.ndarray | DeviceArray:
     """The call after validating every argument (the first call of a signature)."""
-    arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
-    devices = [a.device for a in arrays.values() if isinstance(a, DeviceArray)]
-    on_device = bool(devices)
-    if out is not None:
-        check_out(out, on_device, shape=shape, spec=spec)
-        check_no_partial_overlap((("out", out),), tuple(arrays.items()), spec.function)
-    stream = placement(devices, out if on_device else None, stream)
-    device = stream.device
-    if not on_device:
-        host = out if out is not None else result_array(shape, dtype)
-        launch_on_host(spec, c_attributes, inputs, attributes, list(arrays.values()), [host],
-                       out, stream, staged=True)
+    call = placed(spec, inputs, attributes, out, stream)
+    arrays = list(call.arrays.values())
+    if not call.on_device:
+        host = out if out is not None else result_array(call.shape, call.dtype)
+        launch_on_host(spec, call.c_attributes, inputs, attributes, arrays, [host], out,
+                       call.stream, staged=True)
         return host
     if out is not None:
-        return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [out], stream)
-    return launch_on_device(spec, c_attributes, inputs, list(arrays.values()), [], stream,
+        return launch_on_device(spec, call.c_attributes, inputs, arrays, [out], call.stream)
+    shape, dtype, device = call.shape, call.dtype, call.stream.device
+    return launch_on_device(spec, call.c_attributes, inputs, arrays, [], call.stream,
                             lambda: _new_array(shape, dtype, device))
 
 

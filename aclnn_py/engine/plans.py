@@ -12,7 +12,7 @@ from ..runtime.npu_tensors import adopt
 from ..runtime.process import activate
 from .launch import Launch, RepeatableLaunch, new_launch
 from .tensors import TensorCall, involved
-from .validate import arguments, check_no_partial_overlap, check_out, placement, validated
+from .validate import arguments, check_no_partial_overlap, placed
 
 _PlanT = TypeVar("_PlanT", bound="Plan")
 
@@ -57,29 +57,27 @@ class Plan:
             out = self._torch.adopt(out, "out")
             devices = [a.device for a in (*inputs, out) if type(a) is DeviceArray]
             stream = self._torch.stream(devices[0] if devices else None)
-        arrays, c_attributes, shape, dtype = validated(spec, inputs, attributes)
-        if out is not None:
-            check_out(out, True, shape=shape, spec=spec)
-            check_no_partial_overlap((("out", out),), tuple(arrays.items()), spec.function)
-        stream = placement([a.device for a in arrays.values() if isinstance(a, DeviceArray)],
-                            out, stream)
+        call = placed(spec, inputs, attributes, out, stream, on_device=True)
+        stream = call.stream
         if out is None:
             if self._torch is not None and self._torch.like is not None:
-                out = self._torch.new_array(shape, dtype)
+                out = self._torch.new_array(call.shape, call.dtype)
             else:
-                out = empty(shape, dtype, device=stream.device)
+                out = empty(call.shape, call.dtype, device=stream.device)
         self.stream = stream
         self._names = spec.names  # the arrays' names, inputs then out (run() reads them)
         # Host inputs go up once: the plan owns their device copies (run() rebinds them).
         # Empty once the plan is closed.
         self._arrays: tuple[DeviceArray, ...] = (
-            *(to_device(a, device=stream.device, stream=stream) for a in arrays.values()), out)
+            *(to_device(a, device=stream.device, stream=stream) for a in call.arrays.values()),
+            out)
         # What run() returns for each array: the torch tensor it is over, or itself.
         self._given: tuple[Any, ...] = self._arrays if self._torch is None else tuple(
             self._torch.result(a) for a in self._arrays)
         self._described = ", ".join(f"{name}={array.shape} {array.dtype.name}"
                                     for name, array in zip(spec.names, self._arrays))
-        launcher = self._launcher = new_launch(spec, c_attributes, self._arrays, stream.device)
+        launcher = self._launcher = new_launch(spec, call.c_attributes, self._arrays,
+                                               stream.device)
         if self._torch is None and isinstance(launcher, RepeatableLaunch):
             self._relaunch = launcher.fast_call()
             self._relaunch_waiting = launcher.fast_wait_call()

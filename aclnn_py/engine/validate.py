@@ -7,7 +7,7 @@ any device work.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -387,14 +387,53 @@ def placement(devices: list[int], out: DeviceArray | None, stream: Stream | None
     return stream
 
 
+class Validated(NamedTuple):
+    """A call whose arguments passed every check: its arrays by name (numpy arrays and
+    DeviceArrays), the attributes' C values, and the result's shape and dtype."""
+
+    arrays: dict[str, Any]
+    c_attributes: tuple[Any, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
 def validated(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...]
-               ) -> tuple[dict[str, Any], tuple[Any, ...], tuple[int, ...], np.dtype]:
-    """(arrays by name, C attributes, result shape, result dtype) of a call."""
+              ) -> Validated:
+    """Every argument of a call checked (``Validated``)."""
     c_attributes = spec.convert_attributes(attributes)
     arrays = named_arrays(spec, inputs)
     shape = check_inputs(arrays, spec)
     dtype = spec.result_dtype([a.dtype for a in arrays.values()])
-    return arrays, c_attributes, spec.result_shape(shape, c_attributes), dtype
+    return Validated(arrays, c_attributes, spec.result_shape(shape, c_attributes), dtype)
+
+
+class Placed(NamedTuple):
+    """A validated call (``Validated``'s fields) with where it runs: on device arrays or
+    numpy ones, and the stream."""
+
+    arrays: dict[str, Any]
+    c_attributes: tuple[Any, ...]
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    on_device: bool
+    stream: Stream
+
+
+def placed(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...], out: Any,
+           stream: Stream | None, on_device: bool | None = None) -> Placed:
+    """The checks of a curated call before it launches, for one-shot calls and plans alike:
+    the arguments (:func:`validated`), ``out`` against the result (:func:`check_out`, no
+    partial overlap with an input) and the stream against where the device arrays live
+    (:func:`placement`). ``on_device``: whether the call runs on device arrays (default:
+    when an input is one)."""
+    call = validated(spec, inputs, attributes)
+    devices = [a.device for a in call.arrays.values() if isinstance(a, DeviceArray)]
+    if on_device is None:
+        on_device = bool(devices)
+    if out is not None:
+        check_out(out, on_device, shape=call.shape, spec=spec)
+        check_no_partial_overlap((("out", out),), tuple(call.arrays.items()), spec.function)
+    return Placed(*call, on_device, placement(devices, out if on_device else None, stream))
 
 
 def arguments(caller: str, names: tuple[str, ...], args: tuple[Any, ...],

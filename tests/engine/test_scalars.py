@@ -19,7 +19,7 @@ from conftest import run_python
 
 import aclnn_py
 from aclnn_py.engine import constants as _constants
-from aclnn_py.engine import dispatch as _dispatch
+from aclnn_py.engine import validate as _validate
 from aclnn_py.engine.validate import as_array
 from aclnn_py.ops.specs import SPECS
 
@@ -52,13 +52,13 @@ def _typed(spec, inputs, index):
 def validations(monkeypatch):
     """How many calls were validated (the fast paths validate nothing)."""
     seen = []
-    validated = _dispatch.validated
+    validated = _validate.validated
 
     def counting(*args, **kwargs):
         seen.append(args[0].function)
         return validated(*args, **kwargs)
 
-    monkeypatch.setattr(_dispatch, "validated", counting)
+    monkeypatch.setattr(_validate, "validated", counting)  # (what validate.placed calls)
     return seen
 
 
