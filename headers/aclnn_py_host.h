@@ -236,6 +236,16 @@ int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t
                          aclrtStream stream, uint64_t epoch, void *const *inputs,
                          aclpyPool *pool, aclpyBlock *block, uint64_t nbytes);
 
+/*
+ * A repeated one-shot launch into arrays the caller gave, without the owner's lock: as
+ * aclpyRelaunchNew, over `addresses` (every array of the record, inputs then outputs, all
+ * marked by the owner as used on this stream by an earlier launch at placement epoch `epoch`)
+ * and with no block to fill. Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW
+ * (nothing counted or queued), ACLPY_RELAUNCH_RETIRED or the failing status.
+ */
+int32_t aclpyRelaunchAgain(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                           aclrtStream stream, uint64_t epoch, void *const *addresses);
+
 /* Whether the record's last launch is known done (or it never launched). */
 int32_t aclpyRelaunchDone(const aclpyRelaunch *record);
 

@@ -807,6 +807,23 @@ static int32_t relaunch_unowned(aclpyRelaunch *record, aclpyStreamState *state, 
     return status;
 }
 
+/* A relaunch over `addresses` (all of the record's arrays) by a caller without the owner's
+   lock, whose arrays the owner checked at placement epoch `epoch`: ACLPY_SLOW for a closed
+   stream, a launch of the owner's under way, or an epoch that moved on (read under the
+   mutex, as relaunch_unowned_locked reads it). */
+static int32_t relaunch_at_epoch(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                 aclrtStream stream, uint64_t epoch, void *const *addresses)
+{
+    int32_t status = ACLPY_SLOW;
+    pthread_mutex_lock(&state->lock);
+    if (!state->closed && !state->busy && epoch == __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE))
+        status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses, epoch);
+    pthread_mutex_unlock(&state->lock);
+    if (status == 0 && *done >= 0)
+        return ACLPY_LAUNCHED_FENCE_DONE;
+    return status;
+}
+
 EXPORT int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
                                 aclrtStream stream, uint64_t epoch, void *const *inputs,
                                 aclpyPool *pool, aclpyBlock *block, uint64_t nbytes)
@@ -820,16 +837,16 @@ EXPORT int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, 
         return ACLPY_SLOW;
     memcpy(addresses, inputs, last * sizeof *addresses);
     addresses[last] = block->pointer;
-    int32_t status = ACLPY_SLOW;
-    pthread_mutex_lock(&state->lock);
-    if (!state->closed && !state->busy && epoch == __atomic_load_n(&g_epoch, __ATOMIC_ACQUIRE))
-        status = relaunch_run_locked(record, state, state->hold_mark, done, stream, addresses, epoch);
-    pthread_mutex_unlock(&state->lock);
+    int32_t status = relaunch_at_epoch(record, state, done, stream, epoch, addresses);
     if (addresses != small)
         free(addresses);
-    if (status == 0 && *done >= 0)
-        return ACLPY_LAUNCHED_FENCE_DONE;
     return status;
+}
+
+EXPORT int32_t aclpyRelaunchAgain(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
+                                  aclrtStream stream, uint64_t epoch, void *const *addresses)
+{
+    return relaunch_at_epoch(record, state, done, stream, epoch, addresses);
 }
 
 EXPORT int32_t aclpyRelaunchFast(aclpyRelaunch *record)

@@ -240,6 +240,13 @@ def relaunch_new_function() -> Any:
     return host().aclpyRelaunchNew
 
 
+def relaunch_again_function() -> Any:
+    """``aclpyRelaunchAgain(record, state, done, stream, epoch, addresses)``: a relaunch over
+    ``addresses`` (an :func:`addresses` array of every array, inputs then outputs) marked on
+    the stream at placement ``epoch``, without the owner's lock."""
+    return host().aclpyRelaunchAgain
+
+
 def addresses(pointers: Sequence[Any]) -> Any:
     """A ``void *[]`` of device addresses, kept for repeated calls over the same arrays."""
     return _new("void *[]", list(pointers))

@@ -35,6 +35,7 @@ from ..runtime.memory import DeviceBuffer, on_out_of_memory
 from ..runtime.memory import pool as memory_pool
 from ..runtime.streams import Stream, on_release_caches, release_caches, streams
 from .launch import new_launch
+from .validate import check_no_partial_overlap
 
 DEFAULT_CAPACITY = 64
 
@@ -153,11 +154,12 @@ class CachedLaunch:
     """The launch (``engine.launch.new_launch``) one stream keeps for one call signature, with
     the description of the result it makes when the call gives no ``out``."""
 
-    __slots__ = ("key", "_launcher", "_result", "_result_nbytes", "_pool", "_repeat")
+    __slots__ = ("key", "_spec", "_launcher", "_result", "_result_nbytes", "_pool", "_repeat")
 
     def __init__(self, key: tuple[Any, ...], spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  inputs: Sequence[DeviceArray], result: DeviceArray, stream: Stream) -> None:
         self.key = key
+        self._spec = spec
         self._result = result.description()
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
@@ -166,23 +168,30 @@ class CachedLaunch:
         self._repeat: _Repeat | None = None
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
-               around: tuple[Any, Any, Any] | None = None) -> DeviceArray:
+               around: tuple[Any, Any, Any] | None = None, *, out_checked: bool = True
+               ) -> DeviceArray:
         """Queue the call for ``inputs`` on ``stream``, the one whose cache holds this
         launch, writing ``out`` (default: a new array); returns the result, still computing.
         ``around``: ``(hold, before, after)`` for ``launch_around`` (the numpy path).
+        ``out_checked``: False when ``out``'s memory is yet to be checked against the inputs'
+        (no partial overlap), which a repeat over the same arrays as the last launch needs
+        no more.
         """
         fresh = out is None
-        if out is None:
-            repeat = self._repeat
-            if around is None and repeat is not None and repeat.over(inputs):
-                # the result's block filled and the launch queued in one C call
-                block = ll.new_block()
-                try:
+        repeat = self._repeat
+        if around is None and repeat is not None and repeat.over(inputs, out):
+            try:  # one C call: the launch over the same arrays (and a new result's block)
+                if out is not None:
+                    if stream.relaunch_again(self._launcher, repeat.epoch, repeat.addresses):
+                        return out
+                else:
+                    block = ll.new_block()
                     queued = stream.relaunch_new(self._launcher, repeat.epoch, repeat.addresses,
                                                  self._pool.handle, self._result_nbytes, block)
-                except BaseException as error:
-                    self._failed(stream, error)
-                    raise
+            except BaseException as error:
+                self._failed(stream, error)
+                raise
+            if out is None:
                 if queued or block.pointer != ll.NULL:
                     out = DeviceArray.like(self._result, DeviceBuffer.holding(
                         block, self._result_nbytes, stream.device))
@@ -191,16 +200,22 @@ class CachedLaunch:
                         return out
                 else:  # declined, the block empty: the pool's full path recovers
                     out = self._new_result(stream)
-            else:
-                out = self._new_result(stream)
+        elif out is None:
+            out = self._new_result(stream)
+        elif not out_checked:
+            spec = self._spec
+            check_no_partial_overlap((("out", out),), tuple(zip(spec.inputs, inputs)),
+                                     spec.function)
         try:
             if around is None:
-                # the addresses the launch checks (another thread may free an input since)
-                pointers = [array.buffer.pointer for array in inputs] if fresh else []
-                epoch = self._launcher.launch(stream, (*inputs, out))
-                if fresh:
-                    self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs) \
-                        if epoch and self._result_nbytes and None not in pointers else None
+                arrays = (*inputs, out)
+                # the addresses the launch checks (another thread may free an array since)
+                pointers = [array.buffer.pointer for array in (inputs if fresh else arrays)]
+                epoch = self._launcher.launch(stream, arrays)
+                self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs,
+                                       None if fresh else out) \
+                    if epoch and (self._result_nbytes or not fresh) and None not in pointers \
+                    else None
             else:
                 self._launcher.launch_around(stream, (*inputs, out), *around)
         except BaseException as error:
@@ -253,25 +268,31 @@ class CachedLaunch:
 
 
 class _Repeat:
-    """The last launch with a new result whose arrays needed no hold (a RepeatableLaunch's
-    only): its placement epoch, its inputs' addresses (``ll.addresses``) and its inputs,
-    weakly. A repeat over the same inputs, nothing freed or moved since, needs none of the
-    checks and takes its result's block in the same C call (``Stream.relaunch_new``)."""
+    """The last launch whose arrays needed no hold (a RepeatableLaunch's only): its placement
+    epoch, the addresses of its inputs (a new result's launch) or of its inputs and ``out``
+    (``ll.addresses``), and those arrays, weakly. A repeat over the same arrays, nothing freed
+    or moved since, needs none of the checks and launches in one C call
+    (``Stream.relaunch_new``, which also takes the result's block, or
+    ``Stream.relaunch_again``)."""
 
-    __slots__ = ("epoch", "addresses", "inputs")
+    __slots__ = ("epoch", "addresses", "inputs", "out")
 
-    def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray]) -> None:
+    def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray],
+                 out: DeviceArray | None) -> None:
         self.epoch = epoch
         self.addresses = addresses
         self.inputs = tuple(map(weakref.ref, inputs))
+        self.out = None if out is None else weakref.ref(out)
 
-    def over(self, inputs: Sequence[DeviceArray]) -> bool:
-        """Whether ``inputs`` are this launch's arrays, in order."""
+    def over(self, inputs: Sequence[DeviceArray], out: DeviceArray | None) -> bool:
+        """Whether ``inputs`` and ``out`` (None: a new result) are this launch's arrays."""
         refs = self.inputs
         for ref, array in zip(refs, inputs):
             if ref() is not array:
                 return False
-        return len(refs) == len(inputs)
+        written = self.out
+        return len(refs) == len(inputs) and (
+            written is None if out is None else written is not None and written() is out)
 
 
 def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],

@@ -198,7 +198,8 @@ class Stream:
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
         self._relaunching_new = ll.relaunch_new_function()
-        self._done_unlocked = ll.new_mark()  # relaunch_new's fence mark
+        self._relaunching_again = ll.relaunch_again_function()
+        self._done_unlocked = ll.new_mark()  # relaunch_new's and relaunch_again's fence mark
         # The wait without the lock, as one call of no arguments (the per-call path).
         self._synchronizing_fast = functools.partial(ll.stream_synchronize_fast_function(),
                                                      self.state)
@@ -387,17 +388,43 @@ class Stream:
         status = self._relaunching_new(record.record, self.state, done, self.handle, epoch,
                                        inputs, pool, block, nbytes)
         if status:
-            if status == _SLOW:
-                return False
-            if status == ll.LAUNCHED_FENCE_DONE:
-                self.fences_done(done[0])
-            elif status == ll.RELAUNCH_RETIRED:
-                raise ValueError(f"{launch.operator}: this launch was closed")
-            else:
-                ll.check(status, record.failed(launch.operator))
+            return self._unlocked(status, launch, record, done)
         if _interrupted:  # a fence's work run here was interrupted: raised once queued
             ll.raise_interrupt()
         return True
+
+    def relaunch_again(self, launch: Any, epoch: int, addresses: Any) -> bool:
+        """Relaunch ``launch`` over ``addresses`` (``ll.addresses`` of every array, inputs
+        then outputs, which an earlier launch marked as used on this stream at placement
+        ``epoch``) without the stream's lock (``aclpyRelaunchAgain``). False when it
+        declines, as :meth:`relaunch_new` does; the caller then takes :meth:`relaunch`."""
+        record = launch.record
+        if record is None:
+            return False
+        done = self._done_unlocked
+        status = self._relaunching_again(record.record, self.state, done, self.handle, epoch,
+                                         addresses)
+        if status:
+            return self._unlocked(status, launch, record, done)
+        if _interrupted:  # a fence's work run here was interrupted: raised once queued
+            ll.raise_interrupt()
+        return True
+
+    def _unlocked(self, status: int, launch: Any, record: Any, done: Any) -> bool:
+        """What a nonzero ``status`` of a relaunch without the lock means: False when it
+        declined; True when it launched and found fences done (up to ``done[0]``); else
+        the error: a closed launch, or CANN's status naming the call."""
+        if status == _SLOW:
+            return False
+        if status == ll.LAUNCHED_FENCE_DONE:
+            self.fences_done(done[0])
+            if _interrupted:  # a fence's work run here was interrupted: raised once queued
+                ll.raise_interrupt()
+            return True
+        if status == ll.RELAUNCH_RETIRED:
+            raise ValueError(f"{launch.operator}: this launch was closed")
+        ll.check(status, record.failed(launch.operator))
+        raise AssertionError("unreachable: ll.check raises for a nonzero status")
 
     def fences_done(self, mark: int) -> None:
         """A launch made without the lock found fences done: drop what was held before

@@ -19,6 +19,7 @@ from helpers import in_thread
 
 import aclnn_py
 from aclnn_py._c import lowlevel as ll
+from aclnn_py.engine import launch_cache as _launch_cache
 from aclnn_py.engine.plans import Plan
 from aclnn_py.runtime import streams as _streams
 
@@ -495,3 +496,63 @@ def test_a_repeated_one_shot_call_with_an_empty_result_takes_no_block(monkeypatc
     results = [aclnn_py.mse_loss(x, y, "none") for _ in range(3)]
     assert [(r.shape, r.buffer.nbytes, r.buffer.pointer == ll.NULL) for r in results] == \
         [((0, 4), 0, True)] * 3
+
+
+def test_a_repeated_one_shot_call_into_the_same_out_is_one_c_call(monkeypatch):
+    """A call repeated over the same arrays, ``out=`` included, needs none of the checks
+    (its out was checked against the inputs when they were last launched) and launches in
+    one C call (``aclpyRelaunchAgain``)."""
+    x, y, out = up(3.0), up(1.0), up(0.0)
+    aclnn_py.mse_loss(x, y, "none", out=out)
+    monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
+    monkeypatch.setattr(_launch_cache, "check_no_partial_overlap", refuse)
+    for _ in range(3):
+        assert aclnn_py.mse_loss(x, y, "none", out=out) is out
+    monkeypatch.undo()
+    assert out.stream is _streams.current_stream()
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    for array in (x, y, out):
+        array.free()
+
+
+def test_a_repeat_into_the_same_out_after_another_stream_wrote_an_input_waits_for_it():
+    """The one C call declines once an array may have moved (the placement epoch moved on):
+    the call then goes through the checks, which wait for the other stream's write."""
+    x, y, out = up(3.0), up(1.0), up(0.0)
+    aclnn_py.mse_loss(x, y, "none", out=out)
+    aclnn_py.mse_loss(x, y, "none", out=out)
+    side = aclnn_py.Stream()
+    aclnn_py.mse_loss(up(5.0), y, "none", out=x, stream=side)  # x = (5 - 1)^2 = 16
+    aclnn_py.mse_loss(x, y, "none", out=out)  # must wait for `side`'s write of x first
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
+    side.close()
+    out.free()
+    with pytest.raises(ValueError, match="out is a DeviceArray that was freed"):
+        aclnn_py.mse_loss(x, y, "none", out=out)
+    for array in (x, y):
+        array.free()
+
+
+def test_a_repeat_into_the_same_out_whose_launch_fails_names_the_call_and_runs_again():
+    x, y, out = up(3.0), up(1.0), up(0.0)
+    aclnn_py.mse_loss(x, y, "none", out=out)
+    stream = _streams.current_stream()
+    launches = collections.Counter()
+    relaunch_again = stream._relaunching_again
+
+    def counted(*arguments):
+        launches["one C call"] += 1
+        return relaunch_again(*arguments)
+
+    stream._relaunching_again = counted
+    aclnn_py.emulator.inject_fault("aclnnMseLoss", 507015, nth=1)
+    try:
+        with pytest.raises(aclnn_py.AclError, match="aclnnMseLoss") as raised:
+            aclnn_py.mse_loss(x, y, "none", out=out)
+    finally:
+        stream._relaunching_again = relaunch_again
+    assert raised.value.status == 507015 and launches["one C call"] == 1
+    aclnn_py.mse_loss(x, y, "none", out=out)  # phase 1 again: the failed executor was dropped
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    for array in (out, x, y):
+        array.free()
