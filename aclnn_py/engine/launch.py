@@ -246,13 +246,15 @@ class RepeatableLaunch:
     def launch(self, stream: Stream, arrays: Sequence[DeviceArray]) -> int:
         """Queue the call on ``stream`` over ``arrays``, laid out as the ones given at
         construction (the caller checked that): one C call. Returns the placement epoch at
-        which the arrays were checked when they need no holding (pool memory), for
-        ``Stream.relaunch_new`` and ``Stream.allow_fast``; else 0."""
+        which the arrays were checked when they need no holding (pool memory) and it is
+        still the epoch once the launch is queued (nothing freed or moved meanwhile), for
+        the repeats without the lock (``Stream.relaunch_new``, ``Stream.allow_fast``);
+        else 0: such a repeat would decline."""
         epoch: int = _epoch[0]  # before the checks: a change during them counts
         with placing:
             held = move_to(stream, arrays)
             stream.relaunch(held, arrays, self)
-        return 0 if held is not None else epoch
+        return epoch if held is None and epoch == _epoch[0] else 0
 
     def fast_call(self) -> Any:
         """A call without arguments that relaunches the arrays of the last :meth:`launch`

@@ -38,6 +38,7 @@ from .launch import new_launch
 from .validate import check_no_partial_overlap
 
 DEFAULT_CAPACITY = 64
+REPEATED_OUTS = 4  # the outs given whose last launch each cached launch remembers
 
 _capacity: int | None = None
 
@@ -154,7 +155,8 @@ class CachedLaunch:
     """The launch (``engine.launch.new_launch``) one stream keeps for one call signature, with
     the description of the result it makes when the call gives no ``out``."""
 
-    __slots__ = ("key", "_spec", "_launcher", "_result", "_result_nbytes", "_pool", "_repeat")
+    __slots__ = ("key", "_spec", "_launcher", "_result", "_result_nbytes", "_pool", "_repeat",
+                 "_repeats_into", "_outs_given")
 
     def __init__(self, key: tuple[Any, ...], spec: OperatorSpec, c_attributes: tuple[Any, ...],
                  inputs: Sequence[DeviceArray], result: DeviceArray, stream: Stream) -> None:
@@ -164,8 +166,13 @@ class CachedLaunch:
         self._result_nbytes = result.buffer.nbytes
         self._pool = memory_pool(stream.device)
         self._launcher = new_launch(spec, c_attributes, (*inputs, result), stream.device)
-        # None: no launch a repeat can follow in one C call, or an empty result (no block)
+        # What a repeat in one C call follows: the last launch with a new result (None: no
+        # such launch, or an empty result, which has no block) and, by id(out), the last
+        # launches into each of a few outs given (ping-pong buffers take turns).
         self._repeat: _Repeat | None = None
+        self._repeats_into: _caches.Bounded[int, _Repeat] = _caches.Bounded(REPEATED_OUTS)
+        self._outs_given: _caches.Bounded[int, weakref.ref[DeviceArray]] = \
+            _caches.Bounded(2 * REPEATED_OUTS)
 
     def launch(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray | None,
                around: tuple[Any, Any, Any] | None = None, *, out_checked: bool = True
@@ -174,54 +181,99 @@ class CachedLaunch:
         launch, writing ``out`` (default: a new array); returns the result, still computing.
         ``around``: ``(hold, before, after)`` for ``launch_around`` (the numpy path).
         ``out_checked``: False when ``out``'s memory is yet to be checked against the inputs'
-        (no partial overlap), which a repeat over the same arrays as the last launch needs
-        no more.
+        (no partial overlap), which a repeat over the same arrays as an earlier launch
+        needs no more.
         """
-        fresh = out is None
+        if out is not None:
+            self._launch_into(stream, inputs, out, around, out_checked)
+            return out
         repeat = self._repeat
-        if around is None and repeat is not None and repeat.over(inputs, out):
-            try:  # one C call: the launch over the same arrays (and a new result's block)
-                if out is not None:
-                    if stream.relaunch_again(self._launcher, repeat.epoch, repeat.addresses):
-                        return out
-                else:
-                    block = ll.new_block()
-                    queued = stream.relaunch_new(self._launcher, repeat.epoch, repeat.addresses,
-                                                 self._pool.handle, self._result_nbytes, block)
+        if around is None and repeat is not None and repeat.over(inputs, None):
+            # the result's block filled and the launch queued in one C call
+            block = ll.new_block()
+            try:
+                queued = stream.relaunch_new(self._launcher, repeat.epoch, repeat.addresses,
+                                             self._pool.handle, self._result_nbytes, block)
             except BaseException as error:
                 self._failed(stream, error)
                 raise
-            if out is None:
-                if queued or block.pointer != ll.NULL:
-                    out = DeviceArray.like(self._result, DeviceBuffer.holding(
-                        block, self._result_nbytes, stream.device))
-                    out.stream = stream  # its block is marked so already
-                    if queued:
-                        return out
-                else:  # declined, the block empty: the pool's full path recovers
-                    out = self._new_result(stream)
-        elif out is None:
+            if queued or block.pointer != ll.NULL:
+                out = DeviceArray.like(self._result, DeviceBuffer.holding(
+                    block, self._result_nbytes, stream.device))
+                out.stream = stream  # its block is marked so already
+                if queued:
+                    return out
+            else:  # declined, the block empty: the pool's full path recovers
+                out = self._new_result(stream)
+        else:
             out = self._new_result(stream)
-        elif not out_checked:
+        # the addresses the launch checks (another thread may free an input since)
+        pointers = [array.buffer.pointer for array in inputs] if around is None else None
+        epoch = self._checked_launch(stream, (*inputs, out), around)
+        if pointers is not None:
+            self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs, None) \
+                if epoch and self._result_nbytes and None not in pointers else None
+        return out
+
+    def _launch_into(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray,
+                     around: tuple[Any, Any, Any] | None, out_checked: bool) -> None:
+        """:meth:`launch` writing the ``out`` given."""
+        matched = None
+        if around is None:
+            repeat = self._repeats_into.get(id(out))
+            if repeat is not None and repeat.over(inputs, out):
+                # one C call, over arrays checked before (their overlap too), unless an array
+                # may have moved since (the C call would decline: another thread moves them)
+                if repeat.epoch == _epoch[0]:
+                    try:
+                        if stream.relaunch_again(self._launcher, repeat.epoch,
+                                                 repeat.addresses):
+                            return
+                    except BaseException as error:
+                        self._failed(stream, error)
+                        raise
+                matched = repeat
+        if matched is None and not out_checked:
             spec = self._spec
             check_no_partial_overlap((("out", out),), tuple(zip(spec.inputs, inputs)),
                                      spec.function)
+        arrays = (*inputs, out)
+        epoch = self._checked_launch(stream, arrays, around)
+        # Remembered for a repeat (the epoch still current when the launch was queued: a
+        # free or a move after that moves it on, which the repeat's C call sees), once an
+        # out comes back (a one-off out is not worth the record). The record of the same
+        # arrays takes the new epoch: their addresses stay theirs until a free.
+        if not epoch:
+            return
+        if matched is not None:
+            matched.epoch = epoch
+        elif self._given_before(out):
+            pointers = [array.buffer.pointer for array in arrays]
+            if None not in pointers:
+                self._repeats_into.put(id(out), _Repeat(epoch, ll.addresses(pointers), inputs,
+                                                        out))
+
+    def _given_before(self, out: DeviceArray) -> bool:
+        """Whether ``out`` was given to this launch before (among the last few outs)."""
+        ref = self._outs_given.get(id(out))
+        if ref is not None and ref() is out:
+            return True
+        self._outs_given.put(id(out), weakref.ref(out))
+        return False
+
+    def _checked_launch(self, stream: Stream, arrays: tuple[DeviceArray, ...],
+                        around: tuple[Any, Any, Any] | None) -> int:
+        """The launch over ``arrays`` (inputs, then the result) through every check, under
+        the stream's lock. Returns the placement epoch at which they were checked when they
+        need no hold, else 0 (and 0 with ``around``)."""
         try:
-            if around is None:
-                arrays = (*inputs, out)
-                # the addresses the launch checks (another thread may free an array since)
-                pointers = [array.buffer.pointer for array in (inputs if fresh else arrays)]
-                epoch = self._launcher.launch(stream, arrays)
-                self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs,
-                                       None if fresh else out) \
-                    if epoch and (self._result_nbytes or not fresh) and None not in pointers \
-                    else None
-            else:
-                self._launcher.launch_around(stream, (*inputs, out), *around)
+            if around is not None:
+                self._launcher.launch_around(stream, arrays, *around)
+                return 0
+            return self._launcher.launch(stream, arrays)
         except BaseException as error:
             self._failed(stream, error)
             raise
-        return out
 
     def _failed(self, stream: Stream, error: BaseException) -> None:
         """A launch raised ``error``: unless it refused a freed argument or a closed stream
@@ -267,6 +319,11 @@ class CachedLaunch:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
+# The placement epoch's cell (``ll.epoch_cell()``: read as ``_epoch[0]``, without a call),
+# found with the first repeat record (the host library is loaded by then).
+_epoch: Any = None
+
+
 class _Repeat:
     """The last launch whose arrays needed no hold (a RepeatableLaunch's only): its placement
     epoch, the addresses of its inputs (a new result's launch) or of its inputs and ``out``
@@ -279,6 +336,9 @@ class _Repeat:
 
     def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray],
                  out: DeviceArray | None) -> None:
+        global _epoch
+        if _epoch is None:
+            _epoch = ll.epoch_cell()
         self.epoch = epoch
         self.addresses = addresses
         self.inputs = tuple(map(weakref.ref, inputs))

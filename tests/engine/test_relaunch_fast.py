@@ -504,6 +504,7 @@ def test_a_repeated_one_shot_call_into_the_same_out_is_one_c_call(monkeypatch):
     one C call (``aclpyRelaunchAgain``)."""
     x, y, out = up(3.0), up(1.0), up(0.0)
     aclnn_py.mse_loss(x, y, "none", out=out)
+    aclnn_py.mse_loss(x, y, "none", out=out)  # remembered: this out came back
     monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
     monkeypatch.setattr(_launch_cache, "check_no_partial_overlap", refuse)
     for _ in range(3):
@@ -526,6 +527,16 @@ def test_a_repeat_into_the_same_out_after_another_stream_wrote_an_input_waits_fo
     aclnn_py.mse_loss(x, y, "none", out=out)  # must wait for `side`'s write of x first
     np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
     side.close()
+    # the checked launch gave the same arrays' record its epoch: the next call is one C call
+    (cached,) = [entry for entry in _launch_cache.cache_of(_streams.current_stream()).values()
+                 if entry.key[0].function == "mse_loss" and entry.key[-1] == out.layout]
+    record = cached._repeats_into[id(out)]
+    aclnn_py.mse_loss(x, y, "none", out=out)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_streams.Stream, "relaunch", refuse)
+        aclnn_py.mse_loss(x, y, "none", out=out)
+    assert cached._repeats_into[id(out)] is record
+    np.testing.assert_array_equal(out.numpy(), np.full(64, 225.0, np.float32))
     out.free()
     with pytest.raises(ValueError, match="out is a DeviceArray that was freed"):
         aclnn_py.mse_loss(x, y, "none", out=out)
@@ -535,6 +546,7 @@ def test_a_repeat_into_the_same_out_after_another_stream_wrote_an_input_waits_fo
 
 def test_a_repeat_into_the_same_out_whose_launch_fails_names_the_call_and_runs_again():
     x, y, out = up(3.0), up(1.0), up(0.0)
+    aclnn_py.mse_loss(x, y, "none", out=out)
     aclnn_py.mse_loss(x, y, "none", out=out)
     stream = _streams.current_stream()
     launches = collections.Counter()
@@ -555,4 +567,30 @@ def test_a_repeat_into_the_same_out_whose_launch_fails_names_the_call_and_runs_a
     aclnn_py.mse_loss(x, y, "none", out=out)  # phase 1 again: the failed executor was dropped
     np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
     for array in (out, x, y):
+        array.free()
+
+
+def test_outs_taking_turns_each_repeat_in_one_c_call_and_a_one_off_out_is_not_remembered(
+        monkeypatch):
+    """Ping-pong outs each keep their last launch (a few per cached launch); an out given
+    once is checked and launched under the lock, and leaves no record behind."""
+    x, y = up(3.0), up(1.0)
+    first, second = up(0.0), up(0.0)
+    for out in (first, second, first, second):  # each out given twice: remembered
+        aclnn_py.mse_loss(x, y, "none", out=out)
+    (cached,) = [entry for entry in _launch_cache.cache_of(_streams.current_stream()).values()
+                 if entry.key[0].function == "mse_loss" and entry.key[-1] == first.layout]
+    remembered = dict(cached._repeats_into)
+    assert set(remembered) == {id(first), id(second)}
+    monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
+    for _ in range(3):
+        for out in (first, second):
+            assert aclnn_py.mse_loss(x, y, "none", out=out) is out
+    monkeypatch.undo()
+    once = up(0.0)
+    aclnn_py.mse_loss(x, y, "none", out=once)
+    assert dict(cached._repeats_into) == remembered  # no record for an out given once
+    for out in (first, second, once):
+        np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    for array in (x, y, first, second, once):
         array.free()
