@@ -461,27 +461,32 @@ def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monk
         array.free()
 
 
-def test_a_one_shot_repeat_whose_launch_fails_names_the_call_and_the_next_call_runs():
+@pytest.mark.parametrize("into", [False, True], ids=["new-result", "into-out"])
+def test_a_one_shot_repeat_whose_launch_fails_names_the_call_and_the_next_call_runs(into):
+    """The one C call (``aclpyRelaunchNew``, or ``aclpyRelaunchAgain`` into an out given)
+    failing raises CANN's error naming the call; the failed executor is dropped."""
     x, y = up(3.0), up(1.0)
-    aclnn_py.mse_loss(x, y, "none")
-    aclnn_py.mse_loss(x, y, "none")
+    given = {"out": up(0.0)} if into else {}
+    aclnn_py.mse_loss(x, y, "none", **given)
+    aclnn_py.mse_loss(x, y, "none", **given)
     stream = _streams.current_stream()
+    name = "_relaunching_again" if into else "_relaunching_new"
     launches = collections.Counter()
-    relaunch_new = stream._relaunching_new
+    relaunch = getattr(stream, name)
 
     def counted(*arguments):
         launches["one C call"] += 1
-        return relaunch_new(*arguments)
+        return relaunch(*arguments)
 
-    stream._relaunching_new = counted
+    setattr(stream, name, counted)
     aclnn_py.emulator.inject_fault("aclnnMseLoss", 507015, nth=1)
     try:
         with pytest.raises(aclnn_py.AclError, match="aclnnMseLoss") as raised:
-            aclnn_py.mse_loss(x, y, "none")
+            aclnn_py.mse_loss(x, y, "none", **given)
     finally:
-        stream._relaunching_new = relaunch_new
+        setattr(stream, name, relaunch)
     assert raised.value.status == 507015 and launches["one C call"] == 1
-    out = aclnn_py.mse_loss(x, y, "none")  # phase 1 again: the failed executor was dropped
+    out = aclnn_py.mse_loss(x, y, "none", **given)  # phase 1 again: the executor was dropped
     np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
     for array in (out, x, y):
         array.free()
@@ -544,53 +549,28 @@ def test_a_repeat_into_the_same_out_after_another_stream_wrote_an_input_waits_fo
         array.free()
 
 
-def test_a_repeat_into_the_same_out_whose_launch_fails_names_the_call_and_runs_again():
-    x, y, out = up(3.0), up(1.0), up(0.0)
-    aclnn_py.mse_loss(x, y, "none", out=out)
-    aclnn_py.mse_loss(x, y, "none", out=out)
-    stream = _streams.current_stream()
-    launches = collections.Counter()
-    relaunch_again = stream._relaunching_again
-
-    def counted(*arguments):
-        launches["one C call"] += 1
-        return relaunch_again(*arguments)
-
-    stream._relaunching_again = counted
-    aclnn_py.emulator.inject_fault("aclnnMseLoss", 507015, nth=1)
-    try:
-        with pytest.raises(aclnn_py.AclError, match="aclnnMseLoss") as raised:
-            aclnn_py.mse_loss(x, y, "none", out=out)
-    finally:
-        stream._relaunching_again = relaunch_again
-    assert raised.value.status == 507015 and launches["one C call"] == 1
-    aclnn_py.mse_loss(x, y, "none", out=out)  # phase 1 again: the failed executor was dropped
-    np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
-    for array in (out, x, y):
-        array.free()
-
-
 def test_outs_taking_turns_each_repeat_in_one_c_call_and_a_one_off_out_is_not_remembered(
         monkeypatch):
     """Ping-pong outs each keep their last launch (a few per cached launch); an out given
     once is checked and launched under the lock, and leaves no record behind."""
+    stream = aclnn_py.Stream()  # a cache of its own: no record of another test's outs
     x, y = up(3.0), up(1.0)
     first, second = up(0.0), up(0.0)
     for out in (first, second, first, second):  # each out given twice: remembered
-        aclnn_py.mse_loss(x, y, "none", out=out)
-    (cached,) = [entry for entry in _launch_cache.cache_of(_streams.current_stream()).values()
-                 if entry.key[0].function == "mse_loss" and entry.key[-1] == first.layout]
+        aclnn_py.mse_loss(x, y, "none", out=out, stream=stream)
+    (cached,) = _launch_cache.cache_of(stream).values()
     remembered = dict(cached._repeats_into)
     assert set(remembered) == {id(first), id(second)}
     monkeypatch.setattr(_streams.Stream, "relaunch", refuse)
     for _ in range(3):
         for out in (first, second):
-            assert aclnn_py.mse_loss(x, y, "none", out=out) is out
+            assert aclnn_py.mse_loss(x, y, "none", out=out, stream=stream) is out
     monkeypatch.undo()
     once = up(0.0)
-    aclnn_py.mse_loss(x, y, "none", out=once)
+    aclnn_py.mse_loss(x, y, "none", out=once, stream=stream)
     assert dict(cached._repeats_into) == remembered  # no record for an out given once
     for out in (first, second, once):
         np.testing.assert_array_equal(out.numpy(), np.full(64, 4.0, np.float32))
+    stream.close()
     for array in (x, y, first, second, once):
         array.free()
