@@ -175,7 +175,14 @@ def new_launch(spec: OperatorSpec, c_attributes: tuple[Any, ...],
         # CANN 8.0.RC2: no executor may wait for a launch (it could not be destroyed), so
         # phase 1 waits for the first launch.
         return OneShotLaunch(spec, c_attributes, device)
-    executor, tensors, owned = _phase1(spec, c_attributes, arrays)
+    try:
+        executor, tensors, owned = _phase1(spec, c_attributes, arrays)
+    except AclError:
+        # CANN may refuse an address another thread freed after phase 1 read it: that free
+        # is the error to report, as a launch refuses a freed array
+        for name, array in zip(spec.names, arrays):
+            array.require_live(name)
+        raise
     try:
         repeatable = executor.make_repeatable()
         if repeatable:

@@ -442,6 +442,37 @@ def test_an_array_freed_by_another_thread_during_a_first_call_is_a_value_error()
 
 
 @repeatable_launches
+def test_an_array_freed_by_another_thread_while_phase_1_reads_it_is_a_value_error():
+    """Phase 1 of a first call that fails because another thread freed an array after phase 1
+    read its address (the emulator refuses freed memory there: here, a refusal injected
+    and the free made right after it) reports the free, as a launch refuses a freed array,
+    not CANN's refusal of the address."""
+    from aclnn_py.engine import launch as _launch
+
+    x, y = up(3.0, N), up(1.0, N)
+    stream = aclnn_py.Stream()
+    phase1 = _launch._phase1
+
+    def freed_meanwhile(spec, c_attributes, arrays):
+        try:
+            return phase1(spec, c_attributes, arrays)
+        finally:
+            x.free()
+
+    aclnn_py.emulator.inject_fault("aclnnMseLossGetWorkspaceSize", 161002, nth=1)
+    _launch._phase1 = freed_meanwhile
+    try:
+        with pytest.raises(ValueError, match="x is a DeviceArray that was freed"):
+            aclnn_py.mse_loss(x, y, "none", stream=stream)
+    finally:
+        _launch._phase1 = phase1
+    aclnn_py.emulator.inject_fault("aclnnMseLossGetWorkspaceSize", 161002, nth=1)
+    with pytest.raises(aclnn_py.AclError, match="aclnnMseLossGetWorkspaceSize"):
+        aclnn_py.mse_loss(y, y, "none", stream=stream)  # every array live: CANN's refusal
+    stream.close()
+
+
+@repeatable_launches
 def test_a_wait_for_an_array_keeps_the_stream_another_thread_moved_it_to_meanwhile():
     """x.numpy() waits for x's stream S1, then forgets it; another thread's launch over x
     on S2 in between moves x to S2. The wait must not forget S2 (x.free() would wait for
