@@ -47,7 +47,7 @@ import numpy as np
 from .._c import lowlevel as ll
 from ..errors import AclError
 from ..ops.specs import OperatorSpec
-from ..runtime.arrays import DeviceArray, move_to, placing
+from ..runtime.arrays import DeviceArray, freed_error, move_to, placing
 from ..runtime.handles import CString, Executor, Handle
 from ..runtime.memory import DeviceBuffer
 from ..runtime.memory import pool as memory_pool
@@ -234,7 +234,7 @@ class RepeatableLaunch:
             pointers = [array.buffer.pointer for array in arrays]
             for index, pointer in enumerate(pointers):
                 if pointer is None:  # freed by another thread since phase 1
-                    raise ValueError(f"{self.names[index]} is a DeviceArray that was freed")
+                    raise freed_error(self.names[index])
             self.record = ll.RelaunchRecord(
                 executor.handle, ll.operator_phase2(spec.cann, spec.library),
                 self._workspace.pointer, executor.workspace_size,

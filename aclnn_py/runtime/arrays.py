@@ -204,6 +204,12 @@ cast_through: Callable[[DeviceArray, np.dtype], DeviceArray] | None = None
 placing = threading.RLock()
 
 
+def freed_error(name: str = "") -> ValueError:
+    """The error for a DeviceArray used after it was freed, naming the argument ``name``."""
+    return ValueError(f"{name} is a DeviceArray that was freed" if name else
+                      "this DeviceArray was freed")
+
+
 def move_to(stream: Stream, arrays: Sequence[DeviceArray]) -> Any:
     """Wait for other streams' work on ``arrays`` (on any view of their memory), then mark
     them used by ``stream``, their blocks too (reused in its order once released). Returns
@@ -360,7 +366,7 @@ class DeviceArray:
         an array without memory. With :attr:`nbytes`, what other code needs to use it."""
         pointer = self.buffer.pointer
         if pointer is None:
-            raise ValueError("this DeviceArray was freed")
+            raise freed_error()
         if pointer == ll.NULL:
             return 0
         return ll.address(pointer) + self.offset * self.dtype.itemsize
@@ -394,8 +400,7 @@ class DeviceArray:
         thread since its checks."""
         pointer = self.buffer.pointer  # read once
         if pointer is None:
-            raise ValueError(f"{name} is a DeviceArray that was freed" if name else
-                             "this DeviceArray was freed")
+            raise freed_error(name)
         if min_rank and not self.shape:
             return Handle("tensor", (1,), self.acl_dtype, (1,), self.offset, self.storage_size,
                              pointer)
@@ -405,7 +410,7 @@ class DeviceArray:
     def require_live(self, name: str) -> None:
         """ValueError naming the argument ``name`` if this array was freed."""
         if self.buffer.freed:
-            raise ValueError(f"{name} is a DeviceArray that was freed")
+            raise freed_error(name)
 
     def synchronize(self) -> None:
         """Wait for queued work that uses this array (or any view of its memory)."""
@@ -423,7 +428,7 @@ class DeviceArray:
     def numpy(self) -> np.ndarray:
         """A new host array with this array's contents (waiting for pending work first)."""
         if self.buffer.freed:
-            raise ValueError("this DeviceArray was freed")
+            raise freed_error()
         self.synchronize()
         result = np.empty(self.shape, self.dtype)
         if self.size == 0:
