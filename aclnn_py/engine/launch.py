@@ -59,6 +59,12 @@ logger = logging.getLogger("aclnn_py")
 # with the first repeatable launch (importing aclnn_py loads no library).
 _epoch: Any = None
 
+
+def placement_epoch() -> int:
+    """The placement epoch now, read from its cell (once a repeatable launch was made: the
+    only kind whose launch returns an epoch to compare it with)."""
+    return int(_epoch[0])
+
 # aclScalar attributes travel as float32 values: CANN casts them to the computation dtype.
 _SCALAR_DTYPE = ll.constant("ACL_FLOAT")
 

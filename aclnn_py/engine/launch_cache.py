@@ -34,7 +34,7 @@ from ..runtime.arrays import DeviceArray
 from ..runtime.memory import DeviceBuffer, on_out_of_memory
 from ..runtime.memory import pool as memory_pool
 from ..runtime.streams import Stream, on_release_caches, release_caches, streams
-from .launch import new_launch
+from .launch import new_launch, placement_epoch
 from .validate import check_no_partial_overlap
 
 DEFAULT_CAPACITY = 64
@@ -224,7 +224,7 @@ class CachedLaunch:
             if repeat is not None and repeat.over(inputs, out):
                 # one C call, over arrays checked before (their overlap too), unless an array
                 # may have moved since (the C call would decline: another thread moves them)
-                if repeat.epoch == _epoch[0]:
+                if repeat.epoch == placement_epoch():
                     try:
                         if stream.relaunch_again(self._launcher, repeat.epoch,
                                                  repeat.addresses):
@@ -319,11 +319,6 @@ class CachedLaunch:
         raise TypeError("a launch cannot be pickled: it holds CANN executors of this process")
 
 
-# The placement epoch's cell (``ll.epoch_cell()``: read as ``_epoch[0]``, without a call),
-# found with the first repeat record (the host library is loaded by then).
-_epoch: Any = None
-
-
 class _Repeat:
     """The last launch whose arrays needed no hold (a RepeatableLaunch's only): its placement
     epoch, the addresses of its inputs (a new result's launch) or of its inputs and ``out``
@@ -336,9 +331,6 @@ class _Repeat:
 
     def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray],
                  out: DeviceArray | None) -> None:
-        global _epoch
-        if _epoch is None:
-            _epoch = ll.epoch_cell()
         self.epoch = epoch
         self.addresses = addresses
         self.inputs = tuple(map(weakref.ref, inputs))
