@@ -219,32 +219,45 @@ int32_t aclpyRelaunchFast(aclpyRelaunch *record);
 int64_t aclpyRelaunchFastWait(aclpyRelaunch *record);
 
 /*
- * A repeated one-shot launch with a new result, without the owner's queueing lock: fill the
- * empty `block` from `pool` (`nbytes`, marked as used on this stream), then aclpyRelaunchRun
- * over `inputs` (the record's `arrays` less one, inputs the owner marked as used on this
- * stream by an earlier launch at placement epoch `epoch`) and the block as the output.
- * ACLPY_SLOW (nothing counted or queued) when the pool cannot give the block at once (it
- * stays empty), or when, under the state's mutex, the stream is closed, a launch of the
- * owner's is under way, or the epoch moved on (an array may have been freed or moved since:
- * a free or a move bumps it before its wait, so that wait either sees this launch or this
- * call declines); the block then stays filled, for the owner's own launch. Otherwise
- * rebinds (`next` stays the owner's), counts and launches.
- * Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW, ACLPY_RELAUNCH_RETIRED or
- * the failing status.
+ * A repeated one-shot launch without the owner's queueing lock, with everything it needs
+ * in one record (engine.launch_cache owns it, made by ffi.new, and keeps alive what it
+ * points to): the relaunch record, the stream it runs on (`state`, whose stream it is),
+ * the placement epoch at which the owner checked its arrays and marked them as used on
+ * that stream, their `addresses` (every array, inputs then outputs; the inputs only when
+ * the output is a new block), the `pool` and size of that new output, and the hold mark of
+ * the fences a launch found done.
  */
-int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                         aclrtStream stream, uint64_t epoch, void *const *inputs,
-                         aclpyPool *pool, aclpyBlock *block, uint64_t nbytes);
+typedef struct {
+    aclpyRelaunch *record;
+    aclpyStreamState *state;
+    uint64_t epoch;
+    void *const *addresses;
+    aclpyPool *pool;
+    uint64_t nbytes;
+    int64_t done;
+} aclpyRepeat;
 
 /*
- * A repeated one-shot launch into arrays the caller gave, without the owner's lock: as
- * aclpyRelaunchNew, over `addresses` (every array of the record, inputs then outputs, all
- * marked by the owner as used on this stream by an earlier launch at placement epoch `epoch`)
- * and with no block to fill. Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with *done), ACLPY_SLOW
- * (nothing counted or queued), ACLPY_RELAUNCH_RETIRED or the failing status.
+ * A repeat with a new result: fill the empty `block` from the repeat's pool (`nbytes`,
+ * marked as used on its stream), then aclpyRelaunchRun over the repeat's input addresses
+ * and the block as the output. ACLPY_SLOW (nothing counted or queued) when the pool cannot
+ * give the block at once (it stays empty), or when, under the state's mutex, the stream is
+ * closed, a launch of the owner's is under way, or the epoch moved on (an array may have
+ * been freed or moved since: a free or a move bumps it before its wait, so that wait either
+ * sees this launch or this call declines); the block then stays filled, for the owner's own
+ * launch. Otherwise rebinds (the record's `next` stays the owner's), counts and launches.
+ * Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with repeat->done), ACLPY_SLOW,
+ * ACLPY_RELAUNCH_RETIRED or the failing status.
  */
-int32_t aclpyRelaunchAgain(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                           aclrtStream stream, uint64_t epoch, void *const *addresses);
+int32_t aclpyRepeatNew(aclpyRepeat *repeat, aclpyBlock *block);
+
+/*
+ * A repeat into arrays the caller gave: as aclpyRepeatNew, over the repeat's addresses of
+ * every array and with no block to fill. Returns 0, ACLPY_LAUNCHED_FENCE_DONE (with
+ * repeat->done), ACLPY_SLOW (nothing counted or queued), ACLPY_RELAUNCH_RETIRED or the
+ * failing status.
+ */
+int32_t aclpyRepeatAgain(aclpyRepeat *repeat);
 
 /* Whether the record's last launch is known done (or it never launched). */
 int32_t aclpyRelaunchDone(const aclpyRelaunch *record);

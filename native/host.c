@@ -824,29 +824,31 @@ static int32_t relaunch_at_epoch(aclpyRelaunch *record, aclpyStreamState *state,
     return status;
 }
 
-EXPORT int32_t aclpyRelaunchNew(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                                aclrtStream stream, uint64_t epoch, void *const *inputs,
-                                aclpyPool *pool, aclpyBlock *block, uint64_t nbytes)
+EXPORT int32_t aclpyRepeatNew(aclpyRepeat *repeat, aclpyBlock *block)
 {
-    if (aclpyPoolAllocateFor(pool, block, nbytes, ACL_MEM_MALLOC_HUGE_FIRST, state) != ACL_SUCCESS)
+    aclpyRelaunch *record = repeat->record;
+    aclpyStreamState *state = repeat->state;
+    if (aclpyPoolAllocateFor(repeat->pool, block, repeat->nbytes, ACL_MEM_MALLOC_HUGE_FIRST,
+                             state) != ACL_SUCCESS)
         return ACLPY_SLOW; /* the block stays empty: the owner's allocation recovers or reports */
     uint32_t last = record->arrays - 1;
     void *small[8];
     void **addresses = record->arrays <= 8 ? small : malloc(record->arrays * sizeof *addresses);
     if (!addresses)
         return ACLPY_SLOW;
-    memcpy(addresses, inputs, last * sizeof *addresses);
+    memcpy(addresses, repeat->addresses, last * sizeof *addresses);
     addresses[last] = block->pointer;
-    int32_t status = relaunch_at_epoch(record, state, done, stream, epoch, addresses);
+    int32_t status = relaunch_at_epoch(record, state, &repeat->done, state->stream,
+                                       repeat->epoch, addresses);
     if (addresses != small)
         free(addresses);
     return status;
 }
 
-EXPORT int32_t aclpyRelaunchAgain(aclpyRelaunch *record, aclpyStreamState *state, int64_t *done,
-                                  aclrtStream stream, uint64_t epoch, void *const *addresses)
+EXPORT int32_t aclpyRepeatAgain(aclpyRepeat *repeat)
 {
-    return relaunch_at_epoch(record, state, done, stream, epoch, addresses);
+    return relaunch_at_epoch(repeat->record, repeat->state, &repeat->done, repeat->state->stream,
+                             repeat->epoch, repeat->addresses);
 }
 
 EXPORT int32_t aclpyRelaunchFast(aclpyRelaunch *record)

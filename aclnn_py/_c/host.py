@@ -232,24 +232,47 @@ def epoch_cell() -> Any:
     return host().aclpyEpochCell()
 
 
-def relaunch_new_function() -> Any:
-    """``aclpyRelaunchNew(record, state, done, stream, epoch, inputs, pool, block, nbytes)``:
-    a relaunch over ``inputs`` (an :func:`addresses` array) marked on the stream at placement
-    ``epoch`` and a new output, ``block`` filled from ``pool`` in the same call, without the
+def repeat_new_function() -> Any:
+    """``aclpyRepeatNew(repeat, block)``: a :class:`RepeatRecord`'s relaunch over its inputs
+    and a new output, ``block`` filled from the record's pool in the same call, without the
     owner's lock."""
-    return host().aclpyRelaunchNew
+    return host().aclpyRepeatNew
 
 
-def relaunch_again_function() -> Any:
-    """``aclpyRelaunchAgain(record, state, done, stream, epoch, addresses)``: a relaunch over
-    ``addresses`` (an :func:`addresses` array of every array, inputs then outputs) marked on
-    the stream at placement ``epoch``, without the owner's lock."""
-    return host().aclpyRelaunchAgain
+def repeat_again_function() -> Any:
+    """``aclpyRepeatAgain(repeat)``: a :class:`RepeatRecord`'s relaunch over the addresses of
+    every array, inputs then outputs, without the owner's lock."""
+    return host().aclpyRepeatAgain
 
 
-def addresses(pointers: Sequence[Any]) -> Any:
-    """A ``void *[]`` of device addresses, kept for repeated calls over the same arrays."""
-    return _new("void *[]", list(pointers))
+class RepeatRecord:
+    """An ``aclpyRepeat`` (``ffi.new``), everything one C call needs to repeat a launch of
+    ``relaunch`` on the stream of ``state`` over the arrays at ``pointers`` (their owner
+    checked them, and marked them as used on that stream, at placement ``epoch``), and what
+    it points to, kept alive with it. With a ``pool`` (a C pool's handle), ``pointers`` are
+    the inputs' and each repeat takes a new output of ``nbytes`` from it
+    (:func:`repeat_new_function`); else they are every array's (:func:`repeat_again_function`).
+    """
+
+    __slots__ = ("repeat", "done", "_kept")
+
+    def __init__(self, relaunch: RelaunchRecord, state: Any, epoch: int,
+                 pointers: Sequence[Any], pool: Any = NULL, nbytes: int = 0) -> None:
+        addresses = _new("void *[]", list(pointers))
+        repeat = _new("aclpyRepeat *")
+        repeat.record = relaunch.record
+        repeat.state = state
+        repeat.epoch = epoch
+        repeat.addresses = addresses
+        repeat.pool = pool
+        repeat.nbytes = nbytes
+        self.repeat = repeat
+        self.done = ffi.addressof(repeat[0], "done")  # the fence mark of a launch, as a cell
+        self._kept = (relaunch, state, addresses, pool)
+
+    def renew(self, epoch: int) -> None:
+        """The same arrays, checked again at placement ``epoch``."""
+        self.repeat.epoch = epoch
 
 
 def epoch_bump() -> None:

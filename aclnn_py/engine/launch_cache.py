@@ -21,7 +21,6 @@ learned first when full; 0 remembers none, so every call does phase 1.
 
 from __future__ import annotations
 
-import operator
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -69,10 +68,11 @@ def key(spec: OperatorSpec, c_attributes: Sequence[Any], inputs: Sequence[Laid],
     C values, and the layout ids of the inputs and of ``out`` (None: a new result). The one
     key of the launch cache, its fast paths (dispatch's, the constants') and the numpy
     path's layouts."""
-    return (spec, *c_attributes, *map(_layout, inputs), None if out is None else out.layout)
-
-
-_layout = operator.attrgetter("layout")
+    signature = [spec, *c_attributes]
+    for array in inputs:  # (a loop builds it faster than unpacking a map)
+        signature.append(array.layout)
+    signature.append(None if out is None else out.layout)
+    return tuple(signature)
 
 
 class _StreamCache:
@@ -192,8 +192,7 @@ class CachedLaunch:
             # the result's block filled and the launch queued in one C call
             block = ll.new_block()
             try:
-                queued = stream.relaunch_new(self._launcher, repeat.epoch, repeat.addresses,
-                                             self._pool.handle, self._result_nbytes, block)
+                queued = stream.relaunch_new(self._launcher, repeat.call, block)
             except BaseException as error:
                 self._failed(stream, error)
                 raise
@@ -211,8 +210,8 @@ class CachedLaunch:
         pointers = [array.buffer.pointer for array in inputs] if around is None else None
         epoch = self._checked_launch(stream, (*inputs, out), around)
         if pointers is not None:
-            self._repeat = _Repeat(epoch, ll.addresses(pointers), inputs, None) \
-                if epoch and self._result_nbytes and None not in pointers else None
+            self._repeat = self._remembered(stream, epoch, pointers, inputs, None) \
+                if self._result_nbytes else None
         return out
 
     def _launch_into(self, stream: Stream, inputs: Sequence[DeviceArray], out: DeviceArray,
@@ -226,8 +225,7 @@ class CachedLaunch:
                 # may have moved since (the C call would decline: another thread moves them)
                 if repeat.epoch == placement_epoch():
                     try:
-                        if stream.relaunch_again(self._launcher, repeat.epoch,
-                                                 repeat.addresses):
+                        if stream.relaunch_again(self._launcher, repeat.call):
                             return
                     except BaseException as error:
                         self._failed(stream, error)
@@ -246,12 +244,25 @@ class CachedLaunch:
         if not epoch:
             return
         if matched is not None:
-            matched.epoch = epoch
+            matched.renew(epoch)
         elif self._given_before(out):
-            pointers = [array.buffer.pointer for array in arrays]
-            if None not in pointers:
-                self._repeats_into.put(id(out), _Repeat(epoch, ll.addresses(pointers), inputs,
-                                                        out))
+            repeat = self._remembered(stream, epoch,
+                                      [array.buffer.pointer for array in arrays], inputs, out)
+            if repeat is not None:
+                self._repeats_into.put(id(out), repeat)
+
+    def _remembered(self, stream: Stream, epoch: int, pointers: list[Any],
+                    inputs: Sequence[DeviceArray], out: DeviceArray | None) -> _Repeat | None:
+        """What a repeat of a launch just queued on ``stream`` at placement ``epoch`` (0: none
+        possible) over the arrays at ``pointers`` needs (the inputs', with a new result; with
+        ``out``, every array's), else None (an array freed meanwhile, or no C record)."""
+        record = self.relaunch_record()
+        if not epoch or record is None or None in pointers:
+            return None
+        pool, nbytes = (ll.NULL, 0) if out is not None else \
+            (self._pool.handle, self._result_nbytes)
+        return _Repeat(epoch, ll.RepeatRecord(record, stream.state, epoch, pointers, pool,
+                                              nbytes), inputs, out)
 
     def _given_before(self, out: DeviceArray) -> bool:
         """Whether ``out`` was given to this launch before (among the last few outs)."""
@@ -320,31 +331,40 @@ class CachedLaunch:
 
 
 class _Repeat:
-    """The last launch whose arrays needed no hold (a RepeatableLaunch's only): its placement
-    epoch, the addresses of its inputs (a new result's launch) or of its inputs and ``out``
-    (``ll.addresses``), and those arrays, weakly. A repeat over the same arrays, nothing freed
-    or moved since, needs none of the checks and launches in one C call
-    (``Stream.relaunch_new``, which also takes the result's block, or
-    ``Stream.relaunch_again``)."""
+    """The last launch whose arrays needed no hold (a RepeatableLaunch's only): the placement
+    epoch at which they were checked, the C record of its repeat (``ll.RepeatRecord``: the
+    addresses of its inputs, with a new result, or of its inputs and ``out``), and those
+    arrays, weakly. A repeat over the same arrays, nothing freed or moved since, needs none
+    of the checks and launches in one C call (``Stream.relaunch_new``, which also takes the
+    result's block, or ``Stream.relaunch_again``)."""
 
-    __slots__ = ("epoch", "addresses", "inputs", "out")
+    __slots__ = ("epoch", "call", "inputs", "out")
 
-    def __init__(self, epoch: int, addresses: Any, inputs: Sequence[DeviceArray],
+    def __init__(self, epoch: int, call: ll.RepeatRecord, inputs: Sequence[DeviceArray],
                  out: DeviceArray | None) -> None:
         self.epoch = epoch
-        self.addresses = addresses
+        self.call = call
         self.inputs = tuple(map(weakref.ref, inputs))
         self.out = None if out is None else weakref.ref(out)
+
+    def renew(self, epoch: int) -> None:
+        """The same arrays, launched again through every check at placement ``epoch``."""
+        self.epoch = epoch
+        self.call.renew(epoch)
 
     def over(self, inputs: Sequence[DeviceArray], out: DeviceArray | None) -> bool:
         """Whether ``inputs`` and ``out`` (None: a new result) are this launch's arrays."""
         refs = self.inputs
-        for ref, array in zip(refs, inputs):
-            if ref() is not array:
+        count = len(refs)
+        if count != len(inputs):
+            return False
+        index = 0
+        while index < count:  # (faster than iterating over a zip)
+            if refs[index]() is not inputs[index]:
                 return False
+            index += 1
         written = self.out
-        return len(refs) == len(inputs) and (
-            written is None if out is None else written is not None and written() is out)
+        return written is None if out is None else written is not None and written() is out
 
 
 def launch(spec: OperatorSpec, c_attributes: tuple[Any, ...], inputs: Sequence[DeviceArray],

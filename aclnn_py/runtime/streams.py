@@ -197,9 +197,8 @@ class Stream:
         self._relaunching = ll.relaunch_run_function()
         self._sync_point = ll.stream_sync_point_function()
         self._synchronizing, self._runtime_synchronize = ll.stream_synchronize_functions()
-        self._relaunching_new = ll.relaunch_new_function()
-        self._relaunching_again = ll.relaunch_again_function()
-        self._done_unlocked = ll.new_mark()  # relaunch_new's and relaunch_again's fence mark
+        self._repeating_new = ll.repeat_new_function()
+        self._repeating_again = ll.repeat_again_function()
         # The wait without the lock, as one call of no arguments (the per-call path).
         self._synchronizing_fast = functools.partial(ll.stream_synchronize_fast_function(),
                                                      self.state)
@@ -372,58 +371,47 @@ class Stream:
             if all(cells[index] == array.buffer.pointer for index, array in enumerate(arrays)):
                 record.allow_fast(self.state, epoch)
 
-    def relaunch_new(self, launch: Any, epoch: int, inputs: Any, pool: Any, nbytes: int,
-                     block: Any) -> bool:
-        """Relaunch ``launch`` over ``inputs`` (``ll.addresses`` of arrays an earlier launch
-        marked as used on this stream at placement ``epoch``) and a new output of ``nbytes``
-        that the same C call takes from ``pool`` (a C pool's handle) into the empty
-        ``block``, without the stream's lock (``aclpyRelaunchNew``). False when it declines
-        (nothing queued: the pool could not give the block at once, which then stays empty,
-        or an array may have been freed or moved since, the stream is closing, a launch is
-        under way under the lock); the caller then takes :meth:`relaunch`."""
-        record = launch.record
-        if record is None:
-            return False
-        done = self._done_unlocked
-        status = self._relaunching_new(record.record, self.state, done, self.handle, epoch,
-                                       inputs, pool, block, nbytes)
+    def relaunch_new(self, launch: Any, repeat: ll.RepeatRecord, block: Any) -> bool:
+        """Relaunch ``launch`` as ``repeat`` says (made with a pool: over inputs an earlier
+        launch marked as used on this stream, the one of the record's state) with a new
+        output that the same C call takes from the record's pool into the empty ``block``,
+        without the stream's lock (``aclpyRepeatNew``). False when it declines (nothing
+        queued: the pool could not give the block at once, which then stays empty, or an
+        array may have been freed or moved since, the stream is closing, a launch is under
+        way under the lock); the caller then takes :meth:`relaunch`."""
+        status = self._repeating_new(repeat.repeat, block)
         if status:
-            return self._unlocked(status, launch, record, done)
+            return self._unlocked(status, launch, repeat)
         if _interrupted:  # a fence's work run here was interrupted: raised once queued
             ll.raise_interrupt()
         return True
 
-    def relaunch_again(self, launch: Any, epoch: int, addresses: Any) -> bool:
-        """Relaunch ``launch`` over ``addresses`` (``ll.addresses`` of every array, inputs
-        then outputs, which an earlier launch marked as used on this stream at placement
-        ``epoch``) without the stream's lock (``aclpyRelaunchAgain``). False when it
-        declines, as :meth:`relaunch_new` does; the caller then takes :meth:`relaunch`."""
-        record = launch.record
-        if record is None:
-            return False
-        done = self._done_unlocked
-        status = self._relaunching_again(record.record, self.state, done, self.handle, epoch,
-                                         addresses)
+    def relaunch_again(self, launch: Any, repeat: ll.RepeatRecord) -> bool:
+        """Relaunch ``launch`` as ``repeat`` says (made without a pool: over every array,
+        inputs then outputs, which an earlier launch marked as used on this stream) without
+        the stream's lock (``aclpyRepeatAgain``). False when it declines, as
+        :meth:`relaunch_new` does; the caller then takes :meth:`relaunch`."""
+        status = self._repeating_again(repeat.repeat)
         if status:
-            return self._unlocked(status, launch, record, done)
+            return self._unlocked(status, launch, repeat)
         if _interrupted:  # a fence's work run here was interrupted: raised once queued
             ll.raise_interrupt()
         return True
 
-    def _unlocked(self, status: int, launch: Any, record: Any, done: Any) -> bool:
+    def _unlocked(self, status: int, launch: Any, repeat: ll.RepeatRecord) -> bool:
         """What a nonzero ``status`` of a relaunch without the lock means: False when it
-        declined; True when it launched and found fences done (up to ``done[0]``); else
-        the error: a closed launch, or CANN's status naming the call."""
+        declined; True when it launched and found fences done (up to ``repeat.done[0]``);
+        else the error: a closed launch, or CANN's status naming the call."""
         if status == _SLOW:
             return False
         if status == ll.LAUNCHED_FENCE_DONE:
-            self.fences_done(done[0])
+            self.fences_done(repeat.done[0])
             if _interrupted:  # a fence's work run here was interrupted: raised once queued
                 ll.raise_interrupt()
             return True
         if status == ll.RELAUNCH_RETIRED:
             raise ValueError(f"{launch.operator}: this launch was closed")
-        ll.check(status, record.failed(launch.operator))
+        ll.check(status, launch.record.failed(launch.operator))
         raise AssertionError("unreachable: ll.check raises for a nonzero status")
 
     def fences_done(self, mark: int) -> None:

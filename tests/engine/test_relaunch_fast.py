@@ -407,7 +407,7 @@ def test_threads_sharing_a_plan_each_get_their_own_wait_status():
 
 def test_a_repeated_one_shot_call_takes_its_result_and_launch_in_one_c_call(monkeypatch):
     """No pool call from Python and no launch under the stream's lock: the new result's
-    block comes from the pool in the C call that launches into it (``aclpyRelaunchNew``)."""
+    block comes from the pool in the C call that launches into it (``aclpyRepeatNew``)."""
     x, y = up(3.0), up(1.0)
     aclnn_py.mse_loss(x, y, "none")
     aclnn_py.mse_loss(x, y, "none")  # the repeat that needs no checks (a free would move the
@@ -428,7 +428,7 @@ def test_a_repeated_one_shot_call_takes_its_result_and_launch_in_one_c_call(monk
 @pytest.mark.parametrize("filled", [False, True], ids=["pool-empty", "block-filled"])
 def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monkeypatch,
                                                                             filled):
-    """``aclpyRelaunchNew`` declining (here: made to) leaves its block empty when the pool
+    """``aclpyRepeatNew`` declining (here: made to) leaves its block empty when the pool
     could not give one at once, and the result comes from the pool's full path; or filled,
     and the launch under the lock writes into that block."""
     x, y = up(3.0), up(1.0)
@@ -437,9 +437,10 @@ def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monk
     stream = _streams.current_stream()
     given: list[Any] = []
 
-    def declining(record, state, done, handle, epoch, inputs, pool, block, nbytes):
+    def declining(repeat, block):
         if filled:
-            assert ll.host().aclpyPoolAllocateFor(pool, block, nbytes, 0, state) == 0
+            assert ll.host().aclpyPoolAllocateFor(repeat.pool, block, repeat.nbytes, 0,
+                                                  repeat.state) == 0
         given.append(block)
         return ll.SLOW
 
@@ -450,7 +451,7 @@ def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monk
         locked["launches"] += 1
         return relaunch(self, *arguments)
 
-    monkeypatch.setattr(stream, "_relaunching_new", declining)
+    monkeypatch.setattr(stream, "_repeating_new", declining)
     monkeypatch.setattr(_streams.Stream, "relaunch", counted)
     out = aclnn_py.mse_loss(x, y, "none")
     monkeypatch.undo()
@@ -463,14 +464,14 @@ def test_a_declined_one_shot_repeat_launches_through_the_lock_into_a_result(monk
 
 @pytest.mark.parametrize("into", [False, True], ids=["new-result", "into-out"])
 def test_a_one_shot_repeat_whose_launch_fails_names_the_call_and_the_next_call_runs(into):
-    """The one C call (``aclpyRelaunchNew``, or ``aclpyRelaunchAgain`` into an out given)
+    """The one C call (``aclpyRepeatNew``, or ``aclpyRepeatAgain`` into an out given)
     failing raises CANN's error naming the call; the failed executor is dropped."""
     x, y = up(3.0), up(1.0)
     given = {"out": up(0.0)} if into else {}
     aclnn_py.mse_loss(x, y, "none", **given)
     aclnn_py.mse_loss(x, y, "none", **given)
     stream = _streams.current_stream()
-    name = "_relaunching_again" if into else "_relaunching_new"
+    name = "_repeating_again" if into else "_repeating_new"
     launches = collections.Counter()
     relaunch = getattr(stream, name)
 
@@ -497,7 +498,7 @@ def test_a_repeated_one_shot_call_with_an_empty_result_takes_no_block(monkeypatc
     call, which takes its result's block from the pool, is not its route."""
     x, y = (aclnn_py.to_device(np.zeros((0, 4), np.float32)) for _ in range(2))
     aclnn_py.mse_loss(x, y, "none")
-    monkeypatch.setattr(_streams.current_stream(), "_relaunching_new", refuse)
+    monkeypatch.setattr(_streams.current_stream(), "_repeating_new", refuse)
     results = [aclnn_py.mse_loss(x, y, "none") for _ in range(3)]
     assert [(r.shape, r.buffer.nbytes, r.buffer.pointer == ll.NULL) for r in results] == \
         [((0, 4), 0, True)] * 3
@@ -506,7 +507,7 @@ def test_a_repeated_one_shot_call_with_an_empty_result_takes_no_block(monkeypatc
 def test_a_repeated_one_shot_call_into_the_same_out_is_one_c_call(monkeypatch):
     """A call repeated over the same arrays, ``out=`` included, needs none of the checks
     (its out was checked against the inputs when they were last launched) and launches in
-    one C call (``aclpyRelaunchAgain``)."""
+    one C call (``aclpyRepeatAgain``)."""
     x, y, out = up(3.0), up(1.0), up(0.0)
     aclnn_py.mse_loss(x, y, "none", out=out)
     aclnn_py.mse_loss(x, y, "none", out=out)  # remembered: this out came back
