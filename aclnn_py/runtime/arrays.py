@@ -599,15 +599,20 @@ class DeviceArray:
         if stream.device != self.device:
             raise ValueError(f"stream is on device {stream.device} but the array is on "
                              f"{self.device}")
-        target = ll.byte_offset(self.buffer.pointer, self.offset * self.dtype.itemsize)
+        pointer = self.buffer.pointer
+        if pointer is None:  # freed by another thread since the check above
+            raise freed_error()
+        target = ll.byte_offset(pointer, self.offset * self.dtype.itemsize)
         if ll.address(target) % _ASYNC_COPY_ALIGNMENT:
             # Before CANN 8.5 an asynchronous copy needs both addresses 64-byte aligned
             # (engine.numpy_path): into a view that starts elsewhere, the copy is
             # synchronous, after the work queued on the array.
             self.synchronize()
             rt.activate(self.device)
-            ll.memcpy(target, staged.nbytes, ll.host_pointer(staged), staged.nbytes,
-                      ll.MEMCPY_HOST_TO_DEVICE)
+            with self.buffer.copying() as pointer:  # (the address again, kept while copying)
+                ll.memcpy(ll.byte_offset(pointer, self.offset * self.dtype.itemsize),
+                          staged.nbytes, ll.host_pointer(staged), staged.nbytes,
+                          ll.MEMCPY_HOST_TO_DEVICE)
             return self
         staging = take_staging(self.device, staged.nbytes, 0)
         ll.write_host(staging.host_data, staged)
@@ -651,8 +656,13 @@ class DeviceArray:
         self.synchronize()
         buffer = DeviceBuffer(self.buffer.nbytes, self.device)
         if buffer.nbytes:
-            ll.memcpy(buffer.pointer, buffer.nbytes, self.buffer.pointer, buffer.nbytes,
-                      ll.MEMCPY_DEVICE_TO_DEVICE)
+            try:
+                with self.buffer.copying() as source:
+                    ll.memcpy(buffer.pointer, buffer.nbytes, source, buffer.nbytes,
+                              ll.MEMCPY_DEVICE_TO_DEVICE)
+            except BaseException:
+                buffer.free()
+                raise
         return DeviceArray(buffer, self.shape, self.dtype, self.strides, self.offset)
 
     def __copy__(self) -> DeviceArray:

@@ -31,7 +31,8 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn, TypedDict, TypeVar
 
 import numpy as np
@@ -295,6 +296,28 @@ def take_staging(device: int, host_bytes: int, device_bytes: int, staging: Any =
 
 _new_buffer = object.__new__
 
+# The synchronous copies under way (aclrtMemcpy: not stream work, which a free waits for
+# through the stream), by id(buffer): each copy's thread and a lock it holds until the copy
+# ended, which a free of that buffer waits for before the memory goes. An entry an interrupt
+# left behind holds released locks only (a copy keeps its buffer alive, so ids are unique
+# while one is under way), and goes at that id's next free.
+_copies_lock = threading.RLock()
+_copies: dict[int, list[tuple[int, threading.Lock]]] = {}
+
+
+def _end_copies(buffer: DeviceBuffer) -> None:
+    """Refuse ``buffer`` to copies from now on (``pointer`` None), then wait for those under
+    way in other threads."""
+    with _copies_lock:
+        buffer.freed = True
+        buffer.pointer = None
+        under_way = _copies.pop(id(buffer), ())
+    me = threading.get_ident()
+    for thread, copying in under_way:
+        if thread != me:  # (a copy of this thread's own, which a free inside it cannot wait for)
+            with copying:
+                pass
+
 
 _Buffer = TypeVar("_Buffer", bound="DeviceBuffer")
 
@@ -376,7 +399,8 @@ class DeviceBuffer:
     def copy_from_address(self, source: Any, nbytes: int) -> None:
         """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
         rt.activate(self.device)
-        ll.memcpy(self._live_pointer(), self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        with self.copying() as pointer:
+            ll.memcpy(pointer, self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
 
     def copy_to_host(self, array: np.ndarray) -> None:
         """Synchronous device-to-host copy into a writable C-contiguous array."""
@@ -384,16 +408,31 @@ class DeviceBuffer:
             return
         rt.activate(self.device)
         target = ll.host_pointer(array, writable=True)
-        ll.memcpy(target, array.nbytes, self._live_pointer(), array.nbytes,
-                  ll.MEMCPY_DEVICE_TO_HOST)
+        with self.copying() as pointer:
+            ll.memcpy(target, array.nbytes, pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
 
-    def _live_pointer(self) -> Any:
-        """The device address, read once: a :meth:`free` in another thread meanwhile is the
-        ValueError a freed buffer gets, not a null pointer handed to CANN."""
-        pointer = self.pointer
-        if pointer is None:
-            raise ValueError("this DeviceArray was freed")
-        return pointer
+    @contextmanager
+    def copying(self) -> Iterator[Any]:
+        """The device address for a synchronous copy (``aclrtMemcpy``, which is not stream
+        work), kept valid until the block ends: a :meth:`free` in another thread waits for
+        it before the memory goes. ValueError once the buffer was freed."""
+        held = threading.Lock()
+        with held:  # (released however the block ends, an interrupt included)
+            with _copies_lock:
+                pointer = self.pointer
+                if pointer is None:
+                    raise ValueError("this DeviceArray was freed")
+                entry = (threading.get_ident(), held)
+                _copies.setdefault(id(self), []).append(entry)
+            try:
+                yield pointer
+            finally:
+                with _copies_lock:
+                    under_way = _copies.get(id(self))
+                    if under_way is not None and entry in under_way:  # (a free popped it)
+                        under_way.remove(entry)
+                        if not under_way:
+                            del _copies[id(self)]
 
     def use_on(self, stream_state: Any) -> None:
         """Note that work queued on the stream of ``stream_state`` uses the buffer (NULL:
@@ -404,9 +443,9 @@ class DeviceBuffer:
             ll.block_use(block, stream_state)
 
     def retire(self) -> None:
-        """Refuse the buffer to launches from now on; the memory stays until :meth:`free`."""
-        self.freed = True
-        self.pointer = None
+        """Refuse the buffer to launches and copies from now on; the memory stays until
+        :meth:`free`."""
+        _end_copies(self)
         ll.epoch_bump()  # relaunches checked over it check again
 
     def free(self) -> None:
@@ -415,10 +454,9 @@ class DeviceBuffer:
         AclError if CANN refuses (the block then stays with the pool, which retries at
         :func:`empty_cache`)."""
         # Flags first: an interrupt below leaves a buffer that is refused, never one in use
-        # after its block was handed on.
-        self.freed = True
-        # None, not NULL: a freed buffer matches no address bound anywhere, empty ones' included
-        self.pointer = None
+        # after its block was handed on. (``pointer`` None, not NULL: a freed buffer matches
+        # no address bound anywhere, empty ones' included.) Then copies under way end.
+        _end_copies(self)
         ll.epoch_bump()
         block = self._block
         if block is not None:
@@ -465,8 +503,7 @@ class BorrowedBuffer(DeviceBuffer):
     owner: Any
 
     def free(self) -> None:
-        self.freed = True
-        self.pointer = None
+        _end_copies(self)
         self.owner = None
         ll.epoch_bump()
 

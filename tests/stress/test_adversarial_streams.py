@@ -497,3 +497,26 @@ def test_a_wait_for_an_array_keeps_the_stream_another_thread_moved_it_to_meanwhi
     first.close()
     second.close()
     del reused
+
+
+def test_freeing_an_array_another_thread_is_copying_to_the_host_waits_for_the_copy():
+    """``numpy()`` copies with ``aclrtMemcpy``, which is not stream work: a free by another
+    thread while that copy is under way waits for it before the memory goes back to the
+    pool, so the copy never reads a block handed on meanwhile (here: to the next array,
+    which the pool would give that very block); a copy after the free is its ValueError."""
+    from aclnn_py.runtime.memory import DeviceBuffer
+
+    x = up(3.0, N)
+    read = _PausedAt(DeviceBuffer.copy_to_host, "ll.memcpy(", x.numpy)
+    assert read.entered.wait(5)
+    freeing, freed = in_thread(x.free)
+    freeing.join(PAUSE)
+    assert freeing.is_alive()  # the copy is under way: the free waits for it
+    other = up(7.0, N)  # the block x had, were it back in the pool
+    read.release()
+    freeing.join(10)
+    assert not freeing.is_alive() and freed == {"result": None}
+    np.testing.assert_array_equal(read.box["result"], np.full(N, 3.0, np.float32))
+    with pytest.raises(ValueError, match="this DeviceArray was freed"):
+        x.numpy()
+    other.free()
