@@ -609,10 +609,8 @@ class DeviceArray:
             # synchronous, after the work queued on the array.
             self.synchronize()
             rt.activate(self.device)
-            with self.buffer.copying() as pointer:  # (the address again, kept while copying)
-                ll.memcpy(ll.byte_offset(pointer, self.offset * self.dtype.itemsize),
-                          staged.nbytes, ll.host_pointer(staged), staged.nbytes,
-                          ll.MEMCPY_HOST_TO_DEVICE)
+            self.buffer.copy_sync(ll.host_pointer(staged), staged.nbytes,
+                                  ll.MEMCPY_HOST_TO_DEVICE, self.offset * self.dtype.itemsize)
             return self
         staging = take_staging(self.device, staged.nbytes, 0)
         ll.write_host(staging.host_data, staged)
@@ -657,9 +655,7 @@ class DeviceArray:
         buffer = DeviceBuffer(self.buffer.nbytes, self.device)
         if buffer.nbytes:
             try:
-                with self.buffer.copying() as source:
-                    ll.memcpy(buffer.pointer, buffer.nbytes, source, buffer.nbytes,
-                              ll.MEMCPY_DEVICE_TO_DEVICE)
+                self.buffer.copy_sync(buffer.pointer, buffer.nbytes, ll.MEMCPY_DEVICE_TO_DEVICE)
             except BaseException:
                 buffer.free()
                 raise

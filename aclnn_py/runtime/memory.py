@@ -31,8 +31,7 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, NoReturn, TypedDict, TypeVar
 
 import numpy as np
@@ -299,10 +298,11 @@ _new_buffer = object.__new__
 # The synchronous copies under way (aclrtMemcpy: not stream work, which a free waits for
 # through the stream), by id(buffer): each copy's thread and a lock it holds until the copy
 # ended, which a free of that buffer waits for before the memory goes. An entry an interrupt
-# left behind holds released locks only (a copy keeps its buffer alive, so ids are unique
-# while one is under way), and goes at that id's next free.
-_copies_lock = threading.RLock()
+# left behind goes at that id's next free, which waits at most for a copy its thread has
+# under way then (a copy keeps its buffer alive, so ids are unique while one is under way).
+_copies_lock = threading.Lock()  # (nothing made under it: no collection can run there)
 _copies: dict[int, list[tuple[int, threading.Lock]]] = {}
+_copying = threading.local()  # each thread's lock for its copies
 
 
 def _end_copies(buffer: DeviceBuffer) -> None:
@@ -398,40 +398,48 @@ class DeviceBuffer:
 
     def copy_from_address(self, source: Any, nbytes: int) -> None:
         """Synchronous host-to-device copy of ``nbytes`` bytes at host pointer ``source``."""
-        rt.activate(self.device)
-        with self.copying() as pointer:
-            ll.memcpy(pointer, self.nbytes, source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
+        self.copy_sync(source, nbytes, ll.MEMCPY_HOST_TO_DEVICE)
 
     def copy_to_host(self, array: np.ndarray) -> None:
         """Synchronous device-to-host copy into a writable C-contiguous array."""
-        if array.nbytes == 0:
-            return
-        rt.activate(self.device)
-        target = ll.host_pointer(array, writable=True)
-        with self.copying() as pointer:
-            ll.memcpy(target, array.nbytes, pointer, array.nbytes, ll.MEMCPY_DEVICE_TO_HOST)
+        if array.nbytes:
+            self.copy_sync(ll.host_pointer(array, writable=True), array.nbytes,
+                           ll.MEMCPY_DEVICE_TO_HOST)
 
-    @contextmanager
-    def copying(self) -> Iterator[Any]:
-        """The device address for a synchronous copy (``aclrtMemcpy``, which is not stream
-        work), kept valid until the block ends: a :meth:`free` in another thread waits for
-        it before the memory goes. ValueError once the buffer was freed."""
-        held = threading.Lock()
+    def copy_sync(self, address: Any, nbytes: int, kind: int, offset: int = 0) -> None:
+        """``aclrtMemcpy`` of ``nbytes`` between ``address`` and this buffer from byte
+        ``offset``, the buffer's device made current: from the buffer to ``address`` for
+        ``kind`` device-to-host or device-to-device, else from ``address`` into the buffer.
+        Such a copy is not stream work, so a :meth:`free` in another thread waits for it
+        before the memory goes; once freed, the buffer is a ValueError."""
+        rt.activate(self.device)
+        held = getattr(_copying, "lock", None)
+        if held is None or held.locked():  # (a copy of this thread's under way: its own)
+            held = _copying.lock = threading.Lock()
         with held:  # (released however the block ends, an interrupt included)
+            entry = (threading.get_ident(), held)
+            alone = [entry]  # (made before the lock: nothing under it collects garbage)
             with _copies_lock:
                 pointer = self.pointer
-                if pointer is None:
-                    raise ValueError("this DeviceArray was freed")
-                entry = (threading.get_ident(), held)
-                _copies.setdefault(id(self), []).append(entry)
+                if pointer is not None:
+                    under_way = _copies.setdefault(id(self), alone)
+                    if under_way is not alone:
+                        under_way.append(entry)
+            if pointer is None:
+                raise ValueError("this DeviceArray was freed")
             try:
-                yield pointer
+                if offset:
+                    pointer = ll.byte_offset(pointer, offset)
+                if kind == ll.MEMCPY_HOST_TO_DEVICE:
+                    ll.memcpy(pointer, nbytes, address, nbytes, kind)
+                else:
+                    ll.memcpy(address, nbytes, pointer, nbytes, kind)
             finally:
                 with _copies_lock:
-                    under_way = _copies.get(id(self))
-                    if under_way is not None and entry in under_way:  # (a free popped it)
-                        under_way.remove(entry)
-                        if not under_way:
+                    left = _copies.get(id(self))
+                    if left is not None and entry in left:  # (else a free took them)
+                        left.remove(entry)
+                        if not left:
                             del _copies[id(self)]
 
     def use_on(self, stream_state: Any) -> None:

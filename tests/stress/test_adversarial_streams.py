@@ -507,7 +507,7 @@ def test_freeing_an_array_another_thread_is_copying_to_the_host_waits_for_the_co
     from aclnn_py.runtime.memory import DeviceBuffer
 
     x = up(3.0, N)
-    read = _PausedAt(DeviceBuffer.copy_to_host, "ll.memcpy(", x.numpy)
+    read = _PausedAt(DeviceBuffer.copy_sync, "ll.memcpy(address", x.numpy)
     assert read.entered.wait(5)
     freeing, freed = in_thread(x.free)
     freeing.join(PAUSE)
