@@ -297,9 +297,11 @@ _new_buffer = object.__new__
 
 # The synchronous copies under way (aclrtMemcpy: not stream work, which a free waits for
 # through the stream), by id(buffer): each copy's thread and a lock it holds until the copy
-# ended, which a free of that buffer waits for before the memory goes. An entry an interrupt
-# left behind goes at that id's next free, which waits at most for a copy its thread has
-# under way then (a copy keeps its buffer alive, so ids are unique while one is under way).
+# ended, which every free of that buffer waits for before the memory goes (a second free,
+# or one retried after an interrupt, too). Each copy takes its own entry out; one an
+# interrupt left behind stays, and a later free of a buffer at that id waits at most for a
+# copy its thread then has under way (a copy keeps its buffer alive, so ids are unique while
+# one is under way).
 _copies_lock = threading.Lock()  # (nothing made under it: no collection can run there)
 _copies: dict[int, list[tuple[int, threading.Lock]]] = {}
 _copying = threading.local()  # each thread's lock for its copies
@@ -311,12 +313,13 @@ def _end_copies(buffer: DeviceBuffer) -> None:
     with _copies_lock:
         buffer.freed = True
         buffer.pointer = None
-        under_way = _copies.pop(id(buffer), ())
-    me = threading.get_ident()
-    for thread, copying in under_way:
-        if thread != me:  # (a copy of this thread's own, which a free inside it cannot wait for)
-            with copying:
-                pass
+        under_way = _copies.get(id(buffer))
+    if under_way:
+        me = threading.get_ident()
+        for thread, copying in tuple(under_way):  # (a list's copy is one step under the GIL)
+            if thread != me:  # (a copy of this thread's, which a free inside it cannot wait for)
+                with copying:
+                    pass
 
 
 _Buffer = TypeVar("_Buffer", bound="DeviceBuffer")
@@ -436,11 +439,10 @@ class DeviceBuffer:
                     ll.memcpy(address, nbytes, pointer, nbytes, kind)
             finally:
                 with _copies_lock:
-                    left = _copies.get(id(self))
-                    if left is not None and entry in left:  # (else a free took them)
-                        left.remove(entry)
-                        if not left:
-                            del _copies[id(self)]
+                    left = _copies[id(self)]
+                    left.remove(entry)
+                    if not left:
+                        del _copies[id(self)]
 
     def use_on(self, stream_state: Any) -> None:
         """Note that work queued on the stream of ``stream_state`` uses the buffer (NULL:

@@ -512,11 +512,49 @@ def test_freeing_an_array_another_thread_is_copying_to_the_host_waits_for_the_co
     freeing, freed = in_thread(x.free)
     freeing.join(PAUSE)
     assert freeing.is_alive()  # the copy is under way: the free waits for it
+    again, freed_again = in_thread(x.free)  # a second free waits for it too
+    again.join(PAUSE)
+    assert again.is_alive()
     other = up(7.0, N)  # the block x had, were it back in the pool
     read.release()
-    freeing.join(10)
+    for thread in (freeing, again):
+        thread.join(10)
     assert not freeing.is_alive() and freed == {"result": None}
+    assert not again.is_alive() and freed_again == {"result": None}
     np.testing.assert_array_equal(read.box["result"], np.full(N, 3.0, np.float32))
     with pytest.raises(ValueError, match="this DeviceArray was freed"):
         x.numpy()
     other.free()
+
+
+def test_a_free_interrupted_while_it_waits_for_a_copy_waits_again_when_retried():
+    """Ctrl-C while ``free()`` waits for another thread's ``numpy()``: the retried free waits
+    for that copy too, so the copy never reads the block handed on to the next array."""
+    done = run_python("""
+        import os, signal, threading, numpy as np, aclnn_py
+        from aclnn_py._c import lowlevel as ll
+        memcpy, inside, gate = ll.memcpy, threading.Event(), threading.Event()
+        def held(*arguments):
+            if threading.current_thread().name == "reader":
+                inside.set()
+                gate.wait(10)
+            return memcpy(*arguments)
+        ll.memcpy = held
+        x = aclnn_py.to_device(np.full(1024, 3.0, np.float32))
+        box = {}
+        reader = threading.Thread(target=lambda: box.update(read=x.numpy()), name="reader")
+        reader.start()
+        assert inside.wait(10)
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            x.free()
+            print("not interrupted")
+        except KeyboardInterrupt:
+            threading.Timer(0.5, gate.set).start()
+            x.free()  # waits for the copy again
+            other = aclnn_py.to_device(np.full(1024, 7.0, np.float32))
+            reader.join(10)
+            print(sorted(set(box["read"].tolist())))
+    """, {"ACLNN_PY_BACKEND": "emulator"}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "[3.0]", done.stdout
