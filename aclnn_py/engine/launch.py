@@ -261,7 +261,7 @@ class RepeatableLaunch:
         construction (the caller checked that): one C call. Returns the placement epoch at
         which the arrays were checked when they need no holding (pool memory) and it is
         still the epoch once the launch is queued (nothing freed or moved meanwhile), for
-        the repeats without the lock (``Stream.relaunch_new``, ``Stream.allow_fast``);
+        the repeats without the lock (``Stream.repeat``, ``Stream.allow_fast``);
         else 0: such a repeat would decline."""
         epoch: int = _epoch[0]  # before the checks: a change during them counts
         with placing:

@@ -192,7 +192,7 @@ class CachedLaunch:
             # the result's block filled and the launch queued in one C call
             block = ll.new_block()
             try:
-                queued = stream.relaunch_new(self._launcher, repeat.call, block)
+                queued = stream.repeat(self._launcher, repeat.call, block)
             except BaseException as error:
                 self._failed(stream, error)
                 raise
@@ -225,7 +225,7 @@ class CachedLaunch:
                 # may have moved since (the C call would decline: another thread moves them)
                 if repeat.epoch == placement_epoch():
                     try:
-                        if stream.relaunch_again(self._launcher, repeat.call):
+                        if stream.repeat(self._launcher, repeat.call):
                             return
                     except BaseException as error:
                         self._failed(stream, error)
@@ -335,8 +335,8 @@ class _Repeat:
     epoch at which they were checked, the C record of its repeat (``ll.RepeatRecord``: the
     addresses of its inputs, with a new result, or of its inputs and ``out``), and those
     arrays, weakly. A repeat over the same arrays, nothing freed or moved since, needs none
-    of the checks and launches in one C call (``Stream.relaunch_new``, which also takes the
-    result's block, or ``Stream.relaunch_again``)."""
+    of the checks and launches in one C call (``Stream.repeat``, which also takes the
+    result's block when there is no ``out``)."""
 
     __slots__ = ("epoch", "call", "inputs", "out")
 

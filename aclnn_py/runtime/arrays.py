@@ -608,7 +608,6 @@ class DeviceArray:
             # (engine.numpy_path): into a view that starts elsewhere, the copy is
             # synchronous, after the work queued on the array.
             self.synchronize()
-            rt.activate(self.device)
             self.buffer.copy_sync(ll.host_pointer(staged), staged.nbytes,
                                   ll.MEMCPY_HOST_TO_DEVICE, self.offset * self.dtype.itemsize)
             return self

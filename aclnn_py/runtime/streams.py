@@ -371,27 +371,18 @@ class Stream:
             if all(cells[index] == array.buffer.pointer for index, array in enumerate(arrays)):
                 record.allow_fast(self.state, epoch)
 
-    def relaunch_new(self, launch: Any, repeat: ll.RepeatRecord, block: Any) -> bool:
-        """Relaunch ``launch`` as ``repeat`` says (made with a pool: over inputs an earlier
-        launch marked as used on this stream, the one of the record's state) with a new
-        output that the same C call takes from the record's pool into the empty ``block``,
-        without the stream's lock (``aclpyRepeatNew``). False when it declines (nothing
-        queued: the pool could not give the block at once, which then stays empty, or an
-        array may have been freed or moved since, the stream is closing, a launch is under
-        way under the lock); the caller then takes :meth:`relaunch`."""
-        status = self._repeating_new(repeat.repeat, block)
-        if status:
-            return self._unlocked(status, launch, repeat)
-        if _interrupted:  # a fence's work run here was interrupted: raised once queued
-            ll.raise_interrupt()
-        return True
-
-    def relaunch_again(self, launch: Any, repeat: ll.RepeatRecord) -> bool:
-        """Relaunch ``launch`` as ``repeat`` says (made without a pool: over every array,
-        inputs then outputs, which an earlier launch marked as used on this stream) without
-        the stream's lock (``aclpyRepeatAgain``). False when it declines, as
-        :meth:`relaunch_new` does; the caller then takes :meth:`relaunch`."""
-        status = self._repeating_again(repeat.repeat)
+    def repeat(self, launch: Any, repeat: ll.RepeatRecord, block: Any = None) -> bool:
+        """Relaunch ``launch`` as ``repeat`` says, over arrays an earlier launch marked as used
+        on this stream (the one of the record's state), without the stream's lock: with
+        ``block`` (an empty one; the record made with a pool), into a new output that the
+        same C call takes from that pool into the block (``aclpyRepeatNew``); else over the
+        record's addresses of every array, inputs then outputs (``aclpyRepeatAgain``). False
+        when it declines (nothing queued: the pool could not give the block at once, which
+        then stays empty, or an array may have been freed or moved since, the stream is
+        closing, a launch is under way under the lock); the caller then takes
+        :meth:`relaunch`."""
+        status = self._repeating_again(repeat.repeat) if block is None else \
+            self._repeating_new(repeat.repeat, block)
         if status:
             return self._unlocked(status, launch, repeat)
         if _interrupted:  # a fence's work run here was interrupted: raised once queued
