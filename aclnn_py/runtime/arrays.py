@@ -615,10 +615,19 @@ class DeviceArray:
         ll.write_host(staging.host_data, staged)
         with placing:
             move_to(stream, (self,))
-            stream.queue((staging, self), ll.memcpy_async, target, staged.nbytes,
-                         staging.host_data, staged.nbytes, ll.MEMCPY_HOST_TO_DEVICE,
-                         stream.handle)
+            stream.queue((staging, self), self._queue_copy_in, staging.host_data,
+                         staged.nbytes, stream.handle)
         return self
+
+    def _queue_copy_in(self, host_data: Any, nbytes: int, stream_handle: Any) -> None:
+        """Queue the copy of the ``nbytes`` staged at ``host_data`` into this array, the
+        address read under the stream's lock (``Stream.queue``), as a launch reads it: freed
+        by another thread since, the array is refused here, or its free waits for the copy."""
+        pointer = self.buffer.pointer
+        if pointer is None:
+            raise freed_error()
+        ll.memcpy_async(ll.byte_offset(pointer, self.offset * self.dtype.itemsize), nbytes,
+                        host_data, nbytes, ll.MEMCPY_HOST_TO_DEVICE, stream_handle)
 
     def astype(self, dtype: Any) -> DeviceArray:
         """A new device array of ``dtype`` with this array's values (through ``aclnnCast``

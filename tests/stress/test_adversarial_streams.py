@@ -558,3 +558,29 @@ def test_a_free_interrupted_while_it_waits_for_a_copy_waits_again_when_retried()
     """, {"ACLNN_PY_BACKEND": "emulator"}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "[3.0]", done.stdout
+
+
+def test_an_array_freed_while_copy_from_queues_its_copy_is_refused_and_no_copy_lands():
+    """``copy_from`` reads the array's address where its copy is queued, under the stream's
+    lock, as a launch does: freed by another thread between the call's checks and that
+    point, the array is refused (ValueError) and nothing is written into the memory the
+    free gave back (here: to the next array of that size)."""
+    x = up(3.0, N)
+    stream = aclnn_py.Stream()
+    source = np.full(N, 5.0, np.float32)
+    copy = _PausedAt(aclnn_py.DeviceArray.copy_from, "stream.queue((staging, self)",
+                     lambda: x.copy_from(source, stream=stream))
+    assert copy.entered.wait(5)
+    freeing, freed = in_thread(x.free)
+    freeing.join(PAUSE)  # (it waits for the copy's placement to end)
+    copy.release()
+    freeing.join(10)
+    assert not freeing.is_alive() and freed == {"result": None}
+    assert isinstance(copy.box.get("error"), ValueError), copy.box
+    assert "freed" in str(copy.box["error"])
+    other = up(7.0, N)  # the block x had
+    stream.synchronize()
+    aclnn_py.synchronize()
+    np.testing.assert_array_equal(other.numpy(), np.full(N, 7.0, np.float32))
+    other.free()
+    stream.close()
