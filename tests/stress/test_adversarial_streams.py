@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -572,7 +573,11 @@ def test_an_array_freed_while_copy_from_queues_its_copy_is_refused_and_no_copy_l
                      lambda: x.copy_from(source, stream=stream))
     assert copy.entered.wait(5)
     freeing, freed = in_thread(x.free)
-    freeing.join(PAUSE)  # (it waits for the copy's placement to end)
+    for _ in range(5000):  # until the free retired x; it then waits for the call's placement
+        if x.buffer.freed:
+            break
+        time.sleep(0.001)
+    assert x.buffer.freed and freeing.is_alive()
     copy.release()
     freeing.join(10)
     assert not freeing.is_alive() and freed == {"result": None}
