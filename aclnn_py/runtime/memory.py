@@ -21,8 +21,11 @@ same rules; :func:`take_staging` takes one block of each in one step.
 
 The bookkeeping lives in C (``native/host.c``): each buffer owns an
 ``aclpyBlock`` whose block returns to the pool when the buffer is freed or
-collected, in one C call. No Python lock is involved, so a garbage-collection
-pass or an interrupt at any point can neither deadlock the pool nor lose a block.
+collected, in one C call. No Python lock is involved in taking or giving back a
+block, so a garbage-collection pass or an interrupt at any point can neither
+deadlock the pool nor lose a block. The one Python lock is around synchronous
+copies (``DeviceBuffer.copy_sync``): a free waits for those of its buffer under way
+in other threads, and nothing is made while it is held.
 """
 
 from __future__ import annotations
