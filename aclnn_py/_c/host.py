@@ -435,6 +435,12 @@ def block_release(block: Any) -> None:
     check(_host.aclpyBlockRelease(block), "aclrtFree")
 
 
+def block_hand_back(block: Any) -> None:
+    """Give ``block`` back to its pool as its collection does, with no status: a free CANN
+    refuses leaves the block with the pool, which retries it at its next trim."""
+    _collect_block(block)
+
+
 def pool_trim(pool: Any) -> tuple[int, int, int]:
     """Return the pool's cache to CANN: (first failing status or 0, bytes freed, blocks kept)."""
     freed = ffi.new("uint64_t *")

@@ -640,7 +640,8 @@ class DeviceArray:
         return cast_through(self, dtype)
 
     def free(self) -> None:
-        """Give the device memory back now (after pending work on it). Safe to call twice.
+        """Give the device memory back now (after pending work on it; after a synchronous
+        copy another thread has under way, as that copy ends). Safe to call twice.
 
         The array is refused by launches first, then the work queued on it is waited
         for, then the memory goes: a launch racing this free in another thread is either

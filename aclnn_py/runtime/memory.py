@@ -23,9 +23,9 @@ The bookkeeping lives in C (``native/host.c``): each buffer owns an
 ``aclpyBlock`` whose block returns to the pool when the buffer is freed or
 collected, in one C call. No Python lock is involved in taking or giving back a
 block, so a garbage-collection pass or an interrupt at any point can neither
-deadlock the pool nor lose a block. The one Python lock is around synchronous
-copies (``DeviceBuffer.copy_sync``): a free waits for those of its buffer under way
-in other threads, and nothing is made while it is held.
+deadlock the pool nor lose a block. The one Python lock counts synchronous copies
+(``DeviceBuffer.copy_sync``): a buffer freed while another thread copies it gives its
+block back as that copy ends, and nothing is made while the lock is held.
 """
 
 from __future__ import annotations
@@ -298,31 +298,25 @@ def take_staging(device: int, host_bytes: int, device_bytes: int, staging: Any =
 
 _new_buffer = object.__new__
 
-# The synchronous copies under way (aclrtMemcpy: not stream work, which a free waits for
-# through the stream), by id(buffer): each copy's thread and a lock it holds until the copy
-# ended, which every free of that buffer waits for before the memory goes (a second free,
-# or one retried after an interrupt, too). Each copy takes its own entry out; one an
-# interrupt left behind stays, and a later free of a buffer at that id waits at most for a
-# copy its thread then has under way (a copy keeps its buffer alive, so ids are unique while
-# one is under way).
-_copies_lock = threading.Lock()  # (nothing made under it: no collection can run there)
-_copies: dict[int, list[tuple[int, threading.Lock]]] = {}
-_copying = threading.local()  # each thread's lock for its copies
+# Synchronous copies (aclrtMemcpy) are not stream work, which a free waits for through the
+# stream: each buffer counts its copies under way instead (``_copying``), under this lock,
+# and a free while any is under way leaves the memory to the last of them (``_free_pending``).
+# Nothing is made under the lock (no collection can run there, whose finalisers may free).
+_copies_lock = threading.Lock()
 
 
-def _end_copies(buffer: DeviceBuffer) -> None:
-    """Refuse ``buffer`` to copies from now on (``pointer`` None), then wait for those under
-    way in other threads."""
+def _refuse(buffer: DeviceBuffer, freeing: bool = False) -> bool:
+    """Refuse ``buffer`` to copies and launches from now on (``pointer`` None, not NULL: a
+    freed buffer matches no address bound anywhere, empty ones' included); then, ``freeing``
+    it, whether its memory may go now: not while a copy is under way, whose end lets go of
+    it instead (as it does for every free until then)."""
     with _copies_lock:
         buffer.freed = True
         buffer.pointer = None
-        under_way = _copies.get(id(buffer))
-    if under_way:
-        me = threading.get_ident()
-        for thread, copying in tuple(under_way):  # (a list's copy is one step under the GIL)
-            if thread != me:  # (a copy of this thread's, which a free inside it cannot wait for)
-                with copying:
-                    pass
+        if freeing and buffer._copying:
+            buffer._free_pending = True
+            return False
+    return True
 
 
 _Buffer = TypeVar("_Buffer", bound="DeviceBuffer")
@@ -333,6 +327,7 @@ def _fill(buffer: _Buffer, device: int, nbytes: int, block: Any) -> _Buffer:
     buffer.device = device
     buffer.nbytes = nbytes
     buffer.freed = False
+    buffer._copying = 0
     buffer._block = block
     buffer.pointer = ll.NULL if block is None else block.pointer
     return buffer
@@ -347,12 +342,14 @@ class DeviceBuffer:
     points nowhere (``pointer`` is None).
     """
 
-    __slots__ = ("pointer", "nbytes", "device", "freed", "_block")
+    __slots__ = ("pointer", "nbytes", "device", "freed", "_block", "_copying", "_free_pending")
     pointer: Any
     nbytes: int
     device: int
     freed: bool
     _block: Any
+    _copying: int  # synchronous copies under way (under _copies_lock)
+    _free_pending: bool  # freed while copies were under way (set when the first began)
 
     def __init__(self, nbytes: int, device: int | None = None) -> None:
         device = rt.activate(device)
@@ -416,36 +413,39 @@ class DeviceBuffer:
         """``aclrtMemcpy`` of ``nbytes`` between ``address`` and this buffer from byte
         ``offset``, the buffer's device made current: from the buffer to ``address`` for
         ``kind`` device-to-host or device-to-device, else from ``address`` into the buffer.
-        Such a copy is not stream work, so a :meth:`free` in another thread waits for it
-        before the memory goes; once freed, the buffer is a ValueError."""
+        Such a copy is not stream work, so a :meth:`free` in another thread meanwhile leaves
+        the memory to the copy, which lets go of it as it ends; once freed, the buffer is a
+        ValueError."""
         rt.activate(self.device)
-        held = getattr(_copying, "lock", None)
-        if held is None or held.locked():  # (a copy of this thread's under way: its own)
-            held = _copying.lock = threading.Lock()
-        with held:  # (released however the block ends, an interrupt included)
-            entry = (threading.get_ident(), held)
-            alone = [entry]  # (made before the lock: nothing under it collects garbage)
+        with _copies_lock:
+            pointer = self.pointer
+            if pointer is not None:
+                if not self._copying:
+                    self._free_pending = False
+                self._copying += 1
+        if pointer is None:
+            raise ValueError("this DeviceArray was freed")
+        # (an interrupt right here leaves the count up: the memory then goes at collection)
+        try:
+            if offset:
+                pointer = ll.byte_offset(pointer, offset)
+            if kind == ll.MEMCPY_HOST_TO_DEVICE:
+                ll.memcpy(pointer, nbytes, address, nbytes, kind)
+            else:
+                ll.memcpy(address, nbytes, pointer, nbytes, kind)
+        finally:
             with _copies_lock:
-                pointer = self.pointer
-                if pointer is not None:
-                    under_way = _copies.setdefault(id(self), alone)
-                    if under_way is not alone:
-                        under_way.append(entry)
-            if pointer is None:
-                raise ValueError("this DeviceArray was freed")
-            try:
-                if offset:
-                    pointer = ll.byte_offset(pointer, offset)
-                if kind == ll.MEMCPY_HOST_TO_DEVICE:
-                    ll.memcpy(pointer, nbytes, address, nbytes, kind)
-                else:
-                    ll.memcpy(address, nbytes, pointer, nbytes, kind)
-            finally:
-                with _copies_lock:
-                    left = _copies[id(self)]
-                    left.remove(entry)
-                    if not left:
-                        del _copies[id(self)]
+                self._copying -= 1
+                last = not self._copying and self._free_pending
+            if last:  # freed meanwhile: the memory goes now
+                self._let_go()
+
+    def _let_go(self) -> None:
+        """What a free gives back once no copy uses the buffer: its block, to the pool (as
+        its collection would: a free CANN refuses stays with the pool, retried at a trim)."""
+        block = self._block
+        if block is not None:
+            ll.block_hand_back(block)
 
     def use_on(self, stream_state: Any) -> None:
         """Note that work queued on the stream of ``stream_state`` uses the buffer (NULL:
@@ -458,21 +458,20 @@ class DeviceBuffer:
     def retire(self) -> None:
         """Refuse the buffer to launches and copies from now on; the memory stays until
         :meth:`free`."""
-        _end_copies(self)
+        _refuse(self)
         ll.epoch_bump()  # relaunches checked over it check again
 
     def free(self) -> None:
         """Give the memory back now: to work on the stream whose queued work may still
-        use it at once, to anyone else once that work is done. Safe to call twice; raises
-        AclError if CANN refuses (the block then stays with the pool, which retries at
-        :func:`empty_cache`)."""
+        use it at once, to anyone else once that work is done; while another thread copies
+        it synchronously, as that copy ends. Safe to call twice; raises AclError if CANN
+        refuses (the block then stays with the pool, which retries at :func:`empty_cache`)."""
         # Flags first: an interrupt below leaves a buffer that is refused, never one in use
-        # after its block was handed on. (``pointer`` None, not NULL: a freed buffer matches
-        # no address bound anywhere, empty ones' included.) Then copies under way end.
-        _end_copies(self)
+        # after its block was handed on.
+        now = _refuse(self, freeing=True)
         ll.epoch_bump()
         block = self._block
-        if block is not None:
+        if now and block is not None:
             rt.activate(self.device)
             ll.block_release(block)
 
@@ -516,9 +515,13 @@ class BorrowedBuffer(DeviceBuffer):
     owner: Any
 
     def free(self) -> None:
-        _end_copies(self)
-        self.owner = None
+        now = _refuse(self, freeing=True)
         ll.epoch_bump()
+        if now:
+            self.owner = None
+
+    def _let_go(self) -> None:
+        self.owner = None
 
 
 def borrowed_buffer(address: int, nbytes: int, device: int, owner: Any) -> BorrowedBuffer:

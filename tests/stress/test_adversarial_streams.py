@@ -500,65 +500,86 @@ def test_a_wait_for_an_array_keeps_the_stream_another_thread_moved_it_to_meanwhi
     del reused
 
 
-def test_freeing_an_array_another_thread_is_copying_to_the_host_waits_for_the_copy():
+def test_freeing_an_array_another_thread_is_copying_to_the_host_leaves_its_block_to_the_copy():
     """``numpy()`` copies with ``aclrtMemcpy``, which is not stream work: a free by another
-    thread while that copy is under way waits for it before the memory goes back to the
-    pool, so the copy never reads a block handed on meanwhile (here: to the next array,
-    which the pool would give that very block); a copy after the free is its ValueError."""
+    thread while that copy is under way returns at once but leaves the block to the copy,
+    which gives it back to the pool as it ends; so the copy never reads a block handed on
+    meanwhile (here: to the next array, which the pool would give that very block), and a
+    copy after the free is its ValueError."""
     from aclnn_py.runtime.memory import DeviceBuffer
 
     x = up(3.0, N)
+    block = x.buffer._block
+    address = _lowlevel.address(block.pointer)
     read = _PausedAt(DeviceBuffer.copy_sync, "ll.memcpy(address", x.numpy)
     assert read.entered.wait(5)
-    freeing, freed = in_thread(x.free)
-    freeing.join(PAUSE)
-    assert freeing.is_alive()  # the copy is under way: the free waits for it
-    again, freed_again = in_thread(x.free)  # a second free waits for it too
-    again.join(PAUSE)
-    assert again.is_alive()
+    x.free()
+    x.free()  # a second free, too, leaves it to the copy
+    assert _lowlevel.address(block.pointer) == address  # still x's: the copy reads it
     other = up(7.0, N)  # the block x had, were it back in the pool
+    assert _lowlevel.address(other.buffer.pointer) != address
     read.release()
-    for thread in (freeing, again):
-        thread.join(10)
-    assert not freeing.is_alive() and freed == {"result": None}
-    assert not again.is_alive() and freed_again == {"result": None}
+    assert block.pointer == _lowlevel.NULL  # back to the pool as the copy ended
     np.testing.assert_array_equal(read.box["result"], np.full(N, 3.0, np.float32))
     with pytest.raises(ValueError, match="this DeviceArray was freed"):
         x.numpy()
     other.free()
 
 
-def test_a_free_interrupted_while_it_waits_for_a_copy_waits_again_when_retried():
-    """Ctrl-C while ``free()`` waits for another thread's ``numpy()``: the retried free waits
-    for that copy too, so the copy never reads the block handed on to the next array."""
-    done = run_python("""
-        import os, signal, threading, numpy as np, aclnn_py
-        from aclnn_py._c import lowlevel as ll
-        memcpy, inside, gate = ll.memcpy, threading.Event(), threading.Event()
-        def held(*arguments):
-            if threading.current_thread().name == "reader":
-                inside.set()
-                gate.wait(10)
-            return memcpy(*arguments)
-        ll.memcpy = held
-        x = aclnn_py.to_device(np.full(1024, 3.0, np.float32))
-        box = {}
-        reader = threading.Thread(target=lambda: box.update(read=x.numpy()), name="reader")
-        reader.start()
-        assert inside.wait(10)
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+def test_wrapped_memory_freed_during_a_copy_keeps_its_owner_until_the_copy_ends():
+    """An array over memory someone else owns (``from_pointer(..., owner=)``) lets go of the
+    owner at its free; while another thread copies it to the host, only as that copy ends,
+    so the owner cannot free the memory under the copy."""
+    import weakref
+
+    from aclnn_py.runtime.memory import DeviceBuffer
+
+    owner = up(3.0, N)
+    wrapped = aclnn_py.DeviceArray.from_pointer(owner.data_ptr(), N, np.float32, owner=owner)
+    owner_alive = weakref.ref(owner)
+    read = _PausedAt(DeviceBuffer.copy_sync, "ll.memcpy(address", wrapped.numpy)
+    assert read.entered.wait(5)
+    del owner
+    wrapped.free()
+    assert owner_alive() is not None  # the copy under way keeps it
+    read.release()
+    assert owner_alive() is None  # let go of as the copy ended (and collected with it)
+    np.testing.assert_array_equal(read.box["result"], np.full(N, 3.0, np.float32))
+
+
+def test_a_copy_that_fails_or_is_interrupted_still_gives_back_the_block_freed_meanwhile(
+        monkeypatch):
+    """The copy's end lets go of memory freed under it however the copy ends: here
+    ``aclrtMemcpy``'s wrapper raises KeyboardInterrupt (an interrupt in the copy) after
+    another thread's free; the block still goes back, once, and both frees return."""
+    x = up(3.0, N)
+    block = x.buffer._block
+    inside, gate = threading.Event(), threading.Event()
+    box: dict = {}
+
+    def interrupted(*_arguments):
+        inside.set()
+        gate.wait(5)
+        raise KeyboardInterrupt
+
+    def read() -> None:
         try:
-            x.free()
-            print("not interrupted")
-        except KeyboardInterrupt:
-            threading.Timer(0.5, gate.set).start()
-            x.free()  # waits for the copy again
-            other = aclnn_py.to_device(np.full(1024, 7.0, np.float32))
-            reader.join(10)
-            print(sorted(set(box["read"].tolist())))
-    """, {"ACLNN_PY_BACKEND": "emulator"}, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[0] == "[3.0]", done.stdout
+            x.numpy()
+        except BaseException as error:  # reported through the box
+            box["error"] = error
+
+    monkeypatch.setattr(_lowlevel, "memcpy", interrupted)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert inside.wait(5)
+    monkeypatch.undo()
+    x.free()
+    assert block.pointer != _lowlevel.NULL  # the copy still has it
+    gate.set()
+    reader.join(10)
+    assert isinstance(box.get("error"), KeyboardInterrupt), box
+    assert block.pointer == _lowlevel.NULL
+    x.free()  # again: nothing left to give back, no error
 
 
 def test_an_array_freed_while_copy_from_queues_its_copy_is_refused_and_no_copy_lands():
