@@ -718,11 +718,27 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
     return core, tuple(0 if b else max(s, 0) for b, s in zip(broadcast, strides))
 
 
+# torch devices met on tensors -> whether each is an NPU: ``device.type`` builds a new string
+# on every read (0.7 µs), and a torch.device hashes and compares by its type and index.
+_npu_devices: _caches.Bounded[Any, bool] = _caches.bounded(
+    "torch devices", 256, holds="whether each torch.device met on a tensor is an NPU",
+    of="devices")
+
+
 def is_npu_tensor(value: Any) -> bool:
     """Whether ``value`` is a tensor on an NPU (torch_npu's, or anything with its protocol:
     ``runtime.npu_tensors``)."""
     device = getattr(value, "device", None)
-    return getattr(device, "type", None) == "npu" and hasattr(value, "untyped_storage")
+    try:
+        npu = _npu_devices.get(device)
+    except TypeError:  # a device that does not hash
+        npu = None
+    if npu is None:
+        npu = getattr(device, "type", None) == "npu"
+        kind = type(device)
+        if kind.__name__ == "device" and kind.__module__ == "torch":  # (compared by value)
+            _npu_devices.put(device, npu)
+    return npu and hasattr(value, "untyped_storage")
 
 
 def host_array(value: Any, argument: str = "array") -> np.ndarray:

@@ -328,3 +328,29 @@ def test_a_data_dependent_result_is_a_view_of_the_torch_result_s_real_extent():
     got = aclnn_py.call("aclnnMaskedSelect", x, mask)
     assert isinstance(got, NpuTensor) and tuple(got.shape) == (4,)
     assert got.numpy().tolist() == [0.0, 2.0, 3.0, 5.0]
+
+
+def test_a_torch_devices_kind_is_read_once_and_other_devices_each_time():
+    """``device.type`` builds a string per read: a torch.device's kind is kept (it compares
+    by value), so CPU tensors stay host tensors from the table; a device object of another
+    kind, such as the stand-in's or one that does not hash, is read each time."""
+    from aclnn_py.runtime import arrays
+
+    cpu = torch.ones(2)
+    assert not arrays.is_npu_tensor(cpu)
+    assert arrays._npu_devices.get(torch.device("cpu")) is False
+    assert not arrays.is_npu_tensor(cpu)
+
+    class Unhashable:
+        type = "npu"
+        index = 0
+        __hash__ = None  # type: ignore[assignment]
+
+    class Tensor:
+        device = Unhashable()
+
+        def untyped_storage(self) -> None: ...
+
+    assert arrays.is_npu_tensor(Tensor())
+    tensor = NpuTensor.empty((2,), torch.float32)
+    assert arrays.is_npu_tensor(tensor) and tensor.device not in arrays._npu_devices
