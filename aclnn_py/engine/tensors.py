@@ -21,6 +21,7 @@ import numpy as np
 from ..runtime.arrays import DeviceArray, is_npu_tensor
 from ..runtime.npu_tensors import (
     adopt,
+    adopt_new,
     current_torch_stream,
     torch_dtype_of,
 )
@@ -51,6 +52,7 @@ class TensorCall:
         self._given = stream
         self._record_on = stream if stream is not None and is_torch_stream(stream) else None
         self.like: Any = None  # the first tensor adopted: results are allocated like it
+        self._like_device = 0  # its device
         self._current_of: int | None = None  # the device whose torch current stream is used
         self._tensors: dict[int, tuple[DeviceArray, Any]] = {}  # id(array) -> (array, tensor)
 
@@ -62,6 +64,7 @@ class TensorCall:
         self._tensors[id(array)] = (array, value)
         if self.like is None:
             self.like = value
+            self._like_device = array.device
         return array
 
     def stream(self, device: int | None) -> Stream | None:
@@ -98,9 +101,11 @@ class TensorCall:
                     value.record_stream(stream)
 
     def new_array(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
-        """A result: a torch tensor like the first one adopted, as a DeviceArray."""
-        tensor = self.like.new_empty(shape, dtype=torch_dtype_of(dtype))
-        array = adopt(tensor, "the result", plain=True)
+        """A result: a torch tensor like the first one adopted (on its device), as a
+        DeviceArray."""
+        torch_dtype = torch_dtype_of(dtype)
+        tensor = self.like.new_empty(shape, dtype=torch_dtype)
+        array = adopt_new(tensor, shape, torch_dtype, self._like_device)
         self._tensors[id(array)] = (array, tensor)
         return array
 

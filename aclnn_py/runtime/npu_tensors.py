@@ -30,7 +30,14 @@ import numpy as np
 
 from .. import _caches
 from ..ops.dtypes import dtype_label, dtype_named
-from .arrays import Description, DeviceArray, host_array, is_npu_tensor, span
+from .arrays import (
+    Description,
+    DeviceArray,
+    contiguous_strides,
+    host_array,
+    is_npu_tensor,
+    span,
+)
 from .memory import borrowed_buffer
 from .process import activate
 from .streams import ExternalStream, external_stream, synchronize_device, torch_stream
@@ -77,20 +84,32 @@ _descriptions: _caches.Bounded[tuple[Any, ...], Description] = _caches.bounded(
     "tensor layout met", of="layouts")
 
 
-def adopt(tensor: Any, argument: str, plain: bool = False) -> DeviceArray:
+def adopt(tensor: Any, argument: str) -> DeviceArray:
     """A DeviceArray over the torch NPU ``tensor``'s memory (no copy); errors name
-    ``argument``. ``plain``: the tensor is known to be in a plain format (one torch just
-    allocated with ``new_empty``, which makes the base format), so it is not asked."""
+    ``argument``."""
     key = (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(),
            tensor.untyped_storage().nbytes(), tensor.device.index)
     description = _descriptions.get(key)
     if description is None:
         description = _described(key, argument)
-    if not plain:
-        _check_format(tensor, argument)
+    _check_format(tensor, argument)
     nbytes = key[4]
     address = tensor.data_ptr() - key[3] * description.dtype.itemsize if nbytes else 0
     return DeviceArray.like(description, borrowed_buffer(address, nbytes, key[5], tensor))
+
+
+def adopt_new(tensor: Any, shape: tuple[int, ...], torch_dtype: Any, device: int
+              ) -> DeviceArray:
+    """:func:`adopt` of a ``tensor`` torch has just made as ``new_empty(shape,
+    dtype=torch_dtype)`` on ``device``: C-contiguous from offset 0 in the base format, so
+    only its storage size and address are read."""
+    nbytes = tensor.untyped_storage().nbytes()
+    key = (torch_dtype, shape, contiguous_strides(shape), 0, nbytes, device)
+    description = _descriptions.get(key)
+    if description is None:
+        description = _described(key, "the result")
+    address = tensor.data_ptr() if nbytes else 0
+    return DeviceArray.like(description, borrowed_buffer(address, nbytes, device, tensor))
 
 
 def _described(key: tuple[Any, ...], argument: str) -> Description:
