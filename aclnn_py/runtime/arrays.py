@@ -719,7 +719,7 @@ def host_layout(array: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
 
 
 # torch devices met on tensors -> whether each is an NPU: ``device.type`` builds a new string
-# on every read (0.7 µs), and a torch.device hashes and compares by its type and index.
+# on every read, and a torch.device hashes and compares by its type and index.
 _npu_devices: _caches.Bounded[Any, bool] = _caches.bounded(
     "torch devices", 256, holds="whether each torch.device met on a tensor is an NPU",
     of="devices")
