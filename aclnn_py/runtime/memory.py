@@ -349,7 +349,7 @@ class DeviceBuffer:
     freed: bool
     _block: Any
     _copying: int  # synchronous copies under way (under _copies_lock)
-    _free_pending: bool  # freed while copies were under way (set when the first began)
+    _free_pending: bool  # freed while copies were under way (initialised as the first begins)
 
     def __init__(self, nbytes: int, device: int | None = None) -> None:
         device = rt.activate(device)
