@@ -17,6 +17,7 @@ Usage::
     python benchmarks/bench.py --scalars    # a number or numpy scalar grad against a 0-d array
     python benchmarks/bench.py --emulated   # every computed operator against PyTorch, 1 M float32
     python benchmarks/bench.py --torch-npu  # real torch_npu tensors against DeviceArrays, 1 element
+    python benchmarks/bench.py --peers      # beside CuPy and PyTorch on a CUDA GPU, own C floors
 
 For 1, 1 K, 1 M and 16 M elements, in float32 and float16, with ``grad`` a 0-d array,
 ``x`` and ``y`` of shape ``(n,)`` and ``reduction="mean"``, the median wall time per call of
@@ -134,6 +135,15 @@ then torch's current stream's ``synchronize()``) against the same on DeviceArray
 ``aclnn_py.synchronize()``: the best over interleaved rounds of the median per call, the
 overhead against the target of +1 µs. Skipped with a line saying why when it cannot be set up.
 
+Peers (``--peers`` runs it alone, ``--no-peers`` skips it): Python's cost over its own C floor
+for the 1-element float32 call, in one run: CuPy's ``ElementwiseKernel(..., out)`` and
+PyTorch's ``aten.mse_loss_backward(..., grad_input=out)``, each then synchronised, on a CUDA
+GPU, against ``benchmarks/cuda_floor.c`` (the same kernel as PTX, launched from C through the
+CUDA driver and waited for); and aclnn_py's one-shot on device arrays, ``plan.run()`` (then
+``synchronize()``), ``plan.run(synchronize=True)`` and numpy call against c_floor.c's one-shot,
+relaunch and staged sequences. Every figure is the best over the rounds of the median per
+call. A peer without CuPy, a CUDA-enabled PyTorch or a CUDA driver is a row saying why.
+
 The targets of the issue are reported, never asserted. ``ACLNN_PY_BACKEND`` defaults to
 ``emulator`` here. Needs a C compiler (``$CC`` or ``cc``) for column d.
 """
@@ -167,6 +177,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 C_SOURCE = HERE / "c_floor.c"
+CUDA_SOURCE = HERE / "cuda_floor.c"
 DEFAULT_OUTPUT = HERE / "results" / "latest.json"
 
 SIZES = (1, 1024, 1 << 20, 1 << 24)
@@ -261,10 +272,12 @@ def load_torch() -> tuple[Any, str]:
 # ---- the C floor ------------------------------------------------------------------------
 
 
-def build_c_floor(workdir: Path) -> tuple[Path | None, str]:
-    binary = workdir / "c_floor"
+def build_c_floor(workdir: Path, source: Path = C_SOURCE) -> tuple[Path | None, str]:
+    """``source`` (default c_floor.c) built into ``workdir``: (the binary, the command), or
+    (None, why not)."""
+    binary = workdir / source.stem
     cc = shlex.split(os.environ.get("CC", "cc"))
-    command = [*cc, "-std=gnu11", "-O2", str(C_SOURCE), "-o", str(binary), "-ldl"]
+    command = [*cc, "-std=gnu11", "-O2", str(source), "-o", str(binary), "-ldl"]
     try:
         subprocess.run(command, check=True, capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError) as error:
@@ -288,6 +301,15 @@ def run_c_floor(binary: Path, lib_dir: str, n: int, dtype: str, warmup: int, bud
 
 
 _library_path: list[str] = []
+
+
+def c_floor_libraries(aclnn_py: Any) -> str:
+    """The folder of the runtime library aclnn_py loaded (c_floor's argument), after noting
+    it and its dependencies' folders for :func:`c_floor_environment`."""
+    info = aclnn_py.runtime_info()
+    lib_dir = str(Path(info["libraries"]["runtime"]).parent)
+    _library_path[:] = [lib_dir, *(str(Path(p).parent) for p in info["dependencies"])]
+    return lib_dir
 
 
 def c_floor_environment() -> dict[str, str]:
@@ -892,6 +914,197 @@ def print_call_comparison(rows: list[dict[str, Any]]) -> None:
               f"{row['call a'] / row['curated a']:>6.2f}x{fmt_time(row['curated b']):>12}"
               f"{fmt_time(row['call b']):>11}{row['call b'] / row['curated b']:>6.2f}x")
     print("a: numpy in, numpy out; b: DeviceArray in, DeviceArray out, then synchronize()")
+
+
+# ---- peers: CuPy and PyTorch on a CUDA GPU beside aclnn_py, each over its own C floor ------
+
+PEER_ROUNDS = 5
+PEER_ROWS = {"cuda": "CUDA kernel from C, launch + synchronise",
+             "cupy": "ElementwiseKernel(..., out) + synchronise",
+             "torch": "aten.mse_loss_backward(..., grad_input=out) + synchronise"}
+
+
+def best_of_rounds(modes: dict[str, Callable[[], Any]], rounds: int, calls: int
+                   ) -> dict[str, float]:
+    """The best over ``rounds`` interleaved rounds of each mode's median wall time per call
+    (ns), each round's calls after a tenth as many untimed ones."""
+    clock = time.perf_counter_ns
+    best = dict.fromkeys(modes, float("inf"))
+    for _ in range(rounds):
+        for name, call in modes.items():
+            for _ in range(max(calls // 10, 1)):
+                call()
+            samples = []
+            for _ in range(calls):
+                start = clock()
+                call()
+                samples.append(clock() - start)
+            best[name] = min(best[name], float(statistics.median(samples)))
+    return best
+
+
+def cupy_peer() -> tuple[Callable[[], Any] | None, str]:
+    """CuPy's 1-element float32 mse_loss_backward: an ``ElementwiseKernel`` writing ``out``,
+    then the current stream synchronised; (None, why) without CuPy or a CUDA device."""
+    try:
+        import cupy
+    except Exception as error:  # not installed, or no CUDA runtime for it
+        return None, f"CuPy is not available ({type(error).__name__}: {error})"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return None, f"CuPy {cupy.__version__} sees no CUDA device"
+    except Exception as error:
+        return None, f"CuPy {cupy.__version__} sees no CUDA device ({type(error).__name__})"
+    grad, x, y = inputs(1, "float32")
+    kernel = cupy.ElementwiseKernel("T grad, T x, T y, T scale", "T out",
+                                    "out = grad * (x - y) * scale", "mse_loss_backward")
+    g, xd, yd = (cupy.asarray(a) for a in (grad, x, y))
+    out = cupy.empty_like(xd)
+    scale = np.float32(2 / x.size)
+    synchronize = cupy.cuda.get_current_stream().synchronize
+
+    def call() -> None:
+        kernel(g, xd, yd, scale, out)
+        synchronize()
+
+    call()
+    if not np.allclose(cupy.asnumpy(out), reference(grad, x, y), rtol=1e-5):
+        return None, f"CuPy computed {cupy.asnumpy(out)}, not {reference(grad, x, y)}"
+    return call, f"CuPy {cupy.__version__} {PEER_ROWS['cupy']}"
+
+
+def torch_peer(torch: Any, device: str = "cuda") -> tuple[Callable[[], Any] | None, str]:
+    """PyTorch's 1-element float32 ``aten.mse_loss_backward(..., grad_input=out)`` on
+    ``device``, then ``torch.cuda.synchronize()`` on a CUDA device; (None, why) without
+    one."""
+    if torch is None:
+        return None, "PyTorch is not installed"
+    if device == "cuda" and not torch.cuda.is_available():
+        return None, f"PyTorch {torch.__version__} sees no CUDA device"
+    grad, x, y = inputs(1, "float32")
+    g, xd, yd = (torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (grad, x, y))
+    out = torch.empty_like(xd)
+    aten = torch.ops.aten.mse_loss_backward
+    synchronize = torch.cuda.synchronize if device == "cuda" else None
+
+    def call() -> None:
+        aten(g, xd, yd, 1, grad_input=out)  # reduction 1: at::Reduction::Mean
+        if synchronize is not None:
+            synchronize()
+
+    call()
+    if not np.allclose(out.cpu().numpy(), reference(grad, x, y), rtol=1e-5):
+        return None, f"PyTorch computed {out.cpu().numpy()}, not {reference(grad, x, y)}"
+    return call, f"PyTorch {torch.__version__} {PEER_ROWS['torch']}"
+
+
+def cuda_floor(binary: Path | None, how: str, rounds: int, calls: int) -> tuple[float | None, str]:
+    """The CUDA C floor (cuda_floor.c), best of ``rounds`` medians, or (None, why)."""
+    if binary is None:
+        return None, how
+    done = subprocess.run([str(binary), "--rounds", str(rounds), "--calls", str(calls)],
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return None, (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    record = json.loads(done.stdout)
+    if not np.isclose(record["value"], record["expected"], rtol=1e-6):
+        return None, f"the C kernel computed {record['value']}, not {record['expected']}"
+    return float(min(record["median_ns"])), "launched"
+
+
+def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
+    """The issue's table: 1-element float32 mse_loss_backward (grad 0-d, "mean") through
+    CuPy and PyTorch on a CUDA GPU against a CUDA kernel launched from C, and through
+    aclnn_py against c_floor.c on the same CANN (or emulator); every figure the best over
+    ``PEER_ROUNDS`` rounds of the median per call, in one run. Peers without a CUDA
+    device are rows saying why."""
+    torch, _ = load_torch()
+    rounds = 2 if quick else PEER_ROUNDS
+    calls = 300 if quick else 2000
+    lib_dir = c_floor_libraries(aclnn_py)
+    with tempfile.TemporaryDirectory(prefix="aclnn_peers_") as workdir:
+        c_binary, c_how = build_c_floor(Path(workdir))
+        cuda_binary, cuda_how = build_c_floor(Path(workdir), CUDA_SOURCE)
+        cuda_ns, cuda_label = cuda_floor(cuda_binary, cuda_how, rounds, calls)
+        floors: dict[str, float] = {}
+        for _ in range(rounds):
+            if c_binary is None:
+                break
+            record = run_c_floor(c_binary, lib_dir, 1, "float32", 200, 0.2 if quick else 1.0,
+                                 calls, calls, aclnn_py.engine.numpy_path.DIRECT_BYTES)
+            for key, samples in record["samples"].items():
+                median = float(statistics.median(samples))
+                floors[key] = min(floors.get(key, median), median)
+    rows: list[dict[str, Any]] = [{"row": PEER_ROWS["cuda"], "floor_ns": cuda_ns,
+                                   "call_ns": None,
+                                   "why": None if cuda_ns is not None else cuda_label}]
+    modes: dict[str, Callable[[], Any]] = {}
+    for peer, make in (("cupy", cupy_peer), ("torch", lambda: torch_peer(torch))):
+        try:
+            call, label = make()
+        except Exception as error:  # a CUDA failure setting the peer up: its row says so
+            call, label = None, f"{type(error).__name__}: {error}"
+        rows.append({"row": label if call is not None else
+                     f"{'CuPy' if peer == 'cupy' else 'PyTorch'} {PEER_ROWS[peer]}",
+                     "floor_ns": cuda_ns, "call_ns": None,
+                     "why": None if call is not None else label, "mode": peer})
+        if call is not None:
+            modes[peer] = call
+    grad, x, y = inputs(1, "float32")
+    gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
+    plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
+    mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
+
+    def one_shot() -> None:
+        mse(gd, xd, yd)
+        sync()
+
+    def plan_run() -> None:
+        plan.run()
+        sync()
+
+    def plan_waiting() -> None:
+        plan.run(synchronize=True)
+
+    def numpy_call() -> None:
+        mse(grad, x, y)
+
+    ours = {"b": ("aclnn_py one-shot on device arrays + synchronize()", "oneshot", one_shot),
+            "c": ("aclnn_py plan.run() + synchronize()", "plan", plan_run),
+            "c_w": ("aclnn_py plan.run(synchronize=True)", "plan", plan_waiting),
+            "a": ("aclnn_py 1-element numpy call (staged C floor)", "staged", numpy_call)}
+    for mode, (label, floor, call) in ours.items():
+        rows.append({"row": label, "floor_ns": floors.get(floor), "call_ns": None,
+                     "why": None if floors else c_how, "mode": mode})
+        modes[mode] = call
+    try:
+        timing = best_of_rounds(modes, rounds, calls)
+    finally:
+        plan_out = plan.out
+        plan.close()
+        for array in (gd, xd, yd, plan_out):
+            array.free()
+    for row in rows:
+        if "mode" in row and row["mode"] in timing:
+            row["call_ns"] = timing[row.pop("mode")]
+        row.pop("mode", None)
+    return rows
+
+
+def print_peers(rows: list[dict[str, Any]]) -> None:
+    print("\nPython's cost over its own C floor: 1-element float32 mse_loss_backward, best of "
+          "the rounds' medians per call:")
+    width = max(len(row["row"]) for row in rows)
+    print(f"{'':<{width}}  {'C floor':>9}  {'Python call':>11}  {'overhead':>9}")
+    for row in rows:
+        floor, call = row["floor_ns"], row["call_ns"]
+        over = f"{(call - floor) / 1e3:+.1f} µs" if floor is not None and call is not None \
+            else "–"
+        line = f"{row['row']:<{width}}  {fmt_time(floor) if floor is not None else '–':>9}  " \
+               f"{fmt_time(call) if call is not None else '–':>11}  {over:>9}"
+        if row["why"]:
+            line += f"  (n/a: {row['why']})"
+        print(line)
 
 
 # ---- a loop that never synchronises: memory and time per call ------------------------------
@@ -3835,7 +4048,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             ("chunked", "time the calls larger than a 64 MiB device",
              "the calls larger than a 64 MiB device"),
             ("emulated", "time every operator the emulator computes against PyTorch CPU at "
-                         "1 M float32 elements", "timing every computed operator")]:
+                         "1 M float32 elements", "timing every computed operator"),
+            ("peers", "set aclnn_py's per-call cost beside CuPy's and PyTorch's on a CUDA "
+                      "GPU, each over its own C floor", "the peers' table")]:
         parser.add_argument(f"--{name}", action="store_true", help=f"only {only}")
         parser.add_argument(f"--no-{name}", action="store_true", help=f"skip {skip}")
     parser.add_argument("--devices", type=int, metavar="N",
@@ -3910,7 +4125,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                "imports": (run_imports, print_imports),
                "scalars": (run_scalars, print_scalars),
                "emulated": (run_emulated, print_emulated),
-               "torch_npu": (run_torch_npu, print_torch_npu)}
+               "torch_npu": (run_torch_npu, print_torch_npu),
+               "peers": (run_peers, print_peers)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
             print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
@@ -3936,8 +4152,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
     sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
     dtypes = args.dtypes or list(DTYPES)
     torch, torch_version = (None, "n/a (--no-torch)") if args.no_torch else load_torch()
-    lib_dir = str(Path(info["libraries"]["runtime"]).parent)
-    _library_path[:] = [lib_dir, *(str(Path(p).parent) for p in info["dependencies"])]
+    lib_dir = c_floor_libraries(aclnn_py)
     meta: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "argv": sys.argv[1:],
@@ -3996,6 +4211,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
     imports_row = None if args.no_imports else run_imports(aclnn_py, args.quick)
     emulated_rows = [] if args.no_emulated else run_emulated(aclnn_py, args.quick)
     torch_npu_row = None if args.no_torch_npu else run_torch_npu(aclnn_py, args.quick)
+    peer_rows = [] if args.no_peers else run_peers(aclnn_py, args.quick)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
@@ -4023,6 +4239,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
         print_emulated(emulated_rows)
     if torch_npu_row is not None:
         print_torch_npu(torch_npu_row)
+    if peer_rows:
+        print_peers(peer_rows)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
@@ -4033,7 +4251,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                                        "unsynced": unsynced_row,
                                        "scalars": scalars_row, "imports": imports_row,
                                        "emulated": emulated_rows,
-                                       "torch_npu": torch_npu_row},
+                                       "torch_npu": torch_npu_row,
+                                       "peers": peer_rows},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0
