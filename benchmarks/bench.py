@@ -515,7 +515,7 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
 
         modes.update(a_g=mode_a_g, e_g=mode_e_g)
     if torch is not None:
-        gt, xt, yt = (torch.from_numpy(np.ascontiguousarray(a)) for a in (grad, x, y))
+        gt, xt, yt = (torch.from_numpy(a) for a in (grad, x, y))  # grad stays 0-d
         aten = torch.ops.aten.mse_loss_backward
         try:
             aten(gt, xt, yt, 1)
@@ -798,7 +798,7 @@ def torch_npu_child(rounds: int, calls: int) -> None:
     import aclnn_py
 
     g, x, y = inputs(1, "float32")
-    gt, xt, yt = (torch.from_numpy(np.ascontiguousarray(a)).npu() for a in (g, x, y))
+    gt, xt, yt = (torch.from_numpy(a).npu() for a in (g, x, y))  # g stays 0-d, as gd
     gd, xd, yd = (aclnn_py.to_device(a) for a in (g, x, y))
     mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
     torch_sync, stream = torch.npu.synchronize, torch.npu.current_stream()
@@ -975,17 +975,18 @@ def cupy_peer() -> tuple[Callable[[], Any] | None, str]:
 
 def torch_peer(torch: Any, device: str = "cuda") -> tuple[Callable[[], Any] | None, str]:
     """PyTorch's 1-element float32 ``aten.mse_loss_backward(..., grad_input=out)`` on
-    ``device``, then ``torch.cuda.synchronize()`` on a CUDA device; (None, why) without
+    ``device``, then, on a CUDA device, its current stream synchronised; (None, why) without
     one."""
     if torch is None:
         return None, "PyTorch is not installed"
     if device == "cuda" and not torch.cuda.is_available():
         return None, f"PyTorch {torch.__version__} sees no CUDA device"
     grad, x, y = inputs(1, "float32")
-    g, xd, yd = (torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (grad, x, y))
+    g, xd, yd = (torch.from_numpy(a).to(device) for a in (grad, x, y))  # grad stays 0-d
     out = torch.empty_like(xd)
     aten = torch.ops.aten.mse_loss_backward
-    synchronize = torch.cuda.synchronize if device == "cuda" else None
+    # the current stream's wait, as CuPy's row and the C floor wait for their stream
+    synchronize = torch.cuda.current_stream().synchronize if device == "cuda" else None
 
     def call() -> None:
         aten(g, xd, yd, 1, grad_input=out)  # reduction 1: at::Reduction::Mean
@@ -1002,12 +1003,19 @@ def cuda_floor(binary: Path | None, how: str, rounds: int, calls: int) -> tuple[
     """The CUDA C floor (cuda_floor.c), best of ``rounds`` medians, or (None, why)."""
     if binary is None:
         return None, how
-    done = subprocess.run([str(binary), "--rounds", str(rounds), "--calls", str(calls)],
-                          capture_output=True, text=True, timeout=600)
+    try:
+        done = subprocess.run([str(binary), "--rounds", str(rounds), "--calls", str(calls)],
+                              capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return None, "cuda_floor did not finish in 600 s"
     if done.returncode != 0:
         return None, (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    record = json.loads(done.stdout)
-    if not np.isclose(record["value"], record["expected"], rtol=1e-6):
+    try:
+        record = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return None, f"cuda_floor printed {done.stdout.strip()[:200]!r}"
+    if record["value"] is None or not np.isclose(record["value"], record["expected"],
+                                                 rtol=1e-6):
         return None, f"the C kernel computed {record['value']}, not {record['expected']}"
     return float(min(record["median_ns"])), "launched"
 

@@ -9,6 +9,7 @@
  * are needed to build this file: cc -O2 cuda_floor.c -o cuda_floor -ldl.
  *
  * Usage: cuda_floor [--rounds R] [--calls N] [--warmup W]
+ *        cuda_floor --print-ptx    (the kernel's PTX, for ptxas to check without a GPU)
  * Prints {"median_ns": [one per round], "value": <out[0]>, "expected": <...>} on stdout.
  * Exit 2 with a line on stderr when there is no CUDA driver or device (the bench then shows
  * the row as not available, with that line), 1 on any other failure.
@@ -151,12 +152,18 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     int rounds = 5, calls = 2000, warmup = 200;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--calls") == 0) calls = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--warmup") == 0) warmup = atoi(argv[i + 1]);
+    if (argc == 2 && strcmp(argv[1], "--print-ptx") == 0) {
+        fputs(KERNEL, stdout);
+        return 0;
+    }
+    for (int i = 1; i < argc; i += 2) {
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (value != NULL && strcmp(argv[i], "--rounds") == 0) rounds = atoi(value);
+        else if (value != NULL && strcmp(argv[i], "--calls") == 0) calls = atoi(value);
+        else if (value != NULL && strcmp(argv[i], "--warmup") == 0) warmup = atoi(value);
         else {
-            fprintf(stderr, "usage: cuda_floor [--rounds R] [--calls N] [--warmup W]\n");
+            fprintf(stderr, "usage: cuda_floor [--rounds R] [--calls N] [--warmup W] | "
+                            "--print-ptx\n");
             return 1;
         }
     }
@@ -217,7 +224,10 @@ int main(int argc, char **argv)
     }
     float out = NAN;
     CALL("cuMemcpyDtoH", cu.download(&out, out_d, sizeof out));
-    printf("], \"value\": %.9g, \"expected\": %.9g}\n", out, grad * (x - y) * scale);
+    if (isfinite(out)) /* (JSON has no NaN: a kernel that never wrote gives null) */
+        printf("], \"value\": %.9g, \"expected\": %.9g}\n", out, grad * (x - y) * scale);
+    else
+        printf("], \"value\": null, \"expected\": %.9g}\n", grad * (x - y) * scale);
     free(samples);
     cu.free(grad_d);
     cu.free(x_d);

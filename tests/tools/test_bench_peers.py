@@ -45,6 +45,25 @@ def test_the_cuda_floor_computes_the_kernel_or_says_there_is_no_gpu(bench, tmp_p
     assert refused.returncode == 1 and "positive" in refused.stderr
 
 
+def test_the_cuda_floor_kernel_is_ptx_that_ptxas_assembles(bench, tmp_path) -> None:
+    """Without a GPU, the CUDA toolkit's assembler still checks the kernel the driver would
+    compile (for GPUs from Turing to Blackwell)."""
+    ptxas = shutil.which("ptxas") or next(
+        (str(path) for path in sorted(Path("/usr/local").glob("cuda*/bin/ptxas"))), None)
+    if ptxas is None or shutil.which("cc") is None:
+        pytest.skip("needs a C compiler and the CUDA toolkit's ptxas")
+    binary, how = bench.build_c_floor(tmp_path, bench.CUDA_SOURCE)
+    assert binary is not None, how
+    kernel = tmp_path / "kernel.ptx"
+    kernel.write_text(subprocess.run([str(binary), "--print-ptx"], capture_output=True,
+                                     text=True, check=True).stdout)
+    for arch in ("sm_75", "sm_80", "sm_90"):
+        done = subprocess.run([ptxas, f"-arch={arch}", str(kernel), "-o",
+                               str(tmp_path / f"{arch}.cubin")], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / f"{arch}.cubin").stat().st_size > 0
+
+
 def test_the_torch_peer_times_the_operator_it_names(bench) -> None:
     torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
     call, label = bench.torch_peer(torch, "cpu")  # the call checks its own result first
