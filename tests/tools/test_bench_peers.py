@@ -3,7 +3,6 @@ CUDA GPU, each over its own C floor; where a peer cannot run, its row says why."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -11,19 +10,17 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import ROOT, load_script
 
 import aclnn_py
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench.py"
+BENCH = ROOT / "benchmarks" / "bench.py"
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_for_peers", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module: ModuleType = load_script(BENCH, "bench_for_peers")
     return module
 
 
