@@ -171,7 +171,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -924,6 +924,14 @@ PEER_ROWS = {"cuda": "CUDA kernel from C, launch + synchronise",
              "torch": "aten.mse_loss_backward(..., grad_input=out) + synchronise"}
 
 
+class Peer(NamedTuple):
+    """One peer's timed call (None when it cannot run), its row's label and why not."""
+
+    call: Callable[[], Any] | None
+    label: str
+    why: str | None = None
+
+
 def best_of_rounds(modes: dict[str, Callable[[], Any]], rounds: int, calls: int
                    ) -> dict[str, float]:
     """The best over ``rounds`` interleaved rounds of each mode's median wall time per call
@@ -943,18 +951,20 @@ def best_of_rounds(modes: dict[str, Callable[[], Any]], rounds: int, calls: int
     return best
 
 
-def cupy_peer() -> tuple[Callable[[], Any] | None, str]:
+def cupy_peer() -> Peer:
     """CuPy's 1-element float32 mse_loss_backward: an ``ElementwiseKernel`` writing ``out``,
-    then the current stream synchronised; (None, why) without CuPy or a CUDA device."""
+    then the current stream synchronised."""
+    label = f"CuPy {PEER_ROWS['cupy']}"
     try:
         import cupy
     except Exception as error:  # not installed, or no CUDA runtime for it
-        return None, f"CuPy is not available ({type(error).__name__}: {error})"
+        return Peer(None, label, f"CuPy is not available ({type(error).__name__}: {error})")
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None, f"CuPy {cupy.__version__} sees no CUDA device"
+            return Peer(None, label, f"CuPy {cupy.__version__} sees no CUDA device")
     except Exception as error:
-        return None, f"CuPy {cupy.__version__} sees no CUDA device ({type(error).__name__})"
+        return Peer(None, label, f"CuPy {cupy.__version__} sees no CUDA device "
+                                 f"({type(error).__name__})")
     grad, x, y = inputs(1, "float32")
     kernel = cupy.ElementwiseKernel("T grad, T x, T y, T scale", "T out",
                                     "out = grad * (x - y) * scale", "mse_loss_backward")
@@ -969,18 +979,19 @@ def cupy_peer() -> tuple[Callable[[], Any] | None, str]:
 
     call()
     if not np.allclose(cupy.asnumpy(out), reference(grad, x, y), rtol=1e-5):
-        return None, f"CuPy computed {cupy.asnumpy(out)}, not {reference(grad, x, y)}"
-    return call, f"CuPy {cupy.__version__} {PEER_ROWS['cupy']}"
+        return Peer(None, label, f"CuPy computed {cupy.asnumpy(out)}, not "
+                                 f"{reference(grad, x, y)}")
+    return Peer(call, f"CuPy {cupy.__version__} {PEER_ROWS['cupy']}")
 
 
-def torch_peer(torch: Any, device: str = "cuda") -> tuple[Callable[[], Any] | None, str]:
+def torch_peer(torch: Any, device: str = "cuda") -> Peer:
     """PyTorch's 1-element float32 ``aten.mse_loss_backward(..., grad_input=out)`` on
-    ``device``, then, on a CUDA device, its current stream synchronised; (None, why) without
-    one."""
+    ``device``, then, on a CUDA device, its current stream synchronised."""
+    label = f"PyTorch {PEER_ROWS['torch']}"
     if torch is None:
-        return None, "PyTorch is not installed"
+        return Peer(None, label, "PyTorch is not installed")
     if device == "cuda" and not torch.cuda.is_available():
-        return None, f"PyTorch {torch.__version__} sees no CUDA device"
+        return Peer(None, label, f"PyTorch {torch.__version__} sees no CUDA device")
     grad, x, y = inputs(1, "float32")
     g, xd, yd = (torch.from_numpy(a).to(device) for a in (grad, x, y))  # grad stays 0-d
     out = torch.empty_like(xd)
@@ -995,12 +1006,15 @@ def torch_peer(torch: Any, device: str = "cuda") -> tuple[Callable[[], Any] | No
 
     call()
     if not np.allclose(out.cpu().numpy(), reference(grad, x, y), rtol=1e-5):
-        return None, f"PyTorch computed {out.cpu().numpy()}, not {reference(grad, x, y)}"
-    return call, f"PyTorch {torch.__version__} {PEER_ROWS['torch']}"
+        return Peer(None, label, f"PyTorch computed {out.cpu().numpy()}, not "
+                                 f"{reference(grad, x, y)}")
+    return Peer(call, f"PyTorch {torch.__version__} {PEER_ROWS['torch']}")
 
 
-def cuda_floor(binary: Path | None, how: str, rounds: int, calls: int) -> tuple[float | None, str]:
-    """The CUDA C floor (cuda_floor.c), best of ``rounds`` medians, or (None, why)."""
+def cuda_floor(binary: Path | None, how: str, rounds: int, calls: int
+               ) -> tuple[float | None, str | None]:
+    """The CUDA C floor (cuda_floor.c), best of ``rounds`` medians: (ns, None), or (None,
+    why not)."""
     if binary is None:
         return None, how
     try:
@@ -1017,7 +1031,7 @@ def cuda_floor(binary: Path | None, how: str, rounds: int, calls: int) -> tuple[
     if record["value"] is None or not np.isclose(record["value"], record["expected"],
                                                  rtol=1e-6):
         return None, f"the C kernel computed {record['value']}, not {record['expected']}"
-    return float(min(record["median_ns"])), "launched"
+    return float(min(record["median_ns"])), None
 
 
 def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
@@ -1033,7 +1047,7 @@ def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="aclnn_peers_") as workdir:
         c_binary, c_how = build_c_floor(Path(workdir))
         cuda_binary, cuda_how = build_c_floor(Path(workdir), CUDA_SOURCE)
-        cuda_ns, cuda_label = cuda_floor(cuda_binary, cuda_how, rounds, calls)
+        cuda_ns, cuda_why = cuda_floor(cuda_binary, cuda_how, rounds, calls)
         floors: dict[str, float] = {}
         for _ in range(rounds):
             if c_binary is None:
@@ -1043,21 +1057,16 @@ def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
             for key, samples in record["samples"].items():
                 median = float(statistics.median(samples))
                 floors[key] = min(floors.get(key, median), median)
-    rows: list[dict[str, Any]] = [{"row": PEER_ROWS["cuda"], "floor_ns": cuda_ns,
-                                   "call_ns": None,
-                                   "why": None if cuda_ns is not None else cuda_label}]
-    modes: dict[str, Callable[[], Any]] = {}
-    for peer, make in (("cupy", cupy_peer), ("torch", lambda: torch_peer(torch))):
+    # (row label, C floor, timed call or None, why not): the CUDA floor, the peers, ours
+    planned: list[tuple[str, float | None, Callable[[], Any] | None, str | None]] = [
+        (PEER_ROWS["cuda"], cuda_ns, None, cuda_why)]
+    for name, key, make in (("CuPy", "cupy", cupy_peer),
+                            ("PyTorch", "torch", lambda: torch_peer(torch))):
         try:
-            call, label = make()
+            peer = make()
         except Exception as error:  # a CUDA failure setting the peer up: its row says so
-            call, label = None, f"{type(error).__name__}: {error}"
-        rows.append({"row": label if call is not None else
-                     f"{'CuPy' if peer == 'cupy' else 'PyTorch'} {PEER_ROWS[peer]}",
-                     "floor_ns": cuda_ns, "call_ns": None,
-                     "why": None if call is not None else label, "mode": peer})
-        if call is not None:
-            modes[peer] = call
+            peer = Peer(None, f"{name} {PEER_ROWS[key]}", f"{type(error).__name__}: {error}")
+        planned.append((peer.label, cuda_ns, peer.call, peer.why))
     grad, x, y = inputs(1, "float32")
     gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
     plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
@@ -1077,26 +1086,22 @@ def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     def numpy_call() -> None:
         mse(grad, x, y)
 
-    ours = {"b": ("aclnn_py one-shot on device arrays + synchronize()", "oneshot", one_shot),
-            "c": ("aclnn_py plan.run() + synchronize()", "plan", plan_run),
-            "c_w": ("aclnn_py plan.run(synchronize=True)", "plan", plan_waiting),
-            "a": ("aclnn_py 1-element numpy call (staged C floor)", "staged", numpy_call)}
-    for mode, (label, floor, call) in ours.items():
-        rows.append({"row": label, "floor_ns": floors.get(floor), "call_ns": None,
-                     "why": None if floors else c_how, "mode": mode})
-        modes[mode] = call
+    for label, floor, call in (
+            ("aclnn_py one-shot on device arrays + synchronize()", "oneshot", one_shot),
+            ("aclnn_py plan.run() + synchronize()", "plan", plan_run),
+            ("aclnn_py plan.run(synchronize=True)", "plan", plan_waiting),
+            ("aclnn_py 1-element numpy call (staged C floor)", "staged", numpy_call)):
+        planned.append((label, floors.get(floor), call, None if floors else c_how))
     try:
-        timing = best_of_rounds(modes, rounds, calls)
+        timing = best_of_rounds({label: call for label, _, call, _ in planned
+                                 if call is not None}, rounds, calls)
     finally:
         plan_out = plan.out
         plan.close()
         for array in (gd, xd, yd, plan_out):
             array.free()
-    for row in rows:
-        if "mode" in row and row["mode"] in timing:
-            row["call_ns"] = timing[row.pop("mode")]
-        row.pop("mode", None)
-    return rows
+    return [{"row": label, "floor_ns": floor_ns, "call_ns": timing.get(label), "why": why}
+            for label, floor_ns, _, why in planned]
 
 
 def print_peers(rows: list[dict[str, Any]]) -> None:

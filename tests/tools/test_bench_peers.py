@@ -63,13 +63,14 @@ def test_the_cuda_floor_kernel_is_ptx_that_ptxas_assembles(bench, tmp_path) -> N
 
 def test_the_torch_peer_times_the_operator_it_names(bench) -> None:
     torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch")
-    call, label = bench.torch_peer(torch, "cpu")  # the call checks its own result first
-    assert call is not None, label
-    assert label == f"PyTorch {torch.__version__} {bench.PEER_ROWS['torch']}"
-    call()
+    peer = bench.torch_peer(torch, "cpu")  # the call checks its own result first
+    assert peer.call is not None, peer.why
+    assert peer.label == f"PyTorch {torch.__version__} {bench.PEER_ROWS['torch']}"
+    peer.call()
     if not torch.cuda.is_available():
-        assert bench.torch_peer(torch) == (None, f"PyTorch {torch.__version__} sees no CUDA "
-                                                 "device")
+        assert bench.torch_peer(torch) == bench.Peer(
+            None, f"PyTorch {bench.PEER_ROWS['torch']}",
+            f"PyTorch {torch.__version__} sees no CUDA device")
 
 
 @pytest.mark.emulator_only
