@@ -54,7 +54,7 @@ import math
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -313,7 +313,7 @@ class _Tried:
         self.rows = 0
 
 
-def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],  # noqa: C901
+def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
          host: np.ndarray, stream: Stream, direct: int, most_rows: int, tried: _Tried
          ) -> np.ndarray | None:
     """:func:`run` with chunks of at most ``most_rows`` rows (0: as many as fit), their
@@ -327,33 +327,75 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
     split = Split(spec, c_attributes, arrays, host)
     if not split.splittable:
         return None
-    arrays, target, shape = split.arrays, split.target, split.shape
-    elementwise, length, inner = split.elementwise, split.length, split.inner
-    chunk_attributes, varying = split.attributes, split.varying
+    residents = _residents(split)
+    rows = _chunk_rows(split, host.dtype, residents.nbytes, device, most_rows)
+    if rows is None:
+        return None
+    tried.rows = rows
+    count = -(-split.length // rows)
+    global last_count
+    last_count = count
+    layout = _set_layout(split, rows, host.dtype, direct)
+    resident, sets = _buffers(device, residents.nbytes, layout.host_bytes, layout.set_bytes,
+                              min(count, 2))
+    for entry in residents.arrays:
+        if entry is not None and entry.nbytes:
+            ll.memcpy(resident.pointer + entry.offset, entry.nbytes, ll.host_pointer(entry.core),
+                      entry.nbytes, _H2D)
+    streams = (stream, _helper(device)) if count > 1 else (stream,)
+    _Chunks(spec, split, host.dtype, residents, resident, layout, rows, sets, streams).run()
+    split.finish()
+    if given is not host:
+        np.copyto(given, host)
+    return given
 
-    result_dtype = host.dtype
-    row_bytes = (inner * result_dtype.itemsize) if elementwise else 0
-    fixed = result_dtype.itemsize if not elementwise else 0
-    for array, varies in zip(arrays, varying):
-        if varies:
-            row_bytes += host_layout(array[:1])[0].size * array.itemsize
-    slack = ALIGNMENT * (len(arrays) + 1)
 
-    # The inputs that do not vary along the chunked axis: copied up once.
-    resident_offsets: list[int] = []
-    resident_bytes = 0
-    cores: list[Any] = []
-    for array, varies in zip(arrays, varying):
+class _Resident(NamedTuple):
+    """An input that does not vary along the chunked axis: its host core and strides,
+    copied up once to ``offset`` in the resident block (``nbytes`` of it)."""
+
+    core: np.ndarray
+    strides: tuple[int, ...]
+    nbytes: int
+    offset: int
+
+
+class _Residents(NamedTuple):
+    """Each input's :class:`_Resident` (None for an input that travels chunk by chunk), and
+    the bytes of the block that holds them."""
+
+    arrays: list[_Resident | None]
+    nbytes: int
+
+
+def _residents(split: Split) -> _Residents:
+    """The inputs of ``split`` that do not vary along the chunked axis, laid out in one
+    block: copied up once."""
+    residents: list[_Resident | None] = []
+    nbytes = 0
+    for array, varies in zip(split.arrays, split.varying):
         if varies:
-            resident_offsets.append(-1)
-            cores.append(None)
+            residents.append(None)
             continue
         core, strides = host_layout(array)
-        nbytes = core.size * core.itemsize if array.size else 0
-        resident_offsets.append(resident_bytes)
-        cores.append((core, strides, nbytes))
-        resident_bytes = _aligned(resident_bytes + nbytes)
+        size = core.size * core.itemsize if array.size else 0
+        residents.append(_Resident(core, strides, size, nbytes))
+        nbytes = _aligned(nbytes + size)
+    return _Residents(residents, nbytes)
 
+
+def _chunk_rows(split: Split, result_dtype: np.dtype, resident_bytes: int, device: int,
+                most_rows: int) -> int | None:
+    """The rows per chunk: as many as one of two buffer sets holds in the device's free
+    memory (a set of ``CHUNK_BYTES`` when that is set), at most ``most_rows`` (0: no
+    bound); None when not one row fits."""
+    length = split.length
+    row_bytes = split.inner * result_dtype.itemsize if split.elementwise else 0
+    fixed = 0 if split.elementwise else result_dtype.itemsize
+    for array, varies in zip(split.arrays, split.varying):
+        if varies:
+            row_bytes += host_layout(array[:1])[0].size * array.itemsize
+    slack = ALIGNMENT * (len(split.arrays) + 1)
     if CHUNK_BYTES is not None:
         budget = CHUNK_BYTES
     else:
@@ -367,22 +409,33 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
         if CHUNK_BYTES is None:
             return None
         rows = 1
-    rows = min(rows, length, most_rows or length)
-    tried.rows = rows
-    count = -(-length // rows)
-    global last_count
-    last_count = count
+    return min(rows, length, most_rows or length)
 
-    # The set layout: the staged arrays (through the page-locked block), then those that
-    # travel straight from and to the caller's memory (a full chunk above DIRECT_BYTES).
-    result_bytes = rows * inner * result_dtype.itemsize if elementwise \
+
+class _SetLayout(NamedTuple):
+    """Where a full chunk's arrays sit in a buffer set: the staged ones first (through the
+    page-locked block, of ``host_bytes``), then those that travel straight from and to the
+    caller's memory (a full chunk above the direct size). ``offsets``: each input's (-1:
+    resident)."""
+
+    offsets: list[int]
+    direct_inputs: list[bool]
+    result_offset: int
+    direct_result: bool
+    host_bytes: int
+    set_bytes: int
+
+
+def _set_layout(split: Split, rows: int, result_dtype: np.dtype, direct: int) -> _SetLayout:
+    """The layout of a buffer set for chunks of ``rows`` rows."""
+    result_bytes = rows * split.inner * result_dtype.itemsize if split.elementwise \
         else result_dtype.itemsize
     direct_result = result_bytes > direct
     sizes = [host_layout(array[:rows])[0].size * array.itemsize if varies else -1
-             for array, varies in zip(arrays, varying)]
+             for array, varies in zip(split.arrays, split.varying)]
     direct_inputs = [size > direct for size in sizes]
-    offsets = [-1] * len(arrays)
-    offset = result_offset = 0
+    offsets = [-1] * len(sizes)
+    offset = result_offset = host_bytes = 0
     for staged in (True, False):
         for index, size in enumerate(sizes):
             if size >= 0 and direct_inputs[index] != staged:
@@ -393,89 +446,114 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
             offset = _aligned(offset + result_bytes)
         if staged:
             host_bytes = max(offset, 1)
-    set_bytes = max(offset, 1)
+    return _SetLayout(offsets, direct_inputs, result_offset, direct_result, host_bytes,
+                      max(offset, 1))
 
-    resident, sets = _buffers(device, resident_bytes, host_bytes, set_bytes, min(count, 2))
-    for core_entry, where_at in zip(cores, resident_offsets):
-        if core_entry is not None and core_entry[2]:
-            core, _, nbytes = core_entry
-            ll.memcpy(resident.pointer + where_at, nbytes, ll.host_pointer(core), nbytes, _H2D)
-    streams = (stream, _helper(device)) if count > 1 else (stream,)
 
-    partial = np.empty((), result_dtype)
-    chunk_result_bytes = [0] * count
+class _Chunks:
+    """The chunks of one call: two buffer sets take turns on (up to) two streams; chunk
+    ``k + 2`` goes into the set chunk ``k``'s result has just left."""
 
-    def queue(k: int) -> None:
-        staging, lane = sets[k % 2], streams[k % 2]
-        start, stop = k * rows, min(length, (k + 1) * rows)
-        m = stop - start
-        host_data, device_data = staging.host_data, staging.device_data
-        views = []
-        copies = []
-        for index, array in enumerate(arrays):
-            if varying[index]:
-                core, strides = host_layout(array[start:stop])
-                nbytes = core.size * core.itemsize
-                at = offsets[index]
-                if direct_inputs[index]:  # from the caller's memory, before the launch is queued
-                    ll.memcpy(device_data + at, nbytes, ll.host_pointer(core), nbytes, _H2D)
-                else:
-                    ll.copy_host(host_data + at, ll.host_pointer(core), nbytes)
-                    copies.append((device_data + at, nbytes, host_data + at, nbytes, _H2D,
-                                   lane.handle))
-                views.append(_view(device_data + at, (m, *array.shape[1:]), array.dtype,
-                                   strides, nbytes, device))
-            else:
-                core, strides, nbytes = cores[index]
-                view_shape = array.shape
-                if split.cut(array):  # cut, with a zero stride there: its view spans m rows
-                    view_shape = (m, *array.shape[1:])
-                views.append(_view(resident.pointer + resident_offsets[index], view_shape,
-                                   array.dtype, strides, nbytes, device))
-        if elementwise:
-            result_shape = (m, *shape[1:])
-            nbytes = m * inner * result_dtype.itemsize
+    def __init__(self, spec: Any, split: Split, result_dtype: np.dtype, residents: _Residents,
+                 resident: DeviceBuffer, layout: _SetLayout, rows: int, sets: list[Any],
+                 streams: tuple[Stream, ...]) -> None:
+        self.spec, self.split, self.result_dtype = spec, split, result_dtype
+        self.residents, self.resident, self.layout = residents, resident, layout
+        self.rows, self.sets, self.streams = rows, sets, streams
+        self.count = -(-split.length // rows)
+        self.result_bytes = [0] * self.count  # each chunk's
+        self.partial = np.empty((), result_dtype)
+
+    def run(self) -> None:
+        """Queue the first two chunks, then collect each in turn, queuing the next; on an
+        error nothing stays queued behind it."""
+        streams = self.streams
+        try:
+            for k in range(min(self.count, 2)):
+                self.queue(k)
+            for k in range(self.count):
+                streams[k % 2].synchronize()
+                self.collect(k)
+                if k + 2 < self.count:
+                    self.queue(k + 2)
+        except BaseException:
+            for lane in streams:
+                with contextlib.suppress(Exception):  # the error raised is the one to report
+                    lane.synchronize()
+            raise
+
+    def _bounds(self, k: int) -> tuple[int, int]:
+        return k * self.rows, min(self.split.length, (k + 1) * self.rows)
+
+    def queue(self, k: int) -> None:
+        """Chunk ``k``'s uploads, then its launch (and its result's download), on its
+        stream."""
+        split, layout, dtype = self.split, self.layout, self.result_dtype
+        staging, lane = self.sets[k % 2], self.streams[k % 2]
+        start, stop = self._bounds(k)
+        views, copies = self._inputs(staging, lane, start, stop)
+        device, result_offset = lane.device, layout.result_offset
+        if split.elementwise:
+            shape = (stop - start, *split.shape[1:])
+            nbytes = (stop - start) * split.inner * dtype.itemsize
         else:
-            result_shape, nbytes = (), result_dtype.itemsize
-        chunk_result_bytes[k] = nbytes
-        out = _view(device_data + result_offset, result_shape, result_dtype,
-                    contiguous_strides(result_shape), nbytes, device)
+            shape, nbytes = (), dtype.itemsize
+        self.result_bytes[k] = nbytes
+        out = _view(staging.device_data + result_offset, shape, dtype, contiguous_strides(shape),
+                    nbytes, device)
         before = (_copies, (tuple(copies),)) if copies else None
-        after = None if direct_result else (
-            ll.memcpy_async, (host_data + result_offset, nbytes, device_data + result_offset,
-                              nbytes, _D2H, lane.handle))
-        launch_cache.launch(spec, chunk_attributes, views, out, None, lane,
-                             ((staging, resident), before, after))
+        after = None if layout.direct_result else (
+            ll.memcpy_async, (staging.host_data + result_offset, nbytes,
+                              staging.device_data + result_offset, nbytes, _D2H, lane.handle))
+        launch_cache.launch(self.spec, split.attributes, views, out, None, lane,
+                            ((staging, self.resident), before, after))
 
-    try:
-        for k in range(min(count, 2)):
-            queue(k)
-        for k in range(count):
-            streams[k % 2].synchronize()
-            staging = sets[k % 2]
-            source = staging.host_data + result_offset
-            start, stop = k * rows, min(length, (k + 1) * rows)
-            if elementwise:
-                rows_out = target[start:stop]
-                nbytes = chunk_result_bytes[k]
-                if direct_result:  # straight into the result
-                    ll.memcpy(ll.host_pointer(rows_out, writable=True), nbytes,
-                              staging.device_data + result_offset, nbytes, _D2H)
-                else:
-                    ll.copy_host(ll.host_pointer(rows_out, writable=True), source, nbytes)
-                split.scale_rows(rows_out, start, stop)
+    def _inputs(self, staging: Any, lane: Stream, start: int, stop: int
+                ) -> tuple[list[DeviceArray], list[tuple[Any, ...]]]:
+        """The inputs' views for rows ``start:stop`` and the uploads they wait for: the
+        varying inputs' rows copied into the set (the direct ones uploaded now, the staged
+        ones packed), the resident ones viewed where they stay."""
+        split, layout, device = self.split, self.layout, lane.device
+        host_data, device_data = staging.host_data, staging.device_data
+        views, copies = [], []
+        for index, array in enumerate(split.arrays):
+            resident = self.residents.arrays[index]
+            if resident is not None:
+                view_shape = array.shape
+                if split.cut(array):  # cut, with a zero stride there: its view spans the rows
+                    view_shape = (stop - start, *array.shape[1:])
+                views.append(_view(self.resident.pointer + resident.offset, view_shape,
+                                   array.dtype, resident.strides, resident.nbytes, device))
+                continue
+            core, strides = host_layout(array[start:stop])
+            nbytes = core.size * core.itemsize
+            at = layout.offsets[index]
+            if layout.direct_inputs[index]:  # from the caller's memory, before the launch
+                ll.memcpy(device_data + at, nbytes, ll.host_pointer(core), nbytes, _H2D)
             else:
-                ll.copy_host(ll.host_pointer(partial, writable=True), source,
-                             result_dtype.itemsize)
-                split.add(float(partial), start, stop)
-            if k + 2 < count:
-                queue(k + 2)
-    except BaseException:
-        for lane in streams:  # nothing stays queued behind the error
-            with contextlib.suppress(Exception):  # the error raised is the one to report
-                lane.synchronize()
-        raise
-    split.finish()
-    if given is not host:
-        np.copyto(given, host)
-    return given
+                ll.copy_host(host_data + at, ll.host_pointer(core), nbytes)
+                copies.append((device_data + at, nbytes, host_data + at, nbytes, _H2D,
+                               lane.handle))
+            views.append(_view(device_data + at, (stop - start, *array.shape[1:]), array.dtype,
+                               strides, nbytes, device))
+        return views, copies
+
+    def collect(self, k: int) -> None:
+        """Chunk ``k``'s result, its stream done: its rows into the result, or its partial
+        value added."""
+        staging, layout, split = self.sets[k % 2], self.layout, self.split
+        source = staging.host_data + layout.result_offset
+        start, stop = self._bounds(k)
+        if not split.elementwise:
+            ll.copy_host(ll.host_pointer(self.partial, writable=True), source,
+                         self.result_dtype.itemsize)
+            split.add(float(self.partial), start, stop)
+            return
+        rows_out = split.target[start:stop]
+        nbytes = self.result_bytes[k]
+        if layout.direct_result:  # straight into the result
+            ll.memcpy(ll.host_pointer(rows_out, writable=True), nbytes,
+                      staging.device_data + layout.result_offset, nbytes, _D2H)
+        else:
+            ll.copy_host(ll.host_pointer(rows_out, writable=True), source, nbytes)
+        split.scale_rows(rows_out, start, stop)

@@ -519,7 +519,24 @@ def fast_key(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, .
     return tuple(key)
 
 
-def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],  # noqa: C901
+def _as_laid_out(layout: Layout, inputs: Sequence[Any], scalars: bool) -> list[Any]:
+    """``inputs`` with their numpy scalars as 0-d arrays (when ``scalars``) and their
+    numbers as arrays of the dtypes ``layout`` gives them, as validation made them."""
+    arrays = list(inputs)
+    if scalars:
+        for index, value in enumerate(arrays):
+            if isinstance(value, np.generic) and type(value) is not _FLOAT64:
+                arrays[index] = np.asarray(value)
+    for number in layout.numbers:
+        value = arrays[number.position]
+        if number.low is not None and number.low <= value <= number.high:
+            arrays[number.position] = np.asarray(value, dtype=number.dtype)
+        else:  # out of range, NaN or infinite: validation's rule converts or refuses
+            arrays[number.position] = as_array(value, number.dtype, number.name)
+    return arrays
+
+
+def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, ...],
               out: np.ndarray | None, stream: Stream | None) -> np.ndarray | None:
     """The call, when its signature was validated and laid out before; else None (the
     caller then validates, and :func:`call` lays the signature out). Builds the same key
@@ -557,17 +574,7 @@ def fast_call(spec: OperatorSpec, inputs: Sequence[Any], attributes: tuple[Any, 
     if layout is None:
         return None
     if numbers or scalars:
-        inputs = list(inputs)
-        if scalars:
-            for index, value in enumerate(inputs):
-                if isinstance(value, np.generic) and type(value) is not _FLOAT64:
-                    inputs[index] = np.asarray(value)
-        for number in layout.numbers:
-            value = inputs[number.position]
-            if number.low is not None and number.low <= value <= number.high:
-                inputs[number.position] = np.asarray(value, dtype=number.dtype)
-            else:  # out of range, NaN or infinite: validation's rule converts or refuses
-                inputs[number.position] = as_array(value, number.dtype, number.name)
+        inputs = _as_laid_out(layout, inputs, scalars)
     if out is None:
         out = np.empty(layout.result_shape, layout.result_dtype) if layout.small_result \
             else result_array(layout.result_shape, layout.result_dtype)

@@ -505,80 +505,120 @@ def _at_line_start(text: str, position: int) -> bool:
     return text[position - 1] == "\n"
 
 
-def quick_operator_names(text: str) -> list[str]:  # noqa: C901
+def quick_operator_names(text: str) -> list[str]:
     """:func:`operator_names` of ``text`` (the same names, in order), cheaply: one pass over
     the raw text that skips comments, plain strings and preprocessor lines whole and steps
     over attributes' brackets. A header holding what this pass does not decide alone
     (escapes, continued ``//`` comments, unterminated comments or strings, a comment or
     preprocessor line between a name or macro and its bracket) is cleaned in full instead."""
-    original = text
-    text = "\n" + text.removeprefix("\ufeff")  # a preprocessor line opens after a newline
-    names: list[str] = []
-    position = 0
-    blanked_end = -1  # where the last comment or preprocessor line ended
-    while True:
-        token = _QUICK.search(text, position)
-        if token is None:
-            return names
-        kind = token.lastgroup
-        start = token.start()
-        position = token.end()
-        if kind in _SKIPPED:
-            if kind == "comment":
-                if token.group().endswith(("\\", "\\\r")):
-                    return operator_names(original)
-            elif kind == "preprocessor" and not _at_line_start(text, start):
-                return operator_names(original)
-            if kind != "string":
-                blanked_end = position
-            continue
-        if kind == "other":
-            return operator_names(original)
-        if kind == "brace":
-            if _QUICK_BLOCK.search(text, max(0, start - _WINDOW), start) is None:
-                return operator_names(original)
-            continue
-        if kind == "suffix":
-            word = _word_before(text, position)
-            if word is None:
-                return operator_names(original)
-            if not word.startswith("aclnn"):
-                continue
-            after = _AFTER_NAME.match(text, position)
-            assert after is not None  # it matches the empty string
-            if after.group(2) is not None:
-                return operator_names(original)
-            if after.group(1) is not None:
-                names.append(word[:-len(PHASE1_SUFFIX)])
-                position = after.end()
-            continue
-        if kind == "paren":
-            end = start
-            while end > blanked_end and text[end - 1].isspace():
-                end -= 1
-            if end == blanked_end:
-                return operator_names(original)  # a macro's name may precede the blanked text
-            word = _word_before(text, end)
-            if word is None:
-                return operator_names(original)
-            if not _ATTRIBUTE_WORD.fullmatch(word):
-                continue
-        elif token.group()[-1] != "[":
-            return operator_names(original)  # a comment or preprocessor line inside [ [
+    try:
+        return _QuickScan(text).names()
+    except _Undecided:
+        return operator_names(text)
+
+
+class _Undecided(Exception):
+    """The quick scan met what it does not decide alone: the full cleaning decides."""
+
+
+def _continued_comment(token: re.Match[str]) -> bool:
+    """Whether a comment token ends in a backslash, which continues a ``//`` comment."""
+    return token.group().endswith(("\\", "\\\r"))
+
+
+class _QuickScan:
+    """The state of :func:`quick_operator_names`' pass: where it is, where the last comment
+    or preprocessor line ended, and the names found so far."""
+
+    __slots__ = ("text", "found", "position", "blanked_end")
+
+    def __init__(self, text: str) -> None:
+        self.text = "\n" + text.removeprefix("\ufeff")  # a preprocessor line opens after a newline
+        self.found: list[str] = []
+        self.position = 0
+        self.blanked_end = -1
+
+    def names(self) -> list[str]:
+        """The phase-1 names, token by token (:class:`_Undecided` for the full cleaning)."""
+        text = self.text
+        while True:
+            token = _QUICK.search(text, self.position)
+            if token is None:
+                return self.found
+            kind = token.lastgroup
+            self.position = token.end()
+            if kind in _SKIPPED:
+                self._skipped(token, kind)
+            elif kind == "other":
+                raise _Undecided
+            elif kind == "brace":
+                start = token.start()
+                if _QUICK_BLOCK.search(text, max(0, start - _WINDOW), start) is None:
+                    raise _Undecided
+            elif kind == "suffix":
+                self._phase1_name()
+            elif self._opens_attribute(token, kind) and not self._step_over(token, kind):
+                return self.found  # a bracket never closed hides the rest
+
+    def _skipped(self, token: re.Match[str], kind: str) -> None:
+        """A comment, string or preprocessor line, skipped whole."""
+        if kind == "comment":
+            if _continued_comment(token):
+                raise _Undecided
+        elif kind == "preprocessor" and not _at_line_start(self.text, token.start()):
+            raise _Undecided
+        if kind != "string":
+            self.blanked_end = self.position
+
+    def _phase1_name(self) -> None:
+        """After a ``GetWorkspaceSize`` suffix: the name, when an ``aclnn`` word opens it and
+        its bracket follows."""
+        word = _word_before(self.text, self.position)
+        if word is None:
+            raise _Undecided
+        if not word.startswith("aclnn"):
+            return
+        after = _AFTER_NAME.match(self.text, self.position)
+        assert after is not None  # it matches the empty string
+        if after.group(2) is not None:
+            raise _Undecided
+        if after.group(1) is not None:
+            self.found.append(word[:-len(PHASE1_SUFFIX)])
+            self.position = after.end()
+
+    def _opens_attribute(self, token: re.Match[str], kind: str | None) -> bool:
+        """Whether an opening bracket is an attribute's (or a macro's), to step over."""
+        if kind != "paren":  # "[[", or "[" and a comment or preprocessor line
+            if token.group()[-1] != "[":
+                raise _Undecided  # a comment or preprocessor line inside [ [
+            return True
+        end = token.start()
+        while end > self.blanked_end and self.text[end - 1].isspace():
+            end -= 1
+        if end == self.blanked_end:
+            raise _Undecided  # a macro's name may precede the blanked text
+        word = _word_before(self.text, end)
+        if word is None:
+            raise _Undecided
+        return _ATTRIBUTE_WORD.fullmatch(word) is not None
+
+    def _step_over(self, token: re.Match[str], kind: str | None) -> bool:
+        """Past the brackets ``token`` opens; False when they never close."""
+        text = self.text
         opening, closing = ("[", "]") if kind == "square" else ("(", ")")
-        position = start + 1
+        self.position = token.start() + 1
         depth = 1
         while depth:
-            inner = _QUICK_BRACKETS.search(text, position)
+            inner = _QUICK_BRACKETS.search(text, self.position)
             if inner is None:
-                return names  # never closed: it hides the rest
-            position = inner.end()
+                return False
+            self.position = inner.end()
             inner_kind = inner.lastgroup
-            if inner_kind == "other" or (inner_kind == "comment" and
-                                         inner.group().endswith(("\\", "\\\r"))):
-                return operator_names(original)
+            if inner_kind == "other" or (inner_kind == "comment" and _continued_comment(inner)):
+                raise _Undecided
             if inner_kind == "preprocessor" and not _at_line_start(text, inner.start()):
-                return operator_names(original)
+                raise _Undecided
             if inner_kind == "bracket":
                 bracket = inner.group()
                 depth += (bracket == opening) - (bracket == closing)
+        return True

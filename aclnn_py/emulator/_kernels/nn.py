@@ -804,13 +804,36 @@ def _conv_shape(input: Layout, weight: Layout, values: dict[str, Any]) -> tuple[
 def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[int, ...],
                 padding: tuple[int, ...], dilation: tuple[int, ...], transposed: bool,
                 outputPadding: Any, groups: int, output: np.ndarray, cubeMathType: int) -> None:
+    """aclnnConvolution's phase-1 checks, one group of rules after another (the first rule
+    that fails decides the error): outputPadding given when transposed, the formats, bias's
+    length, the lengths of the window's attributes, the kernel, the channels and groups, a
+    transposed convolution's padding, the output."""
     # ops-nn conv/convolution_forward/op_host/op_api/aclnn_convolution.cpp CheckConvParams on
     # an Atlas A2 (DAV_2201): NullptrChecker, DimChecker, FormatChecker, ValueChecker,
     # ConvXdChecker. The rules have the dtypes, the ranks (3 to 5, one for input, weight and
     # output; bias 1-d), strides, dilations and groups positive, cubeMathType 0 to 4.
     if transposed and outputPadding is None:
         raise Refusal("outputPadding is NULL: a transposed convolution needs it", PARAM_NULLPTR)
-    rank, spatial = input.ndim, input.ndim - 2
+    rank = input.ndim
+    _conv_format_check(input, weight, bias, output, rank, transposed)
+    x, w = Layout.of(input), Layout.of(weight)
+    _conv_bias_check(bias, w, groups, transposed)
+    _conv_attribute_lengths_check(stride, padding, dilation, outputPadding, rank, transposed)
+    _conv_kernel_check(input, x, w, padding, dilation, rank, transposed)
+    _conv_channels_check(x, w, stride, dilation, outputPadding, groups, transposed)
+    if transposed and input.size and weight.size and output.size:
+        _check_transposed_pads(w, padding, dilation, rank)
+    _conv_output_check(input, weight, output, x, w,
+                       {"stride": stride, "padding": padding, "dilation": dilation,
+                        "transposed": transposed, "outputPadding": outputPadding,
+                        "groups": groups})
+
+
+def _conv_format_check(input: np.ndarray, weight: np.ndarray, bias: Any, output: np.ndarray,
+                       rank: int, transposed: bool) -> None:
+    """The formats: input's and output's one, bias's NCL, NCHW, NCDHW or ND, and input's,
+    weight's and output's those of the rank (weight also FRACTAL_Z in a 2-d convolution that
+    is not transposed)."""
     formats = {name: tensor_format(tensor) for name, tensor in
                (("input", input), ("weight", weight), ("output", output))}
     if formats["input"] != formats["output"]:
@@ -826,11 +849,24 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
         if fmt not in usable:
             raise ValueError(f"{name} has format {_format_name(fmt)}; a {rank}-d convolution "
                              f"takes {' or '.join(_format_name(f) for f in usable)}")
-    x, w = Layout.of(input), Layout.of(weight)
-    channels = w.c * groups if transposed else w.n
+
+
+def _conv_bias_check(bias: Any, weight: Layout, groups: int, transposed: bool) -> None:
+    """bias, when given, holds one value per output channel: weight's N, or weight's C times
+    groups when transposed."""
+    channels = weight.c * groups if transposed else weight.n
     if bias is not None and bias.shape[0] != channels:
         raise ValueError(f"bias has shape [{bias.shape[0]}]; it must be [{channels}], the output "
                          "channels")
+
+
+def _conv_attribute_lengths_check(stride: tuple[int, ...], padding: tuple[int, ...],
+                                  dilation: tuple[int, ...], outputPadding: Any, rank: int,
+                                  transposed: bool) -> None:
+    """One stride, dilation and (when transposed) outputPadding value per spatial dim; one
+    padding value per spatial dim, or two for 1-d and 2-d convolutions (2-d transposed ones
+    too)."""
+    spatial = rank - 2
     for name, values in (("stride", stride), ("dilation", dilation)):
         if len(values) != spatial:
             raise ValueError(f"{name} has {len(values)} values; a {rank}-d input needs {spatial}")
@@ -842,6 +878,12 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
     if transposed and len(outputPadding) != spatial:
         raise ValueError(f"outputPadding has {len(outputPadding)} values; a {rank}-d input "
                          f"needs {spatial}")
+
+
+def _conv_kernel_check(input: np.ndarray, x: Layout, w: Layout, padding: tuple[int, ...],
+                       dilation: tuple[int, ...], rank: int, transposed: bool) -> None:
+    """weight's spatial dims are positive, and (not transposed, input not empty) its dilated
+    kernel fits in each padded spatial dim of input."""
     if any(k <= 0 for k in w.spatial):
         raise ValueError(f"weight's spatial dims {list(w.spatial)} must be greater than 0")
     pads = _conv_pads(padding, rank, transposed)
@@ -850,6 +892,15 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
             if size + pads[i][0] + pads[i][1] - dilation[i] * (k - 1) - 1 < 0:
                 raise ValueError(f"input's spatial dim {i} ({size}, padded by {pads[i]}) is "
                                  f"smaller than weight's dilated kernel")
+
+
+def _conv_channels_check(x: Layout, w: Layout, stride: tuple[int, ...],
+                         dilation: tuple[int, ...], outputPadding: Any, groups: int,
+                         transposed: bool) -> None:
+    """The channels and groups: weight's N is input's C when transposed (then each
+    outputPadding value less than its stride or its dilation, and not negative), else
+    weight's C times groups is input's C; weight's N divisible by groups; input's C not 0
+    when transposed."""
     if transposed:
         if w.n != x.c:
             raise ValueError(f"weight's N ({w.n}) must be input's C ({x.c}) when transposed")
@@ -865,11 +916,13 @@ def _conv_check(input: np.ndarray, weight: np.ndarray, bias: Any, stride: tuple[
         raise ValueError(f"weight's N ({w.n}) must be divisible by groups ({groups})")
     if transposed and x.c == 0:
         raise ValueError("input's C must not be 0 when transposed")
-    if transposed and input.size and weight.size and output.size:
-        _check_transposed_pads(w, padding, dilation, rank)
-    shape = _conv_shape(x, w, {"stride": stride, "padding": padding, "dilation": dilation,
-                               "transposed": transposed, "outputPadding": outputPadding,
-                               "groups": groups})
+
+
+def _conv_output_check(input: np.ndarray, weight: np.ndarray, output: np.ndarray, x: Layout,
+                       w: Layout, values: dict[str, Any]) -> None:
+    """output has the shape CANN infers (:func:`_conv_shape` of the window ``values``), and
+    is empty when input or weight is."""
+    shape = _conv_shape(x, w, values)
     if output.shape != shape:
         raise ValueError(f"output has shape {list(output.shape)}; it must be {list(shape)}")
     if (input.size == 0 or weight.size == 0) and output.size:

@@ -828,6 +828,24 @@ def _ada_layer_norm_backward_check(gradOut: np.ndarray, input: np.ndarray,
     gradBiasOut of weight's (or bias's, or input's or float32)), CheckShapeEqual
     (normalizedShape input's last dimensions), the scale and shift shapes of
     aclnnAdaLayerNorm, mean and rstd one value per row."""
+    _ada_layer_norm_backward_dtype_check(gradOut, input, rstd, mean, scale, shift,
+                                         weightOptional, biasOptional, gradInputOut,
+                                         gradScaleOut, gradShiftOut, gradWeightOut, gradBiasOut)
+    _ada_layer_norm_backward_shape_check(gradOut, input, normalizedShape, rstd, mean, scale,
+                                         shift, gradInputOut, gradScaleOut, gradShiftOut,
+                                         gradWeightOut, gradBiasOut)
+
+
+def _ada_layer_norm_backward_dtype_check(gradOut: np.ndarray, input: np.ndarray,
+                                         rstd: np.ndarray, mean: np.ndarray, scale: np.ndarray,
+                                         shift: np.ndarray, weightOptional: Any,
+                                         biasOptional: Any, gradInputOut: Any,
+                                         gradScaleOut: Any, gradShiftOut: Any,
+                                         gradWeightOut: Any, gradBiasOut: Any) -> None:
+    """CheckDtype: input, rstd, mean, scale and shift of gradOut's dtype; weight and bias of
+    input's dtype or float32, and one dtype together; each gradient given of its tensor's
+    dtype, gradWeightOut and gradBiasOut of weight's (or bias's; without either, input's
+    dtype or float32)."""
     for name, value in (("input", input), ("rstd", rstd), ("mean", mean), ("scale", scale),
                         ("shift", shift)):
         if value.dtype != gradOut.dtype:
@@ -855,6 +873,18 @@ def _ada_layer_norm_backward_check(gradOut: np.ndarray, input: np.ndarray,
         elif value.dtype != like.dtype:
             raise ValueError(f"{name} has dtype {value.dtype.name}: it must be "
                              f"{like.dtype.name}")
+
+
+def _ada_layer_norm_backward_shape_check(gradOut: np.ndarray, input: np.ndarray,
+                                         normalizedShape: tuple[int, ...], rstd: np.ndarray,
+                                         mean: np.ndarray, scale: np.ndarray,
+                                         shift: np.ndarray, gradInputOut: Any,
+                                         gradScaleOut: Any, gradShiftOut: Any,
+                                         gradWeightOut: Any, gradBiasOut: Any) -> None:
+    """The shapes: CheckShapeEqual (normalizedShape input's last dimensions, gradOut input's
+    shape), input of 2 to 8 dimensions and not empty, the scale and shift shapes of
+    aclnnAdaLayerNorm, mean and rstd one value per row; each gradient given of its tensor's
+    shape, gradWeightOut and gradBiasOut one value per element of input's last dimension."""
     count = len(normalizedShape)
     if count == 0 or count > input.ndim or \
             tuple(input.shape[input.ndim - count:]) != tuple(normalizedShape):

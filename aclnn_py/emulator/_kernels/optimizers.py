@@ -209,6 +209,17 @@ def _fused_sgd_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
     CheckDtype (one dtype, float32, float16 or bfloat16) and CheckShape (rank at most 8, each
     grad and buffer of its param's shape)."""
     buffers = momentumBufferListOptionalRef or None
+    _fused_sgd_attribute_check(buffers, weightDecay, momentum, lr, dampening, nesterov)
+    _fused_sgd_count_check(paramsRef, gradsRef, buffers)
+    _fused_sgd_dtype_check(paramsRef, gradsRef, buffers)
+    _fused_sgd_shape_check(paramsRef, gradsRef, buffers)
+
+
+def _fused_sgd_attribute_check(buffers: list[np.ndarray] | None, weightDecay: float,
+                               momentum: float, lr: float, dampening: float,
+                               nesterov: bool) -> None:
+    """CheckAttr: weightDecay, momentum and lr not negative; nesterov needs momentum > 0 and
+    dampening 0; momentum 0 without a momentum list (``buffers`` None) and > 0 with one."""
     for name, value in (("weightDecay", weightDecay), ("momentum", momentum), ("lr", lr)):
         if value < 0:
             raise ValueError(f"{name} is {value}: it must be greater than or equal to 0")
@@ -221,12 +232,23 @@ def _fused_sgd_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
     if buffers is not None and abs(momentum) < _SGD_EPS:
         raise ValueError(f"momentum is {momentum}: it must be greater than 0 with "
                          "momentumBufferListOptionalRef")
+
+
+def _fused_sgd_count_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
+                           buffers: list[np.ndarray] | None) -> None:
+    """CheckTensorListCount: paramsRef not empty, gradsRef and the momentum list (when
+    given) as long as paramsRef."""
     if not paramsRef:
         raise ValueError("paramsRef is an empty tensor list")
     for name, members in (("gradsRef", gradsRef), ("momentumBufferListOptionalRef", buffers)):
         if members is not None and len(members) != len(paramsRef):
             raise ValueError(f"{name} has {len(members)} tensors: it must have paramsRef's "
                              f"{len(paramsRef)}")
+
+
+def _fused_sgd_dtype_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
+                           buffers: list[np.ndarray] | None) -> None:
+    """CheckDtype: every tensor of the lists of one dtype, float32, float16 or bfloat16."""
     dtype = paramsRef[0].dtype
     if dtype not in FLOATS:
         raise ValueError(f"paramsRef has dtype {dtype.name}: it must be float32, float16 or "
@@ -235,6 +257,11 @@ def _fused_sgd_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
                           ("momentumBufferListOptionalRef", buffers)):
         if members is not None and any(t.dtype != dtype for t in members):
             raise ValueError(f"{name}'s tensors must have paramsRef's dtype {dtype.name}")
+
+
+def _fused_sgd_shape_check(paramsRef: list[np.ndarray], gradsRef: list[np.ndarray],
+                           buffers: list[np.ndarray] | None) -> None:
+    """CheckShape: each param of rank at most 8, its grad and buffer of its shape."""
     for index, param in enumerate(paramsRef):
         if param.ndim > 8:
             raise ValueError(f"paramsRef[{index}] has rank {param.ndim}: at most 8")
