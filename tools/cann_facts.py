@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -657,95 +658,166 @@ def _function_bodies(code: str) -> list[Function]:
 _D2H = "ACL_MEMCPY_DEVICE_TO_HOST"
 
 
-def example_facts(code: str) -> ExampleFacts:  # noqa: C901
-    code = _strip_comments(code)
-    calls = _calls(code)
-    functions = _function_bodies(code)
-    # Helpers (other than main) that copy a parameter back to the host: which parameters
-    # (a member of one, data.outAddr, is read through it). A helper's copy of its own local
-    # address (a sample's RunOne making, calling and reading back) is a read-back in place.
-    readers: dict[str, set[int]] = {}
-    through_parameters: set[int] = set()  # offsets of the copies of a parameter
+def _copies_to_host(call: Call) -> bool:
+    """Whether ``call`` copies device memory back to the host (``aclrtMemcpy`` with
+    ``ACL_MEMCPY_DEVICE_TO_HOST``)."""
+    return call.name == "aclrtMemcpy" and any(_D2H in a for a in call.args)
+
+
+def _copied_parameter(function: Function, copy: Call) -> int | None:
+    """The position of the parameter of ``function`` whose memory ``copy``, a copy to the
+    host inside it, reads: the parameter itself or a member of it (``data.outAddr``)."""
+    source = variable(copy.args[2])
+    base = _IDENT.search(re.sub(r"^\([^()]*\)", "", copy.args[2].strip()))
+    parameters = function.parameters
+    if source in parameters:
+        return parameters.index(source)
+    if base is not None and base.group() in parameters:
+        return parameters.index(base.group())
+    return None
+
+
+class ParameterReaders(NamedTuple):
+    """The helpers of an example (other than main) that copy a parameter back to the host:
+    the positions of the parameters each copies, and the offsets of those copies."""
+
+    positions: dict[str, set[int]]
+    copies: set[int]
+
+
+def _parameter_readers(functions: Sequence[Function], calls: Sequence[Call]) -> ParameterReaders:
+    """The helpers among ``functions`` that copy a parameter back to the host. A helper's
+    copy of its own local address (a sample's RunOne making, calling and reading back) is
+    not one of them: it stays a read-back where it is."""
+    positions: dict[str, set[int]] = {}
+    copies: set[int] = set()
     for function in functions:
         if function.name == "main":
             continue
         for call in calls:
-            if function.start < call.start < function.end and call.name == "aclrtMemcpy" \
-                    and any(_D2H in a for a in call.args) and len(call.args) >= 3:
-                source = variable(call.args[2])
-                base = _IDENT.search(re.sub(r"^\([^()]*\)", "", call.args[2].strip()))
-                parameters = function.parameters
-                if source in parameters:
-                    index = parameters.index(source)
-                elif base is not None and base.group() in parameters:
-                    index = parameters.index(base.group())
-                else:
-                    continue
-                readers.setdefault(function.name, set()).add(index)
-                through_parameters.add(call.start)
-    # Helpers that make tensors: (positions of the device addresses they set, of the
-    # tensors they make), from their parameters' declarations (void **, aclTensor **).
-    makers = {function.name: (function.positions("void"), function.positions("aclTensor"))
-              for function in functions
-              if function.positions("void") and function.positions("aclTensor")}
-    definitions = {(function.start, function.end) for function in functions}
+            if not (function.start < call.start < function.end and _copies_to_host(call)
+                    and len(call.args) >= 3):
+                continue
+            index = _copied_parameter(function, call)
+            if index is None:
+                continue
+            positions.setdefault(function.name, set()).add(index)
+            copies.add(call.start)
+    return ParameterReaders(positions, copies)
 
-    def inside_reader(offset: int) -> bool:
-        return any(function.start < offset < function.end for function in functions
-                   if function.name in readers)
 
-    phase1: list[tuple[str, list[str | None], int]] = []
-    readbacks: list[tuple[str, int]] = []
-    address_of: dict[str, set[str]] = {}
+class MakerPositions(NamedTuple):
+    """Where a tensor-making helper takes the device addresses it sets (``void **``) and the
+    tensors it makes (``aclTensor **``)."""
+
+    addresses: list[int]
+    tensors: list[int]
+
+
+def _tensor_makers(functions: Sequence[Function]) -> dict[str, MakerPositions]:
+    """The helpers among ``functions`` that make tensors, by their parameters' declarations."""
+    return {function.name: MakerPositions(function.positions("void"),
+                                          function.positions("aclTensor"))
+            for function in functions
+            if function.positions("void") and function.positions("aclTensor")}
+
+
+@dataclass
+class ExampleHelpers:
+    """The functions an example defines, with those of them that read parameters back to the
+    host and those that make tensors."""
+
+    functions: list[Function]
+    readers: ParameterReaders
+    makers: dict[str, MakerPositions]
+
+    def defines(self, call: Call) -> bool:
+        """Whether ``call`` is the head of one of the functions' definitions."""
+        return any(function.start - 1 <= call.start < function.start
+                   for function in self.functions)
+
+    def inside_reader(self, offset: int) -> bool:
+        """Whether ``offset`` is in the body of a helper that reads a parameter back."""
+        return any(function.start < offset < function.end for function in self.functions
+                   if function.name in self.readers.positions)
+
+
+def _is_phase1_call(call: Call) -> bool:
+    """Whether ``call`` is an operator's phase 1, its executor passed by address last."""
+    return call.name.startswith("aclnn") and call.name.endswith(SUFFIX) \
+        and len(call.args) >= 2 and call.args[-1].lstrip().startswith("&")
+
+
+def _tie_addresses_by_name(call: Call, args: Sequence[str | None],
+                           address_of: dict[str, set[str]]) -> None:
+    """Tie the tensors a helper call makes to the device addresses it sets, by their names
+    (``CreateAclTensor(host, shape, &addr, type, &tensor)``). With one address and the tensor
+    last, they go together; with several (a helper making all the inputs), each address goes
+    with the tensor it is named after."""
+    addresses = [name for name in args[:-1] if name and _address_like(name)]
+    tensors = [name for text, name in zip(call.args, args)
+               if name and text.lstrip().startswith("&") and not _address_like(name)]
+    if len(addresses) == 1 and len(tensors) == 1 and tensors[0] == args[-1]:
+        address_of.setdefault(tensors[0], set()).add(addresses[0])
+    else:
+        for tensor in tensors:
+            for address in addresses:
+                if address in _named_addresses(tensor):
+                    address_of.setdefault(tensor, set()).add(address)
+
+
+def _record_call(call: Call, helpers: ExampleHelpers, facts: ExampleFacts) -> None:
+    """Add to ``facts`` what one call of an example shows: a phase-1 call, a read-back
+    (its own or through a helper reading a parameter back), or tensors tied to their
+    device addresses."""
+    args = [variable(a) for a in call.args]
+    readers = helpers.readers
+    if _is_phase1_call(call):
+        facts.phase1.append((call.name[:-len(SUFFIX)], args[:-2], call.start))
+    elif _copies_to_host(call):
+        if len(args) >= 3 and args[2] and call.start not in readers.copies:
+            facts.readbacks.append((args[2], call.start))
+    elif call.name in readers.positions and not helpers.inside_reader(call.start):
+        for index in sorted(readers.positions[call.name]):
+            if index < len(args) and args[index]:
+                facts.readbacks.append((args[index], call.start))
+    elif call.target and call.name.startswith("aclCreateTensor") and args:
+        if args[-1]:
+            facts.address_of.setdefault(call.target, set()).add(args[-1])
+    elif call.name in helpers.makers and _made_tensors(helpers.makers[call.name], call.args,
+                                                       facts.address_of):
+        pass
+    elif call.args and call.args[-1].lstrip().startswith("&") and args[-1]:
+        _tie_addresses_by_name(call, args, facts.address_of)
+
+
+def example_facts(code: str) -> ExampleFacts:
+    """What example ``code`` shows of its operators' calls: each phase 1 with the variables
+    passed, each device address copied back to the host, and which addresses each tensor
+    is on."""
+    code = _strip_comments(code)
+    calls = _calls(code)
+    functions = _function_bodies(code)
+    helpers = ExampleHelpers(functions, _parameter_readers(functions, calls),
+                             _tensor_makers(functions))
+    facts = ExampleFacts([], [], {})
     for call in calls:
-        if any(start - 1 <= call.start < start for start, _ in definitions):
-            continue
-        args = [variable(a) for a in call.args]
-        if call.name.startswith("aclnn") and call.name.endswith(SUFFIX) and len(args) >= 2 \
-                and call.args[-1].lstrip().startswith("&"):
-            phase1.append((call.name[:-len(SUFFIX)], args[:-2], call.start))
-        elif call.name == "aclrtMemcpy" and any(_D2H in a for a in call.args):
-            if len(args) >= 3 and args[2] and call.start not in through_parameters:
-                readbacks.append((args[2], call.start))
-        elif call.name in readers and not inside_reader(call.start):
-            for index in sorted(readers[call.name]):
-                if index < len(args) and args[index]:
-                    readbacks.append((args[index], call.start))
-        elif call.target and call.name.startswith("aclCreateTensor") and args:
-            if args[-1]:
-                address_of.setdefault(call.target, set()).add(args[-1])
-        elif call.name in makers and _made_tensors(makers[call.name], call.args, address_of):
-            pass
-        elif call.args and call.args[-1].lstrip().startswith("&") and args[-1]:
-            # A helper making a tensor: CreateAclTensor(host, shape, &addr, type, &tensor).
-            # With one address and the tensor last, they go together; with several (a
-            # helper making all the inputs), each address goes with the tensor it is named
-            # after.
-            addresses = [name for name in args[:-1] if name and _address_like(name)]
-            tensors = [name for text, name in zip(call.args, args)
-                       if name and text.lstrip().startswith("&") and not _address_like(name)]
-            if len(addresses) == 1 and len(tensors) == 1 and tensors[0] == args[-1]:
-                address_of.setdefault(args[-1], set()).add(addresses[0])
-            else:
-                for tensor in tensors:
-                    for address in addresses:
-                        if address in _named_addresses(tensor):
-                            address_of.setdefault(tensor, set()).add(address)
-    return ExampleFacts(phase1, readbacks, address_of)
+        if not helpers.defines(call):
+            _record_call(call, helpers, facts)
+    return facts
 
 
-def _made_tensors(maker: tuple[list[int], list[int]], expressions: list[str],
+def _made_tensors(maker: MakerPositions, expressions: list[str],
                   address_of: dict[str, set[str]]) -> bool:
     """Tie the tensors a helper call makes to the device addresses it sets, by the helper's
     own declarations (``MakeTensor(vals, shape, dt, &dMean, &tMean)`` with ``void**`` and
     ``aclTensor**`` parameters): one address per tensor, in order, or all of them to its one
     tensor. False when the call does not fit the helper."""
-    address_positions, tensor_positions = maker
-    if max(address_positions + tensor_positions) >= len(expressions):
+    if max(maker.addresses + maker.tensors) >= len(expressions):
         return False
     args = [variable(expression) for expression in expressions]
-    addresses = [args[i] for i in address_positions]
-    tensors = [args[i] for i in tensor_positions]
+    addresses = [args[i] for i in maker.addresses]
+    tensors = [args[i] for i in maker.tensors]
     if None in addresses or None in tensors:
         return False
     if len(tensors) == 1:
@@ -1295,60 +1367,81 @@ def operator_prose_in_place(text: str, operator: str) -> bool:
     return any(_OPERATOR_IN_PLACE.search(m.group(1)) for m in pattern.finditer(prose))
 
 
-def describe(entry: Entry, text: str, samples: Sequence[Program] = (),  # noqa: C901
-             source: Dump | None = None) -> None:
-    """Fill ``entry``'s roles from its doc's ``text``, the sample programs of its
-    repository that call it and what its op_api ``source`` dumps."""
-    names = [p.name for p in entry.call_parameters]
-    tensors = [p.name for p in entry.call_parameters
-               if _roles.is_tensor_type(p.c_type)]
-    table = table_for(doc_tables(text), entry.name, names)
-    rule_outputs, rule_inout = rule_roles(entry.call_parameters)
-    if table is None:
-        entry.outputs, entry.inout = rule_outputs, rule_inout
-        entry.basis = "rules"
-        entry.note = NO_TABLE
-        return
-    roles = {name: role for name, role, _ in table.rows}
-    descriptions = {name: rest for name, _, rest in table.rows}
-    missing = [n for n in names if n not in roles]
-    entry.table_missing = missing
-    final: dict[str, str] = {}
-    for parameter in entry.call_parameters:
-        role = roles.get(parameter.name)
+@dataclass
+class RoleReading:
+    """An operator's parameter roles as its doc, its programs and its op_api source are read
+    in turn: what the table says (the rules where it has no row), the roles found so far, and
+    the basis and notes that explain them."""
+
+    operator: str
+    names: list[str]  # the parameters a call gives, in order
+    tensors: list[str]  # those of them that are tensors
+    descriptions: dict[str, str]  # each table row's description
+    rule_outputs: list[str]
+    rule_inout: list[str]
+    table: dict[str, str]
+    roles: dict[str, str]
+    basis: str = "table"
+    notes: list[str] = field(default_factory=list)
+
+    def written_by_rules(self, name: str) -> bool:
+        """Whether CANN's conventions make ``name`` an output or in place."""
+        return name in self.rule_outputs or name in self.rule_inout
+
+    def assign(self, names: Iterable[str], role: str) -> None:
+        """Give each of ``names`` the role ``role``."""
+        for name in names:
+            self.roles[name] = role
+
+
+def _names_with(names: Sequence[str], roles: dict[str, str], role: str) -> list[str]:
+    """Those of ``names`` whose role in ``roles`` is ``role``, in order."""
+    return [name for name in names if roles[name] == role]
+
+
+def _table_or_rule_roles(parameters: Sequence[CParameter], table_roles: dict[str, str | None],
+                         rule_outputs: Sequence[str], rule_inout: Sequence[str]
+                         ) -> dict[str, str]:
+    """Each parameter's role by its table row, or by the rules where the table gives none."""
+    roles: dict[str, str] = {}
+    for parameter in parameters:
+        role = table_roles.get(parameter.name)
         if role is None:
             role = (_ROLE_OUT if parameter.name in rule_outputs else
                     _ROLE_INOUT if parameter.name in rule_inout else _ROLE_IN)
-        final[parameter.name] = role
-    table_final = dict(final)
-    table_writes = any(r != _ROLE_IN for r in table_final.values())
-    notes = []
-    basis = "table"
-    # (3) prose: a row's own description saying it is updated in place.
-    prose = [n for n in names if table_final[n] == _ROLE_IN
-             and prose_in_place(descriptions.get(n, ""), entry.name)]
-    for name in prose:
-        final[name] = _ROLE_INOUT
+        roles[parameter.name] = role
+    return roles
+
+
+def _apply_row_prose(reading: RoleReading) -> None:
+    """A table input whose row's own description says it is updated in place is in place
+    (precedence 3)."""
+    prose = [n for n in reading.names if reading.table[n] == _ROLE_IN
+             and prose_in_place(reading.descriptions.get(n, ""), reading.operator)]
+    reading.assign(prose, _ROLE_INOUT)
     if prose:
-        basis = "prose"
-        notes.append(f"{_format_names(prose)}: table says input, its description says "
-                     "updated in place")
-    # (1) the read-backs of the doc's example and of the sample programs. A table input
-    # read back is trusted when the table gives the operator no write at all, or the rules
-    # make that parameter written too; it is an output when its name is an output's (out,
-    # ...Out), else in place.
-    programs = [Program("", body) for _, _, body in code_blocks(text)] + list(samples)
-    written = example_writes(programs, entry.name, names, table_final)
-    read = [n for n in names if n in written and table_final[n] == _ROLE_IN
-            and n in tensors]
-    trusted = [n for n in read if not table_writes or n in rule_outputs or n in rule_inout]
+        reading.basis = "prose"
+        reading.notes.append(f"{_format_names(prose)}: table says input, its description "
+                             "says updated in place")
+
+
+def _apply_read_backs(reading: RoleReading, programs: Sequence[Program]
+                      ) -> dict[str, list[str]]:
+    """The read-backs of the doc's example and of the sample programs (precedence 1): a table
+    input read back is trusted when the table gives the operator no write at all, or the
+    rules make that parameter written too; it is an output when its name is an output's
+    (out, ...Out), else in place. Returns what the programs read back, each parameter with
+    the programs reading it (:func:`example_writes`)."""
+    written = example_writes(programs, reading.operator, reading.names, reading.table)
+    table_writes = any(r != _ROLE_IN for r in reading.table.values())
+    read = [n for n in reading.names if n in written and reading.table[n] == _ROLE_IN
+            and n in reading.tensors]
+    trusted = [n for n in read if not table_writes or reading.written_by_rules(n)]
     untrusted = [n for n in read if n not in trusted]
     as_output = [n for n in trusted if _output_by_name(n) and not n.endswith("Ref")]
     as_inout = [n for n in trusted if n not in as_output]
-    for name in as_output:
-        final[name] = _ROLE_OUT
-    for name in as_inout:
-        final[name] = _ROLE_INOUT
+    reading.assign(as_output, _ROLE_OUT)
+    reading.assign(as_inout, _ROLE_INOUT)
     example_notes = []
     if as_inout:
         example_notes.append(f"{_format_names(as_inout)}: table says input, "
@@ -1358,76 +1451,110 @@ def describe(entry: Entry, text: str, samples: Sequence[Program] = (),  # noqa: 
                              f"{_read_back_by(written, as_output)} it back and its name is "
                              "an output's")
     if example_notes:
-        basis = "example"
-        notes[:0] = example_notes
+        reading.basis = "example"
+        reading.notes[:0] = example_notes
     if untrusted:
-        notes.append(f"{_format_names(untrusted)}: {_read_back_by(written, untrusted)} it "
-                     "back but the table and rules say input; kept as input")
-    # (2) the op_api source's dump of phase 1 (L2_DFX_PHASE_1's DFX_IN and DFX_OUT), when it
-    # names outputs: a tensor it dumps as an output is written (in place when it is dumped
-    # as an input too, or named so); a table write it dumps only as an input, that no
-    # program reads back, is not (a Ref's name keeps it in place).
+        reading.notes.append(f"{_format_names(untrusted)}: "
+                             f"{_read_back_by(written, untrusted)} it back but the table and "
+                             "rules say input; kept as input")
+    return written
+
+
+def _apply_dump(reading: RoleReading, source: Dump, written: dict[str, list[str]]) -> None:
+    """The op_api source's dump of phase 1 (``L2_DFX_PHASE_1``'s ``DFX_IN`` and ``DFX_OUT``),
+    when it names outputs (precedence 2): a tensor it dumps as an output is written (in place
+    when it is dumped as an input too, or named so); a table write it dumps only as an input,
+    that no program reads back (``written``), is not (a Ref's name keeps it in place)."""
+    roles, table = reading.roles, reading.table
+    dumped = [n for n in reading.tensors if roles[n] == _ROLE_IN and n in source.outputs]
+    from_table = [n for n in reading.tensors if roles[n] != _ROLE_IN and roles[n] == table[n]
+                  and n not in written and n in source.inputs and n not in source.outputs
+                  and not n.endswith("Ref")]
+    for name in dumped:
+        in_place = name.endswith("Ref") or (name in source.inputs
+                                            and not _output_by_name(name))
+        roles[name] = _ROLE_INOUT if in_place else _ROLE_OUT
+    reading.assign(from_table, _ROLE_IN)
+    if dumped:
+        reading.notes.append(f"{_format_names(dumped)}: table says input, {source.where} "
+                             "dumps it as an output of phase 1")
+    if from_table:
+        said = {_ROLE_OUT: "output", _ROLE_INOUT: "input/output"}
+        reading.notes.append(
+            f"{_format_names(from_table)}: table says "
+            f"{' or '.join(sorted({said[table[n]] for n in from_table}))}, "
+            f"{source.where} dumps it as an input of phase 1 only and no program reads it back")
+    if (dumped or from_table) and reading.basis != "example":
+        reading.basis = "source"
+
+
+def _apply_doc_without_writes(reading: RoleReading, text: str) -> None:
+    """For a doc that, all else read, gives the operator no write at all: a row may describe
+    the output tensor while its role says input; else the operator-level prose may say it
+    works in place (then its Ref tensors, or else its first tensor, are in place); else,
+    unless the doc says the operator does nothing to its tensors, the rules decide."""
+    tensors = reading.tensors
+    described = [n for n in tensors if reading.table[n] == _ROLE_IN
+                 and _OUTPUT_DESCRIPTION.search(reading.descriptions.get(n, ""))]
+    if described:
+        reading.assign(described, _ROLE_OUT)
+        reading.basis = "prose"
+        reading.notes.append(f"{_format_names(described)}: table says input, its description "
+                             "calls it the output")
+    elif tensors and operator_prose_in_place(text, reading.operator):
+        targets = [n for n in tensors if n.endswith("Ref")] or tensors[:1]
+        reading.assign(targets, _ROLE_INOUT)
+        reading.basis = "prose"
+        reading.notes.append(f"{_format_names(targets)}: table says input, the doc says the "
+                             "operator stores its result in its input")
+    elif ((reading.rule_outputs or reading.rule_inout)
+          and not _DOES_NOTHING.search(without_code(text))):
+        reading.assign(reading.rule_outputs, _ROLE_OUT)
+        reading.assign(reading.rule_inout, _ROLE_INOUT)
+        reading.basis = "rules"
+        reading.notes.append("the doc gives it no output and does not say it writes nothing; "
+                             "roles by rules")
+
+
+def describe(entry: Entry, text: str, samples: Sequence[Program] = (),
+             source: Dump | None = None) -> None:
+    """Fill ``entry``'s roles from its doc's ``text``, the sample programs of its
+    repository that call it and what its op_api ``source`` dumps."""
+    names = [p.name for p in entry.call_parameters]
+    table = table_for(doc_tables(text), entry.name, names)
+    rule_outputs, rule_inout = rule_roles(entry.call_parameters)
+    if table is None:
+        entry.outputs, entry.inout = rule_outputs, rule_inout
+        entry.basis = "rules"
+        entry.note = NO_TABLE
+        return
+    table_roles = {name: role for name, role, _ in table.rows}
+    missing = [n for n in names if n not in table_roles]
+    entry.table_missing = missing
+    roles = _table_or_rule_roles(entry.call_parameters, table_roles, rule_outputs, rule_inout)
+    reading = RoleReading(
+        entry.name, names,
+        tensors=[p.name for p in entry.call_parameters if _roles.is_tensor_type(p.c_type)],
+        descriptions={name: rest for name, _, rest in table.rows},
+        rule_outputs=rule_outputs, rule_inout=rule_inout, table=roles, roles=dict(roles))
+    _apply_row_prose(reading)
+    programs = [Program("", body) for _, _, body in code_blocks(text)] + list(samples)
+    written = _apply_read_backs(reading, programs)
     if source is not None and source.outputs:
-        dumped = [n for n in tensors if final[n] == _ROLE_IN and n in source.outputs]
-        from_table = [n for n in tensors if final[n] != _ROLE_IN and final[n] == table_final[n]
-                      and n not in written and n in source.inputs and n not in source.outputs
-                      and not n.endswith("Ref")]
-        for name in dumped:
-            in_place = name.endswith("Ref") or (name in source.inputs
-                                                and not _output_by_name(name))
-            final[name] = _ROLE_INOUT if in_place else _ROLE_OUT
-        for name in from_table:
-            final[name] = _ROLE_IN
-        if dumped:
-            notes.append(f"{_format_names(dumped)}: table says input, {source.where} dumps it "
-                         "as an output of phase 1")
-        if from_table:
-            said = {_ROLE_OUT: "output", _ROLE_INOUT: "input/output"}
-            notes.append(f"{_format_names(from_table)}: table says "
-                         f"{' or '.join(sorted({said[table_final[n]] for n in from_table}))}, "
-                         f"{source.where} dumps it as an input of phase 1 only and no program "
-                         "reads it back")
-        if dumped or from_table:
-            basis = "source" if basis != "example" else basis
-    # A doc that gives the operator no write at all: its operator-level prose may say it
-    # works in place (then its Ref tensors, or else its first tensor, are in place), or a
-    # row may describe the output tensor while its role says input.
-    if all(r == _ROLE_IN for r in final.values()):
-        described = [n for n in tensors if table_final[n] == _ROLE_IN
-                     and _OUTPUT_DESCRIPTION.search(descriptions.get(n, ""))]
-        if described:
-            for name in described:
-                final[name] = _ROLE_OUT
-            basis = "prose"
-            notes.append(f"{_format_names(described)}: table says input, its description "
-                         "calls it the output")
-        elif tensors and operator_prose_in_place(text, entry.name):
-            targets = [n for n in tensors if n.endswith("Ref")] or tensors[:1]
-            for name in targets:
-                final[name] = _ROLE_INOUT
-            basis = "prose"
-            notes.append(f"{_format_names(targets)}: table says input, the doc says the "
-                         "operator stores its result in its input")
-        elif (rule_outputs or rule_inout) and not _DOES_NOTHING.search(without_code(text)):
-            for name in rule_outputs:
-                final[name] = _ROLE_OUT
-            for name in rule_inout:
-                final[name] = _ROLE_INOUT
-            basis = "rules"
-            notes.append("the doc gives it no output and does not say it writes nothing; "
-                         "roles by rules")
+        _apply_dump(reading, source, written)
+    if all(r == _ROLE_IN for r in reading.roles.values()):
+        _apply_doc_without_writes(reading, text)
     if missing:
-        notes.append(f"{_format_names(missing)}: not in the table, role by rules")
-    unknown = [n for n, r in roles.items() if r is None and n in names]
+        reading.notes.append(f"{_format_names(missing)}: not in the table, role by rules")
+    unknown = [n for n, r in table_roles.items() if r is None and n in names]
     if unknown:
-        notes.append(f"{_format_names(unknown)}: table role unreadable, input")
-    entry.outputs = [n for n in names if final[n] == _ROLE_OUT]
-    entry.inout = [n for n in names if final[n] == _ROLE_INOUT]
-    entry.basis = basis
-    entry.note = "; ".join(notes) or None
-    table_outputs = [n for n in names if table_final[n] == _ROLE_OUT]
-    table_inout = [n for n in names if table_final[n] == _ROLE_INOUT]
-    entry.rules_disagree = (rule_outputs, rule_inout) != (table_outputs, table_inout)
+        reading.notes.append(f"{_format_names(unknown)}: table role unreadable, input")
+    entry.outputs = _names_with(names, reading.roles, _ROLE_OUT)
+    entry.inout = _names_with(names, reading.roles, _ROLE_INOUT)
+    entry.basis = reading.basis
+    entry.note = "; ".join(reading.notes) or None
+    entry.rules_disagree = (rule_outputs, rule_inout) != (_names_with(names, roles, _ROLE_OUT),
+                                                          _names_with(names, roles, _ROLE_INOUT))
 
 
 def apply_override(entry: Entry) -> None:
