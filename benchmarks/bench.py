@@ -170,6 +170,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -444,38 +445,16 @@ def unstaged_mode(staging: Any, call: Callable[..., Any], *args: Any) -> Callabl
     return mode
 
 
-def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str, n: int,  # noqa: C901
-             dtype: str, reps: Reps) -> dict[str, Any]:
-    case: dict[str, Any] = {"n": n, "dtype": dtype, "loadavg_start": loadavg()}
-    baseline = live_counts(aclnn_py)
-
-    floor_info: dict[str, Any] = {}
-
-    def floor(round_: int) -> dict[str, Any]:
-        share = -(-reps.min_reps // reps.rounds), -(-reps.max_reps // reps.rounds)
-        # each process starts cold: a full warm-up first, a short one in later rounds
-        warmup = reps.warmup if round_ == 0 else max(1, min(reps.warmup, 20))
-        record = run_c_floor(floor_binary, lib_dir, n, dtype, warmup,
-                             reps.budget_s / reps.rounds, *share, staging.DIRECT_BYTES)
-        floor_info["workspace_bytes"] = record["workspace_bytes"]
-        return record
-
+def mse_modes(aclnn_py: Any, n: int, dtype: str, grad: np.ndarray, x: np.ndarray,
+              y: np.ndarray, *, gd: Any, xd: Any, yd: Any, plan: Any,
+              out_d: Any) -> dict[str, Callable[[], Any]]:
+    """The Python modes of one case, (a) to (e), each one call and what it waits for: over the
+    host inputs ``grad``, ``x``, ``y``, their device copies ``gd``, ``xd``, ``yd``, ``plan``
+    (an ``MseLossBackwardPlan`` over those) and ``out_d`` (an out= for b_out). Above 1 M
+    elements, b_out is left out and a_g and e_g come in."""
     staging = aclnn_py.engine.numpy_path
-    grad, x, y = inputs(n, dtype)
     mse = aclnn_py.mse_loss_backward
     sync = aclnn_py.synchronize
-    gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
-    plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
-    out_d = aclnn_py.empty(x.shape, x.dtype)
-
-    # correctness, once
-    expected = reference(grad, x, y)
-    rtol, atol = (1e-5, 1e-30) if dtype == "float32" else (1e-2, 2.0**-23)
-    checks = {"a": mse(grad, x, y), "b": mse(gd, xd, yd).numpy(), "c": plan.run().numpy(),
-              "c_w": plan.run(synchronize=True).numpy()}
-    case["check"] = {k: bool(np.allclose(v, expected, rtol=rtol, atol=atol))
-                     for k, v in checks.items()}
-    del checks, expected
 
     def mode_a() -> None:
         mse(grad, x, y)
@@ -514,6 +493,43 @@ def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str,
             numpy_formula(full_grad, x, y)
 
         modes.update(a_g=mode_a_g, e_g=mode_e_g)
+    return modes
+
+
+def run_case(aclnn_py: Any, torch: Any, floor_binary: Path | None, lib_dir: str, n: int,
+             dtype: str, reps: Reps) -> dict[str, Any]:
+    case: dict[str, Any] = {"n": n, "dtype": dtype, "loadavg_start": loadavg()}
+    baseline = live_counts(aclnn_py)
+
+    floor_info: dict[str, Any] = {}
+
+    def floor(round_: int) -> dict[str, Any]:
+        share = -(-reps.min_reps // reps.rounds), -(-reps.max_reps // reps.rounds)
+        # each process starts cold: a full warm-up first, a short one in later rounds
+        warmup = reps.warmup if round_ == 0 else max(1, min(reps.warmup, 20))
+        record = run_c_floor(floor_binary, lib_dir, n, dtype, warmup,
+                             reps.budget_s / reps.rounds, *share, staging.DIRECT_BYTES)
+        floor_info["workspace_bytes"] = record["workspace_bytes"]
+        return record
+
+    staging = aclnn_py.engine.numpy_path
+    grad, x, y = inputs(n, dtype)
+    mse = aclnn_py.mse_loss_backward
+    gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
+    plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
+    out_d = aclnn_py.empty(x.shape, x.dtype)
+
+    # correctness, once
+    expected = reference(grad, x, y)
+    rtol, atol = (1e-5, 1e-30) if dtype == "float32" else (1e-2, 2.0**-23)
+    checks = {"a": mse(grad, x, y), "b": mse(gd, xd, yd).numpy(), "c": plan.run().numpy(),
+              "c_w": plan.run(synchronize=True).numpy()}
+    case["check"] = {k: bool(np.allclose(v, expected, rtol=rtol, atol=atol))
+                     for k, v in checks.items()}
+    del checks, expected
+
+    modes = mse_modes(aclnn_py, n, dtype, grad, x, y, gd=gd, xd=xd, yd=yd, plan=plan,
+                      out_d=out_d)
     if torch is not None:
         gt, xt, yt = (torch.from_numpy(a) for a in (grad, x, y))  # grad stays 0-d
         aten = torch.ops.aten.mse_loss_backward
@@ -1070,27 +1086,15 @@ def run_peers(aclnn_py: Any, quick: bool) -> list[dict[str, Any]]:
     grad, x, y = inputs(1, "float32")
     gd, xd, yd = (aclnn_py.to_device(a) for a in (grad, x, y))
     plan = aclnn_py.MseLossBackwardPlan(gd, xd, yd)
-    mse, sync = aclnn_py.mse_loss_backward, aclnn_py.synchronize
-
-    def one_shot() -> None:
-        mse(gd, xd, yd)
-        sync()
-
-    def plan_run() -> None:
-        plan.run()
-        sync()
-
-    def plan_waiting() -> None:
-        plan.run(synchronize=True)
-
-    def numpy_call() -> None:
-        mse(grad, x, y)
-
-    for label, floor, call in (
-            ("aclnn_py one-shot on device arrays + synchronize()", "oneshot", one_shot),
-            ("aclnn_py plan.run() + synchronize()", "plan", plan_run),
-            ("aclnn_py plan.run(synchronize=True)", "plan", plan_waiting),
-            ("aclnn_py 1-element numpy call (staged C floor)", "staged", numpy_call)):
+    # the main table's modes b, c, c_w and a (its b_out unused here: no out= given)
+    modes = mse_modes(aclnn_py, 1, "float32", grad, x, y, gd=gd, xd=xd, yd=yd, plan=plan,
+                      out_d=None)
+    for label, floor, mode in (
+            ("aclnn_py one-shot on device arrays + synchronize()", "oneshot", "b"),
+            ("aclnn_py plan.run() + synchronize()", "plan", "c"),
+            ("aclnn_py plan.run(synchronize=True)", "plan", "c_w"),
+            ("aclnn_py 1-element numpy call (staged C floor)", "staged", "a")):
+        call = modes[mode]
         planned.append((label, floors.get(floor), call, None if floors else c_how))
     try:
         timing = best_of_rounds({label: call for label, _, call, _ in planned
@@ -2095,6 +2099,7 @@ EMULATED_GOAL = frozenset(f"aclnn{name}" for name in (
     "Add", "Mul", "Div", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Gelu", "Silu", "Erf",
     "Softmax", "LogSoftmax", "ReduceSum", "Mean", "ArgMax", "Cumsum", "Matmul"))
 EMULATED_N = 1 << 20
+EMULATED_SQUARE = (1024, 1024)  # the 2-d cases' shape, EMULATED_N elements
 
 
 class EmulatedCase:
@@ -2108,33 +2113,69 @@ class EmulatedCase:
         self.reference = reference
 
 
-def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noqa: C901
-    """A builder per computed operator (the C kernels' among them)."""
-    F = torch.nn.functional
-    aten = torch.ops.aten
-    rng = np.random.default_rng(0)
+EmulatedBuilders = dict[str, Callable[[], EmulatedCase]]
+
+
+def _out_spec(shape: Any, dtype: Any = np.float32) -> tuple[tuple[int, ...], Any]:
+    """An out= array's shape and dtype (``_device_out`` allocates it on the device)."""
+    return (tuple(shape), np.dtype(dtype))
+
+
+class _EmulatedInputs(NamedTuple):
+    """What every group of cases draws on: PyTorch, the generator of the cases' inputs and its
+    first draws, EMULATED_N float32 values each. The groups draw their other inputs from the
+    same generator one after another, so their order fixes every case's values."""
+
+    torch: Any
+    rng: np.random.Generator
+    x: np.ndarray  # in [-3, 3)
+    y: np.ndarray  # in [-3, 3)
+    g: np.ndarray  # a gradient, in [-1, 1)
+    pos: np.ndarray  # in [0.5, 2): for logarithms, roots and reciprocals
+    unit: np.ndarray  # in [-0.9, 0.9): for inverse sines, atanh and erfinv
+    prob: np.ndarray  # in [0.05, 0.95): probabilities
+    X: np.ndarray  # x as EMULATED_SQUARE
+    G: np.ndarray  # g as EMULATED_SQUARE
+    image: np.ndarray  # x as 16 images of 64 channels of 32 x 32
+
+    @classmethod
+    def draw(cls, torch: Any) -> _EmulatedInputs:
+        """The shared arrays, the first draws of a generator seeded with 0."""
+        rng = np.random.default_rng(0)
+        x, y, g, pos, unit, prob = (
+            rng.uniform(low, high, (EMULATED_N,)).astype(np.float32)
+            for low, high in ((-3, 3), (-3, 3), (-1, 1), (0.5, 2), (-0.9, 0.9), (0.05, 0.95)))
+        return cls(torch=torch, rng=rng, x=x, y=y, g=g, pos=pos, unit=unit, prob=prob,
+                   X=x.reshape(EMULATED_SQUARE), G=g.reshape(EMULATED_SQUARE),
+                   image=x.reshape(16, 64, 32, 32))
+
+    def uniform(self, low: float, high: float, shape: Any = (EMULATED_N,)) -> np.ndarray:
+        """float32 values uniform in [low, high): the generator's next draw."""
+        return self.rng.uniform(low, high, shape).astype(np.float32)
+
+    def in_place(self, arguments: dict[str, Any], source: np.ndarray,
+                 method: Callable[[Any], Any]) -> EmulatedCase:
+        """A case updating its own copy of ``source``; PyTorch's on a copy too."""
+        tensor = self.torch.from_numpy(source.copy())
+        return EmulatedCase(arguments, None, lambda: method(tensor))
+
+    def unary(self, source: np.ndarray, function: Callable[[Any], Any],
+              parameter: str = "self") -> Callable[[], EmulatedCase]:
+        """The builder of a one-input case: ``source`` as ``parameter``, an out= of its shape
+        and ``function`` over the same values in PyTorch."""
+        T = self.torch.from_numpy
+        return lambda: EmulatedCase({parameter: source}, _out_spec(source.shape),
+                                    lambda: function(T(source)))
+
+
+def _cases_pointwise(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Elementwise math, comparisons, logic and arithmetic, each operator over values in
+    its domain (``pos`` for logarithms and roots, ``unit`` for inverse sines)."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    unary = inputs.unary
     n = EMULATED_N
-    f32 = np.float32
-
-    def u(low: float, high: float, shape: Any = (n,)) -> np.ndarray:
-        return rng.uniform(low, high, shape).astype(f32)
-
-    x, y, g = u(-3, 3), u(-3, 3), u(-1, 1)
-    pos, unit, prob = u(0.5, 2), u(-0.9, 0.9), u(0.05, 0.95)
-    square = (1024, 1024)
-    T = torch.from_numpy
-
-    def E(shape: Any, dtype: Any = f32) -> tuple[tuple[int, ...], Any]:
-        return (tuple(shape), np.dtype(dtype))
-
-    cases: dict[str, Callable[[], EmulatedCase]] = {}
-
-    def unary(name: str, source: np.ndarray, function: Callable[[Any], Any],
-              parameter: str = "self", out: str = "out") -> None:
-        del out
-        cases[name] = lambda: EmulatedCase({parameter: source}, E(source.shape),
-                                           lambda: function(T(source)))
-
+    x, y, pos, unit = inputs.x, inputs.y, inputs.pos, inputs.unit
     for name, source, function in (
             ("Abs", x, torch.abs), ("Neg", x, torch.neg), ("Exp", x, torch.exp),
             ("Expm1", x, torch.expm1), ("Log", pos, torch.log), ("Log2", pos, torch.log2),
@@ -2148,10 +2189,10 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
             ("Hardswish", x, F.hardswish), ("Floor", x, torch.floor), ("Ceil", x, torch.ceil),
             ("Trunc", x, torch.trunc), ("Round", x, torch.round),
             ("Hardsigmoid", x, F.hardsigmoid)):
-        unary(f"aclnn{name}", source, function)
+        cases[f"aclnn{name}"] = unary(source, function)
     for name, source, function in (("Acos", unit, torch.acos), ("Atan", x, torch.atan),
                                    ("Cos", x, torch.cos)):
-        unary(f"aclnn{name}", source, function, "input")
+        cases[f"aclnn{name}"] = unary(source, function, "input")
     cases["aclnnSign"] = lambda: EmulatedCase({"self": x}, {"result": E((n,))},
                                               lambda: torch.sign(T(x)))
     cases["aclnnLogicalNot"] = lambda: EmulatedCase({"self": x > 0}, E((n,), bool),
@@ -2189,6 +2230,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                                               lambda: torch.add(T(x), 1.5, alpha=2.0))
     cases["aclnnSubs"] = lambda: EmulatedCase({"self": x, "other": 1.5, "alpha": 2.0}, E((n,)),
                                               lambda: torch.sub(T(x), 1.5, alpha=2.0))
+
+
+def _cases_in_place(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """In-place arithmetic, activations, fills and copies."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    in_place = inputs.in_place
+    n, f32 = EMULATED_N, np.float32
+    x, y, pos = inputs.x, inputs.y, inputs.pos
     # in place: values that stay in range call after call
     work, work_torch = x.copy(), T(x.copy())
     for name, other, method, args in (
@@ -2200,12 +2250,6 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         cases[f"aclnn{name}"] = (lambda o=other, m=method, a=args: EmulatedCase(
             {"selfRef": work, "other": o, **a}, None,
             lambda: getattr(work_torch, m)(T(o) if isinstance(o, np.ndarray) else o, **a)))
-    def in_place(arguments: dict[str, Any], source: np.ndarray,
-                 method: Callable[[Any], Any]) -> EmulatedCase:
-        """A case updating its own copy of ``source``; PyTorch's on a copy too."""
-        tensor = T(source.copy())
-        return EmulatedCase(arguments, None, lambda: method(tensor))
-
     for name, parameter, method in (
             ("InplaceRelu", "selfRef", "relu_"), ("InplaceSigmoid", "selfRef", "sigmoid_"),
             ("InplaceTanh", "selfRef", "tanh_"), ("InplaceExp", "selfRef", "exp_"),
@@ -2225,6 +2269,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                                                  lambda t: t.copy_(T(y)))
     cases["aclnnInplaceLerps"] = lambda: in_place({"selfRef": x.copy(), "end": y, "weight": 0.1},
                                                   x, lambda t: t.lerp_(T(y), 0.1))
+
+
+def _cases_cast_select_clamp(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Cast, where, lerp, addcmul and addcdiv, and the clamps."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    n = EMULATED_N
+    x, y, pos, prob = inputs.x, inputs.y, inputs.pos, inputs.prob
     cases["aclnnCast"] = lambda: EmulatedCase({"self": x, "dtype": np.dtype(np.float16)},
                                               E((n,), np.float16),
                                               lambda: T(x).to(torch.float16))
@@ -2245,7 +2297,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                                                   lambda: torch.clamp_min(T(x), -1.0))
     cases["aclnnClampMax"] = lambda: EmulatedCase({"self": x, "clipValueMax": 1.0}, E((n,)),
                                                   lambda: torch.clamp_max(T(x), 1.0))
-    # activations' backward and the other activations
+
+
+def _cases_activations(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Activations' backward, the other activations and GLU."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    n, square = EMULATED_N, EMULATED_SQUARE
+    x, g, unit, prob = inputs.x, inputs.g, inputs.unit, inputs.prob
+    X, G = inputs.X, inputs.G
     for name, saved, function, out in (
             ("SigmoidBackward", prob, aten.sigmoid_backward, "gradInput"),
             ("TanhBackward", unit, aten.tanh_backward, "gradInput")):
@@ -2282,13 +2342,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnSoftplusBackward"] = lambda: EmulatedCase(
         {"gradOutput": g, "self": x, "beta": 1.0, "threshold": 20.0}, {"gradInput": E((n,))},
         lambda: aten.softplus_backward(T(g), T(x), 1.0, 20.0))
-    X, G = x.reshape(square), g.reshape(square)
     cases["aclnnGlu"] = lambda: EmulatedCase({"self": X, "dim": -1}, E((1024, 512)),
                                              lambda: F.glu(T(X), -1))
     cases["aclnnGluBackward"] = lambda: EmulatedCase(
         {"gradOut": G[:, :512].copy(), "self": X, "dim": -1}, E(square),
         lambda: aten.glu_backward(T(G[:, :512].copy()), T(X), -1))
-    # reductions, over the last dimension of 1024 x 1024 (all of it where there is no dim)
+
+
+def _cases_reductions(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Reductions over the last dimension of 1024 x 1024 (all of it where there is no dim),
+    cumsum and dot."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    n, f32 = EMULATED_N, np.float32
+    x, y = inputs.x, inputs.y
+    X = inputs.X
     for name, function in (("ReduceSum", lambda t: torch.sum(t, -1)),
                            ("Mean", lambda t: torch.mean(t, -1))):
         cases[f"aclnn{name}"] = (lambda f=function, p=("dims" if name == "ReduceSum" else "dim"),
@@ -2324,7 +2392,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                                                 lambda: torch.cumsum(T(x), 0))
     cases["aclnnDot"] = lambda: EmulatedCase({"self": x, "tensor": y}, E(()),
                                              lambda: torch.dot(T(x), T(y)))
-    # nn
+
+
+def _cases_softmax(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Softmax and log-softmax, their backward and softmax cross-entropy, over rows of 1024."""
+    torch = inputs.torch
+    aten, T, E = torch.ops.aten, torch.from_numpy, _out_spec
+    square = EMULATED_SQUARE
+    X, G = inputs.X, inputs.G
     for name, function in (("Softmax", torch.softmax), ("LogSoftmax", torch.log_softmax)):
         cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
             {"self": X, "dim": -1}, E(square), lambda: f(T(X), -1)))
@@ -2339,6 +2414,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnSoftmaxCrossEntropyWithLogits"] = lambda: EmulatedCase(
         {"features": X, "labels": P}, {"loss": E((1024,)), "backprop": E(square)},
         lambda: (-(T(P) * torch.log_softmax(T(X), 1)).sum(1), torch.softmax(T(X), 1) - T(P)))
+
+
+def _cases_norms(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Layer, RMS, group, adaptive layer and batch norms, and modulate (the batch norms' cases
+    take the group norms' weights)."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    u, in_place = inputs.uniform, inputs.in_place
+    f32, square = np.float32, EMULATED_SQUARE
+    x, y, g = inputs.x, inputs.y, inputs.g
+    X, G = inputs.X, inputs.G
     W, B = u(0.5, 1.5, (1024,)), u(-1, 1, (1024,))
     cases["aclnnLayerNorm"] = lambda: EmulatedCase(
         {"input": X, "normalizedShape": [1024], "weightOptional": W, "biasOptional": B,
@@ -2591,7 +2677,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"grad_input": E(mod_x.shape), "grad_scale": E((16, 256)), "grad_shift": E((16, 256))},
         lambda: (T(mod_g) * T(mod_scale).reshape(16, 1, 256), (T(mod_g) * T(mod_x)).sum(1),
                  T(mod_g).sum(1)))
-    # optimizers: small steps, the state stays in range call after call
+
+
+def _cases_optimizers(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Optimizer steps, small enough that the state stays in range call after call, and
+    AMP's scale update."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    f32 = np.float32
+    x, y, g, pos = inputs.x, inputs.y, inputs.g, inputs.pos
     from torch.optim import adamw as torch_adamw
     from torch.optim import sgd as torch_sgd
     adam = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "weightDecay": 0.01, "eps": 1e-8,
@@ -2654,7 +2748,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
          "foundInf": np.array([0.0], f32), "growthFactor": 2.0, "backoffFactor": 0.5,
          "growthInterval": 2000},
         {"updatedScale": E((1,)), "updatedGrowthTracker": E((1,), np.int32)}, torch_amp())
-    image = x.reshape(16, 64, 32, 32)
+
+
+def _cases_image_norms(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Group and batch norms over ``image``, forward and backward."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    u = inputs.uniform
+    f32 = np.float32
+    g = inputs.g
+    image = inputs.image
     grad_image = g.reshape(16, 64, 32, 32)
     gamma, beta = u(0.5, 1.5, (64,)), u(-1, 1, (64,))
     group_mean = image.reshape(16, 8, -1).mean(2)
@@ -2697,6 +2800,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         lambda: aten.native_batch_norm_backward(T(grad_image), T(image), T(gamma), None, None,
                                                 T(batch_mean), T(batch_invstd), True, 1e-5,
                                                 [True, True, True]))
+
+
+def _cases_losses_conv_pool2d(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Binary cross-entropy and NLL loss, convolution and 2-d pooling over ``image``, forward
+    and backward."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    n, f32 = EMULATED_N, np.float32
+    x, g, prob = inputs.x, inputs.g, inputs.prob
+    image = inputs.image
     target = u(0, 1)
     cases["aclnnBinaryCrossEntropy"] = lambda: EmulatedCase(
         {"self": prob, "target": target, "weight": np.ones(n, f32), "reduction": 1}, E(()),
@@ -2806,6 +2920,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"self": image, "kernelShape": [3, 3], "strides": [2, 2], "autoPad": 0,
          "pads": [1, 1, 1, 1], "dilations": [1, 1], "ceilMode": 0}, E((16, 64, 16, 16)),
         lambda: F.max_pool2d(T(image), 3, 2, 1))
+
+
+def _cases_pool3d_unpool(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """3-d pooling, max unpooling's backward and SwiGLU with clamping."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    square = EMULATED_SQUARE
+    image = inputs.image
     volume = image.reshape(16, 64, 8, 4, 32)
     volume_grad = u(-1, 1, (16, 64, 4, 2, 16))
     cases["aclnnAvgPool3d"] = lambda: EmulatedCase(
@@ -2870,6 +2993,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         E(volume.shape),
         lambda: torch.gather(T(unpooled3).reshape(1024, -1), 1,
                              torch.from_numpy(unpool3_index).reshape(1024, -1)))
+
+
+def _cases_pads(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Reflection, replication and circular padding in 1 to 3 dimensions, forward and
+    backward."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    u = inputs.uniform
+    image = inputs.image
     for kind, mode in (("Reflection", "reflect"), ("Replication", "replicate"),
                        ("Circular", "circular")):
         for dims in (1, 2, 3):
@@ -2893,6 +3025,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
                 lambda source=source, width=width, grad=padded_grad, reference=pad_grad:
                 EmulatedCase({"gradOutput": grad, "self": source, "padding": width},
                              E(source.shape), reference))
+
+
+def _cases_views_and_copies(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Diagonals, flatten, slices, channel shuffle, chunk cat, im2col and unfold's gradient,
+    strided assignment and embedding."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    x = inputs.x
+    image = inputs.image
     vector = x.reshape(-1)[:1024]
     cases["aclnnDiag"] = lambda: EmulatedCase(
         {"self": vector, "diagonal": 0}, E((1024, 1024)), lambda: torch.diag(T(vector)))
@@ -2943,6 +3085,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnEmbedding"] = lambda: EmulatedCase(
         {"weight": table, "indices": lookups}, E((4096, 256)),
         lambda: F.embedding(T(lookups), T(table)))
+
+
+def _cases_shapes_and_indexing(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Concatenation, splits, gathers and scatters, indexing (kernels/indexing.py), sorting
+    and ranges."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    rng, in_place = inputs.rng, inputs.in_place
+    n, square = EMULATED_N, EMULATED_SQUARE
+    x, y, g = inputs.x, inputs.y, inputs.g
+    X, G = inputs.X, inputs.G
     # shapes
     half = x.reshape(2, 512, 1024)
     cases["aclnnCat"] = lambda: EmulatedCase({"tensors": [half[0], half[1]], "dim": 0},
@@ -3147,7 +3300,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnConstantPadNd"] = lambda: EmulatedCase(
         {"self": X, "pad": [1, 1, 1, 1], "value": 0.5}, E((1026, 1026)),
         lambda: F.pad(T(X), (1, 1, 1, 1), value=0.5))
-    # matmul: 1 M elements each side
+
+
+def _cases_matmul(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Matrix products, 1 M elements each side."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    square = EMULATED_SQUARE
+    x = inputs.x
+    X, G = inputs.X, inputs.G
     mats = x.reshape(16, 256, 256)
     cases["aclnnMm"] = lambda: EmulatedCase({"self": X, "mat2": G, "cubeMathType": 0},
                                             E(square), lambda: torch.mm(T(X), T(G)))
@@ -3173,7 +3334,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnGemm"] = lambda: EmulatedCase(
         {"A": X, "B": G, "C": G, "alpha": 2.0, "beta": 0.5, "transA": 1, "transB": 0,
          "cubeMathType": 0}, E(square), lambda: 2.0 * (T(X).T @ T(G)) + 0.5 * T(G))
-    # quant: a per-channel scale and offset over the last dimension
+
+
+def _cases_quant(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Quantisation with a per-channel scale and offset over the last dimension, FRACTAL_NZ
+    weights and the quantised matmuls."""
+    torch = inputs.torch
+    aten, T, E = torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    n, f32, square = EMULATED_N, np.float32, EMULATED_SQUARE
+    x = inputs.x
     grid = u(-40, 40, (1024, n // 1024))
     channel, quant_offset = u(0.5, 2, (n // 1024,)), u(-1, 1, (n // 1024,))
     codes = rng.integers(-128, 128, (1024, n // 1024)).astype(np.int8)
@@ -3267,7 +3437,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
          "quantMin": -128, "quantMax": 127}, {"out": E(grid.shape), "mask": E(grid.shape, bool)},
         lambda: aten.fake_quantize_per_channel_affine_cachemask(
             T(grid), T(channel), T(channel_zero), 1, -128, 127))
-    # the C kernels
+
+
+def _cases_c_kernels(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """The C kernels: MSE, L1 and smooth L1 losses and their backward."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    n = EMULATED_N
+    x, y, g = inputs.x, inputs.y, inputs.g
     for name, function in (("MseLoss", F.mse_loss), ("L1Loss", F.l1_loss),
                            ("SmoothL1Loss", F.smooth_l1_loss)):
         extra = {"beta": 1.0} if name == "SmoothL1Loss" else {}
@@ -3283,7 +3460,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         cases[f"aclnn{name}"] = (lambda p=grad, f=function, e=extra: EmulatedCase(
             {p: g, "self": x, "target": y, "reduction": 0, **e}, E((n,)),
             lambda: f(T(g), T(x), T(y), 0)))
-    # the foreach family: four tensors of n / 4 elements per list, as an optimizer's step
+
+
+def _cases_foreach(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """The foreach family: four tensors of n / 4 elements per list, as an optimizer's step."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    n, f32 = EMULATED_N, np.float32
+    x, y, pos, unit = inputs.x, inputs.y, inputs.pos, inputs.unit
     quarter = n // 4
 
     def parts(source: np.ndarray) -> list[np.ndarray]:
@@ -3362,7 +3546,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"x": xs, "roundMode": np.array([2], np.int8)}, lists_out, per(torch.floor, xs))
     cases["aclnnForeachRoundOffNumberV2"] = lambda: EmulatedCase(
         {"x": xs, "roundMode": np.int8(2)}, lists_out, per(torch.floor, xs))
-    # clamps with tensor bounds, fills with a tensor
+
+
+def _cases_tensor_bounds(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Clamps with tensor bounds, fills with a tensor."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    in_place = inputs.in_place
+    n, f32 = EMULATED_N, np.float32
+    x, y = inputs.x, inputs.y
     cases["aclnnClampTensor"] = lambda: EmulatedCase(
         {"self": x, "clipValueMin": np.full(n, -1, f32), "clipValueMax": np.ones(n, f32)},
         E((n,)), lambda: torch.clamp(T(x), T(np.full(n, -1, f32)), T(np.ones(n, f32))))
@@ -3375,13 +3567,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnInplaceMaskedFillTensor"] = lambda: in_place(
         {"selfRef": x.copy(), "mask": x > 0, "value": np.array(2.5, f32)}, x,
         lambda t: t.masked_fill_(T(x > 0), 2.5))
-    # more activations (kernels/activations.py)
+
+
+def _cases_more_activations(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """More activations (kernels/activations.py)."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    in_place, unary = inputs.in_place, inputs.unary
+    n, f32 = EMULATED_N, np.float32
+    x, y, pos, prob = inputs.x, inputs.y, inputs.pos, inputs.prob
     for name, parameter, source, function in (
             ("Selu", "self", x, F.selu), ("Softsign", "self", x, F.softsign),
             ("LogSigmoid", "self", x, F.logsigmoid),
             ("SquaredRelu", "input", x, lambda t: torch.square(torch.relu(t))),
             ("Acosh", "self", pos + 1, torch.acosh), ("Asinh", "input", x, torch.asinh)):
-        unary(f"aclnn{name}", source, function, parameter)
+        cases[f"aclnn{name}"] = unary(source, function, parameter)
     cases["aclnnSignbit"] = lambda: EmulatedCase({"self": x}, E((n,), bool),
                                                  lambda: torch.signbit(T(x)))
     cases["aclnnCelu"] = lambda: EmulatedCase({"self": x, "alpha": f32(0.5)}, E((n,)),
@@ -3415,12 +3615,21 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnIsClose"] = lambda: EmulatedCase(
         {"self": x, "other": y, "rtol": 1e-5, "atol": 1e-8, "equalNan": False},
         E((n,), bool), lambda: torch.isclose(T(x), T(y)))
-    # ops-math math/: pointwise math (kernels/pointwise_math.py) and bitwise (kernels/bitwise.py)
+
+
+def _cases_pointwise_math(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """ops-math math/: pointwise math (kernels/pointwise_math.py) and bitwise operators
+    (kernels/bitwise.py)."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    rng, unary = inputs.rng, inputs.unary
+    n, f32 = EMULATED_N, np.float32
+    x, y, pos, unit = inputs.x, inputs.y, inputs.pos, inputs.unit
     for name, parameter, source, function in (
             ("Erfc", "self", x, torch.erfc), ("Exp2", "self", x, torch.exp2),
             ("Sinc", "self", x, torch.sinc), ("Lgamma", "self", pos, torch.lgamma),
             ("Digamma", "self", pos, torch.digamma), ("Atanh", "input", unit, torch.atanh)):
-        unary(f"aclnn{name}", source, function, parameter)
+        cases[f"aclnn{name}"] = unary(source, function, parameter)
     for name, parameter, function in (
             ("IsFinite", "self", torch.isfinite), ("IsInf", "x", torch.isinf),
             ("IsPosInf", "self", torch.isposinf), ("IsNegInf", "self", torch.isneginf)):
@@ -3465,7 +3674,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
             {"self": ints, p: np.int32(3)}, E((n,), np.int32), lambda: f(T(ints), 3)))
     cases["aclnnBitwiseNot"] = lambda: EmulatedCase(
         {"self": ints}, E((n,), np.int32), lambda: torch.bitwise_not(T(ints)))
-    # ops-math math/: reductions along dimensions (kernels/dim_reductions.py)
+
+
+def _cases_dim_reductions(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """ops-math math/: reductions along dimensions (kernels/dim_reductions.py), outer and
+    cross products and shrinks' backward."""
+    torch = inputs.torch
+    aten, T, E = torch.ops.aten, torch.from_numpy, _out_spec
+    u, in_place = inputs.uniform, inputs.in_place
+    n, f32 = EMULATED_N, np.float32
+    x, y, g = inputs.x, inputs.y, inputs.g
     rows = u(-3, 3, (n // 64, 64))
     r = rows.shape[0]
     cases["aclnnAll"] = lambda: EmulatedCase(
@@ -3503,6 +3721,8 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnCumprod"] = lambda: EmulatedCase(
         {"input": rows, "dim": np.int64(1), "dtype": np.dtype(f32)}, E(rows.shape),
         lambda: torch.cumprod(T(rows), 1))
+    cases["aclnnInplaceCumprod"] = lambda: in_place(
+        {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
     for name, function in (("MaxN", torch.maximum), ("MinN", torch.minimum)):
         cases[f"aclnn{name}"] = (lambda f=function: EmulatedCase(
             {"tensors": [x, y]}, E((n,)), lambda: f(T(x), T(y))))
@@ -3552,7 +3772,17 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnSwishBackward"] = lambda: EmulatedCase(
         {"gradOutput": g, "self": x, "betaOptional": f32(1.0)}, E((n,)),
         lambda: aten.silu_backward(T(g), T(x)))
-    # losses of kernels/losses.py; activations' gradients and gated linear units
+
+
+def _cases_losses_and_gated_units(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Losses of kernels/losses.py, activations' gradients, gated linear units, scaled masked
+    softmax, RReLU and CTC loss."""
+    torch = inputs.torch
+    F, aten, T, E = torch.nn.functional, torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    n, f32, square = EMULATED_N, np.float32, EMULATED_SQUARE
+    x, y, g, prob = inputs.x, inputs.y, inputs.g, inputs.prob
+    X, G, image = inputs.X, inputs.G, inputs.image
     Y, target_prob = y.reshape(square), prob.reshape(square)  # X, G: as bound above
     sign = np.sign(Y).astype(f32)
     cases["aclnnKlDiv"] = lambda: EmulatedCase(
@@ -3642,7 +3872,7 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnLogitGrad"] = lambda: EmulatedCase(
         {"x": prob, "dy": g, "eps": -1.0}, E((n,)),
         lambda: aten.logit_backward(T(g), T(prob)))
-    glu_shape = (1024, 512)  # (a name of its own: the lambdas above read `half`)
+    glu_shape = (1024, 512)
     glu = {"aclnnGeluMul": ({"input": X, "approximateOptional": "none"},
                             lambda: F.gelu(T(X)[:, :512]) * T(X)[:, 512:]),
            "aclnnFatreluMul": ({"input": X, "threshold": np.zeros(1, f32)},
@@ -3716,7 +3946,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
          "targetlengths": [30] * 32, "blank": 0, "zeroInfinity": False},
         {"negLogLikelihoodOut": E((32,)), "logAlphaOut": E((32, 128, 64))},
         lambda: aten._ctc_loss(T(ctc_probs), T(ctc_targets), [128] * 32, [30] * 32, 0, False))
-    # random fills (kernels/random_fills.py): PyTorch's generators as the speed reference
+
+
+def _cases_random(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Random fills (kernels/random_fills.py): PyTorch's generators as the speed reference."""
+    torch = inputs.torch
+    aten, T, E = torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u, in_place = inputs.rng, inputs.uniform, inputs.in_place
+    n = EMULATED_N
+    x, g, pos, prob = inputs.x, inputs.g, inputs.pos, inputs.prob
     generated = torch.Generator().manual_seed(0)
     seeds = {"seedTensor": np.array([1], np.int64), "offsetTensor": np.array([0], np.int64)}
     cases["aclnnInplaceNormal"] = lambda: in_place(
@@ -3775,7 +4013,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     cases["aclnnRandperm"] = lambda: EmulatedCase(
         {"n": n, "seed": 1, "offset": 0}, E((n,), np.int64),
         lambda: torch.randperm(n, generator=generated))
-    # enumeration, counting, lookup, list sums (kernels/counting.py)
+
+
+def _cases_counting(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Enumeration, counting, lookup and list sums (kernels/counting.py)."""
+    torch = inputs.torch
+    F, T, E = torch.nn.functional, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    n, f32 = EMULATED_N, np.float32
+    x, y, g = inputs.x, inputs.y, inputs.g
     cases["aclnnRange"] = lambda: EmulatedCase(
         {"start": 0.0, "end": float(n - 1), "step": 1.0}, E((n,)),
         lambda: torch.arange(0.0, float(n), 1.0))
@@ -3804,7 +4050,16 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
     for name in ("AddN", "Sum"):
         cases[f"aclnn{name}"] = lambda: EmulatedCase(
             {"tensors": [x, y, g]}, E((n,)), lambda: torch.stack([T(x), T(y), T(g)]).sum(0))
-    # linear algebra (kernels/linalg.py): 1024 matrices of 32 x 32
+
+
+def _cases_linalg(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Linear algebra (kernels/linalg.py) over 1024 matrices of 32 x 32, cdist, bincount and
+    scale."""
+    torch = inputs.torch
+    aten, T, E = torch.ops.aten, torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    n, f32 = EMULATED_N, np.float32
+    x = inputs.x
     batch = (np.eye(32, dtype=f32) * 4 + u(-0.5, 0.5, (1024, 32, 32))).astype(f32)
     spd = (batch @ batch.transpose(0, 2, 1)).astype(f32)
     right = u(-1, 1, (1024, 32, 8))
@@ -3851,6 +4106,15 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"x": scale_x, "scale": scale_s, "bias": scale_b, "axis": 1, "numAxes": 1,
          "scaleFromBlob": True}, E(scale_x.shape),
         lambda: T(scale_x) * T(scale_s).reshape(1, 64, 1) + T(scale_b).reshape(1, 64, 1))
+
+
+def _cases_segsum_quantize(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Exp segsum and its backward, and quantize."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    rng, u = inputs.rng, inputs.uniform
+    f32 = np.float32
+    x = inputs.x
     # through aclnn_py.call CANN refuses these (their op_api takes ND only, a call's 3-d to 5-d
     # tensors are NCL, NCHW, NCDHW): the table reports the refusal
     segsum_x = u(-0.1, 0, (4, 64, 64))
@@ -3883,9 +4147,14 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         E(quant_x.shape, np.int8),
         lambda: torch.round(T(quant_x) / T(quant_scales) + T(quant_zero)).clamp(-128, 127)
         .to(torch.int8))
-    cases["aclnnInplaceCumprod"] = lambda: in_place(
-        {"input": rows.copy(), "dim": np.int32(1)}, rows, lambda t: t.cumprod_(1))
-    # complex numbers (kernels/complex_numbers.py)
+
+
+def _cases_complex(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """Complex numbers (kernels/complex_numbers.py)."""
+    torch = inputs.torch
+    T, E = torch.from_numpy, _out_spec
+    n = EMULATED_N
+    x, y, pos = inputs.x, inputs.y, inputs.pos
     z = (x + 1j * y).astype(np.complex64)
     cases["aclnnComplex"] = lambda: EmulatedCase(
         {"real": x, "imag": y}, E((n,), np.complex64), lambda: torch.complex(T(x), T(y)))
@@ -3895,7 +4164,11 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
         {"input": pos, "angle": x}, E((n,), np.complex64), lambda: torch.polar(T(pos), T(x)))
     cases["aclnnAngleV2"] = lambda: EmulatedCase(
         {"x": z}, E((n,)), lambda: torch.angle(T(z)))
-    # in-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it)
+
+
+def _cases_in_place_forms(inputs: _EmulatedInputs, cases: EmulatedBuilders) -> None:
+    """In-place forms: the out-of-place case's inputs, its first tensor updated (a copy of it).
+    Each reads the out-of-place builder from ``cases`` when it runs, so this group comes last."""
     from aclnn_py.emulator._kernels import parameters_of
     from aclnn_py.emulator._kernels.inplace import INPLACE_OF
 
@@ -3910,6 +4183,25 @@ def _emulated_cases(torch: Any) -> dict[str, Callable[[], EmulatedCase]]:  # noq
 
     for name, base in INPLACE_OF.items():
         cases[name] = (lambda n_=name, b=base: inplace_of(n_, b))
+
+
+_EMULATED_GROUPS: tuple[Callable[[_EmulatedInputs, EmulatedBuilders], None], ...] = (
+    _cases_pointwise, _cases_in_place, _cases_cast_select_clamp, _cases_activations,
+    _cases_reductions, _cases_softmax, _cases_norms, _cases_optimizers, _cases_image_norms,
+    _cases_losses_conv_pool2d, _cases_pool3d_unpool, _cases_pads, _cases_views_and_copies,
+    _cases_shapes_and_indexing, _cases_matmul, _cases_quant, _cases_c_kernels, _cases_foreach,
+    _cases_tensor_bounds, _cases_more_activations, _cases_pointwise_math, _cases_dim_reductions,
+    _cases_losses_and_gated_units, _cases_random, _cases_counting, _cases_linalg,
+    _cases_segsum_quantize, _cases_complex, _cases_in_place_forms)
+
+
+def _emulated_cases(torch: Any) -> EmulatedBuilders:
+    """A builder per computed operator (the C kernels' among them), group after group in the
+    order of _EMULATED_GROUPS, the order the groups draw their inputs in."""
+    inputs = _EmulatedInputs.draw(torch)
+    cases: EmulatedBuilders = {}
+    for add_group in _EMULATED_GROUPS:
+        add_group(inputs, cases)
     return cases
 
 
@@ -4081,54 +4373,80 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901
-    args = parse_args(argv)
-    os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
-    if args.link is not None:  # read at aclInit, here and by every child process
-        os.environ["ACLNN_EMU_LINK"] = args.link
+def run_child(args: argparse.Namespace) -> bool:
+    """Whether this process is a child a bench started (--rss-child, --chunked-child,
+    --devices-child, --torch-npu-child), having run it if so."""
     if args.rss_child:
         n, dtype, mode, calls = args.rss_child.split(":")
         rss_child(int(n), dtype, mode, int(calls))
-        return 0
+        return True
     if args.chunked_child:
         reduction, calls = args.chunked_child.split(":")
         chunked_child(reduction, int(calls))
-        return 0
+        return True
     if args.devices_child:
         count, calls = args.devices_child.split(":")
         devices_child(int(count), int(calls))
-        return 0
+        return True
     if args.torch_npu_child:
         rounds, calls = args.torch_npu_child.split(":")
         torch_npu_child(int(rounds), int(calls))
-        return 0
+        return True
+    return False
 
-    import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
 
-    info = aclnn_py.runtime_info()
+def print_study_banner(aclnn_py: Any, info: Mapping[str, Any]) -> None:
+    """The first line of a study run alone: aclnn_py, its backend, the CPUs and their load."""
+    print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
+          f"load {loadavg()}", flush=True)
+
+
+def write_study(output: Path, name: str, rows: Any) -> None:
+    """A study's rows in <name>.json beside --output."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.with_name(f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def run_devices_alone(aclnn_py: Any, args: argparse.Namespace, info: Mapping[str, Any]) -> int:
+    """--devices N: one 16 M call split over N emulated devices against one device."""
+    if args.devices < 1:
+        print("--devices needs at least 1 device", file=sys.stderr)
+        return 2
+    if not aclnn_py.emulator.loaded():
+        print("--devices times emulated devices; this run is on a real CANN",
+              file=sys.stderr)
+        return 1
+    print_study_banner(aclnn_py, info)
+    rows = run_devices(args.devices, args.quick)
+    print_devices(rows)
+    write_study(args.output, "devices", rows)
+    return 0
+
+
+def run_ray_alone(aclnn_py: Any, args: argparse.Namespace, info: Mapping[str, Any]) -> int:
+    """--ray: the Ray example's tasks per second at 1 and 2 emulated NPUs."""
+    print_study_banner(aclnn_py, info)
+    if not aclnn_py.emulator.loaded():
+        print("--ray times emulated NPUs; this run is on a real CANN", file=sys.stderr)
+        return 1
+    ray_rows = run_ray(args.ray_tasks, 1 if args.quick else args.ray_rounds)
+    print_ray(ray_rows)
+    write_study(args.output, "ray", ray_rows)
+    return 0
+
+
+def run_alone(aclnn_py: Any, args: argparse.Namespace, info: Mapping[str, Any]) -> int | None:
+    """The exit status of the one study the options ask for alone (--profile, --devices,
+    --chunked, --ray or a study's own option), None where they ask for the full run."""
     if args.profile:
         profile(aclnn_py, args.profile_calls, 30)
         return 0
     if args.devices is not None:
-        if args.devices < 1:
-            print("--devices needs at least 1 device", file=sys.stderr)
-            return 2
-        if not aclnn_py.emulator.loaded():
-            print("--devices times emulated devices; this run is on a real CANN",
-                  file=sys.stderr)
-            return 1
-        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
-              f"load {loadavg()}", flush=True)
-        rows = run_devices(args.devices, args.quick)
-        print_devices(rows)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.with_name("devices.json").write_text(json.dumps(rows, indent=1) + "\n")
-        return 0
+        return run_devices_alone(aclnn_py, args, info)
     if args.chunked:
         rows = run_chunked(args.quick)
         print_chunked(rows)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.with_name("chunked.json").write_text(json.dumps(rows, indent=1) + "\n")
+        write_study(args.output, "chunked", rows)
         return 0
     studies = {"call": (run_call_comparison, print_call_comparison),
                "crossover": (run_crossover, print_crossover),
@@ -4142,26 +4460,85 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                "peers": (run_peers, print_peers)}
     for name, (run, show) in studies.items():
         if getattr(args, name):  # one study alone, its rows in <name>.json beside --output
-            print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} "
-                  f"CPUs, load {loadavg()}", flush=True)
+            print_study_banner(aclnn_py, info)
             rows = run(aclnn_py, args.quick)
             show(rows)
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.with_name(f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
+            write_study(args.output, name, rows)
             return 0
-
     if args.ray:
-        print(f"aclnn_py {aclnn_py.__version__} on {info['backend']}, {os.cpu_count()} CPUs, "
-              f"load {loadavg()}", flush=True)
-        if not aclnn_py.emulator.loaded():
-            print("--ray times emulated NPUs; this run is on a real CANN", file=sys.stderr)
-            return 1
-        ray_rows = run_ray(args.ray_tasks, 1 if args.quick else args.ray_rounds)
-        print_ray(ray_rows)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.with_name("ray.json").write_text(json.dumps(ray_rows, indent=1) + "\n")
-        return 0
+        return run_ray_alone(aclnn_py, args, info)
+    return None
 
+
+class FullRunStudies(NamedTuple):
+    """The studies a full run makes after its cases, named as in the results' JSON: [] or None
+    where an option skips one."""
+
+    operators: list[dict[str, Any]]
+    kernels: list[dict[str, Any]]
+    torch: list[dict[str, Any]]
+    chunked: list[dict[str, Any]]
+    headers: list[dict[str, Any]]
+    catalog: list[dict[str, Any]]
+    unsynced: dict[str, Any] | None
+    scalars: dict[str, Any] | None
+    imports: dict[str, Any] | None
+    emulated: list[dict[str, Any]]
+    torch_npu: dict[str, Any] | None
+    peers: list[dict[str, Any]]
+
+
+def run_full_studies(aclnn_py: Any, args: argparse.Namespace,
+                     sizes: list[int]) -> FullRunStudies:
+    """Every study of a full run that its options do not skip, one after another."""
+    return FullRunStudies(
+        operators=[] if args.no_operators else run_operator_cases(
+            aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick),
+        kernels=[] if args.no_operators else run_kernel_comparison(aclnn_py, [1, 1024],
+                                                                   args.quick),
+        torch=[] if args.no_operators else run_torch_tensors(aclnn_py, args.quick),
+        chunked=[] if args.no_chunked or args.quick else run_chunked(args.quick),
+        headers=[] if args.no_headers else run_headers(aclnn_py, args.quick),
+        catalog=[] if args.no_catalog else run_catalog(aclnn_py, args.quick),
+        unsynced=None if args.no_unsynced else run_unsynced(aclnn_py, args.quick),
+        scalars=None if args.no_scalars else run_scalars(aclnn_py, args.quick),
+        imports=None if args.no_imports else run_imports(aclnn_py, args.quick),
+        emulated=[] if args.no_emulated else run_emulated(aclnn_py, args.quick),
+        torch_npu=None if args.no_torch_npu else run_torch_npu(aclnn_py, args.quick),
+        peers=[] if args.no_peers else run_peers(aclnn_py, args.quick))
+
+
+def print_full_studies(studies: FullRunStudies) -> None:
+    """The full run's studies after its own table, each that has rows (the chunked one says
+    why it has none)."""
+    if studies.operators:
+        print_operator_rows(studies.operators)
+    if studies.kernels:
+        print_kernel_rows(studies.kernels)
+    if studies.torch:
+        print_torch_rows(studies.torch)
+    print_chunked(studies.chunked)
+    if studies.headers:
+        print_headers(studies.headers)
+    if studies.catalog:
+        print_catalog(studies.catalog)
+    if studies.unsynced is not None:
+        print_unsynced(studies.unsynced)
+    if studies.scalars is not None:
+        print_scalars(studies.scalars)
+    if studies.imports is not None:
+        print_imports(studies.imports)
+    if studies.emulated:
+        print_emulated(studies.emulated)
+    if studies.torch_npu is not None:
+        print_torch_npu(studies.torch_npu)
+    if studies.peers:
+        print_peers(studies.peers)
+
+
+def run_full(aclnn_py: Any, args: argparse.Namespace, info: Mapping[str, Any]) -> int:
+    """The full run: the mse_loss_backward cases by size and dtype, then the other studies,
+    their tables on stdout and every result in --output."""
     sizes = args.sizes or [s for s in SIZES if not (args.quick and s > 1 << 20)]
     dtypes = args.dtypes or list(DTYPES)
     torch, torch_version = (None, "n/a (--no-torch)") if args.no_torch else load_torch()
@@ -4211,65 +4588,36 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901
                 print(f"  {SIZE_LABELS.get(n, n):>4} {dtype}: "
                       f"{time.perf_counter() - started:.1f} s", flush=True)
 
-    operator_rows = [] if args.no_operators else run_operator_cases(
-        aclnn_py, [n for n in sizes if n <= 1 << 20], args.quick)
-    kernel_rows = [] if args.no_operators else run_kernel_comparison(aclnn_py, [1, 1024],
-                                                                      args.quick)
-    torch_rows = [] if args.no_operators else run_torch_tensors(aclnn_py, args.quick)
-    chunked_rows = [] if args.no_chunked or args.quick else run_chunked(args.quick)
-    header_rows = [] if args.no_headers else run_headers(aclnn_py, args.quick)
-    catalog_rows = [] if args.no_catalog else run_catalog(aclnn_py, args.quick)
-    unsynced_row = None if args.no_unsynced else run_unsynced(aclnn_py, args.quick)
-    scalars_row = None if args.no_scalars else run_scalars(aclnn_py, args.quick)
-    imports_row = None if args.no_imports else run_imports(aclnn_py, args.quick)
-    emulated_rows = [] if args.no_emulated else run_emulated(aclnn_py, args.quick)
-    torch_npu_row = None if args.no_torch_npu else run_torch_npu(aclnn_py, args.quick)
-    peer_rows = [] if args.no_peers else run_peers(aclnn_py, args.quick)
+    studies = run_full_studies(aclnn_py, args, sizes)
     meta["loadavg_end"] = loadavg()
     targets = evaluate_targets(cases)
     print()
     print_table(cases)
     print_targets(targets)
     print_rss(rss_rows)
-    if operator_rows:
-        print_operator_rows(operator_rows)
-    if kernel_rows:
-        print_kernel_rows(kernel_rows)
-    if torch_rows:
-        print_torch_rows(torch_rows)
-    print_chunked(chunked_rows)
-    if header_rows:
-        print_headers(header_rows)
-    if catalog_rows:
-        print_catalog(catalog_rows)
-    if unsynced_row is not None:
-        print_unsynced(unsynced_row)
-    if scalars_row is not None:
-        print_scalars(scalars_row)
-    if imports_row is not None:
-        print_imports(imports_row)
-    if emulated_rows:
-        print_emulated(emulated_rows)
-    if torch_npu_row is not None:
-        print_torch_npu(torch_npu_row)
-    if peer_rows:
-        print_peers(peer_rows)
+    print_full_studies(studies)
 
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"meta": meta, "cases": cases, "rss": rss_rows,
-                                       "targets": targets, "operators": operator_rows,
-                                       "kernels": kernel_rows, "torch": torch_rows,
-                                       "chunked": chunked_rows, "headers": header_rows,
-                                       "catalog": catalog_rows,
-                                       "unsynced": unsynced_row,
-                                       "scalars": scalars_row, "imports": imports_row,
-                                       "emulated": emulated_rows,
-                                       "torch_npu": torch_npu_row,
-                                       "peers": peer_rows},
+                                       "targets": targets, **studies._asdict()},
                                       indent=1) + "\n")
     print(f"\nwrote {args.output}")
     return 0
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("ACLNN_PY_BACKEND", "emulator")
+    if args.link is not None:  # read at aclInit, here and by every child process
+        os.environ["ACLNN_EMU_LINK"] = args.link
+    if run_child(args):
+        return 0
+
+    import aclnn_py  # after ACLNN_PY_BACKEND is set (aclnn_py also loads lazily)
+
+    info = aclnn_py.runtime_info()
+    alone = run_alone(aclnn_py, args, info)
+    return alone if alone is not None else run_full(aclnn_py, args, info)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip insta
 pytestmark = pytest.mark.emulator_only
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench.py"
-BUILDERS = "_emulated_cases"
+GROUPS = "_cases_"  # the names of bench's functions adding a group of case builders each
 
 # Cases that cannot run through aclnn_py.call, with the reason phase 1 gives: call describes a
 # tensor by its rank as torch_npu's op-plugin does (3-d NCL, 4-d NCHW, 5-d NCDHW, else ND), so
@@ -92,18 +92,24 @@ def _read_late(scope: symtable.SymbolTable) -> dict[str, set[int]]:
 
 
 def test_no_builder_reads_a_name_bound_again_after_it() -> None:
-    """A builder runs after the whole function has: a name it reads late that the function
-    binds twice gives it the last value, not the one bound above it (how aclnnAddr once got a
-    2-d index as its vector and aclnnNLLLoss2d another case's labels)."""
+    """A builder runs after the whole function adding it has: a name it reads late that the
+    function binds twice gives it the last value, not the one bound above it (how aclnnAddr
+    once got a 2-d index as its vector and aclnnNLLLoss2d another case's labels)."""
     source = BENCH.read_text()
-    function = next(node for node in ast.walk(ast.parse(source))
-                    if isinstance(node, ast.FunctionDef) and node.name == BUILDERS)
-    scope = next(table for table in symtable.symtable(source, str(BENCH), "exec").get_children()
-                 if table.get_name() == BUILDERS)
-    rebound = _bound_more_than_once(function)
-    late = _read_late(scope)
-    assert late, "no builder reads a name of the function: the check sees nothing"
-    clashes = {name: (rebound[name], sorted(late[name])[:5]) for name in late if name in rebound}
+    functions = {node.name: node for node in ast.parse(source).body
+                 if isinstance(node, ast.FunctionDef) and node.name.startswith(GROUPS)}
+    scopes = {table.get_name(): table
+              for table in symtable.symtable(source, str(BENCH), "exec").get_children()
+              if table.get_name() in functions}
+    clashes: dict[str, Any] = {}
+    seen = False
+    for group, function in functions.items():
+        rebound = _bound_more_than_once(function)
+        late = _read_late(scopes[group])
+        seen = seen or bool(late)
+        clashes.update({f"{group}: {name}": (rebound[name], sorted(late[name])[:5])
+                        for name in late if name in rebound})
+    assert seen, "no builder reads a name of its function: the check sees nothing"
     assert clashes == {}
 
 
