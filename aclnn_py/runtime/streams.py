@@ -119,6 +119,8 @@ def _destroy_stream(key: int) -> None:
         # CANN's doc: synchronise before aclrtDestroyStream. A stream dropped with work
         # queued is waited for here (a failure ends that work too: nothing to report).
         ll.RT.aclrtSynchronizeStream(handle)
+        if states:  # its work ran: blocks marked with it are free, its fence events go
+            ll.stream_closed(states[0])  # (before the destroy: nothing is left after it)
         destroy = ll.RT.aclrtDestroyStream  # resolved before: its first lookup runs Python
         destroying = True
         status = destroy(handle)
@@ -126,8 +128,6 @@ def _destroy_stream(key: int) -> None:
         if not destroying:
             _undestroyed[key] = entry
         raise
-    if states:  # its work ran: blocks marked with it are free, its fence events go too
-        ll.stream_closed(states[0])
     if _interrupted:  # a kernel of that work was interrupted (its work was dropped)
         ll.raise_interrupt()
     ll.check(status, "aclrtDestroyStream")

@@ -44,6 +44,49 @@ def test_a_dropped_streams_fence_events_are_destroyed_with_it():
     assert aclnn_py.emulator.stats()["live_events"] == base
 
 
+class _DestroyThenInterrupt:
+    """``ll.RT`` with an ``aclrtDestroyStream`` that raises KeyboardInterrupt once the
+    stream is destroyed: a SIGINT landing right after the C call returns."""
+
+    def __init__(self, rt):
+        self._rt = rt
+        self.interrupted = 0
+
+    def __getattr__(self, name):
+        return getattr(self._rt, name)
+
+    def aclrtDestroyStream(self, handle):
+        assert self._rt.aclrtDestroyStream(handle) == 0
+        self.interrupted += 1
+        raise KeyboardInterrupt
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_interrupt_right_after_a_dropped_streams_destroy_leaves_no_fence_events(
+        monkeypatch):
+    """The finaliser of a dropped stream destroyed the stream, then its fence events: an
+    interrupt landing between the two left up to 16 aclrtEvents to the process (the stress
+    run's ``live_events: 16``)."""
+    x = aclnn_py.to_device(_host(1, 1024))
+    aclnn_py.synchronize()
+    base = aclnn_py.emulator.stats()
+    stream = aclnn_py.Stream()
+    for _ in range(300):  # results dropped: released blocks ask for fences
+        aclnn_py.mse_loss_backward(x, x, x, stream=stream)
+    assert ll.stream_stats(stream.state)["fences_recorded"] > 0
+    x.synchronize()  # x no longer refers to the stream
+    rt = _DestroyThenInterrupt(ll.RT)
+    monkeypatch.setattr(ll, "RT", rt)
+    del stream
+    gc.collect()
+    monkeypatch.undo()
+    assert rt.interrupted == 1
+    rt_streams.release_dropped_streams()
+    after = aclnn_py.emulator.stats()
+    assert (after["live_streams"], after["live_events"]) == \
+        (base["live_streams"], base["live_events"])
+
+
 # The interrupt raised in the finaliser is the point: Python reports it as unraisable.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_an_interrupted_stream_finaliser_never_frees_blocks_its_pending_work_writes():
