@@ -343,7 +343,8 @@ def _run(spec: Any, c_attributes: tuple[Any, ...], arrays: Sequence[np.ndarray],
             ll.memcpy(resident.pointer + entry.offset, entry.nbytes, ll.host_pointer(entry.core),
                       entry.nbytes, _H2D)
     streams = (stream, _helper(device)) if count > 1 else (stream,)
-    _Chunks(spec, split, host.dtype, residents, resident, layout, rows, sets, streams).run()
+    _Chunks(spec, split, host.dtype, residents, resident, layout, rows, count, sets,
+            streams).run()
     split.finish()
     if given is not host:
         np.copyto(given, host)
@@ -450,17 +451,24 @@ def _set_layout(split: Split, rows: int, result_dtype: np.dtype, direct: int) ->
                       max(offset, 1))
 
 
+class _ChunkInputs(NamedTuple):
+    """A chunk's input views, and the uploads (``aclrtMemcpyAsync`` arguments) its launch
+    waits for."""
+
+    views: list[DeviceArray]
+    uploads: list[tuple[Any, ...]]
+
+
 class _Chunks:
     """The chunks of one call: two buffer sets take turns on (up to) two streams; chunk
     ``k + 2`` goes into the set chunk ``k``'s result has just left."""
 
     def __init__(self, spec: Any, split: Split, result_dtype: np.dtype, residents: _Residents,
-                 resident: DeviceBuffer, layout: _SetLayout, rows: int, sets: list[Any],
-                 streams: tuple[Stream, ...]) -> None:
+                 resident: DeviceBuffer, layout: _SetLayout, rows: int, count: int,
+                 sets: list[Any], streams: tuple[Stream, ...]) -> None:
         self.spec, self.split, self.result_dtype = spec, split, result_dtype
         self.residents, self.resident, self.layout = residents, resident, layout
-        self.rows, self.sets, self.streams = rows, sets, streams
-        self.count = -(-split.length // rows)
+        self.rows, self.count, self.sets, self.streams = rows, count, sets, streams
         self.result_bytes = [0] * self.count  # each chunk's
         self.partial = np.empty((), result_dtype)
 
@@ -491,7 +499,7 @@ class _Chunks:
         split, layout, dtype = self.split, self.layout, self.result_dtype
         staging, lane = self.sets[k % 2], self.streams[k % 2]
         start, stop = self._bounds(k)
-        views, copies = self._inputs(staging, lane, start, stop)
+        inputs = self._inputs(staging, lane, start, stop)
         device, result_offset = lane.device, layout.result_offset
         if split.elementwise:
             shape = (stop - start, *split.shape[1:])
@@ -501,15 +509,14 @@ class _Chunks:
         self.result_bytes[k] = nbytes
         out = _view(staging.device_data + result_offset, shape, dtype, contiguous_strides(shape),
                     nbytes, device)
-        before = (_copies, (tuple(copies),)) if copies else None
+        before = (_copies, (tuple(inputs.uploads),)) if inputs.uploads else None
         after = None if layout.direct_result else (
             ll.memcpy_async, (staging.host_data + result_offset, nbytes,
                               staging.device_data + result_offset, nbytes, _D2H, lane.handle))
-        launch_cache.launch(self.spec, split.attributes, views, out, None, lane,
+        launch_cache.launch(self.spec, split.attributes, inputs.views, out, None, lane,
                             ((staging, self.resident), before, after))
 
-    def _inputs(self, staging: Any, lane: Stream, start: int, stop: int
-                ) -> tuple[list[DeviceArray], list[tuple[Any, ...]]]:
+    def _inputs(self, staging: Any, lane: Stream, start: int, stop: int) -> _ChunkInputs:
         """The inputs' views for rows ``start:stop`` and the uploads they wait for: the
         varying inputs' rows copied into the set (the direct ones uploaded now, the staged
         ones packed), the resident ones viewed where they stay."""
@@ -536,7 +543,7 @@ class _Chunks:
                                lane.handle))
             views.append(_view(device_data + at, (stop - start, *array.shape[1:]), array.dtype,
                                strides, nbytes, device))
-        return views, copies
+        return _ChunkInputs(views, copies)
 
     def collect(self, k: int) -> None:
         """Chunk ``k``'s result, its stream done: its rows into the result, or its partial
