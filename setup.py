@@ -5,7 +5,9 @@
 2. The host emulator, one CANN-shaped tree per CANN release under ``aclnn_py/_emulator/``
    (``emulator/build.py``, which also runs on its own).
 3. aclnn_py's own host library ``native/host.c`` (device blocks and handles owned
-   in C): ``aclnn_py/_native/libaclnn_py_host.so``.
+   in C): ``aclnn_py/_native/libaclnn_py_host.so``; and its per-call entry points as a
+   compiled cffi module in API mode (FAST_MODULE, ``native/fast_calls.c``), which Python
+   calls directly.
 4. The documentation's pages (``README.md`` and ``docs/*.md``) in ``aclnn_py/docs/``, so
    that an installed package carries the pages its docstrings and messages name
    (``python -m aclnn_py docs``).
@@ -17,7 +19,10 @@ Build variables: ``CC`` (the C compiler, default ``cc``), ``ACLNN_EMU_CFLAGS``
 (optimisation flags of the emulator, default ``-O2``), ``ACLNN_EMU_LDFLAGS`` and
 ``ACLNN_EMU_ARCH`` (for cross-compiling: ``tools/build-wheels.sh``) and ``ACLNN_PY_BUILD_EMULATOR``
 (``0`` builds no emulator, for hosts with CANN; the host library is always built).
-The wheel holds no CPython extension, so it is tagged ``py3-none-<platform>``.
+The compiled module uses CPython's stable ABI (cffi's generated code defines Py_LIMITED_API),
+so one wheel, tagged ``cp39-abi3-<platform>``, serves every CPython from 3.9 on. Builds for
+which the stable ABI does not apply (free-threaded or debug CPython, PyPy) get the module for
+that interpreter and the interpreter's own wheel tag.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import importlib.util
 import os
 import shutil
 import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 from setuptools import Distribution, setup
@@ -40,6 +47,7 @@ except ImportError:  # setuptools < 70.1 keeps it in the wheel package
 
 HERE = Path(__file__).resolve().parent
 FFI_MODULE = Path("aclnn_py") / "_c" / "_ffi.py"  # the cffi module, relative to the package root
+FAST_MODULE = "aclnn_py._c._fast_calls"  # the compiled one (native/fast_calls.c)
 HEADERS = ["acl_rt.h", "acl_meta.h", "aclnn_ops.h", "aclnn_emu.h", "aclnn_py_host.h"]
 ENV_BUILD_EMULATOR = "ACLNN_PY_BUILD_EMULATOR"
 
@@ -95,6 +103,38 @@ def build_native(directory: Path) -> None:
                   "-Wl,--no-undefined", *emulator.link_flags()])
 
 
+def stable_abi() -> bool:
+    """Whether the compiled module uses CPython's stable ABI: as cffi's generated code decides
+    (not on PyPy, nor on a debug or free-threaded CPython)."""
+    return sys.implementation.name == "cpython" and not hasattr(sys, "gettotalrefcount") \
+        and not sysconfig.get_config_var("Py_GIL_DISABLED")
+
+
+def build_fast_calls(root: Path) -> None:
+    """FAST_MODULE under ``root``: cffi's C for the declarations of ``native/fast_calls.h``
+    over ``native/fast_calls.c``, compiled against this Python's headers."""
+    import cffi
+
+    include = Path(sysconfig.get_paths()["include"])
+    if not (include / "Python.h").is_file():
+        raise SetupError(
+            f"aclnn_py compiles a small extension module (native/fast_calls.c), which needs "
+            f"Python's headers, and there is no Python.h in {include}. Install them (the "
+            f"python3-dev or python3-devel package of a system Python) and build again.")
+    ffibuilder = cffi.FFI()
+    ffibuilder.cdef((HERE / "native" / "fast_calls.h").read_text())
+    ffibuilder.set_source(FAST_MODULE, '#include "fast_calls.c"')
+    suffix = ".abi3.so" if stable_abi() else sysconfig.get_config_var("EXT_SUFFIX")
+    package, _, name = FAST_MODULE.rpartition(".")
+    target = root.joinpath(*package.split(".")) / (name + suffix)
+    with tempfile.TemporaryDirectory() as work:
+        source = Path(work) / "_fast_calls.c"
+        ffibuilder.emit_c_code(str(source))
+        emulator.run([*emulator.compiler(), *emulator.COMMON_CFLAGS, "-O2",
+                      f"-I{HERE / 'native'}", f"-I{include}",
+                      str(source), "-o", str(target), *emulator.link_flags()])
+
+
 def copy_pages(directory: Path) -> None:
     """The README and docs/*.md into ``directory`` (the package's ``docs`` folder)."""
     shutil.rmtree(directory, ignore_errors=True)
@@ -124,6 +164,7 @@ class BuildExt(build_ext):
             shutil.rmtree(root / "aclnn_py" / "_emulator", ignore_errors=True)
             print(f"{ENV_BUILD_EMULATOR}=0: the host emulator is not built", file=sys.stderr)
         build_native(root / "aclnn_py" / "_native")
+        build_fast_calls(root)
 
 
 class BinaryDistribution(Distribution):
@@ -134,11 +175,13 @@ class BinaryDistribution(Distribution):
 
 
 class BdistWheel(bdist_wheel):
-    """Tag the wheel ``py3-none-<platform>``: its libraries are plain C, loaded through cffi
-    in ABI mode, so any Python 3 on the platform can use it."""
+    """Tag the wheel ``cp39-abi3-<platform>`` when its compiled module uses the stable ABI
+    (``stable_abi``): every CPython from 3.9 on, the package's ``requires-python``, loads it.
+    Otherwise the interpreter's own tag."""
 
     def get_tag(self) -> tuple[str, str, str]:
-        return ("py3", "none", super().get_tag()[2])
+        tag = super().get_tag()
+        return ("cp39", "abi3", tag[2]) if stable_abi() else tag
 
 
 setup(cmdclass={"build_py": BuildPy, "build_ext": BuildExt, "bdist_wheel": BdistWheel},

@@ -17,7 +17,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 
-TAG = re.compile(r"-py3-none-manylinux_(\d+)_(\d+)_(x86_64|aarch64)\.whl$")
+TAG = re.compile(r"-cp39-abi3-manylinux_(\d+)_(\d+)_(x86_64|aarch64)\.whl$")
 MACHINES = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64"}
 
 
@@ -25,7 +25,7 @@ def check(wheel: Path) -> list[str]:
     """The problems of ``wheel`` (none: it is what its tag says)."""
     found = TAG.search(wheel.name)
     if found is None:
-        return [f"{wheel.name}: not tagged py3-none-manylinux_<glibc>_<machine>"]
+        return [f"{wheel.name}: not tagged cp39-abi3-manylinux_<glibc>_<machine>"]
     policy = (int(found.group(1)), int(found.group(2)))
     machine = MACHINES[found.group(3)]
     problems = []

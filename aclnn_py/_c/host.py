@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import core
+from ._fast_calls import lib as _fast
 from ._ffi import ffi
 from .core import ACL_SUCCESS, ACLNN_ERR_INNER_NULLPTR, MALLOC_HUGE_FIRST, META, NULL, RT, check
 
@@ -65,8 +66,18 @@ def host() -> Any:
         _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
         _collect_staging = library.aclpyStagingCollect
+        _fast.aclpyFastBind(*(ffi.cast("void *", getattr(library, name))
+                                for name in FAST_CALLS))
         _host = library
     return _host
+
+
+# The host library's per-call functions, called through the compiled module ``_fast_calls``
+# (native/fast_calls.c, cffi's API mode): a direct call from Python, where the ABI-mode library
+# object builds a libffi call each time. In the order of ``aclpyFastBind``'s parameters.
+FAST_CALLS = ("aclpyRelaunchFast", "aclpyRelaunchFastWait", "aclpyRelaunchRun", "aclpyRepeatNew",
+              "aclpyRepeatAgain", "aclpyStagedCall", "aclpyStreamSynchronizeFast",
+              "aclpyStreamLaunching", "aclpyStreamSyncPoint")
 
 
 def pool_create(device: int, caching: bool) -> Any:
@@ -175,13 +186,15 @@ def stream_state(stream: Any, device: int) -> Any:
 def stream_launching_function() -> Any:
     """``aclpyStreamLaunching(state, hold_mark)``: called right before each launch (the
     per-call path)."""
-    return host().aclpyStreamLaunching
+    host()
+    return _fast.aclpyStreamLaunching
 
 
 def relaunch_run_function() -> Any:
     """``aclpyRelaunchRun(record, state, hold_mark, done, stream)``: rebind, count and
     launch in one call (the per-call path of a relaunch)."""
-    return host().aclpyRelaunchRun
+    host()
+    return _fast.aclpyRelaunchRun
 
 
 def relaunch_counted(record: Any, stream: Any) -> int:
@@ -201,14 +214,16 @@ LAUNCHED_FENCE_DONE = -3
 def relaunch_fast_function() -> Any:
     """``aclpyRelaunchFast(record)``: a relaunch of a record whose arrays did not change,
     without the owner's lock (the per-call path of ``Plan.run()``)."""
-    return host().aclpyRelaunchFast
+    host()
+    return _fast.aclpyRelaunchFast
 
 
 def relaunch_fast_wait_function() -> Any:
     """``aclpyRelaunchFastWait(record)``: :func:`relaunch_fast_function`'s relaunch and the
     stream's wait in one call (``Plan.run(synchronize=True)``); :class:`RelaunchWaited`
     reads its result."""
-    return host().aclpyRelaunchFastWait
+    host()
+    return _fast.aclpyRelaunchFastWait
 
 
 class RelaunchWaited(NamedTuple):
@@ -239,13 +254,15 @@ def repeat_new_function() -> Any:
     """``aclpyRepeatNew(repeat, block)``: a :class:`RepeatRecord`'s relaunch over its inputs
     and a new output, ``block`` filled from the record's pool in the same call, without the
     owner's lock."""
-    return host().aclpyRepeatNew
+    host()
+    return _fast.aclpyRepeatNew
 
 
 def repeat_again_function() -> Any:
     """``aclpyRepeatAgain(repeat)``: a :class:`RepeatRecord`'s relaunch over the addresses of
     every array, inputs then outputs, without the owner's lock."""
-    return host().aclpyRepeatAgain
+    host()
+    return _fast.aclpyRepeatAgain
 
 
 class RepeatRecord:
@@ -291,7 +308,8 @@ def stream_launched(state: Any) -> None:
 
 def stream_synchronize_fast_function() -> Any:
     """``aclpyStreamSynchronizeFast(state)``, looked up once."""
-    return host().aclpyStreamSynchronizeFast
+    host()
+    return _fast.aclpyStreamSynchronizeFast
 
 
 STEP_UPLOAD, STEP_LAUNCH, STEP_DOWNLOAD, STEP_SYNCHRONIZE = 1, 2, 3, 4  # aclpyStagedCall's
@@ -300,7 +318,8 @@ STEP_UPLOAD, STEP_LAUNCH, STEP_DOWNLOAD, STEP_SYNCHRONIZE = 1, 2, 3, 4  # aclpyS
 def staged_call_function() -> Any:
     """``aclpyStagedCall(record, state, copies, addresses, step)``: a staged call of the numpy
     path (copies in, upload, relaunch, download, wait, copy out) without the owner's lock."""
-    return host().aclpyStagedCall
+    host()
+    return _fast.aclpyStagedCall
 
 
 def new_staged_copies(targets: Sequence[tuple[int, int]], host_data: int, device_data: int,
@@ -411,7 +430,8 @@ def stream_uncount(state: Any) -> None:
 
 def stream_sync_point_function() -> Any:
     """``aclpyStreamSyncPoint(state)``, looked up once (the per-call path of a wait)."""
-    return host().aclpyStreamSyncPoint
+    host()
+    return _fast.aclpyStreamSyncPoint
 
 
 def stream_sync_point(state: Any) -> int:

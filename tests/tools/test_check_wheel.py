@@ -34,16 +34,16 @@ def run(*wheels: str) -> subprocess.CompletedProcess:
 
 
 def test_a_plain_linux_tag_is_refused(tmp_path):
-    done = run(_wheel(tmp_path, "aclnn_py-0.1.0-py3-none-linux_x86_64.whl"))
+    done = run(_wheel(tmp_path, "aclnn_py-0.1.0-cp39-abi3-linux_x86_64.whl"))
     assert done.returncode == 1
-    assert "not tagged py3-none-manylinux_<glibc>_<machine>" in done.stderr
+    assert "not tagged cp39-abi3-manylinux_<glibc>_<machine>" in done.stderr
 
 
 def test_the_wrong_machine_and_a_too_new_glibc_are_refused(tmp_path):
     import platform
 
     other = "aarch64" if platform.machine() == "x86_64" else "x86_64"
-    done = run(_wheel(tmp_path, f"aclnn_py-0.1.0-py3-none-manylinux_2_1_{other}.whl"))
+    done = run(_wheel(tmp_path, f"aclnn_py-0.1.0-cp39-abi3-manylinux_2_1_{other}.whl"))
     assert done.returncode == 1
     assert "libaclnn_py_host.so: machine EM_" in done.stderr
     assert "newer than manylinux_2_1" in done.stderr  # it needs GLIBC_2.2.5 at least

@@ -1,5 +1,5 @@
 """Packaging: the sdist holds what a build needs, the wheel built from it is tagged
-``py3-none-<platform>`` and works from outside the source tree, ``ACLNN_PY_BUILD_EMULATOR=0``
+``cp39-abi3-<platform>`` and works from outside the source tree, ``ACLNN_PY_BUILD_EMULATOR=0``
 leaves the emulator out (and the backend says so), and a missing compiler is named."""
 
 from __future__ import annotations
@@ -88,13 +88,14 @@ def test_a_wheel_built_from_the_sdist_runs_the_quickstart(sdist, tmp_path):
     done = wheel_from(sdist, out)
     assert done.returncode == 0, done.stdout + done.stderr
     (wheel,) = out.glob("*.whl")
-    assert wheel.name == f"aclnn_py-{wheel.name.split('-')[1]}-py3-none-{PLATFORM}.whl"
+    assert wheel.name == f"aclnn_py-{wheel.name.split('-')[1]}-cp39-abi3-{PLATFORM}.whl"
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     for layout in ("8.0.RC2", "8.3", "8.5"):
         assert any(n.startswith(f"aclnn_py/_emulator/{layout}/lib64/") for n in names)
-    assert {"aclnn_py/_native/libaclnn_py_host.so", "aclnn_py/_c/_ffi.py"} <= names
+    assert {"aclnn_py/_native/libaclnn_py_host.so", "aclnn_py/_c/_ffi.py",
+            "aclnn_py/_c/_fast_calls.abi3.so"} <= names
     # the documentation's pages travel with the package (python -m aclnn_py docs)
     pages = {f"aclnn_py/docs/{page.name}" for page in (ROOT / "docs").glob("*.md")}
     assert pages | {"aclnn_py/docs/README.md"} <= names, sorted(pages - names)
