@@ -110,17 +110,39 @@ def stable_abi() -> bool:
         and not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 
-def build_fast_calls(root: Path) -> None:
-    """FAST_MODULE under ``root``: cffi's C for the declarations of ``native/fast_calls.h``
-    over ``native/fast_calls.c``, compiled against this Python's headers."""
-    import cffi
-
+def check_python_headers() -> Path:
+    """This Python's include directory; SetupError when it has no ``Python.h``."""
     include = Path(sysconfig.get_paths()["include"])
     if not (include / "Python.h").is_file():
         raise SetupError(
             f"aclnn_py compiles a small extension module (native/fast_calls.c), which needs "
             f"Python's headers, and there is no Python.h in {include}. Install them (the "
             f"python3-dev or python3-devel package of a system Python) and build again.")
+    return include
+
+
+def python_headers(work: Path) -> Path:
+    """The include directory to compile against: this Python's, or, for a Debian-style
+    multiarch Python, whose ``pyconfig.h`` only includes ``<MULTIARCH/pythonX.Y/pyconfig.h>``
+    from the build host's ``/usr/include``, a copy in ``work`` holding that file itself
+    (a cross compiler such as Zig's does not search the host's ``/usr/include``). The stable
+    ABI's declarations do not depend on the values it holds across 64-bit Linux machines."""
+    include = check_python_headers()
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    own = Path("/usr/include") / multiarch / include.name / "pyconfig.h" if multiarch else None
+    if own is None or not own.is_file() or own.resolve() == (include / "pyconfig.h").resolve():
+        return include
+    copy = work / "include"
+    shutil.copytree(include, copy)
+    shutil.copyfile(own, copy / "pyconfig.h")
+    return copy
+
+
+def build_fast_calls(root: Path) -> None:
+    """FAST_MODULE under ``root``: cffi's C for the declarations of ``native/fast_calls.h``
+    over ``native/fast_calls.c``, compiled against this Python's headers."""
+    import cffi
+
     ffibuilder = cffi.FFI()
     ffibuilder.cdef((HERE / "native" / "fast_calls.h").read_text())
     ffibuilder.set_source(FAST_MODULE, '#include "fast_calls.c"')
@@ -128,6 +150,7 @@ def build_fast_calls(root: Path) -> None:
     package, _, name = FAST_MODULE.rpartition(".")
     target = root.joinpath(*package.split(".")) / (name + suffix)
     with tempfile.TemporaryDirectory() as work:
+        include = python_headers(Path(work))
         source = Path(work) / "_fast_calls.c"
         ffibuilder.emit_c_code(str(source))
         emulator.run([*emulator.compiler(), *emulator.COMMON_CFLAGS, "-O2",
@@ -158,6 +181,7 @@ class BuildExt(build_ext):
         root = HERE if editable else Path(self.build_lib)
         wanted = emulator_wanted()
         check_compiler()
+        check_python_headers()
         if wanted:
             emulator.build_emulator(root / "aclnn_py" / "_emulator")
         else:  # no tree at all: the loader then says the emulator was left out

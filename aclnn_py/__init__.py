@@ -30,6 +30,20 @@ except ModuleNotFoundError as _error:
         f"`pip install -e {_root}`, or run Python (and pytest) from another directory so "
         "that the installed aclnn_py is imported."
     ) from None
+try:
+    importlib.import_module(f"{__name__}._c._fast_calls")  # compiled at install time
+except ModuleNotFoundError as _error:
+    if _error.name != f"{__name__}._c._fast_calls":
+        raise
+    from pathlib import Path
+
+    _root = Path(__file__).resolve().parent.parent
+    raise ImportError(
+        f"aclnn_py at {_root} has no compiled module aclnn_py/_c/_fast_calls (the host "
+        "library's per-call entry points, built at install time): it was "
+        "built by an older aclnn_py, or its build was cut short. Build it again with "
+        f"`pip install -e {_root}` (a source tree), or reinstall aclnn_py."
+    ) from None
 
 from . import emulator
 from ._call import call, operators, signature

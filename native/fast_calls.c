@@ -1,5 +1,6 @@
 /*
- * The per-call entry points of aclnn_py's host library as the functions of a compiled module
+ * The per-call entry points of aclnn_py's host library (and the destructor of the block cell
+ * each one-shot result gets) as the functions of a compiled module
  * (cffi's API mode, built by setup.py over fast_calls.h): Python calls them directly, where
  * the ABI-mode library object builds a libffi call each time (about 0.15 µs a call).
  *
@@ -21,11 +22,12 @@ static int32_t (*staged_call_entry)(void *, void *, const void *, void *const *,
 static int (*stream_synchronize_fast_entry)(void *);
 static int64_t (*stream_launching_entry)(void *, int64_t);
 static uint64_t (*stream_sync_point_entry)(void *);
+static void (*block_collect_entry)(void *);
 
 void aclpyFastBind(void *relaunch_fast, void *relaunch_fast_wait, void *relaunch_run,
                    void *repeat_new, void *repeat_again, void *staged_call,
                    void *stream_synchronize_fast, void *stream_launching,
-                   void *stream_sync_point)
+                   void *stream_sync_point, void *block_collect)
 {
     relaunch_fast_entry = (int32_t (*)(void *))relaunch_fast;
     relaunch_fast_wait_entry = (int64_t (*)(void *))relaunch_fast_wait;
@@ -37,6 +39,7 @@ void aclpyFastBind(void *relaunch_fast, void *relaunch_fast_wait, void *relaunch
     stream_synchronize_fast_entry = (int (*)(void *))stream_synchronize_fast;
     stream_launching_entry = (int64_t (*)(void *, int64_t))stream_launching;
     stream_sync_point_entry = (uint64_t (*)(void *))stream_sync_point;
+    block_collect_entry = (void (*)(void *))block_collect;
 }
 
 int32_t aclpyRelaunchFast(void *record)
@@ -84,4 +87,9 @@ int64_t aclpyStreamLaunching(void *state, int64_t hold_mark)
 uint64_t aclpyStreamSyncPoint(void *state)
 {
     return stream_sync_point_entry(state);
+}
+
+void aclpyBlockCollect(void *block)
+{
+    block_collect_entry(block);
 }

@@ -63,11 +63,11 @@ def host() -> Any:
                                       core.optional(RT, "aclrtQueryEventStatus"),
                                       core.optional(RT, "aclrtQueryEvent"),
                                       RT.aclrtSynchronizeStream)
-        _collect_block = library.aclpyBlockCollect
         _collect_handle = library.aclpyHandleCollect
         _collect_staging = library.aclpyStagingCollect
         _fast.aclpyFastBind(*(ffi.cast("void *", getattr(library, name))
                                 for name in FAST_CALLS))
+        _collect_block = _fast.aclpyBlockCollect  # every block cell's destructor (ffi.gc)
         _host = library
     return _host
 
@@ -77,7 +77,7 @@ def host() -> Any:
 # object builds a libffi call each time. In the order of ``aclpyFastBind``'s parameters.
 FAST_CALLS = ("aclpyRelaunchFast", "aclpyRelaunchFastWait", "aclpyRelaunchRun", "aclpyRepeatNew",
               "aclpyRepeatAgain", "aclpyStagedCall", "aclpyStreamSynchronizeFast",
-              "aclpyStreamLaunching", "aclpyStreamSyncPoint")
+              "aclpyStreamLaunching", "aclpyStreamSyncPoint", "aclpyBlockCollect")
 
 
 def pool_create(device: int, caching: bool) -> Any:

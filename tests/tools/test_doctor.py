@@ -250,7 +250,7 @@ def test_importing_the_unbuilt_source_tree_says_what_to_do(tmp_path):
     aclnn_py (no _ffi.py, no libraries) comes first on sys.path. ``-S`` keeps out this
     environment's own install, whose editable finder would supply the missing modules."""
     shutil.copytree(PACKAGE, tmp_path / "aclnn_py", ignore=shutil.ignore_patterns(
-        "_ffi.py", "_native", "_emulator", "__pycache__"))
+        "_ffi.py", "_fast_calls*", "_native", "_emulator", "__pycache__"))
     done = subprocess.run([sys.executable, "-S", "-c", "import aclnn_py"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
@@ -259,4 +259,21 @@ def test_importing_the_unbuilt_source_tree_says_what_to_do(tmp_path):
                            f"({tmp_path})"), done.stderr
     assert f"`pip install -e {tmp_path}`" in last
     assert "run Python (and pytest) from another directory" in last
+    assert "ModuleNotFoundError" not in done.stderr
+
+
+@pytest.mark.slow
+def test_a_tree_built_without_the_compiled_module_says_to_build_it_again(tmp_path):
+    """A tree built before the per-call entry points were compiled (or whose build stopped
+    short): everything but ``_fast_calls``. It comes first on sys.path (the current
+    directory), ahead of this environment's install."""
+    shutil.copytree(PACKAGE, tmp_path / "aclnn_py", ignore=shutil.ignore_patterns(
+        "_fast_calls*", "__pycache__"))
+    done = subprocess.run([sys.executable, "-c", "import aclnn_py"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: aclnn_py at {tmp_path} has no compiled module "
+                           "aclnn_py/_c/_fast_calls"), done.stderr
+    assert f"`pip install -e {tmp_path}`" in last
     assert "ModuleNotFoundError" not in done.stderr
