@@ -14,10 +14,11 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-try:
-    importlib.import_module(f"{__name__}._c._ffi")  # written at install time (setup.py)
+try:  # written or compiled at install time (setup.py); else an ImportError saying what to do
+    importlib.import_module(f"{__name__}._c._ffi")
+    importlib.import_module(f"{__name__}._c._fast_calls")
 except ModuleNotFoundError as _error:
-    if _error.name != f"{__name__}._c._ffi":
+    if _error.name not in (f"{__name__}._c._ffi", f"{__name__}._c._fast_calls"):
         raise
     from pathlib import Path
 
@@ -29,16 +30,7 @@ except ModuleNotFoundError as _error:
         "sys.path) is the repository root. Either build the tree in place with "
         f"`pip install -e {_root}`, or run Python (and pytest) from another directory so "
         "that the installed aclnn_py is imported."
-    ) from None
-try:
-    importlib.import_module(f"{__name__}._c._fast_calls")  # compiled at install time
-except ModuleNotFoundError as _error:
-    if _error.name != f"{__name__}._c._fast_calls":
-        raise
-    from pathlib import Path
-
-    _root = Path(__file__).resolve().parent.parent
-    raise ImportError(
+        if _error.name == f"{__name__}._c._ffi" else
         f"aclnn_py at {_root} has no compiled module aclnn_py/_c/_fast_calls (the host "
         "library's per-call entry points, built at install time): it was "
         "built by an older aclnn_py, or its build was cut short. Build it again with "
